@@ -1,0 +1,52 @@
+"""Abstract values: the shape and dtype a traced value stands for."""
+from __future__ import annotations
+
+import numpy as np
+
+_SHORT = {
+    "float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
+    "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+    "uint64": "u64", "bool": "bool", "complex64": "c64", "complex128": "c128",
+}
+
+
+class ShapedArray:
+    """Shape and dtype of an array; what tracers and IR variables carry."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def str_short(self) -> str:
+        return f"{_SHORT.get(self.dtype.name, self.dtype.name)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = str_short
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+
+def is_float(dtype) -> bool:
+    return np.issubdtype(dtype, np.inexact)
+
+
+def float_dtype(dtype):
+    """The dtype NumPy gives a float function of `dtype` (ints become float64)."""
+    dtype = np.dtype(dtype)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

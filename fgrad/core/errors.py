@@ -1,0 +1,50 @@
+"""Every exception fgrad raises on purpose lives here, with a message that says
+what happened, where, and how to fix it (docs/errors.md lists them)."""
+from __future__ import annotations
+
+
+class FgradError(Exception):
+    """Base class of fgrad's own exceptions."""
+
+
+class ConcretizationError(FgradError, TypeError):
+    """A traced value was used where a concrete Python value is needed."""
+
+
+class TracerBoolConversionError(ConcretizationError):
+    pass
+
+
+class TracerArrayConversionError(ConcretizationError):
+    pass
+
+
+class UnexpectedTracerError(FgradError, RuntimeError):
+    """A tracer escaped the transform that created it."""
+
+
+class DifferentiationError(FgradError, TypeError):
+    """A derivative was asked for something that has none."""
+
+
+class ShapeError(FgradError, ValueError):
+    pass
+
+
+def concretization_message(what: str, aval, trace_name: str) -> str:
+    return (
+        f"{what} needs a concrete value, but got a traced value of type {aval} "
+        f"while staging with {trace_name}. Its value is not known until the function runs.\n"
+        "Fixes: mark the argument static (jit(f, static_argnums=...)), replace Python "
+        "control flow with fgrad.numpy.where, or run without jit/vmap/make_jaxpr "
+        "(grad, vjp and jvp keep values concrete)."
+    )
+
+
+def leaked_tracer_message(tracer) -> str:
+    return (
+        f"A value traced by {tracer._trace!r} was used after that transform finished "
+        f"(type {tracer.aval}). A tracer leaked out of its function, usually through a global, "
+        "a closure stored for later, or a side effect such as list.append. Return the value "
+        "from the transformed function instead."
+    )

@@ -1,0 +1,197 @@
+"""The typed IR: variables, literals, equations and jaxprs, with a printer,
+a type checker, dead-code elimination and an evaluator."""
+from __future__ import annotations
+
+import numpy as np
+
+from .avals import ShapedArray
+
+
+class Var:
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+
+class Literal:
+    """A 0-d constant written inline in the IR."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val) -> None:
+        self.val = val
+        self.aval = ShapedArray((), np.asarray(val).dtype)
+
+    def __str__(self) -> str:
+        v = np.asarray(self.val).item()
+        return repr(v) if isinstance(v, (float, bool)) else str(v)
+
+
+class Eqn:
+    __slots__ = ("primitive", "invars", "outvars", "params")
+
+    def __init__(self, primitive, invars, outvars, params) -> None:
+        self.primitive = primitive
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.params = dict(params)
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "eqns", "outvars")
+
+    def __init__(self, constvars, invars, eqns, outvars) -> None:
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr with values for its constant variables; what make_jaxpr returns."""
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts) -> None:
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def eqns(self):
+        return self.jaxpr.eqns
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.jaxpr.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.jaxpr.outvars]
+
+    def __call__(self, *args):
+        return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+
+def _name(i: int) -> str:
+    s = ""
+    while True:
+        s = chr(ord("a") + i % 26) + s
+        i = i // 26 - 1
+        if i < 0:
+            return s
+
+
+def _fmt_param(v) -> str:
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return np.dtype(v).name
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_fmt_param(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    names: dict[int, str] = {}
+
+    def decl(v) -> str:
+        names[id(v)] = _name(len(names))
+        return f"{names[id(v)]}:{v.aval.str_short()}"
+
+    def atom(v) -> str:
+        return str(v) if isinstance(v, Literal) else names.get(id(v), "?")
+
+    consts = " ".join(decl(v) for v in jaxpr.constvars)
+    ins = " ".join(decl(v) for v in jaxpr.invars)
+    lines = [f"{{ lambda {consts + ' ' if consts else ''}; {ins}. let"]
+    for e in jaxpr.eqns:
+        outs = " ".join(decl(v) for v in e.outvars)
+        params = ""
+        if e.params:
+            params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in sorted(e.params.items())) + "]"
+        args = " ".join(atom(v) for v in e.invars)
+        lines.append(f"    {outs} = {e.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(atom(v) for v in jaxpr.outvars)
+    lines.append(f"  in ({outs},) }}")
+    return "\n".join(lines)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
+    """Run `jaxpr` by binding each equation, so evaluation is itself traceable."""
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    if len(consts) != len(jaxpr.constvars):
+        raise TypeError(f"eval_jaxpr: the jaxpr has {len(jaxpr.constvars)} constants, got {len(consts)}")
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[id(v)] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[id(v)] = x
+
+    def read(a):
+        return a.val if isinstance(a, Literal) else env[id(a)]
+
+    for e in jaxpr.eqns:
+        out = e.primitive.bind(*[read(a) for a in e.invars], **e.params)
+        env[id(e.outvars[0])] = out
+    return [read(a) for a in jaxpr.outvars]
+
+
+def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """Drop equations whose outputs nothing uses (primitives are pure)."""
+    live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    kept = []
+    for e in reversed(jaxpr.eqns):
+        if any(id(v) in live for v in e.outvars):
+            kept.append(e)
+            live.update(id(v) for v in e.invars if isinstance(v, Var))
+    kept.reverse()
+    used = [i for i, v in enumerate(jaxpr.constvars) if id(v) in live]
+    return Jaxpr([jaxpr.constvars[i] for i in used], jaxpr.invars, kept, jaxpr.outvars), used
+
+
+def cse_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """Merge equations that apply the same primitive to the same atoms and params."""
+    rename: dict[int, object] = {}
+    seen: dict = {}
+    eqns = []
+
+    def key_of(a):
+        a = rename.get(id(a), a)
+        return ("lit", str(a), a.aval) if isinstance(a, Literal) else id(a)
+
+    for e in jaxpr.eqns:
+        invars = [rename.get(id(a), a) for a in e.invars]
+        try:
+            key = (e.primitive, tuple(key_of(a) for a in e.invars), tuple(sorted(e.params.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in seen:
+            rename[id(e.outvars[0])] = seen[key]
+            continue
+        if key is not None:
+            seen[key] = e.outvars[0]
+        eqns.append(Eqn(e.primitive, invars, e.outvars, e.params))
+    outvars = [rename.get(id(v), v) for v in jaxpr.outvars]
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, outvars)
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+    """Check that each equation's output type is what its primitive's rule says."""
+    defined = {id(v) for v in jaxpr.constvars + jaxpr.invars}
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            if isinstance(a, Var) and id(a) not in defined:
+                raise TypeError(f"typecheck: {e.primitive.name} uses an undefined variable")
+        out = e.primitive.abstract_eval(*[a.aval for a in e.invars], **e.params)
+        if out != e.outvars[0].aval:
+            raise TypeError(f"typecheck: {e.primitive.name} gives {out}, the jaxpr says {e.outvars[0].aval}")
+        defined.update(id(v) for v in e.outvars)

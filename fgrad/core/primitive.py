@@ -1,0 +1,70 @@
+"""Primitive: a named operation with all of its rules attached.
+
+Rule signatures (every rule is written with fgrad ops, so it is traceable):
+  impl(*arrays, xp, **params) -> array                  concrete evaluation
+  abstract_eval(*avals, **params) -> ShapedArray        shape/dtype rule
+  jvp(primals, tangents, **params) -> (out, out_dot)    tangents entries may be None (zero)
+  vjp(needs, ct, out, *primals, **params) -> [ct_in]    needs[i]: is input i's cotangent wanted;
+                                                        entries may be None (zero)
+A primitive marked `nondiff` has a zero derivative everywhere (comparisons, argmax).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .trace import _state, facade
+
+ALL_PRIMITIVES: list["Primitive"] = []
+
+
+def _backward_name(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+
+
+class Primitive:
+    def __init__(self, name: str, *, backward_name: str | None = None) -> None:
+        self.name = name
+        self.backward_name = backward_name or _backward_name(name)
+        self.nondiff = False
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.vjp = None
+        self.batch = None
+        ALL_PRIMITIVES.append(self)
+
+    def def_impl(self, fn):
+        def impl(*args, xp, **params):
+            out = fn(*args, xp=xp, **params)
+            return out if type(out) is np.ndarray or hasattr(out, "__cuda_array_interface__") \
+                else xp.asarray(out)
+        self.impl = impl
+        self.raw_impl = fn
+        return fn
+
+    def def_abstract_eval(self, fn):
+        self.abstract_eval = fn
+        return fn
+
+    def def_jvp(self, fn):
+        self.jvp = fn
+        return fn
+
+    def def_vjp(self, fn):
+        self.vjp = fn
+        return fn
+
+    def def_batch(self, fn):
+        self.batch = fn
+        return fn
+
+    def bind(self, *args, **params):
+        tensor_type = facade.tensor_type
+        if tensor_type is not None:
+            for a in args:
+                if isinstance(a, tensor_type):
+                    return facade.bind(self, args, params)
+        return _state.trace.process_primitive(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name

@@ -1,0 +1,229 @@
+"""The trace context: which interpreter handles `bind` right now.
+
+Each thread has a current trace; a transform pushes a new trace whose parent is
+the one it found, and its rules run under that parent. A tracer is tagged with
+the trace that made it, so a tracer of an enclosing transform is a constant to
+an inner one (no perturbation confusion), and a tracer whose trace has ended is
+caught as a leak.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import errors
+from .avals import ShapedArray
+
+
+class _Facade:
+    """The Tensor facade installs itself here (tensor_type, bind), so that `bind`
+    and `aval_of` can handle Tensors without the core importing the facade."""
+    tensor_type: type | None = None
+    bind = None
+
+
+facade = _Facade()
+
+
+class Trace:
+    """An interpreter of primitives. `level` is its depth in the stack."""
+
+    name = "trace"
+
+    def __init__(self, parent: "Trace | None") -> None:
+        self.parent = parent
+        self.level = 0 if parent is None else parent.level + 1
+        self.active = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def concrete(self, tracer):
+        """The concrete value behind `tracer`, or a ConcretizationError."""
+        raise errors.TracerBoolConversionError(
+            errors.concretization_message("This operation", tracer.aval, self.name))
+
+    def check_foreign(self, tracer: "Tracer") -> None:
+        """A tracer not of this trace must belong to a live enclosing trace."""
+        t = tracer._trace
+        if not t.active or t.level >= self.level:
+            raise errors.UnexpectedTracerError(errors.leaked_tracer_message(tracer))
+
+    def __repr__(self) -> str:
+        return f"{self.name}#{self.level}"
+
+
+class EvalTrace(Trace):
+    """The root: runs each primitive's implementation on concrete arrays."""
+
+    name = "eval"
+
+    def process_primitive(self, prim, args, params):
+        for a in args:
+            if isinstance(a, Tracer):
+                raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
+        out = prim.impl(*args, xp=xp_of(args), **params)
+        if _state.debug_nans:
+            _check_nans(prim, out)
+        return out
+
+
+def _check_nans(prim, out) -> None:
+    if getattr(out.dtype, "kind", "") in "fc" and bool(out.size) and bool(xp_of((out,)).isnan(out).any()):
+        raise FloatingPointError(
+            f"debug_nans: primitive '{prim.name}' produced NaN (output {out.dtype}{list(out.shape)}). "
+            "Look at its inputs: a log or sqrt of a negative number, 0/0, or inf - inf are the usual causes.")
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.trace: Trace = EVAL_TRACE
+        self.grad_enabled = True
+        self.debug_nans = False
+
+
+EVAL_TRACE = EvalTrace(None)
+_state = _State()
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+@contextmanager
+def set_trace(trace: Trace):
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        yield trace
+    finally:
+        _state.trace = prev
+
+
+@contextmanager
+def new_trace(cls, *args):
+    """Push a fresh trace of class `cls` over the current one; retire it on exit."""
+    trace = cls(_state.trace, *args)
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        yield trace
+    finally:
+        _state.trace = prev
+        trace.active = False
+
+
+def bind_under(trace: Trace, prim, args, params):
+    """Bind `prim` with `trace` as the current trace (how rules run under a parent)."""
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        return prim.bind(*args, **params)
+    finally:
+        _state.trace = prev
+
+
+@contextmanager
+def debug_nans(enabled: bool = True):
+    """Raise FloatingPointError at the first primitive whose output holds a NaN."""
+    prev = _state.debug_nans
+    _state.debug_nans = enabled
+    try:
+        yield
+    finally:
+        _state.debug_nans = prev
+
+
+def xp_of(args):
+    """The array namespace of the arguments: cupy if any is a CuPy array, else numpy."""
+    for a in args:
+        if type(a).__module__.startswith("cupy"):
+            import cupy
+            return cupy
+    return np
+
+
+class Tracer:
+    """A value seen by a trace. Subclasses add what their trace needs."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def _concrete(self, what: str):
+        v = self
+        while isinstance(v, Tracer):
+            try:
+                v = v._trace.concrete(v)
+            except errors.ConcretizationError:
+                raise type_for(what)(errors.concretization_message(what, self.aval, v._trace.name)) from None
+        return v
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("Python control flow (bool()) on a traced value"))
+
+    def __float__(self) -> float:
+        return float(self._concrete("float() of a traced value"))
+
+    def __int__(self) -> int:
+        return int(self._concrete("int() of a traced value"))
+
+    def __index__(self) -> int:
+        return int(self._concrete("Using a traced value as an index"))
+
+    def item(self):
+        return self._concrete(".item() of a traced value").item()
+
+    def __array__(self, *args, **kwargs):
+        raise errors.TracerArrayConversionError(
+            f"A traced value of type {self.aval} was passed to plain NumPy (np.asarray or a "
+            "NumPy function without a ufunc). NumPy cannot follow derivatives through it, so the "
+            "result would be silently wrong. Use `import fgrad.numpy as np` for array code "
+            "that is differentiated.")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .. import numpy as fnp
+        fn = getattr(fnp, ufunc.__name__, None)
+        if method != "__call__" or fn is None or kwargs:
+            return NotImplemented
+        return fn(*inputs)
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval}>with<{self._trace!r}>"
+
+
+def type_for(what: str):
+    return errors.TracerBoolConversionError if "bool" in what else errors.ConcretizationError
+
+
+def aval_of(x) -> ShapedArray:
+    """Shape and dtype of any value fgrad handles (array, tracer, Tensor, Python number)."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+        x = x._value
+        if isinstance(x, Tracer):
+            return x.aval
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ShapedArray(x.shape, x.dtype)
+    return ShapedArray((), np.asarray(x).dtype)

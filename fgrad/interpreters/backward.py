@@ -1,0 +1,100 @@
+"""The one reverse-mode engine. `vjp`/`grad` and `Tensor.backward()` both record
+graphs of `Node`s and walk them here, calling each primitive's VJP rule."""
+from __future__ import annotations
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class Node:
+    """One recorded primitive application. `parents[i]` is the node that made input i,
+    or None when input i needs no cotangent. Holds no reference to its outputs' wrappers,
+    so graphs are freed by reference counting alone."""
+
+    __slots__ = ("prim", "params", "parents", "primals", "out", "hooks", "__weakref__")
+
+    def __init__(self, prim, params, parents, primals, out) -> None:
+        self.prim = prim
+        self.params = params
+        self.parents = parents
+        self.primals = primals
+        self.out = out
+        self.hooks = None
+
+
+class Leaf(Node):
+    """Where cotangents stop: an input of vjp, or a Tensor that accumulates .grad."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.prim = None
+        self.parents = ()
+        self.hooks = None
+
+
+def toposort(roots) -> list:
+    """Nodes reachable from `roots`, parents before children (iterative DFS)."""
+    order, seen = [], set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.parents))]
+        while stack:
+            node, it = stack[-1]
+            for p in it:
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    stack.append((p, iter(p.parents)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def backward_pass(roots, *, retain: bool = True, wrap=None, add=None, capture=()) -> dict:
+    """Propagate cotangents from `roots` [(node, ct)] to the leaves.
+
+    Returns {id(node): ct} for every leaf reached and every node in `capture`.
+    `wrap(node)` gives the (out, primals) the rules see (the facade rebuilds Tensors
+    there when create_graph=True); `retain=False` frees each node's saved values.
+    """
+    if add is None:
+        from ..numpy import add
+    cts: dict[int, object] = {}
+    for node, ct in roots:
+        k = id(node)
+        cts[k] = ct if k not in cts else add(cts[k], ct)
+    capture_ids = {id(n) for n in capture}
+    result = {}
+    for node in reversed(toposort([n for n, _ in roots])):
+        ct = cts.pop(id(node), None)
+        if ct is None:
+            continue
+        if node.hooks:
+            for hook in node.hooks:
+                new = hook(ct)
+                if new is not None:
+                    ct = new
+        if node.prim is None or id(node) in capture_ids:
+            result[id(node)] = ct
+            if node.prim is None:
+                continue
+        if node.primals is None:
+            raise RuntimeError(FREED_MESSAGE)
+        out, primals = (node.out, node.primals) if wrap is None else wrap(node)
+        needs = tuple(p is not None for p in node.parents)
+        in_cts = node.prim.vjp(needs, ct, out, *primals, **node.params)
+        if not retain:
+            node.primals = node.out = None
+        for p, c in zip(node.parents, in_cts):
+            if p is not None and c is not None:
+                k = id(p)
+                cts[k] = c if k not in cts else add(cts[k], c)
+    return result

@@ -1,0 +1,48 @@
+"""RecordTrace: runs primitives under its parent with concrete values and records
+a Node for each one that depends on an input, for the backward engine."""
+from __future__ import annotations
+
+from ..core.trace import Trace, Tracer, _state, aval_of
+from .backward import Node
+
+
+class RecordTracer(Tracer):
+    __slots__ = ("primal", "node")
+
+    def __init__(self, trace, primal, node) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.node = node
+
+    @property
+    def aval(self):
+        return aval_of(self.primal)
+
+
+class RecordTrace(Trace):
+    name = "grad"
+
+    def concrete(self, tracer):
+        return tracer.primal
+
+    def process_primitive(self, prim, args, params):
+        primals, parents, recorded = [], [], False
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._trace is self:
+                    primals.append(a.primal)
+                    parents.append(a.node)
+                    recorded = True
+                    continue
+                self.check_foreign(a)
+            primals.append(a)
+            parents.append(None)
+        prev = _state.trace
+        _state.trace = self.parent
+        try:
+            out = prim.bind(*primals, **params)
+        finally:
+            _state.trace = prev
+        if not recorded or prim.nondiff or out.dtype.kind not in "fc":
+            return out
+        return RecordTracer(self, out, Node(prim, params, tuple(parents), tuple(primals), out))

@@ -1,0 +1,359 @@
+"""Elementwise primitives. Operands have one shape, or are 0-d beside it;
+fgrad.numpy does the promotion and broadcasting before binding."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.avals import ShapedArray, float_dtype, is_float
+from ..core.primitive import Primitive
+from ..core.rules import (bool_result, broadcast_to_shape, def_elementwise, def_elementwise_deriv,
+                          def_nondiff, elementwise_shape, float_result, same_dtype, shape_of,
+                          sum_to_shape)
+from ..core.trace import aval_of
+
+
+def const(like, value):
+    """A 0-d constant with the dtype of `like` (prints as a literal in the IR)."""
+    return np.array(value, dtype=aval_of(like).dtype)
+
+
+def _quiet(fn):
+    def impl(*args, xp, **params):
+        with np.errstate(all="ignore"):
+            return fn(xp, *args, **params)
+    return impl
+
+
+# --- linear: neg, add, sub -------------------------------------------------------------
+
+neg_p = Primitive("neg")
+def_elementwise(neg_p, lambda x, *, xp: xp.negative(x))
+
+
+def neg(x):
+    return neg_p.bind(x)
+
+
+neg_p.def_jvp(lambda primals, tangents: (neg(primals[0]), neg(tangents[0])))
+neg_p.def_vjp(lambda needs, ct, out, x: [neg(ct)])
+
+add_p = Primitive("add")
+def_elementwise(add_p, lambda x, y, *, xp: xp.add(x, y))
+sub_p = Primitive("sub")
+def_elementwise(sub_p, lambda x, y, *, xp: xp.subtract(x, y))
+
+
+def add(x, y):
+    return add_p.bind(x, y)
+
+
+def sub(x, y):
+    return sub_p.bind(x, y)
+
+
+def _add_sub_jvp(sign):
+    def jvp(primals, tangents):
+        out = (add if sign > 0 else sub)(*primals)
+        tx, ty = tangents
+        shape = shape_of(out)
+        if ty is not None and sign < 0:
+            ty = neg(ty)
+        if tx is None:
+            return out, broadcast_to_shape(ty, shape)
+        if ty is None:
+            return out, broadcast_to_shape(tx, shape)
+        return out, add(tx, ty)
+    return jvp
+
+
+def _add_sub_vjp(sign):
+    def vjp(needs, ct, out, x, y):
+        return [sum_to_shape(ct, shape_of(x)) if needs[0] else None,
+                sum_to_shape(ct if sign > 0 else neg(ct), shape_of(y)) if needs[1] else None]
+    return vjp
+
+
+add_p.def_jvp(_add_sub_jvp(1))
+add_p.def_vjp(_add_sub_vjp(1))
+sub_p.def_jvp(_add_sub_jvp(-1))
+sub_p.def_vjp(_add_sub_vjp(-1))
+
+# --- bilinear and other binary -----------------------------------------------------------
+
+mul_p = Primitive("mul")
+def_elementwise(mul_p, lambda x, y, *, xp: xp.multiply(x, y))
+
+
+def mul(x, y):
+    # A literal 1 is common: the seed cotangent of grad. Skipping it keeps the IR small.
+    if type(x) is np.ndarray and x.shape == () and x == 1 and aval_of(y).dtype == x.dtype:
+        return y
+    if type(y) is np.ndarray and y.shape == () and y == 1 and aval_of(x).dtype == y.dtype:
+        return x
+    return mul_p.bind(x, y)
+
+
+def_elementwise_deriv(mul_p, lambda x, y, out: y, lambda x, y, out: x)
+
+div_p = Primitive("div")
+def_elementwise(div_p, _quiet(lambda xp, x, y: xp.true_divide(x, y)))
+
+
+def div(x, y):
+    return div_p.bind(x, y)
+
+
+def_elementwise_deriv(div_p, lambda x, y, out: div(const(x, 1.0), y),
+                      lambda x, y, out: neg(div(out, y)))
+
+pow_p = Primitive("pow")
+def_elementwise(pow_p, _quiet(lambda xp, x, y: xp.power(x, y)))
+
+
+def pow(x, y):
+    return pow_p.bind(x, y)
+
+
+def _pow_dx(x, y, out):
+    zero = const(y, 0.0)
+    return select(eq(y, zero), zero, mul(y, pow(x, sub(y, const(y, 1.0)))))
+
+
+def _pow_dy(x, y, out):
+    zero = const(x, 0.0)
+    is_zero = eq(x, zero)
+    return select(is_zero, zero, mul(log(select(is_zero, const(x, 1.0), x)), out))
+
+
+def_elementwise_deriv(pow_p, _pow_dx, _pow_dy)
+
+integer_pow_p = Primitive("integer_pow", backward_name="PowBackward0")
+integer_pow_p.def_impl(_quiet(lambda xp, x, *, y: xp.power(x, y) if y >= 0
+                              else xp.true_divide(1, xp.power(x, -y))))
+integer_pow_p.def_abstract_eval(
+    lambda x, *, y: ShapedArray(x.shape, x.dtype if y >= 0 or is_float(x.dtype) else float_dtype(x.dtype)))
+
+
+def integer_pow(x, y: int):
+    return integer_pow_p.bind(x, y=y)
+
+
+def _integer_pow_deriv(x, out, *, y):
+    if y == 0:
+        return const(x, 0.0)
+    if y == 1:
+        return const(x, 1.0)
+    if y == 2:
+        return mul(const(x, 2.0), x)
+    return mul(const(x, float(y)), integer_pow(x, y - 1))
+
+
+integer_pow_p.def_jvp(lambda primals, tangents, *, y: (
+    integer_pow(primals[0], y), mul(tangents[0], _integer_pow_deriv(primals[0], None, y=y))))
+integer_pow_p.def_vjp(lambda needs, ct, out, x, *, y: [mul(ct, _integer_pow_deriv(x, out, y=y))])
+
+
+def _max_min(name, np_name, cmp):
+    p = Primitive(name)
+    def_elementwise(p, lambda x, y, *, xp: getattr(xp, np_name)(x, y))
+
+    def dx(x, y, out):
+        # ties split the derivative evenly between the operands (SPEC 3b)
+        return add(convert_element_type(cmp(x, y), aval_of(out).dtype),
+                   mul(const(out, 0.5), convert_element_type(eq(x, y), aval_of(out).dtype)))
+
+    def_elementwise_deriv(p, dx, lambda x, y, out: dx(y, x, out))
+    return p
+
+
+max_p = _max_min("max", "maximum", lambda x, y: gt(x, y))
+min_p = _max_min("min", "minimum", lambda x, y: lt(x, y))
+
+
+def maximum(x, y):
+    return max_p.bind(x, y)
+
+
+def minimum(x, y):
+    return min_p.bind(x, y)
+
+
+atan2_p = Primitive("atan2")
+def_elementwise(atan2_p, lambda y, x, *, xp: xp.arctan2(y, x))
+
+
+def atan2(y, x):
+    return atan2_p.bind(y, x)
+
+
+def _atan2_denominator(y, x):
+    return add(mul(x, x), mul(y, y))
+
+
+def_elementwise_deriv(atan2_p, lambda y, x, out: div(x, _atan2_denominator(y, x)),
+                      lambda y, x, out: neg(div(y, _atan2_denominator(y, x))))
+
+# --- unary --------------------------------------------------------------------------------
+
+
+def _unary(name, np_name, deriv, *, backward_name=None):
+    p = Primitive(name, backward_name=backward_name)
+    fn = np_name if callable(np_name) else (lambda xp, x: getattr(xp, np_name)(x))
+    def_elementwise(p, _quiet(fn), float_result)
+    if deriv is not None:
+        def_elementwise_deriv(p, deriv)
+    return p, (lambda x: p.bind(x))
+
+
+def _rsqrt(x):
+    return div(const(x, 1.0), sqrt(x))
+
+
+sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x))
+cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)))
+tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)))
+asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))))
+acos_p, acos = _unary("acos", "arccos", lambda x, out: neg(_rsqrt(sub(const(x, 1.0), mul(x, x)))))
+atan_p, atan = _unary("atan", "arctan", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), mul(x, x))))
+sinh_p, sinh = _unary("sinh", "sinh", lambda x, out: cosh(x))
+cosh_p, cosh = _unary("cosh", "cosh", lambda x, out: sinh(x))
+tanh_p, tanh = _unary("tanh", "tanh", lambda x, out: sub(const(x, 1.0), mul(out, out)))
+asinh_p, asinh = _unary("asinh", "arcsinh", lambda x, out: _rsqrt(add(mul(x, x), const(x, 1.0))))
+acosh_p, acosh = _unary("acosh", "arccosh", lambda x, out: _rsqrt(sub(mul(x, x), const(x, 1.0))))
+atanh_p, atanh = _unary("atanh", "arctanh", lambda x, out: div(const(x, 1.0), sub(const(x, 1.0), mul(x, x))))
+exp_p, exp = _unary("exp", "exp", lambda x, out: out)
+expm1_p, expm1 = _unary("expm1", "expm1", lambda x, out: add(out, const(x, 1.0)))
+log_p, log = _unary("log", "log", lambda x, out: div(const(x, 1.0), x))
+log1p_p, log1p = _unary("log1p", "log1p", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), x)))
+sqrt_p, sqrt = _unary("sqrt", "sqrt", lambda x, out: div(const(x, 0.5), out))
+cbrt_p, cbrt = _unary("cbrt", "cbrt",
+                      lambda x, out: div(const(x, 1.0), mul(const(x, 3.0), integer_pow(out, 2))))
+logistic_p, logistic = _unary(
+    "logistic", lambda xp, x: _logistic(xp, x),
+    lambda x, out: mul(out, sub(const(x, 1.0), out)), backward_name="SigmoidBackward0")
+erf_p, erf = _unary("erf", lambda xp, x: _erf(xp, x),
+                    lambda x, out: mul(const(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
+
+
+def _logistic(xp, x):
+    # exp of a negative number only, so large |x| neither overflows nor loses precision
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _erf(xp, x):
+    if xp is np:
+        from scipy.special import erf as f
+    else:
+        from cupyx.scipy.special import erf as f
+    return f(x)
+
+
+abs_p = Primitive("abs")
+def_elementwise(abs_p, lambda x, *, xp: xp.abs(x))
+
+
+def abs(x):
+    return abs_p.bind(x)
+
+
+def_elementwise_deriv(abs_p, lambda x, out: sign(x))  # abs'(0) = sign(0) = 0 (SPEC 3b)
+
+
+def _nondiff_unary(name, np_name, dtype_rule=same_dtype):
+    p = Primitive(name)
+    def_elementwise(p, lambda x, *, xp: getattr(xp, np_name)(x), dtype_rule)
+    def_nondiff(p)
+    return p, (lambda x: p.bind(x))
+
+
+sign_p, sign = _nondiff_unary("sign", "sign")
+floor_p, floor = _nondiff_unary("floor", "floor")
+ceil_p, ceil = _nondiff_unary("ceil", "ceil")
+round_p, round = _nondiff_unary("round", "round")
+not_p, logical_not = _nondiff_unary("not", "logical_not", bool_result)
+isnan_p, isnan = _nondiff_unary("isnan", "isnan", bool_result)
+isinf_p, isinf = _nondiff_unary("isinf", "isinf", bool_result)
+isfinite_p, isfinite = _nondiff_unary("isfinite", "isfinite", bool_result)
+
+
+def _nondiff_binary(name, np_name, dtype_rule=bool_result):
+    p = Primitive(name)
+    def_elementwise(p, _quiet(lambda xp, x, y: getattr(xp, np_name)(x, y)), dtype_rule)
+    def_nondiff(p)
+    return p, (lambda x, y: p.bind(x, y))
+
+
+lt_p, lt = _nondiff_binary("lt", "less")
+le_p, le = _nondiff_binary("le", "less_equal")
+gt_p, gt = _nondiff_binary("gt", "greater")
+ge_p, ge = _nondiff_binary("ge", "greater_equal")
+eq_p, eq = _nondiff_binary("eq", "equal")
+ne_p, ne = _nondiff_binary("ne", "not_equal")
+and_p, logical_and = _nondiff_binary("and", "logical_and")
+or_p, logical_or = _nondiff_binary("or", "logical_or")
+xor_p, logical_xor = _nondiff_binary("xor", "logical_xor")
+rem_p, rem = _nondiff_binary("rem", "fmod", same_dtype)
+floordiv_p, floor_divide = _nondiff_binary("floordiv", "floor_divide", same_dtype)
+
+# --- select and dtype conversion ----------------------------------------------------------
+
+select_p = Primitive("select", backward_name="WhereBackward0")
+select_p.def_impl(lambda pred, x, y, *, xp: xp.where(pred, x, y))
+select_p.def_abstract_eval(
+    lambda pred, x, y: ShapedArray(elementwise_shape("select", (pred, x, y)), x.dtype))
+
+
+def select(pred, x, y):
+    """Elementwise `x if pred else y`; pred is boolean."""
+    return select_p.bind(pred, x, y)
+
+
+def _select_jvp(primals, tangents):
+    pred, x, y = primals
+    out = select(pred, x, y)
+    _, tx, ty = tangents
+    zero = const(out, 0.0)
+    return out, broadcast_to_shape(select(pred, zero if tx is None else tx, zero if ty is None else ty),
+                                   shape_of(out))
+
+
+def _select_vjp(needs, ct, out, pred, x, y):
+    zero = const(ct, 0.0)
+    return [None,
+            sum_to_shape(select(pred, ct, zero), shape_of(x)) if needs[1] else None,
+            sum_to_shape(select(pred, zero, ct), shape_of(y)) if needs[2] else None]
+
+
+select_p.def_jvp(_select_jvp)
+select_p.def_vjp(_select_vjp)
+
+convert_element_type_p = Primitive("convert_element_type", backward_name="ToCopyBackward0")
+convert_element_type_p.def_impl(lambda x, *, new_dtype, xp: x.astype(new_dtype))
+convert_element_type_p.def_abstract_eval(lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype))
+
+
+def convert_element_type(x, new_dtype):
+    new_dtype = np.dtype(new_dtype)
+    if aval_of(x).dtype == new_dtype:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type(x, new_dtype)
+    if not (is_float(new_dtype) and is_float(aval_of(x).dtype)):
+        return out, None
+    return out, convert_element_type(t, new_dtype)
+
+
+def _convert_vjp(needs, ct, out, x, *, new_dtype):
+    old = aval_of(x).dtype
+    return [convert_element_type(ct, old) if is_float(old) and is_float(new_dtype) else None]
+
+
+convert_element_type_p.def_jvp(_convert_jvp)
+convert_element_type_p.def_vjp(_convert_vjp)

@@ -1,0 +1,147 @@
+"""Composition, the IR, and the seed examples of the functional API."""
+import math
+import sys
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.core.errors import DifferentiationError, TracerBoolConversionError, UnexpectedTracerError
+
+
+def test_seed_second_derivative():
+    assert fgrad.grad(fgrad.grad(lambda x: x ** 2))(3.0) == 2.0
+
+
+def test_perturbation_confusion():
+    assert fgrad.grad(lambda x: x * fgrad.grad(lambda y: x + y)(1.0))(2.0) == 1.0
+
+
+def test_fourth_derivative_closed_form():
+    f = lambda x: np.sin(x) * np.exp(-x ** 2)
+    d4 = fgrad.grad(fgrad.grad(fgrad.grad(fgrad.grad(f))))
+    x = 0.7
+    s, c, e = onp.sin(x), onp.cos(x), onp.exp(-x * x)
+    # d^4/dx^4 of sin(x) exp(-x^2), expanded by hand (Leibniz rule with Hermite polynomials)
+    h = [1, -2 * x, 4 * x * x - 2, -8 * x ** 3 + 12 * x, 16 * x ** 4 - 48 * x * x + 12]
+    ds = [s, c, -s, -c, s]
+    want = sum(math.comb(4, k) * ds[4 - k] * h[k] * e for k in range(5))
+    onp.testing.assert_allclose(d4(x), want, rtol=1e-10)
+
+
+def test_hessian_three_ways():
+    f = lambda x: np.sum(np.sin(x) * x ** 3 * np.exp(x))
+    x = onp.array([0.3, -1.2, 0.8])
+    h1 = fgrad.hessian(f)(x)
+    h2 = fgrad.jacrev(fgrad.jacrev(f))(x)
+    h3 = fgrad.jacfwd(fgrad.jacfwd(f))(x)
+    onp.testing.assert_allclose(h1, h2, rtol=1e-12)
+    onp.testing.assert_allclose(h1, h3, rtol=1e-12)
+    assert h1.shape == (3, 3)
+
+
+def test_hvp_forward_over_reverse_equals_reverse_over_forward():
+    f = lambda x: np.sum(np.tanh(x) * np.log1p(x * x))
+    x, v = onp.array([0.5, -0.4, 2.0]), onp.array([1.0, 0.3, -0.2])
+    fwd_rev = fgrad.jvp(fgrad.grad(f), (x,), (v,))[1]
+    rev_fwd = fgrad.grad(lambda y: fgrad.jvp(f, (y,), (v,))[1])(x)
+    onp.testing.assert_allclose(fwd_rev, rev_fwd, rtol=1e-12)
+    onp.testing.assert_allclose(fwd_rev, fgrad.hessian(f)(x) @ v, rtol=1e-12)
+
+
+def test_long_chain_has_no_recursion_limit():
+    def f(x):
+        for _ in range(100_000):
+            x = np.sin(x)
+        return x
+    assert sys.getrecursionlimit() < 100_000
+    g = fgrad.grad(f)(0.5)
+    assert onp.isfinite(g) and 0 < g < 1
+
+
+def test_make_jaxpr_prints_spec_example():
+    text = str(fgrad.make_jaxpr(lambda x: np.sin(x) * 2.0)(onp.ones(3, onp.float32)))
+    assert text == ("{ lambda ; a:f32[3]. let\n"
+                    "    b:f32[3] = sin a\n"
+                    "    c:f32[3] = mul b 2.0\n"
+                    "  in (c,) }")
+
+
+def test_closed_jaxpr_structure_and_eval():
+    closed = fgrad.make_jaxpr(lambda x, y: np.exp(x) + y * 3.0)(1.0, onp.ones(2))
+    assert [e.primitive.name for e in closed.eqns][0] == "exp"
+    out = fgrad.core.ir.eval_jaxpr(closed.jaxpr, closed.consts, 0.0, onp.array([1.0, 2.0]))
+    onp.testing.assert_allclose(out[0], [4.0, 7.0])
+
+
+def test_grad_ir_stays_small():
+    f = lambda x: np.sin(x) * np.exp(-x ** 2)
+    sizes, g = [], f
+    for _ in range(4):
+        g = fgrad.grad(g)
+        sizes.append(len(fgrad.make_jaxpr(g)(0.7).eqns))
+    assert sizes == sorted(sizes) and sizes[-1] < 100, sizes
+
+
+def test_weak_python_scalars_keep_float32():
+    x = onp.ones(3, onp.float32)
+    assert (np.asarray(x) * 2.0).dtype == onp.float32
+    assert fgrad.grad(lambda x: np.sum(x * 2.0))(x).dtype == onp.float32
+
+
+def test_python_control_flow_under_grad():
+    f = lambda x: x * 2 if x > 0 else -x
+    assert fgrad.grad(f)(3.0) == 2.0 and fgrad.grad(f)(-3.0) == -1.0
+
+
+def test_control_flow_under_make_jaxpr_is_a_clear_error():
+    with pytest.raises(TracerBoolConversionError, match="static_argnums|where"):
+        fgrad.make_jaxpr(lambda x: x if x > 0 else -x)(1.0)
+    assert fgrad.grad(lambda x: x * x)(2.0) == 4.0
+
+
+def test_leaked_tracer_is_detected():
+    stash = []
+    fgrad.grad(lambda x: stash.append(x) or x * 1.0)(1.0)
+    with pytest.raises(UnexpectedTracerError, match="leaked"):
+        np.sin(stash[0])
+    assert np.sin(0.0) == 0.0
+
+
+def test_grad_of_non_scalar_and_int_and_bad_argnums():
+    with pytest.raises(TypeError, match="scalar"):
+        fgrad.grad(np.sin)(onp.ones(3))
+    with pytest.raises(DifferentiationError, match="int64"):
+        fgrad.grad(lambda x: x * 1.0)(3)
+    with pytest.raises(ValueError, match="argnums"):
+        fgrad.grad(lambda x: x, argnums=2)(1.0)
+    with pytest.raises(TypeError, match="not numeric|cannot use"):
+        fgrad.grad(lambda x: x)("abc")
+
+
+def test_argnums_tuple_and_has_aux_and_pytrees():
+    from collections import namedtuple
+    P = namedtuple("P", "a b")
+    f = lambda p, x: (np.sum(p.a * x) + p.b ** 2, {"aux": x})
+    g, aux = fgrad.grad(f, has_aux=True)(P(onp.array([1.0, 2.0]), 3.0), onp.array([5.0, 7.0]))
+    assert isinstance(g, P)
+    onp.testing.assert_allclose(g.a, [5.0, 7.0])
+    assert g.b == 6.0
+    onp.testing.assert_allclose(aux["aux"], [5.0, 7.0])
+    gx, gy = fgrad.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 5.0)
+    assert (gx, gy) == (5.0, 2.0)
+
+
+def test_linearize_and_jit():
+    out, f_jvp = fgrad.linearize(np.sin, 1.0)
+    assert out == onp.sin(1.0) and onp.isclose(f_jvp(2.0), 2 * onp.cos(1.0))
+    f = fgrad.jit(lambda x: np.sum(np.exp(x)))
+    x = onp.arange(3.0)
+    assert onp.isclose(f(x), onp.exp(x).sum()) and onp.isclose(f(x + 1), onp.exp(x + 1).sum())
+    assert len(f._cache) == 1
+    onp.testing.assert_allclose(fgrad.grad(f)(x), onp.exp(x))
+
+
+def test_stop_gradient():
+    assert fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0) == 3.0
