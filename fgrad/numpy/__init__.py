@@ -8,6 +8,9 @@ from ._elementwise import *  # noqa: F401,F403
 from ._elementwise import abs, round  # noqa: F401
 from ._reductions import amax, amin, argmax, argmin, max, mean, min, std, sum, var  # noqa: F401
 from ._shape import *  # noqa: F401,F403
+from ._index import *  # noqa: F401,F403
+from ._creation import *  # noqa: F401,F403
+from ._linalg import *  # noqa: F401,F403
 from ._util import as_value as asarray  # noqa: F401
 from ._util import broadcast_to  # noqa: F401
 from . import _operators  # noqa: F401  (installs Tracer operators)

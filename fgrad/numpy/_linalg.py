@@ -1,0 +1,2 @@
+"""Placeholder module filled in by the _linalg work (see fgrad/numpy/__init__.py)."""
+__all__: list = []
