@@ -19,6 +19,14 @@ class ShapedArray:
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
 
+    @classmethod
+    def of_array(cls, x) -> "ShapedArray":
+        """From an array whose .shape and .dtype are already canonical (skips conversion)."""
+        a = cls.__new__(cls)
+        a.shape = x.shape
+        a.dtype = x.dtype
+        return a
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -43,10 +51,10 @@ class ShapedArray:
 
 
 def is_float(dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact)
+    return np.dtype(dtype).kind in "fc"
 
 
 def float_dtype(dtype):
     """The dtype NumPy gives a float function of `dtype` (ints become float64)."""
     dtype = np.dtype(dtype)
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)

@@ -9,7 +9,8 @@ from .trace import aval_of
 
 
 def shape_of(x) -> tuple:
-    return aval_of(x).shape
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None else aval_of(x).shape
 
 
 def elementwise_shape(prim_name: str, avals) -> tuple:

@@ -61,10 +61,14 @@ class EvalTrace(Trace):
     name = "eval"
 
     def process_primitive(self, prim, args, params):
+        xp = np
         for a in args:
-            if isinstance(a, Tracer):
-                raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
-        out = prim.impl(*args, xp=xp_of(args), **params)
+            if type(a) is not np.ndarray:
+                if isinstance(a, Tracer):
+                    raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
+                if type(a).__module__.startswith("cupy"):
+                    xp = xp_of((a,))
+        out = prim.impl(*args, xp=xp, **params)
         if _state.debug_nans:
             _check_nans(prim, out)
         return out
@@ -139,7 +143,7 @@ def debug_nans(enabled: bool = True):
 def xp_of(args):
     """The array namespace of the arguments: cupy if any is a CuPy array, else numpy."""
     for a in args:
-        if type(a).__module__.startswith("cupy"):
+        if type(a) is not np.ndarray and type(a).__module__.startswith("cupy"):
             import cupy
             return cupy
     return np
@@ -218,12 +222,16 @@ def type_for(what: str):
 
 def aval_of(x) -> ShapedArray:
     """Shape and dtype of any value fgrad handles (array, tracer, Tensor, Python number)."""
+    if type(x) is np.ndarray:
+        return ShapedArray.of_array(x)
     if isinstance(x, Tracer):
         return x.aval
     if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
         x = x._value
         if isinstance(x, Tracer):
             return x.aval
+    if isinstance(x, np.generic) or type(x).__module__.startswith("cupy"):
+        return ShapedArray.of_array(x)
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         return ShapedArray(x.shape, x.dtype)
     return ShapedArray((), np.asarray(x).dtype)

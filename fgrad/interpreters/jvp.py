@@ -17,6 +17,9 @@ class JVPTracer(Tracer):
     def aval(self):
         return aval_of(self.primal)
 
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+
 
 class JVPTrace(Trace):
     name = "jvp"
@@ -47,3 +50,8 @@ class JVPTrace(Trace):
         if out_dot is None or out.dtype.kind not in "fc":
             return out
         return JVPTracer(self, out, out_dot)
+
+
+from ..numpy._util import register_fast_type  # noqa: E402
+
+register_fast_type(JVPTracer)

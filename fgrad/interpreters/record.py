@@ -18,6 +18,9 @@ class RecordTracer(Tracer):
     def aval(self):
         return aval_of(self.primal)
 
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+
 
 class RecordTrace(Trace):
     name = "grad"
@@ -46,3 +49,8 @@ class RecordTrace(Trace):
         if not recorded or prim.nondiff or out.dtype.kind not in "fc":
             return out
         return RecordTracer(self, out, Node(prim, params, tuple(parents), tuple(primals), out))
+
+
+from ..numpy._util import register_fast_type  # noqa: E402
+
+register_fast_type(RecordTracer)

@@ -4,9 +4,14 @@ from __future__ import annotations
 from ..core.trace import Tracer
 
 
+_module = []
+
+
 def _fnp():
-    from .. import numpy
-    return numpy
+    if not _module:
+        from .. import numpy
+        _module.append(numpy)
+    return _module[0]
 
 
 def _binop(name, reverse=False):

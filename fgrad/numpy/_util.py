@@ -40,7 +40,7 @@ def as_value(x, name: str = "argument"):
 
 
 def dtype_of(x):
-    return aval_of(x).dtype
+    return x.dtype if type(x) in _FAST_TYPES else aval_of(x).dtype
 
 
 def result_dtype(*args):
@@ -80,6 +80,10 @@ def broadcast_to(x, shape):
 def promote(name: str, *args, dtype=None):
     """Common dtype and shape for an elementwise operation. 0-d operands stay 0-d:
     elementwise primitives accept them beside full-shape operands."""
+    if dtype is None and len(args) == 2:
+        fast = _promote_fast(*args)
+        if fast is not None:
+            return fast
     args = [a if isinstance(a, _PY_SCALARS) else as_value(a, name) for a in args]
     dtype = result_dtype(*args) if dtype is None else dtype
     args = [cast(a, dtype) for a in args]
@@ -89,3 +93,28 @@ def promote(name: str, *args, dtype=None):
         shape = broadcast_shapes(name, *shapes)
         args = [a if s == () else broadcast_to(a, shape) for a, s in zip(args, shapes)]
     return args
+
+
+def _promote_fast(x, y):
+    """The common cases without the general machinery: same dtype and shape, or a
+    float array with a Python number."""
+    tx, ty = type(x), type(y)
+    if tx is float or tx is int:
+        if ty is not float and ty is not int and hasattr(y, "dtype") and y.dtype.kind == "f":
+            return [np.array(x, dtype=y.dtype), y]
+        return None
+    if ty is float or ty is int:
+        if hasattr(x, "dtype") and x.dtype.kind == "f":
+            return [x, np.array(y, dtype=x.dtype)]
+        return None
+    if tx in _FAST_TYPES and ty in _FAST_TYPES and x.dtype == y.dtype and x.shape == y.shape:
+        return [x, y]
+    return None
+
+
+_FAST_TYPES = {np.ndarray}
+
+
+def register_fast_type(cls) -> None:
+    """Types with trustworthy .shape/.dtype that promote() may pass through unchanged."""
+    _FAST_TYPES.add(cls)

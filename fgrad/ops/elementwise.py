@@ -198,10 +198,18 @@ def_elementwise_deriv(atan2_p, lambda y, x, out: div(x, _atan2_denominator(y, x)
 # --- unary --------------------------------------------------------------------------------
 
 
+_WARNS = {"tan", "asin", "acos", "acosh", "atanh", "log", "log1p", "sqrt"}
+
+
 def _unary(name, np_name, deriv, *, backward_name=None):
     p = Primitive(name, backward_name=backward_name)
-    fn = np_name if callable(np_name) else (lambda xp, x: getattr(xp, np_name)(x))
-    def_elementwise(p, _quiet(fn), float_result)
+    if callable(np_name):
+        impl = _quiet(np_name)
+    elif name in _WARNS:
+        impl = _quiet(lambda xp, x: getattr(xp, np_name)(x))
+    else:
+        impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
+    def_elementwise(p, impl, float_result)
     if deriv is not None:
         def_elementwise_deriv(p, deriv)
     return p, (lambda x: p.bind(x))
