@@ -1,0 +1,56 @@
+"""fgrad's functional API against JAX on generated programs: forward values,
+gradients and Hessian-vector products, float32 and float64."""
+import numpy as onp
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+import fgrad
+import fgrad.numpy as fnp
+
+from .programs import inputs, programs, run
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+EXAMPLES = int(__import__("os").environ.get("FGRAD_ORACLE_EXAMPLES", "40"))
+
+
+def _close(a, b, dtype):
+    tol = 2e-3 if dtype == onp.float32 else 1e-9
+    onp.testing.assert_allclose(onp.asarray(a, onp.float64), onp.asarray(b, onp.float64),
+                                rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [onp.float64, onp.float32])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=__import__("hypothesis").strategies.data())
+def test_program_matches_jax(dtype, data):
+    program = data.draw(programs())
+    x, y = data.draw(inputs(dtype))
+    kinks = []
+    try:
+        ours = run(program, fnp, x, y, kinks)
+    except ValueError as e:  # max/min of an empty array: NumPy and JAX refuse it too
+        assert "zero-size" in str(e)
+        with pytest.raises(ValueError):
+            run(program, jnp, jnp.asarray(x), jnp.asarray(y))
+        return
+    assume(not kinks)  # SPEC 3b: at kinks fgrad follows its own table (tests/test_numerics.py)
+    with onp.errstate(all="ignore"):
+        theirs = run(program, jnp, jnp.asarray(x), jnp.asarray(y))
+    assert onp.asarray(ours).dtype == onp.asarray(theirs).dtype
+    _close(ours, theirs, dtype)
+    f = lambda a, b: run(program, fnp, a, b)
+    jf = lambda a, b: run(program, jnp, a, b)
+    g = fgrad.grad(f, argnums=(0, 1))(x, y)
+    jg = jax.grad(jf, argnums=(0, 1))(x, y)
+    for a, b in zip(g, jg):
+        assert a.shape == b.shape
+        _close(a, b, dtype)
+    if dtype == onp.float64:
+        v = (onp.ones_like(x), onp.ones_like(y))
+        hvp = fgrad.jvp(lambda a, b: fgrad.grad(f, argnums=(0, 1))(a, b), (x, y), v)[1]
+        jhvp = jax.jvp(lambda a, b: jax.grad(jf, argnums=(0, 1))(a, b), (x, y), v)[1]
+        for a, b in zip(hvp, jhvp):
+            _close(a, b, dtype)
