@@ -10,6 +10,8 @@ from .trace import aval_of
 
 def shape_of(x) -> tuple:
     shape = getattr(x, "shape", None)
+    if type(shape) is tuple:
+        return shape
     return tuple(shape) if shape is not None else aval_of(x).shape
 
 
@@ -46,7 +48,7 @@ def def_elementwise(prim, impl, dtype_rule=same_dtype):
 
 def sum_to_shape(ct, shape: tuple):
     """Cotangent of a 0-d operand that was used beside full-shape ones."""
-    if shape == () and shape_of(ct) != ():
+    if not shape and shape_of(ct):
         from ..ops.reduce import reduce_sum
         return reduce_sum(ct, axes=tuple(range(len(shape_of(ct)))))
     return ct

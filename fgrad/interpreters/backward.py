@@ -67,14 +67,13 @@ def backward_pass(roots, *, retain: bool = True, wrap=None, add=None, capture=()
     """
     if add is None:
         from ..numpy import add
-    cts: dict[int, object] = {}
+    cts: dict = {}
     for node, ct in roots:
-        k = id(node)
-        cts[k] = ct if k not in cts else add(cts[k], ct)
+        cts[node] = ct if node not in cts else add(cts[node], ct)
     capture_ids = {id(n) for n in capture}
     result = {}
     for node in reversed(toposort([n for n, _ in roots])):
-        ct = cts.pop(id(node), None)
+        ct = cts.pop(node, None)
         if ct is None:
             continue
         if node.hooks:
@@ -82,19 +81,18 @@ def backward_pass(roots, *, retain: bool = True, wrap=None, add=None, capture=()
                 new = hook(ct)
                 if new is not None:
                     ct = new
-        if node.prim is None or id(node) in capture_ids:
+        if node.prim is None or (capture_ids and id(node) in capture_ids):
             result[id(node)] = ct
             if node.prim is None:
                 continue
         if node.primals is None:
             raise RuntimeError(FREED_MESSAGE)
         out, primals = (node.out, node.primals) if wrap is None else wrap(node)
-        needs = tuple(p is not None for p in node.parents)
-        in_cts = node.prim.vjp(needs, ct, out, *primals, **node.params)
+        parents = node.parents
+        in_cts = node.prim.vjp(tuple(p is not None for p in parents), ct, out, *primals, **node.params)
         if not retain:
             node.primals = node.out = None
-        for p, c in zip(node.parents, in_cts):
+        for p, c in zip(parents, in_cts):
             if p is not None and c is not None:
-                k = id(p)
-                cts[k] = c if k not in cts else add(cts[k], c)
+                cts[p] = c if p not in cts else add(cts[p], c)
     return result

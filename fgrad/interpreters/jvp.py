@@ -39,11 +39,11 @@ class JVPTrace(Trace):
                 self.check_foreign(a)
             primals.append(a)
             tangents.append(None)
+        if not live or prim.nondiff:
+            return self.parent.process_primitive(prim, primals, params)
         prev = _state.trace
         _state.trace = self.parent
         try:
-            if not live or prim.nondiff:
-                return prim.bind(*primals, **params)
             out, out_dot = prim.jvp(primals, tangents, **params)
         finally:
             _state.trace = prev

@@ -2,7 +2,7 @@
 a Node for each one that depends on an input, for the backward engine."""
 from __future__ import annotations
 
-from ..core.trace import Trace, Tracer, _state, aval_of
+from ..core.trace import Trace, Tracer, aval_of
 from .backward import Node
 
 
@@ -40,12 +40,9 @@ class RecordTrace(Trace):
                 self.check_foreign(a)
             primals.append(a)
             parents.append(None)
-        prev = _state.trace
-        _state.trace = self.parent
-        try:
-            out = prim.bind(*primals, **params)
-        finally:
-            _state.trace = prev
+        # The parent interprets the primitive itself (each trace sets the current trace
+        # for the rules it runs), which skips a second dispatch through bind.
+        out = self.parent.process_primitive(prim, primals, params)
         if not recorded or prim.nondiff or out.dtype.kind not in "fc":
             return out
         return RecordTracer(self, out, Node(prim, params, tuple(parents), tuple(primals), out))

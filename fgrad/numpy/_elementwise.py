@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.avals import float_dtype
 from ..ops import elementwise as ew
-from ._util import as_value, cast, dtype_of, promote
+from ._util import _FAST_TYPES, as_value, cast, dtype_of, promote
 
 
 def _binary(prim_fn, name):
@@ -18,6 +18,8 @@ def _binary(prim_fn, name):
 
 def _unary_float(prim_fn, name):
     def fn(x):
+        if type(x) in _FAST_TYPES and x.dtype.kind == "f":
+            return prim_fn(x)
         x = as_value(x, name)
         return prim_fn(cast(x, float_dtype(dtype_of(x))))
     fn.__name__ = name
