@@ -10,9 +10,10 @@ from .core.avals import is_float
 from .core.errors import DifferentiationError, ShapeError
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
 from .core.primitive import Primitive
-from .core.rules import def_nondiff
+from .core.rules import def_nondiff, def_vectorized
 from .core.trace import Tracer, aval_of, facade, new_trace
 from .interpreters.backward import Leaf, backward_pass
+from .interpreters.batching import BatchTrace, BatchTracer, move_axis
 from .interpreters.jvp import JVPTrace, JVPTracer
 from .interpreters.record import RecordTrace, RecordTracer
 from .interpreters.staging import StagingTrace
@@ -339,12 +340,80 @@ def hessian(f: Callable, argnums=0) -> Callable:
     return jacfwd(jacrev(f, argnums), argnums)
 
 
+# --- vmap ---------------------------------------------------------------------------------
+
+def _axes_per_leaf(in_axes, args, fname):
+    if isinstance(in_axes, (int, np.integer)) or in_axes is None:
+        return [in_axes] * len(tree_flatten(args)[0])
+    if not isinstance(in_axes, (tuple, list)) or len(in_axes) != len(args):
+        raise ValueError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
+                         f"per positional argument ({len(args)}), got {in_axes!r}")
+    axes = []
+    for a, arg in zip(in_axes, args):
+        n = len(tree_flatten(arg)[0])
+        if isinstance(a, (int, np.integer)) or a is None:
+            axes.extend([a] * n)
+        else:
+            sub = tree_flatten(a)[0]
+            if len(sub) != n:
+                raise ValueError(f"vmap of {fname}: in_axes entry {a!r} does not match its argument's "
+                                 "structure")
+            axes.extend(sub)
+    return axes
+
+
+def vmap(f: Callable, in_axes=0, out_axes: int = 0) -> Callable:
+    """Map f over an axis of its inputs; composes with every other transform."""
+    @functools.wraps(f)
+    def vf(*args):
+        name = _fname(f)
+        flat, in_tree = tree_flatten(args)
+        vals, boxed = _unbox_inputs(flat, f"vmap of {name}")
+        axes = _axes_per_leaf(in_axes, args, name)
+        sizes = {}
+        for i, (v, a) in enumerate(zip(vals, axes)):
+            if a is None:
+                continue
+            nd = len(aval_of(v).shape)
+            if not -nd <= a < nd:
+                raise ValueError(f"vmap of {name}: in_axes={a} but input {i} has shape "
+                                 f"{aval_of(v).shape}")
+            axes[i] = a % nd
+            sizes[i] = aval_of(v).shape[axes[i]]
+        if not sizes:
+            raise ValueError(f"vmap of {name}: no input is mapped (every in_axes is None)")
+        if len(set(sizes.values())) > 1:
+            detail = ", ".join(f"input {i} axis {axes[i]} has size {n}" for i, n in sizes.items())
+            raise ValueError(f"vmap of {name}: the mapped axes have different sizes: {detail}")
+        n = next(iter(sizes.values()))
+        with new_trace(BatchTrace, n) as trace:
+            tracers = [v if a is None else BatchTracer(trace, v, a) for v, a in zip(vals, axes)]
+            out = f(*tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)]))
+        out_flat, out_tree = tree_flatten(out)
+        res = []
+        for o in out_flat:
+            b = _is_tensor(o)
+            o = _unbox(o)
+            if isinstance(o, BatchTracer) and o._trace is trace:
+                v = move_axis(o.val, o.bdim, out_axes % len(o.val.shape))
+            else:
+                o = as_value(o)
+                shape = aval_of(o).shape
+                from .ops.shape import broadcast_in_dim
+                v = broadcast_in_dim(o, (n,) + shape, tuple(range(1, len(shape) + 1)))
+                v = move_axis(v, 0, out_axes % len(v.shape))
+            res.append(_box(v, b))
+        return tree_unflatten(out_tree, res)
+    return vf
+
+
 # --- stop_gradient ------------------------------------------------------------------------
 
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.def_impl(lambda x, *, xp: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 def_nondiff(stop_gradient_p)
+def_vectorized(stop_gradient_p)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -44,6 +44,13 @@ def def_elementwise(prim, impl, dtype_rule=same_dtype):
     prim.def_impl(impl)
     prim.def_abstract_eval(
         lambda *avals, **params: ShapedArray(elementwise_shape(prim.name, avals), dtype_rule(*avals)))
+    def_vectorized(prim)
+
+
+def def_vectorized(prim):
+    """Batching for primitives that act on each element independently."""
+    from ..interpreters.batching import elementwise_batch
+    prim.def_batch(elementwise_batch(prim))
 
 
 def sum_to_shape(ct, shape: tuple):

@@ -9,8 +9,8 @@ import numpy as np
 from ..core.avals import ShapedArray, float_dtype, is_float
 from ..core.primitive import Primitive
 from ..core.rules import (bool_result, broadcast_to_shape, def_elementwise, def_elementwise_deriv,
-                          def_nondiff, elementwise_shape, float_result, same_dtype, shape_of,
-                          sum_to_shape)
+                          def_nondiff, def_vectorized, elementwise_shape, float_result, same_dtype,
+                          shape_of, sum_to_shape)
 from ..core.trace import aval_of
 
 
@@ -132,6 +132,7 @@ def_elementwise_deriv(pow_p, _pow_dx, _pow_dy)
 integer_pow_p = Primitive("integer_pow", backward_name="PowBackward0")
 integer_pow_p.def_impl(_quiet(lambda xp, x, *, y: xp.power(x, y) if y >= 0
                               else xp.true_divide(1, xp.power(x, -y))))
+def_vectorized(integer_pow_p)
 integer_pow_p.def_abstract_eval(
     lambda x, *, y: ShapedArray(x.shape, x.dtype if y >= 0 or is_float(x.dtype) else float_dtype(x.dtype)))
 
@@ -335,6 +336,7 @@ def _select_vjp(needs, ct, out, pred, x, y):
             sum_to_shape(select(pred, zero, ct), shape_of(y)) if needs[2] else None]
 
 
+def_vectorized(select_p)
 select_p.def_jvp(_select_jvp)
 select_p.def_vjp(_select_vjp)
 
@@ -363,5 +365,6 @@ def _convert_vjp(needs, ct, out, x, *, new_dtype):
     return [convert_element_type(ct, old) if is_float(old) and is_float(new_dtype) else None]
 
 
+def_vectorized(convert_element_type_p)
 convert_element_type_p.def_jvp(_convert_jvp)
 convert_element_type_p.def_vjp(_convert_vjp)

@@ -14,6 +14,15 @@ def _reduced_aval(x, *, axes, dtype=None):
     return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), dtype or x.dtype)
 
 
+def _batch_axes(prim):
+    """Reductions under vmap: batch axis first, reduced axes shifted past it."""
+    def rule(n, vals, dims, *, axes):
+        from ..interpreters.batching import move_to_front
+        (x,), (d,) = vals, dims
+        return prim.bind(move_to_front(x, d), axes=tuple(a + 1 for a in axes)), 0
+    prim.def_batch(rule)
+
+
 def _kept(ndim, axes):
     return tuple(i for i in range(ndim) if i not in axes)
 
@@ -27,6 +36,7 @@ reduce_sum_p = Primitive("reduce_sum", backward_name="SumBackward1")
 reduce_sum_p.def_impl(lambda x, *, axes, xp: xp.sum(x, axis=axes))
 reduce_sum_p.def_abstract_eval(_reduced_aval)
 def_linear(reduce_sum_p, lambda ct, x_aval, *, axes: expand_back(ct, x_aval.shape, axes))
+_batch_axes(reduce_sum_p)
 
 
 def reduce_sum(x, axes):
@@ -55,6 +65,7 @@ def _reduce_extreme(name, np_name):
 
     p.def_jvp(jvp)
     p.def_vjp(vjp)
+    _batch_axes(p)
     return p
 
 
@@ -75,6 +86,11 @@ def _arg_extreme(name, np_name):
     p.def_impl(lambda x, *, axis, xp: getattr(xp, np_name)(x, axis=axis))
     p.def_abstract_eval(lambda x, *, axis: _reduced_aval(x, axes=(axis,), dtype=np.dtype(np.int64)))
     def_nondiff(p)
+
+    def batch(n, vals, dims, *, axis):
+        from ..interpreters.batching import move_to_front
+        return p.bind(move_to_front(vals[0], dims[0]), axis=axis + 1), 0
+    p.def_batch(batch)
     return p
 
 

@@ -40,6 +40,16 @@ broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
 def_linear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _batch_front(x, d):
+    from ..interpreters.batching import move_to_front
+    return move_to_front(x, d)
+
+
+broadcast_in_dim_p.def_batch(lambda n, vals, dims, *, shape, broadcast_dimensions: (
+    broadcast_in_dim(_batch_front(vals[0], dims[0]), (n,) + tuple(shape),
+                     (0,) + tuple(d + 1 for d in broadcast_dimensions)), 0))
+
+
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast `x` to `shape`; input axis i becomes output axis broadcast_dimensions[i]."""
     from ..core.trace import aval_of
@@ -62,6 +72,10 @@ def _reshape_aval(x, *, new_sizes):
 
 reshape_p.def_abstract_eval(_reshape_aval)
 def_linear(reshape_p, lambda ct, x_aval, *, new_sizes: reshape(ct, x_aval.shape))
+
+
+reshape_p.def_batch(lambda n, vals, dims, *, new_sizes: (
+    reshape(_batch_front(vals[0], dims[0]), (n,) + tuple(new_sizes)), 0))
 
 
 def reshape(x, new_sizes):
@@ -88,6 +102,10 @@ def _inverse_permutation(permutation):
 def_linear(transpose_p, lambda ct, x_aval, *, permutation: transpose(ct, _inverse_permutation(permutation)))
 
 
+transpose_p.def_batch(lambda n, vals, dims, *, permutation: (
+    transpose(_batch_front(vals[0], dims[0]), (0,) + tuple(p + 1 for p in permutation)), 0))
+
+
 def transpose(x, permutation):
     permutation = tuple(int(p) for p in permutation)
     if permutation == tuple(range(len(permutation))):
@@ -112,6 +130,10 @@ def_linear(slice_p, lambda ct, x_aval, *, start_indices, limit_indices: pad(
     ct, tuple((s, d - e) for s, e, d in zip(start_indices, limit_indices, x_aval.shape))))
 
 
+slice_p.def_batch(lambda n, vals, dims, *, start_indices, limit_indices: (
+    slice(_batch_front(vals[0], dims[0]), (0,) + tuple(start_indices), (n,) + tuple(limit_indices)), 0))
+
+
 def slice(x, start_indices, limit_indices):
     """The contiguous block x[start:limit] along every axis."""
     return slice_p.bind(x, start_indices=tuple(map(int, start_indices)),
@@ -124,6 +146,10 @@ pad_p.def_abstract_eval(lambda x, *, widths: ShapedArray(
     tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, widths)), x.dtype))
 def_linear(pad_p, lambda ct, x_aval, *, widths: slice(
     ct, tuple(lo for lo, _ in widths), tuple(lo + d for d, (lo, _) in zip(x_aval.shape, widths))))
+
+
+pad_p.def_batch(lambda n, vals, dims, *, widths: (
+    pad(_batch_front(vals[0], dims[0]), ((0, 0),) + tuple(widths)), 0))
 
 
 def pad(x, widths):
@@ -179,6 +205,14 @@ def _concatenate_vjp(needs, ct, out, *xs, dimension):
 concatenate_p.def_abstract_eval(_concatenate_aval)
 concatenate_p.def_jvp(_concatenate_jvp)
 concatenate_p.def_vjp(_concatenate_vjp)
+
+
+def _concatenate_batch(n, vals, dims, *, dimension):
+    from ..interpreters.batching import batch_front
+    return concatenate(batch_front(n, vals, dims), dimension + 1), 0
+
+
+concatenate_p.def_batch(_concatenate_batch)
 
 
 def concatenate(xs, dimension: int):
