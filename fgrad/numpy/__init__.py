@@ -14,5 +14,6 @@ from ._linalg import *  # noqa: F401,F403
 from ._util import as_value as asarray  # noqa: F401
 from ._util import broadcast_to  # noqa: F401
 from . import _operators  # noqa: F401  (installs Tracer operators)
+from . import linalg  # noqa: F401,E402
 
 array = asarray

@@ -1,0 +1,540 @@
+"""Linear-algebra primitives: dot_general (the one contraction), triangular masks, and
+the matrix functions inv, solve, triangular_solve, det, logabsdet, cholesky.
+
+Matrix primitives act on the last two axes; leading axes are batch axes, equal for all
+operands (fgrad.numpy.linalg broadcasts before binding). Every rule is written with fgrad
+ops, so rules are themselves differentiable to any order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.avals import ShapedArray, is_float
+from ..core.errors import ShapeError
+from ..core.primitive import Primitive
+from ..core.rules import def_linear, def_nondiff
+from ..core.trace import aval_of
+from .elementwise import add, const, mul, neg
+from .reduce import reduce_sum
+from .shape import broadcast_in_dim, transpose
+
+
+def _prod(xs) -> int:
+    n = 1
+    for d in xs:
+        n *= int(d)
+    return n
+
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _remaining(n, *groups):
+    used = set()
+    for g in groups:
+        used.update(g)
+    return tuple(i for i in range(n) if i not in used)
+
+
+# --- dot_general --------------------------------------------------------------------------
+# dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch));
+# output layout: batch dims, then lhs free dims, then rhs free dims (each in axis order).
+
+dot_general_p = Primitive("dot_general", backward_name="MmBackward0")
+
+
+def _as_bmk(x, batch, free, contract, xp):
+    """View/copy `x` as (B, M, K) (or (M, K) when there are no batch axes) for matmul.
+    Avoids a copy when the axes are already in (batch, free, contract) or
+    (batch, contract, free) order: the latter is a transposed view BLAS handles directly."""
+    shape = x.shape
+    B = _prod(shape[i] for i in batch)
+    M = _prod(shape[i] for i in free)
+    K = _prod(shape[i] for i in contract)
+    lead = (B,) if batch else ()
+    ident = tuple(range(x.ndim))
+    if tuple(batch) + tuple(free) + tuple(contract) == ident:
+        return x.reshape(lead + (M, K))
+    if tuple(batch) + tuple(contract) + tuple(free) == ident:
+        return xp.swapaxes(x.reshape(lead + (K, M)), -1, -2)
+    return xp.transpose(x, tuple(batch) + tuple(free) + tuple(contract)).reshape(lead + (M, K))
+
+
+def _dot_general_impl(lhs, rhs, *, dimension_numbers, xp):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf = _remaining(lhs.ndim, lc, lb)
+    rf = _remaining(rhs.ndim, rc, rb)
+    a = _as_bmk(lhs, lb, lf, lc, xp)                       # (B, M, K)
+    b = xp.swapaxes(_as_bmk(rhs, rb, rf, rc, xp), -1, -2)  # (B, K, N)
+    out = xp.matmul(a, b)
+    return out.reshape(tuple(lhs.shape[i] for i in lb) + tuple(lhs.shape[i] for i in lf)
+                       + tuple(rhs.shape[i] for i in rf))
+
+
+def _dot_general_aval(lhs, rhs, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    where = f"dot_general of shapes {lhs.shape} and {rhs.shape} with dimension_numbers {dimension_numbers}"
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"{where}: lhs and rhs must name as many contracting (and batch) axes")
+    for axes, x in ((lc + lb, lhs), (rc + rb, rhs)):
+        if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ShapeError(f"{where}: axes must be distinct and in range")
+    for kind, ls, rs in (("contracting", lc, rc), ("batch", lb, rb)):
+        for i, j in zip(ls, rs):
+            if lhs.shape[i] != rhs.shape[j]:
+                raise ShapeError(f"{where}: {kind} axes {i} of lhs (size {lhs.shape[i]}) and {j} of rhs "
+                                 f"(size {rhs.shape[j]}) differ")
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(f"{where}: dtypes {lhs.dtype} and {rhs.dtype} differ "
+                        "(fgrad.numpy promotes before binding)")
+    lf = _remaining(lhs.ndim, lc, lb)
+    rf = _remaining(rhs.ndim, rc, rb)
+    return ShapedArray(tuple(lhs.shape[i] for i in lb) + tuple(lhs.shape[i] for i in lf)
+                       + tuple(rhs.shape[i] for i in rf), lhs.dtype)
+
+
+def _normalize_dimension_numbers(dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    return ((tuple(int(i) for i in lc), tuple(int(i) for i in rc)),
+            (tuple(int(i) for i in lb), tuple(int(i) for i in rb)))
+
+
+def dot_general(lhs, rhs, dimension_numbers):
+    """Contract `lhs` and `rhs` (JAX's lax.dot_general): dimension_numbers =
+    ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)). Output axes: batch, lhs free, rhs free."""
+    dimension_numbers = _normalize_dimension_numbers(dimension_numbers)
+    _dot_general_aval(aval_of(lhs), aval_of(rhs), dimension_numbers=dimension_numbers)  # eager errors
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers)
+
+
+def _dot_general_transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
+    """Cotangent of x in dot_general(x, y) (or of x in dot_general(y, x) when swap_ans)."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = _remaining(x_aval.ndim, x_contract, x_batch)
+    y_kept = _remaining(aval_of(y).ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract, kind="stable")]
+    layout = list(x_batch) + x_contract_sorted_by_y + list(x_kept)
+    if layout == sorted(layout):
+        # y first gives x's layout directly (e.g. the weight gradient x.T @ ct of a @): no transpose
+        return dot_general(y, ct, ((y_kept, ans_y), (y_batch, ans_batch)))
+    out_axes = np.argsort(list(x_batch) + list(x_kept) + x_contract_sorted_by_y, kind="stable")
+    return transpose(dot_general(ct, y, ((ans_y, y_kept), (ans_batch, y_batch))),
+                     tuple(int(i) for i in out_axes))
+
+
+def _dot_general_transpose_rhs(ct, x, y_aval, dimension_numbers):
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped = ((y_contract, x_contract), (y_batch, x_batch))
+    return _dot_general_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True)
+
+
+def _dot_general_jvp(primals, tangents, *, dimension_numbers):
+    lhs, rhs = primals
+    t_lhs, t_rhs = tangents
+    out = dot_general(lhs, rhs, dimension_numbers)
+    out_dot = None
+    if t_lhs is not None:
+        out_dot = dot_general(t_lhs, rhs, dimension_numbers)
+    if t_rhs is not None:
+        term = dot_general(lhs, t_rhs, dimension_numbers)
+        out_dot = term if out_dot is None else add(out_dot, term)
+    return out, out_dot
+
+
+def _dot_general_vjp(needs, ct, out, lhs, rhs, *, dimension_numbers):
+    return [_dot_general_transpose_lhs(ct, aval_of(lhs), rhs, dimension_numbers) if needs[0] else None,
+            _dot_general_transpose_rhs(ct, lhs, aval_of(rhs), dimension_numbers) if needs[1] else None]
+
+
+def _dot_general_batch(n, vals, dims, *, dimension_numbers):
+    """vmap: a batch axis on both operands becomes a new leading batch dimension; on one
+    operand it is a free axis of that operand (moved to the front of its free axes)."""
+    from ..interpreters.batching import move_to_front
+    (lhs, rhs), (ld, rd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+    if ld is not None and rd is not None:
+        dn = ((up(lc), up(rc)), ((0,) + up(lb), (0,) + up(rb)))
+        return dot_general(move_to_front(lhs, ld), move_to_front(rhs, rd), dn), 0
+    if ld is not None:
+        dn = ((up(lc), rc), (up(lb), rb))
+        return dot_general(move_to_front(lhs, ld), rhs, dn), len(lb)
+    n_lhs_free = aval_of(lhs).ndim - len(lc) - len(lb)
+    dn = ((lc, up(rc)), (lb, up(rb)))
+    return dot_general(lhs, move_to_front(rhs, rd), dn), len(lb) + n_lhs_free
+
+
+dot_general_p.def_impl(_dot_general_impl)
+dot_general_p.def_abstract_eval(_dot_general_aval)
+dot_general_p.def_jvp(_dot_general_jvp)
+dot_general_p.def_vjp(_dot_general_vjp)
+dot_general_p.def_batch(_dot_general_batch)
+
+
+# --- matrix helpers (batched over leading axes) ---------------------------------------------
+
+def matrix_transpose(x):
+    """Swap the last two axes."""
+    nd = aval_of(x).ndim
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+_mT = matrix_transpose
+
+
+def batched_matmul(a, b):
+    """a @ b over the last two axes; leading (batch) axes must be equal."""
+    nd = aval_of(a).ndim
+    nb = nd - 2
+    return dot_general(a, b, (((nd - 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+
+
+_mm = batched_matmul
+
+
+def _expand_scalar(s, shape):
+    """Broadcast a batch of scalars (shape[:-2]) over the last two axes of `shape`."""
+    return broadcast_in_dim(s, shape, tuple(range(len(shape) - 2)))
+
+
+def _trace_of_product(a, b):
+    """trace(a @ b) over the last two axes, as sum(a^T * b) (no diagonal extraction needed)."""
+    nd = aval_of(a).ndim
+    return reduce_sum(mul(_mT(a), b), (nd - 2, nd - 1))
+
+
+def _batch_leading(prim):
+    """vmap rule of a primitive that maps over leading axes (it acts on the last two):
+    every operand gets the batch axis first (unbatched ones are broadcast)."""
+    def rule(n, vals, dims, **params):
+        from ..interpreters.batching import batch_front
+        return prim.bind(*batch_front(n, vals, dims), **params), 0
+    return rule
+
+
+def _square_aval(name, a):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"{name}: expected a square matrix (or a stack of them, shape (..., n, n)), "
+                         f"got shape {a.shape}")
+    if not is_float(a.dtype):
+        raise TypeError(f"{name}: expected a floating-point matrix, got dtype {a.dtype}")
+
+
+# --- tril / triu: keep one triangle, zero the rest (linear, self-adjoint masks) ---------------
+
+tril_p = Primitive("tril", backward_name="TrilBackward0")
+triu_p = Primitive("triu", backward_name="TriuBackward0")
+
+
+def _tri_aval(name):
+    def aval(x, *, k):
+        if x.ndim < 2:
+            raise ShapeError(f"{name}: expected at least 2 dimensions, got shape {x.shape}")
+        return ShapedArray(x.shape, x.dtype)
+    return aval
+
+
+tril_p.def_impl(lambda x, *, k, xp: xp.tril(x, k))
+tril_p.def_abstract_eval(_tri_aval("tril"))
+def_linear(tril_p, lambda ct, x_aval, *, k: tril(ct, k))
+tril_p.def_batch(_batch_leading(tril_p))
+triu_p.def_impl(lambda x, *, k, xp: xp.triu(x, k))
+triu_p.def_abstract_eval(_tri_aval("triu"))
+def_linear(triu_p, lambda ct, x_aval, *, k: triu(ct, k))
+triu_p.def_batch(_batch_leading(triu_p))
+
+
+def tril(x, k: int = 0):
+    """Lower triangle of the last two axes (entries with j - i <= k); zeros elsewhere."""
+    _tri_aval("tril")(aval_of(x), k=k)
+    return tril_p.bind(x, k=int(k))
+
+
+def triu(x, k: int = 0):
+    """Upper triangle of the last two axes (entries with j - i >= k); zeros elsewhere."""
+    _tri_aval("triu")(aval_of(x), k=k)
+    return triu_p.bind(x, k=int(k))
+
+
+def diagonal_part(x):
+    """x with everything off the diagonal (of the last two axes) zeroed."""
+    return tril(triu(x, 0), 0)
+
+
+# --- inv ----------------------------------------------------------------------------------
+
+inv_p = Primitive("inv", backward_name="LinalgInvExBackward0")
+inv_p.def_impl(lambda a, *, xp: xp.linalg.inv(a))
+
+
+def _inv_aval(a):
+    _square_aval("inv", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def inv(a):
+    """Inverse of a square matrix (batched over leading axes)."""
+    _inv_aval(aval_of(a))
+    return inv_p.bind(a)
+
+
+def _inv_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    out = inv(a)
+    return out, neg(_mm(_mm(out, a_dot), out))
+
+
+def _inv_vjp(needs, ct, out, a):
+    out_t = _mT(out)
+    return [neg(_mm(_mm(out_t, ct), out_t))]
+
+
+inv_p.def_abstract_eval(_inv_aval)
+inv_p.def_jvp(_inv_jvp)
+inv_p.def_vjp(_inv_vjp)
+inv_p.def_batch(_batch_leading(inv_p))
+
+
+# --- solve: a x = b, b of shape (..., n, k) ----------------------------------------------------
+
+solve_p = Primitive("solve", backward_name="LinalgSolveExBackward0")
+solve_p.def_impl(lambda a, b, *, xp: xp.linalg.solve(a, b))
+
+
+def _solve_aval(a, b):
+    _square_aval("solve", a)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"solve: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
+                         f"got {b.shape} (fgrad.numpy.linalg.solve handles vectors and broadcasting)")
+    if b.dtype != a.dtype:
+        raise TypeError(f"solve: dtypes {a.dtype} and {b.dtype} differ")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def solve(a, b):
+    """x with a @ x = b, for a (..., n, n) and b (..., n, k)."""
+    _solve_aval(aval_of(a), aval_of(b))
+    return solve_p.bind(a, b)
+
+
+def _solve_jvp(primals, tangents):
+    (a, b), (a_dot, b_dot) = primals, tangents
+    out = solve(a, b)
+    rhs = None if a_dot is None else neg(_mm(a_dot, out))
+    if b_dot is not None:
+        rhs = b_dot if rhs is None else add(rhs, b_dot)
+    return out, solve(a, rhs)
+
+
+def _solve_vjp(needs, ct, out, a, b):
+    b_bar = solve(_mT(a), ct)
+    return [neg(_mm(b_bar, _mT(out))) if needs[0] else None, b_bar if needs[1] else None]
+
+
+solve_p.def_abstract_eval(_solve_aval)
+solve_p.def_jvp(_solve_jvp)
+solve_p.def_vjp(_solve_vjp)
+solve_p.def_batch(_batch_leading(solve_p))
+
+
+# --- triangular_solve: op(T) x = b, T = tril(a) or triu(a), op = identity or transpose --------
+
+triangular_solve_p = Primitive("triangular_solve", backward_name="LinalgSolveTriangularBackward0")
+
+
+def _triangular_solve_impl(a, b, *, lower, transpose_a, xp):
+    if xp is np:
+        from scipy.linalg import solve_triangular
+    else:
+        from cupyx.scipy.linalg import solve_triangular
+    trans = 1 if transpose_a else 0
+    if a.ndim == 2:
+        return solve_triangular(a, b, lower=lower, trans=trans)
+    out = xp.empty_like(b)  # one call per matrix: SciPy < 1.15 and CuPy do not batch
+    af = a.reshape((-1,) + a.shape[-2:])
+    bf = b.reshape((-1,) + b.shape[-2:])
+    of = out.reshape((-1,) + b.shape[-2:])
+    for i in range(af.shape[0]):
+        of[i] = solve_triangular(af[i], bf[i], lower=lower, trans=trans)
+    return out
+
+
+def _triangular_solve_aval(a, b, *, lower, transpose_a):
+    _square_aval("triangular_solve", a)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"triangular_solve: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
+                         f"got {b.shape}")
+    if b.dtype != a.dtype:
+        raise TypeError(f"triangular_solve: dtypes {a.dtype} and {b.dtype} differ")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def triangular_solve(a, b, *, lower: bool = True, transpose_a: bool = False):
+    """x with op(T) @ x = b, where T is the lower (or upper) triangle of `a` (the other
+    triangle is never read) and op(T) is T or T^T."""
+    _triangular_solve_aval(aval_of(a), aval_of(b), lower=lower, transpose_a=transpose_a)
+    return triangular_solve_p.bind(a, b, lower=bool(lower), transpose_a=bool(transpose_a))
+
+
+def _triangle(x, lower):
+    return tril(x) if lower else triu(x)
+
+
+def _triangular_solve_jvp(primals, tangents, *, lower, transpose_a):
+    (a, b), (a_dot, b_dot) = primals, tangents
+    out = triangular_solve(a, b, lower=lower, transpose_a=transpose_a)
+    rhs = None
+    if a_dot is not None:
+        t = _triangle(a_dot, lower)
+        rhs = neg(_mm(_mT(t) if transpose_a else t, out))
+    if b_dot is not None:
+        rhs = b_dot if rhs is None else add(rhs, b_dot)
+    return out, triangular_solve(a, rhs, lower=lower, transpose_a=transpose_a)
+
+
+def _triangular_solve_vjp(needs, ct, out, a, b, *, lower, transpose_a):
+    b_bar = triangular_solve(a, ct, lower=lower, transpose_a=not transpose_a)
+    a_bar = None
+    if needs[0]:
+        a_bar = neg(_mm(out, _mT(b_bar)) if transpose_a else _mm(b_bar, _mT(out)))
+        a_bar = _triangle(a_bar, lower)
+    return [a_bar, b_bar if needs[1] else None]
+
+
+triangular_solve_p.def_impl(_triangular_solve_impl)
+triangular_solve_p.def_abstract_eval(_triangular_solve_aval)
+triangular_solve_p.def_jvp(_triangular_solve_jvp)
+triangular_solve_p.def_vjp(_triangular_solve_vjp)
+triangular_solve_p.def_batch(_batch_leading(triangular_solve_p))
+
+
+# --- det, logabsdet, slogdet_sign -----------------------------------------------------------
+
+def _scalar_batch_aval(name):
+    def aval(a):
+        _square_aval(name, a)
+        return ShapedArray(a.shape[:-2], a.dtype)
+    return aval
+
+
+det_p = Primitive("det", backward_name="LinalgDetBackward0")
+det_p.def_impl(lambda a, *, xp: xp.linalg.det(a))
+det_p.def_abstract_eval(_scalar_batch_aval("det"))
+
+
+def det(a):
+    """Determinant of the last two axes."""
+    _square_aval("det", aval_of(a))
+    return det_p.bind(a)
+
+
+def _det_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    out = det(a)
+    return out, mul(out, _trace_of_product(inv(a), a_dot))
+
+
+def _det_vjp(needs, ct, out, a):
+    shape = aval_of(a).shape
+    return [mul(_expand_scalar(mul(ct, out), shape), _mT(inv(a)))]
+
+
+det_p.def_jvp(_det_jvp)
+det_p.def_vjp(_det_vjp)
+det_p.def_batch(_batch_leading(det_p))
+
+logabsdet_p = Primitive("logabsdet", backward_name="LinalgSlogdetBackward0")
+logabsdet_p.def_impl(lambda a, *, xp: xp.linalg.slogdet(a)[1])
+logabsdet_p.def_abstract_eval(_scalar_batch_aval("logabsdet"))
+
+
+def logabsdet(a):
+    """log |det a| of the last two axes (slogdet's second output)."""
+    _square_aval("logabsdet", aval_of(a))
+    return logabsdet_p.bind(a)
+
+
+def _logabsdet_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    return logabsdet(a), _trace_of_product(inv(a), a_dot)
+
+
+def _logabsdet_vjp(needs, ct, out, a):
+    shape = aval_of(a).shape
+    return [mul(_expand_scalar(ct, shape), _mT(inv(a)))]
+
+
+logabsdet_p.def_jvp(_logabsdet_jvp)
+logabsdet_p.def_vjp(_logabsdet_vjp)
+logabsdet_p.def_batch(_batch_leading(logabsdet_p))
+
+slogdet_sign_p = Primitive("slogdet_sign")
+slogdet_sign_p.def_impl(lambda a, *, xp: xp.linalg.slogdet(a)[0])
+slogdet_sign_p.def_abstract_eval(_scalar_batch_aval("slogdet_sign"))
+def_nondiff(slogdet_sign_p)
+slogdet_sign_p.def_batch(_batch_leading(slogdet_sign_p))
+
+
+def slogdet_sign(a):
+    """Sign of det a (slogdet's first output); its derivative is zero."""
+    _square_aval("slogdet", aval_of(a))
+    return slogdet_sign_p.bind(a)
+
+
+# --- cholesky: lower L with L L^T = a; only a's lower triangle is read ------------------------
+
+cholesky_p = Primitive("cholesky", backward_name="LinalgCholeskyExBackward0")
+cholesky_p.def_impl(lambda a, *, xp: xp.linalg.cholesky(a))
+
+
+def _cholesky_aval(a):
+    _square_aval("cholesky", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+def cholesky(a):
+    """Lower Cholesky factor of the symmetric positive-definite matrix whose lower
+    triangle is that of `a` (the strict upper triangle is never read)."""
+    _cholesky_aval(aval_of(a))
+    return cholesky_p.bind(a)
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    return add(tril(x, -1), mul(const(x, 0.5), diagonal_part(x)))
+
+
+def _cholesky_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    L = cholesky(a)
+    sym = add(tril(a_dot), _mT(tril(a_dot, -1)))  # the symmetric matrix a's lower triangle stands for
+    tmp = triangular_solve(L, sym, lower=True)                       # L^-1 S
+    x = triangular_solve(L, _mT(tmp), lower=True)                    # L^-1 S L^-T
+    return L, _mm(L, _phi(x))
+
+
+def _cholesky_vjp(needs, ct, out, a):
+    L = out
+    p = _phi(_mm(_mT(L), ct))
+    y = triangular_solve(L, p, lower=True, transpose_a=True)         # L^-T P
+    g = _mT(triangular_solve(L, _mT(y), lower=True, transpose_a=True))  # L^-T P L^-1
+    return [add(tril(g), tril(_mT(g), -1))]
+
+
+cholesky_p.def_abstract_eval(_cholesky_aval)
+cholesky_p.def_jvp(_cholesky_jvp)
+cholesky_p.def_vjp(_cholesky_vjp)
+cholesky_p.def_batch(_batch_leading(cholesky_p))
+
+__all__ = ["dot_general", "dot_general_p", "matrix_transpose", "batched_matmul", "tril", "tril_p",
+           "triu", "triu_p", "diagonal_part", "inv", "inv_p", "solve", "solve_p", "triangular_solve",
+           "triangular_solve_p", "det", "det_p", "logabsdet", "logabsdet_p", "slogdet_sign",
+           "slogdet_sign_p", "cholesky", "cholesky_p"]
