@@ -21,7 +21,9 @@ def _random_like(tree, rng):
 
 
 def _add(tree, other, scale):
-    return tree_map(lambda x, v: _np(x) + scale * v, tree, other)
+    # only float leaves are perturbed: integer inputs (indices) must stay integers
+    return tree_map(lambda x, v: _np(x) + scale * v if _np(x).dtype.kind in "fc" else _np(x),
+                    tree, other)
 
 
 def _inner(a, b) -> float:

@@ -1,2 +1,511 @@
-"""Placeholder module filled in by the _index work (see fgrad/numpy/__init__.py)."""
-__all__: list = []
+"""Indexing in fgrad.numpy: x[...] with NumPy's full semantics (ints, slices, None,
+Ellipsis, integer arrays, boolean masks), take, take_along_axis, diagonals, triangles,
+cumsum/prod, and functional updates (at_set / at_add, or x.at[idx].set(v) on traced values).
+
+Basic indexing (ints and slices of step +-1) lowers to the `slice`, `rev` and `reshape`
+primitives; anything else binds `getitem` (fgrad/ops/index.py), whose transpose is
+`scatter_add`. Boolean masks are turned into integer index arrays with np.nonzero, which
+needs the mask's value: under make_jaxpr/jit/vmap a traced mask raises
+NonConcreteBooleanIndexError (use fgrad.numpy.where instead).
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from ..core.errors import ConcretizationError
+from ..core.trace import Tracer, facade
+from ..ops import elementwise as ew
+from ..ops import index as ix
+from ..ops import scan
+from ..ops import shape as sh
+from ..ops.index import ARRAY, Slice, normalize_slice
+from ._reductions import _keep, normalize_axes
+from ._util import as_value, aval_of, broadcast_to, cast, dtype_of, is_traced
+
+
+class NonConcreteBooleanIndexError(ConcretizationError):
+    """A boolean mask (or nonzero) was applied to a value known only by shape."""
+
+
+_MASK_MESSAGE = (
+    "{what} needs a concrete value, but got a traced value of type {aval} while staging with "
+    "make_jaxpr/jit/vmap: the size of the result depends on how many entries are True, which is "
+    "not known until the function runs.\n"
+    "Fixes: use fgrad.numpy.where(mask, x, 0) (or a reduction such as sum(where(mask, x, 0))) "
+    "to keep the shape fixed, pass the mask as a concrete (non-traced) array, or run without "
+    "jit/vmap/make_jaxpr (grad, vjp and jvp keep values concrete).")
+
+
+def _unbox(x):
+    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+        return x._value
+    return x
+
+
+def _concrete(x, what: str):
+    """The concrete array behind `x` (a tracer under grad/jvp), or a clear error."""
+    x = _unbox(x)
+    if isinstance(x, Tracer):
+        try:
+            x = x._concrete(what)
+        except ConcretizationError:
+            raise NonConcreteBooleanIndexError(_MASK_MESSAGE.format(what=what, aval=x.aval)) from None
+    return x
+
+
+def _static_int(v, what: str):
+    if v is None:
+        return None
+    try:
+        return operator.index(v)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        raise IndexError(f"getitem: {what} must be an integer or None, got {type(v).__name__} {v!r:.40}. "
+                         "Slices take Python ints; use an integer index array for data-dependent "
+                         "positions.") from None
+
+
+def _is_cupy(x) -> bool:
+    return type(x).__module__.startswith("cupy")
+
+
+def _host(x):
+    """A concrete array for a boolean mask on the host side (cupy masks stay on the device)."""
+    return x if _is_cupy(x) else np.asarray(x)
+
+
+def _classify(item):
+    """One entry of an index: ('none'|'ellipsis'|'int'|'slice'|'array'|'mask', value)."""
+    item = _unbox(item)
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        return "slice", slice(_static_int(item.start, "a slice start"),
+                              _static_int(item.stop, "a slice stop"),
+                              _static_int(item.step, "a slice step"))
+    if isinstance(item, (bool, np.bool_)):
+        raise IndexError("getitem: a scalar boolean index (x[True]) is not supported; use x[None] to "
+                         "add an axis or fgrad.numpy.where to choose values.")
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, Tracer):
+        kind = item.aval.dtype.kind
+        if kind == "b":
+            return "mask", _host(_concrete(item, "Indexing with a boolean mask (x[mask])"))
+        if kind in "iu":
+            return "array", item
+        raise IndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, "
+                         f"got a traced {item.aval}")
+    arr = item if _is_cupy(item) else np.asarray(item)
+    if arr.dtype.kind == "b":
+        return "mask", arr
+    if arr.dtype.kind in "iu" or arr.size == 0:
+        return "array", arr if arr.dtype.kind in "iu" else arr.astype(np.intp)
+    raise IndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, got "
+                     f"{arr.dtype} ({type(item).__name__} {item!r:.60})")
+
+
+def index_plan(shape: tuple, idx):
+    """Normalise a NumPy index for an array of `shape`.
+
+    Returns (expanded_shape, entries): `expanded_shape` is `shape` with a 1 inserted where
+    the index has None, and `entries` has one item per axis of it: an in-bounds non-negative
+    int, a Slice, or an integer index array (NumPy array or traced value).
+    """
+    items = [_classify(i) for i in (idx if isinstance(idx, tuple) else (idx,))]
+    consumed = 0
+    for kind, v in items:
+        if kind == "mask":
+            if v.ndim == 0:
+                raise IndexError("getitem: a 0-d boolean index is not supported; use fgrad.numpy.where.")
+            consumed += v.ndim
+        elif kind in ("int", "slice", "array"):
+            consumed += 1
+    if sum(kind == "ellipsis" for kind, _ in items) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
+                         f"{consumed} were indexed")
+    expanded, entries, d = [], [], 0
+
+    def keep_axis(entry):
+        nonlocal d
+        expanded.append(shape[d])
+        entries.append(entry)
+        d += 1
+
+    for kind, v in items:
+        if kind == "none":
+            expanded.append(1)
+            entries.append(Slice(0, 1, 1))
+        elif kind == "ellipsis":
+            for _ in range(len(shape) - consumed):
+                keep_axis(Slice(0, shape[d], 1))
+        elif kind == "int":
+            if not -shape[d] <= v < shape[d]:
+                raise IndexError(f"index {v} is out of bounds for axis {d} with size {shape[d]}")
+            keep_axis(v % shape[d])
+        elif kind == "slice":
+            keep_axis(normalize_slice(v, shape[d]))
+        elif kind == "array":
+            keep_axis(v)
+        else:  # mask
+            k = v.ndim
+            for j in range(k):
+                if v.shape[j] != shape[d + j]:
+                    raise IndexError(f"boolean index did not match indexed array along axis {d + j}; "
+                                     f"size of axis is {shape[d + j]} but size of corresponding "
+                                     f"boolean axis is {v.shape[j]}")
+            for a in v.nonzero():
+                keep_axis(a)
+    while d < len(shape):
+        keep_axis(Slice(0, shape[d], 1))
+    return tuple(expanded), entries
+
+
+def _is_array(e) -> bool:
+    return not isinstance(e, (int, Slice))
+
+
+def _spec(shape, entries):
+    """The static spec and operand list for getitem_p/scatter_add_p (trailing ':' dropped)."""
+    entries = list(entries)
+    while entries and isinstance(entries[-1], Slice) and \
+            entries[-1] == normalize_slice(slice(None), shape[len(entries) - 1]):
+        entries.pop()
+    arrays = [e for e in entries if _is_array(e)]
+    spec = tuple(ARRAY if _is_array(e) else e for e in entries)
+    return spec, arrays
+
+
+def _basic(x, shape, entries):
+    """x[entries] for ints and unit-step slices: slice, rev, reshape. None if not applicable."""
+    starts, limits, flips, out_shape = [], [], [], []
+    for axis, (e, n) in enumerate(zip(entries, shape)):
+        if isinstance(e, int):
+            starts.append(e)
+            limits.append(e + 1)
+            continue
+        if not isinstance(e, Slice) or e.step not in (1, -1):
+            return None
+        length = e.length(n)
+        if e.step == 1:
+            lo = e.start if length else 0
+        else:
+            lo = e.start - length + 1 if length else 0
+            if length > 1:
+                flips.append(axis)
+        starts.append(lo)
+        limits.append(lo + length)
+        out_shape.append(length)
+    if starts != [0] * len(shape) or limits != list(shape):
+        x = sh.slice(x, starts, limits)
+    x = ix.rev(x, flips)
+    return sh.reshape(x, out_shape)
+
+
+def getitem(x, idx):
+    """x[idx] with NumPy semantics; differentiable in x (index arrays are not)."""
+    x = as_value(x, "getitem")
+    shape = aval_of(x).shape
+    expanded, entries = index_plan(shape, idx)
+    if expanded != shape:
+        x = sh.reshape(x, expanded)
+    out = _basic(x, expanded, entries)
+    if out is not None:
+        return out
+    spec, arrays = _spec(expanded, entries)
+    return ix.getitem(x, arrays, spec)
+
+
+# --- functional updates --------------------------------------------------------------------
+
+def _update_plan(x, idx, v, name):
+    x = as_value(x, name)
+    shape = aval_of(x).shape
+    expanded, entries = index_plan(shape, idx)
+    spec, arrays = _spec(expanded, entries)
+    sel = ix.gather_shape(expanded, spec, [aval_of(a).shape for a in arrays])
+    v = as_value(v, name)
+    v = cast(v, dtype_of(x))
+    vs = aval_of(v).shape
+    if vs != sel:
+        # NumPy assignment broadcasts the value (leading size-1 axes may be dropped)
+        while len(vs) > len(sel) and vs[0] == 1:
+            v = sh.reshape(v, vs[1:])
+            vs = vs[1:]
+        v = broadcast_to(v, sel)
+    return x, shape, expanded, spec, arrays, sel, v
+
+
+def at_add(x, idx, v):
+    """x with v added at x[idx] (repeated indices accumulate, like np.add.at); a new array."""
+    x, shape, expanded, spec, arrays, sel, v = _update_plan(x, idx, v, "at_add")
+    delta = sh.reshape(ix.scatter_add(v, arrays, spec, expanded), shape)
+    return ew.add(x, delta)
+
+
+def at_set(x, idx, v):
+    """x with x[idx] replaced by v; a new array (x itself is unchanged).
+
+    Where an index repeats a position, the last update wins when the index arrays are
+    concrete (as NumPy does in practice); under jit with traced index arrays the repeated
+    updates are averaged. NumPy and JAX leave this case unspecified."""
+    x, shape, expanded, spec, arrays, sel, v = _update_plan(x, idx, v, "at_set")
+    dt = dtype_of(x)
+    if not any(is_traced(a) for a in arrays):
+        xp = __import__("cupy") if any(_is_cupy(a) for a in arrays) else np
+        ids = xp.arange(int(np.prod(sel)), dtype=np.int64).reshape(sel)
+        winner = xp.full(expanded, -1, dtype=np.int64)
+        index = ix.build_index(spec, arrays)
+        winner[index] = ids
+        keep = winner[index] == ids
+        if not keep.all():
+            v = ew.select(keep, v, ew.const(v, 0))
+        covered = winner >= 0
+        new = ix.scatter_add(v, arrays, spec, expanded)
+    else:
+        count = ix.scatter_add(broadcast_to(np.ones((), dt), sel), arrays, spec, expanded)
+        covered = ew.gt(count, ew.const(count, 0))
+        new = ix.scatter_add(v, arrays, spec, expanded)
+        safe = ew.select(covered, count, ew.const(count, 1))
+        new = ew.div(new, safe) if dt.kind in "fc" else ew.floor_divide(new, safe)
+    out = ew.select(covered, new, sh.reshape(x, expanded))
+    return sh.reshape(out, shape)
+
+
+def at_get(x, idx):
+    return getitem(x, idx)
+
+
+class _IndexUpdateRef:
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x, idx) -> None:
+        self.x, self.idx = x, idx
+
+    def get(self):
+        return getitem(self.x, self.idx)
+
+    def set(self, v):
+        return at_set(self.x, self.idx, v)
+
+    def add(self, v):
+        return at_add(self.x, self.idx, v)
+
+
+class _IndexUpdateHelper:
+    """`at(x)[idx].set(v)` / `.add(v)` / `.get()` (JAX's x.at[idx] API, which traced values
+    also offer as `x.at`)."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x) -> None:
+        self.x = x
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.x, idx)
+
+
+def at(x):
+    return _IndexUpdateHelper(x)
+
+
+Tracer.at = property(lambda self: _IndexUpdateHelper(self))
+
+
+# --- take, nonzero, diagonals --------------------------------------------------------------
+
+def _index_array(indices, name):
+    kind, v = _classify(indices)
+    if kind == "int":
+        return np.asarray(v, dtype=np.int64)
+    if kind != "array":
+        raise IndexError(f"{name}: indices must be integers, got {type(indices).__name__}")
+    return v
+
+
+def _wrap_mode(ind, n, mode, name):
+    if mode in (None, "raise"):
+        return ind
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"{name}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if n == 0:
+        raise IndexError(f"{name}: cannot do a non-empty take from an empty axis")
+    if not is_traced(ind):
+        return np.mod(ind, n) if mode == "wrap" else np.clip(ind, 0, n - 1)
+    if mode == "clip":
+        return ew.minimum(ew.maximum(ind, ew.const(ind, 0)), ew.const(ind, n - 1))
+    r = ew.rem(ind, ew.const(ind, n))
+    return ew.rem(ew.add(r, ew.const(ind, n)), ew.const(ind, n))
+
+
+def take(a, indices, axis=None, mode=None):
+    """Elements of `a` at `indices` along `axis` (of the flattened array when axis is None)."""
+    a = as_value(a, "take")
+    if axis is None:
+        a = sh.reshape(a, (aval_of(a).size,))
+        axis = 0
+    shape = aval_of(a).shape
+    (ax,) = normalize_axes(axis, len(shape), "take")
+    ind = _wrap_mode(_index_array(indices, "take"), shape[ax], mode, "take")
+    return getitem(a, (slice(None),) * ax + (ind,))
+
+
+def take_along_axis(arr, indices, axis):
+    """out[..., i, ...] = arr[..., indices[..., i, ...], ...] along `axis` (NumPy semantics)."""
+    arr = as_value(arr, "take_along_axis")
+    ind = _index_array(indices, "take_along_axis")
+    if axis is None:
+        arr = sh.reshape(arr, (aval_of(arr).size,))
+        axis = 0
+        if aval_of(ind).ndim != 1:
+            raise ValueError("take_along_axis: with axis=None, indices must be 1-D")
+    shape = aval_of(arr).shape
+    ishape = aval_of(ind).shape
+    if len(ishape) != len(shape):
+        raise ValueError(f"take_along_axis: indices of shape {ishape} and arr of shape {shape} must "
+                         "have the same number of dimensions")
+    (ax,) = normalize_axes(axis, len(shape), "take_along_axis")
+    idx = []
+    for d, n in enumerate(shape):
+        if d == ax:
+            idx.append(ind)
+        else:
+            idx.append(np.arange(n).reshape([n if k == d else 1 for k in range(len(shape))]))
+    return getitem(arr, tuple(idx))
+
+
+def nonzero(a):
+    """Indices of the non-zero entries, one array per axis. Needs a concrete value: under
+    jit/make_jaxpr use fgrad.numpy.where(cond, x, y) instead."""
+    v = _concrete(as_value(a, "nonzero"), "nonzero")
+    v = v if _is_cupy(v) else np.asarray(v)
+    if v.ndim == 0:
+        raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d first")
+    return tuple(v.nonzero())
+
+
+def flatnonzero(a):
+    v = _concrete(as_value(a, "flatnonzero"), "flatnonzero")
+    return (v if _is_cupy(v) else np.asarray(v)).ravel().nonzero()[0]
+
+
+def argwhere(a):
+    v = _concrete(as_value(a, "argwhere"), "argwhere")
+    v = v if _is_cupy(v) else np.asarray(v)
+    xp = np if not _is_cupy(v) else __import__("cupy")
+    return xp.argwhere(v)
+
+
+def _diag_indices(n1, n2, offset):
+    if offset >= 0:
+        length = builtins.max(0, builtins.min(n1, n2 - offset))
+        return np.arange(length), np.arange(length) + offset
+    length = builtins.max(0, builtins.min(n1 + offset, n2))
+    return np.arange(length) - offset, np.arange(length)
+
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The diagonal of the axis1 x axis2 planes, as the last axis (NumPy semantics)."""
+    a = as_value(a, "diagonal")
+    nd = aval_of(a).ndim
+    if nd < 2:
+        raise ValueError(f"diagonal: array must be at least 2-d, got shape {aval_of(a).shape}")
+    (ax1,), (ax2,) = normalize_axes(axis1, nd, "diagonal"), normalize_axes(axis2, nd, "diagonal")
+    if ax1 == ax2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    rest = [d for d in range(nd) if d not in (ax1, ax2)]
+    moved = sh.transpose(a, rest + [ax1, ax2])
+    n1, n2 = aval_of(moved).shape[-2:]
+    rows, cols = _diag_indices(n1, n2, int(offset))
+    return getitem(moved, (Ellipsis, rows, cols))
+
+
+def diag(v, k: int = 0):
+    """A 2-D array with v on diagonal k (v 1-D), or the k-th diagonal of v (v 2-D)."""
+    v = as_value(v, "diag")
+    shape = aval_of(v).shape
+    if len(shape) == 2:
+        return diagonal(v, k)
+    if len(shape) != 1:
+        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
+    n = shape[0] + builtins.abs(int(k))
+    rows, cols = _diag_indices(n, n, int(k))
+    return ix.scatter_add(v, [rows, cols], (ARRAY, ARRAY), (n, n))
+
+
+def diagflat(v, k: int = 0):
+    from ._shape import ravel
+    return diag(ravel(v), k)
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    """Sum along a diagonal (of the axis1 x axis2 planes)."""
+    from ._reductions import sum
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _triangle(m, k, lower, name):
+    from ..ops import linalg as la  # the tril/triu primitives (linear, self-adjoint masks)
+    m = as_value(m, name)
+    shape = aval_of(m).shape
+    if len(shape) == 0:
+        raise ValueError(f"{name}: input must be at least 1-d, got a 0-d array")
+    if len(shape) == 1:  # NumPy treats a vector as the rows of a square matrix
+        m = broadcast_to(m, (shape[0], shape[0]))
+    return (la.tril if lower else la.triu)(m, int(k))
+
+
+def tril(m, k: int = 0):
+    """Lower triangle of the last two axes (elements above diagonal k zeroed)."""
+    return _triangle(m, k, True, "tril")
+
+
+def triu(m, k: int = 0):
+    """Upper triangle of the last two axes (elements below diagonal k zeroed)."""
+    return _triangle(m, k, False, "triu")
+
+
+# --- cumulative sums and products ----------------------------------------------------------
+
+def _accumulate_dtype(a, dtype):
+    if dtype is not None:
+        return np.dtype(dtype)
+    dt = dtype_of(a)
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dt
+
+
+def cumsum(a, axis=None, dtype=None):
+    """Cumulative sum along `axis` (of the flattened array when axis is None)."""
+    a = as_value(a, "cumsum")
+    a = cast(a, _accumulate_dtype(a, dtype))
+    if axis is None or aval_of(a).ndim == 0:
+        a = sh.reshape(a, (aval_of(a).size,))
+        axis = 0 if axis is None else axis
+    (ax,) = normalize_axes(axis, aval_of(a).ndim, "cumsum")
+    return scan.cumsum(a, ax)
+
+
+def prod(a, axis=None, dtype=None, keepdims: bool = False):
+    """Product over `axis` (all axes by default); its gradient is exact where entries are 0."""
+    a = as_value(a, "prod")
+    a = cast(a, _accumulate_dtype(a, dtype))
+    shape = aval_of(a).shape
+    axes = normalize_axes(axis, len(shape), "prod")
+    return _keep(scan.reduce_prod(a, axes), shape, axes, keepdims)
+
+
+__all__ = ["getitem", "at_set", "at_add", "at_get", "at", "take", "take_along_axis", "nonzero",
+           "flatnonzero", "argwhere", "diagonal", "diag", "diagflat", "trace", "tril", "triu",
+           "cumsum", "prod", "NonConcreteBooleanIndexError"]

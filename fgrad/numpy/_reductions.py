@@ -39,8 +39,10 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False):
     a = as_value(a, "sum")
     if dtype is not None:
         a = cast(a, np.dtype(dtype))
-    elif dtype_of(a).kind == "b":
-        a = cast(a, np.dtype(np.int64))
+    elif dtype_of(a).kind in "bi" and dtype_of(a).itemsize < 8:
+        a = cast(a, np.dtype(np.int64))  # NumPy sums bool and small ints as int64
+    elif dtype_of(a).kind == "u" and dtype_of(a).itemsize < 8:
+        a = cast(a, np.dtype(np.uint64))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "sum")
     return _keep(red.reduce_sum(a, axes), shape, axes, keepdims)

@@ -33,7 +33,9 @@ def expand_back(v, shape, axes):
 
 
 reduce_sum_p = Primitive("reduce_sum", backward_name="SumBackward1")
-reduce_sum_p.def_impl(lambda x, *, axes, xp: xp.sum(x, axis=axes))
+# dtype=x.dtype: NumPy would widen small integers, but the primitive keeps its input's
+# dtype (as abstract_eval says); fgrad.numpy.sum does NumPy's widening before binding.
+reduce_sum_p.def_impl(lambda x, *, axes, xp: xp.sum(x, axis=axes, dtype=x.dtype))
 reduce_sum_p.def_abstract_eval(_reduced_aval)
 def_linear(reduce_sum_p, lambda ct, x_aval, *, axes: expand_back(ct, x_aval.shape, axes))
 _batch_axes(reduce_sum_p)
