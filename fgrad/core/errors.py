@@ -27,8 +27,9 @@ class DifferentiationError(FgradError, TypeError):
     """A derivative was asked for something that has none."""
 
 
-class ShapeError(FgradError, ValueError):
-    pass
+class ShapeError(FgradError, ValueError, RuntimeError):
+    """Operand shapes do not fit. A ValueError (NumPy's type) and a RuntimeError (PyTorch's
+    type, which the Tensor facade promises)."""
 
 
 def concretization_message(what: str, aval, trace_name: str) -> str:

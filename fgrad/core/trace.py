@@ -68,6 +68,8 @@ class EvalTrace(Trace):
                     raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
                 if type(a).__module__.startswith("cupy"):
                     xp = xp_of((a,))
+        if xp is not np:  # NumPy constants beside GPU arrays (0-d ones, e.g. from rules, as scalars)
+            args = [(a[()] if a.ndim == 0 else xp.asarray(a)) if type(a) is np.ndarray else a for a in args]
         out = prim.impl(*args, xp=xp, **params)
         if _state.debug_nans:
             _check_nans(prim, out)

@@ -1,0 +1,66 @@
+"""The PyTorch-style Tensor facade (`import fgrad as torch`), on the same primitives and
+derivative rules as the functional API.
+
+This package is also callable: `fgrad.tensor(data, dtype=None, device=None,
+requires_grad=False)` builds a Tensor, as `torch.tensor` does, while `fgrad.tensor.Tensor`,
+`fgrad.tensor.autograd`, ... stay importable submodule paths.
+"""
+import sys as _sys
+import types as _types
+
+from . import _dtypes
+from ._device import device
+from ._dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16,  # noqa: F401
+                      float32, float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
+                      promote_types, set_default_dtype, short, uint8)
+from ._format import set_printoptions
+from .tensor import Size, Tensor
+from . import _methods  # noqa: F401  (installs Tensor methods and operators)
+from . import _ops
+from . import autograd, cuda  # noqa: F401
+from . import creation as _creation
+from .creation import tensor as _tensor_fn
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+FUNCTIONS = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+    "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt", "ge",
+    "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log",
+    "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos",
+    "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
+    "erf", "reciprocal", "square", "neg", "negative", "abs", "absolute", "sign", "floor", "ceil", "round",
+    "trunc", "fix", "isnan", "isinf", "isfinite", "relu", "where", "clamp", "clip", "lerp", "sum", "nansum",
+    "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "any",
+    "all", "count_nonzero", "softmax", "log_softmax", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze",
+    "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "broadcast_to",
+    "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "narrow", "split",
+    "tensor_split", "chunk", "unbind", "gather", "index_select", "take", "masked_fill", "masked_select",
+    "nonzero", "argwhere", "sort", "argsort", "topk",
+    "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag", "trace", "matmul", "mm", "bmm", "mv", "dot",
+    "inner", "outer",
+    "ger", "einsum", "clone", "allclose", "isclose", "equal", "numel")
+for _name in FUNCTIONS:
+    globals()[_name] = getattr(_ops, _name)
+# creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
+# fgrad namespace it is this (callable) package
+_creation_all = [n for n in _creation.__all__ if n != "tensor"]
+for _name in _creation_all:
+    globals()[_name] = getattr(_creation, _name)
+
+__all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
+            "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
+            "set_default_dtype", "promote_types"]
+           + [d.name for d in _dtypes.ALL]
+           + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble"]
+           + list(_creation_all) + list(FUNCTIONS))
+
+
+class _CallableModule(_types.ModuleType):
+    """`fgrad.tensor(...)` builds a Tensor; `fgrad.tensor.X` is this package's attribute X."""
+
+    def __call__(self, data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+        return _tensor_fn(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

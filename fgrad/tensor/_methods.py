@@ -1,0 +1,243 @@
+"""Tensor methods and Python operators, installed on the class: each calls the function of
+the same PyTorch name in _ops (the in-place ones go through check_inplace/commit_inplace)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.trace import _state
+from ..ops import elementwise as ew
+from . import _dtypes as D
+from . import _ops as O
+from ._device import is_cupy
+from .tensor import Tensor, _make, check_inplace, commit_inplace
+
+binary = O.binary
+
+
+# --- operators (hot paths call `binary` directly) -------------------------------------------------
+
+def _rev(fn):
+    return lambda self, other: fn(other, self)
+
+
+Tensor.__add__ = lambda self, other: binary(ew.add, self, other)
+Tensor.__radd__ = lambda self, other: binary(ew.add, other, self)
+Tensor.__sub__ = O.sub
+Tensor.__rsub__ = _rev(O.sub)
+Tensor.__mul__ = lambda self, other: binary(ew.mul, self, other)
+Tensor.__rmul__ = lambda self, other: binary(ew.mul, other, self)
+Tensor.__truediv__ = lambda self, other: binary(ew.div, self, other, True)
+Tensor.__rtruediv__ = lambda self, other: binary(ew.div, other, self, True)
+Tensor.__floordiv__ = O.floor_divide
+Tensor.__rfloordiv__ = _rev(O.floor_divide)
+Tensor.__mod__ = O.remainder
+Tensor.__rmod__ = _rev(O.remainder)
+Tensor.__pow__ = O.pow
+Tensor.__rpow__ = _rev(O.pow)
+Tensor.__matmul__ = O.matmul
+Tensor.__rmatmul__ = _rev(O.matmul)
+Tensor.__neg__ = O.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = O.abs
+Tensor.__invert__ = O.bitwise_not
+Tensor.__and__ = O.bitwise_and
+Tensor.__rand__ = _rev(O.bitwise_and)
+Tensor.__or__ = O.bitwise_or
+Tensor.__ror__ = _rev(O.bitwise_or)
+Tensor.__xor__ = O.bitwise_xor
+Tensor.__rxor__ = _rev(O.bitwise_xor)
+Tensor.__lt__ = O.lt
+Tensor.__le__ = O.le
+Tensor.__gt__ = O.gt
+Tensor.__ge__ = O.ge
+
+
+def _comparable(other) -> bool:
+    return isinstance(other, Tensor) or D.is_python_scalar(other) or isinstance(other, (np.ndarray, np.generic, list))
+
+
+Tensor.__eq__ = lambda self, other: O.eq(self, other) if _comparable(other) else False
+Tensor.__ne__ = lambda self, other: O.ne(self, other) if _comparable(other) else True
+Tensor.__contains__ = lambda self, element: bool(O.any(O.eq(self, element)))
+Tensor.__getitem__ = O.getitem
+Tensor.__setitem__ = O.setitem
+
+
+# --- in-place ops ------------------------------------------------------------------------------------
+
+def _inplace(fn):
+    def op(self, *args, **kwargs):
+        check_inplace(self)
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    op.__name__ = fn.__name__ + "_"
+    return op
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def fill_(self, value):
+    check_inplace(self)
+    v = self._value
+    if isinstance(value, Tensor):
+        if value._value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._value.ndim} dimensions.")
+        if value._requires_grad and _state.grad_enabled:
+            return commit_inplace(self, O.expand(O._cast(value, v.dtype), tuple(v.shape)))
+        value = value.item()
+    if not (_state.grad_enabled and self._requires_grad) and (
+            type(v) is np.ndarray and v.flags.writeable or hasattr(v, "__cuda_array_interface__")):
+        v.fill(value)
+        self._vbox[0] += 1
+        return self
+    xp = __import__("cupy") if is_cupy(v) else np
+    const = _make(xp.full(tuple(v.shape), value, v.dtype))
+    return commit_inplace(self, const)
+
+
+def copy_(self, src, non_blocking: bool = False):
+    check_inplace(self)
+    src = O._tensor(src)
+    if src.device != self.device:
+        src = O.to(src, self.device)
+    src = O._cast(src, self._value.dtype)
+    shape = tuple(self._value.shape)
+    if tuple(src._value.shape) != shape:
+        src = O.expand(src, shape)
+    if src._node is None and not (_state.grad_enabled and self._requires_grad):
+        return commit_inplace(self, src)
+    return commit_inplace(self, src if src._node is not None else _make(np.array(src._value)))
+
+
+def _random_(draw):
+    def op(self, *args, generator=None, **kwargs):
+        check_inplace(self)
+        from .creation import _rng
+        v = self._value
+        values = draw(_rng(generator), tuple(v.shape), *args, **kwargs).astype(v.dtype)
+        if not isinstance(v, np.ndarray):
+            from ._device import to_device
+            values = to_device(values, self.device)
+        return commit_inplace(self, _make(values))
+    return op
+
+
+uniform_ = _random_(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
+normal_ = _random_(lambda rng, shape, mean=0.0, std=1.0: rng.normal(mean, std, shape))
+bernoulli_ = _random_(lambda rng, shape, p=0.5: (rng.random(shape) < p))
+exponential_ = _random_(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
+random_ = _random_(lambda rng, shape, low=0, high=2 ** 24: rng.integers(low, high, shape))
+
+
+def masked_fill_(self, mask, value):
+    check_inplace(self)
+    return commit_inplace(self, O.masked_fill(self, mask, value))
+
+
+def clamp_(self, min=None, max=None):
+    check_inplace(self)
+    return commit_inplace(self, O.clamp(self, min, max))
+
+
+_INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "multiply_": O.mul,
+            "div_": O.div, "divide_": O.div, "true_divide_": O.div, "pow_": O.pow, "neg_": O.neg,
+            "abs_": O.abs, "exp_": O.exp, "log_": O.log, "sqrt_": O.sqrt, "sin_": O.sin, "cos_": O.cos,
+            "tanh_": O.tanh, "sigmoid_": O.sigmoid, "relu_": O.relu, "floor_": O.floor, "ceil_": O.ceil,
+            "round_": O.round, "sign_": O.sign, "reciprocal_": O.reciprocal, "square_": O.square,
+            "remainder_": O.remainder, "fmod_": O.fmod, "floor_divide_": O.floor_divide,
+            "maximum_": O.maximum, "minimum_": O.minimum, "lerp_": O.lerp, "log1p_": O.log1p,
+            "expm1_": O.expm1, "rsqrt_": O.rsqrt, "trunc_": O.trunc, "logical_not_": O.logical_not}
+for _name, _fn in _INPLACE.items():
+    setattr(Tensor, _name, _inplace(_fn))
+for _name, _fn in {"zero_": zero_, "fill_": fill_, "copy_": copy_, "uniform_": uniform_, "normal_": normal_,
+                   "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_,
+                   "masked_fill_": masked_fill_, "clamp_": clamp_, "clip_": clamp_}.items():
+    setattr(Tensor, _name, _fn)
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+
+
+def _iand(self, other):
+    check_inplace(self)
+    return commit_inplace(self, O.bitwise_and(self, other))
+
+
+def _ior(self, other):
+    check_inplace(self)
+    return commit_inplace(self, O.bitwise_or(self, other))
+
+
+Tensor.__iand__ = _iand
+Tensor.__ior__ = _ior
+
+
+# --- methods with the functions' names ---------------------------------------------------------------
+
+_SAME_NAME = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+    "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt", "ge",
+    "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log",
+    "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos",
+    "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
+    "erf", "reciprocal", "square", "neg", "negative", "abs", "absolute", "sign", "floor", "ceil", "round",
+    "trunc", "fix", "isnan", "isinf", "isfinite", "relu", "clamp", "clip", "lerp", "sum", "nansum", "mean",
+    "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "any", "all",
+    "count_nonzero", "softmax", "log_softmax", "reshape", "view", "flatten", "unflatten", "unsqueeze",
+    "squeeze", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "expand",
+    "expand_as", "broadcast_to", "repeat", "narrow", "split", "tensor_split", "chunk", "unbind", "gather",
+    "index_select", "take", "masked_fill", "masked_select", "nonzero", "argwhere", "sort", "argsort", "topk",
+    "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag", "trace",
+    "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "clone", "to", "type_as", "contiguous",
+    "allclose", "isclose", "equal")
+for _name in _SAME_NAME:
+    setattr(Tensor, _name, getattr(O, _name))
+
+Tensor.type = O.tensor_type
+Tensor.where = lambda self, condition, other: O.where(condition, self, other)
+Tensor.view_as = lambda self, other: O.reshape(self, tuple(other._value.shape))
+Tensor.reshape_as = Tensor.view_as
+Tensor.T = property(lambda self: O.permute(self, *reversed(range(self._value.ndim))))
+Tensor.mT = property(lambda self: O.transpose(self, -2, -1))
+Tensor.H = property(lambda self: O.t(self))
+Tensor.cpu = lambda self: O.to(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False: O.to(self, "cuda" if device is None else device)
+
+for _name, _dt in {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64,
+                   "int": np.int32, "short": np.int16, "char": np.int8, "byte": np.uint8, "bool": np.bool_}.items():
+    setattr(Tensor, _name, O._caster(_dt))
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_factory(name):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        from . import creation
+        return getattr(creation, name)(*size, **kwargs, dtype=dtype or self.dtype, device=device or self.device,
+                                       requires_grad=requires_grad)
+    return new
+
+
+Tensor.new_tensor = new_tensor
+Tensor.new_zeros = _new_factory("zeros")
+Tensor.new_ones = _new_factory("ones")
+Tensor.new_empty = _new_factory("empty")
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from .creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+Tensor.new_full = new_full

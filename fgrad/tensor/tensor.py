@@ -1,0 +1,759 @@
+"""Tensor: the PyTorch-style facade on fgrad's primitives and derivative rules.
+
+A Tensor holds a value (a NumPy/CuPy array, or a tracer inside fgrad.grad & co.). Binding a
+primitive on Tensors goes through `_tensor_bind`: the primitive runs on the values by normal
+dispatch, and in grad mode, when an input requires grad, a graph node is attached to the
+result. Nodes are `fgrad.interpreters.backward.Node`s whose class name is the primitive's
+`backward_name` (the `grad_fn` PyTorch prints); `backward()` walks them with the one engine,
+`backward_pass`, calling the primitives' own VJP rules (see autograd.py).
+
+Memory: nodes reference their parents and saved values only; a Tensor references its node;
+a leaf's AccumulateGrad node references the leaf, which caches it through a weakref. So a
+graph has no reference cycle and is freed by reference counting as soon as its output dies.
+
+In-place ops compute the new value with the same ops. A result that belongs to a graph is
+rebound into the Tensor (the old buffer stays intact for the nodes that saved it); otherwise
+the value is written into the existing buffer (so `.data`, views and `.grad` aliases see it)
+and the Tensor's version counter is bumped; a node whose VJP later reads a saved value that
+was overwritten raises PyTorch's "modified by an inplace operation" error.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from ..core.trace import Tracer, _state, facade
+from ..interpreters.backward import Leaf, Node
+from . import _dtypes as D
+from ._device import CPU, device, device_of_value, is_cupy
+
+_nd = np.ndarray
+_generic = np.generic
+_EMPTY: dict = {}
+_new = object.__new__
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+# --- graph nodes -------------------------------------------------------------------------------
+
+class TensorNode(Node):
+    """A primitive applied to Tensors: `grad_fn` of its output. `saved` lists
+    (version box, version at save time, input index or -1 for the output)."""
+
+    __slots__ = ("saved",)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((p, 0) for p in self.parents)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at 0x{id(self):x}>"
+
+
+_NODE_CLASSES: dict = {}
+
+
+def node_class(name: str) -> type:
+    """One TensorNode subclass per backward name (PowBackward0, MulBackward0, ...)."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (TensorNode,), {"__slots__": ()})
+    return cls
+
+
+_PRIM_NODE: dict = {}
+
+
+def _prim_node_class(prim) -> type:
+    cls = _PRIM_NODE.get(prim)
+    if cls is None:
+        cls = _PRIM_NODE[prim] = node_class(prim.backward_name)
+    return cls
+
+
+class AccumulateGrad(Leaf):
+    """Where a leaf's gradient lands. Holds the leaf strongly; the leaf holds it weakly."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        Leaf.__init__(self)
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions = ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at 0x{id(self):x}>"
+
+
+# AccumulateGrad nodes by id, so the engine's {id(leaf): ct} result maps back to leaves.
+ACC_NODES: "weakref.WeakValueDictionary[int, AccumulateGrad]" = weakref.WeakValueDictionary()
+
+
+def _acc_node(t) -> AccumulateGrad:
+    ref = t._acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._acc = weakref.ref(node)
+        ACC_NODES[id(node)] = node
+    return node
+
+
+def grad_node(t):
+    """The node gradients of `t` flow into: its grad_fn, or its leaf's AccumulateGrad."""
+    return t._node if t._node is not None else _acc_node(t)
+
+
+# --- hooks ---------------------------------------------------------------------------------------
+
+class RemovableHandle:
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class _TensorHook:
+    """A user hook: sees the gradient as a Tensor, may return a replacement."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def __call__(self, ct):
+        boxed = ct if isinstance(ct, Tensor) else _make(ct)
+        new = self.fn(boxed)
+        if new is None:
+            return None
+        if isinstance(ct, Tensor):
+            return new if isinstance(new, Tensor) else _make(new)
+        return new._value if isinstance(new, Tensor) else new
+
+
+class _RetainGrad:
+    """retain_grad(): stores the gradient arriving at a non-leaf's node into its .grad.
+    Refers to the Tensor weakly (no cycle through the node)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, t) -> None:
+        self.ref = weakref.ref(t)
+
+    def __call__(self, ct):
+        t = self.ref()
+        if t is not None:
+            accumulate_grad(t, ct)
+        return None
+
+
+def _add_node_hook(node, hook) -> RemovableHandle:
+    hooks = node.hooks
+    if hooks is None:
+        hooks = node.hooks = []
+    # retain_grad's hook stays last, so the retained gradient is the hooked one (as PyTorch)
+    if hooks and isinstance(hooks[-1], _RetainGrad) and not isinstance(hook, _RetainGrad):
+        hooks.insert(len(hooks) - 1, hook)
+    else:
+        hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def accumulate_grad(t, ct) -> None:
+    """t.grad = ct if t.grad is None else t.grad + ct (in place when no graph is involved,
+    as PyTorch's AccumulateGrad does)."""
+    g = t._grad
+    if isinstance(ct, Tensor):  # create_graph: gradients carry their own graph
+        t._grad = _make(ct._value, ct._node, ct._requires_grad) if g is None else g + ct
+        return
+    if g is None:
+        t._grad = _make(ct.copy() if type(ct) is _nd or is_cupy(ct) else ct)
+        return
+    gv = g._value
+    if g._node is None and (type(gv) is _nd and gv.flags.writeable or is_cupy(gv)) \
+            and gv.shape == ct.shape and gv.dtype == ct.dtype:
+        gv += ct
+        g._vbox[0] += 1
+    else:
+        t._grad = g + _make(ct)
+
+
+# --- binding primitives on Tensors -----------------------------------------------------------------
+
+def _make(value, node=None, requires_grad=False, vbox=None):
+    """A Tensor around `value` (internal constructor: no conversion, no checks)."""
+    t = _new(Tensor)
+    t._value = value
+    t._node = node
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._vbox = [0] if vbox is None else vbox
+    t._acc = None
+    t._retain = None
+    t._hooks = None
+    return t
+
+
+def _view_box(out, vals, args):
+    """The version box `out` shares with the Tensor input it is a view of, or None."""
+    base = out.base
+    for v, a in zip(vals, args):
+        if type(v) is _nd and (v is base or v.base is base or v is out) and isinstance(a, Tensor):
+            return a._vbox
+    return None
+
+
+def _check_devices(args, vals):
+    """Tensors of one op must live on one device (PyTorch's RuntimeError otherwise); CPU 0-d
+    values next to GPU ones are moved, as PyTorch allows CPU scalars."""
+    devs = {}
+    for a, v in zip(args, vals):
+        if isinstance(a, Tensor) and not isinstance(v, Tracer) and not isinstance(v, _generic):
+            d = device_of_value(v)
+            if d.type == "cpu" and v.ndim == 0:
+                continue
+            devs.setdefault(str(d), d)
+    if len(devs) > 1:
+        names = sorted(devs, key=lambda s: s == "cpu")
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                           f"devices, {names[0]} and {names[1]}! Move them with .to(device) first.")
+    if devs and next(iter(devs.values())).type == "cuda":
+        from ._device import to_device
+        dev = next(iter(devs.values()))
+        vals = [to_device(v, dev) if type(v) is _nd else v for v in vals]
+    return vals
+
+
+def _tensor_bind(prim, args, params):
+    """`facade.bind`: run `prim` on the Tensors' values; record a node in grad mode."""
+    vals = []
+    grad = False
+    plain = True
+    for a in args:
+        if isinstance(a, Tensor):
+            v = a._value
+            if a._requires_grad:
+                grad = True
+        else:
+            v = a
+        if plain and type(v) is not _nd and not isinstance(v, _generic):
+            plain = False
+        vals.append(v)
+    if not plain:
+        vals = _check_devices(args, vals)
+    state = _state
+    out = state.trace.process_primitive(prim, vals, params)
+    vbox = _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None
+    if not grad or not state.grad_enabled or prim.nondiff or out.dtype.kind not in "fc":
+        return _make(out, None, False, vbox)
+    parents = []
+    saved = []
+    i = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            box = a._vbox
+            saved.append((box, box[0], i))
+            if a._requires_grad:
+                p = a._node
+                parents.append(p if p is not None else _acc_node(a))
+            else:
+                parents.append(None)
+        else:
+            parents.append(None)
+        i += 1
+    cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
+    if params and "call" in params:  # custom_vjp / autograd.Function: named after the user's function
+        name = getattr(getattr(params["call"], "fun", None), "_backward_name", None)
+        if name:
+            cls = node_class(name)
+    # (Node.__init__, inlined: this is the hot path of every recorded op)
+    node = _new(cls)
+    node.prim = prim
+    node.params = params
+    node.parents = tuple(parents)
+    node.primals = tuple(vals)
+    node.out = out
+    node.hooks = None
+    t = _new(Tensor)
+    t._value = out
+    t._node = node
+    t._requires_grad = True
+    t._grad = None
+    t._vbox = box = [0] if vbox is None else vbox
+    t._acc = None
+    t._retain = None
+    t._hooks = None
+    saved.append((box, box[0], -1))
+    node.saved = saved
+    return t
+
+
+# --- saved values that were overwritten in place ------------------------------------------------------
+
+def _type_name(v) -> str:
+    try:
+        dt = D.of_np(v.dtype)
+    except (KeyError, AttributeError):
+        return type(v).__name__
+    return ("torch.cuda." if is_cupy(v) else "torch.") + dt._torch
+
+
+def version_message(node, value, index: int, current: int, expected: int) -> str:
+    shape = list(getattr(value, "shape", ()))
+    what = f"[{_type_name(value)} {shape}]"
+    producer = node if index < 0 else node.parents[index]
+    if isinstance(producer, TensorNode):
+        what += f", which is output 0 of {producer.name()},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {current}; expected version {expected} instead. "
+            "Hint: the in-place operation (x.add_(), x[i] = ..., an optimizer step) ran between "
+            "the forward pass and backward(); use an out-of-place op (x = x + ...) or clone() "
+            "the tensor before modifying it.")
+
+
+class ModifiedValue:
+    """Stands for a saved value that was overwritten in place: its shape and dtype can be
+    read (rules need them), its contents cannot -- reading them raises the version error.
+    So only a VJP that really needs the overwritten value fails, as in PyTorch."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "message")
+    __array_priority__ = 10000
+
+    def __init__(self, value, message: str) -> None:
+        self.shape, self.dtype = tuple(value.shape), value.dtype
+        self.ndim, self.size, self.message = len(self.shape), int(np.prod(self.shape)), message
+
+    def _fail(self, *args, **kwargs):
+        raise RuntimeError(self.message)
+
+    __array__ = __array_ufunc__ = __array_function__ = __float__ = __int__ = __bool__ = _fail
+    __getitem__ = __iter__ = __len__ = _fail
+
+    def __getattr__(self, name):
+        raise RuntimeError(object.__getattribute__(self, "message"))
+
+
+def saved_values(node):
+    """(out, primals) of `node`, with values overwritten since they were saved replaced by
+    ModifiedValue stand-ins."""
+    out, primals = node.out, node.primals
+    for box, ver, i in node.saved:
+        if box[0] != ver:
+            primals = list(primals)
+            break
+    else:
+        return out, primals
+    for box, ver, i in node.saved:
+        if box[0] != ver:
+            v = out if i < 0 else primals[i]
+            m = ModifiedValue(v, version_message(node, v, i, box[0], ver))
+            if i < 0:
+                out = m
+            else:
+                primals[i] = m
+    return out, tuple(primals)
+
+
+# --- in-place operations ----------------------------------------------------------------------------
+
+def check_inplace(t) -> None:
+    """PyTorch's rule: a leaf that requires grad (or a view of one) cannot be modified in
+    place while grad mode is on -- use `with fgrad.no_grad():` (as optimizers do)."""
+    if not _state.grad_enabled or not t._requires_grad:
+        return
+    if t._node is None:
+        raise RuntimeError(LEAF_INPLACE_MESSAGE)
+    for p in t._node.parents:
+        if isinstance(p, AccumulateGrad) and p.variable._vbox is t._vbox:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+
+
+_CATEGORY_NAME = {"b": "Bool", "u": "Byte", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+
+
+def commit_inplace(t, new):
+    """Make `new` (the op's result, a Tensor) the contents of `t`; returns `t`."""
+    nv = new._value
+    tv = t._value
+    if nv.dtype != tv.dtype:
+        if D._CATEGORY[nv.dtype.kind] > D._CATEGORY[tv.dtype.kind]:
+            raise RuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
+                               f"desired output type {_CATEGORY_NAME[tv.dtype.kind]}")
+        from ..ops.elementwise import convert_element_type
+        new = convert_element_type(new, tv.dtype)
+        nv = new._value
+    if tuple(nv.shape) != tuple(tv.shape):
+        raise RuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
+                           f"{list(nv.shape)}")
+    box = t._vbox
+    node = new._node
+    if node is None and t._node is not None and _state.grad_enabled:
+        # a constant written over a graph tensor: it stays in the graph, with zero gradient
+        # to its old history (PyTorch's CopyBackwards/FillBackward)
+        from ..ops.elementwise import select
+        new = select(np.bool_(True), new, t)
+        nv, node = new._value, new._node
+    if node is not None:
+        # Part of a graph: rebind. The old buffer stays intact for the nodes that saved it
+        # (and keeps the old version box, which views of it share); `t` gets a new box.
+        t._value = nv
+        old = t._node
+        t._node = node
+        t._requires_grad = True
+        t._vbox = box = [box[0] + 1]
+        node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in node.saved]
+        if t._retain is not None:
+            if old is not None and old.hooks and t._retain in old.hooks:
+                old.hooks.remove(t._retain)
+            _add_node_hook(node, t._retain)
+        return t
+    if (type(tv) is _nd and tv.flags.writeable) or is_cupy(tv):
+        tv[...] = nv
+    else:
+        t._value = nv
+    box[0] += 1
+    return t
+
+
+# --- the Tensor ----------------------------------------------------------------------------------------
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives."""
+
+    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_vbox", "_acc", "_retain", "_hooks",
+                 "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *data, dtype=None, device=None, requires_grad: bool = False) -> None:
+        """`fgrad.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.Tensor(*sizes)`."""
+        from .creation import _legacy_tensor_value
+        self._value = _legacy_tensor_value(data, dtype, device)
+        self._node = None
+        self._requires_grad = False
+        self._grad = None
+        self._vbox = [0]
+        self._acc = None
+        self._retain = None
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # --- autograd attributes ---
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        requires_grad = bool(requires_grad)
+        if self._node is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._value.dtype.kind not in "fc":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (this "
+                               f"tensor has dtype {self.dtype}; convert it with .float() first)")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        if self._node is not None and self._retain is None and self._grad is None:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if tuple(value._value.shape) != tuple(self._value.shape):
+                raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                                   f"{tuple(value._value.shape)}, tensor shape {tuple(self._value.shape)}")
+            if value._value.dtype != self._value.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: grad dtype "
+                                   f"{value.dtype}, tensor dtype {self.dtype}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retain is not None
+
+    def retain_grad(self) -> None:
+        if self._node is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retain is None:
+            self._retain = _RetainGrad(self)
+            _add_node_hook(self._node, self._retain)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """`hook(grad) -> Tensor or None` runs when the gradient w.r.t. this tensor is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None:
+            return _add_node_hook(self._node, _TensorHook(hook))
+        if self._hooks is None:
+            self._hooks = []
+        h = _TensorHook(hook)
+        self._hooks.append(h)
+        return RemovableHandle(self._hooks, h)
+
+    @property
+    def _version(self) -> int:
+        return self._vbox[0]
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (see fgrad.autograd.backward)."""
+        from .autograd import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+                 inputs=inputs)
+
+    # --- values and metadata ---
+    @property
+    def data(self) -> "Tensor":
+        """A Tensor sharing this one's storage, outside any graph."""
+        return _make(self._value)
+
+    @data.setter
+    def data(self, value) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._value = value._value
+
+    def detach(self) -> "Tensor":
+        """A Tensor sharing storage and version counter, with no grad history."""
+        return _make(self._value, None, False, self._vbox)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def shape(self) -> "Size":
+        return Size(self._value.shape)
+
+    def size(self, dim=None):
+        shape = self._value.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_dim(dim, len(shape))]
+
+    def dim(self) -> int:
+        return self._value.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    def numel(self) -> int:
+        n = 1
+        for d in self._value.shape:
+            n *= d
+        return n
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return D.of_np(self._value.dtype)
+
+    @property
+    def device(self) -> device:
+        v = self._value
+        return CPU if type(v) is _nd else device_of_value(v)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._value.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._value.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        return self._value.dtype.itemsize
+
+    def item(self):
+        v = self._value
+        if getattr(v, "size", 1) != 1:
+            raise RuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
+        return v.item()
+
+    def tolist(self):
+        v = self._value
+        if is_cupy(v):
+            v = v.get()
+        return v.tolist() if hasattr(v, "tolist") else v.item()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        v = self._value
+        if is_cupy(v):
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return v.get()
+        if isinstance(v, Tracer):
+            return np.asarray(v)  # raises fgrad's TracerArrayConversionError with advice
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._ops import array_ufunc
+        return array_ufunc(self, ufunc, method, inputs, kwargs)
+
+    def __repr__(self) -> str:
+        from ._format import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._value.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        v = self._value
+        if getattr(v, "size", 1) != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(v)
+
+    def __float__(self) -> float:
+        return float(self.item()) if not isinstance(self._value, Tracer) else float(self._value)
+
+    def __int__(self) -> int:
+        return int(self.item()) if not isinstance(self._value, Tracer) else int(self._value)
+
+    def __index__(self) -> int:
+        if self._value.dtype.kind not in "iub" or self._value.ndim != 0 and self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._value) if isinstance(self._value, Tracer) else int(self.item())
+
+    def __len__(self) -> int:
+        shape = self._value.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if not self._value.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        from ._ops import unbind
+        return iter(unbind(self, 0))
+
+    def __reduce_ex__(self, protocol):
+        from .creation import _rebuild
+        return (_rebuild, (self.detach().cpu().numpy().copy(), self._requires_grad, type(self)))
+
+    def __deepcopy__(self, memo):
+        if self._node is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        v = self._value
+        t = _make(v.copy() if hasattr(v, "copy") else v, None, self._requires_grad)
+        if self._grad is not None:
+            t._grad = _make(self._grad._value.copy())
+        memo[id(self)] = t
+        return t
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as `fgrad.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"fgrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+def _dim(dim, ndim: int) -> int:
+    """A PyTorch dim index normalised to [0, ndim) (0-d tensors accept 0 and -1)."""
+    n = max(ndim, 1)
+    d = int(dim)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return d % n
+
+
+def wrap(value) -> Tensor:
+    return _make(value)
+
+
+facade.tensor_type = Tensor
+facade.bind = _tensor_bind
+facade.wrap = wrap
