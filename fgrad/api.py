@@ -17,7 +17,7 @@ from .interpreters.batching import BatchTrace, BatchTracer, move_axis
 from .interpreters.jvp import JVPTrace, JVPTracer
 from .interpreters.record import RecordTrace, RecordTracer
 from .interpreters.staging import StagingTrace
-from .numpy._util import as_value
+from .numpy._util import MAX_NDIM, as_value
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -271,6 +271,15 @@ def _stack_rows(rows, lead_shape, trail_shape):
     return reshape(concatenate(rows, 0), tuple(lead_shape) + tuple(trail_shape))
 
 
+def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
+    """A Jacobian has out.ndim + in.ndim dimensions; NumPy arrays have at most MAX_NDIM."""
+    if len(out_shape) + len(in_shape) > MAX_NDIM:
+        raise ShapeError(f"{transform} of {fname}: the Jacobian of an output of shape {tuple(out_shape)} "
+                         f"with respect to an input of shape {tuple(in_shape)} would have "
+                         f"{len(out_shape) + len(in_shape)} dimensions, more than NumPy's limit of "
+                         f"{MAX_NDIM}. Reshape the input or the output (e.g. ravel it) first.")
+
+
 def jacrev(f: Callable, argnums=0) -> Callable:
     """Jacobian by reverse mode, one vjp per output element; shape out.shape + in.shape."""
     @functools.wraps(f)
@@ -283,6 +292,8 @@ def jacrev(f: Callable, argnums=0) -> Callable:
         per_out = []
         for k, o in enumerate(out_flat):
             oa = aval_of(_unbox(o))
+            for x in in_flat:
+                _check_jacobian_rank("jacrev", _fname(f), oa.shape, aval_of(as_value(_unbox(x))).shape)
             rows = []
             for i in range(oa.size):
                 cts = [np.zeros(aval_of(_unbox(p)).shape, aval_of(_unbox(p)).dtype) for p in out_flat]
@@ -323,6 +334,8 @@ def jacfwd(f: Callable, argnums=0) -> Callable:
         per_out = []
         for k, o in enumerate(out_flat):
             oa = aval_of(_unbox(o))
+            for xa, _ in cols:
+                _check_jacobian_rank("jacfwd", _fname(f), oa.shape, xa.shape)
             jac = []
             for (xa, leaf_cols), x in zip(cols, in_flat):
                 stacked = _stack_rows([_unbox(c[k]) for c in leaf_cols], xa.shape, oa.shape)

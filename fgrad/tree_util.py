@@ -84,6 +84,21 @@ def tree_flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTr
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
+    """The pytree of structure `treedef` with `leaves` (an iterable, exactly
+    treedef.num_leaves long) in flattening order."""
+    if not isinstance(treedef, PyTreeDef):
+        raise TypeError(f"tree_unflatten: treedef must be a PyTreeDef (from tree_flatten or "
+                        f"tree_structure), got {type(treedef).__name__} {treedef!r:.60}")
+    try:
+        leaves = list(leaves)
+    except TypeError:
+        raise TypeError(f"tree_unflatten: leaves must be an iterable (e.g. a list) of "
+                        f"{treedef.num_leaves} leaves for structure {treedef}, got "
+                        f"{type(leaves).__name__} {leaves!r:.60}") from None
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves but "
+                         f"{len(leaves)} were given; pass exactly one value per leaf (tree_leaves of "
+                         "a tree of the same structure has the right number)")
     it = iter(leaves)
 
     def rec(td):
@@ -94,10 +109,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
         unflatten = _REGISTRY[t][1] if t in _REGISTRY else (lambda _, c: t(*c))
         return unflatten(td.aux, children)
 
-    out = rec(treedef)
-    if next(it, it) is not it:
-        raise ValueError(f"tree_unflatten: too many leaves for structure {treedef}")
-    return out
+    return rec(treedef)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable | None = None) -> list:

@@ -11,9 +11,16 @@ from ._shape import *  # noqa: F401,F403
 from ._index import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
-from ._util import as_value as asarray  # noqa: F401
-from ._util import broadcast_to  # noqa: F401
+from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg
 from . import _operators  # noqa: F401  (installs Tracer operators)
 from . import linalg  # noqa: F401,E402
+
+
+def asarray(a, dtype=None):
+    """`a` as a value fgrad computes with: numeric arrays, tracers and Tensors pass unchanged,
+    Python numbers and nested lists become NumPy arrays; cast to `dtype` when given."""
+    v = _as_value(a, "asarray")
+    return v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray"))
+
 
 array = asarray

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.trace import Tracer, aval_of, facade
-from ._util import as_value, broadcast_to, cast, is_traced
+import math
+
+from ..core.errors import ShapeError
+from ..core.trace import aval_of, facade
+from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, int_arg, is_traced,
+                    normalize_axis, shape_arg, static_arg)
 
 
 def _is_cupy(x) -> bool:
@@ -24,67 +28,99 @@ def _xp_like(a):
     return np
 
 
-def _static(v, what: str):
-    """A concrete Python/NumPy value for an argument that fixes a shape or a grid."""
-    if facade.tensor_type is not None and isinstance(v, facade.tensor_type):
-        v = v._value
-    if isinstance(v, Tracer):
-        v = v._concrete(what)
+_static = static_arg  # a concrete value for an argument that fixes a shape or a grid
+
+
+def _shape(shape, name: str = "array creation") -> tuple:
+    return shape_arg(shape, name)
+
+
+def _fill(fill_value, shape, name: str):
+    """fill_value as an fgrad value (numeric; traced stays traced) that broadcasts to `shape`."""
+    v = as_value(fill_value, f"{name}'s fill_value")
+    vs = aval_of(v).shape
+    if vs != shape and (len(vs) > len(shape) or any(a not in (1, b) for a, b in zip(vs[::-1], shape[::-1]))):
+        raise ShapeError(f"{name}: fill_value of shape {vs} cannot be broadcast to the array shape "
+                         f"{shape}; pass a scalar or an array whose trailing dimensions are 1 or match")
     return v
-
-
-def _shape(shape) -> tuple:
-    shape = _static(shape, "an array shape")
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(_static(d, "an array shape")) for d in shape)
 
 
 def zeros(shape, dtype=float):
     """A new array of zeros (float64 by default)."""
-    return np.zeros(_shape(shape), dtype=dtype)
+    return np.zeros(_shape(shape, "zeros"), dtype=dtype_arg(dtype, "zeros"))
 
 
 def ones(shape, dtype=float):
-    return np.ones(_shape(shape), dtype=dtype)
+    return np.ones(_shape(shape, "ones"), dtype=dtype_arg(dtype, "ones"))
 
 
 def empty(shape, dtype=float):
     """Like NumPy's empty, but filled with zeros so results never depend on stale memory."""
-    return np.zeros(_shape(shape), dtype=dtype)
+    return np.zeros(_shape(shape, "empty"), dtype=dtype_arg(dtype, "empty"))
 
 
 def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with `fill_value`; a traced fill value gives a traced
     (differentiable) result, broadcast from it."""
-    shape = _shape(shape)
-    if is_traced(fill_value):
-        v = as_value(fill_value, "full")
+    shape = _shape(shape, "full")
+    dtype = dtype_arg(dtype, "full")
+    v = _fill(fill_value, shape, "full")
+    if is_traced(v):
         if dtype is not None:
-            v = cast(v, np.dtype(dtype))
+            v = cast(v, dtype)
         return broadcast_to(v, shape)
-    return np.full(shape, fill_value, dtype=dtype)
+    return np.full(shape, v, dtype=dtype)
+
+
+def _matrix(name, N, M, k, n_name="N"):
+    """(N, M, k) of eye/tri: sizes checked, and k clamped to [-N, M] (beyond that the result
+    no longer changes, so any integer k is fine)."""
+    N = int_arg(N, name, n_name)
+    M = N if M is None else int_arg(M, name, "M")
+    shape_arg((N, M), name)
+    k = int_arg(k, name, "k", bounded=False)
+    return N, M, min(max(k, -N), M)
 
 
 def eye(N, M=None, k: int = 0, dtype=float):
     """The N x M identity (ones on diagonal k)."""
-    return np.eye(int(_static(N, "eye's N")), None if M is None else int(_static(M, "eye's M")),
-                  k=int(_static(k, "eye's k")), dtype=dtype)
+    N, M, k = _matrix("eye", N, M, k)
+    return np.eye(N, M, k=k, dtype=dtype_arg(dtype, "eye"))
 
 
 def identity(n, dtype=None):
-    return np.identity(int(_static(n, "identity's n")), dtype=float if dtype is None else dtype)
+    n, _, _ = _matrix("identity", n, None, 0, "n")
+    return np.identity(n, dtype=float if dtype is None else dtype_arg(dtype, "identity"))
 
 
 def tri(N, M=None, k: int = 0, dtype=float):
     """Ones at and below diagonal k."""
-    return np.tri(int(_static(N, "tri's N")), None if M is None else int(_static(M, "tri's M")),
-                  k=int(_static(k, "tri's k")), dtype=dtype)
+    N, M, k = _matrix("tri", N, M, k)
+    return np.tri(N, M, k=k, dtype=dtype_arg(dtype, "tri"))
+
+
+def _real_scalar(v, name, what):
+    v = as_value(_static(v, f"{name}'s {what}"), f"{name}'s {what}")
+    if np.ndim(v) != 0 or v.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: {what} must be a real number, got {type(v).__name__} {v!r:.60}")
+    return v
 
 
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in [start, stop); the bounds must be concrete."""
     start, stop, step = (None if v is None else _static(v, "arange's bounds") for v in (start, stop, step))
+    dtype = dtype_arg(dtype, "arange")
+    lo, hi, st = (None if v is None else _real_scalar(v, "arange", w).item()
+                  for v, w in ((start, "start"), (stop, "stop"), (step, "step")))
+    lo, hi = (0, lo) if hi is None else (lo, hi)
+    st = 1 if st is None else st
+    if st == 0:
+        raise ValueError("arange: step must not be zero")
+    if not all(math.isfinite(x) for x in (lo, hi, st)):
+        raise ValueError(f"arange: start, stop and step must be finite, got {lo}, {hi}, {st}")
+    if math.ceil((hi - lo) / st) > MAX_SIZE:
+        raise ShapeError(f"arange: [{lo}, {hi}) in steps of {st} has more values than an array can "
+                         f"hold ({MAX_SIZE:.3g}); check the bounds")
     return np.arange(start, stop, step, dtype=dtype)
 
 
@@ -92,9 +128,17 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
              axis: int = 0):
     """`num` evenly spaced samples from start to stop. Traced start/stop give a traced,
     differentiable result (linear in both)."""
-    num = int(_static(num, "linspace's num"))
+    num = int_arg(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    dtype = dtype_arg(dtype, "linspace")
+    for flag, what in ((endpoint, "endpoint"), (retstep, "retstep")):
+        if not isinstance(flag, (bool, np.bool_, int, np.integer)):
+            raise TypeError(f"linspace: {what} must be True or False, got {type(flag).__name__} {flag!r:.40}")
+    start, stop = as_value(start, "linspace's start"), as_value(stop, "linspace's stop")
+    bshape = broadcast_shapes("linspace", aval_of(start).shape, aval_of(stop).shape)
+    shape_arg((num,) + bshape, "linspace", "result shape")
+    axis = normalize_axis(axis, len(bshape) + 1, "linspace")
     if not (is_traced(start) or is_traced(stop)):
         return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
     from ._elementwise import add, multiply, subtract
@@ -113,23 +157,24 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if axis != 0:
         out = moveaxis(out, 0, axis)
     if dtype is not None:
-        out = cast(out, np.dtype(dtype))
+        out = cast(out, dtype)
     return (out, step) if retstep else out
 
 
-def _like(a, dtype, shape):
-    av = aval_of(as_value(a, "*_like"))
-    return (av.shape if shape is None else _shape(shape)), (av.dtype if dtype is None else np.dtype(dtype))
+def _like(a, dtype, shape, name):
+    av = aval_of(as_value(a, name))
+    return ((av.shape if shape is None else _shape(shape, name)),
+            (av.dtype if dtype is None else dtype_arg(dtype, name)))
 
 
 def zeros_like(a, dtype=None, shape=None):
     """Zeros of a's shape and dtype: a constant, even when `a` is traced."""
-    s, d = _like(a, dtype, shape)
+    s, d = _like(a, dtype, shape, "zeros_like")
     return _xp_like(a).zeros(s, dtype=d)
 
 
 def ones_like(a, dtype=None, shape=None):
-    s, d = _like(a, dtype, shape)
+    s, d = _like(a, dtype, shape, "ones_like")
     return _xp_like(a).ones(s, dtype=d)
 
 
@@ -140,9 +185,10 @@ def empty_like(a, dtype=None, shape=None):
 
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array like `a` filled with `fill_value` (traced only if fill_value is traced)."""
-    s, d = _like(a, dtype, shape)
-    if is_traced(fill_value):
-        return broadcast_to(cast(as_value(fill_value, "full_like"), d), s)
+    s, d = _like(a, dtype, shape, "full_like")
+    v = _fill(fill_value, s, "full_like")
+    if is_traced(v):
+        return broadcast_to(cast(v, d), s)
     return _xp_like(a).full(s, fill_value, dtype=d)
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.avals import float_dtype
 from ..ops import elementwise as ew
-from ._util import _FAST_TYPES, as_value, cast, dtype_of, promote
+from ._util import _FAST_TYPES, as_value, cast, dtype_of, int_arg, promote
 
 
 def _binary(prim_fn, name):
@@ -141,6 +141,12 @@ def ceil(x):
 
 
 def round(x, decimals: int = 0):
+    """Round to `decimals` decimal places (halves to even, as NumPy)."""
+    if type(decimals) is not int:
+        decimals = int_arg(decimals, "round", "decimals")
+    if decimals and not -_MAX_DECIMALS <= decimals <= _MAX_DECIMALS:
+        raise ValueError(f"round: decimals={decimals:.3g} is out of range: float64 resolves at most "
+                         f"{_MAX_DECIMALS} decimal places either way, so use |decimals| <= {_MAX_DECIMALS}")
     if decimals:
         s = 10.0 ** decimals
         return true_divide(ew.round(multiply(x, s)), s)
@@ -148,6 +154,7 @@ def round(x, decimals: int = 0):
 
 
 around = round
+_MAX_DECIMALS = 308  # 10.0 ** decimals must be a finite float64
 
 
 def logical_not(x):
@@ -207,5 +214,5 @@ def logaddexp(x, y):
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "annotations", "np", "ew", "sh", "float_dtype", "as_value", "cast", "dtype_of", "promote",
+    "annotations", "np", "ew", "sh", "float_dtype", "as_value", "cast", "dtype_of", "promote", "int_arg",
     "normalize_axes", "aval_of", "ShapeError")]

@@ -23,7 +23,8 @@ from ..ops import scan
 from ..ops import shape as sh
 from ..ops.index import ARRAY, Slice, normalize_slice
 from ._reductions import _keep, normalize_axes
-from ._util import as_value, aval_of, broadcast_to, cast, dtype_of, is_traced
+from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, index_arg, int_arg, is_traced,
+                    shape_arg)
 
 
 class NonConcreteBooleanIndexError(ConcretizationError):
@@ -325,7 +326,7 @@ Tracer.at = property(lambda self: _IndexUpdateHelper(self))
 def _index_array(indices, name):
     kind, v = _classify(indices)
     if kind == "int":
-        return np.asarray(v, dtype=np.int64)
+        return np.asarray(index_arg(v, name), dtype=np.int64)
     if kind != "array":
         raise IndexError(f"{name}: indices must be integers, got {type(indices).__name__}")
     return v
@@ -424,7 +425,8 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     rest = [d for d in range(nd) if d not in (ax1, ax2)]
     moved = sh.transpose(a, rest + [ax1, ax2])
     n1, n2 = aval_of(moved).shape[-2:]
-    rows, cols = _diag_indices(n1, n2, int(offset))
+    offset = int_arg(offset, "diagonal", "offset", bounded=False)
+    rows, cols = _diag_indices(n1, n2, min(max(offset, -n1), n2))  # beyond: the same empty diagonal
     return getitem(moved, (Ellipsis, rows, cols))
 
 
@@ -436,8 +438,10 @@ def diag(v, k: int = 0):
         return diagonal(v, k)
     if len(shape) != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
-    n = shape[0] + builtins.abs(int(k))
-    rows, cols = _diag_indices(n, n, int(k))
+    k = int_arg(k, "diag", "k")
+    n = shape[0] + builtins.abs(k)
+    shape_arg((n, n), "diag", "result shape")
+    rows, cols = _diag_indices(n, n, k)
     return ix.scatter_add(v, [rows, cols], (ARRAY, ARRAY), (n, n))
 
 
@@ -449,6 +453,7 @@ def diagflat(v, k: int = 0):
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
     """Sum along a diagonal (of the axis1 x axis2 planes)."""
     from ._reductions import sum
+    dtype = dtype_arg(dtype, "trace")
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -458,9 +463,12 @@ def _triangle(m, k, lower, name):
     shape = aval_of(m).shape
     if len(shape) == 0:
         raise ValueError(f"{name}: input must be at least 1-d, got a 0-d array")
+    k = int_arg(k, name, "k", bounded=False)
     if len(shape) == 1:  # NumPy treats a vector as the rows of a square matrix
         m = broadcast_to(m, (shape[0], shape[0]))
-    return (la.tril if lower else la.triu)(m, int(k))
+        shape = (shape[0], shape[0])
+    # beyond [-rows, cols] the mask no longer changes: clamp, so any integer k works
+    return (la.tril if lower else la.triu)(m, min(max(k, -shape[-2]), shape[-1]))
 
 
 def tril(m, k: int = 0):
@@ -475,9 +483,9 @@ def triu(m, k: int = 0):
 
 # --- cumulative sums and products ----------------------------------------------------------
 
-def _accumulate_dtype(a, dtype):
+def _accumulate_dtype(a, dtype, name):
     if dtype is not None:
-        return np.dtype(dtype)
+        return dtype_arg(dtype, name)
     dt = dtype_of(a)
     if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
         return np.dtype(np.int64)
@@ -489,7 +497,7 @@ def _accumulate_dtype(a, dtype):
 def cumsum(a, axis=None, dtype=None):
     """Cumulative sum along `axis` (of the flattened array when axis is None)."""
     a = as_value(a, "cumsum")
-    a = cast(a, _accumulate_dtype(a, dtype))
+    a = cast(a, _accumulate_dtype(a, dtype, "cumsum"))
     if axis is None or aval_of(a).ndim == 0:
         a = sh.reshape(a, (aval_of(a).size,))
         axis = 0 if axis is None else axis
@@ -500,7 +508,7 @@ def cumsum(a, axis=None, dtype=None):
 def prod(a, axis=None, dtype=None, keepdims: bool = False):
     """Product over `axis` (all axes by default); its gradient is exact where entries are 0."""
     a = as_value(a, "prod")
-    a = cast(a, _accumulate_dtype(a, dtype))
+    a = cast(a, _accumulate_dtype(a, dtype, "prod"))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "prod")
     return _keep(scan.reduce_prod(a, axes), shape, axes, keepdims)

@@ -8,7 +8,8 @@ from ..core.errors import ShapeError
 from ..ops import linalg as la
 from ..ops import reduce as red
 from ..ops import shape as sh
-from ._util import as_value, aval_of, broadcast_shapes, broadcast_to, cast, result_dtype
+from ._util import (as_value, aval_of, broadcast_shapes, broadcast_to, cast, ints_arg, normalize_axis,
+                    result_dtype)
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum"]
 
@@ -101,13 +102,9 @@ def outer(a, b):
 
 
 def _norm_axes(axes, ndim, name):
-    out = []
-    for ax in axes:
-        ax = int(ax)
-        if not -ndim <= ax < ndim:
-            raise ShapeError(f"{name}: axis {ax} is out of bounds for an array of {ndim} dimensions")
-        out.append(ax % ndim)
-    return out
+    if ndim == 0 and axes:
+        raise ShapeError(f"{name}: axes {axes} given for a 0-d operand, which has none")
+    return [normalize_axis(ax, ndim, name) for ax in axes]
 
 
 def tensordot(a, b, axes=2):
@@ -121,9 +118,12 @@ def tensordot(a, b, axes=2):
             raise ShapeError(f"tensordot: axes={n} is invalid for shapes {sa} and {sb}")
         a_axes, b_axes = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
+        if not isinstance(axes, (tuple, list, np.ndarray)) or len(axes) != 2:
+            raise TypeError(f"tensordot: axes must be an int or a pair of axis sequences, e.g. "
+                            f"((1, 2), (0, 1)), got {type(axes).__name__} {axes!r:.60}")
         a_axes, b_axes = axes
-        a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
-        b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
+        a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(ints_arg(a_axes, "tensordot", "axes"))
+        b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(ints_arg(b_axes, "tensordot", "axes"))
         if len(a_axes) != len(b_axes):
             raise ShapeError(f"tensordot: axes {axes} name {len(a_axes)} axes of a but {len(b_axes)} of b")
         a_axes, b_axes = _norm_axes(a_axes, len(sa), "tensordot"), _norm_axes(b_axes, len(sb), "tensordot")

@@ -1,31 +1,13 @@
 """Reductions of fgrad.numpy (axis=, keepdims= as in NumPy)."""
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from ..core.avals import float_dtype
-from ..core.errors import ShapeError
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from ._util import as_value, aval_of, cast, dtype_of
-
-
-def normalize_axes(axis, ndim: int, name: str) -> tuple:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -ndim <= a < builtins.max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
-            raise ShapeError(f"{name}: axis {a} is out of bounds for an array of {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
-    if len(set(out)) != len(out):
-        raise ShapeError(f"{name}: repeated axis in {axis}")
-    return tuple(sorted(out)) if ndim else ()
+from ._util import as_value, aval_of, cast, dtype_arg, dtype_of, normalize_axes  # noqa: F401
 
 
 def _keep(x, shape, axes, keepdims):
@@ -38,7 +20,7 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False):
     """Sum over `axis` (all axes by default)."""
     a = as_value(a, "sum")
     if dtype is not None:
-        a = cast(a, np.dtype(dtype))
+        a = cast(a, dtype_arg(dtype, "sum"))
     elif dtype_of(a).kind in "bi" and dtype_of(a).itemsize < 8:
         a = cast(a, np.dtype(np.int64))  # NumPy sums bool and small ints as int64
     elif dtype_of(a).kind == "u" and dtype_of(a).itemsize < 8:
@@ -50,7 +32,7 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False):
 
 def mean(a, axis=None, dtype=None, keepdims: bool = False):
     a = as_value(a, "mean")
-    a = cast(a, np.dtype(dtype) if dtype is not None else float_dtype(dtype_of(a)))
+    a = cast(a, dtype_arg(dtype, "mean") if dtype is not None else float_dtype(dtype_of(a)))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "mean")
     n = 1
@@ -62,7 +44,7 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
 
 def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
     a = as_value(a, "var")
-    a = cast(a, np.dtype(dtype) if dtype is not None else float_dtype(dtype_of(a)))
+    a = cast(a, dtype_arg(dtype, "var") if dtype is not None else float_dtype(dtype_of(a)))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "var")
     n = 1
@@ -75,6 +57,7 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
 
 
 def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    dtype = dtype_arg(dtype, "std")
     return ew.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
@@ -100,9 +83,15 @@ def _arg(prim_fn, name):
         a = as_value(a, name)
         shape = aval_of(a).shape
         if axis is None:
+            if aval_of(a).size == 0:
+                raise ValueError(f"{name}: attempt to get {name} of an empty sequence (an array of "
+                                 f"shape {shape}); it has no entries to choose from")
             out = prim_fn(reshape(a, (aval_of(a).size,)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
         (ax,) = normalize_axes(axis, len(shape), name)
+        if shape[ax] == 0:
+            raise ValueError(f"{name}: attempt to get {name} of an empty sequence: axis {ax} of shape "
+                             f"{shape} has size 0")
         out = prim_fn(a, ax)
         return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(shape))) if keepdims else out
     fn.__name__ = name

@@ -5,24 +5,36 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..ops import shape as sh
-from ._reductions import normalize_axes
 from ..ops import index as ix
-from ._util import as_value, aval_of, broadcast_shapes, broadcast_to, cast, result_dtype
+from ._util import (MAX_NDIM, as_value, aval_of, broadcast_shapes, broadcast_to as _broadcast_to, cast,
+                    dtype_arg, int_arg, ints_arg, normalize_axes, normalize_axis, result_dtype,
+                    shape_arg)
 
 
 def _resolve_shape(shape, size: int, name: str = "reshape") -> tuple:
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    if shape.count(-1) > 1:
-        raise ShapeError(f"{name}: only one dimension can be -1, got {shape}")
-    if -1 in shape:
-        known = 1
-        for d in shape:
-            if d != -1:
-                known *= d
-        if known == 0 or size % known:
-            raise ShapeError(f"{name}: cannot reshape an array of {size} elements into shape {shape}")
-        shape = tuple(size // known if d == -1 else d for d in shape)
-    return shape
+    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+        resolved = shape  # the common case: already a tuple of sizes
+    else:
+        shape = shape_arg(shape, name, "new shape", allow_unknown=True)
+        if shape.count(-1) > 1:
+            raise ShapeError(f"{name}: only one dimension can be -1, got {shape}")
+        resolved = shape
+        if -1 in shape:
+            known = 1
+            for d in shape:
+                if d != -1:
+                    known *= d
+            if known == 0 or size % known:
+                raise ShapeError(f"{name}: cannot reshape an array of {size} elements into shape "
+                                 f"{shape}: no size for the -1 dimension fits")
+            resolved = tuple(size // known if d == -1 else d for d in shape)
+    n = 1
+    for d in resolved:
+        n *= d
+    if n != size:
+        raise ShapeError(f"{name}: cannot reshape an array of {size} elements into shape {shape}, "
+                         f"which has {n}; the sizes must match (use -1 for one inferred dimension)")
+    return resolved
 
 
 def reshape(a, newshape, *more):
@@ -40,7 +52,15 @@ def ravel(a):
 def transpose(a, axes=None):
     a = as_value(a, "transpose")
     nd = aval_of(a).ndim
-    perm = tuple(reversed(range(nd))) if axes is None else tuple(int(x) % nd for x in axes)
+    if axes is None:
+        perm = tuple(reversed(range(nd)))
+    else:
+        given = ints_arg(axes, "transpose", "axes")
+        if len(given) != nd:
+            raise ShapeError(f"transpose: axes {given} name {len(given)} axes but the array has shape "
+                             f"{aval_of(a).shape} ({nd} dimensions); give a permutation of "
+                             f"{tuple(range(nd))}")
+        perm = tuple(normalize_axis(x, nd, "transpose", "axes entry") for x in given)
     if sorted(perm) != list(range(nd)):
         raise ShapeError(f"transpose: axes {axes} are not a permutation of {nd} dimensions")
     return sh.transpose(a, perm)
@@ -58,8 +78,15 @@ def swapaxes(a, axis1: int, axis2: int):
 def moveaxis(a, source, destination):
     a = as_value(a, "moveaxis")
     nd = aval_of(a).ndim
-    src = [normalize_axes(s, nd, "moveaxis")[0] for s in np.atleast_1d(source)]
-    dst = [normalize_axes(d, nd, "moveaxis")[0] for d in np.atleast_1d(destination)]
+    src = [normalize_axis(s, nd, "moveaxis", "source") for s in ints_arg(source, "moveaxis", "source")]
+    dst = [normalize_axis(d, nd, "moveaxis", "destination")
+           for d in ints_arg(destination, "moveaxis", "destination")]
+    if len(src) != len(dst):
+        raise ShapeError(f"moveaxis: source {source!r:.40} and destination {destination!r:.40} must "
+                         "name the same number of axes")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"moveaxis: repeated axis in source {source!r:.40} or destination "
+                         f"{destination!r:.40}")
     order = [n for n in range(nd) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -69,9 +96,8 @@ def moveaxis(a, source, destination):
 def expand_dims(a, axis):
     a = as_value(a, "expand_dims")
     shape = list(aval_of(a).shape)
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    nd = len(shape) + len(axes)
-    for ax in sorted(int(x) % nd for x in axes):
+    axes = ints_arg(axis, "expand_dims", "axis")
+    for ax in normalize_axes(axes, len(shape) + len(axes), "expand_dims"):
         shape.insert(ax, 1)
     return sh.reshape(a, tuple(shape))
 
@@ -123,8 +149,9 @@ def size(a) -> int:
 
 
 def astype(a, dtype):
-    from ._util import cast
-    return cast(as_value(a, "astype"), np.dtype(dtype))
+    if dtype is None:
+        raise TypeError("astype: dtype must be a data type, got None; pass e.g. float or 'float32'")
+    return cast(as_value(a, "astype"), dtype_arg(dtype, "astype"))
 
 
 def flatten(a):
@@ -144,7 +171,7 @@ def concatenate(arrays, axis=0, dtype=None):
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    dt = np.dtype(dtype) if dtype is not None else result_dtype(*arrays)
+    dt = dtype_arg(dtype, "concatenate") if dtype is not None else result_dtype(*arrays)
     shapes = [aval_of(a).shape for a in arrays]
     nd = len(shapes[0])
     if nd == 0:
@@ -168,6 +195,7 @@ def stack(arrays, axis=0, dtype=None):
     if _is_single_array(arrays):
         arrays = [arrays[i] for i in range(aval_of(arrays).shape[0])]
     arrays = [as_value(a, "stack") for a in arrays]
+    dtype = dtype_arg(dtype, "stack")
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
     shapes = [aval_of(a).shape for a in arrays]
@@ -184,11 +212,13 @@ def _as_list(x):
 
 
 def hstack(tup, dtype=None):
+    dtype = dtype_arg(dtype, "hstack")
     arrs = [atleast_1d(a) for a in _as_list(tup)]
     return concatenate(arrs, axis=0 if arrs and aval_of(arrs[0]).ndim == 1 else 1, dtype=dtype)
 
 
 def vstack(tup, dtype=None):
+    dtype = dtype_arg(dtype, "vstack")
     return concatenate([atleast_2d(a) for a in _as_list(tup)], axis=0, dtype=dtype)
 
 
@@ -218,15 +248,15 @@ def array_split(ary, indices_or_sections, axis=0):
     (ax,) = normalize_axes(axis, len(shape), "array_split")
     n = shape[ax]
     if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
+        sections = int_arg(indices_or_sections, "array_split", "number of sections")
         if sections <= 0:
-            raise ValueError("array_split: number sections must be larger than 0.")
+            raise ValueError(f"array_split: number sections must be larger than 0, got {sections}")
         each, extra = divmod(n, sections)
         sizes = [each + 1] * extra + [each] * (sections - extra)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         pairs = list(zip(bounds[:-1], bounds[1:]))
     else:
-        points = [int(p) for p in indices_or_sections]
+        points = list(ints_arg(indices_or_sections, "array_split", "split indices"))
         pairs = [range(n)[slice(lo, hi)] for lo, hi in zip([0] + points, points + [None])]
         pairs = [(r.start, r.start + len(r)) if len(r) else (0, 0) for r in pairs]
     return [_axis_slice(a, ax, int(lo), int(hi)) for lo, hi in pairs]
@@ -238,7 +268,8 @@ def split(ary, indices_or_sections, axis=0):
         a = as_value(ary, "split")
         shape = aval_of(a).shape
         (ax,) = normalize_axes(axis, len(shape), "split")
-        if int(indices_or_sections) <= 0 or shape[ax] % int(indices_or_sections):
+        sections = int_arg(indices_or_sections, "split", "number of sections")
+        if sections <= 0 or shape[ax] % sections:
             raise ValueError(f"split: array split does not result in an equal division (axis {ax} "
                              f"of shape {shape} into {indices_or_sections} sections)")
     return array_split(ary, indices_or_sections, axis)
@@ -268,12 +299,17 @@ def _static_value(v, what):
 def tile(A, reps):
     """A repeated reps[i] times along each axis (NumPy semantics for differing ndim)."""
     a = as_value(A, "tile")
-    reps = _static_value(reps, "tile's reps")
-    reps = tuple(int(r) for r in (np.atleast_1d(reps)))
+    reps = ints_arg(reps, "tile", "reps")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative integers, got {reps}")
     shape = aval_of(a).shape
     d = max(len(reps), len(shape))
     reps = (1,) * (d - len(reps)) + reps
     shape = (1,) * (d - len(shape)) + shape
+    shape_arg(tuple(r * s for r, s in zip(reps, shape)), "tile", "result shape")
+    if 2 * d > MAX_NDIM:  # tiling broadcasts through a (rep, size) pair per axis
+        raise ShapeError(f"tile: an array of {d} dimensions can be tiled up to {MAX_NDIM // 2} "
+                         "dimensions; reshape it first")
     a = sh.reshape(a, shape)
     if all(r == 1 for r in reps):
         return a
@@ -330,10 +366,13 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     """Rotate by 90 degrees k times in the plane of `axes` (NumPy semantics)."""
     m = as_value(m, "rot90")
     nd = aval_of(m).ndim
-    a0, a1 = (normalize_axes(x, nd, "rot90")[0] for x in axes)
+    axes = ints_arg(axes, "rot90", "axes")
+    if len(axes) != 2:
+        raise ValueError(f"rot90: axes must name exactly two axes, got {axes}")
+    a0, a1 = (normalize_axis(x, nd, "rot90", "axes entry") for x in axes)
     if a0 == a1:
         raise ValueError("rot90: axes must be different")
-    k %= 4
+    k = int_arg(k, "rot90", "k", bounded=False) % 4
     if k == 0:
         return m
     if k == 2:
@@ -405,13 +444,22 @@ def roll(a, shift, axis=None):
     """Shift elements cyclically along `axis` (of the flattened array when axis is None)."""
     a = as_value(a, "roll")
     shape = aval_of(a).shape
-    shift = _static_value(shift, "roll's shift")
+    shifts = ints_arg(shift, "roll", "shift", bounded=False)
     if axis is None:
-        return sh.reshape(roll(ravel(a), shift, 0), shape)
+        return sh.reshape(roll(ravel(a), shifts, 0), shape)
+    axes = ints_arg(axis, "roll", "axis")
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ValueError(f"roll: shift {shift!r:.40} and axis {axis!r:.40} must have the same length "
+                         f"(or one of them a single value), got {len(shifts)} shifts for {len(axes)} axes")
+    n_pairs = max(len(shifts), len(axes))
+    if len(shifts) == 1:
+        shifts = shifts * n_pairs
+    if len(axes) == 1:
+        axes = axes * n_pairs
     total = {}
-    for s, ax in np.broadcast(np.atleast_1d(shift), np.atleast_1d(axis)):
-        (ax,) = normalize_axes(int(ax), len(shape), "roll")
-        total[ax] = total.get(ax, 0) + int(s)
+    for s, ax in zip(shifts, axes):
+        ax = normalize_axis(ax, len(shape), "roll")
+        total[ax] = total.get(ax, 0) + s
     for ax, s in sorted(total.items()):
         n = shape[ax]
         if n == 0 or s % n == 0:
@@ -421,10 +469,16 @@ def roll(a, shift, axis=None):
     return a
 
 
+def broadcast_to(array, shape):
+    """`array` broadcast to `shape` (NumPy's rules; a differentiable view)."""
+    shape = shape_arg(shape, "broadcast_to")
+    return _broadcast_to(as_value(array, "broadcast_to"), shape)
+
+
 def broadcast_arrays(*args):
     args = [as_value(a, "broadcast_arrays") for a in args]
     shape = broadcast_shapes("broadcast_arrays", *[aval_of(a).shape for a in args])
-    return tuple(broadcast_to(a, shape) for a in args)
+    return tuple(_broadcast_to(a, shape) for a in args)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):

@@ -1,15 +1,41 @@
 """Argument normalisation shared by fgrad.numpy: value checks, dtype promotion
-(NumPy's rules, Python scalars weak) and explicit broadcasting."""
+(NumPy's rules, Python scalars weak), explicit broadcasting, and the validators of
+shape / dtype / axis / integer arguments (each error names the function, the value and
+the fix)."""
 from __future__ import annotations
+
+import builtins
+import operator
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, aval_of, facade
 from ..ops.elementwise import convert_element_type
 from ..ops.shape import broadcast_in_dim
 
 _PY_SCALARS = (bool, int, float, complex)
+_NUMERIC_KINDS = "biufc"
+_INT64 = 2 ** 63
+
+
+def _numpy_max_ndim() -> int:
+    """The most dimensions a NumPy array may have (64 since NumPy 2, 32 before)."""
+    try:
+        np.empty((1,) * 64)
+        return 64
+    except ValueError:
+        return 32
+
+
+MAX_NDIM = _numpy_max_ndim()
+# the most elements an array may have: NumPy counts bytes in a signed index-sized integer,
+# and the widest element fgrad uses (complex128) has 16 bytes
+MAX_SIZE = np.iinfo(np.intp).max // 16
+
+
+def _describe(v) -> str:
+    return f"{type(v).__name__} {v!r:.60}"
 
 
 def is_traced(x) -> bool:
@@ -21,22 +47,223 @@ def is_array(x) -> bool:
     return is_traced(x) or isinstance(x, (np.ndarray, np.generic)) or type(x).__module__.startswith("cupy")
 
 
+def _not_numeric(x, name: str) -> TypeError:
+    return TypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {x.dtype}). "
+                     "fgrad works on arrays of booleans, integers, floats or complex numbers; "
+                     "convert it first (e.g. x.astype(float)).")
+
+
 def as_value(x, name: str = "argument"):
-    """An array-like fgrad can bind: arrays and tracers pass, Python data become NumPy arrays."""
+    """An array-like fgrad can bind: numeric arrays and tracers pass, Python data become
+    NumPy arrays; anything else (strings, objects, ragged lists, ints beyond 64 bits) is a
+    TypeError/ValueError naming `name`."""
+    tx = type(x)
+    if tx is np.ndarray:
+        if x.dtype.kind in _NUMERIC_KINDS:
+            return x
+        raise _not_numeric(x, name)
+    if tx is float:
+        return np.asarray(x)
     if is_array(x):
+        if isinstance(x, np.generic) and x.dtype.kind not in _NUMERIC_KINDS:
+            raise _not_numeric(x, name)
         return x
     if isinstance(x, _PY_SCALARS):
+        if isinstance(x, int) and not -_INT64 <= x < 2 * _INT64:
+            raise ValueError(f"{name}: the integer {x:.3g} does not fit in a 64-bit integer "
+                             "(NumPy's widest). Pass it as a float (e.g. 1e30) instead.")
         return np.asarray(x)
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise TypeError(f"{name}: cannot use {type(x).__name__} {x!r:.80} as an array ({e}). "
                         "Pass a NumPy array, a Python number, or a nested list of numbers of "
                         "equal lengths.") from None
-    if arr.dtype.kind not in "biufc":
+    if arr.dtype.kind not in _NUMERIC_KINDS:
         raise TypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {arr.dtype}). "
-                        "fgrad works on arrays of numbers.")
+                        "fgrad works on arrays of numbers (an integer beyond 64 bits also gives "
+                        "this: pass it as a float).")
     return arr
+
+
+# --- argument validators --------------------------------------------------------------------
+
+def static_arg(v, what: str):
+    """The concrete value behind an argument that must be known (a shape, an axis, a count):
+    Tensors are unboxed, tracers concretised (a clear ConcretizationError under jit/vmap)."""
+    if facade.tensor_type is not None and isinstance(v, facade.tensor_type):
+        v = v._value
+    if isinstance(v, Tracer):
+        v = v._concrete(what)
+    return v
+
+
+def int_arg(v, name: str, what: str, bounded: bool = True) -> int:
+    """A Python int from an integer argument (int, NumPy integer, 0-d integer array, concrete
+    traced scalar). Non-integers are a TypeError; with `bounded`, values outside the 64-bit
+    range NumPy can hold are a ValueError that says so."""
+    if type(v) is not int:
+        v = static_arg(v, f"{name}'s {what}")
+        try:
+            v = operator.index(v)
+        except ConcretizationError:
+            raise
+        except TypeError:
+            raise TypeError(f"{name}: {what} must be an integer, got {_describe(v)}") from None
+    if bounded and not -_INT64 <= v < _INT64:
+        raise ValueError(f"{name}: {what} {v:.3g} is out of range: it must fit in a 64-bit integer "
+                         f"(-2**63 <= {what} < 2**63)")
+    return v
+
+
+def index_arg(v, name: str, what: str = "index") -> int:
+    """An integer index: like int_arg, but a value NumPy cannot represent (beyond 64 bits) is
+    an IndexError (it is out of bounds for any axis), not an OverflowError."""
+    try:
+        return int_arg(v, name, what)
+    except ValueError:
+        raise IndexError(f"{name}: {what} {v!r:.40} is out of bounds: indices must fit in a 64-bit "
+                         f"integer (|{what}| < 2**63) and lie within the axis") from None
+
+
+def ints_arg(v, name: str, what: str, bounded: bool = True) -> tuple:
+    """A tuple of Python ints from an int or a flat sequence (tuple, list, 1-D integer array)
+    of them. Strings, nested or ragged sequences and non-integers are a TypeError."""
+    v = static_arg(v, f"{name}'s {what}")
+    if isinstance(v, (int, np.integer)):
+        return (int_arg(v, name, what, bounded),)
+    if isinstance(v, (str, bytes, dict, set)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
+                        f"{_describe(v)}")
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return (int_arg(v, name, what, bounded),)
+        if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
+            raise TypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
+                            f"got an array of shape {v.shape} and dtype {v.dtype}")
+    out = []
+    for d in v:
+        if isinstance(d, (list, tuple, np.ndarray)) and not (isinstance(d, np.ndarray) and d.ndim == 0):
+            raise TypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
+                            f"got the nested {_describe(v)}")
+        out.append(int_arg(d, name, what, bounded))
+    return tuple(out)
+
+
+def shape_arg(shape, name: str, what: str = "shape", allow_unknown: bool = False) -> tuple:
+    """A validated shape: an int or a flat sequence of ints, each >= 0 (-1 too, once, with
+    `allow_unknown`, for reshape), at most MAX_NDIM of them, with a total size NumPy can
+    allocate. Wrong types are a TypeError, wrong values a ShapeError (a ValueError)."""
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        dims = shape  # the common case: only the values need checking
+    elif type(shape) is int:
+        dims = (shape,)
+    else:
+        dims = _shape_dims(shape, name, what)
+    if len(dims) > MAX_NDIM:
+        raise ShapeError(f"{name}: {what} has {len(dims)} dimensions, more than NumPy's limit of "
+                         f"{MAX_NDIM}")
+    lowest = -1 if allow_unknown else 0
+    size = 1
+    for d in dims:
+        if d < lowest:
+            raise ShapeError(f"{name}: negative dimension {d} in {what} {dims}; dimensions must be "
+                             f">= 0{' (or a single -1 for an inferred size)' if allow_unknown else ''}")
+        if d > MAX_SIZE:
+            raise ShapeError(f"{name}: dimension {d:.3g} in {what} is larger than an array can hold "
+                             f"({MAX_SIZE:.3g}); check the {what}")
+        size *= d
+    if size > MAX_SIZE or size < -MAX_SIZE:
+        raise ShapeError(f"{name}: {what} {dims} has {builtins.abs(size):.3g} elements, more than an "
+                         f"array can hold ({MAX_SIZE:.3g}); check the {what}")
+    return dims
+
+
+def _shape_dims(shape, name, what) -> tuple:
+    shape = static_arg(shape, f"{name}'s {what}")
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
+                        f"{_describe(shape)}. Pass e.g. (2, 3).")
+    if isinstance(shape, np.ndarray) and shape.size == 0 and shape.ndim == 1:
+        dims = ()
+    else:
+        try:
+            dims = ints_arg(shape, name, what)
+        except TypeError as e:
+            raise TypeError(f"{e}. A {what} is an int or a sequence of ints, e.g. (2, 3).") from None
+        except ValueError:
+            raise ShapeError(f"{name}: {what} {shape!r:.80} has a dimension beyond 64 bits; no array "
+                             "can be that large") from None
+    return dims
+
+
+def dtype_arg(dtype, name: str, what: str = "dtype"):
+    """None, or the numeric np.dtype that `dtype` names (a NumPy dtype, a type such as float,
+    or a name such as 'float32'). Anything else is a TypeError that says what to pass."""
+    if dtype is None or isinstance(dtype, np.dtype) and dtype.kind in _NUMERIC_KINDS:
+        return dtype
+    cacheable = isinstance(dtype, (type, str))
+    if cacheable and dtype in _DTYPE_CACHE:
+        return _DTYPE_CACHE[dtype]
+    if isinstance(dtype, (np.ndarray, list, dict)) or (isinstance(dtype, tuple)):
+        dt = None  # structured-dtype specs and arrays are not data types fgrad supports
+    else:
+        try:
+            dt = np.dtype(dtype)
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError, OverflowError):
+            dt = None
+    if dt is None:
+        raise TypeError(f"{name}: {what} {_describe(dtype)} is not a data type. Pass a NumPy "
+                        "dtype or its name, e.g. float, np.float32 or 'int64'.")
+    if dt.kind not in _NUMERIC_KINDS:
+        raise TypeError(f"{name}: {what} {_describe(dtype)} means {dt}, which is not numeric; "
+                        "fgrad arrays hold booleans, integers, floats or complex numbers.")
+    if cacheable:
+        _DTYPE_CACHE[dtype] = dt
+    return dt
+
+
+_DTYPE_CACHE: dict = {}  # numeric dtypes by the type or name that spelled them (float, 'float32')
+
+
+def normalize_axis(axis, ndim: int, name: str, what: str = "axis") -> int:
+    """One axis in [0, ndim): an integer in [-ndim, ndim) (TypeError for non-integers,
+    ShapeError when out of bounds)."""
+    if type(axis) is not int:
+        axis = static_arg(axis, f"{name}'s {what}")
+        try:
+            axis = operator.index(axis)
+        except ConcretizationError:
+            raise
+        except TypeError:
+            raise TypeError(f"{name}: {what} must be an integer (or a tuple of integers), got "
+                            f"{_describe(axis)}") from None
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ShapeError(f"{name}: {what} {axis:.3g} is out of bounds for an array of {ndim} "
+                         f"dimensions; use an {what} in [{-ndim}, {ndim})")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim: int, name: str) -> tuple:
+    """Sorted, distinct axes in [0, ndim) from None (all axes), an int, or a sequence of ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if type(axis) is int or isinstance(axis, np.integer):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = axis
+    elif isinstance(axis, np.ndarray) and axis.ndim <= 1 and (axis.dtype.kind in "iu" or not axis.size):
+        axes = tuple(axis.reshape(-1))
+    elif isinstance(axis, (Tracer,)) or (facade.tensor_type is not None
+                                         and isinstance(axis, facade.tensor_type)):
+        axes = (axis,)
+    else:
+        raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
+                        f"axis=0 or axis=(0, 1)), got {_describe(axis)}")
+    out = [normalize_axis(a, ndim, name) for a in axes]
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{name}: repeated axis in {axis}")
+    return tuple(sorted(out)) if ndim else ()
 
 
 def dtype_of(x):
@@ -59,12 +286,22 @@ def cast(x, dtype):
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeError(f"{name}: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
-                         "broadcast together (trailing dimensions must be equal or 1). Reshape one "
-                         "operand, e.g. x[:, None] or x.reshape(...).") from None
+    """NumPy's broadcasting of shapes, done here (np.broadcast_shapes stops at 32 dimensions
+    while NumPy 2's arrays and ufuncs go to 64)."""
+    shapes = [tuple(s) for s in shapes]
+    out = [1] * max((len(s) for s in shapes), default=0)
+    n = len(out)
+    for s in shapes:
+        for i, d in enumerate(s, n - len(s)):
+            if d != out[i]:
+                if out[i] == 1:
+                    out[i] = d
+                elif d != 1:
+                    raise ShapeError(
+                        f"{name}: shapes {' and '.join(str(t) for t in shapes)} cannot be broadcast "
+                        "together (trailing dimensions must be equal or 1). Reshape one operand, "
+                        "e.g. x[:, None] or x.reshape(...).")
+    return tuple(out)
 
 
 def broadcast_to(x, shape):
@@ -73,7 +310,9 @@ def broadcast_to(x, shape):
     if xs == shape:
         return x
     if len(xs) > len(shape) or broadcast_shapes("broadcast_to", xs, shape) != shape:
-        raise ShapeError(f"broadcast_to: cannot broadcast shape {xs} to {shape}")
+        raise ShapeError(f"broadcast_to: cannot broadcast an array of shape {xs} to shape {shape} "
+                         "(each trailing dimension must be 1 or equal the target's, and the target "
+                         "needs at least as many dimensions)")
     return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
 
 

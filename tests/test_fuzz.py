@@ -1,0 +1,101 @@
+"""Fuzzing: malformed inputs to every public function must raise one of fgrad's
+documented exceptions (TypeError, ValueError, IndexError, or an fgrad error class),
+raised from fgrad's own checks, never a crash deep inside NumPy; and fgrad keeps
+working afterwards."""
+import inspect
+import traceback
+
+import numpy as onp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fgrad
+import fgrad.numpy as fnp
+
+ALLOWED = (TypeError, ValueError, IndexError, NotImplementedError, fgrad.core.errors.FgradError)
+
+BAD_VALUES = st.sampled_from([
+    "abc", b"bytes", object(), [[1.0, 2.0], [3.0]], [1, "a"], {"a": 1}, None, 1 + 2j,
+    [[[]]], onp.array(["x", "y"]), onp.array([object()]), onp.ones((1,) * 33), lambda x: x,
+    float("nan"), (1.0, (2.0, 3.0)), onp.ones((2, 3)), onp.ones(0), 10 ** 30,
+])
+
+_SKIP = {"asarray", "array", "shape", "ndim", "size", "dtype", "pi", "e", "inf", "nan",
+         "newaxis", "euler_gamma"}
+
+
+def _public_numpy_functions():
+    names = []
+    for name in sorted(dir(fnp)):
+        obj = getattr(fnp, name)
+        if name.startswith("_") or name in _SKIP or not callable(obj) or isinstance(obj, type):
+            continue
+        if inspect.ismodule(obj):
+            continue
+        names.append(name)
+    return names
+
+
+FUNCS = _public_numpy_functions()
+
+
+def _raised_in_numpy(exc) -> bool:
+    """True when the innermost frame is NumPy's and no fgrad frame chose to raise."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and "/numpy/" in frames[-1].filename and "fgrad" not in frames[-1].filename \
+        and not isinstance(exc, fgrad.core.errors.FgradError)
+
+
+def _call(fn, args):
+    try:
+        fn(*args)
+    except ALLOWED as e:
+        assert not _raised_in_numpy(e), f"{fn.__name__}{tuple(map(type, args))}: NumPy error escaped: {e!r}"
+    except RecursionError:
+        pytest.fail(f"{fn.__name__}: RecursionError on malformed input")
+    except Exception as e:  # noqa: BLE001 - any other type is the failure we look for
+        pytest.fail(f"{fn.__name__}{tuple(type(a).__name__ for a in args)} raised "
+                    f"{type(e).__name__}: {e}")
+
+
+@pytest.mark.parametrize("name", FUNCS)
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(bad=BAD_VALUES, good=st.sampled_from([onp.ones(3), 2.0, onp.ones((2, 3))]), pos=st.integers(0, 2))
+def test_numpy_namespace_rejects_malformed_input(name, bad, good, pos):
+    fn = getattr(fnp, name)
+    args = [good, good, good][: max(1, min(pos + 1, 3))]
+    args[min(pos, len(args) - 1)] = bad
+    with onp.errstate(all="ignore"):
+        _call(fn, args)
+    onp.testing.assert_allclose(fgrad.grad(lambda x: fnp.sum(fnp.sin(x)))(onp.zeros(2)), [1.0, 1.0])
+
+
+TRANSFORMS = [
+    lambda bad: fgrad.grad(lambda x: x * 2.0)(bad),
+    lambda bad: fgrad.grad(lambda x: x, argnums=bad)(1.0),
+    lambda bad: fgrad.vjp(lambda x: x * 2.0, bad),
+    lambda bad: fgrad.vjp(lambda x: x * 2.0, onp.ones(3))[1](bad),
+    lambda bad: fgrad.jvp(lambda x: x * 2.0, (onp.ones(3),), (bad,)),
+    lambda bad: fgrad.jvp(lambda x: x * 2.0, bad, (1.0,)),
+    lambda bad: fgrad.jacrev(lambda x: x * 2.0)(bad),
+    lambda bad: fgrad.jacfwd(lambda x: x * 2.0)(bad),
+    lambda bad: fgrad.hessian(lambda x: fnp.sum(x * x))(bad),
+    lambda bad: fgrad.make_jaxpr(lambda x: x + 1.0)(bad),
+    lambda bad: fgrad.jit(lambda x: x + 1.0)(bad),
+    lambda bad: fgrad.vmap(lambda x: x + 1.0)(bad),
+    lambda bad: fgrad.vmap(lambda x: x + 1.0, in_axes=bad)(onp.ones(3)),
+    lambda bad: fgrad.linearize(lambda x: x * 2.0, bad),
+    lambda bad: fgrad.tree_util.tree_map(lambda a, b: a, {"a": 1}, bad),
+    lambda bad: fgrad.tree_util.tree_unflatten(fgrad.tree_util.tree_structure((1, 2)), bad),
+    lambda bad: fgrad.grad(lambda x: bad)(1.0),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TRANSFORMS)))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(bad=BAD_VALUES)
+def test_transforms_reject_malformed_input(k, bad):
+    with onp.errstate(all="ignore"):
+        _call(TRANSFORMS[k], (bad,))
+    assert fgrad.grad(lambda x: x * x)(3.0) == 6.0
