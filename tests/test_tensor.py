@@ -559,11 +559,16 @@ def test_inplace_on_graph_tensor_rebases_graph():
     y.sum().backward()
     close(x.grad, [0, 2 + 5])
     x.grad = None
-    y = x.exp()
+    y = x * 2.0
     y.zero_()  # a constant over a graph tensor: zero gradient to its history
     assert y.requires_grad
     (y + x).sum().backward()
     close(x.grad, [1, 1])
+    x.grad = None
+    y = x.exp()  # exp saves its output, so overwriting it breaks backward, as in PyTorch
+    y.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (y + x).sum().backward()
     y = x * 1.0
     y.retain_grad()
     y.add_(1)

@@ -429,8 +429,13 @@ def commit_inplace(t, new):
         old = t._node
         t._node = node
         t._requires_grad = True
-        t._vbox = box = [box[0] + 1]
-        node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in node.saved]
+        # Earlier nodes that saved the old contents must see them as modified (PyTorch's
+        # rule), though the old buffer is intact; the new node's own reference stays valid.
+        box[0] += 1
+        new_box = [box[0]]
+        node.saved = [(new_box, new_box[0], i) if i < 0 else ((b, b[0], i) if b is box else (b, v, i))
+                      for b, v, i in node.saved]
+        t._vbox = new_box
         if t._retain is not None:
             if old is not None and old.hooks and t._retain in old.hooks:
                 old.hooks.remove(t._retain)
