@@ -1,0 +1,355 @@
+"""fgrad.nn.functional: PyTorch's torch.nn.functional on fgrad's primitives.
+
+Every function accepts Tensors (results are Tensors with a grad_fn when an input requires
+grad) and plain arrays or tracers (results are arrays or tracers), so the same model code
+runs under `loss.backward()` and under `fgrad.grad`/`jvp`/`hessian`/`vmap`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..core.avals import is_float
+from ..core.trace import Tracer, aval_of, facade
+from ..ops import elementwise as ew
+from ..ops import nn as nnops
+from ..ops.shape import reshape
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
+           "mse_loss", "l1_loss", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "linear",
+           "batch_norm", "flatten", "leaky_relu", "one_hot"]
+
+
+def _is_tensor(x) -> bool:
+    return facade.tensor_type is not None and isinstance(x, facade.tensor_type)
+
+
+def _val(x):
+    return x._value if _is_tensor(x) else x
+
+
+def _arr(x, name):
+    """A value fgrad can bind: Tensors, tracers and arrays pass; Python data become arrays."""
+    if _is_tensor(x) or isinstance(x, Tracer) or hasattr(x, "shape"):
+        return x
+    return fnp.asarray(x)
+
+
+def _shape(x) -> tuple:
+    return aval_of(_val(x)).shape
+
+
+def _dtype(x):
+    return aval_of(_val(x)).dtype
+
+
+def _same_dtype(name, *xs):
+    dts = {_dtype(x) for x in xs if x is not None}
+    if len(dts) > 1:
+        raise RuntimeError(f"{name}: expected all arguments to have the same dtype, got "
+                           f"{', '.join(sorted(str(d) for d in dts))}; convert with .float() or "
+                           ".to(dtype)")
+
+
+def _float_input(name, x):
+    if not is_float(_dtype(x)):
+        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {_dtype(x)} "
+                           "(convert it with .float())")
+
+
+# --- activations ---------------------------------------------------------------------------
+
+def relu(input, inplace: bool = False):
+    """max(x, 0); relu'(0) = 0. `inplace` is accepted for PyTorch compatibility (the
+    result is a new tensor)."""
+    input = _arr(input, "relu")
+    _float_input("relu", input)
+    return nnops.relu(input)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    input = _arr(input, "leaky_relu")
+    return fnp.where(fnp.greater(input, 0), input, fnp.multiply(input, negative_slope))
+
+
+def sigmoid(input):
+    input = _arr(input, "sigmoid")
+    _float_input("sigmoid", input)
+    return ew.logistic(input)
+
+
+def tanh(input):
+    input = _arr(input, "tanh")
+    _float_input("tanh", input)
+    return ew.tanh(input)
+
+
+def _softmax_dim(name, ndim, dim):
+    if dim is None:
+        import warnings
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                      "to include dim=X as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if ndim in (0, 1, 3) else 1
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{name}: dim {dim} is out of range for an input with {ndim} dimensions")
+    return dim
+
+
+def _as_float(name, x, dtype):
+    x = _arr(x, name)
+    if dtype is not None:
+        from ..numpy._util import cast
+        x = cast(x, np.dtype(getattr(dtype, "_np", dtype)))
+    _float_input(name, x)
+    return x
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """log(softmax(x)) along `dim`, computed stably."""
+    input = _as_float("log_softmax", input, dtype)
+    return nnops.log_softmax(input, _softmax_dim("log_softmax", len(_shape(input)), dim))
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    input = _as_float("softmax", input, dtype)
+    return nnops.softmax(input, _softmax_dim("softmax", len(_shape(input)), dim))
+
+
+# --- losses ----------------------------------------------------------------------------------
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
+    """PyTorch's cross_entropy: `input` holds logits [N, C, ...] (or [C]); `target` holds
+    class indices [N, ...] or class probabilities shaped like `input`."""
+    input = _arr(input, "cross_entropy")
+    _float_input("cross_entropy", input)
+    return nnops.cross_entropy(input, target, weight, ignore_index,
+                               _reduction(size_average, reduce, reduction), label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):
+    """Negative log-likelihood of log-probabilities `input` [N, C, ...] at class indices."""
+    input = _arr(input, "nll_loss")
+    _float_input("nll_loss", input)
+    return nnops.nll_loss(input, target, weight, ignore_index,
+                          _reduction(size_average, reduce, reduction))
+
+
+def _pointwise_loss(name, diff_fn, input, target, reduction):
+    input, target = _arr(input, name), _arr(target, name)
+    if _shape(input) != _shape(target):
+        import warnings
+        warnings.warn(f"Using a target size ({_shape(target)}) that is different to the input size "
+                      f"({_shape(input)}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+    loss = diff_fn(fnp.subtract(input, target))
+    if reduction == "mean":
+        return fnp.mean(loss)
+    if reduction == "sum":
+        return fnp.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """Mean squared error (input - target)**2, reduced."""
+    return _pointwise_loss("mse_loss", fnp.square, input, target,
+                           _reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    return _pointwise_loss("l1_loss", fnp.abs, input, target,
+                           _reduction(size_average, reduce, reduction))
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """Integer class indices -> int64 one-hot rows (not differentiable)."""
+    v = np.asarray(_val(tensor))
+    if v.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor (an integer dtype)")
+    n = int(v.max()) + 1 if num_classes == -1 else int(num_classes)
+    out = (v[..., None] == np.arange(n)).astype(np.int64)
+    return facade.wrap(out) if _is_tensor(tensor) else out
+
+
+# --- layers ----------------------------------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias, with weight [out, in] (PyTorch's layout)."""
+    input, weight = _arr(input, "linear"), _arr(weight, "linear")
+    xs, ws = _shape(input), _shape(weight)
+    if len(ws) != 2 or not xs or xs[-1] != ws[1]:
+        raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input shape {xs}, "
+                           f"weight shape {ws}: the input's last dimension must equal weight.shape[1])")
+    _same_dtype("linear", input, weight, bias)
+    if bias is not None and _shape(bias) != (ws[0],):
+        raise RuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
+    return nnops.linear(input, weight, bias)
+
+
+def _unbatched(name, input, ndim_batched):
+    shape = _shape(input)
+    if len(shape) == ndim_batched - 1:
+        return reshape(input, (1,) + shape), True
+    if len(shape) != ndim_batched:
+        raise RuntimeError(f"{name}: expected a {ndim_batched - 1}-D (unbatched) or {ndim_batched}-D "
+                           f"(batched) input, got shape {shape}")
+    return input, False
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """2-D cross-correlation: input [N, C, H, W] (or [C, H, W]), weight [O, C, kH, kW]."""
+    if groups != 1:
+        raise NotImplementedError("conv2d: groups != 1 is not supported by fgrad yet")
+    input, weight = _arr(input, "conv2d"), _arr(weight, "conv2d")
+    _same_dtype("conv2d", input, weight, bias)
+    x, squeeze = _unbatched("conv2d", input, 4)
+    y = nnops.conv2d(x, weight, stride, padding, dilation, bias=bias)
+    return reshape(y, _shape(y)[1:]) if squeeze else y
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over windows; the gradient goes to the first maximal element of each window."""
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not supported by fgrad")
+    x, squeeze = _unbatched("max_pool2d", _arr(input, "max_pool2d"), 4)
+    y = nnops.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return reshape(y, _shape(y)[1:]) if squeeze else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    x, squeeze = _unbatched("avg_pool2d", _arr(input, "avg_pool2d"), 4)
+    y = nnops.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+    return reshape(y, _shape(y)[1:]) if squeeze else y
+
+
+def flatten(input, start_dim: int = 0, end_dim: int = -1):
+    input = _arr(input, "flatten")
+    shape = _shape(input)
+    if not shape:
+        return reshape(input, (1,))
+    nd = len(shape)
+    s, e = start_dim % nd, end_dim % nd
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),) + shape[e + 1:])
+
+
+def _rng():
+    from ..tensor.creation import default_generator
+    return default_generator.numpy
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
+    The mask comes from fgrad's default generator (fgrad.manual_seed)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    input = _arr(input, "dropout")
+    if not training or p == 0.0:
+        return input
+    dt = _dtype(input)
+    if p == 1.0:
+        return ew.mul(input, ew.const(input, 0.0))
+    keep = _rng().random(_shape(input)) >= p
+    mask = keep.astype(dt) * dt.type(1.0 / (1.0 - p))
+    v = _val(input)
+    if not isinstance(v, (np.ndarray, np.generic, Tracer)):  # another device: move the mask there
+        import cupy
+        mask = cupy.asarray(mask)
+    return ew.mul(input, mask)
+
+
+def _concrete(x):
+    """The concrete array behind x (a Tensor, tracer or array), or None while staging."""
+    from ..core.errors import ConcretizationError
+    v = _val(x)
+    while isinstance(v, Tracer):
+        try:
+            v = v._trace.concrete(v)
+        except ConcretizationError:
+            return None
+    v = _val(v)
+    return v
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise over every axis but 1 (channels): in training with batch statistics (and
+    running_mean/running_var, when given, updated in place with momentum); in eval with the
+    running statistics."""
+    input = _arr(input, "batch_norm")
+    _float_input("batch_norm", input)
+    shape = _shape(input)
+    if len(shape) < 2:
+        raise ValueError(f"batch_norm: expected an input with a channel axis ([N, C, ...]), got "
+                         f"shape {shape}")
+    axes = (0,) + tuple(range(2, len(shape)))
+    dt = _dtype(input)
+    bshape = tuple(d if i == 1 else 1 for i, d in enumerate(shape))
+    if training:
+        n = int(np.prod([shape[a] for a in axes]))
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(shape)}")
+        mean = fnp.mean(input, axis=axes, keepdims=True)
+        centered = fnp.subtract(input, mean)
+        var = fnp.mean(fnp.square(centered), axis=axes, keepdims=True)
+        if running_mean is not None or running_var is not None:
+            _update_running(running_mean, running_var, mean, var, momentum, n)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when not training")
+        mean = reshape(_cast_like(running_mean, dt), bshape)
+        var = reshape(_cast_like(running_var, dt), bshape)
+        centered = fnp.subtract(input, mean)
+    inv = ew.div(ew.const(var, 1.0), ew.sqrt(ew.add(var, ew.const(var, eps))))
+    y = fnp.multiply(centered, inv)
+    if weight is not None:
+        y = fnp.multiply(y, reshape(weight, bshape))
+    if bias is not None:
+        y = fnp.add(y, reshape(bias, bshape))
+    return y
+
+
+def _cast_like(x, dt):
+    return x if _dtype(x) == dt else fnp.astype(x, dt)
+
+
+def _update_running(running_mean, running_var, mean, var, momentum, n):
+    m, v = _concrete(mean), _concrete(var)
+    if m is None or v is None:
+        return  # staging (jit/vmap): running statistics cannot be updated from abstract values
+    m, v = m.reshape(-1), v.reshape(-1) * (n / (n - 1))
+    for buf, new in ((running_mean, m), (running_var, v)):
+        if buf is None:
+            continue
+        arr = _val(buf)
+        if isinstance(arr, Tracer):
+            continue
+        upd = (1.0 - momentum) * arr + momentum * new.astype(arr.dtype, copy=False)
+        if _is_tensor(buf):
+            from ..tensor.grad_mode import no_grad
+            with no_grad():
+                buf.copy_(facade.wrap(upd.astype(arr.dtype, copy=False)))
+        else:
+            arr[...] = upd
+
+
+# lax-level kernels, re-exported for users who want them without the facade
+conv2d_input_grad = nnops.conv2d_input_grad
+conv2d_weight_grad = nnops.conv2d_weight_grad

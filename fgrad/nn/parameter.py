@@ -1,0 +1,68 @@
+"""Parameter: a Tensor that a Module registers as trainable."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..tensor.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf Tensor that requires grad (by default) and is registered by Module.__setattr__.
+    `Parameter(t)` shares t's storage, as in PyTorch."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad: bool = True):
+        if data is None:
+            value = np.empty((0,), np.float32)
+        elif isinstance(data, Tensor):
+            value = data._value
+        else:
+            import fgrad
+            value = fgrad.tensor(data)._value
+        self = object.__new__(cls)
+        self._value = value
+        self._node = None
+        self._requires_grad = False
+        self._grad = None
+        self._vbox = data._vbox if isinstance(data, Tensor) else [0]
+        self._acc = None
+        self._retain = None
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad_(True)
+        return self
+
+    def __init__(self, data=None, requires_grad: bool = True) -> None:
+        pass  # everything happens in __new__ (Tensor.__init__ would reinterpret `data`)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        v = self._value
+        p = object.__new__(Parameter)
+        p._value = v.copy()
+        p._node = None
+        p._requires_grad = self._requires_grad
+        p._grad = None if self._grad is None else copy.deepcopy(self._grad, memo)
+        p._vbox = [0]
+        p._acc = None
+        p._retain = None
+        p._hooks = None
+        memo[id(self)] = p
+        return p
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (np.asarray(self.detach().cpu().numpy()).copy(),
+                                     self._requires_grad))
+
+
+def _rebuild_parameter(array, requires_grad):
+    import fgrad
+    return Parameter(fgrad.from_numpy(array) if hasattr(fgrad, "from_numpy") else array,
+                     requires_grad)

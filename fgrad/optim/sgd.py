@@ -1,0 +1,65 @@
+"""Stochastic gradient descent with momentum, dampening, weight decay and Nesterov."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels
+from .optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD, update for update:
+
+        g = grad + weight_decay * p
+        buf = g (first step) | momentum * buf + (1 - dampening) * g
+        g = g + momentum * buf (nesterov) | buf
+        p -= lr * g                      (p += lr * g when maximize)
+    """
+
+    def __init__(self, params, lr=required, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False) -> None:
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def _update(self, group, params) -> None:
+        lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+        wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        for p in params:
+            w = p._value
+            g = self._grad_array(p)
+            if mom != 0 and _kernels.usable(w, g):
+                st = self.state[p]
+                first = st.get("momentum_buffer") is None
+                buf = self._buffer(p, "momentum_buffer", lambda v: np.empty_like(v))
+                f = w.dtype.type
+                _kernels.kernels()["sgd_momentum"](w, g, buf, f(lr), f(mom), f(1 - damp), f(wd),
+                                                   bool(nesterov), bool(maximize), first)
+                self._bump(p)
+                continue
+            if maximize:
+                g = -g
+            if wd != 0:
+                g = g + w.dtype.type(wd) * w
+            if mom != 0:
+                st = self.state[p]
+                if st.get("momentum_buffer") is None:
+                    buf = self._buffer(p, "momentum_buffer", lambda v, g=g: g.copy())
+                else:
+                    buf = st["momentum_buffer"]._value
+                    buf *= w.dtype.type(mom)
+                    buf += w.dtype.type(1 - damp) * g if damp else g
+                g = g + w.dtype.type(mom) * buf if nesterov else buf
+            if lr == 1:
+                w -= g
+            else:
+                w -= w.dtype.type(lr) * g
+            self._bump(p)
