@@ -68,19 +68,31 @@ LEAF = PyTreeDef(None, None, ())
 
 def tree_flatten(tree: Any, is_leaf: Callable | None = None) -> tuple[list, PyTreeDef]:
     leaves: list = []
+    return leaves, _flatten(tree, is_leaf, leaves)
 
-    def rec(x):
-        if is_leaf is not None and is_leaf(x):
-            leaves.append(x)
-            return LEAF
-        t, fns = _node_of(x)
-        if t is None:
-            leaves.append(x)
-            return LEAF
-        children, aux = fns[0](x)
-        return PyTreeDef(t, aux, tuple(rec(c) for c in children))
 
-    return leaves, rec(tree)
+# Module-level recursion, not nested closures: a closure that calls itself is a reference
+# cycle holding every leaf (tracers included) until the garbage collector runs.
+def _flatten(x, is_leaf, leaves: list) -> PyTreeDef:
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
+    t, fns = _node_of(x)
+    if t is None:
+        leaves.append(x)
+        return LEAF
+    children, aux = fns[0](x)
+    return PyTreeDef(t, aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
+
+
+def _unflatten(td: PyTreeDef, it) -> Any:
+    if td.node_type is None:
+        return next(it)
+    children = [_unflatten(c, it) for c in td.children]
+    t = td.node_type
+    if t in _REGISTRY:
+        return _REGISTRY[t][1](td.aux, children)
+    return t(*children)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
@@ -99,17 +111,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
         raise ValueError(f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves but "
                          f"{len(leaves)} were given; pass exactly one value per leaf (tree_leaves of "
                          "a tree of the same structure has the right number)")
-    it = iter(leaves)
-
-    def rec(td):
-        if td.node_type is None:
-            return next(it)
-        children = [rec(c) for c in td.children]
-        t = td.node_type
-        unflatten = _REGISTRY[t][1] if t in _REGISTRY else (lambda _, c: t(*c))
-        return unflatten(td.aux, children)
-
-    return rec(treedef)
+    return _unflatten(treedef, iter(leaves))
 
 
 def tree_leaves(tree: Any, is_leaf: Callable | None = None) -> list:
