@@ -88,6 +88,18 @@ def test_conv_fft_path_float32_and_cached_weight_spectrum(monkeypatch):
     np.testing.assert_allclose(fgrad.grad(loss)(w), g2, rtol=1e-3, atol=1e-2)
 
 
+
+def test_conv_algorithm_set_on_the_package_reaches_the_impls(monkeypatch):
+    """fgrad.ops.nn is a package: its conv_algorithm forwards to the global conv.py reads."""
+    import fgrad.ops.nn.conv as conv_module
+    params = dict(stride=(1, 1), padding=((1, 1), (1, 1)), dilation=(1, 1), dtype=np.float64)
+    pick = lambda: conv_module._use_fft(np, (1, 1, 4, 4), (1, 1, 3, 3), params,  # noqa: E731
+                                        lambda n, c, o: 1)
+    monkeypatch.setattr(N, "conv_algorithm", "fft")
+    assert conv_module.conv_algorithm == N.conv_algorithm == "fft" and pick() is not None
+    monkeypatch.setattr(N, "conv_algorithm", "gemm")
+    assert conv_module.conv_algorithm == "gemm" and pick() is None
+
 def test_max_pool_ties_go_to_the_first_maximum():
     x = np.zeros((1, 1, 2, 4))
     x[0, 0, 1, 2] = x[0, 0, 0, 3] = 1.0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels
+from ..backends import numba_kernels
 from .optimizer import Optimizer, required
 
 
@@ -36,13 +36,13 @@ class SGD(Optimizer):
         for p in params:
             w = p._value
             g = self._grad_array(p)
-            if mom != 0 and _kernels.usable(w, g):
+            if mom != 0 and numba_kernels.usable(w, g):
                 st = self.state[p]
                 first = st.get("momentum_buffer") is None
                 buf = self._buffer(p, "momentum_buffer", lambda v: np.empty_like(v))
                 f = w.dtype.type
-                _kernels.kernels()["sgd_momentum"](w, g, buf, f(lr), f(mom), f(1 - damp), f(wd),
-                                                   bool(nesterov), bool(maximize), first)
+                numba_kernels.kernels()["sgd_momentum"](w, g, buf, f(lr), f(mom), f(1 - damp), f(wd),
+                                                        bool(nesterov), bool(maximize), first)
                 self._bump(p)
                 continue
             if maximize:

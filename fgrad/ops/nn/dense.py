@@ -1,0 +1,389 @@
+"""Dense-layer and loss primitives: linear, relu (-> relu_grad, ct where y > 0, linear in ct
+and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy built on them.
+
+Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
+(fgrad.backends.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
+zeroed (JAX and PyTorch agree; SPEC 3b).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...backends.numba_kernels import kernels as _numba
+from ...core.avals import ShapedArray, is_float
+from ...core.errors import ShapeError
+from ...core.primitive import Primitive
+from ...core.rules import def_vectorized, elementwise_shape, shape_of
+from ...core.trace import Tracer, aval_of, facade, xp_of
+from ..elementwise import add, const, convert_element_type, div, eq, exp, mul, ne, neg, sub
+from ..reduce import expand_back, reduce_sum
+from ..shape import broadcast_in_dim, reshape
+from ._geometry import _checked_bind
+
+
+# --- linear: x @ w.T + b ----------------------------------------------------------------------
+
+linear_p = Primitive("linear", backward_name="AddmmBackward0")
+
+
+def _linear_aval(x, w, b):
+    if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[1] or b.shape != (w.shape[0],):
+        raise ShapeError(f"linear: input shape {x.shape}, weight shape {w.shape} and bias shape "
+                         f"{b.shape} do not fit (expected [..., in], [out, in], [out])")
+    if not x.dtype == w.dtype == b.dtype:
+        raise TypeError(f"linear: dtypes {x.dtype}, {w.dtype} and {b.dtype} differ")
+    return ShapedArray(x.shape[:-1] + (w.shape[0],), x.dtype)
+
+
+def _linear_impl(x, w, b, *, xp):
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+    out = xp.matmul(x2, w.T)          # one GEMM; the bias is added in place (no temporary)
+    out += b
+    return out.reshape(lead + (w.shape[0],)) if x.ndim != 2 else out
+
+
+def _linear_dims(x_ndim):
+    return (((x_ndim - 1,), (1,)), ((), ()))
+
+
+def _linear_jvp(primals, tangents):
+    from ..linalg import dot_general
+    x, w, b = primals
+    tx, tw, tb = tangents
+    out = linear_p.bind(x, w, b)
+    shape = shape_of(out)
+    nd = len(shape)
+    terms = []
+    if tx is not None:
+        terms.append(dot_general(tx, w, _linear_dims(nd)))
+    if tw is not None:
+        terms.append(dot_general(x, tw, _linear_dims(nd)))
+    if tb is not None:
+        terms.append(broadcast_in_dim(tb, shape, (nd - 1,)))
+    out_dot = None
+    for t in terms:
+        out_dot = t if out_dot is None else add(out_dot, t)
+    return out, out_dot
+
+
+def _linear_vjp(needs, ct, out, x, w, b):
+    from ..linalg import dot_general
+    nd = len(shape_of(ct))
+    lead = tuple(range(nd - 1))
+    return [dot_general(ct, w, (((nd - 1,), (0,)), ((), ()))) if needs[0] else None,
+            dot_general(ct, x, ((lead, lead), ((), ()))) if needs[1] else None,
+            reduce_sum(ct, lead) if needs[2] else None]
+
+
+def _linear_batch(n, vals, dims):
+    from ...interpreters.batching import loop_batch, move_to_front
+    if dims[1] is not None or dims[2] is not None:
+        return loop_batch(linear_p, n, vals, dims)
+    return linear_p.bind(move_to_front(vals[0], dims[0]), vals[1], vals[2]), 0
+
+
+linear_p.def_impl(_linear_impl)
+linear_p.def_abstract_eval(_linear_aval)
+linear_p.def_jvp(_linear_jvp)
+linear_p.def_vjp(_linear_vjp)
+linear_p.def_batch(_linear_batch)
+
+
+def linear(x, w, b=None):
+    """x @ w.T + b (PyTorch's linear: w is [out, in]); without b a dot_general."""
+    if b is None:
+        from ..linalg import dot_general
+        return dot_general(x, w, _linear_dims(len(shape_of(x))))
+    return _checked_bind(linear_p, (x, w, b), {})
+
+
+# --- relu -----------------------------------------------------------------------------------------
+
+relu_p = Primitive("relu")
+
+
+def _relu_impl(x, *, xp):
+    if xp is np and x.dtype in (np.float32, np.float64) and x.size and _numba() is not None:
+        return _numba()["relu"](np.ascontiguousarray(x))
+    return xp.maximum(x, x.dtype.type(0))
+
+
+relu_p.def_impl(_relu_impl)
+relu_p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+
+
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = relu(x)
+    return out, relu_grad_p.bind(t, out)
+
+
+relu_p.def_jvp(_relu_jvp)
+relu_p.def_vjp(lambda needs, ct, out, x: [relu_grad_p.bind(ct, out)])
+def_vectorized(relu_p)
+
+# relu_grad(ct, y) = ct where y > 0, else 0 (PyTorch's threshold_backward; a NaN cotangent at
+# an inactive unit is zeroed, as PyTorch and JAX both do). Linear in ct and its own
+# transpose; y only selects, so it gets no derivative.
+relu_grad_p = Primitive("relu_grad", backward_name="ThresholdBackwardBackward0")
+
+
+def _relu_grad_impl(ct, y, *, xp):
+    if xp is np and ct.dtype == y.dtype and ct.dtype in (np.float32, np.float64) and ct.size \
+            and ct.shape == y.shape and _numba() is not None:
+        return _numba()["relu_grad"](np.ascontiguousarray(ct), np.ascontiguousarray(y))
+    return xp.where(y > 0, ct, ct.dtype.type(0))
+
+
+relu_grad_p.def_impl(_relu_grad_impl)
+relu_grad_p.def_abstract_eval(
+    lambda ct, y: ShapedArray(elementwise_shape("relu_grad", (ct, y)), ct.dtype))
+relu_grad_p.def_jvp(lambda primals, tangents: (
+    relu_grad_p.bind(*primals),
+    None if tangents[0] is None else relu_grad_p.bind(tangents[0], primals[1])))
+relu_grad_p.def_vjp(lambda needs, ct, out, c, y: [relu_grad_p.bind(ct, y) if needs[0] else None, None])
+def_vectorized(relu_grad_p)
+
+
+def relu(x):
+    """max(x, 0) with relu'(0) = 0; NaN propagates."""
+    return relu_p.bind(x)
+
+
+# --- log_softmax ------------------------------------------------------------------------------------
+
+log_softmax_p = Primitive("log_softmax", backward_name="LogSoftmaxBackward0")
+
+
+def _log_softmax_impl(x, *, axis, xp):
+    m = x.max(axis=axis, keepdims=True)
+    if x.dtype.kind == "f":
+        m = xp.where(xp.isfinite(m), m, x.dtype.type(0))
+    s = x - m
+    with np.errstate(divide="ignore"):
+        lse = xp.log(xp.exp(s).sum(axis=axis, keepdims=True))
+    s -= lse
+    return s
+
+
+def _log_softmax_aval(x, *, axis):
+    if not is_float(x.dtype):
+        raise TypeError(f"log_softmax: expected a floating-point input, got dtype {x.dtype}")
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _log_softmax_jvp(primals, tangents, *, axis):
+    (x,), (t,) = primals, tangents
+    out = log_softmax(x, axis)
+    shape = shape_of(out)
+    return out, sub(t, expand_back(reduce_sum(mul(exp(out), t), (axis,)), shape, (axis,)))
+
+
+def _log_softmax_vjp(needs, ct, out, x, *, axis):
+    shape = shape_of(out)
+    return [sub(ct, mul(exp(out), expand_back(reduce_sum(ct, (axis,)), shape, (axis,))))]
+
+
+def _log_softmax_batch(n, vals, dims, *, axis):
+    from ...interpreters.batching import move_to_front
+    (x,), (d,) = vals, dims
+    return log_softmax_p.bind(move_to_front(x, d), axis=axis + 1), 0
+
+
+log_softmax_p.def_impl(_log_softmax_impl)
+log_softmax_p.def_abstract_eval(_log_softmax_aval)
+log_softmax_p.def_jvp(_log_softmax_jvp)
+log_softmax_p.def_vjp(_log_softmax_vjp)
+log_softmax_p.def_batch(_log_softmax_batch)
+
+
+def log_softmax(x, axis: int = -1):
+    """log(softmax(x)) along `axis`, computed stably (max subtracted first)."""
+    nd = len(shape_of(x))
+    return log_softmax_p.bind(x, axis=int(axis) % max(nd, 1) if nd else 0)
+
+
+def softmax(x, axis: int = -1):
+    return exp(log_softmax(x, axis))
+
+
+# --- nll_loss: -sum(weights * logp) -----------------------------------------------------------------
+
+nll_loss_p = Primitive("nll_loss", backward_name="NllLossBackward0")
+
+
+def _nll_impl(logp, w, *, axes, xp):
+    prod = logp * w
+    return xp.negative(prod.sum(axis=axes) if axes else prod)
+
+
+def _nll_aval(logp, w, *, axes):
+    if logp.shape != w.shape:
+        raise ShapeError(f"nll_loss: log-probabilities of shape {logp.shape} and target weights of "
+                         f"shape {w.shape} differ")
+    return ShapedArray(tuple(d for i, d in enumerate(logp.shape) if i not in axes), logp.dtype)
+
+
+def _nll_jvp(primals, tangents, *, axes):
+    logp, w = primals
+    tl, tw = tangents
+    out = nll_loss_p.bind(logp, w, axes=axes)
+    out_dot = None if tl is None else nll_loss_p.bind(tl, w, axes=axes)
+    if tw is not None:
+        t = nll_loss_p.bind(logp, tw, axes=axes)
+        out_dot = t if out_dot is None else add(out_dot, t)
+    return out, out_dot
+
+
+def _nll_vjp(needs, ct, out, logp, w, *, axes):
+    shape = shape_of(logp)
+    ctb = neg(expand_back(ct, shape, axes))
+    return [mul(ctb, w) if needs[0] else None, mul(ctb, logp) if needs[1] else None]
+
+
+def _nll_batch(n, vals, dims, *, axes):
+    from ...interpreters.batching import batch_front
+    logp, w = batch_front(n, vals, dims)
+    return nll_loss_p.bind(logp, w, axes=tuple(a + 1 for a in axes)), 0
+
+
+nll_loss_p.def_impl(_nll_impl)
+nll_loss_p.def_abstract_eval(_nll_aval)
+nll_loss_p.def_jvp(_nll_jvp)
+nll_loss_p.def_vjp(_nll_vjp)
+nll_loss_p.def_batch(_nll_batch)
+
+
+def _unbox(x):
+    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+        return x._value
+    return x
+
+
+def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothing):
+    """Per-element weights W with loss = -sum(W * logp) reduced as asked (PyTorch's
+    nll_loss / cross_entropy semantics, including ignore_index, class weights and
+    label smoothing), and the axes to sum over."""
+    shape = shape_of(logp)
+    dtype = aval_of(logp).dtype
+    C = shape[1]
+    target = _unbox(target)
+    if not isinstance(target, Tracer):
+        target = np.asarray(target)
+    t_aval = aval_of(target)
+    class_bcast = lambda v: broadcast_in_dim(v, shape, (1,))  # noqa: E731
+    if is_float(t_aval.dtype):  # class probabilities
+        if t_aval.shape != shape:
+            raise ShapeError(f"cross_entropy: probability targets of shape {t_aval.shape} must match "
+                             f"the input shape {shape}")
+        W = convert_element_type(target, dtype)
+        if label_smoothing:
+            W = add(mul(W, const(W, 1.0 - label_smoothing)), const(W, label_smoothing / C))
+        if weight is not None:
+            W = mul(W, class_bcast(convert_element_type(_unbox(weight), dtype)))
+        denom = float(np.prod(shape) // C) if reduction == "mean" else None
+        if denom is not None:
+            W = div(W, const(W, denom))
+        return W
+    if t_aval.shape != shape[:1] + shape[2:]:
+        raise ShapeError(f"nll_loss: target of shape {t_aval.shape} does not fit an input of shape "
+                         f"{shape}; expected {shape[:1] + shape[2:]} (class indices)")
+    if not isinstance(target, Tracer):
+        bad = (target != ignore_index) & ((target < 0) | (target >= C))
+        if bad.any():
+            raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
+                             f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
+        w_val = None if weight is None else _unbox(weight)
+        if type(target) is np.ndarray and (w_val is None or type(w_val) is np.ndarray):
+            return _target_weights_np(shape, dtype, target, w_val, ignore_index, reduction,
+                                      label_smoothing)
+    t_dims = (0,) + tuple(range(2, len(shape)))
+    xp = np if isinstance(target, Tracer) else xp_of((target,))  # constants on target's device
+    classes = xp.arange(C, dtype=t_aval.dtype)
+    tb = broadcast_in_dim(target, shape, t_dims)
+    onehot = convert_element_type(eq(tb, broadcast_in_dim(classes, shape, (1,))), dtype)
+    keep = convert_element_type(ne(target, xp.asarray(ignore_index, t_aval.dtype)), dtype)
+    keep_b = broadcast_in_dim(keep, shape, t_dims)
+    wb = None if weight is None else class_bcast(convert_element_type(_unbox(weight), dtype))
+    W = onehot if wb is None else mul(onehot, wb)
+    if label_smoothing:
+        smooth = broadcast_in_dim(const(W, label_smoothing / C), shape, ()) if wb is None \
+            else mul(wb, const(wb, label_smoothing / C))
+        W = add(mul(W, const(W, 1.0 - label_smoothing)), smooth)
+    W = mul(W, keep_b)
+    if reduction == "mean":
+        per = keep if weight is None else reduce_sum(mul(mul(onehot, wb), keep_b), (1,))
+        denom = reduce_sum(per, tuple(range(len(shape) - 1)))
+        W = div(W, broadcast_in_dim(denom, shape, ()))
+    return W
+
+
+def _target_weights_np(shape, dtype, target, weight, ignore_index, reduction, label_smoothing):
+    """_target_weights for concrete NumPy targets (and class weights): the same values,
+    computed directly (the weights are constants of the graph either way)."""
+    C = shape[1]
+    keep = target != ignore_index
+    idx = np.expand_dims(np.where(keep, target, 0), 1)
+    W = np.zeros(shape, dtype)
+    np.put_along_axis(W, idx, 1, axis=1)
+    bshape = (1, C) + (1,) * (len(shape) - 2)
+    wb = None if weight is None else weight.astype(dtype, copy=False).reshape(bshape)
+    if wb is not None:
+        W *= wb
+    if label_smoothing:
+        W *= dtype.type(1.0 - label_smoothing)
+        W += (np.ones(bshape, dtype) if wb is None else wb) * dtype.type(label_smoothing / C)
+    keep_b = np.expand_dims(keep, 1)
+    W *= keep_b
+    if reduction == "mean":
+        if wb is None:
+            denom = dtype.type(keep.sum())
+        else:
+            denom = np.take_along_axis(np.broadcast_to(wb, shape), idx, 1)[:, 0][keep].sum(dtype=dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            W /= denom
+    return W
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _nll(logp, target, weight, ignore_index, reduction, label_smoothing, name):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    shape = shape_of(logp)
+    if len(shape) == 1:  # unbatched: [C] input, scalar target
+        t = _unbox(target)
+        t_shape = shape_of(t) if isinstance(t, Tracer) else np.shape(t)
+        if len(t_shape) == 1:
+            t = reshape(t, (1,) + tuple(t_shape)) if isinstance(t, Tracer) else np.reshape(t, (1, -1))
+        else:
+            t = reshape(t, (1,)) if isinstance(t, Tracer) else np.reshape(t, (1,))
+        out = _nll(reshape(logp, (1,) + shape), t, weight, ignore_index, reduction, label_smoothing,
+                   name)
+        return reshape(out, ()) if reduction == "none" else out
+    if len(shape) < 2:
+        raise ShapeError(f"{name}: expected an input of shape [N, C, ...] or [C], got {shape}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        W = _target_weights(logp, target, weight, ignore_index, reduction, label_smoothing)
+        axes = (1,) if reduction == "none" else tuple(range(len(shape)))
+        return nll_loss_p.bind(logp, W, axes=axes)
+
+
+def nll_loss(logp, target, weight=None, ignore_index: int = -100, reduction: str = "mean"):
+    """Negative log-likelihood of log-probabilities logp [N, C, ...] at integer targets
+    [N, ...] (PyTorch's nll_loss). Targets are not differentiated."""
+    return _nll(logp, target, weight, ignore_index, reduction, 0.0, "nll_loss")
+
+
+def cross_entropy(logits, target, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0):
+    """PyTorch's cross_entropy: log_softmax over axis 1, then nll_loss. `target` holds
+    class indices [N, ...] or class probabilities shaped like `logits`."""
+    shape = shape_of(logits)
+    logp = log_softmax(logits, 1 if len(shape) > 1 else 0)
+    return _nll(logp, target, weight, ignore_index, reduction, float(label_smoothing),
+                "cross_entropy")
