@@ -11,7 +11,7 @@ from .core.errors import DifferentiationError, ShapeError
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
 from .core.primitive import Primitive
 from .core.rules import def_nondiff, def_vectorized
-from .core.trace import Tracer, aval_of, facade, new_trace
+from .core.trace import Tracer, aval_of, facade, is_tensor, new_trace
 from .interpreters.backward import Leaf, backward_pass
 from .interpreters.batching import BatchTrace, BatchTracer, move_axis
 from .interpreters.jvp import JVPTrace, JVPTracer
@@ -24,7 +24,7 @@ from .tree_util import tree_flatten, tree_map, tree_unflatten
 # --- boxing: Tensors in, Tensors out; Python data in, NumPy arrays out -------------------
 
 def _is_tensor(x) -> bool:
-    return facade.tensor_type is not None and isinstance(x, facade.tensor_type)
+    return is_tensor(x)
 
 
 def _unbox_inputs(leaves, fname: str):

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .core.trace import facade
+from .core.trace import is_tensor
 
 __all__ = ["save", "load"]
 
@@ -21,7 +21,7 @@ _STRUCTURE = "__fgrad_structure__"
 
 
 def _is_tensor(x) -> bool:
-    return facade.tensor_type is not None and isinstance(x, facade.tensor_type)
+    return is_tensor(x)
 
 
 def _encode_key(k):

@@ -59,10 +59,10 @@ class Primitive:
         return fn
 
     def bind(self, *args, **params):
-        tensor_type = facade.tensor_type
-        if tensor_type is not None:
+        tensor_types = facade.tensor_types
+        if tensor_types:
             for a in args:
-                if isinstance(a, tensor_type):
+                if type(a) in tensor_types:
                     return facade.bind(self, args, params)
         return _state.trace.process_primitive(self, args, params)
 

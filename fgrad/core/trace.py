@@ -18,10 +18,23 @@ from .avals import ShapedArray
 
 
 class _Facade:
-    """The Tensor facade installs itself here (tensor_type, bind), so that `bind`
-    and `aval_of` can handle Tensors without the core importing the facade."""
+    """The Tensor facade installs itself here (tensor_type, bind, wrap), so that `bind`
+    and `aval_of` can handle Tensors without the core importing the facade.
+    `tensor_types` holds the Tensor class and its subclasses: one set lookup per argument
+    keeps `bind` cheap for everything that is not a Tensor."""
     tensor_type: type | None = None
+    tensor_types: frozenset = frozenset()
     bind = None
+    wrap = None
+
+    def register(self, cls: type) -> None:
+        self.tensor_types = self.tensor_types | {cls}
+
+
+def is_tensor(x) -> bool:
+    """True for fgrad.Tensor (and subclasses) once the facade is imported."""
+    return type(x) in facade.tensor_types or (
+        facade.tensor_type is not None and isinstance(x, facade.tensor_type))
 
 
 facade = _Facade()
@@ -228,7 +241,7 @@ def aval_of(x) -> ShapedArray:
         return ShapedArray.of_array(x)
     if isinstance(x, Tracer):
         return x.aval
-    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+    if is_tensor(x):
         x = x._value
         if isinstance(x, Tracer):
             return x.aval

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from ..core.trace import facade
+from ..core.trace import facade, is_tensor
 
 
 def _is_tensor(x) -> bool:
-    return facade.tensor_type is not None and isinstance(x, facade.tensor_type)
+    return is_tensor(x)
 
 
 def _value(x):

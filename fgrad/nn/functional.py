@@ -10,18 +10,18 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..core.avals import is_float
-from ..core.trace import Tracer, aval_of, facade
+from ..core.trace import Tracer, aval_of, facade, is_tensor
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..ops.shape import reshape
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
+__all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "linear",
            "batch_norm", "flatten", "leaky_relu", "one_hot"]
 
 
 def _is_tensor(x) -> bool:
-    return facade.tensor_type is not None and isinstance(x, facade.tensor_type)
+    return is_tensor(x)
 
 
 def _val(x):
@@ -76,6 +76,16 @@ def sigmoid(input):
     input = _arr(input, "sigmoid")
     _float_input("sigmoid", input)
     return ew.logistic(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """log(1 + exp(beta x)) / beta, linear where beta x > threshold (PyTorch's definition);
+    logaddexp keeps it finite, with a finite gradient, at any magnitude."""
+    input = _arr(input, "softplus")
+    _float_input("softplus", input)
+    scaled = fnp.multiply(input, beta)
+    smooth = fnp.true_divide(fnp.logaddexp(scaled, 0.0), beta)
+    return fnp.where(fnp.greater(scaled, threshold), input, smooth)
 
 
 def tanh(input):

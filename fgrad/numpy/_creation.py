@@ -9,7 +9,7 @@ import numpy as np
 import math
 
 from ..core.errors import ShapeError
-from ..core.trace import aval_of, facade
+from ..core.trace import aval_of, is_tensor
 from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, int_arg, is_traced,
                     normalize_axis, shape_arg, static_arg)
 
@@ -20,7 +20,7 @@ def _is_cupy(x) -> bool:
 
 def _xp_like(a):
     """cupy for a CuPy array (or a Tensor holding one), else numpy."""
-    if facade.tensor_type is not None and isinstance(a, facade.tensor_type):
+    if is_tensor(a):
         a = a._value
     if _is_cupy(a):
         import cupy

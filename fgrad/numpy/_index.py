@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ..core.errors import ConcretizationError
-from ..core.trace import Tracer, facade
+from ..core.trace import Tracer, is_tensor
 from ..ops import elementwise as ew
 from ..ops import index as ix
 from ..ops import scan
@@ -41,7 +41,7 @@ _MASK_MESSAGE = (
 
 
 def _unbox(x):
-    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+    if is_tensor(x):
         return x._value
     return x
 

@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from ..core.errors import ConcretizationError, ShapeError
-from ..core.trace import Tracer, aval_of, facade
+from ..core.trace import Tracer, aval_of, is_tensor
 from ..ops.elementwise import convert_element_type
 from ..ops.shape import broadcast_in_dim
 
@@ -40,7 +40,7 @@ def _describe(v) -> str:
 
 def is_traced(x) -> bool:
     """True for values fgrad tracks (tracers and Tensors), which must not go through np.asarray."""
-    return isinstance(x, Tracer) or (facade.tensor_type is not None and isinstance(x, facade.tensor_type))
+    return isinstance(x, Tracer) or (is_tensor(x))
 
 
 def is_array(x) -> bool:
@@ -91,7 +91,7 @@ def as_value(x, name: str = "argument"):
 def static_arg(v, what: str):
     """The concrete value behind an argument that must be known (a shape, an axis, a count):
     Tensors are unboxed, tracers concretised (a clear ConcretizationError under jit/vmap)."""
-    if facade.tensor_type is not None and isinstance(v, facade.tensor_type):
+    if is_tensor(v):
         v = v._value
     if isinstance(v, Tracer):
         v = v._concrete(what)
@@ -254,8 +254,7 @@ def normalize_axes(axis, ndim: int, name: str) -> tuple:
         axes = axis
     elif isinstance(axis, np.ndarray) and axis.ndim <= 1 and (axis.dtype.kind in "iu" or not axis.size):
         axes = tuple(axis.reshape(-1))
-    elif isinstance(axis, (Tracer,)) or (facade.tensor_type is not None
-                                         and isinstance(axis, facade.tensor_type)):
+    elif isinstance(axis, (Tracer,)) or is_tensor(axis):
         axes = (axis,)
     else:
         raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
@@ -339,11 +338,11 @@ def _promote_fast(x, y):
     float array with a Python number."""
     tx, ty = type(x), type(y)
     if tx is float or tx is int:
-        if ty is not float and ty is not int and hasattr(y, "dtype") and y.dtype.kind == "f":
+        if ty in _FAST_TYPES and y.dtype.kind == "f":
             return [np.array(x, dtype=y.dtype), y]
         return None
     if ty is float or ty is int:
-        if hasattr(x, "dtype") and x.dtype.kind == "f":
+        if tx in _FAST_TYPES and x.dtype.kind == "f":
             return [x, np.array(y, dtype=x.dtype)]
         return None
     if tx in _FAST_TYPES and ty in _FAST_TYPES and x.dtype == y.dtype and x.shape == y.shape:

@@ -117,8 +117,11 @@ def pow(x, y):
 
 
 def _pow_dx(x, y, out):
-    zero = const(y, 0.0)
-    return select(eq(y, zero), zero, mul(y, pow(x, sub(y, const(y, 1.0)))))
+    # y * x**(y-1), except at x == y == 0 (0 * inf). Only that point is masked, and with a
+    # safe base, so d/dy of this partial (the mixed second derivative) survives at y == 0.
+    both_zero = logical_and(eq(x, const(x, 0.0)), eq(y, const(y, 0.0)))
+    safe_x = select(both_zero, const(x, 1.0), x)
+    return select(both_zero, const(y, 0.0), mul(y, pow(safe_x, sub(y, const(y, 1.0)))))
 
 
 def _pow_dy(x, y, out):

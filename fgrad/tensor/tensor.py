@@ -458,6 +458,10 @@ class Tensor:
                  "__weakref__")
     __array_priority__ = 1000
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        facade.register(cls)  # so that Primitive.bind recognises Parameter and user subclasses
+
     def __init__(self, *data, dtype=None, device=None, requires_grad: bool = False) -> None:
         """`fgrad.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.Tensor(*sizes)`."""
         from .creation import _legacy_tensor_value
@@ -760,5 +764,6 @@ def wrap(value) -> Tensor:
 
 
 facade.tensor_type = Tensor
+facade.register(Tensor)
 facade.bind = _tensor_bind
 facade.wrap = wrap

@@ -14,7 +14,7 @@ from ...core.avals import ShapedArray, is_float
 from ...core.errors import ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_vectorized, elementwise_shape, shape_of
-from ...core.trace import Tracer, aval_of, facade, xp_of
+from ...core.trace import Tracer, aval_of, is_tensor, xp_of
 from ..elementwise import add, const, convert_element_type, div, eq, exp, mul, ne, neg, sub
 from ..reduce import expand_back, reduce_sum
 from ..shape import broadcast_in_dim, reshape
@@ -256,7 +256,7 @@ nll_loss_p.def_batch(_nll_batch)
 
 
 def _unbox(x):
-    if facade.tensor_type is not None and isinstance(x, facade.tensor_type):
+    if is_tensor(x):
         return x._value
     return x
 
