@@ -632,19 +632,15 @@ def _stopped(v):
 
 
 def softmax(input, dim, dtype=None):
+    from ..ops.nn import softmax as _softmax
     x = _float(input if dtype is None else _cast(input, D.np_dtype(dtype)))
-    d = _dim(dim, x._value.ndim)
-    m = _make(_stopped(fnp.max(x._value, axis=d, keepdims=True)))
-    e = exp(sub(x, m))
-    return named(div(e, sum(e, d, keepdim=True)), "SoftmaxBackward0", input)
+    return named(_softmax(x, _dim(dim, x._value.ndim)), "SoftmaxBackward0", input)
 
 
 def log_softmax(input, dim, dtype=None):
+    from ..ops.nn import log_softmax as _log_softmax
     x = _float(input if dtype is None else _cast(input, D.np_dtype(dtype)))
-    d = _dim(dim, x._value.ndim)
-    m = _make(_stopped(fnp.max(x._value, axis=d, keepdims=True)))
-    shifted = sub(x, m)
-    return named(sub(shifted, log(sum(exp(shifted), d, keepdim=True))), "LogSoftmaxBackward0", input)
+    return _log_softmax(x, _dim(dim, x._value.ndim))
 
 
 # --- NumPy interop -----------------------------------------------------------------------------------

@@ -104,7 +104,8 @@ relu_p = Primitive("relu")
 
 
 def _relu_impl(x, *, xp):
-    if xp is np and x.dtype in (np.float32, np.float64) and x.size and _numba() is not None:
+    # x.ndim: np.ascontiguousarray turns a 0-d array into shape (1,)
+    if xp is np and x.dtype in (np.float32, np.float64) and x.size and x.ndim and _numba() is not None:
         return _numba()["relu"](np.ascontiguousarray(x))
     return xp.maximum(x, x.dtype.type(0))
 
@@ -131,7 +132,7 @@ relu_grad_p = Primitive("relu_grad", backward_name="ThresholdBackwardBackward0")
 
 def _relu_grad_impl(ct, y, *, xp):
     if xp is np and ct.dtype == y.dtype and ct.dtype in (np.float32, np.float64) and ct.size \
-            and ct.shape == y.shape and _numba() is not None:
+            and ct.ndim and ct.shape == y.shape and _numba() is not None:
         return _numba()["relu_grad"](np.ascontiguousarray(ct), np.ascontiguousarray(y))
     return xp.where(y > 0, ct, ct.dtype.type(0))
 
@@ -157,6 +158,8 @@ log_softmax_p = Primitive("log_softmax", backward_name="LogSoftmaxBackward0")
 
 
 def _log_softmax_impl(x, *, axis, xp):
+    if x.size == 0:
+        return x.copy()  # an empty input has an empty result (max would refuse it)
     m = x.max(axis=axis, keepdims=True)
     if x.dtype.kind == "f":
         m = xp.where(xp.isfinite(m), m, x.dtype.type(0))
