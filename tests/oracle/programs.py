@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 class ArrayLib:
     """NumPy-style namespace (fgrad.numpy or jax.numpy) plus its nn functions."""
 
-    def __init__(self, m, relu, log_softmax):
+    def __init__(self, m, relu, log_softmax, erf, sigmoid):
         self.m, self._relu, self._log_softmax = m, relu, log_softmax
+        self._erf, self._sigmoid = erf, sigmoid
 
     def flip(self, v):
         return self.m.flip(v)
@@ -44,6 +45,15 @@ class ArrayLib:
 
     def clip(self, v):
         return self.m.clip(v, -1.0, 1.0)
+
+    def gather(self, v):
+        if not v.ndim or not v.shape[-1]:
+            return v
+        idx = onp.arange(v.shape[-1])[::-1] % max(v.shape[-1] - 1, 1)
+        return v[..., idx] * 0.5 + v
+
+    def erf_sigmoid(self, v):
+        return self._erf(v) + self._sigmoid(v)
 
     def relu(self, v):
         return self._relu(v)
@@ -95,6 +105,15 @@ class TensorLib:
     def clip(self, v):
         return self.lib.clamp(v, -1.0, 1.0)
 
+    def gather(self, v):
+        if not v.ndim or not v.shape[-1]:
+            return v
+        idx = onp.arange(v.shape[-1])[::-1] % max(v.shape[-1] - 1, 1)
+        return v[..., self.lib.tensor(idx.copy())] * 0.5 + v
+
+    def erf_sigmoid(self, v):
+        return self.lib.erf(v) + self.lib.sigmoid(v)
+
     def relu(self, v):
         return self.lib.relu(v)
 
@@ -123,11 +142,18 @@ def _unary(m):
         "arcsinh": m.arcsinh,
         "expm1_tanh": lambda v: m.expm1(m.tanh(v)),
         "cbrt_1p_sq": lambda v: m.cbrt(1 + v * v),
+        "sinh_cosh": lambda v: m.sinh(m.tanh(v)) + m.cosh(m.tanh(v)),
+        "tan_tanh": lambda v: m.tan(m.tanh(v)),
+        "arcsin_arccos": lambda v: m.arcsin(m.tanh(v) * 0.9) * m.arccos(m.tanh(v) * 0.8),
+        "arctanh_tanh": lambda v: m.arctanh(m.tanh(v) * 0.9),
+        "arccosh_2p_sq": lambda v: m.arccosh(2 + v * v),
+        "log2_log10": lambda v: m.log2(2 + v * v) - m.log10(1 + v * v),
+        "exp2_tanh": lambda v: m.exp2(m.tanh(v)),
     }
 
 
 _STRUCTURAL = ("flip", "reverse_axes", "cumsum", "center", "reshape_roundtrip", "gram", "clip",
-               "relu", "log_softmax")
+               "relu", "log_softmax", "gather", "erf_sigmoid")
 
 
 def _binary(m):

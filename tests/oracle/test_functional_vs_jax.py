@@ -8,6 +8,7 @@ import fgrad
 import fgrad.numpy as fnp
 
 import fgrad.nn.functional as F
+from fgrad.scipy import special
 
 from .programs import ArrayLib, inputs, programs, run
 
@@ -15,8 +16,9 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
-OURS = ArrayLib(fnp, F.relu, lambda v: F.log_softmax(v, dim=-1))
-THEIRS = ArrayLib(jnp, jax.nn.relu, lambda v: jax.nn.log_softmax(v, axis=-1))
+OURS = ArrayLib(fnp, F.relu, lambda v: F.log_softmax(v, dim=-1), special.erf, special.expit)
+THEIRS = ArrayLib(jnp, jax.nn.relu, lambda v: jax.nn.log_softmax(v, axis=-1), jax.scipy.special.erf,
+                  jax.nn.sigmoid)
 
 EXAMPLES = int(__import__("os").environ.get("FGRAD_ORACLE_EXAMPLES", "40"))
 

@@ -13,10 +13,12 @@ from .programs import TensorLib, inputs, programs, run
 torch = pytest.importorskip("torch")
 
 import fgrad.nn.functional as F  # noqa: E402
+import fgrad.scipy.special  # noqa: E402,F401
 
 from .programs import ArrayLib  # noqa: E402
 
-_FGRAD_ARRAYS = ArrayLib(fgrad.numpy, F.relu, lambda v: F.log_softmax(v, dim=-1))
+_FGRAD_ARRAYS = ArrayLib(fgrad.numpy, F.relu, lambda v: F.log_softmax(v, dim=-1), fgrad.scipy.special.erf,
+                         fgrad.scipy.special.expit)
 EXAMPLES = int(__import__("os").environ.get("FGRAD_ORACLE_EXAMPLES", "40"))
 
 
@@ -30,6 +32,7 @@ class NumpyNames:
         L = self.lib
         table = {
             "arctan": L.atan, "arcsinh": L.asinh, "negative": L.neg, "arctan2": L.atan2,
+            "arcsin": L.asin, "arccos": L.acos, "arctanh": L.atanh, "arccosh": L.acosh,
             "cbrt": lambda v: v ** (1.0 / 3.0),
             "sum": lambda v: v.sum(), "mean": lambda v: v.mean(),
             "max": lambda v: v.max(), "min": lambda v: v.min(),
