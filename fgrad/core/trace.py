@@ -83,7 +83,9 @@ class EvalTrace(Trace):
                     xp = xp_of((a,))
         if xp is not np:  # NumPy constants beside GPU arrays (0-d ones, e.g. from rules, as scalars)
             args = [(a[()] if a.ndim == 0 else xp.asarray(a)) if type(a) is np.ndarray else a for a in args]
-        out = prim.impl(*args, xp=xp, **params)
+        out = prim.raw_impl(*args, xp=xp, **params)
+        if type(out) is not np.ndarray and not hasattr(out, "__cuda_array_interface__"):
+            out = xp.asarray(out)  # NumPy returns scalars for 0-d results; keep arrays
         if _state.debug_nans:
             _check_nans(prim, out)
         return out

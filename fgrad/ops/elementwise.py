@@ -14,9 +14,23 @@ from ..core.rules import (bool_result, broadcast_to_shape, def_elementwise, def_
 from ..core.trace import aval_of
 
 
+_CONSTS: dict = {}
+
+
 def const(like, value):
-    """A 0-d constant with the dtype of `like` (prints as a literal in the IR)."""
-    return np.array(value, dtype=aval_of(like).dtype)
+    """A 0-d constant with the dtype of `like` (prints as a literal in the IR). Constants are
+    cached and read-only: rules create the same few (0, 1, 0.5, 2) on every call."""
+    dtype = getattr(like, "dtype", None)
+    if type(dtype) is not np.dtype:
+        dtype = aval_of(like).dtype
+    key = (dtype, value)
+    c = _CONSTS.get(key)
+    if c is None:
+        c = np.array(value, dtype=dtype)
+        c.flags.writeable = False
+        if len(_CONSTS) < 4096:
+            _CONSTS[key] = c
+    return c
 
 
 def _quiet(fn):
