@@ -20,26 +20,11 @@ from . import _ops
 from . import autograd, cuda  # noqa: F401
 from . import creation as _creation
 from .creation import tensor as _tensor_fn
+from ._methods import SHARED_NAMES
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
-FUNCTIONS = (
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
-    "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log",
-    "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos",
-    "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
-    "erf", "reciprocal", "square", "neg", "negative", "abs", "absolute", "sign", "floor", "ceil", "round",
-    "trunc", "fix", "isnan", "isinf", "isfinite", "relu", "where", "clamp", "clip", "lerp", "sum", "nansum",
-    "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "any",
-    "all", "count_nonzero", "softmax", "log_softmax", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze",
-    "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "broadcast_to",
-    "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "narrow", "split",
-    "tensor_split", "chunk", "unbind", "gather", "index_select", "take", "masked_fill", "masked_select",
-    "nonzero", "argwhere", "sort", "argsort", "topk",
-    "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag", "trace", "matmul", "mm", "bmm", "mv", "dot",
-    "inner", "outer",
-    "ger", "einsum", "clone", "allclose", "isclose", "equal", "numel")
+FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
+                            "hstack", "vstack", "einsum", "numel")
 for _name in FUNCTIONS:
     globals()[_name] = getattr(_ops, _name)
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the

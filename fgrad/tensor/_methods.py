@@ -180,23 +180,29 @@ Tensor.__ior__ = _ior
 
 # --- methods with the functions' names ---------------------------------------------------------------
 
-_SAME_NAME = (
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
-    "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log",
-    "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos",
-    "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
-    "erf", "reciprocal", "square", "neg", "negative", "abs", "absolute", "sign", "floor", "ceil", "round",
-    "trunc", "fix", "isnan", "isinf", "isfinite", "relu", "clamp", "clip", "lerp", "sum", "nansum", "mean",
-    "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "norm", "any", "all",
-    "count_nonzero", "softmax", "log_softmax", "reshape", "view", "flatten", "unflatten", "unsqueeze",
-    "squeeze", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim", "moveaxis", "expand",
-    "expand_as", "broadcast_to", "repeat", "narrow", "split", "tensor_split", "chunk", "unbind", "gather",
-    "index_select", "take", "masked_fill", "masked_select", "nonzero", "argwhere", "sort", "argsort", "topk",
-    "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag", "trace",
-    "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "clone", "to", "type_as", "contiguous",
-    "allclose", "isclose", "equal")
+# Names that are both fgrad.<name>(tensor, ...) functions and tensor.<name>(...) methods;
+# fgrad/tensor/__init__.py adds the function-only names, this module the method-only ones.
+SHARED_NAMES = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq",
+    "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt",
+    "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh",
+    "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "erf",
+    "reciprocal", "square", "neg", "negative", "abs", "absolute", "sign", "floor", "ceil", "round",
+    "trunc", "fix", "isnan", "isinf", "isfinite", "relu", "clamp", "clip", "lerp", "sum", "nansum",
+    "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp",
+    "norm", "any", "all", "count_nonzero", "softmax", "log_softmax", "reshape", "flatten",
+    "unflatten", "unsqueeze", "squeeze", "permute", "transpose", "swapaxes", "swapdims", "t",
+    "movedim", "moveaxis", "broadcast_to", "narrow", "split", "tensor_split", "chunk", "unbind",
+    "gather", "index_select", "take", "masked_fill", "masked_select", "nonzero", "argwhere",
+    "sort", "argsort", "topk", "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag",
+    "trace", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "clone", "allclose",
+    "isclose", "equal",
+)
+
+_SAME_NAME = SHARED_NAMES + ("view", "expand", "expand_as", "repeat", "to", "type_as", "contiguous")
 for _name in _SAME_NAME:
     setattr(Tensor, _name, getattr(O, _name))
 
