@@ -99,3 +99,33 @@ def test_transforms_reject_malformed_input(k, bad):
     with onp.errstate(all="ignore"):
         _call(TRANSFORMS[k], (bad,))
     assert fgrad.grad(lambda x: x * x)(3.0) == 6.0
+
+
+# --- the Tensor facade ---------------------------------------------------------------------
+
+FACADE_ALLOWED = ALLOWED + (RuntimeError,)  # PyTorch's type for shape/device/autograd errors
+
+
+def _facade_functions():
+    from fgrad.tensor import FUNCTIONS
+    return sorted(set(FUNCTIONS))
+
+
+@pytest.mark.parametrize("name", _facade_functions())
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(bad=BAD_VALUES, pos=st.integers(0, 2))
+def test_facade_functions_reject_malformed_input(name, bad, pos):
+    fn = getattr(fgrad, name)
+    good = fgrad.ones(2, 3, requires_grad=True)
+    args = [good, good, good][: pos + 1]
+    args[pos] = bad
+    try:
+        with onp.errstate(all="ignore"):
+            fn(*args)
+    except FACADE_ALLOWED as e:
+        assert not _raised_in_numpy(e), f"fgrad.{name}: NumPy error escaped: {e!r}"
+    except Exception as e:  # noqa: BLE001
+        pytest.fail(f"fgrad.{name}{tuple(type(a).__name__ for a in args)} raised {type(e).__name__}: {e}")
+    x = fgrad.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]

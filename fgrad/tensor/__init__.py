@@ -21,12 +21,43 @@ from . import autograd, cuda  # noqa: F401
 from . import creation as _creation
 from .creation import tensor as _tensor_fn
 from ._methods import SHARED_NAMES
+from .tensor import Tensor as _Tensor
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
                             "hstack", "vstack", "einsum", "numel")
+# Functions whose first argument is not a single input tensor.
+_NOT_INPUT_FIRST = {"where", "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack",
+                    "vstack", "einsum"}
+
+
+# Functions whose first two arguments must both be tensors.
+_TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cross", "kron", "tensordot",
+                "vdot", "cdist", "dist"}
+
+
+def _checked(name, fn):
+    """PyTorch's argument check at the API boundary: `input` must be a Tensor; integers
+    that do not fit 64 bits are a ValueError naming the function, not an OverflowError."""
+    import functools
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor):
+            raise TypeError(f"fgrad.{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(args[0]).__name__}. Wrap data with fgrad.tensor(...) first.")
+        if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor):
+            raise TypeError(f"fgrad.{name}(): argument (position 2) must be Tensor, not "
+                            f"{type(args[1]).__name__}. Wrap data with fgrad.tensor(...) first.")
+        try:
+            return fn(*args, **kwargs)
+        except OverflowError as e:
+            raise ValueError(f"fgrad.{name}(): an integer argument does not fit in 64 bits ({e})") from None
+    return checked
+
+
 for _name in FUNCTIONS:
-    globals()[_name] = getattr(_ops, _name)
+    globals()[_name] = _checked(_name, getattr(_ops, _name))
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
 # fgrad namespace it is this (callable) package
 _creation_all = [n for n in _creation.__all__ if n != "tensor"]

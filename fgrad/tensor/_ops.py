@@ -32,7 +32,11 @@ def _operand(x):
     if isinstance(x, (np.generic,)) and not isinstance(x, np.ndarray):
         return x.item()
     from .creation import as_tensor
-    return as_tensor(x)
+    t = as_tensor(x)
+    if t._value.dtype.kind not in "biufc":
+        raise TypeError(f"expected a Tensor or a number as operand, got {type(x).__name__} of dtype "
+                        f"{t._value.dtype} ({x!r:.60})")
+    return t
 
 
 def _tensor(x) -> Tensor:

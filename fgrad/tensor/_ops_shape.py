@@ -564,13 +564,26 @@ def contiguous(input, memory_format=None):
     return input
 
 
+def _close_operands(name, input, other):
+    """NumPy arrays of two tensors that broadcast together (shape errors name both shapes)."""
+    b = _operand(other)
+    a, b = input.detach().cpu().numpy(), (b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b))
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(f"{name}: shapes {a.shape} and {b.shape} cannot be broadcast together") from None
+    return a, b
+
+
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    a, b = input.detach().cpu().numpy(), _tensor(other).detach().cpu().numpy()
+    a, b = _close_operands("allclose", input, other)
+    rtol, atol = float(rtol), float(atol)
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = input.detach().cpu().numpy(), _tensor(other).detach().cpu().numpy()
+    a, b = _close_operands("isclose", input, other)
+    rtol, atol = float(rtol), float(atol)
     return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

@@ -108,10 +108,11 @@ def _infer_value(data):
     """A fresh NumPy array for `data` with PyTorch's dtype inference."""
     if isinstance(data, Tensor):
         return data.detach().cpu().numpy().copy()
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype.kind not in "biufc":
+            raise TypeError(f"can't convert np.ndarray of type {data.dtype} to a tensor: only numeric "
+                            "and bool arrays can be (got a {type(data).__name__} {data!r:.60}).")
         return np.array(data, copy=True)
-    if isinstance(data, np.generic):
-        return np.array(data)
     if is_cupy(data):
         return data.copy()
     if isinstance(data, bool):
