@@ -568,6 +568,9 @@ def _close_operands(name, input, other):
     """NumPy arrays of two tensors that broadcast together (shape errors name both shapes)."""
     b = _operand(other)
     a, b = input.detach().cpu().numpy(), (b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b))
+    if b.dtype.kind not in "biufc":
+        raise TypeError(f"{name}: cannot compare with {type(other).__name__} {other!r:.40} (not a number "
+                        "that fits 64 bits, or not numeric)")
     if max(a.ndim, b.ndim) > 32:
         raise RuntimeError(f"{name}: compares tensors of at most 32 dimensions (NumPy's limit), got "
                            f"shapes {a.shape} and {b.shape}")
