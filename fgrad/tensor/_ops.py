@@ -582,12 +582,9 @@ def std(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=Non
 
 
 def logsumexp(input, dim, keepdim: bool = False):
+    from ..scipy.special import logsumexp as _logsumexp
     x = _float(input)
-    axes = _axes(dim, x._value.ndim)
-    m = _stopped(fnp.max(x._value, axis=axes, keepdims=True))
-    m = ew.select(ew.isfinite(m), m, m.dtype.type(0))  # all -inf rows: shift by 0
-    out = add(log(sum(exp(sub(x, _make(m))), dim, keepdim=True)), _make(m))
-    out = out if keepdim else squeeze(out, dim if not isinstance(dim, (list, tuple)) else tuple(dim))
+    out = _logsumexp(x, axis=_axes(dim, x._value.ndim), keepdims=keepdim)
     return named(out, "LogsumexpBackward0", input)
 
 
