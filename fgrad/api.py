@@ -442,7 +442,8 @@ def _stage(f, args, kwargs, static_argnums, name):
     flat, in_tree = tree_flatten(tuple(args[i] for i in dyn_idx))
     vals, boxed = _unbox_inputs(flat, f"{name} of {_fname(f)}")
     with new_trace(StagingTrace, name) as st:
-        tracers = [st.new_arg(aval_of(v)) for v in vals]
+        labels = _leaf_labels(f, [a for i, a in enumerate(args) if i in dyn_idx], dyn_idx)
+        tracers = [st.new_arg(aval_of(v), label) for v, label in zip(vals, labels)]
         dyn = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
         full = list(args)
         for i, v in zip(dyn_idx, dyn):
@@ -453,6 +454,22 @@ def _stage(f, args, kwargs, static_argnums, name):
         jaxpr, consts = st.to_jaxpr([_unbox(o) for o in out_flat])
     jaxpr, used = dce_jaxpr(cse_jaxpr(jaxpr))
     return ClosedJaxpr(jaxpr, [consts[i] for i in used]), out_tree, out_boxed, vals
+
+
+def _leaf_labels(f, dyn_args, positions) -> list[str]:
+    """'argument x of f' for each flattened input leaf (with the leaf's index in a pytree)."""
+    import inspect
+    try:
+        params = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        params = []
+    labels = []
+    for pos, arg in zip(positions, dyn_args):
+        name = params[pos] if pos < len(params) else str(pos)
+        n = len(tree_flatten(arg)[0])
+        base = f"argument {pos} ({name!r}) of {_fname(f)}"
+        labels.extend([base] if n == 1 else [f"leaf {k} of {base}" for k in range(n)])
+    return labels
 
 
 def make_jaxpr(f: Callable, static_argnums: Sequence[int] = ()) -> Callable:

@@ -145,3 +145,11 @@ def test_linearize_and_jit():
 
 def test_stop_gradient():
     assert fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0) == 3.0
+
+
+def test_concretization_error_names_the_argument_it_depends_on():
+    def f(x, y):
+        return x if np.sin(y) * 2 > 0 else -x
+    with pytest.raises(TracerBoolConversionError, match=r"argument 1 \('y'\) of f"):
+        fgrad.jit(f)(1.0, 2.0)
+    assert fgrad.jit(f, static_argnums=1)(1.0, 2.0) == 1.0

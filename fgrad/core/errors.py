@@ -32,10 +32,11 @@ class ShapeError(FgradError, ValueError, RuntimeError):
     type, which the Tensor facade promises)."""
 
 
-def concretization_message(what: str, aval, trace_name: str) -> str:
+def concretization_message(what: str, aval, trace_name: str, origin: str | None = None) -> str:
     return (
         f"{what} needs a concrete value, but got a traced value of type {aval} "
-        f"while staging with {trace_name}. Its value is not known until the function runs.\n"
+        f"while staging with {trace_name}. Its value is not known until the function runs."
+        f"{' ' + origin if origin else ''}\n"
         "Fixes: mark the argument static (jit(f, static_argnums=...)), replace Python "
         "control flow with fgrad.numpy.where, or run without jit/vmap/make_jaxpr "
         "(grad, vjp and jvp keep values concrete)."

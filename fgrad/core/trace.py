@@ -197,7 +197,9 @@ class Tracer:
             try:
                 v = v._trace.concrete(v)
             except errors.ConcretizationError:
-                raise type_for(what)(errors.concretization_message(what, self.aval, v._trace.name)) from None
+                origin = getattr(v._trace, "origin_of", lambda t: None)(v)
+                raise type_for(what)(errors.concretization_message(what, self.aval, v._trace.name, origin)) \
+                    from None
         return v
 
     def __bool__(self) -> bool:

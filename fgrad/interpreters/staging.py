@@ -9,12 +9,13 @@ from ..core.trace import Trace, Tracer, _state, aval_of
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "var")
+    __slots__ = ("_aval", "var", "origins")
 
-    def __init__(self, trace, aval, var) -> None:
+    def __init__(self, trace, aval, var, origins=frozenset()) -> None:
         self._trace = trace
         self._aval = aval
         self.var = var
+        self.origins = origins  # indices of the inputs this value depends on, for error messages
 
     @property
     def aval(self):
@@ -32,11 +33,17 @@ class StagingTrace(Trace):
         self.constvars: list[Var] = []
         self.consts: list = []
         self._const_ids: dict[int, Var] = {}
+        self.labels: list[str] = []
 
-    def new_arg(self, aval) -> StagingTracer:
+    def new_arg(self, aval, label: str | None = None) -> StagingTracer:
         v = Var(aval)
         self.invars.append(v)
-        return StagingTracer(self, aval, v)
+        self.labels.append(label or f"input {len(self.labels)}")
+        return StagingTracer(self, aval, v, frozenset((len(self.labels) - 1,)))
+
+    def origin_of(self, tracer) -> str | None:
+        names = [self.labels[i] for i in sorted(tracer.origins)]
+        return f"It depends on {', '.join(names)}." if names else None
 
     def atom(self, x):
         """The IR atom for `x`: its variable, an inline literal, or a constant variable."""
@@ -62,10 +69,11 @@ class StagingTrace(Trace):
             finally:
                 _state.trace = prev
         atoms = [self.atom(a) for a in args]
+        origins = frozenset().union(*[a.origins for a in args if isinstance(a, StagingTracer) and a._trace is self])
         aval = prim.abstract_eval(*[a.aval for a in atoms], **params)
         out = Var(aval)
         self.eqns.append(Eqn(prim, atoms, [out], params))
-        return StagingTracer(self, aval, out)
+        return StagingTracer(self, aval, out, origins)
 
     def to_jaxpr(self, outs) -> tuple[Jaxpr, list]:
         outvars = [self.atom(o) for o in outs]
