@@ -50,6 +50,14 @@ def _out_aval(call, avals):
     return closed.out_avals[0]
 
 
+def _bind_call(prim, args, call_args: dict, fun):
+    """Bind `prim` on the flattened arguments, with the call object as its one param."""
+    from .numpy._util import as_value
+    flat, in_tree = tree_flatten(args)
+    flat = [x if hasattr(x, "shape") else as_value(x) for x in flat]
+    return prim.bind(*flat, call=_Call(fun, in_tree, **call_args))
+
+
 def _zeros_for(x):
     return np.zeros(aval_of(x).shape, aval_of(x).dtype)
 
@@ -130,10 +138,7 @@ class custom_vjp:
         if self.fwd is None:
             raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call "
                             f"{self.fun.__name__}.defvjp(fwd, bwd) first")
-        from .numpy._util import as_value
-        flat, in_tree = tree_flatten(args)
-        flat = [x if hasattr(x, "shape") else as_value(x) for x in flat]
-        return custom_vjp_call_p.bind(*flat, call=_Call(self.fun, in_tree, self.fwd, self.bwd))
+        return _bind_call(custom_vjp_call_p, args, dict(fwd=self.fwd, bwd=self.bwd), self.fun)
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -187,10 +192,7 @@ class custom_jvp:
         if self.jvp is None:
             raise TypeError(f"custom_jvp function {self.fun.__name__} has no rule: decorate one with "
                             f"@{self.fun.__name__}.defjvp")
-        from .numpy._util import as_value
-        flat, in_tree = tree_flatten(args)
-        flat = [x if hasattr(x, "shape") else as_value(x) for x in flat]
-        return custom_jvp_call_p.bind(*flat, call=_Call(self.fun, in_tree, jvp=self.jvp))
+        return _bind_call(custom_jvp_call_p, args, dict(jvp=self.jvp), self.fun)
 
 
 # --- checkpoint ---------------------------------------------------------------------------
@@ -221,10 +223,7 @@ def checkpoint(fun: Callable) -> Callable:
     """Rematerialise fun's intermediates in the backward pass: only its inputs are saved."""
     @functools.wraps(fun)
     def wrapped(*args):
-        from .numpy._util import as_value
-        flat, in_tree = tree_flatten(args)
-        flat = [x if hasattr(x, "shape") else as_value(x) for x in flat]
-        return checkpoint_p.bind(*flat, call=_Call(fun, in_tree))
+        return _bind_call(checkpoint_p, args, {}, fun)
     return wrapped
 
 

@@ -230,14 +230,7 @@ def normalize_axis(axis, ndim: int, name: str, what: str = "axis") -> int:
     """One axis in [0, ndim): an integer in [-ndim, ndim) (TypeError for non-integers,
     ShapeError when out of bounds)."""
     if type(axis) is not int:
-        axis = static_arg(axis, f"{name}'s {what}")
-        try:
-            axis = operator.index(axis)
-        except ConcretizationError:
-            raise
-        except TypeError:
-            raise TypeError(f"{name}: {what} must be an integer (or a tuple of integers), got "
-                            f"{_describe(axis)}") from None
+        axis = int_arg(axis, name, what, bounded=False)
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise ShapeError(f"{name}: {what} {axis:.3g} is out of bounds for an array of {ndim} "
                          f"dimensions; use an {what} in [{-ndim}, {ndim})")
