@@ -2,7 +2,7 @@
 with a PyTorch-style Tensor facade on the same primitives and rules."""
 import sys as _sys
 
-from . import numpy, tree_util  # noqa: F401
+from . import numpy, scipy, test_util, tree_util  # noqa: F401
 from .api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,  # noqa: F401
                   stop_gradient, value_and_grad, vjp, vmap)
 from .core.trace import debug_nans  # noqa: F401

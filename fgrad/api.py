@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core.avals import is_float
+from .core.avals import is_float, weak_aval
 from .core.errors import DifferentiationError, ShapeError
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
 from .core.primitive import Primitive
@@ -14,8 +15,8 @@ from .core.rules import def_nondiff, def_vectorized
 from .core.trace import Tracer, aval_of, facade, is_tensor, new_trace
 from .interpreters.backward import Leaf, backward_pass
 from .interpreters.batching import BatchTrace, BatchTracer, move_axis
-from .interpreters.jvp import JVPTrace, JVPTracer
-from .interpreters.record import RecordTrace, RecordTracer
+from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
+from .interpreters.record import RecordTrace, RecordTracer, WeakRecordTracer
 from .interpreters.staging import StagingTrace
 from .numpy._util import MAX_NDIM, as_value
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -59,7 +60,13 @@ def _check_argnums(argnums, nargs: int, fname: str):
         if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
             raise ValueError(f"argnums={argnums!r} is out of range for {fname}, which was called with "
                              f"{nargs} positional argument(s). Use an index in [0, {nargs}).")
-    return single, tuple(int(a) % nargs for a in nums)
+    norm = tuple(int(a) % nargs for a in nums)
+    repeated = sorted({a for a in norm if norm.count(a) > 1})
+    if repeated:
+        raise ValueError(f"argnums={argnums!r} of {fname} repeats argument(s) "
+                         f"{', '.join(map(str, repeated))}: name each argument once (negative indices "
+                         "count from the end, so -1 and the last index are the same argument).")
+    return single, norm
 
 
 def _partial(f, args, kwargs, nums):
@@ -71,29 +78,95 @@ def _partial(f, args, kwargs, nums):
     return f_dyn
 
 
+# --- what can be differentiated -------------------------------------------------------------
+
+_COMPLEX_UNSUPPORTED = (
+    "complex differentiation is not supported yet: fgrad's derivative rules follow no complex "
+    "convention, so the result would be meaningless. Write the function on real arrays (e.g. "
+    "pass the real and imaginary parts as two float arguments), or use vmap/jit, which do "
+    "support complex values, without differentiating.")
+
+
+def _check_differentiable(transform: str, fname: str, value, where: str, fix: str) -> None:
+    """DifferentiationError unless `value` (an input of `transform`) is a real float."""
+    dt = aval_of(value).dtype
+    if dt.kind == "c":
+        raise DifferentiationError(f"{transform} of {fname} with respect to {where}, which has dtype "
+                                   f"{dt}: {_COMPLEX_UNSUPPORTED}")
+    if dt.kind != "f":
+        raise DifferentiationError(
+            f"{transform} of {fname} with respect to {where}, which has dtype {dt}: only "
+            f"floating-point inputs have {'gradients' if transform == 'grad' else 'derivatives'}. "
+            f"Pass a float (e.g. 3.0 instead of 3, or x.astype(float)), or {fix}.")
+
+
+def _check_argnum_inputs(transform: str, fname: str, args, nums) -> None:
+    for i in nums:
+        for leaf in tree_flatten(args[i])[0]:
+            _check_differentiable(transform, fname, as_value(_unbox(leaf), f"{fname}: argument {i}"),
+                                  f"argument {i}", "leave this argument out of argnums")
+
+
+def _is_weak(raw) -> bool:
+    """A Python int/float, or a traced value standing for one: it takes the dtype it meets."""
+    raw = _unbox(raw)
+    return type(raw) in (int, float) or (isinstance(raw, Tracer) and getattr(raw.aval, "weak_type", False)
+                                         and raw.aval.dtype.kind in "iuf")
+
+
+def _match_dtype(raw, value, want, what: str, exc: type):
+    """`value` (from `raw`) with dtype `want`: equal dtypes pass, a weakly typed number is
+    cast to a float `want`, anything else is `exc` naming both types (as JAX)."""
+    have = aval_of(value).dtype
+    if have == want:
+        return value
+    if want.kind == "f" and _is_weak(raw):
+        from .numpy._util import cast
+        return cast(value, want)
+    raise exc(what)
+
+
 # --- vjp, grad ----------------------------------------------------------------------------
 
 def vjp(f: Callable, *primals, has_aux: bool = False):
-    """(f(*primals), vjp_fn) where vjp_fn(ct) gives one cotangent per primal."""
+    """(f(*primals), vjp_fn) where vjp_fn(ct) gives one cotangent per primal.
+
+    The cotangent passed to vjp_fn has the output's structure, and each leaf the shape and
+    dtype of its output (a Python number adapts to a float output). Integer primals get
+    integer zero cotangents (JAX's float0); complex primals or outputs are a
+    DifferentiationError until complex differentiation is supported."""
+    return _vjp(f, primals, has_aux, "vjp", complex_outputs=False)
+
+
+def _vjp(f, primals, has_aux, transform, complex_outputs):
+    name = _fname(f)
     flat, in_tree = tree_flatten(primals)
-    vals, boxed = _unbox_inputs(flat, f"vjp of {_fname(f)}")
+    vals, boxed = _unbox_inputs(flat, f"{transform} of {name}")
+    for i, v in enumerate(vals):
+        if aval_of(v).dtype.kind == "c":
+            _check_differentiable(transform, name, v, f"primal {i}", "")
     with new_trace(RecordTrace) as trace:
         leaves = [Leaf() if is_float(aval_of(v).dtype) else None for v in vals]
-        args = [RecordTracer(trace, v, leaf) if leaf is not None else v for v, leaf in zip(vals, leaves)]
+        # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
+        args = [(WeakRecordTracer if type(x) in _PY_NUMBERS else RecordTracer)(trace, v, leaf)
+                if leaf is not None else v for x, v, leaf in zip(flat, vals, leaves)]
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
             out, aux = _split_aux(out, f)
     out_flat, out_tree = tree_flatten(out)
     out_nodes, out_vals, out_boxed = [], [], []
-    for o in out_flat:
+    for k, o in enumerate(out_flat):
         out_boxed.append(_is_tensor(o))
         o = _unbox(o)
         if isinstance(o, RecordTracer) and o._trace is trace:
+            if not complex_outputs and o.aval.dtype.kind == "c":
+                raise DifferentiationError(f"{transform} of {name}: output {k} has dtype {o.aval.dtype}, "
+                                           f"which depends on the inputs: {_COMPLEX_UNSUPPORTED}")
             out_nodes.append(o.node)
             out_vals.append(o.primal)
         else:
             out_nodes.append(None)
-            out_vals.append(as_value(o, f"output of {_fname(f)}"))
+            out_vals.append(as_value(o, f"output of {name}"))
 
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)
@@ -101,11 +174,18 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
             raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree} differs from the output's "
                              f"{out_tree}; pass one cotangent per output, shaped like it.")
         roots = []
-        for node, o, c in zip(out_nodes, out_vals, ct_flat):
-            c = as_value(_unbox(c), "vjp_fn cotangent")
-            if aval_of(c).shape != aval_of(o).shape:
-                raise ShapeError(f"vjp_fn: cotangent of shape {aval_of(c).shape} for an output of shape "
-                                 f"{aval_of(o).shape}; they must match.")
+        for k, (node, o, raw) in enumerate(zip(out_nodes, out_vals, ct_flat)):
+            c = as_value(_unbox(raw), "vjp_fn cotangent")
+            ca, oa = aval_of(c), aval_of(o)
+            if ca.shape != oa.shape:
+                raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
+                                 f"{oa.shape}; they must match.")
+            if is_float(oa.dtype):  # integer outputs have no cotangent space: any value is ignored
+                c = _match_dtype(raw, c, oa.dtype, (
+                    f"vjp_fn of {name}: cotangent {k} has type {ca} but output {k} has type {oa}; a "
+                    "cotangent must have its output's shape and dtype (JAX's rule). Cast it, e.g. "
+                    f"ct.astype({oa.dtype.name}), or build it with ones_like/zeros_like of the output."),
+                    ValueError)
             if node is not None:
                 roots.append((node, c))
         cts = backward_pass(roots) if roots else {}
@@ -151,24 +231,21 @@ def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
     def value_and_grad_f(*args, **kwargs):
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
-        for i in nums:
-            for leaf in tree_flatten(args[i])[0]:
-                dt = aval_of(as_value(_unbox(leaf), f"{name}: argument {i}")).dtype
-                if not is_float(dt):
-                    raise DifferentiationError(
-                        f"grad of {name} with respect to argument {i}, which has dtype {dt}: only "
-                        "floating-point inputs have gradients. Pass a float (e.g. 3.0 instead of 3, "
-                        "or x.astype(float)), or leave this argument out of argnums.")
-        res = vjp(_partial(f, args, kwargs, nums), *[args[i] for i in nums], has_aux=has_aux)
+        _check_argnum_inputs("grad", name, args, nums)
+        res = _vjp(_partial(f, args, kwargs, nums), tuple(args[i] for i in nums), has_aux, "grad",
+                   complex_outputs=True)
         out, fn = res[0], res[1]
         o = _unbox(out)
-        if not hasattr(o, "shape") or aval_of(o).shape != () or not is_float(aval_of(o).dtype):
+        if not hasattr(o, "shape") or aval_of(o).shape != () or aval_of(o).dtype.kind != "f":
             desc = f"shape {aval_of(o).shape} and dtype {aval_of(o).dtype}" if hasattr(o, "shape") \
                 else type(o).__name__
+            hint = (" A complex output has no gradient (complex differentiation is not supported "
+                    "yet): return a real scalar such as its abs() or real part."
+                    if hasattr(o, "shape") and aval_of(o).dtype.kind == "c" else "")
             raise TypeError(
-                f"grad requires {name} to return a scalar float, but it returned {desc}. Use "
+                f"grad requires {name} to return a real scalar float, but it returned {desc}. Use "
                 "jacrev/jacfwd for a Jacobian, vjp for vector-Jacobian products, or reduce the "
-                "output to a scalar (e.g. .sum()).")
+                f"output to a scalar (e.g. .sum()).{hint}")
         g = fn(_box(_ones_like(o), _is_tensor(out)))
         g = g[0] if single else g
         return ((out, res[2]), g) if has_aux else (out, g)
@@ -188,7 +265,7 @@ def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
 
 # --- jvp, linearize -----------------------------------------------------------------------
 
-def _check_tangents(primals, tangents):
+def _check_tangents(primals, tangents, fname: str):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp takes primals and tangents as tuples (or lists), e.g. "
                         "jvp(f, (x,), (v,)); got "
@@ -197,26 +274,54 @@ def _check_tangents(primals, tangents):
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise ValueError(f"jvp: primals {p_tree} and tangents {t_tree} have different structures")
-    for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        ps, ts = aval_of(as_value(_unbox(p))).shape, aval_of(as_value(_unbox(t))).shape
-        if ps != ts:
-            raise ShapeError(f"jvp: tangent {i} has shape {ts} but its primal has shape {ps}")
-    return p_flat, p_tree, t_flat
+    vals, boxed = _unbox_inputs(p_flat, f"jvp of {fname}")
+    touts = []
+    for i, (p, raw, t) in enumerate(zip(vals, t_flat, _unbox_inputs(t_flat, f"jvp of {fname}: tangent")[0])):
+        pa, ta = aval_of(p), aval_of(t)
+        if pa.shape != ta.shape:
+            raise ShapeError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}")
+        touts.append(_check_tangent(fname, i, p, raw, t))
+    return vals, boxed, p_tree, touts
 
 
-def jvp(f: Callable, primals: Sequence, tangents: Sequence):
-    """(f(*primals), J·tangents): forward-mode derivative."""
-    p_flat, in_tree, t_flat = _check_tangents(primals, tangents)
-    vals, boxed = _unbox_inputs(p_flat, f"jvp of {_fname(f)}")
+def _check_tangent(fname: str, i: int, p, raw, t):
+    """The tangent `t` for primal `p`, checked as JAX does: a float primal takes a tangent of
+    its dtype (a Python number adapts); an integer primal has no tangent space, so it only
+    takes an integer/bool (zero) tangent, fgrad's stand-in for JAX's float0."""
+    pa, ta = aval_of(p), aval_of(t)
+    if pa.dtype.kind == "c":
+        _check_differentiable("jvp", fname, p, f"primal {i}", "")
+    if pa.dtype.kind == "f":
+        return _match_dtype(raw, t, pa.dtype, (
+            f"jvp of {fname}: tangent {i} has type {ta} but its primal has type {pa}; a tangent must "
+            f"have its primal's dtype (JAX's rule). Cast it, e.g. t.astype({pa.dtype.name})."), TypeError)
+    if ta.dtype.kind not in "biu":
+        raise DifferentiationError(
+            f"jvp of {fname}: primal {i} has dtype {pa.dtype}, which has no derivatives, but its tangent "
+            f"has type {ta}. Pass a float primal (e.g. 3.0 instead of 3, or x.astype(float)) to "
+            "differentiate with respect to it, or a zero tangent of the primal's dtype "
+            "(zeros_like(x), fgrad's stand-in for JAX's float0) to hold it constant.")
+    return None
+
+
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+    """(f(*primals), J·tangents) : forward-mode derivative; with has_aux=True, f returns
+    (output, aux) and jvp returns (output, tangent_out, aux).
+
+    Each tangent has its primal's shape and dtype (a Python number adapts to a float primal).
+    An integer primal is held constant and takes a zero tangent of its own dtype (JAX's
+    float0); a complex primal is a DifferentiationError until complex differentiation is
+    supported."""
+    name = _fname(f)
+    vals, boxed, in_tree, ts = _check_tangents(primals, tangents, name)
+    raw = tree_flatten(tuple(primals))[0]
     with new_trace(JVPTrace) as trace:
-        args = []
-        for v, t in zip(vals, t_flat):
-            if is_float(aval_of(v).dtype):
-                from .numpy._util import cast
-                args.append(JVPTracer(trace, v, cast(as_value(_unbox(t)), aval_of(v).dtype)))
-            else:
-                args.append(v)
+        # a Python number stays weakly typed (jvp of f(x32, 2.0) is float32, as f(x32, 2.0) is)
+        args = [(WeakJVPTracer if type(x) in _PY_NUMBERS else JVPTracer)(trace, v, t)
+                if t is not None else v for x, v, t in zip(raw, vals, ts)]
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
+        if has_aux:
+            out, aux = _split_aux(out, f)
     out_flat, out_tree = tree_flatten(out)
     outs, touts = [], []
     for o in out_flat:
@@ -226,27 +331,41 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
             outs.append(_box(o.primal, b))
             touts.append(_box(o.tangent, b))
         else:
-            o = as_value(o)
+            o = as_value(o, f"output of {name}")
             outs.append(_box(o, b))
             touts.append(_box(_zeros_like(o), b))
-    return tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts)
+    res = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
+    if has_aux:
+        return res + (tree_map(lambda a: _strip(a, trace), aux),)
+    return res
 
 
-def linearize(f: Callable, *primals):
-    """(f(*primals), f_jvp): f_jvp(*tangents) replays only the tangent computation."""
+def linearize(f: Callable, *primals, has_aux: bool = False):
+    """(f(*primals), f_jvp): f_jvp(*tangents) replays only the tangent computation. With
+    has_aux=True, f returns (output, aux) and linearize returns (output, f_jvp, aux).
+    Every primal must be a real float (DifferentiationError otherwise, as grad)."""
+    name = _fname(f)
     flat, in_tree = tree_flatten(primals)
-    vals, _ = _unbox_inputs(flat, f"linearize of {_fname(f)}")
+    vals, boxed = _unbox_inputs(flat, f"linearize of {name}")
+    for i, v in enumerate(vals):
+        _check_differentiable("linearize", name, v, f"primal {i}",
+                              "close over it (lambda x: f(x, n)) instead of passing it")
     with new_trace(StagingTrace, "linearize") as staging:
         with new_trace(JVPTrace) as trace:
             args = [JVPTracer(trace, v, staging.new_arg(aval_of(v))) for v in vals]
-            out = f(*tree_unflatten(in_tree, args))
+            out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
+            if has_aux:
+                out, aux = _split_aux(out, f)
         out_flat, out_tree = tree_flatten(out)
-        primal_outs, tangent_outs = [], []
+        primal_outs, tangent_outs, out_boxed = [], [], []
         for o in out_flat:
+            out_boxed.append(_is_tensor(o))
+            o = _unbox(o)
             if isinstance(o, JVPTracer) and o._trace is trace:
                 primal_outs.append(o.primal)
                 tangent_outs.append(o.tangent)
             else:
+                o = as_value(o, f"output of {name}")
                 primal_outs.append(o)
                 tangent_outs.append(_zeros_like(o))
         jaxpr, consts = staging.to_jaxpr(tangent_outs)
@@ -255,9 +374,20 @@ def linearize(f: Callable, *primals):
         t_flat, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
             raise ValueError(f"f_jvp: tangents {t_tree} must have the primals' structure {in_tree}")
-        return tree_unflatten(out_tree, eval_jaxpr(jaxpr, consts, *[as_value(t) for t in t_flat]))
+        ts = []
+        for i, (v, raw) in enumerate(zip(vals, t_flat)):
+            t = as_value(_unbox(raw), f"f_jvp of {name}: tangent {i}")
+            if aval_of(t).shape != aval_of(v).shape:
+                raise ShapeError(f"f_jvp: tangent {i} has shape {aval_of(t).shape} but its primal has "
+                                 f"shape {aval_of(v).shape}")
+            ts.append(_check_tangent(name, i, v, raw, t))
+        outs = eval_jaxpr(jaxpr, consts, *ts)
+        return tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)])
 
-    return tree_unflatten(out_tree, primal_outs), f_jvp
+    primal = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(primal_outs, out_boxed)])
+    if has_aux:
+        return primal, f_jvp, tree_map(lambda a: _strip(a, trace), aux)
+    return primal, f_jvp
 
 
 # --- Jacobians ----------------------------------------------------------------------------
@@ -280,20 +410,29 @@ def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
                          f"{MAX_NDIM}. Reshape the input or the output (e.g. ravel it) first.")
 
 
-def jacrev(f: Callable, argnums=0) -> Callable:
-    """Jacobian by reverse mode, one vjp per output element; shape out.shape + in.shape."""
+def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """Jacobian by reverse mode, one vjp per output element; shape out.shape + in.shape.
+    With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
+    The differentiated arguments must be real floats (DifferentiationError otherwise)."""
+    return _jacrev(f, argnums, has_aux, "jacrev")
+
+
+def _jacrev(f, argnums, has_aux, transform):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
-        single, nums = _check_argnums(argnums, len(args), _fname(f))
+        name = _fname(f)
+        single, nums = _check_argnums(argnums, len(args), name)
+        _check_argnum_inputs(transform, name, args, nums)
         dyn = [args[i] for i in nums]
-        out, fn = vjp(_partial(f, args, kwargs, nums), *dyn)
+        res = _vjp(_partial(f, args, kwargs, nums), tuple(dyn), has_aux, transform, complex_outputs=False)
+        out, fn = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(tuple(dyn))
         per_out = []
         for k, o in enumerate(out_flat):
             oa = aval_of(_unbox(o))
             for x in in_flat:
-                _check_jacobian_rank("jacrev", _fname(f), oa.shape, aval_of(as_value(_unbox(x))).shape)
+                _check_jacobian_rank(transform, name, oa.shape, aval_of(as_value(_unbox(x))).shape)
             rows = []
             for i in range(oa.size):
                 cts = [np.zeros(aval_of(_unbox(p)).shape, aval_of(_unbox(p)).dtype) for p in out_flat]
@@ -303,21 +442,31 @@ def jacrev(f: Callable, argnums=0) -> Callable:
                         _is_tensor(x)) for j, x in enumerate(in_flat)]
             jac = tree_unflatten(in_tree, jac)
             per_out.append(jac[0] if single else jac)
-        return tree_unflatten(out_tree, per_out)
+        jac = tree_unflatten(out_tree, per_out)
+        return (jac, res[2]) if has_aux else jac
     return jac_f
 
 
-def jacfwd(f: Callable, argnums=0) -> Callable:
-    """Jacobian by forward mode, one jvp per input element; shape out.shape + in.shape."""
+def jacfwd(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """Jacobian by forward mode, one jvp per input element; shape out.shape + in.shape.
+    With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
+    The differentiated arguments must be real floats (DifferentiationError otherwise)."""
+    return _jacfwd(f, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(f, argnums, has_aux, transform):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
         from .numpy import moveaxis
-        single, nums = _check_argnums(argnums, len(args), _fname(f))
+        name = _fname(f)
+        single, nums = _check_argnums(argnums, len(args), name)
+        _check_argnum_inputs(transform, name, args, nums)
         dyn = [args[i] for i in nums]
         in_flat, in_tree = tree_flatten(tuple(dyn))
         f_dyn = _partial(f, args, kwargs, nums)
         cols = []  # per input leaf: list over its elements of the flat tangent outputs
         out_flat = out_tree = None
+        aux = None
         for j, x in enumerate(in_flat):
             xa = aval_of(as_value(_unbox(x)))
             leaf_cols = []
@@ -325,17 +474,23 @@ def jacfwd(f: Callable, argnums=0) -> Callable:
                 ts = [np.zeros(aval_of(as_value(_unbox(p))).shape, xa.dtype if q == j else
                                aval_of(as_value(_unbox(p))).dtype) for q, p in enumerate(in_flat)]
                 ts[j] = np.eye(1, xa.size, i, dtype=xa.dtype).reshape(xa.shape)
-                out, tout = jvp(f_dyn, tuple(dyn), tree_unflatten(in_tree, ts))
+                res = jvp(f_dyn, tuple(dyn), tree_unflatten(in_tree, ts), has_aux=has_aux)
+                out, tout = res[0], res[1]
+                if has_aux and aux is None:
+                    aux = res[2]
                 out_flat, out_tree = tree_flatten(out)
                 leaf_cols.append(tree_flatten(tout)[0])
             cols.append((xa, leaf_cols))
         if out_flat is None:
-            out_flat, out_tree = tree_flatten(f_dyn(*dyn))
+            out = f_dyn(*dyn)
+            if has_aux:
+                out, aux = _split_aux(out, f)
+            out_flat, out_tree = tree_flatten(out)
         per_out = []
         for k, o in enumerate(out_flat):
-            oa = aval_of(_unbox(o))
+            oa = aval_of(as_value(_unbox(o), f"output of {name}"))
             for xa, _ in cols:
-                _check_jacobian_rank("jacfwd", _fname(f), oa.shape, xa.shape)
+                _check_jacobian_rank(transform, name, oa.shape, xa.shape)
             jac = []
             for (xa, leaf_cols), x in zip(cols, in_flat):
                 stacked = _stack_rows([_unbox(c[k]) for c in leaf_cols], xa.shape, oa.shape)
@@ -344,80 +499,160 @@ def jacfwd(f: Callable, argnums=0) -> Callable:
                 jac.append(_box(moved, _is_tensor(x)))
             jac = tree_unflatten(in_tree, jac)
             per_out.append(jac[0] if single else jac)
-        return tree_unflatten(out_tree, per_out)
+        jac = tree_unflatten(out_tree, per_out)
+        return (jac, aux) if has_aux else jac
     return jac_f
 
 
-def hessian(f: Callable, argnums=0) -> Callable:
-    """jacfwd(jacrev(f)): forward-over-reverse second derivatives."""
-    return jacfwd(jacrev(f, argnums), argnums)
+def hessian(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """jacfwd(jacrev(f)): forward-over-reverse second derivatives. With has_aux=True, f
+    returns (output, aux) and the Hessian function returns (hessian, aux)."""
+    return _jacfwd(_jacrev(f, argnums, has_aux, "hessian"), argnums, has_aux, "hessian")
 
 
 # --- vmap ---------------------------------------------------------------------------------
 
-def _axes_per_leaf(in_axes, args, fname):
-    if isinstance(in_axes, (int, np.integer)) or in_axes is None:
+def _is_axis(a) -> bool:
+    return a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)))
+
+
+def _check_axis_leaves(spec, leaves, what: str, fname: str):
+    for a in leaves:
+        if not _is_axis(a):
+            raise TypeError(f"vmap of {fname}: {what} must be an int, None, or a (nested) tuple/list/"
+                            f"dict of those, got {a!r:.60} (of type {type(a).__name__}) in "
+                            f"{what}={spec!r:.80}")
+
+
+def _in_axes_per_leaf(in_axes, args, fname):
+    """One axis (or None) per leaf of args: in_axes is an int, None, or a tuple/list with one
+    entry per positional argument, each a prefix of its argument's pytree (None a leaf)."""
+    if _is_axis(in_axes):
         return [in_axes] * len(tree_flatten(args)[0])
-    if not isinstance(in_axes, (tuple, list)) or len(in_axes) != len(args):
+    if not isinstance(in_axes, (tuple, list)):
+        raise TypeError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
+                        f"per positional argument, got {type(in_axes).__name__} {in_axes!r:.80}")
+    if len(in_axes) != len(args):
         raise ValueError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
-                         f"per positional argument ({len(args)}), got {in_axes!r}")
-    axes = []
-    for a, arg in zip(in_axes, args):
-        n = len(tree_flatten(arg)[0])
-        if isinstance(a, (int, np.integer)) or a is None:
-            axes.extend([a] * n)
-        else:
-            sub = tree_flatten(a)[0]
-            if len(sub) != n:
-                raise ValueError(f"vmap of {fname}: in_axes entry {a!r} does not match its argument's "
-                                 "structure")
-            axes.extend(sub)
+                         f"per positional argument ({len(args)}), got {in_axes!r:.80} with "
+                         f"{len(in_axes)}")
+    axes = _broadcast_axes(tuple(in_axes), tuple(args), "in_axes", "the positional arguments", fname)
+    _check_axis_leaves(in_axes, axes, "in_axes", fname)
     return axes
 
 
-def vmap(f: Callable, in_axes=0, out_axes: int = 0) -> Callable:
-    """Map f over an axis of its inputs; composes with every other transform."""
+def _broadcast_axes(spec, tree, what: str, against: str, fname: str) -> list:
+    from .tree_util import broadcast_prefix
+    try:
+        return broadcast_prefix(spec, tree, prefix_name=what, full_name=against)
+    except ValueError as e:
+        raise ValueError(f"vmap of {fname}: {e}") from None
+
+
+def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Callable:
+    """Map f over an axis of its inputs; composes with every other transform.
+
+    in_axes: an int, None, or a tuple with one entry per positional argument; each entry is
+    an int, None, or a pytree prefix of its argument (None leaves: not mapped). Keyword
+    arguments are mapped over axis 0 (as in JAX; pass an unmapped value positionally with
+    in_axes None, or close over it). Unmapped arguments are passed through untouched (a
+    Python number stays a weakly typed Python number).
+    out_axes: an int, None, or a pytree prefix of the output; None marks an output that is
+    the same for every example (an error if it depends on a mapped input).
+    axis_size: the batch size, needed when no input is mapped; checked against mapped axes."""
     @functools.wraps(f)
-    def vf(*args):
+    def vf(*args, **kwargs):
+        from .tree_util import keystr, tree_flatten_with_path
         name = _fname(f)
-        flat, in_tree = tree_flatten(args)
-        vals, boxed = _unbox_inputs(flat, f"vmap of {name}")
-        axes = _axes_per_leaf(in_axes, args, name)
-        sizes = {}
-        for i, (v, a) in enumerate(zip(vals, axes)):
-            if a is None:
+        axes = _in_axes_per_leaf(in_axes, args, name)
+        pairs, in_tree = tree_flatten_with_path((args, kwargs))
+        n_pos = len(axes)
+        axes = axes + [0] * (len(pairs) - n_pos)  # keyword arguments: axis 0, as in JAX
+        labels = [(f"argument {p[1].idx}" if top.idx == 0 else f"keyword argument {p[1].key!r}")
+                  + keystr(p[2:]) for p, _ in pairs for top in [p[0]]]
+        vals, boxed, sizes = [], [], {}
+        for i, ((_, x), a) in enumerate(zip(pairs, axes)):
+            b = _is_tensor(x)
+            if a is None:  # not mapped: passed through as it is (Tensors as a fresh Tensor)
+                vals.append(x._value if b else x)
+                boxed.append(b)
                 continue
-            nd = len(aval_of(v).shape)
+            v = x._value if b else as_value(x, f"vmap of {name}: {labels[i]}")
+            shape = aval_of(v).shape
+            nd = len(shape)
             if not -nd <= a < nd:
-                raise ValueError(f"vmap of {name}: in_axes={a} but input {i} has shape "
-                                 f"{aval_of(v).shape}")
-            axes[i] = a % nd
-            sizes[i] = aval_of(v).shape[axes[i]]
-        if not sizes:
-            raise ValueError(f"vmap of {name}: no input is mapped (every in_axes is None)")
-        if len(set(sizes.values())) > 1:
-            detail = ", ".join(f"input {i} axis {axes[i]} has size {n}" for i, n in sizes.items())
-            raise ValueError(f"vmap of {name}: the mapped axes have different sizes: {detail}")
-        n = next(iter(sizes.values()))
+                kw = (" Keyword arguments are mapped over axis 0, as in JAX: pass an unmapped value "
+                      "positionally with in_axes=None, or close over it.") if i >= n_pos else ""
+                use = f"use an axis in [-{nd}, {nd}), or None" if nd else "a scalar has no axis to map: use None"
+                raise ValueError(f"vmap of {name}: in_axes={a} but {labels[i]} has shape {shape}: "
+                                 f"{use} for a value that is not mapped." + kw)
+            axes[i] = int(a) % nd
+            sizes[i] = shape[axes[i]]
+            vals.append(v)
+            boxed.append(b)
+        n = _axis_size(name, sizes, axes, labels, axis_size)
         with new_trace(BatchTrace, n) as trace:
             tracers = [v if a is None else BatchTracer(trace, v, a) for v, a in zip(vals, axes)]
-            out = f(*tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)]))
-        out_flat, out_tree = tree_flatten(out)
+            pos, kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
+            out = f(*pos, **kw)
+        out_pairs, out_tree = tree_flatten_with_path(out)
+        o_axes = _out_axes_per_leaf(out_axes, out, name)
         res = []
-        for o in out_flat:
+        for (path, o), a in zip(out_pairs, o_axes):
+            k = f"output{keystr(path)}"
             b = _is_tensor(o)
             o = _unbox(o)
             if isinstance(o, BatchTracer) and o._trace is trace:
-                v = move_axis(o.val, o.bdim, out_axes % len(o.val.shape))
+                if a is None:
+                    raise ValueError(
+                        f"vmap of {name}: out_axes is None for {k}, so it must be the same for every "
+                        "example, but it depends on a mapped input. Give it an "
+                        "int out_axes, or return a value that does not depend on the mapped inputs.")
+                v = move_axis(o.val, o.bdim, _out_axis(name, a, k, len(o.val.shape)))
+            elif a is None:
+                res.append(_box(o, b) if b else o)  # not mapped: returned as it is
+                continue
             else:
-                o = as_value(o)
+                o = as_value(o, f"output of {name}")
                 shape = aval_of(o).shape
                 from .ops.shape import broadcast_in_dim
                 v = broadcast_in_dim(o, (n,) + shape, tuple(range(1, len(shape) + 1)))
-                v = move_axis(v, 0, out_axes % len(v.shape))
+                v = move_axis(v, 0, _out_axis(name, a, k, len(v.shape)))
             res.append(_box(v, b))
         return tree_unflatten(out_tree, res)
     return vf
+
+
+def _axis_size(name, sizes, axes, labels, axis_size) -> int:
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
+                                  or isinstance(axis_size, (bool, np.bool_)) or axis_size < 0):
+        raise TypeError(f"vmap of {name}: axis_size must be a non-negative int, got {axis_size!r:.60}")
+    if not sizes:
+        if axis_size is None:
+            raise ValueError(f"vmap of {name}: no input is mapped (every in_axes is None): pass "
+                             "axis_size=n to map over n examples, or map an input.")
+        return int(axis_size)
+    found = set(sizes.values())
+    if len(found) > 1 or (axis_size is not None and found != {axis_size}):
+        detail = ", ".join(f"{labels[i]} axis {axes[i]} has size {n}" for i, n in sizes.items())
+        given = f"axis_size={axis_size}, but " if axis_size is not None else ""
+        raise ValueError(f"vmap of {name}: the mapped axes have different sizes: {given}{detail}")
+    return next(iter(found))
+
+
+def _out_axes_per_leaf(out_axes, out, fname):
+    if _is_axis(out_axes):
+        return [out_axes] * len(tree_flatten(out)[0])
+    axes = _broadcast_axes(out_axes, out, "out_axes", "the output", fname)
+    _check_axis_leaves(out_axes, axes, "out_axes", fname)
+    return axes
+
+
+def _out_axis(name, a, k, nd) -> int:
+    if not -nd <= a < nd:
+        raise ValueError(f"vmap of {name}: out_axes={a} for {k}, which has {nd} dimension(s) "
+                         f"with the batch axis: use an axis in [-{nd}, {nd}).")
+    return int(a) % nd
 
 
 # --- stop_gradient ------------------------------------------------------------------------
@@ -436,24 +671,60 @@ def stop_gradient(x: Any) -> Any:
 
 # --- staging: make_jaxpr, jit -------------------------------------------------------------
 
-def _stage(f, args, kwargs, static_argnums, name):
-    static = set(int(i) % max(len(args), 1) for i in static_argnums)
+_PY_NUMBERS = (int, float, complex)
+
+
+def _static_positions(static_argnums, nargs: int, fname: str) -> set:
+    out = set()
+    for i in static_argnums:
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError(f"static_argnums of {fname} must be integers, got {i!r}")
+        if -nargs <= i < nargs:
+            out.add(int(i) % nargs)
+    return out
+
+
+def _split_static(f, args, kwargs, static_argnums, static_argnames):
+    """The call's traced part (positional and keyword leaves, as JAX traces keywords too)
+    and its static part (a hashable key)."""
+    fname = _fname(f)
+    static = _static_positions(static_argnums, len(args), fname)
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in static)
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    static_items = tuple((i, _static_key(args[i], f"static argument {i} of {fname}")) for i in sorted(static))
+    static_items += tuple((k, _static_key(v, f"static argument {k!r} of {fname}"))
+                          for k, v in sorted(kwargs.items()) if k in static_argnames)
+    return static, dyn_args, dyn_kwargs, static_items
+
+
+def _stage(f, args, kwargs, static_argnums, name, static_argnames=()):
+    fname = _fname(f)
+    static, dyn_args, dyn_kwargs, _ = _split_static(f, args, kwargs, static_argnums, static_argnames)
     dyn_idx = [i for i in range(len(args)) if i not in static]
-    flat, in_tree = tree_flatten(tuple(args[i] for i in dyn_idx))
-    vals, boxed = _unbox_inputs(flat, f"{name} of {_fname(f)}")
+    flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    vals, boxed = _unbox_inputs(flat, f"{name} of {fname}")
     with new_trace(StagingTrace, name) as st:
-        labels = _leaf_labels(f, [a for i, a in enumerate(args) if i in dyn_idx], dyn_idx)
-        tracers = [st.new_arg(aval_of(v), label) for v, label in zip(vals, labels)]
-        dyn = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
+        labels = _leaf_labels(f, dyn_args, dyn_idx) + [
+            lab for k, v in sorted(dyn_kwargs.items())
+            for lab in _labels_for(v, f"keyword argument {k!r} of {fname}")]
+        # A Python number stays weakly typed when traced, as it is eagerly (x32 * 2.0 is float32).
+        tracers = [st.new_arg(weak_aval(aval_of(v)) if type(x) in _PY_NUMBERS else aval_of(v), label)
+                   for x, v, label in zip(flat, vals, labels)]
+        dyn, dyn_kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
         full = list(args)
         for i, v in zip(dyn_idx, dyn):
             full[i] = v
-        out = f(*full, **kwargs)
+        out = f(*full, **{**kwargs, **dyn_kw})
         out_flat, out_tree = tree_flatten(out)
         out_boxed = [_is_tensor(o) for o in out_flat]
         jaxpr, consts = st.to_jaxpr([_unbox(o) for o in out_flat])
     jaxpr, used = dce_jaxpr(cse_jaxpr(jaxpr))
     return ClosedJaxpr(jaxpr, [consts[i] for i in used]), out_tree, out_boxed, vals
+
+
+def _labels_for(arg, base: str) -> list[str]:
+    n = len(tree_flatten(arg)[0])
+    return [base] if n == 1 else [f"leaf {k} of {base}" for k in range(n)]
 
 
 def _leaf_labels(f, dyn_args, positions) -> list[str]:
@@ -466,35 +737,53 @@ def _leaf_labels(f, dyn_args, positions) -> list[str]:
     labels = []
     for pos, arg in zip(positions, dyn_args):
         name = params[pos] if pos < len(params) else str(pos)
-        n = len(tree_flatten(arg)[0])
-        base = f"argument {pos} ({name!r}) of {_fname(f)}"
-        labels.extend([base] if n == 1 else [f"leaf {k} of {base}" for k in range(n)])
+        labels.extend(_labels_for(arg, f"argument {pos} ({name!r}) of {_fname(f)}"))
     return labels
 
 
-def make_jaxpr(f: Callable, static_argnums: Sequence[int] = ()) -> Callable:
-    """make_jaxpr(f)(*args): the typed IR of f on arguments shaped like args."""
+def _as_tuple(v, what: str) -> tuple:
+    if v is None:
+        return ()
+    if isinstance(v, (int, np.integer, str)):
+        return (v,)
+    return tuple(v)
+
+
+def make_jaxpr(f: Callable, static_argnums: Sequence[int] | int = (),
+               static_argnames: Sequence[str] | str = ()) -> Callable:
+    """make_jaxpr(f)(*args, **kwargs): the typed IR of f on arguments shaped like args.
+    Keyword arguments are traced like positional ones unless named in static_argnames."""
+    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
+
     @functools.wraps(f)
     def make(*args, **kwargs):
-        return _stage(f, args, kwargs, static_argnums, "make_jaxpr")[0]
+        return _stage(f, args, kwargs, nums, "make_jaxpr", names)[0]
     return make
 
 
-def jit(f: Callable, static_argnums: Sequence[int] | int = ()) -> Callable:
-    """Trace f once per input signature into IR and replay the IR on later calls."""
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+def jit(f: Callable, static_argnums: Sequence[int] | int = (),
+        static_argnames: Sequence[str] | str = ()) -> Callable:
+    """Trace f once per input signature into IR and replay the IR on later calls.
+
+    Positional and keyword arguments are traced (a new value of the same shape and dtype
+    reuses the trace); those in `static_argnums`/`static_argnames` are Python values that
+    key the cache instead (they must be hashable). Python numbers are traced weakly typed,
+    so jit never changes a result's dtype."""
+    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
     cache: dict = {}
 
     @functools.wraps(f)
     def jitted(*args, **kwargs):
-        static = set(int(i) % max(len(args), 1) for i in static_argnums)
-        flat, in_tree = tree_flatten(tuple(a for i, a in enumerate(args) if i not in static))
-        vals = [as_value(_unbox(x)) for x in flat]
-        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__) for v in vals for a in [aval_of(v)]),
-               tuple((i, _static_key(args[i])) for i in sorted(static)), tuple(sorted(kwargs.items())))
+        _, dyn_args, dyn_kwargs, static_items = _split_static(f, args, kwargs, nums, names)
+        flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        vals = [as_value(_unbox(x), f"jit of {_fname(f)}: input {i}") for i, x in enumerate(flat)]
+        # everything the trace depends on: structure, avals, weak typing, Tensor boxing (it
+        # decides the outputs' boxing) and the static values
+        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__, type(x) in _PY_NUMBERS, _is_tensor(x))
+                              for x, v in zip(flat, vals) for a in [aval_of(v)]), static_items)
         entry = cache.get(key)
         if entry is None:
-            entry = cache[key] = _stage(f, args, kwargs, static_argnums, "jit")[:3]
+            entry = cache[key] = _stage(f, args, kwargs, nums, "jit", names)[:3]
         closed, out_tree, out_boxed = entry
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *vals)
         return tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)])
@@ -503,10 +792,18 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = ()) -> Callable:
     return jitted
 
 
-def _static_key(v):
+def _static_key(v, what: str = "static argument"):
+    if isinstance(_unbox(v), Tracer):
+        raise TypeError(
+            f"jit: {what} is a traced value ({_unbox(v).aval}), but static arguments must be "
+            "concrete Python values known at trace time. Under vmap, pass it with in_axes=None "
+            "(unmapped); under grad or an outer jit, leave it out of static_argnums/static_argnames "
+            "so that it is traced.")
     try:
         hash(v)
     except TypeError:
-        raise TypeError(f"jit: static argument {v!r:.60} is not hashable; static arguments key the "
-                        "trace cache, so pass a hashable value (tuple instead of list).") from None
-    return v
+        raise TypeError(f"jit: {what}, {v!r:.60}, is not hashable; static arguments key the "
+                        "trace cache, so pass a hashable value (tuple instead of list), or leave "
+                        "it out of static_argnums/static_argnames so that it is traced.") from None
+    # equal is not the same: 1 == True == 1.0 and 0.0 == -0.0 trace differently
+    return (type(v), v, math.copysign(1.0, v) if type(v) is float else None)

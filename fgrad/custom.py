@@ -1,65 +1,450 @@
 """User-defined derivative rules (custom_vjp, custom_jvp) and checkpoint.
 
-Each is one primitive whose params carry the user's functions, so every trace
-(record, jvp, staging, vmap, the Tensor facade) handles it like any other
-primitive. The call object is created per call and holds the forward residuals
-that the backward rule needs.
+Each is one primitive whose one param, `call`, carries the user's functions and the
+structure of the arguments, so every trace (record, jvp, staging, vmap, the Tensor facade)
+handles it like any other primitive.
+
+`call` is immutable: jit replays one equation (with its params) on every call and vmap's
+loop binds the same params once per example, so anything one application computes must
+live with that application. custom_vjp's residuals therefore live in the recorded node:
+`custom_vjp_call_p` has a `vjp_fwd` rule, which the recorders (RecordTrace, the Tensor
+facade) run instead of the primitive's impl -- once per application, as JAX does -- and
+whose residuals they store in that application's Node; the VJP rule receives them as
+`residuals=`. With no transform active, a custom function simply runs its primal.
+
+Pytree outputs: the primitives are single-output, so several output leaves travel as one
+flat vector (concatenated, in their promoted dtype) that the caller slices apart again.
+The caller learns the output structure from whichever rule ran the user's function during
+its own `bind` (see `_OutSinks`), since that structure is only known once the function ran.
 """
 from __future__ import annotations
 
 import functools
-from typing import Callable
+import inspect
+import threading
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from .core import errors
+from .core.avals import ShapedArray
 from .core.primitive import Primitive
-from .core.trace import aval_of
+from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, set_trace
 from .tree_util import tree_flatten, tree_unflatten
 
+# --- the call object ------------------------------------------------------------------------
 
 class _Call:
-    """The static params of one call: user functions and pytree structure (hash by identity)."""
+    """The static params of one call site: the user's functions, the pytree structure of the
+    positional arguments, and the argument leaves that are not primitive inputs (`statics`:
+    (flat index, value) pairs, e.g. Python numbers given as nondiff arguments). Hashes by
+    identity. Immutable: see the module docstring."""
 
-    __slots__ = ("fun", "fwd", "bwd", "jvp", "in_tree", "out_tree", "residuals", "__weakref__")
+    __slots__ = ("fun", "fwd", "bwd", "jvp", "in_tree", "statics", "diff", "nondiff_argnums", "kind",
+                 "__weakref__")
 
-    def __init__(self, fun, in_tree, fwd=None, bwd=None, jvp=None) -> None:
-        self.fun, self.in_tree, self.fwd, self.bwd, self.jvp = fun, in_tree, fwd, bwd, jvp
-        self.out_tree = None
-        self.residuals = None
+    def __init__(self, fun: Callable, in_tree, fwd: Callable | None = None, bwd: Callable | None = None,
+                 jvp: Callable | None = None, *, statics: tuple = (), nondiff_argnums: tuple = (),
+                 kind: str = "custom_vjp", diff: tuple | None = None) -> None:
+        if diff is None:  # per primitive input: does it belong to a differentiable argument
+            static_idx = {i for i, _ in statics}
+            owners = _owners(in_tree)
+            diff = tuple(owners[i] not in nondiff_argnums for i in range(in_tree.num_leaves)
+                         if i not in static_idx)
+        init = object.__setattr__
+        init(self, "fun", fun)
+        init(self, "fwd", fwd)
+        init(self, "bwd", bwd)
+        init(self, "jvp", jvp)
+        init(self, "in_tree", in_tree)
+        init(self, "statics", tuple(statics))
+        init(self, "diff", diff)
+        init(self, "nondiff_argnums", tuple(nondiff_argnums))
+        init(self, "kind", kind)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"{self.kind} call parameters are immutable: jit and vmap reuse them across "
+                             "applications, so per-application values (residuals) belong in the node")
 
     def __repr__(self) -> str:
         return getattr(self.fun, "__name__", "fun")
 
-    def run(self, fn, flat):
-        out = fn(*tree_unflatten(self.in_tree, flat))
-        return out
+    def args(self, dyn: Sequence) -> tuple:
+        """The positional arguments, rebuilt from the primitive's inputs and the static leaves."""
+        if not self.statics:
+            return tuple(tree_unflatten(self.in_tree, list(dyn)))
+        static = dict(self.statics)
+        it = iter(dyn)
+        leaves = [static[i] if i in static else next(it) for i in range(self.in_tree.num_leaves)]
+        return tuple(tree_unflatten(self.in_tree, leaves))
+
+    def split(self, dyn: Sequence) -> tuple[tuple, tuple]:
+        """(nondiff arguments, differentiable arguments), each in positional order."""
+        args = self.args(dyn)
+        nd = set(self.nondiff_argnums)
+        return (tuple(args[i] for i in self.nondiff_argnums),
+                tuple(a for i, a in enumerate(args) if i not in nd))
+
+    def diff_positions(self) -> list[int]:
+        nd = set(self.nondiff_argnums)
+        return [i for i in range(len(_arg_trees(self.in_tree))) if i not in nd]
 
 
-def _single(out, what: str):
-    leaves, tree = tree_flatten(out)
-    if len(leaves) != 1:
-        raise TypeError(f"{what} must return a single array (got a pytree with {len(leaves)} leaves); "
-                        "return one array, or concatenate the outputs.")
-    return leaves[0]
+def _arg_trees(in_tree) -> list:
+    """The structure of each positional argument (in_tree is the structure of the args tuple)."""
+    return list(in_tree.children)
 
 
-def _out_aval(call, avals):
-    from .api import make_jaxpr
-    closed = make_jaxpr(lambda *xs: _single(call.run(call.fun, list(xs)), call.fun.__name__))(
-        *[np.zeros(a.shape, a.dtype) for a in avals])
-    return closed.out_avals[0]
+def _owners(in_tree) -> list[int]:
+    """The argument position of each flat leaf."""
+    children = in_tree.children
+    if all(c.node_type is None for c in children):  # every argument is one leaf (the common case)
+        return list(range(len(children)))
+    return [p for p, child in enumerate(children) for _ in range(child.num_leaves)]
 
 
-def _bind_call(prim, args, call_args: dict, fun):
-    """Bind `prim` on the flattened arguments, with the call object as its one param."""
+class _Residuals(NamedTuple):
+    """What custom_vjp's forward rule keeps for the backward of one application."""
+    value: Any          # the user's residuals (anything fwd returned)
+    out_tree: Any       # the output structure, to hand bwd its cotangent in that shape
+    out_avals: tuple    # the output leaves' avals, to slice a packed cotangent apart
+
+
+# --- output structure: reported by the rule that ran the function, read by the caller ---------
+
+class _OutSinks(threading.local):
+    """{id(call): [out_tree, out_avals]} for the custom calls being bound on this thread.
+
+    Only the `bind` of one application writes into its entry (its rules run synchronously
+    inside that bind), and the entry is removed when the bind returns, so this is state of
+    one application, never shared: a jaxpr replayed by jit or an example of vmap's loop
+    finds no entry (or the same call's, already filled with the same structure)."""
+
+    def __init__(self) -> None:
+        self.by_call: dict = {}
+
+
+_SINKS = _OutSinks()
+
+
+def _report_out(call: _Call, tree, avals: tuple) -> None:
+    slot = _SINKS.by_call.get(id(call))
+    if slot is not None and not slot:
+        slot.extend((tree, avals))
+
+
+def _bind(prim: Primitive, call: _Call, dyn: list) -> tuple:
+    """One application: (packed output, out_tree, out_avals). The packed output is what the
+    trace returned (under the Tensor facade, a Tensor whose node holds this application's
+    residuals); `_unpack(*_bind(...))` is the output pytree."""
+    slot: list = []
+    _SINKS.by_call[id(call)] = slot
+    try:
+        packed = prim.bind(*dyn, call=call)
+    finally:
+        del _SINKS.by_call[id(call)]
+    if not slot:  # every path that computes the output runs the user's function and reports
+        raise RuntimeError(f"internal error: {call.kind} {call!r} produced no output structure")
+    return packed, slot[0], slot[1]
+
+
+def _bind_and_unpack(prim: Primitive, call: _Call, dyn: list):
+    return _unpack(*_bind(prim, call, dyn))
+
+
+# --- packing several output leaves into the primitive's one output ----------------------------
+
+def _as_array(x, what: str):
     from .numpy._util import as_value
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return x if isinstance(x, Tracer) or is_tensor(x) or type(x) is np.ndarray else as_value(x, what)
+
+
+def _pack(call: _Call, out, what: str):
+    """The one array standing for the pytree `out`; reports the structure to the caller.
+    Returns (packed, out_tree, out_avals)."""
+    leaves, tree = tree_flatten(out)
+    if not leaves:
+        raise TypeError(f"{what} of {call!r} returned {_describe(out)}, which holds no array; "
+                        "return an array or a pytree (tuple, list, dict) of arrays.")
+    leaves = [_as_array(x, f"output of {what} of {call!r}") for x in leaves]
+    avals = tuple(ShapedArray(aval_of(x).shape, aval_of(x).dtype) for x in leaves)
+    _report_out(call, tree, avals)
+    if len(leaves) == 1:
+        return leaves[0], tree, avals
+    return _pack_leaves(leaves, avals, zero_ints=False), tree, avals
+
+
+_2_32 = 2 ** 32
+
+
+def _packed_dtype(avals: tuple) -> np.dtype:
+    """Float leaves in their promoted dtype; integer/bool leaves need float64 (or complex128),
+    which holds bools and 32-bit integers exactly and 64-bit ones as two 32-bit halves."""
+    floats = [a.dtype for a in avals if a.dtype.kind in "fc"]
+    if len(floats) < len(avals):
+        floats.append(np.dtype(np.float64))
+    return np.result_type(*floats)
+
+
+def _pack_leaves(leaves, avals: tuple, zero_ints: bool):
+    """Several leaves as one flat vector of `_packed_dtype`. With `zero_ints` the integer leaves'
+    slots are zeros (their tangent: integers have no derivative)."""
+    from . import numpy as fnp
+    from .ops.elementwise import convert_element_type
+    from .ops.shape import concatenate, reshape
+    dtype = _packed_dtype(avals)
+
+    def flat(x, a):
+        x = reshape(x, (a.size,))
+        return x if a.dtype == dtype else convert_element_type(x, dtype)
+    pieces = []
+    for x, a in zip(leaves, avals):
+        wide = a.dtype.kind in "iu" and a.dtype.itemsize == 8
+        if a.dtype.kind in "fc":
+            pieces.append(flat(x, a))
+        elif zero_ints:
+            pieces.append(np.zeros((a.size * (2 if wide else 1),), dtype))
+        elif wide:  # exact as (x // 2**32, x % 2**32), each below 2**32 in magnitude
+            hi = fnp.floor_divide(x, _2_32)
+            pieces += [flat(hi, a), flat(fnp.subtract(x, fnp.multiply(hi, _2_32)), a)]
+        else:
+            pieces.append(flat(x, a))
+    return concatenate(pieces, 0)
+
+
+def _unpack(packed, tree, avals: tuple):
+    """The pytree `tree` out of a value packed by `_pack` (an output or its cotangent)."""
+    from . import numpy as fnp
+    from .ops.elementwise import convert_element_type
+    from .ops.shape import reshape, slice
+    if len(avals) == 1:
+        return tree_unflatten(tree, [packed])
+    leaves, start = [], 0
+
+    def take(a):
+        nonlocal start
+        piece = reshape(slice(packed, (start,), (start + a.size,)), a.shape)
+        start += a.size
+        return piece if aval_of(piece).dtype == a.dtype else convert_element_type(piece, a.dtype)
+    for a in avals:
+        if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
+            hi, lo = take(a), take(a)
+            leaves.append(fnp.add(fnp.multiply(hi, _2_32), lo))
+        else:
+            leaves.append(take(a))
+    return tree_unflatten(tree, leaves)
+
+
+def _describe(x) -> str:
+    """What a rule returned, for error messages (arrays by type, not by tracer class)."""
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of length {len(x)}"
+    if isinstance(x, (Tracer, np.ndarray, np.generic)) or is_tensor(x):
+        return f"an array of type {aval_of(x).str_short()}"
+    return f"a {type(x).__name__}"
+
+
+# --- binding a call: the arguments' leaves become inputs or static values ---------------------
+
+class _Positional:
+    """Binds a call's keyword arguments to positions (defaults filled in), as JAX's custom rules
+    do: fwd, bwd and the jvp rule always see positional arguments. The signature is read once,
+    when the function is decorated."""
+
+    __slots__ = ("fun", "kind", "sig", "npos")
+
+    def __init__(self, fun: Callable, kind: str) -> None:
+        self.fun, self.kind = fun, kind
+        try:
+            self.sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self.sig = None
+        # a call with exactly this many positional arguments needs no binding (no defaults to fill)
+        self.npos = None
+        if self.sig is not None:
+            kinds = [p.kind for p in self.sig.parameters.values()]
+            if all(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                   for k in kinds):
+                self.npos = len(kinds)
+
+    def __call__(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs and (len(args) == self.npos or self.sig is None):
+            return args
+        name = _name(self.fun)
+        if self.sig is None:
+            raise TypeError(f"{self.kind} function {name}: keyword arguments need a function whose "
+                            "signature Python can inspect; pass them positionally")
+        try:
+            bound = self.sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.kind} function {name}: {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError(f"{self.kind} function {name}: keyword arguments {sorted(bound.kwargs)} could "
+                            "not be resolved to positions (keyword-only or **kwargs parameters); custom "
+                            "rules receive positional arguments only")
+        return tuple(bound.args)
+
+
+def _name(fun) -> str:
+    return getattr(fun, "__name__", repr(fun))
+
+
+def _check_nondiff_argnums(nums, kind: str) -> tuple:
+    nums = (nums,) if isinstance(nums, int) else tuple(nums)
+    for n in nums:
+        if type(n) is not int or n < 0:
+            raise TypeError(f"{kind}: nondiff_argnums must be non-negative integers, got {nums!r}")
+    if len(set(nums)) != len(nums):
+        raise TypeError(f"{kind}: nondiff_argnums has a repeated position: {nums!r}")
+    return nums  # in the given order: bwd / the jvp rule receive those arguments in this order
+
+
+def _is_traced(x) -> bool:
+    return isinstance(x, Tracer) or is_tensor(x)
+
+
+def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, kind: str, **rules):
+    """Apply a custom function: its primal when nothing is traced, else one bind of `prim`."""
+    if nondiff_argnums and max(nondiff_argnums) >= len(args):
+        raise TypeError(f"{kind} function {_name(fun)} was called with {len(args)} positional "
+                        f"argument(s), but nondiff_argnums={nondiff_argnums} names argument "
+                        f"{max(nondiff_argnums)}")
     flat, in_tree = tree_flatten(args)
-    flat = [x if hasattr(x, "shape") else as_value(x) for x in flat]
-    return prim.bind(*flat, call=_Call(fun, in_tree, **call_args))
+    if not any(_is_traced(x) for x in flat):
+        # No transform sees these arguments: the function is just its primal (a custom rule of
+        # an untransformed value is never used). Also what fwd and bwd get when they call the
+        # decorated function itself at the bottom of the trace stack, so that terminates.
+        return fun(*args)
+    from .numpy._util import as_value, is_array
+    owners = _owners(in_tree)
+    statics, dyn, diff = [], [], []
+    for i, (x, p) in enumerate(zip(flat, owners)):
+        differentiable = p not in nondiff_argnums
+        if is_array(x):
+            dyn.append(x)
+            diff.append(differentiable)
+        elif differentiable and isinstance(x, (float, complex)):
+            dyn.append(as_value(x, f"argument {p} of {_name(fun)}"))  # differentiable, as in JAX
+            diff.append(True)
+        else:
+            # Python values with no derivative stay Python values: nondiff arguments (JAX
+            # passes them to bwd as they are), bools and ints (flags, sizes the function may
+            # use in Python control flow), and non-numeric leaves (strings, functions)
+            statics.append((i, x))
+    call = _Call(fun, in_tree, statics=tuple(statics), nondiff_argnums=nondiff_argnums, kind=kind,
+                 diff=tuple(diff), **rules)
+    return _bind_and_unpack(prim, call, dyn)
 
 
 def _zeros_for(x):
-    return np.zeros(aval_of(x).shape, aval_of(x).dtype)
+    """Zeros shaped like `x`; a Tensor for a Tensor (the facade's create_graph hands rules
+    Tensors, and Tensor arithmetic accepts Tensors and arrays, not raw tracers)."""
+    a = aval_of(x)
+    z = np.zeros(a.shape, a.dtype)
+    return facade.wrap(z) if is_tensor(x) else z
+
+
+def _run_primal(call: _Call, xs: Sequence):
+    """fun on the primitive's inputs: (packed output, out_tree, out_avals)."""
+    return _pack(call, call.fun(*call.args(xs)), f"{call.kind} function")
+
+
+def _abstract_eval(*avals, call: _Call):
+    from .api import make_jaxpr
+    closed = make_jaxpr(lambda *xs: _run_primal(call, xs)[0])(*[np.zeros(a.shape, a.dtype) for a in avals])
+    return closed.out_avals[0]
+
+
+def _closure_error(call: _Call, what: str) -> errors.UnexpectedTracerError:
+    return errors.UnexpectedTracerError(
+        f"{what} uses a value being differentiated that is not one of its arguments: a "
+        "traced value or a Tensor that requires grad, closed over (or leaked from an earlier "
+        f"transform). A {call.kind} primitive sees only its arguments, so that value's derivative "
+        "would be lost. Pass it as an argument.")
+
+
+def _concrete_out(call: _Call, out, xs, what: str):
+    """`out` of a rule that ran on `xs`: a Tensor or tracer there (but not among `xs`) came from a
+    closure, whose derivative the primitive cannot carry."""
+    if is_tensor(out) and not any(is_tensor(x) for x in xs):
+        if out.requires_grad:
+            raise _closure_error(call, what)
+        return out._value
+    return out
+
+
+def _impl(*xs, call: _Call, xp):
+    # EvalTrace does not set the current trace for impls; the user's function binds fgrad ops,
+    # which must run on these concrete values, not through the trace that called us
+    with set_trace(EVAL_TRACE):
+        try:
+            out = _run_primal(call, xs)[0]
+        except errors.UnexpectedTracerError as e:
+            raise _closure_error(call, f"{call.kind} function {call!r}") from e
+    out = _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
+    if isinstance(out, Tracer):
+        raise _closure_error(call, f"{call.kind} function {call!r}")
+    return out
+
+
+def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
+    """One cotangent per primitive input from one per differentiable argument (pytrees, None =
+    zero), checked against the inputs' shapes and cast to their dtypes."""
+    from .ops.elementwise import convert_element_type
+    positions = call.diff_positions()
+    if not isinstance(cts, (tuple, list)):
+        raise TypeError(f"{what} of {call!r} must return a tuple with one cotangent per differentiable "
+                        f"argument ({len(positions)}), got {_describe(cts)}")
+    if len(cts) != len(positions):
+        raise ValueError(f"{what} of {call!r} returned {len(cts)} cotangents for {len(positions)} "
+                         "differentiable argument(s); return one per argument (None for zero)"
+                         + (", leaving out the nondiff_argnums" if call.nondiff_argnums else "") + ".")
+    trees = _arg_trees(call.in_tree)
+    if len(trees) == len(positions) == len(xs) and all(t.node_type is None for t in trees) and \
+            not any(isinstance(c, (tuple, list, dict)) for c in cts):
+        dyn_cts = list(cts)  # one array argument per input (the common case)
+    else:
+        per_leaf: list = [None] * call.in_tree.num_leaves
+        offsets = [0]
+        for t in trees:
+            offsets.append(offsets[-1] + t.num_leaves)
+        for p, c in zip(positions, cts):
+            leaves = _flatten_like(c, trees[p])
+            if leaves is None:
+                raise ValueError(f"{what} of {call!r}: the cotangent for argument {p} has the structure "
+                                 f"{tree_flatten(c)[1]}, but the argument has {trees[p]}; give it the "
+                                 "argument's structure (None for zero)")
+            per_leaf[offsets[p]:offsets[p + 1]] = leaves
+        static = {i for i, _ in call.statics}
+        dyn_cts = [c for i, c in enumerate(per_leaf) if i not in static]
+    out = []
+    for need, diff, c, x in zip(needs, call.diff, dyn_cts, xs):
+        if not (need and diff) or c is None:
+            out.append(None)
+            continue
+        c = _as_array(c, f"cotangent from {what} of {call!r}")
+        ca, xa = aval_of(c), aval_of(x)
+        if tuple(ca.shape) != tuple(xa.shape):
+            raise ValueError(f"{what} of {call!r}: cotangent shape {tuple(ca.shape)} for an input of shape "
+                             f"{tuple(xa.shape)}; each cotangent must have its input's shape")
+        out.append(c if ca.dtype == xa.dtype else convert_element_type(c, xa.dtype))
+    return out
+
+
+def _flatten_like(ct, treedef) -> list | None:
+    """The leaves of `ct` in the layout of `treedef` (None leaves allowed, None = all zero)."""
+    if ct is None:
+        return [None] * treedef.num_leaves
+    leaves, tree = tree_flatten(ct, is_leaf=lambda v: v is None)
+    if tree == treedef:
+        return leaves
+    leaves, tree = tree_flatten(ct)
+    if tree == treedef:
+        return leaves
+    return None
 
 
 # --- custom_vjp ---------------------------------------------------------------------------
@@ -67,54 +452,53 @@ def _zeros_for(x):
 custom_vjp_call_p = Primitive("custom_vjp_call", backward_name="CustomFunctionBackward")
 
 
-def _custom_vjp_impl(*xs, call, xp):
-    if call.fwd is None:
-        return _single(call.run(call.fun, list(xs)), "custom_vjp function")
-    res = call.fwd(*tree_unflatten(call.in_tree, list(xs)))
-    if not (isinstance(res, tuple) and len(res) == 2):
-        raise TypeError(f"custom_vjp fwd of {call!r} must return (output, residuals), got {type(res).__name__}")
-    out, call.residuals = res
-    return _single(out, "custom_vjp fwd")
+def _custom_vjp_fwd(*xs, call: _Call):
+    """The forward half of the VJP, run by the recorders: (packed output, _Residuals)."""
+    try:
+        res = call.fwd(*call.args(xs))
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TypeError(f"custom_vjp fwd of {call!r} must return a pair (output, residuals), got "
+                            f"{_describe(res)}")
+        packed, tree, avals = _pack(call, res[0], "custom_vjp fwd")
+    except errors.UnexpectedTracerError as e:
+        raise _closure_error(call, f"custom_vjp fwd of {call!r}") from e
+    return _concrete_out(call, packed, xs, f"custom_vjp fwd of {call!r}"), _Residuals(res[1], tree, avals)
 
 
-def _custom_vjp_vjp(needs, ct, out, *xs, call):
-    residuals = call.residuals
-    if residuals is None or any(not isinstance(x, (np.ndarray, np.generic)) for x in xs):
-        # Traced inputs (higher order, create_graph): residuals must depend on them, so the
-        # forward rule runs again on what this node saw. Concrete inputs reuse the first run.
-        res = call.fwd(*tree_unflatten(call.in_tree, list(xs)))
-        residuals = res[1]
-    cts = call.bwd(residuals, ct)
-    if not isinstance(cts, (tuple, list)):
-        raise TypeError(f"custom_vjp bwd of {call!r} must return a tuple with one cotangent per "
-                        f"argument, got {type(cts).__name__}")
-    flat, tree = tree_flatten(tuple(cts), is_leaf=lambda v: v is None)
-    if len(flat) != len(xs):
-        raise ValueError(f"custom_vjp bwd of {call!r} returned {len(flat)} cotangents for "
-                         f"{len(xs)} inputs; return one per argument (None for zero).")
-    result = []
-    for need, c, x in zip(needs, flat, xs):
-        if not need or c is None:
-            result.append(None)
-            continue
-        if tuple(aval_of(c).shape) != tuple(aval_of(x).shape):
-            raise ValueError(f"custom_vjp bwd of {call!r}: cotangent shape {aval_of(c).shape} for an "
-                             f"input of shape {aval_of(x).shape}")
-        result.append(c)
-    return result
+def _custom_vjp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Residuals | None = None):
+    if residuals is None or any(is_tensor(x) for x in xs):
+        # No recorder ran fwd for this node, or the facade hands Tensors connected to the graph
+        # (create_graph): residuals must depend on those, so fwd runs on them.
+        residuals = _custom_vjp_fwd(*xs, call=call)[1]
+    nondiff, _ = call.split(xs)
+    cts = call.bwd(*nondiff, residuals.value, _unpack(ct, residuals.out_tree, residuals.out_avals))
+    return _with_cts(needs, xs, cts, call, "custom_vjp bwd")
 
 
-def _custom_vjp_jvp(primals, tangents, *, call):
+def _custom_vjp_jvp(primals, tangents, *, call: _Call):
     # Forward mode runs through the function's own primitives (the custom rule is reverse-only).
+    live = [i for i, (d, t) in enumerate(zip(call.diff, tangents)) if d and t is not None]
+    if not live:
+        return _run_primal(call, primals)[0], None
+    return _jvp_of_fun(call, primals, tangents, live)
+
+
+def _jvp_of_fun(call: _Call, primals: Sequence, tangents: Sequence, live: list):
+    """jvp of the call's own function in the inputs `live` (the others held constant)."""
     from .api import jvp
-    ts = [_zeros_for(p) if t is None else t for p, t in zip(primals, tangents)]
-    return jvp(lambda *xs: _single(call.run(call.fun, list(xs)), "custom_vjp function"),
-               tuple(primals), tuple(ts))
+
+    def f(*ys):
+        xs = list(primals)
+        for i, y in zip(live, ys):
+            xs[i] = y
+        return _run_primal(call, xs)[0]
+    return jvp(f, tuple(primals[i] for i in live), tuple(tangents[i] for i in live))
 
 
-custom_vjp_call_p.def_impl(_custom_vjp_impl)
-custom_vjp_call_p.def_abstract_eval(lambda *avals, call: _out_aval(call, avals))
+custom_vjp_call_p.def_impl(_impl)
+custom_vjp_call_p.def_abstract_eval(_abstract_eval)
 custom_vjp_call_p.def_vjp(_custom_vjp_vjp)
+custom_vjp_call_p.def_vjp_fwd(_custom_vjp_fwd)
 custom_vjp_call_p.def_jvp(_custom_vjp_jvp)
 
 
@@ -124,106 +508,236 @@ class custom_vjp:
     >>> @custom_vjp
     ... def f(x): return fnp.sin(x)
     >>> f.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda cos_x, ct: (ct * cos_x,))
+
+    `fwd(*args) -> (output, residuals)` runs once per application under a reverse-mode
+    transform; `bwd(*nondiff_args, residuals, ct) -> tuple` returns one cotangent per
+    argument not in `nondiff_argnums` (None for zero). Outputs may be pytrees of arrays;
+    keyword arguments are bound to positions. Forward mode differentiates `fun` itself.
     """
 
-    def __init__(self, fun: Callable) -> None:
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.fwd = self.bwd = None
+        self.nondiff_argnums = _check_nondiff_argnums(nondiff_argnums, "custom_vjp")
+        self._positional = _Positional(fun, "custom_vjp")
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        """Set the forward rule (output, residuals) and the backward rule (cotangents)."""
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
-            raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call "
-                            f"{self.fun.__name__}.defvjp(fwd, bwd) first")
-        return _bind_call(custom_vjp_call_p, args, dict(fwd=self.fwd, bwd=self.bwd), self.fun)
+            raise TypeError(f"custom_vjp function {_name(self.fun)} has no rule: call "
+                            f"{_name(self.fun)}.defvjp(fwd, bwd) first")
+        args = self._positional(args, kwargs)
+        return _apply(custom_vjp_call_p, self.fun, args, self.nondiff_argnums, "custom_vjp",
+                      fwd=self.fwd, bwd=self.bwd)
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
 
 custom_jvp_call_p = Primitive("custom_jvp_call")
-custom_jvp_call_p.def_impl(lambda *xs, call, xp: _single(call.run(call.fun, list(xs)), "custom_jvp function"))
-custom_jvp_call_p.def_abstract_eval(lambda *avals, call: _out_aval(call, avals))
 
 
-def _custom_jvp_jvp(primals, tangents, *, call):
+def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
+    """The user's rule on the primitive's inputs (tangents: None = zero): packed (out, out_dot)."""
+    nondiff, diff_args = call.split(primals)
     ts = [_zeros_for(p) if t is None else t for p, t in zip(primals, tangents)]
-    out = call.jvp(tuple(tree_unflatten(call.in_tree, list(primals))),
-                   tuple(tree_unflatten(call.in_tree, ts)))
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(f"custom_jvp rule of {call!r} must return (primal_out, tangent_out)")
-    return _single(out[0], "custom_jvp rule"), _single(out[1], "custom_jvp rule")
+    # tangents in the arguments' structure: static leaves (Python bools, ints, objects) get None
+    static = dict(call.statics)
+    it = iter(ts)
+    leaves = [None if i in static else next(it) for i in range(call.in_tree.num_leaves)]
+    targs = tree_unflatten(call.in_tree, leaves)
+    nd = set(call.nondiff_argnums)
+    diff_tangents = tuple(t for i, t in enumerate(targs) if i not in nd)
+    res = call.jvp(*nondiff, tuple(diff_args), diff_tangents)
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise TypeError(f"custom_jvp rule of {call!r} must return a pair (primal_out, tangent_out), got "
+                        f"{_describe(res)}")
+    out, out_tree, avals = _pack(call, res[0], "custom_jvp rule")
+    t_leaves = _flatten_like(res[1], out_tree)
+    if t_leaves is None:
+        raise TypeError(f"custom_jvp rule of {call!r} must return primal and tangent outputs of the same "
+                        f"structure, got {out_tree} and {tree_flatten(res[1])[1]}")
+    from .ops.elementwise import convert_element_type
+    fixed = []
+    for t, a in zip(t_leaves, avals):
+        if t is None or a.dtype.kind not in "fc":  # integer outputs have no tangent (JAX: float0)
+            t = np.zeros(a.shape, a.dtype)
+        t = _as_array(t, f"tangent output of the custom_jvp rule of {call!r}")
+        ta = aval_of(t)
+        if tuple(ta.shape) != tuple(a.shape):
+            raise TypeError(f"custom_jvp rule of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
+                            f"a primal output of shape {tuple(a.shape)}; they must match")
+        fixed.append(t if ta.dtype == a.dtype else convert_element_type(t, a.dtype))
+    out_dot = _pack_like(fixed, avals)
+    return out, out_dot
 
 
-def _custom_jvp_vjp(needs, ct, out, *xs, call):
+def _pack_like(leaves, avals):
+    """Pack tangent leaves exactly as `_pack` packed the outputs with these avals."""
+    return leaves[0] if len(leaves) == 1 else _pack_leaves(leaves, avals, zero_ints=True)
+
+
+def _facade_vjp(f: Callable, inputs: list, ct) -> list:
+    """The VJP of `f` at Tensor `inputs` by the facade's own engine, so that the cotangents stay
+    connected to the Tensor graph. Rules take this path when the facade's create_graph hands
+    them Tensors: fgrad.vjp would unbox those and cut the graph (no second derivative)."""
+    from .tensor.autograd import grad as tensor_grad
+    out = f(*inputs)
+    if not (is_tensor(out) and out.requires_grad):
+        return [None] * len(inputs)
+    return list(tensor_grad(out, inputs, grad_outputs=ct, create_graph=True, allow_unused=True))
+
+
+def _custom_jvp_jvp(primals, tangents, *, call: _Call):
+    return _run_user_jvp(call, primals, tangents)
+
+
+def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call):
     # The rule is linear in the tangents, so its transpose is the gradient of <ct, jvp(t)> in t.
     from . import numpy as fnp
     from .api import vjp
+    live = [i for i, (n, d) in enumerate(zip(needs, call.diff)) if n and d]
+    if not live:
+        return [None] * len(xs)
 
-    def tangent_out(*ts):
-        return call.jvp(tuple(tree_unflatten(call.in_tree, list(xs))),
-                        tuple(tree_unflatten(call.in_tree, list(ts))))[1]
-    _, f_vjp = vjp(lambda *ts: fnp.sum(fnp.multiply(_single(tangent_out(*ts), "custom_jvp rule"), ct)),
-                   *[_zeros_for(x) for x in xs])
-    cts = f_vjp(np.ones((), aval_of(ct).dtype))
-    return [c if need else None for need, c in zip(needs, cts)]
+    def pairing(*ts):
+        full = [None] * len(xs)
+        for i, t in zip(live, ts):
+            full[i] = t
+        out_dot = _run_user_jvp(call, xs, full)[1]
+        return fnp.sum(fnp.multiply(out_dot, ct))
+    if any(is_tensor(x) for x in xs) or is_tensor(ct):  # the facade's create_graph
+        zeros = [facade.wrap(np.zeros(aval_of(xs[i]).shape, aval_of(xs[i]).dtype)).requires_grad_()
+                 for i in live]
+        cts = _facade_vjp(pairing, zeros, None)
+    else:
+        y, f_vjp = vjp(pairing, *[_zeros_for(xs[i]) for i in live])
+        cts = f_vjp(np.ones((), aval_of(y).dtype))
+    result: list = [None] * len(xs)
+    for i, c in zip(live, cts):
+        result[i] = c
+    return result
 
 
+custom_jvp_call_p.def_impl(_impl)
+custom_jvp_call_p.def_abstract_eval(_abstract_eval)
 custom_jvp_call_p.def_jvp(_custom_jvp_jvp)
 custom_jvp_call_p.def_vjp(_custom_jvp_vjp)
 
 
 class custom_jvp:
     """Decorator: give a function a hand-written forward-mode rule (JAX's API).
-    Reverse mode transposes that rule, so one definition serves grad too."""
+    Reverse mode transposes that rule, so one definition serves grad too.
 
-    def __init__(self, fun: Callable) -> None:
+    The rule is `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`, with
+    `primals`/`tangents` tuples of the other arguments (`defjvp`), or one function per
+    argument (`defjvps`). Outputs may be pytrees; keyword arguments are bound to positions.
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.jvp = None
+        self.nondiff_argnums = _check_nondiff_argnums(nondiff_argnums, "custom_jvp")
+        self._positional = _Positional(fun, "custom_jvp")
+        self.jvp: Callable | None = None
 
     def defjvp(self, jvp: Callable) -> Callable:
+        """Set the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`."""
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args):
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per argument, `jvp_i(tangent_i, primal_out, *primals) -> tangent_out_i`
+        (None: the output does not depend on that argument); the tangent output is their sum."""
+        if self.nondiff_argnums:
+            raise TypeError(f"custom_jvp function {_name(self.fun)}: defjvps cannot be used with "
+                            "nondiff_argnums; use defjvp")
+
+        def jvp(primals, tangents):
+            if len(jvps) != len(primals):
+                raise TypeError(f"custom_jvp function {_name(self.fun)} was called with {len(primals)} "
+                                f"argument(s) but defjvps was given {len(jvps)} rule(s); give one per "
+                                "argument (None where the output does not depend on it)")
+            out = self(*primals)
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None or t is None:  # t is None for Python bools/ints (no derivative)
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else _tree_add(total, term)
+            if total is None:
+                from .tree_util import tree_map
+                total = tree_map(_zeros_for, out)
+            return out, total
+        self.jvp = jvp
+
+    def __call__(self, *args, **kwargs):
         if self.jvp is None:
-            raise TypeError(f"custom_jvp function {self.fun.__name__} has no rule: decorate one with "
-                            f"@{self.fun.__name__}.defjvp")
-        return _bind_call(custom_jvp_call_p, args, dict(jvp=self.jvp), self.fun)
+            raise TypeError(f"custom_jvp function {_name(self.fun)} has no rule: decorate one with "
+                            f"@{_name(self.fun)}.defjvp")
+        args = self._positional(args, kwargs)
+        return _apply(custom_jvp_call_p, self.fun, args, self.nondiff_argnums, "custom_jvp", jvp=self.jvp)
+
+
+def _tree_add(a, b):
+    from . import numpy as fnp
+    from .tree_util import tree_map
+    return tree_map(lambda x, y: x if y is None else y if x is None else fnp.add(x, y), a, b,
+                    is_leaf=lambda v: v is None)
 
 
 # --- checkpoint ---------------------------------------------------------------------------
 
 checkpoint_p = Primitive("checkpoint")
-checkpoint_p.def_impl(lambda *xs, call, xp: _single(call.run(call.fun, list(xs)), "checkpointed function"))
-checkpoint_p.def_abstract_eval(lambda *avals, call: _out_aval(call, avals))
 
 
-def _checkpoint_vjp(needs, ct, out, *xs, call):
+def _checkpoint_vjp(needs, ct, out, *xs, call: _Call):
+    # Rematerialise: only the inputs were saved, so the function runs again under vjp here.
     from .api import vjp
-    _, f_vjp = vjp(lambda *ys: _single(call.run(call.fun, list(ys)), "checkpointed function"), *xs)
-    return [c if need else None for need, c in zip(needs, f_vjp(ct))]
+    live = [i for i, n in enumerate(needs) if n]
+
+    def f(*ys):
+        full = list(xs)
+        for i, y in zip(live, ys):
+            full[i] = y
+        return _run_primal(call, full)[0]
+    if any(is_tensor(x) for x in xs):  # the facade's create_graph
+        # a fresh node per input (clone), so that an input passed twice gets two cotangents
+        from .tensor._ops_shape import clone
+        cts = _facade_vjp(f, [clone(xs[i]) for i in live], ct)
+    else:
+        _, f_vjp = vjp(f, *[xs[i] for i in live])
+        cts = f_vjp(ct)
+    result: list = [None] * len(xs)
+    for i, c in zip(live, cts):
+        result[i] = c
+    return result
 
 
-def _checkpoint_jvp(primals, tangents, *, call):
-    from .api import jvp
-    ts = [_zeros_for(p) if t is None else t for p, t in zip(primals, tangents)]
-    return jvp(lambda *ys: _single(call.run(call.fun, list(ys)), "checkpointed function"),
-               tuple(primals), tuple(ts))
+def _checkpoint_jvp(primals, tangents, *, call: _Call):
+    return _jvp_of_fun(call, primals, tangents, [i for i, t in enumerate(tangents) if t is not None])
 
 
+checkpoint_p.def_impl(_impl)
+checkpoint_p.def_abstract_eval(_abstract_eval)
 checkpoint_p.def_vjp(_checkpoint_vjp)
 checkpoint_p.def_jvp(_checkpoint_jvp)
 
 
 def checkpoint(fun: Callable) -> Callable:
-    """Rematerialise fun's intermediates in the backward pass: only its inputs are saved."""
+    """Rematerialise fun's intermediates in the backward pass: only its inputs are saved.
+    Arguments (positional and keyword) and outputs may be pytrees of arrays."""
     @functools.wraps(fun)
-    def wrapped(*args):
-        return _bind_call(checkpoint_p, args, {}, fun)
+    def wrapped(*args, **kwargs):
+        # the (args, kwargs) pair is the one "positional argument" structure of the call
+        def positional(a, k):
+            return fun(*a, **k)
+        positional.__name__ = _name(fun)
+        return _apply(checkpoint_p, positional, (args, kwargs), (), "checkpoint")
     return wrapped
 
 

@@ -112,9 +112,9 @@ def vjp(func, *primals, has_aux: bool = False):
     return _vjp(func, *primals, has_aux=has_aux)
 
 
-def jvp(func, primals, tangents):
+def jvp(func, primals, tangents, *, has_aux: bool = False):
     from .api import jvp as _jvp
-    return _jvp(func, primals, tangents)
+    return _jvp(func, primals, tangents, has_aux=has_aux)
 
 
 def hessian(func, argnums=0):
@@ -122,16 +122,28 @@ def hessian(func, argnums=0):
     return _hessian(func, argnums)
 
 
-def jacrev(func, argnums=0):
+def jacrev(func, argnums=0, *, has_aux: bool = False):
     from .api import jacrev as _jacrev
-    return _jacrev(func, argnums)
+    return _jacrev(func, argnums, has_aux=has_aux)
 
 
-def jacfwd(func, argnums=0):
+def jacfwd(func, argnums=0, *, has_aux: bool = False):
     from .api import jacfwd as _jacfwd
-    return _jacfwd(func, argnums)
+    return _jacfwd(func, argnums, has_aux=has_aux)
 
 
 def vmap(func, in_dims=0, out_dims=0):
+    """torch.func.vmap: in_dims applies to the positional arguments; keyword arguments are
+    passed to func unmapped (PyTorch's rule; fgrad.vmap maps them over axis 0, as JAX)."""
+    import functools
+
     from .api import vmap as _vmap
-    return _vmap(func, in_axes=in_dims, out_axes=out_dims)
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        def call(*a):
+            return func(*a, **kwargs)
+        call.__name__ = getattr(func, "__name__", type(func).__name__)
+        f = call if kwargs else func
+        return _vmap(f, in_axes=in_dims, out_axes=out_dims)(*args)
+    return wrapped

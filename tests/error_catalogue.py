@@ -49,6 +49,77 @@ def _custom_bad_bwd():
     fgrad.grad(f)(1.0)
 
 
+def _custom_jvp_not_pair():
+    @fgrad.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+    f.defjvp(lambda primals, tangents: fnp.cos(primals[0]) * tangents[0])
+    fgrad.grad(f)(1.0)
+
+
+def _custom_jvp_tangent_shape():
+    @fgrad.custom_jvp
+    def f(x):
+        return fnp.sin(x)
+    f.defjvp(lambda primals, tangents: (fnp.sin(primals[0]), onp.ones(3)))
+    fgrad.jvp(f, (1.0,), (1.0,))
+
+
+def _custom_fwd_not_pair():
+    @fgrad.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+    f.defvjp(lambda x: fnp.sin(x), lambda res, ct: (ct,))
+    fgrad.grad(f)(1.0)
+
+
+def _custom_bad_bwd_shape():
+    @fgrad.custom_vjp
+    def f(x):
+        return fnp.sin(x)
+    f.defvjp(lambda x: (fnp.sin(x), None), lambda res, ct: (fnp.sum(ct),))
+    fgrad.grad(lambda x: fnp.sum(f(x)))(onp.ones(3))
+
+
+def _custom_bad_bwd_structure():
+    @fgrad.custom_vjp
+    def f(d):
+        return d["a"] * d["b"]
+    f.defvjp(lambda d: (f(d), d), lambda d, ct: ((ct * d["b"], ct * d["a"]),))
+    fgrad.grad(lambda a: f({"a": a, "b": 2.0}))(1.0)
+
+
+def _custom_closure():
+    fgrad.grad(lambda w: fgrad.checkpoint(lambda x: x * w)(w))(1.0)
+
+
+def _custom_nondiff_range():
+    from functools import partial
+
+    @partial(fgrad.custom_vjp, nondiff_argnums=(1,))
+    def f(x, *rest):
+        return x * 2.0
+    f.defvjp(lambda x, *rest: (x * 2.0, None), lambda *args: (args[-1] * 2.0,))
+    f(1.0)
+
+
+def _custom_keyword_only():
+    @fgrad.custom_vjp
+    def f(x, *, scale):
+        return x * scale
+    f.defvjp(lambda x, scale: (x * scale, scale), lambda scale, ct: (ct * scale,))
+    fgrad.grad(lambda x: f(x, scale=2.0))(1.0)
+
+
+def _custom_defjvps_nondiff():
+    from functools import partial
+
+    @partial(fgrad.custom_jvp, nondiff_argnums=(0,))
+    def f(n, x):
+        return x ** n
+    f.defjvps(lambda t, ans, n, x: t * n * x ** (n - 1))
+
+
 def _second_backward():
     w = fgrad.tensor([1.0], requires_grad=True)
     y = fgrad.mul(fgrad.add(w, 2.0), fgrad.add(w, 1.0))
@@ -75,6 +146,19 @@ def _nonscalar_backward():
 def _unused_input():
     a, b = fgrad.tensor(1.0, requires_grad=True), fgrad.tensor(2.0, requires_grad=True)
     fgrad.autograd.grad(a * 2, [a, b])
+
+
+def _register_bare_class():
+    class Bare:
+        pass
+    fgrad.tree_util.register_pytree_node_class(Bare)
+
+
+def _setitem_traced():
+    def f(x):
+        x[0] = 1.0
+        return x.sum()
+    fgrad.grad(f)(onp.ones(3))
 
 
 ENTRIES = [
@@ -143,8 +227,94 @@ ENTRIES = [
     ("vmap-in-axes", "vmap in_axes out of range",
      lambda: fgrad.vmap(lambda a: a, in_axes=3)(onp.ones(3)), ValueError, r"in_axes=3",
      "Use an axis the input has.", _ok_grad),
+    ("vmap-in-axes-prefix", "vmap in_axes that is not a tree prefix of the arguments",
+     lambda: fgrad.vmap(lambda p: p["w"], in_axes=({"a": 0},))({"w": onp.ones(3)}), ValueError,
+     r"in_axes\[0\] is a dict with keys \('a',\).*keys \('w',\)",
+     "Give each argument an int, None, or a container of its own type with the same keys or length "
+     "(None inside it: that part is not mapped).", _ok_grad),
+    ("vmap-in-axes-type", "vmap in_axes made of something else than ints and None",
+     lambda: fgrad.vmap(lambda x: x, in_axes=(1.5,))(onp.ones(3)), TypeError, r"in_axes must be an int, None",
+     "Use ints (the mapped axis) and None (not mapped), in a tuple with one entry per positional "
+     "argument.", _ok_grad),
+    ("vmap-out-axes-prefix", "vmap out_axes that is not a tree prefix of the output",
+     lambda: fgrad.vmap(lambda x: {"a": x, "b": x}, out_axes={"a": 0})(onp.ones(3)), ValueError,
+     r"out_axes is a dict with keys \('a',\)", "Give out_axes the output's structure, or one int for all.",
+     _ok_grad),
+    ("vmap-out-axes-none", "out_axes=None for an output that depends on a mapped input",
+     lambda: fgrad.vmap(lambda x: x * 2.0, out_axes=None)(onp.ones(3)), ValueError,
+     r"out_axes is None for output.*depends on a mapped input",
+     "Use an int out_axes for it; None is for outputs that are the same for every example.", _ok_grad),
+    ("vmap-out-axes-range", "vmap out_axes out of range",
+     lambda: fgrad.vmap(lambda x: x, out_axes=3)(onp.ones((3, 2))), ValueError, r"out_axes=3 for output",
+     "Use an axis of the batched output, in [-ndim, ndim).", _ok_grad),
+    ("vmap-no-mapped-input", "vmap with no mapped input and no axis_size",
+     lambda: fgrad.vmap(lambda x: x * 2.0, in_axes=None)(1.0), ValueError, r"no input is mapped.*axis_size",
+     "Pass `axis_size=n`, or map an input.", _ok_grad),
+    ("vmap-axis-size", "vmap axis_size that disagrees with a mapped axis",
+     lambda: fgrad.vmap(lambda x: x, axis_size=4)(onp.ones(3)), ValueError,
+     r"axis_size=4, but argument 0 axis 0 has size 3", "Pass the mapped axes' size, or leave axis_size out.",
+     _ok_grad),
+    ("vmap-axis-size-type", "vmap axis_size that is not a non-negative int",
+     lambda: fgrad.vmap(lambda x: x, in_axes=None, axis_size=2.5)(1.0), TypeError,
+     r"axis_size must be a non-negative int", "Pass an int.", _ok_grad),
+    ("vmap-keyword-scalar", "a scalar keyword argument to vmap (keywords are mapped over axis 0, as in JAX)",
+     lambda: fgrad.vmap(lambda x, s: x * s)(onp.ones(3), s=2.0), ValueError,
+     r"keyword argument 's' has shape \(\).*positionally",
+     "Pass it positionally with in_axes=None, or close over it (functools.partial).", _ok_grad),
+    ("argnums-repeated", "argnums naming an argument twice",
+     lambda: fgrad.grad(lambda x, y: x * y, argnums=(0, 0))(1.0, 2.0), ValueError,
+     r"argnums=\(0, 0\) of <lambda> repeats argument", "Name each argument once.", _ok_grad),
+    ("vjp-ct-dtype", "vjp cotangent of another dtype than its output",
+     lambda: fgrad.vjp(lambda x: x * 2.0, onp.ones(2, onp.float32))[1](onp.ones(2)), ValueError,
+     r"cotangent 0 has type f64\[2\] but output 0 has type f32\[2\]",
+     "Give the cotangent its output's dtype (`ct.astype(out.dtype)`, `ones_like(out)`); a Python "
+     "number adapts.", _ok_grad),
+    ("jvp-tangent-dtype", "jvp tangent of another dtype than its primal",
+     lambda: fgrad.jvp(lambda x: x * 2.0, (onp.ones(2, onp.float32),), (onp.ones(2),)), TypeError,
+     r"tangent 0 has type f64\[2\] but its primal has type f32\[2\]",
+     "Give each tangent its primal's dtype; a Python number adapts.", _ok_grad),
+    ("jvp-int-primal", "a float tangent for an integer primal",
+     lambda: fgrad.jvp(lambda x, n: x * n, (1.0, 3), (1.0, 1.0)), errors.DifferentiationError,
+     r"primal 1 has dtype int64.*zeros_like",
+     "Pass a float primal to differentiate with respect to it, or a zero tangent of its own dtype "
+     "(JAX's float0) to hold it constant.", _ok_grad),
+    ("jacobian-int-input", "jacrev/jacfwd/hessian/linearize with respect to an integer input",
+     lambda: fgrad.jacfwd(lambda x: x * 2)(onp.arange(3)), errors.DifferentiationError,
+     r"jacfwd of <lambda> .*int64.*floating-point",
+     "Pass a float (`x.astype(float)`), or leave the argument out of `argnums`.", _ok_grad),
+    ("complex-input", "differentiating with respect to a complex input",
+     lambda: fgrad.grad(lambda z: fnp.abs(z * z))(1 + 2j), errors.DifferentiationError,
+     r"complex128: complex differentiation is not supported yet",
+     "Write the function on real arrays (the real and imaginary parts as two float arguments); vmap and "
+     "jit of complex values work.", _ok_grad),
+    ("complex-intermediate", "a complex value computed from a differentiated input",
+     lambda: fgrad.grad(lambda x: fnp.abs(x * (1 + 1j)))(0.7), errors.DifferentiationError,
+     r"complex differentiation is not supported yet: primitive 'convert_element_type' produced",
+     "Keep differentiated values real (real and imaginary parts as two float arrays), or wrap "
+     "the complex part in `fgrad.stop_gradient`.", _ok_grad),
+    ("grad-complex-output", "grad of a function with a complex output",
+     lambda: fgrad.grad(lambda x: onp.complex128(1j))(1.0), TypeError, r"real scalar float.*complex128",
+     "Return a real scalar, such as `abs(z)` or the real part.", _ok_grad),
+    ("linearize-tangent-shape", "linearize's f_jvp called with a tangent of the wrong shape",
+     lambda: fgrad.linearize(fnp.sin, onp.ones(3))[1](onp.ones(2)), errors.ShapeError,
+     r"tangent 0 has shape \(2,\) but its primal has shape \(3,\)", "Give each tangent its primal's shape.",
+     _ok_grad),
+    ("pytree-class-methods", "register_pytree_node_class of a class without the pytree methods",
+     _register_bare_class, TypeError, r"tree_flatten\(self\).*tree_unflatten",
+     "Define `tree_flatten(self) -> (children, aux)` and the classmethod "
+     "`tree_unflatten(cls, aux, children)`.", _ok_grad),
     ("bool-mask-jit", "a boolean mask on a staged value",
      _bool_mask_jit, errors.ConcretizationError, r"where", "Use `fgrad.numpy.where(mask, x, 0)`.", _ok_grad),
+    ("jit-static-traced", "a traced value passed as a static argument of jit",
+     lambda: fgrad.vmap(fgrad.jit(lambda x, n: x * n, static_argnums=1))(onp.ones(2), onp.ones(2)),
+     TypeError, r"static argument 1 of <lambda> is a traced value.*in_axes=None",
+     "Under vmap pass it with `in_axes=None`; otherwise leave it out of `static_argnums` so it is traced.",
+     _ok_grad),
+    ("number-of-differentiated-value", "float(), int(), .item() or math.* of a value being differentiated",
+     lambda: fgrad.grad(lambda x: x * float(x))(3.0), errors.ConcretizationError,
+     r"float\(\) of a traced value .* is being differentiated by grad.*stop_gradient",
+     "Keep it an array and use `fgrad.numpy` functions (`fnp.sin`, not `math.sin`); for a constant, "
+     "convert `fgrad.stop_gradient(x)`.", _ok_grad),
     ("jit-static-unhashable", "an unhashable static argument to jit",
      lambda: fgrad.jit(lambda x, n: x * len(n), static_argnums=1)(1.0, [1, 2]), TypeError, r"hashable",
      "Pass a tuple instead of a list.", _ok_grad),
@@ -153,6 +323,33 @@ ENTRIES = [
     ("custom-vjp-bwd-count", "a custom_vjp bwd returning the wrong number of cotangents",
      _custom_bad_bwd, ValueError, r"one per argument", "Return one cotangent per argument (None for zero).",
      _ok_grad),
+    ("custom-jvp-rule-pair", "a custom_jvp rule that does not return a pair",
+     _custom_jvp_not_pair, TypeError, r"must return a pair \(primal_out, tangent_out\)",
+     "Return `(primal_out, tangent_out)` from the rule.", _ok_grad),
+    ("custom-jvp-tangent-shape", "a custom_jvp rule returning a tangent of the wrong shape",
+     _custom_jvp_tangent_shape, TypeError, r"tangent of shape \(3,\) for a primal output of shape \(\)",
+     "Give each tangent output its primal output's shape.", _ok_grad),
+    ("custom-vjp-fwd-pair", "a custom_vjp fwd that does not return a pair",
+     _custom_fwd_not_pair, TypeError, r"must return a pair \(output, residuals\)",
+     "Return `(output, residuals)` from fwd (`None` residuals are fine).", _ok_grad),
+    ("custom-vjp-bwd-shape", "a custom_vjp bwd returning a cotangent of the wrong shape",
+     _custom_bad_bwd_shape, ValueError, r"cotangent shape \(\) for an input of shape \(3,\)",
+     "Give each cotangent its argument's shape.", _ok_grad),
+    ("custom-vjp-bwd-structure", "a custom_vjp bwd cotangent structured unlike its argument",
+     _custom_bad_bwd_structure, ValueError, r"the cotangent for argument 0 has the structure",
+     "Return each argument's cotangent in that argument's pytree structure (None for zero).", _ok_grad),
+    ("custom-closure", "a custom rule or checkpoint closing over a differentiated value",
+     _custom_closure, errors.UnexpectedTracerError, r"not one of its arguments",
+     "Pass the value as an argument of the custom function.", _ok_grad),
+    ("custom-nondiff-argnums", "nondiff_argnums naming an argument the call does not pass",
+     _custom_nondiff_range, TypeError, r"nondiff_argnums=\(1,\) names argument 1",
+     "Pass every argument named in `nondiff_argnums`.", _ok_grad),
+    ("custom-keyword-only", "a custom rule's function with keyword-only parameters",
+     _custom_keyword_only, TypeError, r"could not be resolved to positions",
+     "Make the parameters positional-or-keyword: custom rules receive positional arguments.", _ok_grad),
+    ("custom-defjvps-nondiff", "defjvps on a custom_jvp with nondiff_argnums",
+     _custom_defjvps_nondiff, TypeError, r"defjvps cannot be used with nondiff_argnums",
+     "Use `defjvp`, whose rule receives the nondiff arguments first.", _ok_grad),
     ("tree-mismatch", "tree_map over pytrees of different structure",
      lambda: fgrad.tree_util.tree_map(lambda a, b: a, {"a": 1}, {"b": 1}), ValueError,
      r"structures differ", "Pass pytrees of the same structure.", _ok_grad),
@@ -187,6 +384,49 @@ ENTRIES = [
     ("cuda-missing", "device='cuda' without CuPy or a GPU",
      lambda: _cuda_tensor(), RuntimeError, r"CuPy|GPU|CUDA",
      "Install `fgrad[cuda]` on a machine with an NVIDIA GPU, or stay on 'cpu'.", _ok_tensor),
+    ("tracer-setitem", "item assignment on a traced value (x[i] = v)",
+     _setitem_traced, TypeError, r"x = x\.at\[idx\]\.set\(v\)",
+     "Write the update functionally: `x = x.at[idx].set(v)` (or `.add(v)`, `fgrad.numpy.at_set`).", _ok_grad),
+    ("numpy-out", "NumPy's out= with a traced value",
+     lambda: fgrad.grad(lambda x: onp.sum(x, out=onp.zeros(())))(onp.ones(3)), errors.TracerArrayConversionError,
+     r"out= is not supported", "Use the returned value: `y = np.sum(x)`.", _ok_grad),
+    ("numpy-ufunc-missing", "a NumPy ufunc that fgrad.numpy lacks, on a traced value",
+     lambda: fgrad.grad(lambda x: onp.hypot(x, 1.0).sum())(onp.ones(3)), errors.TracerArrayConversionError,
+     r"numpy\.hypot.*no fgrad\.numpy counterpart",
+     "Write it with fgrad.numpy functions (`np.sqrt(x ** 2 + y ** 2)`).", _ok_grad),
+    ("layout-order", "order='F' (or another layout) on a traced value",
+     lambda: fgrad.grad(lambda x: x.reshape(6, order="F").sum())(onp.ones((2, 3))),
+     errors.TracerArrayConversionError, r"C order only", "Transpose explicitly: `x.T.reshape(-1)`.", _ok_grad),
+    ("ragged-traced-list", "a ragged list of traced values",
+     lambda: fgrad.grad(lambda x: fnp.sum(fnp.array([x, [1.0]])))(onp.ones(2)), TypeError, r"different shapes",
+     "Give every entry one shape, or join them with `concatenate`.", _ok_grad),
+    ("index-trick-directive", "an unknown r_/c_ directive",
+     lambda: fnp.r_["x", 1.0, 2.0], ValueError, r"unknown special directive",
+     "Use 'axis', 'axis,ndmin' or 'axis,ndmin,trans1d' as the first entry (e.g. r_['0,2', a, b]).", _ok_grad),
+    ("bitwise-float", "& | ^ ~ (bitwise) on floats",
+     lambda: fnp.bitwise_and(onp.ones(2), onp.ones(2)), TypeError, r"integers and booleans",
+     "Compare first, `(x > 0) & (y > 0)`, or use `logical_and`/`logical_or`/`logical_not`.", _ok_grad),
+    ("int-negative-power", "an integer raised to a negative integer power",
+     lambda: fnp.power(onp.arange(1, 3), -1), ValueError, r"negative integer powers",
+     "Use a float base: `x.astype(float) ** -1`.", _ok_grad),
+    ("bool-positive", "unary + of booleans",
+     lambda: fnp.positive(onp.array([True, False])), TypeError, r"booleans is not supported",
+     "Convert first: `+x.astype(int)`.", _ok_grad),
+    ("where-needs-initial", "max/min with where= but no initial=",
+     lambda: fnp.max(onp.ones(3), where=onp.array([True, False, True])), ValueError, r"specify 'initial'",
+     "Pass `initial=` (e.g. `-np.inf` for max): a masked-out slice needs a value.", _ok_grad),
+    ("where-mask-dtype", "a where= mask that is not boolean",
+     lambda: fnp.sum(onp.ones(3), where=onp.array([1, 0, 1])), TypeError, r"where= must be a boolean mask",
+     "Compare to get a mask: `where=m > 0`.", _ok_grad),
+    ("initial-not-scalar", "an initial= that is not a scalar",
+     lambda: fnp.sum(onp.ones(3), initial=onp.ones(2)), ValueError, r"initial must be a scalar",
+     "Pass one number; add an array to the result afterwards.", _ok_grad),
+    ("ddof-and-correction", "var/std with both ddof= and correction=",
+     lambda: fnp.var(onp.ones(3), ddof=1, correction=1), ValueError, r"ddof and correction",
+     "Pass one of them (they mean the same).", _ok_grad),
+    ("clip-bounds-twice", "clip with a_min/a_max and min=/max=",
+     lambda: fnp.clip(onp.ones(3), 0.0, 1.0, min=0.0), ValueError, r"min.*max.*forbidden",
+     "Pass the bounds once, positionally or as min=/max=.", _ok_grad),
 ]
 
 

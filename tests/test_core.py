@@ -153,3 +153,148 @@ def test_concretization_error_names_the_argument_it_depends_on():
     with pytest.raises(TracerBoolConversionError, match=r"argument 1 \('y'\) of f"):
         fgrad.jit(f)(1.0, 2.0)
     assert fgrad.jit(f, static_argnums=1)(1.0, 2.0) == 1.0
+
+
+# --- misuse that used to be accepted quietly ----------------------------------------------
+
+@pytest.mark.parametrize("transform", [fgrad.grad, fgrad.value_and_grad, fgrad.jacrev, fgrad.jacfwd,
+                                       fgrad.hessian])
+def test_repeated_argnums_is_an_error(transform):
+    f = lambda x, y: x * y
+    for argnums in [(0, 0), (1, -1)]:
+        with pytest.raises(ValueError, match=r"argnums=\(.*\) of <lambda> repeats argument"):
+            transform(f, argnums=argnums)(2.0, 3.0)
+    assert fgrad.grad(f, argnums=(0, 1))(2.0, 3.0) == (3.0, 2.0)
+
+
+def test_vjp_cotangent_dtype_must_match_the_output():
+    out, f_vjp = fgrad.vjp(lambda x: x * 2.0, onp.ones(2, onp.float32))
+    for bad in [onp.ones(2), onp.ones(2, onp.float16), onp.ones(2, complex), onp.ones(2, int)]:
+        with pytest.raises(ValueError, match=rf"cotangent 0 has type {bad.dtype.name[0]}\w*\[2\] but "
+                                             r"output 0 has type f32\[2\]"):
+            f_vjp(bad)
+    (g,) = f_vjp(onp.ones(2, onp.float32))
+    assert g.dtype == onp.float32 and g.tolist() == [2.0, 2.0]
+    _, f_vjp = fgrad.vjp(lambda x: np.sum(x * 2.0), onp.ones(2, onp.float32))
+    assert f_vjp(1.0)[0].dtype == onp.float32  # a Python number is weakly typed
+    _, f_vjp = fgrad.vjp(lambda x: (x * 2.0, np.argmax(x)), onp.ones(2))
+    assert f_vjp((onp.ones(2), 0))[0].tolist() == [2.0, 2.0]  # an integer output has no cotangent
+
+
+def test_jvp_tangent_dtype_must_match_the_primal():
+    x = onp.ones(2, onp.float32)
+    with pytest.raises(TypeError, match=r"tangent 0 has type f64\[2\] but its primal has type f32\[2\]"):
+        fgrad.jvp(lambda x: x * 2.0, (x,), (onp.ones(2),))
+    out, t = fgrad.jvp(lambda x: x * 2.0, (onp.float32(1.0),), (1.0,))
+    assert t.dtype == onp.float32 and t == 2.0
+    with pytest.raises(DifferentiationError, match=r"primal 0 has dtype int64.*zeros_like"):
+        fgrad.jvp(lambda n: n * 2.0, (3,), (1.0,))
+    assert fgrad.jvp(lambda x, n: x * n, (2.0, 3), (1.0, 0))[1] == 3.0  # integer primal held constant
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian", "linearize"])
+def test_integer_inputs_raise_in_every_transform_that_grad_refuses(transform):
+    run = {"grad": lambda x: fgrad.grad(lambda x: np.sum(x * 2.0))(x),
+           "jacrev": lambda x: fgrad.jacrev(lambda x: x * 2)(x),
+           "jacfwd": lambda x: fgrad.jacfwd(lambda x: x * 2)(x),
+           "hessian": lambda x: fgrad.hessian(lambda x: np.sum(x * x))(x),
+           "linearize": lambda x: fgrad.linearize(lambda x: x * 2, x)}[transform]
+    with pytest.raises(DifferentiationError, match=rf"^{transform} of <lambda> with respect to "
+                                                   r"(argument|primal) 0, which has dtype int64: only "
+                                                   r"floating-point inputs have"):
+        run(onp.arange(2))
+    run(onp.arange(2.0))
+
+
+def test_vjp_of_an_integer_input_is_an_integer_zero_as_jax_float0():
+    _, f_vjp = fgrad.vjp(lambda x, n: x * n, 2.0, 3)
+    assert f_vjp(1.0) == (3.0, 0)
+
+
+COMPLEX_RUNS = {
+    "grad": lambda z: fgrad.grad(lambda z: np.abs(z * z))(z),
+    "vjp": lambda z: fgrad.vjp(lambda z: z * z, z),
+    "jvp": lambda z: fgrad.jvp(lambda z: z * z, (z,), (z,)),
+    "jacfwd": lambda z: fgrad.jacfwd(lambda z: z * z)(z),
+    "jacrev": lambda z: fgrad.jacrev(lambda z: z * z)(z),
+    "hessian": lambda z: fgrad.hessian(lambda z: np.abs(z * z))(z),
+    "linearize": lambda z: fgrad.linearize(lambda z: z * z, z),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(COMPLEX_RUNS))
+def test_complex_inputs_are_not_differentiated_yet(transform):
+    with pytest.raises(DifferentiationError, match="complex differentiation is not supported yet"):
+        COMPLEX_RUNS[transform](1 + 2j)
+    assert fgrad.grad(lambda x: x * x)(3.0) == 6.0
+
+
+def test_grad_of_a_complex_output_is_a_type_error_as_in_jax_and_autograd():
+    jax = pytest.importorskip("jax")
+    autograd = pytest.importorskip("autograd")
+    with pytest.raises(TypeError):
+        jax.grad(lambda x: x * (1 + 1j))(1.0)
+    with pytest.raises(TypeError):
+        autograd.grad(lambda x: x * (1 + 1j))(1.0)
+    # the first complex value that depends on the input stops every transform
+    for run in (lambda: fgrad.grad(lambda x: x * (1 + 1j))(1.0),
+                lambda: fgrad.vjp(lambda x: x * (1 + 1j), 1.0),
+                lambda: fgrad.jvp(lambda x: x * (1 + 1j), (1.0,), (1.0,)),
+                lambda: fgrad.jacrev(lambda x: x * (1 + 1j))(1.0),
+                lambda: fgrad.jacfwd(lambda x: x * (1 + 1j))(1.0)):
+        with pytest.raises(DifferentiationError, match="complex differentiation is not supported yet"):
+            run()
+    with pytest.raises(TypeError, match="real scalar float.*complex128.*not supported yet"):
+        fgrad.grad(lambda x: onp.complex128(1j))(1.0)
+
+
+def test_complex_intermediate_under_differentiation_raises_instead_of_a_wrong_number():
+    """grad(|x (1+i)|) was 0.0 (JAX: sqrt 2) and its jvp a complex tangent of a real output:
+    the rules follow no complex convention, so any complex value that depends on a
+    differentiated input raises, under grad, jvp and their compositions."""
+    f = lambda x: np.abs(x * (1 + 1j))  # noqa: E731
+    for run in (lambda: fgrad.grad(f)(0.7), lambda: fgrad.jvp(f, (0.7,), (1.0,)),
+                lambda: fgrad.grad(fgrad.grad(f))(0.7), lambda: fgrad.jit(fgrad.grad(f))(0.7),
+                lambda: fgrad.vmap(fgrad.grad(f))(onp.ones(3))):
+        with pytest.raises(DifferentiationError, match="primitive 'convert_element_type' produced a complex128"):
+            run()
+    # complex values that do not depend on the differentiated input are constants
+    assert fgrad.grad(lambda x: x * np.abs(np.asarray(3 + 4j)))(2.0) == 5.0
+    assert fgrad.jit(f)(0.7) == pytest.approx(0.7 * 2 ** 0.5)
+
+
+# --- has_aux on every transform (JAX's signatures) ------------------------------------------
+
+def test_has_aux_on_jvp_jacfwd_jacrev_hessian_and_linearize_matches_jax():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    f = lambda x: (np.sum(x ** 3), {"x2": x * 2.0})
+    jf = lambda x: (jnp.sum(x ** 3), {"x2": x * 2.0})
+    x, v = onp.array([1.0, 2.0]), onp.array([0.5, -1.0])
+    out, t, aux = fgrad.jvp(f, (x,), (v,), has_aux=True)
+    jout, jt, jaux = jax.jvp(jf, (x,), (v,), has_aux=True)
+    onp.testing.assert_allclose([out, t], [jout, jt])
+    onp.testing.assert_allclose(aux["x2"], jaux["x2"])
+    assert isinstance(aux["x2"], onp.ndarray)  # aux is a plain value, not a tracer
+    for ours, theirs in [(fgrad.jacfwd, jax.jacfwd), (fgrad.jacrev, jax.jacrev), (fgrad.hessian, jax.hessian)]:
+        jac, aux = ours(f, has_aux=True)(x)
+        jjac, jaux = theirs(jf, has_aux=True)(x)
+        onp.testing.assert_allclose(jac, jjac)
+        onp.testing.assert_allclose(aux["x2"], jaux["x2"])
+        assert isinstance(aux["x2"], onp.ndarray)
+    out, f_jvp, aux = fgrad.linearize(f, x, has_aux=True)
+    jout, jf_jvp, jaux = jax.linearize(jf, x, has_aux=True)
+    onp.testing.assert_allclose([out, f_jvp(v)], [jout, jf_jvp(v)])
+    onp.testing.assert_allclose(aux["x2"], jaux["x2"])
+    with pytest.raises(TypeError, match="return a pair"):
+        fgrad.jvp(lambda x: x, (1.0,), (1.0,), has_aux=True)
+
+
+def test_linearize_f_jvp_checks_its_tangents():
+    _, f_jvp = fgrad.linearize(lambda x: x * 2.0, onp.ones(3, onp.float32))
+    with pytest.raises(fgrad.core.errors.ShapeError, match=r"tangent 0 has shape \(2,\)"):
+        f_jvp(onp.ones(2, onp.float32))
+    with pytest.raises(TypeError, match=r"tangent 0 has type f64\[3\] but its primal has type f32\[3\]"):
+        f_jvp(onp.ones(3))
+    assert f_jvp(onp.ones(3, onp.float32)).tolist() == [2.0, 2.0, 2.0]

@@ -14,6 +14,9 @@ class ShapedArray:
     """Shape and dtype of an array; what tracers and IR variables carry."""
 
     __slots__ = ("shape", "dtype")
+    # A weakly typed value stands for a Python number: it promotes like one (x32 * 2.0 stays
+    # float32). Only WeakShapedArray sets it, so ordinary avals pay nothing for the flag.
+    weak_type = False
 
     def __init__(self, shape: tuple, dtype) -> None:
         self.shape = tuple(int(d) for d in shape)
@@ -48,6 +51,23 @@ class ShapedArray:
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype))
+
+
+class WeakShapedArray(ShapedArray):
+    """The aval of a traced Python number (a jit argument given as 2.0, or Python arithmetic
+    on such values): it keeps NumPy's weak-scalar promotion under staging."""
+
+    __slots__ = ()
+    weak_type = True
+
+    def str_short(self) -> str:
+        return super().str_short()
+
+    __repr__ = str_short
+
+
+def weak_aval(aval: ShapedArray) -> ShapedArray:
+    return WeakShapedArray(aval.shape, aval.dtype)
 
 
 def is_float(dtype) -> bool:

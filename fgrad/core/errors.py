@@ -43,6 +43,25 @@ def concretization_message(what: str, aval, trace_name: str, origin: str | None 
     )
 
 
+def derivative_drop_message(what: str, aval, trace) -> str:
+    return (
+        f"{what} (type {aval}) is being differentiated by {trace.name}: a Python number cannot "
+        "carry its derivative, so the result would be silently wrong.\n"
+        "Fixes: keep it an array and use fgrad.numpy functions (fgrad.numpy.sin instead of "
+        "math.sin, x * x instead of x * float(x)); or, if you want a constant, convert "
+        "fgrad.stop_gradient(x) instead."
+    )
+
+
+def complex_intermediate_message(prim_name: str, dtype) -> str:
+    return (
+        f"complex differentiation is not supported yet: primitive '{prim_name}' produced a "
+        f"{dtype} value that depends on a differentiated input, and fgrad's derivative rules "
+        "follow no complex convention, so any derivative through it would be meaningless. Keep "
+        "differentiated values real (carry real and imaginary parts as two float arrays), or "
+        "wrap the complex part in fgrad.stop_gradient.")
+
+
 def leaked_tracer_message(tracer) -> str:
     return (
         f"A value traced by {tracer._trace!r} was used after that transform finished "

@@ -6,6 +6,7 @@ Rule signatures (every rule is written with fgrad ops, so it is traceable):
   jvp(primals, tangents, **params) -> (out, out_dot)    tangents entries may be None (zero)
   vjp(needs, ct, out, *primals, **params) -> [ct_in]    needs[i]: is input i's cotangent wanted;
                                                         entries may be None (zero)
+  vjp_fwd(*primals, **params) -> (out, residuals)       optional: see Primitive.def_vjp_fwd
 A primitive marked `nondiff` has a zero derivative everywhere (comparisons, argmax).
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Primitive:
         self.jvp = None
         self.vjp = None
         self.batch = None
+        self.vjp_fwd = None
         ALL_PRIMITIVES.append(self)
 
     def def_impl(self, fn):
@@ -52,6 +54,17 @@ class Primitive:
 
     def def_vjp(self, fn):
         self.vjp = fn
+        return fn
+
+    def def_vjp_fwd(self, fn):
+        """`fn(*primals, **params) -> (out, residuals)`: the forward half of a VJP whose rule
+        needs values computed with the output (custom_vjp's residuals). A recorder (RecordTrace,
+        the Tensor facade) that records an application runs it, under its parent trace,
+        instead of the primitive, keeps `residuals` in that application's Node, and the engine
+        passes them to the VJP rule as `residuals=` (None when no recorder ran `fn`). So they
+        belong to one application: params are shared by every application (jit replays one
+        equation, vmap's loop binds the same params per example) and must never hold them."""
+        self.vjp_fwd = fn
         return fn
 
     def def_batch(self, fn):

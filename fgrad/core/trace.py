@@ -41,9 +41,12 @@ facade = _Facade()
 
 
 class Trace:
-    """An interpreter of primitives. `level` is its depth in the stack."""
+    """An interpreter of primitives. `level` is its depth in the stack.
+    `differentiates` marks traces whose tracers carry derivatives (grad, jvp): turning one
+    into a Python number would drop its derivative silently, so float()/int()/.item() refuse."""
 
     name = "trace"
+    differentiates = False
 
     def __init__(self, parent: "Trace | None") -> None:
         self.parent = parent
@@ -57,6 +60,10 @@ class Trace:
         """The concrete value behind `tracer`, or a ConcretizationError."""
         raise errors.TracerBoolConversionError(
             errors.concretization_message("This operation", tracer.aval, self.name))
+
+    def weaken(self, tracer):
+        """Mark `tracer` weakly typed (only staging tracks weak types; see WeakShapedArray)."""
+        return tracer
 
     def check_foreign(self, tracer: "Tracer") -> None:
         """A tracer not of this trace must belong to a live enclosing trace."""
@@ -191,9 +198,13 @@ class Tracer:
             raise TypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.shape[0]))
 
-    def _concrete(self, what: str):
+    def _concrete(self, what: str, drops_derivative: bool = False):
+        """The concrete value behind this tracer. With `drops_derivative` (float(), int(),
+        .item(): a Python number cannot carry a derivative) a differentiating trace refuses."""
         v = self
         while isinstance(v, Tracer):
+            if drops_derivative and v._trace.differentiates:
+                raise errors.ConcretizationError(errors.derivative_drop_message(what, self.aval, v._trace))
             try:
                 v = v._trace.concrete(v)
             except errors.ConcretizationError:
@@ -206,16 +217,22 @@ class Tracer:
         return bool(self._concrete("Python control flow (bool()) on a traced value"))
 
     def __float__(self) -> float:
-        return float(self._concrete("float() of a traced value"))
+        return float(self._concrete("float() of a traced value", True))
 
     def __int__(self) -> int:
-        return int(self._concrete("int() of a traced value"))
+        return int(self._concrete("int() of a traced value", True))
+
+    def __complex__(self) -> complex:
+        return complex(self._concrete("complex() of a traced value", True))
 
     def __index__(self) -> int:
         return int(self._concrete("Using a traced value as an index"))
 
-    def item(self):
-        return self._concrete(".item() of a traced value").item()
+    def item(self, *args):
+        return self._concrete(".item() of a traced value", True).item(*args)
+
+    def tolist(self):
+        return self._concrete(".tolist() of a traced value", True).tolist()
 
     def __array__(self, *args, **kwargs):
         raise errors.TracerArrayConversionError(
@@ -225,14 +242,38 @@ class Tracer:
             "that is differentiated.")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A NumPy ufunc on a traced value (numpy.sin(x), ndarray % x) runs as the fgrad.numpy
+        function of the same name. What fgrad cannot follow (a ufunc it lacks, out=, methods
+        such as numpy.add.reduce) raises TracerArrayConversionError, never NumPy's bare
+        "operand type(s) all returned NotImplemented"."""
         from .. import numpy as fnp
         fn = getattr(fnp, ufunc.__name__, None)
-        if method != "__call__" or fn is None or kwargs:
-            return NotImplemented
-        return fn(*inputs)
+        # arguments at NumPy's defaults change nothing (np.sin(x, out=None) is np.sin(x))
+        extra = sorted(k for k, v in kwargs.items() if not (
+            v is None or (k == "out" and isinstance(v, tuple) and all(o is None for o in v))
+            or (k == "where" and v is True)))
+        if method == "__call__" and fn is not None and not extra:
+            return fn(*inputs)
+        if any(not isinstance(a, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
+               and hasattr(type(a), "__array_ufunc__") for a in inputs):
+            return NotImplemented  # another array type (a Tensor) may handle it
+        call = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        why = (f"{', '.join(extra)}= cannot be followed" if fn is not None and method == "__call__" else
+               "has no fgrad.numpy counterpart")
+        raise errors.TracerArrayConversionError(
+            f"{call} was applied to a traced value of type {self.aval}, and {why}: NumPy cannot "
+            "follow derivatives. Use `import fgrad.numpy as np` for array code that is "
+            "differentiated (e.g. fgrad.numpy.sum instead of numpy.add.reduce, and the "
+            "returned value instead of out=).")
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval}>with<{self._trace!r}>"
+
+
+def concrete_value(x, what: str = ".item() of a traced value"):
+    """The concrete array behind `x` through every trace that has one, ignoring derivatives
+    (the Tensor facade's .item() keeps PyTorch's semantics: a number without gradient)."""
+    return x._concrete(what) if isinstance(x, Tracer) else x
 
 
 def type_for(what: str):

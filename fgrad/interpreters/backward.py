@@ -15,15 +15,16 @@ class Node:
     or None when input i needs no cotangent. Holds no reference to its outputs' wrappers,
     so graphs are freed by reference counting alone."""
 
-    __slots__ = ("prim", "params", "parents", "primals", "out", "hooks", "__weakref__")
+    __slots__ = ("prim", "params", "parents", "primals", "out", "hooks", "residuals", "__weakref__")
 
-    def __init__(self, prim, params, parents, primals, out) -> None:
+    def __init__(self, prim, params, parents, primals, out, residuals=None) -> None:
         self.prim = prim
         self.params = params
         self.parents = parents
         self.primals = primals
         self.out = out
         self.hooks = None
+        self.residuals = residuals  # from prim.vjp_fwd: values of this application only
 
 
 class Leaf(Node):
@@ -89,9 +90,15 @@ def backward_pass(roots, *, retain: bool = True, wrap=None, add=None, capture=()
             raise RuntimeError(FREED_MESSAGE)
         out, primals = (node.out, node.primals) if wrap is None else wrap(node)
         parents = node.parents
-        in_cts = node.prim.vjp(tuple(p is not None for p in parents), ct, out, *primals, **node.params)
+        needs = tuple(p is not None for p in parents)
+        if node.prim.vjp_fwd is None:
+            in_cts = node.prim.vjp(needs, ct, out, *primals, **node.params)
+        else:  # the residuals this node's own forward computed (see Primitive.def_vjp_fwd)
+            in_cts = node.prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None),
+                                   **node.params)
         if not retain:
             node.primals = node.out = None
+            node.residuals = None
         for p, c in zip(parents, in_cts):
             if p is not None and c is not None:
                 cts[p] = c if p not in cts else add(cts[p], c)

@@ -2,6 +2,8 @@
 A value with a zero tangent is never wrapped, so zeros stay symbolic."""
 from __future__ import annotations
 
+from ..core.avals import weak_aval
+from ..core.errors import DifferentiationError, complex_intermediate_message
 from ..core.trace import Trace, Tracer, _state, aval_of
 
 
@@ -21,11 +23,28 @@ class JVPTracer(Tracer):
     dtype = property(lambda self: self.primal.dtype)
 
 
+class WeakJVPTracer(JVPTracer):
+    """A Python number given as a jvp primal: it promotes weakly, as the number does eagerly."""
+
+    __slots__ = ()
+
+    @property
+    def aval(self):
+        return weak_aval(aval_of(self.primal))
+
+
 class JVPTrace(Trace):
     name = "jvp"
 
+    differentiates = True
+
     def concrete(self, tracer):
         return tracer.primal
+
+    def weaken(self, tracer):
+        if type(tracer) is JVPTracer and tracer._trace is self:
+            return WeakJVPTracer(self, tracer.primal, tracer.tangent)
+        return tracer
 
     def process_primitive(self, prim, args, params):
         primals, tangents, live = [], [], False
@@ -47,8 +66,10 @@ class JVPTrace(Trace):
             out, out_dot = prim.jvp(primals, tangents, **params)
         finally:
             _state.trace = prev
-        if out_dot is None or out.dtype.kind not in "fc":
+        if out_dot is None or out.dtype.kind in "biu":
             return out
+        if out.dtype.kind == "c":  # fgrad's rules follow no complex convention (yet)
+            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
         return JVPTracer(self, out, out_dot)
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Eqn, Jaxpr, Literal, Var
+from ..core.avals import weak_aval
 from ..core.trace import Trace, Tracer, _state, aval_of
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "var", "origins")
+    __slots__ = ("_aval", "ir_var", "origins")
 
     def __init__(self, trace, aval, var, origins=frozenset()) -> None:
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self.ir_var = var  # not `var`: that name is the ndarray method x.var()
         self.origins = origins  # indices of the inputs this value depends on, for error messages
 
     @property
@@ -41,6 +42,13 @@ class StagingTrace(Trace):
         self.labels.append(label or f"input {len(self.labels)}")
         return StagingTracer(self, aval, v, frozenset((len(self.labels) - 1,)))
 
+    def weaken(self, tracer):
+        """`tracer` marked weakly typed: the result of Python arithmetic on traced Python
+        numbers, which eagerly would be a Python number too."""
+        if isinstance(tracer, StagingTracer) and tracer._trace is self and not tracer._aval.weak_type:
+            return StagingTracer(self, weak_aval(tracer._aval), tracer.ir_var, tracer.origins)
+        return tracer
+
     def origin_of(self, tracer) -> str | None:
         names = [self.labels[i] for i in sorted(tracer.origins)]
         return f"It depends on {', '.join(names)}." if names else None
@@ -49,7 +57,7 @@ class StagingTrace(Trace):
         """The IR atom for `x`: its variable, an inline literal, or a constant variable."""
         if isinstance(x, Tracer):
             if x._trace is self:
-                return x.var
+                return x.ir_var
             self.check_foreign(x)
         elif getattr(x, "shape", None) == () and isinstance(x, (np.ndarray, np.generic)):
             return Literal(x)

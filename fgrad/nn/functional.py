@@ -79,13 +79,12 @@ def sigmoid(input):
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta x)) / beta, linear where beta x > threshold (PyTorch's definition);
-    logaddexp keeps it finite, with a finite gradient, at any magnitude."""
+    """log(1 + exp(beta x)) / beta, linear where beta x > threshold (PyTorch's definition):
+    the softplus primitive (fgrad.ops.nn.softplus), finite at any magnitude and exact to every
+    derivative order at 0; at beta x == threshold, derivatives of order >= 2 are 0 as in PyTorch."""
     input = _arr(input, "softplus")
     _float_input("softplus", input)
-    scaled = fnp.multiply(input, beta)
-    smooth = fnp.true_divide(fnp.logaddexp(scaled, 0.0), beta)
-    return fnp.where(fnp.greater(scaled, threshold), input, smooth)
+    return nnops.softplus(input, beta, threshold)
 
 
 def tanh(input):

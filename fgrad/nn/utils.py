@@ -13,7 +13,9 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vecto
            "tune_malloc"]
 
 
-def _params(parameters):
+def _params(parameters) -> list:
+    """The parameters as a list, read once: callers pass generators (model.parameters()),
+    which a second pass would find empty."""
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
 
 
@@ -22,7 +24,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     """Scale the gradients in place so that their joint norm is at most max_norm; returns the
     norm before clipping (a 0-d Tensor), as PyTorch does."""
     import fgrad
-    grads = [p._grad._value for p in _params(parameters) if p._grad is not None]
+    parameters = _params(parameters)
+    grads = [p._grad._value for p in parameters if p._grad is not None]
     if not grads:
         return fgrad.tensor(0.0)
     norm_type = float(norm_type)
@@ -38,7 +41,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1.0:
         with no_grad():
-            for p in _params(parameters):
+            for p in parameters:
                 if p._grad is not None:
                     p._grad._value *= p._grad._value.dtype.type(coef)
                     p._grad._vbox[0] += 1

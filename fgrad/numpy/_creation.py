@@ -135,30 +135,57 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     for flag, what in ((endpoint, "endpoint"), (retstep, "retstep")):
         if not isinstance(flag, (bool, np.bool_, int, np.integer)):
             raise TypeError(f"linspace: {what} must be True or False, got {type(flag).__name__} {flag!r:.40}")
-    start, stop = as_value(start, "linspace's start"), as_value(stop, "linspace's stop")
+    start, stop = _bound(start, "start"), _bound(stop, "stop")
     bshape = broadcast_shapes("linspace", aval_of(start).shape, aval_of(stop).shape)
     shape_arg((num,) + bshape, "linspace", "result shape")
     axis = normalize_axis(axis, len(bshape) + 1, "linspace")
     if not (is_traced(start) or is_traced(stop)):
         return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
-    from ._elementwise import add, multiply, subtract
-    from ._shape import moveaxis
+    return _traced_linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+def _traced_linspace(start, stop, num: int, endpoint: bool, retstep: bool, dtype, axis: int):
+    """linspace with traced bounds, step for step NumPy's algorithm (arange * step + start, the
+    last sample set to stop), so eager and traced results agree to the last bit."""
+    from ..core.avals import float_dtype
+    from ..ops import elementwise as ew
+    from ._elementwise import add, divide, floor, multiply, subtract
+    from ._reductions import any as any_
+    from ._shape import concatenate, moveaxis, reshape
     from ._util import dtype_of, promote
     start, stop = promote("linspace", start, stop)
-    from ..core.avals import float_dtype
     ft = float_dtype(dtype_of(start))
     start, stop = cast(start, ft), cast(stop, ft)
     div = (num - 1) if endpoint else num
     delta = subtract(stop, start)
     bshape = aval_of(delta).shape
-    frac = (np.arange(num, dtype=ft) / (div if div > 0 else 1)).reshape((num,) + (1,) * len(bshape))
-    step = delta * (1.0 / div) if div > 0 else delta * np.nan
-    out = add(start, multiply(frac, delta))
+    y = np.arange(num, dtype=ft).reshape((num,) + (1,) * len(bshape))
+    if div > 0:
+        step = divide(delta, np.asarray(div, ft))
+        # NumPy's special case for steps that underflow to 0 (denormal deltas): y / div * delta
+        tiny = broadcast_to(any_(ew.eq(step, ew.const(step, 0.0))), (num,) + bshape)
+        y = ew.select(tiny, multiply(divide(y, np.asarray(div, ft)), delta), multiply(y, step))
+    else:
+        step = multiply(delta, np.asarray(np.nan, ft))
+        y = multiply(y, delta)
+    out = add(y, start)
+    if endpoint and num > 1:
+        out = concatenate([out[:-1], reshape(broadcast_to(stop, bshape), (1,) + bshape)], axis=0)
     if axis != 0:
         out = moveaxis(out, 0, axis)
     if dtype is not None:
+        if dtype.kind in "iu":
+            out = floor(out)
         out = cast(out, dtype)
     return (out, step) if retstep else out
+
+
+def _bound(v, what: str):
+    """A linspace bound as a value fgrad computes with; a Python number stays one, so that it
+    is weak as in NumPy (linspace(float32 x, 2.0) is float32). as_value checks it anyway
+    (an int beyond 64 bits is an error)."""
+    checked = as_value(v, f"linspace's {what}")
+    return v if type(v) in (int, float) else checked
 
 
 def _like(a, dtype, shape, name):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..ops import shape as sh
 from ..ops.index import ARRAY, Slice, normalize_slice
 from ._reductions import _keep, normalize_axes
 from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, index_arg, int_arg, is_traced,
-                    shape_arg)
+                    reject_out, shape_arg)
 
 
 class NonConcreteBooleanIndexError(ConcretizationError):
@@ -347,8 +348,10 @@ def _wrap_mode(ind, n, mode, name):
     return ew.rem(ew.add(r, ew.const(ind, n)), ew.const(ind, n))
 
 
-def take(a, indices, axis=None, mode=None):
-    """Elements of `a` at `indices` along `axis` (of the flattened array when axis is None)."""
+def take(a, indices, axis=None, out=None, mode=None):
+    """Elements of `a` at `indices` along `axis` (of the flattened array when axis is None);
+    NumPy's signature (out= must be None)."""
+    reject_out(out, "take")
     a = as_value(a, "take")
     if axis is None:
         a = sh.reshape(a, (aval_of(a).size,))
@@ -450,9 +453,10 @@ def diagflat(v, k: int = 0):
     return diag(ravel(v), k)
 
 
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """Sum along a diagonal (of the axis1 x axis2 planes)."""
     from ._reductions import sum
+    reject_out(out, "trace")
     dtype = dtype_arg(dtype, "trace")
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
@@ -494,8 +498,9 @@ def _accumulate_dtype(a, dtype, name):
     return dt
 
 
-def cumsum(a, axis=None, dtype=None):
+def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along `axis` (of the flattened array when axis is None)."""
+    reject_out(out, "cumsum")
     a = as_value(a, "cumsum")
     a = cast(a, _accumulate_dtype(a, dtype, "cumsum"))
     if axis is None or aval_of(a).ndim == 0:
@@ -505,13 +510,21 @@ def cumsum(a, axis=None, dtype=None):
     return scan.cumsum(a, ax)
 
 
-def prod(a, axis=None, dtype=None, keepdims: bool = False):
-    """Product over `axis` (all axes by default); its gradient is exact where entries are 0."""
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = None, where: Any = None) -> Any:
+    """Product over `axis` (all axes by default), NumPy's signature (`where` masks entries
+    out, `initial` multiplies the result); its gradient is exact where entries are 0."""
+    from ._reductions import _initial, _mask
+    reject_out(out, "prod")
     a = as_value(a, "prod")
     a = cast(a, _accumulate_dtype(a, dtype, "prod"))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "prod")
-    return _keep(scan.reduce_prod(a, axes), shape, axes, keepdims)
+    mask = _mask(where, shape, "prod")
+    if mask is not None:
+        a = ew.select(mask, a, ew.const(a, 1))
+    p = _keep(scan.reduce_prod(a, axes), shape, axes, keepdims)
+    return p if initial is None else ew.mul(p, _initial(initial, p, "prod"))
 
 
 __all__ = ["getitem", "at_set", "at_add", "at_get", "at", "take", "take_along_axis", "nonzero",

@@ -9,7 +9,7 @@ from ..ops import linalg as la
 from ..ops import reduce as red
 from ..ops import shape as sh
 from ._util import (as_value, aval_of, broadcast_shapes, broadcast_to, cast, ints_arg, normalize_axis,
-                    result_dtype)
+                    reject_out, result_dtype)
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum"]
 
@@ -54,9 +54,10 @@ def matmul(a, b):
     return la.dot_general(a, b, (((nd + 1,), (nd,)), (tuple(range(nd)), tuple(range(nd)))))
 
 
-def dot(a, b):
+def dot(a, b, out=None):
     """NumPy's dot: a product for 0-d operands, otherwise the sum over the last axis of `a`
-    and the second-to-last axis of `b` (the only axis when `b` is 1-D)."""
+    and the second-to-last axis of `b` (the only axis when `b` is 1-D); out= must be None."""
+    reject_out(out, "dot")
     a, b = _common("dot", a, b)
     sa, sb = aval_of(a).shape, aval_of(b).shape
     if not sa or not sb:

@@ -1,49 +1,178 @@
-"""Python operators and array methods on tracers, all routed to fgrad.numpy."""
+"""Python operators and array methods on tracers, all routed to fgrad.numpy.
+
+The operators mean what they mean on NumPy arrays (`%` is remainder, with the sign of the
+divisor; `&` `|` `^` `~` are bitwise), so a function gives the same result eagerly on arrays
+and on the values grad, jvp, jit and vmap trace. The methods take ndarray's signatures:
+plain NumPy functions that defer to a method (numpy.sum(x) calls
+x.sum(axis=None, dtype=None, out=None), likewise mean, std, var, max, min, prod, any, all,
+cumsum, round, clip, reshape, transpose) then work on traced values, as in autograd. What
+cannot work (an out= buffer) raises TracerArrayConversionError.
+"""
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from ..core.errors import TracerArrayConversionError
 from ..core.trace import Tracer
+from ._util import reject_out
 
-
-_module = []
+_module: list = []
 
 
 def _fnp():
+    """fgrad.numpy, imported on first use (it imports this module)."""
     if not _module:
         from .. import numpy
         _module.append(numpy)
     return _module[0]
 
 
-def _binop(name, reverse=False):
+def _is_weak(v) -> bool:
+    return isinstance(v, (bool, int, float, complex)) or (isinstance(v, Tracer) and v.aval.weak_type)
+
+
+def _weak_result(out, *operands):
+    """Python arithmetic on Python numbers gives a Python number, which promotes weakly. Under
+    jit those numbers are traced (weakly typed), so the result of an operator whose operands
+    are all weak is weak too: x32 * (s * 2.0) stays float32 with or without jit."""
+    if isinstance(out, Tracer) and all(_is_weak(v) for v in operands):
+        return out._trace.weaken(out)
+    return out
+
+
+def _binop(name: str, reverse: bool = False) -> Callable:
+    """`self <op> other` (or `other <op> self` for the reflected dunder) as fgrad.numpy.<name>."""
     if reverse:
-        return lambda self, other: getattr(_fnp(), name)(other, self)
-    return lambda self, other: getattr(_fnp(), name)(self, other)
+        def op(self, other):
+            return _weak_result(getattr(_fnp(), name)(other, self), self, other)
+    else:
+        def op(self, other):
+            return _weak_result(getattr(_fnp(), name)(self, other), self, other)
+    op.__name__ = name
+    return op
 
 
 _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-           "floordiv": "floor_divide", "mod": "fmod", "pow": "power", "matmul": "matmul"}
-for dunder, fn in _BINARY.items():
-    setattr(Tracer, f"__{dunder}__", _binop(fn))
-    setattr(Tracer, f"__r{dunder}__", _binop(fn, reverse=True))
-for dunder, fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-                   "eq": "equal", "ne": "not_equal", "and": "logical_and", "or": "logical_or",
-                   "xor": "logical_xor"}.items():
-    setattr(Tracer, f"__{dunder}__", _binop(fn))
+           "floordiv": "floor_divide", "mod": "remainder", "divmod": "divmod", "pow": "power",
+           "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
+for _dunder, _fn in _BINARY.items():
+    setattr(Tracer, f"__{_dunder}__", _binop(_fn))
+    setattr(Tracer, f"__r{_dunder}__", _binop(_fn, reverse=True))
+# comparisons need no reflected form: Python turns `2 < x` into `x > 2` itself
+for _dunder, _fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                     "eq": "equal", "ne": "not_equal"}.items():
+    setattr(Tracer, f"__{_dunder}__", _binop(_fn))
+
+
+def _pow(self, other: Any):
+    """self ** other, as ndarray.__pow__: numpy.power, except that NumPy squares a boolean
+    array raised to the Python int 2 with numpy.square (its fast path), which gives int8."""
+    if type(other) is int and other == 2 and self.dtype.kind == "b":
+        return _fnp().square(self)
+    return _weak_result(_fnp().power(self, other), self, other)
+
+
+Tracer.__pow__ = _pow
 Tracer.__hash__ = object.__hash__
-Tracer.__neg__ = lambda self: _fnp().negative(self)
-Tracer.__pos__ = lambda self: self
-Tracer.__abs__ = lambda self: _fnp().abs(self)
-Tracer.__invert__ = lambda self: _fnp().logical_not(self)
+Tracer.__neg__ = lambda self: _weak_result(_fnp().negative(self), self)
+Tracer.__pos__ = lambda self: _fnp().positive(self)
+Tracer.__abs__ = lambda self: _weak_result(_fnp().abs(self), self)
+Tracer.__invert__ = lambda self: _fnp().invert(self)
 Tracer.__getitem__ = lambda self, idx: _fnp().getitem(self, idx)
 Tracer.T = property(lambda self: _fnp().transpose(self))
 
 
-def _method(name):
-    return lambda self, *args, **kwargs: getattr(_fnp(), name)(self, *args, **kwargs)
+def _setitem(self, idx: Any, value: Any) -> None:
+    """Item assignment is refused: traced values are immutable (a write in place would hide
+    the old value from the derivative). The error names the functional update to use."""
+    raise TypeError(
+        f"A traced value ({self.aval}) does not support item assignment (x[idx] = v): values "
+        "that fgrad traces are immutable, like JAX arrays. Write the update functionally instead: "
+        "x = x.at[idx].set(v) (or .add(v)), or fgrad.numpy.at_set(x, idx, v); it is "
+        "differentiable in both x and v.")
+
+
+Tracer.__setitem__ = _setitem
+
+
+# --- methods with ndarray's signatures ------------------------------------------------------
+
+def _method(name: str) -> Callable:
+    """x.<name>(...) as fgrad.numpy.<name>(x, ...): for functions whose signature after the
+    array is ndarray.<name>'s (sum(axis, dtype, out, keepdims, initial, where), ...)."""
+    def method(self, *args, **kwargs):
+        return getattr(_fnp(), name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"fgrad.numpy.{name}(x, ...), with ndarray.{name}'s arguments."
+    return method
 
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "cumsum",
-              "transpose", "squeeze", "ravel", "clip", "dot", "swapaxes", "repeat", "take", "flatten"):
+              "any", "all", "round", "squeeze", "swapaxes", "repeat", "take", "dot", "diagonal",
+              "trace", "nonzero"):
     setattr(Tracer, _name, _method(_name))
-Tracer.reshape = lambda self, *shape: _fnp().reshape(self, shape[0] if len(shape) == 1 else shape)
-Tracer.astype = lambda self, dtype: _fnp().astype(self, dtype)
+
+
+def _transpose(self, *axes: Any):
+    """x.transpose(), x.transpose((1, 0)) or x.transpose(1, 0), as ndarray.transpose."""
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return _fnp().transpose(self, axes if axes != () else None)
+
+
+def _reshape(self, *shape: Any, order: str = "C", copy: bool | None = None):
+    """x.reshape(2, 3) or x.reshape((2, 3)), as ndarray.reshape; C order only, and the copy
+    flag is moot (values are immutable)."""
+    _check_order(order, "reshape")
+    return _fnp().reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _check_order(order: Any, name: str) -> None:
+    if order not in ("C", "A", "K", None):
+        raise TracerArrayConversionError(
+            f"{name}(order={order!r}) on a traced value: fgrad arrays are laid out in C order only. "
+            f"Transpose explicitly instead (e.g. x.T.{name}(...)).")
+
+
+def _ravel(self, order: str = "C"):
+    """The flattened array, as ndarray.ravel (C order)."""
+    _check_order(order, "ravel")
+    return _fnp().ravel(self)
+
+
+def _flatten(self, order: str = "C"):
+    """The flattened array, as ndarray.flatten (C order)."""
+    _check_order(order, "flatten")
+    return _fnp().ravel(self)
+
+
+def _clip(self, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any):
+    """x.clip(min, max), as ndarray.clip (numpy.clip(x, lo, hi) calls it)."""
+    reject_out(out, "clip")
+    if kwargs:
+        raise TracerArrayConversionError(
+            f"clip: ufunc arguments {sorted(kwargs)} are not supported on traced values; "
+            "call fgrad.numpy.clip(x, lo, hi) and cast the result if needed.")
+    return _fnp().clip(self, min, max)
+
+
+def _astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+            copy: bool = True):
+    """x as `dtype`, as ndarray.astype (only the C layout exists; copy is moot)."""
+    _check_order(order, "astype")
+    return _fnp().astype(self, dtype)
+
+
+def _copy(self, order: str = "C"):
+    """The value itself: traced values are immutable, so a copy is indistinguishable."""
+    _check_order(order, "copy")
+    return self
+
+
+Tracer.transpose = _transpose
+Tracer.reshape = _reshape
+Tracer.ravel = _ravel
+Tracer.flatten = _flatten
+Tracer.clip = _clip
+Tracer.astype = _astype
+Tracer.copy = _copy

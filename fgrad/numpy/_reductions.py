@@ -1,5 +1,11 @@
-"""Reductions of fgrad.numpy (axis=, keepdims= as in NumPy)."""
+"""Reductions of fgrad.numpy, with NumPy's signatures (axis=, dtype=, out=, keepdims=,
+initial=, where=), which the ndarray-style methods of traced values share: numpy.sum(x) on a
+traced x calls x.sum(axis=None, dtype=None, out=None). out= must be None (fgrad values are
+immutable); where= is a boolean mask broadcast against the array."""
 from __future__ import annotations
+
+import builtins
+from typing import Any
 
 import numpy as np
 
@@ -7,7 +13,8 @@ from ..core.avals import float_dtype
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from ._util import as_value, aval_of, cast, dtype_arg, dtype_of, normalize_axes  # noqa: F401
+from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, normalize_axes,  # noqa: F401
+                    reject_out)
 
 
 def _keep(x, shape, axes, keepdims):
@@ -16,8 +23,32 @@ def _keep(x, shape, axes, keepdims):
     return reshape(x, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def sum(a, axis=None, dtype=None, keepdims: bool = False):
-    """Sum over `axis` (all axes by default)."""
+def _mask(where: Any, shape: tuple, name: str) -> Any:
+    """NumPy's where= as a boolean array of the reduced array's shape; None when it selects
+    everything (None or True, NumPy's default)."""
+    if where is None or where is True:
+        return None
+    w = as_value(where, f"{name}'s where")
+    if dtype_of(w).kind != "b":
+        raise TypeError(f"{name}: where= must be a boolean mask, got dtype {dtype_of(w)}; compare "
+                        "first (e.g. where=x > 0)")
+    return broadcast_to(w, shape)
+
+
+def _initial(initial: Any, like: Any, name: str) -> Any:
+    """NumPy's initial= as a 0-d value of `like`'s dtype."""
+    v = as_value(initial, f"{name}'s initial")
+    if aval_of(v).shape != ():
+        raise ValueError(f"{name}: initial must be a scalar, got an array of shape {aval_of(v).shape}")
+    return cast(v, dtype_of(like))
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Any:
+    """Sum over `axis` (all axes by default), NumPy's signature. Booleans and small integers
+    are summed as int64 (uint64 for unsigned), as in NumPy; `where` masks entries out,
+    `initial` is added to the result."""
+    reject_out(out, "sum")
     a = as_value(a, "sum")
     if dtype is not None:
         a = cast(a, dtype_arg(dtype, "sum"))
@@ -27,59 +58,149 @@ def sum(a, axis=None, dtype=None, keepdims: bool = False):
         a = cast(a, np.dtype(np.uint64))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "sum")
-    return _keep(red.reduce_sum(a, axes), shape, axes, keepdims)
+    mask = _mask(where, shape, "sum")
+    if mask is not None:
+        a = ew.select(mask, a, ew.const(a, 0))
+    s = _keep(red.reduce_sum(a, axes), shape, axes, keepdims)
+    return s if initial is None else ew.add(s, _initial(initial, s, "sum"))
 
 
-def mean(a, axis=None, dtype=None, keepdims: bool = False):
+def _count(mask: Any, shape: tuple, axes: tuple, keepdims: bool, dtype: Any) -> Any:
+    """How many entries each reduction sees: a Python number without a mask, else the sum of
+    the mask (in `dtype`, so that dividing by it keeps the result's dtype, as NumPy does)."""
+    if mask is None:
+        n = 1
+        for i in axes:
+            n *= shape[i]
+        return n
+    return sum(cast(mask, dtype), axis=axes, keepdims=keepdims)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = None) -> Any:
+    """Arithmetic mean over `axis` (integers average as float64), NumPy's signature."""
+    reject_out(out, "mean")
     a = as_value(a, "mean")
     a = cast(a, dtype_arg(dtype, "mean") if dtype is not None else float_dtype(dtype_of(a)))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "mean")
-    n = 1
-    for i in axes:
-        n *= shape[i]
-    s = sum(a, axis=axes, keepdims=keepdims)
-    return ew.div(s, ew.const(s, float(n)))
+    mask = _mask(where, shape, "mean")
+    s = sum(a, axis=axes, keepdims=keepdims, where=mask)
+    n = _count(mask, shape, axes, keepdims, dtype_of(s))
+    return ew.div(s, ew.const(s, float(n)) if mask is None else n)
 
 
-def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+_mean = mean  # var's `mean=` argument shadows the function inside var
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+    """Variance over `axis`: mean((a - a.mean()) ** 2) * n / (n - ddof), NumPy's signature
+    (`mean=` a precomputed mean with keepdims=True, `correction=` another name for ddof).
+    Smooth everywhere: its gradient at zero spread is 0."""
+    reject_out(out, "var")
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("var: ddof and correction can't be provided simultaneously")
+        ddof = correction
     a = as_value(a, "var")
     a = cast(a, dtype_arg(dtype, "var") if dtype is not None else float_dtype(dtype_of(a)))
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape), "var")
-    n = 1
-    for i in axes:
-        n *= shape[i]
+    mask = _mask(where, shape, "var")
+    m = _mean(a, axis=axes, keepdims=True, where=mask) if mean is None else \
+        cast(as_value(mean, "var's mean"), dtype_of(a))
     from ._elementwise import subtract
-    centered = subtract(a, mean(a, axis=axes, keepdims=True))
-    s = sum(ew.mul(centered, centered), axis=axes, keepdims=keepdims)
-    return ew.div(s, ew.const(s, float(n - ddof)))
+    centered = subtract(a, m)
+    s = sum(ew.mul(centered, centered), axis=axes, keepdims=keepdims, where=mask)
+    n = _count(mask, shape, axes, keepdims, dtype_of(s))
+    if mask is None:
+        # NumPy divides by max(n - ddof, 0): no spread left to measure gives inf or nan
+        return ew.div(s, ew.const(s, float(builtins.max(n - ddof, 0))))
+    return ew.div(s, ew.maximum(ew.sub(n, ew.const(n, float(ddof))), ew.const(n, 0.0)))
 
 
-def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+def _sqrt_flat_at_zero(v: Any) -> Any:
+    """sqrt whose derivative at 0 is 0 rather than inf: the norm'(0) = 0 convention (std at
+    zero spread). The root is taken of a guarded value and the result selected (the double
+    where), so no inf * 0 = NaN reaches the gradient, at any order."""
+    zero = ew.eq(v, ew.const(v, 0.0))
+    return ew.select(zero, ew.const(v, 0.0), ew.sqrt(ew.select(zero, ew.const(v, 1.0), v)))
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+    """Standard deviation, sqrt(var(...)), NumPy's signature. Its gradient where every entry
+    is equal (zero spread, a kink) is 0, by the norm'(0) = 0 convention."""
+    reject_out(out, "std")
     dtype = dtype_arg(dtype, "std")
-    return ew.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+    return _sqrt_flat_at_zero(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+                                  mean=mean, correction=correction))
 
 
-def _extreme(prim_fn, name):
-    def fn(a, axis=None, keepdims: bool = False):
+def _extreme(prim_fn: Any, pick: Any, name: str, ufunc: str) -> Any:
+    def fn(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Any:
+        reject_out(out, name)
         a = as_value(a, name)
         shape = aval_of(a).shape
         axes = normalize_axes(axis, len(shape), name)
-        if any(shape[i] == 0 for i in axes):
-            raise ValueError(f"{name}: zero-size array to reduction operation (shape {shape}), "
-                             "which has no identity")
-        return _keep(prim_fn(a, axes), shape, axes, keepdims)
-    fn.__name__ = name
+        mask = _mask(where, shape, name)
+        empty = builtins.any(shape[i] == 0 for i in axes)
+        if initial is None:
+            if mask is not None:
+                raise ValueError(f"{name}: reduction operation '{ufunc}' does not have an identity, so "
+                                 "to use a where mask one has to specify 'initial'")
+            if empty:
+                raise ValueError(f"{name}: zero-size array to reduction operation (shape {shape}), "
+                                 "which has no identity")
+            return _keep(prim_fn(a, axes), shape, axes, keepdims)
+        init = _initial(initial, a, name)
+        if empty:  # NumPy returns initial for every (empty) slice
+            reduced = tuple(d for i, d in enumerate(shape) if i not in axes)
+            return _keep(broadcast_to(init, reduced), shape, axes, keepdims)
+        if mask is not None:
+            a = ew.select(mask, a, init)
+        return _keep(pick(prim_fn(a, axes), init), shape, axes, keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {ufunc} over `axis` (all axes by default), NumPy's signature; `initial` "
+                  "takes part in the comparison (and is the result of an empty reduction), "
+                  "`where` (which needs `initial`) masks entries out. Ties share the gradient.")
     return fn
 
 
-max = amax = _extreme(red.reduce_max, "max")
-min = amin = _extreme(red.reduce_min, "min")
+max = amax = _extreme(red.reduce_max, ew.maximum, "max", "maximum")
+min = amin = _extreme(red.reduce_min, ew.minimum, "min", "minimum")
+
+
+def _logical(name: str) -> Any:
+    def fn(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = None) -> Any:
+        reject_out(out, name)
+        b = cast(as_value(a, name), np.dtype(bool))  # nonzero (and NaN) is True, as in NumPy
+        shape = aval_of(b).shape
+        axes = normalize_axes(axis, len(shape), name)
+        mask = _mask(where, shape, name)
+        # count the entries that decide the answer: a True for any, a False for all; an empty
+        # reduction counts none (any() is False, all() is True, as in NumPy)
+        hits = b if name == "any" else ew.logical_not(b)
+        if mask is not None:
+            hits = ew.logical_and(hits, mask)
+        count = red.reduce_sum(cast(hits, np.dtype(np.int64)), axes)
+        found = ew.gt(count, ew.const(count, 0))
+        return _keep(found if name == "any" else ew.logical_not(found), shape, axes, keepdims)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Whether {name} entries along `axis` are nonzero (all axes by default), NumPy's "
+                  "signature: a boolean result with no derivative.")
+    return fn
+
+
+any = _logical("any")
+all = _logical("all")
 
 
 def _arg(prim_fn, name):
-    def fn(a, axis=None, keepdims: bool = False):
+    def fn(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        reject_out(out, name)
         a = as_value(a, name)
         shape = aval_of(a).shape
         if axis is None:
@@ -94,7 +215,8 @@ def _arg(prim_fn, name):
                              f"{shape} has size 0")
         out = prim_fn(a, ax)
         return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(shape))) if keepdims else out
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index of the {name[3:]}imum along `axis` (of the flattened array by default)."
     return fn
 
 

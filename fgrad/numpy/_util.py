@@ -5,11 +5,13 @@ the fix)."""
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
+from typing import Any
 
 import numpy as np
 
-from ..core.errors import ConcretizationError, ShapeError
+from ..core.errors import ConcretizationError, ShapeError, TracerArrayConversionError
 from ..core.trace import Tracer, aval_of, is_tensor
 from ..ops.elementwise import convert_element_type
 from ..ops.shape import broadcast_in_dim
@@ -73,6 +75,8 @@ def as_value(x, name: str = "argument"):
             raise ValueError(f"{name}: the integer {x:.3g} does not fit in a 64-bit integer "
                              "(NumPy's widest). Pass it as a float (e.g. 1e30) instead.")
         return np.asarray(x)
+    if isinstance(x, (list, tuple)) and _holds_traced(x, 0):
+        return _stack_nested(x, name)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError, OverflowError) as e:
@@ -84,6 +88,69 @@ def as_value(x, name: str = "argument"):
                         "fgrad works on arrays of numbers (an integer beyond 64 bits also gives "
                         "this: pass it as a float).")
     return arr
+
+
+def _holds_traced(seq: list | tuple, depth: int) -> bool:
+    """True when a (nested) list/tuple holds a tracer or Tensor anywhere. The walk stops below
+    MAX_NDIM levels: NumPy refuses deeper nesting anyway (and a list holding itself ends)."""
+    if depth > MAX_NDIM:
+        return False
+    for e in seq:
+        te = type(e)
+        if te is float or te is int:
+            continue
+        if isinstance(e, (list, tuple)):
+            if _holds_traced(e, depth + 1):
+                return True
+        elif is_traced(e):
+            return True
+    return False
+
+
+def _stack_nested(seq: list | tuple, name: str) -> Any:
+    """A (nested) list/tuple that holds traced values, as one traced array: the shape and dtype
+    np.array would give (its rules: a Python int counts as int64, a float as float64, whatever
+    the other entries are), built with reshape + concatenate so that derivatives reach every
+    traced entry. Sub-lists without traced values become NumPy arrays as usual."""
+    from ..ops.shape import concatenate, reshape
+
+    def convert(item: Any, depth: int) -> tuple:
+        """(node, shape, leaves): node is a leaf value or a list of child nodes."""
+        if not (isinstance(item, (list, tuple)) and _holds_traced(item, depth)):
+            v = as_value(item, name)
+            return v, aval_of(v).shape, [v]
+        parts = [convert(e, depth + 1) for e in item]
+        shapes = {shape for _, shape, _ in parts}
+        if len(shapes) > 1:
+            raise TypeError(
+                f"{name}: cannot use {type(seq).__name__} {seq!r:.80} as an array: entries at "
+                f"depth {depth} have different shapes {sorted(shapes, key=str)}. Pass a nested list "
+                "of numbers and arrays of equal lengths (stack ragged data yourself).")
+        if depth + 1 + len(next(iter(shapes))) > MAX_NDIM:
+            raise ShapeError(f"{name}: the nested list has more than {MAX_NDIM} dimensions")
+        return [p for p, _, _ in parts], (len(parts),) + next(iter(shapes)), \
+            [leaf for _, _, leaves in parts for leaf in leaves]
+
+    def build(node: Any, shape: tuple, dtype: np.dtype) -> Any:
+        if type(node) is not list:
+            return cast(node, dtype)
+        inner = shape[1:]
+        return concatenate([reshape(build(c, inner, dtype), (1,) + inner) for c in node], 0)
+
+    tree, shape, leaves = convert(seq, 0)
+    dtype = functools.reduce(np.promote_types, {dtype_of(v) for v in leaves})
+    return build(tree, shape, dtype)
+
+
+def reject_out(out: Any, name: str) -> None:
+    """NumPy's out= cannot work in fgrad: values are immutable, and a result written into a
+    buffer could not carry its derivative. None (NumPy's default, which numpy.sum(x) passes
+    on to x.sum) is accepted."""
+    if out is not None:
+        raise TracerArrayConversionError(
+            f"{name}: out= is not supported (got {_describe(out)}). fgrad computes new arrays, and a "
+            "result written into a buffer could not carry its derivative. Use the returned value "
+            f"instead: y = {name}(x, ...) or y = x.{name}(...).")
 
 
 # --- argument validators --------------------------------------------------------------------
@@ -262,9 +329,25 @@ def dtype_of(x):
     return x.dtype if type(x) in _FAST_TYPES else aval_of(x).dtype
 
 
+# Stand-ins NumPy's promotion treats as weak, for traced Python numbers (jit arguments)
+_WEAK_KEYS = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def is_weak(x) -> bool:
+    """A Python number, or a traced value standing for one (see core.avals.WeakShapedArray)."""
+    return isinstance(x, _PY_SCALARS) or (isinstance(x, Tracer) and x.aval.weak_type)
+
+
+def _promotion_key(a):
+    if isinstance(a, _PY_SCALARS):
+        return a
+    if isinstance(a, Tracer) and a.aval.weak_type:
+        return _WEAK_KEYS[a.aval.dtype.kind]
+    return dtype_of(a)
+
+
 def result_dtype(*args):
-    keys = [a if isinstance(a, _PY_SCALARS) else dtype_of(a) for a in args]
-    return np.result_type(*keys)
+    return np.result_type(*[_promotion_key(a) for a in args])
 
 
 def cast(x, dtype):

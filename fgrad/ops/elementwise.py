@@ -3,6 +3,7 @@ fgrad.numpy does the promotion and broadcasting before binding."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -23,12 +24,14 @@ def const(like, value):
     dtype = getattr(like, "dtype", None)
     if type(dtype) is not np.dtype:
         dtype = aval_of(like).dtype
-    key = (dtype, value)
-    c = _CONSTS.get(key)
+    # the key tells -0.0 from 0.0 (equal, so one key would serve both), and NaN (equal to
+    # nothing, so its entries would pile up) is never cached
+    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 1.0)
+    c = _CONSTS.get(key) if value == value else None
     if c is None:
         c = np.array(value, dtype=dtype)
         c.flags.writeable = False
-        if len(_CONSTS) < 4096:
+        if len(_CONSTS) < 4096 and value == value:
             _CONSTS[key] = c
     return c
 
@@ -278,6 +281,30 @@ def _erf(xp, x):
     return f(x)
 
 
+# log(exp(x) + exp(y)) is smooth everywhere, but the stable composite max(x, y) +
+# log1p(exp(-|x - y|)) passes through max and abs at x == y, and derivatives of that composite
+# lose the curvature there (d2/dx2 = 0 instead of 1/4). One primitive, with partials
+# logistic(+-(x - y)) that are smooth, is exact at every order.
+logaddexp_p = Primitive("logaddexp", backward_name="LogaddexpBackward0")
+def_elementwise(logaddexp_p, _quiet(lambda xp, x, y: xp.logaddexp(x, y)), float_result)
+
+
+def logaddexp(x: Any, y: Any) -> Any:
+    """log(exp(x) + exp(y)), elementwise, without overflow; smooth at x == y (any order)."""
+    return logaddexp_p.bind(x, y)
+
+
+def _logaddexp_diff(x, y):
+    """x - y, but 0 where x and y are the same infinity (inf - inf would be NaN; the tie
+    splits the derivative 1/2, 1/2). Only that point is masked, so the tangents of x and y
+    pass everywhere else, ties at finite values included."""
+    same_inf = logical_and(eq(x, y), isinf(x))
+    return sub(select(same_inf, const(x, 0.0), x), select(same_inf, const(y, 0.0), y))
+
+
+def_elementwise_deriv(logaddexp_p, lambda x, y, out: logistic(_logaddexp_diff(x, y)),
+                      lambda x, y, out: logistic(neg(_logaddexp_diff(x, y))))
+
 abs_p = Primitive("abs")
 def_elementwise(abs_p, lambda x, *, xp: xp.abs(x))
 
@@ -322,8 +349,53 @@ ne_p, ne = _nondiff_binary("ne", "not_equal")
 and_p, logical_and = _nondiff_binary("and", "logical_and")
 or_p, logical_or = _nondiff_binary("or", "logical_or")
 xor_p, logical_xor = _nondiff_binary("xor", "logical_xor")
-rem_p, rem = _nondiff_binary("rem", "fmod", same_dtype)
 floordiv_p, floor_divide = _nondiff_binary("floordiv", "floor_divide", same_dtype)
+bitwise_and_p, bitwise_and = _nondiff_binary("bitwise_and", "bitwise_and", same_dtype)
+bitwise_or_p, bitwise_or = _nondiff_binary("bitwise_or", "bitwise_or", same_dtype)
+bitwise_xor_p, bitwise_xor = _nondiff_binary("bitwise_xor", "bitwise_xor", same_dtype)
+invert_p, invert = _nondiff_unary("invert", "invert")
+
+# --- remainders ---------------------------------------------------------------------------
+# rem is C's fmod (the result has the sign of x), mod is Python's and NumPy's remainder (the
+# sign of y). Both are x - n * y for an integer n (trunc(x / y) for rem, floor(x / y) for mod),
+# so d/dx = 1 and d/dy = -n. n is piecewise constant: its own derivative is zero, which the
+# nondiff round/floordiv primitives give, so every order is right away from the jumps.
+
+rem_p = Primitive("rem", backward_name="FmodBackward0")
+def_elementwise(rem_p, _quiet(lambda xp, x, y: xp.fmod(x, y)))
+
+
+def rem(x: Any, y: Any) -> Any:
+    """C's fmod: x - trunc(x / y) * y, with the sign of x (NumPy's fmod); any real or integer
+    dtype, x and y of one dtype."""
+    return rem_p.bind(x, y)
+
+
+def _rem_quotient(x: Any, y: Any, out: Any) -> Any:
+    """The integer quotient fmod used: trunc(x / y) in exact arithmetic, but the rounded x / y
+    can cross an integer (fmod(1.0, 0.1) uses 9 while trunc(1.0 / 0.1) == 10), and the
+    derivative must be that of the value returned. x - out is a multiple of y, so rounding
+    (x - out) / y recovers n exactly; for y = +-inf it is 0, as it should be."""
+    return round(div(sub(x, out), y))
+
+
+def_elementwise_deriv(rem_p, lambda x, y, out: const(x, 1.0),
+                      lambda x, y, out: neg(_rem_quotient(x, y, out)))
+
+mod_p = Primitive("mod", backward_name="RemainderBackward0")
+def_elementwise(mod_p, _quiet(lambda xp, x, y: xp.remainder(x, y)))
+
+
+def mod(x: Any, y: Any) -> Any:
+    """Python's and NumPy's remainder: x - floor(x / y) * y, with the sign of y."""
+    return mod_p.bind(x, y)
+
+
+# NumPy computes floor_divide and remainder together (npy_divmod), so floor_divide(x, y) is
+# exactly the n that remainder used (x == n * y + remainder(x, y)), also where the rounded x / y
+# would floor to another integer (1.0 // 0.1 == 9.0).
+def_elementwise_deriv(mod_p, lambda x, y, out: const(x, 1.0),
+                      lambda x, y, out: neg(floor_divide(x, y)))
 
 # --- select and dtype conversion ----------------------------------------------------------
 

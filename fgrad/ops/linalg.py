@@ -437,14 +437,83 @@ def det(a):
 
 
 def _det_jvp(primals, tangents):
+    # d det(A)[E] = tr(adj(A) E): the adjugate, unlike det(A) inv(A), exists at singular A
     (a,), (a_dot,) = primals, tangents
-    out = det(a)
-    return out, mul(out, _trace_of_product(inv(a), a_dot))
+    return det(a), _trace_of_product(adjugate(a), a_dot)
 
 
 def _det_vjp(needs, ct, out, a):
     shape = aval_of(a).shape
-    return [mul(_expand_scalar(mul(ct, out), shape), _mT(inv(a)))]
+    return [mul(_expand_scalar(ct, shape), _mT(adjugate(a)))]
+
+
+# --- adjugate: det's derivative, defined at singular matrices too --------------------------
+
+adjugate_p = Primitive("adjugate")
+
+
+def _adjugate_impl(a, *, xp):
+    """adj(A) from the SVD A = U S V^T: adj(A) = det(U) det(V) V diag(c) U^T with
+    c_i = prod_{j != i} s_j (prefix/suffix products, no division, so exact at rank n-1)."""
+    n = a.shape[-1]
+    if n == 0:
+        return a.copy()
+    u, s, vh = xp.linalg.svd(a)
+    ones = xp.ones(s.shape[:-1] + (1,), s.dtype)
+    pre = xp.cumprod(xp.concatenate([ones, s[..., :-1]], -1), -1)
+    suf = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s[..., 1:], -1)], -1), -1), -1)
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    v_c = xp.swapaxes(vh, -1, -2) * (pre * suf)[..., None, :]
+    return (sign[..., None, None] * (v_c @ xp.swapaxes(u, -1, -2))).astype(a.dtype)
+
+
+def adjugate(a):
+    """The adjugate (classical adjoint) of the last two axes: adj(A) A = det(A) I."""
+    _square_aval("adjugate", aval_of(a))
+    return adjugate_p.bind(a)
+
+
+def _adjugate_tangent(a, e):
+    """d adj(A)[E], exact at every A (singular too). adj(A) is a polynomial in A
+    (Faddeev-LeVerrier: M_k = A M_{k-1} + c_{n-k+1} I, c_{n-k} = -tr(A M_k)/k, adj(A) =
+    (-1)^(n+1) M_n); its tangent is carried through the recurrence with fgrad ops, so higher
+    derivatives follow. The recurrence loses accuracy for large, badly scaled matrices; it
+    serves the second and higher derivatives of det only (first ones use the SVD impl)."""
+    shape = aval_of(a).shape
+    n = shape[-1]
+    eye = broadcast_in_dim(np.eye(n, dtype=aval_of(a).dtype), shape, (len(shape) - 2, len(shape) - 1))
+    zero = mul(eye, const(a, 0))
+    m, m_dot = zero, zero
+    c, c_dot = None, None  # c_{n-k+1} and its tangent; c_n = 1, a constant
+    for k in range(1, n + 1):
+        m_dot = add(_mm(e, m), _mm(a, m_dot))
+        if c is None:
+            m = add(_mm(a, m), eye)
+        else:
+            m = add(_mm(a, m), mul(eye, _expand_scalar(c, shape)))
+            m_dot = add(m_dot, mul(eye, _expand_scalar(c_dot, shape)))
+        scale = const(a, -1.0 / k)
+        c = mul(_trace_of_product(a, m), scale)
+        c_dot = mul(add(_trace_of_product(e, m), _trace_of_product(a, m_dot)), scale)
+    return m_dot if n % 2 == 1 else neg(m_dot)
+
+
+def _adjugate_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    return adjugate(a), _adjugate_tangent(a, a_dot)
+
+
+def _adjugate_vjp(needs, ct, out, a):
+    # adj_ij = d det / d A_ji, so d adj_ij / d A_kl is a Hessian of det, symmetric in the
+    # index pairs; hence the transpose of E -> d adj[E] is C -> (d adj[C^T])^T.
+    return [_mT(_adjugate_tangent(a, _mT(ct)))]
+
+
+adjugate_p.def_impl(_adjugate_impl)
+adjugate_p.def_abstract_eval(lambda a: (_square_aval("adjugate", a), ShapedArray(a.shape, a.dtype))[1])
+adjugate_p.def_jvp(_adjugate_jvp)
+adjugate_p.def_vjp(_adjugate_vjp)
+adjugate_p.def_batch(_batch_leading(adjugate_p))
 
 
 det_p.def_jvp(_det_jvp)

@@ -185,7 +185,7 @@ Tensor.__ior__ = _ior
 SHARED_NAMES = (
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
     "remainder", "fmod", "pow", "float_power", "maximum", "minimum", "atan2", "arctan2", "eq",
-    "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+    "logaddexp", "logaddexp2", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt",
     "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh",

@@ -196,21 +196,14 @@ divide = true_divide = div
 
 
 def floor_divide(input, other):
-    a, b = _operand(input), _operand(other)
-    dt = D.result_type(a, b)
-    if dt.kind in "fc":
-        return floor(binary(ew.div, a, b, divide=True))
-    return _binary_general(ew.floor_divide, a, b)
+    """Floor division, one primitive for every dtype (floor(a / b) after rounding differs:
+    1.0 // 0.1 is 9.0, not 10.0)."""
+    return _binary_general(ew.floor_divide, input, other)
 
 
 def remainder(input, other):
-    """Python's modulo (sign of the divisor): input - floor(input / other) * other."""
-    a, b = _operand(input), _operand(other)
-    dt = D.result_type(a, b)
-    if dt.kind in "iu":
-        return sub(a, mul(floor_divide(a, b), b))
-    q = floor(div(a, b))
-    return sub(a, mul(q, b))
+    """Python's modulo (sign of the divisor), the same primitive as fgrad.numpy.remainder."""
+    return _binary_general(ew.mod, input, other)
 
 
 def fmod(input, other):
@@ -243,6 +236,17 @@ def atan2(input, other):
 
 
 arctan2 = atan2
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) with PyTorch promotion: the logaddexp primitive of
+    fgrad.numpy.logaddexp (smooth at input == other, to every derivative order)."""
+    return binary(ew.logaddexp, input, other, divide=True)
+
+
+def logaddexp2(input, other):
+    """log2(2**input + 2**other) with PyTorch promotion, through fgrad.numpy.logaddexp2."""
+    return named(binary(fnp.logaddexp2, input, other, divide=True), "Logaddexp2Backward0", input, other)
 
 
 def _cmp(fn):

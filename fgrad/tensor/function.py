@@ -4,8 +4,11 @@ One mechanism with `fgrad.custom_vjp`: `apply` binds the custom_vjp_call primiti
 forward rule runs `forward(ctx, ...)` (the ctx is the residual) and whose VJP rule runs
 `backward(ctx, ...)`. So the Tensor facade records it like any primitive (grad_fn
 `<MyFunctionBackward>`, create_graph, version checks), and it works under fgrad.grad, vjp,
-jvp and jit too. Several outputs are returned through one packed primitive output that is
-sliced apart (their gradients come back as one packed cotangent).
+jvp, jit and vmap too. forward's outputs are a pytree (`_Outputs`) that custom.py packs
+into the primitive's one output and slices apart again -- float, integer and bool Tensors
+alike, integers exactly -- with the non-Tensor outputs and the non-differentiable marks in
+its static part, so each application's caller (and backward, through the residuals) gets
+the structure its own forward run produced; nothing is kept between calls.
 """
 from __future__ import annotations
 
@@ -13,10 +16,9 @@ import functools
 
 import numpy as np
 
-from ..core.trace import _state
-from ..custom import _Call, custom_vjp_call_p
-from ..ops import shape as sh
-from ..tree_util import tree_flatten
+from ..core.trace import _state, aval_of
+from ..custom import _bind, _Call, _unpack, custom_vjp_call_p
+from ..tree_util import register_pytree_node, tree_flatten
 from .tensor import Tensor, _make, version_message
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -81,7 +83,11 @@ class Function:
 def _apply(cls, args, kwargs):
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-    layout = {}  # filled by the first forward: how outputs are packed
+    # Nothing below is written by a forward run: `call` (and these closures) is shared by every
+    # application of this call site -- each example of vmap's loop, each replay of a jit trace --
+    # so what one forward run learns travels with its own values: the output structure in the
+    # `_Outputs` pytree (reported to this bind by custom.py), the rest in its ctx (the residuals
+    # custom_vjp's forward rule keeps in that application's node).
 
     def run_forward(*xs):
         full = list(args)
@@ -100,23 +106,19 @@ def _apply(cls, args, kwargs):
             outputs = cls.forward(ctx, *full, **kwargs)
         finally:
             _state.grad_enabled = prev
-        if not isinstance(outputs, tuple):
-            if id(outputs) in ctx._non_differentiable:
-                layout["nondiff"] = True
-            if isinstance(outputs, Tensor):
-                layout["box"] = outputs._vbox
-        return _pack(outputs, layout), ctx
+        if isinstance(outputs, Tensor):
+            # the returned Tensor and the one forward made (maybe saved in ctx) share a version
+            ctx._out_box = outputs._vbox
+        return _Outputs.of(cls, outputs, ctx), ctx
 
     def fun(*xs):
-        return _unwrap(run_forward(*xs)[0])
+        return run_forward(*xs)[0]
 
     def fwd(*xs):
-        packed, ctx = run_forward(*xs)
-        return _unwrap(packed), ctx
+        return run_forward(*xs)
 
     def bwd(ctx, ct):
-        graph = isinstance(ct, Tensor)
-        cts = _unpack_cts(ct if graph else _make(ct), layout, ctx.materialize_grads)
+        cts, graph = _grad_outputs(ct, ctx.materialize_grads)
         grads = cls.backward(ctx, *cts)
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) != len(args):
@@ -137,80 +139,112 @@ def _apply(cls, args, kwargs):
     if not flat:
         return cls.forward(FunctionCtx(), *args, **kwargs)
     call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=fwd, bwd=bwd)
-    packed = custom_vjp_call_p.bind(*flat, call=call)
-    return _unpack_outputs(packed, layout)
+    packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, flat)
+    return _outputs(packed, _unpack(packed, out_tree, out_avals))
 
 
-def _unwrap(x):
-    return x._value if isinstance(x, Tensor) else x
+class _Static:
+    """A forward output that is not a Tensor (a Python number, None, an object): returned as it
+    is, never differentiated. Compared by identity (it sits in a treedef's static part)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"static({type(self.value).__name__})"
 
 
-def _pack(outputs, layout):
-    """A single output as-is; several as one flat vector of their float outputs (others are
-    kept aside as constants)."""
-    if not isinstance(outputs, tuple):
-        layout.setdefault("single", True)
-        return outputs
-    layout["single"] = False
-    diff, pieces, dtype = [], [], None
-    for j, o in enumerate(outputs):
-        if isinstance(o, Tensor) and o._value.dtype.kind in "fc":
-            dtype = o._value.dtype if dtype is None else np.promote_types(dtype, o._value.dtype)
-            diff.append(j)
-    if not diff:
-        raise TypeError("autograd.Function.forward returned no floating-point Tensor to differentiate")
-    layout["n"] = len(outputs)
-    layout["diff"] = [(j, tuple(outputs[j]._value.shape), outputs[j]._value.dtype) for j in diff]
-    layout["const"] = {j: o for j, o in enumerate(outputs) if j not in diff}
-    for j in diff:
-        o = outputs[j]
-        if o._value.dtype != dtype:
-            from ..ops.elementwise import convert_element_type
-            o = convert_element_type(o, dtype)
-        pieces.append(sh.reshape(o, (int(np.prod(o._value.shape)),)))
-    return sh.concatenate(pieces, 0) if len(pieces) > 1 else pieces[0]
+class _Outputs:
+    """What forward returned, as a pytree for custom_vjp's packing: the leaves are the values of
+    its Tensor outputs (float, integer and bool ones alike: custom.py carries integers exactly);
+    the static part (`spec`) says whether forward returned one output or a tuple, and per output
+    either a `_Static` or whether it was marked non-differentiable. So the output structure of
+    one application reaches that application's caller (and, through the residuals, its
+    backward) with the values, never through state kept between calls."""
+
+    __slots__ = ("values", "spec")
+
+    def __init__(self, values: tuple, spec: tuple) -> None:
+        self.values = values
+        self.spec = spec  # (single, (entry, ...)); entry: _Static, or bool (marked non-differentiable)
+
+    @staticmethod
+    def of(cls, outputs, ctx: FunctionCtx) -> "_Outputs":
+        single = not isinstance(outputs, tuple)
+        values, entries = [], []
+        for o in ((outputs,) if single else outputs):
+            if isinstance(o, Tensor):
+                values.append(o._value)
+                entries.append(id(o) in ctx._non_differentiable)
+            else:
+                entries.append(_Static(o))
+        if not values:
+            what = f"a {type(outputs).__name__}" if single else "a tuple with no Tensor"
+            raise TypeError(f"{cls.__name__}.forward returned {what}; autograd.Function.forward must "
+                            "return a Tensor or a tuple holding at least one")
+        return _Outputs(tuple(values), (single, tuple(entries)))
 
 
-def _pieces(packed, layout):
-    out, start = [], 0
-    for j, shape, dtype in layout["diff"]:
-        n = int(np.prod(shape))
-        piece = sh.reshape(sh.slice(packed, (start,), (start + n,)), shape)
-        if piece._value.dtype != dtype:
-            from ..ops.elementwise import convert_element_type
-            piece = convert_element_type(piece, dtype)
-        out.append(piece)
-        start += n
-    return out
+register_pytree_node(_Outputs, lambda o: (o.values, o.spec), lambda spec, vals: _Outputs(tuple(vals), spec))
 
 
-def _unpack_outputs(packed, layout):
-    if layout.get("single", True):
-        if layout.get("nondiff"):
-            return packed.detach_()
-        box = layout.pop("box", None)
-        if box is not None and packed._node is not None:
+def _ctx_of(packed):
+    """The ctx of the forward run whose output is `packed`: the residuals custom_vjp's forward
+    rule stored in this application's node (None where no node holds them: no grad, or a
+    traced value whose node belongs to the transform)."""
+    node = packed._node if isinstance(packed, Tensor) else None
+    res = getattr(node, "residuals", None) if node is not None else None
+    ctx = getattr(res, "value", None)
+    return ctx if isinstance(ctx, FunctionCtx) else None
+
+
+def _outputs(packed, outs: _Outputs):
+    """apply's return value: the Tensor outputs unpacked from `packed` (marked ones detached),
+    the other outputs as forward returned them."""
+    single, entries = outs.spec
+    it = iter(outs.values)
+    result = []
+    for e in entries:
+        if isinstance(e, _Static):
+            result.append(e.value)
+            continue
+        t = next(it)
+        if e:  # ctx.mark_non_differentiable
+            t.detach_()
+        result.append(t)
+    if single:
+        t = result[0]
+        ctx = _ctx_of(packed) if not entries[0] else None
+        box = getattr(ctx, "_out_box", None)
+        if box is not None and t is packed:
             # the returned tensor and the one forward made (maybe saved in ctx) share a version
-            packed._vbox = box
-            packed._node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in packed._node.saved]
-        return packed
-    outs = [None] * layout["n"]
-    for (j, _, _), piece in zip(layout["diff"], _pieces(packed, layout)):
-        outs[j] = piece
-    for j, o in layout["const"].items():
-        outs[j] = o
-    return tuple(outs)
+            t._vbox = box
+            t._node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in t._node.saved]
+        return t
+    return tuple(result)
 
 
-def _unpack_cts(ct, layout, materialize: bool):
-    if layout.get("single", True):
-        return (ct,)
-    cts = [None] * layout["n"]
-    for (j, _, _), piece in zip(layout["diff"], _pieces(ct, layout)):
-        cts[j] = piece
-    for j, o in layout["const"].items():
-        cts[j] = _make(np.zeros(o._value.shape, o._value.dtype)) if materialize and isinstance(o, Tensor) else None
-    return tuple(cts)
+def _grad_outputs(ct: _Outputs, materialize: bool) -> tuple:
+    """(backward's grad_outputs, whether they are part of a graph) from the cotangent pytree:
+    one per output of forward; a zero (None unless `materialize`) for integer outputs and
+    outputs marked non-differentiable, None for non-Tensor outputs."""
+    graph = any(isinstance(c, Tensor) for c in ct.values)
+    single, entries = ct.spec
+    it = iter(ct.values)
+    cts = []
+    for e in entries:
+        if isinstance(e, _Static):
+            cts.append(None)
+            continue
+        c = next(it)
+        a = aval_of(c)
+        if e or a.dtype.kind not in "fc":
+            cts.append(_make(np.zeros(a.shape, a.dtype)) if materialize else None)
+        else:
+            cts.append(c if graph else _make(c))
+    return tuple(cts), graph
 
 
 def once_differentiable(fn):

@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from ..core.trace import Tracer, _state, facade
+from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
 from . import _dtypes as D
 from ._device import CPU, device, device_of_value, is_cupy
@@ -271,7 +271,14 @@ def _tensor_bind(prim, args, params):
     if not plain:
         vals = _check_devices(args, vals)
     state = _state
-    out = state.trace.process_primitive(prim, vals, params)
+    residuals = None
+    if prim.vjp_fwd is not None and grad and state.grad_enabled and \
+            not any(isinstance(v, Tracer) for v in vals):
+        # recorded: the forward half of the VJP runs instead, its residuals go in this node.
+        # (On traced values the trace must see the primitive itself; the rule then reruns it.)
+        out, residuals = prim.vjp_fwd(*vals, **params)
+    else:
+        out = state.trace.process_primitive(prim, vals, params)
     vbox = _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None
     if not grad or not state.grad_enabled or prim.nondiff or out.dtype.kind not in "fc":
         return _make(out, None, False, vbox)
@@ -303,6 +310,7 @@ def _tensor_bind(prim, args, params):
     node.primals = tuple(vals)
     node.out = out
     node.hooks = None
+    node.residuals = residuals
     t = _new(Tensor)
     t._value = out
     t._node = node
@@ -641,12 +649,13 @@ class Tensor:
         v = self._value
         if getattr(v, "size", 1) != 1:
             raise RuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
-        return v.item()
+        return concrete_value(v).item()  # PyTorch's .item(): a number without gradient
 
     def tolist(self):
         v = self._value
         if is_cupy(v):
             v = v.get()
+        v = concrete_value(v)
         return v.tolist() if hasattr(v, "tolist") else v.item()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -692,10 +701,10 @@ class Tensor:
         return bool(v)
 
     def __float__(self) -> float:
-        return float(self.item()) if not isinstance(self._value, Tracer) else float(self._value)
+        return float(self.item())
 
     def __int__(self) -> int:
-        return int(self.item()) if not isinstance(self._value, Tracer) else int(self._value)
+        return int(self.item())
 
     def __index__(self) -> int:
         if self._value.dtype.kind not in "iub" or self._value.ndim != 0 and self.numel() != 1:

@@ -136,4 +136,8 @@ CASES = [
     ("batch_norm[train]", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      np_batch_norm_train, U((-1, 1, (3, 2, 2, 2)), (0.5, 1.5, (2,)), (-1, 1, (2,)))),
     ("sigmoid[nn]", F.sigmoid, lambda x: 1 / (1 + np.exp(-x)), U((-3, 3, (3, 4)))),
+    ("softplus", F.softplus, lambda x: np.logaddexp(x, 0.0), U((-3, 3, (3, 4))), {"f32": True}),
+    ("softplus[beta]", lambda x: N.softplus(x, 2.0, 1.0), lambda x: np.logaddexp(2 * x, 0.0) / 2,
+     U((-2, 0.3, (3, 4)))),
+    ("softplus[linear]", lambda x: N.softplus(x, 2.0, 1.0), lambda x: x, U((0.8, 2, (3, 4)))),
 ]

@@ -8,7 +8,8 @@ in closed families, each member's derivative being another member:
   * max_pool2d -> max_pool2d_grad (routes the cotangent to the arg-max) <-> max_pool2d_gather
     (reads at the arg-max), the last two linear and each other's transposes;
   * avg_pool2d <-> avg_pool2d_grad, linear and mutually transposed;
-  * relu -> relu_grad (ct where y > 0), linear in ct and its own transpose.
+  * relu -> relu_grad (ct where y > 0), linear in ct and its own transpose;
+  * softplus -> softplus_grad (logistic(beta x)), whose derivative is written with fgrad ops.
 Impls are CPU/GPU-agnostic NumPy code (xp), with CPU overrides where NumPy is slow:
 convolutions pick im2col + one GEMM or an FFT by estimated cost and share intermediates
 between the forward pass and the gradients (_Memo); relu and 2x2 max pooling use Numba
@@ -22,7 +23,7 @@ Conventions at non-differentiable points (SPEC 3b):
     (row-major order inside the window; NaN counts as maximal); ties are not split.
 
 Modules: conv.py (the convolution family), pool.py (max and average pooling), dense.py
-(linear, relu, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
+(linear, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
 primitive's impl, shape rule, jvp, vjp and batching rule sit together in one of them.
 `conv_algorithm` ("auto", "gemm" or "fft") is read and set through this package as before;
 it lives in conv.py.
@@ -39,14 +40,15 @@ from .pool import (avg_pool2d, avg_pool2d_grad, avg_pool2d_grad_p, avg_pool2d_p,
                    max_pool2d_gather, max_pool2d_gather_p, max_pool2d_grad, max_pool2d_grad_p,
                    max_pool2d_p)
 from .dense import (cross_entropy, linear, linear_p, log_softmax, log_softmax_p, nll_loss,
-                    nll_loss_p, relu, relu_grad_p, relu_p, softmax)
+                    nll_loss_p, relu, relu_grad_p, relu_p, softmax, softplus, softplus_grad_p,
+                    softplus_p)
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d", "max_pool2d_grad",
            "max_pool2d_gather", "avg_pool2d", "avg_pool2d_grad", "relu", "linear", "log_softmax",
-           "softmax", "nll_loss", "cross_entropy",
+           "softmax", "softplus", "nll_loss", "cross_entropy",
            "conv2d_p", "conv2d_input_grad_p", "conv2d_weight_grad_p", "max_pool2d_p",
            "max_pool2d_grad_p", "max_pool2d_gather_p", "avg_pool2d_p", "avg_pool2d_grad_p", "relu_p",
-           "relu_grad_p", "linear_p", "log_softmax_p", "nll_loss_p"]
+           "relu_grad_p", "softplus_p", "softplus_grad_p", "linear_p", "log_softmax_p", "nll_loss_p"]
 
 
 class _Package(types.ModuleType):

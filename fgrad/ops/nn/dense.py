@@ -7,6 +7,8 @@ zeroed (JAX and PyTorch agree; SPEC 3b).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...backends.numba_kernels import kernels as _numba
@@ -15,7 +17,8 @@ from ...core.errors import ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_vectorized, elementwise_shape, shape_of
 from ...core.trace import Tracer, aval_of, is_tensor, xp_of
-from ..elementwise import add, const, convert_element_type, div, eq, exp, mul, ne, neg, sub
+from ..elementwise import (_logistic, add, const, convert_element_type, div, eq, exp, logistic, lt, mul,
+                           ne, neg, select, sub)
 from ..reduce import expand_back, reduce_sum
 from ..shape import broadcast_in_dim, reshape
 from ._geometry import _checked_bind
@@ -150,6 +153,68 @@ def_vectorized(relu_grad_p)
 def relu(x):
     """max(x, 0) with relu'(0) = 0; NaN propagates."""
     return relu_p.bind(x)
+
+
+# --- softplus ----------------------------------------------------------------------------------------
+# PyTorch's softplus: log(1 + exp(beta x)) / beta, and x itself where beta x > threshold. The
+# smooth branch is logaddexp(beta x, 0) / beta (finite at any magnitude). Written as a composite
+# it passed through logaddexp's max/abs and lost curvature at x == 0; as a primitive its
+# derivative is softplus_grad = logistic(beta x) (1 where beta x > threshold), whose own
+# derivative is beta s (1 - s), s = logistic(beta x), where beta x < threshold and 0 elsewhere.
+# At beta x == threshold that is PyTorch's convention: value and first derivative from the
+# smooth branch, second and higher derivatives 0 (softplus_double_backward masks x < threshold).
+
+softplus_p = Primitive("softplus", backward_name="SoftplusBackward0")
+softplus_grad_p = Primitive("softplus_grad", backward_name="SoftplusBackwardBackward0")
+
+
+def _float_aval(name):
+    def aval(x, **params):
+        if not is_float(x.dtype):
+            raise TypeError(f"{name}: expected a floating-point input, got dtype {x.dtype}")
+        return ShapedArray(x.shape, x.dtype)
+    return aval
+
+
+def _softplus_impl(x, *, beta, threshold, xp):
+    z = x * x.dtype.type(beta)
+    with np.errstate(all="ignore"):
+        smooth = xp.logaddexp(z, x.dtype.type(0)) / x.dtype.type(beta)
+    return xp.asarray(xp.where(z > threshold, x, smooth), dtype=x.dtype)
+
+
+def _softplus_grad_impl(x, *, beta, threshold, xp):
+    z = x * x.dtype.type(beta)
+    return xp.asarray(xp.where(z > threshold, x.dtype.type(1), _logistic(xp, xp.asarray(z))), dtype=x.dtype)
+
+
+def _softplus_second(x, *, beta, threshold):
+    """d softplus_grad / dx: beta s (1 - s) where beta x < threshold, else 0 (fgrad ops)."""
+    z = mul(x, const(x, beta))
+    s = logistic(z)
+    curv = mul(const(x, beta), mul(s, sub(const(s, 1.0), s)))
+    return select(lt(z, const(z, threshold)), curv, const(x, 0.0))
+
+
+softplus_p.def_impl(_softplus_impl)
+softplus_p.def_abstract_eval(_float_aval("softplus"))
+softplus_p.def_jvp(lambda primals, tangents, **params: (
+    softplus_p.bind(primals[0], **params), mul(tangents[0], softplus_grad_p.bind(primals[0], **params))))
+softplus_p.def_vjp(lambda needs, ct, out, x, **params: [mul(ct, softplus_grad_p.bind(x, **params))])
+def_vectorized(softplus_p)
+
+softplus_grad_p.def_impl(_softplus_grad_impl)
+softplus_grad_p.def_abstract_eval(_float_aval("softplus_grad"))
+softplus_grad_p.def_jvp(lambda primals, tangents, **params: (
+    softplus_grad_p.bind(primals[0], **params), mul(tangents[0], _softplus_second(primals[0], **params))))
+softplus_grad_p.def_vjp(lambda needs, ct, out, x, **params: [mul(ct, _softplus_second(x, **params))])
+def_vectorized(softplus_grad_p)
+
+
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """PyTorch's softplus, log(1 + exp(beta x)) / beta, linear where beta x > threshold; finite
+    at any magnitude, and smooth at 0 to every derivative order."""
+    return softplus_p.bind(x, beta=float(beta), threshold=float(threshold))
 
 
 # --- log_softmax ------------------------------------------------------------------------------------

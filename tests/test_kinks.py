@@ -1,0 +1,528 @@
+"""Derivatives at the kinks of smooth functions.
+
+A smooth function computed stably often passes through max, abs, where/select or clip (the
+max-shift of logaddexp, the branch of softplus, the guard of a norm). At the point where such
+a piece switches, the function itself is still smooth, but differentiating the pieces loses
+terms: d2/dx2 logaddexp(x, 0) at 0 came out 0 instead of 1/4. This file checks every smooth
+function of the public API *at those points*, to third order, in every mode: reverse
+(grad o grad o grad), forward (nested jvp) and both mixtures, against JAX (x64) or, for the
+PyTorch-named functions, against PyTorch (through the Tensor facade, and also through
+fgrad's transforms on plain arrays for fgrad.nn.functional).
+
+Coverage is enforced: `test_every_public_function_is_tested_or_listed` enumerates the public
+callables of fgrad.numpy, fgrad.numpy.linalg, fgrad.scipy.special, fgrad.nn.functional, the
+facade's functions (fgrad.<name>, also Tensor methods) and the fgrad.nn layers. Each one must
+be covered by a case below or listed, with its reason, in one of
+  * NON_SMOOTH: genuinely non-differentiable somewhere, with the documented convention there
+    (README, "Derivatives at non-differentiable points"); tested by tests/test_reliability.py;
+  * NOT_DIFFERENTIABLE: integer/boolean results, piecewise-constant functions, creation;
+  * NO_KINKS: linear, multilinear or structural functions (shape, indexing, products,
+    linear algebra) whose implementations never switch between pieces.
+A function added later fails that test until it is given a case or a line in a list.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.nn as fnn
+import fgrad.nn.functional as F
+import fgrad.numpy as fnp
+import fgrad.scipy.special as fss
+from fgrad.tensor import FUNCTIONS as FACADE_FUNCTIONS
+
+try:
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import jax.scipy.special as jss
+except ImportError:  # pragma: no cover - the oracle cases skip
+    jax = jnp = jss = None
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+ORDER = 3
+RTOL, ATOL = 1e-7, 1e-9
+
+
+# --- the public API --------------------------------------------------------------------------
+
+def _callables(module, names) -> list[str]:
+    out = []
+    for name in names:
+        obj = getattr(module, name, None)
+        if name.startswith("_") or obj is None or isinstance(obj, type) or inspect.ismodule(obj) \
+                or not callable(obj):
+            continue
+        out.append(name)
+    return out
+
+
+def public_api() -> set[str]:
+    """Every public function and layer whose derivatives users can ask for, namespaced."""
+    names = {f"numpy.{n}" for n in _callables(fnp, dir(fnp))}
+    names |= {f"numpy.linalg.{n}" for n in _callables(fnp.linalg, fnp.linalg.__all__)}
+    names |= {f"scipy.special.{n}" for n in _callables(fss, fss.__all__)}
+    own = [n for n in dir(F) if getattr(getattr(F, n), "__module__", None) == F.__name__]
+    names |= {f"nn.functional.{n}" for n in _callables(F, sorted(set(F.__all__) | set(own)))}
+    names |= {f"facade.{n}" for n in FACADE_FUNCTIONS}
+    names |= {f"nn.{n}" for n in dir(fnn) if isinstance(getattr(fnn, n), type)
+              and issubclass(getattr(fnn, n), fnn.Module)}
+    return names
+
+
+def _listing(table: dict[str, str]) -> dict[str, str]:
+    """{reason: space-separated names} -> {name: reason}."""
+    return {name: reason for reason, names in table.items() for name in names.split()}
+
+
+NON_SMOOTH = _listing({
+    "kink at 0 (abs'(0) = sign(0) = 0; relu'(0) = 0; leaky_relu'(0) = slope, as PyTorch)": """
+        numpy.abs numpy.absolute facade.abs facade.absolute facade.relu nn.functional.relu
+        nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
+    "ties: maximum/minimum and max/min reductions split evenly; sort/topk permute": """
+        numpy.maximum numpy.minimum numpy.max numpy.min numpy.amax numpy.amin facade.maximum
+        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk""",
+    "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
+        numpy.clip facade.clamp facade.clip""",
+    "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
+        nn.functional.max_pool2d nn.MaxPool2d""",
+    "a choice between two arrays: piecewise by definition": """
+        numpy.where facade.where facade.masked_fill""",
+    "jumps: piecewise-continuous remainders and floor division": """
+        numpy.fmod numpy.mod numpy.remainder numpy.divmod numpy.floor_divide facade.fmod
+        facade.remainder facade.floor_divide""",
+})
+
+NOT_DIFFERENTIABLE = _listing({
+    "integer, boolean or piecewise-constant results (zero derivative where defined)": """
+        numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin
+        numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.isnan numpy.isinf numpy.isfinite
+        numpy.equal numpy.not_equal numpy.less numpy.less_equal numpy.greater
+        numpy.greater_equal numpy.logical_and numpy.logical_or numpy.logical_xor
+        numpy.logical_not numpy.shape numpy.ndim numpy.size numpy.any numpy.all
+        numpy.bitwise_and numpy.bitwise_or numpy.bitwise_xor numpy.bitwise_not numpy.invert
+        facade.sign facade.floor facade.ceil facade.round facade.trunc facade.fix facade.argmax
+        facade.argmin facade.argsort facade.argwhere facade.nonzero facade.isnan facade.isinf
+        facade.isfinite facade.eq facade.ne facade.lt facade.le facade.gt facade.ge facade.greater
+        facade.less facade.greater_equal facade.less_equal facade.not_equal facade.equal
+        facade.logical_and facade.logical_or facade.logical_xor facade.logical_not
+        facade.bitwise_and facade.bitwise_or facade.bitwise_xor facade.bitwise_not facade.any
+        facade.all facade.count_nonzero facade.allclose facade.isclose facade.numel
+        facade.broadcast_shapes nn.functional.one_hot""",
+    "array creation": """
+        numpy.arange numpy.array numpy.asarray numpy.empty numpy.empty_like numpy.eye numpy.full
+        numpy.full_like numpy.identity numpy.linspace numpy.meshgrid numpy.ones numpy.ones_like
+        numpy.tri numpy.zeros numpy.zeros_like numpy.astype""",
+    "random (a fixed mask times the input)": "nn.functional.dropout nn.Dropout",
+})
+
+NO_KINKS = _listing({
+    "linear/structural: shape, indexing, stacking, reductions by sum": """
+        numpy.add numpy.subtract numpy.negative numpy.positive numpy.sum numpy.mean numpy.cumsum
+        numpy.trace numpy.at numpy.at_add numpy.at_get numpy.at_set numpy.getitem numpy.take
+        numpy.take_along_axis numpy.array_split numpy.atleast_1d numpy.atleast_2d
+        numpy.atleast_3d numpy.broadcast_arrays numpy.broadcast_to numpy.column_stack
+        numpy.concatenate numpy.diag numpy.diagflat numpy.diagonal numpy.dsplit numpy.dstack
+        numpy.expand_dims numpy.flatten numpy.flip numpy.fliplr numpy.flipud numpy.hsplit
+        numpy.hstack numpy.moveaxis numpy.pad numpy.ravel numpy.repeat numpy.reshape numpy.roll
+        numpy.rot90 numpy.split numpy.squeeze numpy.stack numpy.swapaxes numpy.tile
+        numpy.transpose numpy.tril numpy.triu numpy.vsplit numpy.vstack
+        numpy.linalg.matrix_transpose
+        facade.add facade.sub facade.subtract facade.neg facade.negative facade.sum facade.nansum
+        facade.mean facade.cumsum facade.trace facade.reshape facade.flatten facade.unflatten
+        facade.unsqueeze facade.squeeze facade.permute facade.transpose facade.swapaxes
+        facade.swapdims facade.t facade.movedim facade.moveaxis facade.broadcast_to facade.narrow
+        facade.split facade.tensor_split facade.chunk facade.unbind facade.gather
+        facade.index_select facade.take facade.masked_select facade.flip facade.roll facade.tril
+        facade.triu facade.diagonal facade.diag facade.clone facade.cat facade.concat
+        facade.concatenate facade.stack facade.hstack facade.vstack
+        nn.functional.flatten nn.functional.avg_pool2d nn.functional.nll_loss nn.Flatten
+        nn.Identity nn.AvgPool2d nn.NLLLoss nn.Module nn.Sequential nn.ModuleList
+        nn.ModuleDict""",
+    "multilinear products (polynomial, no pieces)": """
+        numpy.dot numpy.matmul numpy.inner numpy.outer numpy.tensordot numpy.vdot numpy.einsum
+        numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot
+        facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
+        facade.ger facade.einsum facade.lerp
+        nn.functional.linear nn.functional.conv2d nn.Linear nn.Conv2d""",
+    "matrix functions with their own primitives and rules (tests/test_linalg.py)": """
+        numpy.linalg.inv numpy.linalg.solve numpy.linalg.det numpy.linalg.slogdet
+        numpy.linalg.cholesky""",
+})
+
+
+# --- cases ------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    """sum(w * fn(lib, *(args + t * dirs))) as a function of t, differentiated at t = 0.
+
+    oracle "jax": fn(np, special, *xs) with (fgrad.numpy, fgrad.scipy.special) or
+    (jax.numpy, jax.scipy.special). oracle "torch": fn(L, Fn, *xs) with L = fgrad or torch
+    (Tensors) and Fn their nn.functional; with functional=True also L = None on plain arrays
+    under fgrad's transforms."""
+    id: str
+    covers: tuple
+    oracle: str
+    fn: Callable
+    args: tuple
+    functional: bool = False
+    torch_order: int = ORDER
+    dirs: tuple = field(default=None)
+
+
+def _arr(*xs):
+    return tuple(onp.asarray(x, onp.float64) for x in xs)
+
+
+CASES: list[Case] = []
+
+
+def case(id, covers, oracle, fn, *args, functional=False, torch_order=ORDER):
+    CASES.append(Case(id, tuple(covers.split()), oracle, fn, _arr(*args), functional, torch_order))
+
+
+# unary elementwise functions at 0, +-1 (or in their domain), against JAX and PyTorch
+_POINTS = {"default": [0.0, 1.0, -1.0], "log": [1.0, 0.5, 2.0], "sqrt": [1.0, 0.25, 4.0],
+           "unit": [0.0, 0.5, -0.5], "acosh": [2.0, 1.5, 3.0], "recip": [1.0, -2.0, 0.5],
+           "cbrt": [1.0, -1.0, 8.0], "log1p": [0.0, 1.0, -0.5], "logit": [0.5, 0.25, 0.9]}
+_UNARY = {  # fgrad.numpy name: (domain, facade name or None)
+    "sin": ("default", "sin"), "cos": ("default", "cos"), "tan": ("default", "tan"),
+    "arcsin": ("unit", "arcsin"), "arccos": ("unit", "arccos"), "arctan": ("default", "arctan"),
+    "sinh": ("default", "sinh"), "cosh": ("default", "cosh"), "tanh": ("default", "tanh"),
+    "arcsinh": ("default", "arcsinh"), "arccosh": ("acosh", "arccosh"),
+    "arctanh": ("unit", "arctanh"), "exp": ("default", "exp"), "expm1": ("default", "expm1"),
+    "exp2": ("default", "exp2"), "log": ("log", "log"), "log2": ("log", "log2"),
+    "log10": ("log", "log10"), "log1p": ("log1p", "log1p"), "sqrt": ("sqrt", "sqrt"),
+    "cbrt": ("cbrt", None), "square": ("default", "square"), "reciprocal": ("recip", "reciprocal"),
+}
+_FACADE_ONLY_UNARY = {"asin": "unit", "acos": "unit", "atan": "default", "asinh": "default",
+                      "acosh": "acosh", "atanh": "unit", "rsqrt": "sqrt", "sigmoid": "default",
+                      "erf": "default"}
+
+for _name, (_dom, _tname) in _UNARY.items():
+    case(f"numpy.{_name}", f"numpy.{_name}", "jax",
+         lambda np, sp, x, _n=_name: getattr(np, _n)(x), _POINTS[_dom])
+    if _tname:
+        case(f"facade.{_tname}", f"facade.{_tname}", "torch",
+             lambda L, Fn, x, _n=_tname: getattr(L, _n)(x), _POINTS[_dom])
+for _tname, _dom in _FACADE_ONLY_UNARY.items():
+    case(f"facade.{_tname}", f"facade.{_tname}", "torch",
+         lambda L, Fn, x, _n=_tname: getattr(L, _n)(x), _POINTS[_dom])
+for _name, _dom in {"erf": "default", "expit": "default", "logit": "logit"}.items():
+    case(f"special.{_name}", f"scipy.special.{_name}", "jax",
+         lambda np, sp, x, _n=_name: getattr(sp, _n)(x), _POINTS[_dom])
+
+_TIES = ([0.0, 1.0, -3.0, 700.0, 0.0], [0.0, 1.0, -3.0, 700.0, 5.0])  # equal pairs, and one not
+
+# logaddexp: the max/abs of the stable formula switch at x == y
+case("logaddexp[ties]", "numpy.logaddexp", "jax", lambda np, sp, x, y: np.logaddexp(x, y), *_TIES)
+case("logaddexp[scalar]", "numpy.logaddexp", "jax", lambda np, sp, x: np.logaddexp(x, 0.0),
+     [0.0, 1e-3, -2.0])
+case("logaddexp2[ties]", "numpy.logaddexp2", "jax", lambda np, sp, x, y: np.logaddexp2(x, y), *_TIES)
+case("facade.logaddexp[ties]", "facade.logaddexp facade.logaddexp2", "torch",
+     lambda L, Fn, x, y: L.logaddexp(x, y) + L.logaddexp2(x, y), *_TIES)
+
+# other binary elementwise functions, at equal arguments and at a zero base
+_EQ = ([0.5, 1.0, 2.0], [0.5, 1.0, 2.0])
+for _name in ("multiply", "divide", "true_divide", "power", "arctan2"):
+    case(f"numpy.{_name}[ties]", f"numpy.{_name}", "jax",
+         lambda np, sp, x, y, _n=_name: getattr(np, _n)(x, y), *_EQ)
+for _name in ("mul", "multiply", "div", "divide", "true_divide", "pow", "atan2", "arctan2"):
+    # PyTorch's third derivative of pow in both arguments is off by 2e-4 relative (JAX and
+    # finite differences agree with fgrad; numpy.power[ties] checks order 3 against JAX)
+    case(f"facade.{_name}[ties]", f"facade.{_name}", "torch",
+         lambda L, Fn, x, y, _n=_name: getattr(L, _n)(x, y), *_EQ,
+         torch_order=2 if _name == "pow" else ORDER)
+case("power[zero_base]", "numpy.power", "jax",
+     lambda np, sp, x: np.power(x, 2) + np.power(x, 3) + np.power(x, 3.0) + np.power(x, 4.0),
+     [0.0, 1.0, -1.0])
+case("facade.pow[zero_base]", "facade.pow facade.float_power", "torch",
+     lambda L, Fn, x: L.pow(x, 2) + L.pow(x, 3) + L.pow(x, 3.0) + L.float_power(x, 4.0),
+     [0.0, 1.0, -1.0])
+
+# reductions: ties and zeros (prod's gradient is the product of the others: zero-safe)
+_ROWS = [[0.0, 0.0, 2.0], [1.0, 1.0, 1.0], [0.0, 1.0, -2.0]]
+case("prod[zeros]", "numpy.prod", "jax", lambda np, sp, x: np.prod(x, axis=1), _ROWS)
+case("facade.prod[zeros]", "facade.prod", "torch", lambda L, Fn, x: L.prod(x, 1), _ROWS)
+_TIED = [[1.0, 1.0, 2.0], [0.0, 0.0, 1.0], [3.0, -1.0, 3.0]]
+case("var_std[ties]", "numpy.var numpy.std", "jax",
+     lambda np, sp, x: np.var(x, axis=1) + np.std(x, axis=1, ddof=1), _TIED)
+case("facade.var_std[ties]", "facade.var facade.std", "torch",
+     lambda L, Fn, x: L.var(x, 1) + L.std(x, 1, unbiased=False), _TIED)
+_TIED_LOGITS = [[0.0, 0.0, 0.0], [1.0, 1.0, -2.0], [500.0, 500.0, 499.0]]
+case("special.logsumexp[ties]", "scipy.special.logsumexp", "jax",
+     lambda np, sp, x: sp.logsumexp(x, axis=1), _TIED_LOGITS)
+case("special.logsumexp[b]", "scipy.special.logsumexp", "jax",
+     lambda np, sp, x: sp.logsumexp(x, axis=0, b=np.asarray([[1.0], [2.0], [0.5]])), _TIED_LOGITS)
+case("special.softmax[ties]", "scipy.special.softmax", "jax",
+     lambda np, sp, x: sp.softmax(x, axis=1) * np.asarray([1.0, 2.0, 3.0]), _TIED_LOGITS)
+case("special.log_softmax[ties]", "scipy.special.log_softmax", "jax",
+     lambda np, sp, x: sp.log_softmax(x, axis=1) * np.asarray([1.0, 2.0, 3.0]), _TIED_LOGITS)
+case("facade.logsumexp_softmax[ties]", "facade.logsumexp facade.softmax facade.log_softmax",
+     "torch", lambda L, Fn, x: L.logsumexp(x, 1, keepdim=True) + L.softmax(x, 1) * 2.0
+     + L.log_softmax(x, 1) * L.tensor([1.0, 2.0, 3.0], dtype=x.dtype), _TIED_LOGITS)
+
+# norms with zero entries (smooth there unless the whole vector is 0, SPEC 3b)
+_SPARSE = [[0.0, 1.0, -0.5], [0.0, 0.0, 2.0]]
+case("linalg.norm[zeros]", "numpy.linalg.norm", "jax",
+     lambda np, sp, x: np.linalg.norm(x) + np.linalg.norm(x, axis=1) + np.linalg.norm(x, ord=4, axis=1)
+     + np.linalg.norm(x, ord="fro"), _SPARSE)
+case("facade.norm[zeros]", "facade.norm", "torch",
+     lambda L, Fn, x: L.norm(x) + L.norm(x, dim=1) + L.norm(x, p=4, dim=1), _SPARSE)
+
+# fgrad.nn.functional against torch.nn.functional, on Tensors and (functional=True) arrays
+_SP = [0.0, 1e-3, -1.0, 2.5, 3.0, -30.0]
+for _kw in ({}, {"beta": 2.0, "threshold": 5.0}, {"beta": 0.5, "threshold": 1.0},
+            {"beta": -1.5, "threshold": 20.0}):
+    case(f"F.softplus{_kw or ''}", "nn.functional.softplus", "torch",
+         lambda L, Fn, x, _kw=_kw: Fn.softplus(x, **_kw), _SP, functional=True)
+# exactly at beta x == threshold: PyTorch's convention (value and first derivative smooth,
+# higher derivatives 0), and just either side of it
+case("F.softplus[at_threshold]", "nn.functional.softplus", "torch",
+     lambda L, Fn, x: Fn.softplus(x, beta=2.0, threshold=5.0), [2.5, 2.5 - 1e-6, 2.5 + 1e-6],
+     functional=True)
+for _name in ("sigmoid", "tanh"):
+    case(f"F.{_name}", f"nn.functional.{_name}", "torch",
+         lambda L, Fn, x, _n=_name: getattr(Fn, _n)(x), [0.0, 1.0, -1.0], functional=True)
+case("F.softmax[ties]", "nn.functional.softmax nn.functional.log_softmax", "torch",
+     lambda L, Fn, x: Fn.softmax(x, dim=1) * 2.0 + Fn.log_softmax(x, dim=-1), _TIED_LOGITS,
+     functional=True)
+
+
+def _target(L, data, dtype=None):
+    if L is None:
+        return onp.asarray(data, dtype)
+    return L.tensor(data) if dtype is None else L.tensor(data, dtype=getattr(L, dtype))
+
+
+case("F.cross_entropy[ties]", "nn.functional.cross_entropy", "torch",
+     lambda L, Fn, x: Fn.cross_entropy(x, _target(L, [0, 2, 1])) + Fn.cross_entropy(
+         x, _target(L, [1, 1, 0]), label_smoothing=0.1, reduction="sum")
+     + Fn.cross_entropy(x, _target(L, [[0.5, 0.5, 0.0]] * 3, "float64")), _TIED_LOGITS,
+     functional=True)
+case("F.mse_loss[equal]", "nn.functional.mse_loss", "torch",
+     lambda L, Fn, x, y: Fn.mse_loss(x, y), [0.0, 1.0, -2.0], [0.0, 1.0, -2.0], functional=True)
+# PyTorch's batch norm is right to order 2 only (its double backward is not differentiated
+# exactly); order 3 is checked against JAX on the textbook formula
+_BN = [[1.0, 0.0], [1.0, 0.0], [2.0, 3.0]]
+case("F.batch_norm[ties]", "nn.functional.batch_norm", "torch",
+     lambda L, Fn, x: Fn.batch_norm(x, None, None, training=True), _BN, functional=True,
+     torch_order=2)
+
+
+def _batch_norm(np, sp, x):
+    if np is fnp:
+        return F.batch_norm(x, None, None, training=True)
+    centered = x - np.mean(x, axis=0, keepdims=True)
+    return centered / np.sqrt(np.mean(centered * centered, axis=0, keepdims=True) + 1e-5)
+
+
+case("F.batch_norm[ties,jax]", "nn.functional.batch_norm", "jax", _batch_norm, _BN)
+
+# fgrad.nn layers against torch.nn
+for _layer, _make, _pts in (
+        ("Softmax", lambda nn: nn.Softmax(dim=1), _TIED_LOGITS),
+        ("LogSoftmax", lambda nn: nn.LogSoftmax(dim=1), _TIED_LOGITS),
+        ("Sigmoid", lambda nn: nn.Sigmoid(), [0.0, 1.0]),
+        ("Tanh", lambda nn: nn.Tanh(), [0.0, 1.0]),
+        ("BatchNorm1d", lambda nn: nn.BatchNorm1d(2, affine=False, track_running_stats=False),
+         [[1.0, 0.0], [1.0, 0.0], [2.0, 3.0]]),
+        ("BatchNorm2d", lambda nn: nn.BatchNorm2d(1, affine=False, track_running_stats=False),
+         [[[[1.0, 0.0]]], [[[1.0, 0.0]]], [[[2.0, 3.0]]]])):
+    case(f"nn.{_layer}", f"nn.{_layer}", "torch",
+         lambda L, Fn, x, _make=_make: _make(L.nn)(x), _pts,
+         torch_order=2 if _layer.startswith("BatchNorm") else ORDER)
+case("nn.losses[ties]", "nn.CrossEntropyLoss nn.MSELoss", "torch",
+     lambda L, Fn, x: L.nn.CrossEntropyLoss()(x, _target(L, [0, 2, 1])) + L.nn.MSELoss()(x, x * 0.5),
+     _TIED_LOGITS)
+
+for _k, _c in enumerate(CASES):  # a direction per argument: equal arguments move apart
+    _rng = onp.random.default_rng(_k)
+    _c.dirs = tuple(_rng.uniform(-1.0, 1.0, a.shape) for a in _c.args)
+
+
+# --- derivatives of t -> sum(w * f(x + t v)) ----------------------------------------------------
+
+_W = onp.random.default_rng(7).uniform(0.5, 1.5, 64)  # weights of the outputs in the sum
+
+
+def _fgrad_scalar_fn(c):
+    """g(t) on fgrad's transforms (plain arrays)."""
+    def g(t):
+        xs = [fnp.add(a, fnp.multiply(t, v)) for a, v in zip(c.args, c.dirs)]
+        y = c.fn(fnp, fss, *xs) if c.oracle == "jax" else c.fn(None, F, *xs)
+        flat = fnp.ravel(y)
+        n = fnp.shape(flat)[0]
+        return fnp.sum(fnp.multiply(flat, _W[:n]))
+    return g
+
+
+def _nested(g, steps):
+    """g differentiated len(steps) times, each step 'rev' (grad) or 'fwd' (jvp with tangent 1)."""
+    fns = [g]
+    for s in steps:
+        h = fns[-1]
+        if s == "rev":
+            fns.append(fgrad.grad(h))
+        else:
+            fns.append(lambda t, h=h: fgrad.jvp(h, (t,), (onp.float64(1.0),))[1])
+    return fns
+
+
+MODES = {"rev": ["rev"] * ORDER, "fwd": ["fwd"] * ORDER, "rev-fwd-rev": ["rev", "fwd", "rev"],
+         "fwd-rev-fwd": ["fwd", "rev", "fwd"]}  # steps, innermost first
+
+
+def _fgrad_derivatives(c, mode):
+    return [float(f(onp.float64(0.0))) for f in _nested(_fgrad_scalar_fn(c), MODES[mode])]
+
+
+def _jax_derivatives(c):
+    def g(t):
+        xs = [jnp.asarray(a) + t * jnp.asarray(v) for a, v in zip(c.args, c.dirs)]
+        y = jnp.ravel(c.fn(jnp, jss, *xs))
+        return jnp.sum(y * _W[:y.shape[0]])
+    fns = [g]
+    for _ in range(ORDER):
+        fns.append(jax.grad(fns[-1]))
+    # one compiled function per case: much faster than compiling each op eagerly
+    return [float(v) for v in jax.jit(lambda t: [f(t) for f in fns])(0.0)]
+
+
+def _tensor_derivatives(L, c):
+    """The same derivatives through a Tensor library's autograd (create_graph), L = fgrad or torch."""
+    t = L.zeros((), dtype=L.float64, requires_grad=True)
+    xs = [L.tensor(a, dtype=L.float64) + t * L.tensor(v, dtype=L.float64)
+          for a, v in zip(c.args, c.dirs)]
+    Fn = F if L is fgrad else torch.nn.functional
+    y = L.reshape(c.fn(L, Fn, *xs), (-1,))
+    y = (y * L.tensor(_W[:y.shape[0]], dtype=L.float64)).sum()
+    out = [float(y.detach())]
+    for _ in range(ORDER):
+        if not y.requires_grad:
+            out.append(0.0)
+            continue
+        (y,) = L.autograd.grad(y, t, create_graph=True, allow_unused=True)
+        if y is None:
+            y = L.zeros((), dtype=L.float64)
+        out.append(float(y.detach()))
+    return out
+
+
+def _close(ours, ref, what):
+    onp.testing.assert_allclose(ours, ref, rtol=RTOL, atol=ATOL,
+                                err_msg=f"{what}: derivatives of order 0..{ORDER}")
+
+
+@pytest.mark.parametrize("c", [c for c in CASES if c.oracle == "jax"], ids=lambda c: c.id)
+def test_functional_matches_jax_at_kinks(c):
+    if jax is None:
+        pytest.skip("jax is not installed")
+    ref = _jax_derivatives(c)
+    for mode in MODES:
+        _close(_fgrad_derivatives(c, mode), ref, f"{c.id} ({mode})")
+
+
+@pytest.mark.parametrize("c", [c for c in CASES if c.oracle == "torch"], ids=lambda c: c.id)
+def test_facade_matches_torch_at_kinks(c):
+    if torch is None:
+        pytest.skip("torch is not installed")
+    n = c.torch_order + 1
+    ref = _tensor_derivatives(torch, c)[:n]
+    _close(_tensor_derivatives(fgrad, c)[:n], ref, f"{c.id} (Tensor facade)")
+    if c.functional:
+        for mode in MODES:
+            _close(_fgrad_derivatives(c, mode)[:n], ref, f"{c.id} (arrays, {mode})")
+
+
+# --- the bug reports, and properties a table of directional derivatives does not show ---------
+
+def test_reported_values():
+    g = fgrad.grad
+    assert g(g(lambda x: fnp.logaddexp(x, 0.0)))(0.0) == pytest.approx(0.25, abs=1e-15)
+    assert g(g(lambda x: F.softplus(x)))(0.0) == pytest.approx(0.25, abs=1e-15)
+    x = fgrad.tensor(0.0, dtype=fgrad.float64, requires_grad=True)
+    (d1,) = fgrad.autograd.grad(F.softplus(x), x, create_graph=True)
+    (d2,) = fgrad.autograd.grad(d1, x)
+    assert float(d2) == pytest.approx(0.25, abs=1e-15)
+    h = fgrad.hessian(lambda v: fnp.logaddexp(v[0], v[1]))(onp.array([1.5, 1.5]))
+    onp.testing.assert_allclose(h, 0.25 * onp.array([[1.0, -1.0], [-1.0, 1.0]]), atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float64])
+def test_logaddexp_hessian_vmap_jit_at_ties(dtype):
+    """The full Hessian (both arguments, every pair equal), under vmap and jit, in float32 too."""
+    pts = onp.array([[0.0, 0.0], [2.0, 2.0], [-50.0, -50.0], [1.0, -1.0]], dtype)
+    hess = fgrad.hessian(lambda v: fnp.logaddexp(v[0], v[1]))
+    batched = fgrad.vmap(hess)(pts)
+    jitted = fgrad.jit(hess)
+    for p, hb in zip(pts, batched):
+        s = 1.0 / (1.0 + onp.exp(-(float(p[0]) - float(p[1]))))
+        want = s * (1 - s) * onp.array([[1.0, -1.0], [-1.0, 1.0]])
+        tol = 1e-6 if dtype == onp.float32 else 1e-14
+        onp.testing.assert_allclose(hb, want, atol=tol)
+        onp.testing.assert_allclose(jitted(p), want, atol=tol)
+        assert hb.dtype == dtype
+
+
+def test_logaddexp_at_infinities():
+    """NumPy's values; each argument's derivative is 1/2 where both are the same infinity."""
+    inf = onp.inf
+    x = onp.array([inf, -inf, inf, -inf, 0.0, onp.nan])
+    y = onp.array([inf, -inf, 0.0, 0.0, -inf, 0.0])
+    with onp.errstate(all="ignore"):
+        want = onp.logaddexp(x, y)
+    with onp.errstate(all="raise"):
+        onp.testing.assert_array_equal(fnp.logaddexp(x, y), want)
+        gx, gy = fgrad.vjp(fnp.logaddexp, x, y)[1](onp.ones(6))
+    onp.testing.assert_array_equal(gx, [0.5, 0.5, 1.0, 0.0, 1.0, onp.nan])
+    onp.testing.assert_array_equal(gy, [0.5, 0.5, 0.0, 1.0, 0.0, onp.nan])
+
+
+def test_facade_binds_the_functional_primitives():
+    """One implementation: the facade records the primitive the functional side binds."""
+    jaxpr = str(fgrad.make_jaxpr(lambda x: F.softplus(x))(1.0))
+    assert "softplus" in jaxpr and "max" not in jaxpr and "abs" not in jaxpr
+    assert "logaddexp" in str(fgrad.make_jaxpr(lambda x: fnp.logaddexp(x, 0.0))(1.0))
+    t = fgrad.tensor([0.0, 1.0], requires_grad=True)
+    assert type(F.softplus(t).grad_fn).__name__ == "SoftplusBackward0"
+    assert type(fgrad.logaddexp(t, t).grad_fn).__name__ == "LogaddexpBackward0"
+    assert type(fnp.logaddexp(t, 0.0).grad_fn).__name__ == "LogaddexpBackward0"
+
+
+# --- coverage of the public API ---------------------------------------------------------------
+
+def _tested() -> set[str]:
+    return {name for c in CASES for name in c.covers}
+
+
+def test_every_public_function_is_tested_or_listed():
+    listed = set(NON_SMOOTH) | set(NOT_DIFFERENTIABLE) | set(NO_KINKS)
+    missing = sorted(public_api() - _tested() - listed)
+    assert not missing, (
+        f"{missing}: give each a case in tests/test_kinks.py (evaluated at the points where its "
+        "implementation switches pieces: 0, equal arguments, thresholds), or list it in "
+        "NON_SMOOTH, NOT_DIFFERENTIABLE or NO_KINKS with the reason")
+
+
+def test_listings_are_current_and_disjoint():
+    api = public_api()
+    tables = {"NON_SMOOTH": NON_SMOOTH, "NOT_DIFFERENTIABLE": NOT_DIFFERENTIABLE,
+              "NO_KINKS": NO_KINKS, "cases": dict.fromkeys(_tested(), "")}
+    for name, table in tables.items():
+        stale = sorted(set(table) - api)
+        assert not stale, f"{name} names functions that no longer exist: {stale}"
+    seen: dict[str, str] = {}
+    for name, table in tables.items():
+        for fn in table:
+            assert fn not in seen, f"{fn} is in both {seen[fn]} and {name}"
+            seen[fn] = name

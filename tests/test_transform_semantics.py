@@ -1,0 +1,208 @@
+"""Transforms keep the meaning of the code they transform: a derivative is never dropped by a
+conversion to a Python number, jit never changes a dtype or retraces on a new keyword value,
+and det is differentiable at singular matrices (issue 8, items 4, 5, 11, 15, 16)."""
+from __future__ import annotations
+
+import math
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.core.errors import ConcretizationError
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+jax.config.update("jax_enable_x64", True)
+
+
+# --- item 5: converting a differentiated value to a Python number -------------------------
+
+DROPPING = {
+    "float": lambda x: x * float(x),
+    "int": lambda x: x * int(x),
+    "item": lambda x: x * x.item(),
+    "math.sin": lambda x: math.sin(x) + x,
+    "numpy.float64": lambda x: onp.float64(x) * x,
+    "complex": lambda x: x * complex(x).real,
+    "tolist": lambda x: x * x.tolist(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DROPPING))
+@pytest.mark.parametrize("transform", ["grad", "jvp", "grad_of_grad", "jacfwd", "jacrev"])
+def test_python_number_of_a_differentiated_value_raises(name, transform):
+    f = DROPPING[name]
+    run = {
+        "grad": lambda: fgrad.grad(f)(3.0),
+        "jvp": lambda: fgrad.jvp(f, (3.0,), (1.0,)),
+        "grad_of_grad": lambda: fgrad.grad(fgrad.grad(f))(3.0),
+        "jacfwd": lambda: fgrad.jacfwd(f)(3.0),
+        "jacrev": lambda: fgrad.jacrev(f)(3.0),
+    }[transform]
+    with pytest.raises((ConcretizationError, fgrad.core.TracerArrayConversionError)):
+        run()
+    assert fgrad.grad(lambda x: x * x)(3.0) == 6.0  # fgrad keeps working
+
+
+def test_python_number_error_names_the_fix():
+    with pytest.raises(ConcretizationError, match=r"(?s)float\(\).*grad.*stop_gradient"):
+        fgrad.grad(lambda x: x * float(x))(3.0)
+
+
+def test_python_number_of_a_stopped_value_is_a_constant():
+    assert fgrad.grad(lambda x: x * float(fgrad.stop_gradient(x)))(3.0) == 3.0
+
+
+def test_python_control_flow_still_works_under_grad():
+    assert fgrad.grad(lambda x: x * x if x > 0 else -x)(3.0) == 6.0
+    assert fgrad.grad(lambda x: x * x if bool(x > 0) else -x)(-3.0) == -1.0
+
+
+def test_tensor_item_keeps_pytorch_semantics_under_grad():
+    x = fgrad.tensor([1.0, 2.0])
+    g = fgrad.grad(lambda t: (t * t).sum() * 0 + t.sum().item() + float(t.sum()))(x)
+    assert g.tolist() == [0.0, 0.0]
+    t = fgrad.tensor([3.0], requires_grad=True)
+    y = (t * t).sum()
+    assert y.item() == 9.0 and float(y) == 9.0 and int(y) == 9
+
+
+# --- item 4: no transform changes a result's dtype --------------------------------------
+
+WEAK_CASES = {
+    "mul": lambda x, s: x * s,
+    "rmul": lambda x, s: s * x,
+    "scalar_arith_first": lambda x, s: x * (s * 2.0 + 1.0),
+    "neg_abs": lambda x, s: x + abs(-s),
+    "pow": lambda x, s: x ** s,
+    "div": lambda x, s: x / (s - 0.5),
+    "numpy_fn_of_scalar": lambda x, s: x * np.sin(s),  # fgrad.numpy of a number is an array
+    "int_scalar": lambda x, s: x * int(3) + s,
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEAK_CASES))
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float16, onp.int32])
+@pytest.mark.parametrize("s", [2.0, 3])
+def test_jit_keeps_python_scalar_weakly_typed(name, dtype, s):
+    f = WEAK_CASES[name]
+    x = onp.arange(1, 4).astype(dtype)
+    eager = f(x, s)
+    jitted = fgrad.jit(f)(x, s)
+    assert jitted.dtype == eager.dtype, (name, dtype, s)
+    onp.testing.assert_allclose(jitted, eager, rtol=1e-3)
+
+
+def test_jit_caches_python_scalars_apart_from_arrays():
+    f = fgrad.jit(lambda x, s: x * s)
+    x = onp.ones(3, onp.float32)
+    assert f(x, 2.0).dtype == onp.float32
+    assert f(x, onp.float64(2.0)).dtype == onp.float64  # a NumPy scalar is strongly typed
+    assert f(x, 5.0).dtype == onp.float32 and len(f._cache) == 2
+
+
+# --- item 11: jit traces keyword arguments; static_argnames ---------------------------------
+
+def test_jit_traces_keyword_arguments():
+    calls = []
+
+    def f(x, *, w, b=0.0):
+        calls.append(1)
+        return x * w + b
+
+    jf = fgrad.jit(f)
+    onp.testing.assert_allclose(jf(1.0, w=onp.ones(2)), [1.0, 1.0])
+    onp.testing.assert_allclose(jf(1.0, w=onp.ones(2) * 3, b=1.0), [4.0, 4.0])
+    onp.testing.assert_allclose(jf(2.0, w=onp.ones(2) * 3, b=5.0), [11.0, 11.0])
+    assert len(calls) == 2  # a new float value of b does not retrace; passing b does once
+    assert fgrad.grad(lambda w: jf(2.0, w=w, b=1.0).sum())(onp.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_jit_static_argnames():
+    calls = []
+
+    def f(x, n=1):
+        calls.append(n)
+        return x ** n
+
+    jf = fgrad.jit(f, static_argnames="n")
+    assert jf(2.0, n=3) == 8.0 and jf(3.0, n=3) == 27.0 and jf(2.0, n=2) == 4.0
+    assert calls == [3, 2]
+    assert fgrad.make_jaxpr(f, static_argnames=("n",))(2.0, n=2).jaxpr.eqns
+
+
+def test_jit_static_argument_that_is_traced_says_how_to_fix():
+    jf = fgrad.jit(lambda x, n: x * n, static_argnums=1)
+    with pytest.raises(TypeError, match="in_axes=None"):
+        fgrad.vmap(jf, in_axes=(0, 0))(onp.ones(3), onp.ones(3))
+    with pytest.raises(TypeError, match="not hashable"):
+        jf(1.0, onp.ones(2))
+
+
+def test_vmap_of_jit_with_static_unmapped_scalar():
+    jf = fgrad.jit(lambda x, n: x * n, static_argnums=1)
+    out = fgrad.vmap(jf, in_axes=(0, None))(onp.ones(3, onp.float32), 2.0)
+    assert out.dtype == onp.float32 and out.tolist() == [2.0, 2.0, 2.0]
+
+
+# --- item 15: det at singular matrices --------------------------------------------------
+
+SINGULAR = [
+    onp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]]),  # rank 2
+    onp.array([[1.0, 2.0], [2.0, 4.0]]),                                # rank 1 (n - 1)
+    onp.zeros((3, 3)),                                                  # rank 0
+    onp.outer([1.0, 2.0, 3.0, 4.0], [1.0, -1.0, 2.0, 0.5]),             # rank 1 of 4
+]
+
+
+@pytest.mark.parametrize("k", range(len(SINGULAR)))
+def test_det_gradient_at_singular_matrix_is_the_adjugate(k):
+    a = SINGULAR[k]
+    onp.testing.assert_allclose(fgrad.grad(np.linalg.det)(a), jax.grad(jnp.linalg.det)(a), atol=1e-12)
+    onp.testing.assert_allclose(fgrad.jvp(np.linalg.det, (a,), (onp.ones_like(a),))[1],
+                                jax.jvp(jnp.linalg.det, (a,), (onp.ones_like(a),))[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("k", range(len(SINGULAR)))
+def test_det_hessian_at_singular_matrix_matches_finite_differences(k):
+    a = SINGULAR[k]
+    n = a.shape[0]
+    h = fgrad.hessian(np.linalg.det)(a)
+    g = fgrad.grad(np.linalg.det)
+    eps = 1e-5
+    fd = onp.stack([(g(a + eps * e.reshape(n, n)) - g(a - eps * e.reshape(n, n))) / (2 * eps)
+                    for e in onp.eye(n * n)]).reshape(n, n, n, n).transpose(2, 3, 0, 1)
+    onp.testing.assert_allclose(h, fd, atol=1e-7)
+    onp.testing.assert_allclose(fgrad.jacrev(fgrad.jacrev(np.linalg.det))(a), h, atol=1e-12)
+
+
+def test_det_derivatives_match_jax_to_third_order():
+    a = onp.random.RandomState(0).randn(4, 4)
+    onp.testing.assert_allclose(fgrad.hessian(np.linalg.det)(a), jax.hessian(jnp.linalg.det)(a), atol=1e-12)
+    onp.testing.assert_allclose(fgrad.jacfwd(fgrad.hessian(np.linalg.det))(a),
+                                jax.jacfwd(jax.hessian(jnp.linalg.det))(a), atol=1e-11)
+    batch = onp.stack([SINGULAR[0], a[:3, :3]])
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(np.linalg.det))(batch),
+                                jax.vmap(jax.grad(jnp.linalg.det))(batch), atol=1e-12)
+
+
+def test_adjugate_satisfies_its_definition():
+    from fgrad.ops.linalg import adjugate
+    from fgrad.test_util import check_grads
+    a = onp.random.RandomState(1).randn(2, 3, 3)
+    adj = adjugate(a)
+    onp.testing.assert_allclose(adj @ a, onp.linalg.det(a)[:, None, None] * onp.eye(3), atol=1e-12)
+    check_grads(adjugate, (a,), order=2, modes=("fwd", "rev"))
+
+
+# --- item 16: exports ------------------------------------------------------------------
+
+def test_subpackages_are_attributes_of_fgrad():
+    import fgrad as f
+    assert callable(f.test_util.check_grads)
+    assert callable(f.scipy.special.erf)
+    from fgrad.core import Primitive, eval_jaxpr  # noqa: F401
+    closed = fgrad.make_jaxpr(lambda x: x * 2.0)(1.0)
+    assert eval_jaxpr(closed.jaxpr, closed.consts, onp.asarray(3.0))[0] == 6.0
