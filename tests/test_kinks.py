@@ -88,7 +88,7 @@ NON_SMOOTH = _listing({
         numpy.abs numpy.absolute facade.abs facade.absolute facade.relu nn.functional.relu
         nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
     "ties: maximum/minimum and max/min reductions split evenly; sort/topk permute": """
-        numpy.maximum numpy.minimum numpy.max numpy.min numpy.amax numpy.amin facade.maximum
+        numpy.maximum numpy.minimum numpy.at_max numpy.at_min numpy.max numpy.min numpy.amax numpy.amin facade.maximum
         facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk""",
     "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
         numpy.clip facade.clamp facade.clip""",
@@ -127,7 +127,7 @@ NOT_DIFFERENTIABLE = _listing({
 NO_KINKS = _listing({
     "linear/structural: shape, indexing, stacking, reductions by sum": """
         numpy.add numpy.subtract numpy.negative numpy.positive numpy.sum numpy.mean numpy.cumsum
-        numpy.trace numpy.at numpy.at_add numpy.at_get numpy.at_set numpy.getitem numpy.take
+        numpy.trace numpy.at numpy.at_add numpy.at_get numpy.at_set numpy.at_mul numpy.getitem numpy.take
         numpy.take_along_axis numpy.array_split numpy.atleast_1d numpy.atleast_2d
         numpy.atleast_3d numpy.broadcast_arrays numpy.broadcast_to numpy.column_stack
         numpy.concatenate numpy.diag numpy.diagflat numpy.diagonal numpy.dsplit numpy.dstack

@@ -307,6 +307,13 @@ recipe("at_set", "array", lambda M, x, v, i: M.at_set(x, (slice(None), i), v), X
        numpy=False)
 recipe("at_add", "repeated", lambda M, x, v: M.at_add(x, ([0, 0], [1, 1]), v), X, Arg((2,)), dtypes=REALS,
        numpy=False)
+recipe("at_mul", "repeated", lambda M, x, v: M.at_mul(x, ([0, 0], [1, 1]), v), X, Arg((2,)), dtypes=REALS,
+       numpy=False)
+recipe("at_min", "slice", lambda M, x, v: M.at_min(x, (slice(None), 1), v), X, Arg((2,)), dtypes=REALS,
+       numpy=False)
+recipe("at_max", "repeated", lambda M, x, v: M.at_max(x, [1, 1], v), X, Arg((2, 3)), dtypes=REALS,
+       numpy=False)
+recipe("at", "mul", lambda M, x, v: M.at(x)[1].mul(v), X, V, dtypes=REALS, numpy=False)
 recipe("at_get", "slice", lambda M, x: M.at_get(x, (slice(None), 1)), X, numpy=False)
 recipe("at", "set", lambda M, x, v: M.at(x)[1, 2].set(v), X, S0, dtypes=REALS, numpy=False)
 recipe("at", "add", lambda M, x, v: M.at(x)[0].add(v), X, V, numpy=False)

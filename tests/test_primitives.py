@@ -524,8 +524,8 @@ def test_creation_functions_give_constants():
         return x
 
     fgrad.make_jaxpr(f)(np.ones(3))
-    assert type(seen["zeros"]) is np.ndarray and seen["zeros"].dtype == np.float64
-    assert type(seen["full"]) is np.ndarray and seen["full"].dtype == np.float32
+    assert type(seen["zeros"]) is fnp.Array and seen["zeros"].dtype == np.float64
+    assert type(seen["full"]) is fnp.Array and seen["full"].dtype == np.float32
     assert not isinstance(seen["traced_full"], np.ndarray)
     assert fnp.eye(2, dtype=int).dtype == np.int64 and fnp.zeros(3).dtype == np.float64
     np.testing.assert_array_equal(fnp.arange(5), np.arange(5))

@@ -206,3 +206,41 @@ def test_subpackages_are_attributes_of_fgrad():
     from fgrad.core import Primitive, eval_jaxpr  # noqa: F401
     closed = fgrad.make_jaxpr(lambda x: x * 2.0)(1.0)
     assert eval_jaxpr(closed.jaxpr, closed.consts, onp.asarray(3.0))[0] == 6.0
+
+
+# --- item 14: x.at[...] on the arrays fgrad.numpy makes ---------------------------------
+
+def _updates(x):
+    return x.at[0].set(5.0).at[1].mul(3.0).at[2].max(10.0).at[onp.array([0, 0])].add(1.0).at[3].min(-1.0)
+
+
+def test_at_updates_run_eagerly_and_under_every_transform_as_in_jax():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    want = _updates(jnp.array([1.0, 2.0, 3.0, 4.0]))
+    onp.testing.assert_allclose(_updates(x), want)
+    onp.testing.assert_allclose(fgrad.jit(_updates)(x), want)
+    onp.testing.assert_allclose(fgrad.grad(lambda v: _updates(v).sum())(x),
+                                jax.grad(lambda v: _updates(v).sum())(jnp.asarray(x)))
+    onp.testing.assert_allclose(fgrad.vmap(_updates)(np.stack([x, x])), onp.stack([want, want]))
+
+
+@pytest.mark.parametrize("op", ["mul", "min", "max", "add", "set"])
+def test_at_update_with_repeated_indices_matches_jax(op):
+    idx, v = onp.array([1, 1, 3, 1]), onp.array([2.0, 3.0, -1.0, 0.5])
+    got = getattr(np.arange(5.0).at[idx], op)(v)
+    want = getattr(jnp.arange(5.0).at[jnp.asarray(idx)], op)(jnp.asarray(v))
+    if op == "set":  # the position's last update wins eagerly; JAX leaves it unspecified
+        want = onp.array([0.0, 0.5, 2.0, -1.0, 4.0])
+    onp.testing.assert_allclose(got, want)
+
+
+def test_fgrad_numpy_arrays_are_numpy_arrays_with_at():
+    import pickle
+    x = np.zeros(3)
+    assert isinstance(x, onp.ndarray) and repr(x) == "array([0., 0., 0.])" and str(x) == "[0. 0. 0.]"
+    assert type(np.sin(x)) is np.Array and type(x + 1.0) is np.Array  # results keep .at
+    assert type(pickle.loads(pickle.dumps(x))) is np.Array
+    assert np.asarray(onp.ones(2)).at[0].set(3.0).tolist() == [3.0, 1.0]
+    for make in (lambda: np.ones(2), lambda: np.arange(3.0), lambda: np.linspace(0, 1, 3),
+                 lambda: np.eye(2), lambda: np.full((2,), 1.0), lambda: np.zeros_like(onp.ones(2))):
+        assert hasattr(make(), "at")

@@ -82,17 +82,24 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         xp = np
+        wrap = None
         for a in args:
             if type(a) is not np.ndarray:
                 if isinstance(a, Tracer):
                     raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
                 if type(a).__module__.startswith("cupy"):
                     xp = xp_of((a,))
+                elif getattr(type(a), "__fgrad_array__", False):
+                    wrap = type(a)
+        if wrap is not None:  # fgrad.numpy's Array: impls see plain ndarrays, results are Arrays
+            args = [a.view(np.ndarray) if type(a) is wrap else a for a in args]
         if xp is not np:  # NumPy constants beside GPU arrays (0-d ones, e.g. from rules, as scalars)
             args = [(a[()] if a.ndim == 0 else xp.asarray(a)) if type(a) is np.ndarray else a for a in args]
         out = prim.raw_impl(*args, xp=xp, **params)
         if type(out) is not np.ndarray and not hasattr(out, "__cuda_array_interface__"):
             out = xp.asarray(out)  # NumPy returns scalars for 0-d results; keep arrays
+        if wrap is not None and type(out) is np.ndarray:
+            out = out.view(wrap)
         if _state.debug_nans:
             _check_nans(prim, out)
         return out

@@ -15,7 +15,11 @@ from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._index_tricks import c_, r_  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
+from ._array import Array, as_array as _as_array  # noqa: F401
+from ._util import register_fast_type as _register_fast_type
 from . import _operators  # noqa: F401  (installs Tracer operators)
+
+_register_fast_type(Array)  # its .shape and .dtype are ndarray's
 from . import linalg  # noqa: F401,E402
 
 
@@ -26,7 +30,7 @@ def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = Non
     cast to `dtype` when given. `order` and `copy` are accepted for NumPy's signature (values
     are immutable, so a copy is never needed)."""
     v = _as_value(a, "asarray")
-    return v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray"))
+    return _as_array(v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray")))
 
 
 def array(object: _Any, dtype: _Any = None, *, copy: _Any = True, order: _Any = "K", ndmin: int = 0) -> _Any:

@@ -1,15 +1,17 @@
-"""Array creation in fgrad.numpy. Results are plain NumPy arrays (constants have no
-derivative): `zeros_like(x)` of a traced x is a constant of x's shape and dtype, never a
+"""Array creation in fgrad.numpy. Results are fgrad.numpy Arrays (NumPy arrays with `.at`;
+constants have no derivative): `zeros_like(x)` of a traced x is a constant of x's shape and dtype, never a
 tracer. Only values computed from traced arguments are traced: `full(shape, x)`,
 `full_like(a, x)` and `linspace(x, y)` with a traced x or y."""
 from __future__ import annotations
 
-import numpy as np
-
+import functools
 import math
+
+import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.trace import aval_of, is_tensor
+from ._array import as_array
 from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, int_arg, is_traced,
                     normalize_axis, shape_arg, static_arg)
 
@@ -221,3 +223,20 @@ def full_like(a, fill_value, dtype=None, shape=None):
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "identity", "tri", "arange", "linspace",
            "zeros_like", "ones_like", "empty_like", "full_like"]
+
+
+def _making_arrays(fn):
+    """`fn` whose plain-NumPy results come back as fgrad.numpy Arrays (which have `.at`)."""
+    @functools.wraps(fn)
+    def make(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if type(out) is tuple:  # linspace(..., retstep=True)
+            return tuple(as_array(o) for o in out)
+        return as_array(out)
+    return make
+
+
+for _name in ("zeros", "ones", "empty", "full", "eye", "identity", "tri", "arange", "linspace",
+              "zeros_like", "ones_like", "empty_like", "full_like"):
+    globals()[_name] = _making_arrays(globals()[_name])
+del _name

@@ -282,7 +282,47 @@ def at_set(x, idx, v):
     return sh.reshape(out, shape)
 
 
+def _at_combine(x, idx, v, name: str, combine):
+    """x with x[idx] replaced by combine(x[idx], v), where a repeated position combines every
+    update aimed at it in turn (JAX's .at[].mul/.min/.max accumulate). With concrete index
+    arrays the updates go in rounds, each round touching distinct positions (one round unless
+    positions repeat); with traced index arrays positions are assumed distinct."""
+    x, shape, expanded, spec, arrays, sel, v = _update_plan(x, idx, v, name)
+    size = int(np.prod(expanded))
+    flat = sh.reshape(x, (size,))
+    if any(is_traced(a) for a in arrays) or any(_is_cupy(a) for a in arrays):
+        return at_set(x, idx, combine(getitem(x, idx), v))
+    targets = np.arange(size, dtype=np.int64).reshape(expanded)[ix.build_index(spec, arrays)].reshape(-1)
+    v = sh.reshape(v, (targets.size,))
+    order = np.argsort(targets, kind="stable")
+    sorted_t = targets[order]
+    first = np.searchsorted(sorted_t, sorted_t, side="left")
+    occurrence = np.empty_like(order)
+    occurrence[order] = np.arange(order.size) - first  # how many earlier updates hit the position
+    for r in range(int(occurrence.max()) + 1 if occurrence.size else 0):
+        which = np.nonzero(occurrence == r)[0]
+        pos = targets[which]
+        flat = at_set(flat, pos, combine(getitem(flat, pos), getitem(v, which)))
+    return sh.reshape(flat, shape)
+
+
+def at_mul(x, idx, v):
+    """x with x[idx] multiplied by v (repeated positions multiply by every update); a new array."""
+    return _at_combine(x, idx, v, "at_mul", ew.mul)
+
+
+def at_min(x, idx, v):
+    """x with x[idx] replaced by minimum(x[idx], v) (repeated positions take every update)."""
+    return _at_combine(x, idx, v, "at_min", ew.minimum)
+
+
+def at_max(x, idx, v):
+    """x with x[idx] replaced by maximum(x[idx], v) (repeated positions take every update)."""
+    return _at_combine(x, idx, v, "at_max", ew.maximum)
+
+
 def at_get(x, idx):
+    """x[idx] (JAX's x.at[idx].get())."""
     return getitem(x, idx)
 
 
@@ -301,10 +341,21 @@ class _IndexUpdateRef:
     def add(self, v):
         return at_add(self.x, self.idx, v)
 
+    def mul(self, v):
+        return at_mul(self.x, self.idx, v)
+
+    multiply = mul
+
+    def min(self, v):
+        return at_min(self.x, self.idx, v)
+
+    def max(self, v):
+        return at_max(self.x, self.idx, v)
+
 
 class _IndexUpdateHelper:
-    """`at(x)[idx].set(v)` / `.add(v)` / `.get()` (JAX's x.at[idx] API, which traced values
-    also offer as `x.at`)."""
+    """`at(x)[idx].set(v)` / `.add(v)` / `.mul(v)` / `.min(v)` / `.max(v)` / `.get()` (JAX's
+    x.at[idx] API, which traced values and fgrad.numpy Arrays also offer as `x.at`)."""
 
     __slots__ = ("x",)
 
@@ -527,6 +578,6 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     return p if initial is None else ew.mul(p, _initial(initial, p, "prod"))
 
 
-__all__ = ["getitem", "at_set", "at_add", "at_get", "at", "take", "take_along_axis", "nonzero",
+__all__ = ["getitem", "at_set", "at_add", "at_mul", "at_min", "at_max", "at_get", "at", "take", "take_along_axis", "nonzero",
            "flatnonzero", "argwhere", "diagonal", "diag", "diagflat", "trace", "tril", "triu",
            "cumsum", "prod", "NonConcreteBooleanIndexError"]

@@ -1,0 +1,47 @@
+"""fgrad.numpy's eager array: a NumPy array that also offers JAX's functional updates.
+
+JAX code writes `x.at[idx].set(v)`. Traced values have `.at`; for the same function to run
+eagerly, the arrays fgrad.numpy makes (array, asarray, zeros, arange, ...) and every result
+computed from them have it too. They are NumPy arrays in every other respect (they print,
+compare and convert as ndarray does). A plain NumPy array has no `.at`, as in JAX: convert
+it with `fgrad.numpy.asarray(x)`.
+
+Primitive implementations never see this class: the eager interpreter hands them plain
+ndarray views and wraps the results (see core.trace.EvalTrace), so kernels (Numba, BLAS)
+and fast paths keyed on `type(x) is np.ndarray` are unaffected.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class Array(np.ndarray):
+    """A NumPy array with `.at[idx].set/add/mul/min/max/get` (JAX's functional updates)."""
+
+    __fgrad_array__ = True  # EvalTrace unwraps and rewraps arrays of classes that set this
+
+    @property
+    def at(self):
+        from ._index import at
+        return at(self)
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    def __str__(self) -> str:
+        return str(self.view(np.ndarray))
+
+    def __reduce__(self):
+        # pickle as a plain ndarray view of the data, rebuilt as Array
+        return (_rebuild, (self.view(np.ndarray).copy(),))
+
+
+def _rebuild(base: np.ndarray) -> "Array":
+    return base.view(Array)
+
+
+def as_array(x: Any) -> Any:
+    """`x` as an fgrad.numpy Array when it is a plain (CPU) NumPy array; anything else as is."""
+    return x.view(Array) if type(x) is np.ndarray else x
