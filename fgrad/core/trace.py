@@ -185,6 +185,7 @@ class Tracer:
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
+    _weak = False  # stands for a Python number (weakly typed); see core.avals.WeakShapedArray
 
     @property
     def aval(self) -> ShapedArray:

@@ -27,6 +27,7 @@ class WeakJVPTracer(JVPTracer):
     """A Python number given as a jvp primal: it promotes weakly, as the number does eagerly."""
 
     __slots__ = ()
+    _weak = True
 
     @property
     def aval(self):

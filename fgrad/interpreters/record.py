@@ -29,6 +29,7 @@ class WeakRecordTracer(RecordTracer):
     eagerly. Not a fast type, so promotion always looks at its aval."""
 
     __slots__ = ()
+    _weak = True
 
     @property
     def aval(self):

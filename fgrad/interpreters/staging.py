@@ -22,6 +22,10 @@ class StagingTracer(Tracer):
     def aval(self):
         return self._aval
 
+    @property
+    def _weak(self) -> bool:
+        return self._aval.weak_type
+
 
 class StagingTrace(Trace):
     name = "make_jaxpr"

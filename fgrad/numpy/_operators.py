@@ -27,17 +27,18 @@ def _fnp():
     return _module[0]
 
 
-def _is_weak(v) -> bool:
-    return isinstance(v, (bool, int, float, complex)) or (isinstance(v, Tracer) and v.aval.weak_type)
+_PY_NUMBERS = (bool, int, float, complex)
 
 
 def _weak_result(out, *operands):
     """Python arithmetic on Python numbers gives a Python number, which promotes weakly. Under
     jit those numbers are traced (weakly typed), so the result of an operator whose operands
-    are all weak is weak too: x32 * (s * 2.0) stays float32 with or without jit."""
-    if isinstance(out, Tracer) and all(_is_weak(v) for v in operands):
-        return out._trace.weaken(out)
-    return out
+    are all weak is weak too: x32 * (s * 2.0) stays float32 with or without jit.
+    (`_weak` is a cheap flag on tracers: this runs on every operator.)"""
+    for v in operands:
+        if not (v.__class__ in _PY_NUMBERS or getattr(v, "_weak", False)):
+            return out
+    return out._trace.weaken(out) if isinstance(out, Tracer) else out
 
 
 def _binop(name: str, reverse: bool = False) -> Callable:

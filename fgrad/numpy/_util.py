@@ -335,13 +335,13 @@ _WEAK_KEYS = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 
 def is_weak(x) -> bool:
     """A Python number, or a traced value standing for one (see core.avals.WeakShapedArray)."""
-    return isinstance(x, _PY_SCALARS) or (isinstance(x, Tracer) and x.aval.weak_type)
+    return isinstance(x, _PY_SCALARS) or getattr(x, "_weak", False)
 
 
 def _promotion_key(a):
     if isinstance(a, _PY_SCALARS):
         return a
-    if isinstance(a, Tracer) and a.aval.weak_type:
+    if getattr(a, "_weak", False):
         return _WEAK_KEYS[a.aval.dtype.kind]
     return dtype_of(a)
 

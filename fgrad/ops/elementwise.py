@@ -24,14 +24,14 @@ def const(like, value):
     dtype = getattr(like, "dtype", None)
     if type(dtype) is not np.dtype:
         dtype = aval_of(like).dtype
-    # the key tells -0.0 from 0.0 (equal, so one key would serve both), and NaN (equal to
-    # nothing, so its entries would pile up) is never cached
-    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 1.0)
-    c = _CONSTS.get(key) if value == value else None
+    key = (dtype, value)
+    if not value:  # -0.0 == 0.0, so the key needs the sign to tell them apart
+        key = (dtype, value, math.copysign(1.0, value) if type(value) is float else 1.0)
+    c = _CONSTS.get(key)
     if c is None:
         c = np.array(value, dtype=dtype)
         c.flags.writeable = False
-        if len(_CONSTS) < 4096 and value == value:
+        if len(_CONSTS) < 4096 and value == value:  # NaN keys never match: don't pile them up
             _CONSTS[key] = c
     return c
 
