@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from typing import Any, Callable, Sequence
 
@@ -10,17 +11,32 @@ import numpy as np
 from .core.avals import is_float, weak_aval
 from .core.errors import DifferentiationError, ShapeError
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
-from .core.primitive import Primitive
-from .core.rules import def_nondiff, def_vectorized
 from .core.trace import Tracer, aval_of, facade, is_tensor, new_trace
 from .interpreters.backward import Leaf, backward_pass
-from .interpreters.batching import BatchTrace, BatchTracer, move_axis
+from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
-from .interpreters.record import RecordTrace, RecordTracer, WeakRecordTracer
+from .interpreters.record import (
+    RecordTrace,
+    RecordTracer,
+    WeakRecordTracer,
+    graph_to_jaxpr,
+)
 from .interpreters.staging import StagingTrace
-from .numpy._util import MAX_NDIM, as_value
-from .tree_util import tree_flatten, tree_map, tree_unflatten
-
+from .numpy import add as fnp_add
+from .numpy import moveaxis
+from .numpy._util import MAX_NDIM, as_value, cast
+from .ops import elementwise as ew
+from .ops._batching import loop_batch
+from .ops.elementwise import const
+from .ops.shape import broadcast_in_dim, concatenate, move_axis, reshape
+from .tree_util import (
+    broadcast_prefix,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_unflatten,
+)
 
 # --- boxing: Tensors in, Tensors out; Python data in, NumPy arrays out -------------------
 
@@ -121,7 +137,6 @@ def _match_dtype(raw, value, want, what: str, exc: type):
     if have == want:
         return value
     if want.kind == "f" and _is_weak(raw):
-        from .numpy._util import cast
         return cast(value, want)
     raise exc(what)
 
@@ -134,7 +149,9 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     The cotangent passed to vjp_fn has the output's structure, and each leaf the shape and
     dtype of its output (a Python number adapts to a float output). Integer primals get
     integer zero cotangents (JAX's float0); complex primals or outputs are a
-    DifferentiationError until complex differentiation is supported."""
+    DifferentiationError until complex differentiation is supported.
+    `vjp_fn.forward_jaxpr()` is the recorded forward computation as a ClosedJaxpr (flattened
+    primals in, flattened outputs out), to print or to rerun on other values."""
     return _vjp(f, primals, has_aux, "vjp", complex_outputs=False)
 
 
@@ -188,11 +205,13 @@ def _vjp(f, primals, has_aux, transform, complex_outputs):
                     ValueError)
             if node is not None:
                 roots.append((node, c))
-        cts = backward_pass(roots) if roots else {}
+        cts = backward_pass(roots, add=fnp_add) if roots else {}
         grads = [_zeros_like(v) if leaf is None or id(leaf) not in cts else cts[id(leaf)]
                  for v, leaf in zip(vals, leaves)]
         return tree_unflatten(in_tree, [_box(g, b) for g, b in zip(grads, boxed)])
 
+    # the recorded forward computation as a typed ClosedJaxpr (flat inputs -> flat outputs)
+    vjp_fn.forward_jaxpr = lambda: graph_to_jaxpr(list(zip(out_nodes, out_vals)), list(zip(leaves, vals)))
     out = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(out_vals, out_boxed)])
     if has_aux:
         return out, vjp_fn, tree_map(lambda a: _strip(a, trace), aux)
@@ -215,8 +234,6 @@ def _strip(x, trace):
 
 
 def _zeros_like(v):
-    from .ops.elementwise import const
-    from .ops.shape import broadcast_in_dim
     return broadcast_in_dim(const(v, 0), aval_of(v).shape, ())
 
 
@@ -394,7 +411,6 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
 
 def _stack_rows(rows, lead_shape, trail_shape):
     """Stack equally shaped values into an array of shape lead_shape + trail_shape."""
-    from .ops.shape import concatenate, reshape
     rows = [reshape(r, (1,) + tuple(trail_shape)) for r in rows]
     if not rows:
         return np.zeros(tuple(lead_shape) + tuple(trail_shape))
@@ -457,7 +473,6 @@ def jacfwd(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
 def _jacfwd(f, argnums, has_aux, transform):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
-        from .numpy import moveaxis
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
         _check_argnum_inputs(transform, name, args, nums)
@@ -542,7 +557,6 @@ def _in_axes_per_leaf(in_axes, args, fname):
 
 
 def _broadcast_axes(spec, tree, what: str, against: str, fname: str) -> list:
-    from .tree_util import broadcast_prefix
     try:
         return broadcast_prefix(spec, tree, prefix_name=what, full_name=against)
     except ValueError as e:
@@ -562,7 +576,6 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
     axis_size: the batch size, needed when no input is mapped; checked against mapped axes."""
     @functools.wraps(f)
     def vf(*args, **kwargs):
-        from .tree_util import keystr, tree_flatten_with_path
         name = _fname(f)
         axes = _in_axes_per_leaf(in_axes, args, name)
         pairs, in_tree = tree_flatten_with_path((args, kwargs))
@@ -591,7 +604,7 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
             vals.append(v)
             boxed.append(b)
         n = _axis_size(name, sizes, axes, labels, axis_size)
-        with new_trace(BatchTrace, n) as trace:
+        with new_trace(BatchTrace, n, loop_batch) as trace:
             tracers = [v if a is None else BatchTracer(trace, v, a) for v, a in zip(vals, axes)]
             pos, kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
             out = f(*pos, **kw)
@@ -615,7 +628,6 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
             else:
                 o = as_value(o, f"output of {name}")
                 shape = aval_of(o).shape
-                from .ops.shape import broadcast_in_dim
                 v = broadcast_in_dim(o, (n,) + shape, tuple(range(1, len(shape) + 1)))
                 v = move_axis(v, 0, _out_axis(name, a, k, len(v.shape)))
             res.append(_box(v, b))
@@ -657,16 +669,9 @@ def _out_axis(name, a, k, nd) -> int:
 
 # --- stop_gradient ------------------------------------------------------------------------
 
-stop_gradient_p = Primitive("stop_gradient")
-stop_gradient_p.def_impl(lambda x, *, xp: x)
-stop_gradient_p.def_abstract_eval(lambda x: x)
-def_nondiff(stop_gradient_p)
-def_vectorized(stop_gradient_p)
-
-
 def stop_gradient(x: Any) -> Any:
     """Identity whose derivative is zero (applies to every leaf of a pytree)."""
-    return tree_map(lambda v: stop_gradient_p.bind(as_value(v)) if not _is_tensor(v) else v.detach(), x)
+    return tree_map(lambda v: ew.stop_gradient(as_value(v)) if not _is_tensor(v) else v.detach(), x)
 
 
 # --- staging: make_jaxpr, jit -------------------------------------------------------------
@@ -729,7 +734,6 @@ def _labels_for(arg, base: str) -> list[str]:
 
 def _leaf_labels(f, dyn_args, positions) -> list[str]:
     """'argument x of f' for each flattened input leaf (with the leaf's index in a pytree)."""
-    import inspect
     try:
         params = list(inspect.signature(f).parameters)
     except (TypeError, ValueError):

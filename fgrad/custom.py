@@ -26,11 +26,17 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from . import numpy as fnp
+from .api import jvp, make_jaxpr, vjp
 from .core import errors
 from .core.avals import ShapedArray
 from .core.primitive import Primitive
-from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, set_trace
-from .tree_util import tree_flatten, tree_unflatten
+from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor
+from .numpy._util import as_value, is_array
+from .ops.elementwise import convert_element_type
+from .ops.shape import concatenate, reshape
+from .ops.shape import slice as slice_array
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 # --- the call object ------------------------------------------------------------------------
 
@@ -155,7 +161,6 @@ def _bind_and_unpack(prim: Primitive, call: _Call, dyn: list):
 # --- packing several output leaves into the primitive's one output ----------------------------
 
 def _as_array(x, what: str):
-    from .numpy._util import as_value
     if isinstance(x, np.generic):
         return np.asarray(x)
     return x if isinstance(x, Tracer) or is_tensor(x) or type(x) is np.ndarray else as_value(x, what)
@@ -191,9 +196,6 @@ def _packed_dtype(avals: tuple) -> np.dtype:
 def _pack_leaves(leaves, avals: tuple, zero_ints: bool):
     """Several leaves as one flat vector of `_packed_dtype`. With `zero_ints` the integer leaves'
     slots are zeros (their tangent: integers have no derivative)."""
-    from . import numpy as fnp
-    from .ops.elementwise import convert_element_type
-    from .ops.shape import concatenate, reshape
     dtype = _packed_dtype(avals)
 
     def flat(x, a):
@@ -216,16 +218,13 @@ def _pack_leaves(leaves, avals: tuple, zero_ints: bool):
 
 def _unpack(packed, tree, avals: tuple):
     """The pytree `tree` out of a value packed by `_pack` (an output or its cotangent)."""
-    from . import numpy as fnp
-    from .ops.elementwise import convert_element_type
-    from .ops.shape import reshape, slice
     if len(avals) == 1:
         return tree_unflatten(tree, [packed])
     leaves, start = [], 0
 
     def take(a):
         nonlocal start
-        piece = reshape(slice(packed, (start,), (start + a.size,)), a.shape)
+        piece = reshape(slice_array(packed, (start,), (start + a.size,)), a.shape)
         start += a.size
         return piece if aval_of(piece).dtype == a.dtype else convert_element_type(piece, a.dtype)
     for a in avals:
@@ -318,7 +317,6 @@ def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, 
         # an untransformed value is never used). Also what fwd and bwd get when they call the
         # decorated function itself at the bottom of the trace stack, so that terminates.
         return fun(*args)
-    from .numpy._util import as_value, is_array
     owners = _owners(in_tree)
     statics, dyn, diff = [], [], []
     for i, (x, p) in enumerate(zip(flat, owners)):
@@ -353,7 +351,6 @@ def _run_primal(call: _Call, xs: Sequence):
 
 
 def _abstract_eval(*avals, call: _Call):
-    from .api import make_jaxpr
     closed = make_jaxpr(lambda *xs: _run_primal(call, xs)[0])(*[np.zeros(a.shape, a.dtype) for a in avals])
     return closed.out_avals[0]
 
@@ -379,11 +376,10 @@ def _concrete_out(call: _Call, out, xs, what: str):
 def _impl(*xs, call: _Call, xp):
     # EvalTrace does not set the current trace for impls; the user's function binds fgrad ops,
     # which must run on these concrete values, not through the trace that called us
-    with set_trace(EVAL_TRACE):
-        try:
-            out = _run_primal(call, xs)[0]
-        except errors.UnexpectedTracerError as e:
-            raise _closure_error(call, f"{call.kind} function {call!r}") from e
+    try:
+        out = EVAL_TRACE.run(_run_primal, (call, xs))[0]
+    except errors.UnexpectedTracerError as e:
+        raise _closure_error(call, f"{call.kind} function {call!r}") from e
     out = _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
     if isinstance(out, Tracer):
         raise _closure_error(call, f"{call.kind} function {call!r}")
@@ -393,7 +389,6 @@ def _impl(*xs, call: _Call, xp):
 def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
     """One cotangent per primitive input from one per differentiable argument (pytrees, None =
     zero), checked against the inputs' shapes and cast to their dtypes."""
-    from .ops.elementwise import convert_element_type
     positions = call.diff_positions()
     if not isinstance(cts, (tuple, list)):
         raise TypeError(f"{what} of {call!r} must return a tuple with one cotangent per differentiable "
@@ -485,7 +480,6 @@ def _custom_vjp_jvp(primals, tangents, *, call: _Call):
 
 def _jvp_of_fun(call: _Call, primals: Sequence, tangents: Sequence, live: list):
     """jvp of the call's own function in the inputs `live` (the others held constant)."""
-    from .api import jvp
 
     def f(*ys):
         xs = list(primals)
@@ -561,7 +555,6 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
     if t_leaves is None:
         raise TypeError(f"custom_jvp rule of {call!r} must return primal and tangent outputs of the same "
                         f"structure, got {out_tree} and {tree_flatten(res[1])[1]}")
-    from .ops.elementwise import convert_element_type
     fixed = []
     for t, a in zip(t_leaves, avals):
         if t is None or a.dtype.kind not in "fc":  # integer outputs have no tangent (JAX: float0)
@@ -585,11 +578,10 @@ def _facade_vjp(f: Callable, inputs: list, ct) -> list:
     """The VJP of `f` at Tensor `inputs` by the facade's own engine, so that the cotangents stay
     connected to the Tensor graph. Rules take this path when the facade's create_graph hands
     them Tensors: fgrad.vjp would unbox those and cut the graph (no second derivative)."""
-    from .tensor.autograd import grad as tensor_grad
     out = f(*inputs)
     if not (is_tensor(out) and out.requires_grad):
         return [None] * len(inputs)
-    return list(tensor_grad(out, inputs, grad_outputs=ct, create_graph=True, allow_unused=True))
+    return list(facade.grad(out, inputs, grad_outputs=ct, create_graph=True, allow_unused=True))
 
 
 def _custom_jvp_jvp(primals, tangents, *, call: _Call):
@@ -598,8 +590,6 @@ def _custom_jvp_jvp(primals, tangents, *, call: _Call):
 
 def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call):
     # The rule is linear in the tangents, so its transpose is the gradient of <ct, jvp(t)> in t.
-    from . import numpy as fnp
-    from .api import vjp
     live = [i for i, (n, d) in enumerate(zip(needs, call.diff)) if n and d]
     if not live:
         return [None] * len(xs)
@@ -670,7 +660,6 @@ class custom_jvp:
                 term = rule(t, out, *primals)
                 total = term if total is None else _tree_add(total, term)
             if total is None:
-                from .tree_util import tree_map
                 total = tree_map(_zeros_for, out)
             return out, total
         self.jvp = jvp
@@ -684,8 +673,6 @@ class custom_jvp:
 
 
 def _tree_add(a, b):
-    from . import numpy as fnp
-    from .tree_util import tree_map
     return tree_map(lambda x, y: x if y is None else y if x is None else fnp.add(x, y), a, b,
                     is_leaf=lambda v: v is None)
 
@@ -697,7 +684,6 @@ checkpoint_p = Primitive("checkpoint")
 
 def _checkpoint_vjp(needs, ct, out, *xs, call: _Call):
     # Rematerialise: only the inputs were saved, so the function runs again under vjp here.
-    from .api import vjp
     live = [i for i, n in enumerate(needs) if n]
 
     def f(*ys):
@@ -707,8 +693,7 @@ def _checkpoint_vjp(needs, ct, out, *xs, call: _Call):
         return _run_primal(call, full)[0]
     if any(is_tensor(x) for x in xs):  # the facade's create_graph
         # a fresh node per input (clone), so that an input passed twice gets two cotangents
-        from .tensor._ops_shape import clone
-        cts = _facade_vjp(f, [clone(xs[i]) for i in live], ct)
+        cts = _facade_vjp(f, [facade.clone(xs[i]) for i in live], ct)
     else:
         _, f_vjp = vjp(f, *[xs[i] for i in live])
         cts = f_vjp(ct)

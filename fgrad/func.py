@@ -10,7 +10,17 @@ its parameters and buffers, so fgrad.grad / vjp / jvp / hessian / vmap apply to 
 """
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
+
+from .api import grad as _grad
+from .api import hessian as _hessian
+from .api import jacfwd as _jacfwd
+from .api import jacrev as _jacrev
+from .api import jvp as _jvp
+from .api import value_and_grad
+from .api import vjp as _vjp
+from .api import vmap as _vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "hessian", "jacrev",
            "jacfwd", "vmap"]
@@ -91,13 +101,11 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
 
 # torch.func names for the transforms
 def grad(func, argnums=0, has_aux: bool = False):
-    from .api import grad as _grad
     return _grad(func, argnums, has_aux)
 
 
 def grad_and_value(func, argnums=0, has_aux: bool = False):
     """torch.func.grad_and_value: (gradient, value) -- the order torch.func uses."""
-    from .api import value_and_grad
 
     vg = value_and_grad(func, argnums, has_aux)
 
@@ -108,36 +116,29 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
 
 
 def vjp(func, *primals, has_aux: bool = False):
-    from .api import vjp as _vjp
     return _vjp(func, *primals, has_aux=has_aux)
 
 
 def jvp(func, primals, tangents, *, has_aux: bool = False):
-    from .api import jvp as _jvp
     return _jvp(func, primals, tangents, has_aux=has_aux)
 
 
 def hessian(func, argnums=0):
-    from .api import hessian as _hessian
     return _hessian(func, argnums)
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False):
-    from .api import jacrev as _jacrev
     return _jacrev(func, argnums, has_aux=has_aux)
 
 
 def jacfwd(func, argnums=0, *, has_aux: bool = False):
-    from .api import jacfwd as _jacfwd
     return _jacfwd(func, argnums, has_aux=has_aux)
 
 
 def vmap(func, in_dims=0, out_dims=0):
     """torch.func.vmap: in_dims applies to the positional arguments; keyword arguments are
     passed to func unmapped (PyTorch's rule; fgrad.vmap maps them over axis 0, as JAX)."""
-    import functools
 
-    from .api import vmap as _vmap
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):

@@ -12,7 +12,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .core.trace import is_tensor
+from . import tensor as T  # the facade namespace: T.from_numpy, ...
+from .core.trace import Tracer, is_tensor
+from .nn.parameter import Parameter
 
 __all__ = ["save", "load"]
 
@@ -32,7 +34,6 @@ def _encode_key(k):
 
 def _encode(obj, arrays: list):
     if _is_tensor(obj):
-        from .core.trace import Tracer
         v = obj._value
         if isinstance(v, Tracer):
             raise TypeError("fgrad.save: cannot save a traced value (inside fgrad.grad/jit/vmap); "
@@ -40,7 +41,6 @@ def _encode(obj, arrays: list):
         device = str(obj.device)
         arr = v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else np.asarray(v)
         arrays.append(arr)
-        from .nn.parameter import Parameter
         return {"t": "tensor", "a": len(arrays) - 1, "rg": bool(obj.requires_grad),
                 "param": isinstance(obj, Parameter), "device": device}
     if isinstance(obj, np.ndarray):
@@ -70,13 +70,11 @@ def _decode(node, arrays, map_location):
     t = node["t"]
     if t == "tensor":
         arr = arrays[node["a"]]
-        import fgrad
-        value = fgrad.from_numpy(arr)
+        value = T.from_numpy(arr)
         device = map_location if map_location is not None else node.get("device", "cpu")
         if str(device) != "cpu":
             value = value.to(device)
         if node.get("param"):
-            from .nn.parameter import Parameter
             return Parameter(value, node["rg"])
         if node["rg"]:
             value.requires_grad_(True)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import pkgutil
 from pathlib import Path
 
@@ -54,7 +55,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy  # noqa: F401
-from fgrad.core.ir import ClosedJaxpr, Jaxpr, Literal
+from fgrad.core.ir import ClosedJaxpr, Jaxpr, Literal, typecheck_jaxpr
 from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.core.trace import aval_of
 from fgrad.test_util import check_grads
@@ -263,6 +264,33 @@ def test_abstract_eval_matches_impl(case):
 
 
 @pytest.mark.parametrize("case", JIT_CASES, ids=_ids)
+def test_staged_jaxprs_typecheck(case):
+    """typecheck_jaxpr accepts make_jaxpr of the case's function, of its jvp and of its vjp."""
+    _, staged = _staged(case.name)
+    for kind, closed in staged.items():
+        try:
+            typecheck_jaxpr(closed)
+        except TypeError as e:
+            raise AssertionError(f"{case.name} ({kind}): {e}\n{closed}") from None
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=_ids)
+def test_recorded_graph_typechecks(case):
+    """The graph fgrad.vjp records for the case, as a Jaxpr (vjp_fn.forward_jaxpr()), passes
+    typecheck_jaxpr -- there its avals are the impls' outputs, so this checks abstract_eval
+    against impl on the recorded path too -- and replaying it gives the output."""
+    args = case.make_args()
+    out, vjp_fn = fgrad.vjp(case.fn, *args)
+    closed = vjp_fn.forward_jaxpr()
+    try:
+        typecheck_jaxpr(closed)
+    except TypeError as e:
+        raise AssertionError(f"{case.name}: {e}\n{closed}") from None
+    (replayed,) = closed(*args)
+    np.testing.assert_allclose(_np(replayed), _np(out), rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=_ids)
 def test_vmap_matches_loop(case):
     """vmap over a batch of two examples (float inputs mapped, integer inputs shared)."""
     examples = [case.make_args(seed=s) for s in (3, 4)]
@@ -324,6 +352,27 @@ def test_listed_primitives_exist():
 def test_primitive_names_are_unique():
     names = [p.name for p in ALL_PRIMITIVES]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+def _ops_modules():
+    import fgrad.ops
+    for info in pkgutil.walk_packages(fgrad.ops.__path__, "fgrad.ops."):
+        yield importlib.import_module(info.name)
+
+
+def test_public_ops_functions_have_names_and_docstrings():
+    """Every public function of an fgrad.ops module (factory-built ones too) has its real name,
+    not `<lambda>` or a factory's inner name, and a docstring."""
+    bad = []
+    for mod in _ops_modules():
+        for attr, obj in vars(mod).items():
+            if attr.startswith("_") or not inspect.isfunction(obj) or obj.__module__ != mod.__name__:
+                continue
+            if obj.__name__ != attr:
+                bad.append(f"{mod.__name__}.{attr} is named {obj.__name__!r}")
+            if not (obj.__doc__ or "").strip():
+                bad.append(f"{mod.__name__}.{attr} has no docstring")
+    assert not bad, "\n".join(bad)
 
 
 # --- every fgrad.numpy function the project promises has a case -----------------------------

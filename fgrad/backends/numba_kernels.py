@@ -21,7 +21,7 @@ def kernels():
     global _KERNELS
     if _KERNELS is None:
         try:
-            import numba
+            import numba  # on first use: importing it costs ~0.1 s that kernel-free programs skip
         except ImportError:  # pragma: no cover - numba is a dependency
             _KERNELS = False
             return None

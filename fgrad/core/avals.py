@@ -19,7 +19,7 @@ class ShapedArray:
     weak_type = False
 
     def __init__(self, shape: tuple, dtype) -> None:
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple([int(d) for d in shape])  # (a list: tuple(generator) resizes)
         self.dtype = np.dtype(dtype)
 
     @classmethod

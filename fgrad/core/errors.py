@@ -2,6 +2,8 @@
 what happened, where, and how to fix it (docs/errors.md lists them)."""
 from __future__ import annotations
 
+from typing import Any
+
 
 class FgradError(Exception):
     """Base class of fgrad's own exceptions."""
@@ -69,3 +71,14 @@ def leaked_tracer_message(tracer) -> str:
         "a closure stored for later, or a side effect such as list.append. Return the value "
         "from the transformed function instead."
     )
+
+
+def reject_out(out: Any, name: str) -> None:
+    """NumPy's out= cannot work in fgrad: values are immutable, and a result written into a
+    buffer could not carry its derivative. None (NumPy's default, which numpy.sum(x) passes
+    on to x.sum) is accepted."""
+    if out is not None:
+        raise TracerArrayConversionError(
+            f"{name}: out= is not supported (got {type(out).__name__} {out!r:.60}). fgrad computes new arrays, and a "
+            "result written into a buffer could not carry its derivative. Use the returned value "
+            f"instead: y = {name}(x, ...) or y = x.{name}(...).")

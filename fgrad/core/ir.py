@@ -184,14 +184,66 @@ def cse_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, outvars)
 
 
-def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
-    """Check that each equation's output type is what its primitive's rule says."""
-    defined = {id(v) for v in jaxpr.constvars + jaxpr.invars}
-    for e in jaxpr.eqns:
+def typecheck_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
+    """Check that `jaxpr` is well formed and well typed; raise TypeError naming the first
+    equation that is not.
+
+    Every variable is defined once (constvars, invars, then one output per equation) and
+    before it is used; every atom is a Var or a 0-d Literal whose aval is its value's; each
+    equation's output aval is exactly (shape, dtype and weak type) what its primitive's
+    abstract_eval gives for the input avals; the outputs are defined. Jaxprs nested in
+    params are checked too. Staged jaxprs pass by construction unless a rule is
+    inconsistent; a recorded graph (`interpreters.record.graph_to_jaxpr`) takes its avals
+    from the values the impls produced, so there this compares abstract_eval with impl.
+    """
+    if isinstance(jaxpr, ClosedJaxpr):
+        if len(jaxpr.consts) != len(jaxpr.jaxpr.constvars):
+            raise TypeError(f"typecheck: {len(jaxpr.consts)} constants for "
+                            f"{len(jaxpr.jaxpr.constvars)} constant variables")
+        jaxpr = jaxpr.jaxpr
+    defined: set[int] = set()
+
+    def define(v, where: str) -> None:
+        if not isinstance(v, Var):
+            raise TypeError(f"typecheck: {where} is a {type(v).__name__}, not a Var")
+        if id(v) in defined:
+            raise TypeError(f"typecheck: {where} defines a variable a second time")
+        defined.add(id(v))
+
+    def check_atom(a, where: str) -> None:
+        if isinstance(a, Literal):
+            val = np.asarray(a.val)
+            if val.shape != () or a.aval != ShapedArray((), val.dtype):
+                raise TypeError(f"typecheck: {where}: a literal must be 0-d and typed by its value, "
+                                f"got {val.dtype}{list(val.shape)} typed {a.aval}")
+        elif not isinstance(a, Var):
+            raise TypeError(f"typecheck: {where} is a {type(a).__name__}, not a Var or Literal")
+        elif id(a) not in defined:
+            raise TypeError(f"typecheck: {where} uses an undefined variable")
+
+    for i, v in enumerate(jaxpr.constvars):
+        define(v, f"constant {i}")
+    for i, v in enumerate(jaxpr.invars):
+        define(v, f"input {i}")
+    for k, e in enumerate(jaxpr.eqns):
+        where = f"equation {k} ({e.primitive.name})"
         for a in e.invars:
-            if isinstance(a, Var) and id(a) not in defined:
-                raise TypeError(f"typecheck: {e.primitive.name} uses an undefined variable")
+            check_atom(a, where)
+        for p in e.params.values():  # nested jaxprs (control flow, custom rules)
+            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                if isinstance(sub, (Jaxpr, ClosedJaxpr)):
+                    typecheck_jaxpr(sub)
+        if len(e.outvars) != 1:  # every fgrad primitive has one output
+            raise TypeError(f"typecheck: {where} has {len(e.outvars)} outputs, primitives have one")
         out = e.primitive.abstract_eval(*[a.aval for a in e.invars], **e.params)
-        if out != e.outvars[0].aval:
-            raise TypeError(f"typecheck: {e.primitive.name} gives {out}, the jaxpr says {e.outvars[0].aval}")
-        defined.update(id(v) for v in e.outvars)
+        want = e.outvars[0].aval
+        if out != want or out.weak_type != want.weak_type:
+            raise TypeError(f"typecheck: {where} gives {_aval_str(out)} by its abstract_eval, "
+                            f"the jaxpr says {_aval_str(want)}")
+        define(e.outvars[0], where)
+    for i, a in enumerate(jaxpr.outvars):
+        check_atom(a, f"output {i}")
+
+
+def _aval_str(aval: ShapedArray) -> str:
+    return aval.str_short() + (" (weak)" if aval.weak_type else "")

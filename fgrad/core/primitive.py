@@ -11,6 +11,8 @@ A primitive marked `nondiff` has a zero derivative everywhere (comparisons, argm
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .trace import _state, facade
@@ -23,6 +25,9 @@ def _backward_name(name: str) -> str:
 
 
 class Primitive:
+    """A named operation and its rules; `bind` applies it through the current trace.
+    `backward_name` is the facade's `grad_fn` class name (default: `MulBackward0` for "mul")."""
+
     def __init__(self, name: str, *, backward_name: str | None = None) -> None:
         self.name = name
         self.backward_name = backward_name or _backward_name(name)
@@ -35,7 +40,10 @@ class Primitive:
         self.vjp_fwd = None
         ALL_PRIMITIVES.append(self)
 
-    def def_impl(self, fn):
+    def def_impl(self, fn: Callable) -> Callable:
+        """`fn(*arrays, xp, **params) -> array`: concrete evaluation (`xp` is numpy or cupy).
+        `raw_impl` is `fn` itself (the eval trace converts scalars once); `impl` always
+        returns an array."""
         def impl(*args, xp, **params):
             out = fn(*args, xp=xp, **params)
             return out if type(out) is np.ndarray or hasattr(out, "__cuda_array_interface__") \
@@ -44,22 +52,27 @@ class Primitive:
         self.raw_impl = fn
         return fn
 
-    def def_abstract_eval(self, fn):
+    def def_abstract_eval(self, fn: Callable) -> Callable:
+        """`fn(*avals, **params) -> ShapedArray`: the output's shape and dtype (staging and
+        typecheck_jaxpr use it)."""
         self.abstract_eval = fn
         return fn
 
-    def def_jvp(self, fn):
+    def def_jvp(self, fn: Callable) -> Callable:
+        """`fn(primals, tangents, **params) -> (out, out_dot)`; None tangents are zeros."""
         self.jvp = fn
         return fn
 
-    def def_vjp(self, fn):
+    def def_vjp(self, fn: Callable) -> Callable:
+        """`fn(needs, ct, out, *primals, **params) -> [ct_in]`, one per input (None = zero)."""
         self.vjp = fn
         return fn
 
-    def def_vjp_fwd(self, fn):
+    def def_vjp_fwd(self, fn: Callable) -> Callable:
         """`fn(*primals, **params) -> (out, residuals)`: the forward half of a VJP whose rule
-        needs values computed with the output (custom_vjp's residuals). A recorder (RecordTrace,
-        the Tensor facade) that records an application runs it, under its parent trace,
+        needs values computed with the output (custom_vjp's residuals). The recorder
+        (`interpreters.record.record_primitive`, for RecordTrace and the Tensor facade) runs
+        it when it records an application, under its parent trace,
         instead of the primitive, keeps `residuals` in that application's Node, and the engine
         passes them to the VJP rule as `residuals=` (None when no recorder ran `fn`). So they
         belong to one application: params are shared by every application (jit replays one
@@ -67,11 +80,14 @@ class Primitive:
         self.vjp_fwd = fn
         return fn
 
-    def def_batch(self, fn):
+    def def_batch(self, fn: Callable) -> Callable:
+        """`fn(axis_size, vals, dims, **params) -> (out, out_dim)`: vmap's rule (dims[i] is
+        input i's batch axis or None); without one, vmap loops over the examples."""
         self.batch = fn
         return fn
 
     def bind(self, *args, **params):
+        """Apply the primitive: the facade handles Tensor arguments, else the current trace."""
         tensor_types = facade.tensor_types
         if tensor_types:
             for a in args:

@@ -1,14 +1,19 @@
-"""Helpers that derive a primitive's rule set from one declaration."""
+"""Helpers that derive a primitive's rule set from one declaration, and the shape and dtype
+rules that primitives share. Nothing here is written with ops (core sits below fgrad.ops):
+the helpers whose rules call ops -- def_elementwise, def_elementwise_deriv, def_bilinear,
+sum_to_shape, broadcast_to_shape -- are in fgrad/ops/elementwise.py, beside the add and mul
+they are written with, and def_vectorized is in fgrad/ops/_batching.py."""
 from __future__ import annotations
 
 import numpy as np
 
 from . import errors
-from .avals import ShapedArray, float_dtype
+from .avals import float_dtype
 from .trace import aval_of
 
 
 def shape_of(x) -> tuple:
+    """The shape of an array, tracer, Tensor or number, as a tuple."""
     shape = getattr(x, "shape", None)
     if type(shape) is tuple:
         return shape
@@ -29,80 +34,35 @@ def elementwise_shape(prim_name: str, avals) -> tuple:
 
 
 def same_dtype(*avals):
+    """Dtype rule: the result has the first operand's dtype."""
     return avals[0].dtype
 
 
 def float_result(*avals):
+    """Dtype rule: the float dtype NumPy gives a float function of the first operand (ints
+    become float64)."""
     return float_dtype(avals[0].dtype)
 
 
 def bool_result(*avals):
+    """Dtype rule: a boolean result (comparisons, predicates)."""
     return np.dtype(bool)
 
 
-def def_elementwise(prim, impl, dtype_rule=same_dtype):
-    prim.def_impl(impl)
-    prim.def_abstract_eval(
-        lambda *avals, **params: ShapedArray(elementwise_shape(prim.name, avals), dtype_rule(*avals)))
-    def_vectorized(prim)
-
-
-def def_vectorized(prim):
-    """Batching for primitives that act on each element independently."""
-    from ..interpreters.batching import elementwise_batch
-    prim.def_batch(elementwise_batch(prim))
-
-
-def sum_to_shape(ct, shape: tuple):
-    """Cotangent of a 0-d operand that was used beside full-shape ones."""
-    if not shape and shape_of(ct):
-        from ..ops.reduce import reduce_sum
-        return reduce_sum(ct, axes=tuple(range(len(shape_of(ct)))))
-    return ct
-
-
-def broadcast_to_shape(t, shape: tuple):
-    if shape_of(t) != shape:
-        from ..ops.shape import broadcast_in_dim
-        return broadcast_in_dim(t, shape=shape, broadcast_dimensions=())
-    return t
-
-
-def def_elementwise_deriv(prim, *derivs):
-    """Derive JVP and VJP from the partial derivatives of an elementwise primitive.
-
-    `derivs[i](*primals, out)` is d out / d input_i, written with fgrad ops.
-    """
-    from ..ops.elementwise import add, mul
+def def_linear(prim, transpose):
+    """A primitive linear in its first array input. Any further inputs only select (index
+    arrays, the values that choose a routing): they get no derivative. The jvp applies the
+    primitive to the first input's tangent; the vjp is `transpose(ct, x_aval, *rest, **params)`
+    for the first input and None for the rest."""
 
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
-        shape = shape_of(out)
-        out_dot = None
-        for t, d in zip(tangents, derivs):
-            if t is None:
-                continue
-            term = broadcast_to_shape(mul(d(*primals, out), t), shape)
-            out_dot = term if out_dot is None else add(out_dot, term)
-        return out, out_dot
+        x_dot = tangents[0]
+        return out, None if x_dot is None else prim.bind(x_dot, *primals[1:], **params)
 
-    def vjp(needs, ct, out, *primals, **params):
-        return [sum_to_shape(mul(ct, d(*primals, out)), shape_of(x)) if need else None
-                for need, d, x in zip(needs, derivs, primals)]
-
-    prim.def_jvp(jvp)
-    prim.def_vjp(vjp)
-
-
-def def_linear(prim, transpose):
-    """A primitive linear in its single array input: jvp applies it to the tangent,
-    vjp is `transpose(ct, x_aval, **params)`."""
-
-    def jvp(primals, tangents, **params):
-        return prim.bind(*primals, **params), prim.bind(tangents[0], **params)
-
-    def vjp(needs, ct, out, x, **params):
-        return [transpose(ct, aval_of(x), **params)]
+    def vjp(needs, ct, out, x, *rest, **params):
+        ct_x = transpose(ct, aval_of(x), *rest, **params) if needs[0] else None
+        return [ct_x, *[None] * len(rest)] if rest else [ct_x]
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)

@@ -1,7 +1,8 @@
 """The trace context: which interpreter handles `bind` right now.
 
-Each thread has a current trace; a transform pushes a new trace whose parent is
-the one it found, and its rules run under that parent. A tracer is tagged with
+Each thread has a current trace; a transform pushes a new trace (`new_trace`) whose
+parent is the one it found, and its rules run under that parent (`Trace.run`); every
+interpreter splits a primitive's arguments with `Trace.partition`. A tracer is tagged with
 the trace that made it, so a tracer of an enclosing transform is a constant to
 an inner one (no perturbation confusion), and a tracer whose trace has ended is
 caught as a leak.
@@ -10,22 +11,28 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from . import errors
+from .array_methods import ArrayMethods, array_api
 from .avals import ShapedArray
+
+_NO_KWARGS: dict = {}  # the default of Trace.run's kwargs (never written)
 
 
 class _Facade:
-    """The Tensor facade installs itself here (tensor_type, bind, wrap), so that `bind`
-    and `aval_of` can handle Tensors without the core importing the facade.
+    """The Tensor facade installs itself here (tensor_type, bind, wrap, grad, clone), so that
+    `bind`, `aval_of` and custom rules can handle Tensors without importing the facade.
     `tensor_types` holds the Tensor class and its subclasses: one set lookup per argument
     keeps `bind` cheap for everything that is not a Tensor."""
     tensor_type: type | None = None
     tensor_types: frozenset = frozenset()
     bind = None
     wrap = None
+    grad = None   # the facade's autograd.grad: rules given Tensors differentiate on its graph
+    clone = None  # Tensor.clone: a fresh graph node for a Tensor
 
     def register(self, cls: type) -> None:
         self.tensor_types = self.tensor_types | {cls}
@@ -53,8 +60,59 @@ class Trace:
         self.level = 0 if parent is None else parent.level + 1
         self.active = True
 
+    # For `partition`: (value, extra) of one of this trace's own tracers, e.g.
+    # attrgetter("primal", "tangent"). An attrgetter runs in C, so partitioning stays cheap.
+    unpack: Callable[["Tracer"], tuple] | None = None
+
     def process_primitive(self, prim, args, params):
+        """Interpret one application of `prim` (the body of `bind` while this trace is current)."""
         raise NotImplementedError
+
+    def partition(self, args: Sequence) -> tuple[list, list, bool]:
+        """Split a primitive's arguments into (values, extras, live), one entry per argument.
+
+        An argument that is one of this trace's tracers gives `self.unpack(tracer)` (its value
+        for the parent, e.g. the primal, and its extra, e.g. the tangent). Any other argument
+        is passed on as is with extra None: a tracer of an enclosing (live, outer) trace is a
+        constant here -- what keeps nested transforms apart -- and any other tracer is a leak
+        (`check_foreign` raises). `live` says whether some argument is this trace's own, i.e.
+        whether this trace has anything to do. Called for every bind: a plain loop, no generator.
+        """
+        values = []
+        extras = []
+        live = False
+        unpack = self.unpack
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._trace is self:
+                    v, e = unpack(a)
+                    values.append(v)
+                    extras.append(e)
+                    live = True
+                    continue
+                self.check_foreign(a)
+            values.append(a)
+            extras.append(None)
+        return values, extras, live
+
+    def run(self, fn: Callable, args: tuple = (), kwargs: dict = _NO_KWARGS):
+        """`fn(*args, **kwargs)` with this trace as the current one.
+
+        How an interpreter runs its rules under its parent:
+        `self.parent.run(prim.jvp, (primals, tangents), params)`. The ops a rule binds then
+        reach the parent (and the traces above it), never the trace that runs the rule, so a
+        rule is interpreted by every enclosing transform -- which is what makes rules
+        differentiable -- and no trace sees its own work. Also how user code runs eagerly
+        (`EVAL_TRACE.run(...)`). A function taking the arguments as a tuple and a dict, not a
+        contextmanager nor *args/**kwargs: it is on the path of every transformed bind, and
+        repacking the arguments would double its cost."""
+        state = _state
+        prev = state.trace
+        state.trace = self
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            state.trace = prev
 
     def concrete(self, tracer):
         """The concrete value behind `tracer`, or a ConcretizationError."""
@@ -84,25 +142,37 @@ class EvalTrace(Trace):
         xp = np
         wrap = None
         for a in args:
-            if type(a) is not np.ndarray:
+            t = type(a)
+            if t is not _ndarray and t not in _PLAIN_TYPES:
                 if isinstance(a, Tracer):
                     raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
-                if type(a).__module__.startswith("cupy"):
+                if t.__module__.startswith("cupy"):
                     xp = xp_of((a,))
-                elif getattr(type(a), "__fgrad_array__", False):
-                    wrap = type(a)
+                elif getattr(t, "__fgrad_array__", False):
+                    wrap = t
+                else:  # a NumPy scalar or Python number: remembered, so the next one costs a lookup
+                    _PLAIN_TYPES.add(t)
         if wrap is not None:  # fgrad.numpy's Array: impls see plain ndarrays, results are Arrays
             args = [a.view(np.ndarray) if type(a) is wrap else a for a in args]
         if xp is not np:  # NumPy constants beside GPU arrays (0-d ones, e.g. from rules, as scalars)
             args = [(a[()] if a.ndim == 0 else xp.asarray(a)) if type(a) is np.ndarray else a for a in args]
         out = prim.raw_impl(*args, xp=xp, **params)
-        if type(out) is not np.ndarray and not hasattr(out, "__cuda_array_interface__"):
+        if type(out) is not _ndarray and not hasattr(out, "__cuda_array_interface__"):
             out = xp.asarray(out)  # NumPy returns scalars for 0-d results; keep arrays
-        if wrap is not None and type(out) is np.ndarray:
+        if wrap is not None and type(out) is _ndarray:
             out = out.view(wrap)
-        if _state.debug_nans:
+        # (a module global first: reading the thread-local flag on every op costs more)
+        if _debug_nans_threads and _state.debug_nans:
             _check_nans(prim, out)
         return out
+
+
+_ndarray = np.ndarray
+# Argument types the eval trace hands to impls as they are (NumPy scalars, Python numbers),
+# learned on first sight: the checks for tracers, CuPy and fgrad.numpy arrays run once a type.
+_PLAIN_TYPES: set = set()
+# How many threads have debug_nans on (the flag itself is per thread, in _state).
+_debug_nans_threads = 0
 
 
 def _check_nans(prim, out) -> None:
@@ -123,23 +193,12 @@ EVAL_TRACE = EvalTrace(None)
 _state = _State()
 
 
-def current_trace() -> Trace:
-    return _state.trace
-
-
 @contextmanager
-def set_trace(trace: Trace):
-    prev = _state.trace
-    _state.trace = trace
-    try:
-        yield trace
-    finally:
-        _state.trace = prev
-
-
-@contextmanager
-def new_trace(cls, *args):
-    """Push a fresh trace of class `cls` over the current one; retire it on exit."""
+def new_trace(cls: type, *args) -> Iterator[Trace]:
+    """Push a fresh trace of class `cls` over the current one (its parent), make it current
+    for the body, and retire it on exit: tracers of a retired trace that escaped (stored in
+    a global, returned inside an unknown container) are caught as leaks by `check_foreign`.
+    The one way to enter a transform; rules and eager sub-computations use `Trace.run`."""
     trace = cls(_state.trace, *args)
     prev = _state.trace
     _state.trace = trace
@@ -150,42 +209,37 @@ def new_trace(cls, *args):
         trace.active = False
 
 
-def bind_under(trace: Trace, prim, args, params):
-    """Bind `prim` with `trace` as the current trace (how rules run under a parent)."""
-    prev = _state.trace
-    _state.trace = trace
-    try:
-        return prim.bind(*args, **params)
-    finally:
-        _state.trace = prev
-
-
 @contextmanager
 def debug_nans(enabled: bool = True):
     """Raise FloatingPointError at the first primitive whose output holds a NaN."""
+    global _debug_nans_threads
     prev = _state.debug_nans
+    delta = int(bool(enabled)) - int(bool(prev))
     _state.debug_nans = enabled
+    _debug_nans_threads += delta
     try:
         yield
     finally:
         _state.debug_nans = prev
+        _debug_nans_threads -= delta
 
 
 def xp_of(args):
     """The array namespace of the arguments: cupy if any is a CuPy array, else numpy."""
     for a in args:
         if type(a) is not np.ndarray and type(a).__module__.startswith("cupy"):
+            # optional dependency (GPU arrays): imported only when a CuPy array is seen
             import cupy
             return cupy
     return np
 
 
-class Tracer:
-    """A value seen by a trace. Subclasses add what their trace needs."""
+class Tracer(ArrayMethods):
+    """A value seen by a trace. Subclasses add what their trace needs; operators and array
+    methods come from ArrayMethods."""
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
-    _weak = False  # stands for a Python number (weakly typed); see core.avals.WeakShapedArray
 
     @property
     def aval(self) -> ShapedArray:
@@ -254,8 +308,7 @@ class Tracer:
         function of the same name. What fgrad cannot follow (a ufunc it lacks, out=, methods
         such as numpy.add.reduce) raises TracerArrayConversionError, never NumPy's bare
         "operand type(s) all returned NotImplemented"."""
-        from .. import numpy as fnp
-        fn = getattr(fnp, ufunc.__name__, None)
+        fn = getattr(array_api.module, ufunc.__name__, None)
         # arguments at NumPy's defaults change nothing (np.sin(x, out=None) is np.sin(x))
         extra = sorted(k for k, v in kwargs.items() if not (
             v is None or (k == "out" and isinstance(v, tuple) and all(o is None for o in v))

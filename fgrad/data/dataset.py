@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..core.trace import facade, is_tensor
+from ..tensor.creation import default_generator
 
 
 def _is_tensor(x) -> bool:
@@ -159,11 +160,11 @@ class DataLoader:
 
 def _global_rng() -> np.random.Generator:
     """fgrad's default generator (seeded by fgrad.manual_seed)."""
-    from ..tensor.creation import default_generator
     return default_generator.numpy
 
 
 def _on_device(index, like):
     """An index array on the device of `like` (CuPy arrays want CuPy indices)."""
+    # optional dependency (GPU arrays): imported only when a CuPy array is seen
     import cupy
     return cupy.asarray(index)

@@ -21,6 +21,7 @@ def digits(test_fraction: float = 0.2, seed: int = DIGITS_SEED):
     Returns (train, test): TensorDatasets of images float32 [N, 1, 8, 8] (pixel
     values 0..16 divided by 16) and labels int64 [N]."""
     try:
+        # optional dependency (the examples/test extra), needed only for this dataset
         from sklearn.datasets import load_digits
     except ImportError:
         raise ImportError("fgrad.data.datasets.digits() needs scikit-learn, which bundles the "

@@ -2,9 +2,11 @@
 A value with a zero tangent is never wrapped, so zeros stay symbolic."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..core.avals import weak_aval
 from ..core.errors import DifferentiationError, complex_intermediate_message
-from ..core.trace import Trace, Tracer, _state, aval_of
+from ..core.trace import Trace, Tracer, aval_of
 
 
 class JVPTracer(Tracer):
@@ -47,33 +49,16 @@ class JVPTrace(Trace):
             return WeakJVPTracer(self, tracer.primal, tracer.tangent)
         return tracer
 
+    unpack = attrgetter("primal", "tangent")
+
     def process_primitive(self, prim, args, params):
-        primals, tangents, live = [], [], False
-        for a in args:
-            if isinstance(a, Tracer):
-                if a._trace is self:
-                    primals.append(a.primal)
-                    tangents.append(a.tangent)
-                    live = True
-                    continue
-                self.check_foreign(a)
-            primals.append(a)
-            tangents.append(None)
+        primals, tangents, live = self.partition(args)
         if not live or prim.nondiff:
             return self.parent.process_primitive(prim, primals, params)
-        prev = _state.trace
-        _state.trace = self.parent
-        try:
-            out, out_dot = prim.jvp(primals, tangents, **params)
-        finally:
-            _state.trace = prev
+        out, out_dot = self.parent.run(prim.jvp, (primals, tangents), params)
         if out_dot is None or out.dtype.kind in "biu":
             return out
         if out.dtype.kind == "c":  # fgrad's rules follow no complex convention (yet)
             raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
         return JVPTracer(self, out, out_dot)
 
-
-from ..numpy._util import register_fast_type  # noqa: E402
-
-register_fast_type(JVPTracer)

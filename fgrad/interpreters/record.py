@@ -1,11 +1,72 @@
-"""RecordTrace: runs primitives under its parent with concrete values and records
-a Node for each one that depends on an input, for the backward engine."""
+"""The recorder: runs primitives with concrete values and records a `Node` for each
+application that depends on a differentiated input, for the backward engine.
+
+`record_primitive` is the one place that decides what is recorded and builds the node. Two
+callers share it: `RecordTrace` (fgrad.vjp / grad: inputs are RecordTracers) and the Tensor
+facade's eager binding (`fgrad.tensor.tensor._tensor_bind`: inputs are Tensors that require
+grad), which names its nodes after PyTorch's `grad_fn` classes through the `node_type` hook
+and layers what is PyTorch's own (version counters of saved tensors) on the returned node.
+`graph_to_jaxpr` turns either kind of recorded graph into a typed Jaxpr.
+"""
 from __future__ import annotations
+
+from operator import attrgetter
+from typing import Callable, Sequence
+
+import numpy as np
 
 from ..core.avals import weak_aval
 from ..core.errors import DifferentiationError, complex_intermediate_message
-from ..core.trace import Trace, Tracer, _state, aval_of
-from .backward import Node
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from ..core.trace import Trace, Tracer, aval_of
+from .backward import FREED_MESSAGE, Node, toposort
+
+_new = object.__new__
+
+
+def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, parents: tuple,
+                     node_type: type = Node, fwd: bool = True, complex_ok: bool = False) -> tuple:
+    """Run `prim` on `primals` under `parent` and record it: `(out, node)`, node None when
+    the application is not differentiable (see below). The caller has established that some
+    input is differentiated; `parents[i]` is input i's node, or None for a constant.
+
+    - A primitive with a `vjp_fwd` rule runs that instead (once per recorded application)
+      and its residuals go in the node (see `Primitive.def_vjp_fwd`), unless `fwd` is False:
+      the facade passes False when the values are tracers, because then the trace that owns
+      them must see the primitive itself (its own rule reruns the forward half).
+    - Nothing is recorded for `nondiff` primitives (comparisons, argmax) nor for outputs
+      that are not float: integers and booleans carry no derivative. A complex output is a
+      DifferentiationError, as fgrad's rules follow no complex convention, unless
+      `complex_ok` (the facade, which lets complex Tensors require grad as PyTorch does).
+    - `node_type` is the naming hook: the class of the node, a `Node` subclass (the facade
+      passes its `grad_fn` class, e.g. `MulBackward0`, which may add slots it fills itself).
+    The facade calls this with positional arguments: keywords cost time on every op.
+    """
+    residuals = None
+    if fwd and prim.vjp_fwd is not None and not prim.nondiff:
+        out, residuals = parent.run(prim.vjp_fwd, primals, params)
+    else:
+        # The parent interprets the primitive itself (each trace sets the current trace for
+        # the rules it runs), which skips a second dispatch through bind.
+        out = parent.process_primitive(prim, primals, params)
+    if prim.nondiff:
+        return out, None
+    kind = out.dtype.kind
+    if kind != "f":
+        if kind != "c":
+            return out, None
+        if not complex_ok:
+            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
+    # Node.__init__ inlined (this runs for every recorded op of a training step)
+    node = _new(node_type)
+    node.prim = prim
+    node.params = params
+    node.parents = parents
+    node.primals = tuple(primals)
+    node.out = out
+    node.hooks = None
+    node.residuals = residuals
+    return out, node
 
 
 class RecordTracer(Tracer):
@@ -37,9 +98,12 @@ class WeakRecordTracer(RecordTracer):
 
 
 class RecordTrace(Trace):
-    name = "grad"
+    """fgrad.vjp's trace: concrete values (so Python control flow on them works under grad),
+    with a node per recorded application."""
 
+    name = "grad"
     differentiates = True
+    unpack = attrgetter("primal", "node")
 
     def concrete(self, tracer):
         return tracer.primal
@@ -50,47 +114,80 @@ class RecordTrace(Trace):
         return tracer
 
     def process_primitive(self, prim, args, params):
-        primals, parents, recorded = [], [], False
-        for a in args:
-            if isinstance(a, Tracer):
-                if a._trace is self:
-                    primals.append(a.primal)
-                    parents.append(a.node)
-                    recorded = True
-                    continue
-                self.check_foreign(a)
-            primals.append(a)
-            parents.append(None)
-        if recorded and prim.vjp_fwd is not None and not prim.nondiff:
-            # The forward half of the VJP runs instead of the primitive (once per application)
-            # and its residuals are kept in this application's node (see def_vjp_fwd).
-            prev = _state.trace
-            _state.trace = self.parent
-            try:
-                out, residuals = prim.vjp_fwd(*primals, **params)
-            finally:
-                _state.trace = prev
-            if out.dtype.kind != "f":
-                return _not_float(prim, out)
-            return RecordTracer(self, out, Node(prim, params, tuple(parents), tuple(primals), out, residuals))
-        # The parent interprets the primitive itself (each trace sets the current trace
-        # for the rules it runs), which skips a second dispatch through bind.
-        out = self.parent.process_primitive(prim, primals, params)
-        if not recorded or prim.nondiff:
-            return out
-        if out.dtype.kind != "f":
-            return _not_float(prim, out)
-        return RecordTracer(self, out, Node(prim, params, tuple(parents), tuple(primals), out))
+        primals, parents, recorded = self.partition(args)
+        if not recorded:
+            return self.parent.process_primitive(prim, primals, params)
+        out, node = record_primitive(self.parent, prim, primals, params, tuple(parents))
+        return out if node is None else RecordTracer(self, out, node)
 
 
-def _not_float(prim, out):
-    """A differentiated primitive's output that is not a real float: integers and booleans
-    carry no derivative; complex values would need a convention fgrad's rules don't follow."""
-    if out.dtype.kind == "c":
-        raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
-    return out
+# --- a recorded graph as a Jaxpr ------------------------------------------------------------------
 
+def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
+                   values: Callable[[Node], tuple] | None = None) -> ClosedJaxpr:
+    """The recorded computation from `inputs` to `outputs` as a typed `ClosedJaxpr`: print it
+    to read the IR (as make_jaxpr shows it), call it (`eval_jaxpr`) to rerun the computation
+    on other input values, or hand it to jit-level tools.
 
-from ..numpy._util import register_fast_type  # noqa: E402
+    Both lists hold `(node, value)` pairs, as a recorded value carries them (a RecordTracer's
+    `node` and `primal`, a Tensor's grad_fn or AccumulateGrad node and its value); the node
+    may be None (a value that does not depend on a differentiated input).
+    - An input pair becomes an input variable of the value's aval. Its node (a `Leaf`, or any
+      node: the graph is then cut there) stands for it wherever a recorded application used
+      it; an input value used as a constant (the very object) is read from the variable too.
+    - An output pair's node gives the output variable; an output without a node is a constant.
+    - Everything else the graph read is a constant of the jaxpr (0-d ones inline literals).
+    - Leaves that are not among `inputs` are constants holding the value they were used with.
+    Only differentiable applications are recorded: what a comparison, argmax or integer op
+    computed from an input (relu's mask, an index) is a constant too. So the jaxpr reruns the
+    computation as recorded, and equals the function at other inputs only where those stay.
+    `values(node) -> (out, primals)` reads a node's saved values (the facade checks them
+    for in-place changes there); by default `(node.out, node.primals)`. A graph whose saved
+    values were freed by a backward pass without retain_graph raises the engine's RuntimeError.
+    """
+    invars: list[Var] = []
+    env: dict[int, Var] = {}        # id(node) -> its variable
+    by_value: dict[int, Var] = {}   # id(input value) -> its variable
+    for node, value in inputs:
+        v = Var(aval_of(value))
+        invars.append(v)
+        by_value[id(value)] = v
+        if node is not None:
+            env[id(node)] = v
+    constvars: list[Var] = []
+    consts: list = []
+    const_ids: dict[int, Var] = {}
 
-register_fast_type(RecordTracer)
+    def constant(x):
+        if isinstance(x, (np.ndarray, np.generic)) and x.shape == ():
+            return Literal(x)
+        v = const_ids.get(id(x))
+        if v is None:
+            v = const_ids[id(x)] = Var(aval_of(x))
+            constvars.append(v)
+            consts.append(x)
+        return v
+
+    eqns = []
+    roots = [n for n, _ in outputs if n is not None]
+    for node in toposort(roots, env):  # not beyond the inputs: the graph is cut there
+        if id(node) in env:
+            continue
+        if node.prim is None:  # a leaf not among the inputs: the value its consumers saw
+            continue
+        if node.primals is None:
+            raise RuntimeError(FREED_MESSAGE)
+        out, primals = (node.out, node.primals) if values is None else values(node)
+        atoms = []
+        for p, raw, x in zip(node.parents, node.primals, primals):
+            v = env.get(id(p)) if p is not None else None
+            if v is None:
+                v = by_value.get(id(raw))
+            atoms.append(v if v is not None else constant(x))
+        outvar = Var(aval_of(out))
+        eqns.append(Eqn(node.prim, atoms, [outvar], node.params))
+        env[id(node)] = outvar
+    # an output that is a leaf outside `inputs` (or has no node) is a constant, unless it is an input
+    outvars = [env.get(id(n)) or by_value.get(id(x)) or constant(x) for n, x in outputs]
+    return ClosedJaxpr(Jaxpr(constvars, invars, eqns, outvars), consts)
+

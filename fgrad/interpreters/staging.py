@@ -2,11 +2,13 @@
 Operations on known values only are evaluated right away (constant folding)."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
-from ..core.ir import Eqn, Jaxpr, Literal, Var
 from ..core.avals import weak_aval
-from ..core.trace import Trace, Tracer, _state, aval_of
+from ..core.ir import Eqn, Jaxpr, Literal, Var
+from ..core.trace import Trace, Tracer, aval_of
 
 
 class StagingTracer(Tracer):
@@ -63,7 +65,11 @@ class StagingTrace(Trace):
             if x._trace is self:
                 return x.ir_var
             self.check_foreign(x)
-        elif getattr(x, "shape", None) == () and isinstance(x, (np.ndarray, np.generic)):
+        return self._const_atom(x)
+
+    def _const_atom(self, x):
+        """A value this trace does not own (an array, or an enclosing trace's tracer)."""
+        if getattr(x, "shape", None) == () and isinstance(x, (np.ndarray, np.generic)):
             return Literal(x)
         v = self._const_ids.get(id(x))
         if v is None:
@@ -72,20 +78,17 @@ class StagingTrace(Trace):
             self.consts.append(x)
         return v
 
+    unpack = attrgetter("ir_var", "origins")
+
     def process_primitive(self, prim, args, params):
-        if not any(isinstance(a, Tracer) and a._trace is self for a in args):
-            prev = _state.trace
-            _state.trace = self.parent
-            try:
-                return prim.bind(*args, **params)
-            finally:
-                _state.trace = prev
-        atoms = [self.atom(a) for a in args]
-        origins = frozenset().union(*[a.origins for a in args if isinstance(a, StagingTracer) and a._trace is self])
+        ir_vars, origins, live = self.partition(args)
+        if not live:  # known values only: computed now (constant folding)
+            return self.parent.run(prim.bind, args, params)
+        atoms = [v if o is not None else self._const_atom(v) for v, o in zip(ir_vars, origins)]
         aval = prim.abstract_eval(*[a.aval for a in atoms], **params)
         out = Var(aval)
         self.eqns.append(Eqn(prim, atoms, [out], params))
-        return StagingTracer(self, aval, out, origins)
+        return StagingTracer(self, aval, out, frozenset().union(*[o for o in origins if o is not None]))
 
     def to_jaxpr(self, outs) -> tuple[Jaxpr, list]:
         outvars = [self.atom(o) for o in outs]

@@ -2,9 +2,27 @@
 fgrad Tensors. Layers are written with fgrad.nn.functional, whose kernels are primitives
 (fgrad.ops.nn), so models also run under fgrad.grad/jvp/hessian via fgrad.func.functional_call."""
 from . import functional, init, utils  # noqa: F401
-from .layers import (AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, CrossEntropyLoss,  # noqa: F401
-                     Dropout, Flatten, Identity, L1Loss, LeakyReLU, Linear, LogSoftmax, MaxPool2d,
-                     MSELoss, NLLLoss, ReLU, Sigmoid, Softmax, Tanh)
+from .layers import (  # noqa: F401
+                     AvgPool2d,
+                     BatchNorm1d,
+                     BatchNorm2d,
+                     Conv2d,
+                     CrossEntropyLoss,
+                     Dropout,
+                     Flatten,
+                     Identity,
+                     L1Loss,
+                     LeakyReLU,
+                     Linear,
+                     LogSoftmax,
+                     MaxPool2d,
+                     MSELoss,
+                     NLLLoss,
+                     ReLU,
+                     Sigmoid,
+                     Softmax,
+                     Tanh,
+)
 from .module import Module, ModuleDict, ModuleList, Sequential  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 

@@ -6,14 +6,20 @@ runs under `loss.backward()` and under `fgrad.grad`/`jvp`/`hessian`/`vmap`.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import numpy as fnp
 from ..core.avals import is_float
+from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, aval_of, facade, is_tensor
+from ..numpy._util import cast
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..ops.shape import reshape
+from ..tensor.creation import default_generator
+from ..tensor.grad_mode import no_grad
 
 __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "linear",
@@ -95,7 +101,6 @@ def tanh(input):
 
 def _softmax_dim(name, ndim, dim):
     if dim is None:
-        import warnings
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                       "to include dim=X as an argument.", UserWarning, stacklevel=3)
         dim = 0 if ndim in (0, 1, 3) else 1
@@ -107,7 +112,6 @@ def _softmax_dim(name, ndim, dim):
 def _as_float(name, x, dtype):
     x = _arr(x, name)
     if dtype is not None:
-        from ..numpy._util import cast
         x = cast(x, np.dtype(getattr(dtype, "_np", dtype)))
     _float_input(name, x)
     return x
@@ -156,7 +160,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
 def _pointwise_loss(name, diff_fn, input, target, reduction):
     input, target = _arr(input, name), _arr(target, name)
     if _shape(input) != _shape(target):
-        import warnings
         warnings.warn(f"Using a target size ({_shape(target)}) that is different to the input size "
                       f"({_shape(input)}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", UserWarning,
@@ -259,7 +262,6 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 
 def _rng():
-    from ..tensor.creation import default_generator
     return default_generator.numpy
 
 
@@ -278,6 +280,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     mask = keep.astype(dt) * dt.type(1.0 / (1.0 - p))
     v = _val(input)
     if not isinstance(v, (np.ndarray, np.generic, Tracer)):  # another device: move the mask there
+        # optional dependency (GPU arrays): imported only when a CuPy array is seen
         import cupy
         mask = cupy.asarray(mask)
     return ew.mul(input, mask)
@@ -285,7 +288,6 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 
 def _concrete(x):
     """The concrete array behind x (a Tensor, tracer or array), or None while staging."""
-    from ..core.errors import ConcretizationError
     v = _val(x)
     while isinstance(v, Tracer):
         try:
@@ -352,7 +354,6 @@ def _update_running(running_mean, running_var, mean, var, momentum, n):
             continue
         upd = (1.0 - momentum) * arr + momentum * new.astype(arr.dtype, copy=False)
         if _is_tensor(buf):
-            from ..tensor.grad_mode import no_grad
             with no_grad():
                 buf.copy_(facade.wrap(upd.astype(arr.dtype, copy=False)))
         else:

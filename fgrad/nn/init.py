@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from ..core.trace import facade
+from ..tensor.creation import default_generator
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 
@@ -15,13 +17,11 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 
 def _rng(generator=None):
-    from ..tensor.creation import default_generator
     return (generator or default_generator).numpy
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     """Write `values` into tensor (in place, no grad), keeping its dtype and device."""
-    from ..core.trace import facade
     with no_grad():
         tensor.copy_(facade.wrap(np.asarray(values, dtype=tensor._value.dtype)))
     return tensor
@@ -69,6 +69,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
+    # SciPy loads slowly (~130 ms): imported on first use, not with fgrad
     from scipy.stats import truncnorm
     vals = truncnorm.rvs((a - mean) / std, (b - mean) / std, loc=mean, scale=std,
                          size=tuple(tensor.shape), random_state=_rng(generator))

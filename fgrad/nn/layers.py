@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ..tensor.grad_mode import no_grad
 from . import functional as F
 from . import init
 from .module import Module
@@ -16,8 +18,7 @@ __all__ = ["Identity", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "ReLU", "Le
 
 
 def _empty(shape, dtype=None, device=None):
-    import fgrad
-    return fgrad.empty(*shape, dtype=dtype, device=device)
+    return T.empty(*shape, dtype=dtype, device=device)
 
 
 def _pair(v):
@@ -221,19 +222,18 @@ class _BatchNorm(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None) -> None:
         super().__init__()
-        import fgrad
         self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(fgrad.ones(self.num_features, dtype=dtype, device=device))
-            self.bias = Parameter(fgrad.zeros(self.num_features, dtype=dtype, device=device))
+            self.weight = Parameter(T.ones(self.num_features, dtype=dtype, device=device))
+            self.bias = Parameter(T.zeros(self.num_features, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", fgrad.zeros(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", fgrad.ones(self.num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", fgrad.tensor(0, dtype=fgrad.int64, device=device))
+            self.register_buffer("running_mean", T.zeros(self.num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", T.ones(self.num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", T(0, dtype=T.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -258,7 +258,6 @@ class _BatchNorm(Module):
                              f"(got {ndim}D input)")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            from ..tensor.grad_mode import no_grad
             with no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:  # cumulative moving average

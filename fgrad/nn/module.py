@@ -7,6 +7,10 @@ from typing import Iterator
 
 import numpy as np
 
+from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ..core.trace import facade
+from ..tensor import _dtypes as D
+from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 from .parameter import Parameter
 
@@ -333,7 +337,6 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        from ..tensor.grad_mode import no_grad
         with no_grad():
             for m, store, name, cur, src, arr in updates:
                 if assign:
@@ -405,8 +408,7 @@ class Module:
         return self._cast("float16")
 
     def _cast(self, name):
-        import fgrad
-        return self.to(getattr(fgrad, name))
+        return self.to(getattr(T, name))
 
     def type(self, dst_type) -> "Module":
         return self.to(dst_type)
@@ -444,12 +446,10 @@ class Module:
 
 
 def _is_dtype(a) -> bool:
-    from ..tensor import _dtypes as D
     return isinstance(a, D.dtype) or (isinstance(a, (type, np.dtype)) and not isinstance(a, str))
 
 
 def _tensor_of(arr):
-    from ..core.trace import facade
     return facade.wrap(np.asarray(arr))
 
 

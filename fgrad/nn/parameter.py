@@ -5,6 +5,7 @@ import copy
 
 import numpy as np
 
+from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
 from ..tensor.tensor import Tensor
 
 
@@ -20,8 +21,7 @@ class Parameter(Tensor):
         elif isinstance(data, Tensor):
             value = data._value
         else:
-            import fgrad
-            value = fgrad.tensor(data)._value
+            value = T(data)._value
         self = object.__new__(cls)
         self._value = value
         self._node = None
@@ -63,6 +63,4 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(array, requires_grad):
-    import fgrad
-    return Parameter(fgrad.from_numpy(array) if hasattr(fgrad, "from_numpy") else array,
-                     requires_grad)
+    return Parameter(T.from_numpy(array), requires_grad)

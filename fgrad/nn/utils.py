@@ -3,9 +3,12 @@ training loops on the CPU."""
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 import numpy as np
 
+from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 
@@ -23,11 +26,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False):
     """Scale the gradients in place so that their joint norm is at most max_norm; returns the
     norm before clipping (a 0-d Tensor), as PyTorch does."""
-    import fgrad
     parameters = _params(parameters)
     grads = [p._grad._value for p in parameters if p._grad is not None]
     if not grads:
-        return fgrad.tensor(0.0)
+        return T(0.0)
     norm_type = float(norm_type)
     if norm_type == math.inf:
         total = max(float(np.abs(g).max()) for g in grads)
@@ -45,7 +47,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
                 if p._grad is not None:
                     p._grad._value *= p._grad._value.dtype.type(coef)
                     p._grad._vbox[0] += 1
-    return fgrad.tensor(total, dtype=fgrad.float32)
+    return T(total, dtype=T.float32)
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:
@@ -59,8 +61,7 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
 
 def parameters_to_vector(parameters):
     """One 1-D tensor holding every parameter (differentiable, like PyTorch's)."""
-    import fgrad
-    return fgrad.cat([p.reshape(-1) for p in _params(parameters)])
+    return T.cat([p.reshape(-1) for p in _params(parameters)])
 
 
 def vector_to_parameters(vec, parameters) -> None:
@@ -88,9 +89,8 @@ def tune_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20)
     yourself for loops without an fgrad optimizer. The cost is that freed memory stays in
     the process. Returns False where it does not apply (not glibc) and leaves settings made
     through those environment variables alone."""
+    # only where glibc is present (checked above)
     import ctypes
-    import os
-    import sys
     if not sys.platform.startswith("linux"):
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:

@@ -13,13 +13,20 @@ from ._shape import *  # noqa: F401,F403
 from ._index import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
-from ._index_tricks import c_, r_  # noqa: F401
+from ._index_tricks import c_, r_, _ndmin  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
+import sys as _sys
+
+from ..core.array_methods import array_api as _array_api
 from ._array import Array, as_array as _as_array  # noqa: F401
 from ._util import register_fast_type as _register_fast_type
-from . import _operators  # noqa: F401  (installs Tracer operators)
+from ..interpreters.jvp import JVPTracer as _JVPTracer
+from ..interpreters.record import RecordTracer as _RecordTracer
 
-_register_fast_type(Array)  # its .shape and .dtype are ndarray's
+# Types whose .shape and .dtype promote() may trust (the weak tracer subclasses are not among
+# them: their promotion depends on their aval)
+for _t in (Array, _JVPTracer, _RecordTracer):
+    _register_fast_type(_t)
 from . import linalg  # noqa: F401,E402
 
 
@@ -38,6 +45,8 @@ def array(object: _Any, dtype: _Any = None, *, copy: _Any = True, order: _Any = 
     np.array: lists of traced values become one traced array."""
     v = asarray(object, dtype)
     if ndmin:
-        from ._index_tricks import _ndmin
         v = _ndmin(v, _int_arg(ndmin, "array", "ndmin"))
     return v
+
+# traced values' operators and methods (fgrad.core.array_methods) compute with this namespace
+_array_api.module = _sys.modules[__name__]

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _index
+
 
 class Array(np.ndarray):
     """A NumPy array with `.at[idx].set/add/mul/min/max/get` (JAX's functional updates)."""
@@ -24,8 +26,7 @@ class Array(np.ndarray):
 
     @property
     def at(self):
-        from ._index import at
-        return at(self)
+        return _index.at(self)
 
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))

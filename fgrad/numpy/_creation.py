@@ -9,11 +9,16 @@ import math
 
 import numpy as np
 
+from ..core.avals import float_dtype
 from ..core.errors import ShapeError
 from ..core.trace import aval_of, is_tensor
+from ..ops import elementwise as ew
 from ._array import as_array
-from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, int_arg, is_traced,
-                    normalize_axis, shape_arg, static_arg)
+from ._elementwise import add, divide, floor, multiply, subtract
+from ._reductions import any as any_
+from ._shape import concatenate, moveaxis, reshape
+from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, dtype_of, int_arg,
+                    is_traced, normalize_axis, promote, shape_arg, static_arg)
 
 
 def _is_cupy(x) -> bool:
@@ -25,7 +30,7 @@ def _xp_like(a):
     if is_tensor(a):
         a = a._value
     if _is_cupy(a):
-        import cupy
+        import cupy  # optional dependency: only for CuPy arrays
         return cupy
     return np
 
@@ -149,12 +154,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 def _traced_linspace(start, stop, num: int, endpoint: bool, retstep: bool, dtype, axis: int):
     """linspace with traced bounds, step for step NumPy's algorithm (arange * step + start, the
     last sample set to stop), so eager and traced results agree to the last bit."""
-    from ..core.avals import float_dtype
-    from ..ops import elementwise as ew
-    from ._elementwise import add, divide, floor, multiply, subtract
-    from ._reductions import any as any_
-    from ._shape import concatenate, moveaxis, reshape
-    from ._util import dtype_of, promote
     start, stop = promote("linspace", start, stop)
     ft = float_dtype(dtype_of(start))
     start, stop = cast(start, ft), cast(stop, ft)

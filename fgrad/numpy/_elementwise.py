@@ -1,36 +1,50 @@
-"""Elementwise functions of fgrad.numpy, NumPy names and semantics."""
+"""Elementwise functions of fgrad.numpy, NumPy names and semantics. Those whose result
+depends on the dialect (promotion, integer -> float, error wording) take `policy=` (see
+_policy.py); the Tensor facade calls them with PyTorch's."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from ..core.avals import float_dtype
 from ..ops import elementwise as ew
-from ._util import _FAST_TYPES, as_value, cast, dtype_of, int_arg, promote, reject_out, result_dtype
+from ._index import nonzero
+from ._policy import NUMPY
+from ._util import (_FAST_TYPES, _PY_SCALARS, as_value, broadcast_args, cast, dtype_of, int_arg, promote,
+                    reject_out)
 
 
 def _binary(prim_fn, name):
-    def fn(x, y):
-        return prim_fn(*promote(name, x, y))
+    def fn(x, y, *, policy=NUMPY):
+        return prim_fn(*promote(name, x, y, policy=policy))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting; differentiable."
     return fn
 
 
-def _unary_float(prim_fn, name):
-    def fn(x):
+def unary_float(prim_fn, name):
+    """`name(x)`: prim_fn of x, integers first converted to the policy's float dtype."""
+    def fn(x, *, policy=NUMPY):
         if type(x) in _FAST_TYPES and x.dtype.kind == "f":
             return prim_fn(x)
         x = as_value(x, name)
-        return prim_fn(cast(x, float_dtype(dtype_of(x))))
+        return prim_fn(cast(x, policy.float_dtype(dtype_of(x))))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name}; differentiable to any order."
     return fn
 
 
+def _float_binary(prim_fn, name):
+    """`name(x, y)` in the float dtype of the operands' common dtype (the policy's for
+    integers); integer operands convert to it directly, not through their common integer
+    type (which PyTorch's categories may not hold them in: int32 0-d with uint8, uint8 with -1)."""
+    def fn(x, y, *, policy=NUMPY):
+        return prim_fn(*promote(name, x, y, policy=policy, to_float=True))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 add = _binary(ew.add, "add")
-subtract = _binary(ew.sub, "subtract")
 multiply = _binary(ew.mul, "multiply")
 maximum = _binary(ew.maximum, "maximum")
 minimum = _binary(ew.minimum, "minimum")
@@ -48,8 +62,8 @@ logical_xor = _binary(ew.logical_xor, "logical_xor")
 def _division(prim_fn: Any, name: str, doc: str) -> Any:
     """fmod, remainder and floor_divide: NumPy's promotion, and booleans computed as int8
     (NumPy has no boolean loop for them; True % True is an int8 0)."""
-    def fn(x: Any, y: Any) -> Any:
-        x, y = promote(name, x, y)
+    def fn(x: Any, y: Any, *, policy=NUMPY) -> Any:
+        x, y = promote(name, x, y, policy=policy)
         if dtype_of(x).kind == "b":
             x, y = cast(x, np.dtype(np.int8)), cast(y, np.dtype(np.int8))
         return prim_fn(x, y)
@@ -58,7 +72,7 @@ def _division(prim_fn: Any, name: str, doc: str) -> Any:
     return fn
 
 
-fmod = _division(ew.rem, "fmod", """Elementwise C remainder x - trunc(x / y) * y, with the sign of x
+fmod = _division(ew.fmod, "fmod", """Elementwise C remainder x - trunc(x / y) * y, with the sign of x
 (NumPy's fmod). Differentiable: d/dx = 1, d/dy = -trunc(x / y). Integers stay integers
 (x fmod 0 is 0, as in NumPy).""")
 remainder = _division(ew.mod, "remainder", """Elementwise Python remainder x - floor(x / y) * y, with the
@@ -77,8 +91,8 @@ def divmod(x: Any, y: Any) -> tuple:
 
 def _bitwise(prim_fn: Any, name: str) -> Any:
     """bitwise_and/or/xor: NumPy's promotion, integers and booleans only."""
-    def fn(x: Any, y: Any) -> Any:
-        x, y = promote(name, x, y)
+    def fn(x: Any, y: Any, *, policy=NUMPY) -> Any:
+        x, y = promote(name, x, y, policy=policy)
         _check_bitwise(x, name)
         return prim_fn(x, y)
     fn.__name__ = fn.__qualname__ = name
@@ -94,9 +108,10 @@ def _check_bitwise(x: Any, name: str) -> None:
     """Bitwise operations exist for integers and booleans only (NumPy raises for floats)."""
     dt = dtype_of(x)
     if dt.kind not in "biu":
+        example = "~(x > 0)" if name == "invert" else f"(x > 0) {_BITWISE_OPS[name]} (y > 0)"
         raise TypeError(f"{name}: the {_BITWISE_OPS[name]} operator works on integers and booleans, "
-                        f"got dtype {dt}. For conditions on floats compare first (e.g. (x > 0) "
-                        f"{_BITWISE_OPS[name]} (y > 0)), or use logical_and/logical_or/logical_not.")
+                        f"got dtype {dt}. For conditions on floats compare first (e.g. {example}), "
+                        "or use logical_and/logical_or/logical_not.")
 
 
 bitwise_and = _bitwise(ew.bitwise_and, "bitwise_and")
@@ -114,34 +129,30 @@ def invert(x: Any) -> Any:
 bitwise_not = invert
 
 
-def true_divide(x, y):
-    """Elementwise x / y (integers divide to float64, as in NumPy)."""
-    x, y = promote("divide", x, y)
-    dt = float_dtype(dtype_of(x))
-    return ew.div(cast(x, dt), cast(y, dt))
+true_divide = divide = _float_binary(ew.div, "divide")
+true_divide.__doc__ = "Elementwise x / y (integers divide to float64, as in NumPy)."
+arctan2 = _float_binary(ew.atan2, "arctan2")
 
 
-divide = true_divide
+def subtract(x: Any, y: Any, *, policy=NUMPY) -> Any:
+    """Elementwise x - y; booleans refused (as the policy says: NumPy when the result is
+    boolean, PyTorch for any boolean tensor)."""
+    a, b = promote("subtract", x, y, policy=policy)
+    policy.check_bool_arithmetic("subtract", (x, y), dtype_of(a))
+    return ew.sub(a, b)
 
 
-def arctan2(y, x):
-    y, x = promote("arctan2", y, x)
-    dt = float_dtype(dtype_of(x))
-    return ew.atan2(cast(y, dt), cast(x, dt))
-
-
-def power(x: Any, y: Any) -> Any:
+def power(x: Any, y: Any, *, policy=NUMPY) -> Any:
     """x ** y. An integer exponent (Python or NumPy) uses integer_pow, exact for negative
     bases; as in NumPy, a Python int is weak (float32 ** 2 is float32) and integers to
     negative integer powers are an error."""
     if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
         x = as_value(x, "power")
-        x = cast(x, result_dtype(x, y))  # bool ** 2 is int64, float32 ** np.int64(2) float64
+        x = cast(x, policy.result_dtype(x, y))  # bool ** 2 is int64, float32 ** np.int64(2) float64
         if y < 0 and dtype_of(x).kind in "iu":
-            raise ValueError(f"power: integers to negative integer powers are not allowed (x of dtype "
-                             f"{dtype_of(x)} ** {y}); use a float base, e.g. x.astype(float) ** {y}")
+            raise policy.negative_power_error("power", dtype_of(x), y)
         return ew.integer_pow(x, int(y))
-    return ew.pow(*promote("power", x, y))
+    return ew.pow(*promote("power", x, y, policy=policy))
 
 
 def square(x: Any) -> Any:
@@ -160,8 +171,12 @@ def reciprocal(x: Any) -> Any:
     return true_divide(1.0, x)
 
 
-def negative(x):
-    return ew.neg(as_value(x, "negative"))
+def negative(x: Any, *, policy=NUMPY) -> Any:
+    """-x; booleans refused (the policy's error)."""
+    x = as_value(x, "negative")
+    if dtype_of(x).kind == "b":
+        raise policy.bool_arithmetic_error("negative")
+    return ew.neg(x)
 
 
 def positive(x: Any) -> Any:
@@ -184,39 +199,39 @@ def sign(x):
     return ew.sign(as_value(x, "sign"))
 
 
-sin = _unary_float(ew.sin, "sin")
-cos = _unary_float(ew.cos, "cos")
-tan = _unary_float(ew.tan, "tan")
-arcsin = _unary_float(ew.asin, "arcsin")
-arccos = _unary_float(ew.acos, "arccos")
-arctan = _unary_float(ew.atan, "arctan")
-sinh = _unary_float(ew.sinh, "sinh")
-cosh = _unary_float(ew.cosh, "cosh")
-tanh = _unary_float(ew.tanh, "tanh")
-arcsinh = _unary_float(ew.asinh, "arcsinh")
-arccosh = _unary_float(ew.acosh, "arccosh")
-arctanh = _unary_float(ew.atanh, "arctanh")
-exp = _unary_float(ew.exp, "exp")
-expm1 = _unary_float(ew.expm1, "expm1")
-log = _unary_float(ew.log, "log")
-log1p = _unary_float(ew.log1p, "log1p")
-sqrt = _unary_float(ew.sqrt, "sqrt")
-cbrt = _unary_float(ew.cbrt, "cbrt")
+sin = unary_float(ew.sin, "sin")
+cos = unary_float(ew.cos, "cos")
+tan = unary_float(ew.tan, "tan")
+arcsin = unary_float(ew.asin, "arcsin")
+arccos = unary_float(ew.acos, "arccos")
+arctan = unary_float(ew.atan, "arctan")
+sinh = unary_float(ew.sinh, "sinh")
+cosh = unary_float(ew.cosh, "cosh")
+tanh = unary_float(ew.tanh, "tanh")
+arcsinh = unary_float(ew.asinh, "arcsinh")
+arccosh = unary_float(ew.acosh, "arccosh")
+arctanh = unary_float(ew.atanh, "arctanh")
+exp = unary_float(ew.exp, "exp")
+expm1 = unary_float(ew.expm1, "expm1")
+log = unary_float(ew.log, "log")
+log1p = unary_float(ew.log1p, "log1p")
+sqrt = unary_float(ew.sqrt, "sqrt")
+cbrt = unary_float(ew.cbrt, "cbrt")
 
 
 def exp2(x):
     x = as_value(x, "exp2")
-    x = cast(x, float_dtype(dtype_of(x)))
+    x = cast(x, NUMPY.float_dtype(dtype_of(x)))
     return ew.exp(ew.mul(x, ew.const(x, np.log(2.0))))
 
 
-def log2(x):
-    y = log(x)
+def log2(x, *, policy=NUMPY):
+    y = log(x, policy=policy)
     return ew.div(y, ew.const(y, np.log(2.0)))
 
 
-def log10(x):
-    y = log(x)
+def log10(x, *, policy=NUMPY):
+    y = log(x, policy=policy)
     return ew.div(y, ew.const(y, np.log(10.0)))
 
 
@@ -271,27 +286,16 @@ def isfinite(x):
     return ew.isfinite(as_value(x, "isfinite"))
 
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, *, policy=NUMPY):
     """Elementwise choice between x and y. The cotangent of the branch not taken is
     zero, but a NaN computed in that branch still poisons its own gradient: guard
     the input of log/sqrt/div too (the "double where" idiom)."""
     if x is None and y is None:
-        from ._shape import nonzero
         return nonzero(condition)
     cond = cast(as_value(condition, "where"), np.dtype(bool))
-    x, y = promote("where", x, y)
-    cond, x, y = _where_args(cond, x, y)
-    return ew.select(cond, x, y)
-
-
-def _where_args(cond, x, y):
-    from ._util import aval_of, broadcast_shapes, broadcast_to
-    shapes = [aval_of(a).shape for a in (cond, x, y)]
-    full = [s for s in shapes if s != ()]
-    if full and any(s != full[0] for s in full):
-        shape = broadcast_shapes("where", *shapes)
-        return [a if s == () else broadcast_to(a, shape) for a, s in zip((cond, x, y), shapes)]
-    return cond, x, y
+    x, y = (a if isinstance(a, _PY_SCALARS) else as_value(a, "where") for a in (x, y))
+    dt = policy.result_dtype(x, y)
+    return ew.select(*broadcast_args("where", cond, cast(x, dt), cast(y, dt), policy=policy))
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, *, min: Any = None,
@@ -311,24 +315,21 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, *, min: 
     return a
 
 
-def logaddexp(x: Any, y: Any) -> Any:
-    """log(exp(x) + exp(y)) without overflow. One primitive (fgrad.ops.elementwise.logaddexp)
-    with smooth partials, so every derivative order is exact at x == y too."""
-    x, y = promote("logaddexp", x, y)
-    x = cast(x, float_dtype(dtype_of(x)))
-    y = cast(y, float_dtype(dtype_of(y)))
-    return ew.logaddexp(x, y)
+logaddexp = _float_binary(ew.logaddexp, "logaddexp")
+logaddexp.__doc__ = """log(exp(x) + exp(y)) without overflow. One primitive (fgrad.ops.elementwise.logaddexp)
+with smooth partials, so every derivative order is exact at x == y too."""
 
 
-def logaddexp2(x: Any, y: Any) -> Any:
-    """log2(2**x + 2**y) without overflow; smooth at x == y (binds the logaddexp primitive)."""
-    x, y = promote("logaddexp2", x, y)
-    x = cast(x, float_dtype(dtype_of(x)))
-    y = cast(y, float_dtype(dtype_of(y)))
+def _logaddexp2(x: Any, y: Any) -> Any:
     ln2 = ew.const(x, np.log(2.0))
     return ew.div(ew.logaddexp(ew.mul(x, ln2), ew.mul(y, ew.const(y, np.log(2.0)))), ln2)
 
 
+logaddexp2 = _float_binary(_logaddexp2, "logaddexp2")
+logaddexp2.__doc__ = "log2(2**x + 2**y) without overflow; smooth at x == y (binds the logaddexp primitive)."
+
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "annotations", "np", "ew", "sh", "float_dtype", "as_value", "cast", "dtype_of", "promote", "int_arg",
-    "normalize_axes", "aval_of", "ShapeError", "Any", "reject_out", "result_dtype")]
+    "normalize_axes", "aval_of", "ShapeError", "Any", "reject_out", "result_dtype", "NUMPY", "unary_float",
+    "broadcast_args")]

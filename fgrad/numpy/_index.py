@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any
 
 import numpy as np
 
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, is_tensor
+from ..ops import cumulative
 from ..ops import elementwise as ew
 from ..ops import index as ix
-from ..ops import scan
+from ..ops import linalg as la  # the tril/triu primitives (linear, self-adjoint masks)
 from ..ops import shape as sh
 from ..ops.index import ARRAY, Slice, normalize_slice
-from ._reductions import _keep, normalize_axes
+from ._policy import NUMPY
+from ._reductions import normalize_axes, prod, sum as _sum  # noqa: F401  (prod is exported from here, as before)
 from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, index_arg, int_arg, is_traced,
                     reject_out, shape_arg)
 
@@ -370,8 +371,6 @@ def at(x):
     return _IndexUpdateHelper(x)
 
 
-Tracer.at = property(lambda self: _IndexUpdateHelper(self))
-
 
 # --- take, nonzero, diagonals --------------------------------------------------------------
 
@@ -395,8 +394,8 @@ def _wrap_mode(ind, n, mode, name):
         return np.mod(ind, n) if mode == "wrap" else np.clip(ind, 0, n - 1)
     if mode == "clip":
         return ew.minimum(ew.maximum(ind, ew.const(ind, 0)), ew.const(ind, n - 1))
-    r = ew.rem(ind, ew.const(ind, n))
-    return ew.rem(ew.add(r, ew.const(ind, n)), ew.const(ind, n))
+    r = ew.fmod(ind, ew.const(ind, n))
+    return ew.fmod(ew.add(r, ew.const(ind, n)), ew.const(ind, n))
 
 
 def take(a, indices, axis=None, out=None, mode=None):
@@ -500,20 +499,18 @@ def diag(v, k: int = 0):
 
 
 def diagflat(v, k: int = 0):
-    from ._shape import ravel
-    return diag(ravel(v), k)
+    v = as_value(v, "diagflat")
+    return diag(sh.reshape(v, (aval_of(v).size,)), k)
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
     """Sum along a diagonal (of the axis1 x axis2 planes)."""
-    from ._reductions import sum
     reject_out(out, "trace")
     dtype = dtype_arg(dtype, "trace")
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def _triangle(m, k, lower, name):
-    from ..ops import linalg as la  # the tril/triu primitives (linear, self-adjoint masks)
     m = as_value(m, name)
     shape = aval_of(m).shape
     if len(shape) == 0:
@@ -538,44 +535,16 @@ def triu(m, k: int = 0):
 
 # --- cumulative sums and products ----------------------------------------------------------
 
-def _accumulate_dtype(a, dtype, name):
-    if dtype is not None:
-        return dtype_arg(dtype, name)
-    dt = dtype_of(a)
-    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
-        return np.dtype(np.int64)
-    if dt.kind == "u" and dt.itemsize < 8:
-        return np.dtype(np.uint64)
-    return dt
-
-
-def cumsum(a, axis=None, dtype=None, out=None):
+def cumsum(a, axis=None, dtype=None, out=None, *, policy=NUMPY):
     """Cumulative sum along `axis` (of the flattened array when axis is None)."""
     reject_out(out, "cumsum")
     a = as_value(a, "cumsum")
-    a = cast(a, _accumulate_dtype(a, dtype, "cumsum"))
+    a = cast(a, dtype_arg(dtype, "cumsum") if dtype is not None else policy.accumulate_dtype(dtype_of(a)))
     if axis is None or aval_of(a).ndim == 0:
         a = sh.reshape(a, (aval_of(a).size,))
         axis = 0 if axis is None else axis
-    (ax,) = normalize_axes(axis, aval_of(a).ndim, "cumsum")
-    return scan.cumsum(a, ax)
-
-
-def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-         initial: Any = None, where: Any = None) -> Any:
-    """Product over `axis` (all axes by default), NumPy's signature (`where` masks entries
-    out, `initial` multiplies the result); its gradient is exact where entries are 0."""
-    from ._reductions import _initial, _mask
-    reject_out(out, "prod")
-    a = as_value(a, "prod")
-    a = cast(a, _accumulate_dtype(a, dtype, "prod"))
-    shape = aval_of(a).shape
-    axes = normalize_axes(axis, len(shape), "prod")
-    mask = _mask(where, shape, "prod")
-    if mask is not None:
-        a = ew.select(mask, a, ew.const(a, 1))
-    p = _keep(scan.reduce_prod(a, axes), shape, axes, keepdims)
-    return p if initial is None else ew.mul(p, _initial(initial, p, "prod"))
+    (ax,) = normalize_axes(axis, aval_of(a).ndim, "cumsum", policy=policy)
+    return cumulative.cumsum(a, ax)
 
 
 __all__ = ["getitem", "at_set", "at_add", "at_mul", "at_min", "at_max", "at_get", "at", "take", "take_along_axis", "nonzero",

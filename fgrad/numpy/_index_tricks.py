@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ._creation import arange, linspace
+from ._shape import concatenate, reshape, swapaxes, transpose
 from ._util import as_value, aval_of, cast, dtype_of
 
 __all__ = ["r_", "c_"]
@@ -17,7 +19,6 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def _ndmin(x, ndmin: int):
     """x with leading axes of size 1 added up to `ndmin` dimensions (np.array(x, ndmin=...))."""
-    from ._shape import reshape
     shape = aval_of(x).shape
     return x if len(shape) >= ndmin else reshape(x, (1,) * (ndmin - len(shape)) + shape)
 
@@ -61,8 +62,6 @@ class AxisConcatenator:
         return tuple(nums) + (self.ndmin, self.trans1d)[len(nums) - 1:]
 
     def __getitem__(self, key: Any):
-        from ._creation import arange, linspace
-        from ._shape import concatenate, swapaxes, transpose
         if not isinstance(key, tuple):
             key = (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d

@@ -8,16 +8,18 @@ from ..core.errors import ShapeError
 from ..ops import linalg as la
 from ..ops import reduce as red
 from ..ops import shape as sh
+from ._elementwise import multiply
+from ._policy import NUMPY
 from ._util import (as_value, aval_of, broadcast_shapes, broadcast_to, cast, ints_arg, normalize_axis,
-                    reject_out, result_dtype)
+                    reject_out)
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum"]
 
 
-def _common(name, *xs):
-    """Operands as fgrad values of one dtype (NumPy's promotion); shapes untouched."""
+def _common(name, *xs, policy=NUMPY):
+    """Operands as fgrad values of one dtype (NumPy's promotion, or the policy's); shapes untouched."""
     xs = [as_value(x, name) for x in xs]
-    dt = result_dtype(*xs)
+    dt = policy.result_dtype(*xs)
     return [cast(x, dt) for x in xs]
 
 
@@ -25,21 +27,14 @@ def _contract(a, b, a_axes, b_axes):
     return la.dot_general(a, b, ((tuple(a_axes), tuple(b_axes)), ((), ())))
 
 
-def matmul(a, b):
+def matmul(a, b, *, policy=NUMPY):
     """Matrix product with NumPy's rules: the last two axes multiply, leading axes broadcast,
     a 1-D operand is a vector (its axis is dropped from the result)."""
-    a, b = _common("matmul", a, b)
+    a, b = _common("matmul", a, b, policy=policy)
     sa, sb = aval_of(a).shape, aval_of(b).shape
     na, nb = len(sa), len(sb)
-    if na == 0 or nb == 0:
-        raise ShapeError(f"matmul: operands of shapes {sa} and {sb}: matmul needs at least 1-D operands "
-                         "(use multiply or * for scalars)")
-    ka = sa[-1]
-    kb = sb[0] if nb == 1 else sb[-2]
-    if ka != kb:
-        raise ShapeError(f"matmul: shapes {sa} and {sb} do not align: the last axis of the first "
-                         f"({ka}) must equal the {'only' if nb == 1 else 'second-to-last'} axis of the "
-                         f"second ({kb})")
+    if na == 0 or nb == 0 or sa[-1] != (sb[0] if nb == 1 else sb[-2]):
+        raise policy.matmul_error("matmul", sa, sb)
     if na == 1 or nb <= 2:
         # vector @ anything, or anything @ matrix/vector: one plain contraction (a single GEMM)
         return _contract(a, b, (na - 1,), (max(nb - 2, 0),))
@@ -47,7 +42,7 @@ def matmul(a, b):
         # matrix @ stack: (M, K) x (..., K, N) -> (M, ..., N), then move M next to N
         out = _contract(a, b, (1,), (nb - 2,))
         return sh.transpose(out, tuple(range(1, nb - 1)) + (0, nb - 1))
-    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2], policy=policy)
     a = broadcast_to(a, batch + sa[-2:])
     b = broadcast_to(b, batch + sb[-2:])
     nd = len(batch)
@@ -61,7 +56,6 @@ def dot(a, b, out=None):
     a, b = _common("dot", a, b)
     sa, sb = aval_of(a).shape, aval_of(b).shape
     if not sa or not sb:
-        from ._elementwise import multiply
         return multiply(a, b)
     j = 0 if len(sb) == 1 else len(sb) - 2
     if sa[-1] != sb[j]:
@@ -75,7 +69,6 @@ def inner(a, b):
     a, b = _common("inner", a, b)
     sa, sb = aval_of(a).shape, aval_of(b).shape
     if not sa or not sb:
-        from ._elementwise import multiply
         return multiply(a, b)
     if sa[-1] != sb[-1]:
         raise ShapeError(f"inner: shapes {sa} and {sb}: the last axes ({sa[-1]} and {sb[-1]}) differ")

@@ -1,7 +1,8 @@
 """Reductions of fgrad.numpy, with NumPy's signatures (axis=, dtype=, out=, keepdims=,
 initial=, where=), which the ndarray-style methods of traced values share: numpy.sum(x) on a
 traced x calls x.sum(axis=None, dtype=None, out=None). out= must be None (fgrad values are
-immutable); where= is a boolean mask broadcast against the array."""
+immutable); where= is a boolean mask broadcast against the array. Each takes `policy=` (see
+_policy.py): the accumulation dtype, the float dtype of mean/var/std and the error wording."""
 from __future__ import annotations
 
 import builtins
@@ -9,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.avals import float_dtype
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape
-from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, normalize_axes,  # noqa: F401
+from ._policy import NUMPY
+from ._util import (as_value, aval_of, broadcast_args, broadcast_to, cast, dtype_arg, dtype_of, normalize_axes, shape_of,  # noqa: F401
                     reject_out)
 
 
@@ -38,31 +39,38 @@ def _mask(where: Any, shape: tuple, name: str) -> Any:
 def _initial(initial: Any, like: Any, name: str) -> Any:
     """NumPy's initial= as a 0-d value of `like`'s dtype."""
     v = as_value(initial, f"{name}'s initial")
-    if aval_of(v).shape != ():
-        raise ValueError(f"{name}: initial must be a scalar, got an array of shape {aval_of(v).shape}")
+    if shape_of(v) != ():
+        raise ValueError(f"{name}: initial must be a scalar, got an array of shape {shape_of(v)}")
     return cast(v, dtype_of(like))
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-        initial: Any = None, where: Any = None) -> Any:
-    """Sum over `axis` (all axes by default), NumPy's signature. Booleans and small integers
-    are summed as int64 (uint64 for unsigned), as in NumPy; `where` masks entries out,
-    `initial` is added to the result."""
-    reject_out(out, "sum")
-    a = as_value(a, "sum")
-    if dtype is not None:
-        a = cast(a, dtype_arg(dtype, "sum"))
-    elif dtype_of(a).kind in "bi" and dtype_of(a).itemsize < 8:
-        a = cast(a, np.dtype(np.int64))  # NumPy sums bool and small ints as int64
-    elif dtype_of(a).kind == "u" and dtype_of(a).itemsize < 8:
-        a = cast(a, np.dtype(np.uint64))
-    shape = aval_of(a).shape
-    axes = normalize_axes(axis, len(shape), "sum")
-    mask = _mask(where, shape, "sum")
-    if mask is not None:
-        a = ew.select(mask, a, ew.const(a, 0))
-    s = _keep(red.reduce_sum(a, axes), shape, axes, keepdims)
-    return s if initial is None else ew.add(s, _initial(initial, s, "sum"))
+def _accumulation(name: str, reduce_fn: Any, identity: int, combine: Any, doc: str) -> Any:
+    """sum and prod: NumPy's signature; booleans and small integers accumulate in the
+    policy's dtype (NumPy: int64, uint64 for unsigned); `where` masks entries out (as the
+    identity), `initial` is combined with the result."""
+    def fn(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None, *, policy=NUMPY) -> Any:
+        reject_out(out, name)
+        a = as_value(a, name)
+        a = cast(a, dtype_arg(dtype, name) if dtype is not None else policy.accumulate_dtype(dtype_of(a)))
+        shape = shape_of(a)
+        axes = normalize_axes(axis, len(shape), name, policy=policy)
+        mask = _mask(where, shape, name)
+        if mask is not None:
+            a = ew.select(mask, a, ew.const(a, identity))
+        r = _keep(reduce_fn(a, axes), shape, axes, keepdims)
+        return r if initial is None else combine(r, _initial(initial, r, name))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+sum = _accumulation("sum", red.reduce_sum, 0, ew.add, """Sum over `axis` (all axes by default), NumPy's
+signature. Booleans and small integers are summed as int64 (uint64 for unsigned), as in NumPy;
+`where` masks entries out, `initial` is added to the result.""")
+prod = _accumulation("prod", red.reduce_prod, 1, ew.mul, """Product over `axis` (all axes by default),
+NumPy's signature (`where` masks entries out, `initial` multiplies the result); its gradient is
+exact where entries are 0.""")
 
 
 def _count(mask: Any, shape: tuple, axes: tuple, keepdims: bool, dtype: Any) -> Any:
@@ -77,13 +85,13 @@ def _count(mask: Any, shape: tuple, axes: tuple, keepdims: bool, dtype: Any) -> 
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
-         where: Any = None) -> Any:
+         where: Any = None, policy=NUMPY) -> Any:
     """Arithmetic mean over `axis` (integers average as float64), NumPy's signature."""
     reject_out(out, "mean")
     a = as_value(a, "mean")
-    a = cast(a, dtype_arg(dtype, "mean") if dtype is not None else float_dtype(dtype_of(a)))
-    shape = aval_of(a).shape
-    axes = normalize_axes(axis, len(shape), "mean")
+    a = cast(a, dtype_arg(dtype, "mean") if dtype is not None else policy.reduction_float_dtype("mean", dtype_of(a)))
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape), "mean", policy=policy)
     mask = _mask(where, shape, "mean")
     s = sum(a, axis=axes, keepdims=keepdims, where=mask)
     n = _count(mask, shape, axes, keepdims, dtype_of(s))
@@ -93,8 +101,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
 _mean = mean  # var's `mean=` argument shadows the function inside var
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
+        where: Any = None, mean: Any = None, correction: Any = None, policy=NUMPY) -> Any:
     """Variance over `axis`: mean((a - a.mean()) ** 2) * n / (n - ddof), NumPy's signature
     (`mean=` a precomputed mean with keepdims=True, `correction=` another name for ddof).
     Smooth everywhere: its gradient at zero spread is 0."""
@@ -104,14 +112,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
             raise ValueError("var: ddof and correction can't be provided simultaneously")
         ddof = correction
     a = as_value(a, "var")
-    a = cast(a, dtype_arg(dtype, "var") if dtype is not None else float_dtype(dtype_of(a)))
-    shape = aval_of(a).shape
-    axes = normalize_axes(axis, len(shape), "var")
+    a = cast(a, dtype_arg(dtype, "var") if dtype is not None else policy.reduction_float_dtype("var", dtype_of(a)))
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape), "var", policy=policy)
     mask = _mask(where, shape, "var")
     m = _mean(a, axis=axes, keepdims=True, where=mask) if mean is None else \
         cast(as_value(mean, "var's mean"), dtype_of(a))
-    from ._elementwise import subtract
-    centered = subtract(a, m)
+    centered = ew.sub(*broadcast_args("var", a, m))
     s = sum(ew.mul(centered, centered), axis=axes, keepdims=keepdims, where=mask)
     n = _count(mask, shape, axes, keepdims, dtype_of(s))
     if mask is None:
@@ -128,23 +135,23 @@ def _sqrt_flat_at_zero(v: Any) -> Any:
     return ew.select(zero, ew.const(v, 0.0), ew.sqrt(ew.select(zero, ew.const(v, 1.0), v)))
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
-        keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None) -> Any:
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
+        where: Any = None, mean: Any = None, correction: Any = None, policy=NUMPY) -> Any:
     """Standard deviation, sqrt(var(...)), NumPy's signature. Its gradient where every entry
     is equal (zero spread, a kink) is 0, by the norm'(0) = 0 convention."""
     reject_out(out, "std")
     dtype = dtype_arg(dtype, "std")
     return _sqrt_flat_at_zero(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
-                                  mean=mean, correction=correction))
+                                  mean=mean, correction=correction, policy=policy))
 
 
 def _extreme(prim_fn: Any, pick: Any, name: str, ufunc: str) -> Any:
     def fn(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
-           where: Any = None) -> Any:
+           where: Any = None, *, policy=NUMPY) -> Any:
         reject_out(out, name)
         a = as_value(a, name)
-        shape = aval_of(a).shape
-        axes = normalize_axes(axis, len(shape), name)
+        shape = shape_of(a)
+        axes = normalize_axes(axis, len(shape), name, policy=policy)
         mask = _mask(where, shape, name)
         empty = builtins.any(shape[i] == 0 for i in axes)
         if initial is None:
@@ -152,8 +159,7 @@ def _extreme(prim_fn: Any, pick: Any, name: str, ufunc: str) -> Any:
                 raise ValueError(f"{name}: reduction operation '{ufunc}' does not have an identity, so "
                                  "to use a where mask one has to specify 'initial'")
             if empty:
-                raise ValueError(f"{name}: zero-size array to reduction operation (shape {shape}), "
-                                 "which has no identity")
+                raise policy.empty_reduction_error(name, shape, axis)
             return _keep(prim_fn(a, axes), shape, axes, keepdims)
         init = _initial(initial, a, name)
         if empty:  # NumPy returns initial for every (empty) slice
@@ -174,11 +180,12 @@ min = amin = _extreme(red.reduce_min, ew.minimum, "min", "minimum")
 
 
 def _logical(name: str) -> Any:
-    def fn(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = None) -> Any:
+    def fn(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = None,
+           policy=NUMPY) -> Any:
         reject_out(out, name)
         b = cast(as_value(a, name), np.dtype(bool))  # nonzero (and NaN) is True, as in NumPy
-        shape = aval_of(b).shape
-        axes = normalize_axes(axis, len(shape), name)
+        shape = shape_of(b)
+        axes = normalize_axes(axis, len(shape), name, policy=policy)
         mask = _mask(where, shape, name)
         # count the entries that decide the answer: a True for any, a False for all; an empty
         # reduction counts none (any() is False, all() is True, as in NumPy)
@@ -199,20 +206,18 @@ all = _logical("all")
 
 
 def _arg(prim_fn, name):
-    def fn(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    def fn(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False, policy=NUMPY) -> Any:
         reject_out(out, name)
         a = as_value(a, name)
-        shape = aval_of(a).shape
+        shape = shape_of(a)
         if axis is None:
             if aval_of(a).size == 0:
-                raise ValueError(f"{name}: attempt to get {name} of an empty sequence (an array of "
-                                 f"shape {shape}); it has no entries to choose from")
+                raise policy.empty_reduction_error(name, shape, None)
             out = prim_fn(reshape(a, (aval_of(a).size,)), 0)
             return reshape(out, (1,) * len(shape)) if keepdims else out
-        (ax,) = normalize_axes(axis, len(shape), name)
+        (ax,) = normalize_axes(axis, len(shape), name, policy=policy)
         if shape[ax] == 0:
-            raise ValueError(f"{name}: attempt to get {name} of an empty sequence: axis {ax} of shape "
-                             f"{shape} has size 0")
+            raise policy.empty_reduction_error(name, shape, ax)
         out = prim_fn(a, ax)
         return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(shape))) if keepdims else out
     fn.__name__ = fn.__qualname__ = name

@@ -1,47 +1,53 @@
-"""Shape manipulation in fgrad.numpy."""
+"""Shape manipulation in fgrad.numpy. The functions the Tensor facade maps onto take
+`policy=` for PyTorch's promotion and error wording (see _policy.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import ShapeError
+from ..core.trace import Tracer
+from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ..ops import index as ix
+from ._index import nonzero as _nonzero, take
+from ._policy import NUMPY
 from ._util import (MAX_NDIM, as_value, aval_of, broadcast_shapes, broadcast_to as _broadcast_to, cast,
-                    dtype_arg, int_arg, ints_arg, normalize_axes, normalize_axis, result_dtype,
-                    shape_arg)
+                    dtype_arg, dtype_of, int_arg, ints_arg, is_traced, normalize_axes, normalize_axis, shape_arg,
+                    shape_of)
 
 
-def _resolve_shape(shape, size: int, name: str = "reshape") -> tuple:
+def resolve_shape(shape, in_shape: tuple, name: str = "reshape", policy=NUMPY) -> tuple:
+    """`shape` (at most one -1, for the size that makes the element counts match) for an
+    array of shape `in_shape`; the policy's error when no such shape exists."""
+    size = 1
+    for d in in_shape:
+        size *= d
     if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
         resolved = shape  # the common case: already a tuple of sizes
     else:
-        shape = shape_arg(shape, name, "new shape", allow_unknown=True)
-        if shape.count(-1) > 1:
-            raise ShapeError(f"{name}: only one dimension can be -1, got {shape}")
+        shape = shape_arg(shape, name, "new shape", allow_unknown=True, policy=policy)
         resolved = shape
         if -1 in shape:
             known = 1
             for d in shape:
                 if d != -1:
                     known *= d
-            if known == 0 or size % known:
-                raise ShapeError(f"{name}: cannot reshape an array of {size} elements into shape "
-                                 f"{shape}: no size for the -1 dimension fits")
+            if shape.count(-1) > 1 or known == 0 or size % known:
+                raise policy.reshape_error(name, shape, in_shape, size, None)
             resolved = tuple(size // known if d == -1 else d for d in shape)
     n = 1
     for d in resolved:
         n *= d
     if n != size:
-        raise ShapeError(f"{name}: cannot reshape an array of {size} elements into shape {shape}, "
-                         f"which has {n}; the sizes must match (use -1 for one inferred dimension)")
+        raise policy.reshape_error(name, shape, in_shape, size, n)
     return resolved
 
 
-def reshape(a, newshape, *more):
+def reshape(a, newshape, *more, policy=NUMPY):
     a = as_value(a, "reshape")
     if more:
         newshape = (newshape,) + more
-    return sh.reshape(a, _resolve_shape(newshape, aval_of(a).size))
+    return sh.reshape(a, resolve_shape(newshape, shape_of(a), policy=policy))
 
 
 def ravel(a):
@@ -49,37 +55,36 @@ def ravel(a):
     return sh.reshape(a, (aval_of(a).size,))
 
 
-def transpose(a, axes=None):
+def transpose(a, axes=None, *, policy=NUMPY):
     a = as_value(a, "transpose")
-    nd = aval_of(a).ndim
+    nd = len(shape_of(a))
     if axes is None:
         perm = tuple(reversed(range(nd)))
     else:
         given = ints_arg(axes, "transpose", "axes")
         if len(given) != nd:
-            raise ShapeError(f"transpose: axes {given} name {len(given)} axes but the array has shape "
-                             f"{aval_of(a).shape} ({nd} dimensions); give a permutation of "
-                             f"{tuple(range(nd))}")
-        perm = tuple(normalize_axis(x, nd, "transpose", "axes entry") for x in given)
+            raise policy.permutation_error("transpose", given, nd, shape_of(a))
+        perm = tuple(normalize_axis(x, nd, "transpose", "axes entry", policy=policy) for x in given)
     if sorted(perm) != list(range(nd)):
-        raise ShapeError(f"transpose: axes {axes} are not a permutation of {nd} dimensions")
+        raise policy.permutation_error("transpose", axes, nd, shape_of(a))
     return sh.transpose(a, perm)
 
 
 def swapaxes(a, axis1: int, axis2: int):
     a = as_value(a, "swapaxes")
-    nd = aval_of(a).ndim
+    nd = len(shape_of(a))
     perm = list(range(nd))
     i, j = normalize_axes(axis1, nd, "swapaxes")[0], normalize_axes(axis2, nd, "swapaxes")[0]
     perm[i], perm[j] = perm[j], perm[i]
     return sh.transpose(a, perm)
 
 
-def moveaxis(a, source, destination):
+def moveaxis(a, source, destination, *, policy=NUMPY):
     a = as_value(a, "moveaxis")
-    nd = aval_of(a).ndim
-    src = [normalize_axis(s, nd, "moveaxis", "source") for s in ints_arg(source, "moveaxis", "source")]
-    dst = [normalize_axis(d, nd, "moveaxis", "destination")
+    nd = len(shape_of(a))
+    src = [normalize_axis(s, nd, "moveaxis", "source", policy=policy)
+           for s in ints_arg(source, "moveaxis", "source")]
+    dst = [normalize_axis(d, nd, "moveaxis", "destination", policy=policy)
            for d in ints_arg(destination, "moveaxis", "destination")]
     if len(src) != len(dst):
         raise ShapeError(f"moveaxis: source {source!r:.40} and destination {destination!r:.40} must "
@@ -93,18 +98,18 @@ def moveaxis(a, source, destination):
     return sh.transpose(a, order)
 
 
-def expand_dims(a, axis):
+def expand_dims(a, axis, *, policy=NUMPY):
     a = as_value(a, "expand_dims")
-    shape = list(aval_of(a).shape)
+    shape = list(shape_of(a))
     axes = ints_arg(axis, "expand_dims", "axis")
-    for ax in normalize_axes(axes, len(shape) + len(axes), "expand_dims"):
+    for ax in normalize_axes(axes, len(shape) + len(axes), "expand_dims", policy=policy):
         shape.insert(ax, 1)
     return sh.reshape(a, tuple(shape))
 
 
 def squeeze(a, axis=None):
     a = as_value(a, "squeeze")
-    shape = aval_of(a).shape
+    shape = shape_of(a)
     if axis is None:
         axes = tuple(i for i, d in enumerate(shape) if d == 1)
     else:
@@ -119,7 +124,7 @@ def _atleast(arys, name, expand):
     out = []
     for a in arys:
         a = as_value(a, name)
-        out.append(sh.reshape(a, expand(aval_of(a).shape)))
+        out.append(sh.reshape(a, expand(shape_of(a))))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -137,7 +142,7 @@ def atleast_3d(*arys):
 
 
 def shape(a) -> tuple:
-    return aval_of(as_value(a, "shape")).shape
+    return shape_of(as_value(a, "shape"))
 
 
 def ndim(a) -> int:
@@ -160,66 +165,69 @@ def flatten(a):
 
 # --- joining and splitting -----------------------------------------------------------------
 
-def concatenate(arrays, axis=0, dtype=None):
+def concatenate(arrays, axis=0, dtype=None, *, policy=NUMPY):
     """Join arrays along an existing axis (axis=None: flatten them first); NumPy's dtype
     promotion."""
     if _is_single_array(arrays):
-        arrays = [arrays[i] for i in range(aval_of(arrays).shape[0])]
+        arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
     arrays = [as_value(a, "concatenate") for a in arrays]
     if not arrays:
-        raise ValueError("concatenate: need at least one array to concatenate")
+        raise policy.empty_join_error("concatenate")
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    dt = dtype_arg(dtype, "concatenate") if dtype is not None else result_dtype(*arrays)
-    shapes = [aval_of(a).shape for a in arrays]
+    dtypes = {dtype_of(a) for a in arrays}
+    dt = dtype_arg(dtype, "concatenate") if dtype is not None else \
+        dtypes.pop() if len(dtypes) == 1 else policy.result_dtype(*arrays)
+    shapes = [shape_of(a) for a in arrays]
     nd = len(shapes[0])
     if nd == 0:
-        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
-    (ax,) = normalize_axes(axis, nd, "concatenate")
-    for s in shapes:
-        if len(s) != nd or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != ax):
-            raise ShapeError(f"concatenate: all the input array dimensions except for the "
-                             f"concatenation axis {ax} must match exactly, got shapes "
-                             f"{', '.join(str(t) for t in shapes)}")
+        raise policy.zero_dim_join_error("concatenate", 0)
+    (ax,) = normalize_axes(axis, nd, "concatenate", policy=policy)
+    for k, s in enumerate(shapes):
+        if len(s) != nd:
+            raise policy.concatenate_error("concatenate", shapes, ax, k, None)
+        for i in range(nd):
+            if i != ax and s[i] != shapes[0][i]:
+                raise policy.concatenate_error("concatenate", shapes, ax, k, i)
     return sh.concatenate([cast(a, dt) for a in arrays], ax)
 
 
 def _is_single_array(x) -> bool:
     """A single array passed where a sequence of arrays is expected (NumPy iterates it)."""
-    return not isinstance(x, (list, tuple)) and hasattr(x, "shape") and len(aval_of(x).shape) >= 1
+    return not isinstance(x, (list, tuple)) and hasattr(x, "shape") and len(shape_of(x)) >= 1
 
 
-def stack(arrays, axis=0, dtype=None):
+def stack(arrays, axis=0, dtype=None, *, policy=NUMPY):
     """Join equally shaped arrays along a new axis."""
     if _is_single_array(arrays):
-        arrays = [arrays[i] for i in range(aval_of(arrays).shape[0])]
+        arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
     arrays = [as_value(a, "stack") for a in arrays]
     dtype = dtype_arg(dtype, "stack")
     if not arrays:
-        raise ValueError("stack: need at least one array to stack")
-    shapes = [aval_of(a).shape for a in arrays]
-    if any(s != shapes[0] for s in shapes):
-        raise ShapeError(f"stack: all input arrays must have the same shape, got "
-                         f"{', '.join(str(t) for t in shapes)}")
-    (ax,) = normalize_axes(axis, len(shapes[0]) + 1, "stack")
+        raise policy.empty_join_error("stack")
+    shapes = [shape_of(a) for a in arrays]
+    for k, s in enumerate(shapes):
+        if s != shapes[0]:
+            raise policy.stack_error("stack", shapes, k)
+    (ax,) = normalize_axes(axis, len(shapes[0]) + 1, "stack", policy=policy)
     new = shapes[0][:ax] + (1,) + shapes[0][ax:]
-    return concatenate([sh.reshape(a, new) for a in arrays], axis=ax, dtype=dtype)
+    return concatenate([sh.reshape(a, new) for a in arrays], axis=ax, dtype=dtype, policy=policy)
 
 
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else x
 
 
-def hstack(tup, dtype=None):
+def hstack(tup, dtype=None, *, policy=NUMPY):
     dtype = dtype_arg(dtype, "hstack")
     arrs = [atleast_1d(a) for a in _as_list(tup)]
-    return concatenate(arrs, axis=0 if arrs and aval_of(arrs[0]).ndim == 1 else 1, dtype=dtype)
+    return concatenate(arrs, axis=0 if arrs and len(shape_of(arrs[0])) == 1 else 1, dtype=dtype, policy=policy)
 
 
-def vstack(tup, dtype=None):
+def vstack(tup, dtype=None, *, policy=NUMPY):
     dtype = dtype_arg(dtype, "vstack")
-    return concatenate([atleast_2d(a) for a in _as_list(tup)], axis=0, dtype=dtype)
+    return concatenate([atleast_2d(a) for a in _as_list(tup)], axis=0, dtype=dtype, policy=policy)
 
 
 def dstack(tup):
@@ -230,22 +238,22 @@ def column_stack(tup):
     arrs = []
     for a in _as_list(tup):
         a = as_value(a, "column_stack")
-        s = aval_of(a).shape
+        s = shape_of(a)
         arrs.append(sh.reshape(a, (s[0], 1)) if len(s) == 1 else atleast_2d(a))
     return concatenate(arrs, axis=1)
 
 
 def _axis_slice(a, ax, lo, hi):
-    s = aval_of(a).shape
+    s = shape_of(a)
     return sh.slice(a, [lo if i == ax else 0 for i in range(len(s))],
                     [hi if i == ax else d for i, d in enumerate(s)])
 
 
-def array_split(ary, indices_or_sections, axis=0):
+def array_split(ary, indices_or_sections, axis=0, *, policy=NUMPY):
     """Split into sub-arrays; an int gives that many nearly equal parts."""
     a = as_value(ary, "array_split")
-    shape = aval_of(a).shape
-    (ax,) = normalize_axes(axis, len(shape), "array_split")
+    shape = shape_of(a)
+    (ax,) = normalize_axes(axis, len(shape), "array_split", policy=policy)
     n = shape[ax]
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int_arg(indices_or_sections, "array_split", "number of sections")
@@ -266,7 +274,7 @@ def split(ary, indices_or_sections, axis=0):
     """Split into equal parts (an int that must divide the axis) or at the given indices."""
     if isinstance(indices_or_sections, (int, np.integer)):
         a = as_value(ary, "split")
-        shape = aval_of(a).shape
+        shape = shape_of(a)
         (ax,) = normalize_axes(axis, len(shape), "split")
         sections = int_arg(indices_or_sections, "split", "number of sections")
         if sections <= 0 or shape[ax] % sections:
@@ -277,7 +285,7 @@ def split(ary, indices_or_sections, axis=0):
 
 def hsplit(ary, indices_or_sections):
     a = as_value(ary, "hsplit")
-    return split(a, indices_or_sections, axis=1 if aval_of(a).ndim > 1 else 0)
+    return split(a, indices_or_sections, axis=1 if len(shape_of(a)) > 1 else 0)
 
 
 def vsplit(ary, indices_or_sections):
@@ -291,7 +299,6 @@ def dsplit(ary, indices_or_sections):
 # --- repetition, reversal, padding, rolling -------------------------------------------------
 
 def _static_value(v, what):
-    from ..core.trace import Tracer
     v = getattr(v, "_value", v)
     return v._concrete(what) if isinstance(v, Tracer) else v
 
@@ -302,7 +309,7 @@ def tile(A, reps):
     reps = ints_arg(reps, "tile", "reps")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: reps must be non-negative integers, got {reps}")
-    shape = aval_of(a).shape
+    shape = shape_of(a)
     d = max(len(reps), len(shape))
     reps = (1,) * (d - len(reps)) + reps
     shape = (1,) * (d - len(shape)) + shape
@@ -324,7 +331,7 @@ def repeat(a, repeats, axis=None):
     if axis is None:
         a = ravel(a)
         axis = 0
-    shape = aval_of(a).shape
+    shape = shape_of(a)
     (ax,) = normalize_axes(axis, len(shape), "repeat")
     reps = np.asarray(_static_value(repeats, "repeat's repeats"))
     if reps.dtype.kind not in "iu" or (reps.size and reps.min() < 0):
@@ -338,26 +345,25 @@ def repeat(a, repeats, axis=None):
     if reps.shape != (shape[ax],):
         raise ValueError(f"repeat: operands could not be broadcast together: repeats of shape "
                          f"{reps.shape} for axis {ax} of size {shape[ax]}")
-    from ._index import take
     return take(a, np.repeat(np.arange(shape[ax]), reps), axis=ax)
 
 
-def flip(m, axis=None):
+def flip(m, axis=None, *, policy=NUMPY):
     """Reverse the order of elements along `axis` (all axes by default)."""
     m = as_value(m, "flip")
-    return ix.rev(m, normalize_axes(axis, aval_of(m).ndim, "flip"))
+    return ix.rev(m, normalize_axes(axis, len(shape_of(m)), "flip", policy=policy))
 
 
 def fliplr(m):
     m = as_value(m, "fliplr")
-    if aval_of(m).ndim < 2:
+    if len(shape_of(m)) < 2:
         raise ValueError("fliplr: input must be >= 2-d")
     return flip(m, 1)
 
 
 def flipud(m):
     m = as_value(m, "flipud")
-    if aval_of(m).ndim < 1:
+    if len(shape_of(m)) < 1:
         raise ValueError("flipud: input must be >= 1-d")
     return flip(m, 0)
 
@@ -365,7 +371,7 @@ def flipud(m):
 def rot90(m, k: int = 1, axes=(0, 1)):
     """Rotate by 90 degrees k times in the plane of `axes` (NumPy semantics)."""
     m = as_value(m, "rot90")
-    nd = aval_of(m).ndim
+    nd = len(shape_of(m))
     axes = ints_arg(axes, "rot90", "axes")
     if len(axes) != 2:
         raise ValueError(f"rot90: axes must name exactly two axes, got {axes}")
@@ -389,9 +395,8 @@ _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad with a constant (any value, also traced) or by edge/reflect/symmetric/wrap."""
-    from ..ops import elementwise as ew
     a = as_value(array, "pad")
-    shape = aval_of(a).shape
+    shape = shape_of(a)
     widths = np.asarray(_static_value(pad_width, "pad's pad_width"))
     if widths.dtype.kind not in "iu" and not (widths.dtype.kind == "f" and np.all(widths == np.round(widths))):
         raise TypeError(f"pad: pad_width must be integers, got {pad_width!r:.60}")
@@ -410,9 +415,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         out = sh.pad(a, widths)
         cv = kwargs.get("constant_values", 0)
         dt = aval_of(a).dtype
-        if _is_traced(cv):
+        if is_traced(cv):
             c = cast(as_value(cv, "pad"), dt)
-            if aval_of(c).shape != ():
+            if shape_of(c) != ():
                 raise ValueError("pad: a traced constant_values must be a scalar")
             outside = np.pad(np.zeros(shape, dt), widths, constant_values=1)
             return ew.add(out, ew.mul(outside, c)) if outside.size else out
@@ -428,22 +433,16 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise TypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
     if extra.get("reflect_type", "even") != "even":
         raise ValueError("pad: only reflect_type='even' (the default) is supported")
-    from ._index import take
     for ax, (lo, hi) in enumerate(widths):
         if lo or hi:
             a = take(a, np.pad(np.arange(shape[ax]), (lo, hi), mode=mode, **extra), axis=ax)
     return a
 
 
-def _is_traced(x):
-    from ._util import is_traced
-    return is_traced(x)
-
-
-def roll(a, shift, axis=None):
+def roll(a, shift, axis=None, *, policy=NUMPY):
     """Shift elements cyclically along `axis` (of the flattened array when axis is None)."""
     a = as_value(a, "roll")
-    shape = aval_of(a).shape
+    shape = shape_of(a)
     shifts = ints_arg(shift, "roll", "shift", bounded=False)
     if axis is None:
         return sh.reshape(roll(ravel(a), shifts, 0), shape)
@@ -458,7 +457,7 @@ def roll(a, shift, axis=None):
         axes = axes * n_pairs
     total = {}
     for s, ax in zip(shifts, axes):
-        ax = normalize_axis(ax, len(shape), "roll")
+        ax = normalize_axis(ax, len(shape), "roll", policy=policy)
         total[ax] = total.get(ax, 0) + s
     for ax, s in sorted(total.items()):
         n = shape[ax]
@@ -469,15 +468,15 @@ def roll(a, shift, axis=None):
     return a
 
 
-def broadcast_to(array, shape):
+def broadcast_to(array, shape, *, policy=NUMPY):
     """`array` broadcast to `shape` (NumPy's rules; a differentiable view)."""
-    shape = shape_arg(shape, "broadcast_to")
-    return _broadcast_to(as_value(array, "broadcast_to"), shape)
+    shape = shape_arg(shape, "broadcast_to", policy=policy)
+    return _broadcast_to(as_value(array, "broadcast_to"), shape, policy=policy)
 
 
 def broadcast_arrays(*args):
     args = [as_value(a, "broadcast_arrays") for a in args]
-    shape = broadcast_shapes("broadcast_arrays", *[aval_of(a).shape for a in args])
+    shape = broadcast_shapes("broadcast_arrays", *[shape_of(a) for a in args])
     return tuple(_broadcast_to(a, shape) for a in args)
 
 
@@ -490,7 +489,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     out = []
     for i, x in enumerate(xs):
         s = [1] * nd
-        s[i] = aval_of(x).shape[0]
+        s[i] = shape_of(x)[0]
         if indexing == "xy" and nd > 1 and i < 2:
             s[0], s[1] = s[1], s[0]
         out.append(sh.reshape(x, tuple(s)))
@@ -501,7 +500,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def nonzero(a):
     """Indices of the non-zero entries (defined in _index; kept here for where(cond))."""
-    from ._index import nonzero as _nonzero
     return _nonzero(a)
 
 

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ConcretizationError, ShapeError, TracerArrayConversionError
+from ..core.errors import ConcretizationError, ShapeError
+from ..core.errors import reject_out  # noqa: F401  (fgrad.numpy modules import it from here)
 from ..core.trace import Tracer, aval_of, is_tensor
 from ..ops.elementwise import convert_element_type
-from ..ops.shape import broadcast_in_dim
+from ..ops.shape import broadcast_in_dim, concatenate, reshape
+from ._policy import NUMPY, _FAST_TYPES, _PY_SCALARS, dtype_of, is_weak, register_fast_type, shape_of  # noqa: F401
 
-_PY_SCALARS = (bool, int, float, complex)
 _NUMERIC_KINDS = "biufc"
 _INT64 = 2 ** 63
 
@@ -112,7 +113,6 @@ def _stack_nested(seq: list | tuple, name: str) -> Any:
     np.array would give (its rules: a Python int counts as int64, a float as float64, whatever
     the other entries are), built with reshape + concatenate so that derivatives reach every
     traced entry. Sub-lists without traced values become NumPy arrays as usual."""
-    from ..ops.shape import concatenate, reshape
 
     def convert(item: Any, depth: int) -> tuple:
         """(node, shape, leaves): node is a leaf value or a list of child nodes."""
@@ -140,17 +140,6 @@ def _stack_nested(seq: list | tuple, name: str) -> Any:
     tree, shape, leaves = convert(seq, 0)
     dtype = functools.reduce(np.promote_types, {dtype_of(v) for v in leaves})
     return build(tree, shape, dtype)
-
-
-def reject_out(out: Any, name: str) -> None:
-    """NumPy's out= cannot work in fgrad: values are immutable, and a result written into a
-    buffer could not carry its derivative. None (NumPy's default, which numpy.sum(x) passes
-    on to x.sum) is accepted."""
-    if out is not None:
-        raise TracerArrayConversionError(
-            f"{name}: out= is not supported (got {_describe(out)}). fgrad computes new arrays, and a "
-            "result written into a buffer could not carry its derivative. Use the returned value "
-            f"instead: y = {name}(x, ...) or y = x.{name}(...).")
 
 
 # --- argument validators --------------------------------------------------------------------
@@ -196,6 +185,10 @@ def index_arg(v, name: str, what: str = "index") -> int:
 def ints_arg(v, name: str, what: str, bounded: bool = True) -> tuple:
     """A tuple of Python ints from an int or a flat sequence (tuple, list, 1-D integer array)
     of them. Strings, nested or ragged sequences and non-integers are a TypeError."""
+    if type(v) is int and -_INT64 <= v < _INT64:  # the common cases
+        return (v,)
+    if type(v) is tuple and all(type(d) is int and -_INT64 <= d < _INT64 for d in v):
+        return v
     v = static_arg(v, f"{name}'s {what}")
     if isinstance(v, (int, np.integer)):
         return (int_arg(v, name, what, bounded),)
@@ -217,7 +210,7 @@ def ints_arg(v, name: str, what: str, bounded: bool = True) -> tuple:
     return tuple(out)
 
 
-def shape_arg(shape, name: str, what: str = "shape", allow_unknown: bool = False) -> tuple:
+def shape_arg(shape, name: str, what: str = "shape", allow_unknown: bool = False, policy=NUMPY) -> tuple:
     """A validated shape: an int or a flat sequence of ints, each >= 0 (-1 too, once, with
     `allow_unknown`, for reshape), at most MAX_NDIM of them, with a total size NumPy can
     allocate. Wrong types are a TypeError, wrong values a ShapeError (a ValueError)."""
@@ -234,8 +227,7 @@ def shape_arg(shape, name: str, what: str = "shape", allow_unknown: bool = False
     size = 1
     for d in dims:
         if d < lowest:
-            raise ShapeError(f"{name}: negative dimension {d} in {what} {dims}; dimensions must be "
-                             f">= 0{' (or a single -1 for an inferred size)' if allow_unknown else ''}")
+            raise policy.negative_dimension_error(name, what, dims, d, allow_unknown)
         if d > MAX_SIZE:
             raise ShapeError(f"{name}: dimension {d:.3g} in {what} is larger than an array can hold "
                              f"({MAX_SIZE:.3g}); check the {what}")
@@ -293,19 +285,20 @@ def dtype_arg(dtype, name: str, what: str = "dtype"):
 _DTYPE_CACHE: dict = {}  # numeric dtypes by the type or name that spelled them (float, 'float32')
 
 
-def normalize_axis(axis, ndim: int, name: str, what: str = "axis") -> int:
+def normalize_axis(axis, ndim: int, name: str, what: str = "axis", policy=NUMPY) -> int:
     """One axis in [0, ndim): an integer in [-ndim, ndim) (TypeError for non-integers,
-    ShapeError when out of bounds)."""
+    the policy's error when out of bounds; a 0-d array takes 0 and -1)."""
     if type(axis) is not int:
         axis = int_arg(axis, name, what, bounded=False)
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise ShapeError(f"{name}: {what} {axis:.3g} is out of bounds for an array of {ndim} "
-                         f"dimensions; use an {what} in [{-ndim}, {ndim})")
+        raise policy.axis_error(name, what, axis, ndim)
     return axis % ndim if ndim else 0
 
 
-def normalize_axes(axis, ndim: int, name: str) -> tuple:
+def normalize_axes(axis, ndim: int, name: str, policy=NUMPY) -> tuple:
     """Sorted, distinct axes in [0, ndim) from None (all axes), an int, or a sequence of ints."""
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case
+        return (axis % ndim,)
     if axis is None:
         return tuple(range(ndim))
     if type(axis) is int or isinstance(axis, np.integer):
@@ -319,35 +312,15 @@ def normalize_axes(axis, ndim: int, name: str) -> tuple:
     else:
         raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
                         f"axis=0 or axis=(0, 1)), got {_describe(axis)}")
-    out = [normalize_axis(a, ndim, name) for a in axes]
+    out = [normalize_axis(a, ndim, name, policy=policy) for a in axes]
     if len(set(out)) != len(out):
-        raise ShapeError(f"{name}: repeated axis in {axis}")
+        raise policy.repeated_axis_error(name, axis, next(a for a in out if out.count(a) > 1))
     return tuple(sorted(out)) if ndim else ()
 
 
-def dtype_of(x):
-    return x.dtype if type(x) in _FAST_TYPES else aval_of(x).dtype
-
-
-# Stand-ins NumPy's promotion treats as weak, for traced Python numbers (jit arguments)
-_WEAK_KEYS = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
-
-
-def is_weak(x) -> bool:
-    """A Python number, or a traced value standing for one (see core.avals.WeakShapedArray)."""
-    return isinstance(x, _PY_SCALARS) or getattr(x, "_weak", False)
-
-
-def _promotion_key(a):
-    if isinstance(a, _PY_SCALARS):
-        return a
-    if getattr(a, "_weak", False):
-        return _WEAK_KEYS[a.aval.dtype.kind]
-    return dtype_of(a)
-
-
-def result_dtype(*args):
-    return np.result_type(*[_promotion_key(a) for a in args])
+def result_dtype(*args, policy=NUMPY):
+    """The dtype operands promote to: NumPy's rules (Python numbers weak) or `policy`'s."""
+    return policy.result_dtype(*args)
 
 
 def cast(x, dtype):
@@ -357,10 +330,10 @@ def cast(x, dtype):
     if not is_traced(x):
         x = as_value(x)
         return x if x.dtype == dtype else x.astype(dtype)
-    return convert_element_type(x, dtype)
+    return x if dtype_of(x) == dtype else convert_element_type(x, dtype)
 
 
-def broadcast_shapes(name: str, *shapes) -> tuple:
+def broadcast_shapes(name: str, *shapes, policy=NUMPY) -> tuple:
     """NumPy's broadcasting of shapes, done here (np.broadcast_shapes stops at 32 dimensions
     while NumPy 2's arrays and ufuncs go to 64)."""
     shapes = [tuple(s) for s in shapes]
@@ -372,41 +345,46 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
                 if out[i] == 1:
                     out[i] = d
                 elif d != 1:
-                    raise ShapeError(
-                        f"{name}: shapes {' and '.join(str(t) for t in shapes)} cannot be broadcast "
-                        "together (trailing dimensions must be equal or 1). Reshape one operand, "
-                        "e.g. x[:, None] or x.reshape(...).")
+                    raise policy.broadcast_error(name, shapes, i, out[i], d)
     return tuple(out)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x, shape, name: str = "broadcast_to", policy=NUMPY):
     shape = tuple(shape)
-    xs = aval_of(x).shape
+    xs = shape_of(x)
     if xs == shape:
         return x
-    if len(xs) > len(shape) or broadcast_shapes("broadcast_to", xs, shape) != shape:
-        raise ShapeError(f"broadcast_to: cannot broadcast an array of shape {xs} to shape {shape} "
-                         "(each trailing dimension must be 1 or equal the target's, and the target "
-                         "needs at least as many dimensions)")
-    return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(xs), len(shape))))
+    lead = len(shape) - len(xs)
+    bad = next((i for i in range(max(lead, 0), len(shape)) if xs[i - lead] not in (1, shape[i])), None)
+    if lead < 0 or bad is not None:
+        raise policy.broadcast_to_error(name, xs, shape, bad)
+    return broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
-def promote(name: str, *args, dtype=None):
-    """Common dtype and shape for an elementwise operation. 0-d operands stay 0-d:
-    elementwise primitives accept them beside full-shape operands."""
-    if dtype is None and len(args) == 2:
+def promote(name: str, *args, dtype=None, policy=NUMPY, to_float: bool = False):
+    """Common dtype and shape for an elementwise operation (NumPy's or `policy`'s promotion;
+    with `to_float`, the float dtype of that, for divisions and float functions: integer
+    operands then convert straight to it). 0-d operands stay 0-d: elementwise primitives
+    accept them beside full-shape operands."""
+    if dtype is None and len(args) == 2 and policy is NUMPY:
         fast = _promote_fast(*args)
-        if fast is not None:
+        if fast is not None and (not to_float or fast[0].dtype.kind in "fc"):
             return fast
     args = [a if isinstance(a, _PY_SCALARS) else as_value(a, name) for a in args]
-    dtype = result_dtype(*args) if dtype is None else dtype
-    args = [cast(a, dtype) for a in args]
-    shapes = [aval_of(a).shape for a in args]
+    if dtype is None:
+        dtype = policy.result_dtype(*args)
+        dtype = policy.float_dtype(dtype) if to_float else dtype
+    return broadcast_args(name, *[cast(a, dtype) for a in args], policy=policy)
+
+
+def broadcast_args(name: str, *args, policy=NUMPY) -> list:
+    """`args` broadcast to one shape; 0-d ones stay 0-d (elementwise primitives take them)."""
+    shapes = [shape_of(a) for a in args]
     full = [s for s in shapes if s != ()]
     if full and any(s != full[0] for s in full):
-        shape = broadcast_shapes(name, *shapes)
-        args = [a if s == () else broadcast_to(a, shape) for a, s in zip(args, shapes)]
-    return args
+        shape = broadcast_shapes(name, *shapes, policy=policy)
+        return [a if s == () else broadcast_to(a, shape) for a, s in zip(args, shapes)]
+    return list(args)
 
 
 def _promote_fast(x, y):
@@ -424,11 +402,3 @@ def _promote_fast(x, y):
     if tx in _FAST_TYPES and ty in _FAST_TYPES and x.dtype == y.dtype and x.shape == y.shape:
         return [x, y]
     return None
-
-
-_FAST_TYPES = {np.ndarray}
-
-
-def register_fast_type(cls) -> None:
-    """Types with trustworthy .shape/.dtype that promote() may pass through unchanged."""
-    _FAST_TYPES.add(cls)

@@ -1,8 +1,9 @@
 """fgrad.numpy.linalg: NumPy's linalg API over fgrad's linear-algebra primitives.
 
 Matrix functions act on the last two axes and broadcast leading (batch) axes.
-`norm`'s 2-norm and Frobenius norm have derivative 0 at the zero vector (SPEC 3b), to
-every order, instead of NaN.
+`norm`'s 2-norm and Frobenius norm have derivative 0 at the zero vector, to every order,
+instead of NaN: 0 is a subgradient there, and a NaN would poison every gradient summed with
+it (the README's table of derivatives at non-differentiable points).
 """
 from __future__ import annotations
 
@@ -162,7 +163,7 @@ def _matrix_norm(x, ord, axes):
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """NumPy's linalg.norm: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis,
     matrix norms ('fro', 1, -1, inf, -inf) over two; with axis=None and ord=None the
-    2-norm of all entries. d norm / dx at x = 0 is 0 (SPEC 3b)."""
+    2-norm of all entries. d norm / dx at x = 0 is 0 (a subgradient; see the module docstring)."""
     x = _float(x, "norm")
     shape = aval_of(x).shape
     nd = len(shape)

@@ -1,5 +1,9 @@
 """Elementwise primitives. Operands have one shape, or are 0-d beside it;
-fgrad.numpy does the promotion and broadcasting before binding."""
+fgrad.numpy does the promotion and broadcasting before binding.
+
+Also the rule helpers that are written with this module's add and mul: def_elementwise,
+def_elementwise_deriv, def_bilinear (with bilinear_tangent and add_tangents),
+sum_to_shape and broadcast_to_shape."""
 from __future__ import annotations
 
 import math
@@ -9,10 +13,10 @@ import numpy as np
 
 from ..core.avals import ShapedArray, float_dtype, is_float
 from ..core.primitive import Primitive
-from ..core.rules import (bool_result, broadcast_to_shape, def_elementwise, def_elementwise_deriv,
-                          def_nondiff, def_vectorized, elementwise_shape, float_result, same_dtype,
-                          shape_of, sum_to_shape)
+from ..core.rules import bool_result, def_nondiff, elementwise_shape, float_result, same_dtype, shape_of
 from ..core.trace import aval_of
+from ._batching import def_vectorized
+from .shape import broadcast_in_dim
 
 
 _CONSTS: dict = {}
@@ -43,6 +47,98 @@ def _quiet(fn):
     return impl
 
 
+def _named(fn, name: str, doc: str):
+    """`fn` (a function a factory built) with its public name and docstring."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# --- rule helpers -------------------------------------------------------------------------
+# Rules are written with ops, and these with add and mul (defined below; looked up when a
+# rule runs), so they live here rather than in core/rules.py, which sits below fgrad.ops.
+
+def sum_to_shape(ct, shape: tuple):
+    """Cotangent of a 0-d operand that was used beside full-shape ones."""
+    if not shape and shape_of(ct):
+        # reduce.py's rules are written with this module's ops (mul, div, eq), so reduce_sum
+        # is looked up when a sum is first needed: a real cycle, not an optional dependency.
+        from .reduce import reduce_sum
+        return reduce_sum(ct, axes=tuple(range(len(shape_of(ct)))))
+    return ct
+
+
+def broadcast_to_shape(t, shape: tuple):
+    """Tangent of a 0-d operand broadcast to the result's full shape."""
+    if shape_of(t) != shape:
+        return broadcast_in_dim(t, shape=shape, broadcast_dimensions=())
+    return t
+
+
+def add_tangents(a, b):
+    """a + b, where None stands for a zero tangent."""
+    if a is None:
+        return b
+    return a if b is None else add(a, b)
+
+
+def def_elementwise(prim, impl, dtype_rule=same_dtype):
+    """Impl, shape/dtype rule (operands of one shape, or 0-d beside it) and batching rule of an
+    elementwise primitive; `dtype_rule(*avals)` gives the result's dtype."""
+    prim.def_impl(impl)
+    prim.def_abstract_eval(
+        lambda *avals, **params: ShapedArray(elementwise_shape(prim.name, avals), dtype_rule(*avals)))
+    def_vectorized(prim)
+
+
+def def_elementwise_deriv(prim, *derivs):
+    """Derive JVP and VJP from the partial derivatives of an elementwise primitive.
+
+    `derivs[i](*primals, out)` is d out / d input_i, written with fgrad ops.
+    """
+
+    def jvp(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        shape = shape_of(out)
+        out_dot = None
+        for t, d in zip(tangents, derivs):
+            if t is not None:
+                out_dot = add_tangents(out_dot, broadcast_to_shape(mul(d(*primals, out), t), shape))
+        return out, out_dot
+
+    def vjp(needs, ct, out, *primals, **params):
+        return [sum_to_shape(mul(ct, d(*primals, out)), shape_of(x)) if need else None
+                for need, d, x in zip(needs, derivs, primals)]
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
+def bilinear_tangent(prim, x, y, x_dot, y_dot, **params):
+    """The tangent of a bilinear primitive: prim(x_dot, y) + prim(x, y_dot), a None (zero)
+    tangent dropping its term; None when both are."""
+    out_dot = None if x_dot is None else prim.bind(x_dot, y, **params)
+    return out_dot if y_dot is None else add_tangents(out_dot, prim.bind(x, y_dot, **params))
+
+
+def def_bilinear(prim, lhs_transpose, rhs_transpose):
+    """A primitive bilinear in its two array inputs (mul, dot_general, the convolutions): the
+    jvp is bilinear_tangent, and the vjp is [lhs_transpose(ct, x, y, **params),
+    rhs_transpose(ct, x, y, **params)], the transposes of v -> prim(v, y) and v -> prim(x, v)
+    applied to ct (the input whose cotangent is computed only lends its shape)."""
+
+    def jvp(primals, tangents, **params):
+        (x, y), (x_dot, y_dot) = primals, tangents
+        return prim.bind(x, y, **params), bilinear_tangent(prim, x, y, x_dot, y_dot, **params)
+
+    def vjp(needs, ct, out, x, y, **params):
+        return [lhs_transpose(ct, x, y, **params) if needs[0] else None,
+                rhs_transpose(ct, x, y, **params) if needs[1] else None]
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
 # --- linear: neg, add, sub -------------------------------------------------------------
 
 neg_p = Primitive("neg")
@@ -50,6 +146,7 @@ def_elementwise(neg_p, lambda x, *, xp: xp.negative(x))
 
 
 def neg(x):
+    """Element-wise negation, -x."""
     return neg_p.bind(x)
 
 
@@ -63,10 +160,12 @@ def_elementwise(sub_p, lambda x, y, *, xp: xp.subtract(x, y))
 
 
 def add(x, y):
+    """Element-wise sum, x + y."""
     return add_p.bind(x, y)
 
 
 def sub(x, y):
+    """Element-wise difference, x - y."""
     return sub_p.bind(x, y)
 
 
@@ -104,6 +203,7 @@ def_elementwise(mul_p, lambda x, y, *, xp: xp.multiply(x, y))
 
 
 def mul(x, y):
+    """Element-wise product, x * y."""
     # A literal 1 is common: the seed cotangent of grad. Skipping it keeps the IR small.
     if type(x) is np.ndarray and x.shape == () and x == 1 and aval_of(y).dtype == x.dtype:
         return y
@@ -112,13 +212,22 @@ def mul(x, y):
     return mul_p.bind(x, y)
 
 
-def_elementwise_deriv(mul_p, lambda x, y, out: y, lambda x, y, out: x)
+def _mul_transpose_lhs(ct, x, y):
+    return sum_to_shape(mul(ct, y), shape_of(x))
+
+
+def _mul_transpose_rhs(ct, x, y):
+    return sum_to_shape(mul(ct, x), shape_of(y))
+
+
+def_bilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
 
 div_p = Primitive("div")
 def_elementwise(div_p, _quiet(lambda xp, x, y: xp.true_divide(x, y)))
 
 
 def div(x, y):
+    """Element-wise true division, x / y."""
     return div_p.bind(x, y)
 
 
@@ -130,6 +239,7 @@ def_elementwise(pow_p, _quiet(lambda xp, x, y: xp.power(x, y)))
 
 
 def pow(x, y):
+    """Element-wise power, x ** y, for operands of one dtype."""
     return pow_p.bind(x, y)
 
 
@@ -158,6 +268,7 @@ integer_pow_p.def_abstract_eval(
 
 
 def integer_pow(x, y: int):
+    """Element-wise x ** y for a static Python int `y` (a negative one gives a float result)."""
     return integer_pow_p.bind(x, y=y)
 
 
@@ -181,7 +292,8 @@ def _max_min(name, np_name, cmp):
     def_elementwise(p, lambda x, y, *, xp: getattr(xp, np_name)(x, y))
 
     def dx(x, y, out):
-        # ties split the derivative evenly between the operands (SPEC 3b)
+        # ties split the derivative evenly between the operands (as JAX does): the derivative
+        # stays symmetric in x and y, and d/dt max(t, t) = 1/2 + 1/2 is exact
         return add(convert_element_type(cmp(x, y), aval_of(out).dtype),
                    mul(const(out, 0.5), convert_element_type(eq(x, y), aval_of(out).dtype)))
 
@@ -194,10 +306,12 @@ min_p = _max_min("min", "minimum", lambda x, y: lt(x, y))
 
 
 def maximum(x, y):
+    """Element-wise maximum; NaN propagates, and ties split the derivative evenly."""
     return max_p.bind(x, y)
 
 
 def minimum(x, y):
+    """Element-wise minimum; NaN propagates, and ties split the derivative evenly."""
     return min_p.bind(x, y)
 
 
@@ -206,6 +320,7 @@ def_elementwise(atan2_p, lambda y, x, *, xp: xp.arctan2(y, x))
 
 
 def atan2(y, x):
+    """Element-wise arc tangent of y / x, in the quadrant of the point (x, y)."""
     return atan2_p.bind(y, x)
 
 
@@ -222,7 +337,9 @@ def_elementwise_deriv(atan2_p, lambda y, x, out: div(x, _atan2_denominator(y, x)
 _WARNS = {"tan", "asin", "acos", "acosh", "atanh", "log", "log1p", "sqrt"}
 
 
-def _unary(name, np_name, deriv, *, backward_name=None):
+def _unary(name, np_name, deriv, doc, *, backward_name=None):
+    """A float-valued unary primitive (`np_name`: the xp function, or an impl (xp, x) -> array),
+    its derivative rules from `deriv(x, out)`, and its function, named `name`."""
     p = Primitive(name, backward_name=backward_name)
     if callable(np_name):
         impl = _quiet(np_name)
@@ -231,40 +348,58 @@ def _unary(name, np_name, deriv, *, backward_name=None):
     else:
         impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
     def_elementwise(p, impl, float_result)
-    if deriv is not None:
-        def_elementwise_deriv(p, deriv)
-    return p, (lambda x: p.bind(x))
+    def_elementwise_deriv(p, deriv)
+
+    def fn(x):
+        return p.bind(x)
+    return p, _named(fn, name, doc)
 
 
 def _rsqrt(x):
     return div(const(x, 1.0), sqrt(x))
 
 
-sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x))
-cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)))
-tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)))
-asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))))
-acos_p, acos = _unary("acos", "arccos", lambda x, out: neg(_rsqrt(sub(const(x, 1.0), mul(x, x)))))
-atan_p, atan = _unary("atan", "arctan", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), mul(x, x))))
-sinh_p, sinh = _unary("sinh", "sinh", lambda x, out: cosh(x))
-cosh_p, cosh = _unary("cosh", "cosh", lambda x, out: sinh(x))
+sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x), "Element-wise sine.")
+cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)), "Element-wise cosine.")
+tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)),
+                    "Element-wise tangent.")
+asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))),
+                      "Element-wise inverse sine (NaN outside [-1, 1]).")
+acos_p, acos = _unary("acos", "arccos", lambda x, out: neg(_rsqrt(sub(const(x, 1.0), mul(x, x)))),
+                      "Element-wise inverse cosine (NaN outside [-1, 1]).")
+atan_p, atan = _unary("atan", "arctan", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), mul(x, x))),
+                      "Element-wise inverse tangent.")
+sinh_p, sinh = _unary("sinh", "sinh", lambda x, out: cosh(x), "Element-wise hyperbolic sine.")
+cosh_p, cosh = _unary("cosh", "cosh", lambda x, out: sinh(x), "Element-wise hyperbolic cosine.")
 # (1 + t)(1 - t) rather than 1 - t*t: no cancellation where tanh is near +-1 (float32)
-tanh_p, tanh = _unary("tanh", "tanh", lambda x, out: mul(add(const(x, 1.0), out), sub(const(x, 1.0), out)))
-asinh_p, asinh = _unary("asinh", "arcsinh", lambda x, out: _rsqrt(add(mul(x, x), const(x, 1.0))))
-acosh_p, acosh = _unary("acosh", "arccosh", lambda x, out: _rsqrt(sub(mul(x, x), const(x, 1.0))))
-atanh_p, atanh = _unary("atanh", "arctanh", lambda x, out: div(const(x, 1.0), sub(const(x, 1.0), mul(x, x))))
-exp_p, exp = _unary("exp", "exp", lambda x, out: out)
-expm1_p, expm1 = _unary("expm1", "expm1", lambda x, out: add(out, const(x, 1.0)))
-log_p, log = _unary("log", "log", lambda x, out: div(const(x, 1.0), x))
-log1p_p, log1p = _unary("log1p", "log1p", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), x)))
-sqrt_p, sqrt = _unary("sqrt", "sqrt", lambda x, out: div(const(x, 0.5), out))
+tanh_p, tanh = _unary("tanh", "tanh", lambda x, out: mul(add(const(x, 1.0), out), sub(const(x, 1.0), out)),
+                      "Element-wise hyperbolic tangent.")
+asinh_p, asinh = _unary("asinh", "arcsinh", lambda x, out: _rsqrt(add(mul(x, x), const(x, 1.0))),
+                        "Element-wise inverse hyperbolic sine.")
+acosh_p, acosh = _unary("acosh", "arccosh", lambda x, out: _rsqrt(sub(mul(x, x), const(x, 1.0))),
+                        "Element-wise inverse hyperbolic cosine (NaN below 1).")
+atanh_p, atanh = _unary("atanh", "arctanh", lambda x, out: div(const(x, 1.0), sub(const(x, 1.0), mul(x, x))),
+                        "Element-wise inverse hyperbolic tangent (NaN outside [-1, 1]).")
+exp_p, exp = _unary("exp", "exp", lambda x, out: out, "Element-wise exponential, e ** x.")
+expm1_p, expm1 = _unary("expm1", "expm1", lambda x, out: add(out, const(x, 1.0)),
+                        "Element-wise exp(x) - 1, accurate near 0.")
+log_p, log = _unary("log", "log", lambda x, out: div(const(x, 1.0), x),
+                    "Element-wise natural logarithm (-inf at 0, NaN below).")
+log1p_p, log1p = _unary("log1p", "log1p", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), x)),
+                        "Element-wise log(1 + x), accurate near 0.")
+sqrt_p, sqrt = _unary("sqrt", "sqrt", lambda x, out: div(const(x, 0.5), out),
+                      "Element-wise square root (NaN below 0; the derivative at 0 is inf).")
 cbrt_p, cbrt = _unary("cbrt", "cbrt",
-                      lambda x, out: div(const(x, 1.0), mul(const(x, 3.0), integer_pow(out, 2))))
+                      lambda x, out: div(const(x, 1.0), mul(const(x, 3.0), integer_pow(out, 2))),
+                      "Element-wise real cube root.")
 logistic_p, logistic = _unary(
     "logistic", lambda xp, x: _logistic(xp, x),
-    lambda x, out: mul(out, sub(const(x, 1.0), out)), backward_name="SigmoidBackward0")
+    lambda x, out: mul(out, sub(const(x, 1.0), out)),
+    "Element-wise logistic sigmoid, 1 / (1 + exp(-x)), without overflow.",
+    backward_name="SigmoidBackward0")
 erf_p, erf = _unary("erf", lambda xp, x: _erf(xp, x),
-                    lambda x, out: mul(const(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x)))))
+                    lambda x, out: mul(const(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x)))),
+                    "Element-wise error function.")
 
 
 def _logistic(xp, x):
@@ -274,9 +409,13 @@ def _logistic(xp, x):
 
 
 def _erf(xp, x):
+    # imported on first use: CuPy is optional, and importing SciPy would add about a tenth
+    # of a second to `import fgrad` for programs that never call erf
     if xp is np:
+        # SciPy loads slowly (~130 ms): imported on first use, not with fgrad
         from scipy.special import erf as f
     else:
+        # optional dependency (GPU arrays): imported only when a CuPy array is seen
         from cupyx.scipy.special import erf as f
     return f(x)
 
@@ -310,68 +449,87 @@ def_elementwise(abs_p, lambda x, *, xp: xp.abs(x))
 
 
 def abs(x):
+    """Element-wise absolute value; its derivative at 0 is sign(0) = 0."""
     return abs_p.bind(x)
 
 
-def_elementwise_deriv(abs_p, lambda x, out: sign(x))  # abs'(0) = sign(0) = 0 (SPEC 3b)
+# abs'(0) = sign(0) = 0, the subgradient of least magnitude (README: derivatives at
+# non-differentiable points)
+def_elementwise_deriv(abs_p, lambda x, out: sign(x))
 
 
-def _nondiff_unary(name, np_name, dtype_rule=same_dtype):
+def _nondiff(name, np_name, arity, dtype_rule, doc, *, fn_name=None):
+    """A primitive with a zero derivative everywhere (rounding, predicates, comparisons, bit
+    operations) computed by the xp function `np_name` of `arity` operands, and its function,
+    named `fn_name` (default `name`)."""
     p = Primitive(name)
-    def_elementwise(p, lambda x, *, xp: getattr(xp, np_name)(x), dtype_rule)
+    if arity == 1:
+        impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
+
+        def fn(x):
+            return p.bind(x)
+    else:
+        impl = _quiet(lambda xp, x, y: getattr(xp, np_name)(x, y))
+
+        def fn(x, y):
+            return p.bind(x, y)
+    def_elementwise(p, impl, dtype_rule)
     def_nondiff(p)
-    return p, (lambda x: p.bind(x))
+    return p, _named(fn, fn_name or name, doc)
 
 
-sign_p, sign = _nondiff_unary("sign", "sign")
-floor_p, floor = _nondiff_unary("floor", "floor")
-ceil_p, ceil = _nondiff_unary("ceil", "ceil")
-round_p, round = _nondiff_unary("round", "round")
-not_p, logical_not = _nondiff_unary("not", "logical_not", bool_result)
-isnan_p, isnan = _nondiff_unary("isnan", "isnan", bool_result)
-isinf_p, isinf = _nondiff_unary("isinf", "isinf", bool_result)
-isfinite_p, isfinite = _nondiff_unary("isfinite", "isfinite", bool_result)
-
-
-def _nondiff_binary(name, np_name, dtype_rule=bool_result):
-    p = Primitive(name)
-    def_elementwise(p, _quiet(lambda xp, x, y: getattr(xp, np_name)(x, y)), dtype_rule)
-    def_nondiff(p)
-    return p, (lambda x, y: p.bind(x, y))
-
-
-lt_p, lt = _nondiff_binary("lt", "less")
-le_p, le = _nondiff_binary("le", "less_equal")
-gt_p, gt = _nondiff_binary("gt", "greater")
-ge_p, ge = _nondiff_binary("ge", "greater_equal")
-eq_p, eq = _nondiff_binary("eq", "equal")
-ne_p, ne = _nondiff_binary("ne", "not_equal")
-and_p, logical_and = _nondiff_binary("and", "logical_and")
-or_p, logical_or = _nondiff_binary("or", "logical_or")
-xor_p, logical_xor = _nondiff_binary("xor", "logical_xor")
-floordiv_p, floor_divide = _nondiff_binary("floordiv", "floor_divide", same_dtype)
-bitwise_and_p, bitwise_and = _nondiff_binary("bitwise_and", "bitwise_and", same_dtype)
-bitwise_or_p, bitwise_or = _nondiff_binary("bitwise_or", "bitwise_or", same_dtype)
-bitwise_xor_p, bitwise_xor = _nondiff_binary("bitwise_xor", "bitwise_xor", same_dtype)
-invert_p, invert = _nondiff_unary("invert", "invert")
+sign_p, sign = _nondiff("sign", "sign", 1, same_dtype, "Element-wise sign: -1, 0 or 1 (NaN for NaN).")
+floor_p, floor = _nondiff("floor", "floor", 1, same_dtype, "Element-wise floor, in the input's dtype.")
+ceil_p, ceil = _nondiff("ceil", "ceil", 1, same_dtype, "Element-wise ceiling, in the input's dtype.")
+round_p, round = _nondiff("round", "round", 1, same_dtype,
+                          "Element-wise rounding to the nearest integer, halves to even.")
+not_p, logical_not = _nondiff("not", "logical_not", 1, bool_result, "Element-wise logical not.",
+                              fn_name="logical_not")
+isnan_p, isnan = _nondiff("isnan", "isnan", 1, bool_result, "Element-wise test for NaN.")
+isinf_p, isinf = _nondiff("isinf", "isinf", 1, bool_result, "Element-wise test for +-inf.")
+isfinite_p, isfinite = _nondiff("isfinite", "isfinite", 1, bool_result,
+                                "Element-wise test for a finite value (not NaN or +-inf).")
+lt_p, lt = _nondiff("lt", "less", 2, bool_result, "Element-wise x < y.")
+le_p, le = _nondiff("le", "less_equal", 2, bool_result, "Element-wise x <= y.")
+gt_p, gt = _nondiff("gt", "greater", 2, bool_result, "Element-wise x > y.")
+ge_p, ge = _nondiff("ge", "greater_equal", 2, bool_result, "Element-wise x >= y.")
+eq_p, eq = _nondiff("eq", "equal", 2, bool_result, "Element-wise x == y.")
+ne_p, ne = _nondiff("ne", "not_equal", 2, bool_result, "Element-wise x != y.")
+and_p, logical_and = _nondiff("and", "logical_and", 2, bool_result, "Element-wise logical and.",
+                              fn_name="logical_and")
+or_p, logical_or = _nondiff("or", "logical_or", 2, bool_result, "Element-wise logical or.",
+                            fn_name="logical_or")
+xor_p, logical_xor = _nondiff("xor", "logical_xor", 2, bool_result, "Element-wise logical xor.",
+                              fn_name="logical_xor")
+floordiv_p, floor_divide = _nondiff("floordiv", "floor_divide", 2, same_dtype,
+                                    "Element-wise floor division, floor(x / y) (NumPy's //).",
+                                    fn_name="floor_divide")
+bitwise_and_p, bitwise_and = _nondiff("bitwise_and", "bitwise_and", 2, same_dtype,
+                                      "Element-wise bitwise and of integers or booleans.")
+bitwise_or_p, bitwise_or = _nondiff("bitwise_or", "bitwise_or", 2, same_dtype,
+                                    "Element-wise bitwise or of integers or booleans.")
+bitwise_xor_p, bitwise_xor = _nondiff("bitwise_xor", "bitwise_xor", 2, same_dtype,
+                                      "Element-wise bitwise xor of integers or booleans.")
+invert_p, invert = _nondiff("invert", "invert", 1, same_dtype,
+                            "Element-wise bitwise not (logical not for booleans).")
 
 # --- remainders ---------------------------------------------------------------------------
-# rem is C's fmod (the result has the sign of x), mod is Python's and NumPy's remainder (the
-# sign of y). Both are x - n * y for an integer n (trunc(x / y) for rem, floor(x / y) for mod),
+# fmod is C's fmod (the result has the sign of x), mod is Python's and NumPy's remainder (the
+# sign of y). Both are x - n * y for an integer n (trunc(x / y) for fmod, floor(x / y) for mod),
 # so d/dx = 1 and d/dy = -n. n is piecewise constant: its own derivative is zero, which the
 # nondiff round/floordiv primitives give, so every order is right away from the jumps.
 
-rem_p = Primitive("rem", backward_name="FmodBackward0")
-def_elementwise(rem_p, _quiet(lambda xp, x, y: xp.fmod(x, y)))
+fmod_p = Primitive("fmod", backward_name="FmodBackward0")
+def_elementwise(fmod_p, _quiet(lambda xp, x, y: xp.fmod(x, y)))
 
 
-def rem(x: Any, y: Any) -> Any:
+def fmod(x: Any, y: Any) -> Any:
     """C's fmod: x - trunc(x / y) * y, with the sign of x (NumPy's fmod); any real or integer
     dtype, x and y of one dtype."""
-    return rem_p.bind(x, y)
+    return fmod_p.bind(x, y)
 
 
-def _rem_quotient(x: Any, y: Any, out: Any) -> Any:
+def _fmod_quotient(x: Any, y: Any, out: Any) -> Any:
     """The integer quotient fmod used: trunc(x / y) in exact arithmetic, but the rounded x / y
     can cross an integer (fmod(1.0, 0.1) uses 9 while trunc(1.0 / 0.1) == 10), and the
     derivative must be that of the value returned. x - out is a multiple of y, so rounding
@@ -379,8 +537,8 @@ def _rem_quotient(x: Any, y: Any, out: Any) -> Any:
     return round(div(sub(x, out), y))
 
 
-def_elementwise_deriv(rem_p, lambda x, y, out: const(x, 1.0),
-                      lambda x, y, out: neg(_rem_quotient(x, y, out)))
+def_elementwise_deriv(fmod_p, lambda x, y, out: const(x, 1.0),
+                      lambda x, y, out: neg(_fmod_quotient(x, y, out)))
 
 mod_p = Primitive("mod", backward_name="RemainderBackward0")
 def_elementwise(mod_p, _quiet(lambda xp, x, y: xp.remainder(x, y)))
@@ -436,6 +594,7 @@ convert_element_type_p.def_abstract_eval(lambda x, *, new_dtype: ShapedArray(x.s
 
 
 def convert_element_type(x, new_dtype):
+    """`x` cast to `new_dtype` (NumPy's astype); differentiable between float dtypes."""
     new_dtype = np.dtype(new_dtype)
     if aval_of(x).dtype == new_dtype:
         return x
@@ -458,3 +617,17 @@ def _convert_vjp(needs, ct, out, x, *, new_dtype):
 def_vectorized(convert_element_type_p)
 convert_element_type_p.def_jvp(_convert_jvp)
 convert_element_type_p.def_vjp(_convert_vjp)
+
+
+# --- stop_gradient ----------------------------------------------------------------------------
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x, *, xp: x)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+def_nondiff(stop_gradient_p)
+def_vectorized(stop_gradient_p)
+
+
+def stop_gradient(x: Any) -> Any:
+    """The identity, with a zero derivative (traces do not record it)."""
+    return stop_gradient_p.bind(x)

@@ -21,6 +21,8 @@ from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear
+from ._batching import loop_batch
+from .shape import move_axis, move_to_front
 
 
 class Slice:
@@ -132,21 +134,9 @@ def _getitem_aval(x, *arrays, spec):
     return ShapedArray(gather_shape(x.shape, spec, [a.shape for a in arrays]), x.dtype)
 
 
-def _getitem_jvp(primals, tangents, *, spec):
-    x, *arrays = primals
-    out = getitem(x, arrays, spec)
-    return out, None if tangents[0] is None else getitem(tangents[0], arrays, spec)
-
-
-def _getitem_vjp(needs, ct, out, x, *arrays, spec):
-    from ..core.trace import aval_of
-    return [scatter_add(ct, arrays, spec, aval_of(x).shape) if needs[0] else None] + [None] * len(arrays)
-
-
 getitem_p.def_impl(_getitem_impl)
 getitem_p.def_abstract_eval(_getitem_aval)
-getitem_p.def_jvp(_getitem_jvp)
-getitem_p.def_vjp(_getitem_vjp)
+def_linear(getitem_p, lambda ct, x_aval, *arrays, spec: scatter_add(ct, arrays, spec, x_aval.shape))
 
 
 def _batched_spec(spec, array_shapes):
@@ -160,7 +150,6 @@ def _batched_spec(spec, array_shapes):
 
 
 def _getitem_batch(n, vals, dims, *, spec):
-    from ..interpreters.batching import loop_batch, move_to_front
     if any(d is not None for d in dims[1:]):
         return loop_batch(getitem_p, n, vals, dims, spec=spec)
     x, *arrays = vals
@@ -191,7 +180,7 @@ def _scatter_add_impl(updates, *arrays, spec, shape, xp):
     elif xp is np:
         np.add.at(out, index, updates)
     else:
-        import cupyx
+        import cupyx  # CuPy is optional: imported only when an impl runs on a CuPy array
         cupyx.scatter_add(out, index, updates)
     return out
 
@@ -205,24 +194,12 @@ def _scatter_add_aval(updates, *arrays, spec, shape):
     return ShapedArray(shape, updates.dtype)
 
 
-def _scatter_add_jvp(primals, tangents, *, spec, shape):
-    u, *arrays = primals
-    out = scatter_add(u, arrays, spec, shape)
-    return out, None if tangents[0] is None else scatter_add(tangents[0], arrays, spec, shape)
-
-
-def _scatter_add_vjp(needs, ct, out, u, *arrays, spec, shape):
-    return [getitem(ct, arrays, spec) if needs[0] else None] + [None] * len(arrays)
-
-
 scatter_add_p.def_impl(_scatter_add_impl)
 scatter_add_p.def_abstract_eval(_scatter_add_aval)
-scatter_add_p.def_jvp(_scatter_add_jvp)
-scatter_add_p.def_vjp(_scatter_add_vjp)
+def_linear(scatter_add_p, lambda ct, u_aval, *arrays, spec, shape: getitem(ct, arrays, spec))
 
 
 def _scatter_add_batch(n, vals, dims, *, spec, shape):
-    from ..interpreters.batching import loop_batch, move_axis
     if any(d is not None for d in dims[1:]):
         return loop_batch(scatter_add_p, n, vals, dims, spec=spec, shape=shape)
     u, *arrays = vals
@@ -257,7 +234,6 @@ def_linear(rev_p, lambda ct, x_aval, *, dimensions: rev(ct, dimensions))
 
 
 def _rev_batch(n, vals, dims, *, dimensions):
-    from ..interpreters.batching import move_to_front
     return rev(move_to_front(vals[0], dims[0]), tuple(d + 1 for d in dimensions)), 0
 
 

@@ -12,11 +12,11 @@ import numpy as np
 from ..core.avals import ShapedArray, is_float
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
-from ..core.rules import def_linear, def_nondiff
+from ..core.rules import def_linear, def_nondiff, shape_of
 from ..core.trace import aval_of
-from .elementwise import add, const, mul, neg
+from .elementwise import add, add_tangents, const, def_bilinear, mul, neg
 from .reduce import reduce_sum
-from .shape import broadcast_in_dim, transpose
+from .shape import batch_front, broadcast_in_dim, move_to_front, transpose
 
 
 def _prod(xs) -> int:
@@ -136,28 +136,9 @@ def _dot_general_transpose_rhs(ct, x, y_aval, dimension_numbers):
     return _dot_general_transpose_lhs(ct, y_aval, x, swapped, swap_ans=True)
 
 
-def _dot_general_jvp(primals, tangents, *, dimension_numbers):
-    lhs, rhs = primals
-    t_lhs, t_rhs = tangents
-    out = dot_general(lhs, rhs, dimension_numbers)
-    out_dot = None
-    if t_lhs is not None:
-        out_dot = dot_general(t_lhs, rhs, dimension_numbers)
-    if t_rhs is not None:
-        term = dot_general(lhs, t_rhs, dimension_numbers)
-        out_dot = term if out_dot is None else add(out_dot, term)
-    return out, out_dot
-
-
-def _dot_general_vjp(needs, ct, out, lhs, rhs, *, dimension_numbers):
-    return [_dot_general_transpose_lhs(ct, aval_of(lhs), rhs, dimension_numbers) if needs[0] else None,
-            _dot_general_transpose_rhs(ct, lhs, aval_of(rhs), dimension_numbers) if needs[1] else None]
-
-
 def _dot_general_batch(n, vals, dims, *, dimension_numbers):
     """vmap: a batch axis on both operands becomes a new leading batch dimension; on one
     operand it is a free axis of that operand (moved to the front of its free axes)."""
-    from ..interpreters.batching import move_to_front
     (lhs, rhs), (ld, rd) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
     up = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
@@ -174,8 +155,11 @@ def _dot_general_batch(n, vals, dims, *, dimension_numbers):
 
 dot_general_p.def_impl(_dot_general_impl)
 dot_general_p.def_abstract_eval(_dot_general_aval)
-dot_general_p.def_jvp(_dot_general_jvp)
-dot_general_p.def_vjp(_dot_general_vjp)
+def_bilinear(dot_general_p,
+             lambda ct, lhs, rhs, *, dimension_numbers: _dot_general_transpose_lhs(
+                 ct, aval_of(lhs), rhs, dimension_numbers),
+             lambda ct, lhs, rhs, *, dimension_numbers: _dot_general_transpose_rhs(
+                 ct, lhs, aval_of(rhs), dimension_numbers))
 dot_general_p.def_batch(_dot_general_batch)
 
 
@@ -215,7 +199,6 @@ def _batch_leading(prim):
     """vmap rule of a primitive that maps over leading axes (it acts on the last two):
     every operand gets the batch axis first (unbatched ones are broadcast)."""
     def rule(n, vals, dims, **params):
-        from ..interpreters.batching import batch_front
         return prim.bind(*batch_front(n, vals, dims), **params), 0
     return rule
 
@@ -226,6 +209,14 @@ def _square_aval(name, a):
                          f"got shape {a.shape}")
     if not is_float(a.dtype):
         raise TypeError(f"{name}: expected a floating-point matrix, got dtype {a.dtype}")
+
+
+def _square_to_square_aval(name):
+    """Shape rule of a function of square matrices whose result is shaped like its input."""
+    def aval(a):
+        _square_aval(name, a)
+        return ShapedArray(a.shape, a.dtype)
+    return aval
 
 
 # --- tril / triu: keep one triangle, zero the rest (linear, self-adjoint masks) ---------------
@@ -275,14 +266,9 @@ inv_p = Primitive("inv", backward_name="LinalgInvExBackward0")
 inv_p.def_impl(lambda a, *, xp: xp.linalg.inv(a))
 
 
-def _inv_aval(a):
-    _square_aval("inv", a)
-    return ShapedArray(a.shape, a.dtype)
-
-
 def inv(a):
     """Inverse of a square matrix (batched over leading axes)."""
-    _inv_aval(aval_of(a))
+    _square_aval("inv", aval_of(a))
     return inv_p.bind(a)
 
 
@@ -297,7 +283,7 @@ def _inv_vjp(needs, ct, out, a):
     return [neg(_mm(_mm(out_t, ct), out_t))]
 
 
-inv_p.def_abstract_eval(_inv_aval)
+inv_p.def_abstract_eval(_square_to_square_aval("inv"))
 inv_p.def_jvp(_inv_jvp)
 inv_p.def_vjp(_inv_vjp)
 inv_p.def_batch(_batch_leading(inv_p))
@@ -309,14 +295,19 @@ solve_p = Primitive("solve", backward_name="LinalgSolveExBackward0")
 solve_p.def_impl(lambda a, b, *, xp: xp.linalg.solve(a, b))
 
 
-def _solve_aval(a, b):
-    _square_aval("solve", a)
+def _system_aval(name, a, b, hint=""):
+    """Shape rule of a linear solve: a square (..., n, n), b (..., n, k) of a's dtype."""
+    _square_aval(name, a)
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
-        raise ShapeError(f"solve: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
-                         f"got {b.shape} (fgrad.numpy.linalg.solve handles vectors and broadcasting)")
+        raise ShapeError(f"{name}: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
+                         f"got {b.shape}{hint}")
     if b.dtype != a.dtype:
-        raise TypeError(f"solve: dtypes {a.dtype} and {b.dtype} differ")
+        raise TypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ")
     return ShapedArray(b.shape, b.dtype)
+
+
+def _solve_aval(a, b):
+    return _system_aval("solve", a, b, " (fgrad.numpy.linalg.solve handles vectors and broadcasting)")
 
 
 def solve(a, b):
@@ -328,9 +319,7 @@ def solve(a, b):
 def _solve_jvp(primals, tangents):
     (a, b), (a_dot, b_dot) = primals, tangents
     out = solve(a, b)
-    rhs = None if a_dot is None else neg(_mm(a_dot, out))
-    if b_dot is not None:
-        rhs = b_dot if rhs is None else add(rhs, b_dot)
+    rhs = add_tangents(None if a_dot is None else neg(_mm(a_dot, out)), b_dot)
     return out, solve(a, rhs)
 
 
@@ -351,9 +340,13 @@ triangular_solve_p = Primitive("triangular_solve", backward_name="LinalgSolveTri
 
 
 def _triangular_solve_impl(a, b, *, lower, transpose_a, xp):
+    # imported on first use: CuPy is optional, and importing SciPy would add about a tenth
+    # of a second to `import fgrad` for programs that never solve a triangular system
     if xp is np:
+        # SciPy loads slowly (~130 ms): imported on first use, not with fgrad
         from scipy.linalg import solve_triangular
     else:
+        # optional dependency (GPU arrays): imported only when a CuPy array is seen
         from cupyx.scipy.linalg import solve_triangular
     trans = 1 if transpose_a else 0
     if a.ndim == 2:
@@ -368,13 +361,7 @@ def _triangular_solve_impl(a, b, *, lower, transpose_a, xp):
 
 
 def _triangular_solve_aval(a, b, *, lower, transpose_a):
-    _square_aval("triangular_solve", a)
-    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
-        raise ShapeError(f"triangular_solve: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
-                         f"got {b.shape}")
-    if b.dtype != a.dtype:
-        raise TypeError(f"triangular_solve: dtypes {a.dtype} and {b.dtype} differ")
-    return ShapedArray(b.shape, b.dtype)
+    return _system_aval("triangular_solve", a, b)
 
 
 def triangular_solve(a, b, *, lower: bool = True, transpose_a: bool = False):
@@ -395,9 +382,7 @@ def _triangular_solve_jvp(primals, tangents, *, lower, transpose_a):
     if a_dot is not None:
         t = _triangle(a_dot, lower)
         rhs = neg(_mm(_mT(t) if transpose_a else t, out))
-    if b_dot is not None:
-        rhs = b_dot if rhs is None else add(rhs, b_dot)
-    return out, triangular_solve(a, rhs, lower=lower, transpose_a=transpose_a)
+    return out, triangular_solve(a, add_tangents(rhs, b_dot), lower=lower, transpose_a=transpose_a)
 
 
 def _triangular_solve_vjp(needs, ct, out, a, b, *, lower, transpose_a):
@@ -425,6 +410,21 @@ def _scalar_batch_aval(name):
     return aval
 
 
+def _def_trace_deriv(prim, gradient_t):
+    """JVP and VJP of a scalar function f of each matrix from `gradient_t(a)`, the matrix G
+    with d f(A)[E] = tr(G E) (so the gradient is G^T)."""
+
+    def jvp(primals, tangents):
+        (a,), (a_dot,) = primals, tangents
+        return prim.bind(a), _trace_of_product(gradient_t(a), a_dot)
+
+    def vjp(needs, ct, out, a):
+        return [mul(_expand_scalar(ct, shape_of(a)), _mT(gradient_t(a)))]
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(vjp)
+
+
 det_p = Primitive("det", backward_name="LinalgDetBackward0")
 det_p.def_impl(lambda a, *, xp: xp.linalg.det(a))
 det_p.def_abstract_eval(_scalar_batch_aval("det"))
@@ -434,17 +434,6 @@ def det(a):
     """Determinant of the last two axes."""
     _square_aval("det", aval_of(a))
     return det_p.bind(a)
-
-
-def _det_jvp(primals, tangents):
-    # d det(A)[E] = tr(adj(A) E): the adjugate, unlike det(A) inv(A), exists at singular A
-    (a,), (a_dot,) = primals, tangents
-    return det(a), _trace_of_product(adjugate(a), a_dot)
-
-
-def _det_vjp(needs, ct, out, a):
-    shape = aval_of(a).shape
-    return [mul(_expand_scalar(ct, shape), _mT(adjugate(a)))]
 
 
 # --- adjugate: det's derivative, defined at singular matrices too --------------------------
@@ -510,14 +499,14 @@ def _adjugate_vjp(needs, ct, out, a):
 
 
 adjugate_p.def_impl(_adjugate_impl)
-adjugate_p.def_abstract_eval(lambda a: (_square_aval("adjugate", a), ShapedArray(a.shape, a.dtype))[1])
+adjugate_p.def_abstract_eval(_square_to_square_aval("adjugate"))
 adjugate_p.def_jvp(_adjugate_jvp)
 adjugate_p.def_vjp(_adjugate_vjp)
 adjugate_p.def_batch(_batch_leading(adjugate_p))
 
 
-det_p.def_jvp(_det_jvp)
-det_p.def_vjp(_det_vjp)
+# d det(A)[E] = tr(adj(A) E): the adjugate, unlike det(A) inv(A), exists at singular A
+_def_trace_deriv(det_p, adjugate)
 det_p.def_batch(_batch_leading(det_p))
 
 logabsdet_p = Primitive("logabsdet", backward_name="LinalgSlogdetBackward0")
@@ -531,18 +520,8 @@ def logabsdet(a):
     return logabsdet_p.bind(a)
 
 
-def _logabsdet_jvp(primals, tangents):
-    (a,), (a_dot,) = primals, tangents
-    return logabsdet(a), _trace_of_product(inv(a), a_dot)
-
-
-def _logabsdet_vjp(needs, ct, out, a):
-    shape = aval_of(a).shape
-    return [mul(_expand_scalar(ct, shape), _mT(inv(a)))]
-
-
-logabsdet_p.def_jvp(_logabsdet_jvp)
-logabsdet_p.def_vjp(_logabsdet_vjp)
+# d log|det A|[E] = tr(A^-1 E)
+_def_trace_deriv(logabsdet_p, inv)
 logabsdet_p.def_batch(_batch_leading(logabsdet_p))
 
 slogdet_sign_p = Primitive("slogdet_sign")
@@ -564,15 +543,10 @@ cholesky_p = Primitive("cholesky", backward_name="LinalgCholeskyExBackward0")
 cholesky_p.def_impl(lambda a, *, xp: xp.linalg.cholesky(a))
 
 
-def _cholesky_aval(a):
-    _square_aval("cholesky", a)
-    return ShapedArray(a.shape, a.dtype)
-
-
 def cholesky(a):
     """Lower Cholesky factor of the symmetric positive-definite matrix whose lower
     triangle is that of `a` (the strict upper triangle is never read)."""
-    _cholesky_aval(aval_of(a))
+    _square_aval("cholesky", aval_of(a))
     return cholesky_p.bind(a)
 
 
@@ -598,7 +572,7 @@ def _cholesky_vjp(needs, ct, out, a):
     return [add(tril(g), tril(_mT(g), -1))]
 
 
-cholesky_p.def_abstract_eval(_cholesky_aval)
+cholesky_p.def_abstract_eval(_square_to_square_aval("cholesky"))
 cholesky_p.def_jvp(_cholesky_jvp)
 cholesky_p.def_vjp(_cholesky_vjp)
 cholesky_p.def_batch(_batch_leading(cholesky_p))

@@ -1,10 +1,16 @@
-"""Shape primitives: broadcast_in_dim, reshape, transpose (all linear)."""
+"""Shape primitives, all linear: broadcast_in_dim, reshape, transpose, slice and pad (each
+other's transposes), concatenate; and the axis moves that batching rules are written with
+(move_to_front, move_axis, batch_front). This module is the bottom of fgrad.ops: the others,
+and fgrad/ops/_batching.py, are built on it."""
 from __future__ import annotations
+
+import numpy as np
 
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
-from ..core.rules import def_linear
+from ..core.rules import def_linear, shape_of
+from ..core.trace import aval_of
 
 _slice = slice  # the builtin, before this module defines its own `slice`
 
@@ -27,9 +33,11 @@ def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions):
 
 
 def _broadcast_in_dim_transpose(ct, x_aval, *, shape, broadcast_dimensions):
+    # reduce_sum and broadcast_in_dim are each other's transposes, and reduce.py is built on
+    # this module, so reduce_sum is looked up when a transpose first runs (a real cycle).
     from .reduce import reduce_sum
-    summed = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions) + tuple(
-        d for i, d in enumerate(broadcast_dimensions) if x_aval.shape[i] == 1 and shape[d] != 1)
+    summed = tuple([d for d in range(len(shape)) if d not in broadcast_dimensions] + [
+        d for i, d in enumerate(broadcast_dimensions) if x_aval.shape[i] == 1 and shape[d] != 1])
     if summed:
         ct = reduce_sum(ct, axes=tuple(sorted(summed)))
     return reshape(ct, x_aval.shape)
@@ -40,19 +48,13 @@ broadcast_in_dim_p.def_abstract_eval(_broadcast_in_dim_aval)
 def_linear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
-def _batch_front(x, d):
-    from ..interpreters.batching import move_to_front
-    return move_to_front(x, d)
-
-
 broadcast_in_dim_p.def_batch(lambda n, vals, dims, *, shape, broadcast_dimensions: (
-    broadcast_in_dim(_batch_front(vals[0], dims[0]), (n,) + tuple(shape),
+    broadcast_in_dim(move_to_front(vals[0], dims[0]), (n,) + tuple(shape),
                      (0,) + tuple(d + 1 for d in broadcast_dimensions)), 0))
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast `x` to `shape`; input axis i becomes output axis broadcast_dimensions[i]."""
-    from ..core.trace import aval_of
     shape, broadcast_dimensions = tuple(shape), tuple(broadcast_dimensions)
     if aval_of(x).shape == shape and broadcast_dimensions == tuple(range(len(shape))):
         return x
@@ -75,12 +77,12 @@ def_linear(reshape_p, lambda ct, x_aval, *, new_sizes: reshape(ct, x_aval.shape)
 
 
 reshape_p.def_batch(lambda n, vals, dims, *, new_sizes: (
-    reshape(_batch_front(vals[0], dims[0]), (n,) + tuple(new_sizes)), 0))
+    reshape(move_to_front(vals[0], dims[0]), (n,) + tuple(new_sizes)), 0))
 
 
 def reshape(x, new_sizes):
-    from ..core.trace import aval_of
-    new_sizes = tuple(int(d) for d in new_sizes)
+    """`x` with the same elements (row-major order) in the shape `new_sizes`."""
+    new_sizes = tuple([int(d) for d in new_sizes])
     if aval_of(x).shape == new_sizes:
         return x
     return reshape_p.bind(x, new_sizes=new_sizes)
@@ -103,11 +105,12 @@ def_linear(transpose_p, lambda ct, x_aval, *, permutation: transpose(ct, _invers
 
 
 transpose_p.def_batch(lambda n, vals, dims, *, permutation: (
-    transpose(_batch_front(vals[0], dims[0]), (0,) + tuple(p + 1 for p in permutation)), 0))
+    transpose(move_to_front(vals[0], dims[0]), (0,) + tuple(p + 1 for p in permutation)), 0))
 
 
 def transpose(x, permutation):
-    permutation = tuple(int(p) for p in permutation)
+    """Permute the axes of `x`: output axis i is input axis permutation[i]."""
+    permutation = tuple([int(p) for p in permutation])
     if permutation == tuple(range(len(permutation))):
         return x
     return transpose_p.bind(x, permutation=permutation)
@@ -131,7 +134,7 @@ def_linear(slice_p, lambda ct, x_aval, *, start_indices, limit_indices: pad(
 
 
 slice_p.def_batch(lambda n, vals, dims, *, start_indices, limit_indices: (
-    slice(_batch_front(vals[0], dims[0]), (0,) + tuple(start_indices), (n,) + tuple(limit_indices)), 0))
+    slice(move_to_front(vals[0], dims[0]), (0,) + tuple(start_indices), (n,) + tuple(limit_indices)), 0))
 
 
 def slice(x, start_indices, limit_indices):
@@ -149,7 +152,7 @@ def_linear(pad_p, lambda ct, x_aval, *, widths: slice(
 
 
 pad_p.def_batch(lambda n, vals, dims, *, widths: (
-    pad(_batch_front(vals[0], dims[0]), ((0, 0),) + tuple(widths)), 0))
+    pad(move_to_front(vals[0], dims[0]), ((0, 0),) + tuple(widths)), 0))
 
 
 def pad(x, widths):
@@ -177,16 +180,14 @@ def _concatenate_aval(*xs, dimension):
 
 
 def _concatenate_jvp(primals, tangents, *, dimension):
-    from ..core.trace import aval_of
-    from .elementwise import const
     out = concatenate(primals, dimension)
-    ts = [broadcast_in_dim(const(out, 0.0), aval_of(x).shape, ()) if t is None else t
+    zero = np.zeros((), aval_of(out).dtype)  # elementwise.const is built on this module
+    ts = [broadcast_in_dim(zero, aval_of(x).shape, ()) if t is None else t
           for x, t in zip(primals, tangents)]
     return out, concatenate(ts, dimension)
 
 
 def _concatenate_vjp(needs, ct, out, *xs, dimension):
-    from ..core.trace import aval_of
     res, start = [], 0
     full = aval_of(ct).shape
     for need, x in zip(needs, xs):
@@ -208,7 +209,6 @@ concatenate_p.def_vjp(_concatenate_vjp)
 
 
 def _concatenate_batch(n, vals, dims, *, dimension):
-    from ..interpreters.batching import batch_front
     return concatenate(batch_front(n, vals, dims), dimension + 1), 0
 
 
@@ -216,7 +216,38 @@ concatenate_p.def_batch(_concatenate_batch)
 
 
 def concatenate(xs, dimension: int):
+    """Join arrays of equal shapes (but along `dimension`) along `dimension`."""
     xs = tuple(xs)
     if len(xs) == 1:
         return xs[0]
     return concatenate_p.bind(*xs, dimension=int(dimension))
+
+
+# --- axis moves for batching rules ------------------------------------------------------------
+# A batching rule gets each operand with its batch axis wherever the trace left it (None for an
+# unbatched operand); these put it where the rule wants it. They are transposes and broadcasts,
+# so the batching rules of this module's own primitives use them too.
+
+def move_axis(x, src: int, dst: int):
+    """`x` with axis `src` moved to position `dst` (the other axes keep their order)."""
+    order = [i for i in range(len(shape_of(x))) if i != src]
+    order.insert(dst, src)
+    return transpose(x, tuple(order))
+
+
+def move_to_front(x, axis: int):
+    """`x` with axis `axis` moved to the front."""
+    return x if axis == 0 else move_axis(x, axis, 0)
+
+
+def batch_front(n: int, vals, dims):
+    """Every operand with its batch axis first; unbatched ones (dim None) broadcast to the batch."""
+    out = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            shape = shape_of(v)
+            v = broadcast_in_dim(v, (n,) + shape, tuple(range(1, len(shape) + 1)))
+        else:
+            v = move_to_front(v, d)
+        out.append(v)
+    return out

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..core.trace import facade
 from .optimizer import Optimizer
 
 
@@ -88,5 +89,4 @@ class AdamW(Adam):
 
 
 def _scalar(x):
-    from ..core.trace import facade
     return facade.wrap(np.array(x, np.float32))

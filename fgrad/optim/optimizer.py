@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import copy
+import os
+import warnings
 from collections import defaultdict
 
 import numpy as np
 
 from ..core.trace import facade
+from ..nn import utils as nn_utils
 from ..tensor.grad_mode import enable_grad, no_grad
 from ..tensor.tensor import Tensor
 
@@ -32,10 +35,8 @@ def _auto_tune_malloc() -> None:
     if _MALLOC_TUNED:
         return
     _MALLOC_TUNED = True
-    import os
     if os.environ.get("FGRAD_TUNE_MALLOC", "1") != "0":
-        from ..nn.utils import tune_malloc
-        tune_malloc()
+        nn_utils.tune_malloc()
 
 
 class Optimizer:
@@ -90,7 +91,6 @@ class Optimizer:
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         if len({id(p) for p in params}) != len(params):
-            import warnings
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, "
                           "this will cause an error", UserWarning, stacklevel=3)
         self.param_groups.append(group)

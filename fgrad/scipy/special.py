@@ -4,13 +4,12 @@ logsumexp, softmax and log_softmax subtract the (gradient-stopped) maximum, so t
 finite, with finite derivatives, for inputs of any magnitude."""
 from __future__ import annotations
 
-from ..api import stop_gradient
 from ..core.avals import float_dtype
+from ..numpy._reductions import normalize_axes
+from ..numpy._util import as_value, aval_of, broadcast_to, cast, dtype_of, promote
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops import shape as sh
-from ..numpy._reductions import normalize_axes
-from ..numpy._util import as_value, aval_of, broadcast_to, cast, dtype_of, promote
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit"]
 
@@ -45,7 +44,7 @@ def _shifted_max(a, axes):
     (all -inf, or inf) so that a - max never makes inf - inf."""
     shape = aval_of(a).shape
     m = red.reduce_max(a, axes) if axes else a
-    m = stop_gradient(m)
+    m = ew.stop_gradient(m)
     m = ew.select(ew.isfinite(m), m, ew.const(m, 0.0))
     return sh.reshape(m, _keepdims_shape(shape, axes))
 

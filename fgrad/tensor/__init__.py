@@ -5,6 +5,7 @@ This package is also callable: `fgrad.tensor(data, dtype=None, device=None,
 requires_grad=False)` builds a Tensor, as `torch.tensor` does, while `fgrad.tensor.Tensor`,
 `fgrad.tensor.autograd`, ... stay importable submodule paths.
 """
+import functools as _functools
 import sys as _sys
 import types as _types
 
@@ -39,9 +40,7 @@ _TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cr
 def _checked(name, fn):
     """PyTorch's argument check at the API boundary: `input` must be a Tensor; integers
     that do not fit 64 bits are a ValueError naming the function, not an OverflowError."""
-    import functools
-
-    @functools.wraps(fn)
+    @_functools.wraps(fn)
     def checked(*args, **kwargs):
         if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor):
             raise TypeError(f"fgrad.{name}(): argument 'input' (position 1) must be Tensor, not "

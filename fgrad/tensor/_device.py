@@ -61,7 +61,7 @@ def as_device(d) -> device:
 def cupy():
     """The cupy module, or a RuntimeError that says what is missing."""
     try:
-        import cupy as cp
+        import cupy as cp  # optional dependency: imported only when a GPU is asked for
     except ImportError:
         raise RuntimeError("CUDA requested but CuPy is not installed: pip install fgrad[cuda] "
                            "(or cupy-cuda12x / cupy-cuda11x to match your CUDA).") from None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numpy._policy import _CATEGORY, TORCH, promote_types as _promote_types  # noqa: F401
+
 
 class dtype:
     __slots__ = ("name", "dtype", "is_floating_point", "is_complex", "is_signed", "itemsize", "_torch")
@@ -82,98 +84,20 @@ def of_np(npd) -> dtype:
     return _BY_NP[npd]
 
 
-# --- default float dtype -------------------------------------------------------------------
-
-_default = [np.dtype(np.float32)]
-
+# --- default float dtype and promotion: PyTorch's dialect of fgrad.numpy (numpy/_policy.py) ----------
 
 def get_default_dtype() -> dtype:
-    return _BY_NP[_default[0]]
+    return _BY_NP[TORCH.default_float]
 
 
 def set_default_dtype(d) -> None:
     d = np_dtype(d)
     if d.kind != "f":
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _default[0] = d
+    TORCH.default_float = d
 
 
-def default_float():
-    """The NumPy dtype that Python floats and int->float results take (float32 unless changed)."""
-    return _default[0]
-
-
-# --- PyTorch's type promotion -----------------------------------------------------------------
-
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-def promote_types(a, b):
-    """torch.promote_types on NumPy dtypes: within a category NumPy's rule, across
-    categories the higher category's type (int64 + float16 -> float16)."""
-    if a == b:
-        return a
-    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
-    if ca == cb:
-        return np.promote_types(a, b)
-    return a if ca > cb else b
-
-
-def _scalar_dtype(x):
-    t = type(x)
-    if t is _pybool:
-        return _NP_BOOL
-    if t is _pyint:
-        return _NP_INT64
-    if t is _pyfloat:
-        return _default[0]
-    if t is _pycomplex:
-        return np.dtype(np.complex64) if _default[0] == np.float32 else np.dtype(np.complex128)
-    return None
-
-
-_pybool, _pyint, _pyfloat, _pycomplex = type(True), type(1), type(1.0), type(1j)
-_NP_BOOL = np.dtype(np.bool_)
-_NP_INT64 = np.dtype(np.int64)
-
-
-def _combine(higher, lower):
-    """c10's combine_categories: the higher-priority group wins unless the lower one is of
-    a higher category."""
-    if higher is None:
-        return lower
-    if lower is None:
-        return higher
-    ch, cl = _CATEGORY[higher.kind], _CATEGORY[lower.kind]
-    if ch == 3:
-        return higher
-    if cl == 3:
-        return np.dtype(np.complex128 if higher == np.float64 else np.complex64) if ch == 2 else lower
-    if ch == 2:
-        return higher
-    if higher.kind == "b" or cl == 2:
-        return promote_types(higher, lower)
-    return higher
-
-
-def result_type(*args):
-    """torch.result_type: tensors with dimensions outrank 0-d tensors, which outrank Python
-    numbers; a lower-ranked operand only matters when its category is higher."""
-    dim = zero = scal = None
-    for x in args:
-        s = _scalar_dtype(x)
-        if s is not None:
-            scal = s if scal is None else promote_types(scal, s)
-            continue
-        v = getattr(x, "_value", x)
-        dt = v.dtype
-        if v.ndim:
-            dim = dt if dim is None else promote_types(dim, dt)
-        else:
-            zero = dt if zero is None else promote_types(zero, dt)
-    return _combine(dim, _combine(zero, scal))
-
-
-def is_python_scalar(x) -> bool:
-    t = type(x)
-    return t is _pyfloat or t is _pyint or t is _pybool or t is _pycomplex
+def promote_types(type1, type2) -> dtype:
+    """torch.promote_types: within a category NumPy's rule, across categories the higher
+    category's type (int64 + float16 -> float16)."""
+    return _BY_NP[_promote_types(np_dtype(type1), np_dtype(type2))]

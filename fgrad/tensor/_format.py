@@ -162,17 +162,14 @@ def tensor_repr(t) -> str:
             suffixes.append(f"device='{t.device}'")
             v = v.get()
         dt = v.dtype
-        default = D.default_float()
-        has_default = dt in (default, np.dtype(np.int64), np.dtype(np.bool_),
-                             np.dtype(np.complex128 if default == np.float64 else np.complex64))
         if v.size == 0:
             if v.ndim != 1:
                 suffixes.append(f"size={tuple(v.shape)}")
-            if dt != default:
+            if dt != D.TORCH.default_float:
                 suffixes.append(f"dtype={D.of_np(dt)!r}")
             body = "[]"
         else:
-            if not has_default:
+            if dt != D.TORCH.python_dtype(dt.kind):  # not the dtype Python numbers of its kind get
                 suffixes.append(f"dtype={D.of_np(dt)!r}")
             body = tensor_str(v, indent)
     if t._node is not None:

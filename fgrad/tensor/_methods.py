@@ -5,55 +5,32 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.trace import _state
-from ..ops import elementwise as ew
-from . import _dtypes as D
+from ..numpy._util import cast
 from . import _ops as O
-from ._device import is_cupy
+from . import creation
+from ._device import is_cupy, to_device
 from .tensor import Tensor, _make, check_inplace, commit_inplace
 
-binary = O.binary
 
-
-# --- operators (hot paths call `binary` directly) -------------------------------------------------
+# --- operators ------------------------------------------------------------------------------------
 
 def _rev(fn):
     return lambda self, other: fn(other, self)
 
 
-Tensor.__add__ = lambda self, other: binary(ew.add, self, other)
-Tensor.__radd__ = lambda self, other: binary(ew.add, other, self)
-Tensor.__sub__ = O.sub
-Tensor.__rsub__ = _rev(O.sub)
-Tensor.__mul__ = lambda self, other: binary(ew.mul, self, other)
-Tensor.__rmul__ = lambda self, other: binary(ew.mul, other, self)
-Tensor.__truediv__ = lambda self, other: binary(ew.div, self, other, True)
-Tensor.__rtruediv__ = lambda self, other: binary(ew.div, other, self, True)
-Tensor.__floordiv__ = O.floor_divide
-Tensor.__rfloordiv__ = _rev(O.floor_divide)
-Tensor.__mod__ = O.remainder
-Tensor.__rmod__ = _rev(O.remainder)
-Tensor.__pow__ = O.pow
-Tensor.__rpow__ = _rev(O.pow)
-Tensor.__matmul__ = O.matmul
-Tensor.__rmatmul__ = _rev(O.matmul)
-Tensor.__neg__ = O.neg
+for _name, _fn in {"add": O._add, "sub": O._sub, "mul": O.mul, "truediv": O._div, "floordiv": O.floor_divide,
+                   "mod": O.remainder, "pow": O.pow, "matmul": O.matmul, "and": O.bitwise_and,
+                   "or": O.bitwise_or, "xor": O.bitwise_xor}.items():
+    setattr(Tensor, f"__{_name}__", _fn)
+    setattr(Tensor, f"__r{_name}__", _rev(_fn))
+for _name, _fn in {"neg": O.neg, "abs": O.abs, "invert": O.bitwise_not, "lt": O.lt, "le": O.le, "gt": O.gt,
+                   "ge": O.ge}.items():
+    setattr(Tensor, f"__{_name}__", _fn)
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = O.abs
-Tensor.__invert__ = O.bitwise_not
-Tensor.__and__ = O.bitwise_and
-Tensor.__rand__ = _rev(O.bitwise_and)
-Tensor.__or__ = O.bitwise_or
-Tensor.__ror__ = _rev(O.bitwise_or)
-Tensor.__xor__ = O.bitwise_xor
-Tensor.__rxor__ = _rev(O.bitwise_xor)
-Tensor.__lt__ = O.lt
-Tensor.__le__ = O.le
-Tensor.__gt__ = O.gt
-Tensor.__ge__ = O.ge
 
 
 def _comparable(other) -> bool:
-    return isinstance(other, Tensor) or D.is_python_scalar(other) or isinstance(other, (np.ndarray, np.generic, list))
+    return isinstance(other, (Tensor, bool, int, float, complex, np.ndarray, np.generic, list))
 
 
 Tensor.__eq__ = lambda self, other: O.eq(self, other) if _comparable(other) else False
@@ -85,7 +62,7 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._value.ndim} dimensions.")
         if value._requires_grad and _state.grad_enabled:
-            return commit_inplace(self, O.expand(O._cast(value, v.dtype), tuple(v.shape)))
+            return commit_inplace(self, O.expand(cast(value, v.dtype), tuple(v.shape)))
         value = value.item()
     if not (_state.grad_enabled and self._requires_grad) and (
             type(v) is np.ndarray and v.flags.writeable or hasattr(v, "__cuda_array_interface__")):
@@ -102,7 +79,7 @@ def copy_(self, src, non_blocking: bool = False):
     src = O._tensor(src)
     if src.device != self.device:
         src = O.to(src, self.device)
-    src = O._cast(src, self._value.dtype)
+    src = cast(src, self._value.dtype)
     shape = tuple(self._value.shape)
     if tuple(src._value.shape) != shape:
         src = O.expand(src, shape)
@@ -114,11 +91,9 @@ def copy_(self, src, non_blocking: bool = False):
 def _random_(draw):
     def op(self, *args, generator=None, **kwargs):
         check_inplace(self)
-        from .creation import _rng
         v = self._value
-        values = draw(_rng(generator), tuple(v.shape), *args, **kwargs).astype(v.dtype)
+        values = draw(creation._rng(generator), tuple(v.shape), *args, **kwargs).astype(v.dtype)
         if not isinstance(v, np.ndarray):
-            from ._device import to_device
             values = to_device(values, self.device)
         return commit_inplace(self, _make(values))
     return op
@@ -131,16 +106,6 @@ exponential_ = _random_(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lamb
 random_ = _random_(lambda rng, shape, low=0, high=2 ** 24: rng.integers(low, high, shape))
 
 
-def masked_fill_(self, mask, value):
-    check_inplace(self)
-    return commit_inplace(self, O.masked_fill(self, mask, value))
-
-
-def clamp_(self, min=None, max=None):
-    check_inplace(self)
-    return commit_inplace(self, O.clamp(self, min, max))
-
-
 _INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "multiply_": O.mul,
             "div_": O.div, "divide_": O.div, "true_divide_": O.div, "pow_": O.pow, "neg_": O.neg,
             "abs_": O.abs, "exp_": O.exp, "log_": O.log, "sqrt_": O.sqrt, "sin_": O.sin, "cos_": O.cos,
@@ -148,34 +113,17 @@ _INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "mu
             "round_": O.round, "sign_": O.sign, "reciprocal_": O.reciprocal, "square_": O.square,
             "remainder_": O.remainder, "fmod_": O.fmod, "floor_divide_": O.floor_divide,
             "maximum_": O.maximum, "minimum_": O.minimum, "lerp_": O.lerp, "log1p_": O.log1p,
-            "expm1_": O.expm1, "rsqrt_": O.rsqrt, "trunc_": O.trunc, "logical_not_": O.logical_not}
+            "expm1_": O.expm1, "rsqrt_": O.rsqrt, "trunc_": O.trunc, "logical_not_": O.logical_not,
+            "masked_fill_": O.masked_fill, "clamp_": O.clamp, "clip_": O.clamp, "__iand__": O.bitwise_and,
+            "__ior__": O.bitwise_or}
 for _name, _fn in _INPLACE.items():
     setattr(Tensor, _name, _inplace(_fn))
 for _name, _fn in {"zero_": zero_, "fill_": fill_, "copy_": copy_, "uniform_": uniform_, "normal_": normal_,
-                   "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_,
-                   "masked_fill_": masked_fill_, "clamp_": clamp_, "clip_": clamp_}.items():
+                   "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_}.items():
     setattr(Tensor, _name, _fn)
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-
-
-def _iand(self, other):
-    check_inplace(self)
-    return commit_inplace(self, O.bitwise_and(self, other))
-
-
-def _ior(self, other):
-    check_inplace(self)
-    return commit_inplace(self, O.bitwise_or(self, other))
-
-
-Tensor.__iand__ = _iand
-Tensor.__ior__ = _ior
+for _name, _method in {"iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_", "ipow": "pow_",
+                       "imod": "remainder_", "ifloordiv": "floor_divide_"}.items():
+    setattr(Tensor, f"__{_name}__", getattr(Tensor, _method))
 
 
 # --- methods with the functions' names ---------------------------------------------------------------
@@ -221,29 +169,13 @@ for _name, _dt in {"float": np.float32, "double": np.float64, "half": np.float16
     setattr(Tensor, _name, O._caster(_dt))
 
 
-def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from .creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
 def _new_factory(name):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
-        from . import creation
-        return getattr(creation, name)(*size, **kwargs, dtype=dtype or self.dtype, device=device or self.device,
+    """Tensor.new_<name>(...): fgrad.<name>(...) with this tensor's dtype and device by default."""
+    def new(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        return getattr(creation, name)(*args, **kwargs, dtype=dtype or self.dtype, device=device or self.device,
                                        requires_grad=requires_grad)
     return new
 
 
-Tensor.new_tensor = new_tensor
-Tensor.new_zeros = _new_factory("zeros")
-Tensor.new_ones = _new_factory("ones")
-Tensor.new_empty = _new_factory("empty")
-
-
-def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from .creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
-
-
-Tensor.new_full = new_full
+for _name in ("tensor", "zeros", "ones", "empty", "full"):
+    setattr(Tensor, f"new_{_name}", _new_factory(_name))

@@ -1,6 +1,6 @@
-"""Tensor shape ops, indexing, linear algebra and conversions with PyTorch names and
-semantics (the elementwise maths and reductions are in _ops.py; the same principles hold:
-settle PyTorch's conventions, then call fgrad.numpy / the lax-level ops)."""
+"""Tensor shape ops, indexing, linear algebra and conversions with PyTorch's names and
+semantics (the elementwise maths and reductions are in _ops.py; the same principle holds:
+map PyTorch's arguments onto fgrad.numpy and the lax-level ops, in PyTorch's dialect)."""
 from __future__ import annotations
 
 import builtins
@@ -8,45 +8,39 @@ import builtins
 import numpy as np
 
 from .. import numpy as fnp
-from ..core.trace import Tracer
+from ..core.trace import Tracer, _state
+from ..numpy._policy import TORCH as P
+from ..numpy._shape import resolve_shape
+from ..numpy._util import broadcast_shapes as _broadcast_shapes, cast, ints_arg, normalize_axes
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from . import _dtypes as D
-from ._ops import (_cast, _expand_to, _make, _operand, _shape, _sort_t, _tensor, _topk_t, broadcast_shapes, mul,
-                   named, sum)
-from .tensor import Tensor, _dim, check_inplace, commit_inplace
+from ._device import as_device, device as device_cls, is_cupy
+from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, where
+from .function import to_device
+from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace
 
 _nd = np.ndarray
 
 
 # --- shape -------------------------------------------------------------------------------------------
 
-def _sizes(args) -> tuple:
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(int(a) for a in args)
+def _sizes(args, name: str) -> tuple:
+    """PyTorch's sizes: f(2, 3) or f((2, 3)), as a tuple of ints."""
+    return ints_arg(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args, name, "size")
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    return _broadcast_shapes("broadcast_shapes", *shapes, policy=P)
 
 
 def reshape(input, *shape):
-    shape = _sizes(shape)
-    size = input._value.size
-    known = 1
-    for d in shape:
-        if d != -1:
-            known *= d
-    if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size} "
-                           f"(input shape {tuple(input._value.shape)})")
-    if -1 in shape:
-        shape = tuple(size // known if d == -1 else d for d in shape)
+    shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
     # bound even when the shape is unchanged: like PyTorch, the result is a new (view) tensor
     return sh.reshape_p.bind(input, new_sizes=shape)
 
 
-def view(input, *shape):
-    return reshape(input, *shape)
-
-
+view = reshape
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
     shape = tuple(input._value.shape)
     if not shape:
@@ -63,47 +57,25 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 def unflatten(input, dim, sizes):
     shape = tuple(input._value.shape)
     d = _dim(dim, len(shape))
-    sizes = list(sizes)
-    if -1 in sizes:
-        known = 1
-        for s in sizes:
-            if s != -1:
-                known *= s
-        sizes[sizes.index(-1)] = shape[d] // known
-    return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+    sizes = resolve_shape(_sizes((sizes,), "unflatten"), shape[d:d + 1], "unflatten", policy=P)
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
 def unsqueeze(input, dim: int):
-    shape = list(input._value.shape)
-    n = len(shape) + 1
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    shape.insert(dim % n, 1)
-    return named(sh.reshape_p.bind(input, new_sizes=tuple(shape)), "UnsqueezeBackward0", input)
+    return named(fnp.expand_dims(input, dim, policy=P), "UnsqueezeBackward0", input)
 
 
 def squeeze(input, dim=None):
+    """`input` without its dims of size 1 (those of `dim`); a dim of another size stays."""
     shape = tuple(input._value.shape)
-    if dim is None:
-        new = tuple(s for s in shape if s != 1)
-    else:
-        dims = {_dim(d, len(shape)) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    dims = range(len(shape)) if dim is None else normalize_axes(dim, len(shape), "squeeze", policy=P)
+    new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
     return named(sh.reshape_p.bind(input, new_sizes=new), "SqueezeBackward0" if dim is None else "SqueezeBackward1",
                  input)
 
 
 def permute(input, *dims):
-    dims = _sizes(dims)
-    nd = input._value.ndim
-    if len(dims) != nd:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
-                           f"the length of the desired ordering of dimensions i.e. input.dim() = {nd} is not "
-                           f"equal to len(dims) = {len(dims)}")
-    perm = tuple(_dim(d, nd) for d in dims)
-    if sorted(perm) != list(range(nd)):
-        raise RuntimeError(f"permute(): duplicate dims are not allowed (got {dims})")
-    return sh.transpose(input, perm)
+    return fnp.transpose(input, _sizes(dims, "permute"), policy=P)
 
 
 def transpose(input, dim0: int, dim1: int):
@@ -127,31 +99,21 @@ def t(input):
 
 
 def movedim(input, source, destination):
-    return fnp.moveaxis(input, source, destination)
+    return fnp.moveaxis(input, source, destination, policy=P)
 
 
 moveaxis = movedim
 
 
 def expand(input, *sizes):
-    sizes = _sizes(sizes)
+    """`input` broadcast to `sizes`; -1 keeps an existing dimension's size."""
+    sizes = _sizes(sizes, "expand")
     shape = tuple(input._value.shape)
-    if len(sizes) < len(shape):
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal "
-                           f"to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    target = []
-    for i, s in enumerate(sizes):
-        if s == -1:
-            if i < lead:
-                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
-            s = shape[i - lead]
-        elif i >= lead and shape[i - lead] not in (1, s):
-            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
-                               f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: "
-                               f"{list(sizes)}.  Tensor sizes: {list(shape)}")
-        target.append(s)
-    return fnp.broadcast_to(input, tuple(target))
+    target = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
+    if -1 in target:
+        raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {target.index(-1)}")
+    return fnp.broadcast_to(input, target, policy=P)
 
 
 def expand_as(input, other):
@@ -163,43 +125,18 @@ def broadcast_to(input, shape):
 
 
 def repeat(input, *sizes):
-    """Tile: broadcast each dim d of size s to (r, s) and merge (differentiable, no new rule)."""
-    reps = _sizes(sizes)
-    shape = tuple(input._value.shape)
-    if len(reps) < len(shape):
+    reps = _sizes(sizes, "repeat")
+    if len(reps) < input._value.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
-    shape = (1,) * (len(reps) - len(shape)) + shape
-    x = sh.reshape(input, tuple(d for s in shape for d in (1, s)))
-    x = fnp.broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
-    return sh.reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+    return fnp.tile(input, reps)
 
 
 def cat(tensors, dim: int = 0):
+    # PyTorch's legacy rule: 1-D empty tensors are skipped
     tensors = [_tensor(x) for x in tensors]
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    tensors = [x for x in tensors if not (x._value.ndim == 1 and x._value.shape[0] == 0)] or tensors[:1]
-    nd = tensors[0]._value.ndim
-    if nd == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = _dim(dim, nd)
-    first = tuple(tensors[0]._value.shape)
-    for k, x in enumerate(tensors[1:], 1):
-        s = tuple(x._value.shape)
-        if len(s) != nd:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)} "
-                               f"(shapes {first} and {s})")
-        for i in range(nd):
-            if i != d and s[i] != first[i]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                                   f"{first[i]} but got size {s[i]} for tensor number {k} in the list "
-                                   f"(shapes {first} and {s})")
-    dt = D.result_type(*tensors) if len({x._value.dtype for x in tensors}) > 1 else tensors[0]._value.dtype
-    tensors = [_cast(x, dt) for x in tensors]
-    if len(tensors) == 1:
-        return clone(tensors[0])
-    return sh.concatenate(tensors, d)
+    out = fnp.concatenate([x for x in tensors if x._value.shape != (0,)] or tensors[:1], axis=dim, policy=P)
+    return clone(out) if builtins.any(out is x for x in tensors) else out
 
 
 concat = concatenate = cat
@@ -207,26 +144,15 @@ concat = concatenate = cat
 
 def stack(tensors, dim: int = 0):
     tensors = [_tensor(x) for x in tensors]
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    first = tuple(tensors[0]._value.shape)
-    for k, x in enumerate(tensors[1:], 1):
-        if tuple(x._value.shape) != first:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
-                               f"and {list(x._value.shape)} at entry {k}")
-    n = len(first) + 1
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return named(cat([unsqueeze(x, dim % n) for x in tensors], dim % n), "StackBackward0", *tensors)
+    return named(fnp.stack(tensors, axis=dim, policy=P), "StackBackward0", *tensors)
 
 
 def hstack(tensors):
-    tensors = [_tensor(x) for x in tensors]
-    return cat(tensors, 0 if tensors[0]._value.ndim == 1 else 1)
+    return fnp.hstack([_tensor(x) for x in tensors], policy=P)
 
 
 def vstack(tensors):
-    return cat([x if x._value.ndim >= 2 else reshape(x, 1, -1) for x in map(_tensor, tensors)], 0)
+    return fnp.vstack([_tensor(x) for x in tensors], policy=P)
 
 
 def narrow(input, dim: int, start: int, length: int):
@@ -255,22 +181,11 @@ def split(tensor, split_size_or_sections, dim: int = 0):
         if builtins.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, start, s))
-        start += s
-    return tuple(out)
+    return tensor_split(tensor, np.cumsum(sizes)[:-1].tolist(), d)
 
 
 def tensor_split(input, indices_or_sections, dim: int = 0):
-    n = input._value.shape[_dim(dim, input._value.ndim)]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
-        sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
-    else:
-        bounds = [0] + [builtins.min(int(i), n) for i in indices_or_sections] + [n]
-        sizes = [builtins.max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return split(input, sizes, dim)
+    return tuple(fnp.array_split(input, indices_or_sections, axis=dim, policy=P))
 
 
 def chunk(input, chunks: int, dim: int = 0):
@@ -282,12 +197,11 @@ def chunk(input, chunks: int, dim: int = 0):
 
 
 def flip(input, dims):
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    return named(fnp.flip(input, axis=tuple(_dim(d, input._value.ndim) for d in dims)), "FlipBackward0", input)
+    return named(fnp.flip(input, axis=dims, policy=P), "FlipBackward0", input)
 
 
 def roll(input, shifts, dims=None):
-    return named(fnp.roll(input, shifts, axis=dims), "RollBackward0", input)
+    return named(fnp.roll(input, shifts, axis=dims, policy=P), "RollBackward0", input)
 
 
 def tril(input, diagonal: int = 0):
@@ -340,8 +254,6 @@ def _concrete(v):
 
 
 def setitem(t, idx, value) -> None:
-    from ._device import is_cupy
-    from ..core.trace import _state
     check_inplace(t)
     idx = _raw_index(idx)
     value = _operand(value)
@@ -353,29 +265,30 @@ def setitem(t, idx, value) -> None:
             t._vbox[0] += 1
             return
     # through the graph: the functional index update (x.at[idx].set(v)), written back in place
-    v = _cast(value, t._value.dtype)
-    commit_inplace(t, fnp.at_set(t, idx, v if isinstance(v, Tensor) else _make(np.asarray(v))))
+    commit_inplace(t, fnp.at_set(t, idx, cast(value, t._value.dtype)))
+
+
+def _index(index):
+    return index._value if isinstance(index, Tensor) else np.asarray(index)
 
 
 def gather(input, dim: int, index):
-    d = _dim(dim, input._value.ndim)
-    idx = index._value if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index(index)
     if idx.ndim != input._value.ndim:
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"(index shape {tuple(idx.shape)}, input shape {tuple(input._value.shape)})")
-    return fnp.take_along_axis(input, idx, axis=d)
+    return fnp.take_along_axis(input, idx, axis=_dim(dim, input._value.ndim))
 
 
 def index_select(input, dim: int, index):
-    idx = index._value if isinstance(index, Tensor) else np.asarray(index)
+    idx = _index(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     return fnp.take(input, idx, axis=_dim(dim, input._value.ndim))
 
 
 def take(input, index):
-    idx = index._value if isinstance(index, Tensor) else np.asarray(index)
-    return fnp.take(fnp.ravel(input), idx, axis=0)
+    return fnp.take(fnp.ravel(input), _index(index), axis=0)
 
 
 def masked_fill(input, mask, value):
@@ -385,22 +298,13 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor) and value._value.ndim != 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._value.ndim} dimension(s).")
-    shape = tuple(input._value.shape)
-    if _shape(m) != shape:
-        if broadcast_shapes(_shape(m), shape) != shape:
-            raise RuntimeError(f"masked_fill: mask of shape {_shape(m)} cannot be broadcast to the input's "
-                               f"shape {shape}")
-        m = _expand_to(m, shape)
-    v = _cast(value, input._value.dtype) if not isinstance(value, Tensor) else _cast(value, input._value.dtype)
-    if not isinstance(v, Tensor):
-        v = _make(np.asarray(v))
-    return named(ew.select(m, v, input), "MaskedFillBackward0", input)
+    return named(where(m, cast(_operand(value), input._value.dtype), input), "MaskedFillBackward0", input)
 
 
 def masked_select(input, mask):
     m = _tensor(mask)
-    shape = broadcast_shapes(_shape(input), _shape(m))
-    return getitem(_expand_to(input, shape), _expand_to(m, shape))
+    shape = broadcast_shapes(input._value.shape, m._value.shape)
+    return getitem(fnp.broadcast_to(input, shape, policy=P), fnp.broadcast_to(m, shape, policy=P))
 
 
 def nonzero(input, *, as_tuple: bool = False):
@@ -444,17 +348,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 # --- linear algebra ------------------------------------------------------------------------------
 
 def matmul(input, other):
-    a, b = _tensor(input), _tensor(other)
-    sa, sb = tuple(a._value.shape), tuple(b._value.shape)
-    if not sa or not sb:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
-    ka = sa[-1]
-    kb = sb[0] if len(sb) == 1 else sb[-2]
-    if ka != kb:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, sa))} and "
-                           f"{'x'.join(map(str, sb))})")
-    dt = D.result_type(a, b) if a._value.dtype != b._value.dtype else a._value.dtype
-    return fnp.matmul(_cast(a, dt), _cast(b, dt))
+    return fnp.matmul(_tensor(input), _tensor(other), policy=P)
 
 
 def mm(input, mat2):
@@ -516,7 +410,6 @@ def clone(input, *, memory_format=None):
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):
     """to(dtype) / to(device) / to(device, dtype) / to(other_tensor)."""
-    from ._device import as_device, device as device_cls
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -530,22 +423,21 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
     if device is not None:
         dev = as_device(device)
         if dev != out.device:
-            from .function import to_device
             out = to_device(out, dev)
     if dtype is not None:
-        out = _cast(out, D.np_dtype(dtype))
+        out = cast(out, D.np_dtype(dtype))
     if copy and out is input:
         out = clone(input)
     return out
 
 
 def type_as(input, other):
-    return _cast(input, other._value.dtype)
+    return cast(input, other._value.dtype)
 
 
 def _caster(npdt):
     def conv(self, memory_format=None):
-        return _cast(self, np.dtype(npdt))
+        return cast(self, np.dtype(npdt))
     return conv
 
 
@@ -556,8 +448,8 @@ def tensor_type(self, dtype=None, non_blocking=False):
         name = dtype.split(".")[-1]
         for d in D.ALL:
             if d._torch == name:
-                return _cast(self, d.dtype)
-    return _cast(self, D.np_dtype(dtype))
+                return cast(self, d.dtype)
+    return cast(self, D.np_dtype(dtype))
 
 
 def contiguous(input, memory_format=None):
@@ -571,26 +463,18 @@ def _close_operands(name, input, other):
     if b.dtype.kind not in "biufc":
         raise TypeError(f"{name}: cannot compare with {type(other).__name__} {other!r:.40} (not a number "
                         "that fits 64 bits, or not numeric)")
-    if max(a.ndim, b.ndim) > 32:
-        raise RuntimeError(f"{name}: compares tensors of at most 32 dimensions (NumPy's limit), got "
-                           f"shapes {a.shape} and {b.shape}")
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise RuntimeError(f"{name}: shapes {a.shape} and {b.shape} cannot be broadcast together") from None
+    _broadcast_shapes(name, a.shape, b.shape, policy=P)
     return a, b
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     a, b = _close_operands("allclose", input, other)
-    rtol, atol = float(rtol), float(atol)
-    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _close_operands("isclose", input, other)
-    rtol, atol = float(rtol), float(atol)
-    return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _make(np.isclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=equal_nan))
 
 
 def equal(input, other) -> bool:

@@ -9,9 +9,11 @@ higher order derivatives need no other machinery.
 """
 from __future__ import annotations
 
+import sys as _sys
+
 import numpy as np
 
-from ..core.trace import _state
+from ..core.trace import _state, facade
 from ..interpreters.backward import backward_pass
 from ..ops.elementwise import add as _lax_add
 from ..ops.elementwise import convert_element_type
@@ -19,6 +21,10 @@ from ._device import is_cupy
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import enable_grad, no_grad, set_grad_enabled, is_grad_enabled, inference_mode  # noqa: F401
 from .tensor import ACC_NODES, Size, Tensor, _make, accumulate_grad, grad_node, saved_values
+from . import graph  # noqa: E402  (fgrad.autograd.graph: the recorded graph as a Jaxpr)
+
+# `import fgrad.autograd.graph` works as in PyTorch (fgrad.autograd is this module's alias)
+_sys.modules.setdefault(__name__.split(".")[0] + ".autograd.graph", graph)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode"]
@@ -167,3 +173,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             ct = _leaf_grad(t, ct)
         res.append(ct if isinstance(ct, Tensor) else _make(ct))
     return tuple(res)
+
+# custom rules given Tensors (the facade's create_graph) differentiate on the facade's graph
+facade.grad = grad
+facade.clone = lambda t: t.clone()  # noqa: E731

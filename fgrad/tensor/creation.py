@@ -5,7 +5,10 @@ import warnings
 
 import numpy as np
 
+from ..numpy._policy import TORCH as P
+from ..numpy._util import shape_arg
 from . import _dtypes as D
+from . import _ops  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
 from ._device import array_module, as_device, is_cupy, to_device
 from .tensor import Tensor, _make
 
@@ -115,24 +118,11 @@ def _infer_value(data):
         return np.array(data, copy=True)
     if is_cupy(data):
         return data.copy()
-    if isinstance(data, bool):
-        return np.array(data, np.bool_)
-    if isinstance(data, int):
-        return np.array(data, np.int64)
-    if isinstance(data, float):
-        return np.array(data, D.default_float())
-    if isinstance(data, complex):
-        return np.array(data, np.complex64 if D.default_float() == np.float32 else np.complex128)
+    if P.scalar_dtype(data) is not None:  # Python numbers: bool, int64, the default float / complex
+        return np.array(data, P.scalar_dtype(data))
     arr, pure = _nested_to_numpy(data)
-    if arr.size == 0 and pure:
-        return arr.astype(D.default_float())
-    if pure:
-        if arr.dtype.kind == "f":
-            arr = arr.astype(D.default_float())
-        elif arr.dtype.kind == "c":
-            arr = arr.astype(np.complex64 if D.default_float() == np.float32 else np.complex128)
-        elif arr.dtype.kind in "iu":
-            arr = arr.astype(np.int64)
+    if pure:  # nested Python numbers: as those numbers, an empty list as the default float
+        arr = arr.astype(P.python_dtype(arr.dtype.kind) if arr.size else P.default_float)
     return arr
 
 
@@ -170,12 +160,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like tensor(), but shares memory with a NumPy array (or returns a Tensor as-is)
     when no conversion is needed."""
     if isinstance(data, Tensor):
-        from ._ops import to
-        return to(data, dtype=dtype, device=device)
+        return _ops.to(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray) or is_cupy(data):
-        t = _make(data)
-        from ._ops import to
-        return to(t, dtype=dtype, device=device)
+        return _ops.to(_make(data), dtype=dtype, device=device)
     return _finish(_infer_value(data), dtype, device, False)
 
 
@@ -206,7 +193,7 @@ def numel(input) -> int:
 
 def _legacy_tensor_value(data, dtype, device):
     """fgrad.Tensor(...): sizes -> uninitialised float32 (zeros), data -> float32 copy."""
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     if len(data) == 0:
         value = np.zeros((0,), npd)
     elif all(isinstance(d, int) and not isinstance(d, bool) for d in data) and not (
@@ -231,20 +218,18 @@ def _rebuild(arr, requires_grad, cls=Tensor) -> Tensor:
 # --- factories ------------------------------------------------------------------------------------
 
 def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    try:
-        out = tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be ints or a sequence of ints, got {size!r}") from None
-    for s in out:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(out)}")
-    return out
+    """PyTorch's sizes: f(2, 3) or f((2, 3)), validated as fgrad.numpy validates shapes."""
+    return shape_arg(size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size, "size",
+                     policy=P)
+
+
+def _dtype(dtype, default=None):
+    """The NumPy dtype for `dtype`, else `default`, else the default float dtype."""
+    return D.np_dtype(dtype) or default or P.default_float
 
 
 def _factory(make_np, size, dtype, device, requires_grad, default=None) -> Tensor:
-    npd = D.np_dtype(dtype) or default or D.default_float()
+    npd = _dtype(dtype, default)
     dev = as_device(device)
     xp = array_module(dev)
     if xp is np:
@@ -284,32 +269,31 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if step == 0:
         raise RuntimeError("step must be nonzero")
     floaty = any(isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f" for v in vals)
-    default = D.default_float() if floaty else np.dtype(np.int64)
-    npd = D.np_dtype(dtype) or default
+    npd = _dtype(dtype, None if floaty else np.dtype(np.int64))
     # computed in float64 / int64 then cast, like PyTorch's size = ceil((end - start) / step)
     base = np.arange(*vals, dtype=np.float64 if floaty else np.int64)
     return _finish(base.astype(npd), None, device, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     return _finish(np.linspace(float(start), float(end), int(steps)).astype(npd), None, device, requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     return _finish(np.logspace(float(start), float(end), int(steps), base=base).astype(npd), None, device,
                    requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     return _finish(_rng(generator).random(_size(size)).astype(npd), None, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     return _finish(_rng(generator).standard_normal(_size(size)).astype(npd), None, device, requires_grad)
 
 
@@ -320,13 +304,13 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     else:
         bounds = list(args)
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
-    npd = D.np_dtype(dtype) or np.dtype(np.int64)
+    npd = _dtype(dtype, np.dtype(np.int64))
     return _finish(_rng(generator).integers(int(low), int(high), _size((size,))).astype(npd), None, device,
                    requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = D.np_dtype(dtype) or np.dtype(np.int64)
+    npd = _dtype(dtype, np.dtype(np.int64))
     return _finish(_rng(generator).permutation(int(n)).astype(npd), None, device, requires_grad)
 
 
@@ -342,7 +326,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         return _finish(value, dtype, ref.device if device is None else device, requires_grad)
     if size is None:
         raise TypeError("normal(mean: float, std: float) needs size=")
-    npd = D.np_dtype(dtype) or D.default_float()
+    npd = _dtype(dtype)
     return _finish(_rng(generator).normal(mean, std, _size((size,))).astype(npd), None, device, requires_grad)
 
 

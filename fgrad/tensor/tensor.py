@@ -2,10 +2,12 @@
 
 A Tensor holds a value (a NumPy/CuPy array, or a tracer inside fgrad.grad & co.). Binding a
 primitive on Tensors goes through `_tensor_bind`: the primitive runs on the values by normal
-dispatch, and in grad mode, when an input requires grad, a graph node is attached to the
-result. Nodes are `fgrad.interpreters.backward.Node`s whose class name is the primitive's
-`backward_name` (the `grad_fn` PyTorch prints); `backward()` walks them with the one engine,
-`backward_pass`, calling the primitives' own VJP rules (see autograd.py).
+dispatch, and in grad mode, when an input requires grad, the recorder fgrad.vjp uses too
+(`fgrad.interpreters.record.record_primitive`) runs it and builds the graph node attached to
+the result; the facade adds version counters. Nodes are `fgrad.interpreters.backward.Node`s
+whose class name is the primitive's `backward_name` (the `grad_fn` PyTorch prints);
+`backward()` walks them with the one engine, `backward_pass`, calling the primitives' own VJP
+rules (see autograd.py). `fgrad.autograd.graph.to_jaxpr` shows a graph as a typed Jaxpr.
 
 Memory: nodes reference their parents and saved values only; a Tensor references its node;
 a leaf's AccumulateGrad node references the leaf, which caches it through a weakref. So a
@@ -26,6 +28,9 @@ import numpy as np
 
 from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
+from ..interpreters.record import record_primitive
+from ..numpy._policy import TORCH
+from ..numpy._util import normalize_axis
 from . import _dtypes as D
 from ._device import CPU, device, device_of_value, is_cupy
 
@@ -254,7 +259,9 @@ def _check_devices(args, vals):
 
 
 def _tensor_bind(prim, args, params):
-    """`facade.bind`: run `prim` on the Tensors' values; record a node in grad mode."""
+    """`facade.bind`: run `prim` on the Tensors' values; in grad mode, when an input requires
+    grad, the recorder (`record_primitive`, shared with fgrad.vjp) runs it and builds the
+    node, and the facade adds what is PyTorch's own: version counters of the saved values."""
     vals = []
     grad = False
     plain = True
@@ -271,46 +278,41 @@ def _tensor_bind(prim, args, params):
     if not plain:
         vals = _check_devices(args, vals)
     state = _state
-    residuals = None
-    if prim.vjp_fwd is not None and grad and state.grad_enabled and \
-            not any(isinstance(v, Tracer) for v in vals):
-        # recorded: the forward half of the VJP runs instead, its residuals go in this node.
-        # (On traced values the trace must see the primitive itself; the rule then reruns it.)
-        out, residuals = prim.vjp_fwd(*vals, **params)
-    else:
+    if not grad or not state.grad_enabled:
         out = state.trace.process_primitive(prim, vals, params)
+        return _make(out, None, False,
+                     _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None)
+    parents = []  # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            p = a._node
+            parents.append(p if p is not None else _acc_node(a))
+        else:
+            parents.append(None)
+    # The naming hook: the node's class is its grad_fn (MulBackward0); custom_vjp and
+    # autograd.Function nodes are named after the user's function.
+    cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
+    if params and "call" in params:
+        name = getattr(getattr(params["call"], "fun", None), "_backward_name", None)
+        if name:
+            cls = node_class(name)
+    # The recorder runs on top of the current trace. On traced values (Tensors inside
+    # fgrad.grad & co.) that trace must see the primitive itself, not its vjp_fwd (fwd=False).
+    # Positional arguments: (parent, prim, primals, params, parents, node_type, fwd, complex_ok).
+    out, node = record_primitive(
+        state.trace, prim, vals, params, tuple(parents), cls,
+        plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals), True)
     vbox = _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None
-    if not grad or not state.grad_enabled or prim.nondiff or out.dtype.kind not in "fc":
+    if node is None:
         return _make(out, None, False, vbox)
-    parents = []
+    # each saved Tensor's version now; a rule reading one changed later raises (saved_values)
     saved = []
     i = 0
     for a in args:
         if isinstance(a, Tensor):
             box = a._vbox
             saved.append((box, box[0], i))
-            if a._requires_grad:
-                p = a._node
-                parents.append(p if p is not None else _acc_node(a))
-            else:
-                parents.append(None)
-        else:
-            parents.append(None)
         i += 1
-    cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
-    if params and "call" in params:  # custom_vjp / autograd.Function: named after the user's function
-        name = getattr(getattr(params["call"], "fun", None), "_backward_name", None)
-        if name:
-            cls = node_class(name)
-    # (Node.__init__, inlined: this is the hot path of every recorded op)
-    node = _new(cls)
-    node.prim = prim
-    node.params = params
-    node.parents = tuple(parents)
-    node.primals = tuple(vals)
-    node.out = out
-    node.hooks = None
-    node.residuals = residuals
     t = _new(Tensor)
     t._value = out
     t._node = node
@@ -759,13 +761,9 @@ class Size(tuple):
 
 
 def _dim(dim, ndim: int) -> int:
-    """A PyTorch dim index normalised to [0, ndim) (0-d tensors accept 0 and -1)."""
-    n = max(ndim, 1)
-    d = int(dim)
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return d % n
+    """A PyTorch dim index normalised to [0, ndim) (0-d tensors accept 0 and -1): fgrad.numpy's
+    normalize_axis in PyTorch's dialect (its IndexError)."""
+    return normalize_axis(dim, ndim, "dim", policy=TORCH)
 
 
 def wrap(value) -> Tensor:

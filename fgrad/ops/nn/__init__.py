@@ -17,7 +17,8 @@ between the forward pass and the gradients (_Memo); relu and 2x2 max pooling use
 
 Layouts follow PyTorch: images NCHW, convolution weights OIHW.
 
-Conventions at non-differentiable points (SPEC 3b):
+Conventions at non-differentiable points, PyTorch's (whose gradients the facade reproduces;
+the README's table lists them with the others):
   * relu'(0) = 0; a NaN cotangent at an inactive unit is zeroed (JAX and PyTorch agree).
   * max pooling routes each window's cotangent to the *first* maximal element of the window
     (row-major order inside the window; NaN counts as maximal); ties are not split.
@@ -25,8 +26,8 @@ Conventions at non-differentiable points (SPEC 3b):
 Modules: conv.py (the convolution family), pool.py (max and average pooling), dense.py
 (linear, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
 primitive's impl, shape rule, jvp, vjp and batching rule sit together in one of them.
-`conv_algorithm` ("auto", "gemm" or "fft") is read and set through this package as before;
-it lives in conv.py.
+`conv_algorithm` ("auto", "gemm" or "fft") lives in conv.py, whose impls read it; it is read and
+set through this package too (`fgrad.ops.nn.conv_algorithm = "gemm"`), which forwards it.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ from ...core.avals import ShapedArray
 from ...core.errors import ShapeError
 from ...core.rules import shape_of
 from ...core.trace import aval_of
-from ..shape import reshape
+from .._batching import loop_batch
+from ..shape import batch_front, reshape
 
 
 def _pair(v, name: str) -> tuple:
@@ -61,7 +62,6 @@ def _checked_bind(prim, args, params):
 def _fold_batch(prim, n_fold):
     """Rule for a primitive whose first `n_fold` operands are [N, ...] images: with the
     vmapped axis moved to the front, [B, N, ...] is reshaped to [B*N, ...] and back."""
-    from ...interpreters.batching import batch_front, loop_batch
 
     def rule(n, vals, dims, **params):
         if any(d is not None for d in dims[n_fold:]):

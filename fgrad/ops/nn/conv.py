@@ -4,6 +4,8 @@ below). Layouts follow PyTorch: images NCHW, weights OIHW.
 from __future__ import annotations
 
 import threading
+import weakref
+import zlib
 
 import numpy as np
 
@@ -11,7 +13,7 @@ from ...core.avals import ShapedArray, is_float
 from ...core.errors import ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import shape_of
-from ..elementwise import add
+from ..elementwise import add_tangents, bilinear_tangent, def_bilinear
 from ..reduce import reduce_sum
 from ..shape import broadcast_in_dim
 from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windows
@@ -53,12 +55,10 @@ class _Memo(threading.local):
     def _sig(a, checksum: bool):
         sig = (a.shape, a.strides, a.dtype.str, a.__array_interface__["data"][0])
         if checksum:
-            import zlib
             sig += (zlib.crc32(a if a.flags.c_contiguous else np.ascontiguousarray(a)),)
         return sig
 
     def cached(self, tag, a, extra, compute, mode: str):
-        import weakref
         key = (tag, id(a), extra)
         checksum = mode == "weight"
         sig = None
@@ -188,6 +188,8 @@ def _fft_ok(k_hw, stride, padding, dilation, dtype):
 
 
 def _fft_shape(x_hw, k_hw):
+    # SciPy's FFT is imported on first use: importing it adds about a tenth of a second to
+    # `import fgrad` (every program pays it), and only convolutions that choose the FFT need it
     from scipy.fft import next_fast_len
     return tuple(next_fast_len(n + k - 1, True) for n, k in zip(x_hw, k_hw))
 
@@ -218,7 +220,7 @@ def _fft_spectrum(tag, a, S, mode, flip=False, offset=(0, 0), lead_swap=False):
     """rfft2 of a (flipped, placed at `offset` in an S-sized zero image), laid out
     [F, A, B] for batched matmul ([F, B, A] when lead_swap)."""
     def compute():
-        from scipy import fft
+        from scipy import fft  # on first use (import time, see _fft_shape)
         src = a[:, :, ::-1, ::-1] if flip else a
         if offset != (0, 0):
             buf = _scratch("embed", a.shape[:2] + S, a.dtype)
@@ -242,7 +244,7 @@ def _fft_product_back(a, b, dtype, S, crop0, size, flip=False):
     """irfft2 of the batched product a @ b ([F, A, K] @ [F, K, B]), cropped from crop0 to
     `size` (and flipped): real [A, B, *size]. The product is written straight into the
     layout irfft2 reads."""
-    from scipy import fft
+    from scipy import fft  # on first use (import time, see _fft_shape)
     F, A = a.shape[:2]
     B = b.shape[2]
     spec = _scratch("spec", (A, B, F), a.dtype)
@@ -338,33 +340,12 @@ def _weight_grad_impl(x, g, *, k_hw, stride, padding, dilation, xp):
     return xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0).reshape(O, C, kh, kw)
 
 
-def _bilinear_jvp(prim):
-    def jvp(primals, tangents, **params):
-        a, b = primals
-        ta, tb = tangents
-        out = prim.bind(a, b, **params)
-        out_dot = None if ta is None else prim.bind(ta, b, **params)
-        if tb is not None:
-            t = prim.bind(a, tb, **params)
-            out_dot = t if out_dot is None else add(out_dot, t)
-        return out, out_dot
-    return jvp
-
-
 def _conv_jvp(primals, tangents, **params):
+    # bilinear in (x, w), plus the bias (linear) when there is one
     out = conv2d_p.bind(*primals, **params)
-    x, w = primals[:2]
-    tx, tw = tangents[:2]
-    terms = []
-    if tx is not None:
-        terms.append(conv2d_p.bind(tx, w, **params))
-    if tw is not None:
-        terms.append(conv2d_p.bind(x, tw, **params))
+    out_dot = bilinear_tangent(conv2d_p, *primals[:2], *tangents[:2], **params)
     if len(tangents) == 3 and tangents[2] is not None:
-        terms.append(broadcast_in_dim(tangents[2], shape_of(out), (1,)))
-    out_dot = None
-    for t in terms:
-        out_dot = t if out_dot is None else add(out_dot, t)
+        out_dot = add_tangents(out_dot, broadcast_in_dim(tangents[2], shape_of(out), (1,)))
     return out, out_dot
 
 
@@ -376,23 +357,26 @@ def _conv_vjp(needs, ct, out, x, w, *bias, **params):
     return cts
 
 
-def _input_grad_vjp(needs, ct, out, g, w, *, x_hw, **params):
-    return [conv2d_p.bind(ct, w, **params) if needs[0] else None,
-            conv2d_weight_grad_p.bind(ct, g, k_hw=shape_of(w)[2:], **params) if needs[1] else None]
+conv2d_p.def_impl(_conv_impl)
+conv2d_p.def_abstract_eval(_conv_aval)
+conv2d_p.def_jvp(_conv_jvp)
+conv2d_p.def_vjp(_conv_vjp)
 
+# conv2d_input_grad(g, w): transposed in g it is conv2d (its adjoint), in w conv2d_weight_grad
+conv2d_input_grad_p.def_impl(_input_grad_impl)
+conv2d_input_grad_p.def_abstract_eval(_input_grad_aval)
+def_bilinear(conv2d_input_grad_p,
+             lambda ct, g, w, *, x_hw, **params: conv2d_p.bind(ct, w, **params),
+             lambda ct, g, w, *, x_hw, **params: conv2d_weight_grad_p.bind(
+                 ct, g, k_hw=shape_of(w)[2:], **params))
 
-def _weight_grad_vjp(needs, ct, out, x, g, *, k_hw, **params):
-    return [conv2d_input_grad_p.bind(g, ct, x_hw=shape_of(x)[2:], **params) if needs[0] else None,
-            conv2d_p.bind(x, ct, **params) if needs[1] else None]
-
-
-for _p, _impl, _aval, _vjp in ((conv2d_p, _conv_impl, _conv_aval, _conv_vjp),
-                               (conv2d_input_grad_p, _input_grad_impl, _input_grad_aval, _input_grad_vjp),
-                               (conv2d_weight_grad_p, _weight_grad_impl, _weight_grad_aval, _weight_grad_vjp)):
-    _p.def_impl(_impl)
-    _p.def_abstract_eval(_aval)
-    _p.def_jvp(_conv_jvp if _p is conv2d_p else _bilinear_jvp(_p))
-    _p.def_vjp(_vjp)
+# conv2d_weight_grad(x, g): transposed in x it is conv2d_input_grad, in g conv2d
+conv2d_weight_grad_p.def_impl(_weight_grad_impl)
+conv2d_weight_grad_p.def_abstract_eval(_weight_grad_aval)
+def_bilinear(conv2d_weight_grad_p,
+             lambda ct, x, g, *, k_hw, **params: conv2d_input_grad_p.bind(
+                 g, ct, x_hw=shape_of(x)[2:], **params),
+             lambda ct, x, g, *, k_hw, **params: conv2d_p.bind(x, ct, **params))
 
 conv2d_p.def_batch(_fold_batch(conv2d_p, 1))
 conv2d_input_grad_p.def_batch(_fold_batch(conv2d_input_grad_p, 1))

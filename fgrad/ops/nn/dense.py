@@ -3,7 +3,7 @@ and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy
 
 Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
 (fgrad.backends.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
-zeroed (JAX and PyTorch agree; SPEC 3b).
+zeroed: JAX and PyTorch agree on both, and the facade reproduces PyTorch's gradients.
 """
 from __future__ import annotations
 
@@ -15,12 +15,14 @@ from ...backends.numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray, is_float
 from ...core.errors import ShapeError
 from ...core.primitive import Primitive
-from ...core.rules import def_vectorized, elementwise_shape, shape_of
+from ...core.rules import def_linear, elementwise_shape, shape_of
 from ...core.trace import Tracer, aval_of, is_tensor, xp_of
-from ..elementwise import (_logistic, add, const, convert_element_type, div, eq, exp, logistic, lt, mul,
-                           ne, neg, select, sub)
+from .._batching import def_vectorized, loop_batch
+from ..elementwise import (_logistic, add, add_tangents, bilinear_tangent, const, convert_element_type,
+                           def_bilinear, div, eq, exp, logistic, lt, mul, ne, neg, select, sub)
+from ..linalg import dot_general, dot_general_p
 from ..reduce import expand_back, reduce_sum
-from ..shape import broadcast_in_dim, reshape
+from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape
 from ._geometry import _checked_bind
 
 
@@ -51,27 +53,19 @@ def _linear_dims(x_ndim):
 
 
 def _linear_jvp(primals, tangents):
-    from ..linalg import dot_general
+    # bilinear in (x, w) through dot_general, plus the bias (linear)
     x, w, b = primals
     tx, tw, tb = tangents
     out = linear_p.bind(x, w, b)
     shape = shape_of(out)
     nd = len(shape)
-    terms = []
-    if tx is not None:
-        terms.append(dot_general(tx, w, _linear_dims(nd)))
-    if tw is not None:
-        terms.append(dot_general(x, tw, _linear_dims(nd)))
+    out_dot = bilinear_tangent(dot_general_p, x, w, tx, tw, dimension_numbers=_linear_dims(nd))
     if tb is not None:
-        terms.append(broadcast_in_dim(tb, shape, (nd - 1,)))
-    out_dot = None
-    for t in terms:
-        out_dot = t if out_dot is None else add(out_dot, t)
+        out_dot = add_tangents(out_dot, broadcast_in_dim(tb, shape, (nd - 1,)))
     return out, out_dot
 
 
 def _linear_vjp(needs, ct, out, x, w, b):
-    from ..linalg import dot_general
     nd = len(shape_of(ct))
     lead = tuple(range(nd - 1))
     return [dot_general(ct, w, (((nd - 1,), (0,)), ((), ()))) if needs[0] else None,
@@ -80,7 +74,6 @@ def _linear_vjp(needs, ct, out, x, w, b):
 
 
 def _linear_batch(n, vals, dims):
-    from ...interpreters.batching import loop_batch, move_to_front
     if dims[1] is not None or dims[2] is not None:
         return loop_batch(linear_p, n, vals, dims)
     return linear_p.bind(move_to_front(vals[0], dims[0]), vals[1], vals[2]), 0
@@ -96,7 +89,6 @@ linear_p.def_batch(_linear_batch)
 def linear(x, w, b=None):
     """x @ w.T + b (PyTorch's linear: w is [out, in]); without b a dot_general."""
     if b is None:
-        from ..linalg import dot_general
         return dot_general(x, w, _linear_dims(len(shape_of(x))))
     return _checked_bind(linear_p, (x, w, b), {})
 
@@ -143,10 +135,7 @@ def _relu_grad_impl(ct, y, *, xp):
 relu_grad_p.def_impl(_relu_grad_impl)
 relu_grad_p.def_abstract_eval(
     lambda ct, y: ShapedArray(elementwise_shape("relu_grad", (ct, y)), ct.dtype))
-relu_grad_p.def_jvp(lambda primals, tangents: (
-    relu_grad_p.bind(*primals),
-    None if tangents[0] is None else relu_grad_p.bind(tangents[0], primals[1])))
-relu_grad_p.def_vjp(lambda needs, ct, out, c, y: [relu_grad_p.bind(ct, y) if needs[0] else None, None])
+def_linear(relu_grad_p, lambda ct, c_aval, y: relu_grad_p.bind(ct, y))
 def_vectorized(relu_grad_p)
 
 
@@ -254,7 +243,6 @@ def _log_softmax_vjp(needs, ct, out, x, *, axis):
 
 
 def _log_softmax_batch(n, vals, dims, *, axis):
-    from ...interpreters.batching import move_to_front
     (x,), (d,) = vals, dims
     return log_softmax_p.bind(move_to_front(x, d), axis=axis + 1), 0
 
@@ -273,6 +261,7 @@ def log_softmax(x, axis: int = -1):
 
 
 def softmax(x, axis: int = -1):
+    """exp(x) normalised to sum to 1 along `axis` (the exp of log_softmax)."""
     return exp(log_softmax(x, axis))
 
 
@@ -293,33 +282,24 @@ def _nll_aval(logp, w, *, axes):
     return ShapedArray(tuple(d for i, d in enumerate(logp.shape) if i not in axes), logp.dtype)
 
 
-def _nll_jvp(primals, tangents, *, axes):
-    logp, w = primals
-    tl, tw = tangents
-    out = nll_loss_p.bind(logp, w, axes=axes)
-    out_dot = None if tl is None else nll_loss_p.bind(tl, w, axes=axes)
-    if tw is not None:
-        t = nll_loss_p.bind(logp, tw, axes=axes)
-        out_dot = t if out_dot is None else add(out_dot, t)
-    return out, out_dot
+# nll_loss(logp, w) = -sum(logp * w) is bilinear: the cotangent of each operand is -ct,
+# broadcast back over the summed axes, times the other operand
+def _nll_transpose_lhs(ct, logp, w, *, axes):
+    return mul(expand_back(neg(ct), shape_of(logp), axes), w)
 
 
-def _nll_vjp(needs, ct, out, logp, w, *, axes):
-    shape = shape_of(logp)
-    ctb = neg(expand_back(ct, shape, axes))
-    return [mul(ctb, w) if needs[0] else None, mul(ctb, logp) if needs[1] else None]
+def _nll_transpose_rhs(ct, logp, w, *, axes):
+    return mul(expand_back(neg(ct), shape_of(w), axes), logp)
 
 
 def _nll_batch(n, vals, dims, *, axes):
-    from ...interpreters.batching import batch_front
     logp, w = batch_front(n, vals, dims)
     return nll_loss_p.bind(logp, w, axes=tuple(a + 1 for a in axes)), 0
 
 
 nll_loss_p.def_impl(_nll_impl)
 nll_loss_p.def_abstract_eval(_nll_aval)
-nll_loss_p.def_jvp(_nll_jvp)
-nll_loss_p.def_vjp(_nll_vjp)
+def_bilinear(nll_loss_p, _nll_transpose_lhs, _nll_transpose_rhs)
 nll_loss_p.def_batch(_nll_batch)
 
 

@@ -6,7 +6,9 @@ Impls are CPU/GPU-agnostic NumPy code (xp); 2x2 max pooling on the CPU uses a Nu
 (fgrad.backends.numba_kernels). Images are NCHW.
 
 Max pooling routes each window's cotangent to the *first* maximal element of the window
-(row-major order inside the window; NaN counts as maximal); ties are not split (SPEC 3b).
+(row-major order inside the window; NaN counts as maximal); ties are not split, so gradients
+match PyTorch's, which the facade reproduces (the README's table of derivatives at
+non-differentiable points lists this convention).
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ import numpy as np
 from ...backends.numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray
 from ...core.primitive import Primitive
-from ...core.rules import shape_of
-from ..shape import reshape
+from ...core.rules import def_linear, shape_of
+from ..shape import move_to_front, reshape
 from ._geometry import (_checked_bind, _crop_like, _fold_batch, _offset_views, _padded_for_pool,
                         _pool_aval, _pool_hw, _pool_padded_hw, _pool_params)
 
@@ -114,19 +116,13 @@ max_pool2d_p.def_vjp(_max_pool_vjp)
 # piecewise constant in x, so they get zero derivatives.
 max_pool2d_grad_p.def_impl(_max_pool_grad_impl)
 max_pool2d_grad_p.def_abstract_eval(lambda ct, x, y, **params: ShapedArray(x.shape, ct.dtype))
-max_pool2d_grad_p.def_jvp(lambda primals, tangents, **params: (
-    max_pool2d_grad_p.bind(*primals, **params),
-    None if tangents[0] is None else max_pool2d_grad_p.bind(tangents[0], *primals[1:], **params)))
-max_pool2d_grad_p.def_vjp(lambda needs, ct, out, c, x, y, **params: [
-    max_pool2d_gather_p.bind(ct, x, y, **params) if needs[0] else None, None, None])
+def_linear(max_pool2d_grad_p,
+           lambda ct, c_aval, x, y, **params: max_pool2d_gather_p.bind(ct, x, y, **params))
 
 max_pool2d_gather_p.def_impl(_max_pool_gather_impl)
 max_pool2d_gather_p.def_abstract_eval(lambda t, x, y, **params: ShapedArray(y.shape, t.dtype))
-max_pool2d_gather_p.def_jvp(lambda primals, tangents, **params: (
-    max_pool2d_gather_p.bind(*primals, **params),
-    None if tangents[0] is None else max_pool2d_gather_p.bind(tangents[0], *primals[1:], **params)))
-max_pool2d_gather_p.def_vjp(lambda needs, ct, out, t, x, y, **params: [
-    max_pool2d_grad_p.bind(ct, x, y, **params) if needs[0] else None, None, None])
+def_linear(max_pool2d_gather_p,
+           lambda ct, t_aval, x, y, **params: max_pool2d_grad_p.bind(ct, x, y, **params))
 
 max_pool2d_p.def_batch(_fold_batch(max_pool2d_p, 1))
 for _p in (max_pool2d_grad_p, max_pool2d_gather_p):
@@ -141,11 +137,13 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
 
 
 def max_pool2d_grad(ct, x, y, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """The cotangent ct of y = max_pool2d(x) routed to the first maximum of each window (x's shape)."""
     return max_pool2d_grad_p.bind(ct, x, y, **_pool_params(kernel_size, stride, padding, dilation,
                                                            ceil_mode))
 
 
 def max_pool2d_gather(t, x, y, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """t (x's shape) read at the first maximum of each window of x (y's shape): max_pool2d's jvp."""
     return max_pool2d_gather_p.bind(t, x, y, **_pool_params(kernel_size, stride, padding, dilation,
                                                             ceil_mode))
 
@@ -202,21 +200,15 @@ def _avg_pool_grad_impl(ct, *, x_shape, window, strides, padding, ceil_mode, cou
 avg_pool2d_p.def_impl(_avg_pool_impl)
 avg_pool2d_p.def_abstract_eval(
     lambda x, **params: _pool_aval("avg_pool2d")(x, dilation=(1, 1), **params))
-avg_pool2d_p.def_jvp(lambda primals, tangents, **params: (
-    avg_pool2d_p.bind(primals[0], **params), avg_pool2d_p.bind(tangents[0], **params)))
-avg_pool2d_p.def_vjp(lambda needs, ct, out, x, **params: [
-    avg_pool2d_grad_p.bind(ct, x_shape=shape_of(x), **params)])
+def_linear(avg_pool2d_p, lambda ct, x_aval, **params: avg_pool2d_grad_p.bind(
+    ct, x_shape=x_aval.shape, **params))
 
 avg_pool2d_grad_p.def_impl(_avg_pool_grad_impl)
 avg_pool2d_grad_p.def_abstract_eval(lambda ct, *, x_shape, **params: ShapedArray(x_shape, ct.dtype))
-avg_pool2d_grad_p.def_jvp(lambda primals, tangents, **params: (
-    avg_pool2d_grad_p.bind(primals[0], **params), avg_pool2d_grad_p.bind(tangents[0], **params)))
-avg_pool2d_grad_p.def_vjp(lambda needs, ct, out, g, *, x_shape, **params: [
-    avg_pool2d_p.bind(ct, **params)])
+def_linear(avg_pool2d_grad_p, lambda ct, g_aval, *, x_shape, **params: avg_pool2d_p.bind(ct, **params))
 
 
 def _avg_pool_grad_batch(n, vals, dims, *, x_shape, **params):
-    from ...interpreters.batching import move_to_front
     (g,), (d,) = vals, dims
     g = move_to_front(g, d)
     s = shape_of(g)
@@ -243,6 +235,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_in
 
 def avg_pool2d_grad(ct, x_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
                     count_include_pad=True, divisor_override=None):
+    """The transpose of avg_pool2d: ct spread evenly over each window, into shape `x_shape`."""
     params = _pool_params(kernel_size, stride, padding, 1, ceil_mode)
     del params["dilation"]
     return avg_pool2d_grad_p.bind(ct, x_shape=tuple(x_shape), count_include_pad=bool(count_include_pad),

@@ -1,4 +1,5 @@
-"""Python operators and array methods on tracers, all routed to fgrad.numpy.
+"""Python operators and array methods of traced values, each routed to the fgrad.numpy function
+of the same meaning (through `array_api`, which fgrad.numpy fills in).
 
 The operators mean what they mean on NumPy arrays (`%` is remainder, with the sign of the
 divisor; `&` `|` `^` `~` are bitwise), so a function gives the same result eagerly on arrays
@@ -12,19 +13,27 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.errors import TracerArrayConversionError
-from ..core.trace import Tracer
-from ._util import reject_out
+from .errors import TracerArrayConversionError, reject_out
 
-_module: list = []
+class _ArrayAPI:
+    """The array namespace traced values compute with. fgrad.numpy registers itself here when
+    it is imported, so that the core defines the operators without importing a layer above."""
+    module = None
+
+
+array_api = _ArrayAPI()
 
 
 def _fnp():
-    """fgrad.numpy, imported on first use (it imports this module)."""
-    if not _module:
-        from .. import numpy
-        _module.append(numpy)
-    return _module[0]
+    return array_api.module
+
+
+class ArrayMethods:
+    """Python operators and ndarray's methods for traced values (the base class of Tracer),
+    each one the fgrad.numpy function of the same meaning."""
+
+    __slots__ = ()
+    _weak = False  # stands for a Python number (weakly typed); see core.avals.WeakShapedArray
 
 
 _PY_NUMBERS = (bool, int, float, complex)
@@ -38,7 +47,7 @@ def _weak_result(out, *operands):
     for v in operands:
         if not (v.__class__ in _PY_NUMBERS or getattr(v, "_weak", False)):
             return out
-    return out._trace.weaken(out) if isinstance(out, Tracer) else out
+    return out._trace.weaken(out) if isinstance(out, ArrayMethods) else out
 
 
 def _binop(name: str, reverse: bool = False) -> Callable:
@@ -57,12 +66,12 @@ _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_
            "floordiv": "floor_divide", "mod": "remainder", "divmod": "divmod", "pow": "power",
            "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
 for _dunder, _fn in _BINARY.items():
-    setattr(Tracer, f"__{_dunder}__", _binop(_fn))
-    setattr(Tracer, f"__r{_dunder}__", _binop(_fn, reverse=True))
+    setattr(ArrayMethods, f"__{_dunder}__", _binop(_fn))
+    setattr(ArrayMethods, f"__r{_dunder}__", _binop(_fn, reverse=True))
 # comparisons need no reflected form: Python turns `2 < x` into `x > 2` itself
 for _dunder, _fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                      "eq": "equal", "ne": "not_equal"}.items():
-    setattr(Tracer, f"__{_dunder}__", _binop(_fn))
+    setattr(ArrayMethods, f"__{_dunder}__", _binop(_fn))
 
 
 def _pow(self, other: Any):
@@ -73,14 +82,14 @@ def _pow(self, other: Any):
     return _weak_result(_fnp().power(self, other), self, other)
 
 
-Tracer.__pow__ = _pow
-Tracer.__hash__ = object.__hash__
-Tracer.__neg__ = lambda self: _weak_result(_fnp().negative(self), self)
-Tracer.__pos__ = lambda self: _fnp().positive(self)
-Tracer.__abs__ = lambda self: _weak_result(_fnp().abs(self), self)
-Tracer.__invert__ = lambda self: _fnp().invert(self)
-Tracer.__getitem__ = lambda self, idx: _fnp().getitem(self, idx)
-Tracer.T = property(lambda self: _fnp().transpose(self))
+ArrayMethods.__pow__ = _pow
+ArrayMethods.__hash__ = object.__hash__
+ArrayMethods.__neg__ = lambda self: _weak_result(_fnp().negative(self), self)
+ArrayMethods.__pos__ = lambda self: _fnp().positive(self)
+ArrayMethods.__abs__ = lambda self: _weak_result(_fnp().abs(self), self)
+ArrayMethods.__invert__ = lambda self: _fnp().invert(self)
+ArrayMethods.__getitem__ = lambda self, idx: _fnp().getitem(self, idx)
+ArrayMethods.T = property(lambda self: _fnp().transpose(self))
 
 
 def _setitem(self, idx: Any, value: Any) -> None:
@@ -93,7 +102,7 @@ def _setitem(self, idx: Any, value: Any) -> None:
         "differentiable in both x and v.")
 
 
-Tracer.__setitem__ = _setitem
+ArrayMethods.__setitem__ = _setitem
 
 
 # --- methods with ndarray's signatures ------------------------------------------------------
@@ -111,7 +120,7 @@ def _method(name: str) -> Callable:
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "cumsum",
               "any", "all", "round", "squeeze", "swapaxes", "repeat", "take", "dot", "diagonal",
               "trace", "nonzero"):
-    setattr(Tracer, _name, _method(_name))
+    setattr(ArrayMethods, _name, _method(_name))
 
 
 def _transpose(self, *axes: Any):
@@ -170,10 +179,12 @@ def _copy(self, order: str = "C"):
     return self
 
 
-Tracer.transpose = _transpose
-Tracer.reshape = _reshape
-Tracer.ravel = _ravel
-Tracer.flatten = _flatten
-Tracer.clip = _clip
-Tracer.astype = _astype
-Tracer.copy = _copy
+ArrayMethods.transpose = _transpose
+ArrayMethods.reshape = _reshape
+ArrayMethods.ravel = _ravel
+ArrayMethods.flatten = _flatten
+ArrayMethods.clip = _clip
+ArrayMethods.astype = _astype
+ArrayMethods.copy = _copy
+
+ArrayMethods.at = property(lambda self: _fnp().at(self))  # JAX's functional updates x.at[idx]
