@@ -5,7 +5,6 @@ functions are kept for the cases that need them, each saying why."""
 from __future__ import annotations
 
 import pathlib
-import re
 import shutil
 import subprocess
 
