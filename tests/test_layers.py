@@ -5,6 +5,7 @@ functions are kept for the cases that need them, each saying why."""
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -12,8 +13,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# Function-level imports are allowed for optional or heavy dependencies only (and each still
-# carries a comment on its own line or the one above saying why).
+# Function-level imports may not cross a layer, except for optional or slow dependencies; one
+# inside a package (`from .module import ...`) may break a cycle between the package's own
+# modules. Each carries a comment, on its line or the one above, saying why.
 _LAZY_OK = ("cupy", "cupyx", "numba", "sklearn", "scipy", "matplotlib", "tqdm", "torch", "jax", "ctypes",
             "mpi4py", "graphviz")
 
@@ -31,3 +33,22 @@ def test_import_contract_is_kept():
         pytest.skip("import-linter is not installed (it is in the test extra)")
     run = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_function_level_imports_are_only_for_optional_dependencies_and_say_why():
+    bad = []
+    for path in sorted((ROOT / "fgrad").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^\s+(?:from\s+(\S+)\s+import|import\s+(\S+))", line)
+            if not m or line.lstrip().startswith("#"):
+                continue
+            mod = (m.group(1) or m.group(2)).split(".")[0]
+            why = "#" in line or (i > 0 and lines[i - 1].strip().startswith("#"))
+            if (str(path.relative_to(ROOT)), line.strip()) in _CYCLES:
+                continue
+            same_package = bool(m.group(1)) and re.match(r"\.[A-Za-z_]", m.group(1)) is not None
+            if not why or not (mod in _LAZY_OK or same_package):
+                bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()}")
+    assert not bad, "imports inside functions (move them to the module's top; an optional dependency " \
+                    "or a cycle inside the package needs a comment saying why):\n" + "\n".join(bad)

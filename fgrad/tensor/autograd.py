@@ -17,11 +17,26 @@ from ..core.trace import _state, facade
 from ..interpreters.backward import backward_pass
 from ..ops.elementwise import add as _lax_add
 from ..ops.elementwise import convert_element_type
-from ._device import is_cupy
-from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
-from .grad_mode import enable_grad, no_grad, set_grad_enabled, is_grad_enabled, inference_mode  # noqa: F401
-from .tensor import ACC_NODES, Size, Tensor, _make, accumulate_grad, grad_node, saved_values
 from . import graph  # noqa: E402  (fgrad.autograd.graph: the recorded graph as a Jaxpr)
+from ._device import is_cupy
+from .creation import as_tensor
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
+from .grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .tensor import (
+    ACC_NODES,
+    Size,
+    Tensor,
+    _make,
+    accumulate_grad,
+    grad_node,
+    saved_values,
+)
 
 # `import fgrad.autograd.graph` works as in PyTorch (fgrad.autograd is this module's alias)
 _sys.modules.setdefault(__name__.split(".")[0] + ".autograd.graph", graph)
@@ -79,7 +94,6 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
             roots.append((grad_node(t), _make(seed) if create_graph else seed))
             continue
         if not isinstance(g, Tensor):
-            from .creation import as_tensor
             g = as_tensor(g)
         if tuple(g._value.shape) != tuple(v.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._value.shape)} "
@@ -91,7 +105,7 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
 
 
 def _cupy_ones(v):
-    import cupy
+    import cupy  # optional dependency (GPU arrays): only reached with a CuPy array
     return cupy.ones(v.shape, v.dtype)
 
 

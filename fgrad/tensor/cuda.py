@@ -1,7 +1,9 @@
 """fgrad.cuda: what PyTorch's torch.cuda offers a training script (CuPy underneath)."""
 from __future__ import annotations
 
+from ._device import as_device
 from ._device import cupy as _cupy
+from .creation import manual_seed as seed_default
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "get_device_name", "manual_seed", "manual_seed_all"]
@@ -28,7 +30,6 @@ def current_device() -> int:
 
 
 def set_device(device) -> None:
-    from ._device import as_device
     d = as_device(device)
     _cupy().cuda.Device(d.index or 0).use()
 
@@ -38,7 +39,6 @@ def synchronize(device=None) -> None:
 
 
 def get_device_name(device=None) -> str:
-    from ._device import as_device
     cp = _cupy()
     index = 0 if device is None else (as_device(device).index or 0)
     props = cp.cuda.runtime.getDeviceProperties(index)
@@ -48,7 +48,6 @@ def get_device_name(device=None) -> str:
 
 def manual_seed(seed) -> None:
     """Random tensors on the GPU are drawn by the default generator, so this seeds it."""
-    from .creation import manual_seed as seed_default
     seed_default(seed)
 
 

@@ -19,6 +19,8 @@ import numpy as np
 from ..core.trace import _state, aval_of
 from ..custom import _bind, _Call, _unpack, custom_vjp_call_p
 from ..tree_util import register_pytree_node, tree_flatten
+from ._device import device_of_value
+from ._device import to_device as move
 from .tensor import Tensor, _make, version_message
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -267,19 +269,18 @@ class _ToCopy(Function):
 
     @staticmethod
     def forward(ctx, x, dev):
-        from ._device import device_of_value, to_device as move
         ctx.src = device_of_value(x._value)
         return _make(move(x._value, dev))
 
     @staticmethod
     def backward(ctx, g):
+        # _ops imports this module (Function), so its `to` is looked up when backward runs
         from ._ops import to
         return to(g, ctx.src), None
 
 
 def to_device(t: Tensor, dev) -> Tensor:
     """`t` on device `dev`, differentiable when it requires grad."""
-    from ._device import to_device as move
     if t._requires_grad and _state.grad_enabled:
         return _ToCopy.apply(t, dev)
     return _make(move(t._value, dev))

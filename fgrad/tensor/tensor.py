@@ -31,8 +31,10 @@ from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
 from ..numpy._policy import TORCH
 from ..numpy._util import normalize_axis
+from ..ops.elementwise import convert_element_type, select
 from . import _dtypes as D
-from ._device import CPU, device, device_of_value, is_cupy
+from ._device import CPU, device, device_of_value, is_cupy, to_device
+from ._format import tensor_repr
 
 _nd = np.ndarray
 _generic = np.generic
@@ -252,7 +254,6 @@ def _check_devices(args, vals):
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                            f"devices, {names[0]} and {names[1]}! Move them with .to(device) first.")
     if devs and next(iter(devs.values())).type == "cuda":
-        from ._device import to_device
         dev = next(iter(devs.values()))
         vals = [to_device(v, dev) if type(v) is _nd else v for v in vals]
     return vals
@@ -418,7 +419,6 @@ def commit_inplace(t, new):
         if D._CATEGORY[nv.dtype.kind] > D._CATEGORY[tv.dtype.kind]:
             raise RuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
                                f"desired output type {_CATEGORY_NAME[tv.dtype.kind]}")
-        from ..ops.elementwise import convert_element_type
         new = convert_element_type(new, tv.dtype)
         nv = new._value
     if tuple(nv.shape) != tuple(tv.shape):
@@ -429,7 +429,6 @@ def commit_inplace(t, new):
     if node is None and t._node is not None and _state.grad_enabled:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
-        from ..ops.elementwise import select
         new = select(np.bool_(True), new, t)
         nv, node = new._value, new._node
     if node is not None:
@@ -474,6 +473,7 @@ class Tensor:
 
     def __init__(self, *data, dtype=None, device=None, requires_grad: bool = False) -> None:
         """`fgrad.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.Tensor(*sizes)`."""
+        # creation imports Tensor from this module: a cycle, resolved at call time
         from .creation import _legacy_tensor_value
         self._value = _legacy_tensor_value(data, dtype, device)
         self._node = None
@@ -573,6 +573,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's .grad (see fgrad.autograd.backward)."""
+        # autograd imports Tensor from this module: a cycle, resolved at call time
         from .autograd import backward
         backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
                  inputs=inputs)
@@ -681,11 +682,11 @@ class Tensor:
         return a.copy() if copy else a
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # _ops imports Tensor from this module: a cycle, resolved at call time
         from ._ops import array_ufunc
         return array_ufunc(self, ufunc, method, inputs, kwargs)
 
     def __repr__(self) -> str:
-        from ._format import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
@@ -722,10 +723,12 @@ class Tensor:
     def __iter__(self):
         if not self._value.shape:
             raise TypeError("iteration over a 0-d tensor")
+        # _ops imports Tensor from this module: a cycle, resolved at call time
         from ._ops import unbind
         return iter(unbind(self, 0))
 
     def __reduce_ex__(self, protocol):
+        # creation imports Tensor from this module: a cycle, resolved at call time
         from .creation import _rebuild
         return (_rebuild, (self.detach().cpu().numpy().copy(), self._requires_grad, type(self)))
 
