@@ -9,7 +9,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .core.avals import is_float, weak_aval
-from .core.errors import DifferentiationError, ShapeError
+from .core.errors import (
+    DifferentiationError,
+    FgradTypeError,
+    FgradValueError,
+    ShapeError,
+)
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
 from .core.trace import Tracer, aval_of, facade, is_tensor, new_trace
 from .interpreters.backward import Leaf, backward_pass
@@ -74,14 +79,14 @@ def _check_argnums(argnums, nargs: int, fname: str):
     nums = (argnums,) if single else tuple(argnums)
     for a in nums:
         if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
-            raise ValueError(f"argnums={argnums!r} is out of range for {fname}, which was called with "
-                             f"{nargs} positional argument(s). Use an index in [0, {nargs}).")
+            raise FgradValueError(f"argnums={argnums!r} is out of range for {fname}, which was called with "
+                             f"{nargs} positional argument(s). Use an index in [0, {nargs}).", doc="argnums-range")
     norm = tuple(int(a) % nargs for a in nums)
     repeated = sorted({a for a in norm if norm.count(a) > 1})
     if repeated:
-        raise ValueError(f"argnums={argnums!r} of {fname} repeats argument(s) "
+        raise FgradValueError(f"argnums={argnums!r} of {fname} repeats argument(s) "
                          f"{', '.join(map(str, repeated))}: name each argument once (negative indices "
-                         "count from the end, so -1 and the last index are the same argument).")
+                         "count from the end, so -1 and the last index are the same argument).", doc="argnums-repeated")
     return single, norm
 
 
@@ -108,12 +113,14 @@ def _check_differentiable(transform: str, fname: str, value, where: str, fix: st
     dt = aval_of(value).dtype
     if dt.kind == "c":
         raise DifferentiationError(f"{transform} of {fname} with respect to {where}, which has dtype "
-                                   f"{dt}: {_COMPLEX_UNSUPPORTED}")
+                                   f"{dt}: {_COMPLEX_UNSUPPORTED}", doc="complex-input")
     if dt.kind != "f":
         raise DifferentiationError(
             f"{transform} of {fname} with respect to {where}, which has dtype {dt}: only "
             f"floating-point inputs have {'gradients' if transform == 'grad' else 'derivatives'}. "
-            f"Pass a float (e.g. 3.0 instead of 3, or x.astype(float)), or {fix}.")
+            f"Pass a float (e.g. 3.0 instead of 3, or x.astype(float)), or {fix}.",
+            doc="jacobian-int-input" if transform.startswith("jac") or transform in ("hessian", "linearize")
+            else "grad-int-input")
 
 
 def _check_argnum_inputs(transform: str, fname: str, args, nums) -> None:
@@ -130,7 +137,7 @@ def _is_weak(raw) -> bool:
                                          and raw.aval.dtype.kind in "iuf")
 
 
-def _match_dtype(raw, value, want, what: str, exc: type):
+def _match_dtype(raw, value, want, what: str, exc: type, doc: str | None = None):
     """`value` (from `raw`) with dtype `want`: equal dtypes pass, a weakly typed number is
     cast to a float `want`, anything else is `exc` naming both types (as JAX)."""
     have = aval_of(value).dtype
@@ -138,7 +145,7 @@ def _match_dtype(raw, value, want, what: str, exc: type):
         return value
     if want.kind == "f" and _is_weak(raw):
         return cast(value, want)
-    raise exc(what)
+    raise exc(what, doc=doc)
 
 
 # --- vjp, grad ----------------------------------------------------------------------------
@@ -188,21 +195,21 @@ def _vjp(f, primals, has_aux, transform, complex_outputs):
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
-            raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree} differs from the output's "
-                             f"{out_tree}; pass one cotangent per output, shaped like it.")
+            raise FgradValueError(f"vjp_fn: the cotangent's structure {ct_tree} differs from the output's "
+                             f"{out_tree}; pass one cotangent per output, shaped like it.", doc="vjp-ct-structure")
         roots = []
         for k, (node, o, raw) in enumerate(zip(out_nodes, out_vals, ct_flat)):
             c = as_value(_unbox(raw), "vjp_fn cotangent")
             ca, oa = aval_of(c), aval_of(o)
             if ca.shape != oa.shape:
                 raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
-                                 f"{oa.shape}; they must match.")
+                                 f"{oa.shape}; they must match.", doc="vjp-ct-shape")
             if is_float(oa.dtype):  # integer outputs have no cotangent space: any value is ignored
                 c = _match_dtype(raw, c, oa.dtype, (
                     f"vjp_fn of {name}: cotangent {k} has type {ca} but output {k} has type {oa}; a "
                     "cotangent must have its output's shape and dtype (JAX's rule). Cast it, e.g. "
                     f"ct.astype({oa.dtype.name}), or build it with ones_like/zeros_like of the output."),
-                    ValueError)
+                    FgradValueError, "vjp-ct-dtype")
             if node is not None:
                 roots.append((node, c))
         cts = backward_pass(roots, add=fnp_add) if roots else {}
@@ -220,8 +227,8 @@ def _vjp(f, primals, has_aux, transform, complex_outputs):
 
 def _split_aux(out, f):
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError(f"has_aux=True needs {_fname(f)} to return a pair (output, aux), "
-                        f"got {type(out).__name__}")
+        raise FgradTypeError(f"has_aux=True needs {_fname(f)} to return a pair (output, aux), "
+                        f"got {type(out).__name__}", doc="has-aux")
     return out
 
 
@@ -259,10 +266,10 @@ def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
             hint = (" A complex output has no gradient (complex differentiation is not supported "
                     "yet): return a real scalar such as its abs() or real part."
                     if hasattr(o, "shape") and aval_of(o).dtype.kind == "c" else "")
-            raise TypeError(
+            raise FgradTypeError(
                 f"grad requires {name} to return a real scalar float, but it returned {desc}. Use "
                 "jacrev/jacfwd for a Jacobian, vjp for vector-Jacobian products, or reduce the "
-                f"output to a scalar (e.g. .sum()).{hint}")
+                f"output to a scalar (e.g. .sum()).{hint}", doc="grad-complex-output" if hint else "grad-nonscalar")
         g = fn(_box(_ones_like(o), _is_tensor(out)))
         g = g[0] if single else g
         return ((out, res[2]), g) if has_aux else (out, g)
@@ -290,13 +297,13 @@ def _check_tangents(primals, tangents, fname: str):
     p_flat, p_tree = tree_flatten(tuple(primals))
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
-        raise ValueError(f"jvp: primals {p_tree} and tangents {t_tree} have different structures")
+        raise FgradValueError(f"jvp: primals {p_tree} and tangents {t_tree} have different structures", doc="jvp-structure")
     vals, boxed = _unbox_inputs(p_flat, f"jvp of {fname}")
     touts = []
     for i, (p, raw, t) in enumerate(zip(vals, t_flat, _unbox_inputs(t_flat, f"jvp of {fname}: tangent")[0])):
         pa, ta = aval_of(p), aval_of(t)
         if pa.shape != ta.shape:
-            raise ShapeError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}")
+            raise ShapeError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}", doc="jvp-tangent-shape")
         touts.append(_check_tangent(fname, i, p, raw, t))
     return vals, boxed, p_tree, touts
 
@@ -311,13 +318,14 @@ def _check_tangent(fname: str, i: int, p, raw, t):
     if pa.dtype.kind == "f":
         return _match_dtype(raw, t, pa.dtype, (
             f"jvp of {fname}: tangent {i} has type {ta} but its primal has type {pa}; a tangent must "
-            f"have its primal's dtype (JAX's rule). Cast it, e.g. t.astype({pa.dtype.name})."), TypeError)
+            f"have its primal's dtype (JAX's rule). Cast it, e.g. t.astype({pa.dtype.name})."), FgradTypeError,
+            "jvp-tangent-dtype")
     if ta.dtype.kind not in "biu":
         raise DifferentiationError(
             f"jvp of {fname}: primal {i} has dtype {pa.dtype}, which has no derivatives, but its tangent "
             f"has type {ta}. Pass a float primal (e.g. 3.0 instead of 3, or x.astype(float)) to "
             "differentiate with respect to it, or a zero tangent of the primal's dtype "
-            "(zeros_like(x), fgrad's stand-in for JAX's float0) to hold it constant.")
+            "(zeros_like(x), fgrad's stand-in for JAX's float0) to hold it constant.", doc="jvp-int-primal")
     return None
 
 
@@ -396,7 +404,7 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
             t = as_value(_unbox(raw), f"f_jvp of {name}: tangent {i}")
             if aval_of(t).shape != aval_of(v).shape:
                 raise ShapeError(f"f_jvp: tangent {i} has shape {aval_of(t).shape} but its primal has "
-                                 f"shape {aval_of(v).shape}")
+                                 f"shape {aval_of(v).shape}", doc="linearize-tangent-shape")
             ts.append(_check_tangent(name, i, v, raw, t))
         outs = eval_jaxpr(jaxpr, consts, *ts)
         return tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)])
@@ -534,9 +542,9 @@ def _is_axis(a) -> bool:
 def _check_axis_leaves(spec, leaves, what: str, fname: str):
     for a in leaves:
         if not _is_axis(a):
-            raise TypeError(f"vmap of {fname}: {what} must be an int, None, or a (nested) tuple/list/"
+            raise FgradTypeError(f"vmap of {fname}: {what} must be an int, None, or a (nested) tuple/list/"
                             f"dict of those, got {a!r:.60} (of type {type(a).__name__}) in "
-                            f"{what}={spec!r:.80}")
+                            f"{what}={spec!r:.80}", doc="vmap-in-axes-type")
 
 
 def _in_axes_per_leaf(in_axes, args, fname):
@@ -560,7 +568,8 @@ def _broadcast_axes(spec, tree, what: str, against: str, fname: str) -> list:
     try:
         return broadcast_prefix(spec, tree, prefix_name=what, full_name=against)
     except ValueError as e:
-        raise ValueError(f"vmap of {fname}: {e}") from None
+        raise FgradValueError(f"vmap of {fname}: {e}",
+                              doc="vmap-out-axes-prefix" if what == "out_axes" else "vmap-in-axes-prefix") from None
 
 
 def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Callable:
@@ -597,8 +606,9 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
                 kw = (" Keyword arguments are mapped over axis 0, as in JAX: pass an unmapped value "
                       "positionally with in_axes=None, or close over it.") if i >= n_pos else ""
                 use = f"use an axis in [-{nd}, {nd}), or None" if nd else "a scalar has no axis to map: use None"
-                raise ValueError(f"vmap of {name}: in_axes={a} but {labels[i]} has shape {shape}: "
-                                 f"{use} for a value that is not mapped." + kw)
+                raise FgradValueError(f"vmap of {name}: in_axes={a} but {labels[i]} has shape {shape}: "
+                                      f"{use} for a value that is not mapped." + kw,
+                                      doc="vmap-keyword-scalar" if kw else "vmap-in-axes")
             axes[i] = int(a) % nd
             sizes[i] = shape[axes[i]]
             vals.append(v)
@@ -617,10 +627,10 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
             o = _unbox(o)
             if isinstance(o, BatchTracer) and o._trace is trace:
                 if a is None:
-                    raise ValueError(
+                    raise FgradValueError(
                         f"vmap of {name}: out_axes is None for {k}, so it must be the same for every "
                         "example, but it depends on a mapped input. Give it an "
-                        "int out_axes, or return a value that does not depend on the mapped inputs.")
+                        "int out_axes, or return a value that does not depend on the mapped inputs.", doc="vmap-out-axes-none")
                 v = move_axis(o.val, o.bdim, _out_axis(name, a, k, len(o.val.shape)))
             elif a is None:
                 res.append(_box(o, b) if b else o)  # not mapped: returned as it is
@@ -638,17 +648,18 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
 def _axis_size(name, sizes, axes, labels, axis_size) -> int:
     if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
                                   or isinstance(axis_size, (bool, np.bool_)) or axis_size < 0):
-        raise TypeError(f"vmap of {name}: axis_size must be a non-negative int, got {axis_size!r:.60}")
+        raise FgradTypeError(f"vmap of {name}: axis_size must be a non-negative int, got {axis_size!r:.60}", doc="vmap-axis-size-type")
     if not sizes:
         if axis_size is None:
-            raise ValueError(f"vmap of {name}: no input is mapped (every in_axes is None): pass "
-                             "axis_size=n to map over n examples, or map an input.")
+            raise FgradValueError(f"vmap of {name}: no input is mapped (every in_axes is None): pass "
+                             "axis_size=n to map over n examples, or map an input.", doc="vmap-no-mapped-input")
         return int(axis_size)
     found = set(sizes.values())
     if len(found) > 1 or (axis_size is not None and found != {axis_size}):
         detail = ", ".join(f"{labels[i]} axis {axes[i]} has size {n}" for i, n in sizes.items())
         given = f"axis_size={axis_size}, but " if axis_size is not None else ""
-        raise ValueError(f"vmap of {name}: the mapped axes have different sizes: {given}{detail}")
+        raise FgradValueError(f"vmap of {name}: the mapped axes have different sizes: {given}{detail}",
+                              doc="vmap-axis-size" if axis_size is not None else "vmap-sizes")
     return next(iter(found))
 
 
@@ -662,8 +673,8 @@ def _out_axes_per_leaf(out_axes, out, fname):
 
 def _out_axis(name, a, k, nd) -> int:
     if not -nd <= a < nd:
-        raise ValueError(f"vmap of {name}: out_axes={a} for {k}, which has {nd} dimension(s) "
-                         f"with the batch axis: use an axis in [-{nd}, {nd}).")
+        raise FgradValueError(f"vmap of {name}: out_axes={a} for {k}, which has {nd} dimension(s) "
+                         f"with the batch axis: use an axis in [-{nd}, {nd}).", doc="vmap-out-axes-range")
     return int(a) % nd
 
 
@@ -798,16 +809,16 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
 
 def _static_key(v, what: str = "static argument"):
     if isinstance(_unbox(v), Tracer):
-        raise TypeError(
+        raise FgradTypeError(
             f"jit: {what} is a traced value ({_unbox(v).aval}), but static arguments must be "
             "concrete Python values known at trace time. Under vmap, pass it with in_axes=None "
             "(unmapped); under grad or an outer jit, leave it out of static_argnums/static_argnames "
-            "so that it is traced.")
+            "so that it is traced.", doc="jit-static-traced")
     try:
         hash(v)
     except TypeError:
-        raise TypeError(f"jit: {what}, {v!r:.60}, is not hashable; static arguments key the "
+        raise FgradTypeError(f"jit: {what}, {v!r:.60}, is not hashable; static arguments key the "
                         "trace cache, so pass a hashable value (tuple instead of list), or leave "
-                        "it out of static_argnums/static_argnames so that it is traced.") from None
+                        "it out of static_argnums/static_argnames so that it is traced.", doc="jit-static-unhashable") from None
     # equal is not the same: 1 == True == 1.0 and 0.0 == -0.0 trace differently
     return (type(v), v, math.copysign(1.0, v) if type(v) is float else None)

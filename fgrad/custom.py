@@ -26,6 +26,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from fgrad.core.errors import FgradTypeError, FgradValueError
+
 from . import numpy as fnp
 from .api import jvp, make_jaxpr, vjp
 from .core import errors
@@ -281,9 +283,9 @@ class _Positional:
             raise TypeError(f"{self.kind} function {name}: {e}") from None
         bound.apply_defaults()
         if bound.kwargs:
-            raise TypeError(f"{self.kind} function {name}: keyword arguments {sorted(bound.kwargs)} could "
+            raise FgradTypeError(f"{self.kind} function {name}: keyword arguments {sorted(bound.kwargs)} could "
                             "not be resolved to positions (keyword-only or **kwargs parameters); custom "
-                            "rules receive positional arguments only")
+                            "rules receive positional arguments only", doc="custom-keyword-only")
         return tuple(bound.args)
 
 
@@ -308,9 +310,9 @@ def _is_traced(x) -> bool:
 def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, kind: str, **rules):
     """Apply a custom function: its primal when nothing is traced, else one bind of `prim`."""
     if nondiff_argnums and max(nondiff_argnums) >= len(args):
-        raise TypeError(f"{kind} function {_name(fun)} was called with {len(args)} positional "
+        raise FgradTypeError(f"{kind} function {_name(fun)} was called with {len(args)} positional "
                         f"argument(s), but nondiff_argnums={nondiff_argnums} names argument "
-                        f"{max(nondiff_argnums)}")
+                        f"{max(nondiff_argnums)}", doc="custom-nondiff-argnums")
     flat, in_tree = tree_flatten(args)
     if not any(_is_traced(x) for x in flat):
         # No transform sees these arguments: the function is just its primal (a custom rule of
@@ -360,7 +362,7 @@ def _closure_error(call: _Call, what: str) -> errors.UnexpectedTracerError:
         f"{what} uses a value being differentiated that is not one of its arguments: a "
         "traced value or a Tensor that requires grad, closed over (or leaked from an earlier "
         f"transform). A {call.kind} primitive sees only its arguments, so that value's derivative "
-        "would be lost. Pass it as an argument.")
+        "would be lost. Pass it as an argument.", doc="custom-closure")
 
 
 def _concrete_out(call: _Call, out, xs, what: str):
@@ -394,9 +396,9 @@ def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
         raise TypeError(f"{what} of {call!r} must return a tuple with one cotangent per differentiable "
                         f"argument ({len(positions)}), got {_describe(cts)}")
     if len(cts) != len(positions):
-        raise ValueError(f"{what} of {call!r} returned {len(cts)} cotangents for {len(positions)} "
+        raise FgradValueError(f"{what} of {call!r} returned {len(cts)} cotangents for {len(positions)} "
                          "differentiable argument(s); return one per argument (None for zero)"
-                         + (", leaving out the nondiff_argnums" if call.nondiff_argnums else "") + ".")
+                         + (", leaving out the nondiff_argnums" if call.nondiff_argnums else "") + ".", doc="custom-vjp-bwd-count")
     trees = _arg_trees(call.in_tree)
     if len(trees) == len(positions) == len(xs) and all(t.node_type is None for t in trees) and \
             not any(isinstance(c, (tuple, list, dict)) for c in cts):
@@ -409,9 +411,9 @@ def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
         for p, c in zip(positions, cts):
             leaves = _flatten_like(c, trees[p])
             if leaves is None:
-                raise ValueError(f"{what} of {call!r}: the cotangent for argument {p} has the structure "
+                raise FgradValueError(f"{what} of {call!r}: the cotangent for argument {p} has the structure "
                                  f"{tree_flatten(c)[1]}, but the argument has {trees[p]}; give it the "
-                                 "argument's structure (None for zero)")
+                                 "argument's structure (None for zero)", doc="custom-vjp-bwd-structure")
             per_leaf[offsets[p]:offsets[p + 1]] = leaves
         static = {i for i, _ in call.statics}
         dyn_cts = [c for i, c in enumerate(per_leaf) if i not in static]
@@ -423,8 +425,8 @@ def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
         c = _as_array(c, f"cotangent from {what} of {call!r}")
         ca, xa = aval_of(c), aval_of(x)
         if tuple(ca.shape) != tuple(xa.shape):
-            raise ValueError(f"{what} of {call!r}: cotangent shape {tuple(ca.shape)} for an input of shape "
-                             f"{tuple(xa.shape)}; each cotangent must have its input's shape")
+            raise FgradValueError(f"{what} of {call!r}: cotangent shape {tuple(ca.shape)} for an input of shape "
+                             f"{tuple(xa.shape)}; each cotangent must have its input's shape", doc="custom-vjp-bwd-shape")
         out.append(c if ca.dtype == xa.dtype else convert_element_type(c, xa.dtype))
     return out
 
@@ -452,8 +454,8 @@ def _custom_vjp_fwd(*xs, call: _Call):
     try:
         res = call.fwd(*call.args(xs))
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
-            raise TypeError(f"custom_vjp fwd of {call!r} must return a pair (output, residuals), got "
-                            f"{_describe(res)}")
+            raise FgradTypeError(f"custom_vjp fwd of {call!r} must return a pair (output, residuals), got "
+                            f"{_describe(res)}", doc="custom-vjp-fwd-pair")
         packed, tree, avals = _pack(call, res[0], "custom_vjp fwd")
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"custom_vjp fwd of {call!r}") from e
@@ -523,8 +525,8 @@ class custom_vjp:
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
-            raise TypeError(f"custom_vjp function {_name(self.fun)} has no rule: call "
-                            f"{_name(self.fun)}.defvjp(fwd, bwd) first")
+            raise FgradTypeError(f"custom_vjp function {_name(self.fun)} has no rule: call "
+                            f"{_name(self.fun)}.defvjp(fwd, bwd) first", doc="custom-vjp-no-rule")
         args = self._positional(args, kwargs)
         return _apply(custom_vjp_call_p, self.fun, args, self.nondiff_argnums, "custom_vjp",
                       fwd=self.fwd, bwd=self.bwd)
@@ -548,8 +550,8 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
     diff_tangents = tuple(t for i, t in enumerate(targs) if i not in nd)
     res = call.jvp(*nondiff, tuple(diff_args), diff_tangents)
     if not (isinstance(res, (tuple, list)) and len(res) == 2):
-        raise TypeError(f"custom_jvp rule of {call!r} must return a pair (primal_out, tangent_out), got "
-                        f"{_describe(res)}")
+        raise FgradTypeError(f"custom_jvp rule of {call!r} must return a pair (primal_out, tangent_out), got "
+                        f"{_describe(res)}", doc="custom-jvp-rule-pair")
     out, out_tree, avals = _pack(call, res[0], "custom_jvp rule")
     t_leaves = _flatten_like(res[1], out_tree)
     if t_leaves is None:
@@ -562,8 +564,8 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
         t = _as_array(t, f"tangent output of the custom_jvp rule of {call!r}")
         ta = aval_of(t)
         if tuple(ta.shape) != tuple(a.shape):
-            raise TypeError(f"custom_jvp rule of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
-                            f"a primal output of shape {tuple(a.shape)}; they must match")
+            raise FgradTypeError(f"custom_jvp rule of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
+                            f"a primal output of shape {tuple(a.shape)}; they must match", doc="custom-jvp-tangent-shape")
         fixed.append(t if ta.dtype == a.dtype else convert_element_type(t, a.dtype))
     out_dot = _pack_like(fixed, avals)
     return out, out_dot
@@ -644,8 +646,8 @@ class custom_jvp:
         """One rule per argument, `jvp_i(tangent_i, primal_out, *primals) -> tangent_out_i`
         (None: the output does not depend on that argument); the tangent output is their sum."""
         if self.nondiff_argnums:
-            raise TypeError(f"custom_jvp function {_name(self.fun)}: defjvps cannot be used with "
-                            "nondiff_argnums; use defjvp")
+            raise FgradTypeError(f"custom_jvp function {_name(self.fun)}: defjvps cannot be used with "
+                            "nondiff_argnums; use defjvp", doc="custom-defjvps-nondiff")
 
         def jvp(primals, tangents):
             if len(jvps) != len(primals):

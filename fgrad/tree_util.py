@@ -20,6 +20,8 @@ import functools
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, NamedTuple, TypeVar
 
+from .core.errors import FgradTypeError, FgradValueError
+
 __all__ = [
     "PyTreeDef", "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
     "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_reduce",
@@ -60,9 +62,9 @@ def register_pytree_node_class(cls: T) -> T:
     """Class decorator: register `cls`, which defines `tree_flatten(self) -> (children, aux)` and
     the classmethod `tree_unflatten(cls, aux, children)`, as a pytree node; returns `cls`."""
     if not (callable(getattr(cls, "tree_flatten", None)) and callable(getattr(cls, "tree_unflatten", None))):
-        raise TypeError(f"register_pytree_node_class: {cls.__name__} must define a method "
-                        "tree_flatten(self) -> (children, aux) and a classmethod "
-                        "tree_unflatten(cls, aux, children)")
+        raise FgradTypeError(f"register_pytree_node_class: {cls.__name__} must define a method "
+                             "tree_flatten(self) -> (children, aux) and a classmethod "
+                             "tree_unflatten(cls, aux, children)", doc="pytree-class-methods")
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
@@ -190,7 +192,7 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
     for r in rest:
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map: pytree structures differ: {treedef} vs {r_def}")
+            raise FgradValueError(f"tree_map: pytree structures differ: {treedef} vs {r_def}", doc="tree-mismatch")
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 

@@ -448,14 +448,18 @@ def render() -> str:
              "Every error below is raised by fgrad's own checks, with a message that says what happened, "
              "where, and how to fix it. After any of them fgrad keeps working. The table is generated "
              "from `tests/error_catalogue.py`, and `tests/test_errors.py` triggers each entry, checks "
-             "its type and message, and runs a correct computation right after.", ""]
+             "its type and message, and runs a correct computation right after.", "",
+             "Each message ends with two lines: `at <your file>:<line>: <source>`, the line of your own "
+             "code that led to the error (fgrad's internal frames, the standard library's and installed "
+             "packages' are skipped), and `See docs/errors.md#<id>`, a link to its entry below. The "
+             "**Message** lines below show the first line of each message.", ""]
     for i, (eid, title, trigger, exc, pattern, fix, _) in enumerate(ENTRIES, 1):
         try:
             trigger()
             message = "(not raised)"
         except Exception as e:  # noqa: BLE001
             message = str(e).strip().splitlines()[0]
-        lines += [f"## {i}. {title} (`{eid}`)", "",
+        lines += [f'<a id="{eid}"></a>', "", f"## {i}. {title} (`{eid}`)", "",
                   f"- **Exception:** `{exc.__module__.replace('builtins', '').strip('.') + '.' if exc.__module__ != 'builtins' else ''}{exc.__name__}`",
                   f"- **Message:** {message}", f"- **Fix:** {fix}", ""]
     return "\n".join(lines)

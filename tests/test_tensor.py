@@ -383,7 +383,8 @@ def test_error_second_backward():
     y.backward()
     with pytest.raises(RuntimeError) as e:
         y.backward()
-    assert str(e.value) == FREED_MESSAGE
+    # PyTorch's text exactly, then fgrad's "at <your line>" and docs link (core/errors.py)
+    assert e.value.args[0] == FREED_MESSAGE and str(e.value).startswith(FREED_MESSAGE + "\n  at ")
     with pytest.raises(RuntimeError, match="second time"):
         torch.autograd.grad(y, x)
     y = (x * x).sum()

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from fgrad.core.errors import FgradTypeError
+
 from .errors import TracerArrayConversionError, reject_out
+
 
 class _ArrayAPI:
     """The array namespace traced values compute with. fgrad.numpy registers itself here when
@@ -95,11 +98,11 @@ ArrayMethods.T = property(lambda self: _fnp().transpose(self))
 def _setitem(self, idx: Any, value: Any) -> None:
     """Item assignment is refused: traced values are immutable (a write in place would hide
     the old value from the derivative). The error names the functional update to use."""
-    raise TypeError(
+    raise FgradTypeError(
         f"A traced value ({self.aval}) does not support item assignment (x[idx] = v): values "
         "that fgrad traces are immutable, like JAX arrays. Write the update functionally instead: "
         "x = x.at[idx].set(v) (or .add(v)), or fgrad.numpy.at_set(x, idx, v); it is "
-        "differentiable in both x and v.")
+        "differentiable in both x and v.", doc="tracer-setitem")
 
 
 ArrayMethods.__setitem__ = _setitem
@@ -141,7 +144,7 @@ def _check_order(order: Any, name: str) -> None:
     if order not in ("C", "A", "K", None):
         raise TracerArrayConversionError(
             f"{name}(order={order!r}) on a traced value: fgrad arrays are laid out in C order only. "
-            f"Transpose explicitly instead (e.g. x.T.{name}(...)).")
+            f"Transpose explicitly instead (e.g. x.T.{name}(...)).", doc="layout-order")
 
 
 def _ravel(self, order: str = "C"):

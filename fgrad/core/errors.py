@@ -2,11 +2,120 @@
 what happened, where, and how to fix it (docs/errors.md lists them)."""
 from __future__ import annotations
 
+import linecache
+import os
+import sys
+import sysconfig
 from typing import Any
+
+DOCS_PAGE = "docs/errors.md"
+
+_FGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Frames in these folders are never "the user's line": fgrad itself, Python's standard library
+# (functools.partial/wraps, contextlib) and installed packages such as NumPy, whose Python-level
+# wrappers (numpy.sum -> x.sum) sit between the user's call and fgrad.
+_SKIP_DIRS = tuple(sorted({os.path.abspath(d) + os.sep for d in (
+    _FGRAD_DIR, sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib"),
+    sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")) if d}))
+
+
+def _is_internal(filename: str) -> bool:
+    if filename.startswith("<"):          # <frozen ...>, <string>: not a file the user can open
+        return filename.startswith("<frozen")
+    return os.path.abspath(filename).startswith(_SKIP_DIRS)
+
+
+def user_frame():
+    """The innermost frame of the current stack outside fgrad, the standard library and installed
+    packages: the user's own line. None when there is none (fgrad called from site-packages only)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _is_internal(frame.f_code.co_filename):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def user_location() -> str | None:
+    """'path:LINE: source' for the user's line (see user_frame), path relative to the working
+    directory when it lies inside it."""
+    frame = user_frame()
+    if frame is None:
+        return None
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    path = filename
+    try:
+        rel = os.path.relpath(filename)
+        if not rel.startswith(".."):
+            path = rel
+    except ValueError:                    # another drive on Windows
+        pass
+    source = linecache.getline(filename, lineno).strip()
+    return f"{path}:{lineno}: {source}" if source else f"{path}:{lineno}"
 
 
 class FgradError(Exception):
-    """Base class of fgrad's own exceptions."""
+    """Base class of fgrad's own exceptions.
+
+    Its message is the text it was raised with, then the user's own line (the innermost frame
+    outside fgrad, found when the error is created, so only on error) and, when the error has an
+    entry in docs/errors.md, a link to it:
+
+        raise FgradValueError("what happened. How to fix it.", doc="argnums-range")
+
+    gives ``str(e)`` = "what happened. How to fix it.\n  at user.py:12: f(x)\nSee
+    docs/errors.md#argnums-range". ``doc`` may also be a class attribute of a subclass.
+    """
+
+    doc: str | None = None
+
+    def __init__(self, *args, doc: str | None = None):
+        super().__init__(*args)
+        if doc is not None:
+            self.doc = doc
+        try:
+            self.location = user_location()
+        except Exception:  # noqa: BLE001  (a message decoration must never mask the error)
+            self.location = None
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        extra = []
+        if self.location and f"  at {self.location}" not in message:
+            extra.append(f"  at {self.location}")
+        if self.doc and f"{DOCS_PAGE}#{self.doc}" not in message:
+            extra.append(f"See {DOCS_PAGE}#{self.doc}")
+        return "\n".join([message, *extra]) if extra else message
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls, args, state):
+    e = cls.__new__(cls, *args)
+    Exception.__init__(e, *args)
+    e.__dict__.update(state)
+    return e
+
+
+class FgradTypeError(FgradError, TypeError):
+    """A TypeError raised by fgrad's own checks."""
+
+
+class FgradValueError(FgradError, ValueError):
+    """A ValueError raised by fgrad's own checks."""
+
+
+class FgradIndexError(FgradError, IndexError):
+    """An IndexError raised by fgrad's own checks."""
+
+
+class FgradRuntimeError(FgradError, RuntimeError):
+    """A RuntimeError raised by fgrad's own checks (the Tensor facade's PyTorch-style errors)."""
+
+
+class FgradFloatingPointError(FgradError, FloatingPointError):
+    """A FloatingPointError raised by fgrad's checks (debug_nans)."""
 
 
 class ConcretizationError(FgradError, TypeError):
@@ -81,4 +190,4 @@ def reject_out(out: Any, name: str) -> None:
         raise TracerArrayConversionError(
             f"{name}: out= is not supported (got {type(out).__name__} {out!r:.60}). fgrad computes new arrays, and a "
             "result written into a buffer could not carry its derivative. Use the returned value "
-            f"instead: y = {name}(x, ...) or y = x.{name}(...).")
+            f"instead: y = {name}(x, ...) or y = x.{name}(...).", doc="numpy-out")

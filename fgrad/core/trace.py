@@ -15,6 +15,8 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from fgrad.core.errors import FgradFloatingPointError
+
 from . import errors
 from .array_methods import ArrayMethods, array_api
 from .avals import ShapedArray
@@ -145,7 +147,7 @@ class EvalTrace(Trace):
             t = type(a)
             if t is not _ndarray and t not in _PLAIN_TYPES:
                 if isinstance(a, Tracer):
-                    raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a))
+                    raise errors.UnexpectedTracerError(errors.leaked_tracer_message(a), doc="leaked-tracer")
                 if t.__module__.startswith("cupy"):
                     xp = xp_of((a,))
                 elif getattr(t, "__fgrad_array__", False):
@@ -177,9 +179,9 @@ _debug_nans_threads = 0
 
 def _check_nans(prim, out) -> None:
     if getattr(out.dtype, "kind", "") in "fc" and bool(out.size) and bool(xp_of((out,)).isnan(out).any()):
-        raise FloatingPointError(
+        raise FgradFloatingPointError(
             f"debug_nans: primitive '{prim.name}' produced NaN (output {out.dtype}{list(out.shape)}). "
-            "Look at its inputs: a log or sqrt of a negative number, 0/0, or inf - inf are the usual causes.")
+            "Look at its inputs: a log or sqrt of a negative number, 0/0, or inf - inf are the usual causes.", doc="debug-nans")
 
 
 class _State(threading.local):
@@ -266,13 +268,14 @@ class Tracer(ArrayMethods):
         v = self
         while isinstance(v, Tracer):
             if drops_derivative and v._trace.differentiates:
-                raise errors.ConcretizationError(errors.derivative_drop_message(what, self.aval, v._trace))
+                raise errors.ConcretizationError(errors.derivative_drop_message(what, self.aval, v._trace),
+                                                 doc="number-of-differentiated-value")
             try:
                 v = v._trace.concrete(v)
             except errors.ConcretizationError:
                 origin = getattr(v._trace, "origin_of", lambda t: None)(v)
-                raise type_for(what)(errors.concretization_message(what, self.aval, v._trace.name, origin)) \
-                    from None
+                raise type_for(what)(errors.concretization_message(what, self.aval, v._trace.name, origin),
+                                     doc="tracer-bool") from None
         return v
 
     def __bool__(self) -> bool:
@@ -301,7 +304,7 @@ class Tracer(ArrayMethods):
             f"A traced value of type {self.aval} was passed to plain NumPy (np.asarray or a "
             "NumPy function without a ufunc). NumPy cannot follow derivatives through it, so the "
             "result would be silently wrong. Use `import fgrad.numpy as np` for array code "
-            "that is differentiated.")
+            "that is differentiated.", doc="tracer-to-numpy")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """A NumPy ufunc on a traced value (numpy.sin(x), ndarray % x) runs as the fgrad.numpy
@@ -325,7 +328,7 @@ class Tracer(ArrayMethods):
             f"{call} was applied to a traced value of type {self.aval}, and {why}: NumPy cannot "
             "follow derivatives. Use `import fgrad.numpy as np` for array code that is "
             "differentiated (e.g. fgrad.numpy.sum instead of numpy.add.reduce, and the "
-            "returned value instead of out=).")
+            "returned value instead of out=).", doc="numpy-ufunc-missing")
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval}>with<{self._trace!r}>"

@@ -2,6 +2,8 @@
 graphs of `Node`s and walk them here, calling each primitive's VJP rule."""
 from __future__ import annotations
 
+from fgrad.core.errors import FgradRuntimeError
+
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -87,7 +89,7 @@ def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=()) -> 
             if node.prim is None:
                 continue
         if node.primals is None:
-            raise RuntimeError(FREED_MESSAGE)
+            raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
         out, primals = (node.out, node.primals) if wrap is None else wrap(node)
         parents = node.parents
         needs = tuple([p is not None for p in parents])  # (a list comprehension: a generator costs 60% more)

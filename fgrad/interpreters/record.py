@@ -56,7 +56,7 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
         if kind != "c":
             return out, None
         if not complex_ok:
-            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
+            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype), doc="complex-intermediate")
     # Node.__init__ inlined (this runs for every recorded op of a training step)
     node = _new(node_type)
     node.prim = prim

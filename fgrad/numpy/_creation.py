@@ -17,8 +17,21 @@ from ._array import as_array
 from ._elementwise import add, divide, floor, multiply, subtract
 from ._reductions import any as any_
 from ._shape import concatenate, moveaxis, reshape
-from ._util import (MAX_SIZE, as_value, broadcast_shapes, broadcast_to, cast, dtype_arg, dtype_of, int_arg,
-                    is_traced, normalize_axis, promote, shape_arg, static_arg)
+from ._util import (
+    MAX_SIZE,
+    as_value,
+    broadcast_shapes,
+    broadcast_to,
+    cast,
+    dtype_arg,
+    dtype_of,
+    int_arg,
+    is_traced,
+    normalize_axis,
+    promote,
+    shape_arg,
+    static_arg,
+)
 
 
 def _is_cupy(x) -> bool:

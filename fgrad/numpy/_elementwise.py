@@ -7,11 +7,22 @@ from typing import Any
 
 import numpy as np
 
+from fgrad.core.errors import FgradTypeError, FgradValueError
+
 from ..ops import elementwise as ew
 from ._index import nonzero
 from ._policy import NUMPY
-from ._util import (_FAST_TYPES, _PY_SCALARS, as_value, broadcast_args, cast, dtype_of, int_arg, promote,
-                    reject_out)
+from ._util import (
+    _FAST_TYPES,
+    _PY_SCALARS,
+    as_value,
+    broadcast_args,
+    cast,
+    dtype_of,
+    int_arg,
+    promote,
+    reject_out,
+)
 
 
 def _binary(prim_fn, name):
@@ -109,9 +120,9 @@ def _check_bitwise(x: Any, name: str) -> None:
     dt = dtype_of(x)
     if dt.kind not in "biu":
         example = "~(x > 0)" if name == "invert" else f"(x > 0) {_BITWISE_OPS[name]} (y > 0)"
-        raise TypeError(f"{name}: the {_BITWISE_OPS[name]} operator works on integers and booleans, "
+        raise FgradTypeError(f"{name}: the {_BITWISE_OPS[name]} operator works on integers and booleans, "
                         f"got dtype {dt}. For conditions on floats compare first (e.g. {example}), "
-                        "or use logical_and/logical_or/logical_not.")
+                        "or use logical_and/logical_or/logical_not.", doc="bitwise-float")
 
 
 bitwise_and = _bitwise(ew.bitwise_and, "bitwise_and")
@@ -183,8 +194,8 @@ def positive(x: Any) -> Any:
     """+x: x itself. Booleans are refused, as NumPy refuses them."""
     x = as_value(x, "positive")
     if dtype_of(x).kind == "b":
-        raise TypeError("positive: the unary + of booleans is not supported (NumPy has no boolean "
-                        "positive); convert first, e.g. x.astype(int)")
+        raise FgradTypeError("positive: the unary + of booleans is not supported (NumPy has no boolean "
+                        "positive); convert first, e.g. x.astype(int)", doc="bool-positive")
     return x
 
 
@@ -305,8 +316,8 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, *, min: 
     reject_out(out, "clip")
     if min is not None or max is not None:
         if a_min is not None or a_max is not None:
-            raise ValueError("clip: passing `min` or `max` keyword argument when `a_min` and `a_max` "
-                             "are provided is forbidden")
+            raise FgradValueError("clip: passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                             "are provided is forbidden", doc="clip-bounds-twice")
         a_min, a_max = min, max
     if a_min is not None:
         a = maximum(a, a_min)

@@ -24,9 +24,21 @@ from ..ops import linalg as la  # the tril/triu primitives (linear, self-adjoint
 from ..ops import shape as sh
 from ..ops.index import ARRAY, Slice, normalize_slice
 from ._policy import NUMPY
-from ._reductions import normalize_axes, prod, sum as _sum  # noqa: F401  (prod is exported from here, as before)
-from ._util import (as_value, aval_of, broadcast_to, cast, dtype_arg, dtype_of, index_arg, int_arg, is_traced,
-                    reject_out, shape_arg)
+from ._reductions import normalize_axes, prod  # noqa: F401  (prod is exported from here, as before)
+from ._reductions import sum as _sum
+from ._util import (
+    as_value,
+    aval_of,
+    broadcast_to,
+    cast,
+    dtype_arg,
+    dtype_of,
+    index_arg,
+    int_arg,
+    is_traced,
+    reject_out,
+    shape_arg,
+)
 
 
 class NonConcreteBooleanIndexError(ConcretizationError):
@@ -55,7 +67,7 @@ def _concrete(x, what: str):
         try:
             x = x._concrete(what)
         except ConcretizationError:
-            raise NonConcreteBooleanIndexError(_MASK_MESSAGE.format(what=what, aval=x.aval)) from None
+            raise NonConcreteBooleanIndexError(_MASK_MESSAGE.format(what=what, aval=x.aval), doc="bool-mask-jit") from None
     return x
 
 

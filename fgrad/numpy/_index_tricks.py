@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from fgrad.core.errors import FgradValueError
+
 from ._creation import arange, linspace
 from ._shape import concatenate, reshape, swapaxes, transpose
 from ._util import as_value, aval_of, cast, dtype_of
@@ -57,8 +59,8 @@ class AxisConcatenator:
         except ValueError:
             nums = []
         if not 1 <= len(nums) <= 3:
-            raise ValueError(f"{self.name}: unknown special directive {item!r}; fgrad supports "
-                             "'axis', 'axis,ndmin' and 'axis,ndmin,trans1d' (integers)")
+            raise FgradValueError(f"{self.name}: unknown special directive {item!r}; fgrad supports "
+                             "'axis', 'axis,ndmin' and 'axis,ndmin,trans1d' (integers)", doc="index-trick-directive")
         return tuple(nums) + (self.ndmin, self.trans1d)[len(nums) - 1:]
 
     def __getitem__(self, key: Any):

@@ -10,8 +10,16 @@ from ..ops import reduce as red
 from ..ops import shape as sh
 from ._elementwise import multiply
 from ._policy import NUMPY
-from ._util import (as_value, aval_of, broadcast_shapes, broadcast_to, cast, ints_arg, normalize_axis,
-                    reject_out)
+from ._util import (
+    as_value,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    cast,
+    ints_arg,
+    normalize_axis,
+    reject_out,
+)
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum"]
 

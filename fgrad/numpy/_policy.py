@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgrad.core.errors import FgradRuntimeError, FgradValueError
+
 from ..core.avals import float_dtype
 from ..core.errors import ShapeError
 from ..core.trace import aval_of, facade
@@ -113,7 +115,7 @@ class Policy:
     def broadcast_error(self, name, shapes, dim, a, b):
         return ShapeError(f"{name}: shapes {_shape_str(shapes)} cannot be broadcast together (trailing "
                           "dimensions must be equal or 1). Reshape one operand, e.g. x[:, None] or "
-                          "x.reshape(...).")
+                          "x.reshape(...).", doc="broadcast")
 
     def broadcast_to_error(self, name, shape, target, dim):
         return ShapeError(f"{name}: cannot broadcast an array of shape {tuple(shape)} to shape "
@@ -122,7 +124,7 @@ class Policy:
 
     def axis_error(self, name, what, axis, ndim):
         return ShapeError(f"{name}: {what} {axis:.3g} is out of bounds for an array of {ndim} dimensions; "
-                          f"use an {what} in [{-ndim}, {ndim})")
+                          f"use an {what} in [{-ndim}, {ndim})", doc="axis-range")
 
     def repeated_axis_error(self, name, axis, repeated):
         """`axis` (as given) names the axis `repeated` twice."""
@@ -136,12 +138,13 @@ class Policy:
         """`shape` cannot hold the `size` elements of an array of shape `in_shape`; `n` is its
         own size, or None when no size for a -1 fits (or it has two)."""
         if n is None and shape.count(-1) > 1:
-            return ShapeError(f"{name}: only one dimension can be -1, got {shape}")
+            return ShapeError(f"{name}: only one dimension can be -1, got {shape}", doc="reshape-size")
         if n is None:
             return ShapeError(f"{name}: cannot reshape an array of {size} elements into shape {shape}: "
-                              "no size for the -1 dimension fits")
+                              "no size for the -1 dimension fits", doc="reshape-size")
         return ShapeError(f"{name}: cannot reshape an array of {size} elements into shape {shape}, which "
-                          f"has {n}; the sizes must match (use -1 for one inferred dimension)")
+                          f"has {n}; the sizes must match (use -1 for one inferred dimension)",
+                          doc="reshape-size")
 
     def permutation_error(self, name, axes, ndim, shape):
         if len(axes) != ndim:
@@ -157,8 +160,8 @@ class Policy:
                          "bitwise_xor, the `^` operator, or the logical_xor function instead.")
 
     def negative_power_error(self, name, dtype, y):
-        return ValueError(f"{name}: integers to negative integer powers are not allowed (x of dtype "
-                          f"{dtype} ** {y}); use a float base, e.g. x.astype(float) ** {y}")
+        return FgradValueError(f"{name}: integers to negative integer powers are not allowed (x of dtype "
+                          f"{dtype} ** {y}); use a float base, e.g. x.astype(float) ** {y}", doc="int-negative-power")
 
     def empty_join_error(self, name):
         return ValueError(f"{name}: need at least one array to {name}")
@@ -182,13 +185,13 @@ class Policy:
         nb = len(sb)
         return ShapeError(f"{name}: shapes {sa} and {sb} do not align: the last axis of the first "
                           f"({sa[-1]}) must equal the {'only' if nb == 1 else 'second-to-last'} axis of the "
-                          f"second ({sb[0] if nb == 1 else sb[-2]})")
+                          f"second ({sb[0] if nb == 1 else sb[-2]})", doc="matmul-shapes")
 
     def empty_reduction_error(self, name, shape, axis):
         """`name` (max, min, argmax, argmin: no identity) over an empty axis (None: all axes)."""
         if not name.startswith("arg"):
-            return ValueError(f"{name}: zero-size array to reduction operation (shape {shape}), which has no "
-                              "identity")
+            return FgradValueError(f"{name}: zero-size array to reduction operation (shape {shape}), which has no "
+                              "identity", doc="empty-max")
         if axis is None:
             return ValueError(f"{name}: attempt to get {name} of an empty sequence (an array of shape {shape}); "
                               "it has no entries to choose from")
@@ -302,8 +305,8 @@ class TorchPolicy(Policy):
     # --- errors -----------------------------------------------------------------------------
 
     def broadcast_error(self, name, shapes, dim, a, b):
-        return RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
-                            f"dimension {dim}: shapes {_shape_str(shapes)} cannot be broadcast together")
+        return FgradRuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+                            f"dimension {dim}: shapes {_shape_str(shapes)} cannot be broadcast together", doc="tensor-shapes")
 
     def broadcast_to_error(self, name, shape, target, dim):
         if len(target) < len(shape):  # (PyTorch's broadcast_to is expand)

@@ -10,12 +10,24 @@ from typing import Any
 
 import numpy as np
 
+from fgrad.core.errors import FgradTypeError, FgradValueError
+
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape
 from ._policy import NUMPY
-from ._util import (as_value, aval_of, broadcast_args, broadcast_to, cast, dtype_arg, dtype_of, normalize_axes, shape_of,  # noqa: F401
-                    reject_out)
+from ._util import (  # noqa: F401
+    as_value,
+    aval_of,
+    broadcast_args,
+    broadcast_to,
+    cast,
+    dtype_arg,
+    dtype_of,
+    normalize_axes,
+    reject_out,
+    shape_of,
+)
 
 
 def _keep(x, shape, axes, keepdims):
@@ -31,8 +43,8 @@ def _mask(where: Any, shape: tuple, name: str) -> Any:
         return None
     w = as_value(where, f"{name}'s where")
     if dtype_of(w).kind != "b":
-        raise TypeError(f"{name}: where= must be a boolean mask, got dtype {dtype_of(w)}; compare "
-                        "first (e.g. where=x > 0)")
+        raise FgradTypeError(f"{name}: where= must be a boolean mask, got dtype {dtype_of(w)}; compare "
+                        "first (e.g. where=x > 0)", doc="where-mask-dtype")
     return broadcast_to(w, shape)
 
 
@@ -40,7 +52,7 @@ def _initial(initial: Any, like: Any, name: str) -> Any:
     """NumPy's initial= as a 0-d value of `like`'s dtype."""
     v = as_value(initial, f"{name}'s initial")
     if shape_of(v) != ():
-        raise ValueError(f"{name}: initial must be a scalar, got an array of shape {shape_of(v)}")
+        raise FgradValueError(f"{name}: initial must be a scalar, got an array of shape {shape_of(v)}", doc="initial-not-scalar")
     return cast(v, dtype_of(like))
 
 
@@ -109,7 +121,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     reject_out(out, "var")
     if correction is not None:
         if ddof != 0:
-            raise ValueError("var: ddof and correction can't be provided simultaneously")
+            raise FgradValueError("var: ddof and correction can't be provided simultaneously", doc="ddof-and-correction")
         ddof = correction
     a = as_value(a, "var")
     a = cast(a, dtype_arg(dtype, "var") if dtype is not None else policy.reduction_float_dtype("var", dtype_of(a)))
@@ -156,8 +168,8 @@ def _extreme(prim_fn: Any, pick: Any, name: str, ufunc: str) -> Any:
         empty = builtins.any(shape[i] == 0 for i in axes)
         if initial is None:
             if mask is not None:
-                raise ValueError(f"{name}: reduction operation '{ufunc}' does not have an identity, so "
-                                 "to use a where mask one has to specify 'initial'")
+                raise FgradValueError(f"{name}: reduction operation '{ufunc}' does not have an identity, so "
+                                 "to use a where mask one has to specify 'initial'", doc="where-needs-initial")
             if empty:
                 raise policy.empty_reduction_error(name, shape, axis)
             return _keep(prim_fn(a, axes), shape, axes, keepdims)

@@ -7,13 +7,28 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
-from ..ops import shape as sh
 from ..ops import index as ix
-from ._index import nonzero as _nonzero, take
+from ..ops import shape as sh
+from ._index import nonzero as _nonzero
+from ._index import take
 from ._policy import NUMPY
-from ._util import (MAX_NDIM, as_value, aval_of, broadcast_shapes, broadcast_to as _broadcast_to, cast,
-                    dtype_arg, dtype_of, int_arg, ints_arg, is_traced, normalize_axes, normalize_axis, shape_arg,
-                    shape_of)
+from ._util import (
+    MAX_NDIM,
+    as_value,
+    aval_of,
+    broadcast_shapes,
+    cast,
+    dtype_arg,
+    dtype_of,
+    int_arg,
+    ints_arg,
+    is_traced,
+    normalize_axes,
+    normalize_axis,
+    shape_arg,
+    shape_of,
+)
+from ._util import broadcast_to as _broadcast_to
 
 
 def resolve_shape(shape, in_shape: tuple, name: str = "reshape", policy=NUMPY) -> tuple:

@@ -11,12 +11,25 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ConcretizationError, ShapeError
-from ..core.errors import reject_out  # noqa: F401  (fgrad.numpy modules import it from here)
+from fgrad.core.errors import FgradTypeError
+
+from ..core.errors import (
+    ConcretizationError,
+    ShapeError,
+    reject_out,  # noqa: F401  (fgrad.numpy modules import it from here)
+)
 from ..core.trace import Tracer, aval_of, is_tensor
 from ..ops.elementwise import convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
-from ._policy import NUMPY, _FAST_TYPES, _PY_SCALARS, dtype_of, is_weak, register_fast_type, shape_of  # noqa: F401
+from ._policy import (  # noqa: F401
+    _FAST_TYPES,
+    _PY_SCALARS,
+    NUMPY,
+    dtype_of,
+    is_weak,
+    register_fast_type,
+    shape_of,
+)
 
 _NUMERIC_KINDS = "biufc"
 _INT64 = 2 ** 63
@@ -81,13 +94,13 @@ def as_value(x, name: str = "argument"):
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError, OverflowError) as e:
-        raise TypeError(f"{name}: cannot use {type(x).__name__} {x!r:.80} as an array ({e}). "
+        raise FgradTypeError(f"{name}: cannot use {type(x).__name__} {x!r:.80} as an array ({e}). "
                         "Pass a NumPy array, a Python number, or a nested list of numbers of "
-                        "equal lengths.") from None
+                        "equal lengths.", doc="ragged-input") from None
     if arr.dtype.kind not in _NUMERIC_KINDS:
-        raise TypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {arr.dtype}). "
+        raise FgradTypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {arr.dtype}). "
                         "fgrad works on arrays of numbers (an integer beyond 64 bits also gives "
-                        "this: pass it as a float).")
+                        "this: pass it as a float).", doc="non-numeric-input")
     return arr
 
 
@@ -122,10 +135,10 @@ def _stack_nested(seq: list | tuple, name: str) -> Any:
         parts = [convert(e, depth + 1) for e in item]
         shapes = {shape for _, shape, _ in parts}
         if len(shapes) > 1:
-            raise TypeError(
+            raise FgradTypeError(
                 f"{name}: cannot use {type(seq).__name__} {seq!r:.80} as an array: entries at "
                 f"depth {depth} have different shapes {sorted(shapes, key=str)}. Pass a nested list "
-                "of numbers and arrays of equal lengths (stack ragged data yourself).")
+                "of numbers and arrays of equal lengths (stack ragged data yourself).", doc="ragged-traced-list")
         if depth + 1 + len(next(iter(shapes))) > MAX_NDIM:
             raise ShapeError(f"{name}: the nested list has more than {MAX_NDIM} dimensions")
         return [p for p, _, _ in parts], (len(parts),) + next(iter(shapes)), \

@@ -19,7 +19,15 @@ from ..ops import reduce as red
 from ..ops import shape as sh
 from ._linalg import matmul, outer, tensordot  # noqa: F401  (numpy.linalg has them too)
 from ._reductions import normalize_axes
-from ._util import as_value, aval_of, broadcast_shapes, broadcast_to, cast, dtype_of, result_dtype
+from ._util import (
+    as_value,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    cast,
+    dtype_of,
+    result_dtype,
+)
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "matrix_transpose", "matmul",
            "outer", "tensordot", "SlogdetResult", "LinAlgError"]

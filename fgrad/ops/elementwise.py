@@ -13,11 +13,17 @@ import numpy as np
 
 from ..core.avals import ShapedArray, float_dtype, is_float
 from ..core.primitive import Primitive
-from ..core.rules import bool_result, def_nondiff, elementwise_shape, float_result, same_dtype, shape_of
+from ..core.rules import (
+    bool_result,
+    def_nondiff,
+    elementwise_shape,
+    float_result,
+    same_dtype,
+    shape_of,
+)
 from ..core.trace import aval_of
 from ._batching import def_vectorized
 from .shape import broadcast_in_dim
-
 
 _CONSTS: dict = {}
 

@@ -10,8 +10,15 @@ from ..core.avals import ShapedArray
 from ..core.primitive import Primitive
 from ..core.rules import def_linear, def_nondiff, shape_of
 from .elementwise import const, convert_element_type, div, eq, mul
-from .shape import (_inverse_permutation, broadcast_in_dim, concatenate, move_to_front, reshape, slice,
-                    transpose)
+from .shape import (
+    _inverse_permutation,
+    broadcast_in_dim,
+    concatenate,
+    move_to_front,
+    reshape,
+    slice,
+    transpose,
+)
 
 
 def _reduced_aval(x, *, axes, dtype=None):

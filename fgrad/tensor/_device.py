@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgrad.core.errors import FgradRuntimeError
+
 
 class device:
     """`fgrad.device("cuda:1")`; prints like PyTorch's `device(type='cuda', index=1)`."""
@@ -63,8 +65,8 @@ def cupy():
     try:
         import cupy as cp  # optional dependency: imported only when a GPU is asked for
     except ImportError:
-        raise RuntimeError("CUDA requested but CuPy is not installed: pip install fgrad[cuda] "
-                           "(or cupy-cuda12x / cupy-cuda11x to match your CUDA).") from None
+        raise FgradRuntimeError("CUDA requested but CuPy is not installed: pip install fgrad[cuda] "
+                           "(or cupy-cuda12x / cupy-cuda11x to match your CUDA).", doc="cuda-missing") from None
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDA driver missing or broken

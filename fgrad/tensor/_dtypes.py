@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numpy._policy import _CATEGORY, TORCH, promote_types as _promote_types  # noqa: F401
+from ..numpy._policy import _CATEGORY, TORCH  # noqa: F401
+from ..numpy._policy import promote_types as _promote_types
 
 
 class dtype:

@@ -11,7 +11,6 @@ from . import creation
 from ._device import is_cupy, to_device
 from .tensor import Tensor, _make, check_inplace, commit_inplace
 
-
 # --- operators ------------------------------------------------------------------------------------
 
 def _rev(fn):

@@ -20,10 +20,14 @@ from ..numpy._elementwise import unary_float
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast, dtype_of, normalize_axes
 from ..ops import elementwise as ew
-from ..ops.nn import log_softmax as _log_softmax, relu as _relu, softmax as _softmax
+from ..ops.nn import log_softmax as _log_softmax
+from ..ops.nn import relu as _relu
+from ..ops.nn import softmax as _softmax
 from ..scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
-from . import creation as _creation  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
+from . import (
+    creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
+)
 from .tensor import _EMPTY, AccumulateGrad, Tensor, _dim, _tensor_bind, node_class
 
 _PY_NUMBERS = (bool, int, float, complex)

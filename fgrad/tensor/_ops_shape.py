@@ -11,11 +11,13 @@ from .. import numpy as fnp
 from ..core.trace import Tracer, _state
 from ..numpy._policy import TORCH as P
 from ..numpy._shape import resolve_shape
-from ..numpy._util import broadcast_shapes as _broadcast_shapes, cast, ints_arg, normalize_axes
+from ..numpy._util import broadcast_shapes as _broadcast_shapes
+from ..numpy._util import cast, ints_arg, normalize_axes
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from . import _dtypes as D
-from ._device import as_device, device as device_cls, is_cupy
+from ._device import as_device, is_cupy
+from ._device import device as device_cls
 from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, where
 from .function import to_device
 from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace

@@ -13,6 +13,8 @@ import sys as _sys
 
 import numpy as np
 
+from fgrad.core.errors import FgradRuntimeError
+
 from ..core.trace import _state, facade
 from ..interpreters.backward import backward_pass
 from ..ops.elementwise import add as _lax_add
@@ -87,9 +89,9 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
         v = t._value
         if g is None:
             if v.size != 1:
-                raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "
+                raise FgradRuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "
                                    f"shape {tuple(v.shape)}: pass gradient= of that shape, or reduce it to "
-                                   "a scalar first, e.g. with .sum())")
+                                   "a scalar first, e.g. with .sum())", doc="backward-nonscalar")
             seed = _cupy_ones(v) if is_cupy(v) else np.ones(v.shape, v.dtype)
             roots.append((grad_node(t), _make(seed) if create_graph else seed))
             continue
@@ -179,8 +181,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         ct = result.get(id(n)) if n is not None else None
         if ct is None:
             if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
-                                   "the graph. Set allow_unused=True if this is the desired behavior.")
+                raise FgradRuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.", doc="grad-unused-input")
             res.append(_make(np.zeros_like(t._value)) if materialize_grads else None)
             continue
         if t._node is None:

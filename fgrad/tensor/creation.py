@@ -5,10 +5,14 @@ import warnings
 
 import numpy as np
 
+from fgrad.core.errors import FgradRuntimeError
+
 from ..numpy._policy import TORCH as P
 from ..numpy._util import shape_arg
 from . import _dtypes as D
-from . import _ops  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
+from . import (
+    _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
+)
 from ._device import array_module, as_device, is_cupy, to_device
 from .tensor import Tensor, _make
 
@@ -136,8 +140,8 @@ def _finish(value, dtype, device, requires_grad) -> Tensor:
     t = _make(value)
     if requires_grad:
         if value.dtype.kind not in "fc":
-            raise RuntimeError(f"{REQUIRES_GRAD_DTYPE_MESSAGE} (got dtype {t.dtype}; pass a float "
-                               "value such as 4.0, or dtype=fgrad.float32)")
+            raise FgradRuntimeError(f"{REQUIRES_GRAD_DTYPE_MESSAGE} (got dtype {t.dtype}; pass a float "
+                               "value such as 4.0, or dtype=fgrad.float32)", doc="int-requires-grad")
         t._requires_grad = True
     return t
 

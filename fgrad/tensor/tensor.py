@@ -26,6 +26,8 @@ import weakref
 
 import numpy as np
 
+from fgrad.core.errors import FgradRuntimeError
+
 from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
@@ -364,7 +366,7 @@ class ModifiedValue:
         self.ndim, self.size, self.message = len(self.shape), int(np.prod(self.shape)), message
 
     def _fail(self, *args, **kwargs):
-        raise RuntimeError(self.message)
+        raise FgradRuntimeError(self.message, doc="inplace-saved")
 
     __array__ = __array_ufunc__ = __array_function__ = __float__ = __int__ = __bool__ = _fail
     __getitem__ = __iter__ = __len__ = _fail
@@ -402,7 +404,7 @@ def check_inplace(t) -> None:
     if not _state.grad_enabled or not t._requires_grad:
         return
     if t._node is None:
-        raise RuntimeError(LEAF_INPLACE_MESSAGE)
+        raise FgradRuntimeError(LEAF_INPLACE_MESSAGE, doc="inplace-leaf")
     for p in t._node.parents:
         if isinstance(p, AccumulateGrad) and p.variable._vbox is t._vbox:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
@@ -663,8 +665,8 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            raise FgradRuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.", doc="numpy-requires-grad")
         v = self._value
         if is_cupy(v):
             if not force:

@@ -18,7 +18,6 @@ from ..reduce import reduce_sum
 from ..shape import broadcast_in_dim
 from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windows
 
-
 # --- convolution ------------------------------------------------------------------------------
 # Three primitives, each bilinear and each the others' transposes (PyTorch's split):
 #   conv2d(x, w)                 y = x (*) w               (cross-correlation)

@@ -18,13 +18,29 @@ from ...core.primitive import Primitive
 from ...core.rules import def_linear, elementwise_shape, shape_of
 from ...core.trace import Tracer, aval_of, is_tensor, xp_of
 from .._batching import def_vectorized, loop_batch
-from ..elementwise import (_logistic, add, add_tangents, bilinear_tangent, const, convert_element_type,
-                           def_bilinear, div, eq, exp, logistic, lt, mul, ne, neg, select, sub)
+from ..elementwise import (
+    _logistic,
+    add,
+    add_tangents,
+    bilinear_tangent,
+    const,
+    convert_element_type,
+    def_bilinear,
+    div,
+    eq,
+    exp,
+    logistic,
+    lt,
+    mul,
+    ne,
+    neg,
+    select,
+    sub,
+)
 from ..linalg import dot_general, dot_general_p
 from ..reduce import expand_back, reduce_sum
 from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape
 from ._geometry import _checked_bind
-
 
 # --- linear: x @ w.T + b ----------------------------------------------------------------------
 

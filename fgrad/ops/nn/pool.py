@@ -19,8 +19,17 @@ from ...core.avals import ShapedArray
 from ...core.primitive import Primitive
 from ...core.rules import def_linear, shape_of
 from ..shape import move_to_front, reshape
-from ._geometry import (_checked_bind, _crop_like, _fold_batch, _offset_views, _padded_for_pool,
-                        _pool_aval, _pool_hw, _pool_padded_hw, _pool_params)
+from ._geometry import (
+    _checked_bind,
+    _crop_like,
+    _fold_batch,
+    _offset_views,
+    _padded_for_pool,
+    _pool_aval,
+    _pool_hw,
+    _pool_padded_hw,
+    _pool_params,
+)
 
 
 def _is_22(xp, x, window, strides, padding, dilation):
