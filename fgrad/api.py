@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core.avals import is_float, weak_aval
+from .core.avals import PY_NUMBERS, is_float, is_weak, weak_aval
 from .core.errors import (
     DifferentiationError,
     FgradTypeError,
@@ -133,8 +133,7 @@ def _check_argnum_inputs(transform: str, fname: str, args, nums) -> None:
 def _is_weak(raw) -> bool:
     """A Python int/float, or a traced value standing for one: it takes the dtype it meets."""
     raw = _unbox(raw)
-    return type(raw) in (int, float) or (isinstance(raw, Tracer) and getattr(raw.aval, "weak_type", False)
-                                         and raw.aval.dtype.kind in "iuf")
+    return is_weak(raw) and aval_of(raw).dtype.kind in "iuf"
 
 
 def _match_dtype(raw, value, want, what: str, exc: type, doc: str | None = None):
@@ -172,7 +171,7 @@ def _vjp(f, primals, has_aux, transform, complex_outputs):
     with new_trace(RecordTrace) as trace:
         leaves = [Leaf() if is_float(aval_of(v).dtype) else None for v in vals]
         # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
-        args = [(WeakRecordTracer if type(x) in _PY_NUMBERS else RecordTracer)(trace, v, leaf)
+        args = [(WeakRecordTracer if type(x) in PY_NUMBERS else RecordTracer)(trace, v, leaf)
                 if leaf is not None else v for x, v, leaf in zip(flat, vals, leaves)]
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
@@ -342,7 +341,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
     raw = tree_flatten(tuple(primals))[0]
     with new_trace(JVPTrace) as trace:
         # a Python number stays weakly typed (jvp of f(x32, 2.0) is float32, as f(x32, 2.0) is)
-        args = [(WeakJVPTracer if type(x) in _PY_NUMBERS else JVPTracer)(trace, v, t)
+        args = [(WeakJVPTracer if type(x) in PY_NUMBERS else JVPTracer)(trace, v, t)
                 if t is not None else v for x, v, t in zip(raw, vals, ts)]
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
@@ -687,7 +686,6 @@ def stop_gradient(x: Any) -> Any:
 
 # --- staging: make_jaxpr, jit -------------------------------------------------------------
 
-_PY_NUMBERS = (int, float, complex)
 
 
 def _static_positions(static_argnums, nargs: int, fname: str) -> set:
@@ -724,7 +722,7 @@ def _stage(f, args, kwargs, static_argnums, name, static_argnames=()):
             lab for k, v in sorted(dyn_kwargs.items())
             for lab in _labels_for(v, f"keyword argument {k!r} of {fname}")]
         # A Python number stays weakly typed when traced, as it is eagerly (x32 * 2.0 is float32).
-        tracers = [st.new_arg(weak_aval(aval_of(v)) if type(x) in _PY_NUMBERS else aval_of(v), label)
+        tracers = [st.new_arg(weak_aval(aval_of(v)) if type(x) in PY_NUMBERS else aval_of(v), label)
                    for x, v, label in zip(flat, vals, labels)]
         dyn, dyn_kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
         full = list(args)
@@ -794,7 +792,7 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
         vals = [as_value(_unbox(x), f"jit of {_fname(f)}: input {i}") for i, x in enumerate(flat)]
         # everything the trace depends on: structure, avals, weak typing, Tensor boxing (it
         # decides the outputs' boxing) and the static values
-        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__, type(x) in _PY_NUMBERS, _is_tensor(x))
+        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__, type(x) in PY_NUMBERS, _is_tensor(x))
                               for x, v in zip(flat, vals) for a in [aval_of(v)]), static_items)
         entry = cache.get(key)
         if entry is None:

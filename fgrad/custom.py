@@ -26,12 +26,11 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from fgrad.core.errors import FgradTypeError, FgradValueError
-
 from . import numpy as fnp
 from .api import jvp, make_jaxpr, vjp
 from .core import errors
 from .core.avals import ShapedArray
+from .core.errors import FgradTypeError, FgradValueError
 from .core.primitive import Primitive
 from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor
 from .numpy._util import as_value, is_array

@@ -244,3 +244,27 @@ def test_fgrad_numpy_arrays_are_numpy_arrays_with_at():
     for make in (lambda: np.ones(2), lambda: np.arange(3.0), lambda: np.linspace(0, 1, 3),
                  lambda: np.eye(2), lambda: np.full((2,), 1.0), lambda: np.zeros_like(onp.ones(2))):
         assert hasattr(make(), "at")
+
+
+# --- caches keyed by what the cached value depends on (state kept between calls) ------------
+
+def test_jit_static_values_that_are_equal_but_not_the_same_trace_apart():
+    f = fgrad.jit(lambda x, s: x * s if isinstance(s, bool) else x + s, static_argnums=1)
+    assert f(1.0, 1) == 2.0 and f(1.0, True) == 1.0 and f(1.0, 1.0) == 2.0
+    g = fgrad.jit(lambda x, s: x * s, static_argnums=1)
+    assert math.copysign(1.0, g(1.0, 0.0)) == 1.0 and math.copysign(1.0, g(1.0, -0.0)) == -1.0
+
+
+def test_jit_output_boxing_follows_each_call():
+    f = fgrad.jit(lambda x: x * 2.0)
+    x = onp.ones(2)  # the same shape and dtype as an array and as a Tensor
+    assert type(f(x)) is not fgrad.Tensor
+    assert type(f(fgrad.from_numpy(x))) is fgrad.Tensor
+    assert type(f(x)) is not fgrad.Tensor
+
+
+def test_rule_constants_keep_the_sign_of_zero():
+    from fgrad.ops.elementwise import const
+    x = onp.ones(2)
+    assert math.copysign(1.0, const(x, 0.0)) == 1.0 and math.copysign(1.0, const(x, -0.0)) == -1.0
+    assert onp.isnan(const(x, float("nan"))) and const(x, 0) == 0

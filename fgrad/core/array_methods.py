@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from fgrad.core.errors import FgradTypeError
-
-from .errors import TracerArrayConversionError, reject_out
+from .avals import is_weak
+from .errors import FgradTypeError, TracerArrayConversionError, reject_out
 
 
 class _ArrayAPI:
@@ -39,16 +38,13 @@ class ArrayMethods:
     _weak = False  # stands for a Python number (weakly typed); see core.avals.WeakShapedArray
 
 
-_PY_NUMBERS = (bool, int, float, complex)
-
-
 def _weak_result(out, *operands):
     """Python arithmetic on Python numbers gives a Python number, which promotes weakly. Under
     jit those numbers are traced (weakly typed), so the result of an operator whose operands
     are all weak is weak too: x32 * (s * 2.0) stays float32 with or without jit.
     (`_weak` is a cheap flag on tracers: this runs on every operator.)"""
     for v in operands:
-        if not (v.__class__ in _PY_NUMBERS or getattr(v, "_weak", False)):
+        if not is_weak(v):
             return out
     return out._trace.weaken(out) if isinstance(out, ArrayMethods) else out
 

@@ -60,10 +60,14 @@ class WeakShapedArray(ShapedArray):
     __slots__ = ()
     weak_type = True
 
-    def str_short(self) -> str:
-        return super().str_short()
 
-    __repr__ = str_short
+PY_NUMBERS = (bool, int, float, complex)
+
+
+def is_weak(x) -> bool:
+    """A Python number, or a traced value standing for one (its class sets `_weak`): it takes
+    the dtype it meets, as NumPy's promotion treats Python scalars."""
+    return x.__class__ in PY_NUMBERS or getattr(x, "_weak", False)
 
 
 def weak_aval(aval: ShapedArray) -> ShapedArray:

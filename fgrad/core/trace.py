@@ -15,11 +15,10 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from fgrad.core.errors import FgradFloatingPointError
-
 from . import errors
 from .array_methods import ArrayMethods, array_api
 from .avals import ShapedArray
+from .errors import FgradFloatingPointError
 
 _NO_KWARGS: dict = {}  # the default of Trace.run's kwargs (never written)
 

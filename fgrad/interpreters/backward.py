@@ -2,7 +2,7 @@
 graphs of `Node`s and walk them here, calling each primitive's VJP rule."""
 from __future__ import annotations
 
-from fgrad.core.errors import FgradRuntimeError
+from ..core.errors import FgradRuntimeError
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "

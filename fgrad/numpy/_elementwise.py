@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fgrad.core.errors import FgradTypeError, FgradValueError
-
+from ..core.errors import FgradTypeError, FgradValueError
 from ..ops import elementwise as ew
 from ._index import nonzero
 from ._policy import NUMPY

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from fgrad.core.errors import FgradValueError
-
+from ..core.avals import PY_NUMBERS
+from ..core.errors import FgradValueError
 from ._creation import arange, linspace
 from ._shape import concatenate, reshape, swapaxes, transpose
 from ._util import as_value, aval_of, cast, dtype_of
 
 __all__ = ["r_", "c_"]
 
-_PY_SCALARS = (bool, int, float, complex)
+_PY_SCALARS = PY_NUMBERS  # Python numbers (isinstance checks here also accept their subclasses)
 
 
 def _ndmin(x, ndmin: int):

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgrad.core.errors import FgradRuntimeError, FgradValueError
-
-from ..core.avals import float_dtype
-from ..core.errors import ShapeError
+from ..core.avals import PY_NUMBERS, float_dtype, is_weak  # noqa: F401  (is_weak: re-exported)
+from ..core.errors import FgradRuntimeError, FgradValueError, ShapeError
 from ..core.trace import aval_of, facade
 
-_PY_SCALARS = (bool, int, float, complex)
+_PY_SCALARS = PY_NUMBERS  # Python numbers (isinstance checks here also accept their subclasses)
 _INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
 _FAST_TYPES = {np.ndarray}  # types whose .shape and .dtype are NumPy's (see register_fast_type)
 
@@ -58,11 +56,6 @@ def shape_of(x) -> tuple:
 
 # Stand-ins NumPy's promotion treats as weak, for traced Python numbers (jit arguments)
 _WEAK_KEYS = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
-
-
-def is_weak(x) -> bool:
-    """A Python number, or a traced value standing for one (see core.avals.WeakShapedArray)."""
-    return isinstance(x, _PY_SCALARS) or getattr(x, "_weak", False)
 
 
 def _promotion_key(a):

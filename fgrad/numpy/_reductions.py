@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from fgrad.core.errors import FgradTypeError, FgradValueError
-
+from ..core.errors import FgradTypeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape

@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from fgrad.core.errors import FgradTypeError
-
 from ..core.errors import (
     ConcretizationError,
+    FgradTypeError,
     ShapeError,
     reject_out,  # noqa: F401  (fgrad.numpy modules import it from here)
 )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgrad.core.errors import FgradRuntimeError
+from ..core.errors import FgradRuntimeError
 
 
 class device:

@@ -13,8 +13,7 @@ import sys as _sys
 
 import numpy as np
 
-from fgrad.core.errors import FgradRuntimeError
-
+from ..core.errors import FgradRuntimeError
 from ..core.trace import _state, facade
 from ..interpreters.backward import backward_pass
 from ..ops.elementwise import add as _lax_add

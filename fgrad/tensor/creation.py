@@ -5,8 +5,7 @@ import warnings
 
 import numpy as np
 
-from fgrad.core.errors import FgradRuntimeError
-
+from ..core.errors import FgradRuntimeError
 from ..numpy._policy import TORCH as P
 from ..numpy._util import shape_arg
 from . import _dtypes as D

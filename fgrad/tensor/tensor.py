@@ -26,8 +26,7 @@ import weakref
 
 import numpy as np
 
-from fgrad.core.errors import FgradRuntimeError
-
+from ..core.errors import FgradRuntimeError
 from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
