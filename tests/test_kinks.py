@@ -89,7 +89,7 @@ NON_SMOOTH = _listing({
         nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
     "ties: maximum/minimum and max/min reductions split evenly; sort/topk permute": """
         numpy.maximum numpy.minimum numpy.at_max numpy.at_min numpy.max numpy.min numpy.amax numpy.amin facade.maximum
-        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk""",
+        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk numpy.sort""",
     "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
         numpy.clip facade.clamp facade.clip""",
     "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
@@ -103,7 +103,7 @@ NON_SMOOTH = _listing({
 
 NOT_DIFFERENTIABLE = _listing({
     "integer, boolean or piecewise-constant results (zero derivative where defined)": """
-        numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin
+        numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin numpy.argsort
         numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.isnan numpy.isinf numpy.isfinite
         numpy.equal numpy.not_equal numpy.less numpy.less_equal numpy.greater
         numpy.greater_equal numpy.logical_and numpy.logical_or numpy.logical_xor

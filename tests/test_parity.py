@@ -217,6 +217,12 @@ for _n in ("argmax", "argmin"):
     recipe(_n, "axis", lambda M, x, f=_f: f(M)(x, axis=1), X3, dtypes=ALL)
     recipe(_n, "keepdims", lambda M, x, f=_f: f(M)(x, axis=0, keepdims=True), X)
 recipe("cumsum", "flat", lambda M, x: M.cumsum(x), X, dtypes=ALL)
+for _n in ("sort", "argsort"):
+    _f = by_name(_n)
+    recipe(_n, "last_axis", lambda M, x, f=_f: f(M)(x), X3, dtypes=ALL)
+    recipe(_n, "axis0", lambda M, x, f=_f: f(M)(x, axis=0), X3, dtypes=ALL)
+    recipe(_n, "flat", lambda M, x, f=_f: f(M)(x, axis=None), X3)
+    recipe(_n, "0d", lambda M, x, f=_f: f(M)(x), S0)
 recipe("cumsum", "axis", lambda M, x: M.cumsum(x, axis=1), X3, dtypes=ALL)
 recipe("cumsum", "dtype", lambda M, x: M.cumsum(x, axis=0, dtype=onp.float32), X, dtypes=REALS)
 

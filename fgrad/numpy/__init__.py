@@ -11,6 +11,7 @@ from ._elementwise import abs, round  # noqa: F401
 from ._reductions import all, amax, amin, any, argmax, argmin, max, mean, min, std, sum, var  # noqa: F401
 from ._shape import *  # noqa: F401,F403
 from ._index import *  # noqa: F401,F403
+from ._sorting import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._index_tricks import c_, r_, _ndmin  # noqa: F401

@@ -302,7 +302,7 @@ def normalize_axis(axis, ndim: int, name: str, what: str = "axis", policy=NUMPY)
     the policy's error when out of bounds; a 0-d array takes 0 and -1)."""
     if type(axis) is not int:
         axis = int_arg(axis, name, what, bounded=False)
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    if not -max(ndim, 1) <= axis < max(ndim, 1):  # a 0-d array takes 0 and -1
         raise policy.axis_error(name, what, axis, ndim)
     return axis % ndim if ndim else 0
 

@@ -322,19 +322,19 @@ def argwhere(input):
 
 
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
-    d = _dim(dim, input._value.ndim)
-    v = _concrete(input._value)
-    xp = np if type(v) is _nd else __import__("cupy")
-    order = xp.argsort(-v if descending and v.dtype.kind != "b" else v, axis=d, kind="stable")
-    if descending and v.dtype.kind == "b":
-        order = xp.flip(order, axis=d)
-    if input._value.ndim == 0:
-        return _sort_t(input, _make(np.zeros((), np.int64)))
-    return _sort_t(gather(input, d, order), _make(order.astype(np.int64)))
+    """(values, indices) along `dim`; always stable, as fgrad.numpy.sort."""
+    order = argsort(input, dim, descending)
+    if not input._value.ndim:
+        return _sort_t(input, order)
+    return _sort_t(named(fnp.take_along_axis(input, order, _dim(dim, input._value.ndim)), "SortBackward0",
+                         input), order)
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
-    return sort(input, dim, descending, stable)[1]
+    d = _dim(dim, input._value.ndim)
+    if not input._value.ndim:  # PyTorch: 0-d in, 0-d out (NumPy's argsort gives shape (1,))
+        return fnp.reshape(fnp.argsort(input, policy=P), ())
+    return fnp.argsort(input, d, descending=descending, policy=P)
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
@@ -342,9 +342,10 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     n = input._value.shape[d] if input._value.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, size {n} at dim {d})")
-    _, order = sort(input, d, descending=largest)
-    idx = narrow(order, d, 0, k)
-    return _topk_t(gather(input, d, idx._value), idx)
+    if not input._value.ndim:
+        return _topk_t(*sort(input))
+    idx = narrow(argsort(input, d, largest), d, 0, k)
+    return _topk_t(named(fnp.take_along_axis(input, idx, d), "TopkBackward0", input), idx)
 
 
 # --- linear algebra ------------------------------------------------------------------------------
