@@ -31,6 +31,7 @@ class Parameter(Tensor):
         self._acc = None
         self._retain = None
         self._hooks = None
+        self._view = None
         if requires_grad:
             self.requires_grad_(True)
         return self
@@ -54,6 +55,7 @@ class Parameter(Tensor):
         p._acc = None
         p._retain = None
         p._hooks = None
+        p._view = None
         memo[id(self)] = p
         return p
 

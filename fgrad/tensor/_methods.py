@@ -149,14 +149,15 @@ SHARED_NAMES = (
     "isclose", "equal",
 )
 
-_SAME_NAME = SHARED_NAMES + ("view", "expand", "expand_as", "repeat", "to", "type_as", "contiguous")
+_SAME_NAME = SHARED_NAMES + ("view", "expand", "expand_as", "repeat", "to", "type_as", "contiguous",
+                             "is_contiguous", "select")
 for _name in _SAME_NAME:
     setattr(Tensor, _name, getattr(O, _name))
 
 Tensor.type = O.tensor_type
 Tensor.where = lambda self, condition, other: O.where(condition, self, other)
-Tensor.view_as = lambda self, other: O.reshape(self, tuple(other._value.shape))
-Tensor.reshape_as = Tensor.view_as
+Tensor.view_as = lambda self, other: O.view(self, tuple(other._value.shape))
+Tensor.reshape_as = lambda self, other: O.reshape(self, tuple(other._value.shape))
 Tensor.T = property(lambda self: O.permute(self, *reversed(range(self._value.ndim))))
 Tensor.mT = property(lambda self: O.transpose(self, -2, -1))
 Tensor.H = property(lambda self: O.t(self))

@@ -327,8 +327,16 @@ def _extreme(fnp_fn, arg_fn, binary_fn, rtype):
             return binary_fn(input, dim)
         if dim is None:
             return named(fnp_fn(input, policy=P), f"{name}Backward1", input)
-        values = named(fnp_fn(input, axis=dim, keepdims=keepdim, policy=P), f"{name}Backward0", input)
-        return rtype(values, arg_fn(input, axis=dim, keepdims=keepdim, policy=P))
+        # the values gathered at the returned indices: with ties, the gradient goes to the
+        # index returned (PyTorch's rule; full reductions split it evenly instead)
+        d = _dim(dim, input._value.ndim)
+        if not input._value.ndim:
+            return rtype(input, _creation.zeros((), dtype=D.int64))
+        idx = arg_fn(input, axis=d, keepdims=True, policy=P)
+        values = fnp.take_along_axis(input, idx, d)
+        if not keepdim:
+            values, idx = fnp.squeeze(values, d), fnp.squeeze(idx, d)
+        return rtype(named(values, f"{name}Backward0", input), idx)
     return op
 
 

@@ -20,7 +20,7 @@ from ._device import as_device, is_cupy
 from ._device import device as device_cls
 from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, where
 from .function import to_device
-from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace
+from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace, mark_view
 
 _nd = np.ndarray
 
@@ -42,7 +42,38 @@ def reshape(input, *shape):
     return sh.reshape_p.bind(input, new_sizes=shape)
 
 
-view = reshape
+VIEW_STRIDE_MESSAGE = ("view size is not compatible with input tensor's size and stride (at least one dimension "
+                       "spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+def view(input, *shape):
+    """`input` with another shape, sharing its storage; PyTorch's error where the strides
+    cannot express it (reshape() copies there instead)."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
+        return _view_dtype(input, shape[0])
+    shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
+    v = input._value
+    if type(v) is _nd and not v.flags.c_contiguous:
+        try:
+            v.reshape(shape, copy=False)
+        except ValueError:
+            raise RuntimeError(VIEW_STRIDE_MESSAGE) from None
+    return sh.reshape_p.bind(input, new_sizes=shape)
+
+
+def _view_dtype(input, dtype):
+    """x.view(dtype): the same bytes read as another dtype of the same size (no gradient)."""
+    npd = D.np_dtype(dtype)
+    v = input._value
+    if npd.itemsize != v.dtype.itemsize:
+        raise RuntimeError(f"view(dtype): {input.dtype} and {dtype} differ in element size; fgrad only "
+                           "reinterprets between dtypes of the same size")
+    return _make(v.view(npd), None, False, input._vbox)
+
+
+def is_contiguous(input, memory_format=None) -> bool:
+    v = input._value
+    return v.flags.c_contiguous if type(v) is _nd else True
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
     shape = tuple(input._value.shape)
     if not shape:
@@ -186,8 +217,17 @@ def split(tensor, split_size_or_sections, dim: int = 0):
     return tensor_split(tensor, np.cumsum(sizes)[:-1].tolist(), d)
 
 
+def _multi_views(outs, name: str) -> tuple:
+    """Views made by a function returning several (unbind, split...): PyTorch refuses to
+    modify them in place in a graph, or to use them after their base was."""
+    for o in outs:
+        if o._view is not None:
+            o._view[2] = name
+    return tuple(outs)
+
+
 def tensor_split(input, indices_or_sections, dim: int = 0):
-    return tuple(fnp.array_split(input, indices_or_sections, axis=dim, policy=P))
+    return _multi_views(fnp.array_split(input, indices_or_sections, axis=dim, policy=P), "SplitBackward0")
 
 
 def chunk(input, chunks: int, dim: int = 0):
@@ -215,7 +255,15 @@ def triu(input, diagonal: int = 0):
 
 
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
-    return fnp.diagonal(input, offset, dim1, dim2)
+    """A view of the diagonal (writes through to `input`, as in PyTorch)."""
+    out = named(fnp.diagonal(input, offset, dim1, dim2), "DiagonalBackward0", input)
+    v = input._value
+    if type(v) is _nd:  # fgrad.numpy's diagonal gathers a copy: stand a strided view in for it
+        d = np.diagonal(v, offset, dim1, dim2)
+        d.flags.writeable = v.flags.writeable
+        out._value = d
+        mark_view(out, input)
+    return out
 
 
 def diag(input, diagonal: int = 0):
@@ -228,7 +276,17 @@ def trace(input):
 
 def unbind(input, dim: int = 0):
     d = _dim(dim, input._value.ndim)
-    return tuple(squeeze(p, d) for p in split(input, 1, d))
+    return _multi_views([squeeze(p, d) for p in split(input, 1, d)], "UnbindBackward0")
+
+
+def select(input, dim: int, index: int):
+    """The slice at `index` along `dim`, without that dim (a view, like input[..., index])."""
+    d = _dim(dim, input._value.ndim)
+    n = input._value.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._value.shape)} "
+                         f"at dimension {d}")
+    return named(getitem(input, (slice(None),) * d + (index,)), "SelectBackward0", input)
 
 
 # --- indexing -------------------------------------------------------------------------------------
@@ -456,7 +514,12 @@ def tensor_type(self, dtype=None, non_blocking=False):
 
 
 def contiguous(input, memory_format=None):
-    return input
+    """`input` itself if its storage is contiguous, else a contiguous copy."""
+    if is_contiguous(input):
+        return input
+    out = clone(input)
+    out._value = np.ascontiguousarray(out._value)
+    return out
 
 
 def _close_operands(name, input, other):

@@ -30,6 +30,7 @@ from ..core.errors import FgradRuntimeError
 from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
+from .. import numpy as fnp
 from ..numpy._policy import TORCH
 from ..numpy._util import normalize_axis
 from ..ops.elementwise import convert_element_type, select
@@ -69,6 +70,15 @@ class TensorNode(Node):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at 0x{id(self):x}>"
+
+
+class CopySlices(TensorNode):
+    """The history of a tensor written in place through one of its views."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
 
 
 _NODE_CLASSES: dict = {}
@@ -228,16 +238,25 @@ def _make(value, node=None, requires_grad=False, vbox=None):
     t._acc = None
     t._retain = None
     t._hooks = None
+    t._view = None
     return t
 
 
-def _view_box(out, vals, args):
-    """The version box `out` shares with the Tensor input it is a view of, or None."""
+def _view_of(out, vals, args):
+    """The Tensor input whose storage `out` (a NumPy view) looks into, or None."""
     base = out.base
     for v, a in zip(vals, args):
         if type(v) is _nd and (v is base or v.base is base or v is out) and isinstance(a, Tensor):
-            return a._vbox
+            return a
     return None
+
+
+def mark_view(t, src) -> None:
+    """`t` is a view into `src`'s storage: they share the version counter, and `t` remembers
+    the root base (PyTorch's `._base`) and the base's grad_fn it was derived from."""
+    t._vbox = src._vbox
+    base = src._view[0] if src._view is not None else src
+    t._view = [base, base._node, None]
 
 
 def _check_devices(args, vals):
@@ -269,6 +288,8 @@ def _tensor_bind(prim, args, params):
     plain = True
     for a in args:
         if isinstance(a, Tensor):
+            if a._view is not None and a._view[0]._node is not a._view[1]:
+                refresh_view(a)  # its base was modified in place since its grad_fn was derived
             v = a._value
             if a._requires_grad:
                 grad = True
@@ -282,8 +303,12 @@ def _tensor_bind(prim, args, params):
     state = _state
     if not grad or not state.grad_enabled:
         out = state.trace.process_primitive(prim, vals, params)
-        return _make(out, None, False,
-                     _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None)
+        t = _make(out)
+        if type(out) is _nd and out.base is not None:
+            src = _view_of(out, vals, args)
+            if src is not None:
+                mark_view(t, src)
+        return t
     parents = []  # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -304,9 +329,12 @@ def _tensor_bind(prim, args, params):
     out, node = record_primitive(
         state.trace, prim, vals, params, tuple(parents), cls,
         plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals), True)
-    vbox = _view_box(out, vals, args) if type(out) is _nd and out.base is not None else None
+    src = _view_of(out, vals, args) if type(out) is _nd and out.base is not None else None
+    t = _make(out)
+    if src is not None:
+        mark_view(t, src)
     if node is None:
-        return _make(out, None, False, vbox)
+        return t
     # each saved Tensor's version now; a rule reading one changed later raises (saved_values)
     saved = []
     i = 0
@@ -315,15 +343,9 @@ def _tensor_bind(prim, args, params):
             box = a._vbox
             saved.append((box, box[0], i))
         i += 1
-    t = _new(Tensor)
-    t._value = out
     t._node = node
     t._requires_grad = True
-    t._grad = None
-    t._vbox = box = [0] if vbox is None else vbox
-    t._acc = None
-    t._retain = None
-    t._hooks = None
+    box = t._vbox
     saved.append((box, box[0], -1))
     node.saved = saved
     return t
@@ -400,16 +422,104 @@ def saved_values(node):
 def check_inplace(t) -> None:
     """PyTorch's rule: a leaf that requires grad (or a view of one) cannot be modified in
     place while grad mode is on -- use `with fgrad.no_grad():` (as optimizers do)."""
-    if not _state.grad_enabled or not t._requires_grad:
+    if not _state.grad_enabled:
         return
-    if t._node is None:
-        raise FgradRuntimeError(LEAF_INPLACE_MESSAGE, doc="inplace-leaf")
-    for p in t._node.parents:
-        if isinstance(p, AccumulateGrad) and p.variable._vbox is t._vbox:
+    if t._view is not None:
+        base = t._view[0]
+        if base._node is None and base._requires_grad:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+    if t._requires_grad and t._node is None:
+        raise FgradRuntimeError(LEAF_INPLACE_MESSAGE, doc="inplace-leaf")
 
 
 _CATEGORY_NAME = {"b": "Bool", "u": "Byte", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor refers to a single "
+                   "memory location. Please clone() the tensor before performing the operation.")
+
+
+def _writable(v) -> bool:
+    return (type(v) is _nd and v.flags.writeable) or is_cupy(v)
+
+
+MULTI_VIEW_ADVICE = ("This view is the output of a function that returns multiple views. Such functions do "
+                     "not allow the output views to be modified inplace. You should replace the inplace "
+                     "operation by an out-of-place one.")
+
+
+def view_positions(view, base):
+    """The flat (C-order) indices into `base`'s storage of each element of `view`, a NumPy
+    view into it; None where that cannot be read from the strides."""
+    if type(view) is not _nd or type(base) is not _nd or view.dtype != base.dtype \
+            or not base.flags.c_contiguous:
+        return None
+    size = view.dtype.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset % size or any(st % size for st in view.strides):
+        return None
+    flat = np.arange(base.size, dtype=np.int64)
+    return np.lib.stride_tricks.as_strided(flat[offset // size:], view.shape,
+                                           [st // size * 8 for st in view.strides]).copy()
+
+
+def _from_base(base, pos, name: str):
+    """The graph of a view: base's elements at `pos` (a gather, differentiable)."""
+    out = fnp.take(fnp.reshape(base, (-1,)), pos)
+    if out._node is not None:
+        out._node.__class__ = node_class(name)
+    return out
+
+
+def refresh_view(t) -> None:
+    """Re-derive a view's grad_fn from its base's current one (the base was modified in
+    place, through this view or another), as PyTorch regenerates a view's grad_fn."""
+    base, _, multi = t._view
+    if not _state.grad_enabled:
+        return
+    if multi is not None and (base._node is not None or base._requires_grad):
+        raise RuntimeError(f"Output 0 of {multi} is a view and its base or another view of its base has been "
+                           "modified inplace. " + MULTI_VIEW_ADVICE)
+    t._view[1] = base._node
+    if base._node is None and not base._requires_grad:
+        return
+    pos = view_positions(t._value, base._value)
+    if pos is None:
+        return
+    g = _from_base(base, pos, "AsStridedBackward0")
+    t._node, t._requires_grad = g._node, g._requires_grad
+    if t._retain is not None:
+        _add_node_hook(t._node, t._retain)
+
+
+def _keep_old_contents(node, tv) -> None:
+    """Before `tv` is overwritten in place: the node of the op writing it keeps a copy of the
+    contents it saved (as PyTorch saves the original self), under a version box of its own."""
+    if node is None or node.primals is None:
+        return
+    copied = [i for i, p in enumerate(node.primals) if p is tv]
+    if copied:
+        node.primals = tuple(p.copy() if i in copied else p for i, p in enumerate(node.primals))
+        node.saved = [([0], 0, i) if i in copied else (b, v, i) for b, v, i in node.saved]
+
+
+def _commit_view(t, new):
+    """An in-place op on a view in a graph: the base's storage is written (every view sees
+    it) and its history becomes CopySlices(old base, new values); the view's grad_fn is
+    re-derived from the base."""
+    base, _, multi = t._view
+    if multi is not None:
+        raise RuntimeError(f"Output 0 of {multi} is a view and is being modified inplace. " + MULTI_VIEW_ADVICE)
+    pos = view_positions(t._value, base._value)
+    if pos is None:
+        raise RuntimeError(f"an in-place operation on this view of a tensor of shape {list(base._value.shape)} "
+                           "cannot be recorded for autograd (its layout is not a strided view of its "
+                           "base); clone() the view first, or write to the base instead.")
+    _keep_old_contents(new._node, t._value)
+    flat = fnp.reshape(base, (-1,))
+    updated = fnp.reshape(fnp.at_set(flat, pos, new), tuple(base._value.shape))
+    updated._node.__class__ = CopySlices
+    commit_inplace(base, updated)
+    refresh_view(t)
+    return t
 
 
 def commit_inplace(t, new):
@@ -425,37 +535,48 @@ def commit_inplace(t, new):
     if tuple(nv.shape) != tuple(tv.shape):
         raise RuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
                            f"{list(nv.shape)}")
+    if type(tv) is _nd and any(st == 0 and n > 1 for st, n in zip(tv.strides, tv.shape)):
+        raise RuntimeError(OVERLAP_MESSAGE)  # an expanded view: one element stands for several
     box = t._vbox
     node = new._node
-    if node is None and t._node is not None and _state.grad_enabled:
+    grad = _state.grad_enabled
+    if t._view is not None and grad and (node is not None or t._requires_grad
+                                         or t._view[0]._node is not t._view[1]):
+        return _commit_view(t, new)
+    if node is None and t._node is not None and grad:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
         new = select(np.bool_(True), new, t)
         nv, node = new._value, new._node
-    if node is not None:
-        # Part of a graph: rebind. The old buffer stays intact for the nodes that saved it
-        # (and keeps the old version box, which views of it share); `t` gets a new box.
-        t._value = nv
-        old = t._node
-        t._node = node
-        t._requires_grad = True
-        # Earlier nodes that saved the old contents must see them as modified (PyTorch's
-        # rule), though the old buffer is intact; the new node's own reference stays valid.
+    if node is None:
+        if _writable(tv):
+            tv[...] = nv
+        else:
+            t._value = nv
         box[0] += 1
+        return t
+    old = t._node
+    t._node = node
+    t._requires_grad = True
+    box[0] += 1
+    if type(tv) is _nd and tv.flags.writeable:
+        # Written into the storage, so views of `t` see it. The new node's own saved copy of
+        # the old contents (if it kept one) is taken before the write and stays valid.
+        _keep_old_contents(node, tv)
+        node.saved = [(box, box[0], i) if i < 0 else e for e in node.saved for i in [e[2]]]
+        tv[...] = nv
+    else:
+        # A traced or read-only value: rebind. The old buffer stays intact for the nodes that
+        # saved it, so the new node's references to it stay valid; `t` gets a new box.
+        t._value = nv
         new_box = [box[0]]
         node.saved = [(new_box, new_box[0], i) if i < 0 else ((b, b[0], i) if b is box else (b, v, i))
                       for b, v, i in node.saved]
         t._vbox = new_box
-        if t._retain is not None:
-            if old is not None and old.hooks and t._retain in old.hooks:
-                old.hooks.remove(t._retain)
-            _add_node_hook(node, t._retain)
-        return t
-    if (type(tv) is _nd and tv.flags.writeable) or is_cupy(tv):
-        tv[...] = nv
-    else:
-        t._value = nv
-    box[0] += 1
+    if t._retain is not None:
+        if old is not None and old.hooks and t._retain in old.hooks:
+            old.hooks.remove(t._retain)
+        _add_node_hook(node, t._retain)
     return t
 
 
@@ -464,7 +585,10 @@ def commit_inplace(t, new):
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives."""
 
-    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_vbox", "_acc", "_retain", "_hooks",
+    # _view: None, or [base, base's grad_fn when this view's grad_fn was derived, the name of
+    # the multi-view function that made it (unbind, split...) or None] for a Tensor whose
+    # value is a NumPy view into another Tensor's (its base's) storage
+    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_vbox", "_acc", "_retain", "_hooks", "_view",
                  "__weakref__")
     __array_priority__ = 1000
 
@@ -484,6 +608,7 @@ class Tensor:
         self._acc = None
         self._retain = None
         self._hooks = None
+        self._view = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -537,6 +662,8 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._view is not None and self._view[0]._node is not self._view[1]:
+            refresh_view(self)
         return self._node
 
     @property
