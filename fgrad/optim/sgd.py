@@ -4,21 +4,25 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import numba_kernels
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, ParamsT, _check_flags, _number
 
 
 class SGD(Optimizer):
     """PyTorch's SGD, update for update:
 
-        g = grad + weight_decay * p
+        g = grad + weight_decay * p      (g = -grad first when maximize)
         buf = g (first step) | momentum * buf + (1 - dampening) * g
         g = g + momentum * buf (nesterov) | buf
-        p -= lr * g                      (p += lr * g when maximize)
-    """
+        p -= lr * g
 
-    def __init__(self, params, lr=required, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False) -> None:
-        if lr is not required and lr < 0.0:
+    lr defaults to 1e-3 as in PyTorch 2.x. foreach, differentiable and fused are accepted and
+    change nothing (see Optimizer)."""
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
+        if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -26,12 +30,14 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
+        _check_flags(defaults)
+        super().__init__(params, defaults)
 
     def _update(self, group, params) -> None:
-        lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+        lr, mom, damp = _number(group["lr"]), group["momentum"], group["dampening"]
         wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
         for p in params:
             w = p._value
