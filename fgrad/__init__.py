@@ -20,5 +20,5 @@ _sys.modules[__name__ + ".cuda"] = cuda
 __version__ = "0.1.0"
 
 # The training-script layer comes last: it is written on the facade imported above.
-from . import nn, optim, data, func  # noqa: E402,F401
+from . import nn, optim, data, func, utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401

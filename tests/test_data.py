@@ -61,7 +61,8 @@ def test_dataloader_collates_a_generic_dataset():
     b = batches[1]
     assert b["x"].tolist() == [[2.0, 2.0], [3.0, 3.0]] and b["x"].dtype == fgrad.float32
     assert b["y"].tolist() == [4, 9] and b["y"].dtype == fgrad.int64
-    assert b["w"].dtype == fgrad.float32
+    # Python floats collate to float64, as PyTorch's default_collate does (not the default dtype)
+    assert b["w"].tolist() == [2.0, 3.0] and b["w"].dtype == fgrad.float64
     with pytest.raises(ValueError, match="batch_size"):
         DataLoader(Squares(), batch_size=0)
 

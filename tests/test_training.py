@@ -76,7 +76,7 @@ def test_train_digits_example_on_mnist_files(tmp_path):
 
 
 def test_functional_training_example():
-    acc = _load_example("functional_training").main(epochs=6)
+    acc = _load_example("functional_training").main(epochs=8)
     assert acc >= 0.9
 
 

@@ -1,21 +1,33 @@
-"""Dataset, TensorDataset and DataLoader."""
+"""Datasets (PyTorch's torch.utils.data.dataset): Dataset, IterableDataset, TensorDataset,
+StackDataset, ConcatDataset, ChainDataset, Subset and random_split."""
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from ..core.trace import facade, is_tensor
-from ..tensor.creation import default_generator
+from . import _random
+
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
+           "Subset", "random_split"]
+
+T_co = TypeVar("T_co", covariant=True)
 
 
-def _is_tensor(x) -> bool:
-    return is_tensor(x)
+class DataAssertionError(ValueError, AssertionError):
+    """A bad argument that PyTorch reports with AssertionError (TensorDataset's size mismatch,
+    an empty ConcatDataset). Being a ValueError too, it is caught as either."""
 
 
 def _value(x):
     """The array behind a Tensor (or the array itself)."""
-    return x._value if _is_tensor(x) else x
+    return x._value if is_tensor(x) else x
 
 
 def _wrap(array):
@@ -24,18 +36,43 @@ def _wrap(array):
     return wrap(array) if wrap is not None else array
 
 
-class Dataset:
-    """A map-style dataset: subclasses define __getitem__(i) and __len__()."""
+def _as_sequence(items, what: str):
+    """`items` itself when it is a Sequence (kept by reference, as PyTorch keeps it), else its
+    elements in a list: a generator is read once, here, not once per use."""
+    if isinstance(items, (Sequence, np.ndarray)) or is_tensor(items):
+        return items
+    if isinstance(items, Iterable):
+        return list(items)
+    raise TypeError(f"{what} must be a sequence or an iterable, got {type(items).__name__}")
 
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
-    def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+class Dataset(Generic[T_co]):
+    """A map-style dataset: subclasses define `__getitem__(index)` and usually `__len__()`
+    (samplers and the DataLoader's defaults need it); `__getitems__(indices)` may fetch a
+    whole batch at once. `a + b` concatenates two datasets."""
+
+    def __getitem__(self, index) -> T_co:
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (Subclasses of Dataset "
+                                  "should implement __getitem__.)")
+
+    def __add__(self, other: Dataset[T_co]) -> ConcatDataset[T_co]:
+        return ConcatDataset([self, other])
 
 
-class TensorDataset(Dataset):
-    """Samples are index slices of equally long tensors: dataset[i] == (t[i] for t in tensors)."""
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
+    """A stream of samples: subclasses define `__iter__()`. With `num_workers > 0` every worker
+    iterates its own copy, so split the work with `get_worker_info()` (in `__iter__` or a
+    `worker_init_fn`), or each sample comes once per worker. `a + b` chains two streams."""
+
+    def __iter__(self) -> Iterator[T_co]:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other: Dataset[T_co]) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class TensorDataset(Dataset[tuple]):
+    """Samples are index slices of equally long tensors: dataset[i] == tuple(t[i] for t in tensors)."""
 
     def __init__(self, *tensors) -> None:
         if not tensors:
@@ -44,8 +81,8 @@ class TensorDataset(Dataset):
         if None in sizes:
             raise ValueError("TensorDataset: every tensor needs a first (sample) dimension; got a 0-d one")
         if len(set(sizes)) != 1:
-            raise ValueError(f"TensorDataset: tensors have different first dimensions {sizes}; "
-                             "all must hold the same number of samples")
+            raise DataAssertionError(f"Size mismatch between tensors: TensorDataset's tensors have different "
+                                     f"first dimensions {sizes}; all must hold the same number of samples")
         self.tensors = tuple(tensors)
 
     def __getitem__(self, index):
@@ -59,112 +96,166 @@ class TensorDataset(Dataset):
         return f"TensorDataset({len(self)} samples: {shapes})"
 
 
-def default_collate(samples):
-    """Stack a list of samples into a batch: tuples/lists/dicts recursively, tensors,
-    arrays and numbers into one tensor with a new leading axis."""
-    first = samples[0]
-    if isinstance(first, dict):
-        return {k: default_collate([s[k] for s in samples]) for k in first}
-    if isinstance(first, (tuple, list)):
-        if any(len(s) != len(first) for s in samples):
-            raise ValueError("default_collate: samples of one batch have different lengths")
-        return type(first)(default_collate(list(col)) for col in zip(*samples)) \
-            if not hasattr(first, "_fields") else type(first)(*(default_collate(list(c)) for c in zip(*samples)))
-    if isinstance(first, (str, bytes)):
-        return list(samples)
-    if _is_tensor(first) or isinstance(first, (np.ndarray, np.generic)):
-        return _wrap(np.stack([np.asarray(_value(s)) for s in samples]))
-    if isinstance(first, bool):
-        return _wrap(np.array(samples, dtype=bool))
-    if isinstance(first, int):
-        return _wrap(np.array(samples, dtype=np.int64))
-    if isinstance(first, float):
-        return _wrap(np.array(samples, dtype=np.float32))
-    return list(samples)
+class StackDataset(Dataset):
+    """Equally long datasets side by side: StackDataset(a, b)[i] == (a[i], b[i]) and
+    StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}."""
 
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset takes datasets either positionally (samples are tuples) or by "
+                             "keyword (samples are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed to StackDataset")
+        parts = list(args) if args else list(kwargs.values())
+        lengths = [len(d) for d in parts]
+        if len(set(lengths)) != 1:
+            raise ValueError(f"Size mismatch between datasets: StackDataset got lengths {lengths}")
+        self._length = lengths[0]
+        self.datasets = tuple(args) if args else dict(kwargs)
 
-class DataLoader:
-    """Iterate over a dataset in batches.
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
 
-    DataLoader(dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-    generator=None). A TensorDataset is batched by fancy indexing its tensors (no
-    per-sample Python work). `generator` (an fgrad.Generator, a numpy Generator or a
-    seed) draws the shuffle order; by default a fresh order is drawn each epoch from
-    fgrad's default generator, so fgrad.manual_seed makes runs repeatable."""
-
-    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool = False,
-                 drop_last: bool = False, collate_fn=None, generator=None, **kwargs) -> None:
-        unsupported = {k: v for k, v in kwargs.items() if k not in ("num_workers", "pin_memory")}
-        if unsupported:
-            raise TypeError(f"DataLoader got unexpected arguments {sorted(unsupported)}")
-        if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size <= 0):
-            raise ValueError(f"DataLoader: batch_size should be a positive integer, got {batch_size!r}")
-        self.dataset = dataset
-        self.batch_size = None if batch_size is None else int(batch_size)
-        self.shuffle = bool(shuffle)
-        self.drop_last = bool(drop_last)
-        self.collate_fn = collate_fn
-        if generator is None or isinstance(generator, np.random.Generator):
-            self.generator = generator
-        elif hasattr(generator, "numpy") and isinstance(generator.numpy, np.random.Generator):
-            self.generator = generator.numpy  # an fgrad.Generator
-        else:
-            self.generator = np.random.default_rng(generator)
+    def __getitems__(self, indices: list) -> list:
+        parts = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {}
+        for key, d in parts:
+            if callable(getattr(d, "__getitems__", None)):
+                items = d.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                                     f"got {len(items)}")
+            else:
+                items = [d[i] for i in indices]
+            columns[key] = items
+        if isinstance(self.datasets, dict):
+            return [{k: columns[k][j] for k in columns} for j in range(len(indices))]
+        return [tuple(columns[k][j] for k in columns) for j in range(len(indices))]
 
     def __len__(self) -> int:
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        return self._length
 
-    def _order(self):
-        n = len(self.dataset)
-        if not self.shuffle:
-            return np.arange(n)
-        rng = self.generator
-        if rng is None:
-            rng = _global_rng()
-        return rng.permutation(n)
+
+class ConcatDataset(Dataset[T_co]):
+    """Map-style datasets one after another (`datasets` may be any iterable; it is read once)."""
+
+    @staticmethod
+    def cumsum(sequence: Iterable) -> list[int]:
+        """The running totals of the lengths of `sequence`'s datasets."""
+        out, total = [], 0
+        for d in sequence:
+            total += len(d)
+            out.append(total)
+        return out
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise DataAssertionError("datasets should not be an empty iterable: ConcatDataset needs at "
+                                     "least one dataset")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise DataAssertionError("ConcatDataset does not support IterableDataset; chain streams "
+                                         "with ChainDataset (or `a + b`)")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError(f"absolute value of index should not exceed dataset length: index {idx} "
+                                 f"for a ConcatDataset of length {len(self)}")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """IterableDatasets one after another (`datasets` may be any iterable; it is read once, so
+    every epoch sees every stream)."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = list(datasets)
+
+    def _check(self, d) -> None:
+        if not isinstance(d, IterableDataset):
+            raise DataAssertionError(f"ChainDataset only supports IterableDataset, got {type(d).__name__}; "
+                                     "concatenate map-style datasets with ConcatDataset")
 
     def __iter__(self):
-        order = self._order()
-        if self.batch_size is None:
-            for i in order:
-                yield self.dataset[int(i)]
-            return
-        n, bs = len(order), self.batch_size
-        stop = n - n % bs if self.drop_last else n
-        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is None
-        if fast:
-            arrays = [_value(t) for t in self.dataset.tensors]
-            arrays = [a if hasattr(a, "shape") else np.asarray(a) for a in arrays]
-        for start in range(0, stop, bs):
-            idx = order[start:start + bs]
-            if fast:
-                # batches are fresh arrays (as PyTorch's collate makes them): changing one in
-                # place never changes the dataset
-                if not self.shuffle:
-                    s = slice(start, start + len(idx))
-                    yield tuple(_wrap(a[s].copy()) for a in arrays)
-                else:
-                    yield tuple(_wrap(a[idx if type(a) is np.ndarray else _on_device(idx, a)])
-                                for a in arrays)
-            else:
-                samples = [self.dataset[int(i)] for i in idx]
-                yield (self.collate_fn or default_collate)(samples)
+        for d in self.datasets:
+            self._check(d)
+            yield from d
 
-    def __repr__(self) -> str:
-        return (f"DataLoader({self.dataset!r}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
-                f"drop_last={self.drop_last})")
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            self._check(d)
+            total += len(d)
+        return total
 
 
-def _global_rng() -> np.random.Generator:
-    """fgrad's default generator (seeded by fgrad.manual_seed)."""
-    return default_generator.numpy
+class Subset(Dataset[T_co]):
+    """The samples of `dataset` at `indices` (a sequence is kept by reference; another iterable
+    is read once into a list)."""
+
+    def __init__(self, dataset: Dataset[T_co], indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = _as_sequence(indices, "Subset indices")
+        if type(self).__getitem__ is not Subset.__getitem__ and type(self).__getitems__ is Subset.__getitems__:
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides __getitem__ but not __getitems__, which the DataLoader "
+                "calls instead; add\n\ndef __getitems__(self, indices):\n"
+                "    return [self.__getitem__(idx) for idx in indices]")
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices: list[int]) -> list:
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.indices)
 
 
-def _on_device(index, like):
-    """An index array on the device of `like` (CuPy arrays want CuPy indices)."""
-    # optional dependency (GPU arrays): imported only when a CuPy array is seen
-    import cupy
-    return cupy.asarray(index)
+def random_split(dataset: Dataset, lengths: Iterable[int | float], generator=None) -> list[Subset]:
+    """Split `dataset` into non-overlapping random Subsets of the given `lengths`, or of the
+    given fractions (summing to 1: floor(f * len(dataset)) each, the remainder handed out one
+    by one from the first split on). The permutation is PyTorch's randperm: with
+    `generator=fgrad.Generator().manual_seed(s)` the splits equal PyTorch's for that seed."""
+    lengths = list(lengths)  # read a generator once: it is summed, checked and sliced
+    n = len(dataset)
+    total = sum(lengths)
+    if math.isclose(total, 1) and total <= 1:
+        sizes = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1 (got {frac}); fractions "
+                                 "must lie in [0, 1] and sum to 1")
+            sizes.append(math.floor(n * frac))
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              UserWarning, stacklevel=2)
+    if sum(lengths) != n:
+        raise ValueError(f"Sum of input lengths does not equal the length of the input dataset! "
+                         f"(lengths {lengths} sum to {sum(lengths)}, the dataset has {n} samples; give "
+                         "lengths summing to it or fractions summing to 1)")
+    for i, length in enumerate(lengths):
+        if not isinstance(length, (int, np.integer)) or length < 0:
+            raise ValueError(f"random_split: length at index {i} must be a non-negative int, got {length!r}")
+    indices = _random.stream(generator).randperm(n)
+    return [Subset(dataset, indices[end - length:end])
+            for end, length in zip(itertools.accumulate(lengths), lengths)]
