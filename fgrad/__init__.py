@@ -7,18 +7,43 @@ from .api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr
                   stop_gradient, value_and_grad, vjp, vmap)
 from .core.trace import debug_nans  # noqa: F401
 from .custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
+from . import lax  # noqa: F401
 
 # The Tensor facade: `import fgrad as torch`. `fgrad.tensor` is the facade's package and, being
 # callable, also `torch.tensor(data, ...)`; `fgrad.autograd` and `fgrad.cuda` are importable.
 from . import tensor  # noqa: E402
 from .tensor import *  # noqa: F401,F403,E402
 from .tensor import autograd, cuda  # noqa: F401,E402
+from .tensor import linalg, sparse, special  # noqa: F401,E402  (torch.linalg, torch.sparse, torch.special)
 
 _sys.modules[__name__ + ".autograd"] = autograd
 _sys.modules[__name__ + ".cuda"] = cuda
+for _name in ("linalg", "sparse", "special"):
+    _sys.modules[__name__ + "." + _name] = globals()[_name]
 
 __version__ = "0.1.0"
 
 # The training-script layer comes last: it is written on the facade imported above.
 from . import nn, optim, data, func, utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
+# Pictures of graphs and IR (fgrad.viz.draw); Graphviz is imported only when one is rendered.
+from . import viz  # noqa: E402,F401
+from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .legacy_tensors import *  # noqa: E402,F401,F403
+from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile,  # noqa: E402,F401
+                      get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
+                      is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+                      set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
+
+# torch.cuda.amp / torch.cpu.amp: the same autocast and GradScaler
+cuda.amp = amp
+# torch.autograd.functional, gradcheck and gradgradcheck (written on the transforms above)
+from . import autograd_functional as _autograd_functional, gradcheck as _gradcheck  # noqa: E402
+autograd.functional = _autograd_functional
+autograd.gradcheck, autograd.gradgradcheck = _gradcheck.gradcheck, _gradcheck.gradgradcheck
+autograd.GradcheckError = _gradcheck.GradcheckError
+_sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
+for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
+    _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])

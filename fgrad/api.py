@@ -16,9 +16,10 @@ from .core.errors import (
     ShapeError,
 )
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
-from .core.trace import Tracer, aval_of, facade, is_tensor, new_trace
+from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, facade, is_tensor, new_trace, xp_of
 from .interpreters.backward import Leaf, backward_pass
 from .interpreters.batching import BatchTrace, BatchTracer
+from .interpreters.compile.executable import Executable, JitStats
 from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
 from .interpreters.record import (
     RecordTrace,
@@ -28,12 +29,12 @@ from .interpreters.record import (
 )
 from .interpreters.staging import StagingTrace
 from .numpy import add as fnp_add
-from .numpy import moveaxis
 from .numpy._util import MAX_NDIM, as_value, cast
 from .ops import elementwise as ew
 from .ops._batching import loop_batch
 from .ops.elementwise import const
-from .ops.shape import broadcast_in_dim, concatenate, move_axis, reshape
+from .ops.shape import broadcast_in_dim, move_axis, reshape, transpose
+from .ops.shape import slice as slice_array
 from .tree_util import (
     broadcast_prefix,
     keystr,
@@ -161,7 +162,10 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     return _vjp(f, primals, has_aux, "vjp", complex_outputs=False)
 
 
-def _vjp(f, primals, has_aux, transform, complex_outputs):
+def _vjp(f, primals, has_aux, transform, complex_outputs, once: bool = False):
+    """vjp's work; with `once` the vjp_fn frees each saved value after its last use, for
+    callers that pull back exactly once (grad, jacrev), which so hold at most what the
+    remaining backward pass still reads."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals, boxed = _unbox_inputs(flat, f"{transform} of {name}")
@@ -211,7 +215,7 @@ def _vjp(f, primals, has_aux, transform, complex_outputs):
                     FgradValueError, "vjp-ct-dtype")
             if node is not None:
                 roots.append((node, c))
-        cts = backward_pass(roots, add=fnp_add) if roots else {}
+        cts = backward_pass(roots, add=fnp_add, retain=not once) if roots else {}
         grads = [_zeros_like(v) if leaf is None or id(leaf) not in cts else cts[id(leaf)]
                  for v, leaf in zip(vals, leaves)]
         return tree_unflatten(in_tree, [_box(g, b) for g, b in zip(grads, boxed)])
@@ -240,12 +244,16 @@ def _strip(x, trace):
 
 
 def _zeros_like(v):
+    xp = xp_of((v,))
+    if xp is not np:  # a GPU value: its zero (co)tangent lives on its device, like the others
+        a = aval_of(v)
+        return xp.zeros(a.shape, a.dtype)
     return broadcast_in_dim(const(v, 0), aval_of(v).shape, ())
 
 
 def _ones_like(v):
     a = aval_of(v)
-    return np.ones(a.shape, a.dtype)
+    return xp_of((v,)).ones(a.shape, a.dtype)  # grad's seed on the output's device
 
 
 def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
@@ -256,7 +264,7 @@ def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
         single, nums = _check_argnums(argnums, len(args), name)
         _check_argnum_inputs("grad", name, args, nums)
         res = _vjp(_partial(f, args, kwargs, nums), tuple(args[i] for i in nums), has_aux, "grad",
-                   complex_outputs=True)
+                   complex_outputs=True, once=True)
         out, fn = res[0], res[1]
         o = _unbox(out)
         if not hasattr(o, "shape") or aval_of(o).shape != () or aval_of(o).dtype.kind != "f":
@@ -416,12 +424,44 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
 
 # --- Jacobians ----------------------------------------------------------------------------
 
-def _stack_rows(rows, lead_shape, trail_shape):
-    """Stack equally shaped values into an array of shape lead_shape + trail_shape."""
-    rows = [reshape(r, (1,) + tuple(trail_shape)) for r in rows]
-    if not rows:
-        return np.zeros(tuple(lead_shape) + tuple(trail_shape))
-    return reshape(concatenate(rows, 0), tuple(lead_shape) + tuple(trail_shape))
+def _std_basis(avals) -> tuple[int, list]:
+    """The identity over the concatenated, flattened leaves of `avals`, split per leaf: leaf
+    k's block has shape (N,) + its shape and its dtype (a tangent or cotangent must have its
+    value's dtype), where N is the total size. Row i is the i-th basis vector."""
+    n = sum(a.size for a in avals)
+    blocks, start = [], 0
+    for a in avals:
+        blocks.append(np.eye(n, a.size, -start, dtype=a.dtype).reshape((n,) + tuple(a.shape)))
+        start += a.size
+    return n, blocks
+
+
+def _split_basis(v, starts, avals, other_shape, other_first: bool) -> list:
+    """`v` has shape (N,) + other_shape, its first axis running over the basis: the block of
+    each leaf in `avals` (laid out from `starts` along that axis), shaped leaf shape +
+    other_shape, or other_shape + leaf shape with `other_first` (a view: no copy)."""
+    v = _unbox(v)
+    other = tuple(other_shape)
+    n = aval_of(v).shape[0]
+    out = []
+    for start, a in zip(starts, avals):
+        block = v
+        if a.size != n:
+            block = slice_array(v, (start,) + (0,) * len(other), (start + a.size,) + other)
+        block = reshape(block, tuple(a.shape) + other)
+        if other_first and a.shape and other:
+            nd = len(a.shape)
+            block = transpose(block, tuple(range(nd, nd + len(other))) + tuple(range(nd)))
+        out.append(block)
+    return out
+
+
+def _starts(avals) -> list[int]:
+    starts, s = [], 0
+    for a in avals:
+        starts.append(s)
+        s += a.size
+    return starts
 
 
 def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
@@ -434,7 +474,8 @@ def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
 
 
 def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """Jacobian by reverse mode, one vjp per output element; shape out.shape + in.shape.
+    """Jacobian by reverse mode: f is recorded once and its pullback applied to every basis
+    cotangent at once (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
     The differentiated arguments must be real floats (DifferentiationError otherwise)."""
     return _jacrev(f, argnums, has_aux, "jacrev")
@@ -447,23 +488,32 @@ def _jacrev(f, argnums, has_aux, transform):
         single, nums = _check_argnums(argnums, len(args), name)
         _check_argnum_inputs(transform, name, args, nums)
         dyn = [args[i] for i in nums]
-        res = _vjp(_partial(f, args, kwargs, nums), tuple(dyn), has_aux, transform, complex_outputs=False)
-        out, fn = res[0], res[1]
+        # the pullback runs once (under vmap), so it frees what it read as it goes
+        res = _vjp(_partial(f, args, kwargs, nums), tuple(dyn), has_aux, transform, complex_outputs=False,
+                   once=True)
+        out, pullback = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(tuple(dyn))
+        out_avals = [aval_of(_unbox(o)) for o in out_flat]
+        in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
+        for oa in out_avals:
+            for xa in in_avals:
+                _check_jacobian_rank(transform, name, oa.shape, xa.shape)
+        m, basis = _std_basis(out_avals)
+        if m == 1:  # a scalar output (grad, hessian's inner Jacobian): one pullback, no vmap
+            rows = [reshape(_unbox(g), (1,) + tuple(a.shape)) for g, a in
+                    zip(tree_flatten(pullback(tree_unflatten(out_tree, [b[0] for b in basis])))[0], in_avals)]
+        elif m == 0:  # no output element: no row to pull back
+            rows = [np.zeros((0,) + tuple(a.shape), a.dtype) for a in in_avals]
+        else:
+            rows = tree_flatten(vmap(lambda *cts: pullback(tree_unflatten(out_tree, list(cts))))(*basis))[0]
+        # rows[j]: (M,) + in_j.shape; Jacobian block (k, j): out_k.shape + in_j.shape
+        starts = _starts(out_avals)
+        blocks = [_split_basis(r, starts, out_avals, a.shape, other_first=False)
+                  for r, a in zip(rows, in_avals)]
         per_out = []
-        for k, o in enumerate(out_flat):
-            oa = aval_of(_unbox(o))
-            for x in in_flat:
-                _check_jacobian_rank(transform, name, oa.shape, aval_of(as_value(_unbox(x))).shape)
-            rows = []
-            for i in range(oa.size):
-                cts = [np.zeros(aval_of(_unbox(p)).shape, aval_of(_unbox(p)).dtype) for p in out_flat]
-                cts[k] = np.eye(1, oa.size, i, dtype=oa.dtype).reshape(oa.shape)
-                rows.append(tree_flatten(fn(tree_unflatten(out_tree, cts)))[0])
-            jac = [_box(_stack_rows([_unbox(r[j]) for r in rows], oa.shape, aval_of(_unbox(x)).shape),
-                        _is_tensor(x)) for j, x in enumerate(in_flat)]
-            jac = tree_unflatten(in_tree, jac)
+        for k in range(len(out_flat)):
+            jac = tree_unflatten(in_tree, [_box(blocks[j][k], _is_tensor(x)) for j, x in enumerate(in_flat)])
             per_out.append(jac[0] if single else jac)
         jac = tree_unflatten(out_tree, per_out)
         return (jac, res[2]) if has_aux else jac
@@ -471,7 +521,8 @@ def _jacrev(f, argnums, has_aux, transform):
 
 
 def jacfwd(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """Jacobian by forward mode, one jvp per input element; shape out.shape + in.shape.
+    """Jacobian by forward mode: every basis tangent is pushed through one jvp at once
+    (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
     The differentiated arguments must be real floats (DifferentiationError otherwise)."""
     return _jacfwd(f, argnums, has_aux, "jacfwd")
@@ -483,43 +534,35 @@ def _jacfwd(f, argnums, has_aux, transform):
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
         _check_argnum_inputs(transform, name, args, nums)
-        dyn = [args[i] for i in nums]
-        in_flat, in_tree = tree_flatten(tuple(dyn))
+        dyn = tuple(args[i] for i in nums)
+        in_flat, in_tree = tree_flatten(dyn)
+        in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
         f_dyn = _partial(f, args, kwargs, nums)
-        cols = []  # per input leaf: list over its elements of the flat tangent outputs
-        out_flat = out_tree = None
-        aux = None
-        for j, x in enumerate(in_flat):
-            xa = aval_of(as_value(_unbox(x)))
-            leaf_cols = []
-            for i in range(xa.size):
-                ts = [np.zeros(aval_of(as_value(_unbox(p))).shape, xa.dtype if q == j else
-                               aval_of(as_value(_unbox(p))).dtype) for q, p in enumerate(in_flat)]
-                ts[j] = np.eye(1, xa.size, i, dtype=xa.dtype).reshape(xa.shape)
-                res = jvp(f_dyn, tuple(dyn), tree_unflatten(in_tree, ts), has_aux=has_aux)
-                out, tout = res[0], res[1]
-                if has_aux and aux is None:
-                    aux = res[2]
-                out_flat, out_tree = tree_flatten(out)
-                leaf_cols.append(tree_flatten(tout)[0])
-            cols.append((xa, leaf_cols))
-        if out_flat is None:
+        n, basis = _std_basis(in_avals)
+        if n == 0:  # no input element: no tangent to push, only the output's shape to read
             out = f_dyn(*dyn)
             if has_aux:
                 out, aux = _split_aux(out, f)
             out_flat, out_tree = tree_flatten(out)
+            touts = [np.zeros((0,) + aval_of(as_value(_unbox(o), f"output of {name}")).shape,
+                              aval_of(as_value(_unbox(o))).dtype) for o in out_flat]
+        else:
+            def push(*ts):
+                return jvp(f_dyn, dyn, tree_unflatten(in_tree, list(ts)), has_aux=has_aux)
+            # the primal output and aux do not depend on the tangents: one copy (out_axes None)
+            res = vmap(push, out_axes=(None, 0, None) if has_aux else (None, 0))(*basis)
+            out, aux = res[0], (res[2] if has_aux else None)
+            out_flat, out_tree = tree_flatten(out)
+            touts = tree_flatten(res[1])[0]
+        starts = _starts(in_avals)
         per_out = []
-        for k, o in enumerate(out_flat):
+        for o, t in zip(out_flat, touts):
             oa = aval_of(as_value(_unbox(o), f"output of {name}"))
-            for xa, _ in cols:
+            for xa in in_avals:
                 _check_jacobian_rank(transform, name, oa.shape, xa.shape)
-            jac = []
-            for (xa, leaf_cols), x in zip(cols, in_flat):
-                stacked = _stack_rows([_unbox(c[k]) for c in leaf_cols], xa.shape, oa.shape)
-                nd = len(xa.shape)
-                moved = moveaxis(stacked, tuple(range(nd)), tuple(range(len(oa.shape), len(oa.shape) + nd)))
-                jac.append(_box(moved, _is_tensor(x)))
-            jac = tree_unflatten(in_tree, jac)
+            # t: (N,) + out.shape; Jacobian block j: out.shape + in_j.shape
+            blocks = _split_basis(t, starts, in_avals, oa.shape, other_first=True)
+            jac = tree_unflatten(in_tree, [_box(b, _is_tensor(x)) for b, x in zip(blocks, in_flat)])
             per_out.append(jac[0] if single else jac)
         jac = tree_unflatten(out_tree, per_out)
         return (jac, aux) if has_aux else jac
@@ -776,17 +819,26 @@ def make_jaxpr(f: Callable, static_argnums: Sequence[int] | int = (),
 
 def jit(f: Callable, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = ()) -> Callable:
-    """Trace f once per input signature into IR and replay the IR on later calls.
+    """Trace f once per input signature into IR, compile the IR, and run the compiled
+    program on later calls.
 
     Positional and keyword arguments are traced (a new value of the same shape and dtype
     reuses the trace); those in `static_argnums`/`static_argnames` are Python values that
     key the cache instead (they must be hashable). Python numbers are traced weakly typed,
-    so jit never changes a result's dtype."""
-    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
-    cache: dict = {}
+    so jit never changes a result's dtype.
 
-    @functools.wraps(f)
-    def jitted(*args, **kwargs):
+    The program (fgrad.interpreters.compile) fuses element-wise regions into Numba loops
+    and calls every other primitive's impl directly; `jitted.lower(*args).as_text()` shows
+    it. Under an enclosing transform (grad, vmap, ...), with CuPy arrays or under
+    debug_nans, the IR is replayed through the primitives instead, which those need.
+    `jitted.stats` counts traces and compilations."""
+    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
+    cache: dict = {}  # signature -> Executable
+    fast: dict = {}   # _fast_key of positional NumPy arguments -> the compiled program's runner
+    stats = JitStats()
+    admits_fast = not nums and not names
+
+    def executable(args, kwargs):
         _, dyn_args, dyn_kwargs, static_items = _split_static(f, args, kwargs, nums, names)
         flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         vals = [as_value(_unbox(x), f"jit of {_fname(f)}: input {i}") for i, x in enumerate(flat)]
@@ -796,13 +848,49 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
                               for x, v in zip(flat, vals) for a in [aval_of(v)]), static_items)
         entry = cache.get(key)
         if entry is None:
-            entry = cache[key] = _stage(f, args, kwargs, nums, "jit", names)[:3]
-        closed, out_tree, out_boxed = entry
-        outs = eval_jaxpr(closed.jaxpr, closed.consts, *vals)
-        return tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)])
+            closed, out_tree, out_boxed = _stage(f, args, kwargs, nums, "jit", names)[:3]
+            stats.traces += 1
+            entry = cache[key] = Executable(closed, out_tree, out_boxed, stats)
+        return entry, vals
+
+    @functools.wraps(f)
+    def jitted(*args, **kwargs):
+        key = _fast_key(args) if admits_fast and not kwargs else None
+        if key is not None:
+            run = fast.get(key)
+            if run is not None and _state.trace is EVAL_TRACE and not _state.debug_nans:
+                return run(*args)
+        entry, vals = executable(args, kwargs)
+        out = entry(vals)
+        if key is not None and entry.can_compile(vals):
+            fast[key] = entry.fast()
+        return out
+
+    def lower(*args, **kwargs):
+        """The compiled program for arguments like these (`.as_text()`: its source)."""
+        return executable(args, kwargs)[0].lower()
 
     jitted._cache = cache
+    jitted.stats = stats
+    jitted.lower = lower
     return jitted
+
+
+def _fast_key(args) -> tuple | None:
+    """The signature of positional arguments that are all NumPy arrays or Python floats and
+    bools (shape and dtype, or the number's type), cheap enough to check on every call; None
+    for anything else, which takes the general path."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append(a.shape)
+            key.append(a.dtype)
+        elif t is float or t is bool:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
 
 
 def _static_key(v, what: str = "static argument"):

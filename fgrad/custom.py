@@ -13,7 +13,7 @@ whose residuals they store in that application's Node; the VJP rule receives the
 `residuals=`. With no transform active, a custom function simply runs its primal.
 
 Pytree outputs: the primitives are single-output, so several output leaves travel as one
-flat vector (concatenated, in their promoted dtype) that the caller slices apart again.
+flat vector (concatenated, in their promoted dtype; fgrad/_packing.py) that the caller slices apart again.
 The caller learns the output structure from whichever rule ran the user's function during
 its own `bind` (see `_OutSinks`), since that structure is only known once the function ran.
 """
@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from . import numpy as fnp
+from ._packing import pack_leaves, unpack_leaves
 from .api import jvp, make_jaxpr, vjp
 from .core import errors
 from .core.avals import ShapedArray
@@ -35,8 +36,6 @@ from .core.primitive import Primitive
 from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor
 from .numpy._util import as_value, is_array
 from .ops.elementwise import convert_element_type
-from .ops.shape import concatenate, reshape
-from .ops.shape import slice as slice_array
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 # --- the call object ------------------------------------------------------------------------
@@ -179,62 +178,12 @@ def _pack(call: _Call, out, what: str):
     _report_out(call, tree, avals)
     if len(leaves) == 1:
         return leaves[0], tree, avals
-    return _pack_leaves(leaves, avals, zero_ints=False), tree, avals
-
-
-_2_32 = 2 ** 32
-
-
-def _packed_dtype(avals: tuple) -> np.dtype:
-    """Float leaves in their promoted dtype; integer/bool leaves need float64 (or complex128),
-    which holds bools and 32-bit integers exactly and 64-bit ones as two 32-bit halves."""
-    floats = [a.dtype for a in avals if a.dtype.kind in "fc"]
-    if len(floats) < len(avals):
-        floats.append(np.dtype(np.float64))
-    return np.result_type(*floats)
-
-
-def _pack_leaves(leaves, avals: tuple, zero_ints: bool):
-    """Several leaves as one flat vector of `_packed_dtype`. With `zero_ints` the integer leaves'
-    slots are zeros (their tangent: integers have no derivative)."""
-    dtype = _packed_dtype(avals)
-
-    def flat(x, a):
-        x = reshape(x, (a.size,))
-        return x if a.dtype == dtype else convert_element_type(x, dtype)
-    pieces = []
-    for x, a in zip(leaves, avals):
-        wide = a.dtype.kind in "iu" and a.dtype.itemsize == 8
-        if a.dtype.kind in "fc":
-            pieces.append(flat(x, a))
-        elif zero_ints:
-            pieces.append(np.zeros((a.size * (2 if wide else 1),), dtype))
-        elif wide:  # exact as (x // 2**32, x % 2**32), each below 2**32 in magnitude
-            hi = fnp.floor_divide(x, _2_32)
-            pieces += [flat(hi, a), flat(fnp.subtract(x, fnp.multiply(hi, _2_32)), a)]
-        else:
-            pieces.append(flat(x, a))
-    return concatenate(pieces, 0)
+    return pack_leaves(leaves, avals, zero_ints=False), tree, avals
 
 
 def _unpack(packed, tree, avals: tuple):
     """The pytree `tree` out of a value packed by `_pack` (an output or its cotangent)."""
-    if len(avals) == 1:
-        return tree_unflatten(tree, [packed])
-    leaves, start = [], 0
-
-    def take(a):
-        nonlocal start
-        piece = reshape(slice_array(packed, (start,), (start + a.size,)), a.shape)
-        start += a.size
-        return piece if aval_of(piece).dtype == a.dtype else convert_element_type(piece, a.dtype)
-    for a in avals:
-        if a.dtype.kind in "iu" and a.dtype.itemsize == 8:
-            hi, lo = take(a), take(a)
-            leaves.append(fnp.add(fnp.multiply(hi, _2_32), lo))
-        else:
-            leaves.append(take(a))
-    return tree_unflatten(tree, leaves)
+    return tree_unflatten(tree, unpack_leaves(packed, avals))
 
 
 def _describe(x) -> str:
@@ -572,7 +521,7 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
 
 def _pack_like(leaves, avals):
     """Pack tangent leaves exactly as `_pack` packed the outputs with these avals."""
-    return leaves[0] if len(leaves) == 1 else _pack_leaves(leaves, avals, zero_ints=True)
+    return leaves[0] if len(leaves) == 1 else pack_leaves(leaves, avals, zero_ints=True)
 
 
 def _facade_vjp(f: Callable, inputs: list, ct) -> list:
@@ -711,6 +660,7 @@ def _checkpoint_jvp(primals, tangents, *, call: _Call):
 checkpoint_p.def_impl(_impl)
 checkpoint_p.def_abstract_eval(_abstract_eval)
 checkpoint_p.def_vjp(_checkpoint_vjp)
+checkpoint_p.def_saves(output=False)  # the point of checkpoint: only the inputs are saved
 checkpoint_p.def_jvp(_checkpoint_jvp)
 
 

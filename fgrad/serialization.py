@@ -137,3 +137,37 @@ def load(f, map_location=None, weights_only: bool = True, **kwargs):
         raise ValueError(f"fgrad.load: unsupported format {structure.get('format')!r}")
     ml = None if map_location is None else str(map_location)
     return _decode(structure["root"], arrays, ml)
+
+
+# PyTorch's allow-list for weights_only unpickling. fgrad.load never unpickles (files hold
+# only data), so there is nothing to allow; the list is kept for scripts that set it.
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Accepted for PyTorch's API (fgrad.load reads data only, never code)."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """`with fgrad.serialization.safe_globals([...]):` (accepted; see add_safe_globals)."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self._globals = list(safe_globals)
+
+    def __enter__(self) -> "safe_globals":
+        _SAFE_GLOBALS.extend(self._globals)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for g in self._globals:
+            if g in _SAFE_GLOBALS:
+                _SAFE_GLOBALS.remove(g)

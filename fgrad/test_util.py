@@ -6,34 +6,49 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .api import jvp, vjp
+from .core.trace import xp_of
 from .tree_util import tree_flatten, tree_map
 
 _TOL = {np.dtype(np.float32): 2e-2, np.dtype(np.float64): 2e-5}
 
 
-def _np(x):
-    return np.asarray(getattr(x, "_value", x))
+def _value(x):
+    """x's array where it lives: a CuPy (GPU) array stays on its device, so that the check
+    runs there; anything else becomes a NumPy array."""
+    v = getattr(x, "_value", x)
+    return v if type(v).__module__.startswith("cupy") else np.asarray(v)
+
+
+def _host(x) -> np.ndarray:
+    """x's values as a NumPy array, copied from the GPU where they live there."""
+    v = _value(x)
+    return v if isinstance(v, np.ndarray) else v.get()
 
 
 def _random_like(tree, rng):
-    return tree_map(lambda x: rng.standard_normal(np.shape(_np(x))).astype(_np(x).dtype)
-                    if np.issubdtype(_np(x).dtype, np.floating) else np.zeros_like(_np(x)), tree)
+    def draw(x):
+        v = _value(x)
+        if not np.issubdtype(v.dtype, np.floating):
+            return xp_of((v,)).zeros_like(v)
+        # drawn on the host and moved to x's device: a seed gives the same directions on either
+        return xp_of((v,)).asarray(rng.standard_normal(v.shape).astype(v.dtype))
+    return tree_map(draw, tree)
 
 
 def _add(tree, other, scale):
     # only float leaves are perturbed: integer inputs (indices) must stay integers
-    return tree_map(lambda x, v: _np(x) + scale * v if _np(x).dtype.kind in "fc" else _np(x),
+    return tree_map(lambda x, v: _value(x) + scale * v if _value(x).dtype.kind in "fc" else _value(x),
                     tree, other)
 
 
 def _inner(a, b) -> float:
-    return float(sum(np.vdot(_np(x).astype(np.float64), _np(y).astype(np.float64))
+    return float(sum(np.vdot(_host(x).astype(np.float64), _host(y).astype(np.float64))
                      for x, y in zip(tree_flatten(a)[0], tree_flatten(b)[0])))
 
 
 def _assert_close(name, got, want, tol):
     for g, w in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
-        g, w = _np(g).astype(np.float64), _np(w).astype(np.float64)
+        g, w = _host(g).astype(np.float64), _host(w).astype(np.float64)
         if not np.allclose(g, w, atol=tol, rtol=tol, equal_nan=True):
             raise AssertionError(f"check_grads {name}: derivative mismatch\n got {g}\nwant {w}")
 
@@ -41,7 +56,7 @@ def _assert_close(name, got, want, tol):
 def numerical_jvp(f: Callable, primals: Sequence, tangents: Sequence, eps: float):
     fp = f(*_add(tuple(primals), tuple(tangents), eps))
     fm = f(*_add(tuple(primals), tuple(tangents), -eps))
-    return tree_map(lambda a, b: (_np(a) - _np(b)) / (2 * eps), fp, fm)
+    return tree_map(lambda a, b: (_value(a) - _value(b)) / (2 * eps), fp, fm)
 
 
 def check_jvp(f, args, eps, tol, rng):
@@ -64,9 +79,10 @@ def check_vjp(f, args, eps, tol, rng):
 def check_grads(f: Callable, args: Sequence, order: int = 2, modes=("fwd", "rev"),
                 eps: float | None = None, atol: float | None = None, seed: int = 0) -> None:
     """Check f's derivatives up to `order` in forward and/or reverse mode against
-    central finite differences; raises AssertionError on a mismatch."""
+    central finite differences; raises AssertionError on a mismatch. Arguments on a GPU
+    (CuPy arrays) are checked there: perturbations and directions live on their device."""
     args = tuple(args)
-    dtypes = {_np(x).dtype for x in tree_flatten(args)[0]}
+    dtypes = {_value(x).dtype for x in tree_flatten(args)[0]}
     low = np.dtype(np.float32) in dtypes
     eps = eps if eps is not None else (1e-2 if low else 1e-4)
     tol = atol if atol is not None else (_TOL[np.dtype(np.float32)] if low else _TOL[np.dtype(np.float64)])

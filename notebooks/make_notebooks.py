@@ -26,6 +26,9 @@ NB1 = [
     code("x = torch.tensor(4.0, requires_grad=True)\n"
          "print('x.grad:', x.grad)\nprint('x.grad_fn:', x.grad_fn)\nprint('x.is_leaf:', x.is_leaf)\n\n"
          "z = x ** 2\nprint('z.grad_fn:', z.grad_fn)\nprint('z.is_leaf:', z.is_leaf)"),
+    md("`fgrad.viz.draw` draws the recorded graph, as torchviz's `make_dot` does: the leaf `x` "
+       "(named through `params`), the `PowBackward0` node, the output."),
+    code("import fgrad.viz\nfgrad.viz.draw(z, params={'x': x})"),
     md("Reading `.grad` of a non-leaf gives `None` and the same `UserWarning` PyTorch gives: only "
        "leaves get their gradient stored, to save memory."),
     code("with warnings.catch_warnings(record=True) as caught:\n"
@@ -43,6 +46,10 @@ NB1 = [
          "    for nxt, _ in getattr(fn, 'next_functions', ()):\n"
          "        if nxt is not None:\n"
          "            show(nxt, depth + 1)\n\nshow(y.grad_fn)"),
+    md("The same graph as a picture. `show_saved=True` adds the values each node keeps for its "
+       "backward pass (orange, with their shapes): `MulBackward0` saved both factors, the adds "
+       "saved nothing."),
+    code("fgrad.viz.draw(y, params={'w': w, 'x': x}, show_saved=True)"),
     code("try:\n    torch.tensor([1, 2]).requires_grad_(True)\nexcept RuntimeError as e:\n    print('RuntimeError:', e)"),
     md("## Non-scalar outputs: `gradient=`\n\n"
        "`backward()` of a non-scalar needs the vector to contract the Jacobian with. Here "
@@ -83,6 +90,13 @@ NB1 = [
     code("import fgrad\nimport fgrad.numpy as fnp\n\n"
          "f = lambda x: x ** 2\nprint(fgrad.grad(f)(3.0), fgrad.grad(fgrad.grad(f))(3.0))\n"
          "print(fgrad.make_jaxpr(fgrad.grad(lambda x: fnp.sin(x) * x))(1.0))"),
+    md("`fgrad.viz.draw(f, *args)` draws that IR. For a derivative it colours each equation by "
+       "the pass that emitted it: *forward*, or *backward* when the reverse-mode engine was "
+       "running, i.e. the equation comes from a VJP rule (here `cos`, the product and the sum)."),
+    code("f = lambda x: fnp.sin(x) * x\nfgrad.viz.draw(fgrad.grad(f), 1.0)"),
+    md("The second derivative, 2 cos(x) − x sin(x), runs two backward passes: the first "
+       "derivative's (which the second records as its forward computation) and its own."),
+    code("fgrad.viz.draw(fgrad.grad(fgrad.grad(f)), 1.0)"),
     md("## A training step is the same machinery\n\n"
        "`output = net(data)` records the graph, `loss.backward()` fills every parameter's `.grad`, "
        "`optimizer.step()` updates the parameters in place, `optimizer.zero_grad()` clears the grads."),
@@ -110,6 +124,11 @@ NB2 = [
          "xs = np.linspace(-3, 3, 200)\nfig, ax = plt.subplots(figsize=(7, 4))\n"
          "for k, d in enumerate(derivs):\n    ax.plot(xs, fgrad.vmap(d)(xs), label=f\"order {k}\")\n"
          "ax.legend(); ax.set_title('tanh and its first four derivatives'); ax.grid(alpha=0.3)\nplt.show()"),
+    md("The IR of the second derivative, equations coloured by the backward pass that made them:"),
+    code("import fgrad.viz\nfgrad.viz.draw(derivs[2], 0.5)"),
+    md("`jit` compiles the vmapped second derivative; its element-wise equations fuse into one "
+       "Numba loop, drawn as one box (the kernel's name is the one `lower(xs).as_text()` prints):"),
+    code("fgrad.viz.draw(fgrad.jit(fgrad.vmap(derivs[2])), xs)"),
     md("Check against closed forms: tanh' = 1 − tanh², tanh'' = −2 tanh (1 − tanh²)."),
     code("t = np.tanh(xs)\nprint(np.abs(fgrad.vmap(derivs[1])(xs) - (1 - t**2)).max())\n"
          "print(np.abs(fgrad.vmap(derivs[2])(xs) - (-2 * t * (1 - t**2))).max())"),
@@ -176,6 +195,11 @@ NB3 = [
          "        return self.fc2(x)\n\n"
          "def rightness(predictions, labels):\n    pred = torch.max(predictions.data, 1)[1]\n"
          "    return pred.eq(labels.data.view_as(pred)).sum(), len(labels)\n\nnet = ConvNet()\nnet"),
+    md("The graph a training step records, from the loss back to the parameters, named after "
+       "them (drawn on two images in eval mode: no dropout, so the training below draws the same "
+       "random numbers):"),
+    code("import fgrad.viz\nnet.eval()\n"
+         "fgrad.viz.draw(nn.CrossEntropyLoss()(net(x[:2]), y[:2]), params=dict(net.named_parameters()))"),
     code("criterion = nn.CrossEntropyLoss()\noptimizer = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)\n"
          "losses, record = [], []\nstart = time.perf_counter()\nfor epoch in range(12):\n    train_rights = []\n"
          "    for batch_idx, (data, target) in enumerate(train_loader):\n"

@@ -41,6 +41,29 @@ def test_hessian_three_ways():
     assert h1.shape == (3, 3)
 
 
+def test_jacobians_run_the_function_once_for_all_basis_vectors():
+    # jacfwd pushes every basis tangent through one vmap-ed jvp, jacrev pulls every basis
+    # cotangent through one vmap-ed pullback of one recording: f runs once, not once per row
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return {"a": np.sin(x) * y[0], "b": np.sum(x * x) * y}
+
+    x, y = onp.array([[0.3, -1.2, 0.8], [0.1, 0.2, 0.4]]), onp.array([1.5, -0.5])
+    for jac in (fgrad.jacfwd, fgrad.jacrev):
+        del calls[:]
+        out = jac(f, argnums=(0, 1))(x, y)
+        assert len(calls) == 1, jac.__name__
+        assert out["a"][0].shape == (2, 3, 2, 3) and out["b"][1].shape == (2, 2)
+        onp.testing.assert_allclose(out["a"][0].reshape(6, 6), onp.diag(onp.cos(x).ravel() * y[0]), atol=1e-15)
+        onp.testing.assert_allclose(out["b"][0], 2 * y[:, None, None] * x, rtol=1e-15)
+    del calls[:]
+    h = fgrad.hessian(lambda x: f(x, y)["b"].sum())(x)
+    assert len(calls) == 1 and h.shape == (2, 3, 2, 3)
+    onp.testing.assert_allclose(h.reshape(6, 6), 2 * y.sum() * onp.eye(6), rtol=1e-14)
+
+
 def test_hvp_forward_over_reverse_equals_reverse_over_forward():
     f = lambda x: np.sum(np.tanh(x) * np.log1p(x * x))
     x, v = onp.array([0.5, -0.4, 2.0]), onp.array([1.0, 0.3, -0.2])

@@ -10,7 +10,8 @@ PyTorch-named functions, against PyTorch (through the Tensor facade, and also th
 fgrad's transforms on plain arrays for fgrad.nn.functional).
 
 Coverage is enforced: `test_every_public_function_is_tested_or_listed` enumerates the public
-callables of fgrad.numpy, fgrad.numpy.linalg, fgrad.scipy.special, fgrad.nn.functional, the
+callables of fgrad.numpy, fgrad.numpy.linalg, fgrad.numpy.fft, fgrad.scipy.special,
+fgrad.scipy.linalg, fgrad.scipy.signal, fgrad.scipy.integrate, fgrad.nn.functional, the
 facade's functions (fgrad.<name>, also Tensor methods) and the fgrad.nn layers. Each one must
 be covered by a case below or listed, with its reason, in one of
   * NON_SMOOTH: genuinely non-differentiable somewhere, with the documented convention there
@@ -33,7 +34,11 @@ import fgrad
 import fgrad.nn as fnn
 import fgrad.nn.functional as F
 import fgrad.numpy as fnp
+import fgrad.scipy.integrate as fint
+import fgrad.scipy.linalg as fsl
+import fgrad.scipy.signal as fsig
 import fgrad.scipy.special as fss
+import fgrad.scipy.stats as fst
 from fgrad.tensor import FUNCTIONS as FACADE_FUNCTIONS
 
 try:
@@ -41,8 +46,9 @@ try:
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     import jax.scipy.special as jss
+    import jax.scipy.stats as jst
 except ImportError:  # pragma: no cover - the oracle cases skip
-    jax = jnp = jss = None
+    jax = jnp = jss = jst = None
 try:
     import torch
 except ImportError:  # pragma: no cover
@@ -70,6 +76,12 @@ def public_api() -> set[str]:
     names = {f"numpy.{n}" for n in _callables(fnp, dir(fnp))}
     names |= {f"numpy.linalg.{n}" for n in _callables(fnp.linalg, fnp.linalg.__all__)}
     names |= {f"scipy.special.{n}" for n in _callables(fss, fss.__all__)}
+    names |= {f"scipy.stats.{d}.{n}" for d in fst.__all__ for n in _callables(getattr(fst, d), getattr(fst, d).__all__)}
+    names |= {f"lax.{n}" for n in _callables(fgrad.lax, fgrad.lax.__all__)}
+    names |= {f"numpy.fft.{n}" for n in _callables(fnp.fft, fnp.fft.__all__)}
+    names |= {f"scipy.linalg.{n}" for n in _callables(fsl, fsl.__all__)}
+    names |= {f"scipy.signal.{n}" for n in _callables(fsig, fsig.__all__)}
+    names |= {f"scipy.integrate.{n}" for n in _callables(fint, fint.__all__)}
     own = [n for n in dir(F) if getattr(getattr(F, n), "__module__", None) == F.__name__]
     names |= {f"nn.functional.{n}" for n in _callables(F, sorted(set(F.__all__) | set(own)))}
     names |= {f"facade.{n}" for n in FACADE_FUNCTIONS}
@@ -84,21 +96,86 @@ def _listing(table: dict[str, str]) -> dict[str, str]:
 
 
 NON_SMOOTH = _listing({
+    "piecewise activations and margin/robust losses: at each switch point fgrad takes PyTorch's branch, "
+    "and tests/test_nn_families.py compares the first derivatives there with PyTorch's": """
+        nn.functional.elu nn.functional.selu nn.functional.celu nn.functional.hardtanh nn.functional.relu6
+        nn.functional.hardsigmoid nn.functional.hardswish nn.functional.softshrink nn.functional.hardshrink
+        nn.functional.threshold nn.functional.prelu nn.functional.rrelu nn.functional.softsign
+        nn.functional.smooth_l1_loss nn.functional.huber_loss nn.functional.margin_ranking_loss
+        nn.functional.triplet_margin_loss nn.functional.hinge_embedding_loss nn.functional.cosine_embedding_loss
+        nn.functional.gaussian_nll_loss nn.functional.normalize nn.functional.pairwise_distance
+        nn.functional.embedding_bag nn.functional.cosine_similarity
+        nn.ELU nn.SELU nn.CELU nn.Hardtanh nn.ReLU6 nn.Hardsigmoid nn.Hardswish nn.Softshrink nn.Hardshrink
+        nn.Threshold nn.PReLU nn.RReLU nn.Softsign nn.SmoothL1Loss nn.HuberLoss nn.MarginRankingLoss
+        nn.TripletMarginLoss nn.HingeEmbeddingLoss nn.CosineEmbeddingLoss nn.GaussianNLLLoss nn.PairwiseDistance
+        nn.EmbeddingBag nn.CosineSimilarity""",
     "kink at 0 (abs'(0) = sign(0) = 0; relu'(0) = 0; leaky_relu'(0) = slope, as PyTorch)": """
-        numpy.abs numpy.absolute facade.abs facade.absolute facade.relu nn.functional.relu
+        numpy.abs numpy.absolute numpy.fabs numpy.copysign facade.abs facade.absolute facade.relu nn.functional.relu
         nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
+    "relu inside: RNN and RNNCell with nonlinearity='relu', and the transformer layers' default "
+    "feed-forward activation (relu'(0) = 0, as PyTorch); otherwise smooth (tanh, gelu). "
+    "tests/test_nn_rnn.py and tests/test_nn_attention.py compare their gradients with PyTorch's": """
+        nn.RNN nn.RNNCell nn.TransformerEncoderLayer nn.TransformerDecoderLayer nn.TransformerEncoder
+        nn.TransformerDecoder nn.Transformer""",
     "ties: maximum/minimum and max/min reductions split evenly; sort/topk permute": """
         numpy.maximum numpy.minimum numpy.at_max numpy.at_min numpy.max numpy.min numpy.amax numpy.amin facade.maximum
-        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk numpy.sort""",
+        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk numpy.sort
+        numpy.fmax numpy.fmin numpy.nanmax numpy.nanmin numpy.ptp numpy.partition""",
     "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
         numpy.clip facade.clamp facade.clip""",
     "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
         nn.functional.max_pool2d nn.MaxPool2d""",
+    "max pooling in 1-D and adaptive max pooling: the first maximum of a window takes the gradient "
+    "(as PyTorch; tests/test_nn_conv.py checks ties against it)": """
+        nn.functional.max_pool1d nn.MaxPool1d nn.functional.adaptive_max_pool1d
+        nn.functional.adaptive_max_pool2d nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d""",
+    "LP pooling: PyTorch's formula (sign(s) relu(|s|) * window)^(1/p), s the mean of x^p over a "
+    "window: relu'(0) = 0 where s = 0, and x^p's own kink for odd or fractional p": """
+        nn.functional.lp_pool1d nn.functional.lp_pool2d nn.LPPool1d nn.LPPool2d""",
+    "grid_sample: piecewise bilinear in the grid (at integer pixel coordinates the piece above the "
+    "floor); clipped coordinates (padding_mode border, reflection) have derivative 0 at and beyond "
+    "the border and reflection points +1, as PyTorch; mode nearest has none in the grid "
+    "(tests/test_nn_conv.py compares both derivatives with PyTorch's)": """
+        nn.functional.grid_sample""",
     "a choice between two arrays: piecewise by definition": """
-        numpy.where facade.where facade.masked_fill""",
+        numpy.where numpy.select numpy.nan_to_num facade.where facade.masked_fill""",
+    "steps: heaviside has no derivative in x1 and passes the cotangent to x2 where x1 == 0; frexp's "
+    "mantissa jumps at the powers of two, its derivative 2 ** -exponent between them (both as JAX; "
+    "tests/test_numpy_extra.py)": "numpy.heaviside numpy.frexp",
+    "domain edges and kinks of scipy.special: entr, rel_entr and kl_div are -inf/inf outside x >= 0 "
+    "(y > 0), with an infinite derivative at x = 0 (as JAX); the exponentially scaled Bessel "
+    "functions (exp(-|x|) factor) have a kink at 0, where the derivative is the mean of the two "
+    "sides (sign(0) = 0) (tests/test_scipy_special.py)": """
+        scipy.special.entr scipy.special.rel_entr scipy.special.kl_div scipy.special.i0e
+        scipy.special.i1e scipy.special.ive""",
+    "control flow choosing a branch, or a trip count, from the values: piecewise by definition (the "
+    "derivative is the taken branch's, of the trips made; tests/test_control_flow.py)": """
+        lax.cond lax.switch lax.while_loop""",
+    "repeated eigenvalues / singular values: the vectors' derivative is undefined there and comes out "
+    "inf/NaN (as JAX's eigh); functions of the values alone keep a finite gradient "
+    "(tests/test_decompositions.py)": """
+        numpy.linalg.eigh numpy.linalg.eigvalsh numpy.linalg.eig numpy.linalg.eigvals numpy.linalg.svd
+        numpy.linalg.svdvals numpy.linalg.cond scipy.linalg.eigh""",
+    "rank changes: the pseudo-inverse jumps where the rank does; the derivative is that of the "
+    "constant-rank branch (tests/test_decompositions.py)": """
+        numpy.linalg.pinv numpy.linalg.lstsq""",
     "jumps: piecewise-continuous remainders and floor division": """
         numpy.fmod numpy.mod numpy.remainder numpy.divmod numpy.floor_divide facade.fmod
         facade.remainder facade.floor_divide""",
+    "order statistics: the gradient goes to the element sorted into place (PyTorch: the returned "
+    "index); at ties which element that is switches": """
+        numpy.median numpy.nanmedian numpy.quantile numpy.nanquantile facade.median facade.nanmedian
+        facade.quantile facade.nanquantile facade.cummax facade.cummin""",
+    "ties: unique merges equal elements (the number of outputs changes); scatter_reduce's amax/amin "
+    "split the gradient of tied candidates evenly, round by round": """
+        numpy.unique facade.unique facade.unique_consecutive facade.scatter_reduce""",
+    "clamp bounds (the gradient passes at the bound, as PyTorch's clamp); logit(eps=) clamps first": """
+        facade.clamp_min facade.clamp_max facade.logit""",
+    "kink at zero distance: hypot'(0, 0) = 0 and the p-norm distances' gradient is 0 there (the "
+    "norm's convention; PyTorch gives NaN for hypot); p = inf ties split evenly": """
+        numpy.hypot facade.hypot facade.cdist facade.dist""",
+    "xlogy at input = 0 with other <= 0: PyTorch's convention, d/dinput = 0 (not log 0)": "facade.xlogy",
+    "jumps at the integers (frac = input - trunc(input))": "facade.frac",
 })
 
 NOT_DIFFERENTIABLE = _listing({
@@ -109,6 +186,9 @@ NOT_DIFFERENTIABLE = _listing({
         numpy.greater_equal numpy.logical_and numpy.logical_or numpy.logical_xor
         numpy.logical_not numpy.shape numpy.ndim numpy.size numpy.any numpy.all
         numpy.bitwise_and numpy.bitwise_or numpy.bitwise_xor numpy.bitwise_not numpy.invert
+        numpy.bitwise_invert numpy.signbit numpy.trunc numpy.fix numpy.rint numpy.isclose numpy.allclose
+        numpy.iscomplex numpy.isreal numpy.iscomplexobj numpy.isrealobj numpy.nanargmax numpy.nanargmin
+        numpy.argpartition numpy.angle
         facade.sign facade.floor facade.ceil facade.round facade.trunc facade.fix facade.argmax
         facade.argmin facade.argsort facade.argwhere facade.nonzero facade.isnan facade.isinf
         facade.isfinite facade.eq facade.ne facade.lt facade.le facade.gt facade.ge facade.greater
@@ -120,11 +200,40 @@ NOT_DIFFERENTIABLE = _listing({
     "array creation": """
         numpy.arange numpy.array numpy.asarray numpy.empty numpy.empty_like numpy.eye numpy.full
         numpy.full_like numpy.identity numpy.linspace numpy.meshgrid numpy.ones numpy.ones_like
-        numpy.tri numpy.zeros numpy.zeros_like numpy.astype""",
+        numpy.tri numpy.zeros numpy.zeros_like numpy.astype numpy.fft.fftfreq numpy.fft.rfftfreq""",
+    "integer result (a count of singular values)": "numpy.linalg.matrix_rank",
+    "counts and positions: integer results, piecewise constant in the data (bincount and histogram "
+    "are linear in their weights); index constants; random draws": """
+        numpy.bincount numpy.histogram numpy.searchsorted numpy.digitize numpy.tril_indices
+        numpy.triu_indices facade.bincount facade.histc facade.searchsorted facade.bucketize
+        facade.tril_indices facade.triu_indices facade.multinomial""",
     "random (a fixed mask times the input)": "nn.functional.dropout nn.Dropout",
+    "random: channel masks, and alpha dropout's fixed mask and shift, times / plus the input": """
+        nn.functional.dropout1d nn.functional.dropout2d nn.functional.dropout3d
+        nn.functional.alpha_dropout nn.functional.feature_alpha_dropout nn.Dropout1d nn.Dropout2d
+        nn.Dropout3d nn.AlphaDropout nn.FeatureAlphaDropout""",
+    "piecewise constant (the sign of gamma)": "scipy.special.gammasgn",
 })
 
 NO_KINKS = _listing({
+    "scatter and index updates, repeats, differences, rotations, grids and block matrices "
+    "(linear in each operand)": """
+        facade.scatter facade.scatter_add facade.index_add facade.index_copy facade.index_fill
+        facade.index_put facade.masked_scatter facade.repeat_interleave facade.diff numpy.diff
+        facade.rot90 facade.meshgrid facade.cartesian_prod facade.block_diag scipy.linalg.block_diag""",
+    "multilinear products: fused multiply-adds, Kronecker and cross products": """
+        facade.addcmul facade.addmm facade.addmv facade.baddbmm facade.addbmm facade.kron numpy.kron
+        facade.cross numpy.cross""",
+    "smooth activations, likelihood losses, normalisations (eps inside the square root) and lookups": """
+        nn.functional.gelu nn.functional.silu nn.functional.mish nn.functional.logsigmoid nn.functional.tanhshrink
+        nn.functional.glu nn.functional.softmin nn.functional.binary_cross_entropy
+        nn.functional.binary_cross_entropy_with_logits nn.functional.kl_div nn.functional.soft_margin_loss
+        nn.functional.multilabel_soft_margin_loss nn.functional.poisson_nll_loss nn.functional.layer_norm
+        nn.functional.group_norm nn.functional.instance_norm nn.functional.rms_norm nn.functional.local_response_norm
+        nn.functional.embedding nn.GELU nn.SiLU nn.Mish nn.LogSigmoid nn.Tanhshrink nn.GLU nn.Softmin nn.Softplus
+        nn.BCELoss nn.BCEWithLogitsLoss nn.KLDivLoss nn.SoftMarginLoss nn.MultiLabelSoftMarginLoss nn.PoissonNLLLoss
+        nn.LayerNorm nn.GroupNorm nn.InstanceNorm1d nn.InstanceNorm2d nn.InstanceNorm3d nn.RMSNorm
+        nn.LocalResponseNorm nn.Embedding nn.Unflatten nn.ParameterList nn.ParameterDict""",
     "linear/structural: shape, indexing, stacking, reductions by sum": """
         numpy.add numpy.subtract numpy.negative numpy.positive numpy.sum numpy.mean numpy.cumsum
         numpy.trace numpy.at numpy.at_add numpy.at_get numpy.at_set numpy.at_mul numpy.getitem numpy.take
@@ -135,7 +244,12 @@ NO_KINKS = _listing({
         numpy.hstack numpy.moveaxis numpy.pad numpy.ravel numpy.repeat numpy.reshape numpy.roll
         numpy.rot90 numpy.split numpy.squeeze numpy.stack numpy.swapaxes numpy.tile
         numpy.transpose numpy.tril numpy.triu numpy.vsplit numpy.vstack
-        numpy.linalg.matrix_transpose
+        numpy.linalg.matrix_transpose numpy.linalg.trace numpy.linalg.diagonal
+        numpy.real numpy.imag numpy.conj numpy.conjugate numpy.real_if_close
+        numpy.nansum numpy.nanmean numpy.nancumsum numpy.rollaxis numpy.append numpy.row_stack
+        numpy.permute_dims numpy.concat numpy.unstack numpy.matrix_transpose numpy.gradient numpy.trapezoid
+        numpy.ediff1d numpy.cumulative_sum numpy.deg2rad numpy.radians numpy.rad2deg numpy.degrees numpy.ldexp
+        numpy.average
         facade.add facade.sub facade.subtract facade.neg facade.negative facade.sum facade.nansum
         facade.mean facade.cumsum facade.trace facade.reshape facade.flatten facade.unflatten
         facade.unsqueeze facade.squeeze facade.permute facade.transpose facade.swapaxes
@@ -149,13 +263,61 @@ NO_KINKS = _listing({
         nn.ModuleDict""",
     "multilinear products (polynomial, no pieces)": """
         numpy.dot numpy.matmul numpy.inner numpy.outer numpy.tensordot numpy.vdot numpy.einsum
-        numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot
+        numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot numpy.linalg.cross
+        numpy.linalg.vecdot numpy.linalg.multi_dot numpy.linalg.matrix_power numpy.vecdot
+        scipy.signal.convolve scipy.signal.correlate
         facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
         facade.ger facade.einsum facade.lerp
         nn.functional.linear nn.functional.conv2d nn.Linear nn.Conv2d""",
+    "convolutions (bilinear in input and weight) and affine_grid (linear in theta): "
+    "tests/test_nn_conv.py": """
+        nn.functional.conv1d nn.functional.conv3d nn.functional.conv_transpose1d
+        nn.functional.conv_transpose2d nn.functional.affine_grid nn.Conv1d nn.Conv3d
+        nn.ConvTranspose1d nn.ConvTranspose2d""",
+    "linear in the input with fixed routing: padding, pixel (un)shuffling, sliding blocks, average "
+    "and adaptive-average pooling, max unpooling (the indices only route), resampling (fixed taps "
+    "and weights): tests/test_nn_conv.py": """
+        nn.functional.pad nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
+        nn.functional.unfold nn.functional.fold nn.functional.avg_pool1d
+        nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+        nn.functional.adaptive_avg_pool3d nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.interpolate
+        nn.functional.upsample nn.functional.upsample_nearest nn.functional.upsample_bilinear
+        nn.ConstantPad1d nn.ConstantPad2d nn.ConstantPad3d nn.ZeroPad1d nn.ZeroPad2d nn.ZeroPad3d
+        nn.ReflectionPad1d nn.ReflectionPad2d nn.ReflectionPad3d nn.ReplicationPad1d
+        nn.ReplicationPad2d nn.ReplicationPad3d nn.CircularPad1d nn.CircularPad2d nn.CircularPad3d
+        nn.PixelShuffle nn.PixelUnshuffle nn.Unfold nn.Fold nn.AvgPool1d nn.AdaptiveAvgPool1d
+        nn.AdaptiveAvgPool2d nn.AdaptiveAvgPool3d nn.MaxUnpool1d nn.MaxUnpool2d nn.Upsample nn.UpsamplingNearest2d
+        nn.UpsamplingBilinear2d""",
+    "special functions JAX lacks, each one primitive with closed-form derivative rules (Bessel "
+    "recurrences, densities, inverse-function rules), no pieces: tests/test_scipy_special.py checks "
+    "them against mpmath (log_expit is one smooth logaddexp; psi is digamma)": """
+        scipy.special.psi scipy.special.j0 scipy.special.j1 scipy.special.jv scipy.special.jn
+        scipy.special.y0 scipy.special.y1 scipy.special.yv scipy.special.yn scipy.special.iv
+        scipy.special.stdtr scipy.special.stdtrit scipy.special.erfcinv scipy.special.log_expit""",
+    "Student's t CDFs (JAX has none): one primitive each (stdtr, stdtrit); logcdf and logsf take "
+    "log(p) or log1p(-q) at p = 1/2, two exact forms of one function, checked at the switch "
+    "against mpmath in tests/test_scipy_stats.py": """
+        scipy.stats.t.cdf scipy.stats.t.logcdf scipy.stats.t.sf scipy.stats.t.logsf scipy.stats.t.ppf""",
+    "ODE solutions and quadrature: odeint's step sizes are chosen from the values but held fixed "
+    "under differentiation, and its reverse mode is the adjoint ODE (tests/test_integrate.py); "
+    "trapezoid is linear": "scipy.integrate.odeint scipy.integrate.trapezoid",
     "matrix functions with their own primitives and rules (tests/test_linalg.py)": """
         numpy.linalg.inv numpy.linalg.solve numpy.linalg.det numpy.linalg.slogdet
-        numpy.linalg.cholesky""",
+        numpy.linalg.cholesky numpy.linalg.qr numpy.linalg.tensorinv numpy.linalg.tensorsolve
+        scipy.linalg.solve_triangular scipy.linalg.solve_banded scipy.linalg.solve_sylvester
+        scipy.linalg.sqrtm scipy.linalg.expm scipy.linalg.expm_frechet scipy.linalg.cholesky
+        scipy.linalg.cho_factor scipy.linalg.cho_solve scipy.linalg.inv scipy.linalg.det
+        scipy.linalg.solve""",
+    "linear transforms: the DFTs (complex results: tests/test_fft.py checks their rules) and the "
+    "frequency shifts": """
+        numpy.fft.fft numpy.fft.ifft numpy.fft.fft2 numpy.fft.ifft2 numpy.fft.fftn numpy.fft.ifftn
+        numpy.fft.rfft numpy.fft.irfft numpy.fft.rfft2 numpy.fft.irfft2 numpy.fft.rfftn
+        numpy.fft.irfftn numpy.fft.hfft numpy.fft.ihfft numpy.fft.fftshift numpy.fft.ifftshift""",
+    "smooth recurrences and attention: sigmoid/tanh gates, softmax and matmuls; masks (packed "
+    "sequences, attention masks) select by fixed patterns, never by value. tests/test_nn_rnn.py and "
+    "tests/test_nn_attention.py compare gradients and a second-order quantity with PyTorch's": """
+        nn.LSTM nn.GRU nn.LSTMCell nn.GRUCell nn.RNNBase nn.RNNCellBase nn.MultiheadAttention
+        nn.functional.scaled_dot_product_attention nn.functional.multi_head_attention_forward""",
 })
 
 
@@ -267,6 +429,88 @@ case("special.softmax[ties]", "scipy.special.softmax", "jax",
      lambda np, sp, x: sp.softmax(x, axis=1) * np.asarray([1.0, 2.0, 3.0]), _TIED_LOGITS)
 case("special.log_softmax[ties]", "scipy.special.log_softmax", "jax",
      lambda np, sp, x: sp.log_softmax(x, axis=1) * np.asarray([1.0, 2.0, 3.0]), _TIED_LOGITS)
+
+# fgrad.scipy.special: xlogy/xlog1py at x = 0 (where their y-partials are masked), 1/gamma at
+# the switch of its derivative rule (1/2), and the smooth families at ordinary points (one
+# primitive each: the third derivatives check the rules' own derivative rules)
+case("special.xlogy[x=0]", "scipy.special.xlogy scipy.special.xlog1py", "jax",
+     lambda np, sp, x, y: sp.xlogy(x, y) + sp.xlog1py(x, y), [0.0, 0.0, 1.5], [0.5, 2.0, 1.0])
+case("special.rgamma[switch]", "scipy.special.rgamma", "jax",
+     lambda np, sp, x: sp.rgamma(x) if np is fnp else 1.0 / sp.gamma(x), [0.5, 1.5, 0.25])
+case("special.gamma_family", "scipy.special.gamma scipy.special.gammaln scipy.special.digamma "
+     "scipy.special.polygamma scipy.special.multigammaln scipy.special.beta scipy.special.betaln", "jax",
+     lambda np, sp, x, y: sp.gamma(x) + sp.gammaln(x) + sp.digamma(x) + sp.polygamma(2, x)
+     + sp.multigammaln(x + 2.0, 3) + sp.beta(x, y) + sp.betaln(x, y), [0.7, 2.5, 4.0], [1.5, 0.6, 3.0])
+case("special.incomplete", "scipy.special.betainc scipy.special.gammainc scipy.special.gammaincc", "jax",
+     lambda np, sp, x: sp.betainc(2.5, 1.5, x) + sp.gammainc(1.5, 3.0 * x) + sp.gammaincc(0.5, x),
+     [0.2, 0.5, 0.9])
+case("special.error_functions", "scipy.special.erfc scipy.special.erfcx scipy.special.erfinv "
+     "scipy.special.ndtr scipy.special.ndtri scipy.special.log_ndtr", "jax",
+     lambda np, sp, x: sp.erfc(x) + sp.erfcx(x) + sp.erfinv(0.9 * x) + sp.ndtr(x) + sp.ndtri(0.5 + 0.4 * x)
+     + sp.log_ndtr(x), [0.0, 0.5, -0.8])
+case("special.i0_i1", "scipy.special.i0 scipy.special.i1", "jax",
+     lambda np, sp, x: sp.i0(x) + sp.i1(x), [0.3, 1.5, -3.0])
+
+
+# fgrad.scipy.stats against jax.scipy.stats: every function JAX has, at ordinary points and at
+# the medians, where logcdf/logsf switch between log(p) and log1p(-q); shape parameters of the
+# CDFs are constants (they have no derivative)
+def _stats(np):
+    return fst if np is fnp else jst
+
+
+def _sum(fns, *args):
+    return sum(f(*args) for f in fns)
+
+
+def _dist(np, d, names):
+    return [getattr(getattr(_stats(np), d), n) for n in names.split()]
+
+
+_NORM = "logpdf pdf cdf logcdf sf logsf"
+case("stats.norm", " ".join(f"scipy.stats.norm.{n}" for n in (_NORM + " ppf isf").split()), "jax",
+     lambda np, sp, x, m, s: _sum(_dist(np, "norm", _NORM), x, m, s)
+     + _sum(_dist(np, "norm", "ppf isf"), sp.expit(x), m, s), [0.0, -1.0, 2.0], [0.1, -0.2, 0.3], [1.2, 0.8, 2.0])
+case("stats.t.pdf", "scipy.stats.t.logpdf scipy.stats.t.pdf", "jax",
+     lambda np, sp, x, df, m, s: _sum(_dist(np, "t", "logpdf pdf"), x, df, m, s),
+     [0.0, 1.0, -2.0], [1.0, 3.5, 30.0], [0.1, -0.2, 0.3], [1.2, 0.8, 2.0])
+_CDFS = "cdf sf logcdf logsf"
+for _d, _median, _shape in (("gamma", 2.175730095547763, (2.5,)), ("chi2", 2.3659738843753377, (3.0,)),
+                            ("beta", 0.647547720122869, (2.5, 1.5))):
+    case(f"stats.{_d}", " ".join(f"scipy.stats.{_d}.{n}" for n in ("logpdf pdf " + _CDFS).split()), "jax",
+         lambda np, sp, x, *p, _d=_d, _shape=_shape: _sum(_dist(np, _d, "logpdf pdf"), x, *p)
+         + _sum(_dist(np, _d, _CDFS), x, *_shape), [_median, 0.3, 0.8], *([[v, v + 0.5, v + 1.0]] for v in _shape))
+_K = onp.array([2.0, 0.0, 5.0])
+
+
+def _poisson(np, sp, mu):
+    P = _stats(np).poisson
+    out = P.logpmf(_K, mu) + P.pmf(_K, mu) + P.cdf(_K, mu)
+    if np is fnp:
+        return out + P.sf(_K, mu) + P.logcdf(_K, mu) + P.logsf(_K, mu)
+    sf = sp.gammainc(_K + 1.0, mu)  # JAX has no poisson.sf/logcdf/logsf: their definitions
+    return out + sf + np.log(P.cdf(_K, mu)) + np.log(sf)
+
+
+# mu = 2.674...: P(K <= 2) = 1/2, the switch of logcdf and logsf
+case("stats.poisson", " ".join(f"scipy.stats.poisson.{n}" for n in "logpmf pmf cdf sf logcdf logsf".split()),
+     "jax", _poisson, [2.674060313723559, 1.0, 6.0])
+case("stats.dirichlet", "scipy.stats.dirichlet.logpdf scipy.stats.dirichlet.pdf", "jax",
+     lambda np, sp, z, a: _sum(_dist(np, "dirichlet", "logpdf pdf"), sp.softmax(z, axis=0), a),
+     [[0.1, -0.3], [0.5, 0.2], [-0.4, 0.0]], [0.8, 2.0, 3.5])
+
+
+def _mvn(np, sp, x, m, c):
+    cov = c @ np.swapaxes(c, 0, 1) + 3.0 * np.eye(3)
+    out = _sum(_dist(np, "multivariate_normal", "logpdf pdf"), x, m, cov)
+    if np is fnp:
+        return out + fst.multivariate_normal.entropy(m, cov)
+    return out + 0.5 * (3 * (1.0 + onp.log(2 * onp.pi)) + np.linalg.slogdet(cov)[1])  # (JAX has no entropy)
+
+
+case("stats.multivariate_normal", "scipy.stats.multivariate_normal.logpdf scipy.stats.multivariate_normal.pdf "
+     "scipy.stats.multivariate_normal.entropy", "jax", _mvn,
+     [[0.1, -0.5, 1.0], [0.3, 0.2, -0.1]], [0.0, 0.5, -0.5], [[1.0, 0.2, 0.0], [0.1, 0.8, 0.3], [-0.2, 0.0, 1.1]])
 case("facade.logsumexp_softmax[ties]", "facade.logsumexp facade.softmax facade.log_softmax",
      "torch", lambda L, Fn, x: L.logsumexp(x, 1, keepdim=True) + L.softmax(x, 1) * 2.0
      + L.log_softmax(x, 1) * L.tensor([1.0, 2.0, 3.0], dtype=x.dtype), _TIED_LOGITS)
@@ -276,6 +520,9 @@ _SPARSE = [[0.0, 1.0, -0.5], [0.0, 0.0, 2.0]]
 case("linalg.norm[zeros]", "numpy.linalg.norm", "jax",
      lambda np, sp, x: np.linalg.norm(x) + np.linalg.norm(x, axis=1) + np.linalg.norm(x, ord=4, axis=1)
      + np.linalg.norm(x, ord="fro"), _SPARSE)
+case("linalg.vector_matrix_norm[zeros]", "numpy.linalg.vector_norm numpy.linalg.matrix_norm", "jax",
+     lambda np, sp, x: np.linalg.vector_norm(x) + np.linalg.vector_norm(x, axis=1, ord=4)
+     + np.linalg.matrix_norm(x), _SPARSE)
 case("facade.norm[zeros]", "facade.norm", "torch",
      lambda L, Fn, x: L.norm(x) + L.norm(x, dim=1) + L.norm(x, p=4, dim=1), _SPARSE)
 
@@ -344,6 +591,46 @@ for _layer, _make, _pts in (
 case("nn.losses[ties]", "nn.CrossEntropyLoss nn.MSELoss", "torch",
      lambda L, Fn, x: L.nn.CrossEntropyLoss()(x, _target(L, [0, 2, 1])) + L.nn.MSELoss()(x, x * 0.5),
      _TIED_LOGITS)
+
+
+
+def _lax_loops(np, sp, x):
+    """scan, fori_loop and map (loops of static length: smooth bodies stay smooth), to third
+    order through the loops' own derivative rules, against jax.lax."""
+    L = fgrad.lax if np is fnp else jax.lax
+    c, ys = L.scan(lambda c, xi: (np.tanh(c * xi + 0.5), c * xi), x[0], x, reverse=True)
+    y = L.fori_loop(0, 3, lambda i, v: np.sin(v) * 0.9 + c, x)
+    return y + L.map(lambda r: r * r, ys) + c
+
+
+case("lax.loops", "lax.scan lax.fori_loop lax.map", "jax", _lax_loops, [0.0, 1.0, -1.0])
+
+# cumulative products through zeros (a scan of products: exact, as prod's), logcumsumexp at ties
+# (a scan of logaddexp), (std, mean) and (var, mean) at ties, addcdiv at equal arguments
+case("cumprod[zeros]", "numpy.cumprod", "jax", lambda np, sp, x: np.cumprod(x, axis=1), _ROWS)
+case("facade.cumprod[zeros]", "facade.cumprod", "torch", lambda L, Fn, x: L.cumprod(x, 1), _ROWS)
+# (PyTorch's third derivative of logcumsumexp is NaN (its backward takes logs of negative
+# cotangents), so to order 2; fgrad's is logaddexp's, checked to order 3 against JAX above)
+case("facade.logcumsumexp[ties]", "facade.logcumsumexp", "torch", lambda L, Fn, x: L.logcumsumexp(x, 1),
+     _TIED_LOGITS, torch_order=2)
+case("facade.std_var_mean[ties]", "facade.std_mean facade.var_mean", "torch",
+     lambda L, Fn, x: L.stack(list(L.std_mean(x, 1)) + list(L.var_mean(x, 1, correction=0))), _TIED)
+case("facade.addcdiv[ties]", "facade.addcdiv", "torch", lambda L, Fn, x, y: L.addcdiv(x, x, y + 3.0, value=0.5),
+     *_EQ)
+
+# sinc at 0 (its Maclaurin branch, exact to every order), NumPy 2's short names of the inverse
+# functions, float_power at a zero base, NaN-ignoring products through zeros and variances at ties
+case("numpy.sinc", "numpy.sinc", "jax", lambda np, sp, x: np.sinc(x), [0.0, 1.0, -0.5])
+case("numpy.short_names", "numpy.acos numpy.asin numpy.atan numpy.acosh numpy.asinh numpy.atanh numpy.atan2 "
+     "numpy.pow", "jax", lambda np, sp, x: np.acos(x) + np.asin(x) + np.atan(x) + np.acosh(x + 2.0) + np.asinh(x)
+     + np.atanh(x) + np.atan2(x, x + 1.0) + np.pow(x + 1.0, x), _POINTS["unit"])
+case("float_power[zero_base]", "numpy.float_power", "jax",
+     lambda np, sp, x: np.float_power(x, 3.0) + np.float_power(x, 4.0), [0.0, 1.0, -1.0])
+case("nanprod[zeros]", "numpy.nanprod numpy.nancumprod numpy.cumulative_prod", "jax",
+     lambda np, sp, x: np.nanprod(x, axis=1) + np.nancumprod(x, axis=1)[:, -1] + np.cumulative_prod(x, axis=1)[:, 1],
+     _ROWS)
+case("nanvar_nanstd[ties]", "numpy.nanvar numpy.nanstd", "jax",
+     lambda np, sp, x: np.nanvar(x, axis=1) + np.nanstd(x, axis=1, ddof=1), _TIED)
 
 for _k, _c in enumerate(CASES):  # a direction per argument: equal arguments move apart
     _rng = onp.random.default_rng(_k)

@@ -1,5 +1,5 @@
 """The package's layering holds: `lint-imports` checks the contract in pyproject.toml (core -> tree_util ->
-interpreters -> ops -> numpy -> scipy -> api -> custom -> tensor -> nn -> optim/data ->
+interpreters -> ops -> numpy -> _packing -> api -> custom/lax -> scipy -> tensor -> nn -> optim/data ->
 serialization/func; a module imports only from layers below its own), and imports inside
 functions are kept for the cases that need them, each saying why."""
 from __future__ import annotations

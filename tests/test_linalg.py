@@ -389,8 +389,11 @@ def test_norm_vector_forms_and_errors():
     close(np.linalg.norm(x3, axis=(0, 2)), onp.linalg.norm(x3, axis=(0, 2)))
     with pytest.raises(ValueError, match="axis"):
         np.linalg.norm(x3, ord=1)
-    with pytest.raises(NotImplementedError, match="singular"):
-        np.linalg.norm(rand(3, 3), 2)
+    m = rand(3, 4)
+    for ord in (2, -2, "nuc"):   # the spectral norms, from the singular values
+        close(np.linalg.norm(m, ord), onp.linalg.norm(m, ord))
+    with pytest.raises(ValueError, match="invalid norm order"):
+        np.linalg.norm(m, 3)
 
 
 def test_norm_derivative_at_zero_is_zero():

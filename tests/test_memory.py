@@ -1,13 +1,22 @@
 """No reference cycles in the functional transforms' graphs or in jaxprs: with the garbage
-collector off, memory stays flat and the collector finds nothing of fgrad's to free."""
+collector off, memory stays flat and the collector finds nothing of fgrad's to free. And the
+backward pass holds no more than it must: a recorded node keeps only what its VJP rule reads,
+each saved value goes after its last reader, and checkpoint trades recomputation for memory."""
 import gc
+import json
+import os
+import pathlib
+import subprocess
+import sys
 import tracemalloc
 import weakref
 
 import numpy as onp
+import pytest
 
 import fgrad
 import fgrad.numpy as np
+from fgrad.interpreters.backward import toposort
 
 
 def _loss(w, x):
@@ -75,3 +84,113 @@ def _check_vjp_residuals_freed():
     assert node() is not None
     del f_vjp, cells
     assert node() is None  # freed by reference counting alone (the collector never ran)
+
+
+# --- what the backward pass holds -------------------------------------------------------------------
+
+def _tanh_layers(x, n):
+    for _ in range(n):
+        x = np.tanh(1.01 * x)
+    return x
+
+
+def test_recorded_graph_keeps_one_array_per_tanh_layer():
+    # tanh's rule reads its output, mul's its inputs: each layer's tanh output is the one
+    # value kept (shared by tanh's node and the next mul's); mul's output is not kept
+    layers, size = 50, 1000
+    _, f_vjp = fgrad.vjp(lambda x: _tanh_layers(x, layers), onp.full(size, 0.5))
+    cells = dict(zip(f_vjp.__code__.co_freevars, f_vjp.__closure__))
+    nodes = toposort([n for n in cells["out_nodes"].cell_contents if n is not None])
+    held = {id(v): v for node in nodes if node.prim is not None
+            for v in (node.out, *node.primals) if isinstance(v, onp.ndarray) and v.size == size}
+    assert len(held) == layers + 1  # the input and one output per layer (it was 2 per layer)
+
+
+def test_backward_frees_saved_values_as_it_goes_and_twice_is_an_error():
+    x = fgrad.tensor(onp.full(4, 0.5), requires_grad=True)
+    y = _tanh_layers(x, 3).sum()
+    y.backward()
+    onp.testing.assert_allclose(x.grad.numpy(), fgrad.grad(lambda v: _tanh_layers(v, 3).sum())(onp.full(4, 0.5)))
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+# W6 (the benchmark's memory workload): forward + backward through 100 layers of
+# x = tanh(1.01 x), gradient of the sum, each variant in a fresh process. The peak is VmHWM
+# over the RSS once imported, warmed up and holding its input, in units of the input's size.
+# PyTorch keeps each tanh output, so it peaks at about LAYERS + 3 arrays (16 MiB arrays: 1,623-
+# 1,684 MiB by this measure).
+_W6_PROBE = """
+import gc, json, sys
+import numpy as onp
+import fgrad
+import fgrad.numpy as fnp
+from fgrad.core.ir import eval_jaxpr
+
+LAYERS, BLOCK = 100, 10
+
+def status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+
+def layers(x, k):
+    for _ in range(k):
+        x = fnp.tanh(1.01 * x)
+    return x
+
+def loss(x):
+    return fnp.sum(layers(x, LAYERS))
+
+block = fgrad.checkpoint(lambda x: layers(x, BLOCK))
+
+def loss_checkpointed(x):
+    for _ in range(LAYERS // BLOCK):
+        x = block(x)
+    return fnp.sum(x)
+
+def facade(x0):
+    x = fgrad.tensor(x0, requires_grad=True)
+    layers(x, LAYERS).sum().backward()
+    return x.grad.numpy()
+
+variant, n = sys.argv[1], int(sys.argv[2])
+x = onp.full(n, 0.5, onp.float32)
+if variant == "replay":
+    closed = fgrad.make_jaxpr(fgrad.grad(loss))(x)
+    run = lambda v: eval_jaxpr(closed.jaxpr, closed.consts, v)[0]
+else:
+    run = {"eager": fgrad.grad(loss), "checkpoint": fgrad.grad(loss_checkpointed), "facade": facade}[variant]
+    run(onp.full(8, 0.5, onp.float32))  # warm-up: caches and first-use imports
+gc.collect()
+base = status("VmRSS")
+g = onp.asarray(run(x))
+peak = status("VmHWM") - base
+print(json.dumps({"arrays": peak / (x.nbytes / 2 ** 20), "g0": float(g[0]), "dtype": str(g.dtype)}))
+"""
+
+_W6_LAYERS = 100
+# the most arrays each variant may hold at its peak
+_W6_BOUND = {"eager": _W6_LAYERS + 6, "facade": _W6_LAYERS + 6, "replay": _W6_LAYERS + 6,
+             "checkpoint": 0.3 * _W6_LAYERS}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+@pytest.mark.parametrize("variant", sorted(_W6_BOUND))
+def test_w6_peak_memory_of_100_tanh_layers(variant):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", _W6_PROBE, variant, str(2 ** 20)], capture_output=True,
+                         text=True, timeout=300, env=env, cwd=root, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    h, want = 0.5, 1.0
+    for _ in range(_W6_LAYERS):  # the gradient by the chain rule: the variant computed the real thing
+        h = onp.tanh(1.01 * h)
+        want *= 1.01 * (1 - h * h)
+    assert got["dtype"] == "float32"
+    onp.testing.assert_allclose(got["g0"], want, rtol=1e-3)
+    assert got["arrays"] <= _W6_BOUND[variant], \
+        f"{variant}: peak of {got['arrays']:.1f} input-sized arrays, over the bound {_W6_BOUND[variant]}"

@@ -139,8 +139,10 @@ def test_conv_errors_name_shapes():
         F.conv2d(rand(2, 3, 5, 5), rand(4, 2, 3, 3))
     with pytest.raises(ValueError, match="smaller than the kernel"):
         F.conv2d(rand(1, 1, 2, 2), rand(1, 1, 3, 3))
-    with pytest.raises(NotImplementedError, match="groups"):
-        F.conv2d(rand(1, 2, 4, 4), rand(2, 1, 3, 3), groups=2)
+    with pytest.raises(RuntimeError, match=r"groups=2.*divisible by 2.*\[3, 1, 3, 3\]"):
+        F.conv2d(rand(1, 2, 4, 4), rand(3, 1, 3, 3), groups=2)
+    with pytest.raises(RuntimeError, match=r"groups=2.*expected input\[1, 3, 4, 4\] to have 2 channels"):
+        F.conv2d(rand(1, 3, 4, 4), rand(2, 1, 3, 3), groups=2)
 
 
 def test_functional_accepts_tensors_and_arrays_alike():

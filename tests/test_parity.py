@@ -33,9 +33,15 @@ from typing import Any, Callable
 
 import numpy as onp
 import pytest
+import scipy
+import scipy.integrate  # noqa: F401  (scipy.integrate.trapezoid: the reference of fgrad's)
+import scipy.special  # noqa: F401  (scipy.special.<name>: the reference of fgrad.scipy.special)
+import scipy.stats  # noqa: F401
 
 import fgrad
 import fgrad.numpy as fnp
+import fgrad.scipy.special as fss
+import fgrad.scipy.stats as fst
 from fgrad.core.errors import ConcretizationError, TracerArrayConversionError
 from fgrad.numpy._index_tricks import AxisConcatenator
 from fgrad.tree_util import tree_flatten
@@ -113,8 +119,12 @@ def recipe(name: str, label: str, fn: Callable, *args: Arg, dtypes: tuple = FLOA
 
 
 def by_name(name: str) -> Callable:
-    """M.<name> (dotted names reach into submodules), for recipes that only vary arguments."""
+    """M.<name> (dotted names reach into submodules), for recipes that only vary arguments.
+    "scipy." names reach fgrad.scipy when M is fgrad.numpy, and SciPy itself when it is numpy."""
     def get(M):
+        if name.startswith("scipy."):
+            M = fgrad if M is fnp else {"scipy": scipy}
+            M = types.SimpleNamespace(**M) if isinstance(M, dict) else M
         for part in name.split("."):
             M = getattr(M, part)
         return M
@@ -417,10 +427,314 @@ recipe("linalg.matrix_transpose", "3d", lambda M, x: M.linalg.matrix_transpose(x
 recipe("linalg.matmul", "matrices", lambda M, a, b: M.linalg.matmul(a, b), X, Arg((3, 2)), dtypes=REALS)
 recipe("linalg.outer", "vectors", lambda M, a, b: M.linalg.outer(a, b), V, Arg((2,)))
 recipe("linalg.tensordot", "axes1", lambda M, a, b: M.linalg.tensordot(a, b, axes=1), X, Arg((3, 2)))
+_SEP = Arg((3, 2), lo=0.5, hi=1.5)  # tall, full column rank
+recipe("linalg.eigh", "spd", lambda M, m: tuple(M.linalg.eigh(_SPD(M, m))), Arg((2, 3, 3)))
+recipe("linalg.eigvalsh", "spd", lambda M, m: M.linalg.eigvalsh(_SPD(M, m)), Arg((3, 3)))
+recipe("linalg.svd", "full", lambda M, x: tuple(M.linalg.svd(x)), Arg((3, 2)))
+recipe("linalg.svd", "values", lambda M, x: M.linalg.svd(x, compute_uv=False), X3)
+recipe("linalg.svdvals", "matrix", lambda M, x: M.linalg.svdvals(x), X)
+recipe("linalg.qr", "reduced", lambda M, x: tuple(M.linalg.qr(x)), Arg((3, 2)))
+recipe("linalg.qr", "r", lambda M, x: M.linalg.qr(x, "r"), X)
+recipe("linalg.pinv", "matrix", lambda M, x: M.linalg.pinv(x), X)
+recipe("linalg.lstsq", "tall", lambda M, a, b: M.linalg.lstsq(a + M.eye(3, 2), b), _SEP, V)
+recipe("linalg.matrix_power", "cube", lambda M, m: M.linalg.matrix_power(m, 3), Arg((3, 3)), dtypes=REALS)
+recipe("linalg.matrix_power", "inverse", lambda M, m: M.linalg.matrix_power(_SPD(M, m), -2), Arg((3, 3)))
+recipe("linalg.matrix_rank", "matrix", lambda M, x: M.linalg.matrix_rank(x), X3, dtypes=REALS)
+recipe("linalg.cond", "spd", lambda M, m: M.linalg.cond(_SPD(M, m)), Arg((3, 3)))
+recipe("linalg.multi_dot", "chain", lambda M, a, b, c: M.linalg.multi_dot([a, b, c]), V, Arg((3, 4)),
+       Arg((4, 2)))
+recipe("linalg.vector_norm", "axes", lambda M, x: M.linalg.vector_norm(x, axis=(0, 2)), X3)
+recipe("linalg.matrix_norm", "nuc", lambda M, x: M.linalg.matrix_norm(x, ord="nuc"), X3)
+recipe("linalg.trace", "offset", lambda M, x: M.linalg.trace(x, offset=1), X3, dtypes=REALS)
+recipe("linalg.diagonal", "3d", lambda M, x: M.linalg.diagonal(x), X3, dtypes=ALL)
+recipe("linalg.cross", "vectors", lambda M, a, b: M.linalg.cross(a, b), X, V)
+recipe("linalg.vecdot", "rows", lambda M, a, b: M.linalg.vecdot(a, b), X, V, dtypes=REALS)
+recipe("linalg.tensorinv", "spd", lambda M, m: M.linalg.tensorinv(M.reshape(_SPD(M, m), (4, 2, 2)), 1),
+       Arg((4, 4)))
+recipe("linalg.tensorsolve", "spd", lambda M, m, b: M.linalg.tensorsolve(M.reshape(_SPD(M, m), (2, 2, 4)), b),
+       Arg((4, 4)), Arg((2, 2)))
+recipe("real", "real", lambda M, x: M.real(x), X, dtypes=ALL)
+recipe("imag", "real", lambda M, x: M.imag(x), X, dtypes=ALL)
+recipe("conj", "real", lambda M, x: M.conj(x), X, dtypes=ALL)
+recipe("conjugate", "real", lambda M, x: M.conjugate(x), X, dtypes=ALL)
+recipe("fft.fftshift", "all", lambda M, x: M.fft.fftshift(x), X3)
+recipe("fft.ifftshift", "axis", lambda M, x: M.fft.ifftshift(x, axes=1), X3, dtypes=ALL)
+recipe("fft.fftfreq", "spacing", lambda M: M.fft.fftfreq(5, 0.1))
+recipe("fft.rfftfreq", "spacing", lambda M: M.fft.rfftfreq(6, 0.5))
+
+# --- cumulative products, differences, counting, order statistics, pair products
+_COUNTS = Arg((7,), 0, 4, dtype=I8)
+recipe("cumprod", "flat", lambda M, x: M.cumprod(x), X, dtypes=ALL)
+recipe("cumprod", "axis", lambda M, x: M.cumprod(x, axis=2), X3, dtypes=REALS)
+recipe("cumprod", "dtype", lambda M, x: M.cumprod(x, axis=0, dtype=onp.float32), X)
+recipe("diff", "last", lambda M, x: M.diff(x), X3, dtypes=ALL)
+recipe("diff", "n2_axis0", lambda M, x: M.diff(x, 2, axis=0), Arg((4, 3)), dtypes=REALS)
+recipe("diff", "prepend_append", lambda M, x, a: M.diff(x, axis=1, prepend=0.5, append=a), X, Arg((2, 1)))
+recipe("unique", "flat", lambda M, x: M.unique(x), Arg((3, 4), -2, 2), dtypes=ALL, concrete=True)
+recipe("unique", "all_returns", lambda M, x: M.unique(x, True, True, True), Arg((3, 4), -2, 2), dtypes=REALS,
+       concrete=True)
+recipe("unique", "axis", lambda M, x: M.unique(M.concatenate([x, x]), return_inverse=True, axis=0), X,
+       concrete=True)
+recipe("bincount", "counts", lambda M, i: M.bincount(i, minlength=6), _COUNTS, concrete=True)
+recipe("bincount", "weights", lambda M, w, i: M.bincount(i, w), Arg((7,)), _COUNTS, concrete=True)
+recipe("bincount", "length", lambda M, w, i: M.bincount(i, w, length=6), Arg((7,)), _COUNTS, numpy=False)
+recipe("searchsorted", "left", lambda M, a, v: M.searchsorted(M.sort(a), v), Arg((5,)), X, dtypes=REALS)
+recipe("searchsorted", "right_sorter", lambda M, a, v: M.searchsorted(a, v, "right", M.argsort(a)), Arg((5,)),
+       V, dtypes=REALS)
+recipe("digitize", "increasing", lambda M, x: M.digitize(x, onp.array([-1.0, 0.0, 0.5, 1.5])), X, dtypes=REALS)
+recipe("digitize", "decreasing_right", lambda M, x: M.digitize(x, onp.array([1.5, 0.0, -1.0]), right=True), X)
+recipe("histogram", "bins", lambda M, x: M.histogram(x, 4), Arg((20,)))
+recipe("histogram", "range_weights", lambda M, x, w: M.histogram(x, 3, range=(-1, 1), weights=w), X, X)
+recipe("histogram", "density", lambda M, x: M.histogram(x, 5, density=True), Arg((4, 5)))
+for _n in ("quantile", "nanquantile"):
+    _f = by_name(_n)
+    recipe(_n, "scalar_q", lambda M, x, f=_f: f(M)(x, 0.3), X3)
+    recipe(_n, "q_axis", lambda M, x, f=_f: f(M)(x, [0.0, 0.25, 1.0], axis=1), X3)
+    recipe(_n, "axes_keepdims", lambda M, x, f=_f: f(M)(x, 0.6, axis=(0, 2), keepdims=True), X3)
+    recipe(_n, "methods", lambda M, x, f=_f: tuple(f(M)(x, 0.4, axis=0, method=m) for m in (
+        "lower", "higher", "midpoint", "nearest")), X3)
+    recipe(_n, "int", lambda M, x, f=_f: f(M)(x, 0.5, axis=1), X, dtypes=(I8, I4))
+    recipe(_n, "nan", lambda M, x, f=_f: f(M)(M.where(x > 1.0, M.nan, x), [0.2, 0.9], axis=1), X3)
+for _n in ("median", "nanmedian"):
+    _f = by_name(_n)
+    recipe(_n, "all", lambda M, x, f=_f: f(M)(x), X3, dtypes=REALS)
+    recipe(_n, "axis_keepdims", lambda M, x, f=_f: f(M)(x, axis=1, keepdims=True), X3)
+    recipe(_n, "nan", lambda M, x, f=_f: f(M)(M.where(x > 1.0, M.nan, x), axis=-1), X3)
+recipe("kron", "matrices", lambda M, a, b: M.kron(a, b), X, Arg((2, 2)), dtypes=REALS)
+recipe("kron", "vector_matrix", lambda M, a, b: M.kron(a, b), V, X3)
+recipe("cross", "rows", lambda M, a, b: M.cross(a, b), X, V, dtypes=REALS)
+recipe("cross", "axes", lambda M, a, b: M.cross(a, b, axisa=0, axisc=0), Arg((3, 2)), Arg((2, 3)))
+recipe("hypot", "same_shape", lambda M, x, y: M.hypot(x, y), X, X, dtypes=REALS)
+recipe("hypot", "broadcast_scalar", lambda M, x, y: M.hypot(x, y) + M.hypot(x, 2.0), X, V)
+recipe("tril_indices", "k", lambda M: M.tril_indices(3, -1, 4), dtypes=(F8,))
+recipe("triu_indices", "square", lambda M: M.triu_indices(4, 1), dtypes=(F8,))
+
+# --- fgrad.scipy.special and fgrad.scipy.stats, against SciPy (by_name reaches both). Shape
+# parameters without a derivative (betainc's a and b, Bessel orders, the df of t's CDF) are
+# Python numbers of the recipe: jvp of a traced one raises DifferentiationError, by design.
+_SPECIAL_UNARY = {  # name: (lo, hi, dtypes)
+    "gamma": (0.3, 4, REALS), "gammaln": (0.3, 6, REALS), "rgamma": (-2.5, 3, REALS),
+    "gammasgn": (-2.5, 3, REALS), "digamma": (0.3, 4, REALS), "psi": (0.3, 4, FLOATS),
+    "erf": (-2, 2, REALS), "erfc": (-3, 3, REALS), "erfcx": (-2, 4, REALS), "erfinv": (-0.9, 0.9, FLOATS),
+    "erfcinv": (0.1, 1.9, FLOATS), "ndtr": (-4, 4, REALS), "log_ndtr": (-8, 4, REALS),
+    "ndtri": (0.05, 0.95, FLOATS), "expit": (-4, 4, REALS), "logit": (0.1, 0.9, FLOATS),
+    "log_expit": (-6, 6, REALS), "entr": (-0.5, 3, REALS), "i0": (-4, 4, REALS), "i1": (-4, 4, REALS),
+    "i0e": (-4, 4, REALS), "i1e": (-4, 4, REALS), "j0": (-8, 8, REALS), "j1": (-8, 8, REALS),
+    "y0": (0.3, 8, FLOATS), "y1": (0.3, 8, FLOATS),
+}
+for _n, (_lo, _hi, _dts) in _SPECIAL_UNARY.items():
+    _f = by_name(f"scipy.special.{_n}")
+    recipe(f"scipy.special.{_n}", "2d", lambda M, x, f=_f: f(M)(x), Arg(lo=_lo, hi=_hi), dtypes=_dts)
+    recipe(f"scipy.special.{_n}", "0d", lambda M, x, f=_f: f(M)(x), Arg((), _lo, _hi))
+_SPECIAL_BINARY = {  # name: (x, y, dtypes)
+    "beta": (Arg(lo=0.5, hi=3), Arg(lo=0.5, hi=3), REALS), "betaln": (Arg(lo=0.5, hi=3), Arg(lo=0.5, hi=30), REALS),
+    "xlogy": (X, Arg(lo=0.2, hi=3), REALS), "xlog1py": (X, Arg(lo=-0.5, hi=3), FLOATS),
+    "rel_entr": (Arg(lo=-0.5, hi=2), Arg(lo=-0.2, hi=2), FLOATS),
+    "kl_div": (Arg(lo=-0.5, hi=2), Arg(lo=-0.2, hi=2), FLOATS),
+}
+for _n, (_x, _y, _dts) in _SPECIAL_BINARY.items():
+    _f = by_name(f"scipy.special.{_n}")
+    recipe(f"scipy.special.{_n}", "same_shape", lambda M, x, y, f=_f: f(M)(x, y), _x, _y, dtypes=_dts)
+    recipe(f"scipy.special.{_n}", "broadcast", lambda M, x, y, f=_f: f(M)(x, y), _x,
+           Arg((3,), _y.lo, _y.hi))
+_SPECIAL_WITH_ORDER = {  # name: (call with the constant parameters, x, dtypes)
+    "polygamma": (lambda f, x: f(2, x), Arg(lo=0.5, hi=4), (F8,)),  # (SciPy's formula widens float32)
+    "multigammaln": (lambda f, x: f(x, 3), Arg(lo=1.5, hi=4), (F8,)),
+    "betainc": (lambda f, x: f(2.0, 0.5, x), Arg(lo=0.0, hi=1.0), FLOATS),
+    # (SciPy's gammainc loops list float64 first, so a Python float beside float32 gives float64
+    # there; fgrad follows NumPy's promotion: float32, checked below without SciPy)
+    "gammainc": (lambda f, x: f(2.5, x), Arg(lo=0.0, hi=5.0), (F8, I8, I4)),
+    "gammaincc": (lambda f, x: f(0.5, x), Arg(lo=0.0, hi=5.0), (F8, I8, I4)),
+    "stdtr": (lambda f, x: f(3.0, x), Arg(lo=-3, hi=3), REALS),
+    "stdtrit": (lambda f, x: f(3.0, x), Arg(lo=0.05, hi=0.95), FLOATS),
+    "jv": (lambda f, x: f(1.5, x), Arg(lo=0.2, hi=8), REALS),
+    "jn": (lambda f, x: f(2, x), Arg(lo=-8, hi=8), REALS),
+    "yv": (lambda f, x: f(0.5, x), Arg(lo=0.3, hi=8), FLOATS),
+    "yn": (lambda f, x: f(2.0, x), Arg(lo=0.3, hi=8), FLOATS),  # (2.0: SciPy's int loop widens float32)
+    "iv": (lambda f, x: f(1.5, x), Arg(lo=0.2, hi=4), REALS),
+    "ive": (lambda f, x: f(1.5, x), Arg(lo=-4, hi=4), FLOATS),
+}
+for _n, (_call, _x, _dts) in _SPECIAL_WITH_ORDER.items():
+    _f = by_name(f"scipy.special.{_n}")
+    recipe(f"scipy.special.{_n}", "2d", lambda M, x, f=_f, c=_call: c(f(M), x), _x, dtypes=_dts)
+    recipe(f"scipy.special.{_n}", "0d", lambda M, x, f=_f, c=_call: c(f(M), x), Arg((), _x.lo, _x.hi), dtypes=(F8,))
+for _n in ("gammainc", "gammaincc"):
+    recipe(f"scipy.special.{_n}", "f32", lambda M, x, n=_n: by_name(f"scipy.special.{n}")(M)(2.5, x),
+           Arg(lo=0.0, hi=5.0), dtypes=(F4,), numpy=False)
+recipe("scipy.special.logsumexp", "axis", lambda M, x: by_name("scipy.special.logsumexp")(M)(x, axis=1), X)
+recipe("scipy.special.logsumexp", "b", lambda M, x, b: by_name("scipy.special.logsumexp")(M)(x, b=b), X, V)
+recipe("scipy.special.softmax", "axis", lambda M, x: by_name("scipy.special.softmax")(M)(x, axis=1), X)
+recipe("scipy.special.log_softmax", "all", lambda M, x: by_name("scipy.special.log_softmax")(M)(x), X)
+_Q = Arg(lo=0.05, hi=0.95)
+_LOC, _SCALE = Arg((3,), -1, 1), Arg((), 0.5, 2)
+_STATS = [  # (distribution, functions, call(f, *arrays), args); SciPy computes in float64
+    ("norm", "logpdf pdf cdf logcdf sf logsf", lambda f, x, m, s: f(x, m, s), (Arg(lo=-3, hi=3), _LOC, _SCALE)),
+    ("norm", "ppf isf", lambda f, q, m, s: f(q, m, s), (_Q, _LOC, _SCALE)),
+    ("t", "logpdf pdf", lambda f, x, df: f(x, df, 0.5, 1.5), (Arg(lo=-3, hi=3), Arg((), 1, 5))),
+    ("t", "cdf logcdf sf logsf", lambda f, x, m: f(x, 3.5, m, 1.5), (Arg(lo=-3, hi=3), _LOC)),
+    ("t", "ppf", lambda f, q: f(q, 3.5, 0.5, 1.5), (_Q,)),
+    ("gamma", "logpdf pdf", lambda f, x, a: f(x, a, 0.1, 1.3), (Arg(lo=-0.5, hi=4), Arg((), 0.5, 3))),
+    ("gamma", "cdf sf logcdf logsf", lambda f, x, s: f(x, 2.5, 0.1, s), (Arg(lo=-0.5, hi=4), _SCALE)),
+    ("chi2", "logpdf pdf", lambda f, x, df: f(x, df), (Arg(lo=-0.5, hi=6), Arg((), 1, 5))),
+    ("chi2", "cdf sf logcdf logsf", lambda f, x: f(x, 3.0, 0.2, 1.5), (Arg(lo=-0.5, hi=6),)),
+    ("beta", "logpdf pdf", lambda f, x, a, b: f(x, a, b), (Arg(lo=-0.2, hi=1.2), Arg((), 0.5, 3), Arg((3,), 0.5, 3))),
+    ("beta", "cdf sf logcdf logsf", lambda f, x: f(x, 2.5, 0.7), (Arg(lo=-0.2, hi=1.2),)),
+    ("poisson", "logpmf pmf cdf sf logcdf logsf", lambda f, k, mu: f(k, mu),
+     (Arg(lo=-1, hi=8, dtype=I8), Arg(lo=0.5, hi=5))),
+    ("dirichlet", "logpdf pdf", lambda f, z, a: f(by_name("scipy.special.softmax")(f.M)(z, axis=0), a),
+     (Arg((3, 4)), Arg((3,), 0.5, 3))),
+    ("multivariate_normal", "logpdf pdf", lambda f, x, m, c: f(x, m, _SPD(f.M, c)), (Arg((4, 3)), V, Arg((3, 3)))),
+    ("multivariate_normal", "entropy", lambda f, c: f(None, _SPD(f.M, c)), (Arg((3, 3)),)),
+]
+
+
+def _stats_fn(name: str, call: Callable) -> Callable:
+    """fn(M, *arrays) calling M's scipy.stats.<name> through `call(f, *arrays)`; f.M is M."""
+    def fn(M, *arrays):
+        return call(_Bound(by_name(name)(M), M), *arrays)
+    return fn
+
+
+class _Bound:
+    """A function together with the array module of the recipe that called it."""
+
+    def __init__(self, f: Callable, M: Any) -> None:
+        self.f, self.M = f, M
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.f(*args, **kwargs)
+
+
+for _d, _names, _call, _args in _STATS:
+    for _n in _names.split():
+        _fn = _stats_fn(f"scipy.stats.{_d}.{_n}", _call)
+        recipe(f"scipy.stats.{_d}.{_n}", "f64", _fn, *_args, dtypes=(F8,))
+        recipe(f"scipy.stats.{_d}.{_n}", "f32", _fn, *_args, dtypes=(F4,), numpy=False)
+
+# --- fgrad.scipy.integrate (odeint: SciPy's signature differs, so no eager comparison here;
+# tests/test_integrate.py compares the values with scipy.integrate.odeint)
+recipe("scipy.integrate.odeint", "forced_decay", lambda M, y0, k: fgrad.scipy.integrate.odeint(
+    lambda y, t, k: -k * y + M.sin(t), y0, onp.linspace(0.0, 1.0, 4), k, rtol=1e-6, atol=1e-6), V,
+    Arg((3,), 0.5, 1.5), numpy=False)
+recipe("scipy.integrate.odeint", "closure_pytree", lambda M, y0, k: fgrad.scipy.integrate.odeint(
+    lambda s, t: {"x": s["v"], "v": -k[0] * s["x"]}, {"x": y0, "v": y0 * 0.5}, onp.array([0.0, 0.3, 1.0]),
+    rtol=1e-6, atol=1e-6), V, Arg((1,), 0.5, 1.5), numpy=False)
+recipe("scipy.integrate.trapezoid", "points", lambda M, y, x: by_name("scipy.integrate.trapezoid")(M)(
+    y, M.cumsum(x), axis=0), Arg((3, 2)), Arg((3,), 0.5, 1.5))
+
+# --- fgrad.lax control flow (no NumPy counterpart: eager fgrad against every transform, in
+# float64 and float32, which also checks that Python numbers in the bodies stay weak)
+_LAX = fgrad.lax
+recipe("lax.cond", "operands", lambda M, p, x: _LAX.cond(M.sum(p) > 0, lambda v: M.sin(v) * 2.0,
+                                                         lambda v: v - 1.0, x), X, X)
+recipe("lax.switch", "argmax", lambda M, p, x: _LAX.switch(M.argmax(p[0]), [lambda v: v * 0.5, M.tanh,
+                                                                          lambda v: v ** 2], x), X, X)
+recipe("lax.while_loop", "halving", lambda M, x: _LAX.while_loop(
+    lambda c: (M.max(M.abs(c[0])) > 0.1) & (c[1] < 20), lambda c: (c[0] * 0.5 + 0.01, c[1] + 1), (x, 0)), X)
+recipe("lax.fori_loop", "static", lambda M, x: _LAX.fori_loop(0, 3, lambda i, v: M.sin(v) * i + 1.0, x), X)
+recipe("lax.scan", "rows", lambda M, x: _LAX.scan(lambda c, r: (c * 0.5 + r, M.cos(c) * r), x[0] * 0.0, x), X3)
+recipe("lax.scan", "reverse_length", lambda M, x: _LAX.scan(lambda c, _: (M.tanh(c) * 2.0, c), x, None,
+                                                          length=3, reverse=True), X)
+recipe("lax.map", "rows", lambda M, x: _LAX.map(lambda r: M.sum(r * r), x), X3)
+recipe("lax.map", "batch_size", lambda M, x: _LAX.map(lambda r: r[::-1] * 2.0, x, batch_size=2), X3)
+
+# --- NaN-ignoring reductions, floating-point helpers, discrete calculus, more manipulation
+# (fgrad/numpy/_nanreductions.py, _math_extra.py, _calculus.py, _averages.py, _manipulation.py)
+_NANS = lambda M, x: M.where(x > 1.0, M.nan, x)  # noqa: E731  (no slice is all NaN for seeds 0, 1)
+for _n in ("nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin"):
+    _f = by_name(_n)
+    recipe(_n, "all_axes", lambda M, x, f=_f: f(M)(_NANS(M, x)), X3, dtypes=REALS)
+    recipe(_n, "axis,keepdims", lambda M, x, f=_f: f(M)(_NANS(M, x), axis=1, keepdims=True), X3)
+    recipe(_n, "axes", lambda M, x, f=_f: f(M)(_NANS(M, x), axis=(0, 2)), X3)
+recipe("nanvar", "ddof", lambda M, x: M.nanvar(_NANS(M, x), axis=0, ddof=1), X3)
+recipe("nanstd", "where", lambda M, x: M.nanstd(x, axis=1, where=_MASK), X)
+recipe("nansum", "initial_where", lambda M, x: M.nansum(_NANS(M, x), axis=1, initial=1.0, where=_MASK), X)
+recipe("nanmax", "initial", lambda M, x: M.nanmax(_NANS(M, x), axis=0, initial=0.5), X)
+for _n in ("nanargmax", "nanargmin"):
+    _f = by_name(_n)
+    recipe(_n, "flat", lambda M, x, f=_f: f(M)(_NANS(M, x)), X3, dtypes=REALS)
+    recipe(_n, "axis", lambda M, x, f=_f: f(M)(_NANS(M, x), axis=2), X3)
+for _n in ("nancumsum", "nancumprod"):
+    _f = by_name(_n)
+    recipe(_n, "flat", lambda M, x, f=_f: f(M)(_NANS(M, x)), X, dtypes=REALS)
+    recipe(_n, "axis", lambda M, x, f=_f: f(M)(_NANS(M, x), axis=1), X3)
+for _n, (_lo, _hi) in {"sinc": (-2, 2), "deg2rad": (-200, 200), "radians": (-200, 200), "rad2deg": (-3, 3),
+                       "degrees": (-3, 3), "fabs": (-2, 2), "acos": (-0.8, 0.8), "asin": (-0.8, 0.8),
+                       "atan": (-2, 2), "acosh": (1.2, 3), "asinh": (-2, 2), "atanh": (-0.8, 0.8)}.items():
+    _f = by_name(_n)
+    recipe(_n, "2d", lambda M, x, f=_f: f(M)(x), Arg(lo=_lo, hi=_hi), dtypes=REALS)
+    recipe(_n, "0d", lambda M, x, f=_f: f(M)(x), Arg((), _lo, _hi))
+recipe("sinc", "zero", lambda M, x: M.sinc(x * 0.0), X)
+for _n in ("signbit", "trunc", "fix", "rint", "angle", "iscomplex", "isreal", "real_if_close", "nan_to_num"):
+    _f = by_name(_n)
+    recipe(_n, "2d", lambda M, x, f=_f: f(M)(x), Arg(lo=-3, hi=3), dtypes=ALL)
+recipe("angle", "deg", lambda M, x: M.angle(x, deg=True), X)
+recipe("nan_to_num", "specials", lambda M, x: M.nan_to_num(M.where(x > 1.0, M.nan, M.where(x < -1.0, -M.inf, x)),
+                                                         nan=0.5, neginf=-2.0), X)
+recipe("iscomplexobj", "real", lambda M, x: M.iscomplexobj(x), X, dtypes=ALL)
+recipe("isrealobj", "real", lambda M, x: M.isrealobj(x), X, dtypes=ALL)
+for _n, _y in (("fmax", _ARITH[1]), ("fmin", _ARITH[1]), ("copysign", Arg(lo=-3, hi=3)),
+               ("heaviside", Arg(lo=0, hi=1)), ("float_power", Arg(lo=-2, hi=2)), ("atan2", _ARITH[1]),
+               ("pow", Arg(lo=0, hi=3))):
+    _f = by_name(_n)
+    _x = Arg(lo=0.5, hi=2) if _n in ("float_power", "pow") else Arg(lo=-3, hi=3)
+    recipe(_n, "same_shape", lambda M, x, y, f=_f: f(M)(x, y), _x, _y, dtypes=REALS)
+    recipe(_n, "broadcast", lambda M, x, y, f=_f: f(M)(x, y), _x, Arg((3,), _y.lo, _y.hi))
+    recipe(_n, "x,scalar", lambda M, x, f=_f: f(M)(x, 2.0), _x, dtypes=REALS)
+recipe("fmax", "nan", lambda M, x, y: M.fmax(_NANS(M, x), M.where(y < -1.0, M.nan, y)), X, X)
+recipe("fmin", "nan", lambda M, x, y: M.fmin(_NANS(M, x), M.where(y < -1.0, M.nan, y)), X, X)
+recipe("heaviside", "zeros", lambda M, x, y: M.heaviside(M.floor(x), y), X, X, dtypes=REALS)
+recipe("copysign", "signed_zeros", lambda M, x, y: M.copysign(x, M.floor(y) * 0.0), X, X)
+recipe("bitwise_invert", "2d", lambda M, x: M.bitwise_invert(x), Arg(lo=-3, hi=3), dtypes=INTEGRAL)
+recipe("ldexp", "int_exponent", lambda M, x, n: M.ldexp(x, n), X, Arg(lo=-3, hi=3, dtype=I8), dtypes=REALS)
+recipe("ldexp", "scalar_exponent", lambda M, x: M.ldexp(x, 3), X)
+recipe("ldexp", "float_exponent", lambda M, x, n: M.ldexp(x, n), X, X, raises=True)
+recipe("frexp", "2d", lambda M, x: M.frexp(x * 37.0), X, dtypes=REALS)
+recipe("isclose", "near", lambda M, x, y: M.isclose(x, x + y * 1e-6), X, X, dtypes=REALS)
+recipe("isclose", "specials", lambda M, x: M.isclose(M.where(x > 1.0, M.inf, x), M.where(x > 1.5, M.nan, x),
+                                                     equal_nan=True), X)
+recipe("allclose", "near", lambda M, x, y: M.allclose(x, x + y * 1e-6, atol=1e-3), X, X, dtypes=REALS)
+recipe("partition", "kth", lambda M, x: M.partition(x, 1), X3, dtypes=ALL, numpy=False)
+recipe("partition", "sorted_kth", lambda M, x: M.sort(M.partition(x, (0, 2), axis=1), axis=1)[:, 2], X3)
+recipe("argpartition", "kth", lambda M, x: M.take_along_axis(x, M.argpartition(x, 2), -1)[..., 2], X3, dtypes=ALL)
+recipe("rollaxis", "start", lambda M, x: M.rollaxis(x, 2, 1), X3, dtypes=ALL)
+recipe("rollaxis", "end", lambda M, x: M.rollaxis(x, 0, 3), X3)
+recipe("append", "flat", lambda M, x, y: M.append(x, y), X, V, dtypes=ALL)
+recipe("append", "axis", lambda M, x, y: M.append(x, y, axis=0), X, X)
+recipe("row_stack", "2d", lambda M, x, y: M.row_stack([x, y]), X, V, dtypes=ALL, numpy=False)
+recipe("permute_dims", "axes", lambda M, x: M.permute_dims(x, (2, 0, 1)), X3, dtypes=ALL)
+recipe("concat", "axis", lambda M, x, y: M.concat([x, y], axis=1), X, X, dtypes=ALL)
+recipe("unstack", "axis", lambda M, x: M.unstack(x, axis=2), X3, dtypes=ALL)
+recipe("select", "conditions", lambda M, x, y: M.select([x > 1.0, y < 0.0], [x, y], 0.5), X, X, dtypes=REALS)
+recipe("select", "broadcast", lambda M, x, y: M.select([x > 0.0], [y]), X, V)
+recipe("matrix_transpose", "3d", lambda M, x: M.matrix_transpose(x), X3, dtypes=ALL)
+recipe("vecdot", "rows", lambda M, a, b: M.vecdot(a, b), X, V, dtypes=REALS)
+recipe("gradient", "all_axes", lambda M, x: M.gradient(x), X3, dtypes=REALS)
+recipe("gradient", "spacings", lambda M, x: M.gradient(x, 0.5, onp.array([0.0, 0.3, 1.0]), axis=(0, 1),
+                                                       edge_order=2), X)
+recipe("gradient", "traced_points", lambda M, x, c: M.gradient(x, M.cumsum(c), axis=-1), X3, Arg((4,), 0.5, 1.5))
+recipe("trapezoid", "dx", lambda M, x: M.trapezoid(x, dx=0.5, axis=0), X3, dtypes=REALS)
+recipe("trapezoid", "points", lambda M, y, x: M.trapezoid(y, M.cumsum(x)), X, Arg((3,), 0.5, 1.5))
+recipe("ediff1d", "ends", lambda M, x: M.ediff1d(x, to_end=[1.0, 2.0], to_begin=0.5), X, dtypes=REALS)
+recipe("cumulative_sum", "axis", lambda M, x: M.cumulative_sum(x, axis=1), X3, dtypes=ALL)
+recipe("cumulative_sum", "initial", lambda M, x: M.cumulative_sum(x, include_initial=True), V, dtypes=REALS)
+recipe("cumulative_prod", "axis", lambda M, x: M.cumulative_prod(x, axis=0), X3, dtypes=REALS)
+recipe("cumulative_prod", "initial", lambda M, x: M.cumulative_prod(x, include_initial=True), V)
+recipe("average", "weights", lambda M, x, w: M.average(x, axis=1, weights=w), X, Arg((3,), 0.5, 2), dtypes=REALS)
+recipe("average", "returned", lambda M, x, w: M.average(x, weights=w, returned=True), X, Arg(lo=0.5, hi=2))
+recipe("average", "plain", lambda M, x: M.average(x, axis=0, keepdims=True), X, dtypes=REALS)
+recipe("ptp", "axis", lambda M, x: M.ptp(x, axis=1), X3, dtypes=REALS)
+recipe("ptp", "all", lambda M, x: M.ptp(x), X)
 
 # Public names with no recipe, each with the reason calling it cannot work. Keep it short:
 # a function that can be called needs a recipe instead.
-SKIP: dict[str, str] = {}
+_COMPLEX_SKIP = ("complex results: fgrad's grad and jvp refuse complex intermediates "
+                 "(DifferentiationError) until complex differentiation lands, so grad/jvp parity cannot "
+                 "run; values, dtypes, jit and vmap: tests/cases/fft.py and tests/cases/decompositions.py")
+SKIP: dict[str, str] = dict.fromkeys(
+    ["linalg.eig", "linalg.eigvals"] + [f"fft.{n}" for n in (
+        "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft".split())],
+    _COMPLEX_SKIP)
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -447,7 +761,23 @@ def _public_callables() -> list[str]:
     return names
 
 
-PUBLIC = _public_callables()
+def _scipy_callables() -> list[str]:
+    """The public functions of fgrad.scipy.special and of each fgrad.scipy.stats distribution."""
+    names = [f"scipy.special.{n}" for n in fss.__all__]
+    return names + [f"scipy.stats.{d}.{n}" for d in fst.__all__ for n in getattr(fst, d).__all__]
+
+
+def _integrate_callables() -> list[str]:
+    """The functions of fgrad.scipy.integrate."""
+    return [f"scipy.integrate.{n}" for n in fgrad.scipy.integrate.__all__]
+
+
+def _lax_callables() -> list[str]:
+    """The control-flow functions of fgrad.lax."""
+    return [f"lax.{n}" for n in fgrad.lax.__all__]
+
+
+PUBLIC = _public_callables() + _scipy_callables() + _integrate_callables() + _lax_callables()
 
 
 def _leaves(out: Any) -> list:
@@ -534,7 +864,10 @@ def _check_parity(fn: Callable, args: tuple, args2: tuple, concrete: bool = Fals
         if got_err is not None:
             problems.append(f"{t}: raises {type(got_err).__name__}: {str(got_err)[:200]}")
             continue
-        diff = _same(eager_t, got, approx=t == "vmap")
+        # jit compiles: a transcendental function may come from the C library where NumPy uses
+        # its own SIMD code, an ulp or two apart (tests/test_compile_lowerings.py checks which
+        # compiled operations are bit for bit NumPy's)
+        diff = _same(eager_t, got, approx=t in ("vmap", "jit"))
         if diff:
             problems.append(f"{t}: {diff}")
     return problems, err
@@ -764,7 +1097,7 @@ _NUMPY_REFUSED = {
     "sum(out=)": lambda x: onp.sum(x, out=onp.zeros(())),
     "cumsum(out=)": lambda x: onp.cumsum(x, out=onp.zeros(6)),
     "sin(out=)": lambda x: onp.sin(x, out=onp.zeros((2, 3))),
-    "add.reduce": lambda x: onp.add.reduce(x), "hypot": lambda x: onp.hypot(x, x),
+    "add.reduce": lambda x: onp.add.reduce(x), "nextafter": lambda x: onp.nextafter(x, x),
     "sort": lambda x: onp.sort(x), "dot": lambda x: onp.dot(x, x.T), "ravel": lambda x: onp.ravel(x),
     "concatenate": lambda x: onp.concatenate([x, x]), "asarray": lambda x: onp.asarray(x),
 }

@@ -14,11 +14,12 @@ import fgrad as torch
 import fgrad.autograd.graph
 import fgrad.numpy as fnp
 from fgrad.core import trace as trace_mod
+from fgrad.core.avals import ShapedArray
 from fgrad.core.errors import DifferentiationError
 from fgrad.core.ir import typecheck_jaxpr
 from fgrad.core.trace import EVAL_TRACE, _state
 from fgrad.interpreters import record
-from fgrad.interpreters.backward import Leaf, Node
+from fgrad.interpreters.backward import Leaf, Node, Unsaved, backward_pass
 
 
 def _check(closed, args, want):
@@ -143,12 +144,36 @@ def test_record_primitive_policy():
     x = np.ones(2)
     leaf = Leaf()
     out, node = record.record_primitive(EVAL_TRACE, mul_p, [x, x], {}, (leaf, None))
-    assert type(node) is Node and node.parents == (leaf, None) and node.out is out
+    assert type(node) is Node and node.parents == (leaf, None) and node.primals == (x, x)
+    # mul's rule reads its inputs, not its output: only the output's shape and dtype are kept
+    assert type(node.out) is Unsaved and node.out == ShapedArray(out.shape, out.dtype)
     assert record.record_primitive(EVAL_TRACE, gt_p, [x, x], {}, (leaf, None))[1] is None  # nondiff
     z = np.ones(2, np.complex128)
     with pytest.raises(DifferentiationError):
         record.record_primitive(EVAL_TRACE, mul_p, [z, z], {}, (leaf, None))
     assert record.record_primitive(EVAL_TRACE, mul_p, [z, z], {}, (leaf, None), Node, True, True)[1] is not None
+
+
+def test_nodes_keep_only_what_their_rule_reads():
+    from fgrad.ops.elementwise import add_p, mul_p, sin_p, tanh_p
+    x = np.full(3, 0.5)
+    leaf = Leaf()
+    h, mul_node = record.record_primitive(EVAL_TRACE, mul_p, [x, x], {}, (leaf, leaf))
+    t, tanh_node = record.record_primitive(EVAL_TRACE, tanh_p, [h], {}, (mul_node,))
+    assert tanh_node.out is t and type(tanh_node.primals[0]) is Unsaved  # tanh' reads tanh
+    s, sin_node = record.record_primitive(EVAL_TRACE, sin_p, [h], {}, (mul_node,))
+    assert sin_node.primals[0] is h and type(sin_node.out) is Unsaved    # sin' reads the input
+    _, add_node = record.record_primitive(EVAL_TRACE, add_p, [t, s], {}, (tanh_node, sin_node))
+    assert all(type(v) is Unsaved for v in (*add_node.primals, add_node.out))
+    # a leaf's or a constant's value is kept whatever the rule reads: graph_to_jaxpr replays it
+    _, add_leaf = record.record_primitive(EVAL_TRACE, add_p, [x, h], {}, (leaf, None))
+    assert add_leaf.primals == (x, h)
+    # and the rules run on the stand-ins: d/dh sum(tanh(h) + sin(h))
+    ct = np.ones(3)
+    cts = backward_pass([(add_node, ct)], add=np.add, capture=(mul_node,))
+    np.testing.assert_allclose(cts[id(mul_node)], 1 - np.tanh(h) ** 2 + np.cos(h))
+    with pytest.raises(fgrad.core.errors.FgradRuntimeError, match="internal error"):
+        np.asarray(add_node.out)  # a stand-in has no contents
 
 
 # --- the trace plumbing -----------------------------------------------------------------------

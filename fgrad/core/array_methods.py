@@ -118,7 +118,7 @@ def _method(name: str) -> Callable:
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "cumsum",
               "any", "all", "round", "squeeze", "swapaxes", "repeat", "take", "dot", "diagonal",
-              "trace", "nonzero"):
+              "trace", "nonzero", "conj", "conjugate"):
     setattr(ArrayMethods, _name, _method(_name))
 
 
@@ -187,3 +187,5 @@ ArrayMethods.astype = _astype
 ArrayMethods.copy = _copy
 
 ArrayMethods.at = property(lambda self: _fnp().at(self))  # JAX's functional updates x.at[idx]
+ArrayMethods.real = property(lambda self: _fnp().real(self))  # numpy.real(x) reads x.real
+ArrayMethods.imag = property(lambda self: _fnp().imag(self))

@@ -99,7 +99,22 @@ def _fmt_param(v) -> str:
 
 
 def pp_jaxpr(jaxpr: Jaxpr) -> str:
-    names: dict[int, str] = {}
+    """The jaxpr as text, JAX's notation. Jaxprs in params (control-flow bodies and branches)
+    are printed nested and indented; one naming of variables runs through all of them."""
+    return "\n".join(_pp_lines(jaxpr, {}))
+
+
+def _is_jaxpr(v) -> bool:
+    return isinstance(v, (Jaxpr, ClosedJaxpr))
+
+
+def _has_jaxpr(v) -> bool:
+    return _is_jaxpr(v) or (isinstance(v, (tuple, list)) and any(_is_jaxpr(x) for x in v))
+
+
+def _pp_lines(jaxpr: Jaxpr, names: dict) -> list[str]:
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
 
     def decl(v) -> str:
         names[id(v)] = _name(len(names))
@@ -113,14 +128,33 @@ def pp_jaxpr(jaxpr: Jaxpr) -> str:
     lines = [f"{{ lambda {consts + ' ' if consts else ''}; {ins}. let"]
     for e in jaxpr.eqns:
         outs = " ".join(decl(v) for v in e.outvars)
+        args = " ".join(atom(v) for v in e.invars)
+        items = sorted(e.params.items())
+        if any(_has_jaxpr(v) for _, v in items):  # one param a line, nested jaxprs indented
+            lines.append(f"    {outs} = {e.primitive.name}[")
+            for k, v in items:
+                lines += ["      " + line for line in _pp_param(k, v, names)]
+            lines.append(f"    ] {args}".rstrip())
+            continue
         params = ""
         if e.params:
-            params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in sorted(e.params.items())) + "]"
-        args = " ".join(atom(v) for v in e.invars)
+            params = "[" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in items) + "]"
         lines.append(f"    {outs} = {e.primitive.name}{params} {args}".rstrip())
     outs = ", ".join(atom(v) for v in jaxpr.outvars)
     lines.append(f"  in ({outs},) }}")
-    return "\n".join(lines)
+    return lines
+
+
+def _pp_param(key: str, value, names: dict) -> list[str]:
+    if _is_jaxpr(value):
+        sub = _pp_lines(value, names)
+        return [f"{key}={sub[0]}"] + ["  " + line for line in sub[1:]]
+    if _has_jaxpr(value):
+        lines = [f"{key}=("]
+        for v in value:
+            lines += ["  " + line for line in (_pp_lines(v, names) if _is_jaxpr(v) else [_fmt_param(v)])]
+        return lines + [")"]
+    return [f"{key}={_fmt_param(value)}"]
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
@@ -138,9 +172,24 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
     def read(a):
         return a.val if isinstance(a, Literal) else env[id(a)]
 
-    for e in jaxpr.eqns:
+    # Each value is dropped after the last equation that reads it, so replaying a long jaxpr
+    # (a staged backward pass) holds only what is still to be read, as the eager pass does.
+    eqns = jaxpr.eqns
+    last = {}
+    for i, e in enumerate(eqns):
+        for a in e.invars:
+            last[id(a)] = i
+    for a in jaxpr.outvars:
+        last[id(a)] = len(eqns)
+    drops: list[list] = [[] for _ in eqns]
+    for k, i in last.items():
+        if i < len(eqns):
+            drops[i].append(k)
+    for e, dead in zip(eqns, drops):
         out = e.primitive.bind(*[read(a) for a in e.invars], **e.params)
         env[id(e.outvars[0])] = out
+        for k in dead:
+            env.pop(k, None)
     return [read(a) for a in jaxpr.outvars]
 
 

@@ -8,10 +8,12 @@ Rule signatures (every rule is written with fgrad ops, so it is traceable):
                                                         entries may be None (zero)
   vjp_fwd(*primals, **params) -> (out, residuals)       optional: see Primitive.def_vjp_fwd
 A primitive marked `nondiff` has a zero derivative everywhere (comparisons, argmax).
+`def_saves` declares which of its inputs and output the vjp rule reads: recorded nodes keep
+only those (the rest is freed once nothing else holds it).
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Container
 
 import numpy as np
 
@@ -38,6 +40,12 @@ class Primitive:
         self.vjp = None
         self.batch = None
         self.vjp_fwd = None
+        # What the VJP rule reads (see def_saves): None keeps every input, else the positions
+        # kept (a container: a frozenset, or a range for "all but the first")
+        self.saved_inputs = None
+        self.saves_output = True
+        self._unread: dict[int, tuple] = {}  # arity -> the positions not in saved_inputs
+        self.lowering = None  # scalar-expression rule of an element-wise primitive (def_lowering)
         ALL_PRIMITIVES.append(self)
 
     def def_impl(self, fn: Callable) -> Callable:
@@ -78,6 +86,43 @@ class Primitive:
         belong to one application: params are shared by every application (jit replays one
         equation, vmap's loop binds the same params per example) and must never hold them."""
         self.vjp_fwd = fn
+        return fn
+
+    def def_saves(self, *, inputs: bool | Container[int] = True, output: bool = True) -> None:
+        """Declare which values the VJP rule reads, so that a recorded application keeps only
+        those alive until the backward pass (PyTorch's saved tensors): `inputs` is True (all),
+        False (none) or the positions read (`range(1, sys.maxsize)`: all but the first);
+        `output` whether the rule reads the output. The recorder replaces every other value
+        with its shape and dtype (`interpreters.backward.Unsaved`), which is all a rule may
+        ask of it (`shape_of`, `aval_of`, `const(x, ...)`). Without a declaration a node keeps
+        everything."""
+        if inputs is True:
+            self.saved_inputs = None
+        elif inputs is False:
+            self.saved_inputs = frozenset()
+        else:
+            self.saved_inputs = inputs if isinstance(inputs, range) else frozenset(inputs)
+        self.saves_output = bool(output)
+        self._unread = {}
+
+    def unread_inputs(self, n: int) -> tuple[int, ...]:
+        """The positions among `n` inputs that the VJP rule does not read (def_saves)."""
+        unread = self._unread.get(n)
+        if unread is None:
+            saved = self.saved_inputs
+            unread = self._unread[n] = () if saved is None else tuple([i for i in range(n) if i not in saved])
+        return unread
+
+    def def_lowering(self, fn: Callable) -> Callable:
+        """`fn(*operands, **params) -> str | None`: an element-wise primitive as one scalar
+        Python expression, which jit's compiler (`fgrad.interpreters.compile`) fuses with its
+        neighbours into one Numba loop. Each operand is a `str` (a variable's name, usable
+        several times) with a `.dtype` attribute; the expression may use `math`, NumPy scalar
+        functions as `np` and the helpers of `fgrad.interpreters.compile.scalar_lib`. Its
+        value must have the output's dtype where that is float64, int64 or bool (narrower
+        results are cast by the compiler), and equal what `impl` computes. Returning None
+        (e.g. for operand dtypes the rule does not handle) falls back to `impl`."""
+        self.lowering = fn
         return fn
 
     def def_batch(self, fn: Callable) -> Callable:

@@ -5,6 +5,8 @@ sum_to_shape, broadcast_to_shape -- are in fgrad/ops/elementwise.py, beside the 
 they are written with, and def_vectorized is in fgrad/ops/_batching.py."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import errors
@@ -53,7 +55,8 @@ def def_linear(prim, transpose):
     """A primitive linear in its first array input. Any further inputs only select (index
     arrays, the values that choose a routing): they get no derivative. The jvp applies the
     primitive to the first input's tangent; the vjp is `transpose(ct, x_aval, *rest, **params)`
-    for the first input and None for the rest."""
+    for the first input and None for the rest. So a recorded application keeps only the rest:
+    the first input lends its aval, the output nothing."""
 
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
@@ -66,6 +69,7 @@ def def_linear(prim, transpose):
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)
+    prim.def_saves(inputs=range(1, sys.maxsize), output=False)
 
 
 def def_nondiff(prim):

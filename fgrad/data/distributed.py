@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sized
+from collections.abc import Callable, Iterator, Sized
 
 import numpy as np
 
@@ -10,6 +10,10 @@ from ._random import TorchMT19937
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
+
+# Set by fgrad.distributed.init() (a higher layer, which this module may not import): gives
+# (world_size, rank) of the initialised process group, for a sampler built without them.
+_process_group: Callable[[], tuple[int, int]] | None = None
 
 
 class DistributedSampler(Sampler[int]):
@@ -20,16 +24,21 @@ class DistributedSampler(Sampler[int]):
 
     The shuffle is PyTorch's: randperm from `torch.Generator().manual_seed(seed + epoch)`, so
     each rank's indices equal PyTorch's for the same seed, epoch and sizes. Call
-    `set_epoch(epoch)` before each epoch for a new order. fgrad has no process groups, so
-    `num_replicas` and `rank` must be given."""
+    `set_epoch(epoch)` before each epoch for a new order. `num_replicas` and `rank` default to
+    the world size and rank of `fgrad.distributed` once its init() has run; otherwise they must
+    be given."""
 
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if (num_replicas is None or rank is None) and _process_group is not None:
+            world, this_rank = _process_group()
+            num_replicas = world if num_replicas is None else num_replicas
+            rank = this_rank if rank is None else rank
         if num_replicas is None or rank is None:
             missing = " and ".join(n for n, v in (("num_replicas", num_replicas), ("rank", rank)) if v is None)
             raise RuntimeError(f"DistributedSampler: pass {missing} explicitly (e.g. num_replicas=world_size, "
-                               "rank=this process's rank): fgrad has no torch.distributed process group to "
-                               "read them from")
+                               "rank=this process's rank), or call fgrad.distributed.init() first to take "
+                               "them from the MPI job")
         for name, value in (("num_replicas", num_replicas), ("rank", rank)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
                 raise TypeError(f"DistributedSampler: {name} must be an int, got {value!r}")

@@ -2,7 +2,13 @@
 graphs of `Node`s and walk them here, calling each primitive's VJP rule."""
 from __future__ import annotations
 
+import threading
+
+import numpy as np
+
+from ..core.avals import ShapedArray
 from ..core.errors import FgradRuntimeError
+from ..core.trace import aval_of
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -10,6 +16,36 @@ FREED_MESSAGE = (
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
+
+
+_new = object.__new__
+
+
+class Unsaved(ShapedArray):
+    """Stands, in a Node, for a value its primitive's VJP rule does not read (see
+    `Primitive.def_saves`): only its shape and dtype are kept, so the value is freed as soon
+    as nothing else holds it. A rule may ask for its shape and dtype, never its contents."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, x) -> Unsaved:
+        """The stand-in for `x` (an array, tracer, Tensor or number)."""
+        u = _new(cls)
+        if type(x) is np.ndarray:
+            u.shape, u.dtype = x.shape, x.dtype
+        else:
+            a = aval_of(x)
+            u.shape, u.dtype = a.shape, a.dtype
+        return u
+
+    def _read(self, *args, **kwargs):
+        raise FgradRuntimeError(
+            f"internal error: a VJP rule read the contents of a value of type {self.str_short()} that "
+            "its primitive declares it does not read (Primitive.def_saves), so it was not saved.")
+
+    __array__ = __array_ufunc__ = __array_function__ = __float__ = __int__ = __bool__ = _read
+    __getitem__ = __iter__ = __len__ = _read
 
 
 class Node:
@@ -62,20 +98,54 @@ def toposort(roots, stop=None) -> list:
     return order
 
 
-def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=()) -> dict:
+class _Passes(threading.local):
+    """The backward passes running on this thread, outermost first (a token each)."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_PASSES = _Passes()
+
+
+def current_pass():
+    """A token unique to the outermost backward pass running on this thread, or None when
+    none runs (fgrad.viz tells forward from backward equations with it)."""
+    stack = _PASSES.stack
+    return stack[0] if stack else None
+
+
+def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), check=None) -> dict:
+    """Propagate cotangents from `roots` [(node, ct)] to the leaves (see _backward_pass)."""
+    stack = _PASSES.stack
+    stack.append(object())
+    try:
+        return _backward_pass(roots, add, retain, wrap, capture, check)
+    finally:
+        stack.pop()
+
+
+def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
     """Propagate cotangents from `roots` [(node, ct)] to the leaves.
 
     Returns {id(node): ct} for every leaf reached and every node in `capture`.
     `add(a, b)` sums two cotangents of one node (its caller's array API: fgrad.numpy's
     for vjp, the facade's for Tensors). `wrap(node)` gives the (out, primals) the rules see (the facade rebuilds Tensors
-    there when create_graph=True); `retain=False` frees each node's saved values.
+    there when create_graph=True); `check(node, in_cts)`, when given, sees each rule's results
+    (the facade's anomaly mode); `retain=False` frees each node's saved values once its
+    rule has run, so a value saved by several nodes is freed after its last reader.
+    Each cotangent is dropped as soon as its node's rule has consumed it, and the walk holds
+    no node it is done with: the peak is the saved values not yet consumed plus the
+    cotangents in flight.
     """
     cts: dict = {}
     for node, ct in roots:
         cts[node] = ct if node not in cts else add(cts[node], ct)
     capture_ids = {id(n) for n in capture}
     result = {}
-    for node in reversed(toposort([n for n, _ in roots])):
+    order = toposort([n for n, _ in roots])
+    while order:
+        node = order.pop()  # children before parents
         ct = cts.pop(node, None)
         if ct is None:
             continue
@@ -98,10 +168,15 @@ def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=()) -> 
         else:  # the residuals this node's own forward computed (see Primitive.def_vjp_fwd)
             in_cts = node.prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None),
                                    **node.params)
+        if check is not None:
+            check(node, in_cts)
+        # the rule has run: what it read goes now, not when the next rule's results arrive
+        ct = out = primals = None
         if not retain:
             node.primals = node.out = None
             node.residuals = None
         for p, c in zip(parents, in_cts):
             if p is not None and c is not None:
                 cts[p] = c if p not in cts else add(cts[p], c)
+        in_cts = c = None
     return result

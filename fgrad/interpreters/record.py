@@ -19,9 +19,10 @@ from ..core.avals import weak_aval
 from ..core.errors import DifferentiationError, complex_intermediate_message
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ..core.trace import Trace, Tracer, aval_of
-from .backward import FREED_MESSAGE, Node, toposort
+from .backward import FREED_MESSAGE, Node, Unsaved, toposort
 
 _new = object.__new__
+_unsaved = Unsaved.of
 
 
 def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, parents: tuple,
@@ -38,6 +39,8 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
       that are not float: integers and booleans carry no derivative. A complex output is a
       DifferentiationError, as fgrad's rules follow no complex convention, unless
       `complex_ok` (the facade, which lets complex Tensors require grad as PyTorch does).
+    - The node keeps only the values the primitive's VJP rule reads (`Primitive.def_saves`;
+      all of them for an undeclared primitive); the others become `Unsaved` stand-ins.
     - `node_type` is the naming hook: the class of the node, a `Node` subclass (the facade
       passes its `grad_fn` class, e.g. `MulBackward0`, which may add slots it fills itself).
     The facade calls this with positional arguments: keywords cost time on every op.
@@ -62,8 +65,18 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
     node.prim = prim
     node.params = params
     node.parents = parents
-    node.primals = tuple(primals)
-    node.out = out
+    if prim.saved_inputs is None:
+        node.primals = tuple(primals)
+    else:
+        # What the rule does not read goes (Primitive.def_saves), except the values of leaves
+        # and constants: graph_to_jaxpr reads them, and they outlive the graph anyway.
+        kept = list(primals)
+        for i in prim.unread_inputs(len(kept)):
+            p = parents[i]
+            if p is not None and p.prim is not None:
+                kept[i] = _unsaved(kept[i])
+        node.primals = tuple(kept)
+    node.out = out if prim.saves_output else _unsaved(out)
     node.hooks = None
     node.residuals = residuals
     return out, node

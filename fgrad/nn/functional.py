@@ -11,56 +11,23 @@ import warnings
 import numpy as np
 
 from .. import numpy as fnp
-from ..core.avals import is_float
-from ..core.errors import ConcretizationError
-from ..core.trace import Tracer, aval_of, facade, is_tensor
+from ..core.trace import Tracer, facade, is_tensor
 from ..numpy._util import cast
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..ops.shape import reshape
+from ..tensor._ops import named
 from ..tensor.creation import default_generator
-from ..tensor.grad_mode import no_grad
+from ._util import (arr, dtype, float_input, grad_fn, reduce_loss, reduction_mode, same_dtype, shape, softmax_dim,
+                    update_running, val)
 
 __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
-           "mse_loss", "l1_loss", "conv2d", "max_pool2d", "avg_pool2d", "dropout", "linear",
+           "mse_loss", "l1_loss", "dropout", "linear",
            "batch_norm", "flatten", "leaky_relu", "one_hot"]
 
 
-def _is_tensor(x) -> bool:
-    return is_tensor(x)
-
-
-def _val(x):
-    return x._value if _is_tensor(x) else x
-
-
-def _arr(x, name):
-    """A value fgrad can bind: Tensors, tracers and arrays pass; Python data become arrays."""
-    if _is_tensor(x) or isinstance(x, Tracer) or hasattr(x, "shape"):
-        return x
-    return fnp.asarray(x)
-
-
-def _shape(x) -> tuple:
-    return aval_of(_val(x)).shape
-
-
-def _dtype(x):
-    return aval_of(_val(x)).dtype
-
-
-def _same_dtype(name, *xs):
-    dts = {_dtype(x) for x in xs if x is not None}
-    if len(dts) > 1:
-        raise RuntimeError(f"{name}: expected all arguments to have the same dtype, got "
-                           f"{', '.join(sorted(str(d) for d in dts))}; convert with .float() or "
-                           ".to(dtype)")
-
-
-def _float_input(name, x):
-    if not is_float(_dtype(x)):
-        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {_dtype(x)} "
-                           "(convert it with .float())")
+_is_tensor = is_tensor
+_val, _arr, _shape, _dtype, _float_input, _same_dtype = val, arr, shape, dtype, float_input, same_dtype
 
 
 # --- activations ---------------------------------------------------------------------------
@@ -73,6 +40,7 @@ def relu(input, inplace: bool = False):
     return nnops.relu(input)
 
 
+@grad_fn("LeakyReluBackward0")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     input = _arr(input, "leaky_relu")
     return fnp.where(fnp.greater(input, 0), input, fnp.multiply(input, negative_slope))
@@ -99,14 +67,7 @@ def tanh(input):
     return ew.tanh(input)
 
 
-def _softmax_dim(name, ndim, dim):
-    if dim is None:
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                      "to include dim=X as an argument.", UserWarning, stacklevel=3)
-        dim = 0 if ndim in (0, 1, 3) else 1
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"{name}: dim {dim} is out of range for an input with {ndim} dimensions")
-    return dim
+_softmax_dim = softmax_dim
 
 
 def _as_float(name, x, dtype):
@@ -123,6 +84,7 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     return nnops.log_softmax(input, _softmax_dim("log_softmax", len(_shape(input)), dim))
 
 
+@grad_fn("SoftmaxBackward0")
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     input = _as_float("softmax", input, dtype)
     return nnops.softmax(input, _softmax_dim("softmax", len(_shape(input)), dim))
@@ -130,12 +92,7 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 # --- losses ----------------------------------------------------------------------------------
 
-def _reduction(size_average, reduce, reduction):
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
+_reduction = reduction_mode
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -164,16 +121,10 @@ def _pointwise_loss(name, diff_fn, input, target, reduction):
                       f"({_shape(input)}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", UserWarning,
                       stacklevel=3)
-    loss = diff_fn(fnp.subtract(input, target))
-    if reduction == "mean":
-        return fnp.mean(loss)
-    if reduction == "sum":
-        return fnp.sum(loss)
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return reduce_loss(name, diff_fn(fnp.subtract(input, target)), reduction)
 
 
+@grad_fn("MseLossBackward0")
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """Mean squared error (input - target)**2, reduced."""
     return _pointwise_loss("mse_loss", fnp.square, input, target,
@@ -181,8 +132,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    return _pointwise_loss("l1_loss", fnp.abs, input, target,
-                           _reduction(size_average, reduce, reduction))
+    """Mean absolute error |input - target|, reduced (grad_fn named as PyTorch's composition)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    out = _pointwise_loss("l1_loss", fnp.abs, input, target, reduction)
+    name = {"mean": "MeanBackward0", "sum": "SumBackward0", "none": "AbsBackward0"}[reduction]
+    return named(out, name, input, target) if _is_tensor(out) else out
 
 
 def one_hot(tensor, num_classes: int = -1):
@@ -208,45 +162,6 @@ def linear(input, weight, bias=None):
     if bias is not None and _shape(bias) != (ws[0],):
         raise RuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
     return nnops.linear(input, weight, bias)
-
-
-def _unbatched(name, input, ndim_batched):
-    shape = _shape(input)
-    if len(shape) == ndim_batched - 1:
-        return reshape(input, (1,) + shape), True
-    if len(shape) != ndim_batched:
-        raise RuntimeError(f"{name}: expected a {ndim_batched - 1}-D (unbatched) or {ndim_batched}-D "
-                           f"(batched) input, got shape {shape}")
-    return input, False
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """2-D cross-correlation: input [N, C, H, W] (or [C, H, W]), weight [O, C, kH, kW]."""
-    if groups != 1:
-        raise NotImplementedError("conv2d: groups != 1 is not supported by fgrad yet")
-    input, weight = _arr(input, "conv2d"), _arr(weight, "conv2d")
-    _same_dtype("conv2d", input, weight, bias)
-    x, squeeze = _unbatched("conv2d", input, 4)
-    y = nnops.conv2d(x, weight, stride, padding, dilation, bias=bias)
-    return reshape(y, _shape(y)[1:]) if squeeze else y
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
-    """Max over windows; the gradient goes to the first maximal element of each window."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not supported by fgrad")
-    x, squeeze = _unbatched("max_pool2d", _arr(input, "max_pool2d"), 4)
-    y = nnops.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
-    return reshape(y, _shape(y)[1:]) if squeeze else y
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override=None):
-    x, squeeze = _unbatched("avg_pool2d", _arr(input, "avg_pool2d"), 4)
-    y = nnops.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                         divisor_override)
-    return reshape(y, _shape(y)[1:]) if squeeze else y
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
@@ -286,18 +201,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     return ew.mul(input, mask)
 
 
-def _concrete(x):
-    """The concrete array behind x (a Tensor, tracer or array), or None while staging."""
-    v = _val(x)
-    while isinstance(v, Tracer):
-        try:
-            v = v._trace.concrete(v)
-        except ConcretizationError:
-            return None
-    v = _val(v)
-    return v
-
-
+@grad_fn("NativeBatchNormBackward0")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalise over every axis but 1 (channels): in training with batch statistics (and
@@ -341,25 +245,30 @@ def _cast_like(x, dt):
     return x if _dtype(x) == dt else fnp.astype(x, dt)
 
 
-def _update_running(running_mean, running_var, mean, var, momentum, n):
-    m, v = _concrete(mean), _concrete(var)
-    if m is None or v is None:
-        return  # staging (jit/vmap): running statistics cannot be updated from abstract values
-    m, v = m.reshape(-1), v.reshape(-1) * (n / (n - 1))
-    for buf, new in ((running_mean, m), (running_var, v)):
-        if buf is None:
-            continue
-        arr = _val(buf)
-        if isinstance(arr, Tracer):
-            continue
-        upd = (1.0 - momentum) * arr + momentum * new.astype(arr.dtype, copy=False)
-        if _is_tensor(buf):
-            with no_grad():
-                buf.copy_(facade.wrap(upd.astype(arr.dtype, copy=False)))
-        else:
-            arr[...] = upd
+_update_running = update_running
 
 
 # lax-level kernels, re-exported for users who want them without the facade
 conv2d_input_grad = nnops.conv2d_input_grad
 conv2d_weight_grad = nnops.conv2d_weight_grad
+
+from . import _activations, _losses, _normalization  # noqa: E402  (the families, written on the helpers above)
+from ._activations import *  # noqa: E402,F401,F403
+from ._losses import *  # noqa: E402,F401,F403
+from ._normalization import *  # noqa: E402,F401,F403
+
+# convolution, pooling, padding, resampling, channel dropout
+from . import _conv_functional, _pool_functional, _resample, _spatial  # noqa: E402
+from ._conv_functional import *  # noqa: E402,F401,F403
+from ._pool_functional import *  # noqa: E402,F401,F403
+from ._resample import *  # noqa: E402,F401,F403
+from ._spatial import *  # noqa: E402,F401,F403
+
+__all__ += _activations.__all__ + _losses.__all__ + _normalization.__all__
+__all__ += _conv_functional.__all__ + _pool_functional.__all__ + _spatial.__all__ + _resample.__all__
+
+# attention (scaled_dot_product_attention, multi_head_attention_forward)
+from . import _attention_functional  # noqa: E402
+from ._attention_functional import *  # noqa: E402,F401,F403
+
+__all__ += _attention_functional.__all__

@@ -12,9 +12,20 @@ from ..core.trace import facade
 from ..tensor import _dtypes as D
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
+from ._backward_hooks import wrap_inputs, wrap_outputs
 from .parameter import Parameter
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """load_state_dict's result; prints `<All keys matched successfully>` when both are empty."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class Module:
@@ -35,6 +46,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
 
     # --- forward -------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -46,18 +59,31 @@ class Module:
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
+        hooked = bool(self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"))
+        if hooked:
+            args, state = wrap_inputs(self, args)
         out = self.forward(*args, **kwargs)
         for hook in tuple(self._forward_hooks.values()):
             res = hook(self, args, out)
             if res is not None:
                 out = res
-        return out
+        return wrap_outputs(state, out) if hooked else out
 
     def register_forward_hook(self, hook):
         return _Handle(self._forward_hooks, hook)
 
     def register_forward_pre_hook(self, hook):
         return _Handle(self._forward_pre_hooks, hook)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_input, grad_output) -> new grad_input or None, run when the
+        gradients w.r.t. the module's tensor inputs are computed."""
+        return _Handle(self._backward_hooks, hook)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """hook(module, grad_output) -> new grad_output or None, run before the module's
+        backward."""
+        return _Handle(self._backward_pre_hooks, hook)
 
     # --- registration --------------------------------------------------------------------
     def _check_ready(self):
@@ -553,6 +579,21 @@ class ModuleList(Module):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList is a container; iterate over it in your forward()")
+
+    def __repr__(self) -> str:
+        """Runs of equal children print once, as `(0-1): 2 x Linear(...)` (PyTorch's format)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}").replace("\n", "\n  ")
+                 for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -11,6 +11,11 @@ import numpy as np
 from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
+from . import utils_rnn as rnn
+
+# `from fgrad.nn.utils.rnn import pad_sequence` (PyTorch's path): utils is a module, so its
+# `rnn` is registered as the submodule Python's import looks up
+sys.modules[__name__ + ".rnn"] = rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters",
            "tune_malloc"]

@@ -14,6 +14,17 @@ from ._index import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
+from ._complex import *  # noqa: F401,F403
+from ._cumulative import *  # noqa: F401,F403
+from ._setops import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
+from ._indices import *  # noqa: F401,F403
+from ._math_extra import *  # noqa: F401,F403
+from ._nanreductions import *  # noqa: F401,F403
+from ._manipulation import *  # noqa: F401,F403
+from ._calculus import *  # noqa: F401,F403
+from ._averages import *  # noqa: F401,F403
 from ._index_tricks import c_, r_, _ndmin  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
 import sys as _sys
@@ -28,7 +39,7 @@ from ..interpreters.record import RecordTracer as _RecordTracer
 # them: their promotion depends on their aval)
 for _t in (Array, _JVPTracer, _RecordTracer):
     _register_fast_type(_t)
-from . import linalg  # noqa: F401,E402
+from . import linalg, fft  # noqa: F401,E402
 
 
 def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = None) -> _Any:

@@ -89,6 +89,10 @@ def full(shape, fill_value, dtype=None):
         if dtype is not None:
             v = cast(v, dtype)
         return broadcast_to(v, shape)
+    if _is_cupy(v):  # a GPU fill value fills a GPU array (np.full would convert it implicitly)
+        out = _xp_like(v).empty(shape, dtype=v.dtype if dtype is None else dtype)
+        out[...] = v
+        return out
     return np.full(shape, v, dtype=dtype)
 
 

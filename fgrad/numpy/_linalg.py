@@ -38,6 +38,7 @@ def _contract(a, b, a_axes, b_axes):
 def matmul(a, b, *, policy=NUMPY):
     """Matrix product with NumPy's rules: the last two axes multiply, leading axes broadcast,
     a 1-D operand is a vector (its axis is dropped from the result)."""
+    policy.check_matmul_dtypes(a, b)
     a, b = _common("matmul", a, b, policy=policy)
     sa, sb = aval_of(a).shape, aval_of(b).shape
     na, nb = len(sa), len(sb)

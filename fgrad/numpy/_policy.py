@@ -171,6 +171,9 @@ class Policy:
         return ShapeError(f"{name}: all input arrays must have the same shape, got "
                           f"{', '.join(str(t) for t in shapes)}")
 
+    def check_matmul_dtypes(self, a, b) -> None:
+        """NumPy promotes the operands of a matrix product to a common dtype."""
+
     def matmul_error(self, name, sa, sb):
         if not sa or not sb:
             return ShapeError(f"{name}: operands of shapes {sa} and {sb}: matmul needs at least 1-D operands "
@@ -209,6 +212,15 @@ def promote_types(a, b):
     if ca == cb:
         return np.promote_types(a, b)
     return a if ca > cb else b
+
+
+# PyTorch's names of dtypes in its matmul errors: the legacy tensor type and the C++ type
+_LEGACY = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
+           "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+           "complex128": "ComplexDouble"}
+_CPP = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+        "int16": "short int", "int32": "int", "int64": "long int", "uint8": "unsigned char", "bool": "bool",
+        "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 class TorchPolicy(Policy):
@@ -361,6 +373,16 @@ class TorchPolicy(Policy):
     def stack_error(self, name, shapes, k):
         return RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 "
                             f"and {list(shapes[k])} at entry {k}")
+
+    def check_matmul_dtypes(self, a, b) -> None:
+        """PyTorch multiplies matrices of one dtype only (no promotion)."""
+        da, db = dtype_of(a), dtype_of(b)
+        if da == db or is_weak(a) or is_weak(b):
+            return
+        if len(shape_of(a)) == 1 and len(shape_of(b)) == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_LEGACY[da.name]} and "
+                               f"{_LEGACY[db.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP[da.name]} != {_CPP[db.name]}")
 
     def matmul_error(self, name, sa, sb):
         if not sa or not sb:

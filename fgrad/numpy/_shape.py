@@ -430,7 +430,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         out = sh.pad(a, widths)
         cv = kwargs.get("constant_values", 0)
         dt = aval_of(a).dtype
-        if is_traced(cv):
+        if is_traced(cv) or type(cv).__module__.startswith("cupy"):  # (a GPU value: as traced, by primitives)
             c = cast(as_value(cv, "pad"), dt)
             if shape_of(c) != ():
                 raise ValueError("pad: a traced constant_values must be a scalar")

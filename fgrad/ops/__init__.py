@@ -1,5 +1,6 @@
-"""Primitives by family (shape, elementwise, reduce, cumulative, index, linalg, nn), each defined
-in one block with its implementation, shape rule, derivative rules and batching rule.
+"""Primitives by family (shape, elementwise, reduce, cumulative, index, linalg, decompositions,
+matrix_functions, complex, fft, convolve, special_* (SciPy's special functions), nn), each
+defined in one block with its implementation, shape rule, derivative rules and batching rule.
 
 Layers, bottom up: shape.py (shape primitives and the axis moves batching rules use), then
 _batching.py (the loop and elementwise batching rules), elementwise.py (with the rule helpers

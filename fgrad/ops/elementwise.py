@@ -53,6 +53,22 @@ def _quiet(fn):
     return impl
 
 
+def scalar_lowering(template, kinds: str = "biuf"):
+    """A lowering rule (`Primitive.def_lowering`) from `template`, a format string over the
+    operands ("({0} + {1})"), or a dict {dtype kinds: template}. It applies to operands
+    whose last dtype's kind is in `kinds` (or a key of the dict): the operands of an
+    element-wise primitive share a dtype, except select's predicate, which comes first."""
+    table = template if isinstance(template, dict) else {kinds: template}
+
+    def rule(*operands, **params):
+        kind = operands[-1].dtype.kind
+        for ks, text in table.items():
+            if kind in ks:
+                return text.format(*operands)
+        return None
+    return rule
+
+
 def _named(fn, name: str, doc: str):
     """`fn` (a function a factory built) with its public name and docstring."""
     fn.__name__ = fn.__qualname__ = name
@@ -97,10 +113,12 @@ def def_elementwise(prim, impl, dtype_rule=same_dtype):
     def_vectorized(prim)
 
 
-def def_elementwise_deriv(prim, *derivs):
+def def_elementwise_deriv(prim, *derivs, inputs: bool | tuple[int, ...] = True, output: bool = True):
     """Derive JVP and VJP from the partial derivatives of an elementwise primitive.
 
-    `derivs[i](*primals, out)` is d out / d input_i, written with fgrad ops.
+    `derivs[i](*primals, out)` is d out / d input_i, written with fgrad ops. `inputs` and
+    `output` declare which of those values the partials read (`Primitive.def_saves`): a
+    recorded application keeps only those for the backward pass.
     """
 
     def jvp(primals, tangents, **params):
@@ -118,6 +136,7 @@ def def_elementwise_deriv(prim, *derivs):
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)
+    prim.def_saves(inputs=inputs, output=output)
 
 
 def bilinear_tangent(prim, x, y, x_dot, y_dot, **params):
@@ -131,7 +150,8 @@ def def_bilinear(prim, lhs_transpose, rhs_transpose):
     """A primitive bilinear in its two array inputs (mul, dot_general, the convolutions): the
     jvp is bilinear_tangent, and the vjp is [lhs_transpose(ct, x, y, **params),
     rhs_transpose(ct, x, y, **params)], the transposes of v -> prim(v, y) and v -> prim(x, v)
-    applied to ct (the input whose cotangent is computed only lends its shape)."""
+    applied to ct (the input whose cotangent is computed only lends its shape). The vjp reads
+    both inputs, never the output."""
 
     def jvp(primals, tangents, **params):
         (x, y), (x_dot, y_dot) = primals, tangents
@@ -143,6 +163,7 @@ def def_bilinear(prim, lhs_transpose, rhs_transpose):
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)
+    prim.def_saves(output=False)
 
 
 # --- linear: neg, add, sub -------------------------------------------------------------
@@ -158,6 +179,8 @@ def neg(x):
 
 neg_p.def_jvp(lambda primals, tangents: (neg(primals[0]), neg(tangents[0])))
 neg_p.def_vjp(lambda needs, ct, out, x: [neg(ct)])
+neg_p.def_saves(inputs=False, output=False)
+neg_p.def_lowering(scalar_lowering("(-{0})", "iuf"))
 
 add_p = Primitive("add")
 def_elementwise(add_p, lambda x, y, *, xp: xp.add(x, y))
@@ -201,6 +224,10 @@ add_p.def_jvp(_add_sub_jvp(1))
 add_p.def_vjp(_add_sub_vjp(1))
 sub_p.def_jvp(_add_sub_jvp(-1))
 sub_p.def_vjp(_add_sub_vjp(-1))
+add_p.def_saves(inputs=False, output=False)  # their cotangents need only the shapes
+sub_p.def_saves(inputs=False, output=False)
+add_p.def_lowering(scalar_lowering("({0} + {1})", "iuf"))
+sub_p.def_lowering(scalar_lowering("({0} - {1})", "iuf"))
 
 # --- bilinear and other binary -----------------------------------------------------------
 
@@ -227,9 +254,11 @@ def _mul_transpose_rhs(ct, x, y):
 
 
 def_bilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
+mul_p.def_lowering(scalar_lowering("({0} * {1})", "iuf"))
 
 div_p = Primitive("div")
 def_elementwise(div_p, _quiet(lambda xp, x, y: xp.true_divide(x, y)))
+div_p.def_lowering(scalar_lowering("({0} / {1})", "f"))
 
 
 def div(x, y):
@@ -238,10 +267,11 @@ def div(x, y):
 
 
 def_elementwise_deriv(div_p, lambda x, y, out: div(const(x, 1.0), y),
-                      lambda x, y, out: neg(div(out, y)))
+                      lambda x, y, out: neg(div(out, y)), inputs=(1,))
 
 pow_p = Primitive("pow")
 def_elementwise(pow_p, _quiet(lambda xp, x, y: xp.power(x, y)))
+pow_p.def_lowering(scalar_lowering("math.pow({0}, {1})", "f"))
 
 
 def pow(x, y):
@@ -291,6 +321,21 @@ def _integer_pow_deriv(x, out, *, y):
 integer_pow_p.def_jvp(lambda primals, tangents, *, y: (
     integer_pow(primals[0], y), mul(tangents[0], _integer_pow_deriv(primals[0], None, y=y))))
 integer_pow_p.def_vjp(lambda needs, ct, out, x, *, y: [mul(ct, _integer_pow_deriv(x, out, y=y))])
+integer_pow_p.def_saves(output=False)
+
+
+def _integer_pow_lowering(x, *, y):
+    # NumPy squares for y == 2 (exactly x * x); other powers go through pow()
+    if x.dtype.kind != "f":
+        return None
+    if y in (0, 1, 2):
+        return ("1.0", f"{x}", f"({x} * {x})")[y]
+    if y in (-1, -2):
+        return f"(1.0 / {x})" if y == -1 else f"(1.0 / ({x} * {x}))"
+    return f"math.pow({x}, {float(y)!r})" if y > 0 else f"(1.0 / math.pow({x}, {float(-y)!r}))"
+
+
+integer_pow_p.def_lowering(_integer_pow_lowering)
 
 
 def _max_min(name, np_name, cmp):
@@ -303,7 +348,9 @@ def _max_min(name, np_name, cmp):
         return add(convert_element_type(cmp(x, y), aval_of(out).dtype),
                    mul(const(out, 0.5), convert_element_type(eq(x, y), aval_of(out).dtype)))
 
-    def_elementwise_deriv(p, dx, lambda x, y, out: dx(y, x, out))
+    def_elementwise_deriv(p, dx, lambda x, y, out: dx(y, x, out), output=False)  # (out: its dtype only)
+    # NumPy's result: x where x > y (< for min) or x is NaN, else y (so y for equal zeros)
+    p.def_lowering(scalar_lowering(f"({{0}} if {{0}} {'>' if name == 'max' else '<'} {{1}} or {{0}} != {{0}} else {{1}})"))
     return p
 
 
@@ -323,6 +370,7 @@ def minimum(x, y):
 
 atan2_p = Primitive("atan2")
 def_elementwise(atan2_p, lambda y, x, *, xp: xp.arctan2(y, x))
+atan2_p.def_lowering(scalar_lowering("math.atan2({0}, {1})", "f"))
 
 
 def atan2(y, x):
@@ -335,7 +383,7 @@ def _atan2_denominator(y, x):
 
 
 def_elementwise_deriv(atan2_p, lambda y, x, out: div(x, _atan2_denominator(y, x)),
-                      lambda y, x, out: neg(div(y, _atan2_denominator(y, x))))
+                      lambda y, x, out: neg(div(y, _atan2_denominator(y, x))), output=False)
 
 # --- unary --------------------------------------------------------------------------------
 
@@ -343,9 +391,24 @@ def_elementwise_deriv(atan2_p, lambda y, x, out: div(x, _atan2_denominator(y, x)
 _WARNS = {"tan", "asin", "acos", "acosh", "atanh", "log", "log1p", "sqrt"}
 
 
-def _unary(name, np_name, deriv, doc, *, backward_name=None):
+# Lowerings of the float-valued unary primitives (for float operands; integers go through
+# the impl, which converts them)
+_UNARY_LOWERING = {
+    "sin": "math.sin({0})", "cos": "math.cos({0})", "tan": "math.tan({0})", "asin": "math.asin({0})",
+    "acos": "math.acos({0})", "atan": "math.atan({0})", "sinh": "math.sinh({0})",
+    "cosh": "math.cosh({0})", "tanh": "math.tanh({0})", "asinh": "math.asinh({0})",
+    "acosh": "math.acosh({0})", "atanh": "math.atanh({0})", "exp": "math.exp({0})",
+    "expm1": "math.expm1({0})", "log": "math.log({0})", "log1p": "math.log1p({0})",
+    "sqrt": "math.sqrt({0})", "cbrt": "fg_cbrt({0})", "logistic": "fg_logistic({0})",
+    "erf": "math.erf({0})",
+}
+
+
+def _unary(name, np_name, deriv, doc, *, backward_name=None, reads="both"):
     """A float-valued unary primitive (`np_name`: the xp function, or an impl (xp, x) -> array),
-    its derivative rules from `deriv(x, out)`, and its function, named `name`."""
+    its derivative rules from `deriv(x, out)`, and its function, named `name`. `reads` says
+    what `deriv` reads: "x" or "out" when only that one (the other lends at most its dtype),
+    so a recorded application keeps only it (tanh's keeps its output, sin's its input)."""
     p = Primitive(name, backward_name=backward_name)
     if callable(np_name):
         impl = _quiet(np_name)
@@ -354,7 +417,9 @@ def _unary(name, np_name, deriv, doc, *, backward_name=None):
     else:
         impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
     def_elementwise(p, impl, float_result)
-    def_elementwise_deriv(p, deriv)
+    def_elementwise_deriv(p, deriv, inputs=reads != "out", output=reads != "x")
+    if name in _UNARY_LOWERING:
+        p.def_lowering(scalar_lowering(_UNARY_LOWERING[name], "f"))
 
     def fn(x):
         return p.bind(x)
@@ -365,47 +430,47 @@ def _rsqrt(x):
     return div(const(x, 1.0), sqrt(x))
 
 
-sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x), "Element-wise sine.")
-cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)), "Element-wise cosine.")
+sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x), "Element-wise sine.", reads="x")
+cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)), "Element-wise cosine.", reads="x")
 tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)),
-                    "Element-wise tangent.")
+                    "Element-wise tangent.", reads="out")
 asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))),
-                      "Element-wise inverse sine (NaN outside [-1, 1]).")
+                      "Element-wise inverse sine (NaN outside [-1, 1]).", reads="x")
 acos_p, acos = _unary("acos", "arccos", lambda x, out: neg(_rsqrt(sub(const(x, 1.0), mul(x, x)))),
-                      "Element-wise inverse cosine (NaN outside [-1, 1]).")
+                      "Element-wise inverse cosine (NaN outside [-1, 1]).", reads="x")
 atan_p, atan = _unary("atan", "arctan", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), mul(x, x))),
-                      "Element-wise inverse tangent.")
-sinh_p, sinh = _unary("sinh", "sinh", lambda x, out: cosh(x), "Element-wise hyperbolic sine.")
-cosh_p, cosh = _unary("cosh", "cosh", lambda x, out: sinh(x), "Element-wise hyperbolic cosine.")
+                      "Element-wise inverse tangent.", reads="x")
+sinh_p, sinh = _unary("sinh", "sinh", lambda x, out: cosh(x), "Element-wise hyperbolic sine.", reads="x")
+cosh_p, cosh = _unary("cosh", "cosh", lambda x, out: sinh(x), "Element-wise hyperbolic cosine.", reads="x")
 # (1 + t)(1 - t) rather than 1 - t*t: no cancellation where tanh is near +-1 (float32)
 tanh_p, tanh = _unary("tanh", "tanh", lambda x, out: mul(add(const(x, 1.0), out), sub(const(x, 1.0), out)),
-                      "Element-wise hyperbolic tangent.")
+                      "Element-wise hyperbolic tangent.", reads="out")
 asinh_p, asinh = _unary("asinh", "arcsinh", lambda x, out: _rsqrt(add(mul(x, x), const(x, 1.0))),
-                        "Element-wise inverse hyperbolic sine.")
+                        "Element-wise inverse hyperbolic sine.", reads="x")
 acosh_p, acosh = _unary("acosh", "arccosh", lambda x, out: _rsqrt(sub(mul(x, x), const(x, 1.0))),
-                        "Element-wise inverse hyperbolic cosine (NaN below 1).")
+                        "Element-wise inverse hyperbolic cosine (NaN below 1).", reads="x")
 atanh_p, atanh = _unary("atanh", "arctanh", lambda x, out: div(const(x, 1.0), sub(const(x, 1.0), mul(x, x))),
-                        "Element-wise inverse hyperbolic tangent (NaN outside [-1, 1]).")
-exp_p, exp = _unary("exp", "exp", lambda x, out: out, "Element-wise exponential, e ** x.")
+                        "Element-wise inverse hyperbolic tangent (NaN outside [-1, 1]).", reads="x")
+exp_p, exp = _unary("exp", "exp", lambda x, out: out, "Element-wise exponential, e ** x.", reads="out")
 expm1_p, expm1 = _unary("expm1", "expm1", lambda x, out: add(out, const(x, 1.0)),
-                        "Element-wise exp(x) - 1, accurate near 0.")
+                        "Element-wise exp(x) - 1, accurate near 0.", reads="out")
 log_p, log = _unary("log", "log", lambda x, out: div(const(x, 1.0), x),
-                    "Element-wise natural logarithm (-inf at 0, NaN below).")
+                    "Element-wise natural logarithm (-inf at 0, NaN below).", reads="x")
 log1p_p, log1p = _unary("log1p", "log1p", lambda x, out: div(const(x, 1.0), add(const(x, 1.0), x)),
-                        "Element-wise log(1 + x), accurate near 0.")
+                        "Element-wise log(1 + x), accurate near 0.", reads="x")
 sqrt_p, sqrt = _unary("sqrt", "sqrt", lambda x, out: div(const(x, 0.5), out),
-                      "Element-wise square root (NaN below 0; the derivative at 0 is inf).")
+                      "Element-wise square root (NaN below 0; the derivative at 0 is inf).", reads="out")
 cbrt_p, cbrt = _unary("cbrt", "cbrt",
                       lambda x, out: div(const(x, 1.0), mul(const(x, 3.0), integer_pow(out, 2))),
-                      "Element-wise real cube root.")
+                      "Element-wise real cube root.", reads="out")
 logistic_p, logistic = _unary(
     "logistic", lambda xp, x: _logistic(xp, x),
     lambda x, out: mul(out, sub(const(x, 1.0), out)),
     "Element-wise logistic sigmoid, 1 / (1 + exp(-x)), without overflow.",
-    backward_name="SigmoidBackward0")
+    backward_name="SigmoidBackward0", reads="out")
 erf_p, erf = _unary("erf", lambda xp, x: _erf(xp, x),
                     lambda x, out: mul(const(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x)))),
-                    "Element-wise error function.")
+                    "Element-wise error function.", reads="x")
 
 
 def _logistic(xp, x):
@@ -432,6 +497,7 @@ def _erf(xp, x):
 # logistic(+-(x - y)) that are smooth, is exact at every order.
 logaddexp_p = Primitive("logaddexp", backward_name="LogaddexpBackward0")
 def_elementwise(logaddexp_p, _quiet(lambda xp, x, y: xp.logaddexp(x, y)), float_result)
+logaddexp_p.def_lowering(scalar_lowering("fg_logaddexp({0}, {1})", "f"))
 
 
 def logaddexp(x: Any, y: Any) -> Any:
@@ -448,10 +514,11 @@ def _logaddexp_diff(x, y):
 
 
 def_elementwise_deriv(logaddexp_p, lambda x, y, out: logistic(_logaddexp_diff(x, y)),
-                      lambda x, y, out: logistic(neg(_logaddexp_diff(x, y))))
+                      lambda x, y, out: logistic(neg(_logaddexp_diff(x, y))), output=False)
 
 abs_p = Primitive("abs")
 def_elementwise(abs_p, lambda x, *, xp: xp.abs(x))
+abs_p.def_lowering(scalar_lowering("abs({0})", "iuf"))
 
 
 def abs(x):
@@ -461,7 +528,24 @@ def abs(x):
 
 # abs'(0) = sign(0) = 0, the subgradient of least magnitude (README: derivatives at
 # non-differentiable points)
-def_elementwise_deriv(abs_p, lambda x, out: sign(x))
+def_elementwise_deriv(abs_p, lambda x, out: sign(x), output=False)
+
+
+# Lowerings of the primitives _nondiff makes: {dtype kinds: template} (see scalar_lowering)
+_NONDIFF_LOWERING = {
+    "sign": {"f": "fg_sign({0})", "i": "(1 if {0} > 0 else (-1 if {0} < 0 else 0))"},
+    "floor": {"f": "fg_floor({0})"}, "ceil": {"f": "fg_ceil({0})"}, "round": {"f": "fg_rint({0})"},
+    "not": {"biuf": "({0} == 0)"}, "isnan": {"f": "({0} != {0})"},
+    "isinf": {"f": "math.isinf({0})"}, "isfinite": {"f": "math.isfinite({0})"},
+    "lt": {"biuf": "({0} < {1})"}, "le": {"biuf": "({0} <= {1})"}, "gt": {"biuf": "({0} > {1})"},
+    "ge": {"biuf": "({0} >= {1})"}, "eq": {"biuf": "({0} == {1})"}, "ne": {"biuf": "({0} != {1})"},
+    "and": {"biuf": "(({0} != 0) & ({1} != 0))"}, "or": {"biuf": "(({0} != 0) | ({1} != 0))"},
+    "xor": {"biuf": "(({0} != 0) ^ ({1} != 0))"},
+    # integer division by zero gives 0, and MIN // -1 wraps (fg_floordiv_i), as in NumPy
+    "floordiv": {"f": "({0} // {1})", "i": "fg_floordiv_i({0}, {1})", "u": "({0} // {1})"},
+    "bitwise_and": {"biu": "({0} & {1})"}, "bitwise_or": {"biu": "({0} | {1})"},
+    "bitwise_xor": {"biu": "({0} ^ {1})"}, "invert": {"b": "(not {0})", "iu": "(~{0})"},
+}
 
 
 def _nondiff(name, np_name, arity, dtype_rule, doc, *, fn_name=None):
@@ -481,6 +565,8 @@ def _nondiff(name, np_name, arity, dtype_rule, doc, *, fn_name=None):
             return p.bind(x, y)
     def_elementwise(p, impl, dtype_rule)
     def_nondiff(p)
+    if name in _NONDIFF_LOWERING:
+        p.def_lowering(scalar_lowering(_NONDIFF_LOWERING[name]))
     return p, _named(fn, fn_name or name, doc)
 
 
@@ -527,6 +613,7 @@ invert_p, invert = _nondiff("invert", "invert", 1, same_dtype,
 
 fmod_p = Primitive("fmod", backward_name="FmodBackward0")
 def_elementwise(fmod_p, _quiet(lambda xp, x, y: xp.fmod(x, y)))
+fmod_p.def_lowering(scalar_lowering({"f": "fg_fmod({0}, {1})", "i": "fg_fmod_i({0}, {1})", "u": "({0} % {1})"}))
 
 
 def fmod(x: Any, y: Any) -> Any:
@@ -548,6 +635,8 @@ def_elementwise_deriv(fmod_p, lambda x, y, out: const(x, 1.0),
 
 mod_p = Primitive("mod", backward_name="RemainderBackward0")
 def_elementwise(mod_p, _quiet(lambda xp, x, y: xp.remainder(x, y)))
+# Python's remainder is NumPy's (the sign of y); integer x % 0 is 0 in the kernels, as in NumPy
+mod_p.def_lowering(scalar_lowering("({0} % {1})", "iuf"))
 
 
 def mod(x: Any, y: Any) -> Any:
@@ -559,7 +648,7 @@ def mod(x: Any, y: Any) -> Any:
 # exactly the n that remainder used (x == n * y + remainder(x, y)), also where the rounded x / y
 # would floor to another integer (1.0 // 0.1 == 9.0).
 def_elementwise_deriv(mod_p, lambda x, y, out: const(x, 1.0),
-                      lambda x, y, out: neg(floor_divide(x, y)))
+                      lambda x, y, out: neg(floor_divide(x, y)), output=False)
 
 # --- select and dtype conversion ----------------------------------------------------------
 
@@ -593,6 +682,8 @@ def _select_vjp(needs, ct, out, pred, x, y):
 def_vectorized(select_p)
 select_p.def_jvp(_select_jvp)
 select_p.def_vjp(_select_vjp)
+select_p.def_saves(inputs=(0,), output=False)  # the predicate (x and y lend their shapes)
+select_p.def_lowering(scalar_lowering("({1} if {0} else {2})"))
 
 convert_element_type_p = Primitive("convert_element_type", backward_name="ToCopyBackward0")
 convert_element_type_p.def_impl(lambda x, *, new_dtype, xp: x.astype(new_dtype))
@@ -623,6 +714,25 @@ def _convert_vjp(needs, ct, out, x, *, new_dtype):
 def_vectorized(convert_element_type_p)
 convert_element_type_p.def_jvp(_convert_jvp)
 convert_element_type_p.def_vjp(_convert_vjp)
+convert_element_type_p.def_saves(inputs=False, output=False)
+
+
+def _convert_lowering(x, *, new_dtype):
+    new = np.dtype(new_dtype)
+    if x.dtype.kind not in "biuf" or new.kind not in "biuf":
+        return None
+    if new.kind == "b":
+        return f"({x} != 0)"
+    if x.dtype.kind == "f" and new.kind in "iu":
+        return None  # NaN and out-of-range values have no defined integer (C leaves it open)
+    if x.dtype.kind == "b":
+        return f"(1.0 if {x} else 0.0)" if new.kind == "f" else f"(1 if {x} else 0)"
+    if new == np.float64:  # (Numba's float() keeps a float32 a float32: widen explicitly)
+        return f"np.float64({x})" if x.dtype.kind == "f" and x.dtype.itemsize < 8 else f"float({x})"
+    return f"int({x})" if new == np.int64 else x  # narrower results are cast by the compiler
+
+
+convert_element_type_p.def_lowering(_convert_lowering)
 
 
 # --- stop_gradient ----------------------------------------------------------------------------
@@ -632,6 +742,7 @@ stop_gradient_p.def_impl(lambda x, *, xp: x)
 stop_gradient_p.def_abstract_eval(lambda x: x)
 def_nondiff(stop_gradient_p)
 def_vectorized(stop_gradient_p)
+stop_gradient_p.def_lowering(scalar_lowering("{0}"))
 
 
 def stop_gradient(x: Any) -> Any:

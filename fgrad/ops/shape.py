@@ -206,6 +206,7 @@ def _concatenate_vjp(needs, ct, out, *xs, dimension):
 concatenate_p.def_abstract_eval(_concatenate_aval)
 concatenate_p.def_jvp(_concatenate_jvp)
 concatenate_p.def_vjp(_concatenate_vjp)
+concatenate_p.def_saves(inputs=False, output=False)  # the operands lend their shapes
 
 
 def _concatenate_batch(n, vals, dims, *, dimension):

@@ -1,4 +1,4 @@
 """fgrad.scipy: SciPy-compatible functions over fgrad primitives (differentiable)."""
-from . import special  # noqa: F401
+from . import integrate, linalg, signal, special, stats  # noqa: F401
 
-__all__ = ["special"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]

@@ -1,5 +1,11 @@
 """fgrad.scipy.special: SciPy's special functions, differentiable to any order.
 
+The gamma family, incomplete gamma and beta functions, error-function inverses and the normal
+distribution's functions, Bessel functions and the x log y helpers live in _special_*.py (by
+family) over the primitives of fgrad/ops/special_*.py. Derivatives that have no closed form --
+in the shape parameters of betainc, gammainc, gammaincc and stdtr, in the order of a Bessel
+function -- raise DifferentiationError naming the argument.
+
 logsumexp, softmax and log_softmax subtract the (gradient-stopped) maximum, so they are
 finite, with finite derivatives, for inputs of any magnitude."""
 from __future__ import annotations
@@ -10,8 +16,16 @@ from ..numpy._util import as_value, aval_of, broadcast_to, cast, dtype_of, promo
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops import shape as sh
+from ._special_bessel import *  # noqa: F401,F403
+from ._special_bessel import __all__ as _bessel
+from ._special_erf import *  # noqa: F401,F403
+from ._special_erf import __all__ as _erf
+from ._special_gamma import *  # noqa: F401,F403
+from ._special_gamma import __all__ as _gamma
+from ._special_log import *  # noqa: F401,F403
+from ._special_log import __all__ as _log
 
-__all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit"]
+__all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit", *_gamma, *_erf, *_bessel, *_log]
 
 
 def _float(x, name):

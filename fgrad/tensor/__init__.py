@@ -19,6 +19,8 @@ from .tensor import Size, Tensor
 from . import _methods  # noqa: F401  (installs Tensor methods and operators)
 from . import _ops
 from . import autograd, cuda  # noqa: F401
+from . import linalg, sparse, special  # noqa: F401  (torch.linalg, torch.sparse, torch.special)
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401
 from . import creation as _creation
 from .creation import tensor as _tensor_fn
 from ._methods import SHARED_NAMES
@@ -26,10 +28,13 @@ from .tensor import Tensor as _Tensor
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
-                            "hstack", "vstack", "einsum", "numel")
+                            "hstack", "vstack", "einsum", "numel", "meshgrid", "cartesian_prod", "block_diag",
+                            "searchsorted", "bucketize", "cdist", "std_mean", "var_mean", "tril_indices",
+                            "triu_indices")
 # Functions whose first argument is not a single input tensor.
 _NOT_INPUT_FIRST = {"where", "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack",
-                    "vstack", "einsum"}
+                    "vstack", "einsum", "meshgrid", "cartesian_prod", "block_diag", "tril_indices", "triu_indices",
+                    "bucketize", "xlogy"}
 
 
 # Functions whose first two arguments must both be tensors.
@@ -42,10 +47,12 @@ def _checked(name, fn):
     that do not fit 64 bits are a ValueError naming the function, not an OverflowError."""
     @_functools.wraps(fn)
     def checked(*args, **kwargs):
-        if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor):
+        if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor) \
+                and not getattr(args[0], "is_sparse", False):  # (a sparse tensor: mm, matmul)
             raise TypeError(f"fgrad.{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(args[0]).__name__}. Wrap data with fgrad.tensor(...) first.")
-        if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor):
+        if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor) \
+                and not getattr(args[1], "is_sparse", False):
             raise TypeError(f"fgrad.{name}(): argument (position 2) must be Tensor, not "
                             f"{type(args[1]).__name__}. Wrap data with fgrad.tensor(...) first.")
         try:
@@ -65,7 +72,7 @@ for _name in _creation_all:
 
 __all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
             "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
-            "set_default_dtype", "promote_types"]
+            "set_default_dtype", "promote_types", "sparse_coo_tensor", "sparse_coo", "strided"]
            + [d.name for d in _dtypes.ALL]
            + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble"]
            + list(_creation_all) + list(FUNCTIONS))

@@ -55,18 +55,21 @@ CPU = device("cpu")
 
 
 def as_device(d) -> device:
+    """`d` (a device, "cpu", "cuda:1", an int GPU index, or None for the CPU) as a `device`."""
     if d is None:
         return CPU
     return d if isinstance(d, device) else device(d)
 
 
 def cupy():
-    """The cupy module, or a RuntimeError that says what is missing."""
+    """The cupy module, or a RuntimeError that says what is missing. The only way fgrad's
+    device code reaches CuPy: nothing imports it until a GPU is asked for."""
     try:
         import cupy as cp  # optional dependency: imported only when a GPU is asked for
     except ImportError:
-        raise FgradRuntimeError("CUDA requested but CuPy is not installed: pip install fgrad[cuda] "
-                           "(or cupy-cuda12x / cupy-cuda11x to match your CUDA).", doc="cuda-missing") from None
+        raise FgradRuntimeError("CUDA requested but CuPy is not installed: pip install fgrad[cuda] for CUDA 12 "
+                                "or fgrad[cuda13] for CUDA 13 (the wheels cupy-cuda12x / cupy-cuda13x; fgrad "
+                                "uses whichever cupy is installed).", doc="cuda-missing") from None
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDA driver missing or broken
@@ -78,13 +81,26 @@ def cupy():
 
 
 def is_cupy(v) -> bool:
+    """True for a CuPy array (told by its type's module, so that CuPy need not be imported)."""
     return type(v).__module__.startswith("cupy")
 
 
 def device_of_value(v) -> device:
+    """The device an array lives on: cuda:N for a CuPy array, else the CPU."""
     if type(v) is np.ndarray or not is_cupy(v):
         return CPU
     return device("cuda", int(v.device.id))
+
+
+def _cuda_index(cp, dev: device) -> int:
+    """The GPU `dev` names: its index, or CuPy's current device for a bare "cuda" (as in PyTorch);
+    an index past the visible GPUs is PyTorch's invalid-ordinal error."""
+    count = cp.cuda.runtime.getDeviceCount()
+    index = int(cp.cuda.Device().id) if dev.index is None else dev.index
+    if index >= count:
+        raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} requested but only "
+                           f"{count} GPU(s) visible")
+    return index
 
 
 def to_device(v, dev: device):
@@ -92,15 +108,16 @@ def to_device(v, dev: device):
     if dev.type == "cpu":
         return v.get() if is_cupy(v) else v
     cp = cupy()
-    index = 0 if dev.index is None else dev.index
-    if index >= cp.cuda.runtime.getDeviceCount():
-        raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} requested but only "
-                           f"{cp.cuda.runtime.getDeviceCount()} GPU(s) visible")
-    if is_cupy(v) and int(v.device.id) == index:
-        return v
+    index = _cuda_index(cp, dev)
+    if is_cupy(v):
+        if int(v.device.id) == index:
+            return v
+        with cp.cuda.Device(index):
+            return v.copy()  # CuPy's copy() lands on the current device (asarray would keep v as is)
     with cp.cuda.Device(index):
         return cp.asarray(v)
 
 
 def array_module(dev: device):
+    """numpy for the CPU, cupy for a GPU (imported, with its clear error, only then)."""
     return np if dev.type == "cpu" else cupy()

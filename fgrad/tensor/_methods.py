@@ -9,6 +9,7 @@ from ..numpy._util import cast
 from . import _ops as O
 from . import creation
 from ._device import is_cupy, to_device
+from ._ops_math import on_copy
 from .tensor import Tensor, _make, check_inplace, commit_inplace
 
 # --- operators ------------------------------------------------------------------------------------
@@ -114,7 +115,13 @@ _INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "mu
             "maximum_": O.maximum, "minimum_": O.minimum, "lerp_": O.lerp, "log1p_": O.log1p,
             "expm1_": O.expm1, "rsqrt_": O.rsqrt, "trunc_": O.trunc, "logical_not_": O.logical_not,
             "masked_fill_": O.masked_fill, "clamp_": O.clamp, "clip_": O.clamp, "__iand__": O.bitwise_and,
-            "__ior__": O.bitwise_or}
+            "__ior__": O.bitwise_or, "scatter_": O.scatter, "scatter_add_": O.scatter_add,
+            "scatter_reduce_": on_copy(O.scatter_reduce), "index_add_": O.index_add, "index_copy_": O.index_copy,
+            "index_fill_": O.index_fill, "index_put_": O.index_put, "masked_scatter_": O.masked_scatter,
+            "cumprod_": on_copy(O.cumprod), "addcmul_": O.addcmul, "addcdiv_": O.addcdiv, "addmm_": O.addmm,
+            "addmv_": O.addmv, "baddbmm_": O.baddbmm, "addbmm_": O.addbmm, "frac_": O.frac,
+            "clamp_min_": O.clamp_min, "clamp_max_": O.clamp_max, "hypot_": on_copy(O.hypot), "logit_": on_copy(O.logit),
+            "xlogy_": on_copy(O.xlogy)}
 for _name, _fn in _INPLACE.items():
     setattr(Tensor, _name, _inplace(_fn))
 for _name, _fn in {"zero_": zero_, "fill_": fill_, "copy_": copy_, "uniform_": uniform_, "normal_": normal_,
@@ -147,6 +154,13 @@ SHARED_NAMES = (
     "sort", "argsort", "topk", "cumsum", "flip", "roll", "tril", "triu", "diagonal", "diag",
     "trace", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "ger", "clone", "allclose",
     "isclose", "equal",
+    # scatter and index updates, counting (_ops_index.py); cumulative, fused multiply-adds, order
+    # statistics, products (_ops_math.py)
+    "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
+    "masked_scatter", "repeat_interleave", "unique", "unique_consecutive", "bincount", "histc", "multinomial",
+    "cumprod", "cummax", "cummin", "logcumsumexp", "addcmul", "addcdiv", "addmm", "addmv", "baddbmm", "addbmm",
+    "diff", "median", "nanmedian", "quantile", "nanquantile", "frac", "rot90", "kron", "cross", "dist",
+    "clamp_min", "clamp_max", "hypot", "logit", "xlogy",
 )
 
 _SAME_NAME = SHARED_NAMES + ("view", "expand", "expand_as", "repeat", "to", "type_as", "contiguous",

@@ -367,10 +367,15 @@ def logsumexp(input, dim, keepdim: bool = False):
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
-    """Vector p-norm (matrix Frobenius norm for p='fro' over two dims), via fgrad.numpy.linalg.norm."""
-    if p == "nuc":
-        raise NotImplementedError("fgrad's norm has no nuclear norm (it needs an SVD primitive)")
+    """Vector p-norm (matrix Frobenius norm for p='fro', nuclear norm for p='nuc', over two
+    dims), via fgrad.numpy.linalg.norm."""
     x = _float(input if dtype is None else cast(input, D.np_dtype(dtype)))
+    if p == "nuc":  # the sum of the singular values of the matrices in dim (a 2-D input's by default)
+        axes = (0, 1) if dim is None else normalize_axes(dim, x._value.ndim, "norm", policy=P)
+        if len(axes) != 2:
+            raise RuntimeError(f"nuclear norm requires a 2-D input or two dims, got dims {axes} of a "
+                               f"{x._value.ndim}-D tensor")
+        return fnp.linalg.norm(x, "nuc", axis=axes, keepdims=keepdim)
     ord_ = 2 if p in ("fro", 2, 2.0, None) else p
     if dim is None:
         out = fnp.linalg.norm(fnp.ravel(x), ord=ord_)
@@ -414,3 +419,5 @@ def array_ufunc(self, ufunc, method, inputs, kwargs):
 
 from ._ops_shape import *  # noqa: E402,F401,F403  (shape ops, indexing, linalg, conversions)
 from ._ops_shape import _caster, nonzero  # noqa: E402,F401  (used by _methods)
+from ._ops_index import *  # noqa: E402,F401,F403  (scatter, index updates, counting, searching)
+from ._ops_math import *  # noqa: E402,F401,F403  (cumulative, fused multiply-adds, order statistics)

@@ -409,10 +409,18 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 # --- linear algebra ------------------------------------------------------------------------------
 
 def matmul(input, other):
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix (fgrad.sparse): its own product
+        return input.mm(other)
+    if getattr(other, "is_sparse", False):  # dense @ sparse = (sparse^T @ dense^T)^T
+        if input._value.ndim == 1:
+            return other.t().mm(input)
+        return transpose(other.t().mm(transpose(input, 0, 1)), 0, 1)
     return fnp.matmul(_tensor(input), _tensor(other), policy=P)
 
 
 def mm(input, mat2):
+    if getattr(input, "is_sparse", False) or getattr(mat2, "is_sparse", False):
+        return matmul(input, mat2)
     if input._value.ndim != 2 or mat2._value.ndim != 2:
         raise RuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
@@ -505,6 +513,8 @@ def _caster(npdt):
 def tensor_type(self, dtype=None, non_blocking=False):
     if dtype is None:
         return ("torch.cuda." if self.device.type == "cuda" else "torch.") + self.dtype._torch
+    if isinstance(dtype, type) and issubclass(dtype, Tensor):  # x.type(fgrad.FloatTensor)
+        dtype = dtype.__name__
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
         for d in D.ALL:

@@ -15,11 +15,12 @@ import numpy as np
 
 from ..core.errors import FgradRuntimeError
 from ..core.trace import _state, facade
-from ..interpreters.backward import backward_pass
+from ..interpreters.backward import Unsaved, backward_pass
 from ..ops.elementwise import add as _lax_add
 from ..ops.elementwise import convert_element_type
 from . import graph  # noqa: E402  (fgrad.autograd.graph: the recorded graph as a Jaxpr)
 from ._device import is_cupy
+from .anomaly_mode import detect_anomaly, engine_check, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
 from .creation import as_tensor
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import (  # noqa: F401
@@ -42,7 +43,7 @@ from .tensor import (
 # `import fgrad.autograd.graph` works as in PyTorch (fgrad.autograd is this module's alias)
 _sys.modules.setdefault(__name__.split(".")[0] + ".autograd.graph", graph)
 
-__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
+__all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode"]
 
 
@@ -54,10 +55,12 @@ def _add_ct(a, b):
 
 
 def _graph_wrap(node):
+    # values the rule does not read (Unsaved) stay stand-ins: there is nothing to connect
     out, primals = saved_values(node)
-    if type(out) is not tuple:
+    if type(out) is not tuple and type(out) is not Unsaved:
         out = _make(out, node, True)
-    primals = tuple(v if p is None else _make(v, p, True) for p, v in zip(node.parents, primals))
+    primals = tuple(v if p is None or type(v) is Unsaved else _make(v, p, True)
+                    for p, v in zip(node.parents, primals))
     return out, primals
 
 
@@ -67,7 +70,7 @@ def _run(roots, retain_graph, create_graph, capture=()) -> dict:
     _state.grad_enabled = bool(create_graph)
     try:
         return backward_pass(roots, retain=retain, wrap=_graph_wrap if create_graph else saved_values,
-                             add=_add_ct, capture=capture)
+                             add=_add_ct, capture=capture, check=engine_check())
     finally:
         _state.grad_enabled = prev
 

@@ -871,6 +871,36 @@ class Tensor:
         memo[id(self)] = t
         return t
 
+    # --- DLPack: zero-copy exchange with NumPy, CuPy, PyTorch, JAX ... ---
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this tensor's storage (no copy), as the DLPack protocol asks:
+        the consumer (`numpy.from_dlpack`, `torch.from_dlpack`, `cupy.from_dlpack`) calls it.
+        The array underneath (NumPy or CuPy) exports itself, so `stream` synchronisation and
+        the capsule's version are theirs; arguments left None are not passed on, so that
+        producers predating DLPack 1.0 keep working."""
+        if self._requires_grad:
+            # PyTorch's refusal: the consumer would see the data but not the graph
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        v = self._dlpack_value()
+        kwargs = {k: a for k, a in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if a is not None}
+        if stream is not None:
+            kwargs["stream"] = stream
+        return v.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """(DLPack device type, device index): (1, 0) on the CPU, (2, N) on cuda:N."""
+        return tuple(self._dlpack_value().__dlpack_device__())
+
+    def _dlpack_value(self):
+        v = self._value
+        if isinstance(v, Tracer):
+            raise RuntimeError("Can't export a traced tensor (inside fgrad.grad, jit or vmap) through "
+                               "DLPack: it has no storage yet. Export concrete tensors, outside the transform.")
+        if isinstance(v, _generic):  # a NumPy scalar has no __dlpack__; a 0-d array does
+            v = np.asarray(v)
+        return v
+
 
 class Size(tuple):
     """A tensor's shape: a tuple that prints as `fgrad.Size([2, 3])`."""

@@ -1,4 +1,5 @@
-"""fgrad.utils: PyTorch's torch.utils namespace for `import fgrad as torch` scripts.
+"""fgrad.utils: PyTorch's torch.utils namespace for `import fgrad as torch` scripts
+(`fgrad.utils.data`, `fgrad.utils.dlpack`).
 
 `fgrad.utils.data` is fgrad.data itself (not a copy): `torch.utils.data.DataLoader`,
 `import fgrad.utils.data`, `from fgrad.utils.data.sampler import ...` and
@@ -6,6 +7,7 @@
 import sys as _sys
 
 from .. import data
+from . import dlpack  # torch.utils.dlpack: from_dlpack, to_dlpack
 
 # Alias fgrad.data and each of its submodules under fgrad.utils.data: without an entry in
 # sys.modules, `import fgrad.utils.data.sampler` would load sampler.py a second time (fgrad.data's
@@ -14,4 +16,4 @@ for _name, _module in list(_sys.modules.items()):
     if _name == data.__name__ or _name.startswith(data.__name__ + "."):
         _sys.modules[__name__ + ".data" + _name[len(data.__name__):]] = _module
 
-__all__ = ["data"]
+__all__ = ["data", "dlpack"]

@@ -44,6 +44,87 @@ def np_conv2d(x, w, stride=1, padding=0, dilation=1):
     return out
 
 
+def np_conv2d_grouped(x, w, groups, **kw):
+    """Grouped convolution as `groups` independent convolutions of channel slices."""
+    C, O = x.shape[1], w.shape[0]
+    cg, og = C // groups, O // groups
+    return np.concatenate([np_conv2d(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], **kw)
+                           for g in range(groups)], axis=1)
+
+
+def np_unfold(x, k, dilation=1, padding=0, stride=1):
+    """Columns [N, C*kh*kw, L] of the sliding blocks, written out with loops."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
+        (v, v) if np.isscalar(v) else v for v in (k, dilation, padding, stride))
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    N, C, H, W = x.shape
+    Ho, Wo = (H - dh * (kh - 1) - 1) // sh + 1, (W - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((N, C, kh, kw, Ho, Wo), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            for a in range(Ho):
+                for b in range(Wo):
+                    out[:, :, i, j, a, b] = x[:, :, a * sh + i * dh, b * sw + j * dw]
+    return out.reshape(N, C * kh * kw, Ho * Wo)
+
+
+def np_fold(cols, size, k, dilation=1, padding=0, stride=1):
+    """The adjoint of np_unfold: every column entry added back at its position."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
+        (v, v) if np.isscalar(v) else v for v in (k, dilation, padding, stride))
+    N, CK, L = cols.shape
+    C = CK // (kh * kw)
+    H, W = size
+    Ho, Wo = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((N, C, H + 2 * ph, W + 2 * pw), cols.dtype)
+    c = cols.reshape(N, C, kh, kw, Ho, Wo)
+    for i in range(kh):
+        for j in range(kw):
+            for a in range(Ho):
+                for b in range(Wo):
+                    out[:, :, a * sh + i * dh, b * sw + j * dw] += c[:, :, i, j, a, b]
+    return out[:, :, ph:ph + H, pw:pw + W]
+
+
+def np_max_pool2d_indices(x, k, s, p):
+    """Flat index h * W + w of each window's first maximum (padding never chosen)."""
+    N, C, H, W = x.shape
+    Ho, Wo = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
+    out = np.zeros((N, C, Ho, Wo), np.int64)
+    for a in range(Ho):
+        for b in range(Wo):
+            rows = [r for r in range(a * s - p, a * s - p + k) if 0 <= r < H]
+            cols = [c for c in range(b * s - p, b * s - p + k) if 0 <= c < W]
+            win = x[:, :, rows][:, :, :, cols].reshape(N, C, -1)
+            am = win.argmax(-1)
+            out[:, :, a, b] = np.array(rows)[am // len(cols)] * W + np.array(cols)[am % len(cols)]
+    return out
+
+
+# resampling taps: a linear interpolation 4 -> 7 (repeated, non-monotone-free indices), and
+# an adaptive-average-like set whose tap columns are not monotone
+_TAPS_IDX = np.array([[0, 1], [0, 1], [1, 2], [1, 2], [2, 3], [2, 3], [3, 3]])
+_TAPS_W = np.array([[1.0, 0.0], [0.6, 0.4], [0.9, 0.1], [0.3, 0.7], [0.8, 0.2], [0.1, 0.9], [1.0, 0.0]])
+_AREA_IDX = np.array([[0, 1, 0], [1, 2, 3], [3, 3, 3]])
+_AREA_W = np.array([[0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]])
+
+
+def np_resample(x, axis, idx, wts):
+    """sum_t wts[o, t] * x[..., idx[o, t], ...] along axis, with a loop over the outputs."""
+    x = np.moveaxis(x, axis, 0)
+    out = np.stack([sum(x.dtype.type(w) * x[i] for i, w in zip(row_i, row_w)) for row_i, row_w in zip(idx, wts)])
+    return np.moveaxis(out, 0, axis)
+
+
+def np_resample_transpose(ct, axis, idx, wts, n_in):
+    ct = np.moveaxis(ct, axis, 0)
+    out = np.zeros((n_in,) + ct.shape[1:], ct.dtype)
+    for o, (row_i, row_w) in enumerate(zip(idx, wts)):
+        for i, w in zip(row_i, row_w):
+            out[i] += ct.dtype.type(w) * ct[o]
+    return np.moveaxis(out, 0, axis)
+
+
 def _np_windows(x, k, s, p, fill):
     x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
     N, C, H, W = x.shape
@@ -102,6 +183,36 @@ CASES = [
     ("F.conv2d[bias]", lambda x, w, b: F.conv2d(x, w, b, padding=1),
      lambda x, w, b: np_conv2d(x, w, 1, 1) + b[None, :, None, None],
      U((-1, 1, (2, 3, 5, 5)), (-1, 1, (4, 3, 3, 3)), (-1, 1, (4,))), {"rtol": 1e-9}),
+    ("conv2d[groups]", lambda x, w: N.conv2d(x, w, stride=(1, 2), padding=1, groups=2),
+     lambda x, w: np_conv2d_grouped(x, w, 2, stride=(1, 2), padding=1),
+     U((-1, 1, (2, 4, 5, 6)), (-1, 1, (6, 2, 3, 2))), {"f32": True, "rtol": 1e-9}),
+    ("conv2d[depthwise_bias]", lambda x, w, b: N.conv2d(x, w, padding="same", bias=b, groups=3),
+     lambda x, w, b: np_conv2d_grouped(x, w, 3, padding=1) + b[None, :, None, None],
+     U((-1, 1, (2, 3, 5, 4)), (-1, 1, (3, 1, 3, 3)), (-1, 1, (3,))), {"rtol": 1e-9}),
+    ("conv2d_input_grad[groups]", lambda g, w: N.conv2d_input_grad(g, w, (6, 5), stride=2, padding=1,
+                                                                    groups=2),
+     None, U((-1, 1, (2, 4, 3, 3)), (-1, 1, (4, 1, 3, 3)))),
+    ("conv2d_weight_grad[groups]", lambda x, g: N.conv2d_weight_grad(x, g, (3, 2), padding=(1, 0),
+                                                                     dilation=(1, 2), groups=3),
+     None, U((-1, 1, (2, 6, 5, 6)), (-1, 1, (2, 3, 5, 4)))),
+    ("unfold", lambda x: N.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+     lambda x: np_unfold(x, (2, 3), (2, 1), 1, (1, 2)), U((-1, 1, (2, 3, 5, 6))), {"f32": True}),
+    ("fold", lambda c: N.fold(c, (5, 6), (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+     lambda c: np_fold(c, (5, 6), (2, 3), (2, 1), 1, (1, 2)), U((-1, 1, (2, 18, 15))),
+     {"f32": True}),
+    ("resample", lambda x: N.resample(x, 2, _TAPS_IDX, _TAPS_W),
+     lambda x: np_resample(x, 2, _TAPS_IDX, _TAPS_W), U((-1, 1, (2, 3, 4, 5))), {"f32": True}),
+    ("resample[area_axis0]", lambda x: N.resample(x, 0, _AREA_IDX, _AREA_W),
+     lambda x: np_resample(x, 0, _AREA_IDX, _AREA_W), U((-1, 1, (4, 3)))),
+    ("resample[gather]", lambda x: N.resample(x, 1, np.array([[0], [0], [2], [1]])),
+     lambda x: x[:, [0, 0, 2, 1]], U((-1, 1, (2, 3, 2)))),
+    ("resample_transpose", lambda c: N.resample_transpose(c, 1, _TAPS_IDX, _TAPS_W, 4),
+     lambda c: np_resample_transpose(c, 1, _TAPS_IDX, _TAPS_W, 4), U((-1, 1, (3, 7, 2))),
+     {"f32": True}),
+    ("resample_transpose[area]", lambda c: N.resample_transpose(c, 0, _AREA_IDX, _AREA_W, 4),
+     lambda c: np_resample_transpose(c, 0, _AREA_IDX, _AREA_W, 4), U((-1, 1, (3, 2)))),
+    ("max_pool2d_indices", lambda x: N.max_pool2d_indices(x, 3, 2, 1),
+     lambda x: np_max_pool2d_indices(x, 3, 2, 1), _distinct((2, 2, 7, 6)), {"grad": False}),
     ("max_pool2d", lambda x: N.max_pool2d(x, 2), lambda x: np_max_pool2d(x, 2),
      _distinct((2, 3, 6, 4)), {"f32": True}),
     ("max_pool2d[overlap_pad]", lambda x: N.max_pool2d(x, 3, 2, 1),

@@ -1,10 +1,15 @@
-"""Neural-network primitives: conv2d, max/avg pooling, relu, linear, log_softmax, nll_loss
-(and cross_entropy built on the last two).
+"""Neural-network primitives: conv2d (grouped too), max/avg pooling, unfold/fold, relu,
+linear, log_softmax, nll_loss (and cross_entropy built on the last two).
 
 Every rule is written with fgrad ops, so derivatives of any order work. The primitives come
 in closed families, each member's derivative being another member:
   * conv2d / conv2d_input_grad / conv2d_weight_grad: three bilinear maps, each the adjoint
-    of the others in one argument (PyTorch's forward / grad-input / grad-weight split);
+    of the others in one argument (PyTorch's forward / grad-input / grad-weight split), all
+    with `groups` (vmap folds per-example kernels into the groups);
+  * unfold <-> fold (im2col / col2im), linear and mutually transposed;
+  * resample <-> resample_transpose (fixed taps along one axis: interpolation, adaptive
+    averaging), linear and mutually transposed;
+  * max_pool2d_indices: where each window's maximum is (return_indices), no derivative;
   * max_pool2d -> max_pool2d_grad (routes the cotangent to the arg-max) <-> max_pool2d_gather
     (reads at the arg-max), the last two linear and each other's transposes;
   * avg_pool2d <-> avg_pool2d_grad, linear and mutually transposed;
@@ -23,8 +28,8 @@ the README's table lists them with the others):
   * max pooling routes each window's cotangent to the *first* maximal element of the window
     (row-major order inside the window; NaN counts as maximal); ties are not split.
 
-Modules: conv.py (the convolution family), pool.py (max and average pooling), dense.py
-(linear, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
+Modules: conv.py (the convolution family), pool.py (max and average pooling), unfold.py
+(unfold/fold), resample.py (resample), dense.py (linear, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
 primitive's impl, shape rule, jvp, vjp and batching rule sit together in one of them.
 `conv_algorithm` ("auto", "gemm" or "fft") lives in conv.py, whose impls read it; it is read and
 set through this package too (`fgrad.ops.nn.conv_algorithm = "gemm"`), which forwards it.
@@ -39,16 +44,21 @@ from .conv import (conv2d, conv2d_input_grad, conv2d_input_grad_p, conv2d_p, con
                    conv2d_weight_grad_p)
 from .pool import (avg_pool2d, avg_pool2d_grad, avg_pool2d_grad_p, avg_pool2d_p, max_pool2d,
                    max_pool2d_gather, max_pool2d_gather_p, max_pool2d_grad, max_pool2d_grad_p,
-                   max_pool2d_p)
+                   max_pool2d_indices, max_pool2d_indices_p, max_pool2d_p)
+from .resample import resample, resample_p, resample_transpose, resample_transpose_p
+from .unfold import fold, fold_p, unfold, unfold_p
 from .dense import (cross_entropy, linear, linear_p, log_softmax, log_softmax_p, nll_loss,
                     nll_loss_p, relu, relu_grad_p, relu_p, softmax, softplus, softplus_grad_p,
                     softplus_p)
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d", "max_pool2d_grad",
-           "max_pool2d_gather", "avg_pool2d", "avg_pool2d_grad", "relu", "linear", "log_softmax",
+           "max_pool2d_gather", "max_pool2d_indices", "unfold", "fold", "resample", "resample_transpose",
+           "avg_pool2d", "avg_pool2d_grad", "relu", "linear", "log_softmax",
            "softmax", "softplus", "nll_loss", "cross_entropy",
            "conv2d_p", "conv2d_input_grad_p", "conv2d_weight_grad_p", "max_pool2d_p",
-           "max_pool2d_grad_p", "max_pool2d_gather_p", "avg_pool2d_p", "avg_pool2d_grad_p", "relu_p",
+           "max_pool2d_grad_p", "max_pool2d_gather_p", "max_pool2d_indices_p", "unfold_p", "fold_p",
+           "resample_p", "resample_transpose_p",
+           "avg_pool2d_p", "avg_pool2d_grad_p", "relu_p",
            "relu_grad_p", "softplus_p", "softplus_grad_p", "linear_p", "log_softmax_p", "nll_loss_p"]
 
 

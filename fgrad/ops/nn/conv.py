@@ -1,5 +1,6 @@
-"""Convolution primitives: conv2d, conv2d_input_grad, conv2d_weight_grad (see the comment
-below). Layouts follow PyTorch: images NCHW, weights OIHW.
+"""Convolution primitives: conv2d, conv2d_input_grad, conv2d_weight_grad, each with
+`groups` (see the comments below). Layouts follow PyTorch: images NCHW, weights
+[O, C/groups, kH, kW]. im2col/col2im are also the kernels of unfold/fold (unfold.py).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ...core.primitive import Primitive
 from ...core.rules import shape_of
 from ..elementwise import add_tangents, bilinear_tangent, def_bilinear
 from ..reduce import reduce_sum
-from ..shape import broadcast_in_dim
+from ..shape import broadcast_in_dim, move_axis, reshape
 from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windows
 
 # --- convolution ------------------------------------------------------------------------------
@@ -103,13 +104,21 @@ def _conv_out_hw(x_hw, k_hw, stride, padding, dilation):
                  for n, k, s, (lo, hi), d in zip(x_hw, k_hw, stride, padding, dilation))
 
 
-def _check_conv(name, x_shape, w_shape, x_dtype, w_dtype, **params):
+def _check_conv(name, x_shape, w_shape, x_dtype, w_dtype, *, groups=1, **params):
+    """The output's spatial size, after PyTorch's checks (with its wording, naming the shapes)."""
     if len(x_shape) != 4 or len(w_shape) != 4:
-        raise ShapeError(f"{name}: expected input [N, C, H, W] and weight [O, C, kH, kW], got input "
-                         f"shape {x_shape} and weight shape {w_shape}")
-    if x_shape[1] != w_shape[1]:
-        raise ShapeError(f"{name}: input shape {x_shape} has {x_shape[1]} channels but weight shape "
-                         f"{w_shape} expects {w_shape[1]} input channels")
+        raise ShapeError(f"{name}: expected input [N, C, H, W] and weight [O, C/groups, kH, kW], got "
+                         f"input shape {x_shape} and weight shape {w_shape}")
+    if groups < 1:
+        raise ShapeError(f"{name}: non-positive groups is not supported, got groups={groups}")
+    if w_shape[0] % groups:
+        raise ShapeError(f"{name}: Given groups={groups}, expected weight to be divisible by {groups} "
+                         f"at dimension 0, but got weight of size {list(w_shape)} instead")
+    if x_shape[1] != w_shape[1] * groups:
+        raise ShapeError(f"{name}: Given groups={groups}, weight of size {list(w_shape)}, expected "
+                         f"input{list(x_shape)} to have {w_shape[1] * groups} channels, but got "
+                         f"{x_shape[1]} channels instead (input shape {x_shape}, weight shape "
+                         f"{w_shape}: weight.shape[1] * groups must equal the input's channels)")
     if x_dtype != w_dtype:
         raise TypeError(f"{name}: input dtype {x_dtype} and weight dtype {w_dtype} differ; convert "
                         "one of them (e.g. x.float())")
@@ -131,18 +140,21 @@ def _conv_aval(x, w, b=None, **params):
     return ShapedArray((x.shape[0], w.shape[0]) + hw, x.dtype)
 
 
-def _input_grad_aval(g, w, *, x_hw, **params):
-    x_shape = (g.shape[0], w.shape[1]) + tuple(x_hw)
-    hw = _check_conv("conv2d_input_grad", x_shape, w.shape, g.dtype, w.dtype, **params)
+def _input_grad_aval(g, w, *, x_hw, groups=1, **params):
+    x_shape = (g.shape[0], w.shape[1] * groups) + tuple(x_hw)
+    hw = _check_conv("conv2d_input_grad", x_shape, w.shape, g.dtype, w.dtype, groups=groups, **params)
     if g.ndim != 4 or g.shape[1:] != (w.shape[0],) + hw:
         raise ShapeError(f"conv2d_input_grad: cotangent shape {g.shape} does not match the output "
                          f"{(g.shape[0], w.shape[0]) + hw} of an input of shape {x_shape}")
     return ShapedArray(x_shape, g.dtype)
 
 
-def _weight_grad_aval(x, g, *, k_hw, **params):
-    w_shape = (g.shape[1], x.shape[1]) + tuple(k_hw)
-    hw = _check_conv("conv2d_weight_grad", x.shape, w_shape, x.dtype, g.dtype, **params)
+def _weight_grad_aval(x, g, *, k_hw, groups=1, **params):
+    if x.ndim != 4 or x.shape[1] % groups:
+        raise ShapeError(f"conv2d_weight_grad: input shape {x.shape} is not [N, C, H, W] with C "
+                         f"divisible by groups={groups}")
+    w_shape = (g.shape[1], x.shape[1] // groups) + tuple(k_hw)
+    hw = _check_conv("conv2d_weight_grad", x.shape, w_shape, x.dtype, g.dtype, groups=groups, **params)
     if g.ndim != 4 or g.shape != (x.shape[0], w_shape[0]) + hw:
         raise ShapeError(f"conv2d_weight_grad: cotangent shape {g.shape} does not match the output "
                          f"{(x.shape[0], w_shape[0]) + hw} of input shape {x.shape} and kernel "
@@ -152,20 +164,26 @@ def _weight_grad_aval(x, g, *, k_hw, **params):
 
 # im2col + GEMM ---------------------------------------------------------------------------------
 
+def im2col(xp, x, k_hw, stride, padding, dilation, hw):
+    """Columns [N, C*kh*kw, Ho*Wo] of x: row c*kh*kw + i*kw + j holds kernel tap (i, j) of
+    channel c at every output position (PyTorch's unfold layout)."""
+    N, C = x.shape[:2]
+    xpad = _pad(xp, x, padding)
+    win = _windows(xp, xpad, hw, k_hw, stride, dilation)
+    return xp.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(
+        N, C * k_hw[0] * k_hw[1], hw[0] * hw[1])
+
+
 def _im2col(xp, x, k_hw, stride, padding, dilation, hw, mode="put"):
-    """Columns [N, C*kh*kw, Ho*Wo] of x (the forward pass stores them for the weight gradient)."""
+    """im2col through the memo (the forward pass stores the columns for the weight gradient)."""
     def compute():
-        N, C = x.shape[:2]
-        xpad = _pad(xp, x, padding)
-        win = _windows(xp, xpad, hw, k_hw, stride, dilation)
-        return xp.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(
-            N, C * k_hw[0] * k_hw[1], hw[0] * hw[1])
+        return im2col(xp, x, k_hw, stride, padding, dilation, hw)
     if xp is not np:
         return compute()
     return _memo.cached("cols", x, (k_hw, stride, padding, dilation), compute, mode)
 
 
-def _col2im(xp, cols, x_shape, k_hw, stride, padding, dilation, hw):
+def col2im(xp, cols, x_shape, k_hw, stride, padding, dilation, hw):
     """Adjoint of _im2col: scatter-add columns [N, C, kh, kw, Ho, Wo] back into an image."""
     N, C, H, W = x_shape
     (plo, phi), (qlo, qhi) = padding
@@ -271,7 +289,9 @@ conv_algorithm = "auto"
 
 
 def _use_fft(xp, x_shape, w_shape, params, n_transforms):
-    if xp is not np or conv_algorithm == "gemm" or not _fft_ok(
+    # grouped convolutions take the GEMM path: their per-group products are small, and the
+    # FFT's transforms of every channel would dominate
+    if xp is not np or conv_algorithm == "gemm" or params.get("groups", 1) != 1 or not _fft_ok(
             w_shape[2:], params["stride"], params["padding"], params["dilation"], params["dtype"]):
         return None
     if conv_algorithm == "fft":
@@ -286,47 +306,106 @@ def _use_fft(xp, x_shape, w_shape, params, n_transforms):
     return S if fft < direct else None
 
 
-def _conv_impl(x, w, b=None, *, stride, padding, dilation, xp):
+# Grouped convolutions (groups G > 1) run one GEMM per group over the whole batch. Their
+# im2col columns are laid out channel-major, [C*kh*kw, N*Ho*Wo]: input channel c belongs to
+# group c // (C/G), so the columns reshape without a copy to [G, C/G*kh*kw, N*L] and the
+# weight [O, C/G, kh, kw] to [G, O/G, C/G*kh*kw]; a matmul batched over the G groups then
+# does every group (depthwise convolutions included) with long GEMM rows, where the
+# batch-major layout of groups == 1 would make N*G small products.
+
+def _im2col_grouped(xp, x, k_hw, stride, padding, dilation, hw, mode="put"):
+    """Channel-major columns [C*kh*kw, N*Ho*Wo] of x, through the memo (the forward pass
+    stores them for the weight gradient)."""
+    def compute():
+        N, C = x.shape[:2]
+        win = _windows(xp, _pad(xp, x, padding), hw, k_hw, stride, dilation)  # [N, C, Ho, Wo, kh, kw]
+        return xp.ascontiguousarray(win.transpose(1, 4, 5, 0, 2, 3)).reshape(
+            C * k_hw[0] * k_hw[1], N * hw[0] * hw[1])
+    if xp is not np:
+        return compute()
+    return _memo.cached("gcols", x, (k_hw, stride, padding, dilation), compute, mode)
+
+
+def _channel_major(xp, g, groups):
+    """g [N, O, Ho, Wo] as [G, O/G, N*Ho*Wo] (a copy)."""
+    N, O = g.shape[:2]
+    return xp.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(groups, O // groups, -1)
+
+def _conv_impl(x, w, b=None, *, stride, padding, dilation, xp, groups=1):
     N, C = x.shape[:2]
-    O, _, kh, kw = w.shape
+    O, Cg, kh, kw = w.shape
     hw = _conv_out_hw(x.shape[2:], (kh, kw), stride, padding, dilation)
-    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype)
+    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype, groups=groups)
     S = _use_fft(xp, x.shape, w.shape, params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:
         X = _fft_spectrum("xf", x, S, "put")                           # [F, N, C]
         Wf = _fft_spectrum("wf", w, S, "weight", flip=True, lead_swap=True)  # [F, C, O]
         out = _fft_product_back(X, Wf, x.dtype, S, (kh - 1 - padding[0][0], kw - 1 - padding[1][0]), hw)
-    else:
+    elif groups == 1:
         cols = _im2col(xp, x, (kh, kw), stride, padding, dilation, hw)
         out = xp.matmul(w.reshape(O, C * kh * kw), cols).reshape(N, O, hw[0], hw[1])
+    else:
+        G = groups
+        cols = _im2col_grouped(xp, x, (kh, kw), stride, padding, dilation, hw).reshape(G, Cg * kh * kw, -1)
+        out = xp.matmul(w.reshape(G, O // G, Cg * kh * kw), cols)               # [G, O/G, N*L]
+        out = xp.ascontiguousarray(out.reshape(O, N, hw[0], hw[1]).transpose(1, 0, 2, 3))
     if b is not None:
         out += b.reshape(1, O, 1, 1)  # in place: no temporary
     return out
 
 
-def _input_grad_impl(g, w, *, x_hw, stride, padding, dilation, xp):
+def _input_grad_impl(g, w, *, x_hw, stride, padding, dilation, xp, groups=1):
     N, O = g.shape[:2]
-    _, C, kh, kw = w.shape
+    _, Cg, kh, kw = w.shape
+    C = Cg * groups
     x_shape = (N, C) + tuple(x_hw)
     hw = g.shape[2:]
-    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=g.dtype)
+    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=g.dtype, groups=groups)
     S = _use_fft(xp, x_shape, w.shape, params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:
         off = (kh - 1 - padding[0][0], kw - 1 - padding[1][0])
         G = _fft_spectrum("gf", g, S, "share", offset=off)             # [F, N, O]
         Wf = _fft_spectrum("wf", w, S, "weight", flip=True, lead_swap=True)  # [F, C, O]
         return _fft_product_back(G, _conj(Wf).transpose(0, 2, 1), g.dtype, S, (0, 0), x_hw)
-    cols = xp.matmul(w.reshape(O, C * kh * kw).T, g.reshape(N, O, hw[0] * hw[1]))
-    return _col2im(xp, cols.reshape(N, C, kh, kw, hw[0], hw[1]), x_shape, (kh, kw), stride,
-                   padding, dilation, hw)
+    if groups == 1:
+        cols = xp.matmul(w.reshape(O, C * kh * kw).T, g.reshape(N, O, hw[0] * hw[1]))
+        cols = cols.reshape(N, C, kh, kw, hw[0], hw[1])
+    elif O == groups:
+        return _input_grad_one_output_per_group(xp, g, w, x_shape, stride, padding, dilation)
+    else:
+        G = groups
+        wt = w.reshape(G, O // G, Cg * kh * kw).transpose(0, 2, 1)      # [G, C/G*kh*kw, O/G]
+        cols = xp.matmul(wt, _channel_major(xp, g, G))                  # [G, C/G*kh*kw, N*L]
+        cols = cols.reshape(C, kh, kw, N, hw[0], hw[1]).transpose(3, 0, 1, 2, 4, 5)
+    return col2im(xp, cols, x_shape, (kh, kw), stride, padding, dilation, hw)
 
 
-def _weight_grad_impl(x, g, *, k_hw, stride, padding, dilation, xp):
+def _input_grad_one_output_per_group(xp, g, w, x_shape, stride, padding, dilation):
+    """conv2d_input_grad when each group has one output channel (depthwise convolutions):
+    the columns would be outer products, so each kernel tap's contribution, g times that
+    tap's weights, is added straight into the image instead."""
+    N, C, H, W = x_shape
+    G, Cg, kh, kw = w.shape
+    Ho, Wo = g.shape[2:]
+    (plo, phi), (qlo, qhi) = padding
+    out = xp.zeros((N, C, H + plo + phi, W + qlo + qhi), g.dtype)
+    g5 = g.reshape(N, G, 1, Ho, Wo)
+    for i in range(kh):
+        for j in range(kw):
+            y0, x0 = i * dilation[0], j * dilation[1]
+            view = out[:, :, y0:y0 + (Ho - 1) * stride[0] + 1:stride[0],
+                       x0:x0 + (Wo - 1) * stride[1] + 1:stride[1]].reshape(N, G, Cg, Ho, Wo)
+            view += g5 * w[:, :, i, j].reshape(1, G, Cg, 1, 1)
+    out = out[:, :, plo:plo + H, qlo:qlo + W]
+    return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
+
+
+def _weight_grad_impl(x, g, *, k_hw, stride, padding, dilation, xp, groups=1):
     N, C = x.shape[:2]
     O = g.shape[1]
     kh, kw = k_hw
     hw = g.shape[2:]
-    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype)
+    params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype, groups=groups)
     S = _use_fft(xp, x.shape, (O, C, kh, kw), params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:
         off = (kh - 1 - padding[0][0], kw - 1 - padding[1][0])
@@ -334,9 +413,14 @@ def _weight_grad_impl(x, g, *, k_hw, stride, padding, dilation, xp):
         X = _fft_spectrum("xf", x, S, "take")                          # [F, N, C]
         return _fft_product_back(G.transpose(0, 2, 1), _conj(X), x.dtype, S, (0, 0), (kh, kw),
                                  flip=True)                     # [F, O, N] @ [F, N, C]
-    cols = _im2col(xp, x, (kh, kw), stride, padding, dilation, hw, "take")
-    g3 = g.reshape(N, O, hw[0] * hw[1])
-    return xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0).reshape(O, C, kh, kw)
+    if groups == 1:
+        cols = _im2col(xp, x, (kh, kw), stride, padding, dilation, hw, "take")
+        g3 = g.reshape(N, O, hw[0] * hw[1])
+        return xp.matmul(g3, cols.transpose(0, 2, 1)).sum(axis=0).reshape(O, C, kh, kw)
+    G, Cg = groups, C // groups
+    cols = _im2col_grouped(xp, x, (kh, kw), stride, padding, dilation, hw, "take")
+    cols = cols.reshape(G, Cg * kh * kw, -1).transpose(0, 2, 1)          # [G, N*L, C/G*kh*kw]
+    return xp.matmul(_channel_major(xp, g, G), cols).reshape(O, Cg, kh, kw)
 
 
 def _conv_jvp(primals, tangents, **params):
@@ -360,6 +444,7 @@ conv2d_p.def_impl(_conv_impl)
 conv2d_p.def_abstract_eval(_conv_aval)
 conv2d_p.def_jvp(_conv_jvp)
 conv2d_p.def_vjp(_conv_vjp)
+conv2d_p.def_saves(inputs=(0, 1), output=False)
 
 # conv2d_input_grad(g, w): transposed in g it is conv2d (its adjoint), in w conv2d_weight_grad
 conv2d_input_grad_p.def_impl(_input_grad_impl)
@@ -377,9 +462,57 @@ def_bilinear(conv2d_weight_grad_p,
                  g, ct, x_hw=shape_of(x)[2:], **params),
              lambda ct, x, g, *, k_hw, **params: conv2d_p.bind(x, ct, **params))
 
-conv2d_p.def_batch(_fold_batch(conv2d_p, 1))
-conv2d_input_grad_p.def_batch(_fold_batch(conv2d_input_grad_p, 1))
-# conv2d_weight_grad has no batching rule: vmap loops (per-example kernels / weight gradients).
+# Batching. A vmapped image alone folds into the batch axis N. A vmapped kernel (per-example
+# kernels, or per-example weight gradients) folds into the groups instead: with B examples,
+# example b's channels become channels b*C .. b*C + C - 1 of one image [N, B*C, H, W] and
+# its kernel the rows b*O .. of one weight [B*O, C/G, kh, kw], so groups B*G compute all B
+# convolutions in one call (an unbatched operand is repeated B times).
+
+def _batch_into_channels(v, d, n, axis):
+    """v [..., K, ...] (K at `axis` of the unbatched shape) batched at d (None: unbatched)
+    -> the B examples stacked along that axis: [..., B*K, ...]."""
+    if d is None:
+        shape = shape_of(v)
+        v = broadcast_in_dim(v, shape[:axis] + (n,) + shape[axis:],
+                             tuple(i if i < axis else i + 1 for i in range(len(shape))))
+    else:
+        v = move_axis(v, d, axis)
+    s = shape_of(v)
+    return reshape(v, s[:axis] + (s[axis] * s[axis + 1],) + s[axis + 2:])
+
+
+def _split_channels(v, n, axis):
+    s = shape_of(v)
+    return reshape(v, s[:axis] + (n, s[axis] // n) + s[axis + 1:]), axis
+
+
+_fold_conv = _fold_batch(conv2d_p, 1)
+_fold_input_grad = _fold_batch(conv2d_input_grad_p, 1)
+
+
+def _conv_batch(n, vals, dims, *, groups=1, **params):
+    if all(d is None for d in dims[1:]):
+        return _fold_conv(n, vals, dims, groups=groups, **params)
+    x, w = _batch_into_channels(vals[0], dims[0], n, 1), _batch_into_channels(vals[1], dims[1], n, 0)
+    rest = [_batch_into_channels(vals[2], dims[2], n, 0)] if len(vals) == 3 else []
+    return _split_channels(conv2d_p.bind(x, w, *rest, groups=n * groups, **params), n, 1)
+
+
+def _input_grad_batch(n, vals, dims, *, groups=1, **params):
+    if dims[1] is None:
+        return _fold_input_grad(n, vals, dims, groups=groups, **params)
+    g, w = _batch_into_channels(vals[0], dims[0], n, 1), _batch_into_channels(vals[1], dims[1], n, 0)
+    return _split_channels(conv2d_input_grad_p.bind(g, w, groups=n * groups, **params), n, 1)
+
+
+def _weight_grad_batch(n, vals, dims, *, groups=1, **params):
+    x, g = _batch_into_channels(vals[0], dims[0], n, 1), _batch_into_channels(vals[1], dims[1], n, 1)
+    return _split_channels(conv2d_weight_grad_p.bind(x, g, groups=n * groups, **params), n, 0)
+
+
+conv2d_p.def_batch(_conv_batch)
+conv2d_input_grad_p.def_batch(_input_grad_batch)
+conv2d_weight_grad_p.def_batch(_weight_grad_batch)
 
 
 def _conv_padding(padding, k_hw, dilation):
@@ -403,32 +536,43 @@ def _conv_padding(padding, k_hw, dilation):
     return pads
 
 
-def conv2d(x, w, stride=1, padding=0, dilation=1, bias=None):
-    """PyTorch's conv2d (a cross-correlation): x [N, C, H, W], w [O, C, kH, kW], optional
-    bias [O] (added in the same pass). `padding` is an int, a pair, a pair of (lo, hi)
-    pairs, 'valid' or 'same'."""
+def _groups(groups) -> int:
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    return int(groups)
+
+
+def conv2d(x, w, stride=1, padding=0, dilation=1, bias=None, groups=1):
+    """PyTorch's conv2d (a cross-correlation): x [N, C, H, W], w [O, C/groups, kH, kW],
+    optional bias [O] (added in the same pass). `padding` is an int, a pair, a pair of
+    (lo, hi) pairs, 'valid' or 'same'. With groups G, input channels and output channels
+    split into G groups, each convolved with its own kernels (G = C: depthwise)."""
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0 or min(dilation) <= 0:
         raise ValueError(f"conv2d: stride {stride} and dilation {dilation} must be positive")
     if isinstance(padding, str) and padding == "same" and stride != (1, 1):
-        raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
+        raise ValueError("padding='same' is not supported for strided convolutions")
     pads = _conv_padding(padding, shape_of(w)[2:], dilation)
     args = (x, w) if bias is None else (x, w, bias)
-    return _checked_bind(conv2d_p, args, dict(stride=stride, padding=pads, dilation=dilation))
+    return _checked_bind(conv2d_p, args, dict(stride=stride, padding=pads, dilation=dilation,
+                                              groups=_groups(groups)))
 
 
-def conv2d_input_grad(g, w, x_hw, stride=1, padding=0, dilation=1):
+def conv2d_input_grad(g, w, x_hw, stride=1, padding=0, dilation=1, groups=1):
     """The adjoint of conv2d in its input (a transposed convolution) for inputs of spatial
-    size x_hw."""
+    size x_hw: g [N, O, Ho, Wo], w [O, C/groups, kH, kW] -> [N, C, *x_hw]."""
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     return _checked_bind(conv2d_input_grad_p, (g, w), dict(
         x_hw=tuple(int(n) for n in x_hw), stride=stride,
-        padding=_conv_padding(padding, shape_of(w)[2:], dilation), dilation=dilation))
+        padding=_conv_padding(padding, shape_of(w)[2:], dilation), dilation=dilation,
+        groups=_groups(groups)))
 
 
-def conv2d_weight_grad(x, g, k_hw, stride=1, padding=0, dilation=1):
-    """The adjoint of conv2d in its kernel, for kernels of spatial size k_hw."""
+def conv2d_weight_grad(x, g, k_hw, stride=1, padding=0, dilation=1, groups=1):
+    """The adjoint of conv2d in its kernel, for kernels of spatial size k_hw:
+    x [N, C, H, W], g [N, O, Ho, Wo] -> [O, C/groups, *k_hw]."""
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     k_hw = tuple(int(k) for k in k_hw)
     return _checked_bind(conv2d_weight_grad_p, (x, g), dict(
-        k_hw=k_hw, stride=stride, padding=_conv_padding(padding, k_hw, dilation), dilation=dilation))
+        k_hw=k_hw, stride=stride, padding=_conv_padding(padding, k_hw, dilation), dilation=dilation,
+        groups=_groups(groups)))

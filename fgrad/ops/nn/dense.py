@@ -34,6 +34,7 @@ from ..elementwise import (
     mul,
     ne,
     neg,
+    scalar_lowering,
     select,
     sub,
 )
@@ -99,6 +100,7 @@ linear_p.def_impl(_linear_impl)
 linear_p.def_abstract_eval(_linear_aval)
 linear_p.def_jvp(_linear_jvp)
 linear_p.def_vjp(_linear_vjp)
+linear_p.def_saves(inputs=(0, 1), output=False)
 linear_p.def_batch(_linear_batch)
 
 
@@ -133,7 +135,10 @@ def _relu_jvp(primals, tangents):
 
 relu_p.def_jvp(_relu_jvp)
 relu_p.def_vjp(lambda needs, ct, out, x: [relu_grad_p.bind(ct, out)])
+relu_p.def_saves(inputs=False)
 def_vectorized(relu_p)
+# as the Numba kernel: 0 where x <= 0 (so -0.0 gives 0.0), x elsewhere (NaN stays)
+relu_p.def_lowering(lambda x: f"({x.const(0)} if {x} <= {x.const(0)} else {x})" if x.dtype.kind in "iuf" else None)
 
 # relu_grad(ct, y) = ct where y > 0, else 0 (PyTorch's threshold_backward; a NaN cotangent at
 # an inactive unit is zeroed, as PyTorch and JAX both do). Linear in ct and its own
@@ -153,6 +158,7 @@ relu_grad_p.def_abstract_eval(
     lambda ct, y: ShapedArray(elementwise_shape("relu_grad", (ct, y)), ct.dtype))
 def_linear(relu_grad_p, lambda ct, c_aval, y: relu_grad_p.bind(ct, y))
 def_vectorized(relu_grad_p)
+relu_grad_p.def_lowering(scalar_lowering("({0} if {1} > 0 else 0.0)", "f"))
 
 
 def relu(x):
@@ -216,6 +222,20 @@ softplus_grad_p.def_vjp(lambda needs, ct, out, x, **params: [mul(ct, _softplus_s
 def_vectorized(softplus_grad_p)
 
 
+def _softplus_lowering(grad: bool):
+    def rule(x, *, beta, threshold):
+        if x.dtype.kind != "f":
+            return None
+        b, z, th = x.const(beta), f"({x} * {x.const(beta)})", x.const(threshold)
+        smooth = f"fg_logistic({z})" if grad else f"(fg_logaddexp({z}, 0.0) / {b})"
+        return f"({'1.0' if grad else x} if {z} > {th} else {smooth})"
+    return rule
+
+
+softplus_p.def_lowering(_softplus_lowering(False))
+softplus_grad_p.def_lowering(_softplus_lowering(True))
+
+
 def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     """PyTorch's softplus, log(1 + exp(beta x)) / beta, linear where beta x > threshold; finite
     at any magnitude, and smooth at 0 to every derivative order."""
@@ -267,6 +287,7 @@ log_softmax_p.def_impl(_log_softmax_impl)
 log_softmax_p.def_abstract_eval(_log_softmax_aval)
 log_softmax_p.def_jvp(_log_softmax_jvp)
 log_softmax_p.def_vjp(_log_softmax_vjp)
+log_softmax_p.def_saves(inputs=False)
 log_softmax_p.def_batch(_log_softmax_batch)
 
 
@@ -333,7 +354,7 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
     dtype = aval_of(logp).dtype
     C = shape[1]
     target = _unbox(target)
-    if not isinstance(target, Tracer):
+    if not isinstance(target, Tracer) and xp_of((target,)) is np:  # a GPU target stays on its GPU
         target = np.asarray(target)
     t_aval = aval_of(target)
     class_bcast = lambda v: broadcast_in_dim(v, shape, (1,))  # noqa: E731

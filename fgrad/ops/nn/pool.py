@@ -1,14 +1,15 @@
 """Pooling primitives, in two closed families:
   * max_pool2d -> max_pool2d_grad (routes the cotangent to the arg-max) <-> max_pool2d_gather
     (reads at the arg-max), the last two linear and each other's transposes;
-  * avg_pool2d <-> avg_pool2d_grad, linear and mutually transposed.
-Impls are CPU/GPU-agnostic NumPy code (xp); 2x2 max pooling on the CPU uses a Numba kernel
-(fgrad.backends.numba_kernels). Images are NCHW.
+  * avg_pool2d <-> avg_pool2d_grad, linear and mutually transposed;
+and max_pool2d_indices (where each window's maximum is, PyTorch's return_indices), which has
+no derivative. Impls are CPU/GPU-agnostic NumPy code (xp); 2x2 max pooling on the CPU uses
+a Numba kernel (fgrad.backends.numba_kernels). Images are NCHW.
 
 Max pooling routes each window's cotangent to the *first* maximal element of the window
-(row-major order inside the window; NaN counts as maximal); ties are not split, so gradients
-match PyTorch's, which the facade reproduces (the README's table of derivatives at
-non-differentiable points lists this convention).
+(row-major order inside the window, padding never chosen; NaN counts as maximal); ties are
+not split, so gradients match PyTorch's, which the facade reproduces (the README's table of
+derivatives at non-differentiable points lists this convention).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 from ...backends.numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray
 from ...core.primitive import Primitive
-from ...core.rules import def_linear, shape_of
+from ...core.rules import def_linear, def_nondiff, shape_of
 from ..shape import move_to_front, reshape
 from ._geometry import (
     _checked_bind,
@@ -58,20 +59,36 @@ def _max_pool_impl(x, *, window, strides, padding, dilation, ceil_mode, xp):
     return out
 
 
+def _valid_offsets(x_shape, hw, params):
+    """For each window offset (i, j) in row-major order, a boolean [Ho, Wo] mask of the windows
+    whose element at that offset lies inside x (not in the padding); None when all do."""
+    rows, cols = ([(np.arange(o) * s + i * d - p) for i in range(k)]
+                  for o, k, s, p, d in zip(hw, params["window"], params["strides"], params["padding"],
+                                           params["dilation"]))
+    H, W = x_shape[2:]
+    if all(r.min() >= 0 and r.max() < H for r in rows) and all(c.min() >= 0 and c.max() < W for c in cols):
+        return None
+    return [((r >= 0) & (r < H))[:, None] & ((c >= 0) & (c < W))[None, :] for r in rows for c in cols]
+
+
 def _argmax_offsets(xp, x, y, hw, params):
-    """For every window, the row-major offset of its first maximal element
-    (an element equal to y, or NaN when y is NaN)."""
+    """For every window, the row-major offset of its first maximal element (an element equal
+    to y, or NaN when y is NaN) among those inside x: a window of -inf values picks its first
+    element, not the padding (PyTorch's rule)."""
     neg_inf = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xpad = _padded_for_pool(xp, x, hw, params["window"], params["strides"], params["padding"],
                             params["dilation"], neg_inf)
     idx = xp.full(y.shape, -1, np.int32)
     nan_y = xp.isnan(y) if y.dtype.kind == "f" else None
+    valid = _valid_offsets(x.shape, hw, params)
     for k, v in enumerate(_offset_views(xpad, hw, params["window"], params["strides"],
                                         params["dilation"])):
         hit = v == y
         if nan_y is not None:
             hit |= nan_y & xp.isnan(v)
         hit &= idx < 0
+        if valid is not None:
+            hit &= valid[k] if xp is np else xp.asarray(valid[k])
         idx[hit] = k
     return idx
 
@@ -136,6 +153,42 @@ def_linear(max_pool2d_gather_p,
 max_pool2d_p.def_batch(_fold_batch(max_pool2d_p, 1))
 for _p in (max_pool2d_grad_p, max_pool2d_gather_p):
     _p.def_batch(_fold_batch(_p, 3))
+
+
+# max_pool2d_indices(x): where each window's maximum is, as PyTorch's return_indices gives
+# it: the flat index h * W + w into x's spatial plane of the window's first maximal element
+# (int64, pooled shape). Piecewise constant in x: no derivative.
+
+max_pool2d_indices_p = Primitive("max_pool2d_indices")
+
+
+def _max_pool_indices_impl(x, *, window, strides, padding, dilation, ceil_mode, xp):
+    params = dict(window=window, strides=strides, padding=padding, dilation=dilation)
+    y = _max_pool_impl(x, ceil_mode=ceil_mode, xp=xp, **params)
+    k = _argmax_offsets(xp, x, y, y.shape[2:], params).astype(np.int64)
+    i, j = k // window[1], k % window[1]
+    Ho, Wo = y.shape[2:]
+    h = (xp.arange(Ho) * strides[0] - padding[0])[:, None] + i * dilation[0]
+    w = (xp.arange(Wo) * strides[1] - padding[1])[None, :] + j * dilation[1]
+    return h * x.shape[3] + w
+
+
+def _max_pool_indices_aval(x, **params):
+    out = _pool_aval("max_pool2d")(x, **params)
+    return ShapedArray(out.shape, np.dtype(np.int64))
+
+
+max_pool2d_indices_p.def_impl(_max_pool_indices_impl)
+max_pool2d_indices_p.def_abstract_eval(_max_pool_indices_aval)
+def_nondiff(max_pool2d_indices_p)
+max_pool2d_indices_p.def_batch(_fold_batch(max_pool2d_indices_p, 1))
+
+
+def max_pool2d_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """For each window of max_pool2d(x, ...), the flat index h * W + w (int64) of its first
+    maximal element in x's [H, W] plane (PyTorch's return_indices)."""
+    return _checked_bind(max_pool2d_indices_p, (x,), _pool_params(kernel_size, stride, padding,
+                                                                  dilation, ceil_mode))
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):

@@ -1,0 +1,56 @@
+"""When a transcendental function is better left to NumPy than fused into a kernel.
+
+A kernel calls the C library for each element (tanh about 15 ns, exp 5 ns), while NumPy has
+SIMD versions of many of these functions on some CPUs (tanh and exp under 1 ns an element
+with AVX-512). On large arrays, fusing such a function would make the program slower than
+running the operations one by one, so the planner leaves it to the impl there. Which
+functions are fast is measured, once per process and (primitive, dtype), on the machine
+itself: a NumPy call of under `FAST_NS` per element can only be vectorized code.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+
+from .scalar import Operand
+
+# Arrays at least this large run NumPy-vectorized transcendental functions through the impl:
+# there, the NumPy call (about 1 us) costs less than what its SIMD code saves per element.
+LARGE = 1024
+FAST_NS = 2.0
+_SAMPLE = 4096
+_CALL = re.compile(r"\b(math\.\w+|fg_\w+)\(")
+_FAST: dict[tuple, bool] = {}
+
+
+def prefer_impl(eqn) -> bool:
+    """Whether `eqn` (element-wise, lowerable) should run through its impl rather than in a
+    kernel: its output is large and its NumPy implementation is vectorized on this CPU."""
+    aval = eqn.outvars[0].aval
+    if aval.size < LARGE:
+        return False
+    dtypes = tuple(a.aval.dtype for a in eqn.invars)
+    ops = [Operand(f"x{i}", d) for i, d in enumerate(dtypes)]
+    expr = eqn.primitive.lowering(*ops, **eqn.params) or ""
+    if not _CALL.search(expr):
+        return False  # arithmetic and comparisons: always faster fused
+    key = (eqn.primitive, dtypes, tuple(sorted((k, repr(v)) for k, v in eqn.params.items())))
+    fast = _FAST.get(key)
+    if fast is None:
+        fast = _FAST[key] = _measure(eqn.primitive, dtypes, eqn.params) < FAST_NS
+    return fast
+
+
+def _measure(prim, dtypes, params) -> float:
+    """NumPy's time per element for `prim` on typical operands, in ns (best of a few)."""
+    base = 1.25 + 0.5 * np.sin(np.arange(_SAMPLE))  # in (0.75, 1.75): inside most domains
+    args = [np.ones(_SAMPLE, dtype=bool) if d == np.bool_ else base.astype(d) for d in dtypes]
+    best = float("inf")
+    with np.errstate(all="ignore"):
+        for _ in range(5):
+            t = time.perf_counter()
+            prim.impl(*args, xp=np, **params)
+            best = min(best, time.perf_counter() - t)
+    return best / _SAMPLE * 1e9

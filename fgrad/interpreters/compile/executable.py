@@ -1,0 +1,122 @@
+"""What jit keeps per input signature: the traced ClosedJaxpr, how to box its outputs, and the
+compiled Program, built on the first call that can run it and reused by every later one."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.ir import eval_jaxpr
+from ...core.trace import EVAL_TRACE, _state, facade
+from ...tree_util import tree_flatten, tree_unflatten
+from .program import Program
+from .regions import MIN_KERNEL_EQNS
+
+
+class JitStats:
+    """How often a jitted function traced (one per new signature) and compiled (one per
+    signature first run outside any transform)."""
+
+    __slots__ = ("compiles", "traces")
+
+    def __init__(self) -> None:
+        self.traces = 0
+        self.compiles = 0
+
+    def __repr__(self) -> str:
+        return f"JitStats(traces={self.traces}, compiles={self.compiles})"
+
+
+def _plain(v) -> bool:
+    """A value the compiled program takes as it is: a NumPy array or scalar (not a tracer, a
+    CuPy array or an fgrad.numpy Array)."""
+    return type(v) is np.ndarray or isinstance(v, np.generic)
+
+
+def _host(v) -> bool:
+    """A NumPy array (of any subclass) or scalar: a constant the program can hold."""
+    return isinstance(v, (np.ndarray, np.generic))
+
+
+class Executable:
+    """One signature of a jitted function. Calling it with the flattened input values runs
+    the compiled program when no transform is active (and no debug_nans check), else the
+    traceable `eval_jaxpr`, so jit inside grad or vmap is differentiated and batched."""
+
+    __slots__ = (
+        "_finish",
+        "closed",
+        "compilable",
+        "min_kernel_eqns",
+        "out_boxed",
+        "out_tree",
+        "program",
+        "stats",
+    )
+
+    def __init__(self, closed, out_tree, out_boxed, stats: JitStats,
+                 min_kernel_eqns: int = MIN_KERNEL_EQNS) -> None:
+        self.closed = closed
+        self.out_tree = out_tree
+        self.out_boxed = out_boxed
+        self.stats = stats
+        self.program: Program | None = None
+        self.min_kernel_eqns = min_kernel_eqns
+        # constants that are tracers (of an enclosing transform) or GPU arrays: never compiled
+        self.compilable = all(_host(c) for c in closed.consts)
+        if out_tree == _LEAF and not out_boxed[0]:
+            self._finish = _first
+        else:
+            self._finish = self._unflatten
+
+    def lower(self) -> Program:
+        """The program (generated source; kernels are compiled on its first run)."""
+        if self.program is None:
+            self.program = Program(self.closed, self.min_kernel_eqns)
+        return self.program
+
+    def compiled(self):
+        """The loaded program function, built (and counted) on first use."""
+        program = self.lower()
+        if program._fn is None:
+            program.load()
+            self.stats.compiles += 1
+        return program._fn
+
+    def can_compile(self, vals) -> bool:
+        """Whether `vals` may run through the compiled program now."""
+        return (self.compilable and _state.trace is EVAL_TRACE and not _state.debug_nans
+                and all(_plain(v) for v in vals))
+
+    def __call__(self, vals):
+        if self.can_compile(vals):
+            return self._finish(self.compiled()(*vals))
+        wrap = next((type(v) for v in vals if getattr(type(v), "__fgrad_array__", False)), None)
+        if wrap is not None and self.compilable and _state.trace is EVAL_TRACE and not _state.debug_nans:
+            # fgrad.numpy arrays: compute on plain views, give Arrays back (as eager does)
+            plain = [v.view(np.ndarray) if type(v) is wrap else v for v in vals]
+            if all(_plain(v) for v in plain):
+                outs = self.compiled()(*plain)
+                return self._finish([o.view(wrap) if type(o) is np.ndarray else o for o in outs])
+        return self._finish(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *vals))
+
+    def fast(self):
+        """`run(*args)` for positional NumPy arrays and Python floats/bools (what jit's fast
+        path admits): the compiled program and the output's structure, nothing else."""
+        fn, finish = self.compiled(), self._finish
+        if finish is _first:
+            def run(*args):
+                return fn(*args)[0]
+        else:
+            def run(*args):
+                return finish(fn(*args))
+        return run
+
+    def _unflatten(self, outs):
+        wrap = facade.wrap
+        return tree_unflatten(self.out_tree, [wrap(o) if b else o for o, b in zip(outs, self.out_boxed)])
+
+
+def _first(outs):
+    return outs[0]
+
+
+_LEAF = tree_flatten(0)[1]  # the structure of a single array

@@ -1,0 +1,106 @@
+"""Partitioning a jaxpr into the steps of a compiled program: maximal regions of element-wise
+equations over one shape (each becomes one Numba loop, or plain Python for 0-d float64/bool
+values) and single equations run by their primitive's impl.
+
+An equation joins the latest region of its kind unless one of its inputs is made by a step
+that comes after that region; the region then runs where it was opened, with the equation
+moved up into it. So a region depends only on steps before it and the program stays in
+dependency order, while element-wise work split by unrelated calls (a matmul, a reshape) still
+fuses.
+"""
+from __future__ import annotations
+
+from ...core.ir import Literal, Var
+from .cost import prefer_impl
+from .scalar import KERNEL_DTYPES, SCALAR_DTYPES, lowerable
+
+# Regions with fewer equations run their equations one by one: a Numba kernel costs about
+# 50 ms to compile (0.5 s for the first of a process, importing Numba included), which two or
+# three NumPy calls saved per run do not repay.
+MIN_KERNEL_EQNS = 3
+
+
+class Step:
+    """One step of a compiled program: `eqns` in order, of kind "call" (one equation, run by
+    its impl), "kernel" (an element-wise region of shape `shape`, a Numba loop) or "scalar"
+    (an element-wise region of 0-d float64/bool values, run as Python)."""
+
+    __slots__ = ("eqns", "index", "inputs", "kind", "outputs", "shape")
+
+    def __init__(self, kind: str, shape, eqns, index: int) -> None:
+        self.kind = kind
+        self.shape = shape
+        self.eqns = list(eqns)
+        self.index = index
+        self.inputs: list = []   # Vars read from outside the step, in first-use order
+        self.outputs: list = []  # Vars it makes that later steps or the program's outputs read
+
+
+def _kind_of(eqn) -> str | None:
+    """The kind of region `eqn` can join, or None: all its operands have its output's shape or
+    are 0-d, its primitive lowers for their dtypes, and (on large arrays) NumPy does not
+    compute it faster on its own (cost.py)."""
+    shape = eqn.outvars[0].aval.shape
+    if any(a.aval.shape not in ((), shape) for a in eqn.invars):
+        return None
+    if shape == ():
+        return "scalar" if lowerable(eqn, SCALAR_DTYPES) else None
+    return "kernel" if lowerable(eqn, KERNEL_DTYPES) and not prefer_impl(eqn) else None
+
+
+def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS) -> list[Step]:
+    """The steps that compute `jaxpr`, in an order that respects its dependencies."""
+    steps: list[Step] = []
+    made_by: dict[int, Step] = {}    # id(var) -> the step that computes it
+    latest: dict[tuple, Step] = {}   # (kind, shape) -> the region equations may still join
+    for eqn in jaxpr.eqns:
+        kind = _kind_of(eqn)
+        step = None
+        if kind is not None:
+            key = (kind, eqn.outvars[0].aval.shape)
+            region = latest.get(key)
+            if region is not None and all(
+                    made_by.get(id(a)) is None or made_by[id(a)].index <= region.index
+                    for a in eqn.invars if isinstance(a, Var)):
+                step = region
+                step.eqns.append(eqn)
+            else:
+                step = latest[key] = Step(kind, key[1], [eqn], len(steps))
+                steps.append(step)
+        else:
+            step = Step("call", eqn.outvars[0].aval.shape, [eqn], len(steps))
+            steps.append(step)
+        made_by[id(eqn.outvars[0])] = step
+    final: list[Step] = []
+    for step in steps:
+        if step.kind == "kernel" and len(step.eqns) < min_kernel_eqns:
+            final.extend(Step("call", e.outvars[0].aval.shape, [e], 0) for e in step.eqns)
+        else:
+            final.append(step)
+    _connect(final, jaxpr)
+    return final
+
+
+def _connect(steps: list[Step], jaxpr) -> None:
+    """Fill each step's inputs and outputs, and renumber the steps in order."""
+    made_by: dict[int, Step] = {}
+    for k, step in enumerate(steps):
+        step.index = k
+        for e in step.eqns:
+            made_by[id(e.outvars[0])] = step
+    needed: dict[int, set] = {}  # id(var) -> steps (or "out") that read it
+    for step in steps:
+        seen = set()
+        for e in step.eqns:
+            for a in e.invars:
+                if isinstance(a, Literal):
+                    continue
+                if made_by.get(id(a)) is not step and id(a) not in seen:
+                    seen.add(id(a))
+                    step.inputs.append(a)
+                    needed.setdefault(id(a), set()).add(step.index)
+    for v in jaxpr.outvars:
+        if isinstance(v, Var):
+            needed.setdefault(id(v), set()).add("out")
+    for step in steps:
+        step.outputs = [e.outvars[0] for e in step.eqns if id(e.outvars[0]) in needed]

@@ -1,0 +1,81 @@
+"""Registry cases (format: tests/test_primitives.py) for fgrad.scipy.linalg and
+fgrad.scipy.signal, against SciPy."""
+import numpy as np
+import scipy.linalg as sl
+import scipy.signal as ssig
+
+import fgrad.scipy.linalg as fl
+import fgrad.scipy.signal as fsig
+from fgrad.ops import matrix_functions as mf
+from tests.cases.linalg import LOOSE, _spd, normal, spd, square
+
+
+def banded(lower, upper, n, k=None):
+    """args maker: banded storage (l + u + 1, n) of a diagonally dominant matrix, and b."""
+    def make(rng, dt):
+        ab = rng.standard_normal((lower + upper + 1, n))
+        ab[upper] += 2.0 * (lower + upper + 1)
+        b = rng.standard_normal((n,) if k is None else (n, k))
+        return ab.astype(dt), b.astype(dt)
+    return make
+
+
+def _sylvester_args(rng, dt):
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((2, 2)) + 3 * np.eye(2)
+    return a.astype(dt), b.astype(dt), rng.standard_normal((3, 2)).astype(dt)
+
+
+def _dense_from_banded(lower, upper, ab):
+    n = ab.shape[1]
+    out = np.zeros((n, n), ab.dtype)
+    for j in range(n):
+        for i in range(max(0, j - upper), min(n, j + lower + 1)):
+            out[i, j] = ab[upper + i - j, j]
+    return out
+
+
+CASES = [
+    ("scipy.linalg.solve_triangular[lower]", lambda a, b: fl.solve_triangular(a, b, lower=True),
+     lambda a, b: sl.solve_triangular(a, b, lower=True), square(4, (), (4, 2)), LOOSE),
+    ("scipy.linalg.solve_triangular[upper_trans_unit]",
+     lambda a, b: fl.solve_triangular(a, b, trans="T", unit_diagonal=True),
+     lambda a, b: sl.solve_triangular(a, b, trans="T", unit_diagonal=True),
+     lambda rng, dt: ((0.3 * rng.standard_normal((4, 4))).astype(dt), rng.standard_normal(4).astype(dt)), LOOSE),
+    ("scipy.linalg.solve_banded[matrix_rhs]", lambda ab, b: fl.solve_banded((1, 2), ab, b),
+     lambda ab, b: sl.solve_banded((1, 2), ab, b), banded(1, 2, 5, 2), LOOSE),
+    ("scipy.linalg.solve_banded[vector]", lambda ab, b: fl.solve_banded((2, 0), ab, b),
+     lambda ab, b: sl.solve_banded((2, 0), ab, b), banded(2, 0, 4), LOOSE),
+    ("ops.banded_solve[transposed]", lambda ab, b: mf.banded_solve(ab, b, lower=1, upper=1, transpose_a=True),
+     lambda ab, b: np.linalg.solve(_dense_from_banded(1, 1, ab).T, b), banded(1, 1, 4, 3), LOOSE),
+    ("scipy.linalg.solve_sylvester", fl.solve_sylvester, sl.solve_sylvester, _sylvester_args, LOOSE),
+    ("scipy.linalg.sqrtm", fl.sqrtm, sl.sqrtm, spd(3), {"rtol": 1e-8}),
+    ("scipy.linalg.sqrtm[batched_nonsymmetric]", fl.sqrtm, lambda a: np.stack([sl.sqrtm(x) for x in a]),
+     lambda rng, dt: ((np.eye(3) * 2 + 0.3 * rng.standard_normal((2, 3, 3))).astype(dt),), {"rtol": 1e-8}),
+    ("scipy.linalg.expm", fl.expm, sl.expm, lambda rng, dt: ((0.5 * rng.standard_normal((2, 3, 3))).astype(dt),),
+     {"rtol": 1e-8, "f32": True}),
+    ("scipy.linalg.expm_frechet", lambda a, e: fl.expm_frechet(a, e, compute_expm=False),
+     lambda a, e: sl.expm_frechet(a, e, compute_expm=False),
+     lambda rng, dt: tuple((0.5 * rng.standard_normal((3, 3))).astype(dt) for _ in range(2)), {"rtol": 1e-8}),
+    ("scipy.linalg.cholesky[upper]", fl.cholesky, sl.cholesky, spd(3), LOOSE),
+    ("scipy.linalg.cho_solve", lambda a, b: fl.cho_solve(fl.cho_factor(a, lower=True), b),
+     lambda a, b: sl.cho_solve(sl.cho_factor(a, lower=True), b),
+     lambda rng, dt: (_spd(rng, dt, 3), rng.standard_normal((3, 2)).astype(dt)), LOOSE),
+    ("scipy.linalg.eigh[eigvals_only]", lambda a: fl.eigh(a, eigvals_only=True),
+     lambda a: sl.eigh(a, eigvals_only=True), spd(4), LOOSE),
+    ("scipy.linalg.solve[transposed]", lambda a, b: fl.solve(a, b, transposed=True),
+     lambda a, b: sl.solve(a, b, transposed=True), square(3, (), (3,)), LOOSE),
+    ("scipy.linalg.inv", fl.inv, sl.inv, square(3), LOOSE),
+    ("scipy.linalg.det", fl.det, sl.det, square(3), LOOSE),
+    ("scipy.signal.convolve[full_1d]", fsig.convolve, ssig.convolve, normal((7,), (3,))),
+    ("scipy.signal.convolve[same_2d]", lambda a, b: fsig.convolve(a, b, mode="same"),
+     lambda a, b: ssig.convolve(a, b, mode="same"), normal((4, 5), (2, 3))),
+    ("scipy.signal.convolve[valid_3d]", lambda a, b: fsig.convolve(a, b, mode="valid"),
+     lambda a, b: ssig.convolve(a, b, mode="valid"), normal((3, 4, 5), (2, 2, 3))),
+    ("scipy.signal.convolve[valid_swapped]", lambda a, b: fsig.convolve(a, b, mode="valid"),
+     lambda a, b: ssig.convolve(a, b, mode="valid"), normal((2, 3), (4, 4))),
+    ("scipy.signal.correlate[same]", lambda a, b: fsig.correlate(a, b, mode="same"),
+     lambda a, b: ssig.correlate(a, b, mode="same"), normal((6, 3), (3, 2))),
+    ("scipy.signal.correlate[valid_swapped]", lambda a, b: fsig.correlate(a, b, mode="valid"),
+     lambda a, b: ssig.correlate(a, b, mode="valid"), normal((3,), (5,))),
+]

@@ -1,0 +1,46 @@
+"""One rank fails, the others must not hang: run under mpirun by test_distributed.py.
+
+    mpirun -n N python tests/distributed/mpi_dead_rank.py MODE OUTDIR
+
+Rank 1 exits without a word (MODE=exit, os._exit: a crash) or hangs (MODE=hang) instead of
+joining the all_reduce; every other rank writes, to OUTDIR/rankR.txt, the error its
+all_reduce raised and how long it took, then exits -- which aborts the MPI job, the hung
+rank included."""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+import fgrad.distributed as dist
+
+TIMEOUT = 2.0
+
+
+def main() -> None:
+    mode, outdir = sys.argv[1], pathlib.Path(sys.argv[2])
+    dist.init(timeout=TIMEOUT)
+    dist.all_reduce(np.ones(3))  # all ranks are alive here
+    if dist.rank() == 1:
+        if mode == "exit":
+            os._exit(3)
+        time.sleep(600)  # hang: only the others' MPI_Abort ends this process
+    start = time.monotonic()
+    try:
+        dist.all_reduce({"w": np.ones(1000, np.float32)})
+        report = "no error"
+    except dist.DistributedTimeoutError as e:
+        report = f"{type(e).__name__} after {time.monotonic() - start:.2f} s: {e}"
+    (outdir / f"rank{dist.rank()}.txt").write_text(report)
+    try:
+        dist.barrier()
+    except dist.DistributedError as e:  # the communicator is unusable now, and says so
+        (outdir / f"rank{dist.rank()}.after.txt").write_text(str(e))
+    time.sleep(0.5)  # let every survivor write its report before the first one aborts the job
+
+
+if __name__ == "__main__":
+    main()
