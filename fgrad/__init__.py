@@ -15,6 +15,14 @@ from . import tensor  # noqa: E402
 from .tensor import *  # noqa: F401,F403,E402
 from .tensor import autograd, cuda  # noqa: F401,E402
 from .tensor import linalg, sparse, special  # noqa: F401,E402  (torch.linalg, torch.sparse, torch.special)
+from .tensor._ops_math import nan_to_num  # noqa: E402,F401
+from .tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+
+# torch.det & co: the torch.linalg functions under their older top-level names, also as methods
+det, inverse, slogdet, logdet = linalg.det, linalg.inv, linalg.slogdet, linalg.logdet
+for _name, _fn in (("det", det), ("inverse", inverse), ("slogdet", slogdet), ("logdet", logdet),
+                   ("nan_to_num", nan_to_num)):
+    setattr(Tensor, _name, _fn)
 
 _sys.modules[__name__ + ".autograd"] = autograd
 _sys.modules[__name__ + ".cuda"] = cuda

@@ -21,17 +21,16 @@ How each column is found:
   jax.experimental.ode.odeint for scipy.integrate.odeint): a function there differentiates in
   both modes, except the ones JAX defines with custom_vjp only (reverse mode only: REVERSE_ONLY_JAX).
 
-Only names the reference library (NumPy/SciPy) has are listed, and only functions with a
-derivative: NONDIFF lists the names of JAX's namespaces left out (integer or boolean results,
+Only functions the reference library (NumPy/SciPy) has are listed (not its classes), and only
+functions with a derivative: NONDIFF lists the names left out (integer or boolean results,
 piecewise-constant functions, set operations, counting, array creation from shapes, I/O and
-dtype utilities). Every other name of those namespaces must be in the table, so a new JAX
-function either gets a row or a line in NONDIFF (generation fails otherwise).
+dtype utilities). Every other function of those namespaces gets a row, so a function JAX or
+autograd adds appears in the table when it is regenerated.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
-import math
 import pathlib
 import types
 import warnings
@@ -58,10 +57,11 @@ SECTIONS = [
 JAX_ELSEWHERE = {"scipy.integrate.odeint": ("jax.experimental.ode", "odeint")}
 # JAX functions defined with custom_vjp alone: reverse mode only
 REVERSE_ONLY_JAX = {"scipy.integrate.odeint"}
-# What fgrad cannot differentiate yet although HIPS autograd does: complex-valued results
-# (fgrad's grad and jvp refuse complex intermediates until complex differentiation lands)
-COMPLEX_GAP = {f"numpy.fft.{n}" for n in "fft fft2 fftn ifft ifft2 ifftn irfft irfft2 irfftn rfft rfft2 rfftn".split()} \
-    | {"numpy.linalg.eig"}
+# The functions fgrad has but cannot differentiate yet: complex-valued results (fgrad's grad and
+# jvp refuse complex intermediates until complex differentiation lands). tests/test_coverage_table.py
+# checks that every other function fgrad has differentiates on its sample, in both modes.
+COMPLEX_GAP = {f"numpy.fft.{n}" for n in "fft fft2 fftn ifft ifft2 ifftn irfft irfft2 irfftn rfft rfft2 rfftn "
+               "hfft ihfft".split()} | {"numpy.linalg.eig", "numpy.linalg.eigvals"}
 
 NONDIFF = {
     "numpy": """all allclose any arange argmax argmin argpartition argsort argwhere around array_equal array_equiv
@@ -108,14 +108,12 @@ def _b(f, x, y):
     return f(x, y)
 
 
-S: dict[str, tuple[Callable, tuple]] = {}
+SAMPLES: dict[str, tuple[Callable, tuple]] = {}
 for _n in """add subtract multiply divide true_divide power pow maximum minimum fmax fmin arctan2 atan2 hypot
         logaddexp logaddexp2 copysign float_power fmod mod remainder heaviside nextafter outer inner dot vdot
         kron cross vecdot correlate convolve polyadd polysub polymul polydiv polyval""".split():
-    S[f"numpy.{_n}"] = (_b, (VEC, VEC2))
-for _n in "cross".split():
-    S[f"numpy.{_n}"] = (_b, (VEC, VEC2))
-S.update({
+    SAMPLES[f"numpy.{_n}"] = (_b, (VEC, VEC2))
+SAMPLES.update({
     "numpy.divmod": (lambda f, x, y: f(x, y)[1], (VEC, VEC2)),
     "numpy.ldexp": (lambda f, x: f(x, onp.array([1, -2, 3])), (VEC,)),
     "numpy.frexp": (lambda f, x: f(x * 37.0)[0], (VEC,)),
@@ -145,9 +143,11 @@ S.update({
     "numpy.hsplit": (lambda f, x: f(x, 3)[1], (VEC,)), "numpy.vsplit": (lambda f, x: f(x, 2)[1], (X23,)),
     "numpy.dsplit": (lambda f, x: f(x[None, None], 3)[1], (VEC,)),
     "numpy.unstack": (lambda f, x: f(x)[1], (X23,)),
-    "numpy.concatenate": (lambda f, x, y: f([x, y]), (VEC, VEC2)), "numpy.concat": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
+    "numpy.concatenate": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
+    "numpy.concat": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
     "numpy.stack": (lambda f, x, y: f([x, y]), (VEC, VEC2)), "numpy.hstack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
-    "numpy.vstack": (lambda f, x, y: f([x, y]), (VEC, VEC2)), "numpy.row_stack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
+    "numpy.vstack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
+    "numpy.row_stack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
     "numpy.dstack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
     "numpy.column_stack": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
     "numpy.block": (lambda f, x, y: f([x, y]), (VEC, VEC2)),
@@ -198,10 +198,13 @@ S.update({
     "numpy.fft.irfft": (_u, (onp.array([1.0, 0.5, 0.25]),)), "numpy.fft.hfft": (_u, (VEC,)),
     **{f"numpy.fft.{n}": (_u, (MAT,)) for n in "fft2 ifft2 rfft2 irfft2 fftn ifftn rfftn irfftn".split()},
     # scipy.special
-    **{f"scipy.special.{n}": (_b, (VEC + 0.5, VEC2 + 0.5)) for n in "beta betaln xlogy xlog1py rel_entr kl_div poch".split()},
+    **{f"scipy.special.{n}": (_b, (VEC + 0.5, VEC2 + 0.5))
+       for n in "beta betaln xlogy xlog1py rel_entr kl_div poch".split()},
     "scipy.special.betainc": (lambda f, x: f(2.0, 3.0, x), (VEC,)),
-    "scipy.special.gammainc": (lambda f, x: f(2.0, x), (VEC,)), "scipy.special.gammaincc": (lambda f, x: f(2.0, x), (VEC,)),
-    "scipy.special.polygamma": (lambda f, x: f(1, x), (VEC,)), "scipy.special.multigammaln": (lambda f, x: f(x + 2.0, 2), (VEC,)),
+    "scipy.special.gammainc": (lambda f, x: f(2.0, x), (VEC,)),
+    "scipy.special.gammaincc": (lambda f, x: f(2.0, x), (VEC,)),
+    "scipy.special.polygamma": (lambda f, x: f(1, x), (VEC,)),
+    "scipy.special.multigammaln": (lambda f, x: f(x + 2.0, 2), (VEC,)),
     "scipy.special.jn": (lambda f, x: f(2, x), (VEC,)), "scipy.special.yn": (lambda f, x: f(2, x), (VEC,)),
     "scipy.special.jv": (lambda f, x: f(1.5, x), (VEC,)), "scipy.special.yv": (lambda f, x: f(1.5, x), (VEC,)),
     "scipy.special.iv": (lambda f, x: f(1.5, x), (VEC,)), "scipy.special.ive": (lambda f, x: f(1.5, x), (VEC,)),
@@ -210,7 +213,8 @@ S.update({
     "scipy.special.hyp1f1": (lambda f, x: f(1.0, 2.0, x), (VEC,)),
     "scipy.special.hyp2f1": (lambda f, x: f(1.0, 2.0, 3.0, x), (VEC,)),
     "scipy.special.comb": (lambda f, x: f(x + 5.0, 2.0), (VEC,)),
-    "scipy.special.boxcox": (lambda f, x: f(x, 0.5), (VEC,)), "scipy.special.boxcox1p": (lambda f, x: f(x, 0.5), (VEC,)),
+    "scipy.special.boxcox": (lambda f, x: f(x, 0.5), (VEC,)),
+    "scipy.special.boxcox1p": (lambda f, x: f(x, 0.5), (VEC,)),
     "scipy.special.owens_t": (lambda f, x: f(x, 0.5), (VEC,)),
     "scipy.special.sph_harm_y": (lambda f, x: f(onp.array([1]), onp.array([0]), x, x), (VEC,)),
     "scipy.special.logsumexp": (_u, (VEC,)), "scipy.special.softmax": (_u, (VEC,)),
@@ -243,7 +247,8 @@ S.update({
     "scipy.signal.stft": (lambda f, x: f(x, nperseg=4)[2], (onp.linspace(0.1, 0.9, 8),)),
     "scipy.signal.istft": (lambda f, x: f(x, nperseg=4)[1], (onp.ones((3, 3)),)),
     # scipy.integrate
-    "scipy.integrate.odeint": (lambda f, y0, k: f(lambda y, t, k: -k * y, y0, onp.array([0.0, 0.5, 1.0]), k), (VEC, VEC2)),
+    "scipy.integrate.odeint": (lambda f, y0, k: f(lambda y, t, k: -k * y, y0, onp.array([0.0, 0.5, 1.0]), k),
+                               (VEC, VEC2)),
     # scipy.stats (module-level functions)
     "scipy.stats.sem": (_u, (VEC,)),
 })
@@ -277,18 +282,13 @@ _DIST_SPECIAL = {
 
 def sample(key: str) -> tuple[Callable, tuple]:
     """The sample call of the function named `key` ("numpy.sin", "scipy.stats.norm.logpdf")."""
-    if key in S:
-        return S[key]
+    if key in SAMPLES:
+        return SAMPLES[key]
     parts = key.split(".")
     if key.startswith("scipy.stats.") and len(parts) == 4:
         dist, method = parts[2], parts[3]
-        if (dist, method) in _DIST_SPECIAL:
-            return _DIST_SPECIAL[(dist, method)]
-        if dist in _DIST:
-            call, arrays = _DIST[dist]
-            if method in ("ppf", "isf"):  # probabilities in (0, 1): VEC is one
-                return call, arrays
-            return call, arrays
+        # ppf and isf take probabilities: VEC's entries are in (0, 1)
+        return _DIST_SPECIAL.get((dist, method), _DIST.get(dist, (_u, (VEC,))))
     return _u, (VEC,)
 
 
@@ -325,6 +325,8 @@ def _stats_members(mod: Any, ref: Any) -> dict[str, Any]:
         if d.startswith("_") or not hasattr(ref, d):
             continue
         obj = getattr(mod, d)
+        if isinstance(obj, type) or isinstance(getattr(ref, d), type):
+            continue  # classes (gaussian_kde): not functions
         if isinstance(obj, types.ModuleType) or (not callable(obj) and hasattr(obj, "__all__")):
             for m, f in _functions(obj).items():
                 if hasattr(getattr(ref, d), m) and callable(getattr(getattr(ref, d), m)):
@@ -339,10 +341,12 @@ def _stats_members(mod: Any, ref: Any) -> dict[str, Any]:
 
 
 def _members(section: str, modname: str | None, ref: Any) -> dict[str, Any]:
+    """The functions of `modname` that the reference module has as functions (not classes)."""
     mod = _module(modname) if modname else None
     if section == "scipy.stats":
         return _stats_members(mod, ref)
-    return {n: f for n, f in _functions(mod).items() if callable(getattr(ref, n, None))}
+    return {n: f for n, f in _functions(mod).items()
+            if callable(getattr(ref, n, None)) and not isinstance(getattr(ref, n), type)}
 
 
 def _autograd_modes(section: str, name: str, fn: Any) -> tuple[bool, bool]:
@@ -422,7 +426,7 @@ def rows() -> dict[str, list]:
                 if jmod is not None and hasattr(jmod, attr):
                     jx[key[len(section) + 1:]] = getattr(jmod, attr)
         skip = NONDIFF.get(section, set())
-        ag_modes = {n: _autograd_modes(section, n, f) for n, f in ag.items()}
+        ag_modes = {n: _autograd_modes(section, n, f) for n, f in ag.items() if n not in skip}
         ag_modes = {n: m for n, m in ag_modes.items() if any(m)}
         names = sorted(set(ag_modes) | (set(jx) - skip))
         out = []
@@ -433,6 +437,11 @@ def rows() -> dict[str, list]:
             out.append((n, fgrad_modes, ag_modes.get(n, (False, False)), jax_modes))
         table[section] = out
     return table
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version  # only for the page's header
+    return version(package)
 
 
 def _cell(modes: tuple | None) -> str:
@@ -453,6 +462,8 @@ def render(table: dict[str, list] | None = None) -> str:
         "and whether fgrad, HIPS autograd and JAX differentiate it in forward mode (jvp) and reverse "
         "mode (vjp/grad). Generated by `python tests/coverage_table.py`; `tests/test_coverage_table.py` "
         "fails when this page is stale.", "",
+        "Generated with " + ", ".join(f"{n} {_version(n)}" for n in ("numpy", "scipy", "jax", "autograd"))
+        + " (another version of one of them may add or drop rows).", "",
         "How each column is determined:", "",
         "- **fgrad**: by running `fgrad.jvp` and `fgrad.vjp` of the function on small sample arguments "
         "(`SAMPLES` in `tests/coverage_table.py`; by default one vector in (0, 1)); a mode counts when it "
@@ -477,11 +488,11 @@ def render(table: dict[str, list] | None = None) -> str:
         f"| JAX | {any_(3)} | {count(3, 0)} | {count(3, 1)} |",
         f"| (rows) | {len(every)} | | |", "",
     ]
-    ag_gap = [k for k, f, a, _ in every if any(a) and (f is None or any(x and not y for x, y in zip(a, f)))]
-    lines += ["fgrad differentiates everything HIPS autograd does, in every mode autograd has, except "
-              "functions with complex-valued results (fgrad's grad and jvp refuse complex intermediates "
-              "until complex differentiation lands): "
-              + (", ".join(f"`{k}`" for k in ag_gap) if ag_gap else "none") + ".", ""]
+    ag_gap = autograd_gap(table)
+    lines += ["Functions HIPS autograd differentiates that fgrad does not (in a mode autograd has): "
+              + (", ".join(f"`{k}`" for k in ag_gap) if ag_gap else "none")
+              + (". All have complex-valued results, which fgrad's grad and jvp refuse until complex "
+                 "differentiation lands." if ag_gap and set(ag_gap) <= COMPLEX_GAP else "."), ""]
     for s, rs in table.items():
         lines += [f"## {s}", "", "| function | fgrad | HIPS autograd | JAX |", "|---|---|---|---|"]
         lines += [f"| `{n}` | {_cell(f)} | {_cell(a)} | {_cell(j)} |" for n, f, a, j in rs]
@@ -499,34 +510,11 @@ def autograd_gap(table: dict[str, list]) -> list[str]:
             if any(a) and (f is None or any(x and not y for x, y in zip(a, f)))]
 
 
-def unclassified() -> list[str]:
-    """Names of JAX's namespaces that the reference library has, that are neither in the
-    table's samples nor in NONDIFF (a sample is needed where fgrad has the function)."""
-    out = []
-    for section, ref_name, fgrad_name, _, jax_name in SECTIONS:
-        ref = importlib.import_module(ref_name)
-        fg = _members(section, fgrad_name, ref)
-        for n in _members(section, jax_name, ref):
-            key = f"{section}.{n}"
-            if n in NONDIFF.get(section, set()) or n not in fg:
-                continue
-            if key not in S and sample(key)[0] is _u and not _default_fits(key, fg[n]):
-                out.append(key)
-    return out
-
-
-def _default_fits(key: str, fn: Any) -> bool:
-    """Whether the default sample (one vector) is a valid call of fgrad's function."""
-    try:
-        with warnings.catch_warnings(), onp.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            fn(VEC)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
+def fgrad_failures(table: dict[str, list]) -> list[str]:
+    """The functions fgrad has that fail a mode on their sample."""
+    return [f"{s}.{n}" for s, rs in table.items() for n, f, _, _ in rs if f is not None and not all(f)]
 
 
 if __name__ == "__main__":
-    _ = math  # (imported for the samples' arithmetic in interactive use)
     DOC.write_text(render())
     print(f"wrote {DOC}")

@@ -62,23 +62,17 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 # name -> why it fails under fgrad today (the missing piece, not a script problem)
 XFAIL: dict[str, str] = {
-    "ag06_inplace_views": "Tensor.data_ptr() is missing (used to check that views share storage)",
     "ag12_checkpointing": "torch.utils.checkpoint (checkpoint, checkpoint_sequential) is missing",
-    "ag13_grad_fn_reprs": "integer indexing x[0] shows grad_fn=<ViewBackward0>; PyTorch shows SelectBackward0",
-    "ag14_anomaly_detection": "torch.nan_to_num and the top-level torch.is_anomaly_enabled are missing",
     "ag15_forward_ad": "torch.autograd.forward_ad (dual_level, make_dual, unpack_dual) is missing",
     "ckpt03_buffers_and_whole_model": "torch.save(model) of a whole nn.Module is refused (fgrad.save stores only "
                                       "tensors and containers; no pickling, so no torch.load(weights_only=False))",
     "dist04_misc_distributions": "torch.distributions lacks Beta, Gamma, Dirichlet, Poisson, Laplace, Exponential, "
                                  "Independent, kl_divergence and Distribution.support (constraints)",
     "loss05_metric_learning_losses": "nn.MultiMarginLoss is missing",
-    "nn07_batchnorm_running_stats": "BatchNorm lacks torch 2.13's bias= keyword: its repr omits 'bias=True'",
     "nn24_amp_autocast_gradscaler": "torch.bfloat16 is missing, and torch.autocast('cpu') does not run matmuls in "
                                     "the lower precision (outputs stay float32 where PyTorch gives float16/bfloat16)",
-    "nn33_conv_autoencoder_unflatten": "nn.Unflatten is missing",
     "nn34_parametrizations": "torch.nn.utils.parametrize and torch.nn.utils.parametrizations (weight_norm, "
                              "spectral_norm) are missing",
-    "t04_linalg": "torch.logdet is missing",
 }
 
 

@@ -139,6 +139,8 @@ NON_SMOOTH = _listing({
         nn.functional.grid_sample""",
     "a choice between two arrays: piecewise by definition": """
         numpy.where numpy.select numpy.nan_to_num facade.where facade.masked_fill""",
+    "corrcoef divides by the standard deviations (a kink where one is 0) and is clipped to [-1, 1] "
+    "as NumPy's (the diagonal sits at the bound, where its derivative is 0 either way)": "numpy.corrcoef",
     "steps: heaviside has no derivative in x1 and passes the cotangent to x2 where x1 == 0; frexp's "
     "mantissa jumps at the powers of two, its derivative 2 ** -exponent between them (both as JAX; "
     "tests/test_numpy_extra.py)": "numpy.heaviside numpy.frexp",
@@ -160,7 +162,7 @@ NON_SMOOTH = _listing({
     "constant-rank branch (tests/test_decompositions.py)": """
         numpy.linalg.pinv numpy.linalg.lstsq""",
     "jumps: piecewise-continuous remainders and floor division": """
-        numpy.fmod numpy.mod numpy.remainder numpy.divmod numpy.floor_divide facade.fmod
+        numpy.fmod numpy.mod numpy.remainder numpy.divmod numpy.floor_divide numpy.modf facade.fmod
         facade.remainder facade.floor_divide""",
     "order statistics: the gradient goes to the element sorted into place (PyTorch: the returned "
     "index); at ties which element that is switches": """
@@ -249,7 +251,7 @@ NO_KINKS = _listing({
         numpy.nansum numpy.nanmean numpy.nancumsum numpy.rollaxis numpy.append numpy.row_stack
         numpy.permute_dims numpy.concat numpy.unstack numpy.matrix_transpose numpy.gradient numpy.trapezoid
         numpy.ediff1d numpy.cumulative_sum numpy.deg2rad numpy.radians numpy.rad2deg numpy.degrees numpy.ldexp
-        numpy.average
+        numpy.average numpy.copy numpy.logspace numpy.geomspace
         facade.add facade.sub facade.subtract facade.neg facade.negative facade.sum facade.nansum
         facade.mean facade.cumsum facade.trace facade.reshape facade.flatten facade.unflatten
         facade.unsqueeze facade.squeeze facade.permute facade.transpose facade.swapaxes
@@ -264,7 +266,8 @@ NO_KINKS = _listing({
     "multilinear products (polynomial, no pieces)": """
         numpy.dot numpy.matmul numpy.inner numpy.outer numpy.tensordot numpy.vdot numpy.einsum
         numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot numpy.linalg.cross
-        numpy.linalg.vecdot numpy.linalg.multi_dot numpy.linalg.matrix_power numpy.vecdot
+        numpy.linalg.vecdot numpy.linalg.multi_dot numpy.linalg.matrix_power numpy.vecdot numpy.convolve
+        numpy.correlate numpy.polyval numpy.vander numpy.cov
         scipy.signal.convolve scipy.signal.correlate
         facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
         facade.ger facade.einsum facade.lerp
@@ -294,6 +297,8 @@ NO_KINKS = _listing({
         scipy.special.psi scipy.special.j0 scipy.special.j1 scipy.special.jv scipy.special.jn
         scipy.special.y0 scipy.special.y1 scipy.special.yv scipy.special.yn scipy.special.iv
         scipy.special.stdtr scipy.special.stdtrit scipy.special.erfcinv scipy.special.log_expit""",
+    "i0 is scipy.special.i0's primitive, with closed-form rules and no pieces (at 0 its second "
+    "derivative is 1/2, where jnp.i0's is 0: tests/test_numpy_extra.py)": "numpy.i0",
     "Student's t CDFs (JAX has none): one primitive each (stdtr, stdtrit); logcdf and logsf take "
     "log(p) or log1p(-q) at p = 1/2, two exact forms of one function, checked at the switch "
     "against mpmath in tests/test_scipy_stats.py": """

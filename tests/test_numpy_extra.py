@@ -211,3 +211,23 @@ def test_partition_and_select_route_cotangents():
     onp.testing.assert_array_equal(g, [2.0, -1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="out of bounds"):
         fnp.partition(x, 4)
+
+
+def test_i0_derivatives_at_zero():
+    """i0'' = i0 - i1 / x -> 1/2 at 0 (finite differences agree; jnp.i0 gives 0 there)."""
+    from scipy.special import i0
+    h = 1e-4
+    fd = (i0(h) - 2 * i0(0.0) + i0(-h)) / h ** 2
+    assert fgrad.grad(fgrad.grad(fnp.i0))(0.0) == pytest.approx(0.5, abs=1e-12)
+    assert fd == pytest.approx(0.5, abs=1e-6)
+    assert fgrad.grad(fnp.i0)(0.0) == 0.0
+
+
+def test_modf_and_convolve_match_numpy():
+    x = onp.array([-3.0, -0.5, 2.25, INF, -INF, 0.0, -0.0, NAN])
+    for got, want in zip(fnp.modf(x), _numpy(onp.modf, x)):
+        _same(got, want)
+    a, v = onp.array([1, 2, 3, 4]), onp.array([1, -1, 2])
+    for mode in ("full", "same", "valid"):
+        _same(fnp.convolve(a, v, mode), onp.convolve(a, v, mode))
+        _same(fnp.correlate(v, a, mode), onp.correlate(v, a, mode))

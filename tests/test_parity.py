@@ -726,6 +726,27 @@ recipe("average", "plain", lambda M, x: M.average(x, axis=0, keepdims=True), X, 
 recipe("ptp", "axis", lambda M, x: M.ptp(x, axis=1), X3, dtypes=REALS)
 recipe("ptp", "all", lambda M, x: M.ptp(x), X)
 
+recipe("convolve", "modes", lambda M, a, v: tuple(M.convolve(a, v, m) for m in ("full", "same", "valid")),
+       Arg((5,)), V, dtypes=REALS)
+recipe("convolve", "swapped", lambda M, a, v: M.convolve(v, a, "same"), Arg((5,)), V)
+recipe("correlate", "modes", lambda M, a, v: tuple(M.correlate(a, v, m) for m in ("full", "same", "valid")),
+       Arg((5,)), V, dtypes=REALS)
+recipe("correlate", "swapped", lambda M, a, v: M.correlate(v, a, "full"), Arg((5,)), V)
+recipe("polyval", "vector", lambda M, p, x: M.polyval(p, x), V, X, dtypes=REALS)
+recipe("vander", "default", lambda M, x: M.vander(x), V, dtypes=REALS)
+recipe("vander", "increasing", lambda M, x: M.vander(x, 4, increasing=True), V)
+recipe("cov", "rows", lambda M, x: M.cov(x), Arg((3, 5)), dtypes=REALS)
+recipe("cov", "weights", lambda M, x, w: M.cov(x, rowvar=False, aweights=w, ddof=2), Arg((5, 3)), Arg((5,), 0.5, 2))
+recipe("cov", "two", lambda M, x, y: M.cov(x, y, bias=True), V, V)
+recipe("corrcoef", "rows", lambda M, x: M.corrcoef(x), Arg((3, 5)), dtypes=REALS)
+recipe("logspace", "traced", lambda M, a, b: M.logspace(a, b, 5), S0, Arg((), 1, 2))
+recipe("logspace", "base", lambda M, a: M.logspace(a, 2.0, 4, endpoint=False, base=2.0), S0, dtypes=REALS)
+recipe("geomspace", "traced", lambda M, a, b: M.geomspace(a, b, 5), Arg((), 0.5, 1), Arg((), 2, 3), dtypes=REALS)
+recipe("geomspace", "negative", lambda M, a: M.geomspace(-a, -4.0, 4, endpoint=False), Arg((), 0.5, 1))
+recipe("i0", "2d", lambda M, x: M.i0(x), X, dtypes=REALS)
+recipe("modf", "2d", lambda M, x: M.modf(x * 3.0), X, dtypes=REALS)
+recipe("copy", "2d", lambda M, x: M.copy(x), X, dtypes=ALL)
+
 # Public names with no recipe, each with the reason calling it cannot work. Keep it short:
 # a function that can be called needs a recipe instead.
 _COMPLEX_SKIP = ("complex results: fgrad's grad and jvp refuse complex intermediates "

@@ -131,15 +131,17 @@ class _BatchNorm(Module):
     _expected_dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(T.ones(self.num_features, dtype=dtype, device=device))
-            self.bias = Parameter(T.zeros(self.num_features, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(T.zeros(self.num_features, dtype=dtype, device=device))
+        else:
             self.register_parameter("bias", None)
         if track_running_stats:
             self.register_buffer("running_mean", T.zeros(self.num_features, dtype=dtype, device=device))
@@ -160,7 +162,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         ndim = len(tuple(input.shape))
@@ -181,7 +184,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

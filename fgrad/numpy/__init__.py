@@ -25,6 +25,7 @@ from ._nanreductions import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
 from ._averages import *  # noqa: F401,F403
+from ._series import *  # noqa: F401,F403
 from ._index_tricks import c_, r_, _ndmin  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
 import sys as _sys

@@ -6,12 +6,12 @@ matrix products, linspace), differentiable in every array argument.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..ops import elementwise as ew
+from ..ops import float_parts as fp
 from ..ops import shape as sh
 from ..ops.convolve import conv_full
 from ..ops.special_bessel import i0 as _i0
@@ -24,7 +24,7 @@ from ._linalg import dot
 from ._math_extra import trunc
 from ._policy import NUMPY
 from ._shape import atleast_2d, concatenate, flip, squeeze, stack, transpose
-from ._util import as_value, cast, dtype_of, int_arg, result_dtype, shape_of
+from ._util import as_value, broadcast_args, cast, dtype_of, int_arg, result_dtype, shape_of
 
 
 def _vector(x: Any, name: str) -> Any:
@@ -44,19 +44,21 @@ def convolve(a: Any, v: Any, mode: str = "full", *, policy=NUMPY) -> Any:
     """The discrete linear convolution of two 1-D arrays, NumPy's convolve: 'full' (length
     M + N - 1), 'same' (max(M, N), centred) or 'valid' (max(M, N) - min(M, N) + 1)."""
     a, v = _vector(a, "convolve"), _vector(v, "convolve's v")
-    dt = policy.float_dtype(result_dtype(a, v, policy=policy))
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    out_dt = result_dtype(a, v, policy=policy)
+    dt = policy.float_dtype(out_dt)  # the convolution primitive computes in floats
     a, v = cast(a, dt), cast(v, dt)
     if shape_of(v)[0] > shape_of(a)[0]:  # convolution commutes: the longer one leads
         a, v = v, a
     n, m = shape_of(a)[0], shape_of(v)[0]
-    full = conv_full(a, v)
-    if mode == "full":
-        return full
+    out = conv_full(a, v)
     if mode == "same":
-        return _crop(full, (m - 1) // 2, n)
-    if mode == "valid":
-        return _crop(full, m - 1, n - m + 1)
-    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+        out = _crop(out, (m - 1) // 2, n)
+    elif mode == "valid":
+        out = _crop(out, m - 1, n - m + 1)
+    # integers stay integers, as in NumPy (the float sums of integer products are whole)
+    return out if out_dt == dt else cast(ew.round(out), out_dt)
 
 
 def correlate(a: Any, v: Any, mode: str = "valid", *, policy=NUMPY) -> Any:
@@ -77,27 +79,21 @@ def polyval(p: Any, x: Any, *, policy=NUMPY) -> Any:
         raise ValueError(f"polyval: p must be a 1-D array of coefficients, got shape {shape_of(p)}")
     dt = result_dtype(p, x, policy=policy)
     p, x = cast(p, dt), cast(x, dt)
-    y = ew.mul(x, ew.const(x, 0)) if shape_of(p)[0] == 0 else None
+    y = ew.mul(x, ew.const(x, 0))
     for i in range(shape_of(p)[0]):
-        c = sh.reshape(sh.slice(p, [i], [i + 1]), ())
-        y = ew.add(*_bcast(c, x)) if y is None else ew.add(*_bcast(ew.mul(*_bcast(y, x)), c))
+        y = ew.add(*broadcast_args("polyval", ew.mul(y, x), sh.reshape(sh.slice(p, [i], [i + 1]), ())))
     return y
-
-
-def _bcast(a: Any, b: Any) -> tuple:
-    from ._util import broadcast_args  # (a helper of this module's own package)
-    return tuple(broadcast_args("polyval", a, b))
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     """The Vandermonde matrix of the 1-D `x`: columns x**(N-1), ..., x**0 (the reverse with
     `increasing`)."""
     x = _vector(x, "vander")
+    x = cast(x, np.promote_types(dtype_of(x), np.int64))  # NumPy's dtype: at least int64 or float64
     n = shape_of(x)[0] if N is None else int_arg(N, "vander", "N")
     powers = range(n) if increasing else range(n - 1, -1, -1)
     if n == 0:
-        return sh.broadcast_in_dim(ew.mul(x, ew.const(x, 0)), (shape_of(x)[0], 0), (0,)) \
-            if False else np.zeros((shape_of(x)[0], 0), dtype_of(x))
+        return np.zeros((shape_of(x)[0], 0), dtype_of(x))
     return stack([power(x, k) for k in powers], axis=1)
 
 
@@ -109,8 +105,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     m = as_value(m, "cov")
     if len(shape_of(m)) > 2:
         raise ValueError("cov: m has more than 2 dimensions")
-    dt = policy.float_dtype(result_dtype(m, *([] if y is None else [as_value(y, "cov")]), policy=policy)) \
-        if dtype is None else np.dtype(dtype)
+    # NumPy computes covariances in float64 at least (float32 data included)
+    dt = np.result_type(result_dtype(m, *([] if y is None else [as_value(y, "cov")]), policy=policy),
+                        np.float64) if dtype is None else np.dtype(dtype)
     X = cast(atleast_2d(m), dt)
     if not rowvar and shape_of(X)[0] != 1:
         X = transpose(X)
@@ -171,7 +168,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     """`num` numbers from `start` to `stop` in a geometric progression (both of one sign,
     nonzero), NumPy's geomspace: the ends are exactly start and stop."""
     start, stop = as_value(start, "geomspace"), as_value(stop, "geomspace")
-    dt = NUMPY.float_dtype(result_dtype(start, stop))
+    dt = np.result_type(result_dtype(start, stop), np.float64)  # NumPy: at least float64
     start, stop = cast(start, dt), cast(stop, dt)
     if shape_of(start) or shape_of(stop) or axis != 0:
         raise ValueError("geomspace: fgrad takes scalar start and stop (axis=0)")
@@ -199,10 +196,13 @@ def modf(x: Any) -> tuple:
     x = as_value(x, "modf")
     x = cast(x, NUMPY.float_dtype(dtype_of(x)))
     whole = trunc(x)
-    frac = ew.sub(x, whole)
-    # at integers and infinities the fraction is a zero with x's sign (inf - inf would be NaN)
-    signed_zero = ew.select(ew.lt(x, ew.const(x, 0.0)), ew.const(x, -0.0), ew.const(x, 0.0))
-    at_whole = ew.logical_or(ew.eq(frac, ew.const(frac, 0.0)), ew.isinf(x))
+    # infinities are whole (their fraction is a signed zero): kept out of the subtraction,
+    # where inf - inf would be NaN
+    infinite = ew.isinf(x)
+    finite = ew.select(infinite, ew.const(x, 0.0), x)
+    frac = ew.sub(finite, trunc(finite))
+    signed_zero = ew.select(fp.signbit(x), ew.const(x, -0.0), ew.const(x, 0.0))
+    at_whole = ew.logical_or(ew.eq(frac, ew.const(frac, 0.0)), infinite)
     return ew.select(at_whole, signed_zero, frac), whole
 
 
@@ -211,7 +211,6 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
     return as_value(a, "copy")
 
 
-_ = math
 
 __all__ = ["convolve", "correlate", "polyval", "vander", "cov", "corrcoef", "logspace", "geomspace", "i0", "modf",
            "copy"]

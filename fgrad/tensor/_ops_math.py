@@ -498,3 +498,9 @@ __all__ = [
     "var_mean",
     "xlogy",
 ]
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's largest/smallest by default)."""
+    out = fnp.nan_to_num(_tensor(input), nan=nan, posinf=posinf, neginf=neginf)
+    return named(out, "NanToNumBackward0", input)

@@ -303,7 +303,13 @@ def _raw_index(idx):
 
 
 def getitem(input, idx):
-    return fnp.getitem(input, _raw_index(idx))
+    out = fnp.getitem(input, _raw_index(idx))
+    # PyTorch's grad_fn for the two commonest indexings: x[i] and x[a:b]
+    if isinstance(idx, (int, np.integer)) and not isinstance(idx, bool):
+        return named(out, "SelectBackward0", input)
+    if isinstance(idx, slice):
+        return named(out, "SliceBackward0", input)
+    return out
 
 
 def _concrete(v):

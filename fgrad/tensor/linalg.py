@@ -150,6 +150,13 @@ def slogdet(A: Tensor) -> tuple:
     return slogdet_t(sign, logabsdet)
 
 
+def logdet(A: Tensor) -> Tensor:
+    """log(det(A)): NaN where the determinant is negative, -inf where it is 0 (torch.logdet)."""
+    sign, logabsdet = slogdet(A)
+    return fnp.where(fnp.less(sign, 0), fnp.asarray(float("nan"), logabsdet.dtype.dtype),
+                     fnp.where(fnp.equal(sign, 0), fnp.asarray(float("-inf"), logabsdet.dtype.dtype), logabsdet))
+
+
 @_numerical("solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A @ X = B (or X @ A = B for left=False); B is a batch of vectors when it has

@@ -776,6 +776,15 @@ class Tensor:
     def element_size(self) -> int:
         return self._value.dtype.itemsize
 
+    def data_ptr(self) -> int:
+        """The address of the first element (views of one storage share addresses)."""
+        v = self._value
+        if is_cupy(v):
+            return int(v.data.ptr)
+        if type(v) is not _nd:
+            raise RuntimeError("data_ptr(): a traced tensor has no storage")
+        return int(v.__array_interface__["data"][0])
+
     def item(self):
         v = self._value
         if getattr(v, "size", 1) != 1:
