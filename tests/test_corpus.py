@@ -62,7 +62,6 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 # name -> why it fails under fgrad today (the missing piece, not a script problem)
 XFAIL: dict[str, str] = {
-    "ag12_checkpointing": "torch.utils.checkpoint (checkpoint, checkpoint_sequential) is missing",
     "ag15_forward_ad": "torch.autograd.forward_ad (dual_level, make_dual, unpack_dual) is missing",
     "ckpt03_buffers_and_whole_model": "torch.save(model) of a whole nn.Module is refused (fgrad.save stores only "
                                       "tensors and containers; no pickling, so no torch.load(weights_only=False))",

@@ -310,3 +310,20 @@ def test_grad_fn_names_as_pytorch(name):
         t = lib.tensor(np.linspace(1, -0.5, 20).reshape(4, 5).astype(np.float32))
         got.append(GRAD_FN_CASES[name](lib, lib.nn.functional, x, t).grad_fn.name())
     assert got[0] == got[1]
+
+
+def test_utils_checkpoint_recomputes_with_the_same_gradients():
+    from fgrad.utils.checkpoint import checkpoint, checkpoint_sequential
+    fgrad.manual_seed(0)
+    blocks = fgrad.nn.Sequential(fgrad.nn.Linear(4, 8), fgrad.nn.Tanh(), fgrad.nn.Linear(8, 4), fgrad.nn.Tanh())
+    x = fgrad.randn(5, 4, requires_grad=True)
+    blocks(x).pow(2).sum().backward()
+    want = [p.grad.clone() for p in blocks.parameters()] + [x.grad.clone()]
+    for run in (lambda: checkpoint(blocks, x, use_reentrant=False),
+                lambda: checkpoint_sequential(blocks, 2, x, use_reentrant=True)):
+        blocks.zero_grad()
+        x.grad = None
+        out = run()
+        assert out.grad_fn is not None
+        out.pow(2).sum().backward()
+        close([p.grad for p in blocks.parameters()] + [x.grad], want, rtol=1e-6, atol=1e-7)

@@ -7,7 +7,7 @@
 import sys as _sys
 
 from .. import data
-from . import dlpack  # torch.utils.dlpack: from_dlpack, to_dlpack
+from . import checkpoint, dlpack  # torch.utils.checkpoint; torch.utils.dlpack: from_dlpack, to_dlpack
 
 # Alias fgrad.data and each of its submodules under fgrad.utils.data: without an entry in
 # sys.modules, `import fgrad.utils.data.sampler` would load sampler.py a second time (fgrad.data's
@@ -16,4 +16,4 @@ for _name, _module in list(_sys.modules.items()):
     if _name == data.__name__ or _name.startswith(data.__name__ + "."):
         _sys.modules[__name__ + ".data" + _name[len(data.__name__):]] = _module
 
-__all__ = ["data", "dlpack"]
+__all__ = ["checkpoint", "data", "dlpack"]
