@@ -13,8 +13,9 @@ import math
 import warnings
 from typing import Any
 
-from .tensor import cuda, no_grad
+from .core.errors import FgradRuntimeError, FgradValueError
 from .tensor import _ops as ops
+from .tensor import cuda, no_grad
 from .tensor.tensor import Tensor
 
 _AUTOCAST = {"depth": 0}
@@ -27,7 +28,7 @@ class autocast:
     def __init__(self, device_type: str = "cuda", dtype: Any = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         if device_type not in ("cuda", "cpu", "xpu", "mps", "hpu", "xla", "meta"):
-            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+            raise FgradRuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device_type, self.fast_dtype, self.enabled = device_type, dtype, bool(enabled)
 
     def __enter__(self) -> "autocast":
@@ -85,14 +86,14 @@ class GradScaler:
             return ops.mul(outputs, self._scale)
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
-        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        raise FgradValueError("outputs must be a Tensor or an iterable of Tensors")
 
     def unscale_(self, optimizer) -> None:
         """Divide the optimizer's gradients by the scale, once per step, noting infs/NaNs."""
         if not self._enabled:
             return
         if id(optimizer) in self._unscaled:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+            raise FgradRuntimeError("unscale_() has already been called on this optimizer since the last update().")
         inv = 1.0 / self._scale
         found = False
         with no_grad():
@@ -131,7 +132,7 @@ class GradScaler:
                 self._scale *= self._growth_factor
                 self._growth_tracker = 0
         if not math.isfinite(self._scale):
-            raise RuntimeError(f"GradScaler: the scale became {self._scale}; lower growth_factor")
+            raise FgradRuntimeError(f"GradScaler: the scale became {self._scale}; lower growth_factor")
         self._found_inf.clear()
         self._unscaled.clear()
 
@@ -154,7 +155,7 @@ class GradScaler:
         if not self._enabled:
             return
         if not state_dict:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+            raise FgradRuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
                                "instance of GradScaler.")
         self._scale = float(state_dict["scale"])
         self._growth_factor = float(state_dict["growth_factor"])

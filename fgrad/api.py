@@ -16,7 +16,16 @@ from .core.errors import (
     ShapeError,
 )
 from .core.ir import ClosedJaxpr, cse_jaxpr, dce_jaxpr, eval_jaxpr
-from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, facade, is_tensor, new_trace, xp_of
+from .core.trace import (
+    EVAL_TRACE,
+    Tracer,
+    _state,
+    aval_of,
+    facade,
+    is_tensor,
+    new_trace,
+    xp_of,
+)
 from .interpreters.backward import Leaf, backward_pass
 from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.compile.executable import Executable, JitStats
@@ -298,7 +307,7 @@ def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
 
 def _check_tangents(primals, tangents, fname: str):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp takes primals and tangents as tuples (or lists), e.g. "
+        raise FgradTypeError("jvp takes primals and tangents as tuples (or lists), e.g. "
                         "jvp(f, (x,), (v,)); got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
     p_flat, p_tree = tree_flatten(tuple(primals))
@@ -405,7 +414,7 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
     def f_jvp(*tangents):
         t_flat, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
-            raise ValueError(f"f_jvp: tangents {t_tree} must have the primals' structure {in_tree}")
+            raise FgradValueError(f"f_jvp: tangents {t_tree} must have the primals' structure {in_tree}")
         ts = []
         for i, (v, raw) in enumerate(zip(vals, t_flat)):
             t = as_value(_unbox(raw), f"f_jvp of {name}: tangent {i}")
@@ -595,10 +604,10 @@ def _in_axes_per_leaf(in_axes, args, fname):
     if _is_axis(in_axes):
         return [in_axes] * len(tree_flatten(args)[0])
     if not isinstance(in_axes, (tuple, list)):
-        raise TypeError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
+        raise FgradTypeError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
                         f"per positional argument, got {type(in_axes).__name__} {in_axes!r:.80}")
     if len(in_axes) != len(args):
-        raise ValueError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
+        raise FgradValueError(f"vmap of {fname}: in_axes must be an int, None, or a tuple with one entry "
                          f"per positional argument ({len(args)}), got {in_axes!r:.80} with "
                          f"{len(in_axes)}")
     axes = _broadcast_axes(tuple(in_axes), tuple(args), "in_axes", "the positional arguments", fname)
@@ -735,7 +744,7 @@ def _static_positions(static_argnums, nargs: int, fname: str) -> set:
     out = set()
     for i in static_argnums:
         if not isinstance(i, (int, np.integer)):
-            raise TypeError(f"static_argnums of {fname} must be integers, got {i!r}")
+            raise FgradTypeError(f"static_argnums of {fname} must be integers, got {i!r}")
         if -nargs <= i < nargs:
             out.add(int(i) % nargs)
     return out

@@ -8,9 +8,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import api
+from .core.errors import (
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
+from .tensor import _ops as ops
 from .tensor import autograd as tensor_autograd
 from .tensor import creation
-from .tensor import _ops as ops
 from .tensor.tensor import Tensor
 
 
@@ -19,7 +25,7 @@ def _inputs(inputs, fname: str) -> tuple[tuple, bool]:
     xs = tuple(inputs) if is_tuple else (inputs,)
     for i, x in enumerate(xs):
         if not isinstance(x, Tensor):
-            raise TypeError(f"The inputs given to {fname} must be either a Tensor or a tuple of Tensors but the "
+            raise FgradTypeError(f"The inputs given to {fname} must be either a Tensor or a tuple of Tensors but the "
                             f"value at index {i} has type {type(x).__name__}.")
     return xs, is_tuple
 
@@ -30,7 +36,7 @@ def _detached(xs) -> tuple:
 
 def _check_scalar(out, fname: str):
     if not isinstance(out, Tensor) or out.numel() != 1:
-        raise RuntimeError(f"The function given to {fname} should return a single Tensor with a single element, "
+        raise FgradRuntimeError(f"The function given to {fname} should return a single Tensor with a single element, "
                            f"got {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))}")
 
 
@@ -43,9 +49,9 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     """d func / d inputs, shaped output.shape + input.shape, nested like PyTorch's: a Tensor
     for one input and one output, else tuples (outputs outer, inputs inner)."""
     if strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise FgradValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy='forward-mode'` requires "
+        raise FgradNotImplementedError("torch.autograd.functional.jacobian: `strategy='forward-mode'` requires "
                                   "`vectorize=True`; pass it (fgrad's forward mode is batched anyway).")
     xs, in_tuple = _inputs(inputs, "jacobian")
     if create_graph:
@@ -97,10 +103,10 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
 def _v_tuple(v, xs_like, fname: str, what: str) -> tuple:
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     if len(vs) != len(xs_like):
-        raise RuntimeError(f"The given `v` to {fname} has {len(vs)} entries but {what} has {len(xs_like)}.")
+        raise FgradRuntimeError(f"The given `v` to {fname} has {len(vs)} entries but {what} has {len(xs_like)}.")
     for a, b in zip(vs, xs_like):
         if tuple(a.shape) != tuple(b.shape):
-            raise RuntimeError(f"Mismatch in shape: the entry of `v` has shape {tuple(a.shape)} but the matching "
+            raise FgradRuntimeError(f"Mismatch in shape: the entry of `v` has shape {tuple(a.shape)} but the matching "
                                f"{what} has shape {tuple(b.shape)}.")
     return vs
 
@@ -113,7 +119,7 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if v is None:
         if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
+            raise FgradRuntimeError("The vector v can only be None if the user-provided function returns a single "
                                "Tensor with a single element.")
         vs = (creation.ones_like(outs[0]),)
     else:
@@ -131,7 +137,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     xs, in_tuple = _inputs(inputs, "jvp")
     if v is None:
         if len(xs) != 1 or xs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+            raise FgradRuntimeError("The vector v can only be None if the input to the user-provided function is a "
                                "single Tensor with a single element.")
         v = creation.ones_like(xs[0])
     vs = _v_tuple(v, xs, "jvp", "input")

@@ -31,7 +31,7 @@ from ._packing import pack_leaves, unpack_leaves
 from .api import jvp, make_jaxpr, vjp
 from .core import errors
 from .core.avals import ShapedArray
-from .core.errors import FgradTypeError, FgradValueError
+from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .core.primitive import Primitive
 from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor
 from .numpy._util import as_value, is_array
@@ -150,7 +150,7 @@ def _bind(prim: Primitive, call: _Call, dyn: list) -> tuple:
     finally:
         del _SINKS.by_call[id(call)]
     if not slot:  # every path that computes the output runs the user's function and reports
-        raise RuntimeError(f"internal error: {call.kind} {call!r} produced no output structure")
+        raise FgradRuntimeError(f"internal error: {call.kind} {call!r} produced no output structure")
     return packed, slot[0], slot[1]
 
 
@@ -171,7 +171,7 @@ def _pack(call: _Call, out, what: str):
     Returns (packed, out_tree, out_avals)."""
     leaves, tree = tree_flatten(out)
     if not leaves:
-        raise TypeError(f"{what} of {call!r} returned {_describe(out)}, which holds no array; "
+        raise FgradTypeError(f"{what} of {call!r} returned {_describe(out)}, which holds no array; "
                         "return an array or a pytree (tuple, list, dict) of arrays.")
     leaves = [_as_array(x, f"output of {what} of {call!r}") for x in leaves]
     avals = tuple(ShapedArray(aval_of(x).shape, aval_of(x).dtype) for x in leaves)
@@ -223,12 +223,12 @@ class _Positional:
             return args
         name = _name(self.fun)
         if self.sig is None:
-            raise TypeError(f"{self.kind} function {name}: keyword arguments need a function whose "
+            raise FgradTypeError(f"{self.kind} function {name}: keyword arguments need a function whose "
                             "signature Python can inspect; pass them positionally")
         try:
             bound = self.sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.kind} function {name}: {e}") from None
+            raise FgradTypeError(f"{self.kind} function {name}: {e}") from None
         bound.apply_defaults()
         if bound.kwargs:
             raise FgradTypeError(f"{self.kind} function {name}: keyword arguments {sorted(bound.kwargs)} could "
@@ -245,9 +245,9 @@ def _check_nondiff_argnums(nums, kind: str) -> tuple:
     nums = (nums,) if isinstance(nums, int) else tuple(nums)
     for n in nums:
         if type(n) is not int or n < 0:
-            raise TypeError(f"{kind}: nondiff_argnums must be non-negative integers, got {nums!r}")
+            raise FgradTypeError(f"{kind}: nondiff_argnums must be non-negative integers, got {nums!r}")
     if len(set(nums)) != len(nums):
-        raise TypeError(f"{kind}: nondiff_argnums has a repeated position: {nums!r}")
+        raise FgradTypeError(f"{kind}: nondiff_argnums has a repeated position: {nums!r}")
     return nums  # in the given order: bwd / the jvp rule receive those arguments in this order
 
 
@@ -341,7 +341,7 @@ def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
     zero), checked against the inputs' shapes and cast to their dtypes."""
     positions = call.diff_positions()
     if not isinstance(cts, (tuple, list)):
-        raise TypeError(f"{what} of {call!r} must return a tuple with one cotangent per differentiable "
+        raise FgradTypeError(f"{what} of {call!r} must return a tuple with one cotangent per differentiable "
                         f"argument ({len(positions)}), got {_describe(cts)}")
     if len(cts) != len(positions):
         raise FgradValueError(f"{what} of {call!r} returned {len(cts)} cotangents for {len(positions)} "
@@ -503,7 +503,7 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
     out, out_tree, avals = _pack(call, res[0], "custom_jvp rule")
     t_leaves = _flatten_like(res[1], out_tree)
     if t_leaves is None:
-        raise TypeError(f"custom_jvp rule of {call!r} must return primal and tangent outputs of the same "
+        raise FgradTypeError(f"custom_jvp rule of {call!r} must return primal and tangent outputs of the same "
                         f"structure, got {out_tree} and {tree_flatten(res[1])[1]}")
     fixed = []
     for t, a in zip(t_leaves, avals):
@@ -599,7 +599,7 @@ class custom_jvp:
 
         def jvp(primals, tangents):
             if len(jvps) != len(primals):
-                raise TypeError(f"custom_jvp function {_name(self.fun)} was called with {len(primals)} "
+                raise FgradTypeError(f"custom_jvp function {_name(self.fun)} was called with {len(primals)} "
                                 f"argument(s) but defjvps was given {len(jvps)} rule(s); give one per "
                                 "argument (None where the output does not depend on it)")
             out = self(*primals)
@@ -616,7 +616,7 @@ class custom_jvp:
 
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
-            raise TypeError(f"custom_jvp function {_name(self.fun)} has no rule: decorate one with "
+            raise FgradTypeError(f"custom_jvp function {_name(self.fun)} has no rule: decorate one with "
                             f"@{_name(self.fun)}.defjvp")
         args = self._positional(args, kwargs)
         return _apply(custom_jvp_call_p, self.fun, args, self.nondiff_argnums, "custom_jvp", jvp=self.jvp)

@@ -21,6 +21,7 @@ from .api import jvp as _jvp
 from .api import value_and_grad
 from .api import vjp as _vjp
 from .api import vmap as _vmap
+from .core.errors import FgradRuntimeError, FgradValueError
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "hessian", "jacrev",
            "jacfwd", "vmap"]
@@ -67,7 +68,7 @@ def _swapped(module, values: dict, strict: bool, tie_weights: bool):
                 {n for n, _ in module.named_buffers(remove_duplicate=False)}
         missing = sorted(names - set(values))
         if missing:
-            raise RuntimeError(f"functional_call: strict=True but no value given for {missing}")
+            raise FgradRuntimeError(f"functional_call: strict=True but no value given for {missing}")
     saved = [(store, key, store[key]) for store, key, _ in targets]
     try:
         for store, key, value in targets:
@@ -90,7 +91,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
         for d in dicts:
             dup = set(merged) & set(d)
             if dup:
-                raise ValueError(f"functional_call: {sorted(dup)} appeared in more than one dict")
+                raise FgradValueError(f"functional_call: {sorted(dup)} appeared in more than one dict")
             merged.update(d)
         dicts = merged
     if not isinstance(args, tuple):

@@ -6,13 +6,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .core.errors import FgradValueError, GradcheckError
 from .tensor import autograd as tensor_autograd
 from .tensor import creation
 from .tensor.tensor import Tensor
-
-
-class GradcheckError(RuntimeError):
-    """A Jacobian from backward() differs from the finite-difference one."""
 
 
 def _as_tuple(x) -> tuple:
@@ -62,7 +59,7 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1
     xs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
+        raise FgradValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     for o in range(len(_outputs(func, xs))):
         for i in diff:

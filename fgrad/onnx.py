@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .core.errors import FgradNotImplementedError
+
 
 def export(model: Any, args: Any = None, f: Any = None, *unused: Any, **kwargs: Any) -> None:
     """Raises NotImplementedError: fgrad cannot write ONNX graphs."""
-    raise NotImplementedError(
+    raise FgradNotImplementedError(
         "fgrad.onnx.export: fgrad has no ONNX exporter (it would need an ONNX writer for fgrad's IR, "
         "which does not exist yet). Save the weights with fgrad.save(model.state_dict(), path), load them "
         "into the same model under PyTorch (torch.load reads them after converting with numpy), and export "

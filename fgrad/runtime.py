@@ -12,7 +12,7 @@ from typing import Any, Callable
 from threadpoolctl import threadpool_limits
 
 from .api import jit
-from .core.errors import FgradError
+from .core.errors import FgradError, FgradTypeError, FgradValueError
 from .tensor import cuda
 from .tensor._device import device
 
@@ -25,7 +25,7 @@ def set_num_threads(n: int) -> None:
     """The number of threads BLAS (through threadpoolctl) and Numba's parallel kernels use."""
     n = int(n)
     if n < 1:
-        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+        raise FgradValueError(f"set_num_threads: expected a positive number of threads, got {n}")
     threadpool_limits(n)
     try:
         import numba  # here: importing numba costs ~0.1 s that scripts not calling this skip
@@ -96,7 +96,7 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
                       "function of the parameters with fgrad.jit instead.", UserWarning, stacklevel=2)
         return model
     if not callable(model):
-        raise TypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
+        raise FgradTypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
     return _Compiled(model)
 
 

@@ -13,6 +13,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import tensor as T  # the facade namespace: T.from_numpy, ...
+from .core.errors import FgradTypeError, FgradValueError
 from .core.trace import Tracer, is_tensor
 from .nn.parameter import Parameter
 
@@ -28,7 +29,7 @@ def _is_tensor(x) -> bool:
 
 def _encode_key(k):
     if isinstance(k, bool) or not isinstance(k, (str, int)):
-        raise TypeError(f"fgrad.save: dict keys must be str or int, got {type(k).__name__} {k!r}")
+        raise FgradTypeError(f"fgrad.save: dict keys must be str or int, got {type(k).__name__} {k!r}")
     return ["s", k] if isinstance(k, str) else ["i", k]
 
 
@@ -36,7 +37,7 @@ def _encode(obj, arrays: list):
     if _is_tensor(obj):
         v = obj._value
         if isinstance(v, Tracer):
-            raise TypeError("fgrad.save: cannot save a traced value (inside fgrad.grad/jit/vmap); "
+            raise FgradTypeError("fgrad.save: cannot save a traced value (inside fgrad.grad/jit/vmap); "
                             "save concrete tensors")
         device = str(obj.device)
         arr = v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else np.asarray(v)
@@ -45,7 +46,7 @@ def _encode(obj, arrays: list):
                 "param": isinstance(obj, Parameter), "device": device}
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind in "OV":
-            raise TypeError(f"fgrad.save: cannot save arrays of dtype {obj.dtype}")
+            raise FgradTypeError(f"fgrad.save: cannot save arrays of dtype {obj.dtype}")
         arrays.append(obj)
         return {"t": "ndarray", "a": len(arrays) - 1}
     if isinstance(obj, np.generic):
@@ -61,7 +62,7 @@ def _encode(obj, arrays: list):
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "items": [_encode(v, arrays) for v in obj]}
-    raise TypeError(f"fgrad.save: cannot save an object of type {type(obj).__name__}; supported are "
+    raise FgradTypeError(f"fgrad.save: cannot save an object of type {type(obj).__name__}; supported are "
                     "tensors, NumPy arrays, numbers, strings, None and dicts/lists/tuples of them "
                     "(e.g. model.state_dict(), optimizer.state_dict())")
 
@@ -95,7 +96,7 @@ def _decode(node, arrays, map_location):
     if t in ("list", "tuple"):
         items = [_decode(v, arrays, map_location) for v in node["items"]]
         return items if t == "list" else tuple(items)
-    raise ValueError(f"fgrad.load: unknown entry type {t!r} (file written by a newer fgrad?)")
+    raise FgradValueError(f"fgrad.load: unknown entry type {t!r} (file written by a newer fgrad?)")
 
 
 def save(obj, f) -> None:
@@ -125,16 +126,16 @@ def load(f, map_location=None, weights_only: bool = True, **kwargs):
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             if _STRUCTURE not in npz.files:
-                raise ValueError("fgrad.load: not a file written by fgrad.save (no structure record)")
+                raise FgradValueError("fgrad.load: not a file written by fgrad.save (no structure record)")
             structure = json.loads(bytes(npz[_STRUCTURE]).decode("utf-8"))
             arrays = {}
             for name in npz.files:
                 if name != _STRUCTURE:
                     arrays[int(name[1:])] = npz[name]
     except (zipfile.BadZipFile, OSError) as e:
-        raise ValueError(f"fgrad.load: not a file written by fgrad.save ({e})") from None
+        raise FgradValueError(f"fgrad.load: not a file written by fgrad.save ({e})") from None
     if structure.get("format") != _FORMAT:
-        raise ValueError(f"fgrad.load: unsupported format {structure.get('format')!r}")
+        raise FgradValueError(f"fgrad.load: unsupported format {structure.get('format')!r}")
     ml = None if map_location is None else str(map_location)
     return _decode(structure["root"], arrays, ml)
 

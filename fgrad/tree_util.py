@@ -158,16 +158,16 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
     """The pytree of structure `treedef` with `leaves` (an iterable, exactly
     treedef.num_leaves long) in flattening order."""
     if not isinstance(treedef, PyTreeDef):
-        raise TypeError(f"tree_unflatten: treedef must be a PyTreeDef (from tree_flatten or "
+        raise FgradTypeError(f"tree_unflatten: treedef must be a PyTreeDef (from tree_flatten or "
                         f"tree_structure), got {type(treedef).__name__} {treedef!r:.60}")
     try:
         leaves = list(leaves)
     except TypeError:
-        raise TypeError(f"tree_unflatten: leaves must be an iterable (e.g. a list) of "
+        raise FgradTypeError(f"tree_unflatten: leaves must be an iterable (e.g. a list) of "
                         f"{treedef.num_leaves} leaves for structure {treedef}, got "
                         f"{type(leaves).__name__} {leaves!r:.60}") from None
     if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves but "
+        raise FgradValueError(f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves but "
                          f"{len(leaves)} were given; pass exactly one value per leaf (tree_leaves of "
                          "a tree of the same structure has the right number)")
     return _unflatten(treedef, iter(leaves))
@@ -309,7 +309,7 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
     for r in rest:
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map_with_path: pytree structures differ: {treedef} vs {r_def}")
+            raise FgradValueError(f"tree_map_with_path: pytree structures differ: {treedef} vs {r_def}")
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
@@ -348,12 +348,12 @@ def _broadcast(prefix, full, is_leaf, path, out, prefix_name, full_name):
            "(which then applies to the whole subtree), or a container of the same type with the "
            "same keys or length.")
     if ft is not t:
-        raise ValueError(f"{where} is {_describe_node(prefix)}, but the matching part of "
+        raise FgradValueError(f"{where} is {_describe_node(prefix)}, but the matching part of "
                          f"{full_name} is {_describe_node(full)}.{fix}")
     pairs, aux = _keyed_children(prefix, t, fns)
     fpairs, faux = _keyed_children(full, ft, ffns)
     if aux != faux or len(pairs) != len(fpairs):
-        raise ValueError(f"{where} is {_describe_node(prefix)}, but the matching part of "
+        raise FgradValueError(f"{where} is {_describe_node(prefix)}, but the matching part of "
                          f"{full_name} is {_describe_node(full)}.{fix}")
     for (k, p), (_, c) in zip(pairs, fpairs):
         _broadcast(p, c, is_leaf, path + (k,), out, prefix_name, full_name)

@@ -30,3 +30,55 @@ def test_catalogue_is_large_and_documented():
     for eid, *_ in ENTRIES:
         assert f"(`{eid}`)" in doc, f"docs/errors.md lacks {eid}: run python tests/error_catalogue.py"
         assert f'<a id="{eid}"></a>' in doc, f"docs/errors.md lacks the anchor of {eid}: run python tests/error_catalogue.py"
+
+
+# Builtin exception types fgrad raises through its own subclasses (core/errors.py), so every
+# error names the user's line. KeyError/AttributeError/StopIteration stay builtin: Python's
+# protocols (dict lookup, getattr/hasattr, iteration) raise and catch them as control flow.
+_OWN = {"TypeError", "ValueError", "RuntimeError", "IndexError", "NotImplementedError"}
+
+
+def test_every_raise_site_uses_fgrads_error_classes():
+    import ast
+    root = Path(__file__).resolve().parent.parent / "fgrad"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \
+                    and isinstance(node.exc.func, ast.Name) and node.exc.func.id in _OWN:
+                offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}: raise {node.exc.func.id}(...)")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _OWN:
+                offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.func.id}(...) built")
+    assert not offenders, ("raise fgrad's subclass (FgradTypeError, FgradValueError, ... in "
+                           "fgrad/core/errors.py) so the message names the user's line:\n" + "\n".join(offenders))
+
+
+def test_plain_errors_name_the_users_line():
+    import fgrad
+    import fgrad.numpy as fnp
+    with pytest.raises(ValueError) as info:
+        fnp.reshape(fnp.ones(6), (4, 2))
+    assert re.search(r"\n  at \S*test_errors\.py:\d+: fnp\.reshape", str(info.value)), str(info.value)
+    with pytest.raises(RuntimeError) as info:
+        fgrad.ones(2, 3) @ fgrad.ones(2, 3)
+    assert "test_errors.py" in str(info.value) and info.value.args[0] in str(info.value)
+
+
+def test_one_module_owns_every_error_class():
+    import inspect
+
+    import fgrad.core.errors as errors
+    here = Path(errors.__file__).resolve()
+    import ast
+    root = Path(__file__).resolve().parent.parent / "fgrad"
+    elsewhere = []
+    for path in sorted(root.rglob("*.py")):
+        if path.resolve() == here:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and (node.name.endswith("Error") or node.name.endswith("Exception")):
+                elsewhere.append(f"{path.relative_to(root.parent)}:{node.lineno}: class {node.name}")
+    assert not elsewhere, "define error classes in fgrad/core/errors.py:\n" + "\n".join(elsewhere)
+    for name, cls in vars(errors).items():
+        if inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == errors.__name__:
+            assert issubclass(cls, errors.FgradError), f"{name} must derive from FgradError (user line, docs link)"

@@ -264,7 +264,7 @@ def test_multihead_attention_errors_match_torch(call):
         call(torch, tnn.MultiheadAttention(6, 2), torch.randn(4, 2, 6))
     with pytest.raises(type(want.value)) as got:
         call(fgrad, fnn.MultiheadAttention(6, 2), fgrad.randn(4, 2, 6))
-    assert str(got.value) == str(want.value).replace("torch.Size", "fgrad.Size")
+    assert got.value.args[0] == str(want.value).replace("torch.Size", "fgrad.Size")  # the message, less the user line
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         fnn.MultiheadAttention(5, 2)
 

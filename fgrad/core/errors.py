@@ -2,6 +2,7 @@
 what happened, where, and how to fix it (docs/errors.md lists them)."""
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -19,6 +20,7 @@ _SKIP_DIRS = tuple(sorted({os.path.abspath(d) + os.sep for d in (
     sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")) if d}))
 
 
+@functools.lru_cache(maxsize=4096)  # the stack walk runs per error; paths repeat
 def _is_internal(filename: str) -> bool:
     if filename.startswith("<"):          # <frozen ...>, <string>: not a file the user can open
         return filename.startswith("<frozen")
@@ -114,6 +116,11 @@ class FgradRuntimeError(FgradError, RuntimeError):
     """A RuntimeError raised by fgrad's own checks (the Tensor facade's PyTorch-style errors)."""
 
 
+class FgradNotImplementedError(FgradError, NotImplementedError):
+    """A NotImplementedError raised by fgrad: a feature fgrad does not support (the message says
+    what to use instead), or a method a subclass must define."""
+
+
 class FgradFloatingPointError(FgradError, FloatingPointError):
     """A FloatingPointError raised by fgrad's checks (debug_nans)."""
 
@@ -191,3 +198,38 @@ def reject_out(out: Any, name: str) -> None:
             f"{name}: out= is not supported (got {type(out).__name__} {out!r:.60}). fgrad computes new arrays, and a "
             "result written into a buffer could not carry its derivative. Use the returned value "
             f"instead: y = {name}(x, ...) or y = x.{name}(...).", doc="numpy-out")
+
+
+# --- errors of the layers above the core (re-exported where users look for them) ---
+
+class GradcheckError(FgradRuntimeError):
+    """A Jacobian from backward() differs from the finite-difference one."""
+
+
+class NonConcreteBooleanIndexError(ConcretizationError):
+    """A boolean mask (or nonzero) was applied to a value known only by shape."""
+
+
+class DataAssertionError(FgradValueError, AssertionError):
+    """A bad argument that PyTorch reports with AssertionError (TensorDataset's size mismatch,
+    an empty ConcatDataset). Being a ValueError too, it is caught as either."""
+
+
+class GraphvizNotFoundError(FgradRuntimeError):
+    """Rendering needs the `graphviz` Python package and the Graphviz binaries (`dot`), and
+    one of them is missing. `Graph.source` (the DOT text) works without either."""
+
+
+class DistributedError(FgradRuntimeError):
+    """A collective failed: the ranks disagree (different trees, shapes or models), or the
+    process group is not initialised or no longer usable."""
+
+
+class DistributedTimeoutError(DistributedError):
+    """A collective did not complete within the timeout: another rank died, hangs, or called a
+    different collective. The MPI job is aborted when this process exits."""
+
+
+class LinAlgError(FgradRuntimeError):
+    """A numerical failure of a linear-algebra function: a singular matrix where an inverse
+    or a solution is needed, a matrix that is not positive-definite for cholesky."""

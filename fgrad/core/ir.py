@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .avals import ShapedArray
+from .errors import FgradTypeError
 
 
 class Var:
@@ -160,9 +161,9 @@ def _pp_param(key: str, value, names: dict) -> list[str]:
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
     """Run `jaxpr` by binding each equation, so evaluation is itself traceable."""
     if len(args) != len(jaxpr.invars):
-        raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+        raise FgradTypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     if len(consts) != len(jaxpr.constvars):
-        raise TypeError(f"eval_jaxpr: the jaxpr has {len(jaxpr.constvars)} constants, got {len(consts)}")
+        raise FgradTypeError(f"eval_jaxpr: the jaxpr has {len(jaxpr.constvars)} constants, got {len(consts)}")
     env = {}
     for v, x in zip(jaxpr.constvars, consts):
         env[id(v)] = x
@@ -247,28 +248,28 @@ def typecheck_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     """
     if isinstance(jaxpr, ClosedJaxpr):
         if len(jaxpr.consts) != len(jaxpr.jaxpr.constvars):
-            raise TypeError(f"typecheck: {len(jaxpr.consts)} constants for "
+            raise FgradTypeError(f"typecheck: {len(jaxpr.consts)} constants for "
                             f"{len(jaxpr.jaxpr.constvars)} constant variables")
         jaxpr = jaxpr.jaxpr
     defined: set[int] = set()
 
     def define(v, where: str) -> None:
         if not isinstance(v, Var):
-            raise TypeError(f"typecheck: {where} is a {type(v).__name__}, not a Var")
+            raise FgradTypeError(f"typecheck: {where} is a {type(v).__name__}, not a Var")
         if id(v) in defined:
-            raise TypeError(f"typecheck: {where} defines a variable a second time")
+            raise FgradTypeError(f"typecheck: {where} defines a variable a second time")
         defined.add(id(v))
 
     def check_atom(a, where: str) -> None:
         if isinstance(a, Literal):
             val = np.asarray(a.val)
             if val.shape != () or a.aval != ShapedArray((), val.dtype):
-                raise TypeError(f"typecheck: {where}: a literal must be 0-d and typed by its value, "
+                raise FgradTypeError(f"typecheck: {where}: a literal must be 0-d and typed by its value, "
                                 f"got {val.dtype}{list(val.shape)} typed {a.aval}")
         elif not isinstance(a, Var):
-            raise TypeError(f"typecheck: {where} is a {type(a).__name__}, not a Var or Literal")
+            raise FgradTypeError(f"typecheck: {where} is a {type(a).__name__}, not a Var or Literal")
         elif id(a) not in defined:
-            raise TypeError(f"typecheck: {where} uses an undefined variable")
+            raise FgradTypeError(f"typecheck: {where} uses an undefined variable")
 
     for i, v in enumerate(jaxpr.constvars):
         define(v, f"constant {i}")
@@ -283,11 +284,11 @@ def typecheck_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
                 if isinstance(sub, (Jaxpr, ClosedJaxpr)):
                     typecheck_jaxpr(sub)
         if len(e.outvars) != 1:  # every fgrad primitive has one output
-            raise TypeError(f"typecheck: {where} has {len(e.outvars)} outputs, primitives have one")
+            raise FgradTypeError(f"typecheck: {where} has {len(e.outvars)} outputs, primitives have one")
         out = e.primitive.abstract_eval(*[a.aval for a in e.invars], **e.params)
         want = e.outvars[0].aval
         if out != want or out.weak_type != want.weak_type:
-            raise TypeError(f"typecheck: {where} gives {_aval_str(out)} by its abstract_eval, "
+            raise FgradTypeError(f"typecheck: {where} gives {_aval_str(out)} by its abstract_eval, "
                             f"the jaxpr says {_aval_str(want)}")
         define(e.outvars[0], where)
     for i, a in enumerate(jaxpr.outvars):

@@ -18,7 +18,7 @@ import numpy as np
 from . import errors
 from .array_methods import ArrayMethods, array_api
 from .avals import ShapedArray
-from .errors import FgradFloatingPointError
+from .errors import FgradFloatingPointError, FgradTypeError
 
 _NO_KWARGS: dict = {}  # the default of Trace.run's kwargs (never written)
 
@@ -253,12 +253,12 @@ class Tracer(ArrayMethods):
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d traced array")
+            raise FgradTypeError("len() of a 0-d traced array")
         return self.shape[0]
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError("iteration over a 0-d traced array")
+            raise FgradTypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.shape[0]))
 
     def _concrete(self, what: str, drops_derivative: bool = False):

@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..tensor.creation import Generator, default_generator
 
 _MASK32 = 0xFFFFFFFF
@@ -66,7 +67,7 @@ class TorchMT19937:
         """`torch.randperm(n, generator=g).tolist()`."""
         n = int(n)
         if n < 0:
-            raise RuntimeError(f"n must be non-negative, got {n}")
+            raise FgradRuntimeError(f"n must be non-negative, got {n}")
         if n < _RANDPERM_SMALL:
             # Fisher-Yates from the front: swap r[i] with r[i + random() % (n - i)]
             perm = list(range(n))
@@ -89,7 +90,7 @@ class TorchMT19937:
         """`torch.randint(high=high, size=(size,), dtype=torch.int64, generator=g).tolist()`."""
         high = int(high)
         if high <= 0:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= to={high}")
+            raise FgradRuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= to={high}")
         draws = self.random64(size) if high >= 1 << 32 else self.random32(size)
         return (draws % np.uint64(high)).astype(np.int64).tolist()
 
@@ -98,16 +99,16 @@ class TorchMT19937:
         float64 `weights`: PyTorch's checks and both of its CPU algorithms."""
         w = np.asarray(weights, dtype=np.float64)
         if w.size and w.min() < 0:
-            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            raise FgradRuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
         if not np.all(np.isfinite(w)):
-            raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+            raise FgradRuntimeError("invalid multinomial distribution (encountering probability entry = "
                                "infinity or NaN)")
         if not replacement and num_samples > w.size:
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+            raise FgradRuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
         # a sequential float64 running sum, as PyTorch's kernel accumulates it
         cum = np.cumsum(w)
         if w.size == 0 or cum[-1] <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+            raise FgradRuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         if replacement and num_samples > 1:
             # inverse-CDF sampling: the first bucket whose normalised cumulative weight >= u
             cum = cum / cum[-1]
@@ -134,7 +135,7 @@ def as_generator(generator, what: str = "generator"):
         return generator
     if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
         return Generator().manual_seed(int(generator))
-    raise TypeError(f"{what} must be an fgrad.Generator (torch.Generator under `import fgrad as torch`) "
+    raise FgradTypeError(f"{what} must be an fgrad.Generator (torch.Generator under `import fgrad as torch`) "
                     f"or None, got {type(generator).__name__}; make one with "
                     "fgrad.Generator().manual_seed(seed)")
 

@@ -14,14 +14,24 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from ..core.errors import (
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..tensor import cuda
-from . import _random
-from . import _utils
+from . import _random, _utils
 from ._utils import MP_STATUS_CHECK_INTERVAL
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import _DatasetKind
-from ._utils.worker import (ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _worker_loop,
-                            get_worker_info)
+from ._utils.worker import (
+    ExceptionWrapper,
+    _IterableDatasetStopIteration,
+    _ResumeIteration,
+    _worker_loop,
+    get_worker_info,
+)
 from .dataset import DataAssertionError, Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -80,19 +90,19 @@ class DataLoader(Generic[T_co]):
                  multiprocessing_context=None, generator=None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True) -> None:
         if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool) or num_workers < 0:
-            raise ValueError(f"num_workers option should be a non-negative int, got {num_workers!r}; "
+            raise FgradValueError(f"num_workers option should be a non-negative int, got {num_workers!r}; "
                              "use num_workers=0 to disable multiprocessing.")
         if timeout < 0:
-            raise ValueError(f"timeout option should be non-negative, got {timeout!r}")
+            raise FgradValueError(f"timeout option should be non-negative, got {timeout!r}")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing: let "
+            raise FgradValueError("prefetch_factor option could only be specified in multiprocessing: let "
                              "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError(f"prefetch_factor option should be non-negative, got {prefetch_factor!r}")
+            raise FgradValueError(f"prefetch_factor option should be non-negative, got {prefetch_factor!r}")
         if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
+            raise FgradValueError("persistent_workers option needs num_workers > 0")
 
         self.dataset = dataset
         self.num_workers = int(num_workers)
@@ -108,29 +118,29 @@ class DataLoader(Generic[T_co]):
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
             if shuffle not in (False, None):
-                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                raise FgradValueError("DataLoader with IterableDataset: expected unspecified shuffle option, but got "
                                  f"shuffle={shuffle} (an IterableDataset decides its own order)")
             if sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                raise FgradValueError("DataLoader with IterableDataset: expected unspecified sampler option, but got "
                                  f"sampler={sampler}")
             if batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, "
+                raise FgradValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, "
                                  f"but got batch_sampler={batch_sampler}")
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = _DatasetKind.Map
 
         if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle: shuffle inside the sampler "
+            raise FgradValueError("sampler option is mutually exclusive with shuffle: shuffle inside the sampler "
                              "(e.g. RandomSampler) and leave shuffle unset")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                raise FgradValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
                                  "and drop_last: the batch_sampler decides all of them")
             batch_size = None
             drop_last = False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+            raise FgradValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
                              "drop_last")
 
         if sampler is None:
@@ -165,23 +175,23 @@ class DataLoader(Generic[T_co]):
     def multiprocessing_context(self, context) -> None:
         if context is not None:
             if self.num_workers == 0:
-                raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                raise FgradValueError("multiprocessing_context can only be used with multi-process loading "
                                  f"(num_workers > 0), but got num_workers={self.num_workers}")
             if isinstance(context, str):
                 methods = multiprocessing.get_all_start_methods()
                 if context not in methods:
-                    raise ValueError(f"multiprocessing_context option should specify a valid start method in "
+                    raise FgradValueError(f"multiprocessing_context option should specify a valid start method in "
                                      f"{methods!r}, but got multiprocessing_context={context!r}")
                 context = multiprocessing.get_context(context)
             if not isinstance(context, multiprocessing.context.BaseContext):
-                raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                raise FgradTypeError("multiprocessing_context option should be a valid context object or a string "
                                 f"specifying the start method, but got multiprocessing_context={context}")
         self.__multiprocessing_context = context
 
     def __setattr__(self, attr, val) -> None:
         if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
                                            "persistent_workers"):
-            raise ValueError(f"{attr} attribute should not be set after {type(self).__name__} is initialized; "
+            raise FgradValueError(f"{attr} attribute should not be set after {type(self).__name__} is initialized; "
                              "make a new DataLoader instead")
         super().__setattr__(attr, val)
 
@@ -288,7 +298,7 @@ class _BaseDataLoaderIter:
         return len(self._index_sampler)
 
     def __getstate__(self):
-        raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
+        raise FgradNotImplementedError(f"{type(self).__name__} cannot be pickled")
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
@@ -315,7 +325,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         if not self._prefetch_factor or self._prefetch_factor <= 0:
-            raise ValueError(f"prefetch_factor must be positive with worker processes, got {self._prefetch_factor}")
+            raise FgradValueError(f"prefetch_factor must be positive with worker processes, got {self._prefetch_factor}")
         ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._shutdown = False
         self._workers = []
@@ -379,7 +389,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     if w in failed:
                         self._mark_worker_as_unavailable(i)
                 pids = ", ".join(str(w.pid) for w in failed)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code(s) "
+                raise FgradRuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly (exit code(s) "
                                    f"{', '.join(str(w.exitcode) for w in failed)}): a crash in the dataset, "
                                    "collate_fn or worker_init_fn code, or the process was killed "
                                    "(e.g. out of memory)") from None
@@ -391,7 +401,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             ok, data = self._try_get_data(self._timeout)
             if ok:
                 return data
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds (timeout={self._timeout}: "
+            raise FgradRuntimeError(f"DataLoader timed out after {self._timeout} seconds (timeout={self._timeout}: "
                                "no batch arrived from the workers within it; raise timeout or make loading faster)")
         while True:
             ok, data = self._try_get_data()

@@ -11,6 +11,12 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from ..core.errors import (
+    DataAssertionError,
+    FgradNotImplementedError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..core.trace import facade, is_tensor
 from . import _random
 
@@ -18,11 +24,6 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Conca
            "Subset", "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
-
-
-class DataAssertionError(ValueError, AssertionError):
-    """A bad argument that PyTorch reports with AssertionError (TensorDataset's size mismatch,
-    an empty ConcatDataset). Being a ValueError too, it is caught as either."""
 
 
 def _value(x):
@@ -43,7 +44,7 @@ def _as_sequence(items, what: str):
         return items
     if isinstance(items, Iterable):
         return list(items)
-    raise TypeError(f"{what} must be a sequence or an iterable, got {type(items).__name__}")
+    raise FgradTypeError(f"{what} must be a sequence or an iterable, got {type(items).__name__}")
 
 
 class Dataset(Generic[T_co]):
@@ -52,7 +53,7 @@ class Dataset(Generic[T_co]):
     whole batch at once. `a + b` concatenates two datasets."""
 
     def __getitem__(self, index) -> T_co:
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (Subclasses of Dataset "
+        raise FgradNotImplementedError(f"{type(self).__name__} must define __getitem__ (Subclasses of Dataset "
                                   "should implement __getitem__.)")
 
     def __add__(self, other: Dataset[T_co]) -> ConcatDataset[T_co]:
@@ -65,7 +66,7 @@ class IterableDataset(Dataset[T_co], Iterable[T_co]):
     `worker_init_fn`), or each sample comes once per worker. `a + b` chains two streams."""
 
     def __iter__(self) -> Iterator[T_co]:
-        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+        raise FgradNotImplementedError(f"{type(self).__name__} must define __iter__")
 
     def __add__(self, other: Dataset[T_co]) -> ChainDataset:
         return ChainDataset([self, other])
@@ -76,10 +77,10 @@ class TensorDataset(Dataset[tuple]):
 
     def __init__(self, *tensors) -> None:
         if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
+            raise FgradValueError("TensorDataset needs at least one tensor")
         sizes = [int(np.shape(_value(t))[0]) if np.ndim(_value(t)) else None for t in tensors]
         if None in sizes:
-            raise ValueError("TensorDataset: every tensor needs a first (sample) dimension; got a 0-d one")
+            raise FgradValueError("TensorDataset: every tensor needs a first (sample) dimension; got a 0-d one")
         if len(set(sizes)) != 1:
             raise DataAssertionError(f"Size mismatch between tensors: TensorDataset's tensors have different "
                                      f"first dimensions {sizes}; all must hold the same number of samples")
@@ -102,14 +103,14 @@ class StackDataset(Dataset):
 
     def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
         if args and kwargs:
-            raise ValueError("StackDataset takes datasets either positionally (samples are tuples) or by "
+            raise FgradValueError("StackDataset takes datasets either positionally (samples are tuples) or by "
                              "keyword (samples are dicts), not both")
         if not args and not kwargs:
-            raise ValueError("At least one dataset should be passed to StackDataset")
+            raise FgradValueError("At least one dataset should be passed to StackDataset")
         parts = list(args) if args else list(kwargs.values())
         lengths = [len(d) for d in parts]
         if len(set(lengths)) != 1:
-            raise ValueError(f"Size mismatch between datasets: StackDataset got lengths {lengths}")
+            raise FgradValueError(f"Size mismatch between datasets: StackDataset got lengths {lengths}")
         self._length = lengths[0]
         self.datasets = tuple(args) if args else dict(kwargs)
 
@@ -125,7 +126,7 @@ class StackDataset(Dataset):
             if callable(getattr(d, "__getitems__", None)):
                 items = d.__getitems__(indices)
                 if len(items) != len(indices):
-                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                    raise FgradValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
                                      f"got {len(items)}")
             else:
                 items = [d[i] for i in indices]
@@ -167,7 +168,7 @@ class ConcatDataset(Dataset[T_co]):
     def __getitem__(self, idx):
         if idx < 0:
             if -idx > len(self):
-                raise ValueError(f"absolute value of index should not exceed dataset length: index {idx} "
+                raise FgradValueError(f"absolute value of index should not exceed dataset length: index {idx} "
                                  f"for a ConcatDataset of length {len(self)}")
             idx = len(self) + idx
         which = bisect.bisect_right(self.cumulative_sizes, idx)
@@ -208,7 +209,7 @@ class Subset(Dataset[T_co]):
         self.dataset = dataset
         self.indices = _as_sequence(indices, "Subset indices")
         if type(self).__getitem__ is not Subset.__getitem__ and type(self).__getitems__ is Subset.__getitems__:
-            raise NotImplementedError(
+            raise FgradNotImplementedError(
                 f"{type(self).__name__} overrides __getitem__ but not __getitems__, which the DataLoader "
                 "calls instead; add\n\ndef __getitems__(self, indices):\n"
                 "    return [self.__getitem__(idx) for idx in indices]")
@@ -239,7 +240,7 @@ def random_split(dataset: Dataset, lengths: Iterable[int | float], generator=Non
         sizes = []
         for i, frac in enumerate(lengths):
             if frac < 0 or frac > 1:
-                raise ValueError(f"Fraction at index {i} is not between 0 and 1 (got {frac}); fractions "
+                raise FgradValueError(f"Fraction at index {i} is not between 0 and 1 (got {frac}); fractions "
                                  "must lie in [0, 1] and sum to 1")
             sizes.append(math.floor(n * frac))
         for i in range(n - sum(sizes)):
@@ -250,12 +251,12 @@ def random_split(dataset: Dataset, lengths: Iterable[int | float], generator=Non
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
                               UserWarning, stacklevel=2)
     if sum(lengths) != n:
-        raise ValueError(f"Sum of input lengths does not equal the length of the input dataset! "
+        raise FgradValueError(f"Sum of input lengths does not equal the length of the input dataset! "
                          f"(lengths {lengths} sum to {sum(lengths)}, the dataset has {n} samples; give "
                          "lengths summing to it or fractions summing to 1)")
     for i, length in enumerate(lengths):
         if not isinstance(length, (int, np.integer)) or length < 0:
-            raise ValueError(f"random_split: length at index {i} must be a non-negative int, got {length!r}")
+            raise FgradValueError(f"random_split: length at index {i} must be a non-negative int, got {length!r}")
     indices = _random.stream(generator).randperm(n)
     return [Subset(dataset, indices[end - length:end])
             for end, length in zip(itertools.accumulate(lengths), lengths)]

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from .dataset import TensorDataset, _wrap
 
 __all__ = ["digits", "mnist", "read_idx"]
@@ -27,7 +28,7 @@ def digits(test_fraction: float = 0.2, seed: int = DIGITS_SEED):
         raise ImportError("fgrad.data.datasets.digits() needs scikit-learn, which bundles the "
                           "digits images: pip install scikit-learn") from None
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"digits: test_fraction must be in (0, 1), got {test_fraction}")
+        raise FgradValueError(f"digits: test_fraction must be in (0, 1), got {test_fraction}")
     bunch = load_digits()
     images = (bunch.images.astype(np.float32) / np.float32(16.0)).reshape(-1, 1, 8, 8)
     labels = bunch.target.astype(np.int64)
@@ -55,21 +56,21 @@ def read_idx(path) -> np.ndarray:
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as e:
-            raise ValueError(f"{path}: corrupt gzip data ({e})") from None
+            raise FgradValueError(f"{path}: corrupt gzip data ({e})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path}: not an IDX file (bad magic number {raw[:4].hex() or 'empty'}; "
+        raise FgradValueError(f"{path}: not an IDX file (bad magic number {raw[:4].hex() or 'empty'}; "
                          "expected 00 00 <type> <ndim>)")
     code, ndim = raw[2], raw[3]
     if code not in _IDX_DTYPES:
-        raise ValueError(f"{path}: unknown IDX data type code 0x{code:02x}")
+        raise FgradValueError(f"{path}: unknown IDX data type code 0x{code:02x}")
     header = 4 + 4 * ndim
     if len(raw) < header:
-        raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes for {ndim} dimensions)")
+        raise FgradValueError(f"{path}: truncated IDX header ({len(raw)} bytes for {ndim} dimensions)")
     dims = tuple(int(d) for d in np.frombuffer(raw, ">u4", ndim, 4))
     dtype = _IDX_DTYPES[code]
     want = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != want:
-        raise ValueError(f"{path}: IDX header says shape {dims} ({want} bytes of data) but the file "
+        raise FgradValueError(f"{path}: IDX header says shape {dims} ({want} bytes of data) but the file "
                          f"holds {len(raw) - header} bytes after the header")
     return np.frombuffer(raw, dtype, offset=header).reshape(dims).astype(dtype.newbyteorder("="))
 
@@ -119,13 +120,13 @@ def mnist(path):
         images = read_idx(found[f"{split}_images"])
         labels = read_idx(found[f"{split}_labels"])
         if images.ndim != 3:
-            raise ValueError(f"{found[f'{split}_images']}: expected images of shape [N, H, W], "
+            raise FgradValueError(f"{found[f'{split}_images']}: expected images of shape [N, H, W], "
                              f"got {images.shape}")
         if labels.ndim != 1:
-            raise ValueError(f"{found[f'{split}_labels']}: expected labels of shape [N], "
+            raise FgradValueError(f"{found[f'{split}_labels']}: expected labels of shape [N], "
                              f"got {labels.shape}")
         if len(images) != len(labels):
-            raise ValueError(f"mnist: {split} split has {len(images)} images but {len(labels)} labels")
+            raise FgradValueError(f"mnist: {split} split has {len(images)} images but {len(labels)} labels")
         scale = np.float32(255.0) if images.dtype == np.uint8 else np.float32(max(images.max(), 1))
         x = (images.astype(np.float32) / scale)[:, None, :, :]
         out.append(_dataset(x, labels.astype(np.int64)))

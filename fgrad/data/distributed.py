@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sized
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ._random import TorchMT19937
 from .sampler import Sampler
 
@@ -36,16 +37,16 @@ class DistributedSampler(Sampler[int]):
             rank = this_rank if rank is None else rank
         if num_replicas is None or rank is None:
             missing = " and ".join(n for n, v in (("num_replicas", num_replicas), ("rank", rank)) if v is None)
-            raise RuntimeError(f"DistributedSampler: pass {missing} explicitly (e.g. num_replicas=world_size, "
+            raise FgradRuntimeError(f"DistributedSampler: pass {missing} explicitly (e.g. num_replicas=world_size, "
                                "rank=this process's rank), or call fgrad.distributed.init() first to take "
                                "them from the MPI job")
         for name, value in (("num_replicas", num_replicas), ("rank", rank)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise TypeError(f"DistributedSampler: {name} must be an int, got {value!r}")
+                raise FgradTypeError(f"DistributedSampler: {name} must be an int, got {value!r}")
         if num_replicas <= 0:
-            raise ValueError(f"DistributedSampler: num_replicas must be positive, got {num_replicas}")
+            raise FgradValueError(f"DistributedSampler: num_replicas must be positive, got {num_replicas}")
         if rank >= num_replicas or rank < 0:
-            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+            raise FgradValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset
         self.num_replicas = int(num_replicas)
         self.rank = int(rank)

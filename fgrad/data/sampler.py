@@ -10,8 +10,9 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from . import _random
+from ..core.errors import FgradNotImplementedError, FgradTypeError, FgradValueError
 from ..core.trace import is_tensor
+from . import _random
 from .dataset import _as_sequence, _value, _wrap
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
@@ -22,7 +23,7 @@ T_co = TypeVar("T_co", covariant=True)
 
 def _positive_int(value, name: str) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name} should be a positive integer value, but got {name}={value!r}")
+        raise FgradValueError(f"{name} should be a positive integer value, but got {name}={value!r}")
     return int(value)
 
 
@@ -37,7 +38,7 @@ class Sampler(Generic[T_co]):
                           "super().__init__() without it", UserWarning, stacklevel=2)
 
     def __iter__(self) -> Iterator[T_co]:
-        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+        raise FgradNotImplementedError(f"{type(self).__name__} must define __iter__")
 
 
 class SequentialSampler(Sampler[int]):
@@ -68,7 +69,7 @@ class RandomSampler(Sampler[int]):
         self._num_samples = num_samples
         self.generator = _random.as_generator(generator)
         if not isinstance(replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement!r}")
+            raise FgradTypeError(f"replacement should be a boolean value, but got replacement={replacement!r}")
         _positive_int(self.num_samples, "num_samples")
 
     @property
@@ -114,16 +115,16 @@ class WeightedRandomSampler(Sampler[int]):
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator=None) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples!r}")
+            raise FgradValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples!r}")
         if not isinstance(replacement, bool):
-            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement!r}")
+            raise FgradValueError(f"replacement should be a boolean value, but got replacement={replacement!r}")
         if isinstance(weights, np.ndarray) or is_tensor(weights):
             w = _value(weights)
             w = np.asarray(w.get() if hasattr(w, "get") else w, dtype=np.float64)  # .get(): a CuPy array
         else:
             w = np.asarray([_value(x) for x in weights], dtype=np.float64)  # read a generator once
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+            raise FgradValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
         self.weights = _wrap(w)  # PyTorch keeps the weights as a float64 tensor
         self.num_samples = num_samples
         self.replacement = replacement
@@ -145,9 +146,9 @@ class BatchSampler(Sampler[list]):
 
     def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size!r}")
+            raise FgradValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size!r}")
         if not isinstance(drop_last, bool):
-            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last!r}")
+            raise FgradValueError(f"drop_last should be a boolean value, but got drop_last={drop_last!r}")
         self.sampler = sampler
         self.batch_size = batch_size
         self.drop_last = drop_last

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import DistributedError, DistributedTimeoutError, FgradValueError
 from ..data import distributed as _data_distributed
 
 __all__ = ["DistributedError", "DistributedTimeoutError", "init", "is_initialized", "rank", "world_size",
@@ -29,16 +30,6 @@ DEFAULT_TIMEOUT = 60.0
 
 _INSTALL_HINT = ("install it with the project's extra: pip install 'fgrad[distributed]' (mpi4py and MPICH "
                  "from PyPI), then launch the script with mpirun -n 2 python script.py")
-
-
-class DistributedError(RuntimeError):
-    """A collective failed: the ranks disagree (different trees, shapes or models), or the
-    process group is not initialised or no longer usable."""
-
-
-class DistributedTimeoutError(DistributedError):
-    """A collective did not complete within the timeout: another rank died, hangs, or called a
-    different collective. The MPI job is aborted when this process exits."""
 
 
 class _Group:
@@ -69,7 +60,7 @@ def _check_timeout(timeout: float | None) -> float:
     if timeout is None:
         return _GROUP.timeout
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        raise FgradValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     return float(timeout)
 
 

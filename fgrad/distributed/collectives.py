@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import Tracer
 from ..tensor import Tensor
 from ..tensor._device import is_cupy
@@ -28,11 +29,11 @@ def _host(leaf: Any, path: str, what: str) -> tuple[np.ndarray, Any]:
     """(a host NumPy array with the leaf's values, how to rebuild a leaf of the same kind)."""
     if isinstance(leaf, Tensor):
         if isinstance(leaf._value, Tracer):
-            raise TypeError(_traced(what, path))
+            raise FgradTypeError(_traced(what, path))
         dev = leaf.device
         return np.asarray(leaf.detach().numpy(force=True)), lambda a, dev=dev: as_tensor(a, device=dev)
     if isinstance(leaf, Tracer):
-        raise TypeError(_traced(what, path))
+        raise FgradTypeError(_traced(what, path))
     if isinstance(leaf, np.ndarray):
         return leaf, lambda a: a
     if isinstance(leaf, np.generic):
@@ -41,7 +42,7 @@ def _host(leaf: Any, path: str, what: str) -> tuple[np.ndarray, Any]:
         return np.asarray(leaf), lambda a: a.item()
     if is_cupy(leaf):
         return leaf.get(), lambda a, like=leaf: _to_cupy(a, like)
-    raise TypeError(f"fgrad.distributed.{what}: leaf {path or '(the root)'} is a {type(leaf).__name__}; "
+    raise FgradTypeError(f"fgrad.distributed.{what}: leaf {path or '(the root)'} is a {type(leaf).__name__}; "
                     "only arrays, Tensors and numbers can be communicated (pass the numeric part of the tree)")
 
 
@@ -64,7 +65,7 @@ def _flatten(tree: Any, what: str) -> tuple[list[np.ndarray], list, Any, list[st
     for path, (_, leaf) in zip(paths, pairs):
         a, rebuild = _host(leaf, path, what)
         if a.dtype.kind not in "biufc":
-            raise TypeError(f"fgrad.distributed.{what}: leaf {path or '(the root)'} has dtype {a.dtype}; "
+            raise FgradTypeError(f"fgrad.distributed.{what}: leaf {path or '(the root)'} has dtype {a.dtype}; "
                             "only boolean and numeric arrays can be communicated")
         arrays.append(a)
         rebuilds.append(rebuild)
@@ -154,12 +155,12 @@ def all_reduce(tree: Any, op: str = "mean", *, timeout: float | None = None) -> 
     does not take part within `timeout` seconds (default: init's) makes the others raise
     DistributedTimeoutError."""
     if op not in OPS:
-        raise ValueError(f"fgrad.distributed.all_reduce: op must be one of {', '.join(map(repr, OPS))}, got {op!r}")
+        raise FgradValueError(f"fgrad.distributed.all_reduce: op must be one of {', '.join(map(repr, OPS))}, got {op!r}")
     comm = _comm._require("all_reduce()")
     arrays, rebuilds, treedef, paths = _flatten(tree, "all_reduce()")
     for a, p in zip(arrays, paths):
         if a.dtype.kind == "c" and op in ("max", "min"):
-            raise TypeError(f"fgrad.distributed.all_reduce: op={op!r} is not defined for complex leaf "
+            raise FgradTypeError(f"fgrad.distributed.all_reduce: op={op!r} is not defined for complex leaf "
                             f"{p or '(the root)'} ({a.dtype}); use 'sum' or 'mean'")
     check_same_everywhere(_describe(arrays, paths, treedef, f"all_reduce(op={op!r})"), "all_reduce()", timeout)
     MPI = _comm._GROUP.mpi
@@ -206,7 +207,7 @@ def broadcast(tree: Any, root: int = 0, *, timeout: float | None = None) -> Any:
     comm = _comm._require("broadcast()")
     size = _comm._GROUP.size
     if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < size:
-        raise ValueError(f"fgrad.distributed.broadcast: root must be a rank in [0, {size - 1}], got {root!r}")
+        raise FgradValueError(f"fgrad.distributed.broadcast: root must be a rank in [0, {size - 1}], got {root!r}")
     arrays, rebuilds, treedef, paths = _flatten(tree, "broadcast()")
     check_same_everywhere(_describe(arrays, paths, treedef, f"broadcast(root={int(root)})"), "broadcast()",
                           timeout)

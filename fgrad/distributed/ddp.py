@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..nn import Module
 from ..tensor import Tensor, no_grad
 from ..tensor.creation import from_numpy
+
 # Node hooks on a parameter's AccumulateGrad node are the only point where its gradient is
 # known to be final while backward is still running (Tensor.register_hook on a leaf runs
 # after the walk), so the reducer uses the engine's node-hook entry points.
@@ -114,12 +116,12 @@ class DistributedDataParallel(Module):
                  timeout: float | None = None) -> None:
         super().__init__()
         if not isinstance(module, Module):
-            raise TypeError(f"DistributedDataParallel wraps an fgrad.nn.Module, got {type(module).__name__}")
+            raise FgradTypeError(f"DistributedDataParallel wraps an fgrad.nn.Module, got {type(module).__name__}")
         if not bucket_cap_mb > 0:
-            raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
+            raise FgradValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
         _comm._require("DistributedDataParallel()")
         if any(t.device.type != "cpu" for t in module.parameters()):
-            raise TypeError("DistributedDataParallel supports CPU (NumPy) parameters only; move the model to "
+            raise FgradTypeError("DistributedDataParallel supports CPU (NumPy) parameters only; move the model to "
                             "the CPU first (model.cpu())")
         self.module = module
         self.broadcast_buffers = bool(broadcast_buffers)

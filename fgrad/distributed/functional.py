@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..core.errors import FgradTypeError, FgradValueError
 from . import _comm
 from .collectives import OPS, all_reduce
 
@@ -36,18 +37,18 @@ def data_parallel(step: Callable[..., tuple[Any, Any]] | None = None, *, op: str
     number of times (a rank that stops makes the others raise DistributedTimeoutError after
     `timeout` seconds)."""
     if op not in OPS:
-        raise ValueError(f"data_parallel: op must be one of {', '.join(map(repr, OPS))}, got {op!r}")
+        raise FgradValueError(f"data_parallel: op must be one of {', '.join(map(repr, OPS))}, got {op!r}")
 
     def wrap(step: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
         if not callable(step):
-            raise TypeError(f"data_parallel wraps a callable step, got {type(step).__name__}")
+            raise FgradTypeError(f"data_parallel wraps a callable step, got {type(step).__name__}")
 
         @functools.wraps(step)
         def parallel_step(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
             _comm._require("data_parallel step")
             out = step(*args, **kwargs)
             if not isinstance(out, tuple) or len(out) != 2:
-                raise TypeError("data_parallel: the step must return (value, grads), as fgrad.value_and_grad "
+                raise FgradTypeError("data_parallel: the step must return (value, grads), as fgrad.value_and_grad "
                                 f"does; got {type(out).__name__}"
                                 + (f" of length {len(out)}" if isinstance(out, tuple) else ""))
             value, grads = out

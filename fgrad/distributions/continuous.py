@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import numpy as fnp
+from ..core.errors import FgradValueError
 from ..scipy import special
 from ..tensor import _ops as ops
 from ..tensor import creation
@@ -21,7 +22,7 @@ class Normal(Distribution):
     def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         if validate_args is not False and bool(ops.any(ops.le(self.scale, 0))):
-            raise ValueError(f"Expected parameter scale ({type(scale).__name__} of shape {tuple(self.scale.shape)}) "
+            raise FgradValueError(f"Expected parameter scale ({type(scale).__name__} of shape {tuple(self.scale.shape)}) "
                              "to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid values")
         super().__init__(tuple(self.loc.shape), (), validate_args)
 
@@ -71,7 +72,7 @@ class Uniform(Distribution):
     def __init__(self, low, high, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
         if validate_args is not False and bool(ops.any(ops.ge(self.low, self.high))):
-            raise ValueError("Expected parameter low to be less than high, but found low >= high")
+            raise FgradValueError("Expected parameter low to be less than high, but found low >= high")
         super().__init__(tuple(self.low.shape), (), validate_args)
 
     @property
@@ -110,10 +111,10 @@ class MultivariateNormal(Distribution):
                  validate_args: bool | None = None) -> None:
         given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
         if sum(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+            raise FgradValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
         self.loc = as_param(loc)
         if self.loc.dim() < 1:
-            raise ValueError("loc must be at least one-dimensional.")
+            raise FgradValueError("loc must be at least one-dimensional.")
         if scale_tril is not None:
             self.scale_tril = as_param(scale_tril, self.loc)
         elif covariance_matrix is not None:
@@ -123,7 +124,7 @@ class MultivariateNormal(Distribution):
             self.scale_tril = fnp.linalg.cholesky(fnp.linalg.inv(prec))
         k = self.loc.shape[-1]
         if tuple(self.scale_tril.shape[-2:]) != (k, k):
-            raise ValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(self.loc.shape)}, "
+            raise FgradValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(self.loc.shape)}, "
                              f"got shape {tuple(self.scale_tril.shape)}")
         batch = ops.broadcast_shapes(tuple(self.loc.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
         super().__init__(batch, (k,), validate_args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..tensor import _ops as ops
 from ..tensor import creation
 from ..tensor.tensor import Tensor
@@ -17,7 +18,7 @@ def _softplus(x) -> Tensor:
 
 def _probs_or_logits(probs, logits):
     if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        raise FgradValueError("Either `probs` or `logits` must be specified, but not both.")
     return (as_param(probs), None) if probs is not None else (None, as_param(logits))
 
 
@@ -29,7 +30,7 @@ class Bernoulli(Distribution):
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
         p, lg = _probs_or_logits(probs, logits)
         if p is not None and validate_args is not False and bool(ops.any(ops.logical_or(ops.lt(p, 0), ops.gt(p, 1)))):
-            raise ValueError("Expected parameter probs to satisfy the constraint Interval(lower_bound=0.0, "
+            raise FgradValueError("Expected parameter probs to satisfy the constraint Interval(lower_bound=0.0, "
                              "upper_bound=1.0), but found invalid values")
         self._p, self._lg = p, lg
         super().__init__(tuple((p if p is not None else lg).shape), (), validate_args)
@@ -81,11 +82,11 @@ class Categorical(Distribution):
         p, lg = _probs_or_logits(probs, logits)
         if p is not None:
             if p.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
+                raise FgradValueError("`probs` parameter must be at least one-dimensional.")
             self._lg = ops.log(ops.div(p, ops.sum(p, -1, keepdim=True)))
         else:
             if lg.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
+                raise FgradValueError("`logits` parameter must be at least one-dimensional.")
             self._lg = ops.sub(lg, ops.logsumexp(lg, -1, keepdim=True))
         self._num_events = self._lg.shape[-1]
         super().__init__(tuple(self._lg.shape[:-1]), (), validate_args)

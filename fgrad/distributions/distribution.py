@@ -3,8 +3,10 @@ shapes and argument checks shared by every distribution."""
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
+from ..core.errors import FgradNotImplementedError, FgradValueError
 from ..tensor import _ops as ops
 from ..tensor import creation, no_grad
 from ..tensor.tensor import Size, Tensor
@@ -57,7 +59,7 @@ class Distribution:
             return self.rsample(sample_shape).detach()
 
     def rsample(self, sample_shape=()) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} has no reparameterised sample (rsample); use sample()")
+        raise FgradNotImplementedError(f"{type(self).__name__} has no reparameterised sample (rsample); use sample()")
 
     def _rng(self) -> np.random.Generator:
         return creation._rng(None)
@@ -69,7 +71,7 @@ class Distribution:
         ok = {"real": True, "boolean": np.all((v == 0) | (v == 1)),
               "nonnegative_integer": np.all((v >= 0) & (v == np.floor(v)))}.get(support, True)
         if not ok:
-            raise ValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be "
+            raise FgradValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be "
                              f"within the support ({support}) of the distribution {self!r}, but found invalid "
                              "values")
 

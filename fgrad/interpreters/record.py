@@ -16,7 +16,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..core.avals import weak_aval
-from ..core.errors import DifferentiationError, complex_intermediate_message
+from ..core.errors import (
+    DifferentiationError,
+    FgradRuntimeError,
+    complex_intermediate_message,
+)
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ..core.trace import Trace, Tracer, aval_of
 from .backward import FREED_MESSAGE, Node, Unsaved, toposort
@@ -189,7 +193,7 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
         if node.prim is None:  # a leaf not among the inputs: the value its consumers saw
             continue
         if node.primals is None:
-            raise RuntimeError(FREED_MESSAGE)
+            raise FgradRuntimeError(FREED_MESSAGE)
         out, primals = (node.out, node.primals) if values is None else values(node)
         atoms = []
         for p, raw, x in zip(node.parents, node.primals, primals):

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..tensor.creation import default_generator
@@ -39,7 +40,7 @@ def selu(input, inplace: bool = False):
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: celu's alpha must not be 0")
+        raise FgradRuntimeError("ZeroDivisionError: celu's alpha must not be 0")
     x = _float("celu", input)
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(fnp.divide(x, alpha)), alpha))
 
@@ -53,7 +54,7 @@ def gelu(input, approximate: str = "none"):
     if approximate == "tanh":
         inner = fnp.multiply(fnp.add(x, fnp.multiply(fnp.power(x, 3), 0.044715)), math.sqrt(2 / math.pi))
         return fnp.multiply(fnp.multiply(x, 0.5), fnp.add(fnp.tanh(inner), 1.0))
-    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    raise FgradRuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
 @grad_fn("SiluBackward0")
@@ -74,7 +75,7 @@ def mish(input, inplace: bool = False):
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
     if min_val > max_val:
-        raise ValueError("min_val cannot be greater than max_val")
+        raise FgradValueError("min_val cannot be greater than max_val")
     x = arr(input, "hardtanh")
     inner = fnp.where(fnp.greater_equal(x, max_val), fnp.asarray(max_val, dtype(x)), x)
     return fnp.where(fnp.less_equal(x, min_val), fnp.asarray(min_val, dtype(x)), inner)
@@ -124,7 +125,7 @@ def tanhshrink(input):
 def softshrink(input, lambd: float = 0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
     if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+        raise FgradRuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = _float("softshrink", input)
     return fnp.where(fnp.greater(x, lambd), fnp.subtract(x, lambd),
                      fnp.where(fnp.less(x, -lambd), fnp.add(x, lambd), fnp.zeros_like(x)))
@@ -151,7 +152,7 @@ def prelu(input, weight):
     n = int(np.prod(shape(w)))
     xs = shape(x)
     if n != 1 and (len(xs) < 2 or xs[1] != n):
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+        raise FgradRuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                            f"and channel size = {xs[1] if len(xs) > 1 else 1}.")
     w = fnp.reshape(w, (n,) + (1,) * (len(xs) - 2)) if n != 1 else fnp.reshape(w, ())
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(w, x))
@@ -174,7 +175,7 @@ def glu(input, dim: int = -1):
     x = _float("glu", input)
     n = shape(x)[dim]
     if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % len(shape(x))} is size {n}")
+        raise FgradRuntimeError(f"Halving dimension must be even, but dimension {dim % len(shape(x))} is size {n}")
     a, b = fnp.split(x, 2, axis=dim)
     return fnp.multiply(a, ew.logistic(b))
 

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError
 from ..core.trace import is_tensor, xp_of
 from ..ops import nn as nnops
 from ..ops.shape import concatenate, reshape, transpose
@@ -83,18 +84,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         arr(value, "scaled_dot_product_attention")
     dq, dk, dv = dtype(q), dtype(k), dtype(v)
     if not dq == dk == dv:
-        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+        raise FgradRuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
                            f"{dq} key.dtype: {dk} and value.dtype: {dv} instead.")
     qs, ks, vs = shape(q), shape(k), shape(v)
     if len(qs) < 2 or len(ks) < 2 or len(vs) < 2 or qs[-1] != ks[-1] or ks[-2] != vs[-2]:
-        raise RuntimeError(f"scaled_dot_product_attention: query {qs}, key {ks} and value {vs} do not fit: "
+        raise FgradRuntimeError(f"scaled_dot_product_attention: query {qs}, key {ks} and value {vs} do not fit: "
                            "expected [..., L, E], [..., S, E] and [..., S, Ev]")
     if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+        raise FgradRuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True")
     if enable_gqa and len(qs) >= 3 and ks[-3] != qs[-3]:
         if qs[-3] % ks[-3] or ks[-3] != vs[-3]:
-            raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the query heads ({qs[-3]}) "
+            raise FgradRuntimeError(f"scaled_dot_product_attention: with enable_gqa the query heads ({qs[-3]}) "
                                f"must be a multiple of the key/value heads ({ks[-3]}, {vs[-3]})")
         k = fnp.repeat(k, qs[-3] // ks[-3], axis=len(ks) - 3)
         v = fnp.repeat(v, qs[-3] // vs[-3], axis=len(vs) - 3)
@@ -177,7 +178,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     if shape(key)[:2] != shape(value)[:2]:
         raise AssertionError(f"key shape {shape(key)} does not match value shape {shape(value)}")
     if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+        raise FgradRuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
                            "module method `generate_square_subsequent_mask` to create this mask.")
     dt = dtype(query)
     # --- projections (self-attention: one GEMM for q, k and v together)
@@ -212,15 +213,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         nd = len(shape(attn_mask))
         if nd == 2:
             if tuple(shape(attn_mask)) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask)}, but should be "
+                raise FgradRuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask)}, but should be "
                                    f"{(tgt_len, src_len)}.")
             attn_mask = fnp.reshape(attn_mask, (1, tgt_len, src_len))
         elif nd == 3:
             if tuple(shape(attn_mask)) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask)}, but should be "
+                raise FgradRuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask)}, but should be "
                                    f"{(bsz * num_heads, tgt_len, src_len)}.")
         else:
-            raise RuntimeError(f"attn_mask's dimension {nd} is not supported")
+            raise FgradRuntimeError(f"attn_mask's dimension {nd} is not supported")
     if key_padding_mask is not None:
         key_padding_mask = _additive(key_padding_mask, dt, allow_is_true=False)
     if bias_k is not None and bias_v is not None:

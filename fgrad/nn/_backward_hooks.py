@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..core.errors import FgradRuntimeError
 from ..tensor.function import Function
 from ..tensor.tensor import Tensor
 
@@ -63,7 +64,7 @@ def _run_hooks(state, grad_input: tuple) -> tuple:
         if new is not None:
             new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
             if len(new) != len(grad_input):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(new)}, but "
+                raise FgradRuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(new)}, but "
                                    f"expected {len(grad_input)}")
             grad_input = new
     return grad_input

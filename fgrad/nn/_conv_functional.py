@@ -14,9 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..ops import nn as nnops
 from ..ops.index import Slice, getitem
-from ..ops.shape import concatenate, pad as zero_pad, reshape, transpose
+from ..ops.shape import concatenate, reshape, transpose
+from ..ops.shape import pad as zero_pad
 from ._spatial import batched, ntuple, unbatched
 from ._util import arr, same_dtype, shape
 
@@ -29,11 +31,11 @@ def _prepare(name: str, input, weight, bias, n_spatial: int):
     same_dtype(name, input, weight, bias)
     ws = shape(weight)
     if len(ws) != n_spatial + 2:
-        raise RuntimeError(f"{name}: expected a {n_spatial + 2}-D weight [out_channels, in_channels / "
+        raise FgradRuntimeError(f"{name}: expected a {n_spatial + 2}-D weight [out_channels, in_channels / "
                            f"groups, {', '.join('k' + a for a in 'DHW'[3 - n_spatial:])}], got weight "
                            f"of shape {ws}")
     if bias is not None and shape(bias) != (ws[0],):
-        raise RuntimeError(f"{name}: Given weight of size {list(ws)}, expected bias to be 1-dimensional "
+        raise FgradRuntimeError(f"{name}: Given weight of size {list(ws)}, expected bias to be 1-dimensional "
                            f"with {ws[0]} elements, but got bias of size {list(shape(bias))} instead")
     x, squeeze = batched(name, input, n_spatial)
     return x, weight, bias, squeeze
@@ -41,7 +43,7 @@ def _prepare(name: str, input, weight, bias, n_spatial: int):
 
 def _groups(name: str, groups) -> int:
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise RuntimeError(f"{name}: non-positive groups is not supported (groups must be a positive "
+        raise FgradRuntimeError(f"{name}: non-positive groups is not supported (groups must be a positive "
                            f"int, got {groups!r})")
     return int(groups)
 
@@ -56,20 +58,20 @@ def _padding_pairs(name: str, padding, kernel: tuple, dilation: tuple, stride: t
             return ((0, 0),) * n
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
+                raise FgradRuntimeError("padding='same' is not supported for strided convolutions")
             return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
                          for k, d in zip(kernel, dilation))
-        raise RuntimeError(f"Invalid padding string: {padding!r} (use 'valid', 'same', an int or a "
+        raise FgradRuntimeError(f"Invalid padding string: {padding!r} (use 'valid', 'same', an int or a "
                            "tuple of ints)")
     p = ntuple(padding, n, f"{name}: padding")
     if min(p) < 0:
-        raise RuntimeError(f"{name}: negative padding is not supported, got padding={p}")
+        raise FgradRuntimeError(f"{name}: negative padding is not supported, got padding={p}")
     return tuple((v, v) for v in p)
 
 
 def _positive(name: str, what: str, v: tuple) -> tuple:
     if min(v) <= 0:
-        raise RuntimeError(f"{name}: non-positive {what} is not supported, got {what}={v}")
+        raise FgradRuntimeError(f"{name}: non-positive {what} is not supported, got {what}={v}")
     return v
 
 
@@ -111,13 +113,13 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     G = _groups("conv3d", groups)
     N, C, D, H, W = shape(x)
     if C != Cg * G:
-        raise RuntimeError(f"conv3d: Given groups={G}, weight of size {list(ws)}, expected input"
+        raise FgradRuntimeError(f"conv3d: Given groups={G}, weight of size {list(ws)}, expected input"
                            f"{list(shape(x))} to have {Cg * G} channels, but got {C} channels instead")
     x = zero_pad(x, ((0, 0), (0, 0), pads[0], (0, 0), (0, 0)))
     Dp = D + pads[0][0] + pads[0][1]
     Do = (Dp - dilation[0] * (kd - 1) - 1) // stride[0] + 1
     if Do <= 0:
-        raise RuntimeError(f"conv3d: input shape {tuple(shape(input))} (padding {pads[0]} in depth) is "
+        raise FgradRuntimeError(f"conv3d: input shape {tuple(shape(input))} (padding {pads[0]} in depth) is "
                            f"smaller than the kernel of weight shape {ws} (dilation {dilation}): the "
                            f"output depth would be {Do}")
     # depth tap i of output plane o reads input plane o * stride + i * dilation: gather each
@@ -142,7 +144,7 @@ def _transposed(name: str, input, weight, bias, stride, padding, output_padding,
     same_dtype(name, input, weight, bias)
     ws = shape(weight)
     if len(ws) != n_spatial + 2:
-        raise RuntimeError(f"{name}: expected a {n_spatial + 2}-D weight [in_channels, out_channels / "
+        raise FgradRuntimeError(f"{name}: expected a {n_spatial + 2}-D weight [in_channels, out_channels / "
                            f"groups, {', '.join('k' + a for a in 'HW'[2 - n_spatial:])}], got weight of "
                            f"shape {ws}")
     x, squeeze = batched(name, input, n_spatial)
@@ -150,31 +152,31 @@ def _transposed(name: str, input, weight, bias, stride, padding, output_padding,
     stride = _positive(name, "stride", ntuple(stride, n_spatial, f"{name}: stride"))
     dilation = _positive(name, "dilation", ntuple(dilation, n_spatial, f"{name}: dilation"))
     if isinstance(padding, str):
-        raise ValueError(f"{name}: padding must be an int or a tuple of ints (strings are for "
+        raise FgradValueError(f"{name}: padding must be an int or a tuple of ints (strings are for "
                          f"convolutions, not transposed ones), got {padding!r}")
     pad = ntuple(padding, n_spatial, f"{name}: padding")
     opad = ntuple(output_padding, n_spatial, f"{name}: output_padding")
     if min(pad) < 0 or min(opad) < 0:
-        raise RuntimeError(f"{name}: negative padding is not supported, got padding={pad}, "
+        raise FgradRuntimeError(f"{name}: negative padding is not supported, got padding={pad}, "
                            f"output_padding={opad}")
     if any(op >= s and op >= d for op, s, d in zip(opad, stride, dilation)):
-        raise RuntimeError(f"{name}: output padding must be smaller than either stride or dilation, but "
+        raise FgradRuntimeError(f"{name}: output padding must be smaller than either stride or dilation, but "
                            f"got output_padding={opad}, stride={stride}, dilation={dilation}")
     xs = shape(x)
     if xs[1] != ws[0]:
-        raise RuntimeError(f"{name}: Given transposed=1, weight of size {list(ws)}, expected input"
+        raise FgradRuntimeError(f"{name}: Given transposed=1, weight of size {list(ws)}, expected input"
                            f"{list(xs)} to have {ws[0]} channels, but got {xs[1]} channels instead")
     if ws[0] % G:
-        raise RuntimeError(f"{name}: Given groups={G}, expected weight to be divisible by {G} at "
+        raise FgradRuntimeError(f"{name}: Given groups={G}, expected weight to be divisible by {G} at "
                            f"dimension 0, but got weight of size {list(ws)} instead")
     if bias is not None and shape(bias) != (ws[1] * G,):
-        raise RuntimeError(f"{name}: Given weight of size {list(ws)} and groups={G}, expected bias to "
+        raise FgradRuntimeError(f"{name}: Given weight of size {list(ws)} and groups={G}, expected bias to "
                            f"be 1-dimensional with {ws[1] * G} elements, but got bias of size "
                            f"{list(shape(bias))} instead")
     out = tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
                 for n, s, p, d, k, op in zip(xs[2:], stride, pad, dilation, ws[2:], opad))
     if min(out) <= 0:
-        raise RuntimeError(f"{name}: input shape {xs} and weight shape {ws} (stride {stride}, padding "
+        raise FgradRuntimeError(f"{name}: input shape {xs} and weight shape {ws} (stride {stride}, padding "
                            f"{pad}, dilation {dilation}) give a non-positive output size {out}")
     return x, weight, bias, squeeze, G, stride, dilation, pad, out
 
@@ -224,7 +226,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     x = arr(input, "unfold")
     s = shape(x)
     if len(s) not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {len(s)}D)")
+        raise FgradRuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {len(s)}D)")
     x, squeeze = batched("unfold", x, 2)
     return unbatched(nnops.unfold(x, kernel_size, dilation, padding, stride), squeeze)
 
@@ -235,7 +237,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     x = arr(input, "fold")
     s = shape(x)
     if len(s) not in (2, 3):
-        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+        raise FgradRuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
                            f"supported (got {len(s)}D)")
     squeeze = len(s) == 2
     if squeeze:

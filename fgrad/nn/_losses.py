@@ -9,20 +9,30 @@ import warnings
 
 from .. import numpy as fnp
 from ..api import stop_gradient
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..ops import nn as nnops
 from ..scipy import special
-from ._util import arr, concrete_or_none, dtype, float_input, grad_fn, reduce_loss, reduction_mode, shape
+from ._util import (
+    arr,
+    concrete_or_none,
+    dtype,
+    float_input,
+    grad_fn,
+    reduce_loss,
+    reduction_mode,
+    shape,
+)
 
 
 def _same_shape(name: str, input, target) -> None:
     if shape(input) != shape(target):
-        raise ValueError(f"Using a target size ({list(shape(target))}) that is different to the input size "
+        raise FgradValueError(f"Using a target size ({list(shape(target))}) that is different to the input size "
                          f"({list(shape(input))}) is deprecated. Please ensure they have the same size.")
 
 
 def _check_reduction(reduction: str, extra=()) -> None:
     if reduction not in ("mean", "sum", "none") + tuple(extra):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise FgradValueError(f"{reduction} is not a valid value for reduction")
 
 
 def _softplus(x):
@@ -80,7 +90,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     """0.5 d²/beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 for beta = 0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
     if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+        raise FgradRuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = _pointwise("smooth_l1_loss", input, target, reduction)
     ad = fnp.abs(d)
     if beta == 0:
@@ -94,7 +104,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """0.5 d² where |d| < delta, delta (|d| - delta/2) elsewhere."""
     if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+        raise FgradRuntimeError("huber_loss does not support non-positive values for delta.")
     d = _pointwise("huber_loss", input, target, reduction)
     ad = fnp.abs(d)
     loss = fnp.where(fnp.less(ad, delta), fnp.multiply(fnp.square(d), 0.5), fnp.multiply(fnp.subtract(ad, 0.5 * delta),
@@ -243,10 +253,10 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
         if xs[:-1] == vs:
             v = fnp.expand_dims(v, -1)
         elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
-            raise ValueError(f"var is of incorrect size: got {list(vs)} for an input of size {list(xs)}")
+            raise FgradValueError(f"var is of incorrect size: got {list(vs)} for an input of size {list(xs)}")
     concrete = concrete_or_none(v)
     if concrete is not None and (concrete < 0).any():
-        raise ValueError("var has negative entry/entries")
+        raise FgradValueError("var has negative entry/entries")
     v = fnp.add(v, stop_gradient(fnp.subtract(fnp.maximum(v, fnp.asarray(eps, dtype(v))), v)))
     loss = fnp.multiply(fnp.add(fnp.log(v), fnp.divide(fnp.square(fnp.subtract(x, t)), v)), 0.5)
     if full:

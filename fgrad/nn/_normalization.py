@@ -7,8 +7,18 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..api import stop_gradient
+from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from ..core.trace import facade
-from ._util import arr, concrete_or_none, dtype, float_input, grad_fn, shape, update_running, val
+from ._util import (
+    arr,
+    concrete_or_none,
+    dtype,
+    float_input,
+    grad_fn,
+    shape,
+    update_running,
+    val,
+)
 
 
 def _normalize_over(x, axes: tuple, eps: float):
@@ -27,7 +37,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     xs = shape(x)
     if not ns or xs[len(xs) - len(ns):] != ns:
-        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
+        raise FgradRuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape [*, "
                            f"{', '.join(map(str, ns))}], but got input of size{list(xs)}")
     y = _normalize_over(x, tuple(range(len(xs) - len(ns), len(xs))), eps)
     if weight is not None:
@@ -61,7 +71,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     float_input("group_norm", x)
     xs = shape(x)
     if len(xs) < 2 or xs[1] % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+        raise FgradRuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(xs)} and num_groups={num_groups}")
     g = fnp.reshape(x, (xs[0], num_groups, -1))
     y = fnp.reshape(_normalize_over(g, (2,), eps), xs)
@@ -80,7 +90,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     float_input("instance_norm", x)
     xs = shape(x)
     if len(xs) < 3:
-        raise ValueError(f"instance_norm: expected an input [N, C, *spatial] with spatial dims, got shape {list(xs)}")
+        raise FgradValueError(f"instance_norm: expected an input [N, C, *spatial] with spatial dims, got shape {list(xs)}")
     if use_input_stats:
         y = _normalize_over(x, tuple(range(2, len(xs))), eps)
         if running_mean is not None or running_var is not None:
@@ -92,7 +102,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             update_running(running_mean, running_var, fnp.mean(mean, axis=0), fnp.mean(var, axis=0), momentum, k)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
+            raise FgradValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
         cs = _channel_shape(xs)
         y = fnp.divide(fnp.subtract(x, fnp.reshape(running_mean, cs)),
                        fnp.sqrt(fnp.add(fnp.reshape(running_var, cs), eps)))
@@ -115,7 +125,7 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
     x = arr(input, "local_response_norm")
     xs = shape(x)
     if len(xs) < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {len(xs)} dimensions)")
+        raise FgradValueError(f"Expected 3D or higher dimensionality input (got {len(xs)} dimensions)")
     sq = fnp.square(x)
     pad = [(0, 0)] * len(xs)
     pad[1] = (size // 2, (size - 1) // 2)
@@ -133,7 +143,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     idx = val(input)
     c = concrete_or_none(input)
     if c is not None and np.asarray(c).dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+        raise FgradRuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {dtype(input)} instead (while checking arguments for embedding)")
     n = shape(weight)[0]
     if padding_idx is not None:
@@ -141,7 +151,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= n
     if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported by fgrad; leave it False")
+        raise FgradNotImplementedError("embedding: scale_grad_by_freq=True is not supported by fgrad; leave it False")
     if max_norm is not None and c is not None:
         _renorm_rows(weight, np.unique(np.asarray(c)), max_norm, norm_type)
     w = weight
@@ -166,21 +176,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     """Sums, means or maxima of embedding rows per bag: rows of a 2-D input, or the 1-D input
     cut at `offsets`."""
     if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
+        raise FgradValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+        raise FgradNotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     idx = np.asarray(concrete_or_none(input))
     if idx.ndim == 2:
         if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+            raise FgradValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences.")
         bags = [np.arange(i * idx.shape[1], (i + 1) * idx.shape[1]) for i in range(idx.shape[0])]
         flat = idx.reshape(-1)
     else:
         if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
+            raise FgradValueError("offsets has to be a 1D Tensor but got None")
         off = [int(o) for o in np.asarray(concrete_or_none(offsets)).reshape(-1)]
         ends = off[1:] + ([] if include_last_offset else [idx.size])
         if include_last_offset:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..core.trace import facade, is_tensor
 from ..ops import nn as nnops
 from ..ops.index import ARRAY, Slice, getitem, scatter_add
@@ -112,10 +113,10 @@ def _output_size(name: str, output_size, in_sizes: tuple) -> tuple:
         if len(out) == 1:
             out = out * n
         if len(out) != n:
-            raise ValueError(f"{name}: output_size must be an int or a tuple of {n}, got {output_size!r}")
+            raise FgradValueError(f"{name}: output_size must be an int or a tuple of {n}, got {output_size!r}")
     out = tuple(s if o is None else int(o) for o, s in zip(out, in_sizes))
     if min(out) < 0 or (min(out) == 0 and min(in_sizes) > 0):
-        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+        raise FgradRuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
                            f"(and positive for a non-empty input), got {out}")
     return out
 
@@ -125,7 +126,7 @@ def adaptive_avg_pool2d(input, output_size):
     row o averages input rows [floor(o H / Ho), ceil((o + 1) H / Ho)), likewise in W."""
     x = arr(input, "adaptive_avg_pool2d")
     if len(shape(x)) not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(shape(x))}")
+        raise FgradRuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(shape(x))}")
     Ho, Wo = _output_size("adaptive_avg_pool2d", output_size, shape(x)[-2:])
     nd = len(shape(x))
     return adaptive_avg_axis(adaptive_avg_axis(x, nd - 2, Ho), nd - 1, Wo)
@@ -136,7 +137,7 @@ def adaptive_avg_pool3d(input, output_size):
     (Do, Ho, Wo) with the adaptive windows of adaptive_avg_pool2d, one axis at a time."""
     x = arr(input, "adaptive_avg_pool3d")
     if len(shape(x)) not in (4, 5):
-        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(shape(x))}")
+        raise FgradRuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(shape(x))}")
     out = _output_size("adaptive_avg_pool3d", output_size, shape(x)[-3:])
     nd = len(shape(x))
     for k, o in enumerate(out):
@@ -149,7 +150,7 @@ def adaptive_avg_pool1d(input, output_size):
     adaptive_avg_pool2d)."""
     x = arr(input, "adaptive_avg_pool1d")
     if len(shape(x)) not in (2, 3):
-        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
+        raise FgradRuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
     (Lo,) = _output_size("adaptive_avg_pool1d", output_size, shape(x)[-1:])
     return adaptive_avg_axis(x, len(shape(x)) - 1, Lo)
 
@@ -193,7 +194,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     maximum. With return_indices, also the flat indices h * W + w (int64)."""
     x = arr(input, "adaptive_max_pool2d")
     if len(shape(x)) not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got {list(shape(x))}")
+        raise FgradRuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got {list(shape(x))}")
     x, squeeze = batched("adaptive_max_pool2d", x, 2)
     out = _output_size("adaptive_max_pool2d", output_size, shape(x)[2:])
     y, idx = _adaptive_max(x, out, return_indices)
@@ -206,7 +207,7 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
     adaptive_max_pool2d)."""
     x = arr(input, "adaptive_max_pool1d")
     if len(shape(x)) not in (2, 3):
-        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
+        raise FgradRuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
     x, squeeze = batched("adaptive_max_pool1d", x, 1)
     (Lo,) = _output_size("adaptive_max_pool1d", output_size, shape(x)[2:])
     y, idx = _adaptive_max(_height1(x), (1, Lo), return_indices)
@@ -255,11 +256,11 @@ def _unpool_size(name: str, in_sizes: tuple, kernel: tuple, stride: tuple, paddi
     elif len(out) == len(in_sizes) + 1:
         out = out[1:]
     if len(out) != len(in_sizes):
-        raise ValueError(f"{name}: output_size must have {len(in_sizes)} or {len(in_sizes) + 2} "
+        raise FgradValueError(f"{name}: output_size must have {len(in_sizes)} or {len(in_sizes) + 2} "
                          f"elements, got {output_size!r}")
     for o, d, s in zip(out, default, stride):
         if not d - s < o < d + s:
-            raise ValueError(f"{name}: invalid output_size {out} (dim sizes must be between "
+            raise FgradValueError(f"{name}: invalid output_size {out} (dim sizes must be between "
                              f"{tuple(d - s + 1 for d, s in zip(default, stride))} and "
                              f"{tuple(d + s - 1 for d, s in zip(default, stride))})")
     return out
@@ -275,14 +276,14 @@ def _max_unpool(name: str, x, indices, out_hw: tuple):
     if concrete is not None:
         c = np.asarray(concrete)
         if c.dtype.kind not in "iu":
-            raise RuntimeError(f"{name}: expected indices of an integer dtype (from max_pool with "
+            raise FgradRuntimeError(f"{name}: expected indices of an integer dtype (from max_pool with "
                                f"return_indices=True), got {c.dtype}")
         if c.size and (c.min() < 0 or c.max() >= Lout):
             bad = c.max() if c.max() >= Lout else c.min()
-            raise RuntimeError(f"{name}: Found an invalid max index: {int(bad)} (output volumes are of "
+            raise FgradRuntimeError(f"{name}: Found an invalid max index: {int(bad)} (output volumes are of "
                                f"size {'x'.join(map(str, out_hw))})")
     if shape(ind) != tuple(s):
-        raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the input tensor "
+        raise FgradRuntimeError(f"{name}: Expected shape of indices to be same as that of the input tensor "
                            f"({list(s)}) but got indices tensor with shape: {list(shape(ind))}")
     flat_x = reshape(x, (N, C, L))
     flat_i = reshape(ind, (N, C, L))

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from ..ops.index import ARRAY, getitem
 from ..ops.shape import reshape, transpose
 from ._spatial import adaptive_avg_axis, resample_axis
@@ -99,32 +100,32 @@ def _cubic_taps(n_in: int, n_out: int, align_corners: bool, scale_factor, dt):
 def _sizes(name: str, in_sizes: tuple, size, scale_factor, recompute_scale_factor):
     n = len(in_sizes)
     if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
+        raise FgradValueError("only one of size or scale_factor should be defined")
     if size is not None:
         out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * n
         if len(out) != n:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but "
+            raise FgradValueError(f"Input and output must have the same number of spatial dimensions, but "
                              f"got input with spatial dimensions of {list(in_sizes)} and output size of "
                              f"{list(out)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
                              "and output size in (o1, o2, ...,oK) format.")
         if recompute_scale_factor:
-            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+            raise FgradValueError("recompute_scale_factor is not meaningful with an explicit size.")
         out = tuple(int(o) for o in out)
         if min(out) <= 0:
-            raise ValueError(f"{name}: output size must be positive, got {out}")
+            raise FgradValueError(f"{name}: output size must be positive, got {out}")
         return out, (None,) * n
     if scale_factor is None:
-        raise ValueError("either size or scale_factor should be defined")
+        raise FgradValueError("either size or scale_factor should be defined")
     scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * n
     if len(scales) != n:
-        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but "
+        raise FgradValueError(f"Input and scale_factor must have the same number of spatial dimensions, but "
                          f"got input with spatial dimensions of {list(in_sizes)} and scale_factor of "
                          f"shape {list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
                          "format and scale_factor in (s1, s2, ...,sK) format.")
     scales = tuple(float(s) for s in scales)
     out = tuple(int(math.floor(float(n_in) * s)) for n_in, s in zip(in_sizes, scales))
     if min(out) <= 0:
-        raise ValueError(f"{name}: input sizes {list(in_sizes)} with scale_factor {list(scales)} give "
+        raise FgradValueError(f"{name}: input sizes {list(in_sizes)} with scale_factor {list(scales)} give "
                          f"an empty output {list(out)}")
     # recompute_scale_factor: the coordinates use in/out, as if `size` had been given
     return out, ((None,) * n if recompute_scale_factor else scales)
@@ -140,25 +141,25 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     s = shape(x)
     nd = len(s)
     if nd not in (3, 4, 5):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) "
+        raise FgradNotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | "
                                   f"area | nearest-exact (got {mode})")
     known = ("nearest", "nearest-exact", "area") + tuple(_MODE_DIMS)
     if mode not in known:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) "
+        raise FgradNotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | "
                                   f"area | nearest-exact (got {mode})")
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: "
+            raise FgradValueError("align_corners option can only be set with the interpolating modes: "
                              "linear | bilinear | bicubic | trilinear")
     else:
         if _MODE_DIMS[mode] != nd - 2:
-            raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs "
+            raise FgradNotImplementedError(f"Got {nd}D input, but {mode} mode needs "
                                       f"{_MODE_DIMS[mode] + 2}D input")
         align_corners = bool(align_corners)
     if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by fgrad; blur the "
+        raise FgradNotImplementedError("interpolate: antialias=True is not supported by fgrad; blur the "
                                   "input (e.g. avg_pool2d) before downsampling instead")
     if mode not in ("nearest", "nearest-exact"):  # nearest only copies: any dtype
         float_input("interpolate", x)
@@ -263,26 +264,26 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     -1 the left/top edge): mode 'bilinear' or 'nearest' (half-way points round to even);
     padding_mode 'zeros', 'border' or 'reflection' for points outside. -> [N, C, Ho, Wo]."""
     if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+        raise FgradValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
                          f"'bicubic', but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
+        raise FgradValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
                          f"or 'reflection', but got: '{padding_mode}'")
     if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported by fgrad; use "
+        raise FgradNotImplementedError("grid_sample: mode='bicubic' is not supported by fgrad; use "
                                   "'bilinear' or 'nearest'")
     align_corners = _align_corners_default(align_corners)
     x, grid = arr(input, "grid_sample"), arr(grid, "grid_sample")
     xs, gs = shape(x), shape(grid)
     if len(xs) != 4:
-        raise NotImplementedError(f"grid_sample: only 4-D inputs [N, C, H, W] are supported by fgrad, "
+        raise FgradNotImplementedError(f"grid_sample: only 4-D inputs [N, C, H, W] are supported by fgrad, "
                                   f"got input of shape {list(xs)}")
     if len(gs) != 4 or gs[3] != 2 or gs[0] != xs[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the "
+        raise FgradRuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the "
                            f"same batch size as input, but got input with sizes {list(xs)} and grid "
                            f"with sizes {list(gs)}")
     if dtype(x) != dtype(grid):
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input "
+        raise FgradRuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input "
                            f"has {dtype(x)} and grid has {dtype(grid)}")
     float_input("grid_sample", x)
     N, C, H, W = xs
@@ -329,21 +330,21 @@ def affine_grid(theta, size, align_corners=None):
     ts = shape(theta)
     if len(size) == 4:
         if len(ts) != 3 or ts[1:] != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+            raise FgradValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
                              f"Got {ts}.")
         spatial = size[2:]
     elif len(size) == 5:
         if len(ts) != 3 or ts[1:] != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+            raise FgradValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
                              f"Got {ts}.")
         spatial = size[2:]
     else:
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+        raise FgradNotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
                                   f"transforms, respectively. Got size {size}.")
     if min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise FgradValueError(f"Expected non-zero, positive output size. Got {size}")
     if ts[0] != size[0]:
-        raise ValueError(f"Expected theta to have {size[0]} affine matrices (size[0]), got {ts[0]}")
+        raise FgradValueError(f"Expected theta to have {size[0]} affine matrices (size[0]), got {ts[0]}")
     dt = dtype(theta)
     axes = [_base_coordinates(n, align_corners, dt) for n in spatial]   # [D,] H, W
     # base points (x, y[, z], 1): x runs along the last axis

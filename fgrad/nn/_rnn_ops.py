@@ -43,7 +43,7 @@ from .. import numpy as fnp
 from ..api import jvp as _api_jvp
 from ..api import vjp as _api_vjp
 from ..core.avals import ShapedArray, is_float
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ..core.trace import aval_of, facade, is_tensor
@@ -144,7 +144,7 @@ def _scan_aval(*avals, mode, reverse, lengths, has_bias, has_proj):
         raise ShapeError(f"rnn_scan: {len(lengths)} lengths for a batch of {B}")
     dts = {a.dtype for a in avals}
     if len(dts) != 1 or not is_float(xw.dtype):
-        raise TypeError(f"rnn_scan: expected operands of one floating-point dtype, got "
+        raise FgradTypeError(f"rnn_scan: expected operands of one floating-point dtype, got "
                         f"{', '.join(sorted(str(d) for d in dts))}")
     return ShapedArray((T, B, _width(mode, H, Hr)), xw.dtype)
 
@@ -663,7 +663,7 @@ def rnn_scan(mode: str, xw: Any, h0: Any, c0: Any, w_hh: Any, b_hh: Any = None, 
     described in the module docstring (states first, then activations). `lengths[b]` steps
     of row b run (packed sequences); the others carry the state."""
     if mode not in MODES:
-        raise ValueError(f"rnn_scan: unknown mode {mode!r}; expected one of {MODES}")
+        raise FgradValueError(f"rnn_scan: unknown mode {mode!r}; expected one of {MODES}")
     T = shape_of(xw)[0]
     if lengths is not None:
         lengths = tuple(int(v) for v in lengths)

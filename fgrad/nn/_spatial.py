@@ -17,6 +17,12 @@ from typing import Sequence
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import (
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
@@ -38,11 +44,11 @@ def ntuple(v, n: int, name: str) -> tuple:
     try:
         t = tuple(int(a) for a in v)
     except TypeError:
-        raise TypeError(f"{name} must be an int or a tuple of {n} ints, got {v!r}") from None
+        raise FgradTypeError(f"{name} must be an int or a tuple of {n} ints, got {v!r}") from None
     if len(t) == 1:
         return t * n
     if len(t) != n:
-        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v!r}")
+        raise FgradValueError(f"{name} must be an int or a tuple of {n} ints, got {v!r}")
     return t
 
 
@@ -54,7 +60,7 @@ def batched(name: str, x, n_spatial: int):
         return x, False
     if len(s) == n_spatial + 1:
         return reshape(x, (1,) + s), True
-    raise RuntimeError(f"Expected {n_spatial + 1}D (unbatched) or {n_spatial + 2}D (batched) input to "
+    raise FgradRuntimeError(f"Expected {n_spatial + 1}D (unbatched) or {n_spatial + 2}D (batched) input to "
                        f"{name}, but got input of size: {list(s)}")
 
 
@@ -110,18 +116,18 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None =
     s = shape(x)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
+        raise FgradRuntimeError("Padding length must be divisible by 2")
     npad = len(pad) // 2
     if npad > len(s):
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+        raise FgradRuntimeError(f"Padding length should be less than or equal to two times the input "
                            f"dimension but got padding length {len(pad)} and input of dimension {len(s)}")
     if mode not in _MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+        raise FgradNotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant":
         if value is not None:
-            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+            raise FgradRuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
         if npad not in (1, 2, 3) or len(s) not in (npad + 1, npad + 2):
-            raise NotImplementedError(
+            raise FgradNotImplementedError(
                 f"Padding size {len(pad)} is not supported for {len(s)}D input tensor.\n"
                 "Supported combinations for non-constant padding:\n"
                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
@@ -133,15 +139,15 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None =
         lo, hi = pad[2 * k], pad[2 * k + 1]
         n = s[axis]
         if n + lo + hi < 0 or (n + min(lo, 0) + min(hi, 0) < 0):
-            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a "
+            raise FgradRuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a "
                                f"negative output size, which is invalid. Check dimension {axis} of "
                                f"your input (shape {s}).")
         if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+            raise FgradRuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
                                f"dimension, but got: padding ({lo}, {hi}) at dimension {axis} of input "
                                f"{list(s)}")
         if mode == "replicate" and n == 0 and (lo > 0 or hi > 0):
-            raise RuntimeError(f"replicate padding needs a non-empty dimension {axis} to copy from, "
+            raise FgradRuntimeError(f"replicate padding needs a non-empty dimension {axis} to copy from, "
                                f"got input of shape {list(s)}")
         widths[axis] = (lo, hi)
     # Negative widths crop. PyTorch's reflection mirrors about the edges of the uncropped
@@ -157,7 +163,7 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None =
     else:
         for axis, (lo, hi) in enumerate(widths):
             if mode == "circular" and (lo > shape(x)[axis] or hi > shape(x)[axis]):
-                raise RuntimeError("Padding value causes wrapping around more than once.")
+                raise FgradRuntimeError("Padding value causes wrapping around more than once.")
             if lo or hi:
                 x = _pad_axis(x, axis, lo, hi, mode)
     return _crop(x, crop) if mode == "reflect" else x
@@ -178,13 +184,13 @@ def pixel_shuffle(input, upscale_factor: int):
     x = arr(input, "pixel_shuffle")
     s, r = shape(x), int(upscale_factor)
     if len(s) < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input "
+        raise FgradRuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input "
                            f"with {len(s)} dimension(s)")
     if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+        raise FgradRuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     *lead, C, H, W = s
     if C % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by "
+        raise FgradRuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by "
                            f"the square of upscale_factor, but input.size(-3)={C} is not divisible by "
                            f"{r * r}")
     b = len(lead)
@@ -198,13 +204,13 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = arr(input, "pixel_unshuffle")
     s, r = shape(x), int(downscale_factor)
     if len(s) < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input "
+        raise FgradRuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input "
                            f"with {len(s)} dimension(s)")
     if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+        raise FgradRuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     *lead, C, H, W = s
     if H % r or W % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+        raise FgradRuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
                            f"downscale_factor, but input.size(-2)={H} and input.size(-1)={W} are not "
                            f"divisible by {r}")
     b = len(lead)
@@ -220,7 +226,7 @@ _ALPHA = 1.7580993408473766  # -SELU's scale * alpha: the value SELU saturates t
 
 def _check_p(p: float) -> None:
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise FgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _on_device_of(x, mask):
@@ -262,7 +268,7 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
 def _with_batch(name: str, x, batched_ndim: int):
     s = shape(x)
     if len(s) not in (batched_ndim - 1, batched_ndim):
-        raise RuntimeError(f"{name}: Expected {batched_ndim - 1}D or {batched_ndim}D input, but received "
+        raise FgradRuntimeError(f"{name}: Expected {batched_ndim - 1}D or {batched_ndim}D input, but received "
                            f"a {len(s)}D input. Note that {name} exists to provide channel-wise dropout "
                            f"on inputs with {batched_ndim - 2} spatial dimension(s), a channel "
                            f"dimension, and an optional batch dimension (i.e. {batched_ndim - 1}D or "

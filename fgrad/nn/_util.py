@@ -10,7 +10,12 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..core.avals import is_float
-from ..core.errors import ConcretizationError
+from ..core.errors import (
+    ConcretizationError,
+    FgradIndexError,
+    FgradRuntimeError,
+    FgradValueError,
+)
 from ..core.trace import Tracer, aval_of, facade, is_tensor
 from ..tensor._ops import named
 from ..tensor.grad_mode import no_grad
@@ -39,14 +44,14 @@ def dtype(x):
 
 def float_input(name: str, x) -> None:
     if not is_float(dtype(x)):
-        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {dtype(x)} "
+        raise FgradRuntimeError(f"{name}: expected a floating-point input, got dtype {dtype(x)} "
                            "(convert it with .float())")
 
 
 def same_dtype(name: str, *xs) -> None:
     dts = {dtype(x) for x in xs if x is not None}
     if len(dts) > 1:
-        raise RuntimeError(f"{name}: expected all arguments to have the same dtype, got "
+        raise FgradRuntimeError(f"{name}: expected all arguments to have the same dtype, got "
                            f"{', '.join(sorted(str(d) for d in dts))}; convert with .float() or "
                            ".to(dtype)")
 
@@ -58,7 +63,7 @@ def softmax_dim(name: str, ndim: int, dim):
                       "to include dim=X as an argument.", UserWarning, stacklevel=4)
         dim = 0 if ndim in (0, 1, 3) else 1
     if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"{name}: dim {dim} is out of range for an input with {ndim} dimensions")
+        raise FgradIndexError(f"{name}: dim {dim} is out of range for an input with {ndim} dimensions")
     return dim
 
 
@@ -90,7 +95,7 @@ def reduce_loss(name: str, loss, reduction: str):
         return fnp.sum(loss)
     if reduction == "none":
         return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction (in {name}: use 'mean', 'sum' or 'none')")
+    raise FgradValueError(f"{reduction} is not a valid value for reduction (in {name}: use 'mean', 'sum' or 'none')")
 
 
 def update_running(running_mean, running_var, mean, var, momentum: float, n: int) -> None:

@@ -3,6 +3,7 @@ Sigmoid, Softmax and LogSoftmax), each a thin Module over fgrad.nn.functional.""
 from __future__ import annotations
 
 from .. import tensor as T  # the facade namespace: T.empty, ...
+from ..core.errors import FgradValueError
 from . import functional as F
 from . import init
 from .module import Module
@@ -97,7 +98,7 @@ class Hardtanh(Module):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if min_val > max_val:
-            raise ValueError("min_val cannot be greater than max_val")
+            raise FgradValueError("min_val cannot be greater than max_val")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input):

@@ -4,6 +4,7 @@ is fgrad.nn.functional.multi_head_attention_forward."""
 from __future__ import annotations
 
 from .. import tensor as T  # the facade namespace: T.empty, ...
+from ..core.errors import FgradValueError
 from ..ops.shape import transpose
 from . import init
 from ._attention_functional import multi_head_attention_forward
@@ -37,7 +38,7 @@ class MultiheadAttention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device=None, dtype=None) -> None:
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+            raise FgradValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
         super().__init__()
         self.embed_dim = int(embed_dim)

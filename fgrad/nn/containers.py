@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from ..core.errors import FgradIndexError, FgradRuntimeError
 from ..tensor.tensor import Tensor
 from .module import Module
 from .parameter import Parameter
@@ -34,7 +35,7 @@ class ParameterList(Module):
     def _key(self, idx: int) -> str:
         n = self._size
         if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range")
+            raise FgradIndexError(f"index {idx} is out of range")
         return str(idx % n)
 
     def __getitem__(self, idx):
@@ -71,7 +72,7 @@ class ParameterList(Module):
         return "\n".join(_entry(i, p, str(p.dtype) if isinstance(p, Tensor) else "") for i, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError("ParameterList should not be called.")
+        raise FgradRuntimeError("ParameterList should not be called.")
 
 
 class ParameterDict(Module):
@@ -157,7 +158,7 @@ class ParameterDict(Module):
         return "\n".join(_entry(k, p, p.type() if isinstance(p, Tensor) else "") for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError("ParameterDict should not be called.")
+        raise FgradRuntimeError("ParameterDict should not be called.")
 
 
 __all__ = ["ParameterList", "ParameterDict"]

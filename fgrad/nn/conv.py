@@ -6,8 +6,17 @@ from __future__ import annotations
 import math
 
 from .. import tensor as T  # the facade namespace: T.empty, ...
+from ..core.errors import FgradValueError
 from . import init
-from ._conv_functional import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, fold, unfold
+from ._conv_functional import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    fold,
+    unfold,
+)
 from ._spatial import ntuple, pad
 from .module import Module
 from .parameter import Parameter
@@ -31,13 +40,13 @@ class _ConvNd(Module):
         super().__init__()
         n = self._n
         if groups <= 0:
-            raise ValueError("groups must be a positive integer")
+            raise FgradValueError("groups must be a positive integer")
         if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
+            raise FgradValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+            raise FgradValueError("out_channels must be divisible by groups")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
+            raise FgradValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
         self.kernel_size = ntuple(kernel_size, n, "kernel_size")
@@ -45,10 +54,10 @@ class _ConvNd(Module):
         self.dilation = ntuple(dilation, n, "dilation")
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                raise FgradValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "['valid', 'same']")
             if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise FgradValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
             self.padding = ntuple(padding, n, "padding")
@@ -163,9 +172,9 @@ class _ConvTransposeNd(_ConvNd):
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+            raise FgradValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         if isinstance(padding, str):
-            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple of ints, got "
+            raise FgradValueError(f"{type(self).__name__}: padding must be an int or a tuple of ints, got "
                              f"{padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
                          bias, padding_mode, output_padding, device=device, dtype=dtype)
@@ -178,7 +187,7 @@ class _ConvTransposeNd(_ConvNd):
         n = self._n
         out = tuple(int(v) for v in output_size)[-n:]
         if len(out) != n:
-            raise ValueError(f"ConvTranspose{n}D: for {len(tuple(input.shape))}D input, output_size must "
+            raise FgradValueError(f"ConvTranspose{n}D: for {len(tuple(input.shape))}D input, output_size must "
                              f"have {n} or {n + 2} elements (got {len(tuple(output_size))})")
         in_sizes = tuple(input.shape)[-n:]
         result = []
@@ -186,7 +195,7 @@ class _ConvTransposeNd(_ConvNd):
                                     self.kernel_size):
             lo = (i - 1) * s - 2 * p + d * (k - 1) + 1
             if not lo <= o < lo + s:
-                raise ValueError(f"requested an output size of {out}, but valid sizes range from "
+                raise FgradValueError(f"requested an output size of {out}, but valid sizes range from "
                                  f"{lo} to {lo + s - 1} (for an input of {in_sizes})")
             result.append(o - lo)
         return tuple(result)

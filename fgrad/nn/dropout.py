@@ -3,6 +3,7 @@ channels, AlphaDropout/FeatureAlphaDropout keep SELU's self-normalisation. Each 
 identity in eval mode; masks come from fgrad's default generator (fgrad.manual_seed)."""
 from __future__ import annotations
 
+from ..core.errors import FgradValueError
 from . import _spatial as S
 from .module import Module
 
@@ -13,7 +14,7 @@ class _DropoutNd(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise FgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
     def extra_repr(self) -> str:

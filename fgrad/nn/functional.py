@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..core.trace import Tracer, facade, is_tensor
 from ..numpy._util import cast
 from ..ops import elementwise as ew
@@ -18,8 +19,19 @@ from ..ops import nn as nnops
 from ..ops.shape import reshape
 from ..tensor._ops import named
 from ..tensor.creation import default_generator
-from ._util import (arr, dtype, float_input, grad_fn, reduce_loss, reduction_mode, same_dtype, shape, softmax_dim,
-                    update_running, val)
+from ._util import (
+    arr,
+    dtype,
+    float_input,
+    grad_fn,
+    reduce_loss,
+    reduction_mode,
+    same_dtype,
+    shape,
+    softmax_dim,
+    update_running,
+    val,
+)
 
 __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "dropout", "linear",
@@ -143,7 +155,7 @@ def one_hot(tensor, num_classes: int = -1):
     """Integer class indices -> int64 one-hot rows (not differentiable)."""
     v = np.asarray(_val(tensor))
     if v.dtype.kind not in "iu":
-        raise RuntimeError("one_hot is only applicable to index tensor (an integer dtype)")
+        raise FgradRuntimeError("one_hot is only applicable to index tensor (an integer dtype)")
     n = int(v.max()) + 1 if num_classes == -1 else int(num_classes)
     out = (v[..., None] == np.arange(n)).astype(np.int64)
     return facade.wrap(out) if _is_tensor(tensor) else out
@@ -156,11 +168,11 @@ def linear(input, weight, bias=None):
     input, weight = _arr(input, "linear"), _arr(weight, "linear")
     xs, ws = _shape(input), _shape(weight)
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
-        raise RuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input shape {xs}, "
+        raise FgradRuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input shape {xs}, "
                            f"weight shape {ws}: the input's last dimension must equal weight.shape[1])")
     _same_dtype("linear", input, weight, bias)
     if bias is not None and _shape(bias) != (ws[0],):
-        raise RuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
+        raise FgradRuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
     return nnops.linear(input, weight, bias)
 
 
@@ -172,7 +184,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     nd = len(shape)
     s, e = start_dim % nd, end_dim % nd
     if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        raise FgradRuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),) + shape[e + 1:])
 
 
@@ -184,7 +196,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
     The mask comes from fgrad's default generator (fgrad.manual_seed)."""
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise FgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     input = _arr(input, "dropout")
     if not training or p == 0.0:
         return input
@@ -211,7 +223,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _float_input("batch_norm", input)
     shape = _shape(input)
     if len(shape) < 2:
-        raise ValueError(f"batch_norm: expected an input with a channel axis ([N, C, ...]), got "
+        raise FgradValueError(f"batch_norm: expected an input with a channel axis ([N, C, ...]), got "
                          f"shape {shape}")
     axes = (0,) + tuple(range(2, len(shape)))
     dt = _dtype(input)
@@ -219,7 +231,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         n = int(np.prod([shape[a] for a in axes]))
         if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+            raise FgradValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{list(shape)}")
         mean = fnp.mean(input, axis=axes, keepdims=True)
         centered = fnp.subtract(input, mean)
@@ -228,7 +240,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             _update_running(running_mean, running_var, mean, var, momentum, n)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when not training")
+            raise FgradValueError("batch_norm: running_mean and running_var are needed when not training")
         mean = reshape(_cast_like(running_mean, dt), bshape)
         var = reshape(_cast_like(running_var, dt), bshape)
         centered = fnp.subtract(input, mean)
@@ -252,14 +264,20 @@ _update_running = update_running
 conv2d_input_grad = nnops.conv2d_input_grad
 conv2d_weight_grad = nnops.conv2d_weight_grad
 
-from . import _activations, _losses, _normalization  # noqa: E402  (the families, written on the helpers above)
+# convolution, pooling, padding, resampling, channel dropout
+from . import (  # noqa: E402  (the families, written on the helpers above)  # noqa: E402
+    _activations,
+    _conv_functional,
+    _losses,
+    _normalization,
+    _pool_functional,
+    _resample,
+    _spatial,
+)
 from ._activations import *  # noqa: E402,F401,F403
+from ._conv_functional import *  # noqa: E402,F401,F403
 from ._losses import *  # noqa: E402,F401,F403
 from ._normalization import *  # noqa: E402,F401,F403
-
-# convolution, pooling, padding, resampling, channel dropout
-from . import _conv_functional, _pool_functional, _resample, _spatial  # noqa: E402
-from ._conv_functional import *  # noqa: E402,F401,F403
 from ._pool_functional import *  # noqa: E402,F401,F403
 from ._resample import *  # noqa: E402,F401,F403
 from ._spatial import *  # noqa: E402,F401,F403

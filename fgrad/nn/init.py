@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..core.trace import facade
 from ..tensor.creation import default_generator
 from ..tensor.grad_mode import no_grad
@@ -41,13 +42,13 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    raise FgradValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor):
     shape = tuple(tensor.shape)
     if len(shape) < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+        raise FgradValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
     return shape[1] * receptive, shape[0] * receptive
 
@@ -55,7 +56,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor):
 def _fan(tensor, mode):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise FgradValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     return fan_in if mode == "fan_in" else fan_out
 
 
@@ -90,7 +91,7 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported")
+        raise FgradValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, np.eye(*tuple(tensor.shape)))
 
 
@@ -128,7 +129,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, the tensor
     viewed as rows x (the product of the other dims), times `gain`."""
     if tensor.ndim < 2:
-        raise ValueError("Only tensors with 2 or more dimensions are supported")
+        raise FgradValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
@@ -148,9 +149,9 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     d of the group takes input channel d at the kernel's centre."""
     shape = tuple(tensor.shape)
     if len(shape) not in (3, 4, 5):
-        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+        raise FgradValueError("Only tensors with 3, 4, or 5 dimensions are supported")
     if shape[0] % groups:
-        raise ValueError("dim 0 must be divisible by groups")
+        raise FgradValueError("dim 0 must be divisible by groups")
     out_per_group = shape[0] // groups
     values = np.zeros(shape)
     centre = tuple(s // 2 for s in shape[2:])
@@ -163,7 +164,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """A 2-D N(0, std) matrix with ceil(sparsity * rows) zeros in each column."""
     if tensor.ndim != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported")
+        raise FgradValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tuple(tensor.shape)
     rng = _rng(generator)
     values = rng.normal(0.0, std, (rows, cols))

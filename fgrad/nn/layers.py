@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ..core.errors import FgradValueError
 from ..tensor.grad_mode import no_grad
 from . import functional as F
 from . import init
@@ -117,7 +118,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise FgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
@@ -168,7 +169,7 @@ class _BatchNorm(Module):
     def forward(self, input):
         ndim = len(tuple(input.shape))
         if ndim not in self._expected_dims:
-            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._expected_dims)} input "
+            raise FgradValueError(f"expected {' or '.join(f'{d}D' for d in self._expected_dims)} input "
                              f"(got {ndim}D input)")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:

@@ -8,12 +8,20 @@ from typing import Iterator
 import numpy as np
 
 from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ..core.errors import (
+    FgradIndexError,
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..core.trace import facade
 from ..tensor import _dtypes as D
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 from ._backward_hooks import wrap_inputs, wrap_outputs
 from .parameter import Parameter
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """load_state_dict's result; prints `<All keys matched successfully>` when both are empty."""
@@ -38,7 +46,7 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+            raise FgradTypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
@@ -51,7 +59,7 @@ class Module:
 
     # --- forward -------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" '
+        raise FgradNotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" '
                                   "function")
 
     def __call__(self, *args, **kwargs):
@@ -100,7 +108,7 @@ class Module:
             params[name] = value
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise FgradTypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
                                 "(fgrad.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
@@ -109,12 +117,12 @@ class Module:
             d["_modules"][name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                raise FgradTypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(fgrad.nn.Module or None expected)")
             d["_modules"][name] = value
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                raise FgradTypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(fgrad.Tensor or None expected)")
             d["_buffers"][name] = value
         else:
@@ -153,7 +161,7 @@ class Module:
     def _check_name(self, name, kind):
         self._check_ready()
         if not isinstance(name, str):
-            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+            raise FgradTypeError(f"{kind} name should be a string, got {type(name).__name__}")
         if "." in name or name == "":
             raise KeyError(f"{kind} name can't contain \".\" or be empty, got {name!r}")
         if hasattr(self, name) and name not in getattr(self, f"_{kind}s" if kind != "module" else "_modules"):
@@ -162,7 +170,7 @@ class Module:
     def register_parameter(self, name: str, param) -> None:
         self._check_name(name, "parameter")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+            raise FgradTypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             "(fgrad.nn.Parameter or None required)")
         self._remove_from(name, keep="_parameters")
         self._parameters[name] = param
@@ -170,7 +178,7 @@ class Module:
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         self._check_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise FgradTypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(fgrad.Tensor or None required)")
         self._remove_from(name, keep="_buffers")
         self._buffers[name] = tensor
@@ -181,7 +189,7 @@ class Module:
 
     def add_module(self, name: str, module) -> None:
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise FgradTypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name(name, "module")
         self._remove_from(name, keep="_modules")
         self._modules[name] = module
@@ -276,7 +284,7 @@ class Module:
     # --- modes and gradients -------------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
+            raise FgradValueError("training mode is expected to be boolean")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
@@ -330,7 +338,7 @@ class Module:
         keeping dtype and device). Returns (missing_keys, unexpected_keys); with strict=True
         any mismatch raises RuntimeError listing them all."""
         if not hasattr(state_dict, "items"):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+            raise FgradTypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         own = OrderedDict()
         for mod_prefix, m in self.named_modules(remove_duplicate=False):
             p = mod_prefix + "." if mod_prefix else ""
@@ -361,7 +369,7 @@ class Module:
             if missing:
                 errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
         if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+            raise FgradRuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         with no_grad():
             for m, store, name, cur, src, arr in updates:
@@ -400,7 +408,7 @@ class Module:
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
-            raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
+            raise FgradTypeError(f"to() got unexpected arguments {sorted(kwargs)}")
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -521,7 +529,7 @@ class Sequential(Module):
         keys = list(self._modules)
         n = len(keys)
         if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range for a Sequential of {n} modules")
+            raise FgradIndexError(f"index {idx} is out of range for a Sequential of {n} modules")
         return self._modules[keys[idx % n]]
 
     def __setitem__(self, idx: int, module) -> None:
@@ -578,7 +586,7 @@ class ModuleList(Module):
         return self
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError("ModuleList is a container; iterate over it in your forward()")
+        raise FgradNotImplementedError("ModuleList is a container; iterate over it in your forward()")
 
     def __repr__(self) -> str:
         """Runs of equal children print once, as `(0-1): 2 x Linear(...)` (PyTorch's format)."""
@@ -633,4 +641,4 @@ class ModuleDict(Module):
         return self._modules.items()
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError("ModuleDict is a container; index it in your forward()")
+        raise FgradNotImplementedError("ModuleDict is a container; index it in your forward()")

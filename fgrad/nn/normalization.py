@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tensor as T  # the facade namespace: T.ones, T.zeros, ...
+from ..core.errors import FgradValueError
 from . import functional as F
 from . import init
 from .module import Module
@@ -84,7 +85,7 @@ class GroupNorm(Module):
                  device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise FgradValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         _affine_params(self, num_channels, affine, bias, dtype, device)
 
@@ -117,7 +118,7 @@ class _InstanceNorm(Module):
     def forward(self, input):
         nd = input.dim()
         if nd not in (self._spatial + 1, self._spatial + 2):
-            raise ValueError(f"expected {self._spatial + 1}D or {self._spatial + 2}D input (got {nd}D input)")
+            raise FgradValueError(f"expected {self._spatial + 1}D or {self._spatial + 2}D input (got {nd}D input)")
         unbatched = nd == self._spatial + 1
         x = input.unsqueeze(0) if unbatched else input
         use_input_stats = self.training or not self.track_running_stats

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import tensor as T  # the facade namespace: T.empty, ...
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..core.trace import xp_of
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
@@ -51,9 +52,9 @@ def _take(x, idx: np.ndarray, axis: int):
 
 def _check_size(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} should be of type int, got: {type(value).__name__}")
+        raise FgradTypeError(f"{what} should be of type int, got: {type(value).__name__}")
     if value <= 0:
-        raise ValueError(f"{what} must be greater than zero")
+        raise FgradValueError(f"{what} must be greater than zero")
     return int(value)
 
 
@@ -81,7 +82,7 @@ class RNNBase(Module):
                  proj_size: int = 0, device=None, dtype=None) -> None:
         super().__init__()
         if isinstance(dropout, bool) or not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1] representing the probability of "
+            raise FgradValueError("dropout should be a number in range [0, 1] representing the probability of "
                              "an element being zeroed")
         hidden_size = _check_size(hidden_size, "hidden_size")
         num_layers = _check_size(num_layers, "num_layers")
@@ -90,11 +91,11 @@ class RNNBase(Module):
                           f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
                           f"num_layers={num_layers}", UserWarning, stacklevel=3)
         if isinstance(proj_size, bool) or not isinstance(proj_size, (int, np.integer)) or proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+            raise FgradValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
-            raise ValueError("proj_size has to be smaller than hidden_size")
+            raise FgradValueError("proj_size has to be smaller than hidden_size")
         if proj_size and mode != "LSTM":
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+            raise FgradValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size, self.hidden_size = int(input_size), hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bool(bias), bool(batch_first)
@@ -163,19 +164,19 @@ class RNNBase(Module):
     def _check_input(self, x) -> None:
         in_dt, w_dt = dtype(x), dtype(self.weight_ih_l0)
         if in_dt != w_dt:
-            raise ValueError(f"RNN input dtype ({in_dt}) does not match weight dtype ({w_dt}). Convert "
+            raise FgradValueError(f"RNN input dtype ({in_dt}) does not match weight dtype ({w_dt}). Convert "
                              f"input: input.to({w_dt}), or convert model: model.to({in_dt})")
         n = shape(x)[-1]
         if n != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+            raise FgradRuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {n}")
 
     def _check_hidden(self, h, expected: tuple, what: str) -> None:
         got = shape(h)
         if tuple(got) != tuple(expected):
-            raise RuntimeError(f"Expected {what} size {tuple(expected)}, got {list(got)}")
+            raise FgradRuntimeError(f"Expected {what} size {tuple(expected)}, got {list(got)}")
         if dtype(h) != dtype(self.weight_ih_l0):
-            raise RuntimeError(f"{type(self).__name__}: the initial state has dtype {dtype(h)} but the "
+            raise FgradRuntimeError(f"{type(self).__name__}: the initial state has dtype {dtype(h)} but the "
                                f"weights have {dtype(self.weight_ih_l0)}; convert it with .to(dtype)")
 
     def _split_hx(self, hx) -> tuple:
@@ -184,10 +185,10 @@ class RNNBase(Module):
             if hx is None:
                 return None, None
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise RuntimeError("LSTM expects hx to be a tuple (h_0, c_0) of two tensors")
+                raise FgradRuntimeError("LSTM expects hx to be a tuple (h_0, c_0) of two tensors")
             return arr(hx[0], "LSTM"), arr(hx[1], "LSTM")
         if isinstance(hx, (tuple, list)):
-            raise RuntimeError(f"{type(self).__name__} expects hx to be a tensor, got a "
+            raise FgradRuntimeError(f"{type(self).__name__} expects hx to be a tensor, got a "
                                f"{type(hx).__name__}")
         return (None if hx is None else arr(hx, type(self).__name__)), None
 
@@ -196,10 +197,10 @@ class RNNBase(Module):
         kind = "batched 3-D" if batched else "unbatched 2-D"
         if self.mode == "LSTM":
             if h0 is not None and (len(shape(h0)) != want or len(shape(c0)) != want):
-                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                raise FgradRuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
                                    f"({len(shape(h0))}-D, {len(shape(c0))}-D) tensors")
         elif h0 is not None and len(shape(h0)) != want:
-            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+            raise FgradRuntimeError(f"For {kind} input, hx should also be {want}-D but got "
                                f"{len(shape(h0))}-D tensor")
 
     def _check_states(self, h0, c0, B: int) -> None:
@@ -258,7 +259,7 @@ class RNNBase(Module):
         x = arr(input, type(self).__name__)
         nd = len(shape(x))
         if nd not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {nd}D instead")
+            raise FgradValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {nd}D instead")
         batched = nd == 3
         h0, c0 = self._split_hx(hx)
         self._check_hx_dims(h0, c0, batched)
@@ -271,7 +272,7 @@ class RNNBase(Module):
             x = transpose(x, (1, 0, 2))
         Tn, B = shape(x)[:2]
         if Tn == 0:
-            raise RuntimeError(f"{type(self).__name__}: the input has no time steps (shape "
+            raise FgradRuntimeError(f"{type(self).__name__}: the input has no time steps (shape "
                                f"{shape(input)}); sequences need at least one")
         self._check_states(h0, c0, B)
         out, h_n, c_n = self._run(x, h0, c0, None)
@@ -287,7 +288,7 @@ class RNNBase(Module):
         data, batch_sizes, sorted_indices, unsorted_indices = packed
         data = arr(data, type(self).__name__)
         if len(shape(data)) != 2:
-            raise ValueError(f"{type(self).__name__}: a PackedSequence's data must be 2-D [sum of lengths, "
+            raise FgradValueError(f"{type(self).__name__}: a PackedSequence's data must be 2-D [sum of lengths, "
                              f"input_size], got shape {shape(data)}")
         bs = _ints(batch_sizes, "batch_sizes")
         Tn, B = bs.size, int(bs[0])
@@ -327,7 +328,7 @@ class RNN(RNNBase):
         elif nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+            raise FgradValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         # proj_size is accepted to refuse it with PyTorch's message (LSTM only)
         super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, proj_size, device, dtype)
@@ -402,18 +403,18 @@ class RNNCellBase(Module):
         x = arr(input, cls)
         nd = len(shape(x))
         if nd not in (1, 2):
-            raise ValueError(f"{cls}: Expected input to be 1D or 2D, got {nd}D instead")
+            raise FgradValueError(f"{cls}: Expected input to be 1D or 2D, got {nd}D instead")
         for name, s in zip(names, states):
             if s is not None and len(shape(s)) not in (1, 2):
-                raise ValueError(f"{cls}: Expected {name} to be 1D or 2D, got {len(shape(s))}D instead")
+                raise FgradValueError(f"{cls}: Expected {name} to be 1D or 2D, got {len(shape(s))}D instead")
         batched = nd == 2
         if not batched:
             x = reshape(x, (1,) + shape(x))
         B, n_in = shape(x)
         if n_in != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {n_in} expected {self.input_size}")
+            raise FgradRuntimeError(f"input has inconsistent input_size: got {n_in} expected {self.input_size}")
         if dtype(x) != dtype(self.weight_ih):
-            raise RuntimeError(f"{cls}: input dtype {dtype(x)} does not match weight dtype "
+            raise FgradRuntimeError(f"{cls}: input dtype {dtype(x)} does not match weight dtype "
                                f"{dtype(self.weight_ih)}; convert the input or the cell with .to(dtype)")
         out = []
         for k, s in enumerate(states):
@@ -424,12 +425,12 @@ class RNNCellBase(Module):
             if not batched:
                 s = reshape(s, (1,) + shape(s))
             if shape(s)[0] != B:
-                raise RuntimeError(f"Input batch size {B} doesn't match hidden{k} batch size {shape(s)[0]}")
+                raise FgradRuntimeError(f"Input batch size {B} doesn't match hidden{k} batch size {shape(s)[0]}")
             if shape(s)[1] != self.hidden_size:
-                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {shape(s)[1]}, expected "
+                raise FgradRuntimeError(f"hidden{k} has inconsistent hidden_size: got {shape(s)[1]}, expected "
                                    f"{self.hidden_size}")
             if dtype(s) != dtype(x):
-                raise RuntimeError(f"{cls}: hidden{k} dtype {dtype(s)} does not match input dtype {dtype(x)}")
+                raise FgradRuntimeError(f"{cls}: hidden{k} dtype {dtype(s)} does not match input dtype {dtype(x)}")
             out.append(s)
         return x, out, batched
 
@@ -449,7 +450,7 @@ class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None) -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+            raise FgradValueError(f"Unknown nonlinearity: {nonlinearity}")
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
         self._mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
@@ -472,7 +473,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         """input [B, I] or [I]; hx = (h, c), each [B, H] or [H] (zeros by default)."""
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
-            raise RuntimeError("lstm_cell expects two hidden states")
+            raise FgradRuntimeError("lstm_cell expects two hidden states")
         states = [None, None] if hx is None else list(hx)
         x, (h, c), batched = self._prepare(input, states, ["hx[0]", "hx[1]"])
         h_new, c_new, _ = self._step(x, h, c)

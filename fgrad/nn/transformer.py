@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .. import tensor as T  # the facade namespace: T.full, ...
+from ..core.errors import FgradRuntimeError
 from ..core.trace import facade
 from . import functional as F
 from . import init
@@ -32,7 +33,7 @@ def _activation(activation) -> Callable:
             return F.relu
         if activation == "gelu":
             return F.gelu
-        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        raise FgradRuntimeError(f"activation should be relu/gelu, not {activation}")
     return activation
 
 
@@ -224,9 +225,9 @@ class Transformer(Module):
         if len(ss) == 3:
             b = 0 if self.batch_first else 1
             if ss[b] != ts[b]:
-                raise RuntimeError("the batch number of src and tgt must be equal")
+                raise FgradRuntimeError("the batch number of src and tgt must be equal")
         if ss[-1] != self.d_model or ts[-1] != self.d_model:
-            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+            raise FgradRuntimeError("the feature number of src and tgt must be equal to d_model")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,

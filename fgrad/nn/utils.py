@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 from . import utils_rnn as rnn
@@ -42,7 +43,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
         total = float(sum(float(np.sum(np.abs(g.astype(np.float64)) ** norm_type)) for g in grads)
                       ** (1.0 / norm_type))
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is "
+        raise FgradRuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is "
                            "non-finite, so it cannot be clipped. To disable this error and scale the "
                            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
     coef = float(max_norm) / (total + 1e-6)
@@ -78,7 +79,7 @@ def vector_to_parameters(vec, parameters) -> None:
             p.copy_(vec[start:start + n].reshape(tuple(p.shape)))
             start += n
     if start != vec.numel():
-        raise ValueError(f"vector_to_parameters: the vector has {vec.numel()} elements but the "
+        raise FgradValueError(f"vector_to_parameters: the vector has {vec.numel()} elements but the "
                          f"parameters hold {start}")
 
 

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..core.trace import facade, is_tensor, xp_of
 from ..ops.shape import concatenate, reshape
 from ._util import concrete_or_none, dtype, shape, val
@@ -33,11 +34,11 @@ def _ints(x, what: str) -> np.ndarray | None:
         return None
     v = concrete_or_none(x) if is_tensor(x) or hasattr(x, "shape") else np.asarray(x)
     if v is None:
-        raise TypeError(f"{what} must be concrete integers (a list or an int64 tensor), not a traced "
+        raise FgradTypeError(f"{what} must be concrete integers (a list or an int64 tensor), not a traced "
                         "value: they decide the shapes of the result")
     v = np.asarray(v)
     if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
-        raise TypeError(f"{what} must be a 1-D sequence of integers, got shape {v.shape} and dtype "
+        raise FgradTypeError(f"{what} must be a 1-D sequence of integers, got shape {v.shape} and dtype "
                         f"{v.dtype}")
     return v.astype(np.int64, copy=False)
 
@@ -138,21 +139,21 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     lens = _ints(lengths, "lengths")
     s = shape(input)
     if len(s) < 2:
-        raise ValueError(f"pack_padded_sequence: expected an input with at least 2 dimensions "
+        raise FgradValueError(f"pack_padded_sequence: expected an input with at least 2 dimensions "
                          f"([T, B, *] or [B, T, *]), got shape {s}")
     T, B = (s[1], s[0]) if batch_first else (s[0], s[1])
     if lens.size != B:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
+        raise FgradRuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
                            f"(batch_size={B})")
     if lens.size and lens.min() <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in "
+        raise FgradRuntimeError("Length of all samples has to be greater than 0, but found an element in "
                            "'lengths' that is <= 0")
     if lens.size and lens.max() > T:
-        raise RuntimeError(f"pack_padded_sequence: a length of {int(lens.max())} exceeds the "
+        raise FgradRuntimeError(f"pack_padded_sequence: a length of {int(lens.max())} exceeds the "
                            f"{T} time steps of the input (shape {s}, batch_first={batch_first})")
     if enforce_sorted:
         if np.any(np.diff(lens) > 0):
-            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` "
+            raise FgradRuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` "
                                "is True. You can pass `enforce_sorted=False` to pack_padded_sequence "
                                "and/or pack_sequence to sidestep this requirement if you do not need "
                                "ONNX exportability.")
@@ -196,10 +197,10 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     bs = _ints(batch_sizes, "batch_sizes")
     T = bs.size
     if T == 0:
-        raise ValueError("pad_packed_sequence: the PackedSequence has no time steps (empty batch_sizes)")
+        raise FgradValueError("pad_packed_sequence: the PackedSequence has no time steps (empty batch_sizes)")
     if total_length is not None:
         if total_length < T:
-            raise ValueError(f"Expected total_length to be at least the length of the longest sequence "
+            raise FgradValueError(f"Expected total_length to be at least the length of the longest sequence "
                              f"in input, but got total_length={total_length} and max sequence length "
                              f"being {T}")
     else:
@@ -219,15 +220,15 @@ def pad_sequence(sequences: Sequence, batch_first: bool = False, padding_value: 
     """Stack sequences [L_i, *] into one padded batch [max L, B, *] ([B, max L, *] with
     batch_first), filling with padding_value on the right (or the left)."""
     if padding_side not in ("right", "left"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+        raise FgradValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     seqs = list(sequences)
     if not seqs:
-        raise RuntimeError("pad_sequence: received an empty list of sequences")
+        raise FgradRuntimeError("pad_sequence: received an empty list of sequences")
     shapes = [shape(v) for v in seqs]
     tail = shapes[0][1:]
     for k, sh in enumerate(shapes):
         if len(sh) < 1 or sh[1:] != tail:
-            raise RuntimeError(f"pad_sequence: sequence {k} has shape {sh} but sequence 0 has shape "
+            raise FgradRuntimeError(f"pad_sequence: sequence {k} has shape {sh} but sequence 0 has shape "
                                f"{shapes[0]}; all must be [L_i, {', '.join(map(str, tail)) or '*'}] "
                                "(equal but for the first dimension)")
     lens = np.array([sh[0] for sh in shapes], np.int64)

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._elementwise import subtract
 from ._policy import NUMPY
 from ._reductions import max, mean, min, sum
-from ._util import as_value, broadcast_to, cast, normalize_axes, reject_out, result_dtype, shape_of
+from ._util import (
+    as_value,
+    broadcast_to,
+    cast,
+    normalize_axes,
+    reject_out,
+    result_dtype,
+    shape_of,
+)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False,
@@ -33,14 +42,14 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     a, w = cast(a, dt), cast(w, dt)
     if shape_of(w) != shape:
         if axis is None:
-            raise TypeError("average: Axis must be specified when shapes of a and weights differ.")
+            raise FgradTypeError("average: Axis must be specified when shapes of a and weights differ.")
         if len(shape_of(w)) != 1:
-            raise TypeError("average: 1D weights expected when shapes of a and weights differ.")
+            raise FgradTypeError("average: 1D weights expected when shapes of a and weights differ.")
         axes = normalize_axes(axis, len(shape), "average", policy=policy)
         if len(axes) != 1:
-            raise TypeError("average: 1D weights expected when shapes of a and weights differ; give one axis")
+            raise FgradTypeError("average: 1D weights expected when shapes of a and weights differ; give one axis")
         if shape_of(w)[0] != shape[axes[0]]:
-            raise ValueError("average: Length of weights not compatible with specified axis.")
+            raise FgradValueError("average: Length of weights not compatible with specified axis.")
         w = broadcast_to(sh.reshape(w, tuple(shape[i] if i == axes[0] else 1 for i in range(len(shape)))), shape)
     scl = sum(w, axis=axis, keepdims=keepdims, policy=policy)
     avg = ew.div(sum(ew.mul(a, w), axis=axis, keepdims=keepdims, policy=policy), scl)

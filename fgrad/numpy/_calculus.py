@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._cumulative import cumprod
@@ -56,9 +57,9 @@ def _spacing(d: Any, n: int, dt: np.dtype, name: str) -> tuple:
     if not shape_of(d):
         return cast(d, dt), None
     if len(shape_of(d)) != 1:
-        raise ValueError(f"{name}: distances must be either scalars or 1d")
+        raise FgradValueError(f"{name}: distances must be either scalars or 1d")
     if shape_of(d)[0] != n:
-        raise ValueError(f"{name}: when 1d, distances must match the length of the corresponding dimension")
+        raise FgradValueError(f"{name}: when 1d, distances must match the length of the corresponding dimension")
     d = cast(d, dt if dtype_of(d).kind not in "fc" else np.result_type(dtype_of(d), dt))
     diffs = ew.sub(_part(d, 0, 1, n), _part(d, 0, 0, n - 1))
     if not is_traced(diffs):
@@ -89,18 +90,18 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1, polic
     elif len(varargs) == len(axes):
         spacings = list(varargs)
     else:
-        raise TypeError("gradient: invalid number of arguments (give no spacing, one scalar, or one spacing per "
+        raise FgradTypeError("gradient: invalid number of arguments (give no spacing, one scalar, or one spacing per "
                         f"axis: {len(axes)})")
     edge_order = int_arg(edge_order, "gradient", "edge_order")
     if edge_order > 2 or edge_order < 1:
-        raise ValueError("gradient: 'edge_order' greater than 2 not supported")
+        raise FgradValueError("gradient: 'edge_order' greater than 2 not supported")
     dt = dtype_of(f) if dtype_of(f).kind in "fc" else policy.float_dtype(dtype_of(f))
     f = cast(f, dt)
     outs = []
     for ax, spacing in zip(axes, spacings):
         n = shape[ax]
         if n < edge_order + 1:
-            raise ValueError("gradient: Shape of array too small to calculate a numerical gradient, at least "
+            raise FgradValueError("gradient: Shape of array too small to calculate a numerical gradient, at least "
                              "(edge_order + 1) elements are required.")
         h, dx = _spacing(spacing, n, dt, "gradient")
         outs.append(_gradient_axis(f, ax, n, h, dx, edge_order, nd))
@@ -184,7 +185,7 @@ def _end(v: Any, a: Any, what: str) -> Any:
     """to_begin or to_end, flattened, in `a`'s dtype (NumPy refuses a cast across kinds)."""
     v = ravel(as_value(v, f"ediff1d's {what}"))
     if not np.can_cast(dtype_of(v), dtype_of(a), casting="same_kind"):
-        raise TypeError(f"ediff1d: dtype of `{what}` must be compatible with input `ary` under the `same_kind` rule.")
+        raise FgradTypeError(f"ediff1d: dtype of `{what}` must be compatible with input `ary` under the `same_kind` rule.")
     return cast(v, dtype_of(a))
 
 
@@ -196,10 +197,10 @@ def _cumulative(fn: Any, identity: float, name: str) -> Any:
         nd = len(shape_of(x))
         if axis is None:
             if nd > 1:
-                raise ValueError(f"{name}: axis must be specified for multi-dimensional arrays")
+                raise FgradValueError(f"{name}: axis must be specified for multi-dimensional arrays")
             axis = 0
         if nd == 0:
-            raise ValueError(f"{name}: the input must be at least 1-dimensional")
+            raise FgradValueError(f"{name}: the input must be at least 1-dimensional")
         ax = normalize_axis(axis, nd, name, policy=policy)
         r = fn(x, axis=ax, dtype=dtype, policy=policy)
         if not include_initial:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core.avals import float_dtype
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import aval_of, is_tensor
 from ..ops import elementwise as ew
 from ._array import as_array
@@ -126,7 +126,7 @@ def tri(N, M=None, k: int = 0, dtype=float):
 def _real_scalar(v, name, what):
     v = as_value(_static(v, f"{name}'s {what}"), f"{name}'s {what}")
     if np.ndim(v) != 0 or v.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: {what} must be a real number, got {type(v).__name__} {v!r:.60}")
+        raise FgradTypeError(f"{name}: {what} must be a real number, got {type(v).__name__} {v!r:.60}")
     return v
 
 
@@ -139,9 +139,9 @@ def arange(start, stop=None, step=None, dtype=None):
     lo, hi = (0, lo) if hi is None else (lo, hi)
     st = 1 if st is None else st
     if st == 0:
-        raise ValueError("arange: step must not be zero")
+        raise FgradValueError("arange: step must not be zero")
     if not all(math.isfinite(x) for x in (lo, hi, st)):
-        raise ValueError(f"arange: start, stop and step must be finite, got {lo}, {hi}, {st}")
+        raise FgradValueError(f"arange: start, stop and step must be finite, got {lo}, {hi}, {st}")
     if math.ceil((hi - lo) / st) > MAX_SIZE:
         raise ShapeError(f"arange: [{lo}, {hi}) in steps of {st} has more values than an array can "
                          f"hold ({MAX_SIZE:.3g}); check the bounds")
@@ -154,11 +154,11 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     differentiable result (linear in both)."""
     num = int_arg(num, "linspace", "num")
     if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+        raise FgradValueError(f"linspace: number of samples, {num}, must be non-negative")
     dtype = dtype_arg(dtype, "linspace")
     for flag, what in ((endpoint, "endpoint"), (retstep, "retstep")):
         if not isinstance(flag, (bool, np.bool_, int, np.integer)):
-            raise TypeError(f"linspace: {what} must be True or False, got {type(flag).__name__} {flag!r:.40}")
+            raise FgradTypeError(f"linspace: {what} must be True or False, got {type(flag).__name__} {flag!r:.40}")
     start, stop = _bound(start, "start"), _bound(stop, "stop")
     bshape = broadcast_shapes("linspace", aval_of(start).shape, aval_of(stop).shape)
     shape_arg((num,) + bshape, "linspace", "result shape")

@@ -13,11 +13,22 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._policy import NUMPY
 from ._shape import concatenate
-from ._util import as_value, broadcast_to, cast, dtype_arg, dtype_of, int_arg, normalize_axis, reject_out, shape_of
+from ._util import (
+    as_value,
+    broadcast_to,
+    cast,
+    dtype_arg,
+    dtype_of,
+    int_arg,
+    normalize_axis,
+    reject_out,
+    shape_of,
+)
 
 
 def _axis_slice(x, axis: int, lo: int, hi: int):
@@ -83,10 +94,10 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     a = as_value(a, "diff")
     n = int_arg(n, "diff", "n")
     if n < 0:
-        raise ValueError(f"diff: order must be non-negative but got {n}")
+        raise FgradValueError(f"diff: order must be non-negative but got {n}")
     nd = len(shape_of(a))
     if nd == 0:
-        raise ValueError("diff: diff requires input that is at least one dimensional")
+        raise FgradValueError("diff: diff requires input that is at least one dimensional")
     ax = normalize_axis(axis, nd, "diff", policy=policy)
     if n == 0:
         return a

@@ -12,7 +12,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..core.avals import float_dtype
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..ops import decompositions as dec
 from ..ops import elementwise as ew
 from ..ops import linalg as la
@@ -31,7 +31,7 @@ def _real_matrix(x, name: str, square: bool):
     x = as_value(x, name)
     dt = dtype_of(x)
     if dt.kind == "c":
-        raise TypeError(f"{name}: complex matrices are not supported (dtype {dt}); fgrad's {name} takes "
+        raise FgradTypeError(f"{name}: complex matrices are not supported (dtype {dt}); fgrad's {name} takes "
                         "real matrices")
     x = cast(x, float_dtype(dt))
     shape = aval_of(x).shape

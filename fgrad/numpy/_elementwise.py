@@ -259,7 +259,7 @@ def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
     if type(decimals) is not int:
         decimals = int_arg(decimals, "round", "decimals")
     if decimals and not -_MAX_DECIMALS <= decimals <= _MAX_DECIMALS:
-        raise ValueError(f"round: decimals={decimals:.3g} is out of range: float64 resolves at most "
+        raise FgradValueError(f"round: decimals={decimals:.3g} is out of range: float64 resolves at most "
                          f"{_MAX_DECIMALS} decimal places either way, so use |decimals| <= {_MAX_DECIMALS}")
     x = as_value(x, "round")
     if dtype_of(x).kind in "iu":

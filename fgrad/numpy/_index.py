@@ -15,7 +15,12 @@ import operator
 
 import numpy as np
 
-from ..core.errors import ConcretizationError
+from ..core.errors import (
+    ConcretizationError,
+    FgradIndexError,
+    FgradValueError,
+    NonConcreteBooleanIndexError,
+)
 from ..core.trace import Tracer, is_tensor
 from ..ops import cumulative
 from ..ops import elementwise as ew
@@ -39,11 +44,6 @@ from ._util import (
     reject_out,
     shape_arg,
 )
-
-
-class NonConcreteBooleanIndexError(ConcretizationError):
-    """A boolean mask (or nonzero) was applied to a value known only by shape."""
-
 
 _MASK_MESSAGE = (
     "{what} needs a concrete value, but got a traced value of type {aval} while staging with "
@@ -79,7 +79,7 @@ def _static_int(v, what: str):
     except ConcretizationError:
         raise
     except TypeError:
-        raise IndexError(f"getitem: {what} must be an integer or None, got {type(v).__name__} {v!r:.40}. "
+        raise FgradIndexError(f"getitem: {what} must be an integer or None, got {type(v).__name__} {v!r:.40}. "
                          "Slices take Python ints; use an integer index array for data-dependent "
                          "positions.") from None
 
@@ -105,7 +105,7 @@ def _classify(item):
                               _static_int(item.stop, "a slice stop"),
                               _static_int(item.step, "a slice step"))
     if isinstance(item, (bool, np.bool_)):
-        raise IndexError("getitem: a scalar boolean index (x[True]) is not supported; use x[None] to "
+        raise FgradIndexError("getitem: a scalar boolean index (x[True]) is not supported; use x[None] to "
                          "add an axis or fgrad.numpy.where to choose values.")
     if isinstance(item, (int, np.integer)):
         return "int", int(item)
@@ -115,14 +115,14 @@ def _classify(item):
             return "mask", _host(_concrete(item, "Indexing with a boolean mask (x[mask])"))
         if kind in "iu":
             return "array", item
-        raise IndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, "
+        raise FgradIndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, "
                          f"got a traced {item.aval}")
     arr = item if _is_cupy(item) else np.asarray(item)
     if arr.dtype.kind == "b":
         return "mask", arr
     if arr.dtype.kind in "iu" or arr.size == 0:
         return "array", arr if arr.dtype.kind in "iu" else arr.astype(np.intp)
-    raise IndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, got "
+    raise FgradIndexError(f"getitem: arrays used as indices must be of integer (or boolean) type, got "
                      f"{arr.dtype} ({type(item).__name__} {item!r:.60})")
 
 
@@ -138,14 +138,14 @@ def index_plan(shape: tuple, idx):
     for kind, v in items:
         if kind == "mask":
             if v.ndim == 0:
-                raise IndexError("getitem: a 0-d boolean index is not supported; use fgrad.numpy.where.")
+                raise FgradIndexError("getitem: a 0-d boolean index is not supported; use fgrad.numpy.where.")
             consumed += v.ndim
         elif kind in ("int", "slice", "array"):
             consumed += 1
     if sum(kind == "ellipsis" for kind, _ in items) > 1:
-        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+        raise FgradIndexError("getitem: an index can only have a single ellipsis ('...')")
     if consumed > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
+        raise FgradIndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
                          f"{consumed} were indexed")
     expanded, entries, d = [], [], 0
 
@@ -164,7 +164,7 @@ def index_plan(shape: tuple, idx):
                 keep_axis(Slice(0, shape[d], 1))
         elif kind == "int":
             if not -shape[d] <= v < shape[d]:
-                raise IndexError(f"index {v} is out of bounds for axis {d} with size {shape[d]}")
+                raise FgradIndexError(f"index {v} is out of bounds for axis {d} with size {shape[d]}")
             keep_axis(v % shape[d])
         elif kind == "slice":
             keep_axis(normalize_slice(v, shape[d]))
@@ -174,7 +174,7 @@ def index_plan(shape: tuple, idx):
             k = v.ndim
             for j in range(k):
                 if v.shape[j] != shape[d + j]:
-                    raise IndexError(f"boolean index did not match indexed array along axis {d + j}; "
+                    raise FgradIndexError(f"boolean index did not match indexed array along axis {d + j}; "
                                      f"size of axis is {shape[d + j]} but size of corresponding "
                                      f"boolean axis is {v.shape[j]}")
             for a in v.nonzero():
@@ -383,7 +383,6 @@ def at(x):
     return _IndexUpdateHelper(x)
 
 
-
 # --- take, nonzero, diagonals --------------------------------------------------------------
 
 def _index_array(indices, name):
@@ -391,7 +390,7 @@ def _index_array(indices, name):
     if kind == "int":
         return np.asarray(index_arg(v, name), dtype=np.int64)
     if kind != "array":
-        raise IndexError(f"{name}: indices must be integers, got {type(indices).__name__}")
+        raise FgradIndexError(f"{name}: indices must be integers, got {type(indices).__name__}")
     return v
 
 
@@ -399,9 +398,9 @@ def _wrap_mode(ind, n, mode, name):
     if mode in (None, "raise"):
         return ind
     if mode not in ("wrap", "clip"):
-        raise ValueError(f"{name}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+        raise FgradValueError(f"{name}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     if n == 0:
-        raise IndexError(f"{name}: cannot do a non-empty take from an empty axis")
+        raise FgradIndexError(f"{name}: cannot do a non-empty take from an empty axis")
     if not is_traced(ind):
         return np.mod(ind, n) if mode == "wrap" else np.clip(ind, 0, n - 1)
     if mode == "clip":
@@ -432,11 +431,11 @@ def take_along_axis(arr, indices, axis):
         arr = sh.reshape(arr, (aval_of(arr).size,))
         axis = 0
         if aval_of(ind).ndim != 1:
-            raise ValueError("take_along_axis: with axis=None, indices must be 1-D")
+            raise FgradValueError("take_along_axis: with axis=None, indices must be 1-D")
     shape = aval_of(arr).shape
     ishape = aval_of(ind).shape
     if len(ishape) != len(shape):
-        raise ValueError(f"take_along_axis: indices of shape {ishape} and arr of shape {shape} must "
+        raise FgradValueError(f"take_along_axis: indices of shape {ishape} and arr of shape {shape} must "
                          "have the same number of dimensions")
     (ax,) = normalize_axes(axis, len(shape), "take_along_axis")
     idx = []
@@ -454,7 +453,7 @@ def nonzero(a):
     v = _concrete(as_value(a, "nonzero"), "nonzero")
     v = v if _is_cupy(v) else np.asarray(v)
     if v.ndim == 0:
-        raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d first")
+        raise FgradValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d first")
     return tuple(v.nonzero())
 
 
@@ -483,10 +482,10 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     a = as_value(a, "diagonal")
     nd = aval_of(a).ndim
     if nd < 2:
-        raise ValueError(f"diagonal: array must be at least 2-d, got shape {aval_of(a).shape}")
+        raise FgradValueError(f"diagonal: array must be at least 2-d, got shape {aval_of(a).shape}")
     (ax1,), (ax2,) = normalize_axes(axis1, nd, "diagonal"), normalize_axes(axis2, nd, "diagonal")
     if ax1 == ax2:
-        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+        raise FgradValueError("diagonal: axis1 and axis2 cannot be the same")
     rest = [d for d in range(nd) if d not in (ax1, ax2)]
     moved = sh.transpose(a, rest + [ax1, ax2])
     n1, n2 = aval_of(moved).shape[-2:]
@@ -502,7 +501,7 @@ def diag(v, k: int = 0):
     if len(shape) == 2:
         return diagonal(v, k)
     if len(shape) != 1:
-        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
+        raise FgradValueError(f"diag: input must be 1-d or 2-d, got shape {shape}")
     k = int_arg(k, "diag", "k")
     n = shape[0] + builtins.abs(k)
     shape_arg((n, n), "diag", "result shape")
@@ -526,7 +525,7 @@ def _triangle(m, k, lower, name):
     m = as_value(m, name)
     shape = aval_of(m).shape
     if len(shape) == 0:
-        raise ValueError(f"{name}: input must be at least 1-d, got a 0-d array")
+        raise FgradValueError(f"{name}: input must be at least 1-d, got a 0-d array")
     k = int_arg(k, name, "k", bounded=False)
     if len(shape) == 1:  # NumPy treats a vector as the rows of a square matrix
         m = broadcast_to(m, (shape[0], shape[0]))

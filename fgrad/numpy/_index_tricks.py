@@ -51,7 +51,7 @@ class AxisConcatenator:
     def _directive(self, item: str):
         """(axis, ndmin, trans1d) from a string directive such as '1' or '0,2,-1'."""
         if item in ("r", "c"):
-            raise ValueError(f"{self.name}: the matrix directive {item!r} is not supported: fgrad has "
+            raise FgradValueError(f"{self.name}: the matrix directive {item!r} is not supported: fgrad has "
                              "no matrix type. Build a 2-D array instead (e.g. r_['0,2', a, b] stacks "
                              "a and b as rows).")
         try:
@@ -71,7 +71,7 @@ class AxisConcatenator:
         for k, item in enumerate(key):
             if isinstance(item, str):
                 if k != 0:
-                    raise ValueError(f"{self.name}: special directives (strings such as '0,2') must be "
+                    raise FgradValueError(f"{self.name}: special directives (strings such as '0,2') must be "
                                      f"the first entry, got {item!r} at position {k}")
                 axis, ndmin, trans1d = self._directive(item)
                 continue
@@ -103,7 +103,7 @@ class AxisConcatenator:
                 kinds.append(dtype_of(new))
             objs.append(new)
         if not objs:
-            raise ValueError(f"{self.name}: need at least one array to concatenate")
+            raise FgradValueError(f"{self.name}: need at least one array to concatenate")
         dtype = _common_dtype(kinds)
         return concatenate([_ndmin(cast(as_value(o, self.name), dtype), ndmin) for o in objs], axis=axis)
 

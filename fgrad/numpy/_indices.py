@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ._array import as_array
 from ._util import int_arg
 
@@ -15,7 +16,7 @@ def _triangle_indices(name: str, n: Any, k: Any, m: Any, lower: bool) -> tuple:
     m = n if m is None else int_arg(m, name, "m")
     k = int_arg(k, name, "k", bounded=False)
     if n < 0 or m < 0:
-        raise ValueError(f"{name}: negative dimensions are not allowed (n={n}, m={m})")
+        raise FgradValueError(f"{name}: negative dimensions are not allowed (n={n}, m={m})")
     rows, cols = (np.tril_indices if lower else np.triu_indices)(n, k, m)
     return as_array(rows.astype(np.int64)), as_array(cols.astype(np.int64))
 

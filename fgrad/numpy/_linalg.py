@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..ops import linalg as la
 from ..ops import reduce as red
 from ..ops import shape as sh
@@ -88,7 +88,7 @@ def vdot(a, b):
     """Dot product of the flattened operands (real arrays)."""
     a, b = _common("vdot", a, b)
     if aval_of(a).dtype.kind == "c":
-        raise TypeError("vdot: complex operands are not supported (fgrad has no conjugate primitive); "
+        raise FgradTypeError("vdot: complex operands are not supported (fgrad has no conjugate primitive); "
                         "use real arrays")
     a, b = sh.reshape(a, (aval_of(a).size,)), sh.reshape(b, (aval_of(b).size,))
     if aval_of(a).shape != aval_of(b).shape:
@@ -122,7 +122,7 @@ def tensordot(a, b, axes=2):
         a_axes, b_axes = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
         if not isinstance(axes, (tuple, list, np.ndarray)) or len(axes) != 2:
-            raise TypeError(f"tensordot: axes must be an int or a pair of axis sequences, e.g. "
+            raise FgradTypeError(f"tensordot: axes must be an int or a pair of axis sequences, e.g. "
                             f"((1, 2), (0, 1)), got {type(axes).__name__} {axes!r:.60}")
         a_axes, b_axes = axes
         a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(ints_arg(a_axes, "tensordot", "axes"))
@@ -156,7 +156,7 @@ def _interleaved(args):
             else:
                 x = int(x)
                 if not 0 <= x < 52:
-                    raise ValueError(f"einsum: subscript {x} is not in [0, 52)")
+                    raise FgradValueError(f"einsum: subscript {x} is not in [0, 52)")
                 s += chr(ord("A") + x) if x < 26 else chr(ord("a") + x - 26)
         return s
 
@@ -172,12 +172,12 @@ def _parse_einsum(subscripts, shapes):
     ins, out = subscripts.split("->") if explicit else (subscripts, None)
     specs = ins.split(",")
     if len(specs) != len(shapes):
-        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(specs)} operand(s) but "
+        raise FgradValueError(f"einsum: subscripts {subscripts!r} name {len(specs)} operand(s) but "
                          f"{len(shapes)} were given")
     for s in specs + ([out] if explicit else []):
         rest = s.replace("...", "")
         if "." in rest or any(not c.isalpha() for c in rest):
-            raise ValueError(f"einsum: invalid subscript in {subscripts!r}: only letters and '...' "
+            raise FgradValueError(f"einsum: invalid subscript in {subscripts!r}: only letters and '...' "
                              "are allowed")
     ell = []
     for s, shape in zip(specs, shapes):
@@ -202,11 +202,11 @@ def _parse_einsum(subscripts, shapes):
                              "names none; write '...' in the output (or sum them first)")
         out_labels = list(out.replace("...", "".join(ell_labels)))
         if len(set(out_labels)) != len(out_labels):
-            raise ValueError(f"einsum: output subscript {out!r} repeats a label")
+            raise FgradValueError(f"einsum: output subscript {out!r} repeats a label")
         all_in = {c for ls in in_labels for c in ls}
         for c in out_labels:
             if c not in all_in:
-                raise ValueError(f"einsum: output label {c!r} does not appear in the inputs of "
+                raise FgradValueError(f"einsum: output label {c!r} does not appear in the inputs of "
                                  f"{subscripts!r}")
     else:
         counts = {}
@@ -239,13 +239,13 @@ def einsum(*operands, optimize=None):
     operands (contracted pairwise, in the order numpy.einsum_path chooses), and the
     interleaved form einsum(a, [0, 1], b, [1, 2]). `optimize` is accepted for compatibility."""
     if not operands:
-        raise ValueError("einsum: no subscripts given")
+        raise FgradValueError("einsum: no subscripts given")
     if isinstance(operands[0], str):
         subscripts, ops = operands[0], list(operands[1:])
     else:
         subscripts, ops = _interleaved(operands)
     if not ops:
-        raise ValueError("einsum: no operands given")
+        raise FgradValueError("einsum: no operands given")
     ops = _common("einsum", *ops)
     shapes = [aval_of(x).shape for x in ops]
     in_labels, out_labels = _parse_einsum(subscripts, shapes)

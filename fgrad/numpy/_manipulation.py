@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._policy import NUMPY
 from ._shape import concatenate, moveaxis, ravel, transpose, vstack
 from ._sorting import argsort, sort
-from ._util import as_value, broadcast_args, cast, dtype_of, int_arg, normalize_axis, result_dtype, shape_of
+from ._util import (
+    as_value,
+    broadcast_args,
+    cast,
+    dtype_of,
+    int_arg,
+    normalize_axis,
+    result_dtype,
+    shape_of,
+)
 from .linalg import matrix_transpose, vecdot
 
 
@@ -32,12 +42,12 @@ def _check_kth(a: Any, kth: Any, axis: Any, name: str, policy) -> None:
     for k in kth if isinstance(kth, (list, tuple)) else [kth]:
         k = int_arg(k, name, "kth")
         if not -n <= k < n:
-            raise ValueError(f"{name}: kth(={k}) out of bounds ({n})")
+            raise FgradValueError(f"{name}: kth(={k}) out of bounds ({n})")
 
 
 def _check_order(order: Any, name: str) -> None:
     if order is not None:
-        raise ValueError(f"{name}: order= partitions structured arrays by field, which fgrad arrays do not have")
+        raise FgradValueError(f"{name}: order= partitions structured arrays by field, which fgrad arrays do not have")
 
 
 def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect", order: Any = None, *,
@@ -108,7 +118,7 @@ def unstack(x: Any, /, *, axis: int = 0, policy=NUMPY) -> tuple:
     x = as_value(x, "unstack")
     nd = len(shape_of(x))
     if nd == 0:
-        raise ValueError("unstack: Input array must be at least 1-d.")
+        raise FgradValueError("unstack: Input array must be at least 1-d.")
     ax = normalize_axis(axis, nd, "unstack", policy=policy)
     shape = shape_of(x)
     rest = shape[:ax] + shape[ax + 1:]
@@ -125,13 +135,13 @@ def select(condlist: Any, choicelist: Any, default: Any = 0, *, policy=NUMPY) ->
     does (NumPy's select). The cotangent goes to the chosen entries."""
     condlist, choicelist = list(condlist), list(choicelist)
     if len(condlist) != len(choicelist):
-        raise ValueError("select: list of cases must be same length as list of conditions")
+        raise FgradValueError("select: list of cases must be same length as list of conditions")
     if not choicelist:
-        raise ValueError("select: select with an empty condition list is not possible")
+        raise FgradValueError("select: select with an empty condition list is not possible")
     conds = [as_value(c, "select's condition") for c in condlist]
     for i, c in enumerate(conds):
         if dtype_of(c).kind != "b":
-            raise TypeError(f"select: invalid entry {i} in condlist: should be boolean ndarray")
+            raise FgradTypeError(f"select: invalid entry {i} in condlist: should be boolean ndarray")
     choices = [as_value(c, "select's choice") for c in choicelist]
     # the result type counts a Python number default as weak, as NumPy's select does
     dt = result_dtype(*choices, default if isinstance(default, (bool, int, float, complex)) else

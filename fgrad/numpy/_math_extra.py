@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ConcretizationError
+from ..core.errors import ConcretizationError, FgradTypeError
 from ..ops import complex as cx
 from ..ops import elementwise as ew
 from ..ops import float_parts as fp
@@ -36,7 +36,15 @@ from ._elementwise import (
     power,
 )
 from ._policy import NUMPY
-from ._util import as_value, broadcast_args, cast, dtype_of, is_traced, promote, shape_of
+from ._util import (
+    as_value,
+    broadcast_args,
+    cast,
+    dtype_of,
+    is_traced,
+    promote,
+    shape_of,
+)
 
 
 def _float(x: Any, name: str, policy) -> Any:
@@ -48,7 +56,7 @@ def _float(x: Any, name: str, policy) -> Any:
 
 def _real_only(x: Any, name: str) -> None:
     if dtype_of(x).kind == "c":
-        raise TypeError(f"{name}: complex inputs are not supported (NumPy's {name} has no complex loop); "
+        raise FgradTypeError(f"{name}: complex inputs are not supported (NumPy's {name} has no complex loop); "
                         "apply it to the real and imaginary parts, real(x) and imag(x)")
 
 
@@ -196,7 +204,7 @@ def ldexp(x1: Any, x2: Any, *, policy=NUMPY) -> Any:
     _real_only(x, "ldexp")
     n = as_value(x2, "ldexp")
     if dtype_of(n).kind not in "biu":
-        raise TypeError(f"ldexp: the exponent x2 must be an integer array, got dtype {dtype_of(n)} (NumPy's "
+        raise FgradTypeError(f"ldexp: the exponent x2 must be an integer array, got dtype {dtype_of(n)} (NumPy's "
                         "ldexp has no loop for it); round it first, e.g. x2.astype(int)")
     if dtype_of(n).kind != "i" or dtype_of(n).itemsize != 8:
         n = cast(n, np.dtype(np.int64))

@@ -17,14 +17,23 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ConcretizationError
+from ..core.errors import ConcretizationError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ._cumulative import cumprod
 from ._index import cumsum
 from ._policy import NUMPY
 from ._reductions import _sqrt_flat_at_zero, argmax, argmin, max, min, prod, sum
-from ._util import as_value, broadcast_args, cast, dtype_arg, dtype_of, normalize_axes, reject_out, shape_of
+from ._util import (
+    as_value,
+    broadcast_args,
+    cast,
+    dtype_arg,
+    dtype_of,
+    normalize_axes,
+    reject_out,
+    shape_of,
+)
 
 
 def _with_nans_as(a: Any, value: float, name: str) -> Any:
@@ -100,7 +109,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     reject_out(out, "nanvar")
     if correction is not None:
         if ddof != 0:
-            raise ValueError("nanvar: ddof and correction can't be provided simultaneously")
+            raise FgradValueError("nanvar: ddof and correction can't be provided simultaneously")
         ddof = correction
     a = _float_input(a, dtype, "nanvar", policy)
     shape = shape_of(a)
@@ -170,7 +179,7 @@ def _nan_arg(arg: Any, fill: float, name: str) -> Any:
         except ConcretizationError:
             return ew.select(empty, ew.const(i, -1), i)  # jit/vmap: JAX's -1
         if all_nan:
-            raise ValueError(f"{name}: All-NaN slice encountered")
+            raise FgradValueError(f"{name}: All-NaN slice encountered")
         return i
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Index of the {name[6:]}imum along `axis` (of the flattened array by default) "

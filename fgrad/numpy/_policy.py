@@ -21,7 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import PY_NUMBERS, float_dtype, is_weak  # noqa: F401  (is_weak: re-exported)
-from ..core.errors import FgradRuntimeError, FgradValueError, ShapeError
+from ..core.errors import (
+    FgradIndexError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+    ShapeError,
+)
 from ..core.trace import aval_of, facade
 
 _PY_SCALARS = PY_NUMBERS  # Python numbers (isinstance checks here also accept their subclasses)
@@ -147,9 +153,9 @@ class Policy:
 
     def bool_arithmetic_error(self, name):
         if name == "negative":
-            return TypeError("negative: the numpy boolean negative, the `-` operator, is not supported, use the "
+            return FgradTypeError("negative: the numpy boolean negative, the `-` operator, is not supported, use the "
                              "`~` operator or the logical_not function instead.")
-        return TypeError(f"{name}: numpy boolean subtract, the `-` operator, is not supported, use the "
+        return FgradTypeError(f"{name}: numpy boolean subtract, the `-` operator, is not supported, use the "
                          "bitwise_xor, the `^` operator, or the logical_xor function instead.")
 
     def negative_power_error(self, name, dtype, y):
@@ -157,10 +163,10 @@ class Policy:
                           f"{dtype} ** {y}); use a float base, e.g. x.astype(float) ** {y}", doc="int-negative-power")
 
     def empty_join_error(self, name):
-        return ValueError(f"{name}: need at least one array to {name}")
+        return FgradValueError(f"{name}: need at least one array to {name}")
 
     def zero_dim_join_error(self, name, k):
-        return ValueError(f"{name}: zero-dimensional arrays cannot be concatenated")
+        return FgradValueError(f"{name}: zero-dimensional arrays cannot be concatenated")
 
     def concatenate_error(self, name, shapes, axis, k, dim):
         """shapes[k] does not fit shapes[0]: at axis `dim`, or in its number of axes (dim None)."""
@@ -189,9 +195,9 @@ class Policy:
             return FgradValueError(f"{name}: zero-size array to reduction operation (shape {shape}), which has no "
                               "identity", doc="empty-max")
         if axis is None:
-            return ValueError(f"{name}: attempt to get {name} of an empty sequence (an array of shape {shape}); "
+            return FgradValueError(f"{name}: attempt to get {name} of an empty sequence (an array of shape {shape}); "
                               "it has no entries to choose from")
-        return ValueError(f"{name}: attempt to get {name} of an empty sequence: axis {axis} of shape {shape} "
+        return FgradValueError(f"{name}: attempt to get {name} of an empty sequence: axis {axis} of shape {shape} "
                           "has size 0")
 
 
@@ -297,9 +303,9 @@ class TorchPolicy(Policy):
         if dtype.kind in "fc":
             return dtype
         if name == "mean":
-            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+            raise FgradRuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
                                f"point or complex dtype. Got: fgrad.{dtype}")
-        raise RuntimeError(f"std and var only support floating point and complex dtypes, got fgrad.{dtype}")
+        raise FgradRuntimeError(f"std and var only support floating point and complex dtypes, got fgrad.{dtype}")
 
     def check_bool_arithmetic(self, name, operands, result) -> None:
         """PyTorch refuses `-` on a boolean tensor, whatever the other operand."""
@@ -315,63 +321,63 @@ class TorchPolicy(Policy):
 
     def broadcast_to_error(self, name, shape, target, dim):
         if len(target) < len(shape):  # (PyTorch's broadcast_to is expand)
-            return RuntimeError(f"expand: the number of sizes provided ({len(target)}) must be greater or equal "
+            return FgradRuntimeError(f"expand: the number of sizes provided ({len(target)}) must be greater or equal "
                                 f"to the number of dimensions in the tensor ({len(shape)})")
         existing = shape[dim - (len(target) - len(shape))]
-        return RuntimeError(f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+        return FgradRuntimeError(f"The expanded size of the tensor ({target[dim]}) must match the existing size "
                             f"({existing}) at non-singleton dimension {dim}.  Target sizes: {list(target)}.  "
                             f"Tensor sizes: {list(shape)}")
 
     def axis_error(self, name, what, axis, ndim):
         n = max(ndim, 1)
-        return IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {axis})")
+        return FgradIndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {axis})")
 
     def repeated_axis_error(self, name, axis, repeated):
-        return RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+        return FgradRuntimeError(f"dim {repeated} appears multiple times in the list of dims")
 
     def negative_dimension_error(self, name, what, dims, d, allow_unknown):
         if allow_unknown:
-            return RuntimeError(f"invalid shape dimension {d} at index {list(dims).index(d)} of shape {list(dims)}")
-        return RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(dims)}")
+            return FgradRuntimeError(f"invalid shape dimension {d} at index {list(dims).index(d)} of shape {list(dims)}")
+        return FgradRuntimeError(f"Trying to create tensor with negative dimension {d}: {list(dims)}")
 
     def reshape_error(self, name, shape, in_shape, size, n):
-        return RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size} "
+        return FgradRuntimeError(f"shape '{list(shape)}' is invalid for input of size {size} "
                             f"(input shape {tuple(in_shape)})")
 
     def permutation_error(self, name, axes, ndim, shape):
         if len(axes) != ndim:
-            return RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+            return FgradRuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
                                 f"the length of the desired ordering of dimensions i.e. input.dim() = {ndim} "
                                 f"is not equal to len(dims) = {len(axes)}")
-        return RuntimeError(f"permute(): duplicate dims are not allowed (got {axes})")
+        return FgradRuntimeError(f"permute(): duplicate dims are not allowed (got {axes})")
 
     def bool_arithmetic_error(self, name):
         what = "Negation, the `-` operator, on" if name == "negative" else "Subtraction, the `-` operator, with"
-        return RuntimeError(f"{what} a bool tensor is not supported. If you are trying to invert a mask, use "
+        return FgradRuntimeError(f"{what} a bool tensor is not supported. If you are trying to invert a mask, use "
                             "the `~` or `logical_not()` operator instead.")
 
     def negative_power_error(self, name, dtype, y):
-        return RuntimeError("Integers to negative integer powers are not allowed.")
+        return FgradRuntimeError("Integers to negative integer powers are not allowed.")
 
     def empty_join_error(self, name):
         if name == "stack":
-            return RuntimeError("stack expects a non-empty TensorList")
-        return RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+            return FgradRuntimeError("stack expects a non-empty TensorList")
+        return FgradRuntimeError("torch.cat(): expected a non-empty list of Tensors")
 
     def zero_dim_join_error(self, name, k):
-        return RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
+        return FgradRuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
 
     def concatenate_error(self, name, shapes, axis, k, dim):
         first, s = shapes[0], shapes[k]
         if dim is None:
-            return RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and {len(s)} "
+            return FgradRuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and {len(s)} "
                                 f"(shapes {first} and {s})")
-        return RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size "
+        return FgradRuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size "
                             f"{first[dim]} but got size {s[dim]} for tensor number {k} in the list "
                             f"(shapes {first} and {s})")
 
     def stack_error(self, name, shapes, k):
-        return RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 "
+        return FgradRuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} at entry 0 "
                             f"and {list(shapes[k])} at entry {k}")
 
     def check_matmul_dtypes(self, a, b) -> None:
@@ -380,24 +386,24 @@ class TorchPolicy(Policy):
         if da == db or is_weak(a) or is_weak(b):
             return
         if len(shape_of(a)) == 1 and len(shape_of(b)) == 1:
-            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_LEGACY[da.name]} and "
+            raise FgradRuntimeError(f"dot : expected both vectors to have same dtype, but found {_LEGACY[da.name]} and "
                                f"{_LEGACY[db.name]}")
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP[da.name]} != {_CPP[db.name]}")
+        raise FgradRuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP[da.name]} != {_CPP[db.name]}")
 
     def matmul_error(self, name, sa, sb):
         if not sa or not sb:
-            return RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D "
+            return FgradRuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D "
                                 f"and {len(sb)}D")
-        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, sa))} and "
+        return FgradRuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, sa))} and "
                             f"{'x'.join(map(str, sb))})")
 
     def empty_reduction_error(self, name, shape, axis):
         if axis is None and name.startswith("arg"):
-            return IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            return FgradIndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         if axis is None:
-            return RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            return FgradRuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                 "Specify the reduction dim with the 'dim' argument.")
-        return IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+        return FgradIndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
 
 
 NUMPY = Policy()

@@ -7,12 +7,21 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from . import linalg as _la
 from ._policy import NUMPY
 from ._shape import moveaxis
-from ._util import as_value, broadcast_shapes, cast, normalize_axis, promote, result_dtype, shape_of
+from ._util import (
+    as_value,
+    broadcast_shapes,
+    cast,
+    normalize_axis,
+    promote,
+    result_dtype,
+    shape_of,
+)
 
 
 def kron(a: Any, b: Any, *, policy=NUMPY) -> Any:
@@ -39,11 +48,11 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
         axisa = axisb = axisc = axis
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
-        raise ValueError(f"cross: both operands need at least one axis, got shapes {sa} and {sb}")
+        raise FgradValueError(f"cross: both operands need at least one axis, got shapes {sa} and {sb}")
     a = moveaxis(a, normalize_axis(axisa, len(sa), "cross", "axisa"), -1)
     b = moveaxis(b, normalize_axis(axisb, len(sb), "cross", "axisb"), -1)
     if shape_of(a)[-1] != 3 or shape_of(b)[-1] != 3:
-        raise ValueError(f"cross: incompatible dimensions for cross product (dimension must be 3): vectors "
+        raise FgradValueError(f"cross: incompatible dimensions for cross product (dimension must be 3): vectors "
                          f"of {shape_of(a)[-1]} and {shape_of(b)[-1]} entries (shapes {sa} and {sb})")
     out = _la.cross(a, b, axis=-1)
     return moveaxis(out, -1, normalize_axis(axisc, len(shape_of(out)), "cross", "axisc"))

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..ops import elementwise as ew
 from ..ops import float_parts as fp
 from ..ops import shape as sh
@@ -24,15 +25,23 @@ from ._linalg import dot
 from ._math_extra import trunc
 from ._policy import NUMPY
 from ._shape import atleast_2d, concatenate, flip, squeeze, stack, transpose
-from ._util import as_value, broadcast_args, cast, dtype_of, int_arg, result_dtype, shape_of
+from ._util import (
+    as_value,
+    broadcast_args,
+    cast,
+    dtype_of,
+    int_arg,
+    result_dtype,
+    shape_of,
+)
 
 
 def _vector(x: Any, name: str) -> Any:
     x = as_value(x, name)
     if len(shape_of(x)) != 1:
-        raise ValueError(f"{name}: object too deep for desired array (1-D arrays only, got shape {shape_of(x)})")
+        raise FgradValueError(f"{name}: object too deep for desired array (1-D arrays only, got shape {shape_of(x)})")
     if shape_of(x)[0] == 0:
-        raise ValueError(f"{name}: v cannot be empty" if "v" in name else f"{name}: a cannot be empty")
+        raise FgradValueError(f"{name}: v cannot be empty" if "v" in name else f"{name}: a cannot be empty")
     return x
 
 
@@ -45,7 +54,7 @@ def convolve(a: Any, v: Any, mode: str = "full", *, policy=NUMPY) -> Any:
     M + N - 1), 'same' (max(M, N), centred) or 'valid' (max(M, N) - min(M, N) + 1)."""
     a, v = _vector(a, "convolve"), _vector(v, "convolve's v")
     if mode not in ("full", "same", "valid"):
-        raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+        raise FgradValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
     out_dt = result_dtype(a, v, policy=policy)
     dt = policy.float_dtype(out_dt)  # the convolution primitive computes in floats
     a, v = cast(a, dt), cast(v, dt)
@@ -76,7 +85,7 @@ def polyval(p: Any, x: Any, *, policy=NUMPY) -> Any:
     differentiable in the coefficients and in x."""
     p, x = as_value(p, "polyval"), as_value(x, "polyval")
     if len(shape_of(p)) != 1:
-        raise ValueError(f"polyval: p must be a 1-D array of coefficients, got shape {shape_of(p)}")
+        raise FgradValueError(f"polyval: p must be a 1-D array of coefficients, got shape {shape_of(p)}")
     dt = result_dtype(p, x, policy=policy)
     p, x = cast(p, dt), cast(x, dt)
     y = ew.mul(x, ew.const(x, 0))
@@ -104,7 +113,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     with integer frequency weights and observation weights as NumPy defines them."""
     m = as_value(m, "cov")
     if len(shape_of(m)) > 2:
-        raise ValueError("cov: m has more than 2 dimensions")
+        raise FgradValueError("cov: m has more than 2 dimensions")
     # NumPy computes covariances in float64 at least (float32 data included)
     dt = np.result_type(result_dtype(m, *([] if y is None else [as_value(y, "cov")]), policy=policy),
                         np.float64) if dtype is None else np.dtype(dtype)
@@ -171,7 +180,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     dt = np.result_type(result_dtype(start, stop), np.float64)  # NumPy: at least float64
     start, stop = cast(start, dt), cast(stop, dt)
     if shape_of(start) or shape_of(stop) or axis != 0:
-        raise ValueError("geomspace: fgrad takes scalar start and stop (axis=0)")
+        raise FgradValueError("geomspace: fgrad takes scalar start and stop (axis=0)")
     num = int_arg(num, "geomspace", "num")
     sign = ew.sign(start)
     log_start, log_stop = ew.log(ew.abs(start)), ew.log(ew.abs(stop))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import Tracer, is_tensor, xp_of
 from ..ops import elementwise as ew
 from ..ops import index as ix
@@ -24,7 +24,17 @@ from ..ops.index import ARRAY
 from ._creation import linspace
 from ._index import getitem, take
 from ._policy import NUMPY
-from ._util import as_value, aval_of, cast, dtype_of, int_arg, is_traced, normalize_axis, result_dtype, shape_of
+from ._util import (
+    as_value,
+    aval_of,
+    cast,
+    dtype_of,
+    int_arg,
+    is_traced,
+    normalize_axis,
+    result_dtype,
+    shape_of,
+)
 
 
 def _concrete(x, what: str) -> Any:
@@ -84,22 +94,22 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: Any = N
     Differentiable in `weights` (a scatter-add)."""
     x = as_value(x, "bincount")
     if len(shape_of(x)) != 1:
-        raise ValueError(f"bincount: object too deep for desired array: x must be 1-D, got shape {shape_of(x)}")
+        raise FgradValueError(f"bincount: object too deep for desired array: x must be 1-D, got shape {shape_of(x)}")
     if dtype_of(x).kind not in "biu":
-        raise TypeError(f"bincount: cannot cast array data from dtype {dtype_of(x)} to int64: x must hold "
+        raise FgradTypeError(f"bincount: cannot cast array data from dtype {dtype_of(x)} to int64: x must hold "
                         "non-negative integers (cast with x.astype(int) first)")
     minlength = int_arg(minlength, "bincount", "minlength")
     if minlength < 0:
-        raise ValueError(f"bincount: minlength must not be negative, got {minlength}")
+        raise FgradValueError(f"bincount: minlength must not be negative, got {minlength}")
     if length is None or not is_traced(x):
         v = concrete_array(x, "bincount without length= (its length depends on the largest value)")
         if v.size and v.min() < 0:
-            raise ValueError(f"bincount: 'list' argument must have no negative elements (smallest is {v.min()})")
+            raise FgradValueError(f"bincount: 'list' argument must have no negative elements (smallest is {v.min()})")
         n = max(int(v.max()) + 1 if v.size else 0, minlength)
         if length is not None:
             length = int_arg(length, "bincount", "length")
             if n > max(length, minlength):
-                raise ValueError(f"bincount: x holds {n - 1}, beyond length={length}; give a larger length")
+                raise FgradValueError(f"bincount: x holds {n - 1}, beyond length={length}; give a larger length")
             n = max(length, minlength)
     else:
         n = max(int_arg(length, "bincount", "length"), minlength)
@@ -109,7 +119,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: Any = N
     else:
         updates = as_value(weights, "bincount's weights")
         if shape_of(updates) != shape_of(x):
-            raise ValueError(f"bincount: the weights and list don't have the same length (weights of shape "
+            raise FgradValueError(f"bincount: the weights and list don't have the same length (weights of shape "
                              f"{shape_of(updates)}, x of shape {shape_of(x)})")
         updates = cast(updates, np.dtype(np.float64) if dtype_of(updates).kind != "c" else dtype_of(updates))
     return ix.scatter_add(updates, [idx], (ARRAY,), (n,))
@@ -123,11 +133,11 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, poli
     `sorter` (an argsort of `a`), `a` need not be sorted itself. Not differentiable (the
     result is piecewise constant); stages under jit and vmap."""
     if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right' (got {side!r})")
+        raise FgradValueError(f"searchsorted: side must be 'left' or 'right' (got {side!r})")
     a = as_value(a, "searchsorted")
     v = as_value(v, "searchsorted")
     if len(shape_of(a)) != 1:
-        raise ValueError(f"searchsorted: a must be 1-D (a sorted sequence), got shape {shape_of(a)}")
+        raise FgradValueError(f"searchsorted: a must be 1-D (a sorted sequence), got shape {shape_of(a)}")
     if sorter is not None:
         a = take(a, sorter)
     dt = result_dtype(a, v, policy=policy)
@@ -144,7 +154,7 @@ def _monotonic(bins) -> int:
         return 1
     if np.all(d <= 0):
         return -1
-    raise ValueError("digitize: bins must be monotonically increasing or decreasing")
+    raise FgradValueError("digitize: bins must be monotonically increasing or decreasing")
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Any:
@@ -155,7 +165,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Any:
     x = as_value(x, "digitize")
     bins = as_value(bins, "digitize's bins")
     if len(shape_of(bins)) != 1:
-        raise ValueError(f"digitize: bins must be 1-dimensional, got shape {shape_of(bins)}")
+        raise FgradValueError(f"digitize: bins must be 1-dimensional, got shape {shape_of(bins)}")
     side = "left" if right else "right"
     if _monotonic(bins) > 0:
         return searchsorted(bins, x, side)
@@ -171,11 +181,11 @@ def histogram(a: Any, bins: int = 10, range: Any = None, density: Any = None, we
     (differentiable in them), or float64 with `density`; stages under jit and vmap."""
     a = as_value(a, "histogram")
     if isinstance(bins, (str, list, tuple)) or is_traced(bins) or np.ndim(bins) != 0:
-        raise TypeError(f"histogram: bins must be a number of bins (an int), got {bins!r:.60}; bin edges "
+        raise FgradTypeError(f"histogram: bins must be a number of bins (an int), got {bins!r:.60}; bin edges "
                         "as an array are not supported")
     bins = int_arg(bins, "histogram", "bins")
     if bins < 1:
-        raise ValueError(f"histogram: `bins` must be positive, when an integer (got {bins})")
+        raise FgradValueError(f"histogram: `bins` must be positive, when an integer (got {bins})")
     flat = sh.reshape(a, (int(aval_of(a).size),))
     fdt = np.dtype(np.float64) if dtype_of(a).kind in "biu" else dtype_of(a)
     if range is None:
@@ -186,7 +196,7 @@ def histogram(a: Any, bins: int = 10, range: Any = None, density: Any = None, we
     else:
         lo, hi = (np.asarray(float(r), fdt) for r in range)
         if lo > hi:
-            raise ValueError(f"histogram: max must be larger than min in range parameter (got range={range})")
+            raise FgradValueError(f"histogram: max must be larger than min in range parameter (got range={range})")
     if not is_traced(lo) and not is_traced(hi) and lo == hi:  # NumPy widens an empty range by 0.5 each way
         lo, hi = lo - np.asarray(0.5, fdt), hi + np.asarray(0.5, fdt)
     edges = linspace(lo, hi, bins + 1)

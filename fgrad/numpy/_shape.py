@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import index as ix
@@ -170,7 +170,7 @@ def size(a) -> int:
 
 def astype(a, dtype):
     if dtype is None:
-        raise TypeError("astype: dtype must be a data type, got None; pass e.g. float or 'float32'")
+        raise FgradTypeError("astype: dtype must be a data type, got None; pass e.g. float or 'float32'")
     return cast(as_value(a, "astype"), dtype_arg(dtype, "astype"))
 
 
@@ -273,7 +273,7 @@ def array_split(ary, indices_or_sections, axis=0, *, policy=NUMPY):
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int_arg(indices_or_sections, "array_split", "number of sections")
         if sections <= 0:
-            raise ValueError(f"array_split: number sections must be larger than 0, got {sections}")
+            raise FgradValueError(f"array_split: number sections must be larger than 0, got {sections}")
         each, extra = divmod(n, sections)
         sizes = [each + 1] * extra + [each] * (sections - extra)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
@@ -293,7 +293,7 @@ def split(ary, indices_or_sections, axis=0):
         (ax,) = normalize_axes(axis, len(shape), "split")
         sections = int_arg(indices_or_sections, "split", "number of sections")
         if sections <= 0 or shape[ax] % sections:
-            raise ValueError(f"split: array split does not result in an equal division (axis {ax} "
+            raise FgradValueError(f"split: array split does not result in an equal division (axis {ax} "
                              f"of shape {shape} into {indices_or_sections} sections)")
     return array_split(ary, indices_or_sections, axis)
 
@@ -323,7 +323,7 @@ def tile(A, reps):
     a = as_value(A, "tile")
     reps = ints_arg(reps, "tile", "reps")
     if any(r < 0 for r in reps):
-        raise ValueError(f"tile: reps must be non-negative integers, got {reps}")
+        raise FgradValueError(f"tile: reps must be non-negative integers, got {reps}")
     shape = shape_of(a)
     d = max(len(reps), len(shape))
     reps = (1,) * (d - len(reps)) + reps
@@ -350,7 +350,7 @@ def repeat(a, repeats, axis=None):
     (ax,) = normalize_axes(axis, len(shape), "repeat")
     reps = np.asarray(_static_value(repeats, "repeat's repeats"))
     if reps.dtype.kind not in "iu" or (reps.size and reps.min() < 0):
-        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats!r:.60}")
+        raise FgradValueError(f"repeat: repeats must be non-negative integers, got {repeats!r:.60}")
     if reps.ndim == 0 or reps.size == 1:
         r = int(reps.reshape(()))
         big = shape[:ax + 1] + (r,) + shape[ax + 1:]
@@ -358,7 +358,7 @@ def repeat(a, repeats, axis=None):
         out = sh.broadcast_in_dim(a, big, dims)
         return sh.reshape(out, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:])
     if reps.shape != (shape[ax],):
-        raise ValueError(f"repeat: operands could not be broadcast together: repeats of shape "
+        raise FgradValueError(f"repeat: operands could not be broadcast together: repeats of shape "
                          f"{reps.shape} for axis {ax} of size {shape[ax]}")
     return take(a, np.repeat(np.arange(shape[ax]), reps), axis=ax)
 
@@ -372,14 +372,14 @@ def flip(m, axis=None, *, policy=NUMPY):
 def fliplr(m):
     m = as_value(m, "fliplr")
     if len(shape_of(m)) < 2:
-        raise ValueError("fliplr: input must be >= 2-d")
+        raise FgradValueError("fliplr: input must be >= 2-d")
     return flip(m, 1)
 
 
 def flipud(m):
     m = as_value(m, "flipud")
     if len(shape_of(m)) < 1:
-        raise ValueError("flipud: input must be >= 1-d")
+        raise FgradValueError("flipud: input must be >= 1-d")
     return flip(m, 0)
 
 
@@ -389,10 +389,10 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     nd = len(shape_of(m))
     axes = ints_arg(axes, "rot90", "axes")
     if len(axes) != 2:
-        raise ValueError(f"rot90: axes must name exactly two axes, got {axes}")
+        raise FgradValueError(f"rot90: axes must name exactly two axes, got {axes}")
     a0, a1 = (normalize_axis(x, nd, "rot90", "axes entry") for x in axes)
     if a0 == a1:
-        raise ValueError("rot90: axes must be different")
+        raise FgradValueError("rot90: axes must be different")
     k = int_arg(k, "rot90", "k", bounded=False) % 4
     if k == 0:
         return m
@@ -414,26 +414,26 @@ def pad(array, pad_width, mode="constant", **kwargs):
     shape = shape_of(a)
     widths = np.asarray(_static_value(pad_width, "pad's pad_width"))
     if widths.dtype.kind not in "iu" and not (widths.dtype.kind == "f" and np.all(widths == np.round(widths))):
-        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r:.60}")
+        raise FgradTypeError(f"pad: pad_width must be integers, got {pad_width!r:.60}")
     try:
         widths = np.broadcast_to(widths.astype(np.int64), (len(shape), 2))
     except ValueError:
-        raise ValueError(f"pad: pad_width {pad_width!r:.60} does not fit an array of {len(shape)} "
+        raise FgradValueError(f"pad: pad_width {pad_width!r:.60} does not fit an array of {len(shape)} "
                          "dimensions (use an int, (before, after), or one pair per axis)") from None
     if (widths < 0).any():
-        raise ValueError(f"pad: pad widths can't be negative, got {pad_width!r:.60}")
+        raise FgradValueError(f"pad: pad widths can't be negative, got {pad_width!r:.60}")
     widths = tuple((int(lo), int(hi)) for lo, hi in widths)
     if mode in ("constant", "empty"):
         unknown = set(kwargs) - {"constant_values"}
         if unknown or (mode == "empty" and kwargs):
-            raise TypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
+            raise FgradTypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
         out = sh.pad(a, widths)
         cv = kwargs.get("constant_values", 0)
         dt = aval_of(a).dtype
         if is_traced(cv) or type(cv).__module__.startswith("cupy"):  # (a GPU value: as traced, by primitives)
             c = cast(as_value(cv, "pad"), dt)
             if shape_of(c) != ():
-                raise ValueError("pad: a traced constant_values must be a scalar")
+                raise FgradValueError("pad: a traced constant_values must be a scalar")
             outside = np.pad(np.zeros(shape, dt), widths, constant_values=1)
             return ew.add(out, ew.mul(outside, c)) if outside.size else out
         cv = np.asarray(cv)
@@ -441,13 +441,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
             return ew.add(out, np.pad(np.zeros(shape, dt), widths, constant_values=cv))
         return out
     if mode not in _INDEX_MODES:
-        raise ValueError(f"pad: mode {mode!r} is not supported; use 'constant', 'edge', 'reflect', "
+        raise FgradValueError(f"pad: mode {mode!r} is not supported; use 'constant', 'edge', 'reflect', "
                          "'symmetric' or 'wrap'")
     extra = {k: v for k, v in kwargs.items() if k == "reflect_type"}
     if set(kwargs) - set(extra) or mode in ("edge", "wrap") and extra:
-        raise TypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
+        raise FgradTypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
     if extra.get("reflect_type", "even") != "even":
-        raise ValueError("pad: only reflect_type='even' (the default) is supported")
+        raise FgradValueError("pad: only reflect_type='even' (the default) is supported")
     for ax, (lo, hi) in enumerate(widths):
         if lo or hi:
             a = take(a, np.pad(np.arange(shape[ax]), (lo, hi), mode=mode, **extra), axis=ax)
@@ -463,7 +463,7 @@ def roll(a, shift, axis=None, *, policy=NUMPY):
         return sh.reshape(roll(ravel(a), shifts, 0), shape)
     axes = ints_arg(axis, "roll", "axis")
     if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
-        raise ValueError(f"roll: shift {shift!r:.40} and axis {axis!r:.40} must have the same length "
+        raise FgradValueError(f"roll: shift {shift!r:.40} and axis {axis!r:.40} must have the same length "
                          f"(or one of them a single value), got {len(shifts)} shifts for {len(axes)} axes")
     n_pairs = max(len(shifts), len(axes))
     if len(shifts) == 1:
@@ -498,7 +498,7 @@ def broadcast_arrays(*args):
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate arrays from 1-D coordinate vectors (NumPy semantics)."""
     if indexing not in ("xy", "ij"):
-        raise ValueError("meshgrid: valid values for `indexing` are 'xy' and 'ij'.")
+        raise FgradValueError("meshgrid: valid values for `indexing` are 'xy' and 'ij'.")
     xs = [ravel(as_value(x, "meshgrid")) for x in xi]
     nd = len(xs)
     out = []

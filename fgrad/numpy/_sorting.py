@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.errors import FgradValueError
 from ..ops import shape as sh
 from ..ops.sort import argsort as _argsort
 from ._index import take_along_axis
@@ -17,9 +18,9 @@ _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 def _check(name: str, kind, order) -> None:
     if kind not in _KINDS:
-        raise ValueError(f"{name}: kind={kind!r} is not one of {_KINDS[1:]}")
+        raise FgradValueError(f"{name}: kind={kind!r} is not one of {_KINDS[1:]}")
     if order is not None:
-        raise ValueError(f"{name}: order= sorts structured arrays by field, which fgrad arrays do not have; "
+        raise FgradValueError(f"{name}: order= sorts structured arrays by field, which fgrad arrays do not have; "
                          "sort by the field's array instead")
 
 

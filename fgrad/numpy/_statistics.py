@@ -12,13 +12,24 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops import shape as sh
 from ._index import take_along_axis
 from ._policy import NUMPY
 from ._sorting import sort
-from ._util import as_value, broadcast_to, cast, dtype_of, is_traced, normalize_axes, reject_out, result_dtype, shape_of
+from ._util import (
+    as_value,
+    broadcast_to,
+    cast,
+    dtype_of,
+    is_traced,
+    normalize_axes,
+    reject_out,
+    result_dtype,
+    shape_of,
+)
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -43,18 +54,18 @@ def _result_dtype(a, q, method: str, policy):
 def _quantile(a, q, axis, method, keepdims, name: str, ignore_nan: bool, policy):
     a = as_value(a, name)
     if method not in _METHODS:
-        raise ValueError(f"{name}: method={method!r} is not supported; use one of {_METHODS}")
+        raise FgradValueError(f"{name}: method={method!r} is not supported; use one of {_METHODS}")
     qv = q if isinstance(q, float) else as_value(q, f"{name}'s q")
     if not is_traced(qv):
         qa = np.asarray(qv, np.float64)
         if qa.size and not (np.all(qa >= 0) and np.all(qa <= 1)):
-            raise ValueError(f"{name}: Quantiles must be in the range [0, 1] (got {qa.ravel()[:6]})")
+            raise FgradValueError(f"{name}: Quantiles must be in the range [0, 1] (got {qa.ravel()[:6]})")
     dt = _result_dtype(a, qv, method, policy)
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape), name, policy=policy)
     x, n = _gathered_last(a, axes)
     if n == 0:
-        raise ValueError(f"{name}: cannot take a quantile of an empty slice (axes {axes} of shape {shape})")
+        raise FgradValueError(f"{name}: cannot take a quantile of an empty slice (axes {axes} of shape {shape})")
     batch = shape_of(x)[:-1]
     q_shape = shape_of(qv)
     k = int(np.prod(q_shape, dtype=np.int64))

@@ -13,9 +13,11 @@ import numpy as np
 
 from ..core.errors import (
     ConcretizationError,
+    FgradIndexError,
     FgradTypeError,
+    FgradValueError,
     ShapeError,
-    reject_out,  # noqa: F401  (fgrad.numpy modules import it from here)
+    reject_out,
 )
 from ..core.trace import Tracer, aval_of, is_tensor
 from ..ops.elementwise import convert_element_type
@@ -63,7 +65,7 @@ def is_array(x) -> bool:
 
 
 def _not_numeric(x, name: str) -> TypeError:
-    return TypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {x.dtype}). "
+    return FgradTypeError(f"{name}: {type(x).__name__} {x!r:.80} is not numeric (dtype {x.dtype}). "
                      "fgrad works on arrays of booleans, integers, floats or complex numbers; "
                      "convert it first (e.g. x.astype(float)).")
 
@@ -85,7 +87,7 @@ def as_value(x, name: str = "argument"):
         return x
     if isinstance(x, _PY_SCALARS):
         if isinstance(x, int) and not -_INT64 <= x < 2 * _INT64:
-            raise ValueError(f"{name}: the integer {x:.3g} does not fit in a 64-bit integer "
+            raise FgradValueError(f"{name}: the integer {x:.3g} does not fit in a 64-bit integer "
                              "(NumPy's widest). Pass it as a float (e.g. 1e30) instead.")
         return np.asarray(x)
     if isinstance(x, (list, tuple)) and _holds_traced(x, 0):
@@ -177,9 +179,9 @@ def int_arg(v, name: str, what: str, bounded: bool = True) -> int:
         except ConcretizationError:
             raise
         except TypeError:
-            raise TypeError(f"{name}: {what} must be an integer, got {_describe(v)}") from None
+            raise FgradTypeError(f"{name}: {what} must be an integer, got {_describe(v)}") from None
     if bounded and not -_INT64 <= v < _INT64:
-        raise ValueError(f"{name}: {what} {v:.3g} is out of range: it must fit in a 64-bit integer "
+        raise FgradValueError(f"{name}: {what} {v:.3g} is out of range: it must fit in a 64-bit integer "
                          f"(-2**63 <= {what} < 2**63)")
     return v
 
@@ -190,7 +192,7 @@ def index_arg(v, name: str, what: str = "index") -> int:
     try:
         return int_arg(v, name, what)
     except ValueError:
-        raise IndexError(f"{name}: {what} {v!r:.40} is out of bounds: indices must fit in a 64-bit "
+        raise FgradIndexError(f"{name}: {what} {v!r:.40} is out of bounds: indices must fit in a 64-bit "
                          f"integer (|{what}| < 2**63) and lie within the axis") from None
 
 
@@ -205,18 +207,18 @@ def ints_arg(v, name: str, what: str, bounded: bool = True) -> tuple:
     if isinstance(v, (int, np.integer)):
         return (int_arg(v, name, what, bounded),)
     if isinstance(v, (str, bytes, dict, set)) or not hasattr(v, "__iter__"):
-        raise TypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
+        raise FgradTypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
                         f"{_describe(v)}")
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return (int_arg(v, name, what, bounded),)
         if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
-            raise TypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
+            raise FgradTypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
                             f"got an array of shape {v.shape} and dtype {v.dtype}")
     out = []
     for d in v:
         if isinstance(d, (list, tuple, np.ndarray)) and not (isinstance(d, np.ndarray) and d.ndim == 0):
-            raise TypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
+            raise FgradTypeError(f"{name}: {what} must be an integer or a flat sequence of integers, "
                             f"got the nested {_describe(v)}")
         out.append(int_arg(d, name, what, bounded))
     return tuple(out)
@@ -253,7 +255,7 @@ def shape_arg(shape, name: str, what: str = "shape", allow_unknown: bool = False
 def _shape_dims(shape, name, what) -> tuple:
     shape = static_arg(shape, f"{name}'s {what}")
     if isinstance(shape, (str, bytes)):
-        raise TypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
+        raise FgradTypeError(f"{name}: {what} must be an integer or a sequence of integers, got "
                         f"{_describe(shape)}. Pass e.g. (2, 3).")
     if isinstance(shape, np.ndarray) and shape.size == 0 and shape.ndim == 1:
         dims = ()
@@ -261,7 +263,7 @@ def _shape_dims(shape, name, what) -> tuple:
         try:
             dims = ints_arg(shape, name, what)
         except TypeError as e:
-            raise TypeError(f"{e}. A {what} is an int or a sequence of ints, e.g. (2, 3).") from None
+            raise FgradTypeError(f"{e}. A {what} is an int or a sequence of ints, e.g. (2, 3).") from None
         except ValueError:
             raise ShapeError(f"{name}: {what} {shape!r:.80} has a dimension beyond 64 bits; no array "
                              "can be that large") from None
@@ -284,10 +286,10 @@ def dtype_arg(dtype, name: str, what: str = "dtype"):
         except (TypeError, ValueError, KeyError, AttributeError, RecursionError, OverflowError):
             dt = None
     if dt is None:
-        raise TypeError(f"{name}: {what} {_describe(dtype)} is not a data type. Pass a NumPy "
+        raise FgradTypeError(f"{name}: {what} {_describe(dtype)} is not a data type. Pass a NumPy "
                         "dtype or its name, e.g. float, np.float32 or 'int64'.")
     if dt.kind not in _NUMERIC_KINDS:
-        raise TypeError(f"{name}: {what} {_describe(dtype)} means {dt}, which is not numeric; "
+        raise FgradTypeError(f"{name}: {what} {_describe(dtype)} means {dt}, which is not numeric; "
                         "fgrad arrays hold booleans, integers, floats or complex numbers.")
     if cacheable:
         _DTYPE_CACHE[dtype] = dt
@@ -322,7 +324,7 @@ def normalize_axes(axis, ndim: int, name: str, policy=NUMPY) -> tuple:
     elif isinstance(axis, (Tracer,)) or is_tensor(axis):
         axes = (axis,)
     else:
-        raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
+        raise FgradTypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
                         f"axis=0 or axis=(0, 1)), got {_describe(axis)}")
     out = [normalize_axis(a, ndim, name, policy=policy) for a in axes]
     if len(set(out)) != len(out):

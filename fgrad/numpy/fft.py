@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.rules import shape_of
 from ..ops import complex as cx
 from ..ops import fft as ops_fft
@@ -46,7 +46,7 @@ def _float_input(a, name: str):
     x = as_value(a, name)
     dt = dtype_of(x)
     if dt.kind == "c":
-        raise TypeError(f"{name}: the input has complex dtype {dt}; this transform takes real arrays "
+        raise FgradTypeError(f"{name}: the input has complex dtype {dt}; this transform takes real arrays "
                         "(use fft/fftn for complex input, or take .real first)")
     return cast(x, np.dtype(np.float32) if dt in (np.float16, np.float32) else np.dtype(np.float64))
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.avals import float_dtype
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import xp_of
 from ..ops import elementwise as ew
 from ..ops import linalg as la
@@ -161,7 +161,7 @@ def _vector_norm(x, ord, axes):
     if ord == 1:
         return red.reduce_sum(ew.abs(x), axes)
     if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        raise FgradValueError(f"norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
     if p.is_integer() and int(p) % 2 == 0:
         # |x|**p == x**p for even p: no abs, so entries at 0 keep every derivative order
@@ -194,7 +194,7 @@ def _matrix_norm(x, ord, axes):
         lead = aval_of(s).shape[:-1]
         i = 0 if ord == 2 else aval_of(s).shape[-1] - 1   # descending: the largest comes first
         return sh.reshape(sh.slice(s, (0,) * len(lead) + (i,), lead + (i + 1,)), lead)
-    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    raise FgradValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):
@@ -211,7 +211,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
             axes = tuple(range(nd))
             return _keep(_two_norm(x, axes), shape, axes, keepdims)
         if nd not in (1, 2):
-            raise ValueError(f"norm: ord={ord!r} with axis=None needs a 1-D or 2-D array, got shape "
+            raise FgradValueError(f"norm: ord={ord!r} with axis=None needs a 1-D or 2-D array, got shape "
                              f"{shape}; pass axis=")
         axis = tuple(range(nd))
     axis = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -223,7 +223,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
         if any(not 0 <= a < nd for a in axes) or axes[0] == axes[1]:
             raise ShapeError(f"norm: axis={axis} is invalid for an array of {nd} dimensions")
         return _keep(_matrix_norm(x, ord, axes), shape, axes, keepdims)
-    raise ValueError(f"norm: axis must name one (vector norm) or two (matrix norm) axes, got {axis}")
+    raise FgradValueError(f"norm: axis must name one (vector norm) or two (matrix norm) axes, got {axis}")
 
 
 # --- pseudo-inverse, least squares, powers, ranks -------------------------------------------------
@@ -298,7 +298,7 @@ def matrix_power(a: Any, n: int) -> Any:
         raise ShapeError(f"matrix_power: expected a square matrix or a stack of them (shape (..., n, n)), "
                          f"got shape {shape}")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-        raise TypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__} {n!r:.40}")
+        raise FgradTypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__} {n!r:.40}")
     n = int(n)
     if n == 0:
         eye = xp_of((a,)).eye(shape[-1], dtype=dtype_of(a))  # on a's device (traced: a constant)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.errors import FgradTypeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear, elementwise_shape
 from ..core.trace import aval_of
@@ -40,7 +41,7 @@ def complex_dtype(dtype) -> np.dtype:
 
 def _complex_operand(name, x):
     if x.dtype.kind != "c":
-        raise TypeError(f"{name}: expected a complex operand, got dtype {x.dtype} "
+        raise FgradTypeError(f"{name}: expected a complex operand, got dtype {x.dtype} "
                         "(fgrad.numpy handles real arguments before binding)")
 
 
@@ -83,7 +84,7 @@ def complex(x, y):
 
 def _complex_aval(x, y):
     if x.dtype != y.dtype or x.dtype not in _COMPLEX_OF:
-        raise TypeError(f"complex: expected two float32 or float64 operands of one dtype, got {x.dtype} "
+        raise FgradTypeError(f"complex: expected two float32 or float64 operands of one dtype, got {x.dtype} "
                         f"and {y.dtype} (fgrad.numpy promotes before binding)")
     return ShapedArray(elementwise_shape("complex", (x, y)), _COMPLEX_OF[x.dtype])
 

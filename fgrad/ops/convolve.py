@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ..core.trace import aval_of
@@ -27,7 +27,7 @@ def _conv_aval(x, k):
         raise ShapeError(f"convolve: the arrays must have the same number of dimensions, got shapes {x.shape} "
                          f"and {k.shape}")
     if x.dtype != k.dtype or x.dtype.kind != "f":
-        raise TypeError(f"convolve: expected two float arrays of one dtype, got {x.dtype} and {k.dtype} "
+        raise FgradTypeError(f"convolve: expected two float arrays of one dtype, got {x.dtype} and {k.dtype} "
                         "(fgrad.scipy.signal promotes before binding)")
     if any(d == 0 for d in x.shape + k.shape):
         raise ShapeError(f"convolve: empty arrays (shapes {x.shape} and {k.shape}) have no convolution")

@@ -28,12 +28,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ..core.trace import aval_of
 from .complex import complex, complex_dtype, conj, real, real_dtype
-from .elementwise import add, const, convert_element_type, div, eq, mul, ne, neg, select, sub
+from .elementwise import (
+    add,
+    const,
+    convert_element_type,
+    div,
+    eq,
+    mul,
+    ne,
+    neg,
+    select,
+    sub,
+)
 from .linalg import (
     _batch_leading,
     _square_aval,
@@ -41,8 +52,8 @@ from .linalg import (
     diagonal_part,
     matrix_transpose,
     solve,
-    tril,
     triangular_solve,
+    tril,
     triu,
 )
 from .reduce import reduce_sum
@@ -190,7 +201,7 @@ def _eigh_impl(a, *, lower, xp):
 def _real_square_aval(name, a):
     _square_aval(name, a)
     if a.dtype.kind != "f":
-        raise TypeError(f"{name}: expected a real floating-point matrix, got dtype {a.dtype}")
+        raise FgradTypeError(f"{name}: expected a real floating-point matrix, got dtype {a.dtype}")
 
 
 def _eigh_aval(a, *, lower):
@@ -262,7 +273,7 @@ def _svd_aval(a, *, full_matrices):
     if a.ndim < 2:
         raise ShapeError(f"svd: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
     if a.dtype.kind != "f":
-        raise TypeError(f"svd: expected a real floating-point matrix, got dtype {a.dtype}")
+        raise FgradTypeError(f"svd: expected a real floating-point matrix, got dtype {a.dtype}")
     return _packed_aval(a.shape[:-2], _svd_tails(a.shape, full_matrices), a.dtype)
 
 
@@ -357,7 +368,7 @@ def _qr_aval(a, *, complete):
     if a.ndim < 2:
         raise ShapeError(f"qr: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
     if a.dtype.kind != "f":
-        raise TypeError(f"qr: expected a real floating-point matrix, got dtype {a.dtype}")
+        raise FgradTypeError(f"qr: expected a real floating-point matrix, got dtype {a.dtype}")
     return _packed_aval(a.shape[:-2], _qr_tails(a.shape, complete), a.dtype)
 
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear
 from ..core.trace import aval_of
@@ -38,7 +38,7 @@ def _check_axes(name, x, axes):
 
 def _check_norm(name, norm):
     if norm not in NORMS:
-        raise ValueError(f"{name}: norm must be one of {NORMS}, got {norm!r}")
+        raise FgradValueError(f"{name}: norm must be one of {NORMS}, got {norm!r}")
 
 
 def _batch_rule(prim):
@@ -57,7 +57,7 @@ def _fft_aval(x, *, axes, inverse, norm):
     _check_axes("fft", x, axes)
     _check_norm("fft", norm)
     if x.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
-        raise TypeError(f"fft: expected a float32/64 or complex64/128 array, got dtype {x.dtype}")
+        raise FgradTypeError(f"fft: expected a float32/64 or complex64/128 array, got dtype {x.dtype}")
     return ShapedArray(x.shape, complex_dtype(x.dtype))
 
 
@@ -94,7 +94,7 @@ def _rfft_aval(x, *, axes, norm):
     _check_axes("rfft", x, axes)
     _check_norm("rfft", norm)
     if x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"rfft: expected a float32 or float64 array, got dtype {x.dtype}")
+        raise FgradTypeError(f"rfft: expected a float32 or float64 array, got dtype {x.dtype}")
     shape = list(x.shape)
     shape[axes[-1]] = shape[axes[-1]] // 2 + 1
     return ShapedArray(shape, complex_dtype(x.dtype))
@@ -134,7 +134,7 @@ def _irfft_aval(x, *, axes, lengths, norm):
     _check_axes("irfft", x, axes)
     _check_norm("irfft", norm)
     if x.dtype not in (np.complex64, np.complex128):
-        raise TypeError(f"irfft: expected a complex64 or complex128 array, got dtype {x.dtype}")
+        raise FgradTypeError(f"irfft: expected a complex64 or complex128 array, got dtype {x.dtype}")
     if len(lengths) != len(axes) or any(d < 1 for d in lengths):
         raise ShapeError(f"irfft: lengths {lengths} must be positive, one per axis of {axes}")
     for a, d in zip(axes[:-1], lengths[:-1]):

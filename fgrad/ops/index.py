@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradIndexError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear
 from ._batching import loop_batch
@@ -94,7 +94,7 @@ def gather_shape(shape, spec, array_shapes) -> tuple:
         try:
             bshape = tuple(np.broadcast_shapes(*array_shapes))
         except ValueError:
-            raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+            raise FgradIndexError("shape mismatch: indexing arrays could not be broadcast together with "
                              f"shapes {' '.join(str(tuple(s)) for s in array_shapes)}") from None
     basic = []
     for i, d in enumerate(shape):
@@ -102,7 +102,7 @@ def gather_shape(shape, spec, array_shapes) -> tuple:
         if isinstance(e, Slice):
             basic.append((i, e.length(d)))
         elif isinstance(e, int) and not -d <= e < d:
-            raise IndexError(f"index {e} is out of bounds for axis {i} with size {d}")
+            raise FgradIndexError(f"index {e} is out of bounds for axis {i} with size {d}")
     if not array_shapes:
         return tuple(n for _, n in basic)
     if advanced == list(range(advanced[0], advanced[-1] + 1)):
@@ -115,7 +115,7 @@ def gather_shape(shape, spec, array_shapes) -> tuple:
 def _check_arrays(name, avals):
     for a in avals:
         if a.dtype.kind not in "iu":
-            raise IndexError(f"{name}: index arrays must be integers, got {a.dtype}")
+            raise FgradIndexError(f"{name}: index arrays must be integers, got {a.dtype}")
 
 
 # --- getitem (gather) ---------------------------------------------------------------------

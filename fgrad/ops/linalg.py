@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray, is_float
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear, def_nondiff, shape_of
 from ..core.trace import aval_of
@@ -99,7 +99,7 @@ def _dot_general_aval(lhs, rhs, *, dimension_numbers):
                 raise ShapeError(f"{where}: {kind} axes {i} of lhs (size {lhs.shape[i]}) and {j} of rhs "
                                  f"(size {rhs.shape[j]}) differ")
     if lhs.dtype != rhs.dtype:
-        raise TypeError(f"{where}: dtypes {lhs.dtype} and {rhs.dtype} differ "
+        raise FgradTypeError(f"{where}: dtypes {lhs.dtype} and {rhs.dtype} differ "
                         "(fgrad.numpy promotes before binding)")
     lf = _remaining(lhs.ndim, lc, lb)
     rf = _remaining(rhs.ndim, rc, rb)
@@ -218,7 +218,7 @@ def _square_aval(name, a):
         raise ShapeError(f"{name}: expected a square matrix (or a stack of them, shape (..., n, n)), "
                          f"got shape {a.shape}")
     if not is_float(a.dtype):
-        raise TypeError(f"{name}: expected a floating-point matrix, got dtype {a.dtype}")
+        raise FgradTypeError(f"{name}: expected a floating-point matrix, got dtype {a.dtype}")
 
 
 def _square_to_square_aval(name):
@@ -313,7 +313,7 @@ def _system_aval(name, a, b, hint=""):
         raise ShapeError(f"{name}: a of shape {a.shape} needs b of shape {a.shape[:-1]} + (k,), "
                          f"got {b.shape}{hint}")
     if b.dtype != a.dtype:
-        raise TypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ")
+        raise FgradTypeError(f"{name}: dtypes {a.dtype} and {b.dtype} differ")
     return ShapedArray(b.shape, b.dtype)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ..core.trace import aval_of
@@ -56,7 +56,7 @@ def _pinv_aval(a, *, rcond):
     if a.ndim < 2:
         raise ShapeError(f"pinv: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
     if a.dtype.kind not in "fc":
-        raise TypeError(f"pinv: expected a floating-point matrix, got dtype {a.dtype}")
+        raise FgradTypeError(f"pinv: expected a floating-point matrix, got dtype {a.dtype}")
     return ShapedArray(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
 
 
@@ -146,7 +146,7 @@ def _sylvester_aval(a, b, q):
         raise ShapeError(f"solve_sylvester: a of shape {a.shape} and b of shape {b.shape} need q of shape "
                          f"{a.shape[:-2] + (m, n)} (and equal batch axes), got {q.shape}")
     if not a.dtype == b.dtype == q.dtype:
-        raise TypeError(f"solve_sylvester: dtypes {a.dtype}, {b.dtype} and {q.dtype} differ "
+        raise FgradTypeError(f"solve_sylvester: dtypes {a.dtype}, {b.dtype} and {q.dtype} differ "
                         "(fgrad.scipy.linalg promotes before binding)")
     return ShapedArray(q.shape, q.dtype)
 
@@ -238,7 +238,7 @@ def _banded_aval(ab, b, *, lower, upper, transpose_a):
     if b.ndim != 2 or b.shape[0] != ab.shape[1]:
         raise ShapeError(f"solve_banded: ab of shape {ab.shape} needs b of shape ({ab.shape[1]}, k), got {b.shape}")
     if ab.dtype != b.dtype or ab.dtype.kind not in "fc":
-        raise TypeError(f"solve_banded: expected floating-point ab and b of one dtype, got {ab.dtype} "
+        raise FgradTypeError(f"solve_banded: expected floating-point ab and b of one dtype, got {ab.dtype} "
                         f"and {b.dtype}")
     return ShapedArray(b.shape, b.dtype)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_nondiff, shape_of
 from .shape import batch_front, reshape
@@ -32,9 +32,9 @@ def _searchsorted_impl(sorted_seq, values, *, side, xp):
 
 def _searchsorted_aval(sorted_seq, values, *, side):
     if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        raise FgradValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if sorted_seq.dtype != values.dtype:
-        raise TypeError(f"searchsorted: the sorted sequence ({sorted_seq.dtype}) and the values "
+        raise FgradTypeError(f"searchsorted: the sorted sequence ({sorted_seq.dtype}) and the values "
                         f"({values.dtype}) must have one dtype; fgrad.numpy.searchsorted promotes them")
     if sorted_seq.ndim == 0:
         raise ShapeError("searchsorted: the sorted sequence must have at least one dimension, got a 0-d array")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.errors import ShapeError
+from ..core.errors import FgradTypeError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ._batching import loop_batch
@@ -46,12 +46,12 @@ def _coo_matmul_aval(values, dense, rows, cols, *, shape):
         raise ShapeError(f"coo_matmul: values, rows and cols must be vectors of one length (nnz), got shapes "
                          f"{values.shape}, {rows.shape} and {cols.shape}")
     if rows.dtype.kind not in "iu" or cols.dtype.kind not in "iu":
-        raise TypeError(f"coo_matmul: rows and cols must be integers, got {rows.dtype} and {cols.dtype}")
+        raise FgradTypeError(f"coo_matmul: rows and cols must be integers, got {rows.dtype} and {cols.dtype}")
     if dense.ndim not in (1, 2) or dense.shape[0] != k:
         raise ShapeError(f"coo_matmul: a sparse {n} x {k} matrix times a dense operand of shape {dense.shape}: "
                          f"the dense operand must be ({k},) or ({k}, m)")
     if values.dtype != dense.dtype:
-        raise TypeError(f"coo_matmul: values ({values.dtype}) and the dense operand ({dense.dtype}) must have one "
+        raise FgradTypeError(f"coo_matmul: values ({values.dtype}) and the dense operand ({dense.dtype}) must have one "
                         "dtype")
     return ShapedArray((n,) + dense.shape[1:], values.dtype)
 

@@ -1,6 +1,7 @@
 """Adadelta, PyTorch's update formula."""
 from __future__ import annotations
 
+from ..core.errors import FgradValueError
 from .optimizer import Optimizer, ParamsT, _number, _xp
 
 
@@ -19,13 +20,13 @@ class Adadelta(Optimizer):
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
         if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise FgradValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
+            raise FgradValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+            raise FgradValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+            raise FgradValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       maximize=maximize, capturable=capturable, foreach=foreach,
                                       differentiable=differentiable))

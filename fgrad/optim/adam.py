@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import math
 
+from ..core.errors import FgradValueError
 from ..tensor.tensor import Tensor
 from .optimizer import Optimizer, ParamsT, _check_flags, _lerp_, _number, _xp
 
 
 def _check_adam_args(lr, betas, eps, weight_decay) -> None:
     if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
+        raise FgradValueError(f"Invalid learning rate: {lr}")
     if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+        raise FgradValueError(f"Invalid epsilon value: {eps}")
     if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        raise FgradValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        raise FgradValueError(f"Invalid beta parameter at index 1: {betas[1]}")
     if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        raise FgradValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adam(Optimizer):

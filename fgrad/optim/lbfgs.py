@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError, FgradValueError
 from ..core.trace import facade
 from ..tensor.grad_mode import enable_grad, no_grad
 from ..tensor.tensor import Tensor
@@ -148,25 +149,25 @@ class LBFGS(Optimizer):
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
         if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise FgradValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
             # PyTorch raises this at the first step; here it is raised where the value is given
-            raise RuntimeError(f"only 'strong_wolfe' is supported as line_search_fn, got "
+            raise FgradRuntimeError(f"only 'strong_wolfe' is supported as line_search_fn, got "
                                f"{line_search_fn!r}; pass line_search_fn=None for a fixed step")
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
                                       tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change,
                                       history_size=history_size, line_search_fn=line_search_fn))
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise FgradValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     def add_param_group(self, param_group: dict) -> None:
         """The one parameter group (a second raises ValueError: LBFGS keeps one flat history)."""
         if self.param_groups:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise FgradValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         super().add_param_group(param_group)
 
     def _gather_flat_grad(self):
@@ -207,7 +208,7 @@ class LBFGS(Optimizer):
     def step(self, closure):  # noqa: C901 - PyTorch's algorithm, kept in one piece to compare
         """One L-BFGS step (up to max_iter iterations); returns the closure's first loss."""
         if closure is None:
-            raise RuntimeError("LBFGS.step() needs a closure that re-evaluates the model and "
+            raise FgradRuntimeError("LBFGS.step() needs a closure that re-evaluates the model and "
                                "returns the loss: opt.step(closure)")
         closure = enable_grad()(closure)
         group = self.param_groups[0]
@@ -216,7 +217,7 @@ class LBFGS(Optimizer):
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
         if line_search_fn not in (None, "strong_wolfe"):
-            raise RuntimeError("only 'strong_wolfe' is supported")
+            raise FgradRuntimeError("only 'strong_wolfe' is supported")
 
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)

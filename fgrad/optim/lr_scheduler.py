@@ -22,6 +22,12 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from typing import Any
 
+from ..core.errors import (
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..tensor.tensor import Tensor
 from .optimizer import Optimizer
 
@@ -53,7 +59,7 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+            raise FgradValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(value)} values, param_groups has {n}.")
         return list(value)
     return [value] * n
@@ -76,7 +82,7 @@ def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
     n = len(optimizer.param_groups)
     if isinstance(lr_lambda, (list, tuple)):
         if len(lr_lambda) != n:
-            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            raise FgradValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
         return list(lr_lambda)
     return [lr_lambda] * n
 
@@ -118,7 +124,7 @@ class LRScheduler:
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise FgradTypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -161,7 +167,7 @@ class LRScheduler:
     def get_lr(self) -> list:
         """The rates for epoch self.last_epoch (called by step(); read rates with
         get_last_lr())."""
-        raise NotImplementedError(f"{type(self).__name__} must define get_lr()")
+        raise FgradNotImplementedError(f"{type(self).__name__} must define get_lr()")
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or, deprecated, jump to `epoch`, using the closed form where
@@ -251,7 +257,7 @@ class MultiplicativeLR(_LambdaStateMixin, LRScheduler):
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+                raise FgradTypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -314,7 +320,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
-            raise ValueError(f"Constant multiplicative factor expected to be between 0 and 1, got "
+            raise FgradValueError(f"Constant multiplicative factor expected to be between 0 and 1, got "
                              f"factor={factor}.")
         self.factor = factor
         self.total_iters = total_iters
@@ -340,10 +346,10 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+            raise FgradValueError("Starting multiplicative factor expected to be greater than 0 and "
                              f"less or equal to 1, got start_factor={start_factor}.")
         if end_factor > 1.0 or end_factor < 0:
-            raise ValueError(f"Ending multiplicative factor expected to be between 0 and 1, got "
+            raise FgradValueError(f"Ending multiplicative factor expected to be between 0 and 1, got "
                              f"end_factor={end_factor}.")
         self.start_factor = start_factor
         self.end_factor = end_factor
@@ -454,11 +460,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+            raise FgradValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+            raise FgradValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+            raise FgradValueError(f"Expected float or int eta_min, but got {eta_min} of type "
                              f"{type(eta_min).__name__}")
         self.T_0 = T_0
         self.T_i = T_0
@@ -484,7 +490,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+                raise FgradValueError(f"Expected non-negative epoch, but got {epoch}")
             if epoch >= self.T_0:
                 if self.T_mult == 1:
                     self.T_cur = epoch % self.T_0
@@ -526,13 +532,13 @@ class _SchedulerListMixin:
 def _check_children(owner: str, optimizer, schedulers: list) -> None:
     for i, s in enumerate(schedulers):
         if not hasattr(s, "optimizer"):
-            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+            raise FgradTypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
         if isinstance(s, ReduceLROnPlateau):
-            raise ValueError(f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires "
+            raise FgradValueError(f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires "
                              "additional kwargs to be specified when calling `step`, but got one "
                              f"at index {i} in the given schedulers sequence.")
         if optimizer is not s.optimizer:
-            raise ValueError(f"{owner} expects all schedulers to belong to the same optimizer, but "
+            raise FgradValueError(f"{owner} expects all schedulers to belong to the same optimizer, but "
                              f"got scheduler {type(s).__name__} at index {i} has {s.optimizer}, "
                              f"which is different from {type(optimizer).__name__}.")
 
@@ -546,10 +552,10 @@ class SequentialLR(_SchedulerListMixin, LRScheduler):
         schedulers, milestones = list(schedulers), list(milestones)
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+            raise FgradValueError(f"{name} expects at least one scheduler, but got no scheduler.")
         _check_children(name, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one "
+            raise FgradValueError("Sequential Schedulers expects number of schedulers provided to be one "
                              "more than the number of milestone points, but got number of "
                              f"schedulers {len(schedulers)} and the number of milestones to be "
                              f"equal to {len(milestones)}")
@@ -595,7 +601,7 @@ class ChainedScheduler(_SchedulerListMixin, LRScheduler):
         schedulers = list(schedulers)
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
+            raise FgradValueError(f"{name} expects at least one scheduler to be chained, but got no "
                              "scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
         _check_children(name, optimizer, schedulers)
@@ -623,14 +629,14 @@ class ReduceLROnPlateau(LRScheduler):
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
                  cooldown: int = 0, min_lr: float | list = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
-            raise ValueError(f"Factor should be < 1.0, got factor={factor}.")
+            raise FgradValueError(f"Factor should be < 1.0, got factor={factor}.")
         self.factor = factor
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise FgradTypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+                raise FgradValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -676,7 +682,7 @@ class ReduceLROnPlateau(LRScheduler):
         groups = self.optimizer.param_groups
         if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(
+                raise FgradRuntimeError(
                     f"The number of param groups in the `optimizer` ({len(groups)}) differs from "
                     f"when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due "
                     "to a new param group being added to the optimizer. Please modify the "
@@ -704,9 +710,9 @@ class ReduceLROnPlateau(LRScheduler):
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:
-            raise ValueError(f"mode {mode} is unknown! Use 'min' or 'max'.")
+            raise FgradValueError(f"mode {mode} is unknown! Use 'min' or 'max'.")
         if threshold_mode not in {"rel", "abs"}:
-            raise ValueError(f"threshold mode {threshold_mode} is unknown! Use 'rel' or 'abs'.")
+            raise FgradValueError(f"threshold mode {threshold_mode} is unknown! Use 'rel' or 'abs'.")
         self.mode_worse = math.inf if mode == "min" else -math.inf
         self.mode = mode
         self.threshold = threshold
@@ -733,7 +739,7 @@ class CyclicLR(LRScheduler):
                  cycle_momentum: bool = True, base_momentum: float | list = 0.8,
                  max_momentum: float | list = 0.9, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise FgradTypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
@@ -745,7 +751,7 @@ class CyclicLR(LRScheduler):
         self.total_size = step_size_up + step_size_down
         self.step_ratio = step_size_up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError(f"mode {mode!r} is invalid and scale_fn is None: use 'triangular', "
+            raise FgradValueError(f"mode {mode!r} is invalid and scale_fn is None: use 'triangular', "
                              "'triangular2' or 'exp_range', or pass a scale_fn")
         self.mode = mode
         self.gamma = gamma
@@ -755,7 +761,7 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                raise FgradValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
                                  "option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
@@ -848,20 +854,20 @@ class OneCycleLR(LRScheduler):
                  div_factor: float = 25.0, final_div_factor: float = 1e4,
                  three_phase: bool = False, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise FgradTypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if total_steps is not None:
             if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+                raise FgradValueError(f"Expected positive integer total_steps, but got {total_steps}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+                raise FgradValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+                raise FgradValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            raise FgradValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         n = self.total_steps
         if three_phase:
             self._schedule_phases = [
@@ -875,9 +881,9 @@ class OneCycleLR(LRScheduler):
                 _phase(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+            raise FgradValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+            raise FgradValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy}")
         self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
@@ -889,7 +895,7 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                raise FgradValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
                                  "option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
             m_maxs = _per_group("max_momentum", optimizer, max_momentum)
@@ -910,7 +916,7 @@ class OneCycleLR(LRScheduler):
         self._warn_if_called_outside_step()
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps "
+            raise FgradValueError(f"Tried to step {step_num} times. The specified number of total steps "
                              f"is {self.total_steps}; build OneCycleLR with a larger total_steps "
                              "(or epochs * steps_per_epoch) for a longer run")
         lrs = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from ..core.trace import facade
 from .adam import _check_adam_args
 from .optimizer import Optimizer, ParamsT, _lerp_, _number, _xp
@@ -27,7 +28,7 @@ class NAdam(Optimizer):
                  differentiable: bool = False) -> None:
         _check_adam_args(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+            raise FgradValueError(f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,

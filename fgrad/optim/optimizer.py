@@ -11,6 +11,7 @@ from typing import Union
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..core.trace import facade
 from ..nn import utils as nn_utils
 from ..tensor.grad_mode import enable_grad, no_grad
@@ -72,9 +73,9 @@ def _check_flags(defaults: dict) -> None:
     rejected here too."""
     if defaults.get("fused"):
         if defaults.get("differentiable"):
-            raise RuntimeError("`fused` does not support `differentiable`")
+            raise FgradRuntimeError("`fused` does not support `differentiable`")
         if defaults.get("foreach"):
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+            raise FgradRuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 ParamsT = Union[Iterable[Tensor], Iterable[dict], Iterable[tuple[str, Tensor]]]
@@ -103,11 +104,11 @@ class Optimizer:
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
+            raise FgradTypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise FgradValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for g in groups:
@@ -118,42 +119,42 @@ class Optimizer:
         it does not set take the optimizer's defaults. Named parameters (as
         model.named_parameters() gives) are kept, with their names in group["param_names"]."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+            raise FgradTypeError(f"param_group must be a dict, got {type(param_group).__name__}")
         group = dict(param_group)
         params = group["params"]
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
+            raise FgradTypeError("optimizer parameters need to be organized in ordered collections, but "
                             "the ordering of tensors in sets will change between runs. Please use a "
                             "list instead.")
         params = list(params)
         names = [p[0] for p in params if isinstance(p, tuple)]
         if names:
             if len(names) != len(params):
-                raise ValueError("all optimizer params should be with/without names. Some param names "
+                raise FgradValueError("all optimizer params should be with/without names. Some param names "
                                  "are missing: pass every parameter as a (name, tensor) pair, or none")
             params = [p[1] for p in params]
             group["param_names"] = names
         if any(("param_names" in group) != ("param_names" in g) for g in self.param_groups):
             kind = "with names" if "param_names" in group else "without names"
-            raise ValueError(f"all optimizer param groups should be with/without names. cannot add "
+            raise FgradValueError(f"all optimizer param groups should be with/without names. cannot add "
                              f"param group {kind} to the optimizer")
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                raise FgradTypeError(f"optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__name__}")
             if not p.is_leaf:
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise FgradValueError("can't optimize a non-leaf Tensor")
         group["params"] = params
         for k, v in self.defaults.items():
             if v is required and k not in group:
-                raise ValueError(f"parameter group didn't specify a value of required optimization "
+                raise FgradValueError(f"parameter group didn't specify a value of required optimization "
                                  f"parameter {k}")
             group.setdefault(k, v)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise FgradValueError("some parameters appear in more than one parameter group")
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, "
                           "this will cause an error", UserWarning, stacklevel=3)
@@ -242,9 +243,9 @@ class Optimizer:
         state_dict = copy.deepcopy(state_dict)
         groups, saved = self.param_groups, state_dict["param_groups"]
         if len(groups) != len(saved):
-            raise ValueError("loaded state dict has a different number of parameter groups")
+            raise FgradValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the "
+            raise FgradValueError("loaded state dict contains a parameter group that doesn't match the "
                              "size of optimizer's group")
         id_map = {}
         for g, s in zip(groups, saved):

@@ -1,6 +1,7 @@
 """RMSprop, PyTorch's update formula."""
 from __future__ import annotations
 
+from ..core.errors import FgradValueError
 from .optimizer import Optimizer, ParamsT, _lerp_, _number, _xp
 
 
@@ -21,15 +22,15 @@ class RMSprop(Optimizer):
                  capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
         if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise FgradValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+            raise FgradValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
+            raise FgradValueError(f"Invalid momentum value: {momentum}")
         if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+            raise FgradValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+            raise FgradValueError(f"Invalid alpha value: {alpha}")
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
                                       centered=centered, weight_decay=weight_decay,
                                       capturable=capturable, foreach=foreach, maximize=maximize,

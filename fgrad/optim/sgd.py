@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import numba_kernels
+from ..core.errors import FgradValueError
 from .optimizer import Optimizer, ParamsT, _check_flags, _number
 
 
@@ -23,13 +24,13 @@ class SGD(Optimizer):
                  foreach: bool | None = None, differentiable: bool = False,
                  fused: bool | None = None) -> None:
         if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+            raise FgradValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
+            raise FgradValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+            raise FgradValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+            raise FgradValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach,
                         differentiable=differentiable, fused=fused)

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from .. import numpy as fnp
+from ..core.errors import FgradValueError
 from ..numpy._util import int_arg
 from ..ops import special_gamma as sg
 from ._args import float_args
@@ -62,7 +63,7 @@ def multigammaln(a: Any, d: int) -> Any:
     not an error (a traced `a` cannot be checked): the sum is returned as it is."""
     d = int_arg(d, "multigammaln", "d")
     if d < 1:
-        raise ValueError(f"multigammaln: the dimension d must be a positive integer, got {d}")
+        raise FgradValueError(f"multigammaln: the dimension d must be a positive integer, got {d}")
     (a,) = float_args("multigammaln", a)
     halves = fnp.arange(d, dtype=a.dtype) * 0.5
     terms = sg.lgamma(fnp.subtract(fnp.expand_dims(a, -1), halves))

@@ -25,6 +25,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..api import vjp
 from ..core.avals import ShapedArray, float_dtype
+from ..core.errors import FgradTypeError, FgradValueError
 from ..custom import custom_vjp
 from ..lax import scan, while_loop
 from ..lax._common import call, stage
@@ -230,7 +231,7 @@ _odeint.defvjp(_odeint_fwd, _odeint_bwd)
 def _float_leaf(x: Any, what: str) -> Any:
     """A leaf of y0 as a float (or complex) array."""
     if not (is_array(x) or isinstance(x, (int, float, bool, complex, np.number))):
-        raise TypeError(f"odeint: {what} must be arrays or scalars (or pytrees of them), got "
+        raise FgradTypeError(f"odeint: {what} must be arrays or scalars (or pytrees of them), got "
                         f"{type(x).__name__} {x!r:.60}")
     x = as_value(x, f"odeint's {what}")
     return x if dtype_of(x).kind in "fc" else fnp.astype(x, float_dtype(dtype_of(x)))
@@ -238,7 +239,7 @@ def _float_leaf(x: Any, what: str) -> Any:
 
 def _arg_leaf(x: Any) -> Any:
     if not (is_array(x) or isinstance(x, (int, float, bool, complex, np.number))):
-        raise TypeError(f"odeint: the contents of *args must be arrays or scalars (or pytrees of them), got "
+        raise FgradTypeError(f"odeint: the contents of *args must be arrays or scalars (or pytrees of them), got "
                         f"{type(x).__name__} {x!r:.60}")
     return as_value(x, "odeint's *args")
 
@@ -262,10 +263,10 @@ def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8, at
     Reverse mode (grad, vjp) uses the adjoint method; forward mode (jvp) differentiates the
     scheme with its step sizes held fixed."""
     if not callable(func):
-        raise TypeError(f"odeint: func must be a callable func(y, t, *args), got {type(func).__name__}")
+        raise FgradTypeError(f"odeint: func must be a callable func(y, t, *args), got {type(func).__name__}")
     y_leaves, y_tree = tree_flatten(y0)
     if not y_leaves:
-        raise ValueError("odeint: y0 has no arrays")
+        raise FgradValueError("odeint: y0 has no arrays")
     y_leaves = [_float_leaf(v, "y0") for v in y_leaves]
     y_shapes = [shape_of(v) for v in y_leaves]
     y_dtypes = [dtype_of(v) for v in y_leaves]
@@ -274,7 +275,7 @@ def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8, at
     arg_leaves = [_arg_leaf(v) for v in arg_leaves]
     ts = as_value(t, "odeint's t")
     if len(shape_of(ts)) != 1 or shape_of(ts)[0] < 1:
-        raise ValueError(f"odeint: t must be a 1-D array of times, got shape {shape_of(ts)}")
+        raise FgradValueError(f"odeint: t must be a 1-D array of times, got shape {shape_of(ts)}")
     if dtype_of(ts).kind not in "f":
         ts = fnp.astype(ts, float_dtype(dtype_of(ts)))
     n_args = len(arg_leaves)
@@ -284,7 +285,7 @@ def odeint(func: Callable, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8, at
         out = func(ys, s, *tree_unflatten(arg_tree, list(leaves[:n_args])))
         out_leaves, out_tree = tree_flatten(out)
         if out_tree != y_tree or [shape_of(v) for v in out_leaves] != y_shapes:
-            raise ValueError(f"odeint: func must return dy/dt with the structure and shapes of y0 "
+            raise FgradValueError(f"odeint: func must return dy/dt with the structure and shapes of y0 "
                              f"({y_tree}, shapes {y_shapes}); got {out_tree}, shapes "
                              f"{[shape_of(v) for v in out_leaves]}")
         return _ravel(out_leaves, y_dtype)

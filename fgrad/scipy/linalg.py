@@ -13,10 +13,18 @@ from typing import Any
 import numpy as np
 
 from ..core.avals import float_dtype
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..numpy import linalg as nla
 from ..numpy._policy import NUMPY
-from ..numpy._util import as_value, aval_of, broadcast_shapes, broadcast_to, cast, dtype_of, result_dtype
+from ..numpy._util import (
+    as_value,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to,
+    cast,
+    dtype_of,
+    result_dtype,
+)
 from ..ops import elementwise as ew
 from ..ops import linalg as la
 from ..ops import matrix_functions as mf
@@ -30,7 +38,7 @@ def _float(x, name):
     x = as_value(x, name)
     dt = dtype_of(x)
     if dt.kind == "c":
-        raise TypeError(f"{name}: complex arrays are not supported (dtype {dt}); fgrad's {name} takes real "
+        raise FgradTypeError(f"{name}: complex arrays are not supported (dtype {dt}); fgrad's {name} takes real "
                         "arrays")
     return cast(x, float_dtype(dt))
 
@@ -214,7 +222,7 @@ def block_diag(*arrs: Any, policy=NUMPY) -> Any:
         a = as_value(a, "block_diag")
         shape = aval_of(a).shape
         if len(shape) > 2:
-            raise ValueError(f"block_diag: arguments in the following positions have dimension greater than 2: "
+            raise FgradValueError(f"block_diag: arguments in the following positions have dimension greater than 2: "
                              f"[{k}] (shape {shape})")
         blocks.append(sh.reshape(a, (1, shape[0] if shape else 1)) if len(shape) < 2 else a)
     if not blocks:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.avals import float_dtype
-from ..core.errors import FgradValueError, ShapeError
+from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..numpy._util import as_value, aval_of, cast, dtype_of, result_dtype
 from ..ops import convolve as cv
 from ..ops import index as ix
@@ -22,7 +22,7 @@ def _operands(in1, in2, name):
     x, k = as_value(in1, name), as_value(in2, name)
     for v in (x, k):
         if dtype_of(v).kind == "c":
-            raise TypeError(f"{name}: complex arrays are not supported (dtype {dtype_of(v)}); fgrad's {name} "
+            raise FgradTypeError(f"{name}: complex arrays are not supported (dtype {dtype_of(v)}); fgrad's {name} "
                             "takes real arrays")
     dt = float_dtype(result_dtype(x, k))
     x, k = cast(x, dt), cast(k, dt)

@@ -9,23 +9,57 @@ import functools as _functools
 import sys as _sys
 import types as _types
 
-from . import _dtypes
-from ._device import device
-from ._dtypes import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float, float16,  # noqa: F401
-                      float32, float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
-                      promote_types, set_default_dtype, short, uint8)
-from ._format import set_printoptions
-from .tensor import Size, Tensor
-from . import _methods  # noqa: F401  (installs Tensor methods and operators)
-from . import _ops
-from . import autograd, cuda  # noqa: F401
-from . import linalg, sparse, special  # noqa: F401  (torch.linalg, torch.sparse, torch.special)
-from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401
+from ..core.errors import FgradTypeError, FgradValueError
+from . import (  # noqa: F401  # noqa: F401  (torch.linalg, torch.sparse, torch.special)
+    _dtypes,
+    _methods,  # noqa: F401  (installs Tensor methods and operators)
+    _ops,
+    autograd,
+    cuda,
+    linalg,
+    sparse,
+    special,
+)
 from . import creation as _creation
-from .creation import tensor as _tensor_fn
+from ._device import device
+from ._dtypes import (  # noqa: F401
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._format import set_printoptions
 from ._methods import SHARED_NAMES
+from .creation import tensor as _tensor_fn
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401
+from .tensor import Size, Tensor
 from .tensor import Tensor as _Tensor
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
                             "hstack", "vstack", "einsum", "numel", "meshgrid", "cartesian_prod", "block_diag",
@@ -49,16 +83,16 @@ def _checked(name, fn):
     def checked(*args, **kwargs):
         if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor) \
                 and not getattr(args[0], "is_sparse", False):  # (a sparse tensor: mm, matmul)
-            raise TypeError(f"fgrad.{name}(): argument 'input' (position 1) must be Tensor, not "
+            raise FgradTypeError(f"fgrad.{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(args[0]).__name__}. Wrap data with fgrad.tensor(...) first.")
         if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor) \
                 and not getattr(args[1], "is_sparse", False):
-            raise TypeError(f"fgrad.{name}(): argument (position 2) must be Tensor, not "
+            raise FgradTypeError(f"fgrad.{name}(): argument (position 2) must be Tensor, not "
                             f"{type(args[1]).__name__}. Wrap data with fgrad.tensor(...) first.")
         try:
             return fn(*args, **kwargs)
         except OverflowError as e:
-            raise ValueError(f"fgrad.{name}(): an integer argument does not fit in 64 bits ({e})") from None
+            raise FgradValueError(f"fgrad.{name}(): an integer argument does not fit in 64 bits ({e})") from None
     return checked
 
 

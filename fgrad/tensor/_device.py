@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import FgradRuntimeError
+from ..core.errors import FgradRuntimeError, FgradValueError
 
 
 class device:
@@ -18,16 +18,16 @@ class device:
             type, index = "cuda", type
         elif isinstance(type, str) and ":" in type:
             if index is not None:
-                raise ValueError(f"device {type!r} already names an index; do not pass index={index}")
+                raise FgradValueError(f"device {type!r} already names an index; do not pass index={index}")
             type, _, idx = type.partition(":")
             try:
                 index = int(idx)
             except ValueError:
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'") from None
+                raise FgradRuntimeError(f"Invalid device string: '{type}:{idx}'") from None
         if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+            raise FgradRuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
         if index is not None and (type == "cpu" and index != 0 or index < 0):
-            raise RuntimeError(f"Invalid device index {index} for device type {type}")
+            raise FgradRuntimeError(f"Invalid device index {index} for device type {type}")
         self.type = type
         self.index = index
 
@@ -73,10 +73,10 @@ def cupy():
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDA driver missing or broken
-        raise RuntimeError(f"CUDA requested but no GPU visible: CuPy is installed but CUDA reports "
+        raise FgradRuntimeError(f"CUDA requested but no GPU visible: CuPy is installed but CUDA reports "
                            f"no usable device ({type(e).__name__}: {e}).") from None
     if n == 0:
-        raise RuntimeError("CUDA requested but no GPU visible: CuPy is installed but CUDA reports 0 devices.")
+        raise FgradRuntimeError("CUDA requested but no GPU visible: CuPy is installed but CUDA reports 0 devices.")
     return cp
 
 
@@ -98,7 +98,7 @@ def _cuda_index(cp, dev: device) -> int:
     count = cp.cuda.runtime.getDeviceCount()
     index = int(cp.cuda.Device().id) if dev.index is None else dev.index
     if index >= count:
-        raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} requested but only "
+        raise FgradRuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} requested but only "
                            f"{count} GPU(s) visible")
     return index
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradTypeError
 from ..numpy._policy import _CATEGORY, TORCH  # noqa: F401
 from ..numpy._policy import promote_types as _promote_types
 
@@ -68,7 +69,7 @@ def as_dtype(d) -> dtype:
     try:
         return _BY_NP[np.dtype(d)]
     except (KeyError, TypeError):
-        raise TypeError(f"fgrad has no dtype for {d!r}; use one of "
+        raise FgradTypeError(f"fgrad has no dtype for {d!r}; use one of "
                         f"{', '.join(repr(x) for x in ALL)}") from None
 
 
@@ -94,7 +95,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d) -> None:
     d = np_dtype(d)
     if d.kind != "f":
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise FgradTypeError(f"only floating-point types are supported as the default type, got {d}")
     TORCH.default_float = d
 
 

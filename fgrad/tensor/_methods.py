@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError
 from ..core.trace import _state
 from ..numpy._util import cast
 from . import _ops as O
@@ -59,7 +60,7 @@ def fill_(self, value):
     v = self._value
     if isinstance(value, Tensor):
         if value._value.ndim != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+            raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._value.ndim} dimensions.")
         if value._requires_grad and _state.grad_enabled:
             return commit_inplace(self, O.expand(cast(value, v.dtype), tuple(v.shape)))

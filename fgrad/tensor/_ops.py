@@ -16,6 +16,7 @@ import builtins
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..numpy._elementwise import unary_float
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast, dtype_of, normalize_axes
@@ -44,7 +45,7 @@ def _operand(x):
         return x.item()
     t = _creation.as_tensor(x)
     if t._value.dtype.kind not in "biufc":
-        raise TypeError(f"expected a Tensor or a number as operand, got {type(x).__name__} of dtype "
+        raise FgradTypeError(f"expected a Tensor or a number as operand, got {type(x).__name__} of dtype "
                         f"{t._value.dtype} ({x!r:.60})")
     return t
 
@@ -155,7 +156,7 @@ def div(input, other, *, rounding_mode=None):
         return floor_divide(input, other)
     if rounding_mode == "trunc":
         return cast(trunc(_div(input, other)), P.result_dtype(_operand(input), _operand(other)))
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    raise FgradValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 divide = true_divide = div
@@ -255,7 +256,7 @@ def where(condition, input=None, other=None):
 def clamp(input, min=None, max=None):
     """PyTorch's clamp: the gradient passes where min <= input <= max (bounds included)."""
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise FgradRuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     out = input
     if min is not None:
         out = where(lt(out, min), min, out)
@@ -373,7 +374,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     if p == "nuc":  # the sum of the singular values of the matrices in dim (a 2-D input's by default)
         axes = (0, 1) if dim is None else normalize_axes(dim, x._value.ndim, "norm", policy=P)
         if len(axes) != 2:
-            raise RuntimeError(f"nuclear norm requires a 2-D input or two dims, got dims {axes} of a "
+            raise FgradRuntimeError(f"nuclear norm requires a 2-D input or two dims, got dims {axes} of a "
                                f"{x._value.ndim}-D tensor")
         return fnp.linalg.norm(x, "nuc", axis=axes, keepdims=keepdim)
     ord_ = 2 if p in ("fro", 2, 2.0, None) else p
@@ -417,7 +418,7 @@ def array_ufunc(self, ufunc, method, inputs, kwargs):
     return getattr(ufunc, method)(*arrays, **kwargs)
 
 
-from ._ops_shape import *  # noqa: E402,F401,F403  (shape ops, indexing, linalg, conversions)
-from ._ops_shape import _caster, nonzero  # noqa: E402,F401  (used by _methods)
 from ._ops_index import *  # noqa: E402,F401,F403  (scatter, index updates, counting, searching)
 from ._ops_math import *  # noqa: E402,F401,F403  (cumulative, fused multiply-adds, order statistics)
+from ._ops_shape import *  # noqa: E402,F401,F403  (shape ops, indexing, linalg, conversions)
+from ._ops_shape import _caster, nonzero  # noqa: E402,F401  (used by _methods)

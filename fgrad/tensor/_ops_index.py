@@ -16,6 +16,12 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import (
+    FgradIndexError,
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+)
 from ..numpy._policy import TORCH as P
 from ..numpy._setops import concrete_array
 from ..numpy._util import cast
@@ -37,7 +43,7 @@ def _index_values(index, name: str):
     """`index` as an integer array (concrete or traced) for an index update."""
     v = index._value if isinstance(index, Tensor) else np.asarray(index)
     if v.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index (got {v.dtype}); index tensors hold "
+        raise FgradRuntimeError(f"{name}(): Expected dtype int64 for index (got {v.dtype}); index tensors hold "
                            "integers (convert with .long())")
     return v
 
@@ -58,12 +64,12 @@ def _check_bounds(name: str, idx, size: int, d: int, ndim: int = 1) -> None:
     if bad is None:
         return
     if name == "index_add" and ndim <= 1:
-        raise IndexError(f"index out of range in self (index {bad} along dimension {d} of size {size})")
+        raise FgradIndexError(f"index out of range in self (index {bad} along dimension {d} of size {size})")
     if name == "index_add":
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        raise FgradRuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     if name.startswith("index"):
-        raise IndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size {size}")
-    raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        raise FgradIndexError(f"{name}_(): index {bad} is out of bounds for dimension {d} with size {size}")
+    raise FgradRuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
 
 
 # --- scatter ------------------------------------------------------------------------------------------
@@ -76,22 +82,22 @@ def _scatter_plan(name: str, input, dim, index, src):
     nd = len(shape)
     d = _dim(dim, nd)
     if idx.ndim != max(nd, 1) and not (nd == 0 and idx.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as self tensor (index of "
+        raise FgradRuntimeError(f"Index tensor must have the same number of dimensions as self tensor (index of "
                            f"shape {tuple(idx.shape)}, self of shape {shape})")
     value = not isinstance(src, Tensor)
     if not value:
         if src._value.ndim != idx.ndim:
-            raise RuntimeError(f"Index tensor must have the same number of dimensions as src tensor (index of "
+            raise FgradRuntimeError(f"Index tensor must have the same number of dimensions as src tensor (index of "
                                f"shape {tuple(idx.shape)}, src of shape {_shape(src)})")
         if src._value.dtype != input._value.dtype:
-            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (self is {input.dtype}, "
+            raise FgradRuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype (self is {input.dtype}, "
                                f"src is {src.dtype}); convert one with .to(...)")
     ishape = tuple(idx.shape)
     sshape = ishape if value else _shape(src)
     full = shape if nd else (1,)
     if builtins.any(n > s for n, s in zip(ishape, sshape)) or builtins.any(
             n > s for k, (n, s) in enumerate(zip(ishape, full)) if k != d):
-        raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
+        raise FgradRuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
                            f"dimension {d} and to be no larger size than src {list(sshape)}")
     _check_bounds(name, idx, full[d], d)
     grid = list(np.indices(ishape, sparse=True)) if ishape else []
@@ -122,20 +128,20 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None =
     last write wins (PyTorch leaves that order unspecified)."""
     src = value if src is None else src
     if src is None:
-        raise TypeError("scatter() missing 1 required argument: 'src' (or value=)")
+        raise FgradTypeError("scatter() missing 1 required argument: 'src' (or value=)")
     pos, vals, idx = _scatter_plan("scatter", input, dim, index, src)
     if reduce is None:
         return named(_update(fnp.at_set, input, pos, vals, idx), "ScatterBackward0", input)
     fns = {"add": fnp.at_add, "multiply": fnp.at_mul}
     if reduce not in fns:
-        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+        raise FgradRuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
     return _update(fns[reduce], input, pos, vals, idx)
 
 
 def scatter_add(input: Tensor, dim: Any, index: Tensor | Any, src: Tensor | float | None) -> Tensor:
     """`input` with src added at `index` along `dim` (repeated positions accumulate)."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
+        raise FgradTypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
     pos, vals, idx = _scatter_plan("scatter_add", input, dim, index, src)
     return named(_update(fnp.at_add, input, pos, vals, idx), "ScatterAddBackward0", input)
 
@@ -164,7 +170,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     positions take no part. Integer means divide with floor, as PyTorch."""
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch accepts both spellings
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+        raise FgradRuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     pos, vals, idx = _scatter_plan("scatter_reduce", input, dim, index, src)
     if not np.prod(idx.shape, dtype=np.int64) and idx.ndim:
         return input.clone()
@@ -190,7 +196,7 @@ def _along(name: str, input, dim, index, source=None):
     """(the index tuple of positions `index` along `dim`, the dim) for the index_* functions."""
     idx = _index_values(index, name)
     if idx.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector, got shape {tuple(idx.shape)}")
+        raise FgradIndexError(f"{name}(): Index is supposed to be a vector, got shape {tuple(idx.shape)}")
     shape = _shape(input)
     d = _dim(dim, len(shape))
     _check_bounds(name, idx, shape[d] if shape else 1, d, len(shape))
@@ -199,12 +205,12 @@ def _along(name: str, input, dim, index, source=None):
         want = shape[:d] + (int(idx.shape[0]),) + shape[d + 1:] if shape else ()
         if _shape(source) != want and not (not shape and source._value.size == 1):
             if shape and len(_shape(source)) == len(shape) and _shape(source)[d] != idx.shape[0]:
-                raise RuntimeError(f"{name}(): Number of indices ({idx.shape[0]}) should be equal to "
+                raise FgradRuntimeError(f"{name}(): Number of indices ({idx.shape[0]}) should be equal to "
                                    f"source.size(dim) ({_shape(source)[d]})")
-            raise RuntimeError(f"{name}(): source of shape {_shape(source)} does not match self of shape "
+            raise FgradRuntimeError(f"{name}(): source of shape {_shape(source)} does not match self of shape "
                                f"{shape} with {idx.shape[0]} indices along dim {d} (it needs shape {want})")
         if source._value.dtype != input._value.dtype:
-            raise RuntimeError(f"{name}(): self ({input.dtype}) and source ({source.dtype}) must have the same "
+            raise FgradRuntimeError(f"{name}(): self ({input.dtype}) and source ({source.dtype}) must have the same "
                                "scalar type")
     return ((slice(None),) * d + (idx,)) if shape else (), d
 
@@ -226,7 +232,7 @@ def index_copy(input: Tensor, dim: Any, index: Tensor | Any, source: Tensor) -> 
 def index_fill(input: Tensor, dim: Any, index: Tensor | Any, value: Any) -> Tensor:
     """`input` with the slices at `index` along `dim` set to the number (or 0-d tensor) `value`."""
     if isinstance(value, Tensor) and value._value.ndim:
-        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+        raise FgradRuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._value.ndim} dimension(s).")
     pos, _ = _along("index_fill", input, dim, index)
     return named(fnp.at_set(input, pos, cast(_operand(value), input._value.dtype)), "IndexFillBackward0", input)
@@ -236,10 +242,10 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
     """`input` with `values` written (or with accumulate, added) at input[indices], where
     `indices` is a tuple of index tensors (integers or booleans)."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+        raise FgradTypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
     values = _operand(values)
     if isinstance(values, Tensor) and values._value.dtype != input._value.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {input.dtype} for "
+        raise FgradRuntimeError(f"Index put requires the source and destination dtypes match, got {input.dtype} for "
                            f"the destination and {values.dtype} for the source.")
     idx = _raw_index(tuple(indices))
     fn = fnp.at_add if accumulate else fnp.at_set
@@ -251,14 +257,14 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     in row-major order, by the leading elements of `source`."""
     m = _tensor(mask)
     if m._value.dtype.kind != "b":
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
+        raise FgradRuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
     if source._value.dtype != input._value.dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got {input.dtype} "
+        raise FgradRuntimeError(f"masked_scatter: expected self and source to have same dtypes but got {input.dtype} "
                            f"and {source.dtype}")
     mv = np.broadcast_to(concrete_array(m, "masked_scatter"), _shape(input))
     count = int(mv.sum())
     if count > source._value.size:
-        raise RuntimeError(f"masked_scatter: Number of elements of source < number of ones in mask ("
+        raise FgradRuntimeError(f"masked_scatter: Number of elements of source < number of ones in mask ("
                            f"{source._value.size} < {count})")
     vals = fnp.getitem(fnp.ravel(source), slice(0, count))
     return named(fnp.at_set(input, mv, vals), "MaskedScatterBackward0", input)
@@ -276,10 +282,10 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: i
     if isinstance(repeats, Tensor):
         reps = concrete_array(repeats, "repeat_interleave")
         if reps.ndim > 1:
-            raise RuntimeError(f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape {reps.shape}")
+            raise FgradRuntimeError(f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape {reps.shape}")
         reps = reps.reshape(-1) if reps.ndim else int(reps)
     if np.any(np.asarray(reps) < 0):
-        raise RuntimeError("repeat_interleave: repeats can not be negative")
+        raise FgradRuntimeError("repeat_interleave: repeats can not be negative")
     axis = None if dim is None else _dim(dim, input._value.ndim)
     return fnp.repeat(input, reps, axis=axis)
 
@@ -331,16 +337,16 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     `weights` instead: floating weights keep their dtype, others give float64)."""
     v = input._value
     if v.dtype.kind not in "iub":
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{D.of_np(v.dtype)._torch[:-6]}'")
+        raise FgradNotImplementedError(f"\"bincount_cpu\" not implemented for '{D.of_np(v.dtype)._torch[:-6]}'")
     if v.ndim != 1 or (v.size and concrete_array(input, "bincount").min() < 0):
-        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {tuple(v.shape)}, "
+        raise FgradRuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {tuple(v.shape)}, "
                            f"dtype {input.dtype})")
     if minlength < 0:
-        raise RuntimeError(f"minlength should be >= 0, got {minlength}")
+        raise FgradRuntimeError(f"minlength should be >= 0, got {minlength}")
     if weights is None:
         return fnp.bincount(input, minlength=minlength)
     if _shape(weights) != tuple(v.shape):
-        raise RuntimeError(f"weights should be 1-d and have the same length as input (weights of shape "
+        raise FgradRuntimeError(f"weights should be 1-d and have the same length as input (weights of shape "
                            f"{_shape(weights)}, input of shape {tuple(v.shape)})")
     out = fnp.bincount(input, weights, minlength=minlength)
     wdt = weights._value.dtype
@@ -353,9 +359,9 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     of `sorted_sequence` to keep it sorted (side 'left', or 'right' / right=True for the
     last such position). A sorted_sequence of shape (*B, n) takes `input` of shape (*B, m)."""
     if side is not None and side not in ("left", "right"):
-        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        raise FgradRuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
     if side is not None and right and side == "left":
-        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+        raise FgradRuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                            "while right was True")
     side = side or ("right" if right else "left")
     scalar = not isinstance(input, Tensor)
@@ -365,10 +371,10 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
         seq = fnp.take_along_axis(seq, sorter._value if isinstance(sorter, Tensor) else np.asarray(sorter), -1)
     sv, vv = seq._value, values._value
     if sv.ndim == 0:
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+        raise FgradRuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
                            "dimension")
     if sv.ndim > 1 and sv.shape[:-1] != vv.shape[:-1]:
-        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+        raise FgradRuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
                            f"boundaries tensor {list(sv.shape)} and input value tensor {list(vv.shape)}")
     dt = P.result_dtype(seq, values)
@@ -383,7 +389,7 @@ def bucketize(input: Tensor, boundaries: Tensor, *, out_int32: bool = False, rig
     falls in: boundaries[i-1] < x <= boundaries[i], or boundaries[i-1] <= x < boundaries[i]
     with right=True."""
     if not isinstance(boundaries, Tensor) or boundaries._value.ndim != 1:
-        raise RuntimeError("bucketize(): boundaries tensor must be 1 dimension, but got dim "
+        raise FgradRuntimeError("bucketize(): boundaries tensor must be 1 dimension, but got dim "
                            f"{getattr(getattr(boundaries, '_value', None), 'ndim', 0)}")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
@@ -395,9 +401,9 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     bins by comparing with the edges, which can differ at a boundary.)"""
     v = input._value
     if v.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{D.of_np(v.dtype)._torch[:-6]}'")
+        raise FgradNotImplementedError(f"\"histogram_cpu\" not implemented for '{D.of_np(v.dtype)._torch[:-6]}'")
     if bins <= 0:
-        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+        raise FgradRuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and v.size:
         data = concrete_array(input, "histc")
@@ -405,9 +411,9 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError(f"torch.histc(): max must be larger than min, got min {lo} and max {hi}")
+        raise FgradRuntimeError(f"torch.histc(): max must be larger than min, got min {lo} and max {hi}")
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(f"torch.histc(): range of [{lo}, {hi}] is not finite")
+        raise FgradRuntimeError(f"torch.histc(): range of [{lo}, {hi}] is not finite")
     # PyTorch's bin of x: int((x - min) * bins / (max - min)) in input's dtype (not NumPy's
     # comparison with the edges), max itself in the last bin, values outside not counted
     x = input.detach()
@@ -441,23 +447,23 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     drawn at most once. Draws from fgrad's generator (not PyTorch's stream)."""
     w = np.asarray(concrete_array(input, "multinomial"), np.float64)
     if w.ndim not in (1, 2):
-        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim} dims")
+        raise FgradRuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim} dims")
     if input._value.dtype.kind != "f":
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+        raise FgradRuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
     rows = w.reshape(-1, w.shape[-1])
     n = rows.shape[1]
     if num_samples <= 0:
-        raise RuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")
+        raise FgradRuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")
     if not replacement and num_samples > n:
-        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+        raise FgradRuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
                            f"({num_samples} > {n})")
     if not np.isfinite(rows).all() or (rows < 0).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        raise FgradRuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     sums = rows.sum(axis=1)
     if (sums <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        raise FgradRuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
-        raise RuntimeError(f"invalid multinomial distribution (with replacement=False, not enough non-negative "
+        raise FgradRuntimeError(f"invalid multinomial distribution (with replacement=False, not enough non-negative "
                            f"category to sample): fewer than {num_samples} categories have a positive weight")
     rng = _creation._rng(generator)
     out = np.stack([rng.choice(n, size=num_samples, replace=replacement, p=r / s) for r, s in zip(rows, sums)])

@@ -17,6 +17,13 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import (
+    FgradIndexError,
+    FgradNotImplementedError,
+    FgradRuntimeError,
+    FgradTypeError,
+    FgradValueError,
+)
 from ..numpy._cumulative import associative_scan
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast
@@ -125,7 +132,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """input + value * tensor1 / tensor2 (floating point only)."""
     if tensor1._value.dtype.kind in "biu" and tensor2._value.dtype.kind in "biu":
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
+        raise FgradRuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
                            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
                            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
                            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
@@ -146,7 +153,7 @@ def _beta_alpha(input, product, beta, alpha):
 def _check_ndim(name: str, *pairs) -> None:
     for what, t, nd in pairs:
         if t._value.ndim != nd:
-            raise RuntimeError(f"{name}: {what} must be a {nd}-D tensor, got shape {tuple(t._value.shape)}")
+            raise FgradRuntimeError(f"{name}: {what} must be a {nd}-D tensor, got shape {tuple(t._value.shape)}")
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
@@ -185,9 +192,9 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     `prepend` and `append` (tensors) along it."""
     for what, v in (("prepend", prepend), ("append", append)):
         if v is not None and not isinstance(v, Tensor):
-            raise TypeError(f"diff(): argument '{what}' must be Tensor, not {type(v).__name__}")
+            raise FgradTypeError(f"diff(): argument '{what}' must be Tensor, not {type(v).__name__}")
     if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
+        raise FgradRuntimeError(f"order must be non-negative but got {n}")
     return fnp.diff(input, n, dim, prepend, append, policy=P)
 
 
@@ -202,10 +209,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
                       "argument.", UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+        raise FgradRuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     for t in tensors:
         if t._value.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
+            raise FgradRuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
                                f"shape {tuple(t._value.shape)}")
     return fnp.meshgrid(*tensors, indexing=indexing)
 
@@ -216,7 +223,7 @@ def cartesian_prod(*tensors: Any) -> Tensor:
     tensors = tuple(_tensor(t) for t in tensors)
     for t in tensors:
         if t._value.ndim != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._value.shape)}")
+            raise FgradRuntimeError(f"Expect a 1D vector, but got shape {list(t._value.shape)}")
     if len(tensors) == 1:
         return tensors[0]
     grids = fnp.meshgrid(*tensors, indexing="ij")
@@ -229,7 +236,7 @@ def block_diag(*tensors: Any) -> Tensor:
     for k, t in enumerate(tensors):
         t = _tensor(t)
         if t._value.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {k} has "
+            raise FgradRuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {k} has "
                                f"{t._value.ndim} dimensions")
         blocks.append(reshape(t, 1, -1) if t._value.ndim < 2 else t)
     if not blocks:
@@ -245,17 +252,17 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     gradient 0 at zero distance."""
     for name, t in (("X1", x1), ("X2", x2)):
         if t._value.dtype.kind != "f":
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype}")
+            raise FgradRuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t.dtype}")
         if t._value.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._value.ndim}D")
+            raise FgradRuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._value.ndim}D")
     if x1._value.shape[-1] != x2._value.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._value.shape[-1]} X2: "
+        raise FgradRuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._value.shape[-1]} X2: "
                            f"{x2._value.shape[-1]}")
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+        raise FgradRuntimeError(f"cdist only supports non-negative p values, got {p}")
     modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
     if compute_mode not in modes:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+        raise FgradValueError(f"{compute_mode} is not a valid value for compute_mode")
     rows1, rows2 = x1._value.shape[-2], x2._value.shape[-2]
     use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
         compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
@@ -290,7 +297,7 @@ def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
     if not nd:
         return rtype(input.clone(), _make(np.zeros((), np.int64)))
     if not v.shape[d]:
-        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+        raise FgradIndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     order = fnp.argsort(input.detach(), d, policy=P)  # NaNs last
     isnan = fnp.isnan(input.detach()) if v.dtype.kind in "fc" else None
     if ignore_nan and isnan is not None:
@@ -322,17 +329,17 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor |
 
 def _quantile(name, fn, input, q, dim, keepdim, interpolation):
     if input._value.dtype.kind != "f":
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        raise FgradRuntimeError(f"{name}() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):
         if q._value.dtype != input._value.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+            raise FgradRuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if q._value.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+            raise FgradRuntimeError(f"{name}() q must be a scalar or 1D tensor")
         qv = q._value
     else:
         qv = q
     if not np.all((np.asarray(qv) >= 0) & (np.asarray(qv) <= 1)):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        raise FgradRuntimeError(f"{name}() q values must be in the range [0, 1]")
     if dim is None and keepdim is False:
         input = reshape(input, -1)
     out = fn(input, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
@@ -374,12 +381,12 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     the second."""
     dims = tuple(dims)
     if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        raise FgradRuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     nd = input._value.ndim
     if nd < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+        raise FgradRuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
     if _dim(dims[0], nd) == _dim(dims[1], nd):
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+        raise FgradRuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
     return fnp.rot90(input, k, dims)
 
 
@@ -398,7 +405,7 @@ def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
         shape = np.broadcast_shapes(tuple(input._value.shape), tuple(other._value.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
-            raise RuntimeError(f"no dimension of size 3 in input (shapes {tuple(input._value.shape)} and "
+            raise FgradRuntimeError(f"no dimension of size 3 in input (shapes {tuple(input._value.shape)} and "
                                f"{tuple(other._value.shape)})")
     return linalg_cross(input, other, dim=dim)
 
@@ -407,11 +414,11 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """torch.linalg.cross: the cross product along `dim` (size 3 in both), broadcasting."""
     s1, s2 = tuple(input._value.shape), tuple(other._value.shape)
     if len(s1) != len(s2):
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions (shapes {s1} and {s2})")
+        raise FgradRuntimeError(f"linalg.cross: inputs must have the same number of dimensions (shapes {s1} and {s2})")
     nd = len(s1)
     d = _dim(dim, nd)
     if s1[d] != 3 or s2[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {s1[d]} and {s2[d]}")
+        raise FgradRuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {s1[d]} and {s2[d]}")
     dt = P.result_dtype(input, other)
     return named(fnp.cross(cast(input, dt), cast(other, dt), axis=d), "LinalgCrossBackward0", input, other)
 
@@ -429,7 +436,7 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:
 def frac(input: Tensor) -> Tensor:
     """input - trunc(input): the fractional part, with input's sign."""
     if input._value.dtype.kind not in "fc":
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{D.of_np(input._value.dtype)._torch[:-6]}'")
+        raise FgradNotImplementedError(f"\"frac_cpu\" not implemented for '{D.of_np(input._value.dtype)._torch[:-6]}'")
     return named(sub(input, trunc(input)), "FracBackward0", input)
 
 
@@ -454,7 +461,7 @@ def xlogy(input: Tensor, other: Tensor) -> Tensor:
     not log(other); d/dother is 0 (PyTorch: NaN at 0/0)."""
     a, b = _operand(input), _operand(other)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        raise TypeError("xlogy(): at least one of input and other must be a Tensor")
+        raise FgradTypeError("xlogy(): at least one of input and other must be a Tensor")
     dt = P.float_dtype(P.result_dtype(a, b))
     a, b = cast(a, dt), cast(b, dt)
     # where input is 0 and log(other) is not finite the product is 0 (the double-where: the

@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradIndexError, FgradRuntimeError, FgradTypeError
 from ..core.trace import Tracer, _state
 from ..numpy._policy import TORCH as P
 from ..numpy._shape import resolve_shape
@@ -57,7 +58,7 @@ def view(input, *shape):
         try:
             v.reshape(shape, copy=False)
         except ValueError:
-            raise RuntimeError(VIEW_STRIDE_MESSAGE) from None
+            raise FgradRuntimeError(VIEW_STRIDE_MESSAGE) from None
     return sh.reshape_p.bind(input, new_sizes=shape)
 
 
@@ -66,7 +67,7 @@ def _view_dtype(input, dtype):
     npd = D.np_dtype(dtype)
     v = input._value
     if npd.itemsize != v.dtype.itemsize:
-        raise RuntimeError(f"view(dtype): {input.dtype} and {dtype} differ in element size; fgrad only "
+        raise FgradRuntimeError(f"view(dtype): {input.dtype} and {dtype} differ in element size; fgrad only "
                            "reinterprets between dtypes of the same size")
     return _make(v.view(npd), None, False, input._vbox)
 
@@ -80,7 +81,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
         return reshape(input, 1)
     s, e = _dim(start_dim, len(shape)), _dim(end_dim, len(shape))
     if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        raise FgradRuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     n = 1
     for d in shape[s:e + 1]:
         n *= d
@@ -127,7 +128,7 @@ swapaxes = swapdims = transpose
 def t(input):
     nd = input._value.ndim
     if nd > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+        raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     return named(transpose(input, 0, 1), "TBackward0", input) if nd == 2 else input
 
 
@@ -145,7 +146,7 @@ def expand(input, *sizes):
     lead = len(sizes) - len(shape)
     target = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     if -1 in target:
-        raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {target.index(-1)}")
+        raise FgradRuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {target.index(-1)}")
     return fnp.broadcast_to(input, target, policy=P)
 
 
@@ -160,7 +161,7 @@ def broadcast_to(input, shape):
 def repeat(input, *sizes):
     reps = _sizes(sizes, "repeat")
     if len(reps) < input._value.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+        raise FgradRuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
     return fnp.tile(input, reps)
 
@@ -193,7 +194,7 @@ def narrow(input, dim: int, start: int, length: int):
     d = _dim(dim, len(shape))
     start = start % shape[d] if start < 0 else start
     if start + length > shape[d] or length < 0:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
+        raise FgradRuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
     lo = [0] * len(shape)
     hi = list(shape)
     lo[d], hi[d] = start, start + length
@@ -207,12 +208,12 @@ def split(tensor, split_size_or_sections, dim: int = 0):
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size <= 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+            raise FgradRuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+            raise FgradRuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
     return tensor_split(tensor, np.cumsum(sizes)[:-1].tolist(), d)
 
@@ -232,7 +233,7 @@ def tensor_split(input, indices_or_sections, dim: int = 0):
 
 def chunk(input, chunks: int, dim: int = 0):
     if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        raise FgradRuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._value.shape[_dim(dim, input._value.ndim)]
     size = -(-n // chunks) if n else 1
     return split(input, size, dim)
@@ -284,7 +285,7 @@ def select(input, dim: int, index: int):
     d = _dim(dim, input._value.ndim)
     n = input._value.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._value.shape)} "
+        raise FgradIndexError(f"select(): index {index} out of range for tensor of size {list(input._value.shape)} "
                          f"at dimension {d}")
     return named(getitem(input, (slice(None),) * d + (index,)), "SelectBackward0", input)
 
@@ -341,7 +342,7 @@ def _index(index):
 def gather(input, dim: int, index):
     idx = _index(index)
     if idx.ndim != input._value.ndim:
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
+        raise FgradRuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"(index shape {tuple(idx.shape)}, input shape {tuple(input._value.shape)})")
     return fnp.take_along_axis(input, idx, axis=_dim(dim, input._value.ndim))
 
@@ -349,7 +350,7 @@ def gather(input, dim: int, index):
 def index_select(input, dim: int, index):
     idx = _index(index)
     if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
+        raise FgradIndexError("index_select(): Index is supposed to be a vector")
     return fnp.take(input, idx, axis=_dim(dim, input._value.ndim))
 
 
@@ -360,9 +361,9 @@ def take(input, index):
 def masked_fill(input, mask, value):
     m = _tensor(mask)
     if m._value.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
+        raise FgradRuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
     if isinstance(value, Tensor) and value._value.ndim != 0:
-        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+        raise FgradRuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._value.ndim} dimension(s).")
     return named(where(m, cast(_operand(value), input._value.dtype), input), "MaskedFillBackward0", input)
 
@@ -405,7 +406,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     d = _dim(dim, input._value.ndim)
     n = input._value.shape[d] if input._value.ndim else 1
     if not 0 <= k <= n:
-        raise RuntimeError(f"selected index k out of range (k={k}, size {n} at dim {d})")
+        raise FgradRuntimeError(f"selected index k out of range (k={k}, size {n} at dim {d})")
     if not input._value.ndim:
         return _topk_t(*sort(input))
     idx = narrow(argsort(input, d, largest), d, 0, k)
@@ -428,17 +429,17 @@ def mm(input, mat2):
     if getattr(input, "is_sparse", False) or getattr(mat2, "is_sparse", False):
         return matmul(input, mat2)
     if input._value.ndim != 2 or mat2._value.ndim != 2:
-        raise RuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
+        raise FgradRuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
     return matmul(input, mat2)
 
 
 def bmm(input, mat2):
     if input._value.ndim != 3 or mat2._value.ndim != 3:
-        raise RuntimeError(f"bmm: both arguments must be 3-D batches of matrices, got shapes "
+        raise FgradRuntimeError(f"bmm: both arguments must be 3-D batches of matrices, got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
     if input._value.shape[0] != mat2._value.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: shapes {tuple(input._value.shape)} and "
+        raise FgradRuntimeError(f"bmm: batch sizes differ: shapes {tuple(input._value.shape)} and "
                            f"{tuple(mat2._value.shape)}")
     return matmul(input, mat2)
 
@@ -449,9 +450,9 @@ def mv(input, vec):
 
 def dot(input, other):
     if input._value.ndim != 1 or other._value.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input._value.ndim}D and {other._value.ndim}D tensors")
+        raise FgradRuntimeError(f"1D tensors expected, but got {input._value.ndim}D and {other._value.ndim}D tensors")
     if input._value.shape != other._value.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._value.shape[0]}] and src "
+        raise FgradRuntimeError(f"inconsistent tensor size, expected tensor [{input._value.shape[0]}] and src "
                            f"[{other._value.shape[0]}] to have the same number of elements, but got "
                            f"{input._value.shape[0]} and {other._value.shape[0]} elements respectively")
     return sum(mul(input, other))
@@ -543,7 +544,7 @@ def _close_operands(name, input, other):
     b = _operand(other)
     a, b = input.detach().cpu().numpy(), (b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b))
     if b.dtype.kind not in "biufc":
-        raise TypeError(f"{name}: cannot compare with {type(other).__name__} {other!r:.40} (not a number "
+        raise FgradTypeError(f"{name}: cannot compare with {type(other).__name__} {other!r:.40} (not a number "
                         "that fits 64 bits, or not numeric)")
     _broadcast_shapes(name, a.shape, b.shape, policy=P)
     return a, b

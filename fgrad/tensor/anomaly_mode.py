@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError
 from ..core.trace import concrete_value
 
 _MODE = {"on": False, "check_nan": True}
@@ -57,7 +58,7 @@ def check_nan(node, in_cts) -> None:
             continue
         if v.dtype.kind in "fc" and np.isnan(v).any():
             name = node.name() if hasattr(node, "name") else type(node).__name__
-            raise RuntimeError(f"Function '{name}' returned nan values in its {i}th output.")
+            raise FgradRuntimeError(f"Function '{name}' returned nan values in its {i}th output.")
 
 
 def engine_check():

@@ -13,14 +13,19 @@ import sys as _sys
 
 import numpy as np
 
-from ..core.errors import FgradRuntimeError
+from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ..core.trace import _state, facade
 from ..interpreters.backward import Unsaved, backward_pass
 from ..ops.elementwise import add as _lax_add
 from ..ops.elementwise import convert_element_type
 from . import graph  # noqa: E402  (fgrad.autograd.graph: the recorded graph as a Jaxpr)
 from ._device import is_cupy
-from .anomaly_mode import detect_anomaly, engine_check, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .anomaly_mode import (  # noqa: F401
+    detect_anomaly,
+    engine_check,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .creation import as_tensor
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import (  # noqa: F401
@@ -85,9 +90,9 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
     roots = []
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"element {i} of tensors is a {type(t).__name__}, not a Tensor")
+            raise FgradTypeError(f"element {i} of tensors is a {type(t).__name__}, not a Tensor")
         if not t._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            raise FgradRuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         v = t._value
         if g is None:
             if v.size != 1:
@@ -100,7 +105,7 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
         if not isinstance(g, Tensor):
             g = as_tensor(g)
         if tuple(g._value.shape) != tuple(v.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._value.shape)} "
+            raise FgradRuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._value.shape)} "
                                f"and output[{i}] has a shape of {Size(v.shape)}.")
         if g._value.dtype != v.dtype:
             g = convert_element_type(g, v.dtype)
@@ -131,7 +136,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     grads = grads or (None,) * len(tensors)
     if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors; pass one per tensor")
+        raise FgradRuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors; pass one per tensor")
     roots = _roots(tensors, grads, create_graph)
     if inputs is None:
         result = _run(roots, retain_graph, create_graph)
@@ -143,7 +148,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         return
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise FgradRuntimeError("'inputs' argument to backward() cannot be empty.")
     nodes = [_input_node(t, i) for i, t in enumerate(inputs)]
     result = _run(roots, retain_graph, create_graph, capture=[n for n in nodes if n is not None])
     for t, n in zip(inputs, nodes):
@@ -154,9 +159,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
 
 def _input_node(t, i):
     if not isinstance(t, Tensor):
-        raise TypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
+        raise FgradTypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
     if not t._requires_grad:
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
+        raise FgradRuntimeError("One of the differentiated Tensors does not require grad")
     if t._node is not None:
         return t._node
     ref = t._acc
@@ -168,12 +173,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
          materialize_grads: bool = False) -> tuple:
     """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into .grad)."""
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched: use fgrad.vmap over fgrad.vjp instead")
+        raise FgradNotImplementedError("is_grads_batched: use fgrad.vmap over fgrad.vjp instead")
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
+        raise FgradRuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
     allow_unused = materialize_grads if allow_unused is None else allow_unused
     roots = _roots(outputs, grads, create_graph)
     nodes = [_input_node(t, i) for i, t in enumerate(inputs)]

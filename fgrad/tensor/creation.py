@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..core.errors import FgradRuntimeError
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..numpy._policy import TORCH as P
 from ..numpy._util import shape_arg
 from . import _dtypes as D
@@ -102,10 +102,10 @@ def _nested_to_numpy(data):
     try:
         arr = np.asarray(converted)
     except ValueError as e:
-        raise ValueError(f"fgrad.tensor: cannot build a tensor from {type(data).__name__} {data!r:.80}: "
+        raise FgradValueError(f"fgrad.tensor: cannot build a tensor from {type(data).__name__} {data!r:.80}: "
                          f"{e}. Nested sequences must have equal lengths.") from None
     if arr.dtype == object or arr.dtype.kind not in "biufc":
-        raise TypeError(f"fgrad.tensor: could not infer dtype of {type(data).__name__} {data!r:.80}; "
+        raise FgradTypeError(f"fgrad.tensor: could not infer dtype of {type(data).__name__} {data!r:.80}; "
                         "pass numbers, nested lists of numbers, or arrays")
     return arr, pure[0]
 
@@ -116,7 +116,7 @@ def _infer_value(data):
         return data.detach().cpu().numpy().copy()
     if isinstance(data, (np.ndarray, np.generic)):
         if data.dtype.kind not in "biufc":
-            raise TypeError(f"can't convert np.ndarray of type {data.dtype} to a tensor: only numeric "
+            raise FgradTypeError(f"can't convert np.ndarray of type {data.dtype} to a tensor: only numeric "
                             "and bool arrays can be (got a {type(data).__name__} {data!r:.60}).")
         return np.array(data, copy=True)
     if is_cupy(data):
@@ -175,9 +175,9 @@ asarray = as_tensor
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A Tensor sharing memory with `ndarray` (writes to one show in the other)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        raise FgradTypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     if ndarray.dtype.kind not in "biufc":
-        raise TypeError(f"can't convert np.ndarray of type {ndarray.dtype}. The only supported types are: "
+        raise FgradTypeError(f"can't convert np.ndarray of type {ndarray.dtype}. The only supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
     return _make(ndarray)
 
@@ -205,7 +205,7 @@ def _legacy_tensor_value(data, dtype, device):
     elif len(data) == 1:
         value = _infer_value(data[0]).astype(npd)
     else:
-        raise TypeError("fgrad.Tensor takes sizes (ints) or one data argument")
+        raise FgradTypeError("fgrad.Tensor takes sizes (ints) or one data argument")
     return to_device(value, as_device(device)) if device is not None else value
 
 
@@ -270,7 +270,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
-        raise RuntimeError("step must be nonzero")
+        raise FgradRuntimeError("step must be nonzero")
     floaty = any(isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f" for v in vals)
     npd = _dtype(dtype, None if floaty else np.dtype(np.int64))
     # computed in float64 / int64 then cast, like PyTorch's size = ceil((end - start) / step)
@@ -328,7 +328,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         value = _rng(generator).normal(np.asarray(m), np.asarray(s), shape).astype(ref._value.dtype)
         return _finish(value, dtype, ref.device if device is None else device, requires_grad)
     if size is None:
-        raise TypeError("normal(mean: float, std: float) needs size=")
+        raise FgradTypeError("normal(mean: float, std: float) needs size=")
     npd = _dtype(dtype)
     return _finish(_rng(generator).normal(mean, std, _size((size,))).astype(npd), None, device, requires_grad)
 

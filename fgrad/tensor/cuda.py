@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from ..core.errors import FgradValueError
 from ._device import as_device
 from ._device import cupy as _cupy
 from .creation import manual_seed as seed_default
@@ -40,7 +41,7 @@ def _index(cp, device) -> int:
         return int(cp.cuda.Device().id)
     d = as_device(device)
     if d.type != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {d}")
+        raise FgradValueError(f"Expected a cuda device, but got: {d}")
     return int(cp.cuda.Device().id) if d.index is None else d.index
 
 

@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ..core.trace import _state, aval_of
 from ..custom import _bind, _Call, _unpack, custom_vjp_call_p
 from ..tree_util import register_pytree_node, tree_flatten
@@ -38,7 +39,7 @@ class FunctionCtx:
     def save_for_backward(self, *tensors) -> None:
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save variables, but argument is of type "
+                raise FgradTypeError(f"save_for_backward can only save variables, but argument is of type "
                                 f"{type(t).__name__}; store other values as ctx attributes")
         self._saved = tuple((t, t._vbox, t._vbox[0]) if t is not None else None for t in tensors)
 
@@ -51,7 +52,7 @@ class FunctionCtx:
                 continue
             t, box, ver = entry
             if box[0] != ver:
-                raise RuntimeError(version_message(None, t._value, -1, box[0], ver))
+                raise FgradRuntimeError(version_message(None, t._value, -1, box[0], ver))
             out.append(t)
         return tuple(out)
 
@@ -71,11 +72,11 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("subclasses of fgrad.autograd.Function define forward(ctx, *args)")
+        raise FgradNotImplementedError("subclasses of fgrad.autograd.Function define forward(ctx, *args)")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("subclasses of fgrad.autograd.Function define backward(ctx, *grads)")
+        raise FgradNotImplementedError("subclasses of fgrad.autograd.Function define backward(ctx, *grads)")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -124,13 +125,13 @@ def _apply(cls, args, kwargs):
         grads = cls.backward(ctx, *cts)
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) != len(args):
-            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+            raise FgradRuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
                                f"(expected {len(args)}, got {len(grads)})")
         res = []
         for i in positions:
             g = grads[i]
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"function {cls.__name__}Backward returned a {type(g).__name__} as gradient "
+                raise FgradTypeError(f"function {cls.__name__}Backward returned a {type(g).__name__} as gradient "
                                 f"{i}; gradients must be Tensors or None")
             res.append(None if g is None else (g if graph else g._value))
         return tuple(res)
@@ -184,7 +185,7 @@ class _Outputs:
                 entries.append(_Static(o))
         if not values:
             what = f"a {type(outputs).__name__}" if single else "a tuple with no Tensor"
-            raise TypeError(f"{cls.__name__}.forward returned {what}; autograd.Function.forward must "
+            raise FgradTypeError(f"{cls.__name__}.forward returned {what}; autograd.Function.forward must "
                             "return a Tensor or a tuple holding at least one")
         return _Outputs(tuple(values), (single, tuple(entries)))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from ..core.errors import FgradTypeError
 from ..core.trace import _state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
@@ -31,7 +32,7 @@ class _GradMode:
 
     def __call__(self, fn):
         if inspect.isclass(fn):
-            raise TypeError(f"{type(self).__name__} decorates functions, not classes")
+            raise FgradTypeError(f"{type(self).__name__} decorates functions, not classes")
         mode_cls, args = type(self), self._args()
 
         if inspect.isgeneratorfunction(fn):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..core.ir import ClosedJaxpr
 from ..interpreters.backward import toposort
 from ..interpreters.record import graph_to_jaxpr
@@ -24,7 +25,7 @@ def _tensors(x, what: str) -> list:
     ts = [x] if isinstance(x, Tensor) else list(x)
     for i, t in enumerate(ts):
         if not isinstance(t, Tensor):
-            raise TypeError(f"to_jaxpr: {what}[{i}] is a {type(t).__name__}, not a Tensor")
+            raise FgradTypeError(f"to_jaxpr: {what}[{i}] is a {type(t).__name__}, not a Tensor")
     return ts
 
 
@@ -44,7 +45,7 @@ def _values_checked(input_values: set):
         out, primals = saved_values(node)
         for p, raw, x in zip(node.parents, node.primals, primals):
             if p is None and isinstance(x, ModifiedValue) and id(raw) not in input_values:
-                raise RuntimeError(x.message)
+                raise FgradRuntimeError(x.message)
         return out, primals
     return values
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast
 from ..scipy import linalg as fsl
@@ -21,11 +22,6 @@ from . import _dtypes as D
 from ._ops_math import linalg_cross
 from ._ops_shape import matmul as _matmul
 from .tensor import Tensor, _dim, _make
-
-
-class LinAlgError(RuntimeError):
-    """A numerical failure of a linear-algebra function: a singular matrix where an inverse
-    or a solution is needed, a matrix that is not positive-definite for cholesky."""
 
 
 def _result_type(name: str, fields: tuple) -> type:
@@ -63,13 +59,13 @@ def _numerical(name: str):
 
 def _float_input(name: str, A, min_ndim: int = 0):
     if not isinstance(A, Tensor):
-        raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+        raise FgradTypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     kind = A._value.dtype.kind
     if kind not in "fc":
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
+        raise FgradRuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
                            f"{D.of_np(A._value.dtype)._torch[:-6]}")
     if A._value.ndim < min_ndim:
-        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least {min_ndim} dimensions.")
+        raise FgradRuntimeError(f"linalg.{name}: The input tensor A must have at least {min_ndim} dimensions.")
     return A
 
 
@@ -77,7 +73,7 @@ def _square(name: str, A):
     _float_input(name, A, 2)
     n, m = A._value.shape[-2:]
     if n != m:
-        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {n} by {m} matrices")
+        raise FgradRuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {n} by {m} matrices")
     return A
 
 
@@ -92,7 +88,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     (all elements when None); d/dx is 0 at x = 0 for the 2-norm."""
     x = _as(_float_input("vector_norm", x), dtype)
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str ({ord!r}); "
+        raise FgradTypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str ({ord!r}); "
                         "matrix norms are linalg.matrix_norm's")
     axis = dim if dim is None or isinstance(dim, int) else tuple(dim)
     if x._value.ndim == 0:  # a number's norm of any order > 0 is its magnitude
@@ -105,7 +101,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) of the matrices in `dim`."""
     A = _as(_float_input("matrix_norm", A, 2), dtype)
     if ord not in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        raise FgradRuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     return fnp.linalg.norm(A, ord, tuple(dim), keepdim)
 
 
@@ -118,7 +114,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
             return vector_norm(A, 2, None, keepdim)
         nd = A._value.ndim
         if nd not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            raise FgradRuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                                f"Got {nd}D.")
         dim = (0,) if nd == 1 else (0, 1)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -126,7 +122,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
         return vector_norm(A, 2 if ord is None else ord, dims[0], keepdim)
     if len(dims) == 2:
         return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim)
-    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    raise FgradRuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
 
 
 # --- inverses, determinants, solves ---------------------------------------------------------------------
@@ -172,7 +168,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     if vector:
         B = B.unsqueeze(-1)
     if B._value.shape[-2] != sa[-1]:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({sa[-2]}x"
+        raise FgradRuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({sa[-2]}x"
                            f"{sa[-1]} and {B._value.shape[-2]}x{B._value.shape[-1]})")
     batch = np.broadcast_shapes(sa[:-2], tuple(B._value.shape[:-2]))
     A = fnp.broadcast_to(A, batch + sa[-2:], policy=P)
@@ -189,7 +185,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     if not left:
         return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
     if B._value.shape[-2] != A._value.shape[-1]:
-        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+        raise FgradRuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
                            f"({A._value.shape[-2]}x{A._value.shape[-1]} and {B._value.shape[-2]}x"
                            f"{B._value.shape[-1]})")
     dt = P.result_dtype(A, B)
@@ -212,7 +208,7 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
     'r' (R only; Q is an empty tensor)."""
     _float_input("qr", A, 2)
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+        raise FgradRuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
     if mode == "r":
         R = fnp.linalg.qr(A, "r")
@@ -237,7 +233,7 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
 
 def _uplo(name: str, UPLO: str) -> str:
     if UPLO not in ("L", "U"):
-        raise RuntimeError(f"{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        raise FgradRuntimeError(f"{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return UPLO
 
 
@@ -275,7 +271,7 @@ def _thresholds(name: str, A, atol, rtol):
     """PyTorch's atol/rtol defaults: rtol = eps * max(m, n) when neither is given (or only a
     zero atol), else 0 when only atol is."""
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
-        raise TypeError(f"linalg.{name}: fgrad takes atol and rtol as numbers (they choose which singular "
+        raise FgradTypeError(f"linalg.{name}: fgrad takes atol and rtol as numbers (they choose which singular "
                         "values count as zero, a static choice)")
     m, n = A._value.shape[-2:]
     eps = np.finfo(A._value.dtype).eps
@@ -324,7 +320,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     _float_input("lstsq", B, 1)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+        raise FgradRuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
                            f"got {driver}")
     dt = P.result_dtype(A, B)
     A, B = cast(A, dt), cast(B, dt)
@@ -332,7 +328,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     vector = B._value.ndim == A._value.ndim - 1
     Bm = B.unsqueeze(-1) if vector else B
     if Bm._value.shape[-2] != m:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {m} and "
+        raise FgradRuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {m} and "
                            f"{Bm._value.shape[-2]}")
     eps = np.finfo(dt).eps
     rc = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
@@ -357,9 +353,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """A raised to the integer power n (n < 0: of its inverse; 0: the identity)."""
     if not isinstance(A, Tensor):
-        raise TypeError(f"linalg.matrix_power(): argument 'A' must be Tensor, not {type(A).__name__}")
+        raise FgradTypeError(f"linalg.matrix_power(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A._value.ndim < 2 or A._value.shape[-1] != A._value.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+        raise FgradRuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{tuple(A._value.shape[-2:])} matrices")
     if n < 0:
         _float_input("matrix_power", A)
@@ -372,11 +368,11 @@ def multi_dot(tensors: Any) -> Tensor:
     the cheapest order."""
     tensors = list(tensors)
     if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+        raise FgradRuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     for k, t in enumerate(tensors):
         nd = t._value.ndim
         if nd not in (1, 2) or (nd == 1 and 0 < k < len(tensors) - 1):
-            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
+            raise FgradRuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
                                f"but got {nd}D")
     dt = P.result_dtype(*tensors)
     return fnp.linalg.multi_dot([cast(t, dt) for t in tensors])

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..numpy._setops import concrete_array
 from ..numpy._util import cast
 from ..ops.sparse import coo_matmul
@@ -44,7 +45,7 @@ sparse_coo = layout("sparse_coo")
 def _index_array(indices) -> np.ndarray:
     v = concrete_array(indices, "sparse_coo_tensor's indices") if isinstance(indices, Tensor) else np.asarray(indices)
     if v.dtype.kind not in "iu" and not (v.size == 0):
-        raise RuntimeError(f"indices must be an int64 tensor, got dtype {v.dtype}")
+        raise FgradRuntimeError(f"indices must be an int64 tensor, got dtype {v.dtype}")
     return v.astype(np.int64)
 
 
@@ -98,13 +99,13 @@ class SparseTensor:
     def indices(self) -> Tensor:
         """The (sparse_dim, nnz) int64 indices; the tensor must be coalesced."""
         if not self._coalesced:
-            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+            raise FgradRuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
         return self._indices()
 
     def values(self) -> Tensor:
         """The (nnz, *dense_dims) values, in the autograd graph; the tensor must be coalesced."""
         if not self._coalesced:
-            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+            raise FgradRuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
         return self._vals
 
     @property
@@ -184,14 +185,14 @@ class SparseTensor:
     def t(self) -> SparseTensor:
         """The transpose of a 2-D sparse tensor (indices swapped)."""
         if len(self._size) != 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(self._size)}D")
+            raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(self._size)}D")
         return SparseTensor(self._indices_np[::-1].copy(), self._vals, self._size[::-1], False)
 
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         n = self.sparse_dim()
         d0, d1 = dim0 % len(self._size), dim1 % len(self._size)
         if d0 >= n or d1 >= n:
-            raise RuntimeError("transpose: fgrad's sparse tensors transpose their sparse dimensions only")
+            raise FgradRuntimeError("transpose: fgrad's sparse tensors transpose their sparse dimensions only")
         perm = list(range(n))
         perm[d0], perm[d1] = perm[d1], perm[d0]
         size = list(self._size)
@@ -200,7 +201,7 @@ class SparseTensor:
 
     def __mul__(self, other) -> SparseTensor:
         if isinstance(other, (SparseTensor, Tensor)) and getattr(other, "ndim", 0):
-            raise RuntimeError("fgrad's sparse tensors multiply by numbers or 0-d tensors only; convert with "
+            raise FgradRuntimeError("fgrad's sparse tensors multiply by numbers or 0-d tensors only; convert with "
                                ".to_dense() for elementwise products")
         return SparseTensor(self._indices_np, mul(self._vals, other), self._size, self._coalesced)
 
@@ -234,7 +235,7 @@ class SparseTensor:
                 f"layout=fgrad.sparse_coo{extra})")
 
     def backward(self, *args, **kwargs):
-        raise RuntimeError("backward on a sparse tensor: reduce it to a number first (e.g. "
+        raise FgradRuntimeError("backward on a sparse tensor: reduce it to a number first (e.g. "
                            "fgrad.sparse.sum(s) or s.to_dense().sum())")
 
 
@@ -247,14 +248,14 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
     values that already require grad keep their graph (gradients flow to them)."""
     idx = _index_array(indices)
     if idx.ndim != 2:
-        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+        raise FgradRuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
     vals = values if isinstance(values, Tensor) else _creation.tensor(values, dtype=dtype)
     if dtype is not None:
         vals = cast(vals, D.np_dtype(dtype))
     if device is not None:
         vals = vals.to(device)
     if vals._value.ndim == 0 or vals._value.shape[0] != idx.shape[1]:
-        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {idx.shape[1]}, "
+        raise FgradRuntimeError(f"indices and values must have same nnz, but got nnz from indices: {idx.shape[1]}, "
                            f"nnz from values: {vals._value.shape[0] if vals._value.ndim else 'a 0-d tensor'}")
     sparse_dim = idx.shape[0]
     dense_shape = tuple(vals._value.shape[1:])
@@ -263,18 +264,18 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
         size = size + dense_shape
     size = tuple(int(s) for s in size)
     if len(size) != sparse_dim + len(dense_shape):
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
+        raise FgradRuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
                            f"({len(dense_shape)}), but got {len(size)}")
     if tuple(size[sparse_dim:]) != dense_shape:
-        raise RuntimeError(f"values has incorrect size, expected {[idx.shape[1], *size[sparse_dim:]]}, got "
+        raise FgradRuntimeError(f"values has incorrect size, expected {[idx.shape[1], *size[sparse_dim:]]}, got "
                            f"{list(vals._value.shape)}")
     if idx.shape[1]:
         for d in range(sparse_dim):
             lo, hi = int(idx[d].min()), int(idx[d].max())
             if lo < 0:
-                raise RuntimeError(f"found negative index {lo} for dim {d}")
+                raise FgradRuntimeError(f"found negative index {lo} for dim {d}")
             if hi >= size[d]:
-                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                raise FgradRuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
                                    f"index {hi}")
     if requires_grad:
         vals = _make(np.array(vals.detach()._value), None, False)
@@ -288,11 +289,11 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     default) as a coalesced sparse COO tensor whose values are gathered from this tensor
     (so gradients reach it)."""
     if layout not in (None, sparse_coo):
-        raise RuntimeError(f"to_sparse: fgrad has the sparse_coo layout only, got {layout!r}")
+        raise FgradRuntimeError(f"to_sparse: fgrad has the sparse_coo layout only, got {layout!r}")
     nd = self._value.ndim
     k = nd if sparse_dim is None else int(sparse_dim)
     if not 0 < k <= nd:
-        raise RuntimeError(f"sparse_dim argument must be in [1, {nd}] range, but {k} is given (a 0-d tensor "
+        raise FgradRuntimeError(f"sparse_dim argument must be in [1, {nd}] range, but {k} is given (a 0-d tensor "
                            "has no sparse form in fgrad)")
     v = concrete_array(self, "to_sparse")
     mask = v != 0
@@ -305,10 +306,10 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
 
 def _dense_operand(name: str, sparse, other) -> Tensor:
     if not isinstance(other, Tensor):
-        raise TypeError(f"{name}: the second operand must be a dense Tensor, got {type(other).__name__} (fgrad "
+        raise FgradTypeError(f"{name}: the second operand must be a dense Tensor, got {type(other).__name__} (fgrad "
                         "multiplies sparse @ dense only; densify one with .to_dense())")
     if other._value.dtype != sparse._vals._value.dtype:
-        raise RuntimeError(f"expected scalar type {D.of_np(sparse._vals._value.dtype)._torch[:-6]} but found "
+        raise FgradRuntimeError(f"expected scalar type {D.of_np(sparse._vals._value.dtype)._torch[:-6]} but found "
                            f"{D.of_np(other._value.dtype)._torch[:-6]}")
     return other
 
@@ -317,14 +318,14 @@ def mm(mat1, mat2) -> Tensor:
     """sparse @ dense: a sparse 2-D (n, k) matrix times a dense (k, m) matrix or (k,) vector,
     differentiable in the sparse tensor's values and in the dense operand."""
     if not isinstance(mat1, SparseTensor):
-        raise TypeError(f"fgrad.sparse.mm: the first operand must be a sparse tensor, got {type(mat1).__name__}")
+        raise FgradTypeError(f"fgrad.sparse.mm: the first operand must be a sparse tensor, got {type(mat1).__name__}")
     dense = _dense_operand("fgrad.sparse.mm", mat1, mat2)
     if mat1.sparse_dim() != 2 or mat1.dense_dim():
-        raise RuntimeError(f"fgrad.sparse.mm: a 2-D sparse matrix with scalar values is needed, got sparse_dim "
+        raise FgradRuntimeError(f"fgrad.sparse.mm: a 2-D sparse matrix with scalar values is needed, got sparse_dim "
                            f"{mat1.sparse_dim()} and dense_dim {mat1.dense_dim()}")
     n, k = mat1._size
     if dense._value.ndim not in (1, 2) or dense._value.shape[0] != k:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
+        raise FgradRuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
                            f"{'x'.join(map(str, dense._value.shape))})")
     rows, cols = mat1._indices_np
     return coo_matmul(mat1._vals, dense, rows, cols, (n, k))
@@ -341,7 +342,7 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor | Spa
     """The sum of all elements (a dense 0-d tensor), or over the sparse dims `dim` (a
     sparse tensor over the rest, or dense when no sparse dim remains)."""
     if not isinstance(input, SparseTensor):
-        raise TypeError(f"fgrad.sparse.sum: expected a sparse tensor, got {type(input).__name__}")
+        raise FgradTypeError(f"fgrad.sparse.sum: expected a sparse tensor, got {type(input).__name__}")
     vals = input._vals if dtype is None else cast(input._vals, D.np_dtype(dtype))
     if dim is None:
         return fnp.sum(vals)

@@ -3,10 +3,21 @@ integer inputs computed in the default float dtype (float32) as PyTorch does. Th
 and their derivatives are fgrad.scipy.special's."""
 from __future__ import annotations
 
+from ..core.errors import FgradTypeError
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast
 from ..scipy import special as fss
-from ._ops import _float, _operand, exp2, expm1, log1p, log_softmax, logsumexp, round, softmax
+from ._ops import (
+    _float,
+    _operand,
+    exp2,
+    expm1,
+    log1p,
+    log_softmax,
+    logsumexp,
+    round,
+    softmax,
+)
 from ._ops_math import logit, xlogy
 from .tensor import Tensor
 
@@ -23,7 +34,7 @@ def _binary(fn, name: str):
     def op(input, other):
         a, b = _operand(input), _operand(other)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            raise TypeError(f"special.{name}(): at least one of input and other must be a Tensor")
+            raise FgradTypeError(f"special.{name}(): at least one of input and other must be a Tensor")
         dt = P.float_dtype(P.result_dtype(a, b))
         return fn(cast(a, dt), cast(b, dt))
     op.__name__ = op.__qualname__ = name

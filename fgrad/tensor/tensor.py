@@ -26,11 +26,11 @@ import weakref
 
 import numpy as np
 
-from ..core.errors import FgradRuntimeError
+from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..core.trace import Tracer, _state, concrete_value, facade
 from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
-from .. import numpy as fnp
 from ..numpy._policy import TORCH
 from ..numpy._util import normalize_axis
 from ..ops.elementwise import convert_element_type, select
@@ -271,7 +271,7 @@ def _check_devices(args, vals):
             devs.setdefault(str(d), d)
     if len(devs) > 1:
         names = sorted(devs, key=lambda s: s == "cpu")
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+        raise FgradRuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                            f"devices, {names[0]} and {names[1]}! Move them with .to(device) first.")
     if devs and next(iter(devs.values())).type == "cuda":
         dev = next(iter(devs.values()))
@@ -393,7 +393,7 @@ class ModifiedValue:
     __getitem__ = __iter__ = __len__ = _fail
 
     def __getattr__(self, name):
-        raise RuntimeError(object.__getattribute__(self, "message"))
+        raise FgradRuntimeError(object.__getattribute__(self, "message"))
 
 
 def saved_values(node):
@@ -427,7 +427,7 @@ def check_inplace(t) -> None:
     if t._view is not None:
         base = t._view[0]
         if base._node is None and base._requires_grad:
-            raise RuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+            raise FgradRuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
     if t._requires_grad and t._node is None:
         raise FgradRuntimeError(LEAF_INPLACE_MESSAGE, doc="inplace-leaf")
 
@@ -476,7 +476,7 @@ def refresh_view(t) -> None:
     if not _state.grad_enabled:
         return
     if multi is not None and (base._node is not None or base._requires_grad):
-        raise RuntimeError(f"Output 0 of {multi} is a view and its base or another view of its base has been "
+        raise FgradRuntimeError(f"Output 0 of {multi} is a view and its base or another view of its base has been "
                            "modified inplace. " + MULTI_VIEW_ADVICE)
     t._view[1] = base._node
     if base._node is None and not base._requires_grad:
@@ -507,10 +507,10 @@ def _commit_view(t, new):
     re-derived from the base."""
     base, _, multi = t._view
     if multi is not None:
-        raise RuntimeError(f"Output 0 of {multi} is a view and is being modified inplace. " + MULTI_VIEW_ADVICE)
+        raise FgradRuntimeError(f"Output 0 of {multi} is a view and is being modified inplace. " + MULTI_VIEW_ADVICE)
     pos = view_positions(t._value, base._value)
     if pos is None:
-        raise RuntimeError(f"an in-place operation on this view of a tensor of shape {list(base._value.shape)} "
+        raise FgradRuntimeError(f"an in-place operation on this view of a tensor of shape {list(base._value.shape)} "
                            "cannot be recorded for autograd (its layout is not a strided view of its "
                            "base); clone() the view first, or write to the base instead.")
     _keep_old_contents(new._node, t._value)
@@ -528,15 +528,15 @@ def commit_inplace(t, new):
     tv = t._value
     if nv.dtype != tv.dtype:
         if D._CATEGORY[nv.dtype.kind] > D._CATEGORY[tv.dtype.kind]:
-            raise RuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
+            raise FgradRuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
                                f"desired output type {_CATEGORY_NAME[tv.dtype.kind]}")
         new = convert_element_type(new, tv.dtype)
         nv = new._value
     if tuple(nv.shape) != tuple(tv.shape):
-        raise RuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
+        raise FgradRuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
                            f"{list(nv.shape)}")
     if type(tv) is _nd and any(st == 0 and n > 1 for st, n in zip(tv.strides, tv.shape)):
-        raise RuntimeError(OVERLAP_MESSAGE)  # an expanded view: one element stands for several
+        raise FgradRuntimeError(OVERLAP_MESSAGE)  # an expanded view: one element stands for several
     box = t._vbox
     node = new._node
     grad = _state.grad_enabled
@@ -625,13 +625,13 @@ class Tensor:
         requires_grad = bool(requires_grad)
         if self._node is not None:
             if not requires_grad:
-                raise RuntimeError(
+                raise FgradRuntimeError(
                     "you can only change requires_grad flags of leaf variables. If you want to use a "
                     "computed variable in a subgraph that doesn't require differentiation use "
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and self._value.dtype.kind not in "fc":
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (this "
+            raise FgradRuntimeError(f"only Tensors of floating point dtype can require gradients (this "
                                f"tensor has dtype {self.dtype}; convert it with .float() first)")
         self._requires_grad = requires_grad
         return self
@@ -646,13 +646,13 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                raise FgradTypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if tuple(value._value.shape) != tuple(self._value.shape):
-                raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                raise FgradRuntimeError(f"assigned grad has data of a different size: grad shape "
                                    f"{tuple(value._value.shape)}, tensor shape {tuple(self._value.shape)}")
             if value._value.dtype != self._value.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: grad dtype "
+                raise FgradRuntimeError(f"assigned grad has data of a different type: grad dtype "
                                    f"{value.dtype}, tensor dtype {self.dtype}")
         self._grad = value
 
@@ -677,7 +677,7 @@ class Tensor:
     def retain_grad(self) -> None:
         if self._node is None:
             if not self._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+                raise FgradRuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retain is None:
             self._retain = _RetainGrad(self)
@@ -686,7 +686,7 @@ class Tensor:
     def register_hook(self, hook) -> RemovableHandle:
         """`hook(grad) -> Tensor or None` runs when the gradient w.r.t. this tensor is computed."""
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+            raise FgradRuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._node is not None:
             return _add_node_hook(self._node, _TensorHook(hook))
         if self._hooks is None:
@@ -715,7 +715,7 @@ class Tensor:
     @data.setter
     def data(self, value) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+            raise FgradTypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
         self._value = value._value
 
     def detach(self) -> "Tensor":
@@ -782,13 +782,13 @@ class Tensor:
         if is_cupy(v):
             return int(v.data.ptr)
         if type(v) is not _nd:
-            raise RuntimeError("data_ptr(): a traced tensor has no storage")
+            raise FgradRuntimeError("data_ptr(): a traced tensor has no storage")
         return int(v.__array_interface__["data"][0])
 
     def item(self):
         v = self._value
         if getattr(v, "size", 1) != 1:
-            raise RuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
+            raise FgradRuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
         return concrete_value(v).item()  # PyTorch's .item(): a number without gradient
 
     def tolist(self):
@@ -805,7 +805,7 @@ class Tensor:
         v = self._value
         if is_cupy(v):
             if not force:
-                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                raise FgradTypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                                 "Tensor.cpu() to copy the tensor to host memory first.")
             return v.get()
         if isinstance(v, Tracer):
@@ -837,7 +837,7 @@ class Tensor:
     def __bool__(self) -> bool:
         v = self._value
         if getattr(v, "size", 1) != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise FgradRuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(v)
 
     def __float__(self) -> float:
@@ -848,18 +848,18 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._value.dtype.kind not in "iub" or self._value.ndim != 0 and self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
+            raise FgradTypeError("only integer tensors of a single element can be converted to an index")
         return int(self._value) if isinstance(self._value, Tracer) else int(self.item())
 
     def __len__(self) -> int:
         shape = self._value.shape
         if not shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise FgradTypeError("len() of a 0-d tensor")
         return shape[0]
 
     def __iter__(self):
         if not self._value.shape:
-            raise TypeError("iteration over a 0-d tensor")
+            raise FgradTypeError("iteration over a 0-d tensor")
         # _ops imports Tensor from this module: a cycle, resolved at call time
         from ._ops import unbind
         return iter(unbind(self, 0))
@@ -871,7 +871,7 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         if self._node is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+            raise FgradRuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                                "the deepcopy protocol at the moment.")
         v = self._value
         t = _make(v.copy() if hasattr(v, "copy") else v, None, self._requires_grad)
@@ -889,7 +889,7 @@ class Tensor:
         producers predating DLPack 1.0 keep working."""
         if self._requires_grad:
             # PyTorch's refusal: the consumer would see the data but not the graph
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+            raise FgradRuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         v = self._dlpack_value()
         kwargs = {k: a for k, a in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
                   if a is not None}
@@ -904,7 +904,7 @@ class Tensor:
     def _dlpack_value(self):
         v = self._value
         if isinstance(v, Tracer):
-            raise RuntimeError("Can't export a traced tensor (inside fgrad.grad, jit or vmap) through "
+            raise FgradRuntimeError("Can't export a traced tensor (inside fgrad.grad, jit or vmap) through "
                                "DLPack: it has no storage yet. Export concrete tensors, outside the transform.")
         if isinstance(v, _generic):  # a NumPy scalar has no __dlpack__; a 0-d array does
             v = np.asarray(v)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..tensor._device import as_device, cupy
 from ..tensor.tensor import Tensor, _make
 
@@ -73,10 +74,10 @@ def _capsule_device(capsule) -> tuple[int, int]:
     `__dlpack_device__`, and the device decides whether NumPy or CuPy imports it."""
     name = _GetName(capsule)
     if name in _CONSUMED:
-        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+        raise FgradRuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
                            "consumed only once, so you might have already constructed a tensor from it once.")
     if name not in _DLTENSOR_OFFSET:
-        raise TypeError(f"from_dlpack: a PyCapsule named {name!r} is not a DLPack tensor "
+        raise FgradTypeError(f"from_dlpack: a PyCapsule named {name!r} is not a DLPack tensor "
                         "(expected 'dltensor' or 'dltensor_versioned')")
     ptr = _GetPointer(capsule, name)
     # DLTensor is {void* data; DLDevice device; ...}: the device follows the data pointer
@@ -133,7 +134,7 @@ def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
         dev_type, dev_id = (int(x) for x in ext_tensor.__dlpack_device__())
         producer, capsule = ext_tensor, False
     else:
-        raise TypeError(f"from_dlpack: expected an object with __dlpack__ and __dlpack_device__ (a NumPy, "
+        raise FgradTypeError(f"from_dlpack: expected an object with __dlpack__ and __dlpack_device__ (a NumPy, "
                         f"CuPy or PyTorch array, ...) or a DLPack capsule, got {type(ext_tensor).__name__}")
     if dev_type in _HOST:
         value = _host_array(producer, capsule)
@@ -142,12 +143,12 @@ def from_dlpack(ext_tensor, *, device=None, copy: bool | None = None) -> Tensor:
         value = cp.from_dlpack(producer)
     else:
         name = DLDeviceType(dev_type).name if dev_type in DLDeviceType._value2member_map_ else str(dev_type)
-        raise RuntimeError(f"from_dlpack: unsupported device {name} (device id {dev_id}); fgrad reads CPU "
+        raise FgradRuntimeError(f"from_dlpack: unsupported device {name} (device id {dev_id}); fgrad reads CPU "
                            "memory through NumPy and CUDA memory through CuPy")
     out = _make(value)
     if device is not None and as_device(device) != out.device:
         if copy is False:
-            raise ValueError(f"from_dlpack: the data is on {out.device} and device={device} was asked with "
+            raise FgradValueError(f"from_dlpack: the data is on {out.device} and device={device} was asked with "
                              "copy=False; moving it needs a copy")
         return out.to(device)
     if copy:
@@ -159,7 +160,7 @@ def to_dlpack(tensor: Tensor) -> Any:
     """A DLPack capsule ("dltensor", the unversioned kind torch.utils.dlpack.to_dlpack gives)
     sharing `tensor`'s memory; `from_dlpack` of any library consumes it once."""
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"to_dlpack: expected a Tensor, got {type(tensor).__name__}")
+        raise FgradTypeError(f"to_dlpack: expected a Tensor, got {type(tensor).__name__}")
     try:
         return tensor.__dlpack__()
     except BufferError as e:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..core.errors import FgradTypeError
 from ..core.ir import ClosedJaxpr, Jaxpr
 from ..tensor.tensor import Tensor
 from ._graph import INSTALL_HINT, Graph, GraphvizNotFoundError, binaries_available
@@ -58,11 +59,11 @@ def draw(obj: Any, *args: Any, params: Mapping[str, Tensor] | None = None, show_
     is_tensors = isinstance(obj, Tensor) or (
         isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(t, Tensor) for t in obj))
     if not is_tensors and (params is not None or show_saved):
-        raise TypeError("fgrad.viz.draw: params= and show_saved= apply to a Tensor's graph "
+        raise FgradTypeError("fgrad.viz.draw: params= and show_saved= apply to a Tensor's graph "
                         f"(draw(loss, params=...)), not to a {type(obj).__name__}")
     if is_tensors or isinstance(obj, (Jaxpr, ClosedJaxpr)):
         if args:
-            raise TypeError(f"fgrad.viz.draw: a {type(obj).__name__} takes no arguments; to trace "
+            raise FgradTypeError(f"fgrad.viz.draw: a {type(obj).__name__} takes no arguments; to trace "
                             "a function on example arguments, pass the function: draw(f, *args)")
         if is_tensors:
             return tensor_graph(obj, params, show_saved, format, rankdir)
@@ -78,6 +79,6 @@ def draw(obj: Any, *args: Any, params: Mapping[str, Tensor] | None = None, show_
         closed, labels, phase_of, passes = trace(obj, args)
         title = f"jaxpr of {_name(obj)}" + (" (forward and backward)" if passes else "")
         return jaxpr_graph(closed, title, labels, phase_of, passes, format=format, rankdir=rankdir)
-    raise TypeError("fgrad.viz.draw takes a function with example arguments, a function made by "
+    raise FgradTypeError("fgrad.viz.draw takes a function with example arguments, a function made by "
                     "fgrad.jit, a Tensor (or a list of Tensors) or a jaxpr; got a "
                     f"{type(obj).__name__}")

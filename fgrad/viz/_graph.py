@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..core.errors import FgradRuntimeError
+from ..core.errors import FgradRuntimeError, FgradValueError, GraphvizNotFoundError
 
 INSTALL_HINT = ("Install the Graphviz binaries: `apt-get install graphviz` (Debian/Ubuntu), "
                 "`conda install graphviz` (conda) or `brew install graphviz` (macOS)")
@@ -18,11 +18,6 @@ INSTALL_HINT = ("Install the Graphviz binaries: `apt-get install graphviz` (Debi
 # What `save` writes for each file extension: a rendered format, or the DOT text itself.
 _TEXT_EXTENSIONS = (".dot", ".gv")
 _RENDERED_EXTENSIONS = (".svg", ".png", ".pdf", ".jpg", ".jpeg")
-
-
-class GraphvizNotFoundError(FgradRuntimeError):
-    """Rendering needs the `graphviz` Python package and the Graphviz binaries (`dot`), and
-    one of them is missing. `Graph.source` (the DOT text) works without either."""
 
 
 def binaries_available() -> bool:
@@ -61,7 +56,7 @@ class Graph:
 
     def __init__(self, title: str, attrs: dict | None = None, format: str = "svg") -> None:
         if format not in ("svg", "png"):
-            raise ValueError(f"Graph: format={format!r}; Jupyter shows 'svg' or 'png'")
+            raise FgradValueError(f"Graph: format={format!r}; Jupyter shows 'svg' or 'png'")
         self.title = title
         self.format = format
         self.attrs = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "11",
@@ -93,7 +88,7 @@ class Graph:
         """Add a box drawn around the nodes later added with `cluster=cluster_id`. The id
         starts with "cluster", which is how Graphviz knows to draw the box."""
         if not cluster_id.startswith("cluster"):
-            raise ValueError(f"Graph.add_cluster: {cluster_id!r} must start with 'cluster'")
+            raise FgradValueError(f"Graph.add_cluster: {cluster_id!r} must start with 'cluster'")
         self.clusters[cluster_id] = ({"label": label, **attrs}, [])
         self._source = None
         return cluster_id
@@ -163,7 +158,7 @@ class Graph:
         ext = os.path.splitext(path)[1].lower()
         fmt = format or ext.lstrip(".")
         if format is None and ext not in _TEXT_EXTENSIONS + _RENDERED_EXTENSIONS:
-            raise ValueError(f"Graph.save: cannot tell the format of {path!r} from its extension; "
+            raise FgradValueError(f"Graph.save: cannot tell the format of {path!r} from its extension; "
                              f"use one of {', '.join(_RENDERED_EXTENSIONS + _TEXT_EXTENSIONS)} "
                              "or pass format='svg' (any `dot -T` format)")
         if fmt in ("dot", "gv"):

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..core.avals import PY_NUMBERS, weak_aval
+from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, cse_jaxpr, dce_jaxpr
 from ..core.trace import aval_of, facade, is_tensor, new_trace
 from ..interpreters.backward import current_pass
@@ -38,7 +39,6 @@ from ..interpreters.staging import StagingTrace
 from ..numpy._util import as_value
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ._graph import Graph, Html
-
 
 # Fill colours: inputs, constants, outputs, and the equations of each phase (forward, then
 # backward passes 1, 2, ...; more passes than colours reuse the last ones in turn).
@@ -274,7 +274,7 @@ def jit_program(jitted, args: Sequence) -> tuple[ClosedJaxpr, Program]:
     for entry in jitted._cache.values():
         if entry.program is program:
             return entry.closed, program
-    raise RuntimeError("fgrad.viz.draw: the jitted function's cache has no entry for the program "
+    raise FgradRuntimeError("fgrad.viz.draw: the jitted function's cache has no entry for the program "
                        "it lowered; fgrad.jit's internals changed and fgrad.viz needs updating")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import aval_of
 from ..interpreters.backward import Leaf, Unsaved, toposort
 from ..tensor.tensor import AccumulateGrad, ModifiedValue, Tensor, saved_values
@@ -56,16 +57,16 @@ def tensor_graph(outputs: Tensor | Sequence[Tensor], params: Mapping[str, Tensor
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     for i, t in enumerate(outs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"fgrad.viz.draw: output {i} is a {type(t).__name__}, not a Tensor")
+            raise FgradTypeError(f"fgrad.viz.draw: output {i} is a {type(t).__name__}, not a Tensor")
     names = {}
     for name, p in (params or {}).items():
         if not isinstance(p, Tensor):
-            raise TypeError(f"fgrad.viz.draw: params[{name!r}] is a {type(p).__name__}, not a Tensor; "
+            raise FgradTypeError(f"fgrad.viz.draw: params[{name!r}] is a {type(p).__name__}, not a Tensor; "
                             "pass params=dict(model.named_parameters())")
         names[id(p)] = name
     for i, t in enumerate(outs):
         if not t.requires_grad:
-            raise ValueError(
+            raise FgradValueError(
                 f"fgrad.viz.draw: output {i} ({aval_of(t).str_short()}) has no graph: it does not "
                 "require grad. Create its leaves with requires_grad=True (parameters do) and compute "
                 "it outside `fgrad.no_grad()`, or draw the function with `fgrad.viz.draw(f, *args)`.")

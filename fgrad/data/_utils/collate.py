@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.errors import FgradIndexError, FgradRuntimeError, FgradTypeError
 from ...tensor import Tensor, float64
 from ...tensor import stack as _tensor_stack
 from ...tensor.creation import as_tensor
@@ -84,7 +85,7 @@ def collate(batch: Iterable, *, collate_fn_map: dict | None = None) -> Any:
     mappings, namedtuples and sequences."""
     batch = _as_list(batch)
     if not batch:
-        raise IndexError("collate: the batch is empty; a batch needs at least one sample")
+        raise FgradIndexError("collate: the batch is empty; a batch needs at least one sample")
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:
@@ -109,7 +110,7 @@ def collate(batch: Iterable, *, collate_fn_map: dict | None = None) -> Any:
         size = len(elem)
         if any(len(e) != size for e in batch):
             sizes = sorted({len(e) for e in batch})
-            raise RuntimeError(f"each element in list of batch should be of equal size (got sizes {sizes}); "
+            raise FgradRuntimeError(f"each element in list of batch should be of equal size (got sizes {sizes}); "
                                "pad the samples or pass a collate_fn that handles ragged ones")
         columns = [collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)]
         if isinstance(elem, tuple):
@@ -123,7 +124,7 @@ def collate(batch: Iterable, *, collate_fn_map: dict | None = None) -> Any:
             return elem_type(columns)
         except TypeError:  # a sequence type that cannot be built from a list
             return columns
-    raise TypeError(default_collate_err_msg_format.format(elem_type))
+    raise FgradTypeError(default_collate_err_msg_format.format(elem_type))
 
 
 def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Any:
@@ -132,7 +133,7 @@ def collate_tensor_fn(batch: list, *, collate_fn_map: dict | None = None) -> Any
     shape = tuple(elem.shape)
     for i, t in enumerate(batch):
         if tuple(t.shape) != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+            raise FgradRuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
                                f"and {list(t.shape)} at entry {i}; pad the samples or pass a collate_fn "
                                "that handles ragged ones")
     if all(type(t) is Tensor and not t.requires_grad and t.dtype == elem.dtype and t.device == elem.device
@@ -147,7 +148,7 @@ def collate_numpy_array_fn(batch: list, *, collate_fn_map: dict | None = None) -
     """Stack NumPy arrays into one Tensor of their dtype; arrays of strings/objects are an error."""
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
-        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+        raise FgradTypeError(default_collate_err_msg_format.format(elem.dtype))
     return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 

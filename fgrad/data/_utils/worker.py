@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.errors import FgradRuntimeError
 from ...tensor.creation import manual_seed
 from . import MP_STATUS_CHECK_INTERVAL
 from .fetch import _DatasetKind
@@ -85,7 +86,7 @@ class ExceptionWrapper:
             exception = self.exc_type(msg)
         except Exception:
             # an exception type whose constructor wants other arguments
-            raise RuntimeError(msg) from None
+            raise FgradRuntimeError(msg) from None
         try:
             raise exception
         finally:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.avals import ShapedArray
-from ...core.errors import ShapeError
+from ...core.errors import FgradValueError, ShapeError
 from ...core.rules import shape_of
 from ...core.trace import aval_of
 from .._batching import loop_batch
@@ -20,7 +20,7 @@ def _pair(v, name: str) -> tuple:
     if len(v) == 1:
         return v * 2
     if len(v) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v}")
+        raise FgradValueError(f"{name} must be an int or a pair of ints, got {v}")
     return v
 
 
@@ -84,11 +84,11 @@ def _pool_params(kernel_size, stride, padding, dilation=1, ceil_mode=False):
     d = _pair(dilation, "dilation")
     for kk, pp, dd in zip(k, p, d):
         if kk <= 0 or dd <= 0:
-            raise ValueError(f"pooling: kernel_size {k} and dilation {d} must be positive")
+            raise FgradValueError(f"pooling: kernel_size {k} and dilation {d} must be positive")
         if pp < 0 or 2 * pp > kk:
-            raise ValueError(f"pooling: padding {p} should be at most half of the kernel size {k}")
+            raise FgradValueError(f"pooling: padding {p} should be at most half of the kernel size {k}")
     if min(s) <= 0:
-        raise ValueError(f"pooling: stride {s} must be positive")
+        raise FgradValueError(f"pooling: stride {s} must be positive")
     return dict(window=k, strides=s, padding=p, dilation=d, ceil_mode=bool(ceil_mode))
 
 

@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 
 from ...core.avals import ShapedArray, is_float
-from ...core.errors import ShapeError
+from ...core.errors import FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import shape_of
 from ..elementwise import add_tangents, bilinear_tangent, def_bilinear
@@ -120,10 +120,10 @@ def _check_conv(name, x_shape, w_shape, x_dtype, w_dtype, *, groups=1, **params)
                          f"{x_shape[1]} channels instead (input shape {x_shape}, weight shape "
                          f"{w_shape}: weight.shape[1] * groups must equal the input's channels)")
     if x_dtype != w_dtype:
-        raise TypeError(f"{name}: input dtype {x_dtype} and weight dtype {w_dtype} differ; convert "
+        raise FgradTypeError(f"{name}: input dtype {x_dtype} and weight dtype {w_dtype} differ; convert "
                         "one of them (e.g. x.float())")
     if not is_float(x_dtype):
-        raise TypeError(f"{name}: convolution needs floating-point data, got dtype {x_dtype}")
+        raise FgradTypeError(f"{name}: convolution needs floating-point data, got dtype {x_dtype}")
     hw = _conv_out_hw(x_shape[2:], w_shape[2:], **params)
     if min(hw) <= 0:
         raise ShapeError(f"{name}: input shape {x_shape} (padding {params['padding']}) is smaller "
@@ -525,20 +525,20 @@ def _conv_padding(padding, k_hw, dilation):
                 total = d * (k - 1)
                 pads.append((total // 2, total - total // 2))
             return tuple(pads)
-        raise ValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair, got {padding!r}")
+        raise FgradValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair, got {padding!r}")
     if isinstance(padding, (int, np.integer)):
         padding = (int(padding),) * 2
     pads = tuple((int(p), int(p)) if isinstance(p, (int, np.integer)) else (int(p[0]), int(p[1]))
                  for p in padding)
     if len(pads) != 2 or min(min(p) for p in pads) < 0:
-        raise ValueError(f"conv2d: padding must be non-negative ints (one, a pair, or (lo, hi) pairs), "
+        raise FgradValueError(f"conv2d: padding must be non-negative ints (one, a pair, or (lo, hi) pairs), "
                          f"got {padding!r}")
     return pads
 
 
 def _groups(groups) -> int:
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+        raise FgradValueError(f"conv2d: groups must be a positive int, got {groups!r}")
     return int(groups)
 
 
@@ -549,9 +549,9 @@ def conv2d(x, w, stride=1, padding=0, dilation=1, bias=None, groups=1):
     split into G groups, each convolved with its own kernels (G = C: depthwise)."""
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0 or min(dilation) <= 0:
-        raise ValueError(f"conv2d: stride {stride} and dilation {dilation} must be positive")
+        raise FgradValueError(f"conv2d: stride {stride} and dilation {dilation} must be positive")
     if isinstance(padding, str) and padding == "same" and stride != (1, 1):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise FgradValueError("padding='same' is not supported for strided convolutions")
     pads = _conv_padding(padding, shape_of(w)[2:], dilation)
     args = (x, w) if bias is None else (x, w, bias)
     return _checked_bind(conv2d_p, args, dict(stride=stride, padding=pads, dilation=dilation,

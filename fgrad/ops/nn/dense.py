@@ -13,7 +13,7 @@ import numpy as np
 
 from ...backends.numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray, is_float
-from ...core.errors import ShapeError
+from ...core.errors import FgradIndexError, FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_linear, elementwise_shape, shape_of
 from ...core.trace import Tracer, aval_of, is_tensor, xp_of
@@ -53,7 +53,7 @@ def _linear_aval(x, w, b):
         raise ShapeError(f"linear: input shape {x.shape}, weight shape {w.shape} and bias shape "
                          f"{b.shape} do not fit (expected [..., in], [out, in], [out])")
     if not x.dtype == w.dtype == b.dtype:
-        raise TypeError(f"linear: dtypes {x.dtype}, {w.dtype} and {b.dtype} differ")
+        raise FgradTypeError(f"linear: dtypes {x.dtype}, {w.dtype} and {b.dtype} differ")
     return ShapedArray(x.shape[:-1] + (w.shape[0],), x.dtype)
 
 
@@ -182,7 +182,7 @@ softplus_grad_p = Primitive("softplus_grad", backward_name="SoftplusBackwardBack
 def _float_aval(name):
     def aval(x, **params):
         if not is_float(x.dtype):
-            raise TypeError(f"{name}: expected a floating-point input, got dtype {x.dtype}")
+            raise FgradTypeError(f"{name}: expected a floating-point input, got dtype {x.dtype}")
         return ShapedArray(x.shape, x.dtype)
     return aval
 
@@ -262,7 +262,7 @@ def _log_softmax_impl(x, *, axis, xp):
 
 def _log_softmax_aval(x, *, axis):
     if not is_float(x.dtype):
-        raise TypeError(f"log_softmax: expected a floating-point input, got dtype {x.dtype}")
+        raise FgradTypeError(f"log_softmax: expected a floating-point input, got dtype {x.dtype}")
     return ShapedArray(x.shape, x.dtype)
 
 
@@ -377,7 +377,7 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
     if not isinstance(target, Tracer):
         bad = (target != ignore_index) & ((target < 0) | (target >= C))
         if bad.any():
-            raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
+            raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
                              f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
         w_val = None if weight is None else _unbox(weight)
         if type(target) is np.ndarray and (w_val is None or type(w_val) is np.ndarray):
@@ -436,9 +436,9 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _nll(logp, target, weight, ignore_index, reduction, label_smoothing, name):
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+        raise FgradValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        raise FgradValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
     shape = shape_of(logp)
     if len(shape) == 1:  # unbatched: [C] input, scalar target
         t = _unbox(target)

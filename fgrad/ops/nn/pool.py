@@ -17,6 +17,7 @@ import numpy as np
 
 from ...backends.numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray
+from ...core.errors import FgradValueError
 from ...core.primitive import Primitive
 from ...core.rules import def_linear, def_nondiff, shape_of
 from ..shape import move_to_front, reshape
@@ -289,7 +290,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_in
     params = _pool_params(kernel_size, stride, padding, 1, ceil_mode)
     del params["dilation"]
     if divisor_override is not None and int(divisor_override) <= 0:
-        raise ValueError(f"avg_pool2d: divisor_override must be positive, got {divisor_override}")
+        raise FgradValueError(f"avg_pool2d: divisor_override must be positive, got {divisor_override}")
     params.update(count_include_pad=bool(count_include_pad),
                   divisor_override=None if divisor_override is None else int(divisor_override))
     return _checked_bind(avg_pool2d_p, (x,), params)

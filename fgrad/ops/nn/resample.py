@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.avals import ShapedArray
-from ...core.errors import ShapeError
+from ...core.errors import FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_linear, shape_of
 from ..shape import move_to_front
@@ -34,12 +34,12 @@ class Taps:
     def __init__(self, idx, wts, n_in: int) -> None:
         idx = np.ascontiguousarray(idx, np.int64)
         if idx.ndim != 2 or (wts is not None and np.shape(wts) != idx.shape):
-            raise ValueError(f"Taps: idx must be [out, T] and wts None or of idx's shape, got "
+            raise FgradValueError(f"Taps: idx must be [out, T] and wts None or of idx's shape, got "
                              f"{idx.shape} and {None if wts is None else np.shape(wts)}")
         if idx.size and (idx.min() < 0 or idx.max() >= n_in):
-            raise ValueError(f"Taps: indices must lie in [0, {n_in}), got [{idx.min()}, {idx.max()}]")
+            raise FgradValueError(f"Taps: indices must lie in [0, {n_in}), got [{idx.min()}, {idx.max()}]")
         if wts is None and idx.shape[1] != 1:
-            raise ValueError("Taps: without weights there must be one tap per output")
+            raise FgradValueError("Taps: without weights there must be one tap per output")
         self.idx = idx
         self.wts = None if wts is None else np.ascontiguousarray(wts, np.float64)
         self.n_in = int(n_in)

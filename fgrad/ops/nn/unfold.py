@@ -9,7 +9,7 @@ again one of the two. Their kernels are the convolution's own im2col/col2im.
 from __future__ import annotations
 
 from ...core.avals import ShapedArray
-from ...core.errors import ShapeError
+from ...core.errors import FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_linear
 from ._geometry import _checked_bind, _dilated, _fold_batch, _pair
@@ -95,7 +95,7 @@ def _block_params(name, kernel_size, dilation, padding, stride):
                   padding=_pair(padding, "padding"), stride=_pair(stride, "stride"))
     for key, low in (("kernel", 1), ("dilation", 1), ("padding", 0), ("stride", 1)):
         if min(params[key]) < low:
-            raise ValueError(f"{name}: {key} must be {'non-negative' if low == 0 else 'positive'}, "
+            raise FgradValueError(f"{name}: {key} must be {'non-negative' if low == 0 else 'positive'}, "
                              f"got {params[key]}")
     return params
 
@@ -111,6 +111,6 @@ def fold(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
     params = _block_params("fold", kernel_size, dilation, padding, stride)
     out = tuple(int(n) for n in _pair(output_size, "output_size"))
     if min(out) < 1:
-        raise ValueError(f"fold: output_size must be positive, got {out}")
+        raise FgradValueError(f"fold: output_size must be positive, got {out}")
     return _checked_bind(fold_p, (cols,), dict(output_size=out, **params))
 
