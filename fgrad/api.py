@@ -687,13 +687,23 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
                 res.append(_box(o, b) if b else o)  # not mapped: returned as it is
                 continue
             else:
-                o = as_value(o, f"output of {name}")
+                o = _beside(vals, as_value(o, f"output of {name}"))
                 shape = aval_of(o).shape
                 v = broadcast_in_dim(o, (n,) + shape, tuple(range(1, len(shape) + 1)))
                 v = move_axis(v, 0, _out_axis(name, a, k, len(v.shape)))
             res.append(_box(v, b))
         return tree_unflatten(out_tree, res)
     return vf
+
+
+def _beside(vals, o):
+    """`o` on the inputs' device: an output that does not depend on the inputs (a constant of
+    the traced function) is a host array, and comes back on the GPU when the inputs are there."""
+    if isinstance(o, (np.ndarray, np.generic)):
+        xp = xp_of(vals)
+        if xp is not np:
+            return xp.asarray(o)
+    return o
 
 
 def _axis_size(name, sizes, axes, labels, axis_size) -> int:
@@ -871,6 +881,8 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
                 return run(*args)
         entry, vals = executable(args, kwargs)
         out = entry(vals)
+        if xp_of(vals) is not np:  # outputs that are constants of the trace come out on the host
+            out = tree_map(lambda o: _beside(vals, o), out)
         if key is not None and entry.can_compile(vals):
             fast[key] = entry.fast()
         return out

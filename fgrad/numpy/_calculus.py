@@ -63,8 +63,8 @@ def _spacing(d: Any, n: int, dt: np.dtype, name: str) -> tuple:
     d = cast(d, dt if dtype_of(d).kind not in "fc" else np.result_type(dtype_of(d), dt))
     diffs = ew.sub(_part(d, 0, 1, n), _part(d, 0, 0, n - 1))
     if not is_traced(diffs):
-        arr = np.asarray(diffs)
-        if (arr == arr[0]).all():
+        arr = diffs  # a NumPy or CuPy array: compared on its own device, one bool comes back
+        if bool((arr == arr[0]).all()):
             return cast(arr[0], dt), None
     return None, cast(diffs, dt)
 

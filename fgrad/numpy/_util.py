@@ -19,7 +19,7 @@ from ..core.errors import (
     ShapeError,
     reject_out,
 )
-from ..core.trace import Tracer, aval_of, is_tensor
+from ..core.trace import Tracer, aval_of, is_tensor, xp_of
 from ..ops.elementwise import convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
 from ._policy import (  # noqa: F401
@@ -388,7 +388,12 @@ def promote(name: str, *args, dtype=None, policy=NUMPY, to_float: bool = False):
     if dtype is None:
         dtype = policy.result_dtype(*args)
         dtype = policy.float_dtype(dtype) if to_float else dtype
-    return broadcast_args(name, *[cast(a, dtype) for a in args], policy=policy)
+    args = [cast(a, dtype) for a in args]
+    xp = xp_of(args)
+    if xp is not np:  # beside a GPU array, host values (Python numbers made 0-d arrays) move to the
+        # GPU too: callers combine promoted values with Python operators, which CuPy refuses across devices
+        args = [xp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
+    return broadcast_args(name, *args, policy=policy)
 
 
 def broadcast_args(name: str, *args, policy=NUMPY) -> list:

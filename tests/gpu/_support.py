@@ -142,20 +142,7 @@ def gpu_callable(case, cp):
 # refusals are CuPy's own): (case name, test kind or "*") -> why. They run as strict xfails,
 # so that the suite stays a signal for new failures and a fix shows up as XPASS (a failure:
 # remove the entry then).
-_STATS_0D = ("fgrad.scipy.stats applies Python operators to a GPU array and a 0-d NumPy array "
-             "(promote() turns the default loc=0.0/scale=1.0 into 0-d NumPy arrays); CuPy refuses "
-             "NumPy operands. Use fgrad.numpy functions there, or have promote() keep scalars")
-_CONST_OUT = ("an output that does not depend on the inputs (a constant of the traced function) "
-              "comes back as a host array under jit and vmap, though the inputs are on the GPU")
-KNOWN_ISSUES = {
-    ("stats.beta.logpdf", "*"): _STATS_0D,
-    ("stats.beta.pdf", "*"): _STATS_0D,
-    ("stats.multivariate_normal.logpdf[scalar_cov]", "*"): _STATS_0D,
-    ("imag", "jit"): _CONST_OUT,
-    ("imag", "vmap"): _CONST_OUT,
-    ("linalg.matrix_power[0]", "jit"): _CONST_OUT,
-    ("linalg.matrix_power[0]", "vmap"): _CONST_OUT,
-}
+KNOWN_ISSUES: dict = {}  # none known today
 
 
 def case_params(cases, kind: str) -> list:

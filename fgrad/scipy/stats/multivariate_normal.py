@@ -65,7 +65,9 @@ def logpdf(x: Any, mean: Any = None, cov: Any = 1.0, allow_singular: bool = Fals
     log_det, chol = _log_det_and_factor(cov)
     z = triangular_solve(chol, fnp.transpose(dev), lower=True)  # L z = dev^T: maha = |z|^2
     maha = fnp.reshape(fnp.sum(z * z, axis=0), batch)
-    return fnp.squeeze(-0.5 * (dim * _LOG_2PI + log_det + maha))  # SciPy squeezes its results
+    # fnp.add, not `+`: a scalar cov leaves log_det on the host beside a GPU maha, which CuPy's
+    # operators refuse and fgrad's functions move
+    return fnp.squeeze(-0.5 * fnp.add(dim * _LOG_2PI + log_det, maha))  # SciPy squeezes its results
 
 
 @quiet
