@@ -82,3 +82,19 @@ def test_one_module_owns_every_error_class():
     for name, cls in vars(errors).items():
         if inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == errors.__name__:
             assert issubclass(cls, errors.FgradError), f"{name} must derive from FgradError (user line, docs link)"
+
+
+@pytest.mark.parametrize("cls, builtin", [("FgradTypeError", TypeError), ("FgradValueError", ValueError),
+                                          ("FgradIndexError", IndexError), ("FgradRuntimeError", RuntimeError),
+                                          ("FgradNotImplementedError", NotImplementedError)])
+def test_builtin_errors_show_the_builtin_name_and_pickle(cls, builtin):
+    import pickle
+    import traceback
+
+    import fgrad.core.errors as errors
+    e = getattr(errors, cls)("what happened")
+    assert isinstance(e, builtin) and isinstance(e, errors.FgradError)
+    assert type(e).__name__ == builtin.__name__ and repr(e) == f"{builtin.__name__}('what happened')"
+    assert traceback.format_exception_only(e)[0].startswith(f"{builtin.__name__}: what happened")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e) and str(back) == str(e)

@@ -90,10 +90,14 @@ class FgradError(Exception):
         return "\n".join([message, *extra]) if extra else message
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self.args, self.__dict__))
+        cls = type(self)
+        # the builtin-named classes (below) are found by their own name, not the one they show
+        return (_rebuild, (cls.__dict__.get("_fgrad_name", cls), self.args, self.__dict__))
 
 
 def _rebuild(cls, args, state):
+    if isinstance(cls, str):
+        cls = globals()[cls]
     e = cls.__new__(cls, *args)
     Exception.__init__(e, *args)
     e.__dict__.update(state)
@@ -123,6 +127,17 @@ class FgradNotImplementedError(FgradError, NotImplementedError):
 
 class FgradFloatingPointError(FgradError, FloatingPointError):
     """A FloatingPointError raised by fgrad's checks (debug_nans)."""
+
+
+# These five are the builtin errors as fgrad raises them. They show the builtin's name
+# (type(e).__name__ == "ValueError", tracebacks print "ValueError: ..."), as PyTorch's and
+# NumPy's errors do, so a ported script that prints or compares exception names behaves the
+# same; `except ValueError` catches them and `except FgradError` tells fgrad's apart.
+for _cls in (FgradTypeError, FgradValueError, FgradIndexError, FgradRuntimeError, FgradNotImplementedError):
+    _cls._fgrad_name = _cls.__name__
+    _cls.__name__ = _cls.__qualname__ = _cls.__mro__[2].__name__
+    _cls.__module__ = "builtins"
+del _cls
 
 
 class ConcretizationError(FgradError, TypeError):
