@@ -14,7 +14,9 @@ from . import lax  # noqa: F401
 from . import tensor  # noqa: E402
 from .tensor import *  # noqa: F401,F403,E402
 from .tensor import autograd, cuda  # noqa: F401,E402
-from .tensor import linalg, sparse, special  # noqa: F401,E402  (torch.linalg, torch.sparse, torch.special)
+# torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
+from . import linalg, sparse, special  # noqa: F401,E402
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
 from .tensor._ops_math import nan_to_num  # noqa: E402,F401
 from .tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
@@ -26,8 +28,6 @@ for _name, _fn in (("det", det), ("inverse", inverse), ("slogdet", slogdet), ("l
 
 _sys.modules[__name__ + ".autograd"] = autograd
 _sys.modules[__name__ + ".cuda"] = cuda
-for _name in ("linalg", "sparse", "special"):
-    _sys.modules[__name__ + "." + _name] = globals()[_name]
 
 __version__ = "0.1.0"
 

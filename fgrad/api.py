@@ -111,19 +111,30 @@ def _partial(f, args, kwargs, nums):
 
 # --- what can be differentiated -------------------------------------------------------------
 
-_COMPLEX_UNSUPPORTED = (
-    "complex differentiation is not supported yet: fgrad's derivative rules follow no complex "
-    "convention, so the result would be meaningless. Write the function on real arrays (e.g. "
-    "pass the real and imaginary parts as two float arguments), or use vmap/jit, which do "
-    "support complex values, without differentiating.")
+# Complex values follow JAX's convention (fgrad.ops.complex): jvp is the complex-linear
+# pushforward, vjp its plain transpose (no conjugation), so for a real-valued f of z = x + iy,
+# grad f(z) = df/dx - i df/dy. A Jacobian of complex numbers exists only for holomorphic
+# functions, which say so with holomorphic=True (as in JAX).
 
-
-def _check_differentiable(transform: str, fname: str, value, where: str, fix: str) -> None:
-    """DifferentiationError unless `value` (an input of `transform`) is a real float."""
+def _check_differentiable(transform: str, fname: str, value, where: str, fix: str,
+                          holomorphic: bool = False) -> None:
+    """DifferentiationError unless `value` (an input of `transform`) can be differentiated:
+    a real float, or a complex number (which `holomorphic` requires; jacfwd and hessian
+    take one only with holomorphic=True, as JAX's)."""
     dt = aval_of(value).dtype
+    if holomorphic and dt.kind != "c":
+        raise DifferentiationError(
+            f"{transform} of {fname} with holomorphic=True requires complex inputs, but {where} has dtype "
+            f"{dt}. Pass a complex value (x + 0j, or x.astype(complex)), or drop holomorphic=True to "
+            "differentiate with respect to a real input.", doc="holomorphic-real-input")
     if dt.kind == "c":
-        raise DifferentiationError(f"{transform} of {fname} with respect to {where}, which has dtype "
-                                   f"{dt}: {_COMPLEX_UNSUPPORTED}", doc="complex-input")
+        if not holomorphic and transform in ("jacfwd", "hessian"):
+            raise DifferentiationError(
+                f"{transform} of {fname} with respect to {where}, which has dtype {dt}: without "
+                "holomorphic=True it needs real inputs, as JAX's (a complex number stands for the "
+                "derivative only when f is holomorphic). Pass holomorphic=True if f is holomorphic, "
+                "use jacrev (or grad) for a real-valued f, or call jvp directly.", doc="complex-input")
+        return
     if dt.kind != "f":
         raise DifferentiationError(
             f"{transform} of {fname} with respect to {where}, which has dtype {dt}: only "
@@ -133,11 +144,28 @@ def _check_differentiable(transform: str, fname: str, value, where: str, fix: st
             else "grad-int-input")
 
 
-def _check_argnum_inputs(transform: str, fname: str, args, nums) -> None:
+def _check_argnum_inputs(transform: str, fname: str, args, nums, holomorphic: bool = False) -> None:
     for i in nums:
         for leaf in tree_flatten(args[i])[0]:
             _check_differentiable(transform, fname, as_value(_unbox(leaf), f"{fname}: argument {i}"),
-                                  f"argument {i}", "leave this argument out of argnums")
+                                  f"argument {i}", "leave this argument out of argnums", holomorphic)
+
+
+def _check_holomorphic_output(transform: str, fname: str, k: int, dtype, holomorphic: bool) -> None:
+    """FgradTypeError (JAX's TypeError) for a complex output of a transform that needs a real
+    one unless holomorphic=True, and for a real output with holomorphic=True."""
+    if holomorphic and dtype.kind != "c":
+        raise FgradTypeError(
+            f"{transform} of {fname} with holomorphic=True requires complex outputs, but output {k} has "
+            f"dtype {dtype}: a holomorphic function maps complex to complex. Drop holomorphic=True for "
+            "a real-valued function.", doc="holomorphic-real-output")
+    if not holomorphic and dtype.kind == "c":
+        raise FgradTypeError(
+            f"{transform} of {fname}: output {k} has dtype {dtype}, but {transform} needs real outputs "
+            "(as JAX's). If the function is holomorphic, pass holomorphic=True for its complex "
+            f"derivative; otherwise differentiate a real function of it (abs(z), z.real), "
+            f"{'or use jacfwd' if transform == 'jacrev' else 'or use vjp'} directly.",
+            doc="grad-complex-output" if transform == "grad" else "jacrev-complex-output")
 
 
 def _is_weak(raw) -> bool:
@@ -152,8 +180,10 @@ def _match_dtype(raw, value, want, what: str, exc: type, doc: str | None = None)
     have = aval_of(value).dtype
     if have == want:
         return value
-    if want.kind == "f" and _is_weak(raw):
+    if want.kind in "fc" and _is_weak(raw):  # (a real number adapts to a complex want too)
         return cast(value, want)
+    if want.kind == "c" and is_weak(_unbox(raw)) and aval_of(value).dtype.kind == "c":
+        return cast(value, want)  # a Python complex number
     raise exc(what, doc=doc)
 
 
@@ -163,24 +193,22 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     """(f(*primals), vjp_fn) where vjp_fn(ct) gives one cotangent per primal.
 
     The cotangent passed to vjp_fn has the output's structure, and each leaf the shape and
-    dtype of its output (a Python number adapts to a float output). Integer primals get
-    integer zero cotangents (JAX's float0); complex primals or outputs are a
-    DifferentiationError until complex differentiation is supported.
+    dtype of its output (a Python number adapts to a float or complex output). Integer primals
+    get integer zero cotangents (JAX's float0). Complex primals and outputs follow JAX's
+    convention: vjp_fn(ct) is ct times the transpose of the Jacobian (no conjugation), so
+    for a real-valued f of a complex z, vjp_fn(1.0) is df/dx - i df/dy.
     `vjp_fn.forward_jaxpr()` is the recorded forward computation as a ClosedJaxpr (flattened
     primals in, flattened outputs out), to print or to rerun on other values."""
-    return _vjp(f, primals, has_aux, "vjp", complex_outputs=False)
+    return _vjp(f, primals, has_aux, "vjp")
 
 
-def _vjp(f, primals, has_aux, transform, complex_outputs, once: bool = False):
+def _vjp(f, primals, has_aux, transform, once: bool = False):
     """vjp's work; with `once` the vjp_fn frees each saved value after its last use, for
     callers that pull back exactly once (grad, jacrev), which so hold at most what the
     remaining backward pass still reads."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals, boxed = _unbox_inputs(flat, f"{transform} of {name}")
-    for i, v in enumerate(vals):
-        if aval_of(v).dtype.kind == "c":
-            _check_differentiable(transform, name, v, f"primal {i}", "")
     with new_trace(RecordTrace) as trace:
         leaves = [Leaf() if is_float(aval_of(v).dtype) else None for v in vals]
         # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
@@ -189,20 +217,7 @@ def _vjp(f, primals, has_aux, transform, complex_outputs, once: bool = False):
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
             out, aux = _split_aux(out, f)
-    out_flat, out_tree = tree_flatten(out)
-    out_nodes, out_vals, out_boxed = [], [], []
-    for k, o in enumerate(out_flat):
-        out_boxed.append(_is_tensor(o))
-        o = _unbox(o)
-        if isinstance(o, RecordTracer) and o._trace is trace:
-            if not complex_outputs and o.aval.dtype.kind == "c":
-                raise DifferentiationError(f"{transform} of {name}: output {k} has dtype {o.aval.dtype}, "
-                                           f"which depends on the inputs: {_COMPLEX_UNSUPPORTED}")
-            out_nodes.append(o.node)
-            out_vals.append(o.primal)
-        else:
-            out_nodes.append(None)
-            out_vals.append(as_value(o, f"output of {name}"))
+    out_tree, out_nodes, out_vals, out_boxed = _recorded_outputs(out, trace, name)
 
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)
@@ -216,7 +231,9 @@ def _vjp(f, primals, has_aux, transform, complex_outputs, once: bool = False):
             if ca.shape != oa.shape:
                 raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
                                  f"{oa.shape}; they must match.", doc="vjp-ct-shape")
-            if is_float(oa.dtype):  # integer outputs have no cotangent space: any value is ignored
+            # integer outputs have no cotangent space: any value is ignored (and an equal
+            # dtype needs no check: the message below is built only for a mismatch)
+            if ca.dtype != oa.dtype and is_float(oa.dtype):
                 c = _match_dtype(raw, c, oa.dtype, (
                     f"vjp_fn of {name}: cotangent {k} has type {ca} but output {k} has type {oa}; a "
                     "cotangent must have its output's shape and dtype (JAX's rule). Cast it, e.g. "
@@ -235,6 +252,24 @@ def _vjp(f, primals, has_aux, transform, complex_outputs, once: bool = False):
     if has_aux:
         return out, vjp_fn, tree_map(lambda a: _strip(a, trace), aux)
     return out, vjp_fn
+
+
+def _recorded_outputs(out, trace, name: str) -> tuple:
+    """(tree, nodes, values, boxed) of the output pytree `out` of a function recorded by
+    `trace`: each leaf's node (None for one that does not depend on the inputs), its value,
+    and whether it was a Tensor."""
+    out_flat, out_tree = tree_flatten(out)
+    out_nodes, out_vals, out_boxed = [], [], []
+    for o in out_flat:
+        out_boxed.append(_is_tensor(o))
+        o = _unbox(o)
+        if isinstance(o, RecordTracer) and o._trace is trace:
+            out_nodes.append(o.node)
+            out_vals.append(o.primal)
+        else:
+            out_nodes.append(None)
+            out_vals.append(as_value(o, f"output of {name}"))
+    return out_tree, out_nodes, out_vals, out_boxed
 
 
 def _split_aux(out, f):
@@ -265,36 +300,101 @@ def _ones_like(v):
     return xp_of((v,)).ones(a.shape, a.dtype)  # grad's seed on the output's device
 
 
-def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """Function returning (f(*args), gradient of f w.r.t. args[argnums])."""
+def value_and_grad(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+    """Function returning (f(*args), gradient of f w.r.t. args[argnums]).
+
+    f returns a real scalar; its arguments may be real or complex, and the gradient of a
+    complex argument z = x + iy is df/dx - i df/dy (JAX's convention). With holomorphic=True,
+    f maps complex arguments to a complex scalar and the result is the complex derivative
+    f'(z) (the arguments and the output must then be complex)."""
+    # One positional argument with argnums an int: when it is a float NumPy array, a Python
+    # float or a value traced by an enclosing grad, _grad_one does the work without pytrees
+    # (grad's fixed cost, paid once per order of a nested grad)
+    one = type(argnums) is int and not holomorphic
+
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
+        if one and -len(args) <= argnums < len(args):
+            x = args[argnums]
+            t = type(x)
+            if t is float or ((t is np.ndarray or t is RecordTracer or t is WeakRecordTracer)
+                              and x.dtype.kind in "fc"):
+                return _grad_one(f, args, kwargs, argnums, has_aux)
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
-        _check_argnum_inputs("grad", name, args, nums)
-        res = _vjp(_partial(f, args, kwargs, nums), tuple(args[i] for i in nums), has_aux, "grad",
-                   complex_outputs=True, once=True)
+        _check_argnum_inputs("grad", name, args, nums, holomorphic)
+        res = _vjp(_partial(f, args, kwargs, nums), tuple(args[i] for i in nums), has_aux, "grad", once=True)
         out, fn = res[0], res[1]
         o = _unbox(out)
-        if not hasattr(o, "shape") or aval_of(o).shape != () or aval_of(o).dtype.kind != "f":
-            desc = f"shape {aval_of(o).shape} and dtype {aval_of(o).dtype}" if hasattr(o, "shape") \
-                else type(o).__name__
-            hint = (" A complex output has no gradient (complex differentiation is not supported "
-                    "yet): return a real scalar such as its abs() or real part."
-                    if hasattr(o, "shape") and aval_of(o).dtype.kind == "c" else "")
-            raise FgradTypeError(
-                f"grad requires {name} to return a real scalar float, but it returned {desc}. Use "
-                "jacrev/jacfwd for a Jacobian, vjp for vector-Jacobian products, or reduce the "
-                f"output to a scalar (e.g. .sum()).{hint}", doc="grad-complex-output" if hint else "grad-nonscalar")
+        _check_grad_output(name, o, holomorphic)
         g = fn(_box(_ones_like(o), _is_tensor(out)))
         g = g[0] if single else g
         return ((out, res[2]), g) if has_aux else (out, g)
     return value_and_grad_f
 
 
-def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """Gradient of a scalar-valued `f` with respect to args[argnums]; composes to any order."""
-    vg = value_and_grad(f, argnums, has_aux)
+def _check_grad_output(name: str, o, holomorphic: bool) -> None:
+    """FgradTypeError unless `o` (grad's output, unboxed) is a scalar of a float dtype, or
+    of a complex one exactly when `holomorphic`."""
+    a = aval_of(o) if hasattr(o, "shape") else None
+    if a is None or a.shape != () or a.dtype.kind not in "fc":
+        desc = f"shape {a.shape} and dtype {a.dtype}" if a is not None else type(o).__name__
+        raise FgradTypeError(
+            f"grad requires {name} to return a real scalar float, but it returned {desc}. Use "
+            "jacrev/jacfwd for a Jacobian, vjp for vector-Jacobian products, or reduce the "
+            "output to a scalar (e.g. .sum()).", doc="grad-nonscalar")
+    _check_holomorphic_output("grad", name, 0, a.dtype, holomorphic)
+
+
+def _grad_one(f, args, kwargs, i: int, has_aux: bool):
+    """value_and_grad(f, i, has_aux)(*args, **kwargs) for an args[i] that is a Python float, or
+    a NumPy array or RecordTracer of a float or complex dtype (so it passes grad's input
+    checks): what _vjp and its vjp_fn do for one leaf, without pytrees, argument checks or
+    the pullback's cotangent checks (its seed is built to match the output)."""
+    x = args[i]
+    weak = type(x) is float
+    v = np.asarray(x) if weak else x
+    leaf = Leaf()
+    full = list(args)
+    with new_trace(RecordTrace) as trace:
+        # a Python number stays weakly typed, as in _vjp
+        full[i] = (WeakRecordTracer if weak else RecordTracer)(trace, v, leaf)
+        out = f(*full, **kwargs)
+        if has_aux:
+            out, aux = _split_aux(out, f)
+    t = type(out)
+    if (t is RecordTracer or t is WeakRecordTracer) and out._trace is trace:
+        node, value = out.node, out.primal
+        o = value
+    else:  # a Tensor, a value that does not depend on x, a pytree (an error below), ...
+        name = _fname(f)
+        out_tree, nodes, vals, boxed = _recorded_outputs(out, trace, name)
+        value = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(vals, boxed)])
+        node = nodes[0] if len(nodes) == 1 else None
+        o = _unbox(value)
+    if type(o) is np.ndarray and o.shape == () and o.dtype.kind == "f":
+        seed = np.ones((), o.dtype)
+    else:
+        _check_grad_output(_fname(f), o, False)
+        seed = _ones_like(o)
+    g = None
+    if node is not None:
+        g = backward_pass([(node, seed)], add=fnp_add, retain=False).get(id(leaf))
+    if g is None:  # the output does not depend on x
+        g = _zeros_like(v)
+    if has_aux:
+        return (value, tree_map(lambda a: _strip(a, trace), aux)), g
+    return value, g
+
+
+def grad(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+    """Gradient of a scalar-valued `f` with respect to args[argnums]; composes to any order.
+
+    For a real-valued f of a complex z = x + iy it is df/dx - i df/dy (JAX's and HIPS
+    autograd's convention: grad(abs)(1+2j) == (1-2j)/sqrt(5)). A complex-valued f is a
+    TypeError unless holomorphic=True, which gives the complex derivative f'(z) (inputs and
+    output must then be complex)."""
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
@@ -329,9 +429,7 @@ def _check_tangent(fname: str, i: int, p, raw, t):
     its dtype (a Python number adapts); an integer primal has no tangent space, so it only
     takes an integer/bool (zero) tangent, fgrad's stand-in for JAX's float0."""
     pa, ta = aval_of(p), aval_of(t)
-    if pa.dtype.kind == "c":
-        _check_differentiable("jvp", fname, p, f"primal {i}", "")
-    if pa.dtype.kind == "f":
+    if pa.dtype.kind in "fc":
         return _match_dtype(raw, t, pa.dtype, (
             f"jvp of {fname}: tangent {i} has type {ta} but its primal has type {pa}; a tangent must "
             f"have its primal's dtype (JAX's rule). Cast it, e.g. t.astype({pa.dtype.name})."), FgradTypeError,
@@ -351,8 +449,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
 
     Each tangent has its primal's shape and dtype (a Python number adapts to a float primal).
     An integer primal is held constant and takes a zero tangent of its own dtype (JAX's
-    float0); a complex primal is a DifferentiationError until complex differentiation is
-    supported."""
+    float0). A complex primal takes a complex tangent, pushed forward complex-linearly (JAX's
+    convention)."""
     name = _fname(f)
     vals, boxed, in_tree, ts = _check_tangents(primals, tangents, name)
     raw = tree_flatten(tuple(primals))[0]
@@ -384,7 +482,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
 def linearize(f: Callable, *primals, has_aux: bool = False):
     """(f(*primals), f_jvp): f_jvp(*tangents) replays only the tangent computation. With
     has_aux=True, f returns (output, aux) and linearize returns (output, f_jvp, aux).
-    Every primal must be a real float (DifferentiationError otherwise, as grad)."""
+    Every primal must be a real or complex float (DifferentiationError otherwise)."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals, boxed = _unbox_inputs(flat, f"linearize of {name}")
@@ -482,28 +580,31 @@ def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
                          f"{MAX_NDIM}. Reshape the input or the output (e.g. ravel it) first.")
 
 
-def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def jacrev(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Jacobian by reverse mode: f is recorded once and its pullback applied to every basis
     cotangent at once (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
-    The differentiated arguments must be real floats (DifferentiationError otherwise)."""
-    return _jacrev(f, argnums, has_aux, "jacrev")
+    The outputs must be real (a complex input's row is then df/dx - i df/dy, as grad's),
+    unless holomorphic=True: inputs and outputs complex, and the Jacobian of complex
+    derivatives (TypeError otherwise, as JAX's)."""
+    return _jacrev(f, argnums, has_aux, "jacrev", holomorphic)
 
 
-def _jacrev(f, argnums, has_aux, transform):
+def _jacrev(f, argnums, has_aux, transform, holomorphic=False):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
-        _check_argnum_inputs(transform, name, args, nums)
+        _check_argnum_inputs("jacrev" if holomorphic else transform, name, args, nums, holomorphic)
         dyn = [args[i] for i in nums]
         # the pullback runs once (under vmap), so it frees what it read as it goes
-        res = _vjp(_partial(f, args, kwargs, nums), tuple(dyn), has_aux, transform, complex_outputs=False,
-                   once=True)
+        res = _vjp(_partial(f, args, kwargs, nums), tuple(dyn), has_aux, transform, once=True)
         out, pullback = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(tuple(dyn))
         out_avals = [aval_of(_unbox(o)) for o in out_flat]
+        for k, oa in enumerate(out_avals):
+            _check_holomorphic_output("jacrev", name, k, oa.dtype, holomorphic)
         in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
         for oa in out_avals:
             for xa in in_avals:
@@ -529,20 +630,22 @@ def _jacrev(f, argnums, has_aux, transform):
     return jac_f
 
 
-def jacfwd(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def jacfwd(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Jacobian by forward mode: every basis tangent is pushed through one jvp at once
     (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
-    The differentiated arguments must be real floats (DifferentiationError otherwise)."""
-    return _jacfwd(f, argnums, has_aux, "jacfwd")
+    The differentiated arguments must be real floats (outputs may be complex), unless
+    holomorphic=True: inputs and outputs complex, and the Jacobian of complex derivatives
+    (DifferentiationError/TypeError otherwise, as JAX's)."""
+    return _jacfwd(f, argnums, has_aux, "jacfwd", holomorphic)
 
 
-def _jacfwd(f, argnums, has_aux, transform):
+def _jacfwd(f, argnums, has_aux, transform, holomorphic=False):
     @functools.wraps(f)
     def jac_f(*args, **kwargs):
         name = _fname(f)
         single, nums = _check_argnums(argnums, len(args), name)
-        _check_argnum_inputs(transform, name, args, nums)
+        _check_argnum_inputs(transform, name, args, nums, holomorphic)
         dyn = tuple(args[i] for i in nums)
         in_flat, in_tree = tree_flatten(dyn)
         in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
@@ -565,8 +668,10 @@ def _jacfwd(f, argnums, has_aux, transform):
             touts = tree_flatten(res[1])[0]
         starts = _starts(in_avals)
         per_out = []
-        for o, t in zip(out_flat, touts):
+        for k, (o, t) in enumerate(zip(out_flat, touts)):
             oa = aval_of(as_value(_unbox(o), f"output of {name}"))
+            if holomorphic:
+                _check_holomorphic_output("jacfwd", name, k, oa.dtype, holomorphic)
             for xa in in_avals:
                 _check_jacobian_rank(transform, name, oa.shape, xa.shape)
             # t: (N,) + out.shape; Jacobian block j: out.shape + in_j.shape
@@ -578,10 +683,12 @@ def _jacfwd(f, argnums, has_aux, transform):
     return jac_f
 
 
-def hessian(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def hessian(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """jacfwd(jacrev(f)): forward-over-reverse second derivatives. With has_aux=True, f
-    returns (output, aux) and the Hessian function returns (hessian, aux)."""
-    return _jacfwd(_jacrev(f, argnums, has_aux, "hessian"), argnums, has_aux, "hessian")
+    returns (output, aux) and the Hessian function returns (hessian, aux). holomorphic=True
+    passes to both (a holomorphic f of complex inputs: the matrix of f''(z))."""
+    return _jacfwd(_jacrev(f, argnums, has_aux, "hessian", holomorphic), argnums, has_aux, "hessian",
+                   holomorphic)
 
 
 # --- vmap ---------------------------------------------------------------------------------

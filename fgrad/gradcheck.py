@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core.errors import FgradValueError, GradcheckError
+from .core.errors import FgradRuntimeError, FgradValueError, GradcheckError
 from .tensor import autograd as tensor_autograd
 from .tensor import creation
 from .tensor.tensor import Tensor
@@ -23,17 +23,24 @@ def _outputs(func, xs) -> tuple:
 def _numerical(func, xs, i, o, eps) -> np.ndarray:
     """d out[o] / d xs[i] by central differences, shape (out.numel(), in.numel())."""
     x = xs[i]
-    flat = x.detach().numpy().reshape(-1)
+    # the input's own array, with its strides: a transposed or sliced input is a view, and
+    # reshape(-1) of it would be a copy that func never reads (every difference 0). Elements
+    # are visited in row-major order of the logical shape, the Jacobian's column order.
+    values = x.detach().numpy()
+    if not values.flags.writeable or any(st == 0 and n > 1 for st, n in zip(values.strides, values.shape)):
+        raise FgradRuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                                "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                                "should call .contiguous on the input before passing it to gradcheck.")
     cols = []
     # perturbed in place through the storage (no version bump: nothing recorded reads it);
     # grad mode stays on, as func may itself differentiate (gradgradcheck)
-    for k in range(flat.size):
-        old = flat[k]
-        flat[k] = old + eps
+    for k in np.ndindex(values.shape):
+        old = values[k]
+        values[k] = old + eps
         plus = _outputs(func, xs)[o].detach().numpy().astype(np.float64).reshape(-1).copy()
-        flat[k] = old - eps
+        values[k] = old - eps
         minus = _outputs(func, xs)[o].detach().numpy().astype(np.float64).reshape(-1).copy()
-        flat[k] = old
+        values[k] = old
         cols.append((plus - minus) / (2 * eps))
     n_out = _outputs(func, xs)[o].numel()
     return np.stack(cols, 1) if cols else np.zeros((n_out, 0))

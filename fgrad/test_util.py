@@ -1,4 +1,10 @@
-"""check_grads: compare derivatives of every order against finite differences."""
+"""check_grads: compare derivatives of every order against finite differences.
+
+Complex inputs are checked as JAX's check_grads checks them: a complex tangent perturbs the
+real and the imaginary parts at once (random directions in both), the forward check compares
+the jvp with the central difference along it, and the reverse check compares the vjp with the
+numerical jvp under JAX's real pairing <a, b> = Re(sum(a * b)) (no conjugation: a vjp is the
+plain transpose of the jvp)."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -10,6 +16,7 @@ from .core.trace import xp_of
 from .tree_util import tree_flatten, tree_map
 
 _TOL = {np.dtype(np.float32): 2e-2, np.dtype(np.float64): 2e-5}
+_LOW = (np.dtype(np.float32), np.dtype(np.complex64))  # single precision: larger steps and tolerances
 
 
 def _value(x):
@@ -28,10 +35,13 @@ def _host(x) -> np.ndarray:
 def _random_like(tree, rng):
     def draw(x):
         v = _value(x)
-        if not np.issubdtype(v.dtype, np.floating):
+        if v.dtype.kind not in "fc":
             return xp_of((v,)).zeros_like(v)
         # drawn on the host and moved to x's device: a seed gives the same directions on either
-        return xp_of((v,)).asarray(rng.standard_normal(v.shape).astype(v.dtype))
+        d = rng.standard_normal(v.shape)
+        if v.dtype.kind == "c":  # both parts move: the real and the imaginary direction
+            d = d + 1j * rng.standard_normal(v.shape)
+        return xp_of((v,)).asarray(d.astype(v.dtype))
     return tree_map(draw, tree)
 
 
@@ -41,14 +51,21 @@ def _add(tree, other, scale):
                     tree, other)
 
 
+def _wide(x) -> np.ndarray:
+    """x on the host in double precision, complex128 when complex (the imaginary part kept)."""
+    x = _host(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
 def _inner(a, b) -> float:
-    return float(sum(np.vdot(_host(x).astype(np.float64), _host(y).astype(np.float64))
+    """Re(sum(a * b)) over the leaves: the pairing a vjp transposes the jvp under."""
+    return float(sum(np.real(np.sum(_wide(x) * _wide(y)))
                      for x, y in zip(tree_flatten(a)[0], tree_flatten(b)[0])))
 
 
 def _assert_close(name, got, want, tol):
     for g, w in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
-        g, w = _host(g).astype(np.float64), _host(w).astype(np.float64)
+        g, w = _wide(g), _wide(w)
         if not np.allclose(g, w, atol=tol, rtol=tol, equal_nan=True):
             raise AssertionError(f"check_grads {name}: derivative mismatch\n got {g}\nwant {w}")
 
@@ -79,11 +96,13 @@ def check_vjp(f, args, eps, tol, rng):
 def check_grads(f: Callable, args: Sequence, order: int = 2, modes=("fwd", "rev"),
                 eps: float | None = None, atol: float | None = None, seed: int = 0) -> None:
     """Check f's derivatives up to `order` in forward and/or reverse mode against
-    central finite differences; raises AssertionError on a mismatch. Arguments on a GPU
-    (CuPy arrays) are checked there: perturbations and directions live on their device."""
+    central finite differences; raises AssertionError on a mismatch. Arguments may be real
+    or complex (complex ones are perturbed in both parts; the vjp is checked under JAX's
+    pairing Re(sum(a * b))). Arguments on a GPU (CuPy arrays) are checked there:
+    perturbations and directions live on their device."""
     args = tuple(args)
     dtypes = {_value(x).dtype for x in tree_flatten(args)[0]}
-    low = np.dtype(np.float32) in dtypes
+    low = any(d in dtypes for d in _LOW)
     eps = eps if eps is not None else (1e-2 if low else 1e-4)
     tol = atol if atol is not None else (_TOL[np.dtype(np.float32)] if low else _TOL[np.dtype(np.float64)])
     rng = np.random.default_rng(seed)

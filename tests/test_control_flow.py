@@ -21,6 +21,8 @@ import fgrad.numpy as np
 from fgrad import lax
 from fgrad.core import errors
 from fgrad.core.ir import Literal, typecheck_jaxpr
+from fgrad.interpreters.compile import loops
+from fgrad.lax import _common
 from fgrad.test_util import check_grads
 
 try:
@@ -581,3 +583,198 @@ def test_against_jax_lax(build):
         close(fgrad.hessian(f)(*args), jax.hessian(jf)(*args), 1e-9)
     else:
         close(fgrad.grad(f, argnums=(0, 1))(*args), jax.jacfwd(jf, argnums=(0, 1))(*args))
+
+
+# --- compiled loops (fgrad.interpreters.compile.loops) ---------------------------------------
+
+
+def ode(w, b, y0, steps=20, h=0.05):
+    """RK4 on dy/dt = tanh(W y + b): matrix-vector products in the body, outer products and
+    transposed products in its VJP."""
+    def rhs(y):
+        return np.tanh(w @ y + b)
+
+    def step(i, y):
+        k1 = rhs(y)
+        k2 = rhs(y + 0.5 * h * k1)
+        k3 = rhs(y + 0.5 * h * k2)
+        k4 = rhs(y + h * k3)
+        return y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return np.sum(lax.fori_loop(0, steps, step, y0) ** 2)
+
+
+def ode_py(w, b, y0, steps=20, h=0.05):
+    y = y0
+    for _ in range(steps):
+        k1 = np.tanh(w @ y + b)
+        k2 = np.tanh(w @ (y + 0.5 * h * k1) + b)
+        k3 = np.tanh(w @ (y + 0.5 * h * k2) + b)
+        k4 = np.tanh(w @ (y + h * k3) + b)
+        y = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return np.sum(y ** 2)
+
+
+def shapes(w, x):
+    """A scan whose body binds every structural equation the loop compiler lowers: transpose,
+    broadcast, slice, pad, concatenate, reshape, reductions, matrix and vector products."""
+    def step(c, xi):
+        m = np.outer(c, xi) + np.transpose(np.outer(xi, c))        # (3, 3)
+        v = m @ c + np.concatenate([c[1:], c[:1]]) * w             # (3,)
+        p = np.pad(v[:2], (0, 1)) + np.max(m, axis=0) - np.min(m)
+        s = np.sum(np.reshape(m, (9,))) + c @ xi
+        return np.tanh(p + 0.1 * s), np.sum(m, axis=1) * xi
+    c, ys = lax.scan(step, w, x)
+    return np.sum(c) + np.sum(ys ** 2)
+
+
+def shapes_py(w, x):
+    c, total = w, 0.0
+    for xi in x:
+        m = np.outer(c, xi) + np.transpose(np.outer(xi, c))
+        v = m @ c + np.concatenate([c[1:], c[:1]]) * w
+        p = np.pad(v[:2], (0, 1)) + np.max(m, axis=0) - np.min(m)
+        s = np.sum(np.reshape(m, (9,))) + c @ xi
+        c, y = np.tanh(p + 0.1 * s), np.sum(m, axis=1) * xi
+        total = total + np.sum(y ** 2)
+    return np.sum(c) + total
+
+
+ODE_ARGS = (RNG.normal(size=(4, 4)) / 2, RNG.normal(size=4) * 0.1, RNG.normal(size=4))
+COMPILED = {
+    "ode": (ode, ode_py, ODE_ARGS),
+    "shapes": (shapes, shapes_py, (W, X * 0.5)),
+    "scan": PROGRAMS["scan"],
+    "fori_loop": PROGRAMS["fori_loop"],
+    "while_loop": (lambda w, x: np.sum(growth(w, x)), lambda w, x: np.sum(growth_py(w, x)), (W, X)),
+    "newton": (lambda a: np.sum(newton(a)), lambda a: np.sum(newton_py(a)), (W + 1.0,)),
+}
+
+
+@pytest.fixture
+def always_compiled(monkeypatch):
+    """Every loop compiled, eagerly too, and the interpreter of lax's bodies forbidden for
+    loops (a cond's branch, outside jit, still runs through it)."""
+    monkeypatch.setattr(loops, "EAGER_MIN_WORK", 0)
+    return loops.STATS
+
+
+@pytest.fixture
+def never_compiled(monkeypatch):
+    monkeypatch.setattr(loops, "EAGER_MIN_WORK", float("inf"))
+
+
+def _scan_body(f, *args):
+    """The body of the (first) scan equation in f's jaxpr."""
+    return next(e for e in fgrad.make_jaxpr(f)(*args).eqns if e.primitive.name == "scan").params["jaxpr"]
+
+
+def _forbid_interpreter(monkeypatch):
+    def refuse(self, args, xp):
+        raise AssertionError("a loop body ran through lax's interpreter")
+    monkeypatch.setattr(_common.Program, "__call__", refuse)
+
+
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_compiled_loops_match_the_interpreter_and_the_python_loop(name, monkeypatch):
+    f, f_py, args = COMPILED[name]
+    monkeypatch.setattr(loops, "EAGER_MIN_WORK", float("inf"))
+    interpreted = (f(*args), fgrad.grad(f)(*args))
+    monkeypatch.setattr(loops, "EAGER_MIN_WORK", 0)
+    _forbid_interpreter(monkeypatch)
+    runs = loops.STATS["compiled_runs"]
+    compiled = (f(*args), fgrad.grad(f)(*args))
+    assert loops.STATS["compiled_runs"] > runs
+    close(compiled, interpreted, tol=1e-12)
+    close(compiled, (f_py(*args), fgrad.grad(f_py)(*args)))
+    close(fgrad.jit(f)(*args), f_py(*args))
+    close(fgrad.jit(fgrad.grad(f))(*args), fgrad.grad(f_py)(*args))
+    close(fgrad.grad(fgrad.jit(f))(*args), fgrad.grad(f_py)(*args))
+
+
+@pytest.mark.parametrize("name", ["ode", "shapes", "newton"])
+def test_compiled_loops_check_grads_under_jit_and_vmap(name, always_compiled, monkeypatch):
+    f, f_py, args = COMPILED[name]
+    _forbid_interpreter(monkeypatch)
+    check_grads(fgrad.jit(f), args, order=2, modes=("fwd", "rev"))
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
+    batched = fgrad.vmap(f, in_axes=(0,) + (None,) * (len(args) - 1))
+    stacked = (onp.stack([args[0], args[0] * 0.9]),) + args[1:]
+    want = onp.stack([f_py(stacked[0][k], *args[1:]) for k in range(2)])
+    close(fgrad.vmap(fgrad.jit(f), in_axes=(0,) + (None,) * (len(args) - 1))(*stacked), want)
+    close(fgrad.jit(batched)(*stacked), want)
+    check_grads(fgrad.jit(batched), stacked, order=1, modes=("fwd", "rev"))
+
+
+def test_jit_runs_loops_as_compiled_code(never_compiled, monkeypatch):
+    """Under jit a scan, its reverse-mode loop and a while_loop are each one call of a
+    generated Numba function, which the program calls directly: no iteration runs through
+    the interpreter, even with eager compilation turned off. (A while_loop's VJP under jit is
+    deferred to run time, where it runs eagerly: not checked here.)"""
+    _forbid_interpreter(monkeypatch)
+    grad = fgrad.jit(fgrad.grad(ode, argnums=(0, 1, 2)))
+    runs = loops.STATS["compiled_runs"]
+    close(grad(*ODE_ARGS), fgrad.grad(ode_py, argnums=(0, 1, 2))(*ODE_ARGS))
+    assert loops.STATS["compiled_runs"] == runs + 2  # the forward and the backward scan
+    program = grad.lower(*ODE_ARGS)
+    called = re.findall(r"= _eqn\d+_(\w+)\(", program.source)
+    assert called == ["scan", "scan"], program.source
+    close(fgrad.jit(newton)(W + 1.0), newton_py(W + 1.0))
+    assert loops.STATS["compiled_runs"] == runs + 3
+    assert re.findall(r"= _eqn\d+_(\w+)\(", fgrad.jit(newton).lower(W + 1.0).source) == ["while"]
+
+
+def test_generated_loop_size_does_not_grow_with_the_trip_count():
+    sources = []
+    for steps in (10, 1000):
+        body = _scan_body(lambda w, b, y0, n=steps: ode(w, b, y0, steps=n), *ODE_ARGS)
+        loop = loops.scan_loop(body, 2, 2, steps, False, 1)
+        sources.append(loop.as_text().replace(str(steps), "N").replace(str(steps - 1), "N"))
+    assert len(sources[0].splitlines()) == len(sources[1].splitlines())
+
+
+def test_loop_with_no_lowering_runs_its_region_compiled_body(monkeypatch):
+    """A body binding a primitive the loop compiler does not lower (sort) runs its iterations
+    in Python over the body compiled once by jit's region compiler, never the interpreter."""
+    def f(x):
+        return lax.scan(lambda c, xi: (np.sort(c * xi)[::-1] + 0.5 * c, np.sum(c)), x[0], x)
+
+    def f_py(x):
+        c, ys = x[0], []
+        for xi in x:
+            ys.append(np.sum(c))
+            c = np.sort(c * xi)[::-1] + 0.5 * c
+        return c, np.stack(ys)
+    body = _scan_body(f, X)
+    assert loops.scan_loop(body, 0, 1, len(X), False, 1) is None
+    _forbid_interpreter(monkeypatch)
+    steps = loops.STATS["program_steps"]
+    close(fgrad.jit(f)(X), f_py(X))
+    assert loops.STATS["program_steps"] == steps + len(X)
+    steps = loops.STATS["program_steps"]
+    close(fgrad.jit(lambda w, x: branchy(w, x))(W, X), branchy_py(W, X))  # a cond's branch
+    assert loops.STATS["program_steps"] == steps + 1
+
+
+def test_eager_while_loop_switches_to_compiled_code_mid_loop(monkeypatch):
+    monkeypatch.setattr(loops, "EAGER_MIN_WORK", 30)  # a few trips interpreted, then compiled
+    runs = loops.STATS["compiled_runs"]
+    close(newton(W + 1.0), newton_py(W + 1.0))
+    assert loops.STATS["compiled_runs"] == runs + 1
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_unroll_runs_that_many_body_copies_per_iteration_with_identical_values(reverse):
+    def f(x, unroll):
+        return lax.scan(lambda c, xi: (np.tanh(c * 1.1 + xi), c * xi), x[0] * 0.3, x, reverse=reverse,
+                        unroll=unroll)
+    base = fgrad.jit(lambda x: f(x, 1))(X)
+    for unroll in (2, 4, 6, 7, True):
+        got = fgrad.jit(lambda x, k=unroll: f(x, k))(X)
+        for a, b in zip(fgrad.tree_util.tree_leaves(got), fgrad.tree_util.tree_leaves(base)):
+            onp.testing.assert_array_equal(a, b)
+        body = _scan_body(lambda x, k=unroll: f(x, k), X)
+        text = loops.scan_loop(body, 0, 1, len(X), reverse, unroll).as_text()
+        copies = min(len(X), len(X) if unroll is True else unroll)
+        assert text.count("tanh(") == copies + (len(X) % copies and 1)
+    loop = fgrad.jit(lambda x: lax.fori_loop(0, 7, lambda i, c: np.sin(c) + i, x[0], unroll=3))(X)
+    onp.testing.assert_array_equal(loop, fgrad.jit(lambda x: lax.fori_loop(0, 7, lambda i, c: np.sin(c) + i, x[0]))(X))

@@ -235,21 +235,23 @@ def test_vjp_of_an_integer_input_is_an_integer_zero_as_jax_float0():
 
 
 COMPLEX_RUNS = {
-    "grad": lambda z: fgrad.grad(lambda z: np.abs(z * z))(z),
-    "vjp": lambda z: fgrad.vjp(lambda z: z * z, z),
-    "jvp": lambda z: fgrad.jvp(lambda z: z * z, (z,), (z,)),
-    "jacfwd": lambda z: fgrad.jacfwd(lambda z: z * z)(z),
-    "jacrev": lambda z: fgrad.jacrev(lambda z: z * z)(z),
-    "hessian": lambda z: fgrad.hessian(lambda z: np.abs(z * z))(z),
-    "linearize": lambda z: fgrad.linearize(lambda z: z * z, z),
+    "grad": (lambda m, g: g.grad(lambda z: m.abs(z * z))(1 + 2j)),
+    "vjp": (lambda m, g: g.vjp(lambda z: z * z, 1 + 2j)[1](0.5 - 1j)),
+    "jvp": (lambda m, g: g.jvp(lambda z: z * z, (1 + 2j,), (1 + 2j,))),
+    "jacfwd": (lambda m, g: g.jacfwd(lambda z: z * z, holomorphic=True)(1 + 2j)),
+    "jacrev": (lambda m, g: g.jacrev(lambda z: m.abs(z * z))(1 + 2j)),
+    "hessian": (lambda m, g: g.hessian(lambda z: z * z * z, holomorphic=True)(1 + 2j)),
+    "linearize": (lambda m, g: g.linearize(lambda z: z * z, 1 + 2j)[1](1j)),
 }
 
 
 @pytest.mark.parametrize("transform", sorted(COMPLEX_RUNS))
-def test_complex_inputs_are_not_differentiated_yet(transform):
-    with pytest.raises(DifferentiationError, match="complex differentiation is not supported yet"):
-        COMPLEX_RUNS[transform](1 + 2j)
-    assert fgrad.grad(lambda x: x * x)(3.0) == 6.0
+def test_complex_inputs_differentiate_as_in_jax(transform):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    got, want = COMPLEX_RUNS[transform](np, fgrad), COMPLEX_RUNS[transform](jax.numpy, jax)
+    for g, w in zip(fgrad.tree_util.tree_flatten(got)[0], jax.tree_util.tree_leaves(want)):
+        onp.testing.assert_allclose(g, w, rtol=1e-12)
 
 
 def test_grad_of_a_complex_output_is_a_type_error_as_in_jax_and_autograd():
@@ -259,31 +261,37 @@ def test_grad_of_a_complex_output_is_a_type_error_as_in_jax_and_autograd():
         jax.grad(lambda x: x * (1 + 1j))(1.0)
     with pytest.raises(TypeError):
         autograd.grad(lambda x: x * (1 + 1j))(1.0)
-    # the first complex value that depends on the input stops every transform
-    for run in (lambda: fgrad.grad(lambda x: x * (1 + 1j))(1.0),
-                lambda: fgrad.vjp(lambda x: x * (1 + 1j), 1.0),
-                lambda: fgrad.jvp(lambda x: x * (1 + 1j), (1.0,), (1.0,)),
-                lambda: fgrad.jacrev(lambda x: x * (1 + 1j))(1.0),
-                lambda: fgrad.jacfwd(lambda x: x * (1 + 1j))(1.0)):
-        with pytest.raises(DifferentiationError, match="complex differentiation is not supported yet"):
-            run()
-    with pytest.raises(TypeError, match="real scalar float.*complex128.*not supported yet"):
-        fgrad.grad(lambda x: onp.complex128(1j))(1.0)
+    with pytest.raises(TypeError, match="complex128.*holomorphic=True"):
+        fgrad.grad(lambda x: x * (1 + 1j))(1.0)
+    with pytest.raises(TypeError, match="jacrev of <lambda>: output 0 has dtype complex128"):
+        fgrad.jacrev(lambda x: x * (1 + 1j))(1.0)
+    # vjp, jvp and jacfwd of a real input to a complex output are defined (as in JAX)
+    assert fgrad.vjp(lambda x: x * (1 + 1j), 1.0)[1](1 - 1j)[0] == 2.0
+    assert fgrad.jvp(lambda x: x * (1 + 1j), (1.0,), (2.0,))[1] == 2 + 2j
+    assert fgrad.jacfwd(lambda x: x * (1 + 1j))(1.0) == 1 + 1j
+    # holomorphic=True: complex in and out, as JAX's
+    assert fgrad.grad(lambda z: z * z, holomorphic=True)(1 + 2j) == 2 + 4j
+    with pytest.raises(DifferentiationError, match="holomorphic=True requires complex inputs"):
+        fgrad.grad(lambda z: z * z, holomorphic=True)(1.0)
+    with pytest.raises(TypeError, match="holomorphic=True requires complex outputs"):
+        fgrad.grad(lambda z: np.abs(z), holomorphic=True)(1j)
+    with pytest.raises(DifferentiationError, match="jacfwd of <lambda> .*complex128: without holomorphic=True"):
+        fgrad.jacfwd(lambda z: z * z)(1j)
 
 
-def test_complex_intermediate_under_differentiation_raises_instead_of_a_wrong_number():
-    """grad(|x (1+i)|) was 0.0 (JAX: sqrt 2) and its jvp a complex tangent of a real output:
-    the rules follow no complex convention, so any complex value that depends on a
-    differentiated input raises, under grad, jvp and their compositions."""
+def test_complex_intermediates_of_real_functions_are_differentiated_not_refused():
+    """grad(|x (1+i)|) is sqrt 2 (it was 0.0 before the complex rules; then a
+    DifferentiationError), under grad, jvp and their compositions with jit and vmap."""
     f = lambda x: np.abs(x * (1 + 1j))  # noqa: E731
-    for run in (lambda: fgrad.grad(f)(0.7), lambda: fgrad.jvp(f, (0.7,), (1.0,)),
-                lambda: fgrad.grad(fgrad.grad(f))(0.7), lambda: fgrad.jit(fgrad.grad(f))(0.7),
-                lambda: fgrad.vmap(fgrad.grad(f))(onp.ones(3))):
-        with pytest.raises(DifferentiationError, match="primitive 'convert_element_type' produced a complex128"):
-            run()
+    r2 = 2 ** 0.5
+    assert fgrad.grad(f)(0.7) == pytest.approx(r2)
+    assert fgrad.jvp(f, (0.7,), (1.0,))[1] == pytest.approx(r2)
+    assert fgrad.grad(fgrad.grad(f))(0.7) == pytest.approx(0.0)
+    assert fgrad.jit(fgrad.grad(f))(0.7) == pytest.approx(r2)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(onp.ones(3)), [r2] * 3)
     # complex values that do not depend on the differentiated input are constants
     assert fgrad.grad(lambda x: x * np.abs(np.asarray(3 + 4j)))(2.0) == 5.0
-    assert fgrad.jit(f)(0.7) == pytest.approx(0.7 * 2 ** 0.5)
+    assert fgrad.jit(f)(0.7) == pytest.approx(0.7 * r2)
 
 
 # --- has_aux on every transform (JAX's signatures) ------------------------------------------

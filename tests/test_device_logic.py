@@ -121,6 +121,44 @@ def test_invalid_ordinal_and_several_gpus(monkeypatch):
         cp.cuda.Device(0).use()
 
 
+def test_to_the_device_a_tensor_is_on_returns_the_tensor_itself(cp):
+    """PyTorch's .to(): no move is needed, so the tensor itself comes back (not a copy, not a
+    new Tensor around the same storage), with or without grad, for every spelling of the device."""
+    g = fgrad.ones(2, device="cuda")
+    w = fgrad.ones(2, device="cuda", requires_grad=True)
+    for t in (g, w):
+        for dev in ("cuda", "cuda:0", fgrad.device("cuda"), 0):
+            assert t.to(dev) is t and t.cuda() is t
+    assert w.to("cuda:0", fgrad.float32) is w
+    assert w.to("cuda", copy=True) is not w  # copy=True still copies
+
+
+def test_factories_on_a_bare_cuda_use_the_current_gpu(monkeypatch):
+    cp = fake_cupy.install(monkeypatch, device_count=2)
+    cp.cuda.Device(1).use()
+    try:
+        for t in (fgrad.zeros(2, device="cuda"), fgrad.ones(2, device="cuda"), fgrad.full((2,), 3.0, device="cuda"),
+                  fgrad.eye(2, device="cuda"), fgrad.empty(2, device=fgrad.device("cuda"))):
+            assert t.device == fgrad.device("cuda:1")
+        assert fgrad.zeros(2, device="cuda:0").device == fgrad.device("cuda:0")
+    finally:
+        cp.cuda.Device(0).use()
+
+
+def test_copy_into_a_gpu_tensor_in_a_graph(cp):
+    """copy_ of a constant into a GPU tensor that is part of a graph: the copy stays on the GPU
+    (no NumPy conversion of a CuPy array), and the gradient of what was overwritten is 0."""
+    a = fgrad.ones(3, device="cuda", requires_grad=True)
+    b = a * 2.0
+    b.copy_(fgrad.tensor([1.0, 2.0, 3.0]).cuda())
+    assert _is_gpu(b) and b.cpu().tolist() == [1.0, 2.0, 3.0]
+    (b * a).sum().backward()
+    assert _is_gpu(a.grad) and a.grad.cpu().tolist() == [1.0, 2.0, 3.0]
+    c = a * 2.0
+    c.copy_(fgrad.tensor([5.0, 6.0, 7.0]))  # from the host: moved to c's GPU
+    assert _is_gpu(c) and c.cpu().tolist() == [5.0, 6.0, 7.0]
+
+
 def test_mixing_cpu_and_gpu_tensors_is_pytorchs_error(cp):
     a, b = fgrad.ones(3), fgrad.ones(3, device="cuda")
     for op in (lambda: a + b, lambda: b @ a, lambda: fgrad.stack([b, a])):
@@ -417,7 +455,9 @@ def test_gpu_check_script_without_a_gpu_skips_and_prints_the_table(tmp_path):
     env = dict(os.environ, OUT=str(tmp_path), PYTHON=sys.executable, GPU_TEST_TIMEOUT="200",
                GPU_BENCH_TIMEOUT="100", GPU_BENCH_ARGS="--quick", PATH=os.environ.get("PATH", ""))
     env.pop("FGRAD_FAKE_CUPY", None)
-    if shutil.which("nvidia-smi") or importlib.util.find_spec("cupy") is not None:
+    # (sys.modules first: under FGRAD_FAKE_CUPY=1 tests/gpu installs the stand-in, which has no
+    # __spec__, so find_spec would raise; the stand-in counts as CuPy here)
+    if shutil.which("nvidia-smi") or sys.modules.get("cupy") is not None or importlib.util.find_spec("cupy"):
         pytest.skip("this machine has a GPU driver or CuPy: the no-GPU behaviour cannot be shown")
     run = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh")], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=400)

@@ -1,13 +1,13 @@
 """The derivative rules of the complex-valued primitives: fft, rfft, irfft (fgrad.ops.fft), the
 complex parts real, imag, conj, complex (fgrad.ops.complex) and eig (fgrad.ops.decompositions).
 
-fgrad's transforms refuse to differentiate through complex values for now (DifferentiationError
-from the jvp and record interpreters and from fgrad.grad/jvp/vjp), so these rules are checked by
-calling them directly, eagerly, under JAX's convention: a VJP is the transpose of the JVP under
-the real pairing <a, b> = Re(sum(a * b)), so for f: C -> R the gradient is df/dx - i df/dy.
-Each rule must (1) give the transform of the tangent as JVP (they are linear) or match finite
-differences (eig), and (2) give a VJP that is the transpose of that JVP. Values, dtypes, jit and
-vmap of fgrad.numpy.fft are in tests/cases/fft.py.
+The rules are checked by calling them directly, eagerly, under JAX's convention: a VJP is the
+transpose of the JVP under the real pairing <a, b> = Re(sum(a * b)), so for f: C -> R the
+gradient is df/dx - i df/dy. Each rule must (1) give the transform of the tangent as JVP (they
+are linear) or match finite differences (eig), and (2) give a VJP that is the transpose of that
+JVP. Then every fgrad.numpy.fft function and linalg.eig/eigvals go through fgrad's transforms:
+check_grads at orders 1-2 in both modes on real and complex inputs, and grad/jvp/vjp against
+JAX's. Values, dtypes, jit and vmap of fgrad.numpy.fft are in tests/cases/fft.py.
 """
 from __future__ import annotations
 
@@ -104,10 +104,7 @@ def test_gradient_of_spectral_energy_by_chaining_the_rules():
     np.testing.assert_allclose(x_bar, 2 * 8 * x, rtol=1e-12)
 
 
-@pytest.mark.xfail(raises=DifferentiationError, strict=True,
-                   reason="fgrad.grad refuses complex intermediates (fgrad/interpreters/jvp.py, record.py, "
-                          "api.py); when complex differentiation lands this must pass: drop the marker")
-def test_grad_through_fft_once_complex_differentiation_is_supported():
+def test_grad_through_fft_is_parsevals_gradient():
     x = RNG.standard_normal(8)
 
     def energy(x):
@@ -161,8 +158,8 @@ def test_fft_argument_errors_name_the_problem():
         fnp.fft.rfft(x + 1j)
     with pytest.raises(ShapeError, match="different lengths"):
         fnp.fft.fftn(x, s=(2, 2, 2), axes=(0, 1))
-    with pytest.raises(DifferentiationError):
-        fgrad.grad(lambda x: fnp.sum(fnp.real(fnp.fft.fft(x))))(np.ones(4))
+    with pytest.raises(TypeError, match="holomorphic=True"):  # a complex output has no grad
+        fgrad.grad(lambda x: fnp.sum(fnp.fft.fft(x)))(np.ones(4))
 
 
 def test_fftshift_gradient_is_the_inverse_shift():
@@ -170,3 +167,107 @@ def test_fftshift_gradient_is_the_inverse_shift():
     w = RNG.standard_normal((3, 4))
     g = fgrad.grad(lambda x: fnp.sum(fnp.fft.fftshift(x) * w))(x)
     np.testing.assert_allclose(g, np.fft.ifftshift(w))
+
+
+# --- through fgrad's transforms: every fgrad.numpy.fft function, eig and eigvals --------------------
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+from fgrad.test_util import check_grads  # noqa: E402
+
+# name -> (args builder, keyword arguments); complex input where NumPy's takes it, real for the
+# real-input transforms (rfft*, ihfft), the half spectrum for the inverse real ones
+_FFT_CASES = {
+    "fft": (lambda: (_c((2, 5)),), {}),
+    "ifft": (lambda: (_c((2, 5)),), {"norm": "ortho"}),
+    "fft2": (lambda: (_c((3, 4)),), {}),
+    "ifft2": (lambda: (_c((3, 4)),), {"s": (2, 5)}),
+    "fftn": (lambda: (_c((2, 3, 4)),), {"axes": (0, 2)}),
+    "ifftn": (lambda: (_c((2, 3, 4)),), {"norm": "forward"}),
+    "rfft": (lambda: (RNG.standard_normal((2, 6)),), {}),
+    "irfft": (lambda: (_c((2, 4)),), {"n": 7}),
+    "rfft2": (lambda: (RNG.standard_normal((3, 5)),), {}),
+    "irfft2": (lambda: (_c((3, 4)),), {}),
+    "rfftn": (lambda: (RNG.standard_normal((2, 3, 4)),), {"norm": "ortho"}),
+    "irfftn": (lambda: (_c((2, 3, 3)),), {"s": (3, 5), "axes": (1, 2)}),
+    "hfft": (lambda: (_c((2, 4)),), {}),
+    "ihfft": (lambda: (RNG.standard_normal((2, 6)),), {}),
+    "fftshift": (lambda: (_c((3, 4)),), {}),
+    "ifftshift": (lambda: (_c((3, 4)),), {"axes": 1}),
+}
+# the fft functions that are not transforms of values (sample frequencies)
+_FFT_NOT_DIFFERENTIABLE = {"fftfreq", "rfftfreq"}
+
+
+def test_every_fft_function_is_covered():
+    public = set(fnp.fft.__all__)
+    assert public == set(_FFT_CASES) | _FFT_NOT_DIFFERENTIABLE
+
+
+@pytest.mark.parametrize("name", sorted(_FFT_CASES))
+def test_fft_functions_differentiate_at_orders_1_and_2(name):
+    make, kw = _FFT_CASES[name]
+    args = make()
+    f = lambda x: getattr(fnp.fft, name)(x, **kw)  # noqa: E731
+    np.testing.assert_allclose(f(*args), getattr(np.fft, name)(*args, **kw), rtol=1e-12, atol=1e-12)
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("name", sorted(_FFT_CASES))
+def test_fft_derivatives_match_jax(name):
+    make, kw = _FFT_CASES[name]
+    (x,) = make()
+    out = getattr(np.fft, name)(x, **kw)
+    w = _c(out.shape)
+    t = _c(x.shape) if x.dtype.kind == "c" else RNG.standard_normal(x.shape)
+
+    def loss(m):
+        return lambda x: m.sum(m.real(getattr(m.fft, name)(x, **kw) * w))
+    np.testing.assert_allclose(fgrad.grad(loss(fnp))(x), jax.grad(loss(jnp))(x), rtol=1e-10, atol=1e-10)
+    fj = lambda m: (lambda x: getattr(m.fft, name)(x, **kw))  # noqa: E731
+    np.testing.assert_allclose(fgrad.jvp(fj(fnp), (x,), (t,))[1], jax.jvp(fj(jnp), (x,), (t,))[1],
+                               rtol=1e-10, atol=1e-10)
+    ct = out.dtype.type(1) * (w if out.dtype.kind == "c" else w.real)
+    (g,) = fgrad.vjp(fj(fnp), x)[1](ct)
+    (gj,) = jax.vjp(fj(jnp), x)[1](ct)
+    np.testing.assert_allclose(g, gj, rtol=1e-10, atol=1e-10)
+    # jit and vmap of the derivative agree with the eager one
+    np.testing.assert_allclose(fgrad.jit(fgrad.grad(loss(fnp)))(x), jax.grad(loss(jnp))(x), rtol=1e-10, atol=1e-10)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(fgrad.vmap(fgrad.grad(loss(fnp)))(xs), jax.vmap(jax.grad(loss(jnp)))(xs),
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_fft_is_holomorphic_so_jacobians_match_jax():
+    x = _c((4,))
+    for jac in ("jacfwd", "jacrev"):
+        np.testing.assert_allclose(getattr(fgrad, jac)(fnp.fft.fft, holomorphic=True)(x),
+                                   getattr(jax, jac)(jnp.fft.fft, holomorphic=True)(x), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fgrad.jacfwd(fnp.fft.rfft)(x.real), jax.jacfwd(jnp.fft.rfft)(x.real), atol=1e-12)
+
+
+def _eig_loss(m, w, v_w):
+    """A real function of eig's outputs that does not depend on the eigenvectors' phases."""
+    def f(a):
+        if m is jnp:  # JAX differentiates eigenvectors only when asked (enable_eigvec_derivs)
+            vals, vecs = jax.lax.linalg.eig(a + 0j, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+        else:
+            vals, vecs = m.linalg.eig(a)
+        return m.sum(m.real(vals * w)) + m.sum(m.abs(vecs) ** 2 * v_w)
+    return f
+
+
+@pytest.mark.parametrize("real_input", [True, False])
+def test_eig_differentiates_at_orders_1_and_2_and_matches_jax(real_input):
+    n = 3
+    a = RNG.standard_normal((n, n)) if real_input else _c((n, n))
+    w, v_w = _c(n), RNG.standard_normal((n, n))
+    vals_w = _c(n)
+    check_grads(lambda a: fnp.linalg.eigvals(a) * vals_w, (a,), order=2)
+    check_grads(_eig_loss(fnp, w, v_w), (a,), order=2)
+    np.testing.assert_allclose(fgrad.grad(_eig_loss(fnp, w, v_w))(a), jax.grad(_eig_loss(jnp, w, v_w))(a),
+                               rtol=1e-8, atol=1e-8)
+    t = RNG.standard_normal((n, n)) if real_input else _c((n, n))
+    np.testing.assert_allclose(fgrad.jvp(fnp.linalg.eigvals, (a,), (t,))[1],
+                               jax.jvp(jnp.linalg.eigvals, (a,), (t,))[1], rtol=1e-8, atol=1e-8)

@@ -76,7 +76,8 @@ def public_api() -> set[str]:
     names = {f"numpy.{n}" for n in _callables(fnp, dir(fnp))}
     names |= {f"numpy.linalg.{n}" for n in _callables(fnp.linalg, fnp.linalg.__all__)}
     names |= {f"scipy.special.{n}" for n in _callables(fss, fss.__all__)}
-    names |= {f"scipy.stats.{d}.{n}" for d in fst.__all__ for n in _callables(getattr(fst, d), getattr(fst, d).__all__)}
+    names |= {f"scipy.stats.{d}.{n}" for d in fst.DISTRIBUTIONS for n in _callables(getattr(fst, d), getattr(fst, d).__all__)}
+    names |= {f"scipy.stats.{n}" for n in _callables(fst, [n for n in fst.__all__ if n not in fst.DISTRIBUTIONS])}
     names |= {f"lax.{n}" for n in _callables(fgrad.lax, fgrad.lax.__all__)}
     names |= {f"numpy.fft.{n}" for n in _callables(fnp.fft, fnp.fft.__all__)}
     names |= {f"scipy.linalg.{n}" for n in _callables(fsl, fsl.__all__)}
@@ -117,10 +118,18 @@ NON_SMOOTH = _listing({
     "tests/test_nn_rnn.py and tests/test_nn_attention.py compare their gradients with PyTorch's": """
         nn.RNN nn.RNNCell nn.TransformerEncoderLayer nn.TransformerDecoderLayer nn.TransformerEncoder
         nn.TransformerDecoder nn.Transformer""",
-    "ties: maximum/minimum and max/min reductions split evenly; sort/topk permute": """
+    "ties: maximum/minimum and the max/min reductions of fgrad.numpy (and the facade's amax/amin) "
+    "split evenly; numpy.sort/partition permute": """
         numpy.maximum numpy.minimum numpy.at_max numpy.at_min numpy.max numpy.min numpy.amax numpy.amin facade.maximum
-        facade.minimum facade.max facade.min facade.amax facade.amin facade.sort facade.topk numpy.sort
+        facade.minimum facade.amax facade.amin numpy.sort
         numpy.fmax numpy.fmin numpy.nanmax numpy.nanmin numpy.ptp numpy.partition""",
+    "index-returning reductions, (values, indices): the gradient goes exactly to the returned "
+    "indices, the same tied element as PyTorch's (topk: PyTorch's order among ties is "
+    "unspecified; the gradient follows fgrad's indices). tests/test_index_reductions.py finds "
+    "every such function and method and compares them with PyTorch on ties and NaNs. Without "
+    "dim, max/min split ties evenly, as PyTorch": """
+        facade.max facade.min facade.sort facade.topk facade.cummax facade.cummin facade.median
+        facade.nanmedian""",
     "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
         numpy.clip facade.clamp facade.clip""",
     "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
@@ -138,6 +147,7 @@ NON_SMOOTH = _listing({
     "(tests/test_nn_conv.py compares both derivatives with PyTorch's)": """
         nn.functional.grid_sample""",
     "a choice between two arrays: piecewise by definition": """
+        numpy.piecewise
         numpy.where numpy.select numpy.nan_to_num facade.where facade.masked_fill""",
     "corrcoef divides by the standard deviations (a kink where one is 0) and is clipped to [-1, 1] "
     "as NumPy's (the diagonal sits at the bound, where its derivative is 0 either way)": "numpy.corrcoef",
@@ -158,16 +168,23 @@ NON_SMOOTH = _listing({
     "(tests/test_decompositions.py)": """
         numpy.linalg.eigh numpy.linalg.eigvalsh numpy.linalg.eig numpy.linalg.eigvals numpy.linalg.svd
         numpy.linalg.svdvals numpy.linalg.cond scipy.linalg.eigh""",
+    "scipy.linalg's spectral functions share eigh/svd/eig's convention at repeated eigenvalues "
+    "(singular values); comb and factorial jump to 0 outside 0 <= k <= N (n >= 0) as SciPy and "
+    "JAX define them (a `where`, derivative of the taken side); fiedler is |a_i - a_j| (sign(0) = 0 "
+    "at ties); rsf2csf decides which 2x2 blocks to rotate from the values, as SciPy and JAX "
+    "(tests/test_scipy_linalg_more.py, tests/test_scipy_special_more.py)": """
+        scipy.linalg.svd scipy.linalg.polar scipy.linalg.eigh_tridiagonal scipy.linalg.funm
+        scipy.linalg.fiedler scipy.linalg.rsf2csf scipy.special.comb scipy.special.factorial""",
     "rank changes: the pseudo-inverse jumps where the rank does; the derivative is that of the "
     "constant-rank branch (tests/test_decompositions.py)": """
-        numpy.linalg.pinv numpy.linalg.lstsq""",
+        numpy.linalg.pinv numpy.linalg.lstsq numpy.polyfit""",
     "jumps: piecewise-continuous remainders and floor division": """
         numpy.fmod numpy.mod numpy.remainder numpy.divmod numpy.floor_divide numpy.modf facade.fmod
         facade.remainder facade.floor_divide""",
-    "order statistics: the gradient goes to the element sorted into place (PyTorch: the returned "
-    "index); at ties which element that is switches": """
-        numpy.median numpy.nanmedian numpy.quantile numpy.nanquantile facade.median facade.nanmedian
-        facade.quantile facade.nanquantile facade.cummax facade.cummin""",
+    "order statistics: the gradient goes to the element sorted into place; at ties which element "
+    "that is switches": """
+        numpy.median numpy.nanmedian numpy.quantile numpy.nanquantile facade.quantile facade.nanquantile
+        numpy.percentile numpy.nanpercentile numpy.sort_complex""",
     "ties: unique merges equal elements (the number of outputs changes); scatter_reduce's amax/amin "
     "split the gradient of tied candidates evenly, round by round": """
         numpy.unique facade.unique facade.unique_consecutive facade.scatter_reduce""",
@@ -177,7 +194,27 @@ NON_SMOOTH = _listing({
     "norm's convention; PyTorch gives NaN for hypot); p = inf ties split evenly": """
         numpy.hypot facade.hypot facade.cdist facade.dist""",
     "xlogy at input = 0 with other <= 0: PyTorch's convention, d/dinput = 0 (not log 0)": "facade.xlogy",
+    "distributions with a kink in the density: laplace's |x - loc| (derivative of logpdf 0 at x = loc, "
+    "sign(0) = 0 as JAX; the CDFs take the piece of x >= loc, whose first derivative is the density), "
+    "gennorm's |y|**beta (derivatives 0 at y = 0; its CDFs are exact to first order there), uniform's "
+    "piecewise-linear CDF (the inside piece at the ends of the support). tests/test_scipy_stats_more.py "
+    "checks the values at the kinks against SciPy and the one-sided derivatives": """
+        scipy.stats.laplace.logpdf scipy.stats.laplace.pdf scipy.stats.laplace.cdf scipy.stats.laplace.logcdf
+        scipy.stats.laplace.sf scipy.stats.laplace.logsf scipy.stats.laplace.ppf scipy.stats.laplace.isf
+        scipy.stats.gennorm.logpdf scipy.stats.gennorm.pdf scipy.stats.gennorm.cdf scipy.stats.gennorm.logcdf
+        scipy.stats.gennorm.sf scipy.stats.gennorm.logsf scipy.stats.uniform.logpdf scipy.stats.uniform.pdf
+        scipy.stats.uniform.cdf scipy.stats.uniform.logcdf scipy.stats.uniform.sf scipy.stats.uniform.logsf
+        scipy.stats.uniform.ppf scipy.stats.uniform.isf""",
+    "step functions of the count k (k has derivative 0, as poisson's), linear in p or its log between "
+    "the steps; the quantiles are piecewise constant (derivative 0). tests/test_scipy_stats_more.py": """
+        scipy.stats.bernoulli.sf scipy.stats.bernoulli.logcdf scipy.stats.bernoulli.logsf
+        scipy.stats.bernoulli.ppf scipy.stats.bernoulli.isf""",
     "jumps at the integers (frac = input - trunc(input))": "facade.frac",
+    "interp is piecewise linear: kinks at the knots xp (the derivative in x there is the slope of the "
+    "piece to the right; 0 outside [xp[0], xp[-1]], where left/right take over); unwrap adds whole "
+    "periods that jump where a neighbour difference crosses discont (derivative the identity "
+    "between); roots are eigenvalues, whose derivative is undefined at repeated roots "
+    "(tests/test_numpy_more.py)": "numpy.interp numpy.unwrap numpy.roots",
 })
 
 NOT_DIFFERENTIABLE = _listing({
@@ -190,7 +227,7 @@ NOT_DIFFERENTIABLE = _listing({
         numpy.bitwise_and numpy.bitwise_or numpy.bitwise_xor numpy.bitwise_not numpy.invert
         numpy.bitwise_invert numpy.signbit numpy.trunc numpy.fix numpy.rint numpy.isclose numpy.allclose
         numpy.iscomplex numpy.isreal numpy.iscomplexobj numpy.isrealobj numpy.nanargmax numpy.nanargmin
-        numpy.argpartition numpy.angle
+        numpy.argpartition numpy.angle facade.angle facade.is_conj facade.resolve_conj
         facade.sign facade.floor facade.ceil facade.round facade.trunc facade.fix facade.argmax
         facade.argmin facade.argsort facade.argwhere facade.nonzero facade.isnan facade.isinf
         facade.isfinite facade.eq facade.ne facade.lt facade.le facade.gt facade.ge facade.greater
@@ -215,9 +252,19 @@ NOT_DIFFERENTIABLE = _listing({
         nn.functional.alpha_dropout nn.functional.feature_alpha_dropout nn.Dropout1d nn.Dropout2d
         nn.Dropout3d nn.AlphaDropout nn.FeatureAlphaDropout""",
     "piecewise constant (the sign of gamma)": "scipy.special.gammasgn",
+    "values only, as in JAX: the Schur and Hessenberg factors are not unique, and asking for their "
+    "derivative raises DifferentiationError (tests/test_scipy_linalg_more.py)": """
+        scipy.linalg.schur scipy.linalg.hessenberg""",
 })
 
 NO_KINKS = _listing({
+    "smooth: polar(abs, angle) = abs (cos(angle) + i sin(angle)) (tests/test_complex.py)": "facade.polar",
+    "apply_along_axis/apply_over_axes only route slices to the user's function (as smooth as it is); "
+    "detrend, stft and istft are linear in the signal (fixed projections, windows, FFTs, overlap-add "
+    "divided by the constant window norm); welch and csd are quadratic (conj(X) Y averaged; "
+    "average='median' is an order statistic); tests/test_numpy_more.py, tests/test_signal.py": """
+        numpy.apply_along_axis numpy.apply_over_axes scipy.signal.detrend scipy.signal.stft scipy.signal.istft
+        scipy.signal.welch scipy.signal.csd""",
     "scatter and index updates, repeats, differences, rotations, grids and block matrices "
     "(linear in each operand)": """
         facade.scatter facade.scatter_add facade.index_add facade.index_copy facade.index_fill
@@ -247,11 +294,14 @@ NO_KINKS = _listing({
         numpy.rot90 numpy.split numpy.squeeze numpy.stack numpy.swapaxes numpy.tile
         numpy.transpose numpy.tril numpy.triu numpy.vsplit numpy.vstack
         numpy.linalg.matrix_transpose numpy.linalg.trace numpy.linalg.diagonal
-        numpy.real numpy.imag numpy.conj numpy.conjugate numpy.real_if_close
+        numpy.real numpy.imag numpy.conj numpy.conjugate numpy.real_if_close facade.real facade.imag facade.conj
+        facade.conj_physical facade.view_as_real facade.view_as_complex facade.complex
         numpy.nansum numpy.nanmean numpy.nancumsum numpy.rollaxis numpy.append numpy.row_stack
         numpy.permute_dims numpy.concat numpy.unstack numpy.matrix_transpose numpy.gradient numpy.trapezoid
         numpy.ediff1d numpy.cumulative_sum numpy.deg2rad numpy.radians numpy.rad2deg numpy.degrees numpy.ldexp
         numpy.average numpy.copy numpy.logspace numpy.geomspace
+        numpy.delete numpy.insert numpy.put numpy.put_along_axis numpy.place numpy.fill_diagonal numpy.compress
+        numpy.extract numpy.resize numpy.choose numpy.block numpy.trim_zeros
         facade.add facade.sub facade.subtract facade.neg facade.negative facade.sum facade.nansum
         facade.mean facade.cumsum facade.trace facade.reshape facade.flatten facade.unflatten
         facade.unsqueeze facade.squeeze facade.permute facade.transpose facade.swapaxes
@@ -268,7 +318,9 @@ NO_KINKS = _listing({
         numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot numpy.linalg.cross
         numpy.linalg.vecdot numpy.linalg.multi_dot numpy.linalg.matrix_power numpy.vecdot numpy.convolve
         numpy.correlate numpy.polyval numpy.vander numpy.cov
-        scipy.signal.convolve scipy.signal.correlate
+        scipy.signal.convolve scipy.signal.correlate scipy.signal.convolve2d scipy.signal.correlate2d
+        scipy.signal.fftconvolve numpy.matvec numpy.vecmat numpy.poly numpy.polyadd numpy.polysub numpy.polymul
+        numpy.polyder numpy.polyint numpy.polydiv
         facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
         facade.ger facade.einsum facade.lerp
         nn.functional.linear nn.functional.conv2d nn.Linear nn.Conv2d""",
@@ -313,7 +365,22 @@ NO_KINKS = _listing({
         scipy.linalg.sqrtm scipy.linalg.expm scipy.linalg.expm_frechet scipy.linalg.cholesky
         scipy.linalg.cho_factor scipy.linalg.cho_solve scipy.linalg.inv scipy.linalg.det
         scipy.linalg.solve""",
-    "linear transforms: the DFTs (complex results: tests/test_fft.py checks their rules) and the "
+    "LU and QR with their own primitives and rules (the LU pivots are held fixed, as JAX), and the "
+    "special matrices, gathers of their inputs (companion's first row a rational function of them): "
+    "tests/test_scipy_linalg_more.py": """
+        scipy.linalg.lu scipy.linalg.lu_factor scipy.linalg.lu_solve scipy.linalg.qr
+        scipy.linalg.qr_multiply scipy.linalg.toeplitz scipy.linalg.circulant scipy.linalg.hankel
+        scipy.linalg.leslie scipy.linalg.companion scipy.linalg.fiedler_companion
+        scipy.linalg.convolution_matrix""",
+    "special functions with one primitive each and closed-form derivative rules (integrals' "
+    "integrands, the hypergeometric and zeta recurrences, w' = -2zw + 2i/sqrt(pi), the Legendre "
+    "equation; boxcox through lmbda = 0 by exprel_n, no switch): tests/test_scipy_special_more.py "
+    "checks them at orders 1-2 in both modes": """
+        scipy.special.exp1 scipy.special.expn scipy.special.sici scipy.special.fresnel scipy.special.hyp1f1
+        scipy.special.hyp2f1 scipy.special.zeta scipy.special.boxcox scipy.special.boxcox1p
+        scipy.special.wofz scipy.special.sph_harm_y""",
+    "linear transforms: the DFTs (complex results, JAX's convention: tests/test_fft.py checks them "
+    "through every transform, against JAX) and the "
     "frequency shifts": """
         numpy.fft.fft numpy.fft.ifft numpy.fft.fft2 numpy.fft.ifft2 numpy.fft.fftn numpy.fft.ifftn
         numpy.fft.rfft numpy.fft.irfft numpy.fft.rfft2 numpy.fft.irfft2 numpy.fft.rfftn
@@ -455,6 +522,14 @@ case("special.error_functions", "scipy.special.erfc scipy.special.erfcx scipy.sp
      + sp.log_ndtr(x), [0.0, 0.5, -0.8])
 case("special.i0_i1", "scipy.special.i0 scipy.special.i1", "jax",
      lambda np, sp, x: sp.i0(x) + sp.i1(x), [0.3, 1.5, -3.0])
+# spence at z = 3/4, where its derivative switches from the quotient log(z) / (1 - z) to its series
+# about 1 (JAX's spence is no oracle at z >= 1: its derivatives there are 0 or NaN; the values at
+# z = 1, -1, 1/2, -2/3, are checked in tests/test_scipy_special_more.py)
+case("special.spence[switch]", "scipy.special.spence", "jax", lambda np, sp, z: sp.spence(z), [0.75, 0.8, 0.5])
+case("special.integrals", "scipy.special.expi scipy.special.dawsn scipy.special.owens_t "
+     "scipy.special.poch scipy.special.loggamma", "jax",
+     lambda np, sp, x: sp.expi(x) + sp.dawsn(x) + sp.owens_t(x, 0.7) + sp.poch(x, 1.3)
+     + sp.loggamma(x), [0.3, 1.5, 2.5])
 
 
 # fgrad.scipy.stats against jax.scipy.stats: every function JAX has, at ordinary points and at
@@ -516,6 +591,141 @@ def _mvn(np, sp, x, m, c):
 case("stats.multivariate_normal", "scipy.stats.multivariate_normal.logpdf scipy.stats.multivariate_normal.pdf "
      "scipy.stats.multivariate_normal.entropy", "jax", _mvn,
      [[0.1, -0.5, 1.0], [0.3, 0.2, -0.1]], [0.0, 0.5, -0.5], [[1.0, 0.2, 0.0], [0.1, 0.8, 0.3], [-0.2, 0.0, 1.1]])
+# the distributions added for issue 12, against jax.scipy.stats, at the points where their
+# implementations switch between exact forms: log1mexp at log 2 (expon.logcdf at y = log 2,
+# pareto.logcdf at b log y = log 2, gumbel logsf at exp(-y) = log 2), log_probability at the
+# medians, the tails of cauchy's quantile at q = 1/4 and 3/4, truncnorm's normal mass across 0.
+# SciPy functions JAX lacks are compared with their definitions written in jax.numpy.
+_LN2 = float(onp.log(2.0))
+_LOC3, _SCALE3 = [0.1, -0.2, 0.3], [1.2, 0.8, 2.0]
+
+
+def _loc_scale_case(d, names, points, extra=None):
+    """A case summing `names` of distribution d (with loc, scale) at `points`; `extra` (name:
+    fn(jnp, jss, x, m, s)) gives JAX's side of the functions JAX lacks."""
+    extra = extra or {}
+
+    def fn(np, sp, x, m, s):
+        out = 0.0
+        for n in names.split():
+            if np is fnp or n not in extra:
+                out = out + getattr(getattr(_stats(np), d), n)(x, m, s)
+            else:
+                out = out + extra[n](np, sp, x, m, s)
+        return out
+    case(f"stats.{d}", " ".join(f"scipy.stats.{d}.{n}" for n in names.split()), "jax", fn, points, _LOC3, _SCALE3)
+
+
+_L8 = "logpdf pdf cdf logcdf sf logsf ppf isf"
+_J = lambda d, n: getattr(getattr(jst, d), n)  # noqa: E731  (JAX's function, for `extra`)
+# ppf/isf take probabilities: the q-functions see expit(x) through a second call
+_loc_scale_case("expon", "logpdf pdf cdf logcdf sf logsf", [_LN2 * 1.2 + 0.1, 0.5, 3.0])
+_loc_scale_case("cauchy", "logpdf pdf cdf logcdf sf logsf", [0.1, -2.0, 5.0])
+_loc_scale_case("logistic", "logpdf pdf cdf logcdf sf logsf", [0.1, -2.0, 5.0], {
+    "logcdf": lambda np, sp, x, m, s: np.log(sp.expit((x - m) / s)),
+    "logsf": lambda np, sp, x, m, s: np.log(sp.expit(-(x - m) / s))})
+# (jax.scipy.stats.gumbel_* meet a float0 at third order: their definitions in jax.numpy instead)
+_GUMBEL = {"logpdf": lambda np, y: -y - np.exp(-y), "pdf": lambda np, y: np.exp(-y - np.exp(-y)),
+           "cdf": lambda np, y: np.exp(-np.exp(-y)), "logcdf": lambda np, y: -np.exp(-y),
+           "sf": lambda np, y: -np.expm1(-np.exp(-y)), "logsf": lambda np, y: np.log(-np.expm1(-np.exp(-y)))}
+_GUMBEL_L = {"logpdf": "logpdf", "pdf": "pdf", "cdf": "sf", "logcdf": "logsf", "sf": "cdf", "logsf": "logcdf"}
+
+
+def _gumbel(name, sign):
+    """JAX's side of gumbel_r (sign 1) or gumbel_l (sign -1) function `name`."""
+    g = _GUMBEL[name if sign > 0 else _GUMBEL_L[name]]
+
+    def fn(np, sp, x, m, s):
+        out = g(np, sign * (x - m) / s)
+        return out - np.log(s) if name == "logpdf" else out / s if name == "pdf" else out
+    return fn
+
+
+_loc_scale_case("gumbel_r", "logpdf pdf cdf logcdf sf logsf", [0.1 - 1.2 * onp.log(_LN2), -1.0, 2.0],
+                {n: _gumbel(n, 1) for n in _GUMBEL})
+_loc_scale_case("gumbel_l", "logpdf pdf cdf logcdf sf logsf", [0.1 + 1.2 * onp.log(_LN2), -1.0, 2.0],
+                {n: _gumbel(n, -1) for n in _GUMBEL})
+
+
+def _quantiles(d, extra=None):
+    """ppf and isf of d at q = 1/4, 3/4 (cauchy's switches), 1/2 and 0.1."""
+    extra = extra or {}
+
+    def fn(np, sp, q, m, s):
+        out = 0.0
+        for n in ("ppf", "isf"):
+            if np is fnp or n not in extra:
+                out = out + getattr(getattr(_stats(np), d), n)(q, m, s)
+            else:
+                out = out + extra[n](np, sp, q, m, s)
+        return out
+    case(f"stats.{d}.quantiles", f"scipy.stats.{d}.ppf scipy.stats.{d}.isf", "jax", fn,
+         [0.25, 0.75, 0.5], _LOC3, _SCALE3)
+    CASES[-1].args = (onp.array([0.25, 0.75, 0.1]),) + CASES[-1].args[1:] if d == "cauchy" else CASES[-1].args
+
+
+_quantiles("expon", {"isf": lambda np, sp, q, m, s: m - s * np.log(q)})
+_quantiles("cauchy")
+_quantiles("logistic")
+_quantiles("gumbel_r", {"isf": lambda np, sp, q, m, s: m - s * np.log(-np.log1p(-q)),
+                        "ppf": lambda np, sp, q, m, s: m - s * np.log(-np.log(q))})
+_quantiles("gumbel_l", {"isf": lambda np, sp, q, m, s: m + s * np.log(-np.log(q)),
+                        "ppf": lambda np, sp, q, m, s: m + s * np.log(-np.log1p(-q))})
+
+
+def _pareto(np, sp, x, b):
+    P = _stats(np).pareto
+    out = sum(getattr(P, n)(x, b, 0.1, 1.2) for n in "logpdf pdf cdf logcdf sf logsf ppf".split() if n != "ppf")
+    out = out + P.ppf(sp.expit(x - 2.0), b, 0.1, 1.2)
+    q = sp.expit(x - 2.0)
+    return out + (P.isf(q, b, 0.1, 1.2) if np is fnp else 0.1 + 1.2 * q ** (-1.0 / b))
+
+
+# b log y = log 2 at x = 0.1 + 1.2 * 2 ** (1 / 2.5) for b = 2.5: the switch of log1mexp
+case("stats.pareto", " ".join(f"scipy.stats.pareto.{n}" for n in _L8.split()), "jax", _pareto,
+     [0.1 + 1.2 * 2 ** (1 / 2.5), 2.0, 4.0], [2.5, 1.0, 3.0])
+
+
+def _truncnorm(np, sp, x, a, b):
+    T = _stats(np).truncnorm
+    return sum(getattr(T, n)(x, a, b, 0.1, 1.2) for n in "logpdf pdf cdf logcdf sf logsf".split())
+
+
+# bounds on both sides of 0 and both left of it; x at the median of the first (logcdf/logsf switch)
+case("stats.truncnorm", " ".join(f"scipy.stats.truncnorm.{n}" for n in "logpdf pdf cdf logcdf sf logsf".split()),
+     "jax", _truncnorm, [0.1 + 1.2 * 0.1236084733725838, -0.5, -1.5], [-1.0, -2.0, -3.0], [1.5, 0.5, -1.0])
+case("stats.vonmises_wrapcauchy", "scipy.stats.vonmises.logpdf scipy.stats.vonmises.pdf "
+     "scipy.stats.wrapcauchy.logpdf scipy.stats.wrapcauchy.pdf", "jax",
+     lambda np, sp, x, k, c: _sum(_dist(np, "vonmises", "logpdf pdf"), x - 3.0, k)
+     + _sum(_dist(np, "wrapcauchy", "logpdf pdf"), x, c), [0.5, 3.0, 6.0], [0.5, 2.0, 30.0], [0.2, 0.5, 0.9])
+_KB = onp.array([0.0, 1.0, 1.0])
+_KN = onp.array([0.0, 2.0, 5.0])
+
+
+def _discrete(np, sp, p, n, a):
+    S = _stats(np)
+    out = S.bernoulli.logpmf(_KB, p) + S.bernoulli.pmf(_KB, p) + S.bernoulli.cdf(_KB - 1.0, p)
+    out = out + S.binom.logpmf(_KN, 6.0, p) + S.binom.pmf(_KN, 6.0, p)
+    out = out + S.nbinom.logpmf(_KN, n, p) + S.nbinom.pmf(_KN, n, p)
+    out = out + S.geom.logpmf(_KN + 1.0, p) + S.geom.pmf(_KN + 1.0, p)
+    return out + S.betabinom.logpmf(_KN, 6.0, a, n) + S.betabinom.pmf(_KN, 6.0, a, n)
+
+
+# p = 0 and 1 are where xlogy/xlog1py mask their partials (k = 0 with p = 0 is not differentiable
+# from both sides; the derivatives are checked inside (0, 1))
+case("stats.discrete", "scipy.stats.bernoulli.logpmf scipy.stats.bernoulli.pmf scipy.stats.bernoulli.cdf "
+     "scipy.stats.binom.logpmf scipy.stats.binom.pmf scipy.stats.nbinom.logpmf scipy.stats.nbinom.pmf "
+     "scipy.stats.geom.logpmf scipy.stats.geom.pmf scipy.stats.betabinom.logpmf scipy.stats.betabinom.pmf", "jax",
+     _discrete, [0.3, 0.5, 0.9], [0.7, 2.0, 5.0], [0.5, 1.5, 3.0])
+case("stats.multinomial", "scipy.stats.multinomial.logpmf scipy.stats.multinomial.pmf", "jax",
+     lambda np, sp, z: _sum(_dist(np, "multinomial", "logpmf pmf"), onp.array([1, 0, 2]), 3,
+                            sp.softmax(z, axis=-1)), [0.1, -0.3, 0.5])  # (JAX's x is one vector of counts)
+# JAX sums the series up to mu + 20 below mu = 10, and to mu + 10 sqrt(mu) + 20 below 100: exact
+# to 1e-12 there (fgrad switches to its asymptotic series at 200: tests/test_scipy_stats_more.py)
+case("stats.poisson.entropy", "scipy.stats.poisson.entropy", "jax",
+     lambda np, sp, mu: _stats(np).poisson.entropy(mu), [0.5, 3.0, 40.0])
+case("stats.sem[ties]", "scipy.stats.sem", "jax",
+     lambda np, sp, x: _stats(np).sem(x, axis=1) + _stats(np).sem(x, axis=0, ddof=0), _TIED)
 case("facade.logsumexp_softmax[ties]", "facade.logsumexp facade.softmax facade.log_softmax",
      "torch", lambda L, Fn, x: L.logsumexp(x, 1, keepdim=True) + L.softmax(x, 1) * 2.0
      + L.log_softmax(x, 1) * L.tensor([1.0, 2.0, 3.0], dtype=x.dtype), _TIED_LOGITS)

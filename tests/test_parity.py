@@ -459,6 +459,23 @@ recipe("conj", "real", lambda M, x: M.conj(x), X, dtypes=ALL)
 recipe("conjugate", "real", lambda M, x: M.conjugate(x), X, dtypes=ALL)
 recipe("fft.fftshift", "all", lambda M, x: M.fft.fftshift(x), X3)
 recipe("fft.ifftshift", "axis", lambda M, x: M.fft.ifftshift(x, axes=1), X3, dtypes=ALL)
+# the transforms (complex results: their derivatives are tests/test_fft.py's and test_complex.py's)
+recipe("fft.fft", "1d", lambda M, x: M.fft.fft(x), X)
+recipe("fft.ifft", "n", lambda M, x: M.fft.ifft(x, n=4, norm="ortho"), X)
+recipe("fft.fft2", "2d", lambda M, x: M.fft.fft2(x), X3)
+recipe("fft.ifft2", "s", lambda M, x: M.fft.ifft2(x, s=(3, 3)), X3)
+recipe("fft.fftn", "axes", lambda M, x: M.fft.fftn(x, axes=(0, 2)), X3)
+recipe("fft.ifftn", "all", lambda M, x: M.fft.ifftn(x, norm="forward"), X3)
+recipe("fft.rfft", "1d", lambda M, x: M.fft.rfft(x), X)
+recipe("fft.irfft", "n", lambda M, x: M.fft.irfft(x, n=5), X)
+recipe("fft.rfft2", "2d", lambda M, x: M.fft.rfft2(x), X3)
+recipe("fft.irfft2", "2d", lambda M, x: M.fft.irfft2(x), X3)
+recipe("fft.rfftn", "all", lambda M, x: M.fft.rfftn(x, norm="ortho"), X3)
+recipe("fft.irfftn", "s", lambda M, x: M.fft.irfftn(x, s=(3, 4), axes=(1, 2)), X3)
+recipe("fft.hfft", "1d", lambda M, x: M.fft.hfft(x), X)
+recipe("fft.ihfft", "1d", lambda M, x: M.fft.ihfft(x), X)
+recipe("linalg.eig", "general", lambda M, m: tuple(M.linalg.eig(m)), Arg((3, 3)))
+recipe("linalg.eigvals", "general", lambda M, m: M.linalg.eigvals(m), Arg((3, 3)))
 recipe("fft.fftfreq", "spacing", lambda M: M.fft.fftfreq(5, 0.1))
 recipe("fft.rfftfreq", "spacing", lambda M: M.fft.rfftfreq(6, 0.5))
 
@@ -565,6 +582,31 @@ recipe("scipy.special.logsumexp", "axis", lambda M, x: by_name("scipy.special.lo
 recipe("scipy.special.logsumexp", "b", lambda M, x, b: by_name("scipy.special.logsumexp")(M)(x, b=b), X, V)
 recipe("scipy.special.softmax", "axis", lambda M, x: by_name("scipy.special.softmax")(M)(x, axis=1), X)
 recipe("scipy.special.log_softmax", "all", lambda M, x: by_name("scipy.special.log_softmax")(M)(x), X)
+# exponential integrals, hypergeometric and combinatorial functions (tests/test_scipy_special_more.py);
+# SciPy's loops widen float32 for several of them, so those are compared in float64 only
+_SPECIAL_MORE = {  # name: (call, args, dtypes)
+    "exp1": (lambda f, x: f(x), (Arg(lo=0.2, hi=4),), FLOATS), "expi": (lambda f, x: f(x), (Arg(lo=-3, hi=3),), FLOATS),
+    "expn": (lambda f, x: f(2.0, x), (Arg(lo=0.2, hi=4),), (F8,)),
+    "sici": (lambda f, x: tuple(f(x)), (Arg(lo=0.2, hi=6),), FLOATS),
+    "fresnel": (lambda f, x: tuple(f(x)), (X,), FLOATS), "dawsn": (lambda f, x: f(x), (X,), FLOATS),
+    "spence": (lambda f, x: f(x), (Arg(lo=0.1, hi=3),), FLOATS),
+    "hyp1f1": (lambda f, x: f(0.5, 1.5, x), (X,), (F8,)),
+    "hyp2f1": (lambda f, x: f(0.5, 1.5, 2.5, x), (Arg(lo=-0.9, hi=0.9),), (F8,)),
+    "zeta": (lambda f, q: f(3.0, q), (Arg(lo=0.5, hi=3),), (F8,)),
+    "owens_t": (lambda f, h, a: f(h, a), (X, Arg((3,), -2, 2)), (F8,)),
+    "comb": (lambda f, n, k: f(n, k), (Arg(lo=0, hi=6), Arg((3,), 0, 3)), (F8,)),
+    "factorial": (lambda f, x: f(x), (Arg(lo=-1, hi=5),), (F8,)),
+    "poch": (lambda f, z, m: f(z, m), (Arg(lo=0.5, hi=3), Arg((3,), -0.4, 2)), (F8,)),
+    "loggamma": (lambda f, x: f(x), (Arg(lo=0.3, hi=6),), (F8,)),
+    "boxcox": (lambda f, x, lm: f(x, lm), (Arg(lo=0.2, hi=3), Arg((3,), -1, 1)), FLOATS),
+    "boxcox1p": (lambda f, x, lm: f(x, lm), (Arg(lo=-0.5, hi=3), Arg((3,), -1, 1)), FLOATS),
+    "wofz": (lambda f, x, y: f(x + 1j * y), (X, X), (F8,)),
+    "sph_harm_y": (lambda f, t, p: f(onp.array([2, 3, 1]), onp.array([1, -2, 0]), t, p), (Arg(lo=0.2, hi=3), Arg((3,), -3, 3)),
+                   (F8,)),
+}
+for _n, (_call, _args, _dts) in _SPECIAL_MORE.items():
+    _f = by_name(f"scipy.special.{_n}")
+    recipe(f"scipy.special.{_n}", "2d", lambda M, *xs, f=_f, c=_call: c(f(M), *xs), *_args, dtypes=_dts)
 _Q = Arg(lo=0.05, hi=0.95)
 _LOC, _SCALE = Arg((3,), -1, 1), Arg((), 0.5, 2)
 _STATS = [  # (distribution, functions, call(f, *arrays), args); SciPy computes in float64
@@ -585,6 +627,33 @@ _STATS = [  # (distribution, functions, call(f, *arrays), args); SciPy computes 
      (Arg((3, 4)), Arg((3,), 0.5, 3))),
     ("multivariate_normal", "logpdf pdf", lambda f, x, m, c: f(x, m, _SPD(f.M, c)), (Arg((4, 3)), V, Arg((3, 3)))),
     ("multivariate_normal", "entropy", lambda f, c: f(None, _SPD(f.M, c)), (Arg((3, 3)),)),
+    # (tests/test_scipy_stats_more.py checks the supports' ends, tails and invalid parameters)
+    *[(_d, "logpdf pdf cdf logcdf sf logsf", lambda f, x, m, s: f(x, m, s), (Arg(lo=-3, hi=3), _LOC, _SCALE))
+      for _d in ("cauchy", "laplace", "logistic", "gumbel_r", "gumbel_l")],
+    *[(_d, "ppf isf", lambda f, q, m, s: f(q, m, s), (_Q, _LOC, _SCALE))
+      for _d in ("expon", "cauchy", "laplace", "logistic", "gumbel_r", "gumbel_l", "uniform")],
+    ("expon", "logpdf pdf cdf logcdf sf logsf", lambda f, x, m, s: f(x, m, s), (Arg(lo=1.1, hi=4), _LOC, _SCALE)),
+    ("uniform", "logpdf pdf cdf logcdf sf logsf", lambda f, x, m: f(x, m, 4.0), (Arg(lo=0.1, hi=2.5), Arg((), -1, 0))),
+    ("pareto", "logpdf pdf cdf logcdf sf logsf", lambda f, x, b: f(x, b, 0.5, 1.5), (Arg(lo=2.1, hi=5), Arg((), 0.5, 3))),
+    ("pareto", "ppf isf", lambda f, q, b: f(q, b, 0.5, 1.5), (_Q, Arg((), 0.5, 3))),
+    ("gennorm", "logpdf pdf", lambda f, x, b: f(x, b, 0.1, 1.3), (Arg(lo=-3, hi=3), Arg((), 1.2, 3))),
+    ("gennorm", "cdf sf logcdf logsf", lambda f, x, s: f(x, 1.5, 0.1, s), (Arg(lo=-3, hi=3), _SCALE)),
+    ("truncnorm", "logpdf pdf cdf logcdf sf logsf", lambda f, x, a, b: f(x, a, b),
+     (Arg(lo=-0.9, hi=1.9), Arg((), -3, -1), Arg((3,), 2, 4))),
+    ("vonmises", "logpdf pdf", lambda f, x, k: f(x, k, 0.1, 1.2), (Arg(lo=-3, hi=3), Arg((), 0.5, 4))),
+    ("wrapcauchy", "logpdf pdf", lambda f, x, c: f(x, c), (Arg(lo=0.1, hi=6), Arg((), 0.1, 0.9))),
+    ("bernoulli", "logpmf pmf cdf sf logcdf logsf", lambda f, k, p: f(k, p),
+     (Arg(lo=-1, hi=3, dtype=I8), Arg(lo=0.1, hi=0.9))),
+    ("bernoulli", "ppf isf", lambda f, q, p: f(q, p), (_Q, Arg(lo=0.1, hi=0.9))),
+    ("binom", "logpmf pmf", lambda f, k, p: f(k, 6, p), (Arg(lo=-1, hi=8, dtype=I8), Arg(lo=0.1, hi=0.9))),
+    ("nbinom", "logpmf pmf", lambda f, k, n, p: f(k, n, p),
+     (Arg(lo=-1, hi=8, dtype=I8), Arg((), 0.5, 4), Arg(lo=0.1, hi=0.9))),
+    ("geom", "logpmf pmf", lambda f, k, p: f(k, p), (Arg(lo=0, hi=8, dtype=I8), Arg(lo=0.1, hi=0.9))),
+    ("betabinom", "logpmf pmf", lambda f, k, a, b: f(k, 6, a, b),
+     (Arg(lo=-1, hi=8, dtype=I8), Arg((), 0.5, 3), Arg((3,), 0.5, 3))),
+    ("multinomial", "logpmf pmf", lambda f, z: f(onp.array([[1, 0, 2], [0, 3, 0]]), 3,
+                                                 by_name("scipy.special.softmax")(f.M)(z, axis=-1)), (Arg(),)),
+    ("poisson", "entropy", lambda f, mu: f(mu), (Arg(lo=0.5, hi=30),)),
 ]
 
 
@@ -610,6 +679,9 @@ for _d, _names, _call, _args in _STATS:
         _fn = _stats_fn(f"scipy.stats.{_d}.{_n}", _call)
         recipe(f"scipy.stats.{_d}.{_n}", "f64", _fn, *_args, dtypes=(F8,))
         recipe(f"scipy.stats.{_d}.{_n}", "f32", _fn, *_args, dtypes=(F4,), numpy=False)
+
+recipe("scipy.stats.sem", "axis", lambda M, x: by_name("scipy.stats.sem")(M)(x, axis=1), X)
+recipe("scipy.stats.sem", "all_ddof0", lambda M, x: by_name("scipy.stats.sem")(M)(x, axis=None, ddof=0), X)
 
 # --- fgrad.scipy.integrate (odeint: SciPy's signature differs, so no eager comparison here;
 # tests/test_integrate.py compares the values with scipy.integrate.odeint)
@@ -747,15 +819,60 @@ recipe("i0", "2d", lambda M, x: M.i0(x), X, dtypes=REALS)
 recipe("modf", "2d", lambda M, x: M.modf(x * 3.0), X, dtypes=REALS)
 recipe("copy", "2d", lambda M, x: M.copy(x), X, dtypes=ALL)
 
+# --- editing functions, polynomials, functional helpers, interp & co (tests/test_numpy_more.py)
+_MASK23 = onp.array([[True, False, True], [False, False, True]])
+recipe("delete", "axis", lambda M, x: M.delete(x, [0, 2], axis=1), X, dtypes=ALL)
+recipe("delete", "flat_slice", lambda M, x: M.delete(x, slice(1, 4)), X)
+recipe("insert", "values", lambda M, x, v: M.insert(x, [1, 3], v), X, Arg((2,)), dtypes=ALL)
+recipe("insert", "axis_scalar", lambda M, x: M.insert(x, 1, 0.5, axis=1), X, dtypes=REALS)
+recipe("put", "repeated", lambda M, x, v: M.put(x, [0, 4, 4], v), X, Arg((3,)), dtypes=ALL, numpy=False)
+recipe("put", "traced_indices", lambda M, x, i: M.put(x, i, 2.5), X, Distinct(2, 6), numpy=False)
+recipe("put_along_axis", "rows", lambda M, x: M.put_along_axis(x, onp.array([[0], [2]]), 1.5, 1), X, dtypes=REALS,
+       numpy=False)
+recipe("place", "static_mask", lambda M, x, v: M.place(x, _MASK23, v), X, Arg((2,)), dtypes=ALL, numpy=False)
+recipe("place", "traced_mask", lambda M, x: M.place(x, x > 0, [1.0]), X, concrete=True, numpy=False)
+recipe("fill_diagonal", "wrap", lambda M, x, v: M.fill_diagonal(x, v, wrap=True), Arg((5, 2)), Arg((2,)), dtypes=ALL,
+       numpy=False)
+recipe("compress", "axis", lambda M, x: M.compress([True, False, True], x, axis=1), X, dtypes=ALL)
+recipe("extract", "static", lambda M, x: M.extract(_MASK23, x), X, dtypes=ALL)
+recipe("extract", "traced", lambda M, x: M.extract(M.abs(x) >= 0.0, x), X, concrete=True)  # one size for every seed
+recipe("resize", "grow", lambda M, x: M.resize(x, (4, 3)), X, dtypes=ALL)
+recipe("choose", "static", lambda M, x, y: M.choose(onp.array([0, 1, 1]), [x, y]), X, V, dtypes=ALL)
+recipe("choose", "traced_index", lambda M, i, x, y: M.choose(i, [x, y]), Arg((3,), 0, 1, dtype=I8), X, V)
+recipe("block", "2d", lambda M, x, y: M.block([[x, x], [y, y]]), X, Arg((1, 3)), dtypes=ALL)
+recipe("trim_zeros", "values", lambda M, x: M.trim_zeros(x * onp.array([0.0, 1.0, 0.0, 1.0, 0.0, 0.0])),
+       Arg((6,), 0.5, 2.0), concrete=True)
+recipe("poly", "zeros", lambda M, z: M.poly(z), V, dtypes=REALS)
+recipe("poly", "matrix", lambda M, a: M.poly(a), Arg((3, 3)))
+for _n in ("polyadd", "polysub", "polymul"):
+    _f = by_name(_n)
+    recipe(_n, "vectors", lambda M, a, b, f=_f: f(M)(a, b), V, Arg((2,)), dtypes=REALS)
+recipe("polydiv", "trimmed", lambda M, u, v: M.polydiv(u, v), Arg((5,)), Arg((2,), 1, 2), concrete=True,
+       dtypes=(F8,))  # float32's long division leaves leading entries NumPy does not trim (seed-dependent sizes)
+recipe("polydiv", "untrimmed", lambda M, u, v: M.polydiv(u, v, trim_leading_zeros=False), Arg((5,)), Arg((2,), 1, 2),
+       numpy=False)
+recipe("polyder", "m2", lambda M, p: M.polyder(p, 2), Arg((5,)), dtypes=REALS)
+recipe("polyint", "k", lambda M, p, k: M.polyint(p, 2, k=k), Arg((4,)), Arg((2,)))
+recipe("polyfit", "deg2", lambda M, y: M.polyfit(onp.arange(5.0), y, 2), Arg((5,)), dtypes=REALS)
+recipe("roots", "strip", lambda M, p: M.roots(p), V, concrete=True)
+recipe("roots", "unstripped", lambda M, p: M.roots(p, strip_zeros=False), V, numpy=False)
+recipe("interp", "knots", lambda M, x, fp: M.interp(x, onp.array([-1.0, 0.0, 1.5]), fp), X, V, dtypes=REALS)
+recipe("interp", "traced_xp", lambda M, x, xp: M.interp(x, M.cumsum(xp) - 2.0, onp.array([1.0, -1.0, 2.0])), X,
+       Arg((3,), 0.5, 1.5))
+recipe("unwrap", "rows", lambda M, x: M.unwrap(x * 3.0), X, dtypes=REALS)
+recipe("percentile", "q", lambda M, x: M.percentile(x, [20.0, 70.0], axis=1), X, dtypes=REALS)
+recipe("nanpercentile", "q", lambda M, x: M.nanpercentile(M.where(x > 1.5, M.nan, x), 40.0, axis=0), X)
+recipe("sort_complex", "1d", lambda M, x: M.sort_complex(x), Arg((5,)), dtypes=REALS)
+recipe("matvec", "batched", lambda M, a, v: M.matvec(a, v), X3, Arg((4,)), dtypes=REALS)
+recipe("vecmat", "batched", lambda M, v, a: M.vecmat(v, a), V, X3, dtypes=REALS)
+recipe("apply_along_axis", "rows", lambda M, x: M.apply_along_axis(lambda t: t * t[0], 1, x), X, dtypes=REALS)
+recipe("apply_over_axes", "sum", lambda M, x: M.apply_over_axes(M.sum, x, [0, 2]), X3, dtypes=REALS)
+recipe("piecewise", "functions", lambda M, x: M.piecewise(x, [x < 0.0, x > 1.0], [lambda t: t * t, lambda t: -t, 0.5]),
+       X)
+
 # Public names with no recipe, each with the reason calling it cannot work. Keep it short:
 # a function that can be called needs a recipe instead.
-_COMPLEX_SKIP = ("complex results: fgrad's grad and jvp refuse complex intermediates "
-                 "(DifferentiationError) until complex differentiation lands, so grad/jvp parity cannot "
-                 "run; values, dtypes, jit and vmap: tests/cases/fft.py and tests/cases/decompositions.py")
-SKIP: dict[str, str] = dict.fromkeys(
-    ["linalg.eig", "linalg.eigvals"] + [f"fft.{n}" for n in (
-        "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft".split())],
-    _COMPLEX_SKIP)
+SKIP: dict[str, str] = {}
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -785,7 +902,8 @@ def _public_callables() -> list[str]:
 def _scipy_callables() -> list[str]:
     """The public functions of fgrad.scipy.special and of each fgrad.scipy.stats distribution."""
     names = [f"scipy.special.{n}" for n in fss.__all__]
-    return names + [f"scipy.stats.{d}.{n}" for d in fst.__all__ for n in getattr(fst, d).__all__]
+    names += [f"scipy.stats.{d}.{n}" for d in fst.DISTRIBUTIONS for n in getattr(fst, d).__all__]
+    return names + [f"scipy.stats.{n}" for n in fst.__all__ if n not in fst.DISTRIBUTIONS]
 
 
 def _integrate_callables() -> list[str]:

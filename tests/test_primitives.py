@@ -29,6 +29,9 @@ Each module tests/cases/<family>.py (names starting with "_" are skipped) define
                      shapes, e.g. boolean masks computed from the input).
      "prims": ()     names of primitives the case exercises that the jaxprs of the
                      function, of its jvp and of its vjp do not show.
+     "gpu": True     the GPU suite (tests/gpu) runs the case with its arrays on the GPU.
+                     False for functions that refuse device arrays by design (the host
+                     factorizations of fgrad/ops/linalg_lu.py): the GPU tests skip it.
 
 For every case: (1) forward value vs numpy_fn (float64, and float32 where "f32");
 (2) fgrad.test_util.check_grads(fn, args, order=2, modes=("fwd", "rev")) in float64;
@@ -62,7 +65,7 @@ from fgrad.test_util import check_grads
 
 _OPTIONAL_MODULES = ("fgrad.nn.functional", "fgrad.ops.linalg", "fgrad.ops.nn")
 _DEFAULTS = {"grad": True, "order": 2, "grad_tol": None, "f32": False, "rtol": 1e-10, "jit": True,
-             "prims": ()}
+             "prims": (), "gpu": True}
 
 
 def _import_optional(name):

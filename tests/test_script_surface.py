@@ -10,6 +10,8 @@ import pytest
 
 import fgrad
 
+from .test_gradcheck import wrong_backward
+
 torch = pytest.importorskip("torch")
 
 
@@ -27,9 +29,24 @@ def close(a, b, rtol=1e-6, atol=1e-7):
 
 
 def test_switches_round_trip():
-    fgrad.backends.cudnn.deterministic = True
-    fgrad.backends.cudnn.benchmark = False
-    assert fgrad.backends.mps.is_available() is False and fgrad.backends.cudnn.is_available() is False
+    cudnn = fgrad.backends.cudnn
+    flags = ("enabled", "benchmark", "deterministic", "allow_tf32")
+    defaults = {k: getattr(cudnn, k) for k in flags}
+    # PyTorch's defaults (literals: another test may have flipped torch's own switches)
+    assert defaults == {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
+    x, w = fgrad.randn(2, 3, 8, 8), fgrad.randn(4, 3, 3, 3)
+    before_flip = fgrad.nn.functional.conv2d(x, w).numpy()
+    try:
+        for k in flags:  # each switch keeps what a script sets
+            setattr(cudnn, k, not defaults[k])
+            assert getattr(cudnn, k) is (not defaults[k])
+        # ...and changes nothing (fgrad does not use cuDNN; its CPU kernels are deterministic)
+        np.testing.assert_array_equal(fgrad.nn.functional.conv2d(x, w).numpy(), before_flip)
+    finally:
+        for k, v in defaults.items():
+            setattr(cudnn, k, v)
+    assert {k: getattr(cudnn, k) for k in flags} == defaults
+    assert fgrad.backends.mps.is_available() is False and cudnn.is_available() is False
     before = fgrad.get_num_threads()
     fgrad.set_num_threads(1)
     assert fgrad.get_num_threads() == 1
@@ -234,20 +251,10 @@ def test_gradcheck_and_gradgradcheck():
         y = lib.randn(3, dtype=lib.float64, requires_grad=True)
         assert lib.autograd.gradcheck(lambda a, b: (a.sin() * b, a.exp().sum()), (x, y))
         assert lib.autograd.gradgradcheck(lambda a, b: a.sin() * b * a, (x, y))
-
-        class WrongBackward(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, a):
-                ctx.save_for_backward(a)
-                return a * a
-
-            @staticmethod
-            def backward(ctx, g):
-                (a,) = ctx.saved_tensors
-                return g * a  # missing the factor 2
+        wrong = wrong_backward(lib)
         with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
-            lib.autograd.gradcheck(WrongBackward.apply, (x,))
-        assert lib.autograd.gradcheck(WrongBackward.apply, (x,), raise_exception=False) is False
+            lib.autograd.gradcheck(wrong, (x,))
+        assert lib.autograd.gradcheck(wrong, (x,), raise_exception=False) is False
 
 
 def test_detect_anomaly_names_the_function():

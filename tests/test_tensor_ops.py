@@ -552,3 +552,45 @@ def test_special_other_signatures():
     check(lambda L, x: L.special.multigammaln(x, 3), R(4, lo=1.5, hi=4))
     check(lambda L, x: (L.special.logsumexp(x, 1), L.special.softmax(x, 0), L.special.log_softmax(x, 1)), R(3, 4))
     check(lambda L, x: L.special.expit(x), I([0, 1, -2]), grad=False, dtypes=("float64",))  # ints: float32
+
+
+# --- functions built from the facade's table (fgrad/tensor/_adapt.py) ---------------------------
+
+@pytest.mark.parametrize("name, sig, target", [
+    ("sum", "(input, dim=None, keepdim=False, *, dtype=None)", "fgrad.numpy.sum(input, axis=_axis(dim), "
+                                                                 "keepdims=keepdim, dtype=_np_dtype(dtype), policy=TORCH)"),
+    ("roll", "(input, shifts, dims=None)", "fgrad.numpy.roll(input, shifts, axis=dims, policy=TORCH)"),
+    ("tril", "(input, diagonal=0)", "fgrad.numpy.tril(input, diagonal)"),
+    ("cumsum", "(input, dim, *, dtype=None)", "fgrad.numpy.cumsum(input, axis=_axis(dim), dtype=_np_dtype(dtype), "
+                                              "policy=TORCH)"),
+])
+def test_table_functions_have_torch_signatures_and_docs(name, sig, target):
+    import inspect
+    fn = getattr(fgrad, name)
+    assert str(inspect.signature(fn)) == sig
+    assert fn.__doc__.startswith(f"torch.{name}: {target}")
+    assert fn.__name__ == name and fn.__module__ == "fgrad"
+
+
+def test_table_functions_agree_with_torch_and_name_grad_fn():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    x, t = fgrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    for f in (lambda m, v: m.sum(v), lambda m, v: m.sum(v, 1, keepdim=True), lambda m, v: m.mean(v, dim=()),
+              lambda m, v: m.flip(v, [0, 1]), lambda m, v: m.roll(v, 2), lambda m, v: m.roll(v, (1, -1), (0, 1)),
+              lambda m, v: m.tril(v, -1), lambda m, v: m.triu(v, diagonal=1), lambda m, v: m.cumsum(v, dim=1),
+              lambda m, v: m.cumprod(v, 0), lambda m, v: m.unsqueeze(v, -1),
+              lambda m, v: m.hypot(v + 0.5, v * 2), lambda m, v: m.amax(v, 0), lambda m, v: m.movedim(v, 0, 1)):
+        got, want = f(fgrad, x), f(torch, t)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+        assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+        (g,) = fgrad.autograd.grad(got.sum(), x)
+        (w,) = torch.autograd.grad(want.sum(), t)
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    assert fgrad.sum(fgrad.tensor([1, 2]), dtype=fgrad.float64).dtype == fgrad.float64
+
+
+def test_table_rows_are_checked_when_built():
+    from fgrad.tensor._adapt import adapt
+    from fgrad.tensor._ops import named
+    with pytest.raises(ValueError, match="positional parameter 'shifts' after a renamed one"):
+        adapt("bad", fgrad.numpy.roll, "input, dims, shifts", named=named)

@@ -51,12 +51,16 @@ def _weak_result(out, *operands):
 
 def _binop(name: str, reverse: bool = False) -> Callable:
     """`self <op> other` (or `other <op> self` for the reflected dunder) as fgrad.numpy.<name>."""
+    # (_weak_result inlined: `self` is a traced value, so its `_weak` flag is a plain read;
+    # operators run for every op of a traced program)
     if reverse:
         def op(self, other):
-            return _weak_result(getattr(_fnp(), name)(other, self), self, other)
+            out = getattr(array_api.module, name)(other, self)
+            return _weak_result(out, other) if self._weak else out
     else:
         def op(self, other):
-            return _weak_result(getattr(_fnp(), name)(self, other), self, other)
+            out = getattr(array_api.module, name)(self, other)
+            return _weak_result(out, other) if self._weak else out
     op.__name__ = name
     return op
 

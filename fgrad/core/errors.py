@@ -186,15 +186,6 @@ def derivative_drop_message(what: str, aval, trace) -> str:
     )
 
 
-def complex_intermediate_message(prim_name: str, dtype) -> str:
-    return (
-        f"complex differentiation is not supported yet: primitive '{prim_name}' produced a "
-        f"{dtype} value that depends on a differentiated input, and fgrad's derivative rules "
-        "follow no complex convention, so any derivative through it would be meaningless. Keep "
-        "differentiated values real (carry real and imaginary parts as two float arrays), or "
-        "wrap the complex part in fgrad.stop_gradient.")
-
-
 def leaked_tracer_message(tracer) -> str:
     return (
         f"A value traced by {tracer._trace!r} was used after that transform finished "

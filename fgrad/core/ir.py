@@ -15,6 +15,9 @@ class Var:
         self.aval = aval
 
 
+_LITERAL_AVALS: dict = {}
+
+
 class Literal:
     """A 0-d constant written inline in the IR."""
 
@@ -22,7 +25,11 @@ class Literal:
 
     def __init__(self, val) -> None:
         self.val = val
-        self.aval = ShapedArray((), np.asarray(val).dtype)
+        dtype = val.dtype if isinstance(val, (np.ndarray, np.generic)) else np.asarray(val).dtype
+        aval = _LITERAL_AVALS.get(dtype)
+        if aval is None:  # one aval per dtype, shared (avals are immutable)
+            aval = _LITERAL_AVALS[dtype] = ShapedArray((), dtype)
+        self.aval = aval
 
     def __str__(self) -> str:
         v = np.asarray(self.val).item()
@@ -199,12 +206,23 @@ def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
     live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     kept = []
     for e in reversed(jaxpr.eqns):
-        if any(id(v) in live for v in e.outvars):
+        outs = e.outvars
+        if (id(outs[0]) in live) if len(outs) == 1 else any(id(v) in live for v in outs):
             kept.append(e)
-            live.update(id(v) for v in e.invars if isinstance(v, Var))
+            for v in e.invars:
+                if v.__class__ is not Literal:
+                    live.add(id(v))
     kept.reverse()
     used = [i for i, v in enumerate(jaxpr.constvars) if id(v) in live]
     return Jaxpr([jaxpr.constvars[i] for i in used], jaxpr.invars, kept, jaxpr.outvars), used
+
+
+def _literal_key(a: Literal) -> tuple:
+    """Literals are merged when their bytes and dtype agree (so -0.0 and 0.0 stay apart)."""
+    val = a.val
+    if not isinstance(val, (np.ndarray, np.generic)):
+        val = np.asarray(val)
+    return ("lit", val.dtype, val.tobytes())
 
 
 def cse_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
@@ -212,24 +230,37 @@ def cse_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
     rename: dict[int, object] = {}
     seen: dict = {}
     eqns = []
-
-    def key_of(a):
-        a = rename.get(id(a), a)
-        return ("lit", str(a), a.aval) if isinstance(a, Literal) else id(a)
-
     for e in jaxpr.eqns:
-        invars = [rename.get(id(a), a) for a in e.invars]
+        # one pass over the atoms builds both the renamed inputs and the key
+        invars = []
+        key = [e.primitive]
+        renamed = False
+        for a in e.invars:
+            if a.__class__ is Literal:
+                invars.append(a)
+                key.append(_literal_key(a))
+                continue
+            r = rename.get(id(a))
+            if r is not None:
+                a = r
+                renamed = True
+            invars.append(a)
+            key.append(id(a))
+        if e.params:
+            key.append(tuple(sorted(e.params.items())))
+        key = tuple(key)
         try:
-            key = (e.primitive, tuple(key_of(a) for a in e.invars), tuple(sorted(e.params.items())))
-            hash(key)
-        except TypeError:
-            key = None
-        if key is not None and key in seen:
-            rename[id(e.outvars[0])] = seen[key]
+            hit = seen.get(key)
+        except TypeError:  # an unhashable param (a list): never merged
+            key = hit = None
+        if hit is not None:
+            rename[id(e.outvars[0])] = hit
             continue
         if key is not None:
             seen[key] = e.outvars[0]
-        eqns.append(Eqn(e.primitive, invars, e.outvars, e.params))
+        # an equation whose inputs were not renamed is kept as it is (equations are never
+        # mutated after staging)
+        eqns.append(Eqn(e.primitive, invars, e.outvars, e.params) if renamed else e)
     outvars = [rename.get(id(v), v) for v in jaxpr.outvars]
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, outvars)
 

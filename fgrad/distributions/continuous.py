@@ -44,7 +44,7 @@ class Normal(Distribution):
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = creation.tensor(self._rng().standard_normal(shape), dtype=self.loc.dtype)
+        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
         return ops.add(self.loc, ops.mul(eps, self.scale))
 
     def log_prob(self, value) -> Tensor:
@@ -84,7 +84,7 @@ class Uniform(Distribution):
         return ops.div(ops.pow(ops.sub(self.high, self.low), 2), 12.0)
 
     def rsample(self, sample_shape=()) -> Tensor:
-        u = creation.tensor(self._rng().random(self._extended_shape(sample_shape)), dtype=self.low.dtype)
+        u = creation.tensor(creation._rng().random(self._extended_shape(sample_shape)), dtype=self.low.dtype)
         return ops.add(self.low, ops.mul(u, ops.sub(self.high, self.low)))
 
     def log_prob(self, value) -> Tensor:
@@ -148,7 +148,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = creation.tensor(self._rng().standard_normal(shape), dtype=self.loc.dtype)
+        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
         return ops.add(self.loc, ops.squeeze(ops.matmul(self.scale_tril, ops.unsqueeze(eps, -1)), -1))
 
     def _half_log_det(self) -> Tensor:

@@ -2,9 +2,12 @@
 derived, log_prob and entropy are computed from logits for stability)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.errors import FgradValueError
+from ..ops.nn import softplus
 from ..tensor import _ops as ops
 from ..tensor import creation
 from ..tensor.tensor import Tensor
@@ -12,8 +15,9 @@ from .distribution import Distribution, as_param
 
 
 def _softplus(x) -> Tensor:
-    """log(1 + exp(x)), without overflow for large |x|."""
-    return ops.add(ops.clamp(x, min=0.0), ops.log1p(ops.exp(ops.neg(ops.abs(x)))))
+    """log(1 + exp(x)) by the softplus primitive with no linear cut-off (threshold = inf), so it
+    is exact at any magnitude, as PyTorch's binary_cross_entropy_with_logits."""
+    return softplus(x, 1.0, math.inf)
 
 
 def _probs_or_logits(probs, logits):
@@ -58,7 +62,7 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape=()) -> Tensor:
         p = self.probs.detach().numpy()
-        u = self._rng().random(self._extended_shape(sample_shape))
+        u = creation._rng().random(self._extended_shape(sample_shape))
         return creation.tensor((u < p).astype(p.dtype))
 
     def log_prob(self, value) -> Tensor:
@@ -107,7 +111,7 @@ class Categorical(Distribution):
         p = self.probs.detach().numpy().astype(np.float64)
         shape = self._extended_shape(sample_shape)
         cdf = np.cumsum(p, -1)
-        u = self._rng().random(shape + (1,)) * cdf[..., -1:]
+        u = creation._rng().random(shape + (1,)) * cdf[..., -1:]
         idx = (u > np.broadcast_to(cdf, shape + (self._num_events,))).sum(-1)
         return creation.tensor(np.minimum(idx, self._num_events - 1).astype(np.int64))
 

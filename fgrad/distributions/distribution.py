@@ -61,9 +61,6 @@ class Distribution:
     def rsample(self, sample_shape=()) -> Tensor:
         raise FgradNotImplementedError(f"{type(self).__name__} has no reparameterised sample (rsample); use sample()")
 
-    def _rng(self) -> np.random.Generator:
-        return creation._rng(None)
-
     def _check_value(self, value, support: str) -> None:
         if not self._validate or not isinstance(value, Tensor):
             return

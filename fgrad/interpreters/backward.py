@@ -34,9 +34,14 @@ class Unsaved(ShapedArray):
         u = _new(cls)
         if type(x) is np.ndarray:
             u.shape, u.dtype = x.shape, x.dtype
-        else:
+            return u
+        # a tracer's .shape/.dtype read through its nesting without building avals (a
+        # Tensor's dtype is the facade's, not a NumPy dtype: aval_of handles it)
+        shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if type(shape) is not tuple or not isinstance(dtype, np.dtype):
             a = aval_of(x)
-            u.shape, u.dtype = a.shape, a.dtype
+            shape, dtype = a.shape, a.dtype
+        u.shape, u.dtype = shape, dtype
         return u
 
     def _read(self, *args, **kwargs):
@@ -79,17 +84,18 @@ class Leaf(Node):
 def toposort(roots, stop=None) -> list:
     """Nodes reachable from `roots`, parents before children (iterative DFS). The parents
     of a node whose id is in `stop` are not followed (graph_to_jaxpr cuts at its inputs)."""
+    # (the set holds the nodes themselves: they hash by identity, and id() costs a call)
     order, seen = [], set()
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(() if stop and id(root) in stop else root.parents))]
         while stack:
             node, it = stack[-1]
             for p in it:
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
+                if p is not None and p not in seen:
+                    seen.add(p)
                     stack.append((p, iter(() if stop and id(p) in stop else p.parents)))
                     break
             else:
@@ -144,9 +150,10 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
     capture_ids = {id(n) for n in capture}
     result = {}
     order = toposort([n for n, _ in roots])
+    pop_ct, get_ct = cts.pop, cts.get
     while order:
         node = order.pop()  # children before parents
-        ct = cts.pop(node, None)
+        ct = pop_ct(node, None)
         if ct is None:
             continue
         if node.hooks:
@@ -154,20 +161,28 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
                 new = hook(ct)
                 if new is not None:
                     ct = new
-        if node.prim is None or (capture_ids and id(node) in capture_ids):
+        prim = node.prim
+        if prim is None or (capture_ids and id(node) in capture_ids):
             result[id(node)] = ct
-            if node.prim is None:
+            if prim is None:
                 continue
-        if node.primals is None:
+        primals = node.primals
+        if primals is None:
             raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
-        out, primals = (node.out, node.primals) if wrap is None else wrap(node)
+        if wrap is None:
+            out = node.out
+        else:
+            out, primals = wrap(node)
         parents = node.parents
-        needs = tuple([p is not None for p in parents])  # (a list comprehension: a generator costs 60% more)
-        if node.prim.vjp_fwd is None:
-            in_cts = node.prim.vjp(needs, ct, out, *primals, **node.params)
+        if len(parents) == 1:  # (most ops: no list to build)
+            needs = _NEEDS_ONE if parents[0] is not None else _NEEDS_NONE
+        else:
+            needs = tuple([p is not None for p in parents])  # (a list comprehension: a generator costs 60% more)
+        if prim.vjp_fwd is None:
+            in_cts = prim.vjp(needs, ct, out, *primals, **node.params)
         else:  # the residuals this node's own forward computed (see Primitive.def_vjp_fwd)
-            in_cts = node.prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None),
-                                   **node.params)
+            in_cts = prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None),
+                              **node.params)
         if check is not None:
             check(node, in_cts)
         # the rule has run: what it read goes now, not when the next rule's results arrive
@@ -177,6 +192,11 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
             node.residuals = None
         for p, c in zip(parents, in_cts):
             if p is not None and c is not None:
-                cts[p] = c if p not in cts else add(cts[p], c)
-        in_cts = c = None
+                old = get_ct(p)
+                cts[p] = c if old is None else add(old, c)
+        in_cts = c = old = None
     return result
+
+
+_NEEDS_ONE = (True,)
+_NEEDS_NONE = (False,)

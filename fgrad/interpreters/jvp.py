@@ -1,11 +1,14 @@
 """JVPTrace: pushes tangents forward with each primitive's JVP rule.
-A value with a zero tangent is never wrapped, so zeros stay symbolic."""
+A value with a zero tangent is never wrapped, so zeros stay symbolic.
+
+Complex values follow JAX's convention: a JVP is the plain complex-linear pushforward (the
+tangent of a complex value is complex; of a real value computed from a complex one, e.g.
+abs(z), real); see fgrad.ops.complex for the matching VJP convention."""
 from __future__ import annotations
 
 from operator import attrgetter
 
 from ..core.avals import weak_aval
-from ..core.errors import DifferentiationError, complex_intermediate_message
 from ..core.trace import Trace, Tracer, aval_of
 
 
@@ -58,7 +61,5 @@ class JVPTrace(Trace):
         out, out_dot = self.parent.run(prim.jvp, (primals, tangents), params)
         if out_dot is None or out.dtype.kind in "biu":
             return out
-        if out.dtype.kind == "c":  # fgrad's rules follow no complex convention (yet)
-            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype))
         return JVPTracer(self, out, out_dot)
 

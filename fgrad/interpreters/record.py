@@ -16,17 +16,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..core.avals import weak_aval
-from ..core.errors import (
-    DifferentiationError,
-    FgradRuntimeError,
-    complex_intermediate_message,
-)
+from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ..core.trace import Trace, Tracer, aval_of
 from .backward import FREED_MESSAGE, Node, Unsaved, toposort
 
 _new = object.__new__
 _unsaved = Unsaved.of
+_ndarray = np.ndarray
 
 
 def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, parents: tuple,
@@ -40,9 +37,10 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
       the facade passes False when the values are tracers, because then the trace that owns
       them must see the primitive itself (its own rule reruns the forward half).
     - Nothing is recorded for `nondiff` primitives (comparisons, argmax) nor for outputs
-      that are not float: integers and booleans carry no derivative. A complex output is a
-      DifferentiationError, as fgrad's rules follow no complex convention, unless
-      `complex_ok` (the facade, which lets complex Tensors require grad as PyTorch does).
+      that are not float or complex: integers and booleans carry no derivative. Complex
+      outputs are recorded like real ones (the rules follow JAX's complex convention, see
+      fgrad.ops.complex); `complex_ok` is accepted for the facade's positional calls and
+      changes nothing since complex differentiation is supported everywhere.
     - The node keeps only the values the primitive's VJP rule reads (`Primitive.def_saves`;
       all of them for an undeclared primitive); the others become `Unsaved` stand-ins.
     - `node_type` is the naming hook: the class of the node, a `Node` subclass (the facade
@@ -59,23 +57,25 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
     if prim.nondiff:
         return out, None
     kind = out.dtype.kind
-    if kind != "f":
-        if kind != "c":
-            return out, None
-        if not complex_ok:
-            raise DifferentiationError(complex_intermediate_message(prim.name, out.dtype), doc="complex-intermediate")
+    if kind != "f" and kind != "c":
+        return out, None
     # Node.__init__ inlined (this runs for every recorded op of a training step)
     node = _new(node_type)
     node.prim = prim
     node.params = params
     node.parents = parents
-    if prim.saved_inputs is None:
+    unread = None
+    if prim.saved_inputs is not None:
+        unread = prim._unread.get(len(primals))
+        if unread is None:
+            unread = prim.unread_inputs(len(primals))
+    if not unread:
         node.primals = tuple(primals)
     else:
         # What the rule does not read goes (Primitive.def_saves), except the values of leaves
         # and constants: graph_to_jaxpr reads them, and they outlive the graph anyway.
         kept = list(primals)
-        for i in prim.unread_inputs(len(kept)):
+        for i in unread:
             p = parents[i]
             if p is not None and p.prim is not None:
                 kept[i] = _unsaved(kept[i])
@@ -131,11 +131,51 @@ class RecordTrace(Trace):
         return tracer
 
     def process_primitive(self, prim, args, params):
-        primals, parents, recorded = self.partition(args)
+        if len(args) == 1:  # one operand, this trace's own tracer: no lists to build
+            a = args[0]
+            t = type(a)
+            if (t is RecordTracer or t is WeakRecordTracer) and a._trace is self:
+                out, node = record_primitive(self.parent, prim, (a.primal,), params, (a.node,))
+                return out if node is None else self._tracer(out, node)
+        if len(args) == 2:  # two operands, this trace's tracers or NumPy constants: no lists
+            a, b = args
+            ta, tb = type(a), type(b)
+            own_a = (ta is RecordTracer or ta is WeakRecordTracer) and a._trace is self
+            own_b = (tb is RecordTracer or tb is WeakRecordTracer) and b._trace is self
+            if own_a and (own_b or tb is _ndarray):
+                out, node = record_primitive(self.parent, prim, (a.primal, b.primal if own_b else b), params,
+                                             (a.node, b.node if own_b else None))
+                return out if node is None else self._tracer(out, node)
+            if own_b and ta is _ndarray:
+                out, node = record_primitive(self.parent, prim, (a, b.primal), params, (None, b.node))
+                return out if node is None else self._tracer(out, node)
+        # Trace.partition inlined, with a type test for this trace's own tracers first (the
+        # common case): this runs for every op under grad, at every nesting level
+        primals = []
+        parents = []
+        recorded = False
+        for a in args:
+            t = type(a)
+            if (t is RecordTracer or t is WeakRecordTracer) and a._trace is self:
+                primals.append(a.primal)
+                parents.append(a.node)
+                recorded = True
+                continue
+            if t is not _ndarray and isinstance(a, Tracer):
+                self.check_foreign(a)
+            primals.append(a)
+            parents.append(None)
         if not recorded:
             return self.parent.process_primitive(prim, primals, params)
         out, node = record_primitive(self.parent, prim, primals, params, tuple(parents))
-        return out if node is None else RecordTracer(self, out, node)
+        return out if node is None else self._tracer(out, node)
+
+    def _tracer(self, out, node) -> RecordTracer:
+        tracer = _new(RecordTracer)  # (RecordTracer.__init__ inlined: one call less per op)
+        tracer._trace = self
+        tracer.primal = out
+        tracer.node = node
+        return tracer
 
 
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------

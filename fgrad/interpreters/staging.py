@@ -1,20 +1,31 @@
 """StagingTrace: records equations on abstract values into a Jaxpr (make_jaxpr, jit).
-Operations on known values only are evaluated right away (constant folding)."""
+Operations on known values only are evaluated right away (constant folding).
+
+Staging is on the path of every traced op, so it is kept lean: abstract_eval results are
+cached by (primitive, input avals, params), a tracer's weak typing is its class (so
+fgrad.numpy's promotion can trust a strong tracer's .shape and .dtype without building an
+aval), and the origins of a value (for error messages) are shared, not copied, when one
+input carries them all."""
 from __future__ import annotations
 
 from operator import attrgetter
 
 import numpy as np
 
-from ..core.avals import weak_aval
+from ..core.avals import ShapedArray, weak_aval
 from ..core.ir import Eqn, Jaxpr, Literal, Var
 from ..core.trace import Trace, Tracer, aval_of
 
+_NO_ORIGINS = frozenset()
+
 
 class StagingTracer(Tracer):
-    __slots__ = ("_aval", "ir_var", "origins")
+    """A staged value of a definite dtype (see WeakStagingTracer for Python numbers)."""
 
-    def __init__(self, trace, aval, var, origins=frozenset()) -> None:
+    __slots__ = ("_aval", "ir_var", "origins")
+    _weak = False
+
+    def __init__(self, trace, aval, var, origins=_NO_ORIGINS) -> None:
         self._trace = trace
         self._aval = aval
         self.ir_var = var  # not `var`: that name is the ndarray method x.var()
@@ -24,9 +35,75 @@ class StagingTracer(Tracer):
     def aval(self):
         return self._aval
 
-    @property
-    def _weak(self) -> bool:
-        return self._aval.weak_type
+    # read straight from the aval (Tracer's go through the `aval` property): promotion reads
+    # them on every traced op
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+
+class WeakStagingTracer(StagingTracer):
+    """A staged value standing for a Python number (its aval is a WeakShapedArray)."""
+
+    __slots__ = ()
+    _weak = True
+
+
+def _tracer(trace, aval, var, origins=_NO_ORIGINS) -> StagingTracer:
+    return (WeakStagingTracer if aval.weak_type else StagingTracer)(trace, aval, var, origins)
+
+
+# (primitive, per-input (aval class, shape, dtype), params) -> the output aval. abstract_eval
+# is a pure function of those, and a traced program repeats the same few signatures many
+# times over. Bounded: cleared when full (a cache miss only costs the rule's call).
+_AVAL_CACHE: dict = {}
+_AVAL_CACHE_MAX = 8192
+
+
+# Param types a key may hold: plain values, compared by value. Anything else (a jaxpr, a
+# function, an array) is not cached: it would be keyed by identity, never hit again, and keep
+# what it refers to (a jaxpr's constants) alive in the cache.
+_PLAIN_PARAMS = frozenset({type(None), bool, int, float, complex, str, np.dtype, type,
+                           *{type(np.dtype(d)) for d in "?bhilqBHILQefdgFDG"}})
+
+
+def _plain(v) -> bool:
+    c = v.__class__
+    if c in _PLAIN_PARAMS:
+        return True
+    return c is tuple and all(_plain(x) for x in v)
+
+
+def _aval_key(prim, avals, params):
+    """The cache key of one abstract_eval call, or None when a param is not a plain value
+    (see _PLAIN_PARAMS). Each param's type is part of the key: 1, 1.0 and True are equal in
+    Python but a rule may treat them differently (e.g. reject a float)."""
+    key = [prim]
+    for a in avals:
+        key.append(a.__class__)
+        key.append(a.shape)
+        key.append(a.dtype)
+    if params:
+        for k, v in params.items():
+            if not _plain(v):
+                return None
+            key.append(k)
+            key.append(v.__class__)
+            key.append(v)
+    return tuple(key)
+
+
+def cached_abstract_eval(prim, avals, params) -> ShapedArray:
+    """`prim.abstract_eval(*avals, **params)`, memoised (see _AVAL_CACHE)."""
+    key = _aval_key(prim, avals, params)
+    if key is None:
+        return prim.abstract_eval(*avals, **params)
+    out = _AVAL_CACHE.get(key)
+    if out is None:
+        out = prim.abstract_eval(*avals, **params)
+        if len(_AVAL_CACHE) >= _AVAL_CACHE_MAX:
+            _AVAL_CACHE.clear()
+        _AVAL_CACHE[key] = out
+    return out
 
 
 class StagingTrace(Trace):
@@ -46,13 +123,13 @@ class StagingTrace(Trace):
         v = Var(aval)
         self.invars.append(v)
         self.labels.append(label or f"input {len(self.labels)}")
-        return StagingTracer(self, aval, v, frozenset((len(self.labels) - 1,)))
+        return _tracer(self, aval, v, frozenset((len(self.labels) - 1,)))
 
     def weaken(self, tracer):
         """`tracer` marked weakly typed: the result of Python arithmetic on traced Python
         numbers, which eagerly would be a Python number too."""
         if isinstance(tracer, StagingTracer) and tracer._trace is self and not tracer._aval.weak_type:
-            return StagingTracer(self, weak_aval(tracer._aval), tracer.ir_var, tracer.origins)
+            return WeakStagingTracer(self, weak_aval(tracer._aval), tracer.ir_var, tracer.origins)
         return tracer
 
     def origin_of(self, tracer) -> str | None:
@@ -81,14 +158,34 @@ class StagingTrace(Trace):
     unpack = attrgetter("ir_var", "origins")
 
     def process_primitive(self, prim, args, params):
-        ir_vars, origins, live = self.partition(args)
+        # Trace.partition, inlined with what staging needs from each argument: the atom,
+        # its aval and the origins (this runs once per traced op)
+        atoms = []
+        origins = None
+        live = False
+        others = False
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._trace is self:
+                    atoms.append(a.ir_var)
+                    o = a.origins
+                    if origins is None or o is origins:
+                        origins = o
+                    elif o:
+                        origins = origins | o
+                    live = True
+                    continue
+                self.check_foreign(a)
+            atoms.append(None)
+            others = True
         if not live:  # known values only: computed now (constant folding)
             return self.parent.run(prim.bind, args, params)
-        atoms = [v if o is not None else self._const_atom(v) for v, o in zip(ir_vars, origins)]
-        aval = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        if others:
+            atoms = [self._const_atom(a) if v is None else v for v, a in zip(atoms, args)]
+        aval = cached_abstract_eval(prim, [v.aval for v in atoms], params)
         out = Var(aval)
         self.eqns.append(Eqn(prim, atoms, [out], params))
-        return StagingTracer(self, aval, out, frozenset().union(*[o for o in origins if o is not None]))
+        return _tracer(self, aval, out, origins)
 
     def to_jaxpr(self, outs) -> tuple[Jaxpr, list]:
         outvars = [self.atom(o) for o in outs]

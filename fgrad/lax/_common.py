@@ -20,6 +20,8 @@ from ..core.avals import PY_NUMBERS, ShapedArray, weak_aval
 from ..core.errors import FgradTypeError
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var, cse_jaxpr, dce_jaxpr, eval_jaxpr
 from ..core.trace import EVAL_TRACE, _state, aval_of, facade, is_tensor, new_trace
+from ..interpreters.compile import Program as JitProgram
+from ..interpreters.compile import loops
 from ..interpreters.staging import StagingTrace
 from ..numpy._util import as_value
 from ..ops.elementwise import convert_element_type
@@ -32,16 +34,39 @@ class Body(ClosedJaxpr):
     is among its inputs). Prints, type-checks and evaluates as the ClosedJaxpr it is, and
     keeps the `Program` that runs it on plain arrays, built on first use."""
 
-    __slots__ = ("_program",)
+    __slots__ = ("_compiled", "_program")
 
     def __init__(self, jaxpr: Jaxpr) -> None:
         super().__init__(jaxpr, [])
         self._program = None
+        self._compiled: dict = {}
 
     def program(self) -> "Program":
         if self._program is None:
             self._program = Program(self.jaxpr)
         return self._program
+
+    def compiled(self, key, build: Callable):
+        """What `build()` made for `key` (a compiled loop over this body, None for none), built
+        once: jit replays the same Body on every call."""
+        try:
+            return self._compiled[key]
+        except KeyError:
+            made = self._compiled[key] = build()
+            return made
+
+    def region_program(self) -> Callable[[Sequence], list]:
+        """`run(args) -> outputs`, the body compiled once by jit's region compiler (fused
+        kernels, direct impl calls): what a loop whose body has no loop lowering runs per
+        iteration under jit, instead of interpreting it equation by equation."""
+        def build():
+            program = JitProgram(ClosedJaxpr(self.jaxpr, []))
+
+            def run(args):
+                loops.STATS["program_steps"] += 1
+                return list(program(*args))
+            return run
+        return self.compiled("program", build)
 
     def with_outputs(self, outvars: list) -> "Body":
         """The same equations with other outputs (e.g. the inputs appended, to save them)."""
@@ -97,6 +122,13 @@ def runner(body: Body, xp) -> Callable[[Sequence], list]:
         program = body.program()
         return lambda args: program(args, np)
     return lambda args: EVAL_TRACE.run(eval_jaxpr, (body.jaxpr, [], *args))
+
+
+def compile_eagerly(xp, work: int) -> bool:
+    """Whether an impl run outside jit compiles its loop: NumPy arrays, no debug_nans (which
+    checks every equation), and a loop long enough to repay Numba's compile time (`work`: the
+    equations it would run, `loops.EAGER_MIN_WORK`)."""
+    return xp is np and not _state.debug_nans and work >= loops.EAGER_MIN_WORK
 
 
 def call(body: ClosedJaxpr, args: Sequence) -> list:

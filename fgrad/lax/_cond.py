@@ -21,6 +21,7 @@ from ..core.avals import ShapedArray, is_float
 from ..core.errors import FgradTypeError
 from ..core.primitive import Primitive
 from ..core.trace import aval_of, is_tensor
+from ..interpreters.compile import loops
 from ..numpy._util import as_value
 from ..ops.elementwise import convert_element_type, select
 from ..tree_util import keystr, tree_flatten
@@ -53,6 +54,18 @@ def _cond_impl(index, *args, branches, xp):
     i = min(max(int(index), 0), len(branches) - 1)
     out = runner(branches[i], xp)(list(args))
     return pack_arrays(out, _plain(branches[0].out_avals), xp)
+
+
+def _cond_jit(eqn) -> Callable:
+    """jit's callable for one cond equation: the chosen branch compiled by jit's region
+    compiler (on its first use), not interpreted."""
+    branches = eqn.params["branches"]
+    avals = _plain(branches[0].out_avals)
+
+    def cond_compiled(index, *args):
+        i = min(max(int(index), 0), len(branches) - 1)
+        return pack_arrays(branches[i].region_program()(list(args)), avals, np)
+    return cond_compiled
 
 
 def _cond_abstract_eval(index, *avals, branches):
@@ -149,6 +162,7 @@ cond_p.def_jvp(_cond_jvp)
 cond_p.def_vjp(_cond_vjp)
 cond_p.def_saves(output=False)  # the VJP reads the inputs and residuals, never the output
 cond_p.def_batch(_cond_batch)
+loops.JIT_RULES[cond_p] = _cond_jit
 
 
 # --- the public functions ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..core.avals import ShapedArray, is_float
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.primitive import Primitive
 from ..core.trace import Tracer, aval_of, is_tensor
+from ..interpreters.compile import loops
 from ..numpy._util import is_array
 from ..ops.shape import concatenate, move_axis, reshape
 from ..ops.shape import slice as slice_array
@@ -34,6 +35,7 @@ from ._common import (
     carry_fixpoint,
     cast_leaves,
     cast_to,
+    compile_eagerly,
     describe_avals,
     operand_values,
     pack_batched,
@@ -74,10 +76,41 @@ def bind_scan(body: Body, consts: Sequence, init: Sequence, xs: Sequence, length
 
 # --- rules ----------------------------------------------------------------------------------
 
+def _compiled_scan(jaxpr: Body, num_consts, num_carry, length, reverse, unroll):
+    """The whole scan compiled into one Numba function (cached on the body), or None."""
+    return jaxpr.compiled(("scan", num_consts, num_carry, length, reverse, unroll),
+                          lambda: loops.scan_loop(jaxpr, num_consts, num_carry, length, reverse, unroll))
+
+
 def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, xp):
-    run = runner(jaxpr, xp)
+    loop, run = None, None
+    if compile_eagerly(xp, length * len(jaxpr.jaxpr.eqns)):
+        loop = _compiled_scan(jaxpr, num_consts, num_carry, length, reverse, unroll)
+        run = None if loop is not None else jaxpr.region_program()
+    return _run_scan(args, jaxpr, num_consts, num_carry, length, reverse, loop, run or runner(jaxpr, xp), xp)
+
+
+def _scan_jit(eqn) -> Callable:
+    """jit's callable for one scan equation: the compiled loop, else a Python loop over the
+    body compiled by jit's region compiler."""
+    p = dict(eqn.params)
+    body, nc, K, length, reverse = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+    loop = _compiled_scan(body, nc, K, length, reverse, p["unroll"])
+    run = None if loop is not None else body.region_program()
+
+    def scan_compiled(*args):
+        return _run_scan(args, body, nc, K, length, reverse, loop, run, np)
+    return scan_compiled
+
+
+def _run_scan(args, jaxpr, num_consts, num_carry, length, reverse, loop, run, xp):
+    """The scan's packed output: by `loop` (a compiled loop) if given, else by calling
+    `run(args) -> outputs` per step."""
     consts, carry, xs = _split(args, num_consts, num_carry)
     out_avals = scan_out_avals(jaxpr, num_carry, length)
+    if loop is not None:
+        carry, ys = loop(consts, carry, xs)
+        return pack_arrays(carry + ys, out_avals, xp)
     ys = [xp.empty(a.shape, a.dtype) for a in out_avals[num_carry:]]
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
         outs = run(consts + carry + [x[i, ...] for x in xs])
@@ -306,6 +339,7 @@ scan_p.def_vjp_fwd(_scan_vjp_fwd)
 scan_p.def_vjp(_scan_vjp)
 scan_p.def_saves(output=False)  # the VJP reads the inputs and residuals, never the output
 scan_p.def_batch(_scan_batch)
+loops.JIT_RULES[scan_p] = _scan_jit
 
 
 # --- the public functions ---------------------------------------------------------------------
@@ -375,11 +409,14 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
     `f(carry, x) -> (carry, y)`; `init`, `xs` and the outputs are pytrees of arrays, and the
     carry keeps its structure, shapes and dtypes (a Python number given in `init` takes the
     dtype the body gives it, as in JAX). `xs=None` needs `length`. With `reverse=True` the
-    loop runs from the last index to the first (ys keep xs' order). `unroll` is accepted for
-    JAX compatibility and recorded in the IR; fgrad runs the body one step at a time.
+    loop runs from the last index to the first (ys keep xs' order). `unroll=k` runs k copies
+    of the body per iteration of the compiled loop (True: all `length`), as in JAX; the
+    values do not depend on it.
 
     `f` is staged once; under jit and make_jaxpr the loop is one `scan` equation with the body
-    nested, whatever the length. Every transform composes with it; reverse mode saves the
+    nested, whatever the length; jit compiles the whole loop, body included, into one Numba
+    function (fgrad.interpreters.compile.loops), as it does eagerly for long loops. Every
+    transform composes with it; reverse mode saves the
     carry entering each step (length x the carry's size) and recomputes the rest of the body
     in the backward loop. Tensors may be given in `init` and `xs` (results are Tensors);
     a Tensor that requires grad must be passed in, not closed over.

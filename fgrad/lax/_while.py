@@ -31,6 +31,7 @@ from ..core.errors import ConcretizationError, FgradTypeError, FgradValueError
 from ..core.primitive import Primitive
 from ..core.trace import Tracer, aval_of, facade, is_tensor
 from ..interpreters.batching import BatchTracer
+from ..interpreters.compile import loops
 from ..numpy._util import as_value
 from ..ops.elementwise import select, stop_gradient
 from ..ops.shape import broadcast_in_dim
@@ -45,6 +46,7 @@ from ._common import (
     carry_fixpoint,
     cast_leaves,
     cast_to,
+    compile_eagerly,
     describe_avals,
     operand_values,
     pack_batched,
@@ -95,12 +97,52 @@ def _body_only(body: Body) -> Staged:
 
 # --- rules ----------------------------------------------------------------------------------
 
+def _compiled_while(cond_jaxpr: Body, body_jaxpr: Body, ncc: int, nbc: int):
+    """The whole loop compiled into one Numba function (cached on the body), or None."""
+    made = body_jaxpr.compiled(("while", id(cond_jaxpr), ncc, nbc),
+                               lambda: (cond_jaxpr, loops.while_loop(cond_jaxpr, body_jaxpr, ncc, nbc)))
+    return made[1]  # (the cond kept alive with its loop: its id is in the key)
+
+
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, checkpoint, xp):
-    cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
-    test, step = runner(cond_jaxpr, xp), runner(body_jaxpr, xp)
-    while bool(test(cc + carry)[0]):
+    # Outside jit the trip count is unknown: the loop is interpreted until it has run
+    # loops.EAGER_MIN_WORK equations, then compiled for the trips that remain.
+    eqns = max(1, len(cond_jaxpr.jaxpr.eqns) + len(body_jaxpr.jaxpr.eqns))
+    budget = -(-loops.EAGER_MIN_WORK // eqns) if compile_eagerly(xp, math.inf) else None
+    return _run_while(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, budget,
+                      runner(cond_jaxpr, xp), runner(body_jaxpr, xp), xp)
+
+
+def _while_jit(eqn) -> Callable:
+    """jit's callable for one while equation: the compiled loop, else a Python loop over the
+    cond and body compiled by jit's region compiler."""
+    p = eqn.params
+    cond, body, ncc, nbc = p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"]
+    _compiled_while(cond, body, ncc, nbc)  # generated with the program (compiled on first run)
+    test, step = cond.region_program(), body.region_program()
+
+    def while_compiled(*args):
+        return _run_while(args, cond, body, ncc, nbc, 0, test, step, np)
+    return while_compiled
+
+
+def _run_while(args, cond_jaxpr, body_jaxpr, ncc, nbc, budget, test, step, xp):
+    """The loop's packed output: `test` and `step` (args -> outputs) run per trip; after
+    `budget` trips (None: never) the rest runs compiled when the loop has a lowering."""
+    cc, bc, carry = _split(args, ncc, nbc)
+    trips = 0
+    while True:
+        if trips == budget:
+            loop = _compiled_while(cond_jaxpr, body_jaxpr, ncc, nbc)
+            if loop is not None:
+                carry = loop(cc, bc, carry)
+                break
+            test, step = cond_jaxpr.region_program(), body_jaxpr.region_program()
+        if not bool(test(cc + carry)[0]):
+            break
         carry = step(bc + carry)
-    return pack_arrays(carry, _carry_avals(body_jaxpr, body_nconsts), xp)
+        trips += 1
+    return pack_arrays(carry, _carry_avals(body_jaxpr, nbc), xp)
 
 
 def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, checkpoint):
@@ -374,6 +416,7 @@ while_p.def_vjp_fwd(_while_vjp_fwd)
 while_p.def_vjp(_while_vjp)
 while_p.def_saves(output=False)  # the VJP reads the inputs and residuals, never the output
 while_p.def_batch(_while_batch)
+loops.JIT_RULES[while_p] = _while_jit
 
 
 # --- the public functions ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradValueError
 from ..ops import elementwise as ew
 from ..ops import nn as nnops
-from ..tensor.creation import default_generator
+from ..tensor.creation import _rng
 from ._util import arr, dtype, float_input, grad_fn, shape, softmax_dim
 
 
@@ -163,7 +163,7 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     slope otherwise (draws from fgrad's default generator)."""
     x = _float("rrelu", input)
     if training:
-        slope = default_generator.numpy.uniform(lower, upper, shape(x)).astype(dtype(x))
+        slope = _rng().uniform(lower, upper, shape(x)).astype(dtype(x))
     else:
         slope = (lower + upper) / 2
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(x, slope))

@@ -8,7 +8,6 @@ import numpy as np
 from .. import numpy as fnp
 from ..api import stop_gradient
 from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
-from ..core.trace import facade
 from ._util import (
     arr,
     concrete_or_none,
@@ -170,48 +169,76 @@ def _renorm_rows(weight, rows, max_norm: float, norm_type: float) -> None:
         weight._vbox[0] += 1
 
 
+def _bags(idx: np.ndarray, offsets, include_last_offset: bool) -> tuple:
+    """(flat indices, start and length of each bag) from a 2-D input (one bag a row) or a 1-D
+    input cut at `offsets` (bag b is flat[offsets[b]:offsets[b + 1]], the last one running to
+    the end unless include_last_offset, where offsets' last entry ends it)."""
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise FgradValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                                  "fixed length sequences.")
+        n_bags, length = idx.shape
+        return idx.reshape(-1), np.arange(n_bags, dtype=np.int64) * length, np.full(n_bags, length, np.int64)
+    if offsets is None:
+        raise FgradValueError("offsets has to be a 1D Tensor but got None")
+    off = np.asarray(concrete_or_none(offsets)).reshape(-1).astype(np.int64)
+    ends = off[1:] if include_last_offset else np.append(off[1:], idx.size)
+    starts = off[:-1] if include_last_offset else off
+    return idx, starts, np.maximum(ends - starts, 0)
+
+
+def _bag_max(rows, seg, pos_in_bag, lengths, dim: int):
+    """Per bag and column, the row holding the maximum (the first one among ties, as PyTorch's
+    CPU kernel), gathered so that the gradient reaches exactly that row: the rows are laid out
+    as [bag, position, column] (one gather, padding slots -inf), argmax over positions picks the
+    row and take_along_axis reads it. Empty bags give 0."""
+    n_bags, width = lengths.size, max(int(lengths.max(initial=0)), 1)  # >= 1 slot: argmax needs one
+    m = shape(rows)[0]
+    slots = np.full((n_bags, width), m, np.int64)      # slot m: the -inf padding row
+    slots[seg, pos_in_bag] = np.arange(m)
+    padded = fnp.concatenate([rows, fnp.full((1, dim), -np.inf, dtype(rows))], axis=0)
+    dense = fnp.take(padded, slots, axis=0)            # [bags, width, dim]
+    first = fnp.expand_dims(fnp.argmax(stop_gradient(dense), axis=1), 1)
+    out = fnp.squeeze(fnp.take_along_axis(dense, first, axis=1), 1)
+    return fnp.where((lengths == 0)[:, None], 0.0, out)
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq: bool = False,
                   mode: str = "mean", sparse: bool = False, per_sample_weights=None, include_last_offset: bool = False,
                   padding_idx=None):
     """Sums, means or maxima of embedding rows per bag: rows of a 2-D input, or the 1-D input
-    cut at `offsets`."""
+    cut at `offsets`. Entries equal to padding_idx are left out of their bag (of its count for
+    the mean, of its maximum); an empty bag gives zeros. Vectorised: one gather of the used
+    rows, then a segment sum (scatter-add, whose transpose is a gather, so gradients are exact)
+    for sum and mean, or the per-bag argmax's row for max (its gradient goes to that row only,
+    the first among ties, as PyTorch's)."""
     if mode not in ("sum", "mean", "max"):
         raise FgradValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
         raise FgradNotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-                                  "GitHub.")
-    idx = np.asarray(concrete_or_none(input))
-    if idx.ndim == 2:
-        if offsets is not None:
-            raise FgradValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences.")
-        bags = [np.arange(i * idx.shape[1], (i + 1) * idx.shape[1]) for i in range(idx.shape[0])]
-        flat = idx.reshape(-1)
-    else:
-        if offsets is None:
-            raise FgradValueError("offsets has to be a 1D Tensor but got None")
-        off = [int(o) for o in np.asarray(concrete_or_none(offsets)).reshape(-1)]
-        ends = off[1:] + ([] if include_last_offset else [idx.size])
-        if include_last_offset:
-            off = off[:-1]
-        bags = [np.arange(s, e) for s, e in zip(off, ends)]
-        flat = idx
-    rows = embedding(facade.wrap(flat) if hasattr(input, "_value") else flat, weight, padding_idx, max_norm, norm_type)
+                                       f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                       "on GitHub.")
+    flat, starts, lengths = _bags(np.asarray(concrete_or_none(input)), offsets, include_last_offset)
+    n_bags, dim = lengths.size, shape(weight)[1]
+    # every bag's entries, in order: position in flat, bag, position within the bag
+    seg = np.repeat(np.arange(n_bags, dtype=np.int64), lengths)
+    pos_in_bag = np.arange(seg.size, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    pos = starts[seg] + pos_in_bag
+    if padding_idx is not None:
+        keep = flat[pos] != padding_idx % shape(weight)[0]
+        pos, seg = pos[keep], seg[keep]
+        lengths = np.bincount(seg, minlength=n_bags).astype(np.int64)
+        pos_in_bag = np.arange(seg.size, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    rows = embedding(flat[pos], weight, padding_idx, max_norm, norm_type)
+    if mode == "max":
+        return _bag_max(rows, seg, pos_in_bag, lengths, dim)
     if per_sample_weights is not None:
-        rows = fnp.multiply(rows, fnp.expand_dims(fnp.reshape(per_sample_weights, (-1,)), -1))
-    dim = shape(weight)[1]
-    outs = []
-    for b in bags:
-        keep = b if padding_idx is None else b[flat[b] != padding_idx % shape(weight)[0]]
-        if keep.size == 0:
-            outs.append(fnp.zeros((dim,), dtype(weight)))
-            continue
-        part = fnp.take(rows, keep, axis=0)
-        outs.append(fnp.sum(part, axis=0) if mode == "sum" else fnp.mean(part, axis=0) if mode == "mean"
-                    else fnp.max(part, axis=0))
-    stacked = fnp.stack(outs) if outs else fnp.zeros((0, dim), dtype(weight))
-    return stacked
+        psw = fnp.take(fnp.reshape(per_sample_weights, (-1,)), pos, axis=0)
+        rows = fnp.multiply(rows, fnp.expand_dims(psw, -1))
+    sums = fnp.at_add(fnp.zeros((n_bags, dim), dtype(rows)), seg, rows)
+    if mode == "sum":
+        return sums
+    return fnp.divide(sums, np.maximum(lengths, 1).astype(dtype(rows))[:, None])
 
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "instance_norm", "normalize", "local_response_norm", "embedding",

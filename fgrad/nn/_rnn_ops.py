@@ -431,6 +431,18 @@ def _bwd_aval(ct, Y, *avals, mode, reverse, lengths, has_bias, has_proj):
 
 
 # --- the same recurrence in fgrad ops (derivatives of every order) ----------------------------------
+# Why the recurrence is written twice, and why neither copy can be derived from the other:
+# - _scan_impl/_bwd_impl are what every forward and backward pass runs: in-place ufuncs on
+#   preallocated buffers, b_hh folded into xw once, one GEMM per step, the weight gradients as
+#   one GEMM over all steps, a Numba kernel for the LSTM step. Written with fgrad ops (bound
+#   primitives, new arrays per op) a step costs ~15 binds and the backward of T steps O(T^2)
+#   memory (see the module docstring), so the fused loops cannot be the composite evaluated.
+# - _scan_composite is what higher derivatives differentiate: the fused loops overwrite their
+#   buffers and call NumPy directly, so no transformation can trace them.
+# tests/test_rnn_scan_agreement.py holds them together: values, first derivatives (fused BPTT
+# against the composite's VJP, finite differences of the fused scan against its JVP) and second
+# derivatives (finite differences of the fused BPTT against the composite's) agree for every
+# mode, with and without bias, projection and lengths, in both directions.
 
 def _cols(x, a: int, b: int):
     n = shape_of(x)[0]

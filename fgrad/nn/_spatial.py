@@ -28,7 +28,7 @@ from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..ops.index import rev
 from ..ops.shape import broadcast_in_dim, concatenate, reshape, slice, transpose
-from ..tensor.creation import default_generator
+from ..tensor.creation import _rng
 from ._util import arr, dtype, shape, val
 
 __all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "dropout3d",
@@ -244,7 +244,7 @@ def _keep_mask(x, p: float, feature: bool):
     (shape [N, C, 1, ...], broadcast over the spatial axes)."""
     s = shape(x)
     mshape = (s[:2] + (1,) * (len(s) - 2)) if feature else s
-    return default_generator.numpy.random(mshape) >= p
+    return _rng().random(mshape) >= p
 
 
 def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):

@@ -118,10 +118,11 @@ class _ConvNd(Module):
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class Conv1d(_ConvNd):
-    """1-D convolution over [N, C, L] (or [C, L]); weight [out_channels, in_channels/groups, k]."""
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: PyTorch's constructor (no output_padding) and forward, through the
+    class's functional `_conv` (conv1d, conv2d or conv3d)."""
 
-    _n = 1
+    _conv = staticmethod(conv2d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -130,43 +131,35 @@ class Conv1d(_ConvNd):
                          bias, padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return self._conv_forward(conv1d, input, self.weight, self.bias)
+        return self._conv_forward(self._conv, input, self.weight, self.bias)
 
 
-class Conv2d(_ConvNd):
+class Conv1d(_Conv):
+    """1-D convolution over [N, C, L] (or [C, L]); weight [out_channels, in_channels/groups, k]."""
+
+    _n, _conv = 1, staticmethod(conv1d)
+
+
+class Conv2d(_Conv):
     """2-D convolution over [N, C, H, W] (or [C, H, W]); weight
     [out_channels, in_channels/groups, kH, kW]."""
 
-    _n = 2
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                         bias, padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        return self._conv_forward(conv2d, input, self.weight, self.bias)
+    _n, _conv = 2, staticmethod(conv2d)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     """3-D convolution over [N, C, D, H, W] (or [C, D, H, W]); weight
     [out_channels, in_channels/groups, kD, kH, kW]."""
 
-    _n = 3
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
-                         bias, padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        return self._conv_forward(conv3d, input, self.weight, self.bias)
+    _n, _conv = 3, staticmethod(conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):
+    """ConvTranspose1d/2d: forward through the class's functional `_conv` (conv_transpose1d or
+    conv_transpose2d), with output_padding from forward's output_size."""
+
     _transposed = True
+    _conv = staticmethod(conv_transpose2d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
@@ -200,18 +193,18 @@ class _ConvTransposeNd(_ConvNd):
             result.append(o - lo)
         return tuple(result)
 
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return self._conv(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                          self.dilation)
+
 
 class ConvTranspose1d(_ConvTransposeNd):
     """Transposed 1-D convolution over [N, C_in, L] (or [C_in, L]); weight
     [in_channels, out_channels/groups, k]. forward(input, output_size) picks the
     output_padding that gives output_size."""
 
-    _n = 1
-
-    def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size)
-        return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op,
-                                self.groups, self.dilation)
+    _n, _conv = 1, staticmethod(conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -219,12 +212,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     [in_channels, out_channels/groups, kH, kW]. forward(input, output_size) picks the
     output_padding that gives output_size."""
 
-    _n = 2
-
-    def forward(self, input, output_size=None):
-        op = self._output_padding(input, output_size)
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op,
-                                self.groups, self.dilation)
+    _n, _conv = 2, staticmethod(conv_transpose2d)
 
 
 class Unfold(Module):

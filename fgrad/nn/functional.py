@@ -18,7 +18,7 @@ from ..ops import elementwise as ew
 from ..ops import nn as nnops
 from ..ops.shape import reshape
 from ..tensor._ops import named
-from ..tensor.creation import default_generator
+from ..tensor.creation import _rng
 from ._util import (
     arr,
     dtype,
@@ -186,10 +186,6 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     if s > e:
         raise FgradRuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),) + shape[e + 1:])
-
-
-def _rng():
-    return default_generator.numpy
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

@@ -8,17 +8,13 @@ import numpy as np
 
 from ..core.errors import FgradValueError
 from ..core.trace import facade
-from ..tensor.creation import default_generator
+from ..tensor.creation import _rng
 from ..tensor.grad_mode import no_grad
 from ..tensor.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
            "trunc_normal_", "_calculate_fan_in_and_fan_out"]
-
-
-def _rng(generator=None):
-    return (generator or default_generator).numpy
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:

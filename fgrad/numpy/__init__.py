@@ -26,6 +26,10 @@ from ._manipulation import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
 from ._averages import *  # noqa: F401,F403
 from ._series import *  # noqa: F401,F403
+from ._insertion import *  # noqa: F401,F403
+from ._polynomial import *  # noqa: F401,F403
+from ._functional import *  # noqa: F401,F403
+from ._more import *  # noqa: F401,F403
 from ._index_tricks import c_, r_, _ndmin  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
 import sys as _sys
@@ -35,10 +39,11 @@ from ._array import Array, as_array as _as_array  # noqa: F401
 from ._util import register_fast_type as _register_fast_type
 from ..interpreters.jvp import JVPTracer as _JVPTracer
 from ..interpreters.record import RecordTracer as _RecordTracer
+from ..interpreters.staging import StagingTracer as _StagingTracer
 
 # Types whose .shape and .dtype promote() may trust (the weak tracer subclasses are not among
 # them: their promotion depends on their aval)
-for _t in (Array, _JVPTracer, _RecordTracer):
+for _t in (Array, _JVPTracer, _RecordTracer, _StagingTracer):
     _register_fast_type(_t)
 from . import linalg, fft  # noqa: F401,E402
 

@@ -3,8 +3,8 @@ with NumPy's signatures and result types (EighResult, SVDResult, QRResult, EigRe
 
 Derivatives (fgrad.ops.decompositions): where eigenvalues (singular values) repeat, the
 derivative of the vectors is undefined and comes out inf/NaN; functions of the values alone
-stay finite there. eig and eigvals are always complex (as in JAX), and fgrad's transforms do
-not yet differentiate through complex values.
+stay finite there. eig and eigvals are always complex (as in JAX). All of them take complex
+matrices (eigh and eigvalsh: Hermitian ones), with JAX's derivatives (tests/test_complex_linalg.py).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..core.avals import float_dtype
-from ..core.errors import FgradTypeError, FgradValueError, ShapeError
+from ..core.errors import FgradValueError, ShapeError
 from ..ops import decompositions as dec
 from ..ops import elementwise as ew
 from ..ops import linalg as la
@@ -27,13 +27,10 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 
 
-def _real_matrix(x, name: str, square: bool):
+def _float_matrix(x, name: str, square: bool):
+    """x as a floating-point (real or complex) matrix or stack, checked for shape."""
     x = as_value(x, name)
-    dt = dtype_of(x)
-    if dt.kind == "c":
-        raise FgradTypeError(f"{name}: complex matrices are not supported (dtype {dt}); fgrad's {name} takes "
-                        "real matrices")
-    x = cast(x, float_dtype(dt))
+    x = cast(x, float_dtype(dtype_of(x)))
     shape = aval_of(x).shape
     if len(shape) < 2 or (square and shape[-1] != shape[-2]):
         want = "a square matrix or a stack of them (shape (..., n, n))" if square else \
@@ -49,22 +46,26 @@ def _uplo(UPLO: str, name: str) -> bool:
 
 
 def _symmetrized(a):
-    return ew.mul(ew.add(a, la.matrix_transpose(a)), ew.const(a, 0.5))
+    """(a + a^H) / 2: the Hermitian (real: symmetric) part, as JAX's symmetrize_input."""
+    return ew.mul(ew.add(a, la.matrix_adjoint(a)), ew.const(a, 0.5))
 
 
 def eigh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> EighResult:
-    """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of a real symmetric matrix
-    (or stack). As in JAX, the input is symmetrised, (a + a.T) / 2, so the gradient is
-    symmetric; with symmetrize_input=False only the UPLO triangle is read, as NumPy reads it."""
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors (columns) of a real symmetric
+    or complex Hermitian matrix (or stack). As in JAX, the input is symmetrised,
+    (a + a^H) / 2, so the gradient is Hermitian; with symmetrize_input=False only the UPLO
+    triangle is read, as NumPy reads it (and, as LAPACK, the real part of the diagonal).
+    Complex eigenvectors are unique up to a phase each: only functions invariant under it
+    (|v|, v v^H, ...) have a derivative that does not depend on LAPACK's choice."""
     lower = _uplo(UPLO, "eigh")
-    a = _real_matrix(a, "eigh", square=True)
+    a = _float_matrix(a, "eigh", square=True)
     w, v = dec.eigh(_symmetrized(a) if symmetrize_input else a, lower)
     return EighResult(w, v)
 
 
 def eigvalsh(a: Any, UPLO: str = "L", *, symmetrize_input: bool = True) -> Any:
-    """Eigenvalues (ascending) of a real symmetric matrix (or stack); see eigh. Their gradient
-    is finite also where eigenvalues repeat."""
+    """Eigenvalues (ascending, real) of a real symmetric or complex Hermitian matrix (or
+    stack); see eigh. Their gradient is finite also where eigenvalues repeat."""
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
@@ -87,13 +88,16 @@ def eigvals(a: Any) -> Any:
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
-    """Singular value decomposition a = U @ diag(S) @ Vh of a real matrix (or stack), S
-    descending; with compute_uv=False only S. With full_matrices (NumPy's default) and a
-    non-square matrix, U or Vh holds extra columns spanning the orthogonal complement, whose
-    derivative keeps them orthogonal to the rest and is otherwise zero (the complement has no
-    unique basis: only functions of its span, like U_perp @ U_perp.T, have a derivative).
+    """Singular value decomposition a = U @ diag(S) @ Vh of a real or complex matrix (or
+    stack), S real and descending; with compute_uv=False only S. With full_matrices (NumPy's
+    default) and a non-square matrix, U or Vh holds extra columns spanning the orthogonal
+    complement, whose derivative keeps them orthogonal to the rest and is otherwise zero (the
+    complement has no unique basis: only functions of its span, like U_perp @ U_perp^H, have a
+    derivative). Complex singular vectors are unique up to a phase per pair (u_i, v_i): the
+    derivative follows JAX's gauge (V^H dV has a zero diagonal), and only gauge-invariant
+    functions (|U|, U diag(S) Vh, projections) have derivatives independent of it.
     `hermitian` is accepted for NumPy's signature; the general algorithm serves both."""
-    a = _real_matrix(a, "svd", square=False)
+    a = _float_matrix(a, "svd", square=False)
     if not compute_uv:
         return dec.svd(a, False)[1]
     u, s, vh = dec.svd(a, bool(full_matrices))
@@ -101,19 +105,20 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
 
 
 def svdvals(x: Any) -> Any:
-    """The singular values of a real matrix (or stack), descending. Their gradient is finite
-    also where they repeat."""
+    """The singular values (real, descending) of a real or complex matrix (or stack). Their
+    gradient is finite also where they repeat."""
     return svd(x, compute_uv=False)
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-    """QR decomposition of a real matrix (or stack): mode 'reduced' (Q (m, k), R (k, n),
+    """QR decomposition of a real or complex matrix (or stack; R's diagonal is real, as
+    LAPACK's): mode 'reduced' (Q (m, k), R (k, n),
     k = min(m, n)), 'complete' (Q (m, m), R (m, n)) or 'r' (R alone). The derivative needs the
     leading min(m, n) columns linearly independent; with 'complete' and m > n the extra
     columns of Q move only as much as staying orthogonal to the rest requires."""
     if mode not in ("reduced", "complete", "r"):
         raise FgradValueError(f"qr: mode {mode!r} is not supported; use 'reduced', 'complete' or 'r' "
                               "('raw' returns LAPACK's Householder reflectors, which fgrad does not expose)")
-    a = _real_matrix(a, "qr", square=False)
+    a = _float_matrix(a, "qr", square=False)
     q, r = dec.qr(a, mode == "complete")
     return r if mode == "r" else QRResult(q, r)

@@ -14,6 +14,7 @@ from ._policy import NUMPY
 from ._util import (
     _FAST_TYPES,
     _PY_SCALARS,
+    _promote_fast,
     as_value,
     broadcast_args,
     cast,
@@ -26,6 +27,10 @@ from ._util import (
 
 def _binary(prim_fn, name):
     def fn(x, y, *, policy=NUMPY):
+        if policy is NUMPY:  # (promote's first step, without its call: this runs for every operator)
+            fast = _promote_fast(x, y)
+            if fast is not None:
+                return prim_fn(*fast)
         return prim_fn(*promote(name, x, y, policy=policy))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting; differentiable."
@@ -147,6 +152,10 @@ arctan2 = _float_binary(ew.atan2, "arctan2")
 def subtract(x: Any, y: Any, *, policy=NUMPY) -> Any:
     """Elementwise x - y; booleans refused (as the policy says: NumPy when the result is
     boolean, PyTorch for any boolean tensor)."""
+    if policy is NUMPY:  # (promote's first step, as in _binary: this runs for every `-`)
+        fast = _promote_fast(x, y)
+        if fast is not None and fast[0].dtype.kind != "b":
+            return ew.sub(*fast)
     a, b = promote("subtract", x, y, policy=policy)
     policy.check_bool_arithmetic("subtract", (x, y), dtype_of(a))
     return ew.sub(a, b)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError, ShapeError
+from ..ops import complex as cx
 from ..ops import linalg as la
 from ..ops import reduce as red
 from ..ops import shape as sh
@@ -85,11 +86,10 @@ def inner(a, b):
 
 
 def vdot(a, b):
-    """Dot product of the flattened operands (real arrays)."""
+    """Dot product of the flattened operands, the first conjugated (NumPy's vdot)."""
     a, b = _common("vdot", a, b)
     if aval_of(a).dtype.kind == "c":
-        raise FgradTypeError("vdot: complex operands are not supported (fgrad has no conjugate primitive); "
-                        "use real arrays")
+        a = cx.conj(a)
     a, b = sh.reshape(a, (aval_of(a).size,)), sh.reshape(b, (aval_of(b).size,))
     if aval_of(a).shape != aval_of(b).shape:
         raise ShapeError(f"vdot: operands have {aval_of(a).size} and {aval_of(b).size} elements; "

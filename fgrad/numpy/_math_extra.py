@@ -245,7 +245,7 @@ def rint(x: Any) -> Any:
     derivative."""
     x = as_value(x, "rint")
     dt = dtype_of(x)
-    if dt.kind == "f":
+    if dt.kind in "fc":  # (complex: both parts rounded, as NumPy's)
         return ew.round(x)
     _real_only(x, "rint")
     return cast(x, np.result_type(dt, np.float16))

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ConcretizationError, FgradValueError
+from ..ops import complex as cx
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ._cumulative import cumprod
@@ -120,7 +121,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     # NaN entries become 0 before the subtraction (and the mask leaves them out of the sum), so
     # an inf entry still gives inf - inf = NaN, as in NumPy
     centered = ew.sub(*broadcast_args("nanvar", _with_nans_as(a, 0.0, "nanvar"), m))
-    s = sum(ew.mul(centered, centered), axis=axes, keepdims=keepdims, where=mask)
+    s = sum(cx.abs_squared(centered), axis=axes, keepdims=keepdims, where=mask)  # (real for complex)
     dof = ew.sub(*broadcast_args("nanvar", _count(mask, shape, axes, keepdims, s), ew.const(s, float(ddof))))
     # NumPy: no degrees of freedom left gives NaN (and a warning), not inf
     dof = ew.select(ew.gt(dof, ew.const(dof, 0.0)), dof, ew.const(dof, np.nan))

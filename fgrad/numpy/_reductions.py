@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError
+from ..ops import complex as cx
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops.shape import reshape
@@ -130,7 +131,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any 
     m = _mean(a, axis=axes, keepdims=True, where=mask) if mean is None else \
         cast(as_value(mean, "var's mean"), dtype_of(a))
     centered = ew.sub(*broadcast_args("var", a, m))
-    s = sum(ew.mul(centered, centered), axis=axes, keepdims=keepdims, where=mask)
+    # |a - mean|^2: the variance of complex values is real, as NumPy's
+    s = sum(cx.abs_squared(centered), axis=axes, keepdims=keepdims, where=mask)
     n = _count(mask, shape, axes, keepdims, dtype_of(s))
     if mask is None:
         # NumPy divides by max(n - ddof, 0): no spread left to measure gives inf or nan

@@ -158,7 +158,9 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None, p
     if not shape_of(c):
         return ew.div(c, c)  # one variable: 1 (NaN for a constant one), as NumPy
     d = diagonal(c)
-    s = sqrt(real(d))
+    # the standard deviations in c's dtype: a real operand of a complex division would receive a
+    # complex cotangent; the cast's transpose takes its real part
+    s = cast(sqrt(real(d)), dtype_of(c))
     n = shape_of(d)[0]
     c = ew.div(c, sh.broadcast_in_dim(s, (n, n), (0,)))
     c = ew.div(c, sh.broadcast_in_dim(s, (n, n), (1,)))

@@ -35,7 +35,8 @@ def argsort(a: Any, axis: int | None = -1, kind: str | None = None, order: Any =
             stable: bool | None = None, descending: bool = False, policy=NUMPY) -> Any:
     """int64 indices that sort `a` along `axis` (the flattened array for None). The sort is
     always stable (equal elements keep their order, also with `descending=True`, as
-    jax.numpy's), whatever `kind` asks for; NaNs sort last."""
+    jax.numpy's), whatever `kind` asks for; NaNs sort last (first with `descending=True`, as
+    jax.numpy's)."""
     _check("argsort", kind, order)
     a = as_value(a, "argsort")
     if not shape_of(a):  # NumPy sorts a 0-d array as its flattened (1,)-shaped self

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.avals import float_dtype
 from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import xp_of
+from ..ops import complex as cx
 from ..ops import elementwise as ew
 from ..ops import linalg as la
 from ..ops import matrix_functions as mf
@@ -95,14 +96,23 @@ def det(a):
 def slogdet(a):
     """(sign, log|det|) of a square matrix (or stack); the sign has zero derivative."""
     a = _square(a, "slogdet")
+    if dtype_of(a).kind == "c":
+        # complex: the sign is det / |det|, which moves with the phase of det (as in JAX), so
+        # both come from det (whose rules hold for complex matrices); sign 0 at a singular one
+        d = la.det(a)
+        m = ew.abs(d)
+        zero = ew.eq(m, ew.const(m, 0.0))
+        safe = ew.convert_element_type(ew.select(zero, ew.const(m, 1.0), m), dtype_of(a))
+        return SlogdetResult(ew.select(zero, ew.const(d, 0.0), ew.div(d, safe)), ew.log(m))
     return SlogdetResult(la.slogdet_sign(a), la.logabsdet(a))
 
 
 def cholesky(a):
-    """Lower Cholesky factor L (L @ L.T = a) of a symmetric positive-definite matrix (or stack).
-    As in JAX, the input is symmetrised, (a + a.T) / 2, so the gradient is symmetric."""
+    """Lower Cholesky factor L (L @ L^H = a) of a real symmetric or complex Hermitian
+    positive-definite matrix (or stack). As in JAX, the input is symmetrised, (a + a^H) / 2,
+    so the gradient is Hermitian."""
     a = _square(a, "cholesky")
-    sym = ew.mul(ew.add(a, la.matrix_transpose(a)), ew.const(a, 0.5))
+    sym = ew.mul(ew.add(a, la.matrix_adjoint(a)), ew.const(a, 0.5))
     return la.cholesky(sym)
 
 
@@ -145,7 +155,7 @@ def _keep(x, shape, axes, keepdims):
 
 
 def _two_norm(x, axes):
-    return _safe_root_of_sum(red.reduce_sum(ew.mul(x, x), axes))
+    return _safe_root_of_sum(red.reduce_sum(cx.abs_squared(x), axes))  # (real for complex x)
 
 
 def _vector_norm(x, ord, axes):
@@ -156,7 +166,7 @@ def _vector_norm(x, ord, axes):
     if ord == -np.inf:
         return red.reduce_min(ew.abs(x), axes)
     if ord == 0:
-        nonzero = ew.convert_element_type(ew.ne(x, ew.const(x, 0.0)), dtype_of(x))
+        nonzero = ew.convert_element_type(ew.ne(x, ew.const(x, 0.0)), cx.real_dtype(dtype_of(x)))
         return red.reduce_sum(nonzero, axes)
     if ord == 1:
         return red.reduce_sum(ew.abs(x), axes)
@@ -164,10 +174,12 @@ def _vector_norm(x, ord, axes):
         raise FgradValueError(f"norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
     if p.is_integer() and int(p) % 2 == 0:
-        # |x|**p == x**p for even p: no abs, so entries at 0 keep every derivative order
-        s = red.reduce_sum(ew.integer_pow(x, int(p)), axes)
+        # |x|**p == (|x|**2)**(p/2) for even p: no abs, so entries at 0 keep every derivative
+        # order (|x|**2 is x * x for real x, x * conj(x) for complex)
+        s = red.reduce_sum(ew.integer_pow(cx.abs_squared(x), int(p) // 2), axes)
     else:
-        s = red.reduce_sum(ew.pow(ew.abs(x), ew.const(x, p)), axes)
+        a = ew.abs(x)   # real for complex x: the exponent takes its dtype
+        s = red.reduce_sum(ew.pow(a, ew.const(a, p)), axes)
     if p > 0:
         return _safe_root_of_sum(s, p)
     return ew.pow(s, ew.const(s, 1.0 / p))
@@ -202,7 +214,11 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     matrix norms ('fro', 1, -1, inf, -inf, 2 and -2 (largest and smallest singular value),
     'nuc' (their sum)) over two; with axis=None and ord=None the 2-norm of all entries.
     d norm / dx at x = 0 is 0 for the vector 2-norm and 'fro' (a subgradient; see the module
-    docstring)."""
+    docstring). Complex x gives real norms (ord 2, -2 and 'nuc' from the singular values of the
+    complex matrix). Orders through abs (1, inf, odd p) take abs's derivatives at an entry that
+    is exactly 0: first derivative 0; second derivative 0, as JAX's for real entries (for a
+    complex entry JAX's abs rule gives the identity on its (re, im) block, an artifact: |z| has
+    no second derivative at 0; tests/test_complex_linalg.py pins both)."""
     x = _float(x, "norm")
     shape = aval_of(x).shape
     nd = len(shape)
@@ -240,7 +256,7 @@ def _static_float(v, name: str, what: str) -> float:
 
 
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _UNSET) -> Any:
-    """Moore-Penrose pseudo-inverse of a real matrix (or stack). Singular values at or below
+    """Moore-Penrose pseudo-inverse of a real or complex matrix (or stack). Singular values at or below
     rcond * (the largest) count as zero; NumPy's defaults: rcond 1e-15, or with rtol=None
     max(m, n) * eps. The derivative is that of a matrix of constant rank. `hermitian` is
     accepted for NumPy's signature."""
@@ -282,10 +298,10 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     rank = red.reduce_sum(ew.convert_element_type(big, np.int32), (0,))
     if m > n:
         r = ew.sub(b, matmul(a, x))
-        resid = red.reduce_sum(ew.mul(r, r), (0,))
+        resid = red.reduce_sum(cx.abs_squared(r), (0,))   # real for complex b, as NumPy's
         resid = sh.reshape(resid, (1,)) if len(sb) == 1 else resid
     else:
-        resid = np.zeros((0,), dt)
+        resid = np.zeros((0,), cx.real_dtype(dt))
     return x, resid, rank, s
 
 

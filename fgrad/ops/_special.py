@@ -46,13 +46,14 @@ def scipy_impl(scipy_name: str) -> Callable:
     return impl
 
 
-def define(name: str, scipy_name: str, *partials: Callable | None) -> Primitive:
-    """An elementwise primitive evaluated by scipy.special.<scipy_name>: operands of one shape,
-    or 0-d beside it; a float result. `partials[i](*primals, out)` is d out / d operand i,
-    written with fgrad ops; none at all makes the primitive non-differentiable (a zero
-    derivative, for piecewise-constant functions such as gammasgn)."""
+def define(name: str, scipy_name: str | Callable, *partials: Callable | None) -> Primitive:
+    """An elementwise primitive evaluated by scipy.special.<scipy_name> (or by `scipy_name`
+    itself when it is an impl `(*arrays, xp) -> array`): operands of one shape, or 0-d beside
+    it; a float result. `partials[i](*primals, out)` is d out / d operand i, written with fgrad
+    ops; none at all makes the primitive non-differentiable (a zero derivative, for
+    piecewise-constant functions such as gammasgn)."""
     p = Primitive(name)
-    def_elementwise(p, scipy_impl(scipy_name), float_result)
+    def_elementwise(p, scipy_name if callable(scipy_name) else scipy_impl(scipy_name), float_result)
     if partials:
         def_elementwise_deriv(p, *partials)
     else:

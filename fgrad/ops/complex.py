@@ -3,9 +3,9 @@
 Derivative convention (JAX's): a complex number is a pair of reals, and a VJP is the
 transpose of the JVP under the real pairing <a, b> = Re(sum(a * b)) -- no conjugation. So for
 f: C -> R, grad f(z) = df/dx - i df/dy, and the VJP of a complex-linear map is its plain
-transpose. These rules follow it; fgrad's transforms still refuse complex values that carry
-a derivative (fgrad/interpreters/jvp.py, record.py and api.py), so today the rules run only
-when called directly or by other rules.
+transpose. Every rule in fgrad follows it: a holomorphic function's rule is its real one
+(ct * f'(z), no conjugate), and the non-holomorphic ones (abs, real, imag, conj, the casts
+between real and complex) are written as real-linear maps transposed under that pairing.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..core.primitive import Primitive
 from ..core.rules import def_linear, elementwise_shape
 from ..core.trace import aval_of
 from ._batching import def_vectorized
-from .elementwise import neg, sum_to_shape
+from .elementwise import convert_element_type, mul, neg, sum_to_shape
 from .shape import broadcast_in_dim
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
@@ -143,8 +143,17 @@ def _complex_impl(x, y, xp):
     return out
 
 
+def abs_squared(x):
+    """|x|^2 element-wise, real (x * conj(x) for complex x, x * x for real): smooth at 0 at
+    every order, unlike abs(x) ** 2, so norms and variances of complex values use it."""
+    if aval_of(x).dtype.kind != "c":
+        return mul(x, x)
+    # the real part, by the complex-to-real cast (its rules take the real part, as JAX's)
+    return convert_element_type(mul(x, conj(x)), _REAL_OF[aval_of(x).dtype])
+
+
 for _p in (real_p, imag_p, conj_p, complex_p):
     def_vectorized(_p)
 
 __all__ = ["real", "real_p", "imag", "imag_p", "conj", "conj_p", "complex", "complex_p",
-           "real_dtype", "complex_dtype"]
+           "real_dtype", "complex_dtype", "abs_squared"]

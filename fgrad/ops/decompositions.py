@@ -49,18 +49,23 @@ from .linalg import (
     _batch_leading,
     _square_aval,
     batched_matmul,
+    conj_if_complex,
     diagonal_part,
+    hermitian_from_triangle,
+    matrix_adjoint,
     matrix_transpose,
+    onto_hermitian_triangle,
     solve,
     triangular_solve,
     tril,
-    triu,
 )
 from .reduce import reduce_sum
 from .shape import broadcast_in_dim, concatenate, reshape, slice
 
 _mm = batched_matmul
 _mT = matrix_transpose
+_mH = matrix_adjoint
+_cj = conj_if_complex
 
 
 def _prod(xs) -> int:
@@ -176,6 +181,18 @@ def _gap_product(f, x):
     return mul(select(_zero_matrices(x), const(x, 0.0), f), x)
 
 
+def _real_part_as(x):
+    """Re(x) in x's dtype: the part of a packed complex factor that is real (eigenvalues,
+    singular values); the identity for real x."""
+    dt = aval_of(x).dtype
+    return x if dt.kind != "c" else convert_element_type(convert_element_type(x, real_dtype(dt)), dt)
+
+
+def real_values(x):
+    """Real eigenvalues (singular values) from a packed factor: a real array for complex x."""
+    return convert_element_type(x, real_dtype(aval_of(x).dtype))
+
+
 def _div_columns(x, s):
     """x @ diag(1 / s), exactly 0 for a matrix x that is entirely zero (see _gap_product)."""
     shape = shape_of(x)
@@ -198,42 +215,32 @@ def _eigh_impl(a, *, lower, xp):
     return _pack_impl(xp, (w, v), a.ndim - 2)
 
 
-def _real_square_aval(name, a):
-    _square_aval(name, a)
-    if a.dtype.kind != "f":
-        raise FgradTypeError(f"{name}: expected a real floating-point matrix, got dtype {a.dtype}")
-
-
 def _eigh_aval(a, *, lower):
-    _real_square_aval("eigh", a)
+    _square_aval("eigh", a)
     return _packed_aval(a.shape[:-2], _eigh_tails(a.shape[-1]), a.dtype)
 
 
 def eigh(a, lower: bool = True):
-    """(w, v): eigenvalues in ascending order and orthonormal eigenvectors (columns) of the
-    symmetric matrix whose lower (upper) triangle is that of `a`; the other triangle is never
-    read. Batched over leading axes."""
+    """(w, v): eigenvalues in ascending order (real, also for complex a) and orthonormal
+    eigenvectors (columns) of the Hermitian (real: symmetric) matrix whose lower (upper)
+    triangle is that of `a`; the other triangle and the imaginary part of the diagonal are
+    never read. Batched over leading axes."""
     _eigh_aval(aval_of(a), lower=lower)
     w, v = _split(eigh_p.bind(a, lower=bool(lower)), _eigh_tails(aval_of(a).shape[-1]))
-    return w, v
+    return real_values(w), v
 
 
-def _from_triangle(x, lower):
-    """The symmetric matrix that the lower (upper) triangle of x stands for."""
-    return add(tril(x), _mT(tril(x, -1))) if lower else add(triu(x), _mT(triu(x, 1)))
-
-
-def _onto_triangle(g, lower):
-    """The transpose of _from_triangle: a cotangent on the triangle that is read."""
-    return add(tril(g), tril(_mT(g), -1)) if lower else add(triu(g), triu(_mT(g), 1))
-
+# Complex matrices (JAX's eigh_jvp_rule): the rules are the real ones with conjugate transposes;
+# the eigenvalues are packed as complex numbers with zero imaginary part, and their tangents keep
+# it zero (dw = Re diag(V^H dA V)). Each VJP is the adjoint of its JVP's map in the Hermitian
+# inner product, applied to conj(ct) and conjugated: JAX's transpose (plain for real matrices).
 
 def _eigh_jvp(primals, tangents, *, lower):
     (a,), (a_dot,) = primals, tangents
     packed = eigh_p.bind(a, lower=lower)
     w, v = _split(packed, _eigh_tails(shape_of(a)[-1]))
-    x = _mm(_mm(_mT(v), _from_triangle(a_dot, lower)), v)           # V^T dA V
-    w_dot = _diag_vector(x)
+    x = _mm(_mm(_mH(v), hermitian_from_triangle(a_dot, lower)), v)   # V^H dA V
+    w_dot = _real_part_as(_diag_vector(x))
     v_dot = _mm(v, _gap_product(_inverse_gaps(w), x))
     return packed, _join([w_dot, v_dot], len(shape_of(a)) - 2)
 
@@ -241,9 +248,9 @@ def _eigh_jvp(primals, tangents, *, lower):
 def _eigh_vjp(needs, ct, out, a, *, lower):
     tails = _eigh_tails(shape_of(a)[-1])
     w, v = _split(out, tails)
-    ct_w, ct_v = _split(ct, tails)
-    inner = add(_diag_matrix(ct_w), _gap_product(_inverse_gaps(w), _mm(_mT(v), ct_v)))
-    return [_onto_triangle(_mm(_mm(v, inner), _mT(v)), lower)]
+    ct_w, ct_v = _split(_cj(ct), tails)
+    inner = add(_diag_matrix(_real_part_as(ct_w)), _gap_product(_inverse_gaps(w), _mm(_mH(v), ct_v)))
+    return [onto_hermitian_triangle(_cj(_mm(_mm(v, inner), _mH(v))), lower)]
 
 
 eigh_p.def_impl(_eigh_impl)
@@ -272,18 +279,28 @@ def _svd_impl(a, *, full_matrices, xp):
 def _svd_aval(a, *, full_matrices):
     if a.ndim < 2:
         raise ShapeError(f"svd: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
-    if a.dtype.kind != "f":
-        raise FgradTypeError(f"svd: expected a real floating-point matrix, got dtype {a.dtype}")
+    if a.dtype.kind not in "fc":
+        raise FgradTypeError(f"svd: expected a floating-point matrix, got dtype {a.dtype}")
     return _packed_aval(a.shape[:-2], _svd_tails(a.shape, full_matrices), a.dtype)
 
 
 def svd(a, full_matrices: bool = False):
     """(u, s, vh) with a = u[..., :k] @ diag(s) @ vh[..., :k, :], k = min(m, n), singular values
-    in descending order; with full_matrices, u is (m, m) and vh (n, n)."""
+    in descending order (real, also for complex a); with full_matrices, u is (m, m) and vh
+    (n, n)."""
     _svd_aval(aval_of(a), full_matrices=full_matrices)
     u, s, vh = _split(svd_p.bind(a, full_matrices=bool(full_matrices)),
                       _svd_tails(aval_of(a).shape, full_matrices))
-    return u, s, vh
+    return u, real_values(s), vh
+
+
+def _phase_gauge(ds, s):
+    """i Im(diag(ds)) / s as a diagonal matrix: for complex matrices, the part of U^H dA V's
+    diagonal that turns the phases of U's columns (JAX's dUdV_diag; zero for real matrices)."""
+    if aval_of(ds).dtype.kind != "c":
+        return None
+    d = diagonal_part(ds)
+    return _div_columns(sub(d, _real_part_as(d)), s)
 
 
 def _svd_jvp(primals, tangents, *, full_matrices):
@@ -293,26 +310,28 @@ def _svd_jvp(primals, tangents, *, full_matrices):
     k = min(m, n)
     packed = svd_p.bind(a, full_matrices=full_matrices)
     u_all, s, vh_all = _split(packed, _svd_tails(shape, full_matrices))
-    u, v = _cols(u_all, 0, k), _mT(_rows(vh_all, 0, k))
-    ds = _mm(_mm(_mT(u), a_dot), v)                                  # U^T dA V
-    s_dot = _diag_vector(ds)
+    u, v = _cols(u_all, 0, k), _mH(_rows(vh_all, 0, k))
+    ds = _mm(_mm(_mH(u), a_dot), v)                                  # U^H dA V
+    s_dot = _real_part_as(_diag_vector(ds))
     f = _inverse_gaps(mul(s, s))
     dss, sds = _scale_columns(ds, s), _scale_rows(ds, s)
-    u_dot = _mm(u, _gap_product(f, add(dss, _mT(dss))))
-    v_dot = _mm(v, _gap_product(f, add(sds, _mT(sds))))
+    inner_u = _gap_product(f, add(dss, _mH(dss)))
+    gauge = _phase_gauge(ds, s)
+    u_dot = _mm(u, inner_u if gauge is None else add(inner_u, gauge))
+    v_dot = _mm(v, _gap_product(f, add(sds, _mH(sds))))
     if m > k:   # the part of dA V outside span(U) turns U
         dav = _mm(a_dot, v)
-        u_dot = add(u_dot, _div_columns(sub(dav, _mm(u, _mm(_mT(u), dav))), s))
+        u_dot = add(u_dot, _div_columns(sub(dav, _mm(u, _mm(_mH(u), dav))), s))
     if n > k:
-        dau = _mm(_mT(a_dot), u)
-        v_dot = add(v_dot, _div_columns(sub(dau, _mm(v, _mm(_mT(v), dau))), s))
+        dau = _mm(_mH(a_dot), u)
+        v_dot = add(v_dot, _div_columns(sub(dau, _mm(v, _mm(_mH(v), dau))), s))
     if full_matrices and m > k:
         u_perp = _cols(u_all, k, m)
-        u_dot = concatenate([u_dot, neg(_mm(u, _mm(_mT(u_dot), u_perp)))], len(shape) - 1)
+        u_dot = concatenate([u_dot, neg(_mm(u, _mm(_mH(u_dot), u_perp)))], len(shape) - 1)
     if full_matrices and n > k:
-        v_perp = _mT(_rows(vh_all, k, n))
-        v_dot = concatenate([v_dot, neg(_mm(v, _mm(_mT(v_dot), v_perp)))], len(shape) - 1)
-    return packed, _join([u_dot, s_dot, _mT(v_dot)], len(shape) - 2)
+        v_perp = _mH(_rows(vh_all, k, n))
+        v_dot = concatenate([v_dot, neg(_mm(v, _mm(_mH(v_dot), v_perp)))], len(shape) - 1)
+    return packed, _join([u_dot, s_dot, _mH(v_dot)], len(shape) - 2)
 
 
 def _svd_vjp(needs, ct, out, a, *, full_matrices):
@@ -321,24 +340,29 @@ def _svd_vjp(needs, ct, out, a, *, full_matrices):
     k = min(m, n)
     tails = _svd_tails(shape, full_matrices)
     u_all, s, vh_all = _split(out, tails)
-    cu_all, cs, cvh_all = _split(ct, tails)
+    cu_all, cs, cvh_all = _split(_cj(ct), tails)   # the adjoint's argument (see eigh)
     u, cu = _cols(u_all, 0, k), _cols(cu_all, 0, k)
-    v, cv = _mT(_rows(vh_all, 0, k)), _mT(_rows(cvh_all, 0, k))
-    if full_matrices and m > k:   # transpose of dU_perp = -U (dU^T U_perp)
-        cu = sub(cu, _mm(_cols(u_all, k, m), _mm(_mT(_cols(cu_all, k, m)), u)))
+    v, cv = _mH(_rows(vh_all, 0, k)), _mH(_rows(cvh_all, 0, k))
+    if full_matrices and m > k:   # adjoint of dU_perp = -U (dU^H U_perp)
+        cu = sub(cu, _mm(_cols(u_all, k, m), _mm(_mH(_cols(cu_all, k, m)), u)))
     if full_matrices and n > k:
-        v_perp, cv_perp = _mT(_rows(vh_all, k, n)), _mT(_rows(cvh_all, k, n))
-        cv = sub(cv, _mm(v_perp, _mm(_mT(cv_perp), v)))
+        v_perp, cv_perp = _mH(_rows(vh_all, k, n)), _mH(_rows(cvh_all, k, n))
+        cv = sub(cv, _mm(v_perp, _mm(_mH(cv_perp), v)))
     f = _inverse_gaps(mul(s, s))
-    j = _gap_product(f, _mm(_mT(u), cu))
-    q = _gap_product(f, _mm(_mT(v), cv))
-    ds = add(_diag_matrix(cs), add(_scale_columns(add(j, _mT(j)), s), _scale_rows(add(q, _mT(q)), s)))
-    g = _mm(_mm(u, ds), _mT(v))
+    uc = _mm(_mH(u), cu)
+    j = _gap_product(f, uc)
+    q = _gap_product(f, _mm(_mH(v), cv))
+    ds = add(_diag_matrix(_real_part_as(cs)),
+             add(_scale_columns(add(j, _mH(j)), s), _scale_rows(add(q, _mH(q)), s)))
+    gauge = _phase_gauge(uc, s)   # the phase term maps diagonals to themselves: self-adjoint
+    if gauge is not None:
+        ds = add(ds, gauge)
+    g = _mm(_mm(u, ds), _mH(v))
     if m > k:
-        g = add(g, _mm(_div_columns(sub(cu, _mm(u, _mm(_mT(u), cu))), s), _mT(v)))
+        g = add(g, _mm(_div_columns(sub(cu, _mm(u, _mm(_mH(u), cu))), s), _mH(v)))
     if n > k:
-        g = add(g, _mm(u, _mT(_div_columns(sub(cv, _mm(v, _mm(_mT(v), cv))), s))))
-    return [g]
+        g = add(g, _mm(u, _mH(_div_columns(sub(cv, _mm(v, _mm(_mH(v), cv))), s))))
+    return [_cj(g)]
 
 
 svd_p.def_impl(_svd_impl)
@@ -367,8 +391,8 @@ def _qr_impl(a, *, complete, xp):
 def _qr_aval(a, *, complete):
     if a.ndim < 2:
         raise ShapeError(f"qr: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
-    if a.dtype.kind != "f":
-        raise FgradTypeError(f"qr: expected a real floating-point matrix, got dtype {a.dtype}")
+    if a.dtype.kind not in "fc":
+        raise FgradTypeError(f"qr: expected a floating-point matrix, got dtype {a.dtype}")
     return _packed_aval(a.shape[:-2], _qr_tails(a.shape, complete), a.dtype)
 
 
@@ -386,24 +410,32 @@ def _times_inv_upper(x, r):
     return _mT(triangular_solve(r, _mT(x), lower=False, transpose_a=True))
 
 
-def _times_inv_upper_t(x, r):
-    """x @ inv(r).T for upper-triangular r."""
-    return _mT(triangular_solve(r, _mT(x), lower=False))
+def _times_inv_upper_h(x, r):
+    """x @ inv(r)^H for upper-triangular r."""
+    return _mH(triangular_solve(r, _mH(x), lower=False))
 
 
 def _qr_square_tangent(q, r, a_dot):
-    """(dQ, dR) of the reduced QR of a tall (or square) matrix (j-towns.github.io/papers/qr-derivative.pdf)."""
+    """(dQ, dR) of the reduced QR of a tall (or square) matrix (j-towns.github.io/papers/qr-derivative.pdf;
+    for complex matrices JAX's qr_jvp_rule: the skew-Hermitian part also takes i Im(diag), which
+    keeps R's diagonal real)."""
     c = _times_inv_upper(a_dot, r)
-    om = _mm(_mT(q), c)
+    om = _mm(_mH(q), c)
     low = tril(om, -1)
-    skew = sub(low, _mT(low))
+    skew = sub(low, _mH(low))
+    if aval_of(om).dtype.kind == "c":
+        d = diagonal_part(om)
+        skew = add(skew, sub(d, _real_part_as(d)))
     return add(_mm(q, sub(skew, om)), c), _mm(sub(om, skew), r)
 
 
 def _qr_square_cotangent(q, r, cq, cr):
-    """The transpose of _qr_square_tangent: the cotangent of a from those of Q and R."""
-    m = sub(_mm(cr, _mT(r)), _mm(_mT(q), cq))
-    return _times_inv_upper_t(add(cq, _mm(q, add(triu(m), tril(_mT(m), -1)))), r)
+    """The adjoint of _qr_square_tangent in the Hermitian inner product (for real matrices its
+    transpose): the cotangent of a from those of Q and R. With M = R_bar R^H - Q^H Q_bar,
+    Q^H dA R^-1 gets triu(M, 1) + tril(M^H, -1) + Re diag(M) (M through dR and dQ, less the
+    adjoint of the skew-Hermitian part)."""
+    m = sub(_mm(cr, _mH(r)), _mm(_mH(q), cq))
+    return _times_inv_upper_h(add(cq, _mm(q, hermitian_from_triangle(m, False))), r)
 
 
 def _qr_jvp(primals, tangents, *, complete):
@@ -413,15 +445,15 @@ def _qr_jvp(primals, tangents, *, complete):
     last = len(shape) - 1
     packed = qr_p.bind(a, complete=complete)
     q, r = _split(packed, _qr_tails(shape, complete))
-    if m < n:   # a = [X | Y]: Q R_X is the QR of X and R_Y = Q^T Y
+    if m < n:   # a = [X | Y]: Q R_X is the QR of X and R_Y = Q^H Y
         r_x = _cols(r, 0, m)
         q_dot, rx_dot = _qr_square_tangent(q, r_x, _cols(a_dot, 0, m))
-        ry_dot = add(_mm(_mT(q_dot), _cols(a, m, n)), _mm(_mT(q), _cols(a_dot, m, n)))
+        ry_dot = add(_mm(_mH(q_dot), _cols(a, m, n)), _mm(_mH(q), _cols(a_dot, m, n)))
         return packed, _join([q_dot, concatenate([rx_dot, ry_dot], last)], len(shape) - 2)
     q_k, r_k = _cols(q, 0, n), _rows(r, 0, n)
     q_dot, r_dot = _qr_square_tangent(q_k, r_k, a_dot)
     if complete and m > n:   # the complement moves only to stay orthogonal to Q_k
-        q_dot = concatenate([q_dot, neg(_mm(q_k, _mm(_mT(q_dot), _cols(q, n, m))))], last)
+        q_dot = concatenate([q_dot, neg(_mm(q_k, _mm(_mH(q_dot), _cols(q, n, m))))], last)
         r_dot = concatenate([r_dot, mul(_rows(r, n, m), const(r, 0.0))], last - 1)
     return packed, _join([q_dot, r_dot], len(shape) - 2)
 
@@ -431,15 +463,15 @@ def _qr_vjp(needs, ct, out, a, *, complete):
     m, n = shape[-2:]
     tails = _qr_tails(shape, complete)
     q, r = _split(out, tails)
-    cq, cr = _split(ct, tails)
+    cq, cr = _split(_cj(ct), tails)   # the adjoint's argument (see eigh)
     if m < n:
         y, cr_y = _cols(a, m, n), _cols(cr, m, n)
-        g_x = _qr_square_cotangent(q, _cols(r, 0, m), add(cq, _mm(y, _mT(cr_y))), _cols(cr, 0, m))
-        return [concatenate([g_x, _mm(q, cr_y)], len(shape) - 1)]
+        g_x = _qr_square_cotangent(q, _cols(r, 0, m), add(cq, _mm(y, _mH(cr_y))), _cols(cr, 0, m))
+        return [_cj(concatenate([g_x, _mm(q, cr_y)], len(shape) - 1))]
     q_k, cq_k = _cols(q, 0, n), _cols(cq, 0, n)
     if complete and m > n:
-        cq_k = sub(cq_k, _mm(_cols(q, n, m), _mm(_mT(_cols(cq, n, m)), q_k)))
-    return [_qr_square_cotangent(q_k, _rows(r, 0, n), cq_k, _rows(cr, 0, n))]
+        cq_k = sub(cq_k, _mm(_cols(q, n, m), _mm(_mH(_cols(cq, n, m)), q_k)))
+    return [_cj(_qr_square_cotangent(q_k, _rows(r, 0, n), cq_k, _rows(cr, 0, n)))]
 
 
 qr_p.def_impl(_qr_impl)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.avals import ShapedArray, float_dtype, is_float
-from ..core.primitive import Primitive
+from ..core.primitive import Primitive, ignore_fp_errors, restore_fp_errors
 from ..core.rules import (
     bool_result,
     def_nondiff,
@@ -28,12 +28,18 @@ from .shape import broadcast_in_dim
 _CONSTS: dict = {}
 
 
+def _dtype(x) -> np.dtype:
+    """The dtype of any value, through `.dtype` when that is a NumPy dtype (arrays, tracers:
+    no aval built), else `aval_of` (Python numbers, Tensors)."""
+    dtype = getattr(x, "dtype", None)
+    # (isinstance: NumPy 2's dtypes are instances of subclasses, numpy.dtypes.Float64DType)
+    return dtype if isinstance(dtype, np.dtype) else aval_of(x).dtype
+
+
 def const(like, value):
     """A 0-d constant with the dtype of `like` (prints as a literal in the IR). Constants are
     cached and read-only: rules create the same few (0, 1, 0.5, 2) on every call."""
-    dtype = getattr(like, "dtype", None)
-    if type(dtype) is not np.dtype:
-        dtype = aval_of(like).dtype
+    dtype = _dtype(like)
     key = (dtype, value)
     if not value:  # -0.0 == 0.0, so the key needs the sign to tell them apart
         key = (dtype, value, math.copysign(1.0, value) if type(value) is float else 1.0)
@@ -48,8 +54,11 @@ def const(like, value):
 
 def _quiet(fn):
     def impl(*args, xp, **params):
-        with np.errstate(all="ignore"):
+        token = ignore_fp_errors()  # (np.errstate costs five times more: see primitive.py)
+        try:
             return fn(xp, *args, **params)
+        finally:
+            restore_fp_errors(token)
     return impl
 
 
@@ -130,9 +139,16 @@ def def_elementwise_deriv(prim, *derivs, inputs: bool | tuple[int, ...] = True, 
                 out_dot = add_tangents(out_dot, broadcast_to_shape(mul(d(*primals, out), t), shape))
         return out, out_dot
 
-    def vjp(needs, ct, out, *primals, **params):
-        return [sum_to_shape(mul(ct, d(*primals, out)), shape_of(x)) if need else None
-                for need, d, x in zip(needs, derivs, primals)]
+    if len(derivs) == 1:
+        (d0,) = derivs
+
+        def vjp(needs, ct, out, x, **params):
+            # (one operand: the output, so the cotangent, has its shape; nothing to sum)
+            return [mul(ct, d0(x, out)) if needs[0] else None]
+    else:
+        def vjp(needs, ct, out, *primals, **params):
+            return [sum_to_shape(mul(ct, d(*primals, out)), shape_of(x)) if need else None
+                    for need, d, x in zip(needs, derivs, primals)]
 
     prim.def_jvp(jvp)
     prim.def_vjp(vjp)
@@ -238,9 +254,10 @@ def_elementwise(mul_p, lambda x, y, *, xp: xp.multiply(x, y))
 def mul(x, y):
     """Element-wise product, x * y."""
     # A literal 1 is common: the seed cotangent of grad. Skipping it keeps the IR small.
-    if type(x) is np.ndarray and x.shape == () and x == 1 and aval_of(y).dtype == x.dtype:
+    # (.item() == 1: NumPy's 0-d `x == 1` costs 30x more, and this runs for every product)
+    if type(x) is np.ndarray and x.shape == () and x.item() == 1 and _dtype(y) == x.dtype:
         return y
-    if type(y) is np.ndarray and y.shape == () and y == 1 and aval_of(x).dtype == y.dtype:
+    if type(y) is np.ndarray and y.shape == () and y.item() == 1 and _dtype(x) == y.dtype:
         return x
     return mul_p.bind(x, y)
 
@@ -491,6 +508,114 @@ def _erf(xp, x):
     return f(x)
 
 
+# --- fused backward of tanh and logistic ----------------------------------------------------
+# Both derivatives are functions of the output y, and the VJP multiplies them into the
+# cotangent: ct (1 + y)(1 - y) for tanh, ct y (1 - y) for logistic. Built from separate ops
+# that is three temporaries as large as the output per application (in a deep tanh network
+# they are what the backward pass adds to the saved outputs); as one primitive it is one
+# array. Each is linear in ct (its own transpose there) and its derivative in y is written
+# with ops, so derivatives of every order still work.
+
+_FUSED_CHUNK = 1 << 16  # elements per block of the impl's two scratch buffers
+
+
+def _fused_grad(name: str, factor, dfactor, lowering: str, backward_name: str) -> Primitive:
+    """The primitive `name`(ct, y) = ct * factor(y). `factor(one, y, a, b)` computes the
+    factor with NumPy ufuncs into the scratch arrays a and b and returns the one holding it
+    (a and b None: as new arrays, any shapes); `dfactor(y)` is d factor / dy with fgrad ops; `lowering` the kernel
+    expression over {ct}, {y} and {one}. The impl works in blocks on large arrays, so its
+    temporaries stay small."""
+    p = Primitive(name, backward_name=backward_name)
+
+    def impl(ct, y, *, xp):
+        one = y.dtype.type(1)
+        n = ct.size
+        if (xp is np and n > _FUSED_CHUNK and ct.shape == y.shape and ct.dtype == y.dtype
+                and y.flags.c_contiguous):
+            out = np.empty(ct.shape, ct.dtype)
+            # (a strided ct, such as the broadcast seed of grad of a sum, is read through a
+            # flat view where NumPy can make one: 1-d and all-zero strides need no copy)
+            c = ct if ct.ndim == 1 else ct.reshape(-1)
+            t, o = y.reshape(-1), out.reshape(-1)
+            a, b = np.empty(_FUSED_CHUNK, ct.dtype), np.empty(_FUSED_CHUNK, ct.dtype)
+            with np.errstate(all="ignore"):
+                for i in range(0, n, _FUSED_CHUNK):
+                    j = min(i + _FUSED_CHUNK, n)
+                    k = j - i
+                    f = factor(one, t[i:j], a[:k], b[:k])
+                    np.multiply(c[i:j], f, out=o[i:j])
+            return out
+        token = ignore_fp_errors()
+        try:
+            out = ct * factor(one, y, None, None)
+        finally:
+            restore_fp_errors(token)
+        return out.astype(ct.dtype, copy=False) if out.dtype != ct.dtype else out
+
+    def jvp(primals, tangents):
+        (c, y), (c_dot, y_dot) = primals, tangents
+        out = p.bind(c, y)
+        shape = shape_of(out)
+        out_dot = None if c_dot is None else broadcast_to_shape(p.bind(c_dot, y), shape)
+        if y_dot is not None:
+            out_dot = add_tangents(out_dot, broadcast_to_shape(mul(mul(c, dfactor(y)), y_dot), shape))
+        return out, out_dot
+
+    def vjp(needs, ct, out, c, y):
+        return [sum_to_shape(p.bind(ct, y), shape_of(c)) if needs[0] else None,
+                sum_to_shape(mul(mul(ct, c), dfactor(y)), shape_of(y)) if needs[1] else None]
+
+    def_elementwise(p, impl)
+    p.def_jvp(jvp)
+    p.def_vjp(vjp)
+    p.def_saves(inputs=True, output=False)
+
+    def lower(ct, y):
+        if y.dtype.kind != "f" or ct.dtype != y.dtype:
+            return None
+        return lowering.format(ct=ct, y=y, one=y.const(1.0))
+    p.def_lowering(lower)
+    return p
+
+
+def _tanh_factor(one, y, a, b):
+    if a is None:
+        return (one + y) * (one - y)
+    np.add(one, y, out=a)
+    return np.multiply(a, np.subtract(one, y, out=b), out=a)
+
+
+def _logistic_factor(one, y, a, b):
+    if b is None:
+        return y * (one - y)
+    np.subtract(one, y, out=b)
+    return np.multiply(y, b, out=b)
+
+
+# d/dy of (1 + y)(1 - y) is -2y; of y (1 - y), 1 - 2y
+tanh_grad_p = _fused_grad("tanh_grad", _tanh_factor, lambda y: mul(const(y, -2.0), y),
+                          "({ct} * (({one} + {y}) * ({one} - {y})))", "TanhBackwardBackward0")
+logistic_grad_p = _fused_grad("logistic_grad", _logistic_factor,
+                              lambda y: sub(const(y, 1.0), mul(const(y, 2.0), y)),
+                              "({ct} * ({y} * ({one} - {y})))", "SigmoidBackwardBackward0")
+
+
+def _def_output_grad(prim: Primitive, grad_p: Primitive) -> None:
+    """`prim`'s derivative rules through `grad_p`(ct, out), for a unary primitive whose
+    derivative is a function of its output (it keeps only the output for the backward)."""
+    def jvp(primals, tangents):
+        out = prim.bind(*primals)
+        return out, None if tangents[0] is None else grad_p.bind(tangents[0], out)
+
+    prim.def_jvp(jvp)
+    prim.def_vjp(lambda needs, ct, out, x: [grad_p.bind(ct, out) if needs[0] else None])
+    prim.def_saves(inputs=False, output=True)
+
+
+_def_output_grad(tanh_p, tanh_grad_p)
+_def_output_grad(logistic_p, logistic_grad_p)
+
+
 # log(exp(x) + exp(y)) is smooth everywhere, but the stable composite max(x, y) +
 # log1p(exp(-|x - y|)) passes through max and abs at x == y, and derivatives of that composite
 # lose the curvature there (d2/dx2 = 0 instead of 1/4). One primitive, with partials
@@ -517,18 +642,47 @@ def_elementwise_deriv(logaddexp_p, lambda x, y, out: logistic(_logaddexp_diff(x,
                       lambda x, y, out: logistic(neg(_logaddexp_diff(x, y))), output=False)
 
 abs_p = Primitive("abs")
-def_elementwise(abs_p, lambda x, *, xp: xp.abs(x))
+# |z| of a complex z is real (complex64 -> float32), as in NumPy
+def_elementwise(abs_p, lambda x, *, xp: xp.abs(x),
+                lambda x: np.finfo(x.dtype).dtype if x.dtype.kind == "c" else x.dtype)
 abs_p.def_lowering(scalar_lowering("abs({0})", "iuf"))
 
 
 def abs(x):
-    """Element-wise absolute value; its derivative at 0 is sign(0) = 0."""
+    """Element-wise absolute value (real for complex x); its derivative at 0 is 0."""
     return abs_p.bind(x)
 
 
-# abs'(0) = sign(0) = 0, the subgradient of least magnitude (README: derivatives at
-# non-differentiable points)
-def_elementwise_deriv(abs_p, lambda x, out: sign(x), output=False)
+def _abs_unit(x):
+    """d|x|/dx under JAX's complex convention: sign(x) for real x (sign(0) = 0, the subgradient
+    of least magnitude; README: derivatives at non-differentiable points); conj(x) / |x| for
+    complex x (|x|'s tangent is Re(conj(x) t) / |x|, its cotangent ct conj(x) / |x|), 0 at 0
+    as in JAX, with a safe denominator so that higher orders stay finite there."""
+    if aval_of(x).dtype.kind != "c":
+        return sign(x)
+    # complex.py's conj is written with this module's ops: looked up when a complex abs is
+    # differentiated (a real cycle, as sum_to_shape's reduce_sum)
+    from .complex import conj
+    out = abs(x)
+    zero = eq(out, const(out, 0.0))
+    safe = convert_element_type(select(zero, const(out, 1.0), out), aval_of(x).dtype)
+    return select(zero, const(x, 0.0), div(conj(x), safe))
+
+
+def _abs_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = abs(x)
+    # (the real part of a complex product: the convert rule takes it, as JAX's)
+    return out, convert_element_type(mul(_abs_unit(x), t), aval_of(out).dtype)
+
+
+def _abs_vjp(needs, ct, out, x):
+    return [mul(convert_element_type(ct, aval_of(x).dtype), _abs_unit(x))]
+
+
+abs_p.def_jvp(_abs_jvp)
+abs_p.def_vjp(_abs_vjp)
+abs_p.def_saves(output=False)
 
 
 # Lowerings of the primitives _nondiff makes: {dtype kinds: template} (see scalar_lowering)
@@ -686,7 +840,9 @@ select_p.def_saves(inputs=(0,), output=False)  # the predicate (x and y lend the
 select_p.def_lowering(scalar_lowering("({1} if {0} else {2})"))
 
 convert_element_type_p = Primitive("convert_element_type", backward_name="ToCopyBackward0")
-convert_element_type_p.def_impl(lambda x, *, new_dtype, xp: x.astype(new_dtype))
+# complex to real keeps the real part (NumPy's astype, without its ComplexWarning; JAX's too)
+convert_element_type_p.def_impl(lambda x, *, new_dtype, xp: (xp.real(x) if x.dtype.kind == "c" and new_dtype.kind != "c"
+                                                             else x).astype(new_dtype))
 convert_element_type_p.def_abstract_eval(lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype))
 
 

@@ -14,7 +14,16 @@ from ..core.errors import FgradTypeError, ShapeError
 from ..core.primitive import Primitive
 from ..core.rules import def_linear, def_nondiff, shape_of
 from ..core.trace import aval_of
-from .elementwise import add, add_tangents, const, def_bilinear, mul, neg
+from .complex import conj, real_dtype
+from .elementwise import (
+    add,
+    add_tangents,
+    const,
+    convert_element_type,
+    def_bilinear,
+    mul,
+    neg,
+)
 from .reduce import reduce_sum
 from .shape import batch_front, broadcast_in_dim, move_to_front, transpose
 
@@ -184,6 +193,20 @@ def matrix_transpose(x):
 _mT = matrix_transpose
 
 
+def conj_if_complex(x):
+    """conj(x) for a complex x, x itself for a real one: complex rules are written once, as
+    the real ones with conjugate transposes, and serve both."""
+    return conj(x) if aval_of(x).dtype.kind == "c" else x
+
+
+def matrix_adjoint(x):
+    """The conjugate transpose of the last two axes (the transpose for real x)."""
+    return conj_if_complex(matrix_transpose(x))
+
+
+_mH = matrix_adjoint
+
+
 def batched_matmul(a, b):
     """a @ b over the last two axes; leading (batch) axes must be equal."""
     nd = aval_of(a).ndim
@@ -268,6 +291,31 @@ def triu(x, k: int = 0):
 def diagonal_part(x):
     """x with everything off the diagonal (of the last two axes) zeroed."""
     return tril(triu(x, 0), 0)
+
+
+def _real_diagonal_part(x):
+    """The real part of x's diagonal, as a matrix of x's dtype (zero off the diagonal)."""
+    d = diagonal_part(x)
+    dt = aval_of(x).dtype
+    return d if dt.kind != "c" else convert_element_type(convert_element_type(d, real_dtype(dt)), dt)
+
+
+def _strict_triangle(x, lower: bool):
+    return tril(x, -1) if lower else triu(x, 1)
+
+
+def hermitian_from_triangle(x, lower: bool):
+    """The Hermitian (real: symmetric) matrix that the lower (upper) triangle of x stands for,
+    as LAPACK's Hermitian routines read it: the strict triangle, its conjugate mirrored, and
+    the real part of the diagonal (LAPACK ignores the diagonal's imaginary part)."""
+    strict = _strict_triangle(x, lower)
+    return add(add(strict, _mH(strict)), _real_diagonal_part(x))
+
+
+def onto_hermitian_triangle(g, lower: bool):
+    """The transpose of hermitian_from_triangle (in JAX's convention, and equally its adjoint
+    in the Hermitian inner product): the cotangent of the triangle that is read."""
+    return add(add(_strict_triangle(g, lower), _strict_triangle(_mH(g), lower)), _real_diagonal_part(g))
 
 
 # --- inv ----------------------------------------------------------------------------------
@@ -423,13 +471,17 @@ def _scalar_batch_aval(name):
 
 def _def_trace_deriv(prim, gradient_t):
     """JVP and VJP of a scalar function f of each matrix from `gradient_t(a)`, the matrix G
-    with d f(A)[E] = tr(G E) (so the gradient is G^T)."""
+    with d f(A)[E] = tr(G E) (so the gradient is G^T). Where f is real for a complex A
+    (log|det A|), d f(A)[E] = Re tr(G E): the tangent takes the real part, and the transpose
+    of Re is the cast of the real cotangent to complex."""
 
     def jvp(primals, tangents):
         (a,), (a_dot,) = primals, tangents
-        return prim.bind(a), _trace_of_product(gradient_t(a), a_dot)
+        out = prim.bind(a)
+        return out, convert_element_type(_trace_of_product(gradient_t(a), a_dot), aval_of(out).dtype)
 
     def vjp(needs, ct, out, a):
+        ct = convert_element_type(ct, aval_of(a).dtype)
         return [mul(_expand_scalar(ct, shape_of(a)), _mT(gradient_t(a)))]
 
     prim.def_jvp(jvp)
@@ -464,8 +516,12 @@ def _adjugate_impl(a, *, xp):
     pre = xp.cumprod(xp.concatenate([ones, s[..., :-1]], -1), -1)
     suf = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s[..., 1:], -1)], -1), -1), -1)
     sign = xp.linalg.det(u) * xp.linalg.det(vh)
-    v_c = xp.swapaxes(vh, -1, -2) * (pre * suf)[..., None, :]
-    return (sign[..., None, None] * (v_c @ xp.swapaxes(u, -1, -2))).astype(a.dtype)
+    # A = U S V^H, so adj(A) = det(U) det(V^H) V adj(S) U^H (the conjugates matter for complex A)
+    uh, v = xp.swapaxes(u, -1, -2), xp.swapaxes(vh, -1, -2)
+    if a.dtype.kind == "c":
+        uh, v = xp.conj(uh), xp.conj(v)
+    v_c = v * (pre * suf)[..., None, :]
+    return (sign[..., None, None] * (v_c @ uh)).astype(a.dtype)
 
 
 def adjugate(a):
@@ -524,7 +580,14 @@ det_p.def_batch(_batch_leading(det_p))
 
 logabsdet_p = Primitive("logabsdet", backward_name="LinalgSlogdetBackward0")
 logabsdet_p.def_impl(lambda a, *, xp: xp.linalg.slogdet(a)[1])
-logabsdet_p.def_abstract_eval(_scalar_batch_aval("logabsdet"))
+
+
+def _logabsdet_aval(a):
+    _square_aval("logabsdet", a)
+    return ShapedArray(a.shape[:-2], real_dtype(a.dtype))   # log|det| is real for complex a too
+
+
+logabsdet_p.def_abstract_eval(_logabsdet_aval)
 
 
 def logabsdet(a):
@@ -557,8 +620,9 @@ cholesky_p.def_impl(lambda a, *, xp: xp.linalg.cholesky(a))
 
 
 def cholesky(a):
-    """Lower Cholesky factor of the symmetric positive-definite matrix whose lower
-    triangle is that of `a` (the strict upper triangle is never read)."""
+    """Lower Cholesky factor L (L L^H = A) of the Hermitian (real: symmetric) positive-definite
+    matrix A whose lower triangle is that of `a` (the strict upper triangle and the imaginary
+    part of the diagonal are never read, as in LAPACK)."""
     _square_aval("cholesky", aval_of(a))
     return cholesky_p.bind(a)
 
@@ -568,21 +632,28 @@ def _phi(x):
     return add(tril(x, -1), mul(const(x, 0.5), diagonal_part(x)))
 
 
+def _solve_lower_adjoint(L, x):
+    """L^-H x for lower-triangular L: L^-H = conj(L^-T), so conj(L^-T conj(x))."""
+    return conj_if_complex(triangular_solve(L, conj_if_complex(x), lower=True, transpose_a=True))
+
+
 def _cholesky_jvp(primals, tangents):
     (a,), (a_dot,) = primals, tangents
     L = cholesky(a)
-    sym = add(tril(a_dot), _mT(tril(a_dot, -1)))  # the symmetric matrix a's lower triangle stands for
+    sym = hermitian_from_triangle(a_dot, True)  # the matrix a's lower triangle stands for
     tmp = triangular_solve(L, sym, lower=True)                       # L^-1 S
-    x = triangular_solve(L, _mT(tmp), lower=True)                    # L^-1 S L^-T
+    x = triangular_solve(L, _mH(tmp), lower=True)                    # L^-1 S L^-H
     return L, _mm(L, _phi(x))
 
 
 def _cholesky_vjp(needs, ct, out, a):
+    # the adjoint of the JVP's map in the Hermitian inner product, applied to conj(ct) and
+    # conjugated: JAX's transpose (for real matrices, the plain transpose)
     L = out
-    p = _phi(_mm(_mT(L), ct))
-    y = triangular_solve(L, p, lower=True, transpose_a=True)         # L^-T P
-    g = _mT(triangular_solve(L, _mT(y), lower=True, transpose_a=True))  # L^-T P L^-1
-    return [add(tril(g), tril(_mT(g), -1))]
+    p = _phi(_mm(_mH(L), conj_if_complex(ct)))
+    y = _solve_lower_adjoint(L, p)                                   # L^-H P
+    g = _mH(_solve_lower_adjoint(L, _mH(y)))                         # L^-H P L^-1
+    return [onto_hermitian_triangle(conj_if_complex(g), True)]
 
 
 cholesky_p.def_abstract_eval(_square_to_square_aval("cholesky"))
@@ -592,6 +663,7 @@ cholesky_p.def_saves(inputs=False)
 cholesky_p.def_batch(_batch_leading(cholesky_p))
 
 __all__ = ["dot_general", "dot_general_p", "matrix_transpose", "batched_matmul", "tril", "tril_p",
-           "triu", "triu_p", "diagonal_part", "inv", "inv_p", "solve", "solve_p", "triangular_solve",
+           "triu", "triu_p", "diagonal_part",
+           "conj_if_complex", "matrix_adjoint", "hermitian_from_triangle", "onto_hermitian_triangle", "inv", "inv_p", "solve", "solve_p", "triangular_solve",
            "triangular_solve_p", "det", "det_p", "logabsdet", "logabsdet_p", "slogdet_sign",
            "slogdet_sign_p", "cholesky", "cholesky_p"]

@@ -16,12 +16,20 @@ from ..core.primitive import Primitive
 from ..core.rules import shape_of
 from ..core.trace import aval_of
 from .elementwise import add, add_tangents, mul, neg, sub
-from .linalg import _batch_leading, _square_aval, batched_matmul, matrix_transpose
+from .linalg import (
+    _batch_leading,
+    _square_aval,
+    batched_matmul,
+    conj_if_complex,
+    matrix_adjoint,
+    matrix_transpose,
+)
 from .reduce import reduce_sum
 from .shape import broadcast_in_dim, concatenate, pad, reshape, slice
 
 _mm = batched_matmul
 _mT = matrix_transpose
+_mH = matrix_adjoint
 
 
 def _scipy_linalg(xp):
@@ -69,24 +77,26 @@ def pinv(a, rcond: float):
 
 
 def _pinv_jvp(primals, tangents, *, rcond):
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra, 1973)
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P (Golub & Pereyra, 1973)
     (a,), (a_dot,) = primals, tangents
     p = pinv(a, rcond)
-    a_dot_t = _mT(a_dot)
-    left = _mm(_mm(p, _mT(p)), a_dot_t)
-    right = _mm(_mm(a_dot_t, _mT(p)), p)
+    a_dot_h = _mH(a_dot)
+    left = _mm(_mm(p, _mH(p)), a_dot_h)
+    right = _mm(_mm(a_dot_h, _mH(p)), p)
     out_dot = add(neg(_mm(_mm(p, a_dot), p)), sub(left, _mm(_mm(left, a), p)))
     return p, add(out_dot, sub(right, _mm(_mm(p, a), right)))
 
 
 def _pinv_vjp(needs, ct, out, a, *, rcond):
-    # the transpose of the jvp's map: E -> X E Y becomes C -> X^T C Y^T, E^T -> X E^T Y
-    # becomes C -> Y C^T X
-    p, ct_t = out, _mT(ct)
-    ppt, ptp = _mm(p, _mT(p)), _mm(_mT(p), p)
-    g = neg(_mm(_mm(_mT(p), ct), _mT(p)))
-    g = add(g, sub(_mm(ct_t, ppt), _mm(_mm(a, p), _mm(ct_t, ppt))))
-    return [add(g, sub(_mm(ptp, ct_t), _mm(_mm(ptp, ct_t), _mm(p, a))))]
+    # the adjoint of the jvp's map in the Hermitian inner product (E -> X E Y becomes
+    # C -> X^H C Y^H, E -> X E^H Y becomes C -> Y C^H X), applied to conj(ct) and conjugated:
+    # JAX's transpose (for real matrices the plain transpose)
+    p, ct_h = out, _mH(conj_if_complex(ct))
+    ct = conj_if_complex(ct)
+    pph, php = _mm(p, _mH(p)), _mm(_mH(p), p)
+    g = neg(_mm(_mm(_mH(p), ct), _mH(p)))
+    g = add(g, sub(_mm(ct_h, pph), _mm(_mm(a, p), _mm(ct_h, pph))))
+    return [conj_if_complex(add(g, sub(_mm(php, ct_h), _mm(_mm(php, ct_h), _mm(p, a)))))]
 
 
 pinv_p.def_impl(lambda a, *, rcond, xp: xp.linalg.pinv(a, rcond))

@@ -14,12 +14,18 @@ argsort_p = Primitive("argsort")
 
 
 def _argsort_impl(x, *, axis: int, descending: bool, xp):
-    if descending:
-        # A stable sort of a decreasing function of x: equal elements keep their original
-        # order (PyTorch's stable descending sort). ~x is decreasing without overflow for
-        # booleans and integers (-x wraps at the smallest one); NaN stays NaN, so last.
-        x = ~x if x.dtype.kind in "biu" else -x
-    return xp.argsort(x, axis=axis, kind="stable").astype(np.int64)
+    if not descending:
+        return xp.argsort(x, axis=axis, kind="stable").astype(np.int64)
+    # A stable sort of a decreasing function of x: equal elements keep their original order
+    # (PyTorch's stable descending sort). ~x is decreasing without overflow for booleans and
+    # integers (-x wraps at the smallest one). NaN stays NaN, so it would come last; but NaN
+    # is the largest value to PyTorch's and jax.numpy's sorts, first when descending: a second
+    # stable pass moves the NaNs, in their order, to the front.
+    order = xp.argsort(~x if x.dtype.kind in "biu" else -x, axis=axis, kind="stable")
+    if x.dtype.kind == "f":
+        not_nan = ~xp.isnan(xp.take_along_axis(x, order, axis=axis))
+        order = xp.take_along_axis(order, xp.argsort(not_nan, axis=axis, kind="stable"), axis=axis)
+    return order.astype(np.int64)
 
 
 argsort_p.def_impl(_argsort_impl)
@@ -36,5 +42,6 @@ argsort_p.def_batch(_argsort_batch)
 
 def argsort(x, axis: int, descending: bool = False):
     """int64 indices that sort `x` along `axis` (a non-negative axis), stably: equal elements
-    keep their order, also when `descending`. NaNs come last in both orders."""
+    keep their order, also when `descending`. NaN is the largest value: last ascending, first
+    descending (PyTorch's and jax.numpy's order)."""
     return argsort_p.bind(x, axis=axis, descending=descending)

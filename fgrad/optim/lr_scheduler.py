@@ -207,6 +207,10 @@ class LRScheduler:
     def _current_lrs(self) -> list:
         return _group_values(self.optimizer, "lr")
 
+    def _scaled_lrs(self, factor: float) -> list:
+        """Every group's current rate times `factor` (the recursive step of most schedules)."""
+        return [g["lr"] * factor for g in self.optimizer.param_groups]
+
 
 # PyTorch's old name, still imported by older scripts
 class _LRScheduler(LRScheduler):
@@ -281,7 +285,7 @@ class StepLR(LRScheduler):
         self._warn_if_called_outside_step()
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current_lrs()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
@@ -300,8 +304,7 @@ class MultiStepLR(LRScheduler):
         self._warn_if_called_outside_step()
         if self.last_epoch not in self.milestones:
             return self._current_lrs()
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch]
-                for g in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
@@ -329,10 +332,10 @@ class ConstantLR(LRScheduler):
     def get_lr(self) -> list:
         self._warn_if_called_outside_step()
         if self.last_epoch == 0:
-            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+            return self._scaled_lrs(self.factor)
         if self.last_epoch != self.total_iters:
             return self._current_lrs()
-        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+        return self._scaled_lrs(1.0 / self.factor)
 
     def _get_closed_form_lr(self) -> list:
         return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
@@ -359,12 +362,12 @@ class LinearLR(LRScheduler):
     def get_lr(self) -> list:
         self._warn_if_called_outside_step()
         if self.last_epoch == 0:
-            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+            return self._scaled_lrs(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._current_lrs()
         delta = self.end_factor - self.start_factor
         ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
-        return [g["lr"] * ratio for g in self.optimizer.param_groups]
+        return self._scaled_lrs(ratio)
 
     def _get_closed_form_lr(self) -> list:
         return [base * (self.start_factor + (self.end_factor - self.start_factor)
@@ -384,7 +387,7 @@ class ExponentialLR(LRScheduler):
         # the constructor's step must not move a resumed schedule one epoch further
         if self._is_initial:
             return self._current_lrs()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
@@ -405,7 +408,7 @@ class PolynomialLR(LRScheduler):
             return self._current_lrs()
         decay = ((1.0 - self.last_epoch / self.total_iters)
                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
-        return [g["lr"] * decay for g in self.optimizer.param_groups]
+        return self._scaled_lrs(decay)
 
     def _get_closed_form_lr(self) -> list:
         return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
@@ -434,9 +437,7 @@ class CosineAnnealingLR(LRScheduler):
             return self._current_lrs()
         if self._step_count == 1 and self.last_epoch > 0:
             # the first step of a resumed schedule: the closed form
-            return [self.eta_min + (base - self.eta_min)
-                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
-                    for base in self.base_lrs]
+            return self._get_closed_form_lr()
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             # leaving the minimum, where the recursive ratio would divide by zero
             return [g["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2

@@ -22,10 +22,15 @@ from ._special_erf import *  # noqa: F401,F403
 from ._special_erf import __all__ as _erf
 from ._special_gamma import *  # noqa: F401,F403
 from ._special_gamma import __all__ as _gamma
+from ._special_expint import *  # noqa: F401,F403
+from ._special_expint import __all__ as _expint
+from ._special_hyper import *  # noqa: F401,F403
+from ._special_hyper import __all__ as _hyper
 from ._special_log import *  # noqa: F401,F403
 from ._special_log import __all__ as _log
 
-__all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit", *_gamma, *_erf, *_bessel, *_log]
+__all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit", *_gamma, *_erf, *_bessel, *_log,
+           *_expint, *_hyper]
 
 
 def _float(x, name):

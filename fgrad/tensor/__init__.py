@@ -10,15 +10,12 @@ import sys as _sys
 import types as _types
 
 from ..core.errors import FgradTypeError, FgradValueError
-from . import (  # noqa: F401  # noqa: F401  (torch.linalg, torch.sparse, torch.special)
+from . import (  # noqa: F401
     _dtypes,
     _methods,  # noqa: F401  (installs Tensor methods and operators)
     _ops,
     autograd,
     cuda,
-    linalg,
-    sparse,
-    special,
 )
 from . import creation as _creation
 from ._device import device
@@ -57,14 +54,13 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401
 from .tensor import Size, Tensor
 from .tensor import Tensor as _Tensor
 
 FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
                             "hstack", "vstack", "einsum", "numel", "meshgrid", "cartesian_prod", "block_diag",
                             "searchsorted", "bucketize", "cdist", "std_mean", "var_mean", "tril_indices",
-                            "triu_indices")
+                            "triu_indices", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar")
 # Functions whose first argument is not a single input tensor.
 _NOT_INPUT_FIRST = {"where", "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack",
                     "vstack", "einsum", "meshgrid", "cartesian_prod", "block_diag", "tril_indices", "triu_indices",
@@ -73,7 +69,7 @@ _NOT_INPUT_FIRST = {"where", "broadcast_shapes", "cat", "concat", "concatenate",
 
 # Functions whose first two arguments must both be tensors.
 _TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cross", "kron", "tensordot",
-                "vdot", "cdist", "dist"}
+                "vdot", "cdist", "dist", "complex", "polar"}
 
 
 def _checked(name, fn):
@@ -106,7 +102,7 @@ for _name in _creation_all:
 
 __all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
             "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
-            "set_default_dtype", "promote_types", "sparse_coo_tensor", "sparse_coo", "strided"]
+            "set_default_dtype", "promote_types"]
            + [d.name for d in _dtypes.ALL]
            + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble"]
            + list(_creation_all) + list(FUNCTIONS))

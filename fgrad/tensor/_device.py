@@ -103,6 +103,12 @@ def _cuda_index(cp, dev: device) -> int:
     return index
 
 
+def resolved(dev: device) -> device:
+    """`dev` with its GPU index filled in (a bare "cuda" is CuPy's current device), so that
+    two spellings of one device compare equal."""
+    return device("cuda", _cuda_index(cupy(), dev)) if dev.type == "cuda" and dev.index is None else dev
+
+
 def to_device(v, dev: device):
     """`v` (a NumPy or CuPy array) on `dev`; returns `v` itself when it is already there."""
     if dev.type == "cpu":

@@ -86,7 +86,7 @@ def copy_(self, src, non_blocking: bool = False):
         src = O.expand(src, shape)
     if src._node is None and not (_state.grad_enabled and self._requires_grad):
         return commit_inplace(self, src)
-    return commit_inplace(self, src if src._node is not None else _make(np.array(src._value)))
+    return commit_inplace(self, src if src._node is not None else O.clone(src))  # (on src's device)
 
 
 def _random_(draw):
@@ -162,6 +162,8 @@ SHARED_NAMES = (
     "cumprod", "cummax", "cummin", "logcumsumexp", "addcmul", "addcdiv", "addmm", "addmv", "baddbmm", "addbmm",
     "diff", "median", "nanmedian", "quantile", "nanquantile", "frac", "rot90", "kron", "cross", "dist",
     "clamp_min", "clamp_max", "hypot", "logit", "xlogy",
+    # complex numbers (_ops.py; real and imag are properties below)
+    "conj", "conj_physical", "resolve_conj", "is_conj", "angle",
 )
 
 _SAME_NAME = SHARED_NAMES + ("view", "expand", "expand_as", "repeat", "to", "type_as", "contiguous",
@@ -175,7 +177,11 @@ Tensor.view_as = lambda self, other: O.view(self, tuple(other._value.shape))
 Tensor.reshape_as = lambda self, other: O.reshape(self, tuple(other._value.shape))
 Tensor.T = property(lambda self: O.permute(self, *reversed(range(self._value.ndim))))
 Tensor.mT = property(lambda self: O.transpose(self, -2, -1))
-Tensor.H = property(lambda self: O.t(self))
+Tensor.H = property(lambda self: O.conj(O.t(self)))   # the conjugate transpose, as PyTorch's
+Tensor.mH = property(lambda self: O.conj(O.transpose(self, -2, -1)))
+Tensor.adjoint = lambda self: O.conj(O.transpose(self, -2, -1))
+Tensor.real = property(O.real)
+Tensor.imag = property(O.imag)
 Tensor.cpu = lambda self: O.to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False: O.to(self, "cuda" if device is None else device)
 

@@ -12,6 +12,7 @@ has a derivative rule: every derivative comes from the primitives' own rules.
 from __future__ import annotations
 
 import builtins
+from collections import namedtuple
 
 import numpy as np
 
@@ -21,11 +22,13 @@ from ..numpy._elementwise import unary_float
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast, dtype_of, normalize_axes
 from ..ops import elementwise as ew
+from ..ops.complex import complex as _lax_complex
 from ..ops.nn import log_softmax as _log_softmax
 from ..ops.nn import relu as _relu
 from ..ops.nn import softmax as _softmax
 from ..scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
+from ._adapt import _axis, adapt_table
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
@@ -59,11 +62,6 @@ def _float(x):
     return cast(x, P.float_dtype(dtype_of(x)))
 
 
-def _axis(dim):
-    """PyTorch's dim as fgrad.numpy's axis: None, () and [] mean every dimension."""
-    return None if dim is None or isinstance(dim, (tuple, list)) and not dim else dim
-
-
 def named(out, name: str, *inputs):
     """Give `out`'s graph node PyTorch's name for the function that made it (one primitive
     serves several torch functions: reduce_sum is SumBackward0 for x.sum(), a composition
@@ -74,6 +72,38 @@ def named(out, name: str, *inputs):
             not isinstance(i, Tensor) or i._node is not node for i in inputs):
         node.__class__ = node_class(name)
     return out
+
+
+# Functions that are an fgrad.numpy function under PyTorch's names (see _adapt.py):
+# torch name | fgrad.numpy function | torch parameters | grad_fn ("Sum*": SumBackward0 / 1)
+_TABLE = """
+log2 | log2 | input |
+log10 | log10 | input |
+neg | negative | input |
+bitwise_not | invert | input |
+sum | sum | input, dim=None, keepdim=False, *, dtype=None | Sum*
+mean | mean | input, dim=None, keepdim=False, *, dtype=None | Mean*
+prod | prod | input, dim=None, keepdim=False, *, dtype=None | Prod*
+amax | amax | input, dim=None, keepdim=False | Amax
+amin | amin | input, dim=None, keepdim=False | Amin
+argmax | argmax | input, dim=None, keepdim=False |
+argmin | argmin | input, dim=None, keepdim=False |
+any | any | input, dim=None, keepdim=False |
+all | all | input, dim=None, keepdim=False |
+cumsum | cumsum | input, dim, *, dtype=None | Cumsum
+cumprod | cumprod | input, dim, *, dtype=None | Cumprod
+unsqueeze | expand_dims | input, dim | Unsqueeze
+movedim | moveaxis | input, source, destination |
+flip | flip | input, dims | Flip
+roll | roll | input, shifts, dims=None | Roll
+tril | tril | input, diagonal=0 | Tril
+triu | triu | input, diagonal=0 | Triu
+diag | diag | input, diagonal=0 |
+kron | kron | input, other | Kron
+hypot | hypot | input, other | Hypot
+"""
+globals().update(adapt_table(_TABLE, named))
+moveaxis = movedim  # noqa: F821
 
 
 # --- elementwise ---------------------------------------------------------------------------------
@@ -201,14 +231,6 @@ globals().update({name: _float_unary(fn, prim, name) for name, (fn, prim) in _FL
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
 
 
-def log2(input):
-    return fnp.log2(input, policy=P)
-
-
-def log10(input):
-    return fnp.log10(input, policy=P)
-
-
 def exp2(input):
     return pow(2.0, _float(input))
 
@@ -223,14 +245,6 @@ def reciprocal(input):
 
 def square(input):
     return pow(input, 2)
-
-
-def neg(input):
-    return fnp.negative(input, policy=P)
-
-
-def bitwise_not(input):
-    return fnp.invert(input)
 
 
 def round(input, *, decimals: int = 0):
@@ -274,47 +288,22 @@ def lerp(input, end, weight):
 
 # --- reductions ------------------------------------------------------------------------------------
 
-def _reduction(fnp_fn, name, backward=None):
-    """torch.<name>(input, dim=None, keepdim=False[, dtype=]): `fnp_fn` over `dim`, its node
-    named `backward`Backward0 (all dims) or 1."""
-    def op(input, dim=None, keepdim: bool = False, *, dtype=None):
-        kw = {} if dtype is None else {"dtype": D.np_dtype(dtype)}
-        out = fnp_fn(input, axis=_axis(dim), keepdims=keepdim, policy=P, **kw)
-        return out if backward is None else named(out, f"{backward}Backward{0 if dim is None else 1}", input)
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-sum, mean, prod = (_reduction(getattr(fnp, n), n, n.capitalize()) for n in ("sum", "mean", "prod"))
-amax, amin, argmax, argmin, any, all = (_reduction(getattr(fnp, n), n)
-                                        for n in ("amax", "amin", "argmax", "argmin", "any", "all"))
-
-
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
     return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
 
 
-def cumsum(input, dim, *, dtype=None):
-    return named(fnp.cumsum(input, axis=dim, dtype=D.np_dtype(dtype), policy=P), "CumsumBackward0", input)
-
-
-class _ReturnTypes(tuple):
-    """(values, indices) results print like torch.return_types.max(...)."""
-
-    _name = "result"
-
-    def __new__(cls, values, indices):
-        return tuple.__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
+def result_type(name: str, fields: tuple = ("values", "indices")) -> type:
+    """A named tuple printed as PyTorch prints torch.return_types.<name>."""
+    base = namedtuple(name, fields)
 
     def __repr__(self) -> str:
-        return f"fgrad.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"fgrad.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "_name": name})
 
 
-def _return_type(name):
-    return type(name, (_ReturnTypes,), {"_name": name, "__slots__": ()})
+_return_type = result_type
 
 
 _max_t, _min_t, _sort_t, _topk_t, _mode_t = (_return_type(n) for n in ("max", "min", "sort", "topk", "mode"))
@@ -397,6 +386,85 @@ def softmax(input, dim, dtype=None):
 def log_softmax(input, dim, dtype=None):
     x = _float(input if dtype is None else cast(input, D.np_dtype(dtype)))
     return _log_softmax(x, _dim(dim, x._value.ndim))
+
+
+# --- complex numbers -----------------------------------------------------------------------------
+# Functions of fgrad.numpy (JAX's derivative convention); the facade conjugates cotangents at its
+# boundary (tensor.torch_convention), so .grad follows PyTorch's. real/imag are new tensors, not
+# writable views as in PyTorch.
+
+def _complex_input(input, name: str) -> None:
+    if input._value.dtype.kind != "c":
+        raise FgradRuntimeError(f"{name} is not implemented for tensors with non-complex dtypes (got "
+                                f"{input._value.dtype}); make it complex first, e.g. t.to(fgrad.complex64)")
+
+
+def real(input):
+    """The real part (a real tensor; a real input is returned as is, as PyTorch)."""
+    return fnp.real(input) if input._value.dtype.kind == "c" else input
+
+
+def imag(input):
+    """The imaginary part of a complex tensor (PyTorch refuses real tensors)."""
+    _complex_input(input, "imag")
+    return fnp.imag(input)
+
+
+def conj(input):
+    """The complex conjugate (a real input is returned as is, as PyTorch)."""
+    return fnp.conj(input) if input._value.dtype.kind == "c" else input
+
+
+conj_physical = conj
+
+
+def resolve_conj(input):
+    """The tensor itself: fgrad conjugates eagerly, so there is no lazy conjugate bit."""
+    return input
+
+
+def is_conj(input) -> bool:
+    """False: fgrad's conj is never a lazy view."""
+    return False
+
+
+def angle(input):
+    """The argument of each entry, in (-pi, pi] (0 or pi for real entries, with zero gradient)."""
+    return fnp.angle(_float(input))
+
+
+def view_as_real(input):
+    """A complex tensor (..., ) as a real one (..., 2) of its real and imaginary parts (a new
+    tensor, not a view)."""
+    _complex_input(input, "view_as_real")
+    return fnp.stack([fnp.real(input), fnp.imag(input)], axis=-1)
+
+
+def view_as_complex(input):
+    """A real float32/float64 tensor (..., 2) as the complex tensor (...,) of its pairs."""
+    shape, dt = tuple(input._value.shape), input._value.dtype
+    if dt not in (np.float32, np.float64):
+        raise FgradRuntimeError(f"view_as_complex is only supported for float and double tensors, but got a "
+                                f"tensor of scalar type: {dt}")
+    if not shape or shape[-1] != 2:
+        raise FgradRuntimeError(f"Tensor must have a last dimension of size 2 (got shape {shape})")
+    return _lax_complex(fnp.take(input, 0, axis=-1), fnp.take(input, 1, axis=-1))
+
+
+def complex(real, imag):
+    """real + i imag from two float tensors of one dtype (float32 or float64), broadcast."""
+    if not isinstance(imag, Tensor):
+        raise FgradTypeError(f"complex(): argument 'imag' (position 2) must be Tensor, not {type(imag).__name__}")
+    dr, di = real._value.dtype, imag._value.dtype
+    if dr != di or dr not in (np.float32, np.float64):
+        raise FgradRuntimeError(f"Expected both inputs to be Float or Double tensors of one dtype but got {dr} "
+                                f"and {di}")
+    return _lax_complex(real, imag)
+
+
+def polar(abs, angle):
+    """abs * (cos(angle) + i sin(angle)) from two float tensors of one dtype."""
+    return complex(fnp.multiply(abs, fnp.cos(angle)), fnp.multiply(abs, fnp.sin(angle)))
 
 
 # --- NumPy interop -----------------------------------------------------------------------------------

@@ -427,18 +427,17 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     return cast(counts, dt)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The 2 x N (row, column) indices of the lower triangle (on and below diagonal `offset`)
-    of a row x col matrix, row by row."""
-    rows, cols = fnp.tril_indices(row, offset, col)
-    return _creation.tensor(np.stack([rows, cols]), dtype=dtype or D.int64, device=device)
+def _tri_indices(fn, name: str, where: str):
+    def op(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+        return _creation.tensor(np.stack(fn(row, offset, col)), dtype=dtype or D.int64, device=device)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"The 2 x N (row, column) indices of the {where} diagonal `offset` of a row x col "
+                  "matrix, row by row.")
+    return op
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The 2 x N (row, column) indices of the upper triangle (on and above diagonal `offset`)
-    of a row x col matrix, row by row."""
-    rows, cols = fnp.triu_indices(row, offset, col)
-    return _creation.tensor(np.stack([rows, cols]), dtype=dtype or D.int64, device=device)
+tril_indices = _tri_indices(fnp.tril_indices, "tril_indices", "lower triangle (on and below)")
+triu_indices = _tri_indices(fnp.triu_indices, "triu_indices", "upper triangle (on and above)")
 
 
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:

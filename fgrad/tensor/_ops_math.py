@@ -57,12 +57,6 @@ _cummax_t, _cummin_t, _median_t, _nanmedian_t = (_return_type(n) for n in ("cumm
 
 # --- cumulative ---------------------------------------------------------------------------------------
 
-def cumprod(input: Tensor, dim: Any, *, dtype: Any = None) -> Tensor:
-    """The cumulative product along `dim` (integers accumulate in int64); its gradient is
-    exact where entries are zero."""
-    return named(fnp.cumprod(input, axis=dim, dtype=D.np_dtype(dtype), policy=P), "CumprodBackward0", input)
-
-
 def on_copy(fn: Callable) -> Callable:
     """`fn` for the in-place method of a composition whose intermediate steps save views or
     values of `input` for backward (cumprod's scan slices, xlogy's product): run on a copy,
@@ -360,18 +354,17 @@ def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdi
     return _quantile("nanquantile", fnp.nanquantile, input, q, dim, keepdim, interpolation)
 
 
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = True, keepdim: bool = False, *,
-             correction: Any = None) -> tuple:
-    """(std, mean) over `dim`."""
-    args = _var_args(dim, unbiased, keepdim, correction)
-    return (fnp.std(input, **args), fnp.mean(input, axis=args["axis"], keepdims=keepdim, policy=P))
+def _with_mean(spread: Callable, name: str) -> Callable:
+    def op(input: Tensor, dim: Any = None, unbiased: Any = True, keepdim: bool = False, *,
+           correction: Any = None) -> tuple:
+        args = _var_args(dim, unbiased, keepdim, correction)
+        return (spread(input, **args), fnp.mean(input, axis=args["axis"], keepdims=keepdim, policy=P))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"({spread.__name__}, mean) over `dim`."
+    return op
 
 
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = True, keepdim: bool = False, *,
-             correction: Any = None) -> tuple:
-    """(var, mean) over `dim`."""
-    args = _var_args(dim, unbiased, keepdim, correction)
-    return (fnp.var(input, **args), fnp.mean(input, axis=args["axis"], keepdims=keepdim, policy=P))
+std_mean, var_mean = _with_mean(fnp.std, "std_mean"), _with_mean(fnp.var, "var_mean")
 
 
 # --- products and elementwise -------------------------------------------------------------------------
@@ -388,11 +381,6 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     if _dim(dims[0], nd) == _dim(dims[1], nd):
         raise FgradRuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
     return fnp.rot90(input, k, dims)
-
-
-def kron(input: Tensor, other: Tensor) -> Tensor:
-    """The Kronecker product of two tensors."""
-    return named(fnp.kron(input, other, policy=P), "KronBackward0", input, other)
 
 
 def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
@@ -440,12 +428,6 @@ def frac(input: Tensor) -> Tensor:
     return named(sub(input, trunc(input)), "FracBackward0", input)
 
 
-def hypot(input: Tensor, other: Tensor) -> Tensor:
-    """sqrt(input**2 + other**2) without intermediate overflow; the gradient at the origin
-    is 0 (PyTorch gives NaN there)."""
-    return named(fnp.hypot(_operand(input), _operand(other), policy=P), "HypotBackward0", input, other)
-
-
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] first when eps is given (the
     gradient is then 0 outside those bounds)."""
@@ -487,12 +469,9 @@ __all__ = [
     "cross",
     "cummax",
     "cummin",
-    "cumprod",
     "diff",
     "dist",
     "frac",
-    "hypot",
-    "kron",
     "logcumsumexp",
     "logit",
     "median",

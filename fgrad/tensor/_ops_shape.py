@@ -17,9 +17,9 @@ from ..numpy._util import cast, ints_arg, normalize_axes
 from ..ops import elementwise as ew
 from ..ops import shape as sh
 from . import _dtypes as D
-from ._device import as_device, is_cupy
+from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
-from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, where
+from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, unsqueeze, where
 from .function import to_device
 from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace, mark_view
 
@@ -95,10 +95,6 @@ def unflatten(input, dim, sizes):
     return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
-def unsqueeze(input, dim: int):
-    return named(fnp.expand_dims(input, dim, policy=P), "UnsqueezeBackward0", input)
-
-
 def squeeze(input, dim=None):
     """`input` without its dims of size 1 (those of `dim`); a dim of another size stays."""
     shape = tuple(input._value.shape)
@@ -130,13 +126,6 @@ def t(input):
     if nd > 2:
         raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     return named(transpose(input, 0, 1), "TBackward0", input) if nd == 2 else input
-
-
-def movedim(input, source, destination):
-    return fnp.moveaxis(input, source, destination, policy=P)
-
-
-moveaxis = movedim
 
 
 def expand(input, *sizes):
@@ -239,22 +228,6 @@ def chunk(input, chunks: int, dim: int = 0):
     return split(input, size, dim)
 
 
-def flip(input, dims):
-    return named(fnp.flip(input, axis=dims, policy=P), "FlipBackward0", input)
-
-
-def roll(input, shifts, dims=None):
-    return named(fnp.roll(input, shifts, axis=dims, policy=P), "RollBackward0", input)
-
-
-def tril(input, diagonal: int = 0):
-    return named(fnp.tril(input, diagonal), "TrilBackward0", input)
-
-
-def triu(input, diagonal: int = 0):
-    return named(fnp.triu(input, diagonal), "TriuBackward0", input)
-
-
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
     """A view of the diagonal (writes through to `input`, as in PyTorch)."""
     out = named(fnp.diagonal(input, offset, dim1, dim2), "DiagonalBackward0", input)
@@ -265,10 +238,6 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
         out._value = d
         mark_view(out, input)
     return out
-
-
-def diag(input, diagonal: int = 0):
-    return fnp.diag(input, diagonal)
 
 
 def trace(input):
@@ -374,7 +343,7 @@ def masked_select(input, mask):
     return getitem(fnp.broadcast_to(input, shape, policy=P), fnp.broadcast_to(m, shape, policy=P))
 
 
-def nonzero(input, *, as_tuple: bool = False):
+def nonzero(input, *, as_tuple: bool = False):  # (argwhere: the same, as_tuple=False)
     v = _concrete(_tensor(input)._value)
     xp = np if type(v) is _nd else __import__("cupy")
     if as_tuple:
@@ -382,8 +351,7 @@ def nonzero(input, *, as_tuple: bool = False):
     return _make(xp.argwhere(v).astype(np.int64))
 
 
-def argwhere(input):
-    return nonzero(input)
+argwhere = nonzero
 
 
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
@@ -444,10 +412,6 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
-def mv(input, vec):
-    return matmul(input, vec)
-
-
 def dot(input, other):
     if input._value.ndim != 1 or other._value.ndim != 1:
         raise FgradRuntimeError(f"1D tensors expected, but got {input._value.ndim}D and {other._value.ndim}D tensors")
@@ -459,6 +423,7 @@ def dot(input, other):
 
 
 inner = dot
+mv = matmul
 
 
 def outer(input, vec2):
@@ -497,8 +462,8 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
             dtype = a
     out = input
     if device is not None:
-        dev = as_device(device)
-        if dev != out.device:
+        dev = resolved(as_device(device))
+        if dev != out.device:  # already there: the tensor itself, as PyTorch
             out = to_device(out, dev)
     if dtype is not None:
         out = cast(out, D.np_dtype(dtype))

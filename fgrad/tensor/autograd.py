@@ -43,6 +43,7 @@ from .tensor import (
     accumulate_grad,
     grad_node,
     saved_values,
+    torch_convention,
 )
 
 # `import fgrad.autograd.graph` works as in PyTorch (fgrad.autograd is this module's alias)
@@ -109,8 +110,12 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
                                f"and output[{i}] has a shape of {Size(v.shape)}.")
         if g._value.dtype != v.dtype:
             g = convert_element_type(g, v.dtype)
+        g = _torch_convention(g)
         roots.append((grad_node(t), g if create_graph else g._value))
     return roots
+
+
+_torch_convention = torch_convention  # (tensor.py: hooks on graph nodes convert too)
 
 
 def _cupy_ones(v):
@@ -120,6 +125,7 @@ def _cupy_ones(v):
 
 def _leaf_grad(t, ct):
     """A leaf's gradient after its tensor hooks (registered with register_hook)."""
+    ct = _torch_convention(ct)
     if t._hooks:
         for hook in list(t._hooks):
             new = hook(ct)
@@ -154,7 +160,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     for t, n in zip(inputs, nodes):
         if n is not None and id(n) in result:
             ct = result[id(n)]
-            accumulate_grad(t, _leaf_grad(t, ct) if t._node is None else ct)
+            accumulate_grad(t, _leaf_grad(t, ct) if t._node is None else _torch_convention(ct))
 
 
 def _input_node(t, i):
@@ -192,8 +198,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                                    "the graph. Set allow_unused=True if this is the desired behavior.", doc="grad-unused-input")
             res.append(_make(np.zeros_like(t._value)) if materialize_grads else None)
             continue
-        if t._node is None:
-            ct = _leaf_grad(t, ct)
+        ct = _leaf_grad(t, ct) if t._node is None else _torch_convention(ct)
         res.append(ct if isinstance(ct, Tensor) else _make(ct))
     return tuple(res)
 

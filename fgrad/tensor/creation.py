@@ -12,7 +12,7 @@ from . import _dtypes as D
 from . import (
     _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
 )
-from ._device import array_module, as_device, is_cupy, to_device
+from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
 from .tensor import Tensor, _make
 
 REQUIRES_GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
@@ -77,7 +77,9 @@ def set_rng_state(state) -> None:
     default_generator.set_state(state)
 
 
-def _rng(generator) -> np.random.Generator:
+def _rng(generator=None) -> np.random.Generator:
+    """The NumPy generator behind `generator` (fgrad's default generator when None): the one
+    place every random draw of fgrad.tensor, fgrad.nn and fgrad.distributions resolves it."""
     return (generator or default_generator)._rng
 
 
@@ -238,7 +240,7 @@ def _factory(make_np, size, dtype, device, requires_grad, default=None) -> Tenso
     if xp is np:
         value = make_np(np, size, npd)
     else:
-        with xp.cuda.Device(dev.index or 0):
+        with xp.cuda.Device(_cuda_index(xp, dev)):  # a bare "cuda": the current GPU, as PyTorch
             value = make_np(xp, size, npd)
     return _finish(value, None, None, requires_grad)
 

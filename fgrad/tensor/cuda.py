@@ -98,26 +98,27 @@ def _pool_on(device):
     return cp, _index(cp, device)
 
 
-def memory_allocated(device=None) -> int:
-    """Bytes of GPU memory held by live arrays on `device` (CuPy's default memory pool, which
-    every fgrad GPU tensor is allocated from); 0 before any GPU tensor exists."""
+def _pool_bytes(device, query: str) -> int:
+    """The memory pool's `query` ("used_bytes", "total_bytes") on `device`, 0 while CuPy is not
+    imported (so that nothing of fgrad's is on a GPU)."""
     got = _pool_on(device)
     if got is None:
         return 0
     cp, index = got
     with cp.cuda.Device(index):
-        return int(cp.get_default_memory_pool().used_bytes())
+        return int(getattr(cp.get_default_memory_pool(), query)())
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of GPU memory held by live arrays on `device` (CuPy's default memory pool, which
+    every fgrad GPU tensor is allocated from); 0 before any GPU tensor exists."""
+    return _pool_bytes(device, "used_bytes")
 
 
 def memory_reserved(device=None) -> int:
     """Bytes the memory pool holds on `device`: allocated plus freed blocks kept for reuse
     (PyTorch's caching allocator keeps them likewise)."""
-    got = _pool_on(device)
-    if got is None:
-        return 0
-    cp, index = got
-    with cp.cuda.Device(index):
-        return int(cp.get_default_memory_pool().total_bytes())
+    return _pool_bytes(device, "total_bytes")
 
 
 def empty_cache() -> None:

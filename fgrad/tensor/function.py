@@ -22,7 +22,7 @@ from ..custom import _bind, _Call, _unpack, custom_vjp_call_p
 from ..tree_util import register_pytree_node, tree_flatten
 from ._device import device_of_value
 from ._device import to_device as move
-from .tensor import Tensor, _make, version_message
+from .tensor import Tensor, _make, torch_convention, version_message
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -122,6 +122,9 @@ def _apply(cls, args, kwargs):
 
     def bwd(ctx, ct):
         cts, graph = _grad_outputs(ct, ctx.materialize_grads)
+        # backward sees and returns gradients in PyTorch's complex convention (conjugates of the
+        # engine's cotangents: see tensor.torch_convention)
+        cts = tuple(None if c is None else torch_convention(c) for c in cts)
         grads = cls.backward(ctx, *cts)
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) != len(args):
@@ -133,6 +136,7 @@ def _apply(cls, args, kwargs):
             if g is not None and not isinstance(g, Tensor):
                 raise FgradTypeError(f"function {cls.__name__}Backward returned a {type(g).__name__} as gradient "
                                 f"{i}; gradients must be Tensors or None")
+            g = None if g is None else torch_convention(g)
             res.append(None if g is None else (g if graph else g._value))
         return tuple(res)
 

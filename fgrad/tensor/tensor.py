@@ -33,6 +33,7 @@ from ..interpreters.backward import Leaf, Node
 from ..interpreters.record import record_primitive
 from ..numpy._policy import TORCH
 from ..numpy._util import normalize_axis
+from ..ops.complex import conj as _lax_conj
 from ..ops.elementwise import convert_element_type, select
 from . import _dtypes as D
 from ._device import CPU, device, device_of_value, is_cupy, to_device
@@ -160,19 +161,33 @@ class RemovableHandle:
         self.remove()
 
 
+def torch_convention(ct):
+    """A cotangent converted between PyTorch's complex convention and the engine's (JAX's):
+    PyTorch's gradient of a complex value is the conjugate of JAX's (for a real loss, z.grad
+    is df/dx + i df/dy), so cotangents are conjugated where they enter (grad_outputs) and
+    where user code sees them (.grad, autograd.grad, hooks, Function.backward); real ones pass
+    unchanged. Conjugation is its own inverse, so this converts either way."""
+    v = ct._value if isinstance(ct, Tensor) else ct
+    return _lax_conj(ct) if v.dtype.kind == "c" else ct
+
+
 class _TensorHook:
-    """A user hook: sees the gradient as a Tensor, may return a replacement."""
+    """A user hook: sees the gradient as a Tensor, may return a replacement. A hook on a
+    graph node (`engine_side`) receives the engine's cotangent: the user sees it, and returns
+    it, in PyTorch's convention (leaf hooks get theirs converted already)."""
 
-    __slots__ = ("fn",)
+    __slots__ = ("fn", "engine_side")
 
-    def __init__(self, fn) -> None:
-        self.fn = fn
+    def __init__(self, fn, engine_side: bool = False) -> None:
+        self.fn, self.engine_side = fn, engine_side
 
     def __call__(self, ct):
         boxed = ct if isinstance(ct, Tensor) else _make(ct)
-        new = self.fn(boxed)
+        new = self.fn(torch_convention(boxed) if self.engine_side else boxed)
         if new is None:
             return None
+        if self.engine_side:
+            new = torch_convention(new if isinstance(new, Tensor) else _make(new))
         if isinstance(ct, Tensor):
             return new if isinstance(new, Tensor) else _make(new)
         return new._value if isinstance(new, Tensor) else new
@@ -190,7 +205,7 @@ class _RetainGrad:
     def __call__(self, ct):
         t = self.ref()
         if t is not None:
-            accumulate_grad(t, ct)
+            accumulate_grad(t, torch_convention(ct))   # .grad is in PyTorch's convention
         return None
 
 
@@ -688,7 +703,7 @@ class Tensor:
         if not self._requires_grad:
             raise FgradRuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._node is not None:
-            return _add_node_hook(self._node, _TensorHook(hook))
+            return _add_node_hook(self._node, _TensorHook(hook, engine_side=True))
         if self._hooks is None:
             self._hooks = []
         h = _TensorHook(hook)

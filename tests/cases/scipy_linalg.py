@@ -79,3 +79,59 @@ CASES = [
     ("scipy.signal.correlate[valid_swapped]", lambda a, b: fsig.correlate(a, b, mode="valid"),
      lambda a, b: ssig.correlate(a, b, mode="valid"), normal((3,), (5,))),
 ]
+
+# --- LU, Schur, Hessenberg (fgrad/ops/linalg_lu.py) ------------------------------------------
+# LU on well-conditioned matrices with well-separated pivots (no ties in the pivot choice, so
+# the finite differences never switch permutation). Schur and Hessenberg have values only (no
+# derivative, as in JAX). These primitives factorize on the host with SciPy and refuse CuPy
+# arrays by design (see "gpu" in tests/test_primitives.py).
+HOST_ONLY = {"gpu": False}
+
+
+def _lu_args(m, n, batch=(), *more):
+    def make(rng, dt):
+        a = rng.standard_normal(batch + (m, n))
+        k = min(m, n)
+        a[..., range(k), range(k)] += 3.0 * np.sign(a[..., range(k), range(k)] + 1e-3)
+        return (a.astype(dt),) + tuple(rng.standard_normal(s).astype(dt) for s in more)
+    return make
+
+
+def _lu_solve_args(rng, dt):
+    a = _lu_args(4, 4)(rng, np.float64)[0]
+    lu_, piv = sl.lu_factor(a)
+    return lu_.astype(dt), piv, rng.standard_normal((4, 2)).astype(dt)
+
+
+def _stack(fn):
+    return lambda a: np.stack([fn(x) for x in a])
+
+
+CASES += [
+    ("scipy.linalg.lu[L]", lambda a: fl.lu(a)[1], lambda a: sl.lu(a)[1], _lu_args(4, 4), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.lu[U]", lambda a: fl.lu(a)[2], lambda a: sl.lu(a)[2], _lu_args(4, 4), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.lu[P]", lambda a: fl.lu(a)[0], lambda a: sl.lu(a)[0], _lu_args(4, 4), {"grad": False, **HOST_ONLY}),
+    ("scipy.linalg.lu[wide_U]", lambda a: fl.lu(a)[2], lambda a: sl.lu(a)[2], _lu_args(3, 5), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.lu[tall_L]", lambda a: fl.lu(a)[1], lambda a: sl.lu(a)[1], _lu_args(5, 3), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.lu[permute_l_batched]", lambda a: fl.lu(a, permute_l=True)[0],
+     _stack(lambda x: sl.lu(x, permute_l=True)[0]), _lu_args(3, 3, (2,)), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.lu_factor", lambda a: fl.lu_factor(a)[0], lambda a: sl.lu_factor(a)[0], _lu_args(4, 4),
+     {**LOOSE, **HOST_ONLY, "f32": True}),
+    ("scipy.linalg.lu_factor[piv]", lambda a: fl.lu_factor(a)[1], lambda a: sl.lu_factor(a)[1], _lu_args(4, 4),
+     {"grad": False, **HOST_ONLY}),
+    ("scipy.linalg.lu_solve", lambda lu_, piv, b: fl.lu_solve((lu_, piv), b),
+     lambda lu_, piv, b: sl.lu_solve((lu_, piv), b), _lu_solve_args, LOOSE),
+    ("scipy.linalg.lu_solve[trans]", lambda lu_, piv, b: fl.lu_solve((lu_, piv), b, trans=1),
+     lambda lu_, piv, b: sl.lu_solve((lu_, piv), b, trans=1), _lu_solve_args, LOOSE),
+    ("scipy.linalg.lu_factor+lu_solve", lambda a, b: fl.lu_solve(fl.lu_factor(a), b),
+     lambda a, b: sl.lu_solve(sl.lu_factor(a), b), _lu_args(4, 4, (), (4,)), {**LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.schur[T]", lambda a: fl.schur(a)[0], lambda a: sl.schur(a)[0], square(4),
+     {"grad": False, **LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.schur[Z]", lambda a: fl.schur(a)[1], lambda a: sl.schur(a)[1], square(4),
+     {"grad": False, **LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.schur[complex]", lambda a: fl.schur(a, output="complex")[0],
+     lambda a: sl.schur(a, output="complex")[0], square(3), {"grad": False, **LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.hessenberg", fl.hessenberg, sl.hessenberg, normal((4, 4)), {"grad": False, **LOOSE, **HOST_ONLY}),
+    ("scipy.linalg.hessenberg[Q]", lambda a: fl.hessenberg(a, calc_q=True)[1],
+     lambda a: sl.hessenberg(a, calc_q=True)[1], normal((4, 4)), {"grad": False, **LOOSE, **HOST_ONLY}),
+]

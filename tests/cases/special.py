@@ -8,9 +8,11 @@ tests/test_scipy_special.py."""
 import numpy as np
 import scipy.special as ss
 
+import fgrad.numpy as fnp
 import fgrad.scipy.special as fs
 from fgrad.ops import special_bessel as sb
 from fgrad.ops import special_gamma as sg
+from fgrad.ops import special_hyper as sh
 
 S = (2, 3)
 F32 = {"f32": True}
@@ -100,4 +102,96 @@ CASES += [
     # primitives bound directly (the integer-order Bessel functions' derivatives reach these too)
     ("ops.lgamma", sg.lgamma, ss.gammaln, U((0.3, 6.0))),
     ("ops.bessel_yn", lambda x: sb.yn(np.float64(3.0), x), lambda x: ss.yn(3, x), U((0.5, 8.0))),
+]
+
+# --- exponential and trigonometric integrals (fgrad/ops/special_expint.py) --------------------
+_NORD = np.array([[0, 1, 2], [3, 1, 4]])  # expn's orders: integers, no derivative
+
+
+def _sici_si(x):
+    return fs.sici(x)[0]
+
+
+def _sici_ci(x):
+    return fs.sici(x)[1]
+
+
+CASES += [
+    ("special.exp1", fs.exp1, ss.exp1, U((0.2, 4.0)), F32),
+    ("special.expi", fs.expi, ss.expi, U((0.2, 4.0)), F32),
+    ("special.expi[negative]", fs.expi, ss.expi, U((-4.0, -0.2))),
+    # the order n is an integer input (not differentiated); its derivative reaches expn(n - 1),
+    # expn(n - 2): the primitive's recurrence below n = 0
+    ("special.expn", fs.expn, ss.expn, lambda rng, dt: (_ints(0, 4)(rng), rng.uniform(0.3, 4.0, S).astype(dt))),
+    ("special.expn[const_order]", lambda x: fs.expn(_NORD, x), lambda x: ss.expn(_NORD, x), U((0.3, 4.0)), F32),
+    ("special.sici[si]", _sici_si, lambda x: ss.sici(x)[0], U((-6.0, 6.0)), F32),
+    ("special.sici[ci]", _sici_ci, lambda x: ss.sici(x)[1], U((0.3, 6.0)), F32),
+    ("special.sici[ci_negative]", _sici_ci, lambda x: ss.sici(x)[1], U((-6.0, -0.3))),
+    ("special.fresnel[s]", lambda x: fs.fresnel(x)[0], lambda x: ss.fresnel(x)[0], U((-2.5, 2.5)), F32),
+    ("special.fresnel[c]", lambda x: fs.fresnel(x)[1], lambda x: ss.fresnel(x)[1], U((-2.5, 2.5)), F32),
+    ("special.dawsn", fs.dawsn, ss.dawsn, U((-4.0, 4.0)), F32),
+    ("special.spence", fs.spence, ss.spence, U((0.1, 3.0)), F32),
+    ("special.spence[near_one]", fs.spence, ss.spence, U((0.85, 1.15))),
+]
+
+# --- hypergeometric and related functions (fgrad/ops/special_hyper.py) -----------------------
+# parameters without a derivative (a, b, c, zeta's exponent, Legendre degree and order) are
+# constants of the case's function, or "[all_args]" values-only cases
+HA = np.array([[0.5, 1.0, 1.5], [2.0, -0.5, 0.8]])
+HB = np.array([[1.5, 2.0, 0.7], [3.0, 1.2, 2.5]])
+HC = np.array([[2.5, 3.0, 1.8], [4.5, 2.2, 3.5]])
+ZS = np.array([[1.5, 2.0, 3.0], [2.5, 4.0, 1.8]])
+NDEG = np.array([[1, 2, 3], [2, 4, 3]])
+MORD = np.array([[0, 1, -2], [2, -3, 1]])
+
+
+def _sph_harm_re(theta, phi):
+    return fnp.real(fs.sph_harm_y(NDEG, MORD, theta, phi))
+
+
+def _sph_harm_im(theta, phi):
+    return fnp.imag(fs.sph_harm_y(NDEG, MORD, theta, phi))
+
+
+def quad_exprel(n, z):
+    """integral_0^1 t^n e^{z t} dt by quadrature (the reference for the exprel_n primitive)."""
+    from scipy.integrate import quad
+    return quad(lambda t: t ** n * np.exp(z * t), 0.0, 1.0, epsabs=0.0, epsrel=1e-13)[0]
+
+
+def _complex_args(rng, dt):
+    cdt = np.complex64 if np.dtype(dt) == np.float32 else np.complex128
+    return ((rng.uniform(-2.0, 2.0, S) + 1j * rng.uniform(-2.0, 2.0, S)).astype(cdt),)
+
+
+CASES += [
+    ("special.hyp1f1", lambda x: fs.hyp1f1(HA, HB, x), lambda x: ss.hyp1f1(HA, HB, x), U((-2.0, 2.0)), F32),
+    ("special.hyp1f1[all_args]", fs.hyp1f1, ss.hyp1f1, U((0.2, 2.0), (0.5, 3.0), (-2.0, 2.0)), NODIFF),
+    ("special.hyp2f1", lambda x: fs.hyp2f1(HA, HB, HC, x), lambda x: ss.hyp2f1(HA, HB, HC, x), U((-0.9, 0.9)),
+     {"f32": True, "grad_tol": 1e-4}),
+    ("special.hyp2f1[all_args]", fs.hyp2f1, ss.hyp2f1, U((0.2, 2.0), (0.2, 2.0), (2.5, 4.0), (-0.9, 0.9)), NODIFF),
+    ("special.zeta", lambda q: fs.zeta(ZS, q), lambda q: ss.zeta(ZS, q), U((0.5, 3.0)), F32),
+    ("special.zeta[all_args]", fs.zeta, ss.zeta, U((1.5, 4.0), (0.5, 3.0)), NODIFF),
+    ("special.zeta[riemann]", fs.zeta, ss.zeta, U((-3.0, 0.9)), {**NODIFF, "f32": True}),
+    ("special.owens_t", fs.owens_t, ss.owens_t, U((-2.0, 2.0), (-2.0, 2.0)), F32),
+    ("special.comb", fs.comb, ss.comb, U((4.0, 8.0), (0.5, 3.5)), F32),
+    ("special.factorial", fs.factorial, ss.factorial, U((0.2, 5.0))),
+    ("special.poch", fs.poch, ss.poch, U((0.5, 3.0), (-0.4, 2.0)), F32),
+    ("special.loggamma", fs.loggamma, ss.loggamma, U((0.3, 6.0)), F32),
+    # boxcox's derivative in lmbda binds exprel_n (and exprel_n's derivative exprel_{n+1})
+    ("special.boxcox", fs.boxcox, ss.boxcox, U((0.3, 3.0), (-1.5, 1.5)), F32),
+    ("special.boxcox[lmbda_near_zero]", fs.boxcox, ss.boxcox, U((0.3, 3.0), (-1e-3, 1e-3)), {"rtol": 1e-9}),
+    ("special.boxcox1p", fs.boxcox1p, ss.boxcox1p, U((-0.5, 2.0), (-1.5, 1.5)), F32),
+    # complex values: fgrad's transforms do not differentiate through complex values (see fft.py)
+    ("special.wofz", fs.wofz, ss.wofz, _complex_args, {**NODIFF, "f32": True}),
+    ("special.wofz[real_part]", lambda x: fnp.real(fs.wofz(x)), lambda x: ss.wofz(x).real, U((-3.0, 3.0)), NODIFF),
+    # theta away from the poles (the second derivative has cot(theta)); n, m integer constants
+    ("special.sph_harm_y[real]", _sph_harm_re, lambda t, p: ss.sph_harm_y(NDEG, MORD, t, p).real,
+     U((0.3, 2.8), (0.0, 6.0))),
+    ("special.sph_harm_y[imag]", _sph_harm_im, lambda t, p: ss.sph_harm_y(NDEG, MORD, t, p).imag,
+     U((0.3, 2.8), (0.0, 6.0))),
+    ("ops.exprel_n", lambda z: sh.exprel_n(np.float64(2.0), z),
+     lambda z: np.array([[quad_exprel(2, v) for v in row] for row in z]), U((-3.0, 3.0))),
+    ("ops.sph_legendre_dp", lambda t: sh.sph_legendre_dp(NDEG.astype(float), MORD.astype(float), t),
+     lambda t: ss.sph_legendre_p(NDEG, MORD, t, diff_n=1)[1], U((0.3, 2.8))),
 ]

@@ -146,10 +146,14 @@ KNOWN_ISSUES: dict = {}  # none known today
 
 
 def case_params(cases, kind: str) -> list:
-    """`cases` for pytest.mark.parametrize, the known issues of test kind `kind` as strict xfails."""
+    """`cases` for pytest.mark.parametrize, the known issues of test kind `kind` as strict xfails,
+    the cases marked "gpu": False (host-only by design) as skips."""
     out = []
     for c in cases:
         why = KNOWN_ISSUES.get((c.name, kind)) or KNOWN_ISSUES.get((c.name, "*"))
         marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        if not c.opt["gpu"]:
+            marks = [pytest.mark.skip(reason=f"{c.name}: host-only by design (options['gpu'] is False: "
+                                             "it refuses CuPy arrays)")]
         out.append(pytest.param(c, marks=marks, id=c.name))
     return out

@@ -40,6 +40,33 @@ def _as_list(batch: Iterable) -> list:
     return batch if isinstance(batch, (list, tuple)) else list(batch)
 
 
+def _like_mapping(like: Any, values: dict) -> Any:
+    """`values` in a mapping of like's type (PyTorch's rule): a copy of a mutable `like` updated,
+    so that its other state is kept, or the type built from a dict; the dict where neither works."""
+    try:
+        if isinstance(like, collections.abc.MutableMapping):
+            clone = copy.copy(like)
+            clone.update(values)
+            return clone
+        return type(like)(values)
+    except TypeError:  # a mapping type that cannot be built from a dict
+        return values
+
+
+def _like_sequence(like: Any, values: list) -> Any:
+    """`values` in a sequence of like's type: a copy of a mutable `like` with its items replaced,
+    or the type built from a list; the list where neither works."""
+    try:
+        if isinstance(like, collections.abc.MutableSequence):
+            clone = copy.copy(like)
+            for i, v in enumerate(values):
+                clone[i] = v
+            return clone
+        return type(like)(values)
+    except TypeError:  # a sequence type that cannot be built from a list
+        return values
+
+
 def default_convert(data: Any) -> Any:
     """Turn NumPy arrays and scalars inside `data` (recursing into mappings, namedtuples and
     sequences; tuples become lists) into Tensors; leave everything else as it is. The DataLoader
@@ -52,30 +79,13 @@ def default_convert(data: Any) -> Any:
             return data
         return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        converted = {key: default_convert(data[key]) for key in data}
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update(converted)
-                return clone
-            return elem_type(converted)
-        except TypeError:  # a mapping type that cannot be built from a dict
-            return converted
+        return _like_mapping(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
         return elem_type(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        converted = [default_convert(d) for d in data]
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, d in enumerate(converted):
-                    clone[i] = d
-                return clone
-            return elem_type(converted)
-        except TypeError:  # a sequence type that cannot be built from a list
-            return converted
+        return _like_sequence(data, [default_convert(d) for d in data])
     return data
 
 
@@ -95,15 +105,8 @@ def collate(batch: Iterable, *, collate_fn_map: dict | None = None) -> Any:
             if isinstance(elem, collate_type):
                 return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, collections.abc.Mapping):
-        collated = {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem}
-        try:
-            if isinstance(elem, collections.abc.MutableMapping):
-                clone = copy.copy(elem)
-                clone.update(collated)
-                return clone
-            return elem_type(collated)
-        except TypeError:  # a mapping type that cannot be built from a dict
-            return collated
+        return _like_mapping(elem, {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                                    for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return elem_type(*(collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
@@ -115,15 +118,7 @@ def collate(batch: Iterable, *, collate_fn_map: dict | None = None) -> Any:
         columns = [collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)]
         if isinstance(elem, tuple):
             return columns  # PyTorch's choice: tuples of samples collate into a list
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, c in enumerate(columns):
-                    clone[i] = c
-                return clone
-            return elem_type(columns)
-        except TypeError:  # a sequence type that cannot be built from a list
-            return columns
+        return _like_sequence(elem, columns)
     raise FgradTypeError(default_collate_err_msg_format.format(elem_type))
 
 

@@ -6,6 +6,11 @@ with AVX-512). On large arrays, fusing such a function would make the program sl
 running the operations one by one, so the planner leaves it to the impl there. Which
 functions are fast is measured, once per process and (primitive, dtype), on the machine
 itself: a NumPy call of under `FAST_NS` per element can only be vectorized code.
+
+Kernels over LARGE elements or more compute exp, log, tanh, sin, cos and the logistic function
+with vmath's SIMD versions, about `VECTOR_NS` an element: these stay in the kernel unless
+NumPy's own loop is faster (float64 tanh and exp on AVX-512 are, at 0.5-0.8 ns; float64 sin
+and cos, NumPy's scalar loops at 7 ns, are not).
 """
 from __future__ import annotations
 
@@ -14,33 +19,42 @@ import time
 
 import numpy as np
 
+from . import vmath
 from .scalar import Operand
 
 # Arrays at least this large run NumPy-vectorized transcendental functions through the impl:
 # there, the NumPy call (about 1 us) costs less than what its SIMD code saves per element.
 LARGE = 1024
 FAST_NS = 2.0
+# vmath's functions in a kernel, per element (measured on AVX-512: sin 1.2, tanh 1.2, exp 1.0;
+# a NumPy step's own memory pass, about 0.3 more, is left out: a kernel holding several of
+# them runs slower than the sum, its loop bound by their latency rather than throughput)
+VECTOR_NS = 1.2
 _SAMPLE = 4096
 _CALL = re.compile(r"\b(math\.\w+|fg_\w+)\(")
-_FAST: dict[tuple, bool] = {}
+_NS: dict[tuple, float] = {}  # NumPy's ns per element, by (primitive, dtypes, params)
 
 
 def prefer_impl(eqn) -> bool:
     """Whether `eqn` (element-wise, lowerable) should run through its impl rather than in a
-    kernel: its output is large and its NumPy implementation is vectorized on this CPU."""
+    kernel: its output is large and its NumPy implementation is faster than the kernel's
+    code for it (vmath's SIMD version, or else the C library's)."""
     aval = eqn.outvars[0].aval
     if aval.size < LARGE:
         return False
     dtypes = tuple(a.aval.dtype for a in eqn.invars)
     ops = [Operand(f"x{i}", d) for i, d in enumerate(dtypes)]
     expr = eqn.primitive.lowering(*ops, **eqn.params) or ""
-    if not _CALL.search(expr):
+    calls = _CALL.findall(expr)
+    if not calls:
         return False  # arithmetic and comparisons: always faster fused
     key = (eqn.primitive, dtypes, tuple(sorted((k, repr(v)) for k, v in eqn.params.items())))
-    fast = _FAST.get(key)
-    if fast is None:
-        fast = _FAST[key] = _measure(eqn.primitive, dtypes, eqn.params) < FAST_NS
-    return fast
+    ns = _NS.get(key)
+    if ns is None:
+        ns = _NS[key] = _measure(eqn.primitive, dtypes, eqn.params)
+    if all(c in vmath.VECTOR for c in calls):
+        return ns < VECTOR_NS
+    return ns < FAST_NS
 
 
 def _measure(prim, dtypes, params) -> float:

@@ -6,7 +6,10 @@ region of 0-d float64/bool values, the region's scalar expressions in plain Pyth
 are locals, and each is deleted right after its last use, so its buffer is freed as early
 as the interpreter would free it. A kernel output may take over the buffer of an input that
 dies at that kernel (one the program allocated itself, that no impl has seen, so nothing
-else can be a view of it).
+else can be a view of it). A run of element-wise steps over one large shape whose values
+die inside it runs as one loop over blocks (`tile_runs`, `_Emitter.tiled`): its intermediate
+values, such as the forward values a backward pass in the same run reads, then exist one
+block at a time instead of at full size.
 
 The scalar tier computes with Python floats, which give NumPy's float64 results for the
 arithmetic, while the math module raises where NumPy returns inf or NaN (log(0), exp(1000),
@@ -21,10 +24,62 @@ import numpy as np
 from ...core.ir import Literal, Var
 from . import scalar_lib
 from .kernels import kernel_spec, load_kernel, numba_available
+from .loops import JIT_RULES
 from .regions import MIN_KERNEL_EQNS, plan
-from .scalar import Operand, const_expr, lower_expr
+from .scalar import KERNEL_DTYPES, Operand, const_expr, lower_expr, lowerable
 
 _SCALAR_ERRORS = (ArithmeticError, ValueError)
+
+# Tiling: a run of consecutive element-wise steps over one large shape (kernels, and the
+# element-wise calls the cost model leaves to NumPy) runs block by block, so a value made and
+# used only inside the run never exists at full size: forward values saved for a backward pass
+# in the same run live one block at a time (what XLA's fusion gets). The block is the largest
+# power of two up to MAX_TILE elements whose values live at once fit TILE_BUDGET bytes, about
+# half a server CPU's last-level cache: measured on 2^20-2^22 element chains, a block whose
+# values stay in cache runs 1.5-3x faster than the whole-array program, one that spills runs
+# slower. Runs over fewer than MIN_TILED elements are left whole (blocks would save little).
+MAX_TILE = 1 << 15
+MIN_TILE = 1 << 10
+TILE_BUDGET = 16 << 20
+MIN_TILED = 1 << 17
+
+
+def block_size(live: int, itemsize: int) -> int:
+    """Elements per block for a run holding `live` block values of `itemsize` bytes at once."""
+    b = MAX_TILE
+    while b > MIN_TILE and live * b * itemsize > TILE_BUDGET:
+        b //= 2
+    return b
+
+
+def _tileable(step) -> bool:
+    """A step that computes element by element over its (non-empty) shape: a kernel, or a
+    call of an element-wise primitive (one with a lowering for its dtypes) whose operands
+    have its output's shape or are 0-d."""
+    if step.kind == "kernel":
+        return True
+    if step.kind != "call":
+        return False
+    e = step.eqns[0]
+    shape = e.outvars[0].aval.shape
+    return (bool(shape) and all(a.aval.shape in ((), shape) for a in e.invars)
+            and e.primitive not in JIT_RULES and lowerable(e, KERNEL_DTYPES))
+
+
+def tile_runs(steps) -> list[tuple[int, int]]:
+    """(first, last + 1) of each maximal run of at least two consecutive tileable steps over
+    one shape of at least MIN_TILED elements."""
+    runs, k = [], 0
+    while k < len(steps):
+        step = steps[k]
+        j = k + 1
+        if _tileable(step) and math.prod(step.shape) >= MIN_TILED:
+            while j < len(steps) and _tileable(steps[j]) and steps[j].shape == step.shape:
+                j += 1
+        if j - k >= 2:
+            runs.append((k, j))
+        k = j
+    return runs
 
 
 class _Emitter:
@@ -35,6 +90,7 @@ class _Emitter:
         self.jaxpr = closed.jaxpr
         self.steps = steps
         self.globals: dict = {"np": np, "math": math, "_empty": np.empty, "_asarray": np.asarray,
+                              "_contig": np.ascontiguousarray,
                               "_SCALAR_ERRORS": _SCALAR_ERRORS, **scalar_lib.HELPERS,
                               **scalar_lib.CONSTANTS}
         self.lines: list[str] = []
@@ -76,13 +132,19 @@ class _Emitter:
 
     def call(self, eqn, indent: str = "    ") -> None:
         p = eqn.primitive
-        fn = self.impls.get(id(p))
-        if fn is None:
-            fn = self.impls[id(p)] = self._global(f"_impl{len(self.impls)}_{p.name}", p.impl)
-        args = [self.boxed(a) for a in eqn.invars] + ["xp=np"]
-        for k, v in eqn.params.items():
-            name = self._global("_p" + self._new(""), v)
-            args.append(f"{k}={name}")
+        rule = JIT_RULES.get(p)
+        special = rule(eqn) if rule is not None else None
+        if special is not None:  # a callable made for this equation (a compiled loop)
+            fn = self._global(f"_eqn{self._new('')}_{p.name}", special)
+            args = [self.boxed(a) for a in eqn.invars]
+        else:
+            fn = self.impls.get(id(p))
+            if fn is None:
+                fn = self.impls[id(p)] = self._global(f"_impl{len(self.impls)}_{p.name}", p.impl)
+            args = [self.boxed(a) for a in eqn.invars] + ["xp=np"]
+            for k, v in eqn.params.items():
+                name = self._global("_p" + self._new(""), v)
+                args.append(f"{k}={name}")
         out = self._new()
         self.box[id(eqn.outvars[0])] = out
         for a in eqn.invars:
@@ -159,6 +221,104 @@ class _Emitter:
                 self.box[id(v)] = box_names[id(v)]
             self.flt[id(v)] = local[id(v)]
 
+    def _impl(self, p) -> str:
+        """The global holding primitive `p`'s impl."""
+        fn = self.impls.get(id(p))
+        if fn is None:
+            fn = self.impls[id(p)] = self._global(f"_impl{len(self.impls)}_{p.name}", p.impl)
+        return fn
+
+    def tiled(self, run: list) -> bool:
+        """The steps of `run` (see tile_runs) as one loop over blocks (block_size); False
+        (nothing written) when every value the run makes is needed after it, as then tiling
+        saves no memory. Inputs from before the run are read through flat views, sliced per
+        block; values needed after the run are written into full-size arrays allocated
+        before the loop; the rest exist one block at a time, each deleted after its last use
+        in the block."""
+        end = run[-1].index + 1
+        made = [e.outvars[0] for st in run for e in st.eqns]
+        made_ids = {id(v) for v in made}
+        escaping = [v for v in made if id(v) in self.outs or self.last.get(id(v), -1) >= end]
+        if len(escaping) == len(made):
+            return False
+        shape = run[0].shape
+        n = math.prod(shape)
+        last_in: dict[int, int] = {}  # id(var) -> the position in the run of its last reader
+        for k, st in enumerate(run):
+            for a in st.inputs:
+                last_in[id(a)] = k
+        alive = peak = 0  # block values alive at once (for the block size)
+        for k, st in enumerate(run):
+            alive += len(st.outputs)
+            peak = max(peak, alive)
+            alive -= sum(1 for a in st.inputs if id(a) in made_ids and last_in[id(a)] == k)
+        tile = block_size(peak, max(v.aval.dtype.itemsize for v in made))
+        self.lines.append(f"    # {len(run)} element-wise steps over {shape}, in blocks of {tile} elements")
+        flat: dict[int, str] = {}     # id(input from before the run) -> its flat view
+        for st in run:
+            for a in st.inputs:
+                if id(a) not in made_ids and a.aval.shape and id(a) not in flat:
+                    flat[id(a)] = self._new("r")
+                    self.lines.append(f"    {flat[id(a)]} = {self.boxed(a)}.reshape(-1)")
+        full: dict[int, str] = {}     # id(value needed after the run) -> its flat full-size array
+        for v in escaping:
+            box = self.box[id(v)] = self._new()
+            dt = self._global(f"_dt_{v.aval.dtype.name}", v.aval.dtype)
+            full[id(v)] = self._new("r")
+            self.lines.append(f"    {box} = _empty({v.aval.shape!r}, {dt})")
+            self.lines.append(f"    {full[id(v)]} = {box}.reshape(-1)")
+        by_kernel = {id(v) for st in run if st.kind == "kernel" for v in st.outputs}
+        local: dict[int, str] = {}    # id(var) -> its block (a flat array of the block's length)
+        body = []
+        for k, st in enumerate(run):
+            for a in st.inputs:
+                if id(a) in flat and id(a) not in local:
+                    local[id(a)] = self._new("b")
+                    body.append(f"{local[id(a)]} = {flat[id(a)]}[_s:_e]")
+            if st.kind == "call":
+                e = st.eqns[0]
+                args = [local.get(id(a)) or self.boxed(a) for a in e.invars] + ["xp=np"]
+                args += [f"{key}={self._global('_p' + self._new(''), v)}" for key, v in e.params.items()]
+                out = local[id(e.outvars[0])] = self._new("b")
+                body.append(f"{out} = {self._impl(e.primitive)}({', '.join(args)})")
+                if id(e.outvars[0]) in full:
+                    body.append(f"{full[id(e.outvars[0])]}[_s:_e] = {out}")
+            else:
+                spec = kernel_spec(st)
+                kname = self._global(f"_k{len(self.kernels)}", None)
+                self.kernels.append((spec, kname))
+                call = []
+                for kind, v in spec.args:
+                    if kind == "array":
+                        # a block of a value from before the run may be strided (a broadcast
+                        # constant), and so may an impl's result (one may return its input):
+                        # kernels take contiguous arrays (a no-op for the others)
+                        call.append(local[id(v)] if id(v) in by_kernel else f"_contig({local[id(v)]})")
+                    elif kind == "scalar":
+                        call.append(self.flt[id(v)] if id(v) in self.flt else f"{self.boxed(v)}[()]")
+                    else:
+                        out = local[id(v)] = self._new("b")
+                        if id(v) in full:  # written in place into the full-size array
+                            body.append(f"{out} = {full[id(v)]}[_s:_e]")
+                        else:
+                            dt = self._global(f"_dt_{v.aval.dtype.name}", v.aval.dtype)
+                            body.append(f"{out} = _empty(_e - _s, {dt})")
+                        call.append(out)
+                body.append(f"{kname}({', '.join(call)})  # {st.eqns[0].primitive.name}... "
+                            f"({len(st.eqns)} equations): kernel {spec.name}")
+            dead = [local[id(a)] for a in st.inputs if id(a) in local and last_in[id(a)] == k]
+            if dead:
+                body.append(f"del {', '.join(dict.fromkeys(dead))}")
+        self.lines.append(f"    for _s in range(0, {n}, {tile}):")
+        self.lines.append(f"        _e = min(_s + {tile}, {n})")
+        self.lines.extend("        " + b for b in body)
+        for v in escaping:
+            self.fresh.add(id(v))  # allocated here: no impl has seen it whole
+        names = list(flat.values()) + list(full.values())
+        if names:
+            self.lines.append(f"    del {', '.join(names)}")
+        return True
+
     # --- the program -----------------------------------------------------------------------
 
     def emit(self) -> str:
@@ -167,18 +327,28 @@ class _Emitter:
             # caller get it as an array; the scalar tier converts it with float() anyway
             if v.aval.shape == () and (self.readers.get(id(v), set()) - {"scalar"} or id(v) in self.outs):
                 self.lines.append(f"    a{i} = _asarray(a{i})")
-        for step in self.steps:
-            if step.kind == "call":
-                self.call(step.eqns[0])
-            elif step.kind == "kernel":
-                self.kernel(step)
+        runs = {first: self.steps[first:end] for first, end in tile_runs(self.steps)}
+        k = 0
+        while k < len(self.steps):
+            run = runs.get(k)
+            if run is not None and self.tiled(run):
+                done = run
             else:
-                self.scalar(step)
-            dead = [self.box[id(a)] for a in step.inputs
-                    if self.last.get(id(a)) == step.index and id(a) not in self.outs
+                done = [self.steps[k]]
+                step = done[0]
+                if step.kind == "call":
+                    self.call(step.eqns[0])
+                elif step.kind == "kernel":
+                    self.kernel(step)
+                else:
+                    self.scalar(step)
+            first, last = done[0].index, done[-1].index
+            dead = [self.box[id(a)] for step in done for a in step.inputs
+                    if first <= self.last.get(id(a), -1) <= last and id(a) not in self.outs
                     and id(a) in self.box and self.box[id(a)] not in self.globals]
             if dead:
                 self.lines.append(f"    del {', '.join(dict.fromkeys(dead))}")
+            k = last + 1
         outs = [self.boxed(v) for v in self.jaxpr.outvars]
         params = ", ".join(f"a{i}" for i in range(len(self.jaxpr.invars)))
         head = f"def program({params}):"

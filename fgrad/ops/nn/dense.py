@@ -187,6 +187,27 @@ def _float_aval(name):
     return aval
 
 
+# Elements per block of the softplus impls on large arrays: each makes four or five
+# temporaries as large as its input, which block by block stay small (a multiple of every
+# SIMD width, so each element is computed as in the whole-array call).
+_BLOCK = 1 << 16
+
+
+def _blocked(fn):
+    """The impl `fn(x, xp=..., **params)` of an element-wise function, run block by block on
+    large contiguous NumPy arrays (its output has x's dtype)."""
+    def impl(x, *, xp, **params):
+        if xp is not np or x.size <= _BLOCK or not x.flags.c_contiguous:
+            return fn(x, xp=xp, **params)
+        out = np.empty(x.shape, x.dtype)
+        flat, o = x.reshape(-1), out.reshape(-1)
+        for i in range(0, flat.size, _BLOCK):
+            o[i:i + _BLOCK] = fn(flat[i:i + _BLOCK], xp=xp, **params)
+        return out
+    return impl
+
+
+@_blocked
 def _softplus_impl(x, *, beta, threshold, xp):
     z = x * x.dtype.type(beta)
     with np.errstate(all="ignore"):
@@ -194,6 +215,7 @@ def _softplus_impl(x, *, beta, threshold, xp):
     return xp.asarray(xp.where(z > threshold, x, smooth), dtype=x.dtype)
 
 
+@_blocked
 def _softplus_grad_impl(x, *, beta, threshold, xp):
     z = x * x.dtype.type(beta)
     return xp.asarray(xp.where(z > threshold, x.dtype.type(1), _logistic(xp, xp.asarray(z))), dtype=x.dtype)

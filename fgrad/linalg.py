@@ -8,31 +8,20 @@ derivative is fgrad.numpy.linalg's (the decompositions' and matrix functions' ru
 from __future__ import annotations
 
 import functools
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
-from .. import numpy as fnp
-from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
-from ..scipy import linalg as fsl
-from . import _dtypes as D
-from ._ops_math import linalg_cross
-from ._ops_shape import matmul as _matmul
-from .tensor import Tensor, _dim, _make
-
-
-def _result_type(name: str, fields: tuple) -> type:
-    """A named tuple printed as PyTorch prints torch.return_types.<name>."""
-    base = namedtuple(name, fields)
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"fgrad.return_types.{name}(\n{body})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+from . import numpy as fnp
+from .core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
+from .numpy._policy import TORCH as P
+from .numpy._util import cast
+from .scipy import linalg as fsl
+from .tensor import _dtypes as D
+from .tensor._ops import result_type as _result_type
+from .tensor._ops_math import linalg_cross
+from .tensor._ops_shape import matmul as _matmul
+from .tensor.tensor import Tensor, _dim, _make
 
 
 slogdet_t = _result_type("linalg_slogdet", ("sign", "logabsdet"))

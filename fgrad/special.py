@@ -3,11 +3,11 @@ integer inputs computed in the default float dtype (float32) as PyTorch does. Th
 and their derivatives are fgrad.scipy.special's."""
 from __future__ import annotations
 
-from ..core.errors import FgradTypeError
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
-from ..scipy import special as fss
-from ._ops import (
+from .core.errors import FgradTypeError
+from .numpy._policy import TORCH as P
+from .numpy._util import cast
+from .scipy import special as fss
+from .tensor._ops import (
     _float,
     _operand,
     exp2,
@@ -18,8 +18,8 @@ from ._ops import (
     round,
     softmax,
 )
-from ._ops_math import logit, xlogy
-from .tensor import Tensor
+from .tensor._ops_math import logit, xlogy
+from .tensor.tensor import Tensor
 
 
 def _unary(fn, name: str):

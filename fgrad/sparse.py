@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from .. import numpy as fnp
-from ..core.errors import FgradRuntimeError, FgradTypeError
-from ..numpy._setops import concrete_array
-from ..numpy._util import cast
-from ..ops.sparse import coo_matmul
-from . import _dtypes as D
-from . import creation as _creation
-from ._format import tensor_repr
-from ._ops import mul, named
-from .tensor import Size, Tensor, _make
+from . import numpy as fnp
+from .core.errors import FgradRuntimeError, FgradTypeError
+from .numpy._setops import concrete_array
+from .numpy._util import cast
+from .ops.sparse import coo_matmul
+from .tensor import _dtypes as D
+from .tensor import creation as _creation
+from .tensor._format import tensor_repr
+from .tensor._ops import mul, named
+from .tensor.tensor import Size, Tensor, _make
 
 
 class layout:

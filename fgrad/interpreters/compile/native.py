@@ -1,0 +1,171 @@
+"""Kernels' machine code kept on disk and loaded without Numba.
+
+Numba's own cache still needs Numba in the process: importing it and setting up its typing
+and target contexts (which import SciPy's BLAS) take 0.5-1 s, most of a first call whose
+kernels are all cached. So once Numba has compiled a kernel (a C-ABI `cfunc`), its object
+code is written beside the kernel's source (`<name>.o`, then `<name>.json`: the symbol to
+call, the external symbols it needs, the symbols it defines, and what the code was built
+for), and a later process links it with llvmlite's MCJIT alone (20-30 ms for a first call
+on an idle machine, importing llvmlite included) and calls it through ctypes.
+
+Such code is loaded only where it is sure to run: built for this CPU (name and features, as
+Numba's cache keys it), by this Numba and Python; every external symbol resolvable (the C
+library's math, Python's C API, and the three Numba runtime helpers a cfunc's wrapper
+declares, defined here); no symbol defined twice. Otherwise the caller compiles, or loads,
+the kernel through Numba as before.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import struct
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+# the Numba runtime helpers a cfunc's code may declare: the GIL around its wrapper's (never
+# taken) error path, and the destructor of a meminfo, which a kernel's arrays never have
+_STUBS = r"""
+declare i32 @PyGILState_Ensure()
+declare void @PyGILState_Release(i32)
+
+define void @numba_gil_ensure(i32* %state) {
+  %s = call i32 @PyGILState_Ensure()
+  store i32 %s, i32* %state
+  ret void
+}
+
+define void @numba_gil_release(i32* %state) {
+  %s = load i32, i32* %state
+  call void @PyGILState_Release(i32 %s)
+  ret void
+}
+
+define void @NRT_MemInfo_call_dtor(i8* %mi) {
+  ret void
+}
+"""
+
+_ENGINE: list = []      # [(llvmlite.binding, engine, defined symbols, build key)] once made
+_FAILED: list = []      # [True] once the engine could not be made
+_LOCK = threading.Lock()  # one linking at a time: the engine is not thread-safe
+
+
+def _build_key() -> dict:
+    """What object code depends on besides its source: the CPU, Numba (its installed files,
+    found without importing it; importlib.metadata would cost 30-100 ms), llvmlite, Python."""
+    # optional dependency (comes with Numba), imported only when native code is cached
+    import llvmlite
+    import llvmlite.binding as llvm  # (the same optional dependency)
+    spec = importlib.util.find_spec("numba")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    stamp = os.stat(origin).st_mtime_ns if origin else 0
+    return {"cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten(),
+            "numba": f"{origin}@{stamp}", "llvmlite": llvmlite.__version__, "python": sys.version}
+
+
+def _engine():
+    """The process's MCJIT engine (the stubs linked in), or None where llvmlite is missing."""
+    if not _ENGINE and not _FAILED:
+        try:
+            import llvmlite.binding as llvm  # optional dependency (comes with Numba)
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            stubs = llvm.parse_assembly(_STUBS)
+            stubs.triple = llvm.get_process_triple()
+            tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
+            engine = llvm.create_mcjit_compiler(stubs, tm)
+            engine.finalize_object()
+            for name in ("numba_gil_ensure", "numba_gil_release", "NRT_MemInfo_call_dtor"):
+                if not llvm.address_of_symbol(name):  # Numba's own, where Numba is loaded
+                    llvm.add_symbol(name, engine.get_function_address(name))
+            _ENGINE.append((llvm, engine, set(), _build_key()))
+        except Exception:  # noqa: BLE001 - any failure: kernels go through Numba
+            _FAILED.append(True)
+    return _ENGINE[0] if _ENGINE else None
+
+
+def load(folder: Path, name: str) -> int | None:
+    """The address of kernel `name`'s entry point, linked from `folder`, or None (no usable
+    object code there: the caller goes through Numba)."""
+    meta_path = folder / f"{name}.json"
+    if not meta_path.exists():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+        obj = (folder / f"{name}.o").read_bytes()
+        with _LOCK:
+            state = _engine()
+            if state is None:
+                return None
+            llvm, engine, defined, key = state
+            if meta.get("build") != key or defined & set(meta["defines"]):
+                return None
+            if not all(llvm.address_of_symbol(s) for s in meta["externals"]):
+                return None  # linking would abort the process
+            engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            engine.finalize_object()
+            defined.update(meta["defines"])
+            return engine.get_function_address(meta["symbol"]) or None
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return None
+
+
+def _elf_undefined(obj: bytes) -> set[str] | None:
+    """The undefined symbols of ELF64 little-endian object code `obj` (those the code
+    generator added, such as compiler-rt's helpers, included: the IR does not list them), or
+    None for any other format."""
+    if obj[:6] != b"\x7fELF\x02\x01":
+        return None
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + k * shentsize) for k in range(shnum)]
+    out = set()
+    for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+        if kind != 2 or not entsize:  # SHT_SYMTAB
+            continue
+        strtab = sections[link][4]
+        for k in range(size // entsize):
+            st_name, _, _, st_shndx = struct.unpack_from("<IBBH", obj, offset + k * entsize)
+            if st_name and st_shndx == 0:  # SHN_UNDEF
+                end = obj.index(b"\0", strtab + st_name)
+                out.add(obj[strtab + st_name:end].decode())
+    return out
+
+
+def save(folder: Path, name: str, cfunc) -> None:
+    """Write the object code of `cfunc` (a Numba cfunc just compiled, not loaded from Numba's
+    cache) as kernel `name`'s, atomically; nothing where Numba does not expose it."""
+    try:
+        lib = cfunc._library
+        obj = lib._get_compiled_object()
+        module = lib._final_module
+    except (AttributeError, RuntimeError):  # loaded from Numba's cache, or another Numba
+        return
+    undefined = _elf_undefined(obj)
+    if undefined is None:  # not ELF: its symbols unchecked, it is never linked here
+        return
+    externals = sorted(undefined | {f.name for f in module.functions
+                                    if f.is_declaration and not f.name.startswith("llvm.")}
+                       | {g.name for g in module.global_variables if g.is_declaration})
+    # strong definitions only: the linker keeps the first of weak and common ones (NRT_decref,
+    # the environment of numba.carray's implementation, which every kernel defines)
+    defines = sorted({v.name for v in [*module.functions, *module.global_variables]
+                      if not v.is_declaration and v.linkage.name == "external"})
+    meta = {"symbol": cfunc.native_name, "externals": externals, "defines": defines, "build": _build_key()}
+    try:
+        for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, folder / f"{name}{suffix}")
+    except OSError:
+        pass  # an unwritable cache: Numba's own cache still serves
+
+
+def function(address: int, argtypes: list):
+    """The ctypes function at `address` taking `argtypes` (arrays as NumPy objects)."""
+    return ctypes.CFUNCTYPE(None, *argtypes)(address)

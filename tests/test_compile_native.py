@@ -1,0 +1,162 @@
+"""Kernels' machine code loaded without Numba (compile/native.py), vmath's separately cached
+module, and the generated loops' vectorised math and in-place carry (compile/loops.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad import lax
+from fgrad.interpreters.compile import kernels, loops
+
+_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as onp
+    import fgrad, fgrad.numpy as np
+    from fgrad.interpreters.compile import STATS
+    x = onp.linspace(-3.0, 3.0, 3000)
+    f = fgrad.jit(lambda x: np.tanh(np.sin(x) * 1.5 + 0.25) * x - np.exp(np.cos(x)))
+    g = fgrad.jit(lambda x, i, b, s: np.where(b, x * s, x) + np.astype(i, onp.float32) * s)
+    out = [f(x), f(x[:7]), g(x.astype(onp.float32), onp.arange(3000) % 7, x > 0.5, onp.float32(1.5))]
+    print(json.dumps([o.tolist() for o in out]))
+    print(STATS["kernels_built"], STATS["numba_cache_hits"], "numba" in sys.modules)
+""")
+
+
+def _run(cache) -> list[str]:
+    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
+def test_cached_kernels_load_as_native_code_without_importing_numba(tmp_path):
+    first, second = _run(tmp_path), _run(tmp_path)
+    built = int(first[1].split()[0])
+    assert built >= 3 and first[1].split()[1:] == ["0", "True"]  # compiled by Numba
+    assert second[1].split() == [str(built), str(built), "False"]  # all loaded, Numba never imported
+    assert second[0] == first[0]  # the same machine code: the same values, bit for bit
+    values = json.loads(first[0])
+    x = onp.linspace(-3.0, 3.0, 3000)
+    onp.testing.assert_allclose(values[0], onp.tanh(onp.sin(x) * 1.5 + 0.25) * x - onp.exp(onp.cos(x)),
+                                rtol=1e-13, atol=1e-14)
+    folder = tmp_path / "kernels"
+    assert len(list(folder.glob("k_*.o"))) == len(list(folder.glob("k_*.json"))) == built
+    assert len(list(folder.glob("fgrad_vmath_*.py"))) == 1  # vmath's functions: one module for all
+    # the C library functions the code calls are checked before linking, those LLVM's code
+    # generator introduced included (sin and cos as sincos; the IR lists only llvm.sin)
+    externals = set().union(*(json.loads(m.read_text())["externals"] for m in folder.glob("k_*.json")))
+    assert "tanh" in externals and externals & {"sin", "sincos"}
+
+
+def test_native_code_built_for_another_cpu_is_not_loaded(tmp_path):
+    first = _run(tmp_path)
+    for meta in (tmp_path / "kernels").glob("k_*.json"):
+        data = json.loads(meta.read_text())
+        data["build"]["cpu"] = "another-cpu"
+        meta.write_text(json.dumps(data))
+    second = _run(tmp_path)
+    assert second[0] == first[0]
+    assert second[1].split()[2] == "True"  # Numba loaded them from its own cache instead
+
+
+def test_numba_available_does_not_import_numba():
+    script = ("import sys; from fgrad.interpreters.compile import kernels; "
+              "print(kernels.numba_available(), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]
+
+
+def test_array_layout_is_the_one_kernels_read():
+    assert kernels._array_layout_ok()
+
+
+# --- loops -----------------------------------------------------------------------------------
+
+def _loop_source(f, *args) -> str:
+    eqn = next(e for e in fgrad.make_jaxpr(f)(*args).eqns if e.primitive.name in ("scan", "while"))
+    p = eqn.params
+    if eqn.primitive.name == "scan":
+        loop = loops.scan_loop(p["jaxpr"], p["num_consts"], p["num_carry"], p["length"], p["reverse"], p["unroll"])
+    else:
+        loop = loops.while_loop(p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"])
+    assert loop is not None
+    return loop.as_text()
+
+
+def _scan_py(step, init, xs):
+    carry, ys = init, []
+    for x in xs:
+        carry, y = step(carry, x)
+        ys.append(y)
+    return carry, onp.stack(ys)
+
+
+RNG = onp.random.default_rng(7)
+XS = RNG.normal(size=(30, 64))
+C0 = RNG.normal(size=64)
+
+
+@pytest.mark.parametrize("case", ["carry only", "old carry stacked", "carries swapped", "old carry read later"])
+def test_loop_carry_in_place_keeps_the_values(case):
+    """A carry written in place by the region that computes it, and the cases where it must
+    not be (its old value read after that region): compiled loops equal the Python loop."""
+    def body(np_, carry, x):
+        a, b = carry
+        if case == "carry only":
+            return (a * 0.5 + x, b + a), x.sum()
+        if case == "old carry stacked":
+            return (a * 0.5 + x, b + 1.0), a
+        if case == "carries swapped":
+            return (b, a + b * 0.5 + x), b - a
+        return (a * 0.5 + x, b + 1.0), np_.tanh(a) * 2.0  # a's old value, read after its update
+
+    def f(c, xs):
+        return lax.scan(lambda carry, x: body(np, carry, x), (c, c * 2.0), xs)
+
+    (a, b), ys = fgrad.jit(f)(C0, XS)
+    (ra, rb), rys = _scan_py(lambda carry, x: body(onp, carry, x), (C0, C0 * 2.0), XS)
+    for got, want in ((a, ra), (b, rb), (ys, rys)):
+        onp.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    src = _loop_source(f, C0, XS)
+    if case == "carry only":
+        assert "car0[:] =" not in src and "car1[:] =" not in src, src  # no copy into the carry
+
+
+def test_while_loop_carry_in_place():
+    def f(x):
+        return lax.while_loop(lambda c: c[1] < 50.0, lambda c: (c[0] * 0.9 + 0.1, c[1] + 1.0), (x, 0.0))
+    got, n = fgrad.jit(f)(C0)
+    want = C0.copy()
+    for _ in range(50):
+        want = want * 0.9 + 0.1
+    onp.testing.assert_allclose(got, want, rtol=1e-13)
+    assert float(n) == 50.0
+    assert "car0[:] =" not in _loop_source(f, C0)
+
+
+def test_loop_regions_compute_with_vmath():
+    """exp, log, tanh and the logistic function in a loop's regions are vmath's (within the
+    documented ulps: the values agree with NumPy's to 1e-13 relative); sine and cosine, whose
+    arguments a loop does not check, stay the C library's."""
+    def step(np_, c, x):
+        logistic = 1.0 / (1.0 + np_.exp(-c))
+        new = np_.tanh(c * 0.5 + x) + np_.log(np_.abs(x) + 1.0) * 0.1 + logistic * 0.01 + np_.sin(c) * 0.01
+        return new, np_.exp(new * 0.5)
+
+    def f(c, xs):
+        return lax.scan(lambda c, x: step(np, c, x), c, xs)
+
+    src = _loop_source(f, C0, XS)
+    assert "fg_vtanh(" in src and "fg_vexp(" in src and "fg_vlog(" in src
+    assert "math.sin(" in src and "fg_vsin" not in src
+    c, ys = fgrad.jit(f)(C0, XS)
+    rc, rys = _scan_py(lambda c, x: step(onp, c, x), C0, XS)
+    onp.testing.assert_allclose(c, rc, rtol=1e-13, atol=1e-14)
+    onp.testing.assert_allclose(ys, rys, rtol=1e-13, atol=1e-14)
