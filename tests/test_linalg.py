@@ -520,3 +520,35 @@ def test_vmap_composes_with_grad():
     close(g2, want)
     check_grads(lambda a, b: fgrad.vmap(np.linalg.solve, in_axes=(0, None))(a, b),
                 (well_conditioned(3, 4), rand(3, 2)), order=2, modes=("fwd", "rev"))
+
+
+# Every fgrad.numpy.linalg function on an empty batch of matrices (shape (0, n, n)): batched
+# impls that flatten the batch with reshape(-1, ...) fail there (svd and eigh did, and the LU
+# primitives), so the whole namespace is checked against NumPy's shapes.
+_EMPTY_BATCH_CALLS = {
+    "solve": lambda L, a: L.solve(a, a[..., :1]),
+    "matrix_power": lambda L, a: L.matrix_power(a, 2),
+    "tensorsolve": None, "tensorinv": None, "multi_dot": None,  # not batched in NumPy either
+    "lstsq": lambda L, a: L.lstsq(a.reshape(0, 3), a.reshape(0, 3)[:, 0], rcond=None),  # not batched: no rows
+    "cross": None, "outer": None, "vecdot": lambda L, a: L.vecdot(a, a), "matmul": lambda L, a: L.matmul(a, a),
+    "tensordot": None, "vector_norm": lambda L, a: L.vector_norm(a, axis=-1),
+    "matrix_transpose": lambda L, a: L.matrix_transpose(a), "diagonal": lambda L, a: L.diagonal(a),
+    "trace": lambda L, a: L.trace(a),
+}
+
+
+def _linalg_functions():
+    return sorted(n for n in dir(np.linalg) if not n.startswith("_") and callable(getattr(np.linalg, n))
+                  and callable(getattr(onp.linalg, n, None)))
+
+
+@pytest.mark.parametrize("name", _linalg_functions())
+def test_every_linalg_function_takes_an_empty_batch(name):
+    if name in _EMPTY_BATCH_CALLS and _EMPTY_BATCH_CALLS[name] is None:
+        pytest.skip(f"{name} takes no batch of square matrices")
+    call = _EMPTY_BATCH_CALLS.get(name, lambda L, a: getattr(L, name)(a))
+    a = onp.zeros((0, 3, 3))
+    want = call(onp.linalg, a)
+    got = call(np.linalg, a)
+    leaves = lambda r: [onp.asarray(x) for x in (r if isinstance(r, tuple) else (r,))]  # noqa: E731
+    assert [x.shape for x in leaves(got)] == [x.shape for x in leaves(want)], name

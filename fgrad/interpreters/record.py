@@ -27,7 +27,7 @@ _ndarray = np.ndarray
 
 
 def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, parents: tuple,
-                     node_type: type = Node, fwd: bool = True, complex_ok: bool = False) -> tuple:
+                     node_type: type = Node, fwd: bool = True) -> tuple:
     """Run `prim` on `primals` under `parent` and record it: `(out, node)`, node None when
     the application is not differentiable (see below). The caller has established that some
     input is differentiated; `parents[i]` is input i's node, or None for a constant.
@@ -39,8 +39,7 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
     - Nothing is recorded for `nondiff` primitives (comparisons, argmax) nor for outputs
       that are not float or complex: integers and booleans carry no derivative. Complex
       outputs are recorded like real ones (the rules follow JAX's complex convention, see
-      fgrad.ops.complex); `complex_ok` is accepted for the facade's positional calls and
-      changes nothing since complex differentiation is supported everywhere.
+      fgrad.ops.complex).
     - The node keeps only the values the primitive's VJP rule reads (`Primitive.def_saves`;
       all of them for an undeclared primitive); the others become `Unsaved` stand-ins.
     - `node_type` is the naming hook: the class of the node, a `Node` subclass (the facade
@@ -149,22 +148,7 @@ class RecordTrace(Trace):
             if own_b and ta is _ndarray:
                 out, node = record_primitive(self.parent, prim, (a, b.primal), params, (None, b.node))
                 return out if node is None else self._tracer(out, node)
-        # Trace.partition inlined, with a type test for this trace's own tracers first (the
-        # common case): this runs for every op under grad, at every nesting level
-        primals = []
-        parents = []
-        recorded = False
-        for a in args:
-            t = type(a)
-            if (t is RecordTracer or t is WeakRecordTracer) and a._trace is self:
-                primals.append(a.primal)
-                parents.append(a.node)
-                recorded = True
-                continue
-            if t is not _ndarray and isinstance(a, Tracer):
-                self.check_foreign(a)
-            primals.append(a)
-            parents.append(None)
+        primals, parents, recorded = self.partition(args)
         if not recorded:
             return self.parent.process_primitive(prim, primals, params)
         out, node = record_primitive(self.parent, prim, primals, params, tuple(parents))

@@ -294,8 +294,11 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple:
     rcond = _static_float(rcond, "lstsq", "rcond")
     x = matmul(mf.pinv(a, rcond), b)
     s = svdvals(a)
-    big = ew.gt(s, ew.mul(red.reduce_max(s, (0,)), ew.const(s, rcond)))
-    rank = red.reduce_sum(ew.convert_element_type(big, np.int32), (0,))
+    if min(m, n):
+        big = ew.gt(s, ew.mul(red.reduce_max(s, (0,)), ew.const(s, rcond)))
+        rank = red.reduce_sum(ew.convert_element_type(big, np.int32), (0,))
+    else:  # no singular values: no largest one to scale rcond by
+        rank = np.zeros((), np.int32)
     if m > n:
         r = ew.sub(b, matmul(a, x))
         resid = red.reduce_sum(cx.abs_squared(r), (0,))   # real for complex b, as NumPy's

@@ -80,7 +80,8 @@ def _prod(xs) -> int:
 def _pack_impl(xp, parts, nbatch: int):
     """Concrete factors (batch axes first) flattened over their other axes and concatenated."""
     batch = parts[0].shape[:nbatch]
-    return xp.concatenate([xp.reshape(p, batch + (-1,)) for p in parts], axis=-1)
+    # the trailing size written out: -1 cannot be resolved when the batch is empty
+    return xp.concatenate([xp.reshape(p, batch + (_prod(p.shape[nbatch:]),)) for p in parts], axis=-1)
 
 
 def _packed_aval(batch: tuple, tails, dtype) -> ShapedArray:

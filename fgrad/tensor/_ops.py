@@ -303,10 +303,7 @@ def result_type(name: str, fields: tuple = ("values", "indices")) -> type:
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "_name": name})
 
 
-_return_type = result_type
-
-
-_max_t, _min_t, _sort_t, _topk_t, _mode_t = (_return_type(n) for n in ("max", "min", "sort", "topk", "mode"))
+_max_t, _min_t, _sort_t, _topk_t, _mode_t = (result_type(n) for n in ("max", "min", "sort", "topk", "mode"))
 
 
 def _extreme(fnp_fn, arg_fn, binary_fn, rtype):

@@ -33,7 +33,6 @@ from . import _dtypes as D
 from ._ops import (
     _float,
     _operand,
-    _return_type,
     _tensor,
     _var_args,
     add,
@@ -43,6 +42,7 @@ from ._ops import (
     logaddexp,
     mul,
     named,
+    result_type,
     sqrt,
     sub,
     sum,
@@ -51,7 +51,7 @@ from ._ops import (
 from ._ops_shape import matmul, reshape, stack
 from .tensor import Tensor, _dim, _make
 
-_cummax_t, _cummin_t, _median_t, _nanmedian_t = (_return_type(n) for n in ("cummax", "cummin", "median",
+_cummax_t, _cummin_t, _median_t, _nanmedian_t = (result_type(n) for n in ("cummax", "cummin", "median",
                                                                          "nanmedian"))
 
 

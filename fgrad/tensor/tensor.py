@@ -340,10 +340,10 @@ def _tensor_bind(prim, args, params):
             cls = node_class(name)
     # The recorder runs on top of the current trace. On traced values (Tensors inside
     # fgrad.grad & co.) that trace must see the primitive itself, not its vjp_fwd (fwd=False).
-    # Positional arguments: (parent, prim, primals, params, parents, node_type, fwd, complex_ok).
+    # Positional arguments: (parent, prim, primals, params, parents, node_type, fwd).
     out, node = record_primitive(
         state.trace, prim, vals, params, tuple(parents), cls,
-        plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals), True)
+        plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals))
     src = _view_of(out, vals, args) if type(out) is _nd and out.base is not None else None
     t = _make(out)
     if src is not None:
