@@ -34,12 +34,26 @@ def main() -> None:
         report = "no error"
     except dist.DistributedTimeoutError as e:
         report = f"{type(e).__name__} after {time.monotonic() - start:.2f} s: {e}"
-    (outdir / f"rank{dist.rank()}.txt").write_text(report)
+    _write(outdir / f"rank{dist.rank()}.txt", report)
     try:
         dist.barrier()
     except dist.DistributedError as e:  # the communicator is unusable now, and says so
-        (outdir / f"rank{dist.rank()}.after.txt").write_text(str(e))
-    time.sleep(0.5)  # let every survivor write its report before the first one aborts the job
+        _write(outdir / f"rank{dist.rank()}.after.txt", str(e))
+    # The first survivor to exit aborts the job, so each waits (through the file system: the
+    # communicator is gone) until every survivor has written both reports; a fixed sleep was
+    # too short on a loaded machine, where a rank was killed between opening and writing.
+    survivors = [r for r in range(dist.world_size()) if r != 1]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(
+            (outdir / f"rank{r}{kind}.txt").exists() for r in survivors for kind in ("", ".after")):
+        time.sleep(0.05)
+
+
+def _write(path: pathlib.Path, text: str) -> None:
+    """Write `text` to `path` atomically: a reader sees the whole report or no file."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":
