@@ -33,9 +33,11 @@ from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
 from .interpreters.record import (
     RecordTrace,
     RecordTracer,
+    TapeRecordTrace,
     WeakRecordTracer,
     graph_to_jaxpr,
 )
+from .interpreters.replay import replay_grad
 from .interpreters.staging import StagingTrace
 from .numpy import add as fnp_add
 from .numpy._util import MAX_NDIM, as_value, cast
@@ -356,12 +358,13 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
     v = np.asarray(x) if weak else x
     leaf = Leaf()
     full = list(args)
-    with new_trace(RecordTrace) as trace:
+    with new_trace(TapeRecordTrace) as trace:
         # a Python number stays weakly typed, as in _vjp
         full[i] = (WeakRecordTracer if weak else RecordTracer)(trace, v, leaf)
         out = f(*full, **kwargs)
         if has_aux:
             out, aux = _split_aux(out, f)
+    tape, trace.tape = trace.tape, None
     t = type(out)
     if (t is RecordTracer or t is WeakRecordTracer) and out._trace is trace:
         node, value = out.node, out.primal
@@ -379,7 +382,10 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
         seed = _ones_like(o)
     g = None
     if node is not None:
-        g = backward_pass([(node, seed)], add=fnp_add, retain=False).get(id(leaf))
+        # a graph structure seen before runs its backward as one program (interpreters/replay.py)
+        g = replay_grad(tape, node, seed, leaf, fnp_add)
+        if g is NotImplemented:
+            g = backward_pass([(node, seed)], add=fnp_add, retain=False).get(id(leaf))
     if g is None:  # the output does not depend on x
         g = _zeros_like(v)
     if has_aux:

@@ -73,6 +73,7 @@ class Primitive:
         self.saves_output = True
         self._unread: dict[int, tuple] = {}  # arity -> the positions not in saved_inputs
         self.lowering = None  # scalar-expression rule of an element-wise primitive (def_lowering)
+        self.np_function = None  # (name, quiet) when the impl is xp.<name>(*operands) (def_np_function)
         ALL_PRIMITIVES.append(self)
 
     def def_impl(self, fn: Callable) -> Callable:
@@ -86,6 +87,25 @@ class Primitive:
         self.impl = impl
         self.raw_impl = fn
         return fn
+
+    def def_np_function(self, name: str, quiet: bool = False) -> None:
+        """The impl is the array module's function `name` of the operands (`xp.multiply(x,
+        y)`), with floating-point warnings silenced when `quiet`. Declared rather than
+        written as a lambda so that jit's programs can call `np.<name>` directly, one
+        Python call instead of three, computing exactly what the impl computes."""
+        if quiet:
+            def fn(*args, xp):
+                token = ignore_fp_errors()
+                try:
+                    return getattr(xp, name)(*args)
+                finally:
+                    restore_fp_errors(token)
+        else:
+            def fn(*args, xp):
+                return getattr(xp, name)(*args)
+        fn.__name__ = fn.__qualname__ = f"{self.name}_impl"
+        self.def_impl(fn)
+        self.np_function = (name, quiet)
 
     def def_abstract_eval(self, fn: Callable) -> Callable:
         """`fn(*avals, **params) -> ShapedArray`: the output's shape and dtype (staging and

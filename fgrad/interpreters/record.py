@@ -162,6 +162,25 @@ class RecordTrace(Trace):
         return tracer
 
 
+class TapeRecordTrace(RecordTrace):
+    """A RecordTrace that also lists its nodes in recording order (`tape`), which is a
+    topological order (a node is recorded after its parents): grad's replayed backward pass
+    (interpreters/replay.py) keys the graph by it without a graph walk. Whoever makes one
+    sets `tape = None` when done, so leaked tracers do not keep the whole graph alive."""
+
+    def __init__(self, parent) -> None:
+        super().__init__(parent)
+        self.tape: list | None = []
+
+    def _tracer(self, out, node) -> RecordTracer:
+        self.tape.append(node)
+        tracer = _new(RecordTracer)
+        tracer._trace = self
+        tracer.primal = out
+        tracer.node = node
+        return tracer
+
+
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------
 
 def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],

@@ -113,10 +113,15 @@ def add_tangents(a, b):
     return a if b is None else add(a, b)
 
 
-def def_elementwise(prim, impl, dtype_rule=same_dtype):
+def def_elementwise(prim, impl, dtype_rule=same_dtype, *, quiet: bool = False):
     """Impl, shape/dtype rule (operands of one shape, or 0-d beside it) and batching rule of an
-    elementwise primitive; `dtype_rule(*avals)` gives the result's dtype."""
-    prim.def_impl(impl)
+    elementwise primitive; `dtype_rule(*avals)` gives the result's dtype. `impl` is a function,
+    or the name of the NumPy/CuPy function it is (see Primitive.def_np_function; `quiet`
+    silences its floating-point warnings)."""
+    if isinstance(impl, str):
+        prim.def_np_function(impl, quiet)
+    else:
+        prim.def_impl(impl)
     prim.def_abstract_eval(
         lambda *avals, **params: ShapedArray(elementwise_shape(prim.name, avals), dtype_rule(*avals)))
     def_vectorized(prim)
@@ -185,7 +190,7 @@ def def_bilinear(prim, lhs_transpose, rhs_transpose):
 # --- linear: neg, add, sub -------------------------------------------------------------
 
 neg_p = Primitive("neg")
-def_elementwise(neg_p, lambda x, *, xp: xp.negative(x))
+def_elementwise(neg_p, "negative")
 
 
 def neg(x):
@@ -199,9 +204,9 @@ neg_p.def_saves(inputs=False, output=False)
 neg_p.def_lowering(scalar_lowering("(-{0})", "iuf"))
 
 add_p = Primitive("add")
-def_elementwise(add_p, lambda x, y, *, xp: xp.add(x, y))
+def_elementwise(add_p, "add")
 sub_p = Primitive("sub")
-def_elementwise(sub_p, lambda x, y, *, xp: xp.subtract(x, y))
+def_elementwise(sub_p, "subtract")
 
 
 def add(x, y):
@@ -248,7 +253,7 @@ sub_p.def_lowering(scalar_lowering("({0} - {1})", "iuf"))
 # --- bilinear and other binary -----------------------------------------------------------
 
 mul_p = Primitive("mul")
-def_elementwise(mul_p, lambda x, y, *, xp: xp.multiply(x, y))
+def_elementwise(mul_p, "multiply")
 
 
 def mul(x, y):
@@ -274,7 +279,7 @@ def_bilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
 mul_p.def_lowering(scalar_lowering("({0} * {1})", "iuf"))
 
 div_p = Primitive("div")
-def_elementwise(div_p, _quiet(lambda xp, x, y: xp.true_divide(x, y)))
+def_elementwise(div_p, "true_divide", quiet=True)
 div_p.def_lowering(scalar_lowering("({0} / {1})", "f"))
 
 
@@ -287,7 +292,7 @@ def_elementwise_deriv(div_p, lambda x, y, out: div(const(x, 1.0), y),
                       lambda x, y, out: neg(div(out, y)), inputs=(1,))
 
 pow_p = Primitive("pow")
-def_elementwise(pow_p, _quiet(lambda xp, x, y: xp.power(x, y)))
+def_elementwise(pow_p, "power", quiet=True)
 pow_p.def_lowering(scalar_lowering("math.pow({0}, {1})", "f"))
 
 
@@ -357,7 +362,7 @@ integer_pow_p.def_lowering(_integer_pow_lowering)
 
 def _max_min(name, np_name, cmp):
     p = Primitive(name)
-    def_elementwise(p, lambda x, y, *, xp: getattr(xp, np_name)(x, y))
+    def_elementwise(p, np_name)
 
     def dx(x, y, out):
         # ties split the derivative evenly between the operands (as JAX does): the derivative
@@ -386,7 +391,7 @@ def minimum(x, y):
 
 
 atan2_p = Primitive("atan2")
-def_elementwise(atan2_p, lambda y, x, *, xp: xp.arctan2(y, x))
+def_elementwise(atan2_p, "arctan2")
 atan2_p.def_lowering(scalar_lowering("math.atan2({0}, {1})", "f"))
 
 
@@ -427,13 +432,7 @@ def _unary(name, np_name, deriv, doc, *, backward_name=None, reads="both"):
     what `deriv` reads: "x" or "out" when only that one (the other lends at most its dtype),
     so a recorded application keeps only it (tanh's keeps its output, sin's its input)."""
     p = Primitive(name, backward_name=backward_name)
-    if callable(np_name):
-        impl = _quiet(np_name)
-    elif name in _WARNS:
-        impl = _quiet(lambda xp, x: getattr(xp, np_name)(x))
-    else:
-        impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
-    def_elementwise(p, impl, float_result)
+    def_elementwise(p, _quiet(np_name) if callable(np_name) else np_name, float_result, quiet=name in _WARNS)
     def_elementwise_deriv(p, deriv, inputs=reads != "out", output=reads != "x")
     if name in _UNARY_LOWERING:
         p.def_lowering(scalar_lowering(_UNARY_LOWERING[name], "f"))
@@ -528,7 +527,8 @@ def _fused_grad(name: str, factor, dfactor, lowering: str, backward_name: str) -
     p = Primitive(name, backward_name=backward_name)
 
     def impl(ct, y, *, xp):
-        one = y.dtype.type(1)
+        # (a cached 0-d array for NumPy: a ufunc takes it faster than a NumPy scalar)
+        one = const(y, 1) if xp is np else y.dtype.type(1)
         n = ct.size
         if (xp is np and n > _FUSED_CHUNK and ct.shape == y.shape and ct.dtype == y.dtype
                 and y.flags.c_contiguous):
@@ -621,7 +621,7 @@ _def_output_grad(logistic_p, logistic_grad_p)
 # lose the curvature there (d2/dx2 = 0 instead of 1/4). One primitive, with partials
 # logistic(+-(x - y)) that are smooth, is exact at every order.
 logaddexp_p = Primitive("logaddexp", backward_name="LogaddexpBackward0")
-def_elementwise(logaddexp_p, _quiet(lambda xp, x, y: xp.logaddexp(x, y)), float_result)
+def_elementwise(logaddexp_p, "logaddexp", float_result, quiet=True)
 logaddexp_p.def_lowering(scalar_lowering("fg_logaddexp({0}, {1})", "f"))
 
 
@@ -643,7 +643,7 @@ def_elementwise_deriv(logaddexp_p, lambda x, y, out: logistic(_logaddexp_diff(x,
 
 abs_p = Primitive("abs")
 # |z| of a complex z is real (complex64 -> float32), as in NumPy
-def_elementwise(abs_p, lambda x, *, xp: xp.abs(x),
+def_elementwise(abs_p, "abs",
                 lambda x: np.finfo(x.dtype).dtype if x.dtype.kind == "c" else x.dtype)
 abs_p.def_lowering(scalar_lowering("abs({0})", "iuf"))
 
@@ -708,16 +708,12 @@ def _nondiff(name, np_name, arity, dtype_rule, doc, *, fn_name=None):
     named `fn_name` (default `name`)."""
     p = Primitive(name)
     if arity == 1:
-        impl = lambda x, *, xp: getattr(xp, np_name)(x)  # noqa: E731
-
         def fn(x):
             return p.bind(x)
     else:
-        impl = _quiet(lambda xp, x, y: getattr(xp, np_name)(x, y))
-
         def fn(x, y):
             return p.bind(x, y)
-    def_elementwise(p, impl, dtype_rule)
+    def_elementwise(p, np_name, dtype_rule, quiet=arity != 1)
     def_nondiff(p)
     if name in _NONDIFF_LOWERING:
         p.def_lowering(scalar_lowering(_NONDIFF_LOWERING[name]))
@@ -766,7 +762,7 @@ invert_p, invert = _nondiff("invert", "invert", 1, same_dtype,
 # nondiff round/floordiv primitives give, so every order is right away from the jumps.
 
 fmod_p = Primitive("fmod", backward_name="FmodBackward0")
-def_elementwise(fmod_p, _quiet(lambda xp, x, y: xp.fmod(x, y)))
+def_elementwise(fmod_p, "fmod", quiet=True)
 fmod_p.def_lowering(scalar_lowering({"f": "fg_fmod({0}, {1})", "i": "fg_fmod_i({0}, {1})", "u": "({0} % {1})"}))
 
 
@@ -788,7 +784,7 @@ def_elementwise_deriv(fmod_p, lambda x, y, out: const(x, 1.0),
                       lambda x, y, out: neg(_fmod_quotient(x, y, out)))
 
 mod_p = Primitive("mod", backward_name="RemainderBackward0")
-def_elementwise(mod_p, _quiet(lambda xp, x, y: xp.remainder(x, y)))
+def_elementwise(mod_p, "remainder", quiet=True)
 # Python's remainder is NumPy's (the sign of y); integer x % 0 is 0 in the kernels, as in NumPy
 mod_p.def_lowering(scalar_lowering("({0} % {1})", "iuf"))
 

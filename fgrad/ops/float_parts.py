@@ -9,15 +9,21 @@ from typing import Any
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.rules import bool_result, def_linear, def_nondiff, elementwise_shape, same_dtype
 from ..core.primitive import Primitive
+from ..core.rules import (
+    bool_result,
+    def_linear,
+    def_nondiff,
+    elementwise_shape,
+    same_dtype,
+)
 from ._batching import def_vectorized
 from .elementwise import def_elementwise, mul, sum_to_shape
 
 # --- signbit: is the sign bit set (also for -0.0 and NaNs with the bit set), as np.signbit --------
 
 signbit_p = Primitive("signbit")
-def_elementwise(signbit_p, lambda x, *, xp: xp.signbit(x), bool_result)
+def_elementwise(signbit_p, "signbit", bool_result)
 def_nondiff(signbit_p)
 
 

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ...core.ir import Literal, Var
+from ...core.primitive import ignore_fp_errors, restore_fp_errors
 from . import scalar_lib
 from .kernels import kernel_spec, load_kernel, numba_available
 from .loops import JIT_RULES
@@ -137,6 +138,15 @@ class _Emitter:
         if special is not None:  # a callable made for this equation (a compiled loop)
             fn = self._global(f"_eqn{self._new('')}_{p.name}", special)
             args = [self.boxed(a) for a in eqn.invars]
+        elif p.np_function is not None and not eqn.params and eqn.outvars[0].aval.shape != ():
+            # the impl is np.<name>(*operands) (Primitive.def_np_function): call that directly
+            # (not for 0-d results, which NumPy returns as scalars and the impl as arrays)
+            np_name, quiet = p.np_function
+            fn = self._global(f"_np_{np_name}", getattr(np, np_name))
+            args = [self.boxed(a) for a in eqn.invars]
+            if quiet:
+                self._direct(eqn, f"{fn}({', '.join(args)})", indent, quiet=True)
+                return
         else:
             fn = self.impls.get(id(p))
             if fn is None:
@@ -145,11 +155,21 @@ class _Emitter:
             for k, v in eqn.params.items():
                 name = self._global("_p" + self._new(""), v)
                 args.append(f"{k}={name}")
+        self._direct(eqn, f"{fn}({', '.join(args)})", indent)
+
+    def _direct(self, eqn, call: str, indent: str, quiet: bool = False) -> None:
+        """`out = call` for the equation's one output (between silencing floating-point
+        warnings and restoring them, when `quiet`)."""
         out = self._new()
         self.box[id(eqn.outvars[0])] = out
         for a in eqn.invars:
             self.fresh.discard(id(a))  # an impl may return a view of it
-        self.lines.append(f"{indent}{out} = {fn}({', '.join(args)})")
+        if quiet:
+            self.globals["_ignore_fp"], self.globals["_restore_fp"] = ignore_fp_errors, restore_fp_errors
+            self.lines += [f"{indent}_tok = _ignore_fp()", f"{indent}try:", f"{indent}    {out} = {call}",
+                           f"{indent}finally:", f"{indent}    _restore_fp(_tok)"]
+        else:
+            self.lines.append(f"{indent}{out} = {call}")
 
     def kernel(self, step) -> None:
         spec = kernel_spec(step)
@@ -359,8 +379,8 @@ class Program:
     """A ClosedJaxpr compiled to a Python function: `program(*args)` gives the outputs as a
     tuple. `as_text()` is the generated function and the sources of its kernels."""
 
-    def __init__(self, closed, min_kernel_eqns: int = MIN_KERNEL_EQNS) -> None:
-        self.steps = plan(closed.jaxpr, min_kernel_eqns)
+    def __init__(self, closed, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) -> None:
+        self.steps = plan(closed.jaxpr, min_kernel_eqns, regions)
         if any(step.kind == "kernel" for step in self.steps) and not numba_available():
             self.steps = plan(closed.jaxpr, math.inf)
         emitter = _Emitter(closed, self.steps)

@@ -48,13 +48,14 @@ def _kind_of(eqn) -> str | None:
     return "kernel" if lowerable(eqn, KERNEL_DTYPES) and not prefer_impl(eqn) else None
 
 
-def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS) -> list[Step]:
-    """The steps that compute `jaxpr`, in an order that respects its dependencies."""
+def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) -> list[Step]:
+    """The steps that compute `jaxpr`, in an order that respects its dependencies; with
+    `regions` False, one call a equation (the impls' own results, bit for bit)."""
     steps: list[Step] = []
     made_by: dict[int, Step] = {}    # id(var) -> the step that computes it
     latest: dict[tuple, Step] = {}   # (kind, shape) -> the region equations may still join
     for eqn in jaxpr.eqns:
-        kind = _kind_of(eqn)
+        kind = _kind_of(eqn) if regions else None
         step = None
         if kind is not None:
             key = (kind, eqn.outvars[0].aval.shape)
