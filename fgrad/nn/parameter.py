@@ -6,7 +6,7 @@ import copy
 import numpy as np
 
 from .. import tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
-from ..tensor.tensor import Tensor
+from ..tensor.tensor import Tensor, _make
 
 
 class Parameter(Tensor):
@@ -22,16 +22,7 @@ class Parameter(Tensor):
             value = data._value
         else:
             value = T(data)._value
-        self = object.__new__(cls)
-        self._value = value
-        self._node = None
-        self._requires_grad = False
-        self._grad = None
-        self._vbox = data._vbox if isinstance(data, Tensor) else [0]
-        self._acc = None
-        self._retain = None
-        self._hooks = None
-        self._view = None
+        self = _make(value, vbox=data._vbox if isinstance(data, Tensor) else None, into=object.__new__(cls))
         if requires_grad:
             self.requires_grad_(True)
         return self
@@ -45,17 +36,8 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        v = self._value
-        p = object.__new__(Parameter)
-        p._value = v.copy()
-        p._node = None
-        p._requires_grad = self._requires_grad
+        p = _make(self._value.copy(), None, self._requires_grad, into=object.__new__(Parameter))
         p._grad = None if self._grad is None else copy.deepcopy(self._grad, memo)
-        p._vbox = [0]
-        p._acc = None
-        p._retain = None
-        p._hooks = None
-        p._view = None
         memo[id(self)] = p
         return p
 

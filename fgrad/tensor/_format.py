@@ -27,14 +27,10 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     if profile is not None:
         OPTS.precision, OPTS.threshold, OPTS.edgeitems, OPTS.linewidth = {
             "default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}[profile]
-    if precision is not None:
-        OPTS.precision = precision
-    if threshold is not None:
-        OPTS.threshold = threshold
-    if edgeitems is not None:
-        OPTS.edgeitems = edgeitems
-    if linewidth is not None:
-        OPTS.linewidth = linewidth
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):
+        if value is not None:
+            setattr(OPTS, name, value)
     OPTS.sci_mode = sci_mode
 
 

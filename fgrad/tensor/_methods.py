@@ -11,7 +11,7 @@ from . import _ops as O
 from . import creation
 from ._device import is_cupy, to_device
 from ._ops_math import on_copy
-from .tensor import Tensor, _make, check_inplace, commit_inplace
+from .tensor import Tensor, _make, _writable, check_inplace, commit_inplace
 
 # --- operators ------------------------------------------------------------------------------------
 
@@ -65,8 +65,7 @@ def fill_(self, value):
         if value._requires_grad and _state.grad_enabled:
             return commit_inplace(self, O.expand(cast(value, v.dtype), tuple(v.shape)))
         value = value.item()
-    if not (_state.grad_enabled and self._requires_grad) and (
-            type(v) is np.ndarray and v.flags.writeable or hasattr(v, "__cuda_array_interface__")):
+    if not (_state.grad_enabled and self._requires_grad) and _writable(v):
         v.fill(value)
         self._vbox[0] += 1
         return self

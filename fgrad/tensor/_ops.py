@@ -57,8 +57,10 @@ def _tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else _creation.tensor(x)
 
 
-def _float(x):
-    """int/bool tensors as the default float dtype (torch.exp(int tensor) is float32)."""
+def _float(x, dtype=None):
+    """int/bool tensors as the default float dtype (torch.exp(int tensor) is float32); the
+    fgrad `dtype` first, when given (softmax(x, dim, dtype), norm(..., dtype))."""
+    x = x if dtype is None else cast(x, D.np_dtype(dtype))
     return cast(x, P.float_dtype(dtype_of(x)))
 
 
@@ -101,6 +103,7 @@ triu | triu | input, diagonal=0 | Triu
 diag | diag | input, diagonal=0 |
 kron | kron | input, other | Kron
 hypot | hypot | input, other | Hypot
+angle | angle | input |
 """
 globals().update(adapt_table(_TABLE, named))
 moveaxis = movedim  # noqa: F821
@@ -356,7 +359,7 @@ def logsumexp(input, dim, keepdim: bool = False):
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector p-norm (matrix Frobenius norm for p='fro', nuclear norm for p='nuc', over two
     dims), via fgrad.numpy.linalg.norm."""
-    x = _float(input if dtype is None else cast(input, D.np_dtype(dtype)))
+    x = _float(input, dtype)
     if p == "nuc":  # the sum of the singular values of the matrices in dim (a 2-D input's by default)
         axes = (0, 1) if dim is None else normalize_axes(dim, x._value.ndim, "norm", policy=P)
         if len(axes) != 2:
@@ -376,12 +379,12 @@ def count_nonzero(input, dim=None):
 
 
 def softmax(input, dim, dtype=None):
-    x = _float(input if dtype is None else cast(input, D.np_dtype(dtype)))
+    x = _float(input, dtype)
     return named(_softmax(x, _dim(dim, x._value.ndim)), "SoftmaxBackward0", input)
 
 
 def log_softmax(input, dim, dtype=None):
-    x = _float(input if dtype is None else cast(input, D.np_dtype(dtype)))
+    x = _float(input, dtype)
     return _log_softmax(x, _dim(dim, x._value.ndim))
 
 
@@ -423,11 +426,6 @@ def resolve_conj(input):
 def is_conj(input) -> bool:
     """False: fgrad's conj is never a lazy view."""
     return False
-
-
-def angle(input):
-    """The argument of each entry, in (-pi, pi] (0 or pi for real entries, with zero gradient)."""
-    return fnp.angle(_float(input))
 
 
 def view_as_real(input):

@@ -29,7 +29,7 @@ from ..ops import search
 from . import _dtypes as D
 from . import creation as _creation
 from ._ops import _operand, _tensor, div, floor_divide, named
-from ._ops_shape import _raw_index
+from ._ops_shape import _bool_mask, _fill_value, _index, _raw_index
 from .tensor import Tensor, _dim, _make
 
 _I64 = np.dtype(np.int64)
@@ -37,15 +37,6 @@ _I64 = np.dtype(np.int64)
 
 def _shape(t) -> tuple:
     return tuple(t._value.shape)
-
-
-def _index_values(index, name: str):
-    """`index` as an integer array (concrete or traced) for an index update."""
-    v = index._value if isinstance(index, Tensor) else np.asarray(index)
-    if v.dtype.kind not in "iu":
-        raise FgradRuntimeError(f"{name}(): Expected dtype int64 for index (got {v.dtype}); index tensors hold "
-                           "integers (convert with .long())")
-    return v
 
 
 def _check_bounds(name: str, idx, size: int, d: int, ndim: int = 1) -> None:
@@ -77,7 +68,7 @@ def _check_bounds(name: str, idx, size: int, d: int, ndim: int = 1) -> None:
 def _scatter_plan(name: str, input, dim, index, src):
     """(numpy index tuple, the src values it writes) for scatter along `dim`: position
     `p` of `index` writes src[p] to input[p with p[dim] replaced by index[p]]."""
-    idx = _index_values(index, name)
+    idx = _index(index, name)
     shape = _shape(input)
     nd = len(shape)
     d = _dim(dim, nd)
@@ -114,11 +105,9 @@ def _scatter_plan(name: str, input, dim, index, src):
     return pos, vals, idx
 
 
-def _update(fn, input, pos, vals, idx):
-    """fn(input, pos, vals) (an fgrad.numpy functional update); nothing to do for an empty index."""
-    if not np.prod(idx.shape, dtype=np.int64) and idx.ndim:
-        return input.clone()
-    return fn(input, pos, vals)
+def _empty(idx) -> bool:
+    """Whether an index selects nothing (an update at it is a copy of the input)."""
+    return bool(idx.ndim) and not np.prod(idx.shape, dtype=np.int64)
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None = None, *, value: float | None = None,
@@ -130,12 +119,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None =
     if src is None:
         raise FgradTypeError("scatter() missing 1 required argument: 'src' (or value=)")
     pos, vals, idx = _scatter_plan("scatter", input, dim, index, src)
-    if reduce is None:
-        return named(_update(fnp.at_set, input, pos, vals, idx), "ScatterBackward0", input)
-    fns = {"add": fnp.at_add, "multiply": fnp.at_mul}
+    fns = {None: fnp.at_set, "add": fnp.at_add, "multiply": fnp.at_mul}
     if reduce not in fns:
         raise FgradRuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    return _update(fns[reduce], input, pos, vals, idx)
+    out = input.clone() if _empty(idx) else fns[reduce](input, pos, vals)
+    return named(out, "ScatterBackward0", input) if reduce is None else out
 
 
 def scatter_add(input: Tensor, dim: Any, index: Tensor | Any, src: Tensor | float | None) -> Tensor:
@@ -143,7 +131,8 @@ def scatter_add(input: Tensor, dim: Any, index: Tensor | Any, src: Tensor | floa
     if not isinstance(src, Tensor):
         raise FgradTypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
     pos, vals, idx = _scatter_plan("scatter_add", input, dim, index, src)
-    return named(_update(fnp.at_add, input, pos, vals, idx), "ScatterAddBackward0", input)
+    out = input.clone() if _empty(idx) else fnp.at_add(input, pos, vals)
+    return named(out, "ScatterAddBackward0", input)
 
 
 _REDUCE_UPDATES = {"sum": fnp.at_add, "prod": fnp.at_mul, "amax": fnp.at_max, "amin": fnp.at_min}
@@ -172,7 +161,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise FgradRuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     pos, vals, idx = _scatter_plan("scatter_reduce", input, dim, index, src)
-    if not np.prod(idx.shape, dtype=np.int64) and idx.ndim:
+    if _empty(idx):
         return input.clone()
     dt = input._value.dtype
     base = input
@@ -194,7 +183,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 def _along(name: str, input, dim, index, source=None):
     """(the index tuple of positions `index` along `dim`, the dim) for the index_* functions."""
-    idx = _index_values(index, name)
+    idx = _index(index, name)
     if idx.ndim > 1:
         raise FgradIndexError(f"{name}(): Index is supposed to be a vector, got shape {tuple(idx.shape)}")
     shape = _shape(input)
@@ -231,11 +220,9 @@ def index_copy(input: Tensor, dim: Any, index: Tensor | Any, source: Tensor) -> 
 
 def index_fill(input: Tensor, dim: Any, index: Tensor | Any, value: Any) -> Tensor:
     """`input` with the slices at `index` along `dim` set to the number (or 0-d tensor) `value`."""
-    if isinstance(value, Tensor) and value._value.ndim:
-        raise FgradRuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value._value.ndim} dimension(s).")
+    value = _fill_value(value, input._value.dtype, "index_fill")
     pos, _ = _along("index_fill", input, dim, index)
-    return named(fnp.at_set(input, pos, cast(_operand(value), input._value.dtype)), "IndexFillBackward0", input)
+    return named(fnp.at_set(input, pos, value), "IndexFillBackward0", input)
 
 
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
@@ -255,9 +242,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """`input` with the positions where `mask` (broadcast to input's shape) is True filled,
     in row-major order, by the leading elements of `source`."""
-    m = _tensor(mask)
-    if m._value.dtype.kind != "b":
-        raise FgradRuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
+    m = _bool_mask(mask, "masked_scatter")
     if source._value.dtype != input._value.dtype:
         raise FgradRuntimeError(f"masked_scatter: expected self and source to have same dtypes but got {input.dtype} "
                            f"and {source.dtype}")

@@ -134,48 +134,42 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return named(add(input, _scaled(div(tensor1, tensor2), value)), "AddcdivBackward0", input, tensor1, tensor2)
 
 
-def _beta_alpha(input, product, beta, alpha):
-    """beta * input + alpha * product; with beta == 0 `input` is ignored (its NaNs too), as
-    PyTorch's BLAS-style functions do."""
-    out = _scaled(product, alpha)
+def _beta_alpha(name: str, input, a, b, beta, alpha, what=("mat1", "mat2"), ndims=(2, 2),
+                batch_sum: bool = False) -> Tensor:
+    """beta * input + alpha * (a @ b) (summed over the batch with `batch_sum`), where `a` and
+    `b` (the arguments `what`) must have `ndims` dimensions; with beta == 0 `input` is
+    ignored (its NaNs too), as PyTorch's BLAS-style functions do. grad_fn <Name>Backward0."""
+    input, a, b = _tensor(input), _tensor(a), _tensor(b)
+    for w, t, nd in zip(what, (a, b), ndims):
+        if t._value.ndim != nd:
+            raise FgradRuntimeError(f"{name}: {w} must be a {nd}-D tensor, got shape {tuple(t._value.shape)}")
+    product = matmul(a, b)
+    out = _scaled(sum(product, 0) if batch_sum else product, alpha)
     if beta == 0:
         fnp.broadcast_to(input.detach(), tuple(out._value.shape), policy=P)  # it must still fit the shape
-        return out
-    return add(_scaled(input, beta), out)
-
-
-def _check_ndim(name: str, *pairs) -> None:
-    for what, t, nd in pairs:
-        if t._value.ndim != nd:
-            raise FgradRuntimeError(f"{name}: {what} must be a {nd}-D tensor, got shape {tuple(t._value.shape)}")
+    else:
+        out = add(_scaled(input, beta), out)
+    return named(out, f"{name.capitalize()}Backward0", input)
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
-    input, mat1, mat2 = _tensor(input), _tensor(mat1), _tensor(mat2)
-    _check_ndim("addmm", ("mat1", mat1, 2), ("mat2", mat2, 2))
-    return named(_beta_alpha(input, matmul(mat1, mat2), beta, alpha), "AddmmBackward0", input)
+    return _beta_alpha("addmm", input, mat1, mat2, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat @ vec)."""
-    input, mat, vec = _tensor(input), _tensor(mat), _tensor(vec)
-    _check_ndim("addmv", ("mat", mat, 2), ("vec", vec, 1))
-    return named(_beta_alpha(input, matmul(mat, vec), beta, alpha), "AddmvBackward0", input)
+    return _beta_alpha("addmv", input, mat, vec, beta, alpha, ("mat", "vec"), (2, 1))
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    input, batch1, batch2 = _tensor(input), _tensor(batch1), _tensor(batch2)
-    _check_ndim("baddbmm", ("batch1", batch1, 3), ("batch2", batch2, 3))
-    return named(_beta_alpha(input, matmul(batch1, batch2), beta, alpha), "BaddbmmBackward0", input)
+    return _beta_alpha("baddbmm", input, batch1, batch2, beta, alpha, ("batch1", "batch2"), (3, 3))
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * sum over the batch of batch1[b] @ batch2[b]."""
-    _check_ndim("addbmm", ("batch1", batch1, 3), ("batch2", batch2, 3))
-    return named(_beta_alpha(input, sum(matmul(batch1, batch2), 0), beta, alpha), "AddbmmBackward0",
-                 input)
+    return _beta_alpha("addbmm", input, batch1, batch2, beta, alpha, ("batch1", "batch2"), (3, 3), True)
 
 
 # --- differences, grids, distances --------------------------------------------------------------------
@@ -336,8 +330,7 @@ def _quantile(name, fn, input, q, dim, keepdim, interpolation):
         raise FgradRuntimeError(f"{name}() q values must be in the range [0, 1]")
     if dim is None and keepdim is False:
         input = reshape(input, -1)
-    out = fn(input, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
-    return out
+    return fn(input, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
 
 
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,

@@ -4,6 +4,7 @@ map PyTorch's arguments onto fgrad.numpy and the lax-level ops, in PyTorch's dia
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -82,10 +83,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     s, e = _dim(start_dim, len(shape)), _dim(end_dim, len(shape))
     if s > e:
         raise FgradRuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def unflatten(input, dim, sizes):
@@ -304,8 +302,14 @@ def setitem(t, idx, value) -> None:
     commit_inplace(t, fnp.at_set(t, idx, cast(value, t._value.dtype)))
 
 
-def _index(index):
-    return index._value if isinstance(index, Tensor) else np.asarray(index)
+def _index(index, name: str | None = None):
+    """`index` as an array of indices (concrete or traced); with `name`, one of integers
+    (PyTorch's error for `name` otherwise)."""
+    v = index._value if isinstance(index, Tensor) else np.asarray(index)
+    if name is not None and v.dtype.kind not in "iu":
+        raise FgradRuntimeError(f"{name}(): Expected dtype int64 for index (got {v.dtype}); index tensors hold "
+                                "integers (convert with .long())")
+    return v
 
 
 def gather(input, dim: int, index):
@@ -327,14 +331,26 @@ def take(input, index):
     return fnp.take(fnp.ravel(input), _index(index), axis=0)
 
 
-def masked_fill(input, mask, value):
+def _bool_mask(mask, name: str) -> Tensor:
+    """`mask` as a Tensor, which must be boolean (PyTorch's error for `name`_ otherwise)."""
     m = _tensor(mask)
     if m._value.dtype.kind != "b":
-        raise FgradRuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}")
+        raise FgradRuntimeError(f"{name}_ only supports boolean masks, but got mask with dtype {m.dtype}")
+    return m
+
+
+def _fill_value(value, dtype, name: str):
+    """A fill value (a number or a 0-d tensor; PyTorch's error for `name`_ otherwise) as `dtype`."""
     if isinstance(value, Tensor) and value._value.ndim != 0:
-        raise FgradRuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value._value.ndim} dimension(s).")
-    return named(where(m, cast(_operand(value), input._value.dtype), input), "MaskedFillBackward0", input)
+        raise FgradRuntimeError(f"{name}_ only supports a 0-dimensional value tensor, but got tensor with "
+                                f"{value._value.ndim} dimension(s).")
+    return cast(_operand(value), dtype)
+
+
+def masked_fill(input, mask, value):
+    m = _bool_mask(mask, "masked_fill")
+    return named(where(m, _fill_value(value, input._value.dtype, "masked_fill"), input), "MaskedFillBackward0",
+                 input)
 
 
 def masked_select(input, mask):
@@ -504,25 +520,25 @@ def contiguous(input, memory_format=None):
     return out
 
 
-def _close_operands(name, input, other):
-    """NumPy arrays of two tensors that broadcast together (shape errors name both shapes)."""
+def _close(np_fn, input, other, rtol, atol, equal_nan):
+    """np.allclose / np.isclose (`np_fn`) of two tensors that broadcast together (shape errors
+    name both shapes)."""
+    name = np_fn.__name__
     b = _operand(other)
     a, b = input.detach().cpu().numpy(), (b.detach().cpu().numpy() if isinstance(b, Tensor) else np.asarray(b))
     if b.dtype.kind not in "biufc":
         raise FgradTypeError(f"{name}: cannot compare with {type(other).__name__} {other!r:.40} (not a number "
                         "that fits 64 bits, or not numeric)")
     _broadcast_shapes(name, a.shape, b.shape, policy=P)
-    return a, b
+    return np_fn(a, b, rtol=float(rtol), atol=float(atol), equal_nan=equal_nan)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    a, b = _close_operands("allclose", input, other)
-    return bool(np.allclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=equal_nan))
+    return bool(_close(np.allclose, input, other, rtol, atol, equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = _close_operands("isclose", input, other)
-    return _make(np.isclose(a, b, rtol=float(rtol), atol=float(atol), equal_nan=equal_nan))
+    return _make(_close(np.isclose, input, other, rtol, atol, equal_nan))
 
 
 def equal(input, other) -> bool:

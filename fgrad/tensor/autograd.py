@@ -42,6 +42,7 @@ from .tensor import (
     _make,
     accumulate_grad,
     grad_node,
+    live_node,
     saved_values,
     torch_convention,
 )
@@ -110,12 +111,9 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
                                f"and output[{i}] has a shape of {Size(v.shape)}.")
         if g._value.dtype != v.dtype:
             g = convert_element_type(g, v.dtype)
-        g = _torch_convention(g)
+        g = torch_convention(g)
         roots.append((grad_node(t), g if create_graph else g._value))
     return roots
-
-
-_torch_convention = torch_convention  # (tensor.py: hooks on graph nodes convert too)
 
 
 def _cupy_ones(v):
@@ -123,10 +121,11 @@ def _cupy_ones(v):
     return cupy.ones(v.shape, v.dtype)
 
 
-def _leaf_grad(t, ct):
-    """A leaf's gradient after its tensor hooks (registered with register_hook)."""
-    ct = _torch_convention(ct)
-    if t._hooks:
+def _user_grad(t, ct):
+    """The gradient of `t` as user code sees it: in PyTorch's convention, after the tensor
+    hooks of a leaf (registered with register_hook; a non-leaf's ran on its node)."""
+    ct = torch_convention(ct)
+    if t._node is None and t._hooks:
         for hook in list(t._hooks):
             new = hook(ct)
             if new is not None:
@@ -149,8 +148,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         for k, ct in result.items():
             node = ACC_NODES.get(k)
             if node is not None:
-                t = node.variable
-                accumulate_grad(t, _leaf_grad(t, ct))
+                accumulate_grad(node.variable, _user_grad(node.variable, ct))
         return
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -159,8 +157,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     result = _run(roots, retain_graph, create_graph, capture=[n for n in nodes if n is not None])
     for t, n in zip(inputs, nodes):
         if n is not None and id(n) in result:
-            ct = result[id(n)]
-            accumulate_grad(t, _leaf_grad(t, ct) if t._node is None else _torch_convention(ct))
+            accumulate_grad(t, _user_grad(t, result[id(n)]))
 
 
 def _input_node(t, i):
@@ -168,10 +165,7 @@ def _input_node(t, i):
         raise FgradTypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
     if not t._requires_grad:
         raise FgradRuntimeError("One of the differentiated Tensors does not require grad")
-    if t._node is not None:
-        return t._node
-    ref = t._acc
-    return ref() if ref is not None else None  # None: the leaf is not in any live graph
+    return live_node(t)  # None: the leaf is not in any live graph
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
@@ -198,7 +192,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                                    "the graph. Set allow_unused=True if this is the desired behavior.", doc="grad-unused-input")
             res.append(_make(np.zeros_like(t._value)) if materialize_grads else None)
             continue
-        ct = _leaf_grad(t, ct) if t._node is None else _torch_convention(ct)
+        ct = _user_grad(t, ct)
         res.append(ct if isinstance(ct, Tensor) else _make(ct))
     return tuple(res)
 

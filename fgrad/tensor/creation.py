@@ -131,11 +131,11 @@ def _infer_value(data):
     return arr
 
 
-def _finish(value, dtype, device, requires_grad) -> Tensor:
-    if dtype is not None:
-        npd = D.np_dtype(dtype)
-        if value.dtype != npd:
-            value = value.astype(npd)
+def _finish(value, dtype, device, requires_grad, default=None) -> Tensor:
+    """A leaf Tensor of `value` as the fgrad `dtype` (else `default`, else its own), on `device`."""
+    npd = D.np_dtype(dtype) if dtype is not None else default
+    if npd is not None and value.dtype != npd:
+        value = value.astype(npd)
     if device is not None:
         value = to_device(value, as_device(device))
     t = _make(value)
@@ -192,10 +192,6 @@ def is_floating_point(input) -> bool:
     return input._value.dtype.kind == "f"
 
 
-def numel(input) -> int:
-    return input.numel()
-
-
 def _legacy_tensor_value(data, dtype, device):
     """fgrad.Tensor(...): sizes -> uninitialised float32 (zeros), data -> float32 copy."""
     npd = _dtype(dtype)
@@ -213,11 +209,7 @@ def _legacy_tensor_value(data, dtype, device):
 
 def _rebuild(arr, requires_grad, cls=Tensor) -> Tensor:
     """Unpickling: a leaf of class `cls` (Tensor or a slot-less subclass such as Parameter)."""
-    t = _make(arr)
-    t._requires_grad = requires_grad
-    if cls is not Tensor:
-        t.__class__ = cls
-    return t
+    return _make(arr, None, requires_grad, into=object.__new__(cls))
 
 
 # --- factories ------------------------------------------------------------------------------------
@@ -274,32 +266,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     if step == 0:
         raise FgradRuntimeError("step must be nonzero")
     floaty = any(isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f" for v in vals)
-    npd = _dtype(dtype, None if floaty else np.dtype(np.int64))
     # computed in float64 / int64 then cast, like PyTorch's size = ceil((end - start) / step)
     base = np.arange(*vals, dtype=np.float64 if floaty else np.int64)
-    return _finish(base.astype(npd), None, device, requires_grad)
+    return _finish(base, dtype, device, requires_grad, P.default_float if floaty else None)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = _dtype(dtype)
-    return _finish(np.linspace(float(start), float(end), int(steps)).astype(npd), None, device, requires_grad)
+    return _finish(np.linspace(float(start), float(end), int(steps)), dtype, device, requires_grad, P.default_float)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    npd = _dtype(dtype)
-    return _finish(np.logspace(float(start), float(end), int(steps), base=base).astype(npd), None, device,
-                   requires_grad)
+    return _finish(np.logspace(float(start), float(end), int(steps), base=base), dtype, device, requires_grad,
+                   P.default_float)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = _dtype(dtype)
-    return _finish(_rng(generator).random(_size(size)).astype(npd), None, device, requires_grad)
+    return _finish(_rng(generator).random(_size(size)), dtype, device, requires_grad, P.default_float)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = _dtype(dtype)
-    return _finish(_rng(generator).standard_normal(_size(size)).astype(npd), None, device, requires_grad)
+    return _finish(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad, P.default_float)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -309,14 +296,12 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     else:
         bounds = list(args)
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
-    npd = _dtype(dtype, np.dtype(np.int64))
-    return _finish(_rng(generator).integers(int(low), int(high), _size((size,))).astype(npd), None, device,
+    return _finish(_rng(generator).integers(int(low), int(high), _size((size,)), dtype=np.int64), dtype, device,
                    requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    npd = _dtype(dtype, np.dtype(np.int64))
-    return _finish(_rng(generator).permutation(int(n)).astype(npd), None, device, requires_grad)
+    return _finish(_rng(generator).permutation(int(n)).astype(np.int64), dtype, device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
@@ -331,8 +316,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         return _finish(value, dtype, ref.device if device is None else device, requires_grad)
     if size is None:
         raise FgradTypeError("normal(mean: float, std: float) needs size=")
-    npd = _dtype(dtype)
-    return _finish(_rng(generator).normal(mean, std, _size((size,))).astype(npd), None, device, requires_grad)
+    return _finish(_rng(generator).normal(mean, std, _size((size,))), dtype, device, requires_grad, P.default_float)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:

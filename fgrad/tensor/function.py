@@ -117,9 +117,6 @@ def _apply(cls, args, kwargs):
     def fun(*xs):
         return run_forward(*xs)[0]
 
-    def fwd(*xs):
-        return run_forward(*xs)
-
     def bwd(ctx, ct):
         cts, graph = _grad_outputs(ct, ctx.materialize_grads)
         # backward sees and returns gradients in PyTorch's complex convention (conjugates of the
@@ -145,7 +142,7 @@ def _apply(cls, args, kwargs):
     flat = [args[i] for i in positions]
     if not flat:
         return cls.forward(FunctionCtx(), *args, **kwargs)
-    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=fwd, bwd=bwd)
+    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=run_forward, bwd=bwd)
     packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, flat)
     return _outputs(packed, _unpack(packed, out_tree, out_avals))
 

@@ -67,10 +67,8 @@ class _GradMode:
         return type(self)(*self._args())
 
 
-class no_grad(_GradMode):
-    """Ops on tensors record nothing inside `with fgrad.no_grad():` (or a decorated function)."""
-
-    mode = False
+class _BareDecorator(_GradMode):
+    """A mode whose class also decorates a function itself: `@fgrad.no_grad`, no call."""
 
     def __new__(cls, fn=None):
         self = super().__new__(cls)
@@ -80,17 +78,16 @@ class no_grad(_GradMode):
         return self
 
 
-class enable_grad(_GradMode):
+class no_grad(_BareDecorator):
+    """Ops on tensors record nothing inside `with fgrad.no_grad():` (or a decorated function)."""
+
+    mode = False
+
+
+class enable_grad(_BareDecorator):
     """Re-enables recording inside a no_grad region."""
 
     mode = True
-
-    def __new__(cls, fn=None):
-        self = super().__new__(cls)
-        if fn is not None and callable(fn):
-            self.__init__()
-            return self(fn)
-        return self
 
 
 class set_grad_enabled(_GradMode):

@@ -16,7 +16,7 @@ from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..core.ir import ClosedJaxpr
 from ..interpreters.backward import toposort
 from ..interpreters.record import graph_to_jaxpr
-from .tensor import AccumulateGrad, ModifiedValue, Tensor, saved_values
+from .tensor import AccumulateGrad, ModifiedValue, Tensor, live_node, saved_values
 
 __all__ = ["to_jaxpr"]
 
@@ -27,15 +27,6 @@ def _tensors(x, what: str) -> list:
         if not isinstance(t, Tensor):
             raise FgradTypeError(f"to_jaxpr: {what}[{i}] is a {type(t).__name__}, not a Tensor")
     return ts
-
-
-def _node_of(t):
-    """The node standing for `t` in a graph: its grad_fn, or its leaf's AccumulateGrad when
-    one exists (a leaf no recorded op used has none), else None."""
-    if t._node is not None:
-        return t._node
-    ref = t._acc
-    return ref() if ref is not None else None
 
 
 def _values_checked(input_values: set):
@@ -64,10 +55,10 @@ def to_jaxpr(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tenso
     Needs the saved values, so not after a backward() without retain_graph=True.
     """
     outs = _tensors(outputs, "outputs")
-    roots = [n for n in map(_node_of, outs) if n is not None]
+    roots = [n for n in map(live_node, outs) if n is not None]
     if inputs is None:
         ins = [n.variable for n in toposort(roots) if isinstance(n, AccumulateGrad)]
     else:
         ins = _tensors(inputs, "inputs")
-    return graph_to_jaxpr([(_node_of(t), t._value) for t in outs], [(_node_of(t), t._value) for t in ins],
+    return graph_to_jaxpr([(live_node(t), t._value) for t in outs], [(live_node(t), t._value) for t in ins],
                           _values_checked({id(t._value) for t in ins}))

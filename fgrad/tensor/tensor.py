@@ -21,6 +21,7 @@ was overwritten raises PyTorch's "modified by an inplace operation" error.
 """
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 
@@ -140,6 +141,15 @@ def grad_node(t):
     return t._node if t._node is not None else _acc_node(t)
 
 
+def live_node(t):
+    """The node standing for `t` in a graph: its grad_fn, or its leaf's AccumulateGrad when
+    one exists (a leaf no live recorded op used has none), else None."""
+    if t._node is not None:
+        return t._node
+    ref = t._acc
+    return ref() if ref is not None else None
+
+
 # --- hooks ---------------------------------------------------------------------------------------
 
 class RemovableHandle:
@@ -232,8 +242,7 @@ def accumulate_grad(t, ct) -> None:
         t._grad = _make(ct.copy() if type(ct) is _nd or is_cupy(ct) else ct)
         return
     gv = g._value
-    if g._node is None and (type(gv) is _nd and gv.flags.writeable or is_cupy(gv)) \
-            and gv.shape == ct.shape and gv.dtype == ct.dtype:
+    if g._node is None and _writable(gv) and gv.shape == ct.shape and gv.dtype == ct.dtype:
         gv += ct
         g._vbox[0] += 1
     else:
@@ -242,9 +251,10 @@ def accumulate_grad(t, ct) -> None:
 
 # --- binding primitives on Tensors -----------------------------------------------------------------
 
-def _make(value, node=None, requires_grad=False, vbox=None):
-    """A Tensor around `value` (internal constructor: no conversion, no checks)."""
-    t = _new(Tensor)
+def _make(value, node=None, requires_grad=False, vbox=None, into=None):
+    """A Tensor around `value` (internal constructor: no conversion, no checks); with `into`,
+    that newly allocated instance (of Tensor or a subclass) is initialised instead."""
+    t = _new(Tensor) if into is None else into
     t._value = value
     t._node = node
     t._requires_grad = requires_grad
@@ -324,13 +334,9 @@ def _tensor_bind(prim, args, params):
             if src is not None:
                 mark_view(t, src)
         return t
-    parents = []  # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
-    for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
-            p = a._node
-            parents.append(p if p is not None else _acc_node(a))
-        else:
-            parents.append(None)
+    # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
+    parents = tuple([(a._node if a._node is not None else _acc_node(a))
+                     if isinstance(a, Tensor) and a._requires_grad else None for a in args])
     # The naming hook: the node's class is its grad_fn (MulBackward0); custom_vjp and
     # autograd.Function nodes are named after the user's function.
     cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
@@ -342,7 +348,7 @@ def _tensor_bind(prim, args, params):
     # fgrad.grad & co.) that trace must see the primitive itself, not its vjp_fwd (fwd=False).
     # Positional arguments: (parent, prim, primals, params, parents, node_type, fwd).
     out, node = record_primitive(
-        state.trace, prim, vals, params, tuple(parents), cls,
+        state.trace, prim, vals, params, parents, cls,
         plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals))
     src = _view_of(out, vals, args) if type(out) is _nd and out.base is not None else None
     t = _make(out)
@@ -351,13 +357,7 @@ def _tensor_bind(prim, args, params):
     if node is None:
         return t
     # each saved Tensor's version now; a rule reading one changed later raises (saved_values)
-    saved = []
-    i = 0
-    for a in args:
-        if isinstance(a, Tensor):
-            box = a._vbox
-            saved.append((box, box[0], i))
-        i += 1
+    saved = [(a._vbox, a._vbox[0], i) for i, a in enumerate(args) if isinstance(a, Tensor)]
     t._node = node
     t._requires_grad = True
     box = t._vbox
@@ -615,15 +615,7 @@ class Tensor:
         """`fgrad.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.Tensor(*sizes)`."""
         # creation imports Tensor from this module: a cycle, resolved at call time
         from .creation import _legacy_tensor_value
-        self._value = _legacy_tensor_value(data, dtype, device)
-        self._node = None
-        self._requires_grad = False
-        self._grad = None
-        self._vbox = [0]
-        self._acc = None
-        self._retain = None
-        self._hooks = None
-        self._view = None
+        _make(_legacy_tensor_value(data, dtype, device), into=self)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -762,10 +754,7 @@ class Tensor:
         return self._value.ndim
 
     def numel(self) -> int:
-        n = 1
-        for d in self._value.shape:
-            n *= d
-        return n
+        return math.prod(self._value.shape)
 
     nelement = numel
 
@@ -935,10 +924,7 @@ class Size(tuple):
         return f"fgrad.Size({list(self)})"
 
     def numel(self) -> int:
-        n = 1
-        for d in self:
-            n *= d
-        return n
+        return math.prod(self)
 
     def __getitem__(self, i):
         r = tuple.__getitem__(self, i)
