@@ -358,13 +358,16 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
     v = np.asarray(x) if weak else x
     leaf = Leaf()
     full = list(args)
-    with new_trace(TapeRecordTrace) as trace:
+    # (on concrete values only, the tape lets a graph seen before replay its backward pass)
+    with new_trace(TapeRecordTrace if _state.trace is EVAL_TRACE else RecordTrace) as trace:
         # a Python number stays weakly typed, as in _vjp
         full[i] = (WeakRecordTracer if weak else RecordTracer)(trace, v, leaf)
         out = f(*full, **kwargs)
         if has_aux:
             out, aux = _split_aux(out, f)
-    tape, trace.tape = trace.tape, None
+    tape = None
+    if type(trace) is TapeRecordTrace:
+        tape, trace.tape = trace.tape, None
     t = type(out)
     if (t is RecordTracer or t is WeakRecordTracer) and out._trace is trace:
         node, value = out.node, out.primal

@@ -187,3 +187,37 @@ def test_leaked_tracer_does_not_keep_the_tape(fresh):
         return fnp.sum(y)
     fgrad.grad(f)(np.ones(3))
     assert leaked[0]._trace.tape is None
+
+
+def test_the_tape_stops_past_its_budget(fresh, monkeypatch):
+    """Nodes the output does not depend on stay alive while taped: past MAX_BYTES of
+    recorded outputs (or MAX_NODES nodes) the tape stops, and that call uses the engine."""
+    from fgrad.interpreters.record import TapeRecordTrace
+    replays, _ = fresh
+    monkeypatch.setattr(TapeRecordTrace, "MAX_BYTES", 10 * 16 * 8)  # ten 16-element float64 outputs
+    g = fgrad.grad(chain)  # 40 recorded outputs
+    x = np.linspace(-1, 1, 16)
+    want = g(x)
+    for _ in range(replay.HOT + 2):
+        np.testing.assert_array_equal(g(x), want)
+    assert replay.stats.replays == replays
+    monkeypatch.setattr(TapeRecordTrace, "MAX_BYTES", 64 << 20)
+    monkeypatch.setattr(TapeRecordTrace, "MAX_NODES", 10)
+    for _ in range(replay.HOT + 2):
+        np.testing.assert_array_equal(g(x), want)
+    assert replay.stats.replays == replays
+
+
+def test_dead_branches_are_freed_when_not_taped(fresh):
+    """Under a transform grad records with the plain recorder: a node nothing depends on is
+    freed at once (no tape holds it)."""
+    import weakref
+    refs = []
+
+    def f(x):
+        dead = fnp.sin(x)
+        refs.append(weakref.ref(dead.node))
+        del dead
+        return fnp.sum(fnp.cos(x))
+    fgrad.jvp(fgrad.grad(f), (np.ones(3),), (np.ones(3),))
+    assert refs[0]() is None

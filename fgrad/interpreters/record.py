@@ -163,17 +163,32 @@ class RecordTrace(Trace):
 
 
 class TapeRecordTrace(RecordTrace):
-    """A RecordTrace that also lists its nodes in recording order (`tape`), which is a
-    topological order (a node is recorded after its parents): grad's replayed backward pass
-    (interpreters/replay.py) keys the graph by it without a graph walk. Whoever makes one
-    sets `tape = None` when done, so leaked tracers do not keep the whole graph alive."""
+    """A RecordTrace over concrete values that also lists its nodes in recording order
+    (`tape`), which is a topological order (a node is recorded after its parents): grad's
+    replayed backward pass (interpreters/replay.py) keys the graph by it without a graph walk.
+
+    The tape keeps alive nodes the output does not depend on, which the plain recorder frees
+    at once; so it stops (`tape` becomes None, and that call is not replayed) past MAX_NODES
+    nodes or MAX_BYTES of recorded outputs: replaying pays off on many small arrays, not on
+    large ones. Whoever makes one sets `tape = None` when done, so leaked tracers do not keep
+    the graph alive."""
+
+    MAX_NODES = 20_000
+    MAX_BYTES = 64 << 20
 
     def __init__(self, parent) -> None:
         super().__init__(parent)
         self.tape: list | None = []
+        self._bytes = 0
 
     def _tracer(self, out, node) -> RecordTracer:
-        self.tape.append(node)
+        tape = self.tape
+        if tape is not None:
+            self._bytes += out.nbytes
+            if self._bytes > self.MAX_BYTES or len(tape) >= self.MAX_NODES:
+                self.tape = None
+            else:
+                tape.append(node)
         tracer = _new(RecordTracer)
         tracer._trace = self
         tracer.primal = out

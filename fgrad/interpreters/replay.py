@@ -39,8 +39,8 @@ from .staging import StagingTrace
 HOT = 4
 # Keys remembered at most; the cache is emptied when full (graphs that change every call).
 MAX_KEYS = 512
-# Tapes longer than this, or holding an array larger than MAX_SIZE elements, use the engine.
-MAX_NODES = 20_000
+# Graphs holding an array larger than this (elements) use the engine (so do long tapes and
+# tapes of many bytes: TapeRecordTrace stops taping them).
 MAX_SIZE = 1 << 14
 
 _ndarray = np.ndarray
@@ -70,10 +70,9 @@ def replay_grad(tape: list, root, seed, leaf, add: Callable):
     """The cotangent reaching `leaf` when `seed` is pulled back from `root` (what
     `backward_pass([(root, seed)], add=add).get(id(leaf))` gives), computed by this graph
     structure's program; NotImplemented when the engine must walk it (see the module).
-    `tape` lists the graph's nodes in recording order (TapeRecordTrace.tape)."""
-    if _state.trace is not EVAL_TRACE or _state.debug_nans or type(seed) is not _ndarray:
-        return NotImplemented
-    if len(tape) > MAX_NODES:
+    `tape` lists the graph's nodes in recording order (TapeRecordTrace.tape; None: not
+    taped)."""
+    if tape is None or _state.trace is not EVAL_TRACE or _state.debug_nans or type(seed) is not _ndarray:
         return NotImplemented
     walked = _key(tape, root, leaf)
     if walked is None:
