@@ -54,7 +54,7 @@ def test_lower_shows_the_program_and_its_kernels():
     x = rng.standard_normal((3, 4))
     text = fgrad.jit(lambda x: np.sum(_chain(x), axis=0)).lower(x).as_text()
     assert "def program(a0):" in text and "_impl" in text and "reduce_sum" in text
-    assert "@numba.cfunc" in text and "math.tanh(" in text and "del " in text
+    assert ("@numba.cfunc" in text or "LLVM IR written by" in text) and "math.tanh(" in text and "del " in text
 
 
 def test_a_primitive_without_lowering_runs_through_its_impl(monkeypatch):
@@ -220,7 +220,7 @@ def test_kernels_are_cached_on_disk_across_processes(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                            check=True).stdout.split() for _ in range(2)]
     assert runs == [["1", "0"], ["1", "1"]]  # compiled once, then loaded from Numba's cache
-    assert len(list((tmp_path / "kernels").glob("k_*.py"))) == 1
+    assert len(list((tmp_path / "kernels").glob("k_*.json"))) == 1  # (either backend's object code)
 
 
 def test_importing_fgrad_does_not_import_numba():

@@ -5,7 +5,10 @@ SIMD versions of many of these functions on some CPUs (tanh and exp under 1 ns a
 with AVX-512). On large arrays, fusing such a function would make the program slower than
 running the operations one by one, so the planner leaves it to the impl there. Which
 functions are fast is measured, once per process and (primitive, dtype), on the machine
-itself: a NumPy call of under `FAST_NS` per element can only be vectorized code.
+itself: a NumPy call of under `FAST_NS` per element can only be vectorized code. The
+measurements are kept in the cache directory (per CPU model and NumPy version) and read by
+later processes: a timing near a threshold would otherwise decide differently from one
+process to the next, and so plan different kernels that the on-disk cache does not hold.
 
 Kernels over LARGE elements or more compute exp, log, tanh, sin, cos and the logistic function
 with vmath's SIMD versions, about `VECTOR_NS` an element: these stay in the kernel unless
@@ -14,8 +17,13 @@ and cos, NumPy's scalar loops at 7 ns, are not).
 """
 from __future__ import annotations
 
+import json
+import os
+import platform
 import re
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -32,7 +40,54 @@ FAST_NS = 2.0
 VECTOR_NS = 1.2
 _SAMPLE = 4096
 _CALL = re.compile(r"\b(math\.\w+|fg_\w+)\(")
-_NS: dict[tuple, float] = {}  # NumPy's ns per element, by (primitive, dtypes, params)
+_NS: dict[str, float] = {}  # NumPy's ns per element, by "primitive|dtypes|params"
+_LOADED: list = []  # [True] once the saved measurements were read
+
+
+def cache_dir() -> Path:
+    """Where generated kernels, their machine code and these measurements are kept."""
+    root = os.environ.get("FGRAD_CACHE_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "fgrad"
+
+
+def _saved_path() -> Path:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:  # (Linux: the model's name; elsewhere platform's)
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    tag = re.sub(r"[^A-Za-z0-9.]+", "-", f"{cpu}-numpy{np.__version__}")[:120]
+    return cache_dir() / f"cost-{tag}.json"
+
+
+def _measured(key: str, prim, dtypes, params) -> float:
+    """NumPy's ns per element for `key`: this process's, the cache directory's, or measured
+    now (and saved there)."""
+    if not _LOADED:
+        _LOADED.append(True)
+        try:
+            _NS.update(json.loads(_saved_path().read_text()))
+        except (OSError, ValueError):
+            pass
+    ns = _NS.get(key)
+    if ns is None:
+        ns = _NS[key] = _measure(prim, dtypes, params)
+        try:  # merged with what other processes saved meanwhile, written atomically
+            path = _saved_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                saved = json.loads(path.read_text())
+            except (OSError, ValueError):
+                saved = {}
+            saved[key] = ns
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(saved, fh)
+            os.replace(tmp, path)
+        except OSError:  # an unwritable cache directory: this process keeps its own
+            pass
+    return ns
 
 
 def prefer_impl(eqn) -> bool:
@@ -48,10 +103,11 @@ def prefer_impl(eqn) -> bool:
     calls = _CALL.findall(expr)
     if not calls:
         return False  # arithmetic and comparisons: always faster fused
-    key = (eqn.primitive, dtypes, tuple(sorted((k, repr(v)) for k, v in eqn.params.items())))
+    key = "|".join([eqn.primitive.name, ",".join(d.name for d in dtypes),
+                    repr(sorted((k, repr(v)) for k, v in eqn.params.items()))])
     ns = _NS.get(key)
     if ns is None:
-        ns = _NS[key] = _measure(eqn.primitive, dtypes, eqn.params)
+        ns = _measured(key, eqn.primitive, dtypes, eqn.params)
     if all(c in vmath.VECTOR for c in calls):
         return ns < VECTOR_NS
     return ns < FAST_NS

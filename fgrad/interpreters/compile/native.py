@@ -8,6 +8,9 @@ call, the external symbols it needs, the symbols it defines, and what the code w
 for), and a later process links it with llvmlite's MCJIT alone (20-30 ms for a first call
 on an idle machine, importing llvmlite included) and calls it through ctypes.
 
+llvm_kernels.py's kernels come here as LLVM IR: `compile_ir` makes their object code with
+llvmlite (no Numba in the process), which is cached and linked the same way.
+
 Such code is loaded only where it is sure to run: built for this CPU (name and features, as
 Numba's cache keys it), by this Numba and Python; every external symbol resolvable (the C
 library's math, Python's C API, and the three Numba runtime helpers a cfunc's wrapper
@@ -95,14 +98,26 @@ def load(folder: Path, name: str) -> int | None:
     if not meta_path.exists():
         return None
     try:
-        meta = json.loads(meta_path.read_text())
-        obj = (folder / f"{name}.o").read_bytes()
+        return link((folder / f"{name}.o").read_bytes(), json.loads(meta_path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def link(obj: bytes, meta: dict) -> int | None:
+    """The address of `meta`'s symbol once object code `obj` (described by `meta`, as
+    `save` writes it) is linked into the process's engine, or None where it cannot be."""
+    try:
         with _LOCK:
             state = _engine()
             if state is None:
                 return None
             llvm, engine, defined, key = state
-            if meta.get("build") != key or defined & set(meta["defines"]):
+            if meta.get("build") != key:
+                return None
+            if meta["defines"] and set(meta["defines"]) <= defined:
+                # linked before (kernel names are hashes of their code: the same code)
+                return engine.get_function_address(meta["symbol"]) or None
+            if defined & set(meta["defines"]):
                 return None
             if not all(llvm.address_of_symbol(s) for s in meta["externals"]):
                 return None  # linking would abort the process
@@ -112,6 +127,36 @@ def load(folder: Path, name: str) -> int | None:
             return engine.get_function_address(meta["symbol"]) or None
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None
+
+
+def compile_ir(text: str, symbol: str, passes: int, codegen: int) -> tuple[bytes, dict] | None:
+    """Object code for the LLVM IR `text` (defining function `symbol` and calling only the C
+    library) for this CPU, its IR optimised by LLVM's pipeline at level `passes` (0: none)
+    and its machine code at level `codegen`, and its metadata for `link` and `write`; None
+    where llvmlite is missing or rejects it."""
+    try:
+        with _LOCK:
+            state = _engine()
+            if state is None:
+                return None
+            llvm, _, _, key = state
+            module = llvm.parse_assembly(text)
+            module.triple = llvm.get_process_triple()
+            module.verify()
+            tm = llvm.Target.from_default_triple().create_target_machine(
+                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                opt=codegen, reloc="default", codemodel="jitdefault")
+            module.data_layout = str(tm.target_data)
+            if passes:
+                pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=passes))
+                pb.getModulePassManager().run(module, pb)
+            obj = tm.emit_object(module)
+    except RuntimeError:
+        return None
+    undefined = _elf_undefined(obj)
+    if undefined is None:
+        return None
+    return obj, {"symbol": symbol, "externals": sorted(undefined), "defines": [symbol], "build": key}
 
 
 def _elf_undefined(obj: bytes) -> set[str] | None:
@@ -156,6 +201,12 @@ def save(folder: Path, name: str, cfunc) -> None:
     defines = sorted({v.name for v in [*module.functions, *module.global_variables]
                       if not v.is_declaration and v.linkage.name == "external"})
     meta = {"symbol": cfunc.native_name, "externals": externals, "defines": defines, "build": _build_key()}
+    write(folder, name, obj, meta)
+
+
+def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
+    """Write object code `obj` and its `meta` as kernel `name`'s, atomically (nothing where
+    the folder is unwritable)."""
     try:
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

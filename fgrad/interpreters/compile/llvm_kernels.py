@@ -1,0 +1,661 @@
+"""Element-wise kernels written as LLVM IR directly (llvmlite.ir), without Numba.
+
+Numba costs a cold process about 0.4 s before its first kernel (importing it, setting up its
+typing and target contexts) and 2-4 ms per statement of type inference and lowering. This
+module writes the same kernel as kernels.py's Numba source, the same C ABI included (array
+objects in, their data pointer, number of axes and shape read at the same PyArrayObject
+slots; 0-d inputs as C scalars), by translating each scalar expression's Python AST into IR;
+native.py compiles it to object code with llvmlite (MCJIT's code generator), caches that on
+disk and links it. A kernel of ~440 statements builds in a few tens of milliseconds.
+
+Its types and arithmetic are Numba's, so a kernel computes the same bits whichever backend
+built it: literals are int64/float64/bool; `+ - * // % & | ^` on integers compute in int64,
+or uint64 when both operands are unsigned, and on floats in float32 only when both operands
+are float32 or small integers (`arith_type`); comparisons and `x if c else y` unify their
+operands as NumPy promotes them (`unify`; comparisons of a float are
+`arith_type`'s); `//` and `%` follow Python (floor) with Numba's
+NumPy error model (integer division by zero gives 0, float division by zero inf or NaN);
+`math.f` calls the C library's f (float32's fN variant), or the LLVM intrinsic Numba uses;
+`x if c else y`, `and` and `or` compute both sides and select, which is what LLVM makes of
+Numba's branches on these pure, trap-free values. scalar_lib's helpers are translated from
+their Python source (if/return/assignment, as selects), except those whose Numba spelling
+differs (`_NUMBA`), which have their IR here. Anything else raises `Unsupported`, and that
+kernel is built by Numba instead (kernels.py).
+
+`BACKEND` ($FGRAD_KERNELS) chooses: "auto" (the default: this module where it can, Numba
+for the rest), "numba" (never this module), "llvm" (this module for every kernel it is
+offered; one it cannot translate is an error, which is how tests prove its coverage).
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import os
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from ...core.errors import FgradNotImplementedError
+from . import scalar_lib
+
+BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
+# (LLVM's IR pass pipeline level, its code generator's level). Measured on W1's jit(grad) (one
+# 440-statement kernel over 16 float64, cold process): without the IR pipeline the kernel
+# compiles in 25-50 ms, against 200-350 ms with any level of it (whose loop vectorizer doubles
+# the code), and runs as fast (12.0 us a call, Numba's O3 kernel 12.4 us), because the IR is
+# written already in SSA form and vectorised (LANES); code generation O1 rather than O0 buys
+# 3-5% for 20 ms (a real register allocator).
+OPT = (0, 1)
+# Elements a kernel computes at once, as vectors: the dependency chains of LANES elements (the
+# library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower.
+LANES = 4
+
+_B, _I64, _U64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.uint64)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_DTYPES = frozenset(np.dtype(d) for d in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
+# dtypes whose values a float32 holds exactly: float32 arithmetic with them stays float32
+_SMALL = frozenset(np.dtype(d) for d in ("bool", "int8", "int16", "uint8", "float32"))
+
+# math functions: the LLVM intrinsic Numba calls, or else the C library's (float32: name + "f")
+_INTRINSIC = {"sin": "llvm.sin", "cos": "llvm.cos", "exp": "llvm.exp", "log": "llvm.log",
+              "sqrt": "llvm.sqrt", "fabs": "llvm.fabs"}
+_LIBM = frozenset(("tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+                   "expm1", "log1p", "erf", "erfc", "log10", "log2"))
+_NP_CASTS = {f"{d.name}": d for d in _DTYPES if d != _B} | {"bool_": _B}
+
+
+class Unsupported(Exception):
+    """An expression, statement or type the translator does not handle (the kernel goes to
+    Numba)."""
+
+
+def enabled() -> bool:
+    """Whether kernels may be built here (BACKEND is not "numba")."""
+    return BACKEND != "numba"
+
+
+def strict() -> bool:
+    """Whether a kernel this module cannot translate is an error (BACKEND "llvm")."""
+    return BACKEND == "llvm"
+
+
+def unsupported_error(name: str, reason: str) -> FgradNotImplementedError:
+    """The error of a kernel the translator rejected while BACKEND is "llvm"."""
+    return FgradNotImplementedError(
+        f"kernel {name}: the LLVM kernel backend cannot translate it ({reason}) and "
+        f"FGRAD_KERNELS / llvm_kernels.BACKEND is 'llvm', which forbids the Numba fallback; "
+        f"set it to 'auto' to let Numba build such kernels")
+
+
+def arith_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The type Numba computes `a op b` in, for + - * // %: floats as described in the
+    module docstring, integers in int64 (uint64 when both are unsigned)."""
+    if a.kind == "f" or b.kind == "f":
+        return _F32 if a in _SMALL and b in _SMALL else _F64
+    return _U64 if a.kind == "u" and b.kind == "u" else _I64
+
+
+def unify(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The common type of a comparison's operands, or of `x if c else y`'s values (Numba's
+    unification, which is NumPy's promotion for these dtypes)."""
+    return np.promote_types(a, b)
+
+
+def compare_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The type Numba compares `a` and `b` in: `arith_type`'s float when either is a float,
+    else `unify`'s integer type."""
+    return arith_type(a, b) if a.kind == "f" or b.kind == "f" else unify(a, b)
+
+
+def neg_type(a: np.dtype) -> np.dtype:
+    """The type of -a, +a and ~a (integers widen to 64 bits, keeping their signedness)."""
+    if a.kind == "f":
+        return a
+    return _U64 if a.kind == "u" else _I64
+
+
+# --- the translator ----------------------------------------------------------------------------
+
+
+def _ir():
+    # llvmlite is an optional dependency (it comes with Numba): imported when a kernel is built
+    from llvmlite import ir
+    return ir
+
+
+class _Translator:
+    """Builds IR for Python scalar expressions with `builder`, values typed as (IR value,
+    NumPy dtype)."""
+
+    def __init__(self, ir, module, builder, lanes: int = 1) -> None:
+        self.ir = ir
+        self.module = module
+        self.b = builder
+        self.lanes = lanes  # values are vectors of this many elements (1: scalars)
+
+    # types and constants
+
+    def lltype(self, dt: np.dtype):
+        """The IR type of a value of `dt` (a vector of `lanes` of them)."""
+        t = self.scalar_type(dt)
+        return t if self.lanes == 1 else self.ir.VectorType(t, self.lanes)
+
+    def scalar_type(self, dt: np.dtype):
+        ir = self.ir
+        if dt == _B:
+            return ir.IntType(1)
+        if dt.kind in "iu":
+            return ir.IntType(8 * dt.itemsize)
+        if dt == _F32:
+            return ir.FloatType()
+        if dt == _F64:
+            return ir.DoubleType()
+        raise Unsupported(f"dtype {dt}")
+
+    def const(self, value, dt: np.dtype):
+        return (self.ir.Constant(self.lltype(dt), value), dt)
+
+    # conversions (Numba's context.cast)
+
+    def cast(self, v, src: np.dtype, dst: np.dtype):
+        b = self.b
+        if src == dst:
+            return v
+        if dst == _B:
+            return self.truth(v, src)
+        to = self.lltype(dst)
+        if src == _B:
+            return b.zext(v, to) if dst.kind in "iu" else b.uitofp(v, to)
+        if src.kind in "iu" and dst.kind in "iu":
+            if dst.itemsize < src.itemsize:
+                return b.trunc(v, to)
+            if dst.itemsize > src.itemsize:
+                return b.sext(v, to) if src.kind == "i" else b.zext(v, to)
+            return v
+        if src.kind in "iu":
+            return b.sitofp(v, to) if src.kind == "i" else b.uitofp(v, to)
+        if dst.kind in "iu":
+            return b.fptosi(v, to) if dst.kind == "i" else b.fptoui(v, to)
+        return b.fpext(v, to) if dst.itemsize > src.itemsize else b.fptrunc(v, to)
+
+    def truth(self, v, dt: np.dtype):
+        if dt == _B:
+            return v
+        zero = self.ir.Constant(v.type, 0)
+        if dt.kind == "f":
+            return self.b.fcmp_unordered("!=", v, zero)  # NaN is true
+        return self.b.icmp_unsigned("!=", v, zero)
+
+    # operations
+
+    def intrinsic(self, name: str, args: list):
+        t = args[0].type
+        full = f"{name}.{f'v{self.lanes}' if self.lanes > 1 else ''}{(t.element if self.lanes > 1 else t).intrinsic_name}"
+        fn = self.module.globals.get(full)
+        if fn is None:
+            fn = self.ir.Function(self.module, self.ir.FunctionType(t, [t] * len(args)), name=full)
+        return self.b.call(fn, args)
+
+    def libm(self, name: str, args: list, dt: np.dtype):
+        """A call of the C library's `name` (float32: its f variant), declared pure."""
+        ir, b = self.ir, self.b
+        sym = name + ("f" if dt == _F32 else "")
+        fn = self.module.globals.get(sym)
+        if fn is None:
+            t = self.scalar_type(dt)
+            fn = ir.Function(self.module, ir.FunctionType(t, [t] * len(args)), name=sym)
+            fn.attributes.add("nounwind")
+            fn.attributes.add("readnone")
+        if self.lanes == 1:
+            return b.call(fn, args)
+        out = ir.Constant(self.lltype(dt), ir.Undefined)
+        for k in range(self.lanes):  # the C library's scalar function, lane by lane
+            lane = ir.Constant(ir.IntType(32), k)
+            out = b.insert_element(out, b.call(fn, [b.extract_element(a, lane) for a in args]), lane)
+        return out
+
+    def select(self, c, x, y):
+        return self.b.select(c, x, y)
+
+    def compare(self, op: str, x, y):
+        (xv, xt), (yv, yt) = x, y
+        d = compare_type(xt, yt)
+        xv, yv = self.cast(xv, xt, d), self.cast(yv, yt, d)
+        if d.kind == "f":
+            return (self.b.fcmp_unordered(op, xv, yv) if op == "!=" else self.b.fcmp_ordered(op, xv, yv)), _B
+        if d.kind == "i":
+            return self.b.icmp_signed(op, xv, yv), _B
+        return self.b.icmp_unsigned(op, xv, yv), _B
+
+    def binop(self, op: str, x, y):
+        (xv, xt), (yv, yt) = x, y
+        if op in "&|^":
+            if xt.kind == "f" or yt.kind == "f":
+                raise Unsupported(f"{op} on {xt} and {yt}")
+            r = _B if xt == yt == _B else arith_type(xt, yt)
+        elif op == "/":
+            r = arith_type(xt, yt) if (xt.kind == "f" or yt.kind == "f") else _F64
+        else:
+            r = arith_type(xt, yt)
+        xv, yv = self.cast(xv, xt, r), self.cast(yv, yt, r)
+        b = self.b
+        if op == "&":
+            return b.and_(xv, yv), r
+        if op == "|":
+            return b.or_(xv, yv), r
+        if op == "^":
+            return b.xor(xv, yv), r
+        if r.kind == "f":
+            if op in "+-*/":
+                return {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv}[op](xv, yv), r
+            q, m = self.float_divmod(xv, yv, r)
+            return (q if op == "//" else m), r
+        if op in "+-*":
+            return {"+": b.add, "-": b.sub, "*": b.mul}[op](xv, yv), r
+        q, m = self.int_divmod(xv, yv, r)
+        return (q if op == "//" else m), r
+
+    def int_divmod(self, x, y, r: np.dtype):
+        """Numba's integer divmod (floor semantics): 0 and 0 for y == 0, and for MIN // -1."""
+        ir, b = self.ir, self.b
+        t = x.type
+        zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+        bad = b.icmp_unsigned("==", y, zero)
+        if r.kind == "u":
+            ys = b.select(bad, one, y)
+            return b.select(bad, zero, b.udiv(x, ys)), b.select(bad, zero, b.urem(x, ys))
+        minval = ir.Constant(t, -(1 << (8 * r.itemsize - 1)))
+        ovf = b.and_(b.icmp_signed("==", x, minval), b.icmp_signed("==", y, ir.Constant(t, -1)))
+        bad = b.or_(bad, ovf)
+        ys = b.select(bad, one, y)
+        q, m = b.sdiv(x, ys), b.srem(x, ys)
+        fix = b.and_(b.icmp_signed("!=", m, zero), b.icmp_signed("<", b.xor(ys, m), zero))
+        q = b.select(fix, b.sub(q, one), q)
+        m = b.select(fix, b.add(m, ys), m)
+        return b.select(bad, zero, q), b.select(bad, zero, m)
+
+    def float_divmod(self, vx, wx, r: np.dtype):
+        """Numba's float divmod (CPython's float_divmod), and x / y and fmod(x, y) for y == 0."""
+        ir, b = self.ir, self.b
+        t = vx.type
+        zero, nzero, one, half = (ir.Constant(t, v) for v in (0.0, -0.0, 1.0, 0.5))
+        mod = b.frem(vx, wx)
+        div = b.fdiv(b.fsub(vx, mod), wx)
+        mod_true = b.fcmp_unordered("!=", mod, zero)
+        wx_ltz = b.fcmp_ordered("<", wx, zero)
+        adj = b.and_(mod_true, b.icmp_unsigned("!=", wx_ltz, b.fcmp_ordered("<", mod, zero)))
+        div = b.select(adj, b.fsub(div, one), div)
+        mod = b.select(mod_true, b.select(adj, b.fadd(mod, wx), mod), b.select(wx_ltz, nzero, zero))
+        fl = self.intrinsic("llvm.floor", [div])
+        fl = b.select(b.fcmp_ordered(">", b.fsub(div, fl), half), b.fadd(fl, one), fl)
+        sq = b.fmul(div, div)
+        floordiv = b.select(b.fcmp_ordered("!=", div, zero), fl, b.fdiv(b.fmul(sq, vx), wx))
+        y_zero = b.fcmp_ordered("==", wx, zero)
+        return b.select(y_zero, b.fdiv(vx, wx), floordiv), b.select(y_zero, b.frem(vx, wx), mod)
+
+    # expressions
+
+    def expr(self, node, env: dict):
+        """(IR value, dtype) of the expression `node` over `env` (name -> value)."""
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return self.const(int(v), _B)
+            if isinstance(v, int):
+                if -(1 << 63) <= v < (1 << 63):
+                    return self.const(v, _I64)
+                if 0 <= v < (1 << 64):
+                    return self.const(v, _U64)
+            if isinstance(v, float):
+                return self.const(v, _F64)
+            raise Unsupported(f"constant {v!r}")
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            raise Unsupported(f"name {node.id}")
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "math" and node.attr in ("inf", "nan", "pi", "e"):
+                return self.const(float(getattr(np, node.attr)), _F64)
+            raise Unsupported(ast.unparse(node))
+        if isinstance(node, ast.UnaryOp):
+            v, t = self.expr(node.operand, env)
+            if isinstance(node.op, ast.Not):
+                return self.b.not_(self.truth(v, t)), _B
+            if isinstance(node.op, ast.Invert) and t == _B:
+                return self.b.not_(v), _B
+            if isinstance(node.op, ast.Invert) and t.kind == "f":
+                raise Unsupported(f"~ on {t}")
+            r = neg_type(t)
+            v = self.cast(v, t, r)
+            if isinstance(node.op, ast.UAdd):
+                return v, r
+            if isinstance(node.op, ast.USub):
+                return (self.b.fneg(v) if r.kind == "f" else self.b.neg(v)), r
+            return self.b.not_(v), r  # ~
+        if isinstance(node, ast.BinOp):
+            op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+                  ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}.get(type(node.op))
+            if op is None:
+                raise Unsupported(ast.unparse(node))
+            return self.binop(op, self.expr(node.left, env), self.expr(node.right, env))
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise Unsupported("chained comparison")
+            op = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}.get(type(node.ops[0]))
+            if op is None:
+                raise Unsupported(ast.unparse(node))
+            return self.compare(op, self.expr(node.left, env), self.expr(node.comparators[0], env))
+        if isinstance(node, ast.BoolOp):
+            vals = [self.expr(v, env) for v in node.values]
+            if any(t != _B for _, t in vals):
+                raise Unsupported("and/or of non-bool values")
+            out = vals[0][0]
+            for v, _ in vals[1:]:
+                out = self.b.and_(out, v) if isinstance(node.op, ast.And) else self.b.or_(out, v)
+            return out, _B
+        if isinstance(node, ast.IfExp):
+            c = self.truth(*self.expr(node.test, env))
+            return self.choose(c, self.expr(node.body, env), self.expr(node.orelse, env))
+        if isinstance(node, ast.Call) and not node.keywords:
+            return self.call(node, [self.expr(a, env) for a in node.args])
+        raise Unsupported(ast.unparse(node))
+
+    def choose(self, c, x, y):
+        """`x if c else y` (c an i1), in their unified type."""
+        (xv, xt), (yv, yt) = x, y
+        r = unify(xt, yt)
+        return self.b.select(c, self.cast(xv, xt, r), self.cast(yv, yt, r)), r
+
+    def call(self, node, args: list):
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            if f.value.id == "math":
+                return self.math(f.attr, args)
+            if f.value.id == "np" and f.attr in _NP_CASTS and len(args) == 1:
+                dt = _NP_CASTS[f.attr]
+                return self.cast(args[0][0], args[0][1], dt), dt
+        if isinstance(f, ast.Name) and len(args) == 1:
+            (v, t), = args
+            if f.id == "abs":
+                if t.kind == "f":
+                    return self.intrinsic("llvm.fabs", [v]), t
+                if t == _B:
+                    return self.b.zext(v, self.lltype(np.dtype(np.int8))), np.dtype(np.int8)
+                if t.kind == "u":
+                    return v, t
+                neg = self.b.icmp_signed("<", v, self.ir.Constant(v.type, 0))
+                return self.b.select(neg, self.b.neg(v), v), t
+            if f.id == "float" and t != _B:
+                return (v, t) if t.kind == "f" else (self.cast(v, t, _F64), _F64)
+            if f.id == "int":
+                if t.kind in "iu":
+                    return v, t
+                return self.cast(v, t, _I64), _I64
+        if isinstance(f, ast.Name) and f.id in scalar_lib.HELPERS:
+            return self.helper(f.id, args)
+        raise Unsupported(ast.unparse(node))
+
+    def math(self, name: str, args: list):
+        if len(args) == 1:
+            (v, t), = args
+            if name in ("isinf", "isfinite"):
+                if t.kind != "f":
+                    return self.const(int(name == "isfinite"), _B)
+                a = self.intrinsic("llvm.fabs", [v])
+                inf = self.ir.Constant(v.type, float("inf"))
+                if name == "isinf":
+                    return self.b.fcmp_ordered("==", a, inf), _B
+                return self.b.fcmp_ordered("!=", a, inf), _B  # ordered: false for NaN
+            if name not in _INTRINSIC and name not in _LIBM:
+                raise Unsupported(f"math.{name}")
+            if t.kind != "f":  # Numba converts an integer argument to float64
+                v, t = self.cast(v, t, _F64), _F64
+            if name in _INTRINSIC:
+                return self.intrinsic(_INTRINSIC[name], [v]), t
+            return self.libm(name, [v], t), t
+        if len(args) == 2 and name in ("pow", "atan2"):
+            (xv, xt), (yv, yt) = args
+            if xt.kind != "f" or yt.kind != "f":
+                raise Unsupported(f"math.{name} of {xt} and {yt}")  # (integer exponents: powi)
+            r = _F32 if xt == yt == _F32 else _F64
+            xv, yv = self.cast(xv, xt, r), self.cast(yv, yt, r)
+            if name == "pow":
+                return self.intrinsic("llvm.pow", [xv, yv]), r
+            return self.libm("atan2", [xv, yv], r), r
+        raise Unsupported(f"math.{name} with {len(args)} arguments")
+
+    # scalar_lib's helpers
+
+    def helper(self, name: str, args: list):
+        native = _NATIVE_HELPERS.get(name)
+        if native is not None:
+            return native(self, args)
+        fn = _helper_ast(name)
+        params = [a.arg for a in fn.args.args]
+        if len(params) != len(args) or fn.args.vararg or fn.args.kwonlyargs:
+            raise Unsupported(f"{name} called with {len(args)} arguments")
+        env = {k: self.const(v, _F64) for k, v in scalar_lib.CONSTANTS.items()}
+        env.update(zip(params, args))
+        rets: list = []
+        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if not body or not isinstance(body[-1], ast.Return):
+            raise Unsupported(f"{name} does not end with a return")
+        self.block(body, env, None, rets)
+        r = rets[0][1][1]
+        for _, (_, t) in rets[1:]:
+            r = unify(r, t)
+        (_, (out, t)) = rets[-1]
+        out = self.cast(out, t, r)
+        for live, (v, t) in reversed(rets[:-1]):
+            out = self.b.select(live, self.cast(v, t, r), out)
+        return out, r
+
+    def block(self, stmts: list, env: dict, live, rets: list):
+        """Run `stmts` where `live` (an i1, None for always) says this path is taken and no
+        return came before; returns the path's `live` after them (a constant false after a
+        return)."""
+        ir, b = self.ir, self.b
+        false = ir.Constant(self.lltype(_B), 0)
+        for s in stmts:
+            if isinstance(s, ast.Return):
+                if s.value is None:
+                    raise Unsupported("return without a value")
+                rets.append((live if live is not None else ir.Constant(self.lltype(_B), 1), self.expr(s.value, env)))
+                return false
+            if isinstance(s, (ast.Assign, ast.AugAssign)):
+                target = s.targets[0] if isinstance(s, ast.Assign) else s.target
+                if not isinstance(target, ast.Name) or (isinstance(s, ast.Assign) and len(s.targets) != 1):
+                    raise Unsupported(ast.unparse(s))
+                if isinstance(s, ast.Assign):
+                    value = self.expr(s.value, env)
+                else:
+                    value = self.expr(ast.BinOp(ast.Name(target.id, ast.Load()), s.op, s.value), env)
+                old = env.get(target.id)
+                if old is not None and live is not None:
+                    if old[1] != value[1]:
+                        raise Unsupported(f"{target.id} changes type")
+                    value = (b.select(live, value[0], old[0]), value[1])
+                env[target.id] = value
+                continue
+            if isinstance(s, ast.If):
+                c = self.truth(*self.expr(s.test, env))
+                yes = c if live is None else b.and_(live, c)
+                no = b.not_(c) if live is None else b.and_(live, b.not_(c))
+                yes = self.block(s.body, env, yes, rets)
+                no = self.block(s.orelse, env, no, rets) if s.orelse else no
+                live = b.or_(yes, no)
+                continue
+            raise Unsupported(ast.unparse(s))
+        return live
+
+
+def _float_unary(intr: str | None, libm: str | None = None):
+    def build(tr: _Translator, args):
+        if len(args) != 1 or args[0][1].kind != "f":
+            raise Unsupported("a helper of one float")
+        (v, t), = args
+        return (tr.intrinsic(intr, [v]) if intr else tr.libm(libm, [v], t)), t
+    return build
+
+
+def _fmod(tr: _Translator, args):
+    if len(args) != 2 or any(t.kind != "f" for _, t in args):
+        raise Unsupported("fg_fmod of non-floats")
+    (xv, xt), (yv, yt) = args
+    r = unify(xt, yt)
+    return tr.b.frem(tr.cast(xv, xt, r), tr.cast(yv, yt, r)), r
+
+
+# The helpers whose Numba spelling (scalar_lib._NUMBA: np.floor, np.ceil, np.rint, np.fmod,
+# np.cbrt) is not their Python source: what Numba compiles those NumPy functions to.
+_NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_unary("llvm.ceil"),
+                   "fg_rint": _float_unary("llvm.rint"), "fg_cbrt": _float_unary(None, "cbrt"),
+                   "fg_fmod": _fmod}
+_HELPER_AST: dict = {}
+
+
+def _helper_ast(name: str):
+    fn = _HELPER_AST.get(name)
+    if fn is None:
+        fn = _HELPER_AST[name] = ast.parse(textwrap.dedent(inspect.getsource(scalar_lib.HELPERS[name]))).body[0]
+    return fn
+
+
+# --- the kernel --------------------------------------------------------------------------------
+
+_SOURCE_HASH: list = []
+
+
+def _version() -> str:
+    """A hash of what a kernel's IR depends on besides its expressions: this translator's
+    source and scalar_lib's (a changed translator never loads an old kernel's object code)."""
+    if not _SOURCE_HASH:
+        h = hashlib.sha256()
+        for path in (Path(__file__), Path(scalar_lib.__file__)):
+            h.update(path.read_bytes())
+        _SOURCE_HASH.append(h.hexdigest()[:16])
+    return _SOURCE_HASH[0]
+
+
+class LLVMKernel:
+    """A kernel's IR (`text`) and entry symbol (`name`, also its cache key)."""
+
+    __slots__ = ("name", "text")
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+
+
+def kernel_name(inputs, pre, exprs, outputs) -> str:
+    """The name (and cache key) of the kernel these arguments of `build_kernel` describe."""
+    key = repr((_version(), OPT, LANES, [(k, n, str(d)) for k, n, d in inputs], pre, exprs,
+                [(n, str(d)) for n, d in outputs]))
+    return "k_" + hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKernel:
+    """The IR of a kernel: `inputs` [(kind "array" | "scalar", local name, dtype)] in
+    parameter order (arrays as array objects, scalars as C values), then one array-object
+    parameter per output; `pre` [(local, expression)] computed once; `exprs` the loop body's
+    expressions (local t<k> is exprs[k]); `outputs` [(local, dtype)] stored per element.
+    Raises Unsupported for what it cannot translate."""
+    ir = _ir()
+    for _, _, d in inputs:
+        if d not in _DTYPES:
+            raise Unsupported(f"dtype {d}")
+    for _, d in outputs:
+        if d not in _DTYPES:
+            raise Unsupported(f"dtype {d}")
+    name = kernel_name(inputs, pre, exprs, outputs)
+    module = ir.Module(name=name)
+    i8p, i64, i32 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(32)
+    b = ir.IRBuilder()
+    tr = _Translator(ir, module, b, LANES)
+
+    def c_type(d):  # a 0-d input as a C value (a bool as a C bool: a byte)
+        return ir.IntType(8) if d == _B else tr.scalar_type(d)
+    params = [i8p if k == "array" else c_type(d) for k, _, d in inputs] + [i8p] * len(outputs)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), params), name=name)
+    fn.attributes.add("nounwind")
+    entry, dims_test, dims_loop, head, body, done = (
+        fn.append_basic_block(s) for s in ("entry", "dims_test", "dims", "head", "body", "done"))
+    b.position_at_end(entry)
+
+    def slot(obj, k: int, ty):
+        # NumPy's array object: PyObject_HEAD (two pointers), data, nd, dimensions
+        slots = b.bitcast(obj, i8p.as_pointer())
+        return b.load(b.bitcast(b.gep(slots, [ir.Constant(i32, k)]), ty.as_pointer()))
+
+    def lanes(values, d):
+        vec = ir.Constant(tr.lltype(d), ir.Undefined)
+        for k, v in enumerate(values):
+            vec = b.insert_element(vec, v, ir.Constant(i32, k))
+        return vec
+    env: dict = {}
+    arrays = []  # (local, typed data pointer, dtype)
+    for (kind, local, d), arg in zip(inputs, fn.args):
+        if kind == "array":
+            arrays.append((local, b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()), d))
+        else:
+            v = b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) if d == _B else arg
+            env[local] = (lanes([v] * LANES, d), d)
+    outs = [b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()) for arg, (_, d) in zip(fn.args[len(inputs):], outputs)]
+    q0 = fn.args[len(inputs)]
+    nd = b.sext(slot(q0, 3, i32), i64)
+    dims = b.bitcast(slot(q0, 4, i8p), i64.as_pointer())
+    for local, text in pre:
+        env[local] = tr.expr(_parse(text), env)
+    b.branch(dims_test)
+    # n = the product of the first output's dimensions
+    b.position_at_end(dims_test)
+    k = b.phi(i64)
+    n = b.phi(i64)
+    k.add_incoming(ir.Constant(i64, 0), entry)
+    n.add_incoming(ir.Constant(i64, 1), entry)
+    b.cbranch(b.icmp_signed("<", k, nd), dims_loop, head)
+    b.position_at_end(dims_loop)
+    k.add_incoming(b.add(k, ir.Constant(i64, 1)), dims_loop)
+    n.add_incoming(b.mul(n, b.load(b.gep(dims, [k]))), dims_loop)
+    b.branch(dims_test)
+    b.position_at_end(head)
+    last = b.sub(n, ir.Constant(i64, 1))
+    b.cbranch(b.icmp_signed(">", n, ir.Constant(i64, 0)), body, done)
+    # LANES elements at a time, as vectors: their dependency chains (library calls, mostly)
+    # then overlap in the CPU, which one element's chain cannot. The last block's lanes past
+    # the end repeat the last element (loaded before any store, stored with its own value).
+    b.position_at_end(body)
+    i = b.phi(i64)
+    i.add_incoming(ir.Constant(i64, 0), head)
+    idx = []
+    for k in range(LANES):
+        j = b.add(i, ir.Constant(i64, k))
+        idx.append(b.select(b.icmp_signed("<", j, n), j, last))
+    for local, ptr, d in arrays:
+        v = lanes([b.load(b.gep(ptr, [j])) for j in idx], np.dtype(np.uint8) if d == _B else d)
+        env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
+    for k, text in enumerate(exprs):
+        env[f"t{k}"] = tr.expr(_parse(text), env)
+    for ptr, (local, d) in zip(outs, outputs):
+        v, t = env[local] if local in env else tr.expr(_parse(local), env)
+        v = tr.cast(v, t, d)
+        if d == _B:
+            v = b.zext(v, tr.lltype(np.dtype(np.uint8)))
+        for k, j in enumerate(idx):
+            b.store(b.extract_element(v, ir.Constant(i32, k)), b.gep(ptr, [j]))
+    i_next = b.add(i, ir.Constant(i64, LANES))
+    i.add_incoming(i_next, body)
+    b.cbranch(b.icmp_signed("<", i_next, n), body, done)
+    b.position_at_end(done)
+    b.ret_void()
+    return LLVMKernel(name, str(module))
+
+
+def _parse(text: str):
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError as e:
+        raise Unsupported(f"{text!r} does not parse") from e
