@@ -143,10 +143,12 @@ def test_grad_of_grad_replays_only_the_outer_pass(fresh):
     assert replay.stats.replays == replays + (replay.HOT + 3) - (replay.HOT - 1)  # all calls from the HOT-th
 
 
-def test_debug_nans_and_large_arrays_use_the_engine(fresh):
+def test_debug_nans_and_large_arrays_use_the_engine(fresh, monkeypatch):
+    from fgrad.interpreters.record import TapeRecordTrace
     replays, _ = fresh
     g = fgrad.grad(lambda v: fnp.sum(fnp.sin(v)))
-    big = np.ones(replay.MAX_SIZE + 1)
+    monkeypatch.setattr(TapeRecordTrace, "MAX_BYTES", 8 * 1000)
+    big = np.ones(1001)
     for _ in range(replay.HOT + 2):
         g(big)
     with fgrad.debug_nans():

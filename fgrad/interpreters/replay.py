@@ -15,11 +15,12 @@ bit-identical results. Later calls with the key pass their saved values to that 
 The key holds everything the rules may look at besides values: each node's primitive and
 params, which node feeds which operand, every saved value's type, shape and dtype, and which
 saved values are one object (the trace sees them as one variable). Graphs the engine must
-walk itself are never replayed: nodes with hooks or forward residuals (scan, while,
-custom_vjp), leaves other than the differentiated input, values that are not NumPy arrays or
-scalars (tracers of an enclosing transform, GPU arrays), unhashable params, large arrays
-(where the per-node overhead is negligible and the engine frees saved values as it goes), and
-any graph whose rules could not be staged (a rule that branches on a value).
+walk itself are never replayed: nodes with hooks or forward residuals (scan, while, custom_vjp), leaves
+other than the differentiated input, values that are not NumPy arrays or scalars (tracers of
+an enclosing transform, GPU arrays), unhashable params, graphs past the tape's budget
+(TapeRecordTrace: large arrays, where the per-node overhead is negligible and the engine
+frees saved values as it goes), and any graph whose rules could not be staged (a rule that
+branches on a value).
 """
 from __future__ import annotations
 
@@ -39,9 +40,6 @@ from .staging import StagingTrace
 HOT = 4
 # Keys remembered at most; the cache is emptied when full (graphs that change every call).
 MAX_KEYS = 512
-# Graphs holding an array larger than this (elements) use the engine (so do long tapes and
-# tapes of many bytes: TapeRecordTrace stops taping them).
-MAX_SIZE = 1 << 14
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -105,8 +103,7 @@ def _key(tape: list, root, leaf):
     """(key, values) of the recorded graph, or None when it is not replayable. `values` are
     the distinct saved values in first-use order (the program's inputs after the seed). The
     key is flat: per node its primitive, params, arity, the tape positions of its parents
-    (-1: a constant, -2: the leaf) and one item per saved value (an int: a value seen before;
-    else its kind, shape and dtype); last, the root's position."""
+    (-1: a constant, -2: the leaf) and its saved values (below); last, the root's position."""
     key: list = []
     vals: list = []
     seen: dict = {}    # id(value) -> its index in vals
@@ -127,25 +124,30 @@ def _key(tape: list, root, leaf):
                 return None
             append(k)
         for v in (*node.primals, node.out):
+            # an item per value: its index (an int) when seen before; else a shape (a tuple)
+            # then a dtype for an array, None then both for an Unsaved, a type then a dtype for a
+            # number (so the flat key parses one way only)
             t = type(v)
             if t is _ndarray:
                 j = see(id(v))
                 if j is None:
-                    if v.size > MAX_SIZE:
-                        return None
                     seen[id(v)] = len(vals)
                     vappend(v)
-                    append((v.shape, v.dtype))
+                    append(v.shape)
+                    append(v.dtype)
                 else:
                     append(j)
             elif t is Unsaved:
-                append((None, v.shape, v.dtype))
+                append(None)
+                append(v.shape)
+                append(v.dtype)
             elif t in PY_NUMBERS or isinstance(v, _generic):
                 j = see(id(v))
                 if j is None:
                     seen[id(v)] = len(vals)
                     vappend(v)
-                    append((t, getattr(v, "dtype", None)))
+                    append(t)
+                    append(getattr(v, "dtype", None))
                 else:
                     append(j)
             else:  # a tracer of an enclosing transform, a GPU array, ...

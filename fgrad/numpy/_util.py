@@ -20,7 +20,7 @@ from ..core.errors import (
     reject_out,
 )
 from ..core.trace import Tracer, aval_of, is_tensor, xp_of
-from ..ops.elementwise import convert_element_type
+from ..ops.elementwise import const, convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
 from ._policy import (  # noqa: F401
     _FAST_TYPES,
@@ -409,14 +409,16 @@ def broadcast_args(name: str, *args, policy=NUMPY) -> list:
 def _promote_fast(x, y):
     """The common cases without the general machinery: same dtype and shape, or a
     float array with a Python number."""
+    # (a Python number becomes const's cached read-only 0-d array: x * 0.9 in a loop reuses
+    # one object, which a replayed backward pass then takes as one input)
     tx, ty = type(x), type(y)
     if tx is float or tx is int:
         if ty in _FAST_TYPES and y.dtype.kind == "f":
-            return [np.array(x, dtype=y.dtype), y]
+            return [const(y, x), y]
         return None
     if ty is float or ty is int:
         if tx in _FAST_TYPES and x.dtype.kind == "f":
-            return [x, np.array(y, dtype=x.dtype)]
+            return [x, const(x, y)]
         return None
     if tx in _FAST_TYPES and ty in _FAST_TYPES and x.dtype == y.dtype and x.shape == y.shape:
         return [x, y]
