@@ -26,7 +26,7 @@ _SCRIPT = textwrap.dedent("""
     g = fgrad.jit(lambda x, i, b, s: np.where(b, x * s, x) + np.astype(i, onp.float32) * s)
     out = [f(x), f(x[:7]), g(x.astype(onp.float32), onp.arange(3000) % 7, x > 0.5, onp.float32(1.5))]
     print(json.dumps([o.tolist() for o in out]))
-    print(STATS["kernels_built"], STATS["numba_cache_hits"], "numba" in sys.modules)
+    print(STATS["kernels_built"], STATS["disk_cache_hits"], "numba" in sys.modules)
 """)
 
 
