@@ -33,7 +33,6 @@ from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
 from .interpreters.record import (
     RecordTrace,
     RecordTracer,
-    TapeRecordTrace,
     WeakRecordTracer,
     graph_to_jaxpr,
 )
@@ -219,7 +218,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
             out, aux = _split_aux(out, f)
-    out_tree, out_nodes, out_vals, out_boxed = _recorded_outputs(out, trace, name)
+    out_tree, out_vals, out_nodes, out_boxed = _traced_outputs(out, trace, name)
 
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)
@@ -256,22 +255,23 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
     return out, vjp_fn
 
 
-def _recorded_outputs(out, trace, name: str) -> tuple:
-    """(tree, nodes, values, boxed) of the output pytree `out` of a function recorded by
-    `trace`: each leaf's node (None for one that does not depend on the inputs), its value,
-    and whether it was a Tensor."""
-    out_flat, out_tree = tree_flatten(out)
-    out_nodes, out_vals, out_boxed = [], [], []
-    for o in out_flat:
-        out_boxed.append(_is_tensor(o))
+def _traced_outputs(out, trace, name: str) -> tuple:
+    """(tree, values, extras, boxed) of the output pytree `out` of a function traced by
+    `trace` (grad's recording, jvp's): each leaf's value, its extra (what `trace.unpack`
+    gives besides the value: its node, its tangent; None for a leaf that does not depend on
+    the inputs), and whether it was a Tensor."""
+    flat, tree = tree_flatten(out)
+    vals, extras, boxed = [], [], []
+    for o in flat:
+        boxed.append(_is_tensor(o))
         o = _unbox(o)
-        if isinstance(o, RecordTracer) and o._trace is trace:
-            out_nodes.append(o.node)
-            out_vals.append(o.primal)
+        if isinstance(o, Tracer) and o._trace is trace:
+            v, e = trace.unpack(o)
         else:
-            out_nodes.append(None)
-            out_vals.append(as_value(o, f"output of {name}"))
-    return out_tree, out_nodes, out_vals, out_boxed
+            v, e = as_value(o, f"output of {name}"), None
+        vals.append(v)
+        extras.append(e)
+    return tree, vals, extras, boxed
 
 
 def _split_aux(out, f):
@@ -359,22 +359,20 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
     leaf = Leaf()
     full = list(args)
     # (on concrete values only, the tape lets a graph seen before replay its backward pass)
-    with new_trace(TapeRecordTrace if _state.trace is EVAL_TRACE else RecordTrace) as trace:
+    with new_trace(RecordTrace, _state.trace is EVAL_TRACE) as trace:
         # a Python number stays weakly typed, as in _vjp
         full[i] = (WeakRecordTracer if weak else RecordTracer)(trace, v, leaf)
         out = f(*full, **kwargs)
         if has_aux:
             out, aux = _split_aux(out, f)
-    tape = None
-    if type(trace) is TapeRecordTrace:
-        tape, trace.tape = trace.tape, None
+    tape, trace.tape = trace.tape, None
     t = type(out)
     if (t is RecordTracer or t is WeakRecordTracer) and out._trace is trace:
         node, value = out.node, out.primal
         o = value
     else:  # a Tensor, a value that does not depend on x, a pytree (an error below), ...
         name = _fname(f)
-        out_tree, nodes, vals, boxed = _recorded_outputs(out, trace, name)
+        out_tree, vals, nodes, boxed = _traced_outputs(out, trace, name)
         value = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(vals, boxed)])
         node = nodes[0] if len(nodes) == 1 else None
         o = _unbox(value)
@@ -470,19 +468,10 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
         out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
         if has_aux:
             out, aux = _split_aux(out, f)
-    out_flat, out_tree = tree_flatten(out)
-    outs, touts = [], []
-    for o in out_flat:
-        b = _is_tensor(o)
-        o = _unbox(o)
-        if isinstance(o, JVPTracer) and o._trace is trace:
-            outs.append(_box(o.primal, b))
-            touts.append(_box(o.tangent, b))
-        else:
-            o = as_value(o, f"output of {name}")
-            outs.append(_box(o, b))
-            touts.append(_box(_zeros_like(o), b))
-    res = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
+    out_tree, outs, touts, out_boxed = _traced_outputs(out, trace, name)
+    touts = [_zeros_like(o) if t is None else t for o, t in zip(outs, touts)]
+    res = (tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)]),
+           tree_unflatten(out_tree, [_box(t, b) for t, b in zip(touts, out_boxed)]))
     if has_aux:
         return res + (tree_map(lambda a: _strip(a, trace), aux),)
     return res
@@ -504,18 +493,8 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
             out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
             if has_aux:
                 out, aux = _split_aux(out, f)
-        out_flat, out_tree = tree_flatten(out)
-        primal_outs, tangent_outs, out_boxed = [], [], []
-        for o in out_flat:
-            out_boxed.append(_is_tensor(o))
-            o = _unbox(o)
-            if isinstance(o, JVPTracer) and o._trace is trace:
-                primal_outs.append(o.primal)
-                tangent_outs.append(o.tangent)
-            else:
-                o = as_value(o, f"output of {name}")
-                primal_outs.append(o)
-                tangent_outs.append(_zeros_like(o))
+        out_tree, primal_outs, tangent_outs, out_boxed = _traced_outputs(out, trace, name)
+        tangent_outs = [_zeros_like(o) if t is None else t for o, t in zip(primal_outs, tangent_outs)]
         jaxpr, consts = staging.to_jaxpr(tangent_outs)
 
     def f_jvp(*tangents):

@@ -115,11 +115,27 @@ class WeakRecordTracer(RecordTracer):
 
 class RecordTrace(Trace):
     """fgrad.vjp's trace: concrete values (so Python control flow on them works under grad),
-    with a node per recorded application."""
+    with a node per recorded application.
+
+    `taped=True` (grad over concrete values) also lists the nodes in recording order in
+    `tape`, which is a topological order (a node is recorded after its parents): grad's
+    replayed backward pass (interpreters/replay.py) keys the graph by it without a graph
+    walk. A tape keeps alive nodes the output does not depend on, which the recorder would
+    otherwise free at once, so it stops (`tape` becomes None, and that call is not replayed)
+    past MAX_NODES nodes or MAX_BYTES of recorded outputs: replaying pays off on many small
+    arrays, not on large ones. Whoever tapes sets `tape = None` when done, so leaked tracers
+    do not keep the graph alive."""
 
     name = "grad"
     differentiates = True
     unpack = attrgetter("primal", "node")
+    MAX_NODES = 20_000
+    MAX_BYTES = 64 << 20
+
+    def __init__(self, parent, taped: bool = False) -> None:
+        super().__init__(parent)
+        self.tape: list | None = [] if taped else None
+        self._bytes = 0
 
     def concrete(self, tracer):
         return tracer.primal
@@ -155,33 +171,6 @@ class RecordTrace(Trace):
         return out if node is None else self._tracer(out, node)
 
     def _tracer(self, out, node) -> RecordTracer:
-        tracer = _new(RecordTracer)  # (RecordTracer.__init__ inlined: one call less per op)
-        tracer._trace = self
-        tracer.primal = out
-        tracer.node = node
-        return tracer
-
-
-class TapeRecordTrace(RecordTrace):
-    """A RecordTrace over concrete values that also lists its nodes in recording order
-    (`tape`), which is a topological order (a node is recorded after its parents): grad's
-    replayed backward pass (interpreters/replay.py) keys the graph by it without a graph walk.
-
-    The tape keeps alive nodes the output does not depend on, which the plain recorder frees
-    at once; so it stops (`tape` becomes None, and that call is not replayed) past MAX_NODES
-    nodes or MAX_BYTES of recorded outputs: replaying pays off on many small arrays, not on
-    large ones. Whoever makes one sets `tape = None` when done, so leaked tracers do not keep
-    the graph alive."""
-
-    MAX_NODES = 20_000
-    MAX_BYTES = 64 << 20
-
-    def __init__(self, parent) -> None:
-        super().__init__(parent)
-        self.tape: list | None = []
-        self._bytes = 0
-
-    def _tracer(self, out, node) -> RecordTracer:
         tape = self.tape
         if tape is not None:
             self._bytes += out.nbytes
@@ -189,7 +178,7 @@ class TapeRecordTrace(RecordTrace):
                 self.tape = None
             else:
                 tape.append(node)
-        tracer = _new(RecordTracer)
+        tracer = _new(RecordTracer)  # (RecordTracer.__init__ inlined: one call less per op)
         tracer._trace = self
         tracer.primal = out
         tracer.node = node

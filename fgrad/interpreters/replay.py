@@ -18,7 +18,7 @@ saved values are one object (the trace sees them as one variable). Graphs the en
 walk itself are never replayed: nodes with hooks or forward residuals (scan, while, custom_vjp), leaves
 other than the differentiated input, values that are not NumPy arrays or scalars (tracers of
 an enclosing transform, GPU arrays), unhashable params, graphs past the tape's budget
-(TapeRecordTrace: large arrays, where the per-node overhead is negligible and the engine
+(RecordTrace's tape budget: large arrays, where the per-node overhead is negligible and the engine
 frees saved values as it goes), and any graph whose rules could not be staged (a rule that
 branches on a value).
 """
@@ -68,7 +68,7 @@ def replay_grad(tape: list, root, seed, leaf, add: Callable):
     """The cotangent reaching `leaf` when `seed` is pulled back from `root` (what
     `backward_pass([(root, seed)], add=add).get(id(leaf))` gives), computed by this graph
     structure's program; NotImplemented when the engine must walk it (see the module).
-    `tape` lists the graph's nodes in recording order (TapeRecordTrace.tape; None: not
+    `tape` lists the graph's nodes in recording order (RecordTrace.tape; None: not
     taped)."""
     if tape is None or _state.trace is not EVAL_TRACE or _state.debug_nans or type(seed) is not _ndarray:
         return NotImplemented

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.avals import ShapedArray, float_dtype, is_float
-from ..core.primitive import Primitive, ignore_fp_errors, restore_fp_errors
+from ..core.primitive import Primitive, ignore_fp_errors, quiet_impl, restore_fp_errors
 from ..core.rules import (
     bool_result,
     def_nondiff,
@@ -50,16 +50,6 @@ def const(like, value):
         if len(_CONSTS) < 4096 and value == value:  # NaN keys never match: don't pile them up
             _CONSTS[key] = c
     return c
-
-
-def _quiet(fn):
-    def impl(*args, xp, **params):
-        token = ignore_fp_errors()  # (np.errstate costs five times more: see primitive.py)
-        try:
-            return fn(xp, *args, **params)
-        finally:
-            restore_fp_errors(token)
-    return impl
 
 
 def scalar_lowering(template, kinds: str = "biuf"):
@@ -318,7 +308,7 @@ def _pow_dy(x, y, out):
 def_elementwise_deriv(pow_p, _pow_dx, _pow_dy)
 
 integer_pow_p = Primitive("integer_pow", backward_name="PowBackward0")
-integer_pow_p.def_impl(_quiet(lambda xp, x, *, y: xp.power(x, y) if y >= 0
+integer_pow_p.def_impl(quiet_impl(lambda xp, x, *, y: xp.power(x, y) if y >= 0
                               else xp.true_divide(1, xp.power(x, -y))))
 def_vectorized(integer_pow_p)
 integer_pow_p.def_abstract_eval(
@@ -432,7 +422,7 @@ def _unary(name, np_name, deriv, doc, *, backward_name=None, reads="both"):
     what `deriv` reads: "x" or "out" when only that one (the other lends at most its dtype),
     so a recorded application keeps only it (tanh's keeps its output, sin's its input)."""
     p = Primitive(name, backward_name=backward_name)
-    def_elementwise(p, _quiet(np_name) if callable(np_name) else np_name, float_result, quiet=name in _WARNS)
+    def_elementwise(p, quiet_impl(np_name) if callable(np_name) else np_name, float_result, quiet=name in _WARNS)
     def_elementwise_deriv(p, deriv, inputs=reads != "out", output=reads != "x")
     if name in _UNARY_LOWERING:
         p.def_lowering(scalar_lowering(_UNARY_LOWERING[name], "f"))

@@ -18,16 +18,15 @@ and cos, NumPy's scalar loops at 7 ns, are not).
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from . import vmath
+from .native import cache_dir, write_atomic
 from .scalar import Operand
 
 # Arrays at least this large run NumPy-vectorized transcendental functions through the impl:
@@ -42,12 +41,6 @@ _SAMPLE = 4096
 _CALL = re.compile(r"\b(math\.\w+|fg_\w+)\(")
 _NS: dict[str, float] = {}  # NumPy's ns per element, by "primitive|dtypes|params"
 _LOADED: list = []  # [True] once the saved measurements were read
-
-
-def cache_dir() -> Path:
-    """Where generated kernels, their machine code and these measurements are kept."""
-    root = os.environ.get("FGRAD_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "fgrad"
 
 
 def _saved_path() -> Path:
@@ -73,18 +66,14 @@ def _measured(key: str, prim, dtypes, params) -> float:
     ns = _NS.get(key)
     if ns is None:
         ns = _NS[key] = _measure(prim, dtypes, params)
-        try:  # merged with what other processes saved meanwhile, written atomically
-            path = _saved_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                saved = json.loads(path.read_text())
-            except (OSError, ValueError):
-                saved = {}
-            saved[key] = ns
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(saved, fh)
-            os.replace(tmp, path)
+        path = _saved_path()
+        try:  # merged with what other processes saved meanwhile
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            saved = {}
+        saved[key] = ns
+        try:
+            write_atomic(path, json.dumps(saved).encode())
         except OSError:  # an unwritable cache directory: this process keeps its own
             pass
     return ns

@@ -209,12 +209,26 @@ def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
     the folder is unwritable)."""
     try:
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, folder / f"{name}{suffix}")
+            write_atomic(folder / f"{name}{suffix}", data)
     except OSError:
         pass  # an unwritable cache: Numba's own cache still serves
+
+
+def cache_dir() -> Path:
+    """Where generated kernels, their machine code and the planner's timings are kept."""
+    root = os.environ.get("FGRAD_CACHE_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "fgrad"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """`path` holding `data`, written under a temporary name and renamed, so processes
+    reading or writing it at the same time see either the old file or the new one whole
+    (its folder made if missing; OSError where it cannot be written)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
 
 
 def function(address: int, argtypes: list):
