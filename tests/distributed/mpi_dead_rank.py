@@ -20,9 +20,28 @@ import fgrad.distributed as dist
 TIMEOUT = 2.0
 
 
+class _Tee:
+    """stderr, copied line by line to a file: what a rank says just before MPI_Abort can be
+    lost from mpirun's output (the abort tears the job down before its I/O forwarding has
+    passed the line on), but not from the file, flushed before the abort."""
+
+    def __init__(self, stream, path: pathlib.Path) -> None:
+        self.stream, self.file = stream, open(path, "a")  # noqa: SIM115 (open until exit)
+
+    def write(self, text: str) -> int:
+        self.file.write(text)
+        self.file.flush()
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.file.flush()
+        self.stream.flush()
+
+
 def main() -> None:
     mode, outdir = sys.argv[1], pathlib.Path(sys.argv[2])
     dist.init(timeout=TIMEOUT)
+    sys.stderr = _Tee(sys.stderr, outdir / f"rank{dist.rank()}.stderr.txt")
     dist.all_reduce(np.ones(3))  # all ranks are alive here
     if dist.rank() == 1:
         if mode == "exit":
