@@ -421,11 +421,22 @@ def _custom_vjp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Residuals | No
 
 
 def _custom_vjp_jvp(primals, tangents, *, call: _Call):
-    # Forward mode runs through the function's own primitives (the custom rule is reverse-only).
     live = [i for i, (d, t) in enumerate(zip(call.diff, tangents)) if d and t is not None]
     if not live:
         return _run_primal(call, primals)[0], None
-    return _jvp_of_fun(call, primals, tangents, live)
+    if call.jvp is not None:  # a forward rule given beside the VJP: see _forward_rule
+        return call.jvp(call, primals, tangents, live)
+    # As JAX: the rule is reverse-only, and differentiating `fun` itself instead would give
+    # another derivative than grad's (a clipped or scaled gradient is the point of the rule).
+    # Forward mode over a reverse pass (hessian, jvp of grad) never gets here: the reverse
+    # trace runs fwd and bwd, whose own operations forward mode then differentiates.
+    name = _name(call.fun)
+    raise FgradTypeError(
+        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: {name} has only a "
+        "reverse-mode rule (defvjp), and differentiating its function instead would ignore that "
+        f"rule. Use reverse mode for {name} (grad, vjp, jacrev; hessian, which is forward over "
+        "reverse, works), or define its derivative with fgrad.custom_jvp, which serves both "
+        "modes.", doc="custom-vjp-forward-mode")
 
 
 def _jvp_of_fun(call: _Call, primals: Sequence, tangents: Sequence, live: list):
@@ -446,6 +457,14 @@ custom_vjp_call_p.def_vjp_fwd(_custom_vjp_fwd)
 custom_vjp_call_p.def_jvp(_custom_vjp_jvp)
 
 
+def forward_through_fun(f: "custom_vjp") -> "custom_vjp":
+    """Let forward mode of the custom_vjp function `f` differentiate its function, for a rule
+    that computes the same derivative another way (odeint's adjoint method vs the tangent of
+    its solver), never for one that changes it (a clipped gradient). Returns `f`."""
+    f._forward_rule = _jvp_of_fun
+    return f
+
+
 class custom_vjp:
     """Decorator: give a function a hand-written reverse-mode rule (JAX's API).
 
@@ -456,7 +475,9 @@ class custom_vjp:
     `fwd(*args) -> (output, residuals)` runs once per application under a reverse-mode
     transform; `bwd(*nondiff_args, residuals, ct) -> tuple` returns one cotangent per
     argument not in `nondiff_argnums` (None for zero). Outputs may be pytrees of arrays;
-    keyword arguments are bound to positions. Forward mode differentiates `fun` itself.
+    keyword arguments are bound to positions. As in JAX, forward mode (jvp, linearize,
+    jacfwd) applied to it raises a TypeError: the rule is reverse-only, and differentiating
+    `fun` would ignore it. Forward over reverse (hessian, jvp of grad) differentiates bwd.
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
@@ -466,6 +487,9 @@ class custom_vjp:
         self._positional = _Positional(fun, "custom_vjp")
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
+        # forward mode: None refuses it; else `rule(call, primals, tangents, live) -> (out, out_dot)`
+        # on the primitive's inputs, packed (forward_through_fun; autograd.Function's jvp)
+        self._forward_rule: Callable | None = None
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
         """Set the forward rule (output, residuals) and the backward rule (cotangents)."""
@@ -477,7 +501,7 @@ class custom_vjp:
                             f"{_name(self.fun)}.defvjp(fwd, bwd) first", doc="custom-vjp-no-rule")
         args = self._positional(args, kwargs)
         return _apply(custom_vjp_call_p, self.fun, args, self.nondiff_argnums, "custom_vjp",
-                      fwd=self.fwd, bwd=self.bwd)
+                      fwd=self.fwd, bwd=self.bwd, jvp=self._forward_rule)
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -496,23 +520,27 @@ def _run_user_jvp(call: _Call, primals: Sequence, tangents: Sequence):
     targs = tree_unflatten(call.in_tree, leaves)
     nd = set(call.nondiff_argnums)
     diff_tangents = tuple(t for i, t in enumerate(targs) if i not in nd)
-    res = call.jvp(*nondiff, tuple(diff_args), diff_tangents)
+    return _pack_jvp(call, call.jvp(*nondiff, tuple(diff_args), diff_tangents), "custom_jvp rule")
+
+
+def _pack_jvp(call: _Call, res, what: str):
+    """A forward rule's (primal_out, tangent_out) pytrees, checked and packed: (out, out_dot)."""
     if not (isinstance(res, (tuple, list)) and len(res) == 2):
-        raise FgradTypeError(f"custom_jvp rule of {call!r} must return a pair (primal_out, tangent_out), got "
+        raise FgradTypeError(f"{what} of {call!r} must return a pair (primal_out, tangent_out), got "
                         f"{_describe(res)}", doc="custom-jvp-rule-pair")
-    out, out_tree, avals = _pack(call, res[0], "custom_jvp rule")
+    out, out_tree, avals = _pack(call, res[0], what)
     t_leaves = _flatten_like(res[1], out_tree)
     if t_leaves is None:
-        raise FgradTypeError(f"custom_jvp rule of {call!r} must return primal and tangent outputs of the same "
+        raise FgradTypeError(f"{what} of {call!r} must return primal and tangent outputs of the same "
                         f"structure, got {out_tree} and {tree_flatten(res[1])[1]}")
     fixed = []
     for t, a in zip(t_leaves, avals):
         if t is None or a.dtype.kind not in "fc":  # integer outputs have no tangent (JAX: float0)
             t = np.zeros(a.shape, a.dtype)
-        t = _as_array(t, f"tangent output of the custom_jvp rule of {call!r}")
+        t = _as_array(t, f"tangent output of the {what} of {call!r}")
         ta = aval_of(t)
         if tuple(ta.shape) != tuple(a.shape):
-            raise FgradTypeError(f"custom_jvp rule of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
+            raise FgradTypeError(f"{what} of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
                             f"a primal output of shape {tuple(a.shape)}; they must match", doc="custom-jvp-tangent-shape")
         fixed.append(t if ta.dtype == a.dtype else convert_element_type(t, a.dtype))
     out_dot = _pack_like(fixed, avals)
@@ -632,7 +660,7 @@ def _tree_add(a, b):
 checkpoint_p = Primitive("checkpoint")
 
 
-def _checkpoint_vjp(needs, ct, out, *xs, call: _Call):
+def _checkpoint_vjp(needs, ct, out, *xs, call: _Call, residuals=None):
     # Rematerialise: only the inputs were saved, so the function runs again under vjp here.
     live = [i for i, n in enumerate(needs) if n]
 
@@ -653,6 +681,24 @@ def _checkpoint_vjp(needs, ct, out, *xs, call: _Call):
     return result
 
 
+def _checkpoint_fwd(*xs, call: _Call):
+    """The forward half a recorder runs: checkpoint's output and no residuals (only the inputs
+    are saved). Under an enclosing transform (its tracers among `xs`) the function runs under
+    vjp, as JAX's linearize runs it, and the pullback is dropped: the custom_vjp calls inside
+    then run their fwd, so forward mode over this reverse pass (hessian, jvp of grad)
+    differentiates their rules instead of meeting them in forward mode, which they refuse."""
+    live = [i for i, x in enumerate(xs) if isinstance(x, Tracer) and aval_of(x).dtype.kind in "fc"]
+    if not live:
+        return checkpoint_p.bind(*xs, call=call), None
+
+    def f(*ys):
+        full = list(xs)
+        for i, y in zip(live, ys):
+            full[i] = y
+        return _run_primal(call, full)[0]
+    return vjp(f, *[xs[i] for i in live])[0], None
+
+
 def _checkpoint_jvp(primals, tangents, *, call: _Call):
     return _jvp_of_fun(call, primals, tangents, [i for i, t in enumerate(tangents) if t is not None])
 
@@ -662,6 +708,7 @@ checkpoint_p.def_abstract_eval(_abstract_eval)
 checkpoint_p.def_vjp(_checkpoint_vjp)
 checkpoint_p.def_saves(output=False)  # the point of checkpoint: only the inputs are saved
 checkpoint_p.def_jvp(_checkpoint_jvp)
+checkpoint_p.def_vjp_fwd(_checkpoint_fwd)
 
 
 def checkpoint(fun: Callable) -> Callable:

@@ -73,6 +73,14 @@ def _custom_fwd_not_pair():
     fgrad.grad(f)(1.0)
 
 
+def _custom_vjp_forward_mode():
+    @fgrad.custom_vjp
+    def clip_gradient(x):
+        return x
+    clip_gradient.defvjp(lambda x: (x, None), lambda res, ct: (fnp.clip(ct, -1.0, 1.0),))
+    fgrad.jacfwd(clip_gradient)(2.0)
+
+
 def _custom_bad_bwd_shape():
     @fgrad.custom_vjp
     def f(x):
@@ -343,6 +351,10 @@ ENTRIES = [
     ("custom-vjp-fwd-pair", "a custom_vjp fwd that does not return a pair",
      _custom_fwd_not_pair, TypeError, r"must return a pair \(output, residuals\)",
      "Return `(output, residuals)` from fwd (`None` residuals are fine).", _ok_grad),
+    ("custom-vjp-forward-mode", "forward mode (jvp, jacfwd, linearize) of a custom_vjp function",
+     _custom_vjp_forward_mode, TypeError, r"can't apply forward-mode autodiff \(jvp\) to a custom_vjp function",
+     "Use reverse mode (grad, vjp, jacrev; hessian works) for it, or define its derivative with "
+     "`fgrad.custom_jvp`, which serves both modes.", _ok_grad),
     ("custom-vjp-bwd-shape", "a custom_vjp bwd returning a cotangent of the wrong shape",
      _custom_bad_bwd_shape, ValueError, r"cotangent shape \(\) for an input of shape \(3,\)",
      "Give each cotangent its argument's shape.", _ok_grad),

@@ -46,6 +46,10 @@ class _Outputs(Function):
             _run_hooks(state, (None,) * state.n_inputs)
         return (None,) + grads
 
+    @staticmethod
+    def jvp(ctx, _, *tangents):
+        return tuple(tangents)  # forward is an identity (copies)
+
 
 class _Inputs(Function):
     @staticmethod
@@ -56,6 +60,10 @@ class _Inputs(Function):
     @staticmethod
     def backward(ctx, *grads):
         return (None,) + tuple(_run_hooks(ctx.state, tuple(grads)))
+
+    @staticmethod
+    def jvp(ctx, _, *tangents):
+        return tuple(tangents)
 
 
 def _run_hooks(state, grad_input: tuple) -> tuple:

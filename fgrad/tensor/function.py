@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ..core.trace import _state, aval_of
-from ..custom import _bind, _Call, _unpack, custom_vjp_call_p
+from ..custom import _bind, _Call, _pack_jvp, _unpack, custom_vjp_call_p
 from ..tree_util import register_pytree_node, tree_flatten
 from ._device import device_of_value
 from ._device import to_device as move
@@ -137,12 +137,32 @@ def _apply(cls, args, kwargs):
             res.append(None if g is None else (g if graph else g._value))
         return tuple(res)
 
+    def jvp(call, primals, tangents, live):
+        # PyTorch's forward-mode contract: jvp(ctx, *grad_inputs) after forward ran on the primals
+        if getattr(cls, "jvp", None) is None:
+            raise FgradNotImplementedError(
+                "You must implement the jvp function for custom autograd.Function to use it with "
+                f"forward mode AD: {cls.__name__} defines forward and backward only. Define a "
+                "staticmethod jvp(ctx, *grad_inputs) returning the tangents of forward's outputs, or "
+                "use reverse mode (grad, vjp, jacrev, backward).")
+        outs, ctx = run_forward(*primals)
+        grad_inputs = [None] * len(args)
+        for i, p, t in zip(positions, primals, tangents):
+            grad_inputs[i] = _make(np.zeros(aval_of(p).shape, aval_of(p).dtype) if t is None else t)
+        touts = cls.jvp(ctx, *grad_inputs)
+        touts = touts if isinstance(touts, tuple) else (touts,)
+        tvals = [t._value if isinstance(t, Tensor) else t for t, e in zip(touts, outs.spec[1])
+                 if not isinstance(e, _Static)]
+        if len(tvals) != len(outs.values):
+            raise FgradRuntimeError(f"{cls.__name__}.jvp returned {len(touts)} tangents for "
+                                    f"{len(outs.spec[1])} outputs of forward; return one per output")
+        return _pack_jvp(call, (outs, _Outputs(tuple(tvals), outs.spec)), f"{cls.__name__}.jvp")
     fun.__name__ = cls.__name__
     fun._backward_name = getattr(cls, "_backward_name", None) or f"{cls.__name__}Backward"
     flat = [args[i] for i in positions]
     if not flat:
         return cls.forward(FunctionCtx(), *args, **kwargs)
-    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=run_forward, bwd=bwd)
+    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=run_forward, bwd=bwd, jvp=jvp)
     packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, flat)
     return _outputs(packed, _unpack(packed, out_tree, out_avals))
 
@@ -271,7 +291,7 @@ class _ToCopy(Function):
 
     @staticmethod
     def forward(ctx, x, dev):
-        ctx.src = device_of_value(x._value)
+        ctx.src, ctx.dev = device_of_value(x._value), dev
         return _make(move(x._value, dev))
 
     @staticmethod
@@ -279,6 +299,11 @@ class _ToCopy(Function):
         # _ops imports this module (Function), so its `to` is looked up when backward runs
         from ._ops import to
         return to(g, ctx.src), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        from ._ops import to  # (see backward)
+        return to(t, ctx.dev)
 
 
 def to_device(t: Tensor, dev) -> Tensor:
