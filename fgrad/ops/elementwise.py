@@ -871,7 +871,7 @@ def _convert_lowering(x, *, new_dtype):
         return f"(1.0 if {x} else 0.0)" if new.kind == "f" else f"(1 if {x} else 0)"
     if new == np.float64:  # (Numba's float() keeps a float32 a float32: widen explicitly)
         return f"np.float64({x})" if x.dtype.kind == "f" and x.dtype.itemsize < 8 else f"float({x})"
-    return f"int({x})" if new == np.int64 else x  # narrower results are cast by the compiler
+    return x  # the compiler casts to the output's dtype (every integer one, and float32)
 
 
 convert_element_type_p.def_lowering(_convert_lowering)
