@@ -1,10 +1,35 @@
 """Lowering one element-wise equation to a scalar Python expression: the operands handed to a
-primitive's lowering rule, typed constants, and the cast that gives NumPy's result dtype."""
+primitive's lowering rule, typed constants, and the cast that gives NumPy's result dtype.
+
+What jit computes is a function of the program, its dtypes and shapes and `MATH`
+(`$FGRAD_JIT_MATH`), never of measured speed. Arithmetic, comparisons, casts, rounding,
+remainders and sqrt are exact (correctly rounded), so kernels compute eager's bits. The
+functions a library approximates (exp, log, tanh, sin, pow, erf, ...; `EXACT_CALLS` lists
+the exact calls) are where NumPy's own SIMD code and the C library may differ by an ulp or
+two: under "fused" (the default) kernels and the scalar tier compute them with the C library,
+or vmath's versions in kernels over `vmath.LARGE` elements or more (within a few ulps of
+eager, the same bits on every run of the same program); under "eager" they are left to
+NumPy's functions, as eager computes them, so jit is bit-identical to eager (at the price of
+a NumPy call, and of the kernels and compiled loop bodies they split).
+"""
 from __future__ import annotations
 
 import math
+import os
+import re
 
 import numpy as np
+
+from ...core.errors import FgradValueError
+
+MATH = os.environ.get("FGRAD_JIT_MATH", "fused")
+_MATH_MODES = ("fused", "eager")
+# Calls a lowering may make that compute exactly what NumPy computes on every machine
+# (correctly rounded, or exact): everything else is a library's approximation (see above)
+EXACT_CALLS = frozenset({"math.sqrt", "math.isinf", "math.isfinite", "abs", "float", "int", "bool",
+                         "fg_floor", "fg_ceil", "fg_rint", "fg_fmod", "fg_sign", "fg_floordiv_i",
+                         "fg_fmod_i"})
+_CALL = re.compile(r"(?<![\w.])((?:math\.|np\.)?\w+)\(")
 
 # dtypes a Numba kernel computes with exactly as NumPy does (float16 and complex are left to
 # the impls)
@@ -56,10 +81,30 @@ def lower_expr(eqn, operands: list[Operand]) -> str | None:
     expr = rule(*operands, **eqn.params)
     if expr is None:
         return None
+    if approximated(expr) and math_mode() == "eager":
+        return None  # NumPy's function, as eager runs it
     out = eqn.outvars[0].aval.dtype
-    if out in _NATURAL:
+    if out in _NATURAL and out.kind != "i":
         return expr
+    # (integers always: Numba's int() of a uint64 stays a uint64, and a rule's integer
+    # arithmetic may compute in another integer type than the output's)
     return f"np.{out.name}({expr})"
+
+
+def approximated(expr: str) -> bool:
+    """Whether `expr` calls a function that a library approximates (not in EXACT_CALLS;
+    NumPy's casts, np.float64(...), are exact)."""
+    return any(c not in EXACT_CALLS and not c.startswith("np.") for c in _CALL.findall(expr))
+
+
+def math_mode() -> str:
+    """MATH, checked: "fused" or "eager"."""
+    if MATH not in _MATH_MODES:
+        raise FgradValueError(f"FGRAD_JIT_MATH / compile.scalar.MATH is {MATH!r}; expected one of "
+                              f"{_MATH_MODES}: 'fused' (kernels compute exp, tanh, pow, ... with the "
+                              f"C library or vmath, within a few ulps of eager) or 'eager' (jit "
+                              f"leaves them to NumPy, bit-identical to eager)")
+    return MATH
 
 
 def lowerable(eqn, dtypes: frozenset) -> bool:
