@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import fgrad
+import fgrad.numpy as fnp
 from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.core.trace import aval_of
 from fgrad.interpreters.compile import llvm_kernels, scalar
@@ -204,3 +205,21 @@ def test_every_lowering_is_applied():
         if a == b:
             seen |= {name.split("{")[0].split("(")[0] for name, _ in applications(*operands(a, b))}
     assert {p.name for p in LOWERED} <= seen, sorted({p.name for p in LOWERED} - seen)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
+def test_power_by_a_scalar_is_eagers(dtype, kernels_backend, math_mode):
+    """x ** c for a scalar c, in a kernel: NumPy's power computes the exponents -1, 0, 0.5, 1
+    and 2 as 1 / x, 1, sqrt(x), x and x * x (sqrt(-inf) is NaN, sqrt(-0.0) is -0.0, where C's
+    pow gives inf and 0.0); other exponents are pow's (within ULPS under "fused")."""
+    x = np.tile(edges(np.dtype(dtype)), 5)
+    for c in (0.5, 2.0, -1.0, 0.0, 1.0, 3.0, -0.5, 2, 3, -1, -2):
+        def f(x):
+            t = fnp.power(x, c)
+            return t, -(-t)  # (three equations: a kernel)
+        want = _eager(f, x)
+        for k, g in enumerate(_eager(fgrad.jit(f), x)):
+            inexact = math_mode == "fused" and c not in (0.5, 2.0, -1.0, 0.0, 1.0, 2, -1, -2)
+            assert_same(g, want[k], inexact, f"jit x ** {c!r} on {np.dtype(dtype)}")
+        for v in x[::3]:  # 0-d: the scalar tier (float64), the impls (float32)
+            assert_same(_eager(fgrad.jit(f), v)[0], _eager(f, v)[0], inexact, f"jit 0-d {v!r} ** {c!r}")

@@ -283,7 +283,23 @@ def_elementwise_deriv(div_p, lambda x, y, out: div(const(x, 1.0), y),
 
 pow_p = Primitive("pow")
 def_elementwise(pow_p, "power", quiet=True)
-pow_p.def_lowering(scalar_lowering("math.pow({0}, {1})", "f"))
+# NumPy's power loop, given one exponent for all elements (a 0-d y), computes these exponents
+# without pow(): sqrt(-inf) is NaN and sqrt(-0.0) is -0.0 where pow gives inf and 0.0
+_POW_FAST = {-1.0: "(1.0 / {0})", 0.0: "1.0", 0.5: "math.sqrt({0})", 1.0: "{0}", 2.0: "({0} * {0})"}
+
+
+def _pow_lowering(x, y):
+    if x.dtype.kind != "f":
+        return None
+    if y.value is not None:  # a literal: the one branch NumPy takes (exact but for pow's)
+        return _POW_FAST.get(y.value, "math.pow({0}, {1})").format(x, y)
+    out = f"math.pow({x}, {y})"
+    for c, text in _POW_FAST.items():
+        out = f"({text.format(x)} if {y} == {c!r} else {out})"
+    return out
+
+
+pow_p.def_lowering(_pow_lowering)
 
 
 def pow(x, y):

@@ -171,7 +171,7 @@ def kernel_spec(step) -> KernelSpec:
                     consts[text] = f"c{len(consts)}"
                     pre.append(f"    {consts[text]} = {text}")
                 text = consts[text]
-            return Operand(text, a.aval.dtype)
+            return Operand(text, a.aval.dtype, a.val)
         return Operand(names[id(a)], a.aval.dtype)
 
     exprs = []

@@ -87,7 +87,9 @@ class _Emitter:
     """Writes the program's source, step by step, and collects the globals it refers to
     (constants, impls, params, literals, kernels)."""
 
-    def __init__(self, closed, steps) -> None:
+    def __init__(self, closed, steps, unalias: bool = True) -> None:
+        self.unalias = unalias
+        self.prologue = 0  # the lines converting 0-d inputs, before everything else
         self.jaxpr = closed.jaxpr
         self.steps = steps
         self.globals: dict = {"np": np, "math": math, "_empty": np.empty, "_asarray": np.asarray,
@@ -211,7 +213,7 @@ class _Emitter:
                 conv = "bool" if a.aval.dtype == np.bool_ else "float"
                 body.append(f"{name} = {conv}({self.box[id(a)]})")
         for e in step.eqns:
-            ops = [Operand(const_expr(a.val, a.aval.dtype), a.aval.dtype) if isinstance(a, Literal)
+            ops = [Operand(const_expr(a.val, a.aval.dtype), a.aval.dtype, a.val) if isinstance(a, Literal)
                    else Operand(local[id(a)], a.aval.dtype) for a in e.invars]
             name = local[id(e.outvars[0])] = self._new("f")
             body.append(f"{name} = {lower_expr(e, ops)}")
@@ -347,6 +349,7 @@ class _Emitter:
             # caller get it as an array; the scalar tier converts it with float() anyway
             if v.aval.shape == () and (self.readers.get(id(v), set()) - {"scalar"} or id(v) in self.outs):
                 self.lines.append(f"    a{i} = _asarray(a{i})")
+        self.prologue = len(self.lines)
         runs = {first: self.steps[first:end] for first, end in tile_runs(self.steps)}
         k = 0
         while k < len(self.steps):
@@ -369,21 +372,92 @@ class _Emitter:
             if dead:
                 self.lines.append(f"    del {', '.join(dict.fromkeys(dead))}")
             k = last + 1
-        outs = [self.boxed(v) for v in self.jaxpr.outvars]
+        outs, keep = self.fresh_outputs() if self.unalias else ([self.boxed(v) for v in self.jaxpr.outvars], [])
         params = ", ".join(f"a{i}" for i in range(len(self.jaxpr.invars)))
         head = f"def program({params}):"
-        return "\n".join([head, *self.lines, f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"]) + "\n"
+        lines = self.lines
+        if keep:  # inputs the output checks compare with, held past their last use
+            lines = lines[:self.prologue] + [f"    _ins = ({', '.join(keep)},)"] + lines[self.prologue:]
+        return "\n".join([head, *lines, f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"]) + "\n"
+
+    def fresh_outputs(self) -> tuple[list[str], list[str]]:
+        """The return expressions of the outputs, none of which shares memory with an input, a
+        constant, a literal or another output (JAX's outputs are new buffers; a NumPy user
+        writes into results): an output that is an input, a constant or a literal, or repeats
+        an earlier one, is copied; one an impl made (which may return a view of its operands)
+        is checked at run time against the inputs, constants and earlier outputs it may view,
+        and copied only when it does (`_unaliased`). Kernel and scalar-tier outputs are new
+        arrays and cost nothing. Also the input names to hold until then (see emit)."""
+        invars = {id(v): f"a{i}" for i, v in enumerate(self.jaxpr.invars)}
+        consts = {id(v): self.box[id(v)] for v in self.jaxpr.constvars}
+        # id(var) -> the ids of the buffers it may view: itself when new, plus, when an impl
+        # made it, everything its operands may view (inputs, constants, literals included)
+        roots: dict[int, frozenset] = {}
+        names: dict[int, str] = {**invars, **consts}
+        for step in self.steps:
+            if step.kind != "call":
+                for v in step.outputs:
+                    roots[id(v)] = frozenset((id(v),))
+                continue
+            e = step.eqns[0]
+            r = {id(e.outvars[0])}
+            for a in e.invars:
+                if isinstance(a, Literal):
+                    names[id(a)] = self._global(f"_lit{self._new('')}", a.val)
+                    r.add(id(a))
+                else:
+                    r |= roots.get(id(a), {id(a)})
+            roots[id(e.outvars[0])] = frozenset(r)
+        self.globals["_unaliased"] = _unaliased
+        outs: list[str] = []
+        keep: dict[str, None] = {}
+        done: list[tuple[frozenset, str]] = []  # earlier outputs: (roots, expression)
+        seen: set[int] = set()
+        for v in self.jaxpr.outvars:
+            expr = self.boxed(v)
+            if isinstance(v, Literal) or id(v) in names or id(v) in seen:
+                expr = f"np.array({expr})"  # (a copy, and an array for a Python-number input)
+                r = frozenset((id(v),))
+            else:
+                r = roots.get(id(v), frozenset((id(v),)))
+                others = [names[k] for k in r if k in names and k != id(v)]
+                others += [x for rs, x in done if rs & r]
+                if others:
+                    for x in others:
+                        if x in invars.values():
+                            keep[x] = None
+                    held = [f"_ins[{list(keep).index(x)}]" if x in keep else x for x in others]
+                    expr = f"_unaliased({expr}, ({', '.join(held)},))"
+            seen.add(id(v))
+            name = self._new("o")
+            self.lines.append(f"    {name} = {expr}")
+            done.append((r, name))
+            outs.append(name)
+        return outs, list(keep)
+
+
+def _unaliased(o, others: tuple):
+    """`o`, or a copy of it when it shares memory with one of `others` (a program's inputs,
+    constants and earlier outputs that it may view; see _Emitter.fresh_outputs)."""
+    if type(o) is not np.ndarray:
+        return o
+    for x in others:
+        if x is o or ((o.base is not None or getattr(x, "base", None) is not None)
+                      and isinstance(x, np.ndarray) and np.may_share_memory(o, x)):
+            return o.copy()
+    return o
 
 
 class Program:
     """A ClosedJaxpr compiled to a Python function: `program(*args)` gives the outputs as a
     tuple. `as_text()` is the generated function and the sources of its kernels."""
 
-    def __init__(self, closed, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) -> None:
+    def __init__(self, closed, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True,
+                 fresh_outputs: bool = True) -> None:
         self.steps = plan(closed.jaxpr, min_kernel_eqns, regions)
         if any(step.kind == "kernel" for step in self.steps) and not numba_available():
             self.steps = plan(closed.jaxpr, math.inf)
-        emitter = _Emitter(closed, self.steps)
+        emitter = _Emitter(closed, self.steps, fresh_outputs)
         self.source = emitter.emit()
         self._globals = emitter.globals
         self.kernels = emitter.kernels

@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from ...core.errors import FgradValueError
+from ...core.ir import Literal
 
 MATH = os.environ.get("FGRAD_JIT_MATH", "fused")
 _MATH_MODES = ("fused", "eager")
@@ -43,11 +44,13 @@ _NATURAL = frozenset(np.dtype(d) for d in ("bool", "int64", "float64"))
 
 
 class Operand(str):
-    """A lowering rule's operand: the name of a scalar local (a `str`) and its `dtype`."""
+    """A lowering rule's operand: the name of a scalar local (a `str`), its `dtype`, and for
+    a literal its `value` (a Python scalar; None for a variable)."""
 
-    def __new__(cls, name: str, dtype) -> Operand:
+    def __new__(cls, name: str, dtype, value=None) -> Operand:
         self = super().__new__(cls, name)
         self.dtype = np.dtype(dtype)
+        self.value = None if value is None else np.asarray(value).item()
         return self
 
     def const(self, value) -> str:
@@ -107,11 +110,16 @@ def math_mode() -> str:
     return MATH
 
 
+def literal_value(atom):
+    """The value of `atom` if it is a Literal (for Operand), else None."""
+    return atom.val if isinstance(atom, Literal) else None
+
+
 def lowerable(eqn, dtypes: frozenset) -> bool:
     """Whether `eqn` can be computed element by element with dtypes from `dtypes`."""
     if eqn.primitive.lowering is None or len(eqn.outvars) != 1:
         return False
     if eqn.outvars[0].aval.dtype not in dtypes or any(a.aval.dtype not in dtypes for a in eqn.invars):
         return False
-    ops = [Operand(f"x{i}", a.aval.dtype) for i, a in enumerate(eqn.invars)]
+    ops = [Operand(f"x{i}", a.aval.dtype, literal_value(a)) for i, a in enumerate(eqn.invars)]
     return lower_expr(eqn, ops) is not None
