@@ -33,7 +33,7 @@ from .core import errors
 from .core.avals import ShapedArray
 from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .core.primitive import Primitive
-from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor
+from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, snapshot
 from .numpy._util import as_value, is_array
 from .ops.elementwise import convert_element_type
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -407,7 +407,10 @@ def _custom_vjp_fwd(*xs, call: _Call):
         packed, tree, avals = _pack(call, res[0], "custom_vjp fwd")
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"custom_vjp fwd of {call!r}") from e
-    return _concrete_out(call, packed, xs, f"custom_vjp fwd of {call!r}"), _Residuals(res[1], tree, avals)
+    # the node keeps the residuals until bwd runs: arrays among them (a closed-over one, say)
+    # are snapshots, so later writes into them change no gradient (core.trace.snapshot)
+    return (_concrete_out(call, packed, xs, f"custom_vjp fwd of {call!r}"),
+            _Residuals(tree_map(snapshot, res[1]), tree, avals))
 
 
 def _custom_vjp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Residuals | None = None):

@@ -343,6 +343,20 @@ def type_for(what: str):
     return errors.TracerBoolConversionError if "bool" in what else errors.ConcretizationError
 
 
+def snapshot(x):
+    """`x`, or a private read-only copy of it when `x` is a NumPy array whose values can still
+    change under the transform that keeps it: a writable array, or a view of another array
+    (which its base's owner may write). What a transform keeps past the moment it read a
+    value (a node's saved constant, a jit constant, a linearized function's residual) is a
+    snapshot, so the user's later writes never change a result (docs/architecture.md,
+    "Values kept across calls"). fgrad's own read-only constants and every non-array value
+    come back as they are, at no cost."""
+    if isinstance(x, np.ndarray) and (x.flags.writeable or x.base is not None):
+        x = np.array(x, subok=True)  # (an fgrad.numpy Array stays one)
+        x.flags.writeable = False
+    return x
+
+
 def aval_of(x) -> ShapedArray:
     """Shape and dtype of any value fgrad handles (array, tracer, Tensor, Python number)."""
     if type(x) is np.ndarray:

@@ -502,10 +502,11 @@ def _concrete_bound(x):
     return None
 
 
-def _checked_init(body_fun: Callable, counter: ShapedArray, init_val: Any, boxed_counter: bool) -> Any:
-    """`init_val` once `body_fun(i, val)` is checked to keep the carry's types, its Python
-    numbers cast to the dtypes the body gives them (as in JAX): the loop's own checks would
-    name the (i, val) carry fori_loop builds, not the user's."""
+def _checked_body(body_fun: Callable, counter: ShapedArray, init_val: Any, boxed_counter: bool) -> tuple:
+    """(init_val, body): `init_val` once `body_fun(i, val)` is checked to keep the carry's
+    types, its Python numbers cast to the dtypes the body gives them (as in JAX): the loop's
+    own checks would name the (i, val) carry fori_loop builds, not the user's. `body(i, val)`
+    replays the body staged for that check, so the user's Python runs once, as in JAX."""
     leaves, tree = tree_flatten(init_val)
     ops, avals, boxed = operand_values(leaves, "fori_loop init_val")
     K = len(avals)
@@ -515,11 +516,16 @@ def _checked_init(body_fun: Callable, counter: ShapedArray, init_val: Any, boxed
             out_leaves, t = tree_flatten(body_fun(ls[K], unflatten(tree, ls[:K])))
             return unflatten(t, cast_leaves(out_leaves, out_casts) if len(out_leaves) == K else out_leaves)
         return body
-    _, new = stage_carry_body("fori_loop", "body_fun", make, avals + [counter], boxed + [boxed_counter], tree,
-                              lambda st: CarryView(st.out_tree, st.out_avals, st.out_weak, st.out_paths))
+    staged, new = stage_carry_body("fori_loop", "body_fun", make, avals + [counter], boxed + [boxed_counter],
+                                   tree, lambda st: CarryView(st.out_tree, st.out_avals, st.out_weak, st.out_paths))
+
+    def body(i, val):
+        leaves = [x._value if is_tensor(x) else x for x in tree_flatten(val)[0] + [i]]
+        out = call(staged.body, list(staged.consts) + leaves)
+        return unflatten(staged.out_tree, [facade.wrap(o) if b else o for o, b in zip(out, boxed)])
     if all(a.dtype == b.dtype for a, b in zip(avals, new)):
-        return init_val
-    return unflatten(tree, [cast_to(v, a.dtype) for v, a in zip(ops, new)])
+        return init_val, body
+    return unflatten(tree, [cast_to(v, a.dtype) for v, a in zip(ops, new)]), body
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unroll: int | bool | None = None) -> Any:
@@ -541,7 +547,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
     counter = ShapedArray((), np.result_type(*typed)) if typed else weak_aval(ShapedArray((), np.int64))
     # beside Tensors in the carry the counter is a Tensor too (Tensor ops take Tensors)
     boxed = any(is_tensor(x) for x in tree_flatten(init_val)[0])
-    init_val = _checked_init(body_fun, counter, init_val, boxed)
+    init_val, body_fun = _checked_body(body_fun, counter, init_val, boxed)
     if lo is not None and hi is not None:
         # Python-int bounds: a Python int counter (weakly typed, as in a Python loop)
         start = np.asarray(lo, np.result_type(*typed)) if typed else lo
