@@ -24,6 +24,7 @@ from .core.trace import (
     facade,
     is_tensor,
     new_trace,
+    snapshot,
     xp_of,
 )
 from .interpreters.backward import Leaf, backward_pass
@@ -210,6 +211,8 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals, boxed = _unbox_inputs(flat, f"{transform} of {name}")
+    if not once:  # vjp_fn may run after the caller has written into its arrays
+        vals = [snapshot(v) for v in vals]
     with new_trace(RecordTrace) as trace:
         leaves = [Leaf() if is_float(aval_of(v).dtype) else None for v in vals]
         # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
@@ -249,10 +252,20 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
 
     # the recorded forward computation as a typed ClosedJaxpr (flat inputs -> flat outputs)
     vjp_fn.forward_jaxpr = lambda: graph_to_jaxpr(list(zip(out_nodes, out_vals)), list(zip(leaves, vals)))
-    out = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(out_vals, out_boxed)])
+    shown = out_vals
+    if not once:  # the caller's copies: the graph keeps the recorded values for vjp_fn
+        shown = [_own(o) if n is not None or any(o is v for v in vals) else o
+                 for o, n in zip(out_vals, out_nodes)]
+    out = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(shown, out_boxed)])
     if has_aux:
-        return out, vjp_fn, tree_map(lambda a: _strip(a, trace), aux)
+        return out, vjp_fn, tree_map(lambda a: _strip(a, trace, own=not once), aux)
     return out, vjp_fn
+
+
+def _own(x):
+    """A writable copy of `x`, a value a transform keeps (a recorded output, a snapshot input),
+    for the caller to do with as NumPy arrays allow; `x` itself when it is not an array."""
+    return x.copy() if isinstance(x, np.ndarray) else x
 
 
 def _traced_outputs(out, trace, name: str) -> tuple:
@@ -281,12 +294,15 @@ def _split_aux(out, f):
     return out
 
 
-def _strip(x, trace):
-    """The value behind a tracer of `trace` (aux outputs are not differentiated)."""
+def _strip(x, trace, own: bool = False):
+    """The value behind a tracer of `trace` (aux outputs are not differentiated); with `own`,
+    a copy of it (the trace's graph keeps that value, see _own)."""
     inner = _unbox(x)
     while isinstance(inner, Tracer) and inner._trace is trace:
         inner = inner.primal
-    return _box(inner, _is_tensor(x)) if inner is not _unbox(x) else x
+    if inner is _unbox(x):
+        return x
+    return _box(_own(inner) if own else inner, _is_tensor(x))
 
 
 def _zeros_like(v):
@@ -487,7 +503,8 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
     for i, v in enumerate(vals):
         _check_differentiable("linearize", name, v, f"primal {i}",
                               "close over it (lambda x: f(x, n)) instead of passing it")
-    with new_trace(StagingTrace, "linearize") as staging:
+    # freeze: f_jvp reads the residuals as they were now (core.trace.snapshot)
+    with new_trace(StagingTrace, "linearize", True) as staging:
         with new_trace(JVPTrace) as trace:
             args = [JVPTracer(trace, v, staging.new_arg(aval_of(v))) for v in vals]
             out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
@@ -874,7 +891,8 @@ def _stage(f, args, kwargs, static_argnums, name, static_argnames=()):
     dyn_idx = [i for i in range(len(args)) if i not in static]
     flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
     vals, boxed = _unbox_inputs(flat, f"{name} of {fname}")
-    with new_trace(StagingTrace, name) as st:
+    # freeze: the jaxpr keeps closed-over arrays as they are now (core.trace.snapshot)
+    with new_trace(StagingTrace, name, True) as st:
         labels = _leaf_labels(f, dyn_args, dyn_idx) + [
             lab for k, v in sorted(dyn_kwargs.items())
             for lab in _labels_for(v, f"keyword argument {k!r} of {fname}")]

@@ -18,7 +18,7 @@ import numpy as np
 from ..core.avals import weak_aval
 from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ..core.trace import Trace, Tracer, aval_of
+from ..core.trace import Trace, Tracer, aval_of, snapshot
 from .backward import FREED_MESSAGE, Node, Unsaved, toposort
 
 _new = object.__new__
@@ -157,18 +157,35 @@ class RecordTrace(Trace):
             ta, tb = type(a), type(b)
             own_a = (ta is RecordTracer or ta is WeakRecordTracer) and a._trace is self
             own_b = (tb is RecordTracer or tb is WeakRecordTracer) and b._trace is self
-            if own_a and (own_b or tb is _ndarray):
-                out, node = record_primitive(self.parent, prim, (a.primal, b.primal if own_b else b), params,
-                                             (a.node, b.node if own_b else None))
+            if own_a and own_b:
+                out, node = record_primitive(self.parent, prim, (a.primal, b.primal), params, (a.node, b.node))
                 return out if node is None else self._tracer(out, node)
-            if own_b and ta is _ndarray:
+            # a NumPy constant operand: the node keeps a snapshot of it (see _snapshot_consts)
+            if own_a and tb is _ndarray and prim.vjp_fwd is None:
+                out, node = record_primitive(self.parent, prim, (a.primal, b), params, (a.node, None))
+                if node is None:
+                    return out
+                if b.base is not None or b.flags.writeable:
+                    node.primals = (node.primals[0], snapshot(b))
+                return self._tracer(out, node)
+            if own_b and ta is _ndarray and prim.vjp_fwd is None:
                 out, node = record_primitive(self.parent, prim, (a, b.primal), params, (None, b.node))
-                return out if node is None else self._tracer(out, node)
+                if node is None:
+                    return out
+                if a.base is not None or a.flags.writeable:
+                    node.primals = (snapshot(a), node.primals[1])
+                return self._tracer(out, node)
         primals, parents, recorded = self.partition(args)
         if not recorded:
             return self.parent.process_primitive(prim, primals, params)
-        out, node = record_primitive(self.parent, prim, primals, params, tuple(parents))
-        return out if node is None else self._tracer(out, node)
+        parents = tuple(parents)
+        if prim.vjp_fwd is not None:  # its residuals may hold the constants themselves
+            primals = _snapshot_consts(primals, parents)
+        out, node = record_primitive(self.parent, prim, primals, params, parents)
+        if node is None:
+            return out
+        node.primals = _snapshot_consts(node.primals, parents)
+        return self._tracer(out, node)
 
     def _tracer(self, out, node) -> RecordTracer:
         tape = self.tape
@@ -183,6 +200,25 @@ class RecordTrace(Trace):
         tracer.primal = out
         tracer.node = node
         return tracer
+
+
+def _snapshot_consts(primals: tuple, parents: tuple) -> tuple:
+    """`primals` with each constant operand (no parent node: a NumPy array the function
+    read, not a value derived from a differentiated input) replaced by its snapshot
+    (`core.trace.snapshot`): a node keeps the value the primitive ran on, so a buffer the
+    user refills or reuses afterwards (inside the function, or before calling vjp's pullback)
+    changes no gradient. Values derived from the inputs are fgrad's own arrays, which nothing
+    writes into."""
+    out = None
+    for i, p in enumerate(parents):
+        if p is None:
+            x = primals[i]
+            s = snapshot(x)
+            if s is not x:
+                if out is None:
+                    out = list(primals)
+                out[i] = s
+    return primals if out is None else tuple(out)
 
 
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------

@@ -190,6 +190,8 @@ def _build(tape, root, leaf, vals, seed, add):
                 return None
             jaxpr, consts = st.to_jaxpr([ct])
         jaxpr, used = dce_jaxpr(cse_jaxpr(jaxpr))
-        return Program(ClosedJaxpr(jaxpr, [consts[i] for i in used]), regions=False).load()
+        # (outputs as the engine gives them: a cotangent made from this call's values)
+        return Program(ClosedJaxpr(jaxpr, [consts[i] for i in used]), regions=False,
+                       fresh_outputs=False).load()
     except Exception:  # noqa: BLE001  (a rule that does not stage: the engine walks this graph, and
         return None    # raises there whatever error is genuine)

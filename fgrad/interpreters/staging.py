@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.avals import ShapedArray, weak_aval
 from ..core.ir import Eqn, Jaxpr, Literal, Var
-from ..core.trace import Trace, Tracer, aval_of
+from ..core.trace import Trace, Tracer, aval_of, snapshot
 
 _NO_ORIGINS = frozenset()
 
@@ -107,16 +107,31 @@ def cached_abstract_eval(prim, avals, params) -> ShapedArray:
 
 
 class StagingTrace(Trace):
+    """Stages the current function into equations.
+
+    `freeze=True` (jit, make_jaxpr, linearize: a jaxpr kept and run later) makes every
+    array constant a snapshot (`core.trace.snapshot`) of the value it had when the staged
+    code read it, JAX's semantics for closed-over arrays: the folded constants, the
+    compiled kernels, the 0-d scalar tier and the replayed jaxpr all see that one value,
+    whatever the user writes into the array later. A buffer the staged code reads, refills
+    and reads again gives one constant per value. Without `freeze` (a control-flow body,
+    whose constants become the primitive's operands, snapshotted by whoever keeps them;
+    replay's staged rules) arrays are kept as they are, and only 0-d literals, which the
+    IR holds inline, are snapshots."""
+
     name = "make_jaxpr"
 
-    def __init__(self, parent, name: str = "make_jaxpr") -> None:
+    def __init__(self, parent, name: str = "make_jaxpr", freeze: bool = False) -> None:
         super().__init__(parent)
         self.name = name
+        self.freeze = freeze
         self.eqns: list[Eqn] = []
         self.invars: list[Var] = []
         self.constvars: list[Var] = []
         self.consts: list = []
-        self._const_ids: dict[int, Var] = {}
+        # id(value) -> (its variable, the value, the snapshot kept): the value is held so that
+        # its id is not reused while the trace lives
+        self._const_ids: dict[int, tuple] = {}
         self.labels: list[str] = []
 
     def new_arg(self, aval, label: str | None = None) -> StagingTracer:
@@ -147,12 +162,18 @@ class StagingTrace(Trace):
     def _const_atom(self, x):
         """A value this trace does not own (an array, or an enclosing trace's tracer)."""
         if getattr(x, "shape", None) == () and isinstance(x, (np.ndarray, np.generic)):
-            return Literal(x)
-        v = self._const_ids.get(id(x))
-        if v is None:
-            v = self._const_ids[id(x)] = Var(aval_of(x))
-            self.constvars.append(v)
-            self.consts.append(x)
+            return Literal(snapshot(x))
+        hit = self._const_ids.get(id(x))
+        if hit is not None:
+            v, _, kept = hit
+            # the same buffer read again: the same constant, unless it was refilled meanwhile
+            if kept is x or (kept.shape == x.shape and kept.tobytes() == x.tobytes()):
+                return v
+        kept = snapshot(x) if self.freeze else x
+        v = Var(aval_of(x))
+        self._const_ids[id(x)] = (v, x, kept)
+        self.constvars.append(v)
+        self.consts.append(kept)
         return v
 
     unpack = attrgetter("ir_var", "origins")

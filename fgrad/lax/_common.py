@@ -60,7 +60,8 @@ class Body(ClosedJaxpr):
         kernels, direct impl calls): what a loop whose body has no loop lowering runs per
         iteration under jit, instead of interpreting it equation by equation."""
         def build():
-            program = JitProgram(ClosedJaxpr(self.jaxpr, []))
+            # (a body's outputs go to the next iteration, not to the user: no copies)
+            program = JitProgram(ClosedJaxpr(self.jaxpr, []), fresh_outputs=False)
 
             def run(args):
                 loops.STATS["program_steps"] += 1

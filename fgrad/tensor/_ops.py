@@ -20,7 +20,7 @@ from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..numpy._elementwise import unary_float
 from ..numpy._policy import TORCH as P
-from ..numpy._util import cast, dtype_of, normalize_axes
+from ..numpy._util import cast, dtype_of, fresh, normalize_axes
 from ..ops import elementwise as ew
 from ..ops.complex import complex as _lax_complex
 from ..ops.nn import log_softmax as _log_softmax
@@ -41,12 +41,13 @@ _PY_NUMBERS = (bool, int, float, complex)
 
 def _operand(x):
     """A Tensor, or a Python number kept as such (it promotes weakly; so do NumPy scalars);
-    other data becomes a Tensor."""
+    other data becomes a Tensor of its own (torch.tensor's copy, not as_tensor's alias: a
+    graph may save the operand, and no version counter watches the caller's NumPy array)."""
     if isinstance(x, Tensor) or type(x) in _PY_NUMBERS:
         return x
     if isinstance(x, np.generic):
         return x.item()
-    t = _creation.as_tensor(x)
+    t = _creation.tensor(x)
     if t._value.dtype.kind not in "biufc":
         raise FgradTypeError(f"expected a Tensor or a number as operand, got {type(x).__name__} of dtype "
                         f"{t._value.dtype} ({x!r:.60})")
@@ -107,6 +108,12 @@ angle | angle | input |
 """
 globals().update(adapt_table(_TABLE, named))
 moveaxis = movedim  # noqa: F821
+_flip_view = flip  # noqa: F821
+
+
+def flip(input, dims):
+    """`input` reversed along `dims`: a new tensor, as PyTorch's (NumPy's flip is a view)."""
+    return named(fresh(_flip_view(input, dims), input), "FlipBackward0", input)
 
 
 # --- elementwise ---------------------------------------------------------------------------------
