@@ -160,12 +160,31 @@ class EvalTrace(Trace):
         out = prim.raw_impl(*args, xp=xp, **params)
         if type(out) is not _ndarray and not hasattr(out, "__cuda_array_interface__"):
             out = xp.asarray(out)  # NumPy returns scalars for 0-d results; keep arrays
+        else:
+            # An impl may hand back an operand when it has nothing to do (an astype to the
+            # same dtype, a concatenation of one array): cheap inside jit's programs, but
+            # an eager result is new storage unless the primitive is a view (prim.view)
+            for a in args:
+                if out is a:
+                    out = out.view() if prim.view else out.copy()
+                    break
+            else:
+                if out.base is not None and not prim.view and _shares_operand(out, args):
+                    out = out.copy()
         if wrap is not None and type(out) is _ndarray:
             out = out.view(wrap)
         # (a module global first: reading the thread-local flag on every op costs more)
         if _debug_nans_threads and _state.debug_nans:
             _check_nans(prim, out)
         return out
+
+
+def _shares_operand(out, args) -> bool:
+    """Whether `out` (an array with a base) may share memory with an array among `args`."""
+    for a in args:
+        if hasattr(a, "base") and xp_of((a,)).may_share_memory(out, a):
+            return True
+    return False
 
 
 _ndarray = np.ndarray

@@ -21,6 +21,7 @@ from ..ops import nn as nnops
 from ..ops.index import ARRAY, Slice, getitem, scatter_add
 from ..ops.shape import reshape, transpose
 from ._spatial import adaptive_avg_axis, adaptive_windows, batched, ntuple, unbatched
+from ..numpy._util import fresh
 from ._util import arr, concrete_or_none, shape, val
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -129,7 +130,8 @@ def adaptive_avg_pool2d(input, output_size):
         raise FgradRuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(shape(x))}")
     Ho, Wo = _output_size("adaptive_avg_pool2d", output_size, shape(x)[-2:])
     nd = len(shape(x))
-    return adaptive_avg_axis(adaptive_avg_axis(x, nd - 2, Ho), nd - 1, Wo)
+    # (windows of one entry: a new tensor all the same, as PyTorch's)
+    return fresh(adaptive_avg_axis(adaptive_avg_axis(x, nd - 2, Ho), nd - 1, Wo), input)
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -142,7 +144,7 @@ def adaptive_avg_pool3d(input, output_size):
     nd = len(shape(x))
     for k, o in enumerate(out):
         x = adaptive_avg_axis(x, nd - 3 + k, o)
-    return x
+    return fresh(x, input)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -152,7 +154,7 @@ def adaptive_avg_pool1d(input, output_size):
     if len(shape(x)) not in (2, 3):
         raise FgradRuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
     (Lo,) = _output_size("adaptive_avg_pool1d", output_size, shape(x)[-1:])
-    return adaptive_avg_axis(x, len(shape(x)) - 1, Lo)
+    return fresh(adaptive_avg_axis(x, len(shape(x)) - 1, Lo), input)
 
 
 def _window_indices(n: int, out: int) -> np.ndarray:

@@ -23,6 +23,7 @@ from .. import numpy as fnp
 from ..core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from ..ops.index import ARRAY, getitem
 from ..ops.shape import reshape, transpose
+from ..numpy._util import fresh
 from ._spatial import adaptive_avg_axis, resample_axis
 from ._util import arr, dtype, float_input, shape
 
@@ -178,7 +179,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
             idx, wts = _linear_taps(n_in, n_out, align_corners, sf, dt)
             if wts is not None:
                 x = resample_axis(x, axis, idx, wts)
-    return x
+    return fresh(x, input)  # (the same size: a new tensor all the same, as PyTorch's)
 
 
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):

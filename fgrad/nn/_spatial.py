@@ -29,6 +29,7 @@ from ..ops import nn as nnops
 from ..ops.index import rev
 from ..ops.shape import broadcast_in_dim, concatenate, reshape, slice, transpose
 from ..tensor.creation import _rng
+from ..numpy._util import fresh
 from ._util import arr, dtype, shape, val
 
 __all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "dropout3d",
@@ -166,7 +167,8 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None =
                 raise FgradRuntimeError("Padding value causes wrapping around more than once.")
             if lo or hi:
                 x = _pad_axis(x, axis, lo, hi, mode)
-    return _crop(x, crop) if mode == "reflect" else x
+    # PyTorch's F.pad makes a new tensor, also when it pads nothing or only crops
+    return fresh(_crop(x, crop) if mode == "reflect" else x, input)
 
 
 def _crop(x, crop):

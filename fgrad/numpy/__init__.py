@@ -31,7 +31,7 @@ from ._polynomial import *  # noqa: F401,F403
 from ._functional import *  # noqa: F401,F403
 from ._more import *  # noqa: F401,F403
 from ._index_tricks import c_, r_, _ndmin  # noqa: F401
-from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, int_arg as _int_arg
+from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, fresh as _fresh, int_arg as _int_arg
 import sys as _sys
 
 from ..core.array_methods import array_api as _array_api
@@ -52,16 +52,19 @@ def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = Non
     """`a` as a value fgrad computes with: numeric arrays, tracers and Tensors pass unchanged,
     Python numbers and nested lists become NumPy arrays, and nested lists or tuples holding
     traced values are stacked into one traced array (np.array's shape and dtype rules);
-    cast to `dtype` when given. `order` and `copy` are accepted for NumPy's signature (values
-    are immutable, so a copy is never needed)."""
+    cast to `dtype` when given. With copy=True the result is always a new array; otherwise
+    `a` itself where it already is one of that dtype (NumPy's asarray). `order` is accepted
+    for NumPy's signature."""
     v = _as_value(a, "asarray")
-    return _as_array(v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray")))
+    out = _as_array(v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray")))
+    return _fresh(out, a) if copy else out
 
 
 def array(object: _Any, dtype: _Any = None, *, copy: _Any = True, order: _Any = "K", ndmin: int = 0) -> _Any:
     """asarray(object, dtype) with at least `ndmin` dimensions (leading axes of size 1), as
-    np.array: lists of traced values become one traced array."""
-    v = asarray(object, dtype)
+    np.array: lists of traced values become one traced array; a new array unless copy=False
+    (or None) and `object` already is an array of that dtype."""
+    v = asarray(object, dtype, copy=copy)
     if ndmin:
         v = _ndmin(v, _int_arg(ndmin, "array", "ndmin"))
     return v

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..ops import complex as cx
 from ._creation import zeros_like
-from ._util import as_value, dtype_of
+from ._util import as_value, dtype_of, fresh
 
 
 def real(val: Any) -> Any:
@@ -22,9 +22,9 @@ def imag(val: Any) -> Any:
 
 
 def conj(x: Any) -> Any:
-    """The complex conjugate of `x` (`x` itself when it is real)."""
+    """The complex conjugate of `x` (a copy of `x` when it is real)."""
     x = as_value(x, "conj")
-    return cx.conj(x) if dtype_of(x).kind == "c" else x
+    return cx.conj(x) if dtype_of(x).kind == "c" else fresh(x, x)
 
 
 def conjugate(x: Any) -> Any:

@@ -20,6 +20,7 @@ from ._policy import NUMPY
 from ._shape import concatenate
 from ._util import (
     as_value,
+    fresh,
     broadcast_to,
     cast,
     dtype_arg,
@@ -69,10 +70,11 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, pol
     signature; booleans and small integers accumulate in the policy's dtype (as sum). The
     gradient is exact where entries are zero (it is the product of the others)."""
     reject_out(out, "cumprod")
-    a = as_value(a, "cumprod")
+    a = x = as_value(a, "cumprod")
     a = cast(a, dtype_arg(dtype, "cumprod") if dtype is not None else policy.accumulate_dtype(dtype_of(a)))
     a, ax = _flat_or_axis(a, axis, "cumprod", policy)
-    return associative_scan(lambda e, l: (ew.mul(e[0], l[0]),), (a,), ax)[0]
+    # (one element: a new array all the same)
+    return fresh(associative_scan(lambda e, l: (ew.mul(e[0], l[0]),), (a,), ax)[0], x)
 
 
 def _end(v, a, axis: int, name: str):

@@ -17,6 +17,7 @@ from ._util import (
     _promote_fast,
     as_value,
     broadcast_args,
+    fresh,
     cast,
     dtype_of,
     int_arg,
@@ -27,11 +28,13 @@ from ._util import (
 
 def _binary(prim_fn, name):
     def fn(x, y, *, policy=NUMPY):
+        fast = None
         if policy is NUMPY:  # (promote's first step, without its call: this runs for every operator)
             fast = _promote_fast(x, y)
-            if fast is not None:
-                return prim_fn(*fast)
-        return prim_fn(*promote(name, x, y, policy=policy))
+        x, y = fast if fast is not None else promote(name, x, y, policy=policy)
+        out = prim_fn(x, y)
+        # (a product by 1 or a sum with 0 hands back the other operand: a new array for the user)
+        return out if out is not x and out is not y else fresh(out, x, y)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} with NumPy broadcasting; differentiable."
     return fn
@@ -199,12 +202,12 @@ def negative(x: Any, *, policy=NUMPY) -> Any:
 
 
 def positive(x: Any) -> Any:
-    """+x: x itself. Booleans are refused, as NumPy refuses them."""
+    """+x: a copy of x. Booleans are refused, as NumPy refuses them."""
     x = as_value(x, "positive")
     if dtype_of(x).kind == "b":
         raise FgradTypeError("positive: the unary + of booleans is not supported (NumPy has no boolean "
                         "positive); convert first, e.g. x.astype(int)", doc="bool-positive")
-    return x
+    return fresh(x, x)
 
 
 def absolute(x):
@@ -274,7 +277,7 @@ def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
     if dtype_of(x).kind in "iu":
         # NumPy: integers are whole at decimals >= 0; otherwise rounded in float64, cast back
         if decimals >= 0:
-            return x
+            return fresh(x, x)
         return cast(round(cast(x, np.dtype(np.float64)), decimals), dtype_of(x))
     if decimals > 0:  # NumPy's order of operations, so that eager and traced agree to the bit
         s = 10.0 ** decimals

@@ -38,6 +38,7 @@ from ._elementwise import (
 from ._policy import NUMPY
 from ._util import (
     as_value,
+    fresh,
     broadcast_args,
     cast,
     dtype_of,
@@ -94,7 +95,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
         return cx.complex(nan_to_num(cx.real(x), nan=nan, posinf=posinf, neginf=neginf),
                           nan_to_num(cx.imag(x), nan=nan, posinf=posinf, neginf=neginf))
     if dt.kind not in "f":
-        return x
+        return fresh(x, x) if copy else x
     info = np.finfo(dt)
     fill = [cast(as_value(v, "nan_to_num's replacement"), dt) for v in (
         nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
@@ -225,12 +226,12 @@ def frexp(x: Any, *, policy=NUMPY) -> tuple:
 # --- truncation ----------------------------------------------------------------------------------
 
 def trunc(x: Any) -> Any:
-    """Round toward zero; integers and booleans are returned as they are (NumPy 2). Zero
+    """Round toward zero; integers and booleans are copied as they are (NumPy 2). Zero
     derivative."""
     x = as_value(x, "trunc")
     if dtype_of(x).kind != "f":
         _real_only(x, "trunc")
-        return x
+        return fresh(x, x)
     return ew.select(ew.lt(x, ew.const(x, 0.0)), ew.ceil(x), ew.floor(x))
 
 

@@ -18,6 +18,7 @@ from ..ops.shape import reshape
 from ._policy import NUMPY
 from ._util import (  # noqa: F401
     as_value,
+    fresh,
     aval_of,
     broadcast_args,
     broadcast_to,
@@ -63,7 +64,7 @@ def _accumulation(name: str, reduce_fn: Any, identity: int, combine: Any, doc: s
     def fn(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None, *, policy=NUMPY) -> Any:
         reject_out(out, name)
-        a = as_value(a, name)
+        a = x = as_value(a, name)
         a = cast(a, dtype_arg(dtype, name) if dtype is not None else policy.accumulate_dtype(dtype_of(a)))
         shape = shape_of(a)
         axes = normalize_axes(axis, len(shape), name, policy=policy)
@@ -71,7 +72,8 @@ def _accumulation(name: str, reduce_fn: Any, identity: int, combine: Any, doc: s
         if mask is not None:
             a = ew.select(mask, a, ew.const(a, identity))
         r = _keep(reduce_fn(a, axes), shape, axes, keepdims)
-        return r if initial is None else combine(r, _initial(initial, r, name))
+        # (axis=(): a new array all the same)
+        return fresh(r, x) if initial is None else combine(r, _initial(initial, r, name))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -173,7 +175,7 @@ def _extreme(prim_fn: Any, pick: Any, name: str, ufunc: str) -> Any:
                                  "to use a where mask one has to specify 'initial'", doc="where-needs-initial")
             if empty:
                 raise policy.empty_reduction_error(name, shape, axis)
-            return _keep(prim_fn(a, axes), shape, axes, keepdims)
+            return fresh(_keep(prim_fn(a, axes), shape, axes, keepdims), a)
         init = _initial(initial, a, name)
         if empty:  # NumPy returns initial for every (empty) slice
             reduced = tuple(d for i, d in enumerate(shape) if i not in axes)

@@ -27,6 +27,7 @@ from ._policy import NUMPY
 from ._shape import atleast_2d, concatenate, flip, squeeze, stack, transpose
 from ._util import (
     as_value,
+    fresh,
     broadcast_args,
     cast,
     dtype_of,
@@ -218,8 +219,9 @@ def modf(x: Any) -> tuple:
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
-    """`a` itself: fgrad arrays are immutable, so a copy is never needed (NumPy's copy)."""
-    return as_value(a, "copy")
+    """A new array with the values of `a` (NumPy's copy; a traced value, immutable, as is)."""
+    v = as_value(a, "copy")
+    return fresh(v, v)
 
 
 

@@ -20,6 +20,7 @@ from ._util import (
     cast,
     dtype_arg,
     dtype_of,
+    fresh,
     int_arg,
     ints_arg,
     is_traced,
@@ -168,10 +169,13 @@ def size(a) -> int:
     return aval_of(as_value(a, "size")).size
 
 
-def astype(a, dtype):
+def astype(a, dtype, /, *, copy: bool = True, device=None):
+    """`a` as `dtype`: a new array, or with copy=False `a` itself when it has that dtype
+    (NumPy's astype)."""
     if dtype is None:
         raise FgradTypeError("astype: dtype must be a data type, got None; pass e.g. float or 'float32'")
-    return cast(as_value(a, "astype"), dtype_arg(dtype, "astype"))
+    out = cast(as_value(a, "astype"), dtype_arg(dtype, "astype"))
+    return fresh(out, a) if copy else out
 
 
 def flatten(a):
@@ -205,7 +209,8 @@ def concatenate(arrays, axis=0, dtype=None, *, policy=NUMPY):
         for i in range(nd):
             if i != ax and s[i] != shapes[0][i]:
                 raise policy.concatenate_error("concatenate", shapes, ax, k, i)
-    return sh.concatenate([cast(a, dt) for a in arrays], ax)
+    # (a join of one array: a new array all the same)
+    return fresh(sh.concatenate([cast(a, dt) for a in arrays], ax), arrays)
 
 
 def _is_single_array(x) -> bool:
@@ -334,7 +339,7 @@ def tile(A, reps):
                          "dimensions; reshape it first")
     a = sh.reshape(a, shape)
     if all(r == 1 for r in reps):
-        return a
+        return fresh(a, A)
     big = tuple(x for r, s in zip(reps, shape) for x in (r, s))
     a = sh.broadcast_in_dim(a, big, tuple(range(1, 2 * d, 2)))
     return sh.reshape(a, tuple(r * s for r, s in zip(reps, shape)))
@@ -356,7 +361,7 @@ def repeat(a, repeats, axis=None):
         big = shape[:ax + 1] + (r,) + shape[ax + 1:]
         dims = tuple(range(ax + 1)) + tuple(range(ax + 2, len(shape) + 1))
         out = sh.broadcast_in_dim(a, big, dims)
-        return sh.reshape(out, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:])
+        return fresh(sh.reshape(out, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]), a)
     if reps.shape != (shape[ax],):
         raise FgradValueError(f"repeat: operands could not be broadcast together: repeats of shape "
                          f"{reps.shape} for axis {ax} of size {shape[ax]}")
@@ -439,7 +444,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         cv = np.asarray(cv)
         if cv.size and np.any(cv != 0):
             return ew.add(out, np.pad(np.zeros(shape, dt), widths, constant_values=cv))
-        return out
+        return fresh(out, a)  # (zero widths: a new array all the same)
     if mode not in _INDEX_MODES:
         raise FgradValueError(f"pad: mode {mode!r} is not supported; use 'constant', 'edge', 'reflect', "
                          "'symmetric' or 'wrap'")
@@ -451,16 +456,16 @@ def pad(array, pad_width, mode="constant", **kwargs):
     for ax, (lo, hi) in enumerate(widths):
         if lo or hi:
             a = take(a, np.pad(np.arange(shape[ax]), (lo, hi), mode=mode, **extra), axis=ax)
-    return a
+    return fresh(a, array)
 
 
 def roll(a, shift, axis=None, *, policy=NUMPY):
     """Shift elements cyclically along `axis` (of the flattened array when axis is None)."""
-    a = as_value(a, "roll")
+    a = x = as_value(a, "roll")
     shape = shape_of(a)
     shifts = ints_arg(shift, "roll", "shift", bounded=False)
     if axis is None:
-        return sh.reshape(roll(ravel(a), shifts, 0), shape)
+        return fresh(sh.reshape(roll(ravel(a), shifts, 0), shape), x)
     axes = ints_arg(axis, "roll", "axis")
     if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
         raise FgradValueError(f"roll: shift {shift!r:.40} and axis {axis!r:.40} must have the same length "
@@ -480,13 +485,18 @@ def roll(a, shift, axis=None, *, policy=NUMPY):
             continue
         s %= n
         a = sh.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
-    return a
+    return fresh(a, x)  # (shifts by multiples of the length: a new array all the same)
 
 
 def broadcast_to(array, shape, *, policy=NUMPY):
     """`array` broadcast to `shape` (NumPy's rules; a differentiable view)."""
     shape = shape_arg(shape, "broadcast_to", policy=policy)
-    return _broadcast_to(as_value(array, "broadcast_to"), shape, policy=policy)
+    a = as_value(array, "broadcast_to")
+    out = _broadcast_to(a, shape, policy=policy)
+    if out is a and isinstance(out, np.ndarray):  # NumPy's is a read-only view, even of the same shape
+        out = out.view()
+        out.flags.writeable = False
+    return out
 
 
 def broadcast_arrays(*args):
@@ -510,7 +520,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out.append(sh.reshape(x, tuple(s)))
     if not sparse and out:
         out = list(broadcast_arrays(*out))
-    return tuple(out)
+    return tuple(fresh(o, xi) for o in out) if copy else tuple(out)
 
 
 def nonzero(a):

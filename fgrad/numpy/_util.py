@@ -19,7 +19,7 @@ from ..core.errors import (
     ShapeError,
     reject_out,
 )
-from ..core.trace import Tracer, aval_of, is_tensor, xp_of
+from ..core.trace import Tracer, aval_of, facade, is_tensor, xp_of
 from ..ops.elementwise import const, convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
 from ._policy import (  # noqa: F401
@@ -49,6 +49,43 @@ MAX_NDIM = _numpy_max_ndim()
 # the most elements an array may have: NumPy counts bytes in a signed index-sized integer,
 # and the widest element fgrad uses (complex128) has 16 bytes
 MAX_SIZE = np.iinfo(np.intp).max // 16
+
+
+def _shares(out, v, a) -> bool:
+    """Whether the result `out` (value `v`: a Tensor's array) is the operand `a` or may
+    share memory with it."""
+    if a is out:
+        return True
+    if type(a) in (list, tuple):
+        for b in a:
+            if _shares(out, v, b):
+                return True
+        return False
+    if is_tensor(a):
+        a = a._value
+    if a is v:
+        return True
+    if getattr(v, "base", None) is None or isinstance(a, Tracer) or not hasattr(a, "base"):
+        return False
+    return isinstance(a, np.ndarray) == isinstance(v, np.ndarray) and bool(xp_of((v,)).may_share_memory(v, a))
+
+
+def fresh(out: Any, *operands: Any) -> Any:
+    """`out`, or a copy of it where it is one of `operands` (arrays, Tensors, or lists of
+    them) or may share memory with one: what a public function returns that NumPy (or
+    PyTorch) documents as returning a new array. The lax-level functions it is written
+    with hand back their operand when they have nothing to do (a sum over no axes, a
+    concatenation of one array, a product by 1): free inside traced programs, but an eager
+    result the user writes into must not be their input. Traced values are immutable and
+    pass unchanged."""
+    if isinstance(out, Tracer):
+        return out
+    tensor = is_tensor(out)
+    v = out._value if tensor else out
+    for a in operands:
+        if _shares(out, v, a):
+            return facade.clone(out) if tensor else v.copy()
+    return out
 
 
 def _describe(v) -> str:

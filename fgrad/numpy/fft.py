@@ -26,7 +26,7 @@ from ..ops import fft as ops_fft
 from ..ops import shape as sh
 from ._creation import zeros_like
 from ._shape import roll
-from ._util import as_value, cast, dtype_of, int_arg, normalize_axis, reject_out
+from ._util import as_value, cast, dtype_of, fresh, int_arg, normalize_axis, reject_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -257,7 +257,7 @@ def _shift(x, axes, name, sign):
         axes = (axes,)
     axes = tuple(normalize_axis(a, nd, name, "axes") for a in axes)
     if not axes:
-        return x
+        return fresh(x, x)  # (NumPy's roll by nothing: a new array)
     return roll(x, tuple(sign * (shape[a] // 2) for a in axes), axes)
 
 

@@ -120,7 +120,7 @@ def _check_arrays(name, avals):
 
 # --- getitem (gather) ---------------------------------------------------------------------
 
-getitem_p = Primitive("getitem", backward_name="IndexBackward0")
+getitem_p = Primitive("getitem", backward_name="IndexBackward0", view=True)
 
 
 def _getitem_impl(x, *arrays, spec, xp):
@@ -219,7 +219,7 @@ def scatter_add(updates, arrays, spec, shape):
 
 # --- rev (flip) ---------------------------------------------------------------------------
 
-rev_p = Primitive("rev", backward_name="FlipBackward0")
+rev_p = Primitive("rev", backward_name="FlipBackward0", view=True)
 rev_p.def_impl(lambda x, *, dimensions, xp: xp.flip(x, axis=dimensions))
 
 

@@ -24,6 +24,7 @@ from ..numpy._util import (
     broadcast_to,
     cast,
     dtype_of,
+    fresh,
     int_arg,
     is_traced,
     result_dtype,
@@ -245,7 +246,7 @@ def block_diag(*arrs: Any, policy=NUMPY) -> Any:
         left += c
     if not rows:
         return np.zeros((0, cols), dt)
-    return sh.concatenate(rows, 0)
+    return fresh(sh.concatenate(rows, 0), arrs)  # (one block: a new array all the same, as SciPy's)
 
 
 # --- special matrices: gathers from the inputs (linear in them) ----------------------------------

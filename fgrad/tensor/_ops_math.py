@@ -26,7 +26,7 @@ from ..core.errors import (
 )
 from ..numpy._cumulative import associative_scan
 from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
+from ..numpy._util import cast, fresh
 from ..scipy import linalg as fsl
 from ..scipy import special as fss
 from . import _dtypes as D
@@ -183,7 +183,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
             raise FgradTypeError(f"diff(): argument '{what}' must be Tensor, not {type(v).__name__}")
     if n < 0:
         raise FgradRuntimeError(f"order must be non-negative but got {n}")
-    return fnp.diff(input, n, dim, prepend, append, policy=P)
+    return fresh(fnp.diff(input, n, dim, prepend, append, policy=P), input)  # (n=0: PyTorch's copy)
 
 
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
@@ -202,7 +202,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
         if t._value.ndim > 1:
             raise FgradRuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
                                f"shape {tuple(t._value.shape)}")
-    return fnp.meshgrid(*tensors, indexing=indexing)
+    return fnp.meshgrid(*tensors, indexing=indexing, copy=False)  # (PyTorch's grids are views)
 
 
 def cartesian_prod(*tensors: Any) -> Tensor:
@@ -373,7 +373,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
         raise FgradRuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
     if _dim(dims[0], nd) == _dim(dims[1], nd):
         raise FgradRuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    return fnp.rot90(input, k, dims)
+    return fresh(fnp.rot90(input, k, dims), input)  # (NumPy's rot90 is a view, PyTorch's a copy)
 
 
 def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
