@@ -354,4 +354,4 @@ logaddexp2.__doc__ = "log2(2**x + 2**y) without overflow; smooth at x == y (bind
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "annotations", "np", "ew", "sh", "float_dtype", "as_value", "cast", "dtype_of", "promote", "int_arg",
     "normalize_axes", "aval_of", "ShapeError", "Any", "reject_out", "result_dtype", "NUMPY", "unary_float",
-    "broadcast_args")]
+    "broadcast_args", "fresh")]
