@@ -400,14 +400,19 @@ ALIASING = {
 }
 
 
+@pytest.mark.parametrize("debug_nans", [False, True], ids=["compiled", "evaluated"])
 @pytest.mark.parametrize("name", sorted(ALIASING))
-def test_jit_outputs_are_fresh(name: str) -> None:
+def test_jit_outputs_are_fresh(name: str, debug_nans: bool) -> None:
+    """Write into every output of a jitted function, call again: nothing changed, and no
+    output shares memory with the input or another output (compiled program, and the jaxpr
+    evaluated as under debug_nans)."""
     f = ALIASING[name]
     h = fgrad.jit(f)
     x = X0.copy()
     want = [np.array(o, copy=True) for o in fgrad.tree_util.tree_leaves(f(X0.copy()))]
     for call in range(3):
-        outs = fgrad.tree_util.tree_leaves(h(x))
+        with fgrad.debug_nans(debug_nans):
+            outs = fgrad.tree_util.tree_leaves(h(x))
         assert len(outs) == len(want)
         for o, w in zip(outs, want):
             np.testing.assert_array_equal(o, w)

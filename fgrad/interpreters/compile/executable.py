@@ -7,7 +7,7 @@ import numpy as np
 from ...core.ir import eval_jaxpr
 from ...core.trace import EVAL_TRACE, _state, facade
 from ...tree_util import tree_flatten, tree_unflatten
-from .program import Program
+from .program import Program, fresh_arrays
 from .regions import MIN_KERNEL_EQNS
 
 
@@ -96,7 +96,10 @@ class Executable:
             if all(_plain(v) for v in plain):
                 outs = self.compiled()(*plain)
                 return self._finish([o.view(wrap) if type(o) is np.ndarray else o for o in outs])
-        return self._finish(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *vals))
+        outs = eval_jaxpr(self.closed.jaxpr, self.closed.consts, *vals)
+        if _state.trace is EVAL_TRACE:  # concrete results (debug_nans, ...): new arrays, as compiled
+            outs = fresh_arrays(outs, [*vals, *self.closed.consts])
+        return self._finish(outs)
 
     def fast(self):
         """`run(*args)` for positional NumPy arrays and Python floats/bools (what jit's fast

@@ -439,13 +439,25 @@ class _Emitter:
 def _unaliased(o, others: tuple):
     """`o`, or a copy of it when it shares memory with one of `others` (a program's inputs,
     constants and earlier outputs that it may view; see _Emitter.fresh_outputs)."""
-    if type(o) is not np.ndarray:
+    if not isinstance(o, np.ndarray):
         return o
     for x in others:
         if x is o or ((o.base is not None or getattr(x, "base", None) is not None)
                       and isinstance(x, np.ndarray) and np.may_share_memory(o, x)):
             return o.copy()
     return o
+
+
+def fresh_arrays(outs, others) -> list:
+    """`outs` (a jaxpr's outputs, evaluated), each a writable array sharing memory with none
+    of `others` (its inputs and constants) nor with an earlier output: what a compiled
+    program's outputs are (fresh_outputs), for the paths that evaluate the jaxpr instead."""
+    res: list = []
+    for o in outs:
+        if isinstance(o, np.ndarray) and not o.flags.writeable:
+            o = o.copy()
+        res.append(_unaliased(o, (*others, *res)))
+    return res
 
 
 class Program:
