@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from contextlib import contextmanager
+from typing import Any, Callable
 
 from .api import grad as _grad
 from .api import hessian as _hessian
@@ -22,6 +23,7 @@ from .api import value_and_grad
 from .api import vjp as _vjp
 from .api import vmap as _vmap
 from .core.errors import FgradRuntimeError, FgradValueError
+from .tree_util import dicts_in_insertion_order
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "hessian", "jacrev",
            "jacfwd", "vmap"]
@@ -100,12 +102,25 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
         return module(*args, **(kwargs or {}))
 
 
-# torch.func names for the transforms
-def grad(func, argnums=0, has_aux: bool = False):
-    return _grad(func, argnums, has_aux)
+# torch.func names for the transforms. Each runs under `dicts_in_insertion_order`, as
+# torch.utils._pytree flattens: a dict comes back in its caller's key order (fgrad.grad & co.
+# sort dict keys, as JAX does), and so does every function a transform returns (vjp's pullback).
+
+def _torch_order(transformed: Callable) -> Callable:
+    """`transformed` (a function a transform returned) run with torch.func's dict order."""
+    @functools.wraps(transformed)
+    def run(*args, **kwargs):
+        with dicts_in_insertion_order():
+            return transformed(*args, **kwargs)
+    return run
 
 
-def grad_and_value(func, argnums=0, has_aux: bool = False):
+def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """torch.func.grad: the gradient of func's scalar output in the arguments `argnums`."""
+    return _torch_order(_grad(func, argnums, has_aux))
+
+
+def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
     """torch.func.grad_and_value: (gradient, value) -- the order torch.func uses."""
 
     vg = value_and_grad(func, argnums, has_aux)
@@ -113,33 +128,40 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     def fn(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return g, value
-    return fn
+    return _torch_order(fn)
 
 
-def vjp(func, *primals, has_aux: bool = False):
-    return _vjp(func, *primals, has_aux=has_aux)
+def vjp(func: Callable, *primals, has_aux: bool = False):
+    """torch.func.vjp: (output, vjp_fn[, aux])."""
+    with dicts_in_insertion_order():
+        res = _vjp(func, *primals, has_aux=has_aux)
+    return (res[0], _torch_order(res[1])) + tuple(res[2:])
 
 
-def jvp(func, primals, tangents, *, has_aux: bool = False):
-    return _jvp(func, primals, tangents, has_aux=has_aux)
+def jvp(func: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False):
+    """torch.func.jvp: (output, tangent output[, aux])."""
+    with dicts_in_insertion_order():
+        return _jvp(func, primals, tangents, has_aux=has_aux)
 
 
-def hessian(func, argnums=0):
-    return _hessian(func, argnums)
+def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
+    """torch.func.hessian: forward over reverse."""
+    return _torch_order(_hessian(func, argnums))
 
 
-def jacrev(func, argnums=0, *, has_aux: bool = False):
-    return _jacrev(func, argnums, has_aux=has_aux)
+def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+    """torch.func.jacrev: the Jacobian by reverse mode."""
+    return _torch_order(_jacrev(func, argnums, has_aux=has_aux))
 
 
-def jacfwd(func, argnums=0, *, has_aux: bool = False):
-    return _jacfwd(func, argnums, has_aux=has_aux)
+def jacfwd(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+    """torch.func.jacfwd: the Jacobian by forward mode."""
+    return _torch_order(_jacfwd(func, argnums, has_aux=has_aux))
 
 
-def vmap(func, in_dims=0, out_dims=0):
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0) -> Callable:
     """torch.func.vmap: in_dims applies to the positional arguments; keyword arguments are
     passed to func unmapped (PyTorch's rule; fgrad.vmap maps them over axis 0, as JAX)."""
-
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
@@ -147,5 +169,6 @@ def vmap(func, in_dims=0, out_dims=0):
             return func(*a, **kwargs)
         call.__name__ = getattr(func, "__name__", type(func).__name__)
         f = call if kwargs else func
-        return _vmap(f, in_axes=in_dims, out_axes=out_dims)(*args)
+        with dicts_in_insertion_order():
+            return _vmap(f, in_axes=in_dims, out_axes=out_dims)(*args)
     return wrapped

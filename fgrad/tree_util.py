@@ -4,7 +4,8 @@ A pytree is a container structure (the nodes) holding arbitrary values (the leav
 transforms (grad, vmap, jit, ...) flatten their arguments and results with these functions,
 so any registered class can cross them. As in JAX:
 
-- tuples, lists, dicts (sorted by key), OrderedDicts (in insertion order), namedtuples and
+- tuples, lists, dicts (sorted by key; in insertion order inside `dicts_in_insertion_order`,
+  which the facade's torch.func transforms use), OrderedDicts (in insertion order), namedtuples and
   None are nodes; None is a node with no children, so it holds no leaf;
 - every other value is a leaf, unless its class was registered with `register_pytree_node`,
   `register_pytree_node_class` or `register_pytree_with_keys`.
@@ -16,9 +17,11 @@ for namedtuples, and `FlattenedIndexKey(i)` for registered classes without their
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Iterable, NamedTuple, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, TypeVar
 
 from .core.errors import FgradTypeError, FgradValueError
 
@@ -72,8 +75,35 @@ def register_pytree_node_class(cls: T) -> T:
 register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
 register_pytree_node(type(None), lambda t: ((), None), lambda _, c: None)
-register_pytree_node(dict, lambda d: ([d[k] for k in sorted(d)], tuple(sorted(d))),
-                     lambda keys, c: dict(zip(keys, c)))
+class _DictOrder(threading.local):
+    """How this thread flattens dicts: by sorted key (JAX's pytrees, the default), or in
+    insertion order (torch.utils._pytree's, inside the facade's torch.func transforms)."""
+    insertion = False
+
+
+_DICT_ORDER = _DictOrder()
+
+
+def _flatten_dict(d: dict) -> tuple[list, tuple]:
+    keys = tuple(d) if _DICT_ORDER.insertion else tuple(sorted(d))
+    return [d[k] for k in keys], keys
+
+
+@contextlib.contextmanager
+def dicts_in_insertion_order() -> Iterator[None]:
+    """Within this block (on this thread), dicts flatten in insertion order and so come back
+    from unflattening in their caller's order, as in torch.utils._pytree: what the facade's
+    torch.func transforms (fgrad.func) run under, so that code zipping a result's keys with
+    another dict's values pairs the right entries. Outside, dicts flatten by sorted key (JAX)."""
+    before = _DICT_ORDER.insertion
+    _DICT_ORDER.insertion = True
+    try:
+        yield
+    finally:
+        _DICT_ORDER.insertion = before
+
+
+register_pytree_node(dict, _flatten_dict, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(OrderedDict, lambda d: (list(d.values()), tuple(d)),
                      lambda keys, c: OrderedDict(zip(keys, c)))
 
