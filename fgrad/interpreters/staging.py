@@ -167,7 +167,8 @@ class StagingTrace(Trace):
         if hit is not None:
             v, _, kept = hit
             # the same buffer read again: the same constant, unless it was refilled meanwhile
-            if kept is x or (kept.shape == x.shape and kept.tobytes() == x.tobytes()):
+            # (one with NaNs compares unequal: a second, equal constant, which costs nothing else)
+            if kept is x or (kept.shape == x.shape and np.array_equal(kept, x)):
                 return v
         kept = snapshot(x) if self.freeze else x
         v = Var(aval_of(x))
