@@ -398,3 +398,26 @@ def test_facade_op_aliases_like_pytorch(name: str, call: Callable, call2: Callab
     assert have == want, f"{name}: result shares storage with the inputs {have}, PyTorch's {want}"
     assert _mul_(f_out, f_ins) == _mul_(t_out, t_ins), \
         f"{name}: result.mul_(5) changed the inputs differently from PyTorch"
+
+
+# --- every primitive, eagerly -------------------------------------------------------------------------
+# Each equation of every registry case's jaxpr (tests/cases), bound eagerly on concrete values:
+# the result shares memory with an operand only for a view primitive (Primitive(view=True)).
+
+from fgrad.core.ir import Literal  # noqa: E402
+from tests.test_primitives import JIT_CASES  # noqa: E402
+
+
+@pytest.mark.parametrize("case", JIT_CASES, ids=lambda c: c.name)
+def test_primitive_eager_result_is_new_unless_a_view(case) -> None:
+    args = case.make_args()
+    closed = fgrad.make_jaxpr(case.fn)(*args)
+    env = {id(v): x for v, x in zip(closed.jaxpr.constvars, closed.consts)}
+    env.update({id(v): x for v, x in zip(closed.jaxpr.invars, args)})
+    for e in closed.jaxpr.eqns:
+        vals = [a.val if isinstance(a, Literal) else env[id(a)] for a in e.invars]
+        out = e.primitive.bind(*vals, **e.params)
+        if not e.primitive.view:
+            shared = [i for i, v in enumerate(vals) if isinstance(v, onp.ndarray) and onp.shares_memory(out, v)]
+            assert not shared, f"{case.name}: {e.primitive.name} returns memory of its operands {shared}"
+        env[id(e.outvars[0])] = out
