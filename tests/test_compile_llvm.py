@@ -118,21 +118,15 @@ def test_llvm_kernel_lowerings_match_impls_and_numba(dtype, backend):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
-def test_llvm_mixed_dtype_programs_keep_dtypes_and_values(dtype, backend, always_fused_llvm):
+def test_llvm_mixed_dtype_programs_keep_dtypes_and_values(dtype, backend):
     """The lowering tests' class test (conversions between every dtype around every lowering)
     with every kernel built by the LLVM backend."""
     backend("llvm")
-    lowerings.test_compiled_programs_keep_dtypes_and_values(dtype, 16, None)
-
-
-@pytest.fixture
-def always_fused_llvm(monkeypatch):
-    from fgrad.interpreters.compile import regions
-    monkeypatch.setattr(regions, "prefer_impl", lambda eqn: False)
+    lowerings.test_compiled_programs_keep_dtypes_and_values(dtype, 16)
 
 
 def test_large_kernels_with_vmath_stay_with_numba_and_arithmetic_ones_do_not(backend):
-    """A kernel over cost.LARGE elements that uses vmath's functions is Numba's; one of pure
+    """A kernel over vmath.LARGE elements that uses vmath's functions is Numba's; one of pure
     arithmetic is the LLVM backend's at any size."""
     backend("auto")
     x = np.linspace(-2.0, 2.0, 4096)
@@ -224,20 +218,3 @@ def test_cold_w1_jit_grad_does_not_import_numba(tmp_path):
     assert cold["out"] == warm["out"] == ref["out"]
 
 
-def test_cost_measurements_are_shared_through_the_cache_dir(tmp_path, monkeypatch):
-    """The planner's timing of NumPy's transcendental functions is read back by later
-    processes, so a timing near a threshold cannot plan different kernels in each one (and
-    miss the on-disk kernel cache)."""
-    from fgrad.interpreters.compile import cost
-    monkeypatch.setenv("FGRAD_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cost, "_NS", {})
-    monkeypatch.setattr(cost, "_LOADED", [])
-    eqn = fgrad.make_jaxpr(fnp.tanh)(np.ones(4 * cost.LARGE)).jaxpr.eqns[0]
-    monkeypatch.setattr(cost, "_measure", lambda *a: 0.1)  # as fast as SIMD code can be
-    assert cost.prefer_impl(eqn)
-    # a new process: nothing in memory, and measuring now would say "slow"
-    monkeypatch.setattr(cost, "_NS", {})
-    monkeypatch.setattr(cost, "_LOADED", [])
-    monkeypatch.setattr(cost, "_measure", lambda *a: 100.0)
-    assert cost.prefer_impl(eqn)
-    assert len(list(tmp_path.glob("cost-*.json"))) == 1

@@ -250,7 +250,7 @@ def check_generated_program(dtype, data, check) -> None:
     check(grad_closed, (x, y), f"grad of {program}")
 
 
-# --- vectorised math (vmath) in kernels over cost.LARGE elements or more -------------------
+# --- vectorised math (vmath) in kernels over vmath.LARGE elements or more -------------------
 
 _VECTOR_PRIMS = ["sin", "cos", "exp", "log", "tanh", "logistic"]
 # documented maximum errors (vmath's docstring), in float64 ulps
@@ -273,19 +273,12 @@ def _vector_program(name: str, x: np.ndarray):
     return Program(_program([(prim, {}, (x,), None)], invars), min_kernel_eqns=1)
 
 
-@pytest.fixture
-def always_fused(monkeypatch):
-    """Every lowerable equation in a kernel, even where NumPy's loop would be faster."""
-    from fgrad.interpreters.compile import regions
-    monkeypatch.setattr(regions, "prefer_impl", lambda eqn: False)
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=str)
 @pytest.mark.parametrize("name", _VECTOR_PRIMS)
-def test_vector_kernels_match_impls(name, dtype, always_fused):
+def test_vector_kernels_match_impls(name, dtype):
     """A kernel over LARGE elements computes with vmath: within ULPS of NumPy's impl on values
     from 1e-310 to 1e6 of both signs, signed zeros, subnormals, infinities and NaN."""
-    from fgrad.interpreters.compile.cost import LARGE
+    from fgrad.interpreters.compile.vmath import LARGE
     x = _wide(dtype, max(LARGE, 20000), 1e-310 if dtype == np.float64 else 1e-44, 1e6 if name in ("sin", "cos") else 800.0)
     if name in ("sin", "cos"):
         x = x[np.isfinite(x)]  # an infinite argument takes the C library's loop (tested below)
@@ -298,11 +291,11 @@ def test_vector_kernels_match_impls(name, dtype, always_fused):
 
 
 @pytest.mark.parametrize("name", ["sin", "cos"])
-def test_vector_trig_takes_the_c_library_beyond_its_range(name, always_fused):
+def test_vector_trig_takes_the_c_library_beyond_its_range(name):
     """An argument above TRIG_MAX (or infinite) anywhere in the array: the kernel's C-library
     loop computes all of it, so huge arguments are reduced exactly."""
     from fgrad.interpreters.compile import vmath
-    from fgrad.interpreters.compile.cost import LARGE
+    from fgrad.interpreters.compile.vmath import LARGE
     x = np.linspace(-3.0, 3.0, LARGE)
     for big in (vmath.TRIG_MAX * 1.5, 1e22, 1e300, np.inf):
         y = x.copy()
@@ -327,7 +320,7 @@ _REFERENCE = {"sin": np.sin, "cos": np.cos, "exp": np.exp, "log": np.log, "tanh"
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs an 80-bit long double reference")
 @pytest.mark.parametrize("name", _VECTOR_PRIMS)
-def test_vmath_max_ulp_error(name, always_fused):
+def test_vmath_max_ulp_error(name):
     """vmath's documented maximum errors hold against a long-double reference on 10^6 values
     (float64: every binade from subnormals up to where the function saturates)."""
     hi = {"sin": 1e6, "cos": 1e6, "exp": 709.0, "log": 1e308, "tanh": 25.0, "logistic": 40.0}[name]
@@ -342,11 +335,11 @@ def test_vmath_max_ulp_error(name, always_fused):
     assert worst <= _VMATH_ULPS[name], f"{name}: {worst:.3f} ulps"
 
 
-def test_vmath_in_python_gives_the_kernels_bits(always_fused):
+def test_vmath_in_python_gives_the_kernels_bits():
     """vmath's functions run as plain Python too (_f2i/_i2f through struct), with the same
     results as in a Numba kernel: one algorithm, two runtimes."""
     from fgrad.interpreters.compile import vmath
-    from fgrad.interpreters.compile.cost import LARGE
+    from fgrad.interpreters.compile.vmath import LARGE
     x = _wide(np.float64, LARGE, 1e-5, 300.0)
     x = x[np.isfinite(x)]
     fns = {"sin": vmath.fg_vsin, "cos": vmath.fg_vcos, "exp": vmath.fg_vexp, "log": vmath.fg_vlog,
@@ -406,7 +399,7 @@ def _mixed_chain(d: np.dtype, x, i, p):
 
 @pytest.mark.parametrize("n", [16, 2048], ids=["libm", "vmath"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
-def test_compiled_programs_keep_dtypes_and_values(dtype, n, always_fused):
+def test_compiled_programs_keep_dtypes_and_values(dtype, n):
     """Class test: a program mixing conversions (float32 <-> float64, integer and bool <-> float)
     with every primitive that has a lowering, in every dtype it takes, compiled into kernels,
     gives eval_jaxpr's dtypes and values (within ULPS where a library function is involved):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import fgrad
 import fgrad.numpy as fnp
 from fgrad.core.ir import eval_jaxpr
-from fgrad.interpreters.compile import Program, regions
+from fgrad.interpreters.compile import Program, scalar
 from fgrad.interpreters.compile import program as program_mod
 
 from .test_compile_lowerings import (
@@ -84,10 +84,10 @@ def test_tiled_run_inputs_of_every_layout(tiny_tiles, monkeypatch):
     vals = (a, b, np.array(0.5), np.array(0.25), k)
     want = eval_jaxpr(closed.jaxpr, closed.consts, *vals)
     # every equation a call (each element-wise one tileable), and kernels between calls of
-    # the functions the cost model leaves to NumPy (as it does on large arrays)
+    # the functions FGRAD_JIT_MATH=eager leaves to NumPy
     for min_kernel_eqns in (math.inf, 2):
         if min_kernel_eqns == 2:
-            monkeypatch.setattr(regions, "prefer_impl", lambda e: e.primitive.name in ("tanh", "exp", "sin"))
+            monkeypatch.setattr(scalar, "MATH", "eager")
         prog = Program(closed, min_kernel_eqns)
         text = prog.as_text()
         assert "in blocks of 3 elements" in text, text
@@ -129,7 +129,9 @@ def _peak_bytes(fn, *args) -> int:
 
 def test_compiled_w6_peak_is_a_few_arrays(monkeypatch):
     """jit(grad) of 100 tanh layers: tiled, the forward values live one block at a time, so
-    the program's peak is its output and a few blocks (untiled: every layer's output)."""
+    the program's peak is its output and a few blocks (untiled: every layer's output). Under
+    FGRAD_JIT_MATH=eager, where each tanh is a NumPy call between kernels."""
+    monkeypatch.setattr(scalar, "MATH", "eager")
     n, layers = 1 << 18, 100
     x = np.full(n, 0.5, np.float32)
     g = fgrad.jit(fgrad.grad(lambda v: fnp.sum(_layers(v, layers))))

@@ -18,6 +18,7 @@ of NumPy's own SIMD code: those outputs are compared within ULPS there, and bit 
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -223,3 +224,32 @@ def test_power_by_a_scalar_is_eagers(dtype, kernels_backend, math_mode):
             assert_same(g, want[k], inexact, f"jit x ** {c!r} on {np.dtype(dtype)}")
         for v in x[::3]:  # 0-d: the scalar tier (float64), the impls (float32)
             assert_same(_eager(fgrad.jit(f), v)[0], _eager(f, v)[0], inexact, f"jit 0-d {v!r} ** {c!r}")
+
+
+def test_plan_and_arithmetic_do_not_depend_on_timings(tmp_path):
+    """The same program compiles to the same code, and so computes the same bits, whether
+    NumPy's functions seem fast or slow on the machine (the planner once timed them and left
+    tanh and exp to NumPy on one machine and to vmath on another: results 1-3 ulps apart).
+    Two processes, each with its own cache directory and a clock that makes every timed call
+    look instant in one and slow in the other."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent("""
+        import sys, time, itertools
+        tick = float(sys.argv[1])
+        clock = itertools.count()
+        time.perf_counter = lambda: next(clock) * tick
+        import numpy as np, fgrad, fgrad.numpy as fnp
+        from fgrad.interpreters.compile import Program
+        f = lambda x: fnp.tanh(fnp.exp(x) * 0.5 + 1.0) * 2.0
+        print(Program(fgrad.make_jaxpr(f)(np.linspace(-3, 3, 4096))).as_text())
+    """)
+    texts = []
+    for tick in ("1e-12", "1e-3"):
+        env = {**os.environ, "FGRAD_CACHE_DIR": str(tmp_path / tick)}
+        out = subprocess.run([sys.executable, "-c", script, tick], capture_output=True, text=True,
+                             env=env, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        texts.append(out.stdout)
+    assert texts[0] == texts[1]

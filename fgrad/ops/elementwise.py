@@ -294,6 +294,8 @@ def _pow_lowering(x, y):
     if y.value is not None:  # a literal: the one branch NumPy takes (exact but for pow's)
         return _POW_FAST.get(y.value, "math.pow({0}, {1})").format(x, y)
     out = f"math.pow({x}, {y})"
+    if not y.zero_d:  # an exponent per element: NumPy's pow() for all
+        return out
     for c, text in _POW_FAST.items():
         out = f"({text.format(x)} if {y} == {c!r} else {out})"
     return out

@@ -38,7 +38,7 @@ from ...core.ir import Literal
 from . import scalar_lib
 from .kernels import KernelSpec, load_kernel, numba_available, vectorised, vmath_helpers
 from .regions import plan
-from .scalar import KERNEL_DTYPES, Operand, const_expr, literal_value, lower_expr, lowerable
+from .scalar import KERNEL_DTYPES, const_expr, lower_expr, lowerable, operand
 
 # Counters for tests and benchmarks: loop functions generated (Numba compiles each on first
 # call, or loads it from its cache), loop runs by compiled code, and iterations of a Python
@@ -202,7 +202,7 @@ class _Emitter:
 
     @staticmethod
     def lower(e, text_of) -> str:
-        expr = lower_expr(e, [Operand(text_of(a), a.aval.dtype, literal_value(a)) for a in e.invars])
+        expr = lower_expr(e, [operand(text_of(a), a) for a in e.invars])
         if expr is None:
             raise _Unsupported(e.primitive.name)
         return expr

@@ -27,7 +27,7 @@ from . import scalar_lib
 from .kernels import kernel_spec, load_kernel, numba_available
 from .loops import JIT_RULES
 from .regions import MIN_KERNEL_EQNS, plan
-from .scalar import KERNEL_DTYPES, Operand, const_expr, lower_expr, lowerable
+from .scalar import KERNEL_DTYPES, const_expr, lower_expr, lowerable, operand
 
 _SCALAR_ERRORS = (ArithmeticError, ValueError)
 
@@ -64,7 +64,7 @@ def _tileable(step) -> bool:
     e = step.eqns[0]
     shape = e.outvars[0].aval.shape
     return (bool(shape) and all(a.aval.shape in ((), shape) for a in e.invars)
-            and e.primitive not in JIT_RULES and lowerable(e, KERNEL_DTYPES))
+            and e.primitive not in JIT_RULES and lowerable(e, KERNEL_DTYPES, any_math=True))
 
 
 def tile_runs(steps) -> list[tuple[int, int]]:
@@ -213,8 +213,8 @@ class _Emitter:
                 conv = "bool" if a.aval.dtype == np.bool_ else "float"
                 body.append(f"{name} = {conv}({self.box[id(a)]})")
         for e in step.eqns:
-            ops = [Operand(const_expr(a.val, a.aval.dtype), a.aval.dtype, a.val) if isinstance(a, Literal)
-                   else Operand(local[id(a)], a.aval.dtype) for a in e.invars]
+            ops = [operand(const_expr(a.val, a.aval.dtype) if isinstance(a, Literal) else local[id(a)], a)
+                   for a in e.invars]
             name = local[id(e.outvars[0])] = self._new("f")
             body.append(f"{name} = {lower_expr(e, ops)}")
         boxes = []

@@ -11,7 +11,6 @@ fuses.
 from __future__ import annotations
 
 from ...core.ir import Literal, Var
-from .cost import prefer_impl
 from .scalar import KERNEL_DTYPES, SCALAR_DTYPES, lowerable
 
 # Regions with fewer equations run their equations one by one: a Numba kernel costs about
@@ -38,14 +37,14 @@ class Step:
 
 def _kind_of(eqn) -> str | None:
     """The kind of region `eqn` can join, or None: all its operands have its output's shape or
-    are 0-d, its primitive lowers for their dtypes, and (on large arrays) NumPy does not
-    compute it faster on its own (cost.py)."""
+    are 0-d and its primitive lowers for their dtypes (speed never decides: a kernel and the
+    impl may compute an approximated function differently, see scalar.MATH)."""
     shape = eqn.outvars[0].aval.shape
     if any(a.aval.shape not in ((), shape) for a in eqn.invars):
         return None
     if shape == ():
         return "scalar" if lowerable(eqn, SCALAR_DTYPES) else None
-    return "kernel" if lowerable(eqn, KERNEL_DTYPES) and not prefer_impl(eqn) else None
+    return "kernel" if lowerable(eqn, KERNEL_DTYPES) else None
 
 
 def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) -> list[Step]:

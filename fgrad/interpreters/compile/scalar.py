@@ -44,13 +44,16 @@ _NATURAL = frozenset(np.dtype(d) for d in ("bool", "int64", "float64"))
 
 
 class Operand(str):
-    """A lowering rule's operand: the name of a scalar local (a `str`), its `dtype`, and for
-    a literal its `value` (a Python scalar; None for a variable)."""
+    """A lowering rule's operand: the name of a scalar local (a `str`), its `dtype`, for a
+    literal its `value` (a Python scalar; None for a variable), and whether it is one value
+    for all elements (`zero_d`: a 0-d operand beside full ones, which NumPy's loops see with
+    stride 0 and some compute differently, as power does)."""
 
-    def __new__(cls, name: str, dtype, value=None) -> Operand:
+    def __new__(cls, name: str, dtype, value=None, zero_d: bool = False) -> Operand:
         self = super().__new__(cls, name)
         self.dtype = np.dtype(dtype)
         self.value = None if value is None else np.asarray(value).item()
+        self.zero_d = zero_d or value is not None
         return self
 
     def const(self, value) -> str:
@@ -75,16 +78,17 @@ def const_expr(value, dtype) -> str:
     return f"({text})" if text.startswith("-") else text  # (-2.0): safe beside any operator
 
 
-def lower_expr(eqn, operands: list[Operand]) -> str | None:
+def lower_expr(eqn, operands: list[Operand], any_math: bool = False) -> str | None:
     """The scalar expression of `eqn` (an element-wise equation) on `operands`, cast to its
-    output dtype; None when its primitive has no lowering for these operands."""
+    output dtype; None when its primitive has no lowering for these operands, or (unless
+    `any_math`) when MATH leaves the function it computes to NumPy."""
     rule = eqn.primitive.lowering
     if rule is None:
         return None
     expr = rule(*operands, **eqn.params)
     if expr is None:
         return None
-    if approximated(expr) and math_mode() == "eager":
+    if not any_math and approximated(expr) and math_mode() == "eager":
         return None  # NumPy's function, as eager runs it
     out = eqn.outvars[0].aval.dtype
     if out in _NATURAL and out.kind != "i":
@@ -110,16 +114,18 @@ def math_mode() -> str:
     return MATH
 
 
-def literal_value(atom):
-    """The value of `atom` if it is a Literal (for Operand), else None."""
-    return atom.val if isinstance(atom, Literal) else None
+def operand(name: str, atom) -> Operand:
+    """The Operand called `name` of the jaxpr atom `atom` (a Var or a Literal)."""
+    return Operand(name, atom.aval.dtype, atom.val if isinstance(atom, Literal) else None,
+                   atom.aval.shape == ())
 
 
-def lowerable(eqn, dtypes: frozenset) -> bool:
-    """Whether `eqn` can be computed element by element with dtypes from `dtypes`."""
+def lowerable(eqn, dtypes: frozenset, any_math: bool = False) -> bool:
+    """Whether `eqn` can be computed element by element with dtypes from `dtypes` (with
+    `any_math`: whether it could be, whatever MATH leaves to NumPy; see lower_expr)."""
     if eqn.primitive.lowering is None or len(eqn.outvars) != 1:
         return False
     if eqn.outvars[0].aval.dtype not in dtypes or any(a.aval.dtype not in dtypes for a in eqn.invars):
         return False
-    ops = [Operand(f"x{i}", a.aval.dtype, literal_value(a)) for i, a in enumerate(eqn.invars)]
-    return lower_expr(eqn, ops) is not None
+    ops = [operand(f"x{i}", a) for i, a in enumerate(eqn.invars)]
+    return lower_expr(eqn, ops, any_math) is not None

@@ -32,6 +32,10 @@ import struct
 
 import numpy as np
 
+# Kernels over at least this many elements compute with these functions (LLVM vectorises
+# them), smaller ones with the C library's (which compiles faster). A function of the shape
+# only: what a program computes never depends on measured speed (scalar.MATH).
+LARGE = 1024
 # Arguments of sin and cos up to this size are reduced exactly enough by the three-part
 # reduction (n * _PIO2_1 is exact while n < 2^20); larger ones go to the C library.
 TRIG_MAX = 1.0e6
