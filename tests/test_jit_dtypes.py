@@ -253,3 +253,49 @@ def test_plan_and_arithmetic_do_not_depend_on_timings(tmp_path):
         assert out.returncode == 0, out.stderr[-2000:]
         texts.append(out.stdout)
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("a,b", [(np.dtype(np.uint32), np.dtype(np.int64))], ids=lambda d: str(d))
+def test_compiled_loop_bodies_equal_eager(a, b, monkeypatch):
+    """The same applications (those loops.py lowers) in a lax.scan body, which jit compiles
+    into one generated Numba loop (compile/loops.py), equal eager's scan (its body's impls):
+    uint32 // int32 by -1 and (a // b) ^ b did not compile there. (More pairs: slow test.)"""
+    monkeypatch.setattr(scalar, "MATH", "fused")
+    check_loop(a, b, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("a,b", REPRESENTATIVE[:6], ids=lambda d: str(d))
+def test_compiled_loop_bodies_equal_eager_more_pairs(a, b, monkeypatch, math_mode):
+    check_loop(a, b, monkeypatch)
+
+
+def check_loop(a, b, monkeypatch) -> None:
+    """jit's compiled scan body equals eager's scan on the (lowerable) applications of (a, b)."""
+    from fgrad import lax
+    from fgrad.interpreters.compile import loops
+    x, y = operands(a, b)
+    p = np.arange(x.size) % 3 == 0
+
+    def lowers(fn) -> bool:
+        jaxpr = fgrad.make_jaxpr(lambda x, y, p: fn(ew.convert_element_type(x, b), y, p))(x, y, p).jaxpr
+        return all(scalar.lowerable(e, scalar.KERNEL_DTYPES) for e in jaxpr.eqns)
+    apps = [(name, fn) for name, fn in applications(x, y) if lowers(fn)]  # a body loops.py compiles
+    f = _program(apps, a, b)
+    compiled = []
+    scan_loop = loops.scan_loop
+    monkeypatch.setattr(loops, "scan_loop", lambda *args: compiled.append(scan_loop(*args)) or compiled[-1])
+
+    def run(x, y, p):
+        def body(c, row):
+            return c, f(*row)
+        return lax.scan(body, np.float64(0.0), (x.reshape(2, -1), y.reshape(2, -1), p.reshape(2, -1)))[1]
+    if x.size % 2:
+        x, y, p = x[:-1], y[:-1], p[:-1]
+    want = _eager(run, x, y, p)
+    got = _eager(fgrad.jit(run), x, y, p)
+    assert compiled and compiled[0] is not None, "the body was not compiled into a loop"
+    for (name, _), g, w in zip(apps, got, want):
+        if "(" in name and _inexact(name):
+            continue
+        assert_same(g, w, _inexact(name), f"jit scan body {name} on ({a}, {b})")
