@@ -8,6 +8,7 @@ from .api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr
 from .core.trace import debug_nans  # noqa: F401
 from .custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from . import lax  # noqa: F401
+from . import random  # noqa: F401,E402  (JAX's jax.random: keys are values)
 
 # The Tensor facade: `import fgrad as torch`. `fgrad.tensor` is the facade's package and, being
 # callable, also `torch.tensor(data, ...)`; `fgrad.autograd` and `fgrad.cuda` are importable.
