@@ -11,6 +11,8 @@ live with that application. custom_vjp's residuals therefore live in the recorde
 facade) run instead of the primitive's impl -- once per application, as JAX does -- and
 whose residuals they store in that application's Node; the VJP rule receives them as
 `residuals=`. With no transform active, a custom function simply runs its primal.
+Under a transform the function is staged once per input signature (`_staged_fun`) and
+replayed wherever it is evaluated, so the user's Python runs once per trace, as in JAX.
 
 Pytree outputs: the primitives are single-output, so several output leaves travel as one
 flat vector (concatenated, in their promoted dtype; fgrad/_packing.py) that the caller slices apart again.
@@ -32,8 +34,10 @@ from .api import jvp, make_jaxpr, vjp
 from .core import errors
 from .core.avals import ShapedArray
 from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from .core.ir import eval_jaxpr
 from .core.primitive import Primitive
-from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, snapshot
+from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, new_trace, snapshot
+from .interpreters.staging import StagingTrace
 from .numpy._util import as_value, is_array
 from .ops.elementwise import convert_element_type
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -47,7 +51,7 @@ class _Call:
     identity. Immutable: see the module docstring."""
 
     __slots__ = ("fun", "fwd", "bwd", "jvp", "in_tree", "statics", "diff", "nondiff_argnums", "kind",
-                 "__weakref__")
+                 "staged", "__weakref__")
 
     def __init__(self, fun: Callable, in_tree, fwd: Callable | None = None, bwd: Callable | None = None,
                  jvp: Callable | None = None, *, statics: tuple = (), nondiff_argnums: tuple = (),
@@ -67,6 +71,9 @@ class _Call:
         init(self, "diff", diff)
         init(self, "nondiff_argnums", tuple(nondiff_argnums))
         init(self, "kind", kind)
+        # fun staged once per input signature (_staged_fun): a cache of what the function is,
+        # like a compiled program, never of one application's values
+        init(self, "staged", {})
 
     def __setattr__(self, name: str, value) -> None:
         raise AttributeError(f"{self.kind} call parameters are immutable: jit and vmap reuse them across "
@@ -300,9 +307,56 @@ def _run_primal(call: _Call, xs: Sequence):
     return _pack(call, call.fun(*call.args(xs)), f"{call.kind} function")
 
 
+class _StagedFun(NamedTuple):
+    closed: Any         # ClosedJaxpr: the primitive's inputs -> the packed output
+    out_tree: Any
+    out_avals: tuple
+
+
+def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
+    """The call's function staged once per input signature, at the bottom of the trace stack
+    (a custom function sees only its arguments), or None when its Python reads values
+    (ConcretizationError), which then runs per application. Every path that evaluates the
+    function (impl, abstract_eval, vmap's loop, jit's replays, checkpoint's recomputation and
+    forward mode) binds these equations, so the user's Python runs once per trace, as in JAX."""
+    key = tuple((tuple(a.shape), a.dtype) for a in avals)
+    if key in call.staged:
+        return call.staged[key]
+    found: list = []
+
+    def packed(*xs):
+        out, tree, out_avals = _run_primal(call, xs)
+        found.append((tree, out_avals))
+        return _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
+    try:
+        closed = EVAL_TRACE.run(make_jaxpr(packed), tuple(np.zeros(a.shape, a.dtype) for a in avals))
+    except errors.ConcretizationError:
+        staged = None
+    except errors.UnexpectedTracerError as e:
+        raise _closure_error(call, f"{call.kind} function {call!r}") from e
+    else:
+        if any(isinstance(c, Tracer) or is_tensor(c) for c in closed.consts):
+            raise _closure_error(call, f"{call.kind} function {call!r}")
+        staged = _StagedFun(closed, *found[0])
+    call.staged[key] = staged
+    return staged
+
+
+def _fun_on(call: _Call, xs: Sequence):
+    """The call's function on the primitive's inputs `xs` (under the current trace): its
+    packed output, the output structure reported to the caller (see _staged_fun)."""
+    staged = _staged_fun(call, [aval_of(x) for x in xs])
+    if staged is None:
+        return _run_primal(call, xs)[0]
+    _report_out(call, staged.out_tree, staged.out_avals)
+    return eval_jaxpr(staged.closed.jaxpr, staged.closed.consts, *xs)[0]
+
+
 def _abstract_eval(*avals, call: _Call):
-    closed = make_jaxpr(lambda *xs: _run_primal(call, xs)[0])(*[np.zeros(a.shape, a.dtype) for a in avals])
-    return closed.out_avals[0]
+    staged = _staged_fun(call, avals)
+    if staged is None:  # raises the function's ConcretizationError with its own message
+        make_jaxpr(lambda *xs: _run_primal(call, xs)[0])(*[np.zeros(a.shape, a.dtype) for a in avals])
+    return staged.closed.out_avals[0]
 
 
 def _closure_error(call: _Call, what: str) -> errors.UnexpectedTracerError:
@@ -327,7 +381,7 @@ def _impl(*xs, call: _Call, xp):
     # EvalTrace does not set the current trace for impls; the user's function binds fgrad ops,
     # which must run on these concrete values, not through the trace that called us
     try:
-        out = EVAL_TRACE.run(_run_primal, (call, xs))[0]
+        out = EVAL_TRACE.run(_fun_on, (call, xs))
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"{call.kind} function {call!r}") from e
     out = _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
@@ -426,7 +480,7 @@ def _custom_vjp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Residuals | No
 def _custom_vjp_jvp(primals, tangents, *, call: _Call):
     live = [i for i, (d, t) in enumerate(zip(call.diff, tangents)) if d and t is not None]
     if not live:
-        return _run_primal(call, primals)[0], None
+        return _fun_on(call, primals), None
     if call.jvp is not None:  # a forward rule given beside the VJP: see _forward_rule
         return call.jvp(call, primals, tangents, live)
     # As JAX: the rule is reverse-only, and differentiating `fun` itself instead would give
@@ -449,7 +503,7 @@ def _jvp_of_fun(call: _Call, primals: Sequence, tangents: Sequence, live: list):
         xs = list(primals)
         for i, y in zip(live, ys):
             xs[i] = y
-        return _run_primal(call, xs)[0]
+        return _fun_on(call, xs)
     return jvp(f, tuple(primals[i] for i in live), tuple(tangents[i] for i in live))
 
 
@@ -569,9 +623,39 @@ def _custom_jvp_jvp(primals, tangents, *, call: _Call):
     return _run_user_jvp(call, primals, tangents)
 
 
-def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call):
+class _Linearized(NamedTuple):
+    """custom_jvp's residuals: the rule's tangent map at one application, staged."""
+    jaxpr: Any      # the tangents of the inputs `live` -> the packed tangent output
+    consts: list
+    live: tuple
+
+
+def _custom_jvp_fwd(*xs, call: _Call):
+    """The forward half a recorder runs, as JAX's linearize: the rule runs once, its tangents
+    staged, giving the output (the rule's primal output; the function itself does not run)
+    and its tangent map as a jaxpr in the tangents, which the VJP transposes. So the user's
+    rule runs once per application and f not at all, as in JAX; arrays the rule closes over
+    are frozen (snapshots) at this point."""
+    live = tuple(i for i, d in enumerate(call.diff) if d and aval_of(xs[i]).dtype.kind in "fc")
+    with new_trace(StagingTrace, "custom_jvp", True) as st:
+        full: list = [None] * len(xs)
+        for i in live:
+            a = aval_of(xs[i])
+            full[i] = st.new_arg(ShapedArray(a.shape, a.dtype))
+        out, out_dot = _run_user_jvp(call, xs, full)
+        if isinstance(out, Tracer) and getattr(out, "_trace", None) is st:
+            raise FgradTypeError(f"custom_jvp rule of {call!r}: its primal output depends on the tangents; "
+                                 "compute primal_out from the primals only")
+        jaxpr, consts = st.to_jaxpr([out_dot])
+    return out, _Linearized(jaxpr, consts, live)
+
+
+def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Linearized | None = None):
     # The rule is linear in the tangents, so its transpose is the gradient of <ct, jvp(t)> in t.
     live = [i for i, (n, d) in enumerate(zip(needs, call.diff)) if n and d]
+    graph = any(is_tensor(x) for x in xs) or is_tensor(ct)  # the facade's create_graph
+    if residuals is not None and not graph:
+        live = [i for i in live if i in residuals.live]
     if not live:
         return [None] * len(xs)
 
@@ -579,9 +663,13 @@ def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call):
         full = [None] * len(xs)
         for i, t in zip(live, ts):
             full[i] = t
-        out_dot = _run_user_jvp(call, xs, full)[1]
+        if residuals is None or graph:  # no recorder ran the forward half: the rule runs here
+            out_dot = _run_user_jvp(call, xs, full)[1]
+        else:
+            out_dot = eval_jaxpr(residuals.jaxpr, residuals.consts,
+                                 *[_zeros_for(xs[i]) if full[i] is None else full[i] for i in residuals.live])[0]
         return fnp.sum(fnp.multiply(out_dot, ct))
-    if any(is_tensor(x) for x in xs) or is_tensor(ct):  # the facade's create_graph
+    if graph:
         zeros = [facade.wrap(np.zeros(aval_of(xs[i]).shape, aval_of(xs[i]).dtype)).requires_grad_()
                  for i in live]
         cts = _facade_vjp(pairing, zeros, None)
@@ -598,6 +686,7 @@ custom_jvp_call_p.def_impl(_impl)
 custom_jvp_call_p.def_abstract_eval(_abstract_eval)
 custom_jvp_call_p.def_jvp(_custom_jvp_jvp)
 custom_jvp_call_p.def_vjp(_custom_jvp_vjp)
+custom_jvp_call_p.def_vjp_fwd(_custom_jvp_fwd)
 
 
 class custom_jvp:
@@ -664,14 +753,15 @@ checkpoint_p = Primitive("checkpoint")
 
 
 def _checkpoint_vjp(needs, ct, out, *xs, call: _Call, residuals=None):
-    # Rematerialise: only the inputs were saved, so the function runs again under vjp here.
+    # Rematerialise: only the inputs were saved, so the function (its staged equations) runs
+    # again under vjp here.
     live = [i for i, n in enumerate(needs) if n]
 
     def f(*ys):
         full = list(xs)
         for i, y in zip(live, ys):
             full[i] = y
-        return _run_primal(call, full)[0]
+        return _fun_on(call, full)
     if any(is_tensor(x) for x in xs):  # the facade's create_graph
         # a fresh node per input (clone), so that an input passed twice gets two cotangents
         cts = _facade_vjp(f, [facade.clone(xs[i]) for i in live], ct)
@@ -698,7 +788,7 @@ def _checkpoint_fwd(*xs, call: _Call):
         full = list(xs)
         for i, y in zip(live, ys):
             full[i] = y
-        return _run_primal(call, full)[0]
+        return _fun_on(call, full)
     return vjp(f, *[xs[i] for i in live])[0], None
 
 

@@ -81,10 +81,6 @@ class _FunctionScaledJvp(_FunctionScaled):
         return SCALE * x.cos() * t
 
 
-def _scaled(x):
-    return onp.sin(x), SCALE * onp.cos(x), -SCALE * onp.sin(x)
-
-
 KINDS = {
     "custom_vjp": Kind(_custom_vjp_scaled, onp.sin, lambda x: SCALE * onp.cos(x),
                        lambda x: -SCALE * onp.sin(x), forward=False),

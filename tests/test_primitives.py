@@ -21,6 +21,9 @@ Each module tests/cases/<family>.py (names starting with "_" are skipped) define
   options   dict, every key optional:
      "grad": True    run check_grads and the jvp/vjp agreement test. False for functions
                      whose derivative is zero or undefined (sign, argmax, comparisons).
+     "fwd": True     forward mode applies. False for a custom_vjp function, which refuses it
+                     (TypeError, as JAX): check_grads then runs reverse mode only, and the
+                     jvp/vjp agreement test checks that jvp raises.
      "order": 2      highest derivative order for check_grads.
      "grad_tol": None  atol/rtol for check_grads (None: its float64 default, 2e-5).
      "f32": False    also compare the forward value in float32.
@@ -64,7 +67,7 @@ from fgrad.core.trace import aval_of
 from fgrad.test_util import check_grads
 
 _OPTIONAL_MODULES = ("fgrad.nn.functional", "fgrad.ops.linalg", "fgrad.ops.nn")
-_DEFAULTS = {"grad": True, "order": 2, "grad_tol": None, "f32": False, "rtol": 1e-10, "jit": True,
+_DEFAULTS = {"grad": True, "fwd": True, "order": 2, "grad_tol": None, "f32": False, "rtol": 1e-10, "jit": True,
              "prims": (), "gpu": True}
 
 
@@ -187,7 +190,8 @@ def test_forward_float32(case):
 @pytest.mark.parametrize("case", GRAD_CASES, ids=_ids)
 def test_check_grads(case):
     tol = case.opt["grad_tol"]
-    check_grads(case.fn, case.make_args(), order=case.opt["order"], modes=("fwd", "rev"), atol=tol)
+    modes = ("fwd", "rev") if case.opt["fwd"] else ("rev",)
+    check_grads(case.fn, case.make_args(), order=case.opt["order"], modes=modes, atol=tol)
 
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=_ids)
@@ -195,6 +199,10 @@ def test_jvp_vjp_agree(case):
     args = case.make_args()
     rng = np.random.default_rng(1)
     v = tuple(_random_like(a, rng) for a in args)
+    if not case.opt["fwd"]:
+        with pytest.raises(TypeError, match="forward-mode"):
+            fgrad.jvp(case.fn, args, v)
+        return
     out, t_out = fgrad.jvp(case.fn, args, v)
     u = _random_like(out, rng)
     out2, vjp_fn = fgrad.vjp(case.fn, *args)
@@ -214,7 +222,8 @@ def _staged_functions(case, args):
         rng = np.random.default_rng(2)
         v = tuple(_random_like(a, rng) for a in args)
         u = _random_like(case.fn(*args), rng)
-        fns["jvp"] = lambda *a: fgrad.jvp(case.fn, a, v)[1]
+        if case.opt["fwd"]:
+            fns["jvp"] = lambda *a: fgrad.jvp(case.fn, a, v)[1]
         fns["vjp"] = lambda *a: tuple(c for c, x in zip(fgrad.vjp(case.fn, *a)[1](u), a) if _is_float(x))
     return fns
 

@@ -13,7 +13,7 @@ STRUCTURES, a transform one entry of a side's TRANSFORMS."""
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as onp
 import pytest

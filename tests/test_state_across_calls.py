@@ -316,21 +316,13 @@ def _close(a, b) -> None:
         np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-12, atol=1e-12)
 
 
-# Rules that run the user's Python again in the backward pass (checkpoint's recomputation,
-# the transpose of a custom_jvp rule) read the arrays it closes over as they are then, not
-# as the forward pass saw them. Known, left to the owner of fgrad/custom.py: staging the
-# function at the forward pass (JAX's closure conversion) would snapshot them.
-RERUN_AT_BACKWARD = {"vjp(checkpoint)[none]", "vjp(checkpoint)[scan]", "vjp(custom_jvp)"}
-
-
+# checkpoint's recomputation and the transpose of a custom_jvp rule read the arrays the user's
+# Python closes over as the forward pass saw them: both are staged there (frozen), not rerun
+# in the backward pass (fgrad/custom.py: _staged_fun, _custom_jvp_fwd).
 def _cases():
     for t in TRANSFORMS:
         for way in WAYS:
-            marks = ()
-            if way == "closed-over constant" and t.name in RERUN_AT_BACKWARD:
-                marks = pytest.mark.xfail(strict=True, reason="the backward pass reruns the user's "
-                                          "Python, which reads the closed-over array live")
-            yield pytest.param(t, way, id=f"{t.name}-{way}", marks=marks)
+            yield pytest.param(t, way, id=f"{t.name}-{way}")
 
 
 @pytest.mark.parametrize(("t", "way"), list(_cases()))

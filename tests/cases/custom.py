@@ -35,7 +35,7 @@ X = lambda rng, dt: (rng.uniform(-1, 1, (3, 4)).astype(dt),)  # noqa: E731
 XY = lambda rng, dt: (rng.uniform(-1, 1, (3, 4)).astype(dt), rng.uniform(-1, 1, (3, 4)).astype(dt))  # noqa: E731
 
 CASES = [
-    ("custom_vjp[sin]", _sin, np.sin, X, {"f32": True}),
+    ("custom_vjp[sin]", _sin, np.sin, X, {"f32": True, "fwd": False}),
     ("custom_jvp[softplus]", _softplus, lambda x: np.log1p(np.exp(x)), X),
     ("checkpoint", fgrad.checkpoint(_block), lambda x, y: np.tanh(x * y) * y, XY),
 ]
@@ -97,9 +97,9 @@ def _tree_total(tree):
 
 
 CASES += [
-    ("custom_vjp[nondiff_argnums]", lambda x: _power(3, x), lambda x: x ** 3, X),
+    ("custom_vjp[nondiff_argnums]", lambda x: _power(3, x), lambda x: x ** 3, X, {"fwd": False}),
     ("custom_vjp[pytree]", lambda x, y: _tree_total(_sincos(x, y)),
-     lambda x, y: np.sin(x) * y + np.cos(x) + x * y, XY),
+     lambda x, y: np.sin(x) * y + np.cos(x) + x * y, XY, {"fwd": False}),
     ("custom_jvp[defjvps]", _xsiny, lambda x, y: x * np.sin(y), XY),
     ("custom_jvp[pytree]", lambda r, t: _tree_total(_polar(r, t)), lambda r, t: r * np.cos(t) + r * np.sin(t), XY),
     ("checkpoint[pytree,kwargs]", lambda x, y: _tree_total(fgrad.checkpoint(_block2)(x, y, scale=2.0)),
