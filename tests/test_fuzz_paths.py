@@ -75,6 +75,58 @@ _REDUCE = [
 ]
 
 
+_INT_DTYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.uint64]
+_INT_UNARY = [("neg", fnp.negative), ("abs", fnp.abs), ("sign", fnp.sign),
+              ("invert", lambda x: fnp.invert(x) if x.dtype.kind != "f" else x),
+              ("rev", lambda x: x[::-1]), ("sum0", lambda x: fnp.sum(x, axis=0, keepdims=True) * fnp.ones_like(x))]
+_INT_BINARY = [("add", fnp.add), ("sub", fnp.subtract), ("mul", fnp.multiply), ("floordiv", fnp.floor_divide),
+               ("mod", fnp.remainder), ("fmod", fnp.fmod), ("xor", fnp.bitwise_xor), ("and", fnp.bitwise_and),
+               ("max", fnp.maximum), ("min", fnp.minimum), ("lt", lambda x, y: fnp.where(x < y, x, y))]
+
+
+def int_program(rng):
+    """A random integer program f(x) (wrapping arithmetic, casts between integer dtypes and to
+    float64, operands of other integer dtypes), with its description."""
+    steps, desc = [], []
+    for _ in range(int(rng.integers(3, 8))):
+        kind = rng.integers(8)
+        if kind < 2:
+            name, fn = _INT_UNARY[rng.integers(len(_INT_UNARY))]
+            steps.append(fn)
+            desc.append(name)
+        elif kind < 3:
+            t = _INT_DTYPES[rng.integers(len(_INT_DTYPES))] if rng.integers(4) else np.float64
+            steps.append(lambda x, t=t: x.astype(t) if x.dtype.kind != "f" else x)
+            desc.append(f"astype({t.__name__})")
+        else:
+            name, fn = _INT_BINARY[rng.integers(len(_INT_BINARY))]
+            t = _INT_DTYPES[rng.integers(len(_INT_DTYPES))]
+            info = np.iinfo(t)
+            vals = np.array([0, 1, 2, 7, info.max, info.min, info.max - 1] + ([-1, -2] if info.min else []), t)
+            other = vals[rng.integers(len(vals), size=(4, 6))] if rng.integers(2) else t(vals[rng.integers(len(vals))])
+            steps.append(lambda x, fn=fn, o=other: fn(x, o) if fn in (fnp.add, fnp.maximum)
+                         or np.result_type(x.dtype, np.asarray(o).dtype).kind != "f" else x)
+            desc.append(f"{name}(x, {'array' if np.ndim(other) else 'np.' + t.__name__})")
+
+    def f(x):
+        for s in steps:
+            x = s(x)
+        return x
+    return f, " -> ".join(desc)
+
+
+def check_int(seed: int) -> None:
+    """An integer program: jit equals eager bit for bit (kernels' integer types)."""
+    rng = np.random.default_rng(seed)
+    t = _INT_DTYPES[rng.integers(len(_INT_DTYPES))]
+    info = np.iinfo(t)
+    vals = np.array([0, 1, 3, info.max, info.min, info.max - 1] + ([-1, -5] if info.min else []), t)
+    x = vals[rng.integers(len(vals), size=(4, 6))]
+    f, desc = int_program(rng)
+    with np.errstate(all="ignore"):
+        _same(fgrad.jit(f)(x), f(x), f"jit seed {seed} ({np.dtype(t)}): {desc}")
+
+
 def program(rng, dtype):
     """A random program f(x) of 3-7 steps (x: (4, 6)), with its description."""
     steps, desc = [], []
@@ -147,6 +199,7 @@ def _fuzz(budget: float, first_seed: int, monkeypatch) -> int:
     start, seed = time.perf_counter(), first_seed
     while time.perf_counter() - start < budget:
         check(seed, monkeypatch)
+        check_int(seed)
         seed += 1
     return seed - first_seed
 

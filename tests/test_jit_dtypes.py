@@ -299,3 +299,33 @@ def check_loop(a, b, monkeypatch) -> None:
         if "(" in name and _inexact(name):
             continue
         assert_same(g, w, _inexact(name), f"jit scan body {name} on ({a}, {b})")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_literal_operands_equal_eager(dtype, monkeypatch):
+    """Each binary primitive with a trace-time constant (a literal in the kernel's source) of
+    every edge value as either operand: INT64_MIN was written as -(2**63), which Numba and the
+    LLVM translator read as the uint64 2**63 negated, so max(x, INT64_MIN) gave INT64_MIN."""
+    monkeypatch.setattr(llvm_kernels, "BACKEND", "llvm")
+    x = np.tile(edges(dtype), 3)
+    apps = []
+    for prim in _BINARY:
+        for c in edges(dtype):
+            for side in (0, 1):
+                def fn(x, prim=prim, c=c, side=side):
+                    k = ew.const(x, c)
+                    return prim.bind(*((x, k) if side == 0 else (k, x)))
+                try:
+                    r = _eager(fn, x)
+                    aval = prim.abstract_eval(aval_of(x), aval_of(x))
+                except Exception:
+                    continue
+                if np.asarray(r).dtype == aval.dtype:
+                    apps.append((f"{prim.name}({'x, ' if side == 0 else ''}{c!r}{'' if side == 0 else ', x'})", fn))
+
+    def f(x):
+        return [fn(x) for _, fn in apps]
+    want = _eager(f, x)
+    got = _eager(fgrad.jit(f), x)
+    for (name, _), g, w in zip(apps, got, want):
+        assert_same(g, w, _inexact(name), f"jit {name} on {dtype}")

@@ -71,6 +71,8 @@ def const_expr(value, dtype) -> str:
     if dtype.kind == "f":
         f = float(v)
         text = repr(f) if math.isfinite(f) else ("math.nan" if math.isnan(f) else ("math.inf" if f > 0 else "-math.inf"))
+    elif int(v) == -(1 << 63):  # (-9223372036854775808 is the uint64 2**63 negated, in Numba too)
+        text = "(-9223372036854775807 - 1)"
     else:
         text = repr(int(v))
     if dtype not in (np.float64, np.int64):
