@@ -30,15 +30,16 @@ import numpy as np
 
 from . import numpy as fnp
 from ._packing import pack_leaves, unpack_leaves
-from .api import jvp, make_jaxpr, vjp
+from .api import jvp, make_jaxpr, vjp, vmap
 from .core import errors
 from .core.avals import ShapedArray
 from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .core.ir import eval_jaxpr
 from .core.primitive import Primitive
-from .core.trace import EVAL_TRACE, Tracer, aval_of, facade, is_tensor, new_trace, snapshot
+from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, facade, is_tensor, new_trace, snapshot
 from .interpreters.staging import StagingTrace
 from .numpy._util import as_value, is_array
+from .ops._batching import loop_batch
 from .ops.elementwise import convert_element_type
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -319,7 +320,7 @@ def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
     (ConcretizationError), which then runs per application. Every path that evaluates the
     function (impl, abstract_eval, vmap's loop, jit's replays, checkpoint's recomputation and
     forward mode) binds these equations, so the user's Python runs once per trace, as in JAX."""
-    key = tuple((tuple(a.shape), a.dtype) for a in avals)
+    key = tuple((tuple(a.shape), a.dtype) for a in avals)  # (as _fun_on's lookup)
     if key in call.staged:
         return call.staged[key]
     found: list = []
@@ -342,10 +343,16 @@ def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
     return staged
 
 
-def _fun_on(call: _Call, xs: Sequence):
+def _fun_on(call: _Call, xs: Sequence, stage: bool = True):
     """The call's function on the primitive's inputs `xs` (under the current trace): its
-    packed output, the output structure reported to the caller (see _staged_fun)."""
-    staged = _staged_fun(call, [aval_of(x) for x in xs])
+    packed output, the output structure reported to the caller (see _staged_fun). With
+    `stage=False` the function runs as Python unless it was staged already (the facade's
+    untransformed Function.apply, say, runs once: staging would not pay)."""
+    avals = [aval_of(x) for x in xs]
+    if stage:
+        staged = _staged_fun(call, avals)
+    else:
+        staged = call.staged.get(tuple((tuple(a.shape), a.dtype) for a in avals))
     if staged is None:
         return _run_primal(call, xs)[0]
     _report_out(call, staged.out_tree, staged.out_avals)
@@ -381,13 +388,35 @@ def _impl(*xs, call: _Call, xp):
     # EvalTrace does not set the current trace for impls; the user's function binds fgrad ops,
     # which must run on these concrete values, not through the trace that called us
     try:
-        out = EVAL_TRACE.run(_fun_on, (call, xs))
+        out = EVAL_TRACE.run(_fun_on, (call, xs, False))
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"{call.kind} function {call!r}") from e
     out = _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
     if isinstance(out, Tracer):
         raise _closure_error(call, f"{call.kind} function {call!r}")
     return out
+
+
+def _batch_rule(prim: Primitive):
+    """vmap of a custom call. With nothing below vmap (the eval trace) no rule is needed: the
+    staged function runs vectorised, its Python once. Under a transform the rule must be seen
+    by it, so each example binds the call there (its staged function reused)."""
+    def rule(n, vals, dims, *, call: _Call):
+        if _state.trace is EVAL_TRACE:
+            avals = [aval_of(v) if d is None else _example_aval(v, d) for v, d in zip(vals, dims)]
+            staged = _staged_fun(call, avals)
+            if staged is not None:
+                _report_out(call, staged.out_tree, staged.out_avals)
+                run = vmap(lambda *xs: eval_jaxpr(staged.closed.jaxpr, staged.closed.consts, *xs)[0],
+                           in_axes=tuple(dims), axis_size=n)
+                return run(*vals), 0
+        return loop_batch(prim, n, vals, dims, call=call)
+    return rule
+
+
+def _example_aval(v, d: int) -> ShapedArray:
+    a = aval_of(v)
+    return ShapedArray(tuple(x for k, x in enumerate(a.shape) if k != d), a.dtype)
 
 
 def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
@@ -508,6 +537,7 @@ def _jvp_of_fun(call: _Call, primals: Sequence, tangents: Sequence, live: list):
 
 
 custom_vjp_call_p.def_impl(_impl)
+custom_vjp_call_p.def_batch(_batch_rule(custom_vjp_call_p))
 custom_vjp_call_p.def_abstract_eval(_abstract_eval)
 custom_vjp_call_p.def_vjp(_custom_vjp_vjp)
 custom_vjp_call_p.def_vjp_fwd(_custom_vjp_fwd)
@@ -683,6 +713,7 @@ def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Linearized | N
 
 
 custom_jvp_call_p.def_impl(_impl)
+custom_jvp_call_p.def_batch(_batch_rule(custom_jvp_call_p))
 custom_jvp_call_p.def_abstract_eval(_abstract_eval)
 custom_jvp_call_p.def_jvp(_custom_jvp_jvp)
 custom_jvp_call_p.def_vjp(_custom_jvp_vjp)
@@ -781,8 +812,8 @@ def _checkpoint_fwd(*xs, call: _Call):
     then run their fwd, so forward mode over this reverse pass (hessian, jvp of grad)
     differentiates their rules instead of meeting them in forward mode, which they refuse."""
     live = [i for i, x in enumerate(xs) if isinstance(x, Tracer) and aval_of(x).dtype.kind in "fc"]
-    if not live:
-        return checkpoint_p.bind(*xs, call=call), None
+    if not live:  # staged here: the recomputation replays it (the Python runs once)
+        return _fun_on(call, xs), None
 
     def f(*ys):
         full = list(xs)
@@ -797,6 +828,7 @@ def _checkpoint_jvp(primals, tangents, *, call: _Call):
 
 
 checkpoint_p.def_impl(_impl)
+checkpoint_p.def_batch(_batch_rule(checkpoint_p))
 checkpoint_p.def_abstract_eval(_abstract_eval)
 checkpoint_p.def_vjp(_checkpoint_vjp)
 checkpoint_p.def_saves(output=False)  # the point of checkpoint: only the inputs are saved
