@@ -214,3 +214,33 @@ def test_per_sample_gradients_tutorial_pairs_keys_with_their_gradients():
     assert list(per_sample) == list(params) == ["weight", "bias"]
     for (name, g), p in zip(per_sample.items(), params.values()):
         assert tuple(g.shape) == (4,) + tuple(p.shape), name
+
+
+FUNCTIONAL = {  # torch.autograd.functional: inputs are a Tensor or a tuple of Tensors
+    "jacobian": lambda F, f, t, v: F.jacobian(f, t),
+    "hessian": lambda F, f, t, v: F.hessian(f, t),
+    "vjp": lambda F, f, t, v: F.vjp(f, t),
+    "jvp": lambda F, f, t, v: F.jvp(f, t, v),
+    "hvp": lambda F, f, t, v: F.hvp(f, t, v),
+    "vhp": lambda F, f, t, v: F.vhp(f, t, v),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONAL))
+@pytest.mark.parametrize("n_inputs", [1, 2])
+def test_autograd_functional_structure_matches_torch(name, n_inputs):
+    def run(libname, F):
+        L = LIBS[libname]
+        xs = tuple(L.box(a) for a in (A, B)[:n_inputs])
+        t = xs[0] if n_inputs == 1 else xs
+        v = L.box(onp.ones(2)) if n_inputs == 1 else tuple(L.box(onp.ones(2)) for _ in xs)
+
+        def f(*args):
+            return sum(L.total(L.sin(a) * (k + 1.0)) for k, a in enumerate(args))
+        leaves: list = []
+        return _describe(FUNCTIONAL[name](F, f, t, v), leaves), leaves
+    want, want_leaves = run("torch", torch.autograd.functional)
+    got, got_leaves = run("facade", fgrad.autograd.functional)
+    assert got == want
+    for g, w in zip(got_leaves, want_leaves):
+        onp.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
