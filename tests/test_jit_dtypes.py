@@ -19,15 +19,19 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import fgrad
 import fgrad.numpy as fnp
+from fgrad import lax
 from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.core.trace import aval_of
-from fgrad.interpreters.compile import llvm_kernels, scalar
+from fgrad.interpreters.compile import llvm_kernels, loops, scalar
 from fgrad.ops import elementwise as ew
 
 from .test_compile_lowerings import _ARITY, _PARAMS, INEXACT, assert_same
@@ -236,9 +240,6 @@ def test_plan_and_arithmetic_do_not_depend_on_timings(tmp_path):
     tanh and exp to NumPy on one machine and to vmath on another: results 1-3 ulps apart).
     Two processes, each with its own cache directory and a clock that makes every timed call
     look instant in one and slow in the other."""
-    import subprocess
-    import sys
-    import textwrap
     script = textwrap.dedent("""
         import sys, time, itertools
         tick = float(sys.argv[1])
@@ -276,8 +277,6 @@ def test_compiled_loop_bodies_equal_eager_more_pairs(a, b, monkeypatch, math_mod
 
 def check_loop(a, b, monkeypatch) -> None:
     """jit's compiled scan body equals eager's scan on the (lowerable) applications of (a, b)."""
-    from fgrad import lax
-    from fgrad.interpreters.compile import loops
     x, y = operands(a, b)
     p = np.arange(x.size) % 3 == 0
 
