@@ -215,7 +215,7 @@ def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
 
 
 def cache_dir() -> Path:
-    """Where generated kernels, their machine code and the planner's timings are kept."""
+    """Where generated kernels and their machine code are kept."""
     root = os.environ.get("FGRAD_CACHE_DIR")
     return Path(root) if root else Path.home() / ".cache" / "fgrad"
 
