@@ -32,8 +32,8 @@ from .scalar import KERNEL_DTYPES, const_expr, lower_expr, lowerable, operand
 _SCALAR_ERRORS = (ArithmeticError, ValueError)
 
 # Tiling: a run of consecutive element-wise steps over one large shape (kernels, and the
-# element-wise calls left to their impls, as FGRAD_JIT_MATH=eager leaves exp) runs block by block, so a value made and
-# used only inside the run never exists at full size: forward values saved for a backward pass
+# element-wise calls left to their impls, as FGRAD_JIT_MATH=eager leaves exp) runs block by
+# block, so a value made and used only inside the run never exists at full size: forward values saved for a backward pass
 # in the same run live one block at a time (what XLA's fusion gets). The block is the largest
 # power of two up to MAX_TILE elements whose values live at once fit TILE_BUDGET bytes, about
 # half a server CPU's last-level cache: measured on 2^20-2^22 element chains, a block whose
