@@ -33,8 +33,9 @@ _SCALAR_ERRORS = (ArithmeticError, ValueError)
 
 # Tiling: a run of consecutive element-wise steps over one large shape (kernels, and the
 # element-wise calls left to their impls, as FGRAD_JIT_MATH=eager leaves exp) runs block by
-# block, so a value made and used only inside the run never exists at full size: forward values saved for a backward pass
-# in the same run live one block at a time (what XLA's fusion gets). The block is the largest
+# block, so a value made and used only inside the run never exists at full size: forward
+# values saved for a backward pass in the same run live one block at a time (what XLA's
+# fusion gets). The block is the largest
 # power of two up to MAX_TILE elements whose values live at once fit TILE_BUDGET bytes, about
 # half a server CPU's last-level cache: measured on 2^20-2^22 element chains, a block whose
 # values stay in cache runs 1.5-3x faster than the whole-array program, one that spills runs
