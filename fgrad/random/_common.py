@@ -8,6 +8,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import Tracer
+from ._prng import canonical_shape
 
 
 def float_dtype(name: str, dtype: Any, *, complex_ok: bool = False) -> np.dtype:
@@ -53,7 +54,6 @@ def check_shape(name: str, shape: tuple, *param_shapes: tuple) -> None:
 
 def param_shape(name: str, shape: Any, *params: Any) -> tuple:
     """`shape`, or the parameters' broadcast shape when it is None, checked against them."""
-    from ._prng import canonical_shape
     pshapes = [shape_of(p) for p in params]
     if shape is None:
         return broadcast_shapes(name, *pshapes) if pshapes else ()

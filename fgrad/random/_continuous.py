@@ -201,6 +201,11 @@ def lognormal(key: Any, sigma: Any = np.float32(1), shape: Any = None, dtype: An
     return fnp.exp(normal_data(data, shape, dtype) * as_dtype(sigma, dtype))
 
 
+def rademacher_data(data, shape: tuple, dtype: np.dtype):
+    b = (uniform_data(data, shape, np.dtype(np.float64)) < 0.5).astype(dtype)
+    return (2 * b - 1).astype(dtype)
+
+
 def maxwell_data(data, shape: tuple, dtype: np.dtype):
     return fnp.linalg.norm(normal_data(data, shape + (3,), dtype), axis=-1)
 
@@ -214,7 +219,6 @@ def maxwell(key: Any, shape: Any = (), dtype: Any = None) -> Any:
 def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Double-sided Maxwell samples: a random sign times a Maxwell sample, scaled and shifted
     (the result's shape is shape + the parameters' broadcast shape, as in JAX)."""
-    from ._discrete import rademacher_data
     data, _ = key_parts("double_sided_maxwell", key)
     dtype = float_dtype("double_sided_maxwell", dtype)
     params = np.broadcast_shapes(shape_of(loc), shape_of(scale))

@@ -12,7 +12,7 @@ from ..core.errors import FgradTypeError, FgradValueError
 from ..lax import while_loop
 from ..ops.special_gamma import lgamma
 from ._common import as_dtype, check_shape, float_dtype, int_dtype, param_shape, shape_of
-from ._continuous import gumbel_data, uniform_data
+from ._continuous import gumbel_data, rademacher_data, uniform_data
 from ._prng import canonical_shape, key_parts, random_bits, split_data
 
 
@@ -76,11 +76,6 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
         u1, u2 = both[0], both[1] * np.asarray(2.0 ** -np.finfo(dtype).nmant, dtype)
         return u2 < p - u1
     return uniform_data(data, shape, dtype) < p
-
-
-def rademacher_data(data, shape: tuple, dtype: np.dtype):
-    b = (uniform_data(data, shape, np.dtype(np.float64)) < 0.5).astype(dtype)
-    return (2 * b - 1).astype(dtype)
 
 
 def rademacher(key: Any, shape: Any = (), dtype: Any = None) -> Any:

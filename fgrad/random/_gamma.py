@@ -17,8 +17,9 @@ import numpy as np
 from .. import numpy as fnp
 from ..lax import while_loop
 from ._common import as_dtype, float_dtype, param_shape, shape_of
-from ._continuous import exponential_data, normal_data, uniform_data
-from ._prng import key_parts, split_data
+from ..core.errors import FgradValueError
+from ._continuous import exponential_data, normal_data, rademacher_data, uniform_data
+from ._prng import canonical_shape, key_parts, split_data
 
 
 def _gamma_lanes(keys, alpha, log_space: bool):
@@ -106,7 +107,6 @@ def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Any:
 
 def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Dirichlet(alpha) samples over alpha's last axis (a softmax of log-gamma samples)."""
-    from ..core.errors import FgradValueError
     data, _ = key_parts("dirichlet", key)
     dtype = float_dtype("dirichlet", dtype)
     ashape = shape_of(alpha)
@@ -157,7 +157,6 @@ def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Any:
 
 
 def generalized_normal_data(data, p, shape, dtype):
-    from ._discrete import rademacher_data
     keys = split_data(data, (2,))
     g = gamma_data(keys[0], 1 / p, shape, dtype)
     r = rademacher_data(keys[1], shape, dtype)
@@ -166,7 +165,6 @@ def generalized_normal_data(data, p, shape, dtype):
 
 def generalized_normal(key: Any, p: float, shape: Any = (), dtype: Any = None) -> Any:
     """Generalized normal samples with shape parameter p (density ~ exp(-|x|**p))."""
-    from ._prng import canonical_shape
     data, _ = key_parts("generalized_normal", key)
     dtype = float_dtype("generalized_normal", dtype)
     return generalized_normal_data(data, p, canonical_shape("generalized_normal", shape), dtype)
@@ -174,7 +172,6 @@ def generalized_normal(key: Any, p: float, shape: Any = (), dtype: Any = None) -
 
 def ball(key: Any, d: int, p: float = 2, shape: Any = (), dtype: Any = None) -> Any:
     """Points uniform in the d-dimensional unit p-norm ball (shape + (d,))."""
-    from ._prng import canonical_shape
     data, _ = key_parts("ball", key)
     dtype = float_dtype("ball", dtype)
     shape = canonical_shape("ball", shape)
