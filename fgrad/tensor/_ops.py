@@ -20,7 +20,7 @@ from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..numpy._elementwise import unary_float
 from ..numpy._policy import TORCH as P
-from ..numpy._util import cast, dtype_of, normalize_axes
+from ..numpy._util import cast, dtype_of, fresh, normalize_axes
 from ..ops import elementwise as ew
 from ..ops.complex import complex as _lax_complex
 from ..ops.nn import log_softmax as _log_softmax
@@ -108,6 +108,12 @@ angle | angle | input |
 """
 globals().update(adapt_table(_TABLE, named))
 moveaxis = movedim  # noqa: F821
+_flip_view = flip  # noqa: F821
+
+
+def flip(input, dims):
+    """`input` reversed along `dims`: a new tensor, as PyTorch's (NumPy's flip is a view)."""
+    return named(fresh(_flip_view(input, dims), input), "FlipBackward0", input)
 
 
 # --- elementwise ---------------------------------------------------------------------------------
