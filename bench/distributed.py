@@ -38,8 +38,8 @@ def _worker(args) -> None:
 
     import fgrad
     import fgrad.distributed as dist
-    import fgrad.nn as nn
-    import fgrad.nn.functional as F
+    import fgrad.torch.nn as nn
+    import fgrad.torch.nn.functional as F
     import fgrad.numpy as fnp
     from fgrad.tree_util import tree_map
 
@@ -67,12 +67,12 @@ def _worker(args) -> None:
         return best
 
     # the facade
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]), nn.ReLU(),
                         nn.Linear(SIZES[2], SIZES[3]))
     ddp = dist.DistributedDataParallel(net, bucket_cap_mb=args.bucket_mb)
-    opt = fgrad.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
-    data, target = fgrad.tensor(x), fgrad.tensor(y)
+    opt = fgrad.torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    data, target = fgrad.torch.tensor(x), fgrad.torch.tensor(y)
     reducer = ddp._reducer
     waited = [0.0]
     finish = reducer._finish

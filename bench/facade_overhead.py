@@ -62,8 +62,8 @@ def main(argv=None) -> dict:
     x0 = rng.standard_normal(args.size).astype(np.float32)
     w0 = rng.standard_normal(args.size).astype(np.float32)
 
-    step(fgrad, x0, w0, args.ops)  # warm up
-    t_fgrad = best_time(lambda: step(fgrad, x0, w0, args.ops), args.repeat)
+    step(fgrad.torch, x0, w0, args.ops)  # warm up
+    t_fgrad = best_time(lambda: step(fgrad.torch, x0, w0, args.ops), args.repeat)
     result = {"fgrad_us_per_op": t_fgrad / args.ops * 1e6}
     print(f"fgrad   : {result['fgrad_us_per_op']:7.2f} us/op  (forward + backward, {args.ops}-op chain, "
           f"{args.size} elements)")
@@ -73,7 +73,7 @@ def main(argv=None) -> dict:
         print("PyTorch not installed: no ratio")
         return result
     torch.set_num_threads(1)
-    g_fgrad = step(fgrad, x0, w0, args.ops).numpy()
+    g_fgrad = step(fgrad.torch, x0, w0, args.ops).numpy()
     g_torch = step(torch, x0, w0, args.ops).numpy()
     np.testing.assert_allclose(g_fgrad, g_torch, rtol=1e-4, atol=1e-6)  # same computation
     t_torch = best_time(lambda: step(torch, x0, w0, args.ops), args.repeat)
@@ -87,7 +87,7 @@ def main(argv=None) -> dict:
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(20):
-            step(fgrad, x0, w0, args.ops)
+            step(fgrad.torch, x0, w0, args.ops)
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     return result

@@ -28,7 +28,7 @@ import numpy as np
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad import nn
+from fgrad.torch import nn
 
 
 def _timed(fn: Callable[[], object], sync: Callable[[], None], iters: int, repeats: int, warmup: int) -> float:
@@ -68,11 +68,11 @@ def environment() -> list[tuple[str, str]]:
         rows.append(("CuPy", "not installed"))
     except Exception as e:  # CuPy present, CUDA broken: say so, the rows below will too
         rows.append(("CuPy", f"error: {type(e).__name__}: {e}"))
-    if fgrad.cuda.is_available():
-        major, minor = fgrad.cuda.get_device_capability()
-        _, total = fgrad.cuda.mem_get_info()
-        rows.append(("GPU", f"{fgrad.cuda.get_device_name()} (sm_{major}{minor}, {total / 2**30:.0f} GiB, "
-                     f"{fgrad.cuda.device_count()} visible)"))
+    if fgrad.torch.cuda.is_available():
+        major, minor = fgrad.torch.cuda.get_device_capability()
+        _, total = fgrad.torch.cuda.mem_get_info()
+        rows.append(("GPU", f"{fgrad.torch.cuda.get_device_name()} (sm_{major}{minor}, {total / 2**30:.0f} GiB, "
+                     f"{fgrad.torch.cuda.device_count()} visible)"))
     else:
         rows.append(("GPU", "none visible to CuPy"))
     torch, why = _torch_cuda()
@@ -93,11 +93,11 @@ def bench_w2(args, torch) -> tuple:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((256, 784)).astype(np.float32)
     y = rng.integers(0, 10, 256)
-    fgrad.manual_seed(0)
-    f_net = build(fgrad).cuda()
-    f_opt = fgrad.optim.SGD(f_net.parameters(), lr=0.01, momentum=0.9)
+    fgrad.torch.manual_seed(0)
+    f_net = build(fgrad.torch).cuda()
+    f_opt = fgrad.torch.optim.SGD(f_net.parameters(), lr=0.01, momentum=0.9)
     f_crit = nn.CrossEntropyLoss()
-    fx, fy = fgrad.tensor(x, device="cuda"), fgrad.tensor(y, device="cuda")
+    fx, fy = fgrad.torch.tensor(x, device="cuda"), fgrad.torch.tensor(y, device="cuda")
 
     def f_step():
         f_opt.zero_grad()
@@ -106,7 +106,7 @@ def bench_w2(args, torch) -> tuple:
         f_opt.step()
         return loss
 
-    t_fgrad = _timed(f_step, fgrad.cuda.synchronize, args.iters, args.repeats, args.warmup)
+    t_fgrad = _timed(f_step, fgrad.torch.cuda.synchronize, args.iters, args.repeats, args.warmup)
     if torch is None:
         return t_fgrad, None, ""
     t_net = build(torch).cuda()
@@ -142,7 +142,7 @@ def _big(args, cp):
 def bench_elementwise(args, torch) -> tuple:
     import cupy as cp  # the benchmark's own data lives in CuPy arrays
     n, x, w = _big(args, cp)
-    t_fgrad = _timed(lambda: fnp.add(fnp.multiply(x, w), fnp.sin(x)), fgrad.cuda.synchronize,
+    t_fgrad = _timed(lambda: fnp.add(fnp.multiply(x, w), fnp.sin(x)), fgrad.torch.cuda.synchronize,
                      args.iters, args.repeats, args.warmup)
     if torch is None:
         return t_fgrad, None, f"{n}x{n}"
@@ -155,7 +155,7 @@ def bench_grad_elementwise(args, torch) -> tuple:
     import cupy as cp  # the benchmark's own data lives in CuPy arrays
     n, x, _ = _big(args, cp)
     g = fgrad.grad(lambda a: fnp.sum(fnp.tanh(a) * a))
-    t_fgrad = _timed(lambda: g(x), fgrad.cuda.synchronize, args.iters, args.repeats, args.warmup)
+    t_fgrad = _timed(lambda: g(x), fgrad.torch.cuda.synchronize, args.iters, args.repeats, args.warmup)
     if torch is None:
         return t_fgrad, None, f"{n}x{n}"
     tx = torch.from_dlpack(x).clone().requires_grad_(True)
@@ -169,7 +169,7 @@ def bench_grad_elementwise(args, torch) -> tuple:
 def bench_matmul(args, torch) -> tuple:
     import cupy as cp  # the benchmark's own data lives in CuPy arrays
     n, x, w = _big(args, cp)
-    t_fgrad = _timed(lambda: fnp.matmul(x, w), fgrad.cuda.synchronize, args.iters, args.repeats, args.warmup)
+    t_fgrad = _timed(lambda: fnp.matmul(x, w), fgrad.torch.cuda.synchronize, args.iters, args.repeats, args.warmup)
     flops = 2 * n ** 3
     if torch is None:
         return t_fgrad, None, f"{n}x{n}, fgrad {flops / t_fgrad / 1e12:.1f} TFLOP/s"
@@ -198,7 +198,7 @@ def run(args) -> tuple[str, int]:
     lines += ["", "### fgrad (CuPy) vs PyTorch CUDA, float32", "",
               "| benchmark | fgrad ms | PyTorch ms | fgrad / PyTorch | note |", "| --- | --- | --- | --- | --- |"]
     failed = 0
-    if not fgrad.cuda.is_available():
+    if not fgrad.torch.cuda.is_available():
         lines += [f"| {name} | - | - | - | skipped: no GPU visible to CuPy |" for name, _ in BENCHMARKS]
         return "\n".join(lines), 0
     torch, why = _torch_cuda()
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     args.warmup = args.warmup or (1 if args.quick else 5)
     report, failed = run(args)
     print(report, flush=True)
-    if args.require_gpu and not fgrad.cuda.is_available():
+    if args.require_gpu and not fgrad.torch.cuda.is_available():
         print("gpu_bench: --require-gpu, but CuPy sees no GPU", file=sys.stderr)
         failed += 1
     path = args.markdown or (os.path.join(os.environ["OUT"], "gpu_bench.md") if os.environ.get("OUT") else None)

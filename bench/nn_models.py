@@ -81,19 +81,19 @@ def bench(name, build, x, y, rounds, goal, profile, clock):
     import torch
 
     import fgrad
-    fgrad.manual_seed(0)
-    f_model, t_model = build(fgrad), build(torch)
+    fgrad.torch.manual_seed(0)
+    f_model, t_model = build(fgrad.torch), build(torch)
     t_model.load_state_dict({k: torch.tensor(v.numpy()) for k, v in f_model.state_dict().items()})
     # same weights, same data: the first losses agree (dropout off for this check)
     f_model.eval(), t_model.eval()
     with torch.no_grad():
         lt = torch.nn.functional.cross_entropy(t_model(torch.tensor(x)).reshape(-1, VOCAB),
                                                torch.tensor(y).reshape(-1)).item()
-    lf = fgrad.nn.functional.cross_entropy(f_model(fgrad.tensor(x)).reshape(-1, VOCAB),
-                                           fgrad.tensor(y).reshape(-1)).item()
+    lf = fgrad.torch.nn.functional.cross_entropy(f_model(fgrad.torch.tensor(x)).reshape(-1, VOCAB),
+                                           fgrad.torch.tensor(y).reshape(-1)).item()
     assert abs(lf - lt) < 1e-4 * max(1.0, abs(lt)), (lf, lt)
     f_model.train(), t_model.train()
-    f_step, t_step = make_step(fgrad, f_model, x, y), make_step(torch, t_model, x, y)
+    f_step, t_step = make_step(fgrad.torch, f_model, x, y), make_step(torch, t_model, x, y)
     times = {"fgrad": [], "torch": []}
     for _ in range(3):  # warm-up (Numba kernels, caches)
         f_step(), t_step()

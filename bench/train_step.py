@@ -7,7 +7,7 @@ networks, fgrad against PyTorch on the CPU, both on one thread:
 
 Rounds alternate between the two libraries and the best time of each is kept, so load from
 other processes affects both alike. Creating an fgrad optimizer calls
-fgrad.nn.utils.tune_malloc() (glibc keeps freed memory instead of returning it to the kernel,
+fgrad.torch.nn.utils.tune_malloc() (glibc keeps freed memory instead of returning it to the kernel,
 which saves thousands of page faults per step; it applies to both libraries, which share
 the process); --default-malloc runs with FGRAD_TUNE_MALLOC=0, glibc's defaults.
 
@@ -57,8 +57,8 @@ def bench(name, build, x, y, rounds, per_round, goal, profile):
     import torch
 
     import fgrad
-    fgrad.manual_seed(0)
-    f_step, f_net = make_step(fgrad, build, x, y)
+    fgrad.torch.manual_seed(0)
+    f_step, f_net = make_step(fgrad.torch, build, x, y)
     t_step, t_net = make_step(torch, build, x, y)
     copy_weights(f_net, t_net, torch)
     # same weights, same data: the first losses agree
@@ -98,7 +98,7 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true", help="cProfile the fgrad step")
     parser.add_argument("--only", choices=["mlp", "cnn"])
     parser.add_argument("--default-malloc", action="store_true",
-                        help="do not call fgrad.nn.utils.tune_malloc()")
+                        help="do not call fgrad.torch.nn.utils.tune_malloc()")
     args = parser.parse_args(argv)
 
     import os

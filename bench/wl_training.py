@@ -23,7 +23,7 @@ LR = 0.01
 class Model:
     """What differs between W2 and W3; the step machinery below is shared."""
     shapes: list            # (weight shape, bias shape) per layer, PyTorch layout
-    facade: Callable        # nn -> Sequential (PyTorch or fgrad.nn)
+    facade: Callable        # nn -> Sequential (PyTorch or fgrad.torch.nn)
     fgrad_loss: Callable    # (F, fnp) -> loss(params, x, y)
     jax_loss: Callable      # (jax) -> loss(params, x, y)
     autograd_loss: Callable | None
@@ -146,7 +146,7 @@ def _run_model(wid: str, title: str, model: Model, x, y, config) -> dict:
     if model.autograd_loss is not None:
         impls.append(Impl("autograd", "autograd", _autograd(model, params, x, y)))
     rows = measure(impls, config, allclose(rtol=1e-4, atol=1e-6))
-    note = ("Building the fgrad facade's optimizer calls fgrad.nn.utils.tune_malloc(), which tunes glibc "
+    note = ("Building the fgrad facade's optimizer calls fgrad.torch.nn.utils.tune_malloc(), which tunes glibc "
             "for the whole process, PyTorch's and JAX's steps included (as in bench/train_step.py).")
     notes = [note]
     return {"id": wid, "title": title, "rows": [asdict(r) for r in rows], "tables": [], "notes": notes}

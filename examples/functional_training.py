@@ -11,9 +11,9 @@ import os
 import time
 
 import fgrad
-import fgrad.nn.functional as F
-from fgrad.data import DataLoader, datasets
-from fgrad.func import functional_call
+import fgrad.torch.nn.functional as F
+from fgrad.torch.utils.data import DataLoader, datasets
+from fgrad.torch.func import functional_call
 from fgrad.tree_util import tree_map
 
 # the model class of train_digits.py (examples/ is not a package)
@@ -24,13 +24,13 @@ _spec.loader.exec_module(train_digits)
 
 
 def main(epochs: int = 20, lr: float = 0.01, momentum: float = 0.9, batch_size: int = 32, seed: int = 0):
-    fgrad.manual_seed(seed)
+    fgrad.torch.manual_seed(seed)
     train_set, test_set = datasets.digits()
     net = train_digits.ConvNet(8, train_digits.DIGITS_DEPTH)
     # the parameter pytree: a dict of Tensors outside any graph (fgrad.grad hands the model
     # Tensors wrapping its tracers, so PyTorch-style model code such as x.view() runs as is)
     params = {name: p.detach().clone() for name, p in net.named_parameters()}
-    velocity = tree_map(fgrad.zeros_like, params)
+    velocity = tree_map(fgrad.torch.zeros_like, params)
 
     def loss_fn(params, x, y):
         return F.nll_loss(functional_call(net, params, (x,)), y)  # the net ends in log_softmax

@@ -1,7 +1,7 @@
 """Train the seed article's CNN on handwritten digits with fgrad's PyTorch-style facade.
 
 This is the `model_training(net)` loop from the seed article (PyTorch中的自动微分特性与计算图解释)
-ported line by line: `import fgrad as torch` is the only change a PyTorch user needs. It runs
+ported line by line: `import fgrad.torch as torch` is the only change a PyTorch user needs. It runs
 on scikit-learn's bundled 8x8 digits by default (offline) or on real MNIST with
 `--mnist DIR` (the four IDX files), shows a tqdm bar per epoch, prints train/test accuracy
 per epoch and writes a PNG with the loss/error curves and the recorded conv kernels.
@@ -28,11 +28,11 @@ import time
 
 import numpy as np
 
-import fgrad as torch
-import fgrad.nn as nn
-import fgrad.nn.functional as F
-import fgrad.optim as optim
-from fgrad.data import DataLoader, DistributedSampler, datasets
+import fgrad.torch as torch
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
+import fgrad.torch.optim as optim
+from fgrad.torch.utils.data import DataLoader, DistributedSampler, datasets
 
 SEED_DEPTH = [4, 8]     # the seed's conv channels, for 28x28 MNIST
 DIGITS_DEPTH = [16, 32]  # 8x8 digits pool down to 2x2: wider convs keep enough features

@@ -1,6 +1,11 @@
-"""fgrad: composable automatic differentiation (JAX-style transforms over a typed IR)
-with a PyTorch-style Tensor facade on the same primitives and rules."""
-import sys as _sys
+"""fgrad: composable automatic differentiation (JAX-style transforms over a typed IR).
+
+Two doors on one core:
+- `fgrad` is the functional namespace, with JAX's names and semantics: `fgrad.grad`, `vjp`,
+  `jvp`, `vmap(in_axes=)`, `jit`, `fgrad.numpy`, `fgrad.lax`, `fgrad.scipy`, `fgrad.tree_util`;
+- `fgrad.torch` is the PyTorch namespace: `import fgrad.torch as torch`.
+"""
+import importlib as _importlib
 
 from . import numpy, scipy, test_util, tree_util  # noqa: F401
 from .api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,  # noqa: F401
@@ -10,49 +15,39 @@ from .custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from . import lax  # noqa: F401
 from . import random  # noqa: F401,E402  (JAX's jax.random: keys are values)
 
-# The Tensor facade: `import fgrad as torch`. `fgrad.tensor` is the facade's package and, being
-# callable, also `torch.tensor(data, ...)`; `fgrad.autograd` and `fgrad.cuda` are importable.
-from . import tensor  # noqa: E402
-from .tensor import *  # noqa: F401,F403,E402
-from .tensor import autograd, cuda  # noqa: F401,E402
-# torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
-from . import linalg, sparse, special  # noqa: F401,E402
-from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
-from .tensor._ops_math import nan_to_num  # noqa: E402,F401
-from .tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
-
-# torch.det & co: the torch.linalg functions under their older top-level names, also as methods
-det, inverse, slogdet, logdet = linalg.det, linalg.inv, linalg.slogdet, linalg.logdet
-for _name, _fn in (("det", det), ("inverse", inverse), ("slogdet", slogdet), ("logdet", logdet),
-                   ("nan_to_num", nan_to_num)):
-    setattr(Tensor, _name, _fn)
-
-_sys.modules[__name__ + ".autograd"] = autograd
-_sys.modules[__name__ + ".cuda"] = cuda
-
 __version__ = "0.1.0"
 
-# The training-script layer comes last: it is written on the facade imported above.
-from . import nn, optim, data, func, utils  # noqa: E402,F401
-from .serialization import save, load  # noqa: E402,F401
-from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
-# Pictures of graphs and IR (fgrad.viz.draw); Graphviz is imported only when one is rendered.
-from . import viz  # noqa: E402,F401
-from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
-from .amp import autocast  # noqa: E402,F401
-from .legacy_tensors import *  # noqa: E402,F401,F403
-from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile,  # noqa: E402,F401
-                      get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
-                      is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
-                      set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
+# Loaded on first use: the PyTorch door (a JAX-style program never pays for importing it),
+# graph pictures (which draw both doors' graphs) and MPI data parallelism.
+_LAZY = ("torch", "viz", "distributed")
 
-# torch.cuda.amp / torch.cpu.amp: the same autocast and GradScaler
-cuda.amp = amp
-# torch.autograd.functional, gradcheck and gradgradcheck (written on the transforms above)
-from . import autograd_functional as _autograd_functional, gradcheck as _gradcheck  # noqa: E402
-autograd.functional = _autograd_functional
-autograd.gradcheck, autograd.gradgradcheck = _gradcheck.gradcheck, _gradcheck.gradgradcheck
-autograd.GradcheckError = _gradcheck.GradcheckError
-_sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
-for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
-    _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
+# Names that were the facade's at fgrad's top level before the two doors: each now lives in
+# fgrad.torch, and reaching for it here says so instead of a bare AttributeError.
+_MOVED_TO_TORCH = frozenset("""
+Tensor Size tensor autograd cuda nn optim data utils func linalg sparse special amp backends
+distributions onnx serialization legacy_tensors runtime autograd_functional gradcheck
+no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode manual_seed seed
+randn rand randint randperm zeros ones empty full arange linspace eye from_numpy as_tensor
+save load compile cat stack dtype device float32 float64 int64 long
+""".split())
+
+
+# Former top-level names whose PyTorch path differs (fgrad.data was torch.utils.data).
+_TORCH_PATH = {"data": "utils.data"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return _importlib.import_module(f"{__name__}.{name}")
+    # (dunder and private look-ups, which tools make all the time, never load the torch door)
+    if name in _MOVED_TO_TORCH or (not name.startswith("_")
+                                   and hasattr(_importlib.import_module(f"{__name__}.torch"), name)):
+        raise AttributeError(
+            f"module 'fgrad' has no attribute {name!r}: fgrad is the functional (JAX-style) namespace; "
+            f"the PyTorch-style API is fgrad.torch: `import fgrad.torch as torch`, then "
+            f"torch.{_TORCH_PATH.get(name, name)}")
+    raise AttributeError(f"module 'fgrad' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

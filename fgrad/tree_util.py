@@ -93,7 +93,7 @@ def _flatten_dict(d: dict) -> tuple[list, tuple]:
 def dicts_in_insertion_order() -> Iterator[None]:
     """Within this block (on this thread), dicts flatten in insertion order and so come back
     from unflattening in their caller's order, as in torch.utils._pytree: what the facade's
-    torch.func transforms (fgrad.func) run under, so that code zipping a result's keys with
+    torch.func transforms (fgrad.torch.func) run under, so that code zipping a result's keys with
     another dict's values pairs the right entries. Outside, dicts flatten by sorted key (JAX)."""
     before = _DICT_ORDER.insertion
     _DICT_ORDER.insertion = True

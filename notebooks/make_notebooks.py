@@ -16,8 +16,8 @@ NB1 = [
        "node whose derivative rule is the primitive's own VJP rule. This notebook walks through "
        "the concepts of the two seed articles: leaves and `grad_fn`, `.grad`, accumulation, "
        "`retain_grad`, `retain_graph` and `create_graph` for higher derivatives.\n\n"
-       "A PyTorch script ports by changing its import: `import fgrad as torch`."),
-    code("import warnings\nimport fgrad as torch\nimport fgrad.nn as nn\nprint(torch.__version__)"),
+       "A PyTorch script ports by changing its import: `import fgrad.torch as torch`."),
+    code("import warnings\nimport fgrad.torch as torch\nimport fgrad.torch.nn as nn\nprint(torch.__version__)"),
     md("## Leaves and `grad_fn`\n\n"
        "Tensors the user creates are **leaves**: their `grad_fn` is `None`. A tensor computed from "
        "a tensor that requires grad is a **non-leaf**; its `grad_fn` names the backward function of "
@@ -161,7 +161,7 @@ NB2 = [
     md("## The facade does it too: `create_graph=True`\n\n"
        "Second derivatives through a small network with `autograd.grad(..., create_graph=True)` "
        "equal those of the functional `hessian`."),
-    code("import fgrad as torch\nimport fgrad.nn.functional as F\ntorch.manual_seed(0)\n"
+    code("import fgrad.torch as torch\nimport fgrad.torch.nn.functional as F\ntorch.manual_seed(0)\n"
          "W = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)\n"
          "x = torch.tensor([0.3, -0.7], dtype=torch.float64)\n"
          "loss = F.log_softmax(F.linear(x, W), dim=0)[1]\n"
@@ -174,11 +174,11 @@ NB2 = [
 NB3 = [
     md("# 03 · Training a CNN on handwritten digits\n\n"
        "The seed article's training loop on scikit-learn's 8×8 digits (bundled, offline), with "
-       "`import fgrad as torch`. See `examples/train_digits.py` for the full script (tqdm bars, "
+       "`import fgrad.torch as torch`. See `examples/train_digits.py` for the full script (tqdm bars, "
        "`--mnist DIR`)."),
     code("import time\nimport numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-         "%matplotlib inline\nimport fgrad as torch\nimport fgrad.nn as nn\nimport fgrad.nn.functional as F\n"
-         "import fgrad.optim as optim\nfrom fgrad.data import DataLoader, datasets\n\n"
+         "%matplotlib inline\nimport fgrad.torch as torch\nimport fgrad.torch.nn as nn\nimport fgrad.torch.nn.functional as F\n"
+         "import fgrad.torch.optim as optim\nfrom fgrad.torch.utils.data import DataLoader, datasets\n\n"
          "from threadpoolctl import threadpool_limits\n"
          "threadpool_limits(1)  # tiny matrices: one BLAS thread beats waking several\n\n"
          "torch.manual_seed(0)\ntrain_set, test_set = datasets.digits()\n"

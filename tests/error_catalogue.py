@@ -19,7 +19,7 @@ def _ok_grad():
 
 
 def _ok_tensor():
-    x = fgrad.tensor([2.0], requires_grad=True)
+    x = fgrad.torch.tensor([2.0], requires_grad=True)
     (x * x).sum().backward()
     assert x.grad.tolist() == [4.0]
 
@@ -129,31 +129,31 @@ def _custom_defjvps_nondiff():
 
 
 def _second_backward():
-    w = fgrad.tensor([1.0], requires_grad=True)
-    y = fgrad.mul(fgrad.add(w, 2.0), fgrad.add(w, 1.0))
+    w = fgrad.torch.tensor([1.0], requires_grad=True)
+    y = fgrad.torch.mul(fgrad.torch.add(w, 2.0), fgrad.torch.add(w, 1.0))
     y.backward()
     y.backward()
 
 
 def _inplace_saved():
-    a = fgrad.tensor([1.0, 2.0], requires_grad=True)
+    a = fgrad.torch.tensor([1.0, 2.0], requires_grad=True)
     b = a.exp()
     b.add_(1.0)
     b.sum().backward()
 
 
 def _inplace_leaf():
-    a = fgrad.tensor([1.0], requires_grad=True)
+    a = fgrad.torch.tensor([1.0], requires_grad=True)
     a.add_(1.0)
 
 
 def _nonscalar_backward():
-    (fgrad.tensor([1.0, 2.0], requires_grad=True) * 2).backward()
+    (fgrad.torch.tensor([1.0, 2.0], requires_grad=True) * 2).backward()
 
 
 def _unused_input():
-    a, b = fgrad.tensor(1.0, requires_grad=True), fgrad.tensor(2.0, requires_grad=True)
-    fgrad.autograd.grad(a * 2, [a, b])
+    a, b = fgrad.torch.tensor(1.0, requires_grad=True), fgrad.torch.tensor(2.0, requires_grad=True)
+    fgrad.torch.autograd.grad(a * 2, [a, b])
 
 
 def _register_bare_class():
@@ -380,8 +380,8 @@ ENTRIES = [
      lambda: _with_debug_nans(lambda: fnp.log(-1.0)), FloatingPointError, r"'log' produced NaN",
      "Guard the input of log/sqrt/div; the error names the first primitive that made the NaN.", _ok_grad),
     ("int-requires-grad", "requires_grad on an integer Tensor",
-     lambda: fgrad.tensor([1, 2], requires_grad=True), RuntimeError,
-     r"floating point", "Create a float tensor (`dtype=fgrad.float32`) or convert with `.float()`.",
+     lambda: fgrad.torch.tensor([1, 2], requires_grad=True), RuntimeError,
+     r"floating point", "Create a float tensor (`dtype=torch.float32`) or convert with `.float()`.",
      _ok_tensor),
     ("backward-nonscalar", "backward() of a non-scalar without gradient",
      _nonscalar_backward, RuntimeError, r"implicitly created only for scalar outputs",
@@ -391,15 +391,15 @@ ENTRIES = [
      "Pass `retain_graph=True` to the first backward.", _ok_tensor),
     ("inplace-leaf", "an in-place change of a leaf that requires grad",
      _inplace_leaf, RuntimeError, r"leaf Variable that requires grad",
-     "Update parameters under `fgrad.no_grad()`.", _ok_tensor),
+     "Update parameters under `torch.no_grad()`.", _ok_tensor),
     ("inplace-saved", "an in-place change of a value saved for backward",
      _inplace_saved, RuntimeError, r"modified by an inplace operation",
      "Use the out-of-place op (`b = b + 1`) or `.clone()` first.", _ok_tensor),
     ("tensor-shapes", "a Tensor op on shapes that do not broadcast",
-     lambda: fgrad.ones(2, 3) + fgrad.ones(4), RuntimeError, r"\(2, 3\).*\(4,\)|\[2, 3\].*\[4\]",
+     lambda: fgrad.torch.ones(2, 3) + fgrad.torch.ones(4), RuntimeError, r"\(2, 3\).*\(4,\)|\[2, 3\].*\[4\]",
      "Reshape an operand so trailing dimensions match or are 1.", _ok_tensor),
     ("numpy-requires-grad", ".numpy() of a Tensor that requires grad",
-     lambda: fgrad.tensor([1.0], requires_grad=True).numpy(), RuntimeError, r"detach",
+     lambda: fgrad.torch.tensor([1.0], requires_grad=True).numpy(), RuntimeError, r"detach",
      "Call `.detach().numpy()`.", _ok_tensor),
     ("grad-unused-input", "autograd.grad of an input the output does not use",
      _unused_input, RuntimeError, r"allow_unused",
@@ -477,7 +477,7 @@ ENTRIES = [
      "Give every leaf of xs the same leading size, or pass `length=` (a Python int) when there are no xs.",
      _ok_grad),
     ("lax-closure-tensor", "a control-flow body closing over a Tensor that requires grad",
-     lambda: fgrad.lax.scan(lambda c, x: (c * _W_REQUIRES_GRAD, c), fgrad.tensor(1.0), fgrad.tensor([1.0, 2.0])),
+     lambda: fgrad.lax.scan(lambda c, x: (c * _W_REQUIRES_GRAD, c), fgrad.torch.tensor(1.0), fgrad.torch.tensor([1.0, 2.0])),
      TypeError, r"closes over it",
      "Pass the Tensor in: as an operand of cond/switch, or in the carry (or xs) of the loop.", _ok_tensor),
     ("lax-arguments", "control-flow arguments of the wrong kind (not callable, not an int)",
@@ -487,7 +487,7 @@ ENTRIES = [
      _ok_grad),
 ]
 
-_W_REQUIRES_GRAD = fgrad.tensor(2.0, requires_grad=True)
+_W_REQUIRES_GRAD = fgrad.torch.tensor(2.0, requires_grad=True)
 
 
 def _with_debug_nans(fn):
@@ -500,7 +500,7 @@ def _cuda_tensor():
         import cupy  # noqa: F401
         raise RuntimeError("CuPy is installed here: the missing-CUDA error cannot be shown")
     except ImportError:
-        fgrad.zeros(2, device="cuda")
+        fgrad.torch.zeros(2, device="cuda")
 
 
 def render() -> str:

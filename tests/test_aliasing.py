@@ -233,22 +233,22 @@ def test_numpy_function_aliases_like_numpy(name: str, call: Callable, args: tupl
 
 
 # --- the Tensor facade against PyTorch ---------------------------------------------------------------
-# Every function of the op table (fgrad.tensor.FUNCTIONS) and every Tensor method PyTorch also
+# Every function of the op table (fgrad.torch._tensor.FUNCTIONS) and every Tensor method PyTorch also
 # has, called on two (2, 3) float32 tensors x and y (as f(x), else f(x, y); a call both
 # libraries refuse is skipped), and the calls below, the no-op variants among them. Storage
 # shared with an input, and whether `result.mul_(5)` changes an input, must be PyTorch's.
 
 torch = pytest.importorskip("torch")
 import fgrad  # noqa: E402
-import fgrad.nn.functional as fF  # noqa: E402
-from fgrad.tensor import FUNCTIONS  # noqa: E402
+import fgrad.torch.nn.functional as fF  # noqa: E402
+from fgrad.torch._tensor import FUNCTIONS  # noqa: E402
 
 TX = onp.array([[0.3, -0.5, 0.7], [0.2, 0.4, -0.9]], onp.float32)
 TY = onp.array([[0.4, 0.6, 0.9], [0.1, -0.3, 0.8]], onp.float32)
 
 
 def _F(L):
-    return fF if L is fgrad else torch.nn.functional
+    return fF if L is fgrad.torch else torch.nn.functional
 
 
 # name -> call(L, x, y): L is torch or fgrad
@@ -332,8 +332,8 @@ TORCH_CALLS: dict[str, Callable] = {
 def _torch_cases() -> list:
     cases = [pytest.param(n, (lambda L, x, y, n=n: getattr(L, n)(x)), (lambda L, x, y, n=n: getattr(L, n)(x, y)),
                           id=f"fn-{n}") for n in sorted(set(FUNCTIONS))]
-    methods = sorted(n for n in dir(fgrad.Tensor) if not n.startswith("_") and not n.endswith("_")
-                     and callable(getattr(fgrad.Tensor, n, None)) and callable(getattr(torch.Tensor, n, None))
+    methods = sorted(n for n in dir(fgrad.torch.Tensor) if not n.startswith("_") and not n.endswith("_")
+                     and callable(getattr(fgrad.torch.Tensor, n, None)) and callable(getattr(torch.Tensor, n, None))
                      and n not in ("backward", "register_hook", "numpy", "tolist", "item", "cuda"))
     cases += [pytest.param(n, (lambda L, x, y, n=n: getattr(x, n)()), (lambda L, x, y, n=n: getattr(x, n)(y)),
                            id=f"method-{n}") for n in methods]
@@ -351,7 +351,7 @@ def _torch_run(L, call):
 def _tensors(r) -> list:
     if isinstance(r, (tuple, list)):
         return [t for x in r for t in _tensors(x)]
-    return [r] if isinstance(r, (torch.Tensor, fgrad.Tensor)) else []
+    return [r] if isinstance(r, (torch.Tensor, fgrad.torch.Tensor)) else []
 
 
 def _storage_shared(L, out, ins) -> list:
@@ -388,13 +388,13 @@ def test_facade_op_aliases_like_pytorch(name: str, call: Callable, call2: Callab
     else:
         pytest.skip("PyTorch refuses these arguments")
     try:
-        f_ins, f_out = _torch_run(fgrad, c)
+        f_ins, f_out = _torch_run(fgrad.torch, c)
     except Exception:  # noqa: BLE001 - errors are other tests' business
         pytest.skip("fgrad refuses these arguments")
     t_out, f_out = _tensors(t_out), _tensors(f_out)
     if len(t_out) != len(f_out):
         pytest.skip("a different number of results")
-    want, have = _storage_shared(torch, t_out, t_ins), _storage_shared(fgrad, f_out, f_ins)
+    want, have = _storage_shared(torch, t_out, t_ins), _storage_shared(fgrad.torch, f_out, f_ins)
     assert have == want, f"{name}: result shares storage with the inputs {have}, PyTorch's {want}"
     assert _mul_(f_out, f_ins) == _mul_(t_out, t_ins), \
         f"{name}: result.mul_(5) changed the inputs differently from PyTorch"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fgrad
-import fgrad.nn.functional as F
+import fgrad.torch.nn.functional as F
 import fgrad.numpy as fnp
 from fgrad.core.avals import ShapedArray
 from fgrad.core.ir import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr

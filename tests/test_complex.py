@@ -322,7 +322,7 @@ def test_facade_matches_torch_on_complex_tensors(name):
     torch = pytest.importorskip("torch")
     z0, w0 = _c(4).astype(np.complex64), _c(4).astype(np.complex64)
     grads = []
-    for lib in (torch, fgrad):
+    for lib in (torch, fgrad.torch):
         z = lib.tensor(z0, requires_grad=True)
         TORCH_CASES[name](z, lib.tensor(w0)).backward()
         grads.append(np.asarray(z.grad.detach().numpy() if lib is torch else z.grad.numpy()))
@@ -337,7 +337,7 @@ def test_facade_complex_gradient_argument_and_autograd_grad_match_torch():
     torch = pytest.importorskip("torch")
     z0, g0 = _c(3), _c(3)
     res = []
-    for lib in (torch, fgrad):
+    for lib in (torch, fgrad.torch):
         z = lib.tensor(z0, requires_grad=True)
         y = z * z * lib.tensor(g0)
         (gz,) = lib.autograd.grad(y, z, grad_outputs=lib.tensor(g0))
@@ -378,7 +378,7 @@ def test_facade_complex_functions_match_torch(name):
     torch = pytest.importorskip("torch")
     z0 = np.array([1 + 2j, -0.5 + 0.3j, 0.7 - 1.1j])
     res = []
-    for lib in (torch, fgrad):
+    for lib in (torch, fgrad.torch):
         z = lib.tensor(z0, requires_grad=True)
         out = FACADE_COMPLEX[name](lib, z)
         out.backward()
@@ -392,12 +392,12 @@ def test_facade_complex_function_values_and_errors_match_torch():
     torch = pytest.importorskip("torch")
     z0 = _c(2, 3)
     for name in ("real", "imag", "conj", "angle", "view_as_real"):
-        np.testing.assert_allclose(getattr(fgrad, name)(fgrad.tensor(z0)).numpy(),
+        np.testing.assert_allclose(getattr(fgrad.torch, name)(fgrad.torch.tensor(z0)).numpy(),
                                    _torch_numpy(getattr(torch, name)(torch.tensor(z0))))
     x = RNG.standard_normal((2, 2))
-    assert fgrad.real(fgrad.tensor(x)).dtype == fgrad.float64
-    np.testing.assert_array_equal(fgrad.angle(fgrad.tensor(x)).numpy(), torch.angle(torch.tensor(x)).numpy())
-    np.testing.assert_allclose(fgrad.view_as_complex(fgrad.tensor(x)).numpy(),
+    assert fgrad.torch.real(fgrad.torch.tensor(x)).dtype == fgrad.torch.float64
+    np.testing.assert_array_equal(fgrad.torch.angle(fgrad.torch.tensor(x)).numpy(), torch.angle(torch.tensor(x)).numpy())
+    np.testing.assert_allclose(fgrad.torch.view_as_complex(fgrad.torch.tensor(x)).numpy(),
                                torch.view_as_complex(torch.tensor(x)).numpy())
     for fn in (lambda L: L.tensor(x).imag, lambda L: L.view_as_real(L.tensor(x)),
                lambda L: L.view_as_complex(L.tensor(np.ones((2, 3)))),
@@ -405,7 +405,7 @@ def test_facade_complex_function_values_and_errors_match_torch():
         with pytest.raises(RuntimeError):
             fn(torch)
         with pytest.raises(RuntimeError):
-            fn(fgrad)
+            fn(fgrad.torch)
 
 
 def _hooked_graph(lib, z0, w0, log):
@@ -432,7 +432,7 @@ def test_hooks_on_non_leaf_complex_tensors_see_torch_gradients():
     torch = torch_module()
     z0, w0 = _c(3), _c(3)
     logs, results = [], []
-    for lib in (torch, fgrad):
+    for lib in (torch, fgrad.torch):
         log = []
         z, y = _hooked_graph(lib, z0, w0, log)
         logs.append(log)
@@ -462,7 +462,7 @@ def test_custom_function_backward_gets_torch_gradients():
         return Square
 
     grads, seen_all = [], []
-    for lib in (torch, fgrad):
+    for lib in (torch, fgrad.torch):
         seen = []
         z = lib.tensor(z0, requires_grad=True)
         (make(lib).apply(z) * lib.tensor(w0)).abs().sum().backward()

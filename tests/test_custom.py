@@ -100,7 +100,7 @@ def _custom_jvp_sin():
     return sin
 
 
-class _FunctionSin(fgrad.autograd.Function):
+class _FunctionSin(fgrad.torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -117,12 +117,12 @@ KINDS = {
     "custom_jvp": (_custom_jvp_sin, lambda x: x),
     "checkpoint": (lambda: fgrad.checkpoint(np.sin), lambda x: x),
     # autograd.Function takes Tensors; the functional transforms box their tracers as Tensors
-    "autograd.Function": (lambda: _FunctionSin.apply, fgrad.tensor),
+    "autograd.Function": (lambda: _FunctionSin.apply, fgrad.torch.tensor),
 }
 
 
 def _val(x):
-    return onp.asarray(x.detach().numpy() if isinstance(x, fgrad.Tensor) else x)
+    return onp.asarray(x.detach().numpy() if isinstance(x, fgrad.torch.Tensor) else x)
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -160,11 +160,11 @@ def test_residuals_belong_to_one_application(kind):
     close(fgrad.vmap(fgrad.grad(fgrad.grad(lambda x: g(x) * g(2.0 * x))))(box(xs)), want2)
     close(fgrad.jvp(fgrad.grad(prod(g)), (box(xs),), (box(onp.ones(4)),))[1], want2)
     # the Tensor facade: two applications, and second order through create_graph
-    t = fgrad.tensor(xs, requires_grad=True)
+    t = fgrad.torch.tensor(xs, requires_grad=True)
     (g(t) + g(2.0 * t)).sum().backward()
     close(t.grad, want)
-    t = fgrad.tensor(xs, requires_grad=True)
-    (gt,) = fgrad.autograd.grad(prod(g)(t), t, create_graph=True)
+    t = fgrad.torch.tensor(xs, requires_grad=True)
+    (gt,) = fgrad.torch.autograd.grad(prod(g)(t), t, create_graph=True)
     gt.sum().backward()
     close(t.grad, want2)
 
@@ -183,7 +183,7 @@ def test_custom_vjp_fwd_runs_once_per_application_and_fun_not_at_all():
     f.defvjp(f_fwd, lambda c, ct: (ct * c,))
     assert onp.isclose(fgrad.grad(lambda x: f(x) + f(2.0 * x))(0.3), onp.cos(0.3) + 2 * onp.cos(0.6))
     assert calls == {"fun": 0, "fwd": 2}
-    t = fgrad.tensor([0.3], requires_grad=True)
+    t = fgrad.torch.tensor([0.3], requires_grad=True)
     f(t).sum().backward()
     assert calls == {"fun": 0, "fwd": 3}
     f(onp.ones(2))  # no transform: the primal only
@@ -199,7 +199,7 @@ def test_custom_call_params_are_immutable():
         eqn.params["call"].residuals = 1.0
 
 
-class _Threshold(fgrad.autograd.Function):
+class _Threshold(fgrad.torch.autograd.Function):
     """Outputs of every kind: a float, a bool mask marked non-differentiable, an int64 count
     and a Python value; the custom gradient (2x where the mask holds, else 0) needs the mask."""
 
@@ -214,8 +214,8 @@ class _Threshold(fgrad.autograd.Function):
     def backward(ctx, gy, gmask, gcount, gtag):
         x, mask = ctx.saved_tensors
         # the outputs without a gradient get zeros of their own shape and dtype (materialize_grads)
-        assert gmask.dtype == fgrad.bool and gmask.shape == mask.shape
-        assert gcount.dtype == fgrad.int64 and gcount.shape == () and gtag is None
+        assert gmask.dtype == fgrad.torch.bool and gmask.shape == mask.shape
+        assert gcount.dtype == fgrad.torch.int64 and gcount.shape == () and gtag is None
         return gy * 2.0 * x * mask, None
 
 
@@ -230,14 +230,14 @@ def test_function_outputs_of_every_kind_belong_to_their_own_application():
         return y, mask, count
 
     def loss(x):
-        return (f(x)[0] * fgrad.tensor([1.0, 2.0, 3.0])).sum()
+        return (f(x)[0] * fgrad.torch.tensor([1.0, 2.0, 3.0])).sum()
 
     want = []
     for row in xs:  # per example, eagerly through the facade (forward and backward)
-        t = fgrad.tensor(row, requires_grad=True)
+        t = fgrad.torch.tensor(row, requires_grad=True)
         y, mask, count, tag = _Threshold.apply(t, 0.5)
         assert tag == "tag" and y.requires_grad and not mask.requires_grad and not count.requires_grad
-        (y * fgrad.tensor([1.0, 2.0, 3.0])).sum().backward()
+        (y * fgrad.torch.tensor([1.0, 2.0, 3.0])).sum().backward()
         want.append((y.detach().numpy(), mask.numpy(), count.numpy(), t.grad.numpy()))
     y_w, mask_w, count_w, grad_w = (onp.stack(c) for c in zip(*want))
     onp.testing.assert_array_equal(mask_w, xs > 0.5)
@@ -251,23 +251,23 @@ def test_function_outputs_of_every_kind_belong_to_their_own_application():
         onp.testing.assert_array_equal(mask, mask_w[rows])
         onp.testing.assert_array_equal(count, count_w[rows])
 
-    check(fgrad.vmap(f)(fgrad.tensor(xs)))
-    check(fgrad.jit(fgrad.vmap(f))(fgrad.tensor(xs)))
+    check(fgrad.vmap(f)(fgrad.torch.tensor(xs)))
+    check(fgrad.jit(fgrad.vmap(f))(fgrad.torch.tensor(xs)))
     jf = fgrad.jit(f)
     for i in range(len(xs)):  # one trace, replayed on every example
-        check(jf(fgrad.tensor(xs[i])), i)
-    check(fgrad.vmap(jf)(fgrad.tensor(xs)))
+        check(jf(fgrad.torch.tensor(xs[i])), i)
+    check(fgrad.vmap(jf)(fgrad.torch.tensor(xs)))
 
     close = lambda got: onp.testing.assert_allclose(_val(got), grad_w, rtol=1e-15)  # noqa: E731
-    close(fgrad.vmap(fgrad.grad(loss))(fgrad.tensor(xs)))
-    close(fgrad.jit(fgrad.vmap(fgrad.grad(loss)))(fgrad.tensor(xs)))
-    close(fgrad.grad(lambda x: fgrad.vmap(loss)(x).sum())(fgrad.tensor(xs)))
+    close(fgrad.vmap(fgrad.grad(loss))(fgrad.torch.tensor(xs)))
+    close(fgrad.jit(fgrad.vmap(fgrad.grad(loss)))(fgrad.torch.tensor(xs)))
+    close(fgrad.grad(lambda x: fgrad.vmap(loss)(x).sum())(fgrad.torch.tensor(xs)))
     jgrad = fgrad.jit(fgrad.grad(loss))
-    close(onp.stack([_val(jgrad(fgrad.tensor(row))) for row in xs]))
+    close(onp.stack([_val(jgrad(fgrad.torch.tensor(row))) for row in xs]))
     # the facade: several applications in one graph, each backward with its own mask
-    t = fgrad.tensor(xs, requires_grad=True)
+    t = fgrad.torch.tensor(xs, requires_grad=True)
     outs = [_Threshold.apply(t[i], 0.5) for i in range(len(xs))]
-    sum((o[0] * fgrad.tensor([1.0, 2.0, 3.0])).sum() for o in outs).backward()
+    sum((o[0] * fgrad.torch.tensor([1.0, 2.0, 3.0])).sum() for o in outs).backward()
     close(t.grad)
     for i, (y, mask, count, _) in enumerate(outs):
         check((y.detach(), mask, count), i)
@@ -297,7 +297,7 @@ def test_fwd_calling_the_decorated_function_runs_its_primal():
     onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(x), onp.cos(x))
     onp.testing.assert_allclose(fgrad.jit(fgrad.grad(lambda x: np.sum(f(x))))(x), onp.cos(x))
     onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(fgrad.grad(f)))(x), -onp.sin(x))
-    t = fgrad.tensor(x, requires_grad=True)
+    t = fgrad.torch.tensor(x, requires_grad=True)
     f(t).sum().backward()
     onp.testing.assert_allclose(t.grad.numpy(), onp.cos(x))
 
@@ -529,7 +529,7 @@ def _paths(f, forward: bool):
         "grad(jit)": lambda: fgrad.grad(lambda x: np.sum(fgrad.jit(f)(x)))(x),
         "vmap(grad)": lambda: fgrad.vmap(fgrad.grad(lambda x: np.sum(f(x))))(onp.stack([x, x])),
         "grad(vmap)": lambda: fgrad.grad(lambda x: np.sum(fgrad.vmap(f)(x)))(onp.stack([x, x])),
-        "facade": lambda: f(fgrad.tensor(x, requires_grad=True)).sum().backward(),
+        "facade": lambda: f(fgrad.torch.tensor(x, requires_grad=True)).sum().backward(),
     }
     if forward:
         paths.update({
@@ -604,9 +604,9 @@ def test_closed_over_traced_value_is_a_clear_error():
     w0 = onp.array([1.0, 2.0])
     with pytest.raises(errors.UnexpectedTracerError, match="not one of its arguments"):
         fgrad.grad(lambda w: np.sum(fgrad.checkpoint(lambda x: x * w)(w * 2.0)))(w0)
-    w = fgrad.tensor(w0, requires_grad=True)
+    w = fgrad.torch.tensor(w0, requires_grad=True)
     with pytest.raises(errors.UnexpectedTracerError, match="Pass it as an argument"):
-        fgrad.checkpoint(lambda x: x * w)(fgrad.tensor(w0, requires_grad=True))
+        fgrad.checkpoint(lambda x: x * w)(fgrad.torch.tensor(w0, requires_grad=True))
     # with no traced argument the function just runs, so closures differentiate normally
     onp.testing.assert_allclose(fgrad.grad(lambda w: np.sum(fgrad.checkpoint(lambda x: x * w)(onp.ones(2))))(w0),
                                 [1.0, 1.0])

@@ -62,7 +62,7 @@ def _custom_jvp_scaled():
     return f
 
 
-class _FunctionScaled(fgrad.autograd.Function):
+class _FunctionScaled(fgrad.torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -148,7 +148,7 @@ TRANSFORMS = {
 
 
 def _val(x):
-    return onp.asarray(x.detach().numpy() if isinstance(x, fgrad.Tensor) else x)
+    return onp.asarray(x.detach().numpy() if isinstance(x, fgrad.torch.Tensor) else x)
 
 
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
@@ -156,7 +156,7 @@ def _val(x):
 def test_rule_or_error(kind, transform):
     k, t = KINDS[kind], TRANSFORMS[transform]
     x0 = onp.array([0.3, 0.7, 2.0]) if t.batched else onp.float64(0.7)
-    box = fgrad.tensor if k.boxed else (lambda v: v)
+    box = fgrad.torch.tensor if k.boxed else (lambda v: v)
     x, ones = box(x0), box(onp.ones_like(x0))
     f = k.make()
     if t.inner == "fwd" and not k.forward:

@@ -1,4 +1,4 @@
-"""fgrad.data: datasets, DataLoader, digits() and the MNIST IDX reader."""
+"""fgrad.torch.utils.data: datasets, DataLoader, digits() and the MNIST IDX reader."""
 import gzip
 import struct
 
@@ -6,37 +6,37 @@ import numpy as np
 import pytest
 
 import fgrad
-from fgrad.data import DataLoader, Dataset, TensorDataset, datasets
+from fgrad.torch.utils.data import DataLoader, Dataset, TensorDataset, datasets
 
 
 def test_tensor_dataset_indexing_and_errors():
-    x = fgrad.arange(10).reshape(5, 2)
-    y = fgrad.tensor([0, 1, 0, 1, 1])
+    x = fgrad.torch.arange(10).reshape(5, 2)
+    y = fgrad.torch.tensor([0, 1, 0, 1, 1])
     ds = TensorDataset(x, y)
     assert len(ds) == 5
     xi, yi = ds[2]
     assert xi.tolist() == [4, 5] and yi.item() == 0
     with pytest.raises(ValueError, match="different first dimensions"):
-        TensorDataset(x, fgrad.zeros(4))
+        TensorDataset(x, fgrad.torch.zeros(4))
 
 
 def test_dataloader_batches_in_order_and_drop_last():
-    x = fgrad.arange(10, dtype=fgrad.float32).reshape(10, 1)
-    y = fgrad.arange(10)
+    x = fgrad.torch.arange(10, dtype=fgrad.torch.float32).reshape(10, 1)
+    y = fgrad.torch.arange(10)
     dl = DataLoader(TensorDataset(x, y), batch_size=4)
     batches = list(dl)
     assert len(dl) == 3 and [tuple(b[0].shape) for b in batches] == [(4, 1), (4, 1), (2, 1)]
-    assert isinstance(batches[0][0], fgrad.Tensor) and batches[0][0].dtype == fgrad.float32
+    assert isinstance(batches[0][0], fgrad.torch.Tensor) and batches[0][0].dtype == fgrad.torch.float32
     assert batches[2][1].tolist() == [8, 9]
     dl = DataLoader(TensorDataset(x, y), batch_size=4, drop_last=True)
     assert len(dl) == 2 and len(list(dl)) == 2
 
 
 def test_dataloader_shuffle_covers_everything_and_is_seedable():
-    ds = TensorDataset(fgrad.arange(50), fgrad.arange(50) * 2)
-    fgrad.manual_seed(5)
+    ds = TensorDataset(fgrad.torch.arange(50), fgrad.torch.arange(50) * 2)
+    fgrad.torch.manual_seed(5)
     first = [b[0].tolist() for b in DataLoader(ds, batch_size=7, shuffle=True)]
-    fgrad.manual_seed(5)
+    fgrad.torch.manual_seed(5)
     again = [b[0].tolist() for b in DataLoader(ds, batch_size=7, shuffle=True)]
     assert first == again
     flat = [v for b in first for v in b]
@@ -59,10 +59,10 @@ def test_dataloader_collates_a_generic_dataset():
     batches = list(DataLoader(Squares(), batch_size=2))
     assert len(batches) == 3
     b = batches[1]
-    assert b["x"].tolist() == [[2.0, 2.0], [3.0, 3.0]] and b["x"].dtype == fgrad.float32
-    assert b["y"].tolist() == [4, 9] and b["y"].dtype == fgrad.int64
+    assert b["x"].tolist() == [[2.0, 2.0], [3.0, 3.0]] and b["x"].dtype == fgrad.torch.float32
+    assert b["y"].tolist() == [4, 9] and b["y"].dtype == fgrad.torch.int64
     # Python floats collate to float64, as PyTorch's default_collate does (not the default dtype)
-    assert b["w"].tolist() == [2.0, 3.0] and b["w"].dtype == fgrad.float64
+    assert b["w"].tolist() == [2.0, 3.0] and b["w"].dtype == fgrad.torch.float64
     with pytest.raises(ValueError, match="batch_size"):
         DataLoader(Squares(), batch_size=0)
 
@@ -72,7 +72,7 @@ def test_digits_dataset():
     train, test = datasets.digits()
     x, y = train.tensors
     assert len(train) + len(test) == 1797 and len(test) == 359
-    assert tuple(x.shape) == (1438, 1, 8, 8) and x.dtype == fgrad.float32 and y.dtype == fgrad.int64
+    assert tuple(x.shape) == (1438, 1, 8, 8) and x.dtype == fgrad.torch.float32 and y.dtype == fgrad.torch.int64
     xv = x.numpy()
     assert xv.min() == 0.0 and xv.max() == 1.0
     assert set(np.unique(y.numpy())) == set(range(10))
@@ -109,7 +109,7 @@ def test_mnist_reads_idx_files(tmp_path, gz):
     data = _write_mnist(tmp_path, gz=gz)
     train, test = datasets.mnist(tmp_path)
     x, y = train.tensors
-    assert tuple(x.shape) == (6, 1, 28, 28) and x.dtype == fgrad.float32 and y.dtype == fgrad.int64
+    assert tuple(x.shape) == (6, 1, 28, 28) and x.dtype == fgrad.torch.float32 and y.dtype == fgrad.torch.int64
     np.testing.assert_allclose(x.numpy()[:, 0], data["train"][0] / 255.0, rtol=1e-6)
     np.testing.assert_array_equal(y.numpy(), data["train"][1])
     assert len(test) == 3

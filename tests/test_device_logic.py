@@ -1,6 +1,6 @@
 """The device logic, on a machine without a GPU: what fgrad says without CuPy, device moves and
 their round trips, devices through the transforms and the facade, state_dicts across devices,
-fgrad.cuda, DLPack with NumPy and PyTorch on the CPU, that nothing imports CuPy before a GPU
+fgrad.torch.cuda, DLPack with NumPy and PyTorch on the CPU, that nothing imports CuPy before a GPU
 is asked for, and bench/gpu_check.sh's handling of a machine without a GPU.
 
 Where the logic needs "a GPU", tests/gpu/fake_cupy.py stands in for CuPy (installed per test
@@ -22,9 +22,9 @@ import pytest
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad import nn
+from fgrad.torch import nn
 from fgrad.test_util import check_grads
-from fgrad.utils.dlpack import DLDeviceType, from_dlpack, to_dlpack
+from fgrad.torch.utils.dlpack import DLDeviceType, from_dlpack, to_dlpack
 from tests.gpu import fake_cupy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,52 +50,52 @@ def _is_gpu(x) -> bool:
 # --- without CuPy, or without a GPU ----------------------------------------------------------
 
 def test_without_cupy_cuda_requests_say_what_to_install(no_cupy):
-    for make in (lambda: fgrad.zeros(2, device="cuda"), lambda: fgrad.ones(2).cuda(),
-                 lambda: fgrad.ones(2).to("cuda:0"), lambda: nn.Linear(2, 2).cuda(),
-                 lambda: fgrad.cuda.synchronize(), lambda: fgrad.cuda.get_device_name()):
+    for make in (lambda: fgrad.torch.zeros(2, device="cuda"), lambda: fgrad.torch.ones(2).cuda(),
+                 lambda: fgrad.torch.ones(2).to("cuda:0"), lambda: nn.Linear(2, 2).cuda(),
+                 lambda: fgrad.torch.cuda.synchronize(), lambda: fgrad.torch.cuda.get_device_name()):
         with pytest.raises(RuntimeError, match=r"CuPy is not installed: pip install fgrad\[cuda\].*cupy-cuda12x"):
             make()
-    assert fgrad.cuda.is_available() is False
-    assert fgrad.cuda.device_count() == 0
-    assert fgrad.cuda.memory_allocated() == 0 and fgrad.cuda.memory_reserved() == 0
-    fgrad.cuda.empty_cache()  # nothing to free: no error
-    t = fgrad.ones(3)
-    assert t.to("cpu") is not None and t.cpu().device == fgrad.device("cpu")
+    assert fgrad.torch.cuda.is_available() is False
+    assert fgrad.torch.cuda.device_count() == 0
+    assert fgrad.torch.cuda.memory_allocated() == 0 and fgrad.torch.cuda.memory_reserved() == 0
+    fgrad.torch.cuda.empty_cache()  # nothing to free: no error
+    t = fgrad.torch.ones(3)
+    assert t.to("cpu") is not None and t.cpu().device == fgrad.torch.device("cpu")
 
 
 def test_cupy_without_a_usable_gpu_is_a_clear_error(monkeypatch):
     fake_cupy.install(monkeypatch, broken=True)
     with pytest.raises(RuntimeError, match=r"no GPU visible.*no usable device \(CUDARuntimeError"):
-        fgrad.zeros(1, device="cuda")
-    assert not fgrad.cuda.is_available() and fgrad.cuda.device_count() == 0
+        fgrad.torch.zeros(1, device="cuda")
+    assert not fgrad.torch.cuda.is_available() and fgrad.torch.cuda.device_count() == 0
     fake_cupy.install(monkeypatch, device_count=0)
     with pytest.raises(RuntimeError, match="reports 0 devices"):
-        fgrad.ones(1).cuda()
+        fgrad.torch.ones(1).cuda()
 
 
 def test_device_strings_parse_as_in_pytorch():
-    assert str(fgrad.device("cuda:1")) == "cuda:1" and repr(fgrad.device("cuda", 1)) == "device(type='cuda', index=1)"
-    assert fgrad.device(0) == fgrad.device("cuda:0") and fgrad.device("cpu") == "cpu"
+    assert str(fgrad.torch.device("cuda:1")) == "cuda:1" and repr(fgrad.torch.device("cuda", 1)) == "device(type='cuda', index=1)"
+    assert fgrad.torch.device(0) == fgrad.torch.device("cuda:0") and fgrad.torch.device("cpu") == "cpu"
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
-        fgrad.device("tpu")
+        fgrad.torch.device("tpu")
     with pytest.raises(RuntimeError, match="Invalid device string"):
-        fgrad.device("cuda:x")
+        fgrad.torch.device("cuda:x")
 
 
 # --- moves and round trips -----------------------------------------------------------------------
 
 def test_to_round_trips_keep_values_dtype_and_storage_semantics(cp):
-    a = fgrad.arange(6, dtype=fgrad.float32).reshape(2, 3)
+    a = fgrad.torch.arange(6, dtype=fgrad.torch.float32).reshape(2, 3)
     g = a.to("cuda")
-    assert _is_gpu(g) and g.device == fgrad.device("cuda:0") and g.is_cuda and g.dtype == fgrad.float32
+    assert _is_gpu(g) and g.device == fgrad.torch.device("cuda:0") and g.is_cuda and g.dtype == fgrad.torch.float32
     assert g.to("cuda") is not None and g.cuda()._value is g._value  # already there: no copy
     back = g.cpu()
     np.testing.assert_array_equal(back.numpy(), a.numpy())
     g.add_(1.0)  # the GPU copy is its own storage (CuPy's asarray copies host data)
     np.testing.assert_array_equal(a.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3))
-    h = a.to("cuda", fgrad.float64)
-    assert h.is_cuda and h.dtype == fgrad.float64
-    assert a.to(h).is_cuda and a.to(h).dtype == fgrad.float64  # to(other): its device and dtype
+    h = a.to("cuda", fgrad.torch.float64)
+    assert h.is_cuda and h.dtype == fgrad.torch.float64
+    assert a.to(h).is_cuda and a.to(h).dtype == fgrad.torch.float64  # to(other): its device and dtype
     with pytest.raises(TypeError, match="Tensor.cpu"):
         g.numpy()  # PyTorch's refusal
 
@@ -103,20 +103,20 @@ def test_to_round_trips_keep_values_dtype_and_storage_semantics(cp):
 def test_invalid_ordinal_and_several_gpus(monkeypatch):
     cp = fake_cupy.install(monkeypatch, device_count=2)
     with pytest.raises(RuntimeError, match="invalid device ordinal: cuda:2"):
-        fgrad.ones(1).to("cuda:2")
+        fgrad.torch.ones(1).to("cuda:2")
     with pytest.raises(RuntimeError, match="invalid device ordinal"):  # (CuPy's own words here)
-        fgrad.zeros(1, device="cuda:2")
-    a, b = fgrad.ones(2, device="cuda:0"), fgrad.ones(2, device="cuda:1")
-    assert a.device == fgrad.device("cuda:0") and b.device == fgrad.device("cuda:1")
+        fgrad.torch.zeros(1, device="cuda:2")
+    a, b = fgrad.torch.ones(2, device="cuda:0"), fgrad.torch.ones(2, device="cuda:1")
+    assert a.device == fgrad.torch.device("cuda:0") and b.device == fgrad.torch.device("cuda:1")
     with pytest.raises(RuntimeError, match="same device.*cuda:0 and cuda:1"):
         a + b
     moved = a.to("cuda:1")  # a copy onto the other GPU
-    assert moved.device == fgrad.device("cuda:1") and (moved + b).tolist() == [2.0, 2.0]
-    fgrad.cuda.set_device(1)
+    assert moved.device == fgrad.torch.device("cuda:1") and (moved + b).tolist() == [2.0, 2.0]
+    fgrad.torch.cuda.set_device(1)
     try:
-        assert fgrad.cuda.current_device() == 1
-        assert fgrad.ones(1).cuda().device == fgrad.device("cuda:1")  # a bare "cuda": the current GPU
-        assert fgrad.cuda.get_device_name() == fgrad.cuda.get_device_name(1)
+        assert fgrad.torch.cuda.current_device() == 1
+        assert fgrad.torch.ones(1).cuda().device == fgrad.torch.device("cuda:1")  # a bare "cuda": the current GPU
+        assert fgrad.torch.cuda.get_device_name() == fgrad.torch.cuda.get_device_name(1)
     finally:
         cp.cuda.Device(0).use()
 
@@ -124,12 +124,12 @@ def test_invalid_ordinal_and_several_gpus(monkeypatch):
 def test_to_the_device_a_tensor_is_on_returns_the_tensor_itself(cp):
     """PyTorch's .to(): no move is needed, so the tensor itself comes back (not a copy, not a
     new Tensor around the same storage), with or without grad, for every spelling of the device."""
-    g = fgrad.ones(2, device="cuda")
-    w = fgrad.ones(2, device="cuda", requires_grad=True)
+    g = fgrad.torch.ones(2, device="cuda")
+    w = fgrad.torch.ones(2, device="cuda", requires_grad=True)
     for t in (g, w):
-        for dev in ("cuda", "cuda:0", fgrad.device("cuda"), 0):
+        for dev in ("cuda", "cuda:0", fgrad.torch.device("cuda"), 0):
             assert t.to(dev) is t and t.cuda() is t
-    assert w.to("cuda:0", fgrad.float32) is w
+    assert w.to("cuda:0", fgrad.torch.float32) is w
     assert w.to("cuda", copy=True) is not w  # copy=True still copies
 
 
@@ -137,10 +137,10 @@ def test_factories_on_a_bare_cuda_use_the_current_gpu(monkeypatch):
     cp = fake_cupy.install(monkeypatch, device_count=2)
     cp.cuda.Device(1).use()
     try:
-        for t in (fgrad.zeros(2, device="cuda"), fgrad.ones(2, device="cuda"), fgrad.full((2,), 3.0, device="cuda"),
-                  fgrad.eye(2, device="cuda"), fgrad.empty(2, device=fgrad.device("cuda"))):
-            assert t.device == fgrad.device("cuda:1")
-        assert fgrad.zeros(2, device="cuda:0").device == fgrad.device("cuda:0")
+        for t in (fgrad.torch.zeros(2, device="cuda"), fgrad.torch.ones(2, device="cuda"), fgrad.torch.full((2,), 3.0, device="cuda"),
+                  fgrad.torch.eye(2, device="cuda"), fgrad.torch.empty(2, device=fgrad.torch.device("cuda"))):
+            assert t.device == fgrad.torch.device("cuda:1")
+        assert fgrad.torch.zeros(2, device="cuda:0").device == fgrad.torch.device("cuda:0")
     finally:
         cp.cuda.Device(0).use()
 
@@ -148,29 +148,29 @@ def test_factories_on_a_bare_cuda_use_the_current_gpu(monkeypatch):
 def test_copy_into_a_gpu_tensor_in_a_graph(cp):
     """copy_ of a constant into a GPU tensor that is part of a graph: the copy stays on the GPU
     (no NumPy conversion of a CuPy array), and the gradient of what was overwritten is 0."""
-    a = fgrad.ones(3, device="cuda", requires_grad=True)
+    a = fgrad.torch.ones(3, device="cuda", requires_grad=True)
     b = a * 2.0
-    b.copy_(fgrad.tensor([1.0, 2.0, 3.0]).cuda())
+    b.copy_(fgrad.torch.tensor([1.0, 2.0, 3.0]).cuda())
     assert _is_gpu(b) and b.cpu().tolist() == [1.0, 2.0, 3.0]
     (b * a).sum().backward()
     assert _is_gpu(a.grad) and a.grad.cpu().tolist() == [1.0, 2.0, 3.0]
     c = a * 2.0
-    c.copy_(fgrad.tensor([5.0, 6.0, 7.0]))  # from the host: moved to c's GPU
+    c.copy_(fgrad.torch.tensor([5.0, 6.0, 7.0]))  # from the host: moved to c's GPU
     assert _is_gpu(c) and c.cpu().tolist() == [5.0, 6.0, 7.0]
 
 
 def test_mixing_cpu_and_gpu_tensors_is_pytorchs_error(cp):
-    a, b = fgrad.ones(3), fgrad.ones(3, device="cuda")
-    for op in (lambda: a + b, lambda: b @ a, lambda: fgrad.stack([b, a])):
+    a, b = fgrad.torch.ones(3), fgrad.torch.ones(3, device="cuda")
+    for op in (lambda: a + b, lambda: b @ a, lambda: fgrad.torch.stack([b, a])):
         with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at "
                                                "least two devices, cuda:0 and cpu"):
             op()
-    assert (b * fgrad.tensor(2.0)).is_cuda  # a CPU 0-d tensor is a scalar, as in PyTorch
+    assert (b * fgrad.torch.tensor(2.0)).is_cuda  # a CPU 0-d tensor is a scalar, as in PyTorch
 
 
 def test_gradients_come_back_to_the_device_of_each_leaf(cp):
-    x = fgrad.ones(3, requires_grad=True)
-    w = fgrad.full((3,), 2.0, device="cuda", requires_grad=True)
+    x = fgrad.torch.ones(3, requires_grad=True)
+    w = fgrad.torch.full((3,), 2.0, device="cuda", requires_grad=True)
     loss = (x.cuda() * w).sum()
     loss.backward()
     assert not _is_gpu(x.grad) and _is_gpu(w.grad)
@@ -221,35 +221,35 @@ def test_check_grads_runs_on_the_gpu_and_catches_a_wrong_rule(cp):
 # --- modules, optimisers, data, state_dicts ------------------------------------------------------
 
 def _model():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.BatchNorm1d(8), nn.Linear(8, 2))
 
 
 def test_module_to_and_an_optimiser_step_on_the_gpu(cp):
-    x, y = fgrad.randn(16, 4), fgrad.randint(0, 2, (16,))
+    x, y = fgrad.torch.randn(16, 4), fgrad.torch.randint(0, 2, (16,))
     params = {}
     for dev in ("cpu", "cuda"):
         model = _model().to(dev)
         assert all(_is_gpu(t) == (dev == "cuda") for t in [*model.parameters(), *model.buffers()])
-        opt = fgrad.optim.Adam(model.parameters(), lr=0.1)
+        opt = fgrad.torch.optim.Adam(model.parameters(), lr=0.1)
         for _ in range(2):
             opt.zero_grad()
             nn.functional.cross_entropy(model(x.to(dev)), y.to(dev)).backward()
             opt.step()
         assert all(_is_gpu(v) == (dev == "cuda") for s in opt.state.values() for v in s.values()
-                   if isinstance(v, fgrad.Tensor) and v.dim() > 0)
+                   if isinstance(v, fgrad.torch.Tensor) and v.dim() > 0)
         params[dev] = [p.detach().cpu().numpy() for p in model.parameters()]
     for c, g in zip(params["cpu"], params["cuda"]):
         np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
 
 
 def test_dataloader_batches_to_device(cp):
-    from fgrad.utils.data import DataLoader, TensorDataset
-    ds = TensorDataset(fgrad.arange(10.0).reshape(5, 2), fgrad.arange(5))
+    from fgrad.torch.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(fgrad.torch.arange(10.0).reshape(5, 2), fgrad.torch.arange(5))
     for xb, yb in DataLoader(ds, batch_size=2):
         xb, yb = xb.to("cuda"), yb.to("cuda")
         assert _is_gpu(xb) and _is_gpu(yb)
-    gpu_ds = TensorDataset(fgrad.arange(10.0).reshape(5, 2).cuda(), fgrad.arange(5).cuda())
+    gpu_ds = TensorDataset(fgrad.torch.arange(10.0).reshape(5, 2).cuda(), fgrad.torch.arange(5).cuda())
     batches = list(DataLoader(gpu_ds, batch_size=2, shuffle=True))
     assert all(_is_gpu(b) for pair in batches for b in pair)
 
@@ -259,45 +259,45 @@ def test_state_dict_across_devices(cp):
     sd = gpu.state_dict()
     assert all(_is_gpu(v) for v in sd.values())
     buf = io.BytesIO()
-    fgrad.save(sd, buf)
+    fgrad.torch.save(sd, buf)
     buf.seek(0)
-    assert all(not _is_gpu(v) for v in fgrad.load(buf, map_location="cpu").values())
+    assert all(not _is_gpu(v) for v in fgrad.torch.load(buf, map_location="cpu").values())
     buf.seek(0)
-    assert all(_is_gpu(v) for v in fgrad.load(buf).values())  # where it was saved from
+    assert all(_is_gpu(v) for v in fgrad.torch.load(buf).values())  # where it was saved from
     cpu = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.BatchNorm1d(8), nn.Linear(8, 2))
     cpu.load_state_dict(sd)
     assert all(not _is_gpu(p) for p in cpu.parameters())
     gpu.eval(), cpu.eval()
-    x = fgrad.randn(3, 4)
+    x = fgrad.torch.randn(3, 4)
     np.testing.assert_allclose(gpu(x.cuda()).detach().cpu().numpy(), cpu(x).detach().numpy(), rtol=1e-6)
     again = _model().cuda()
     again.load_state_dict(cpu.state_dict())
     assert all(_is_gpu(p) for p in again.parameters())
 
 
-# --- fgrad.cuda ----------------------------------------------------------------------------------
+# --- fgrad.torch.cuda ----------------------------------------------------------------------------------
 
 def test_fgrad_cuda_functions_on_the_stand_in(cp):
-    assert fgrad.cuda.is_available() and fgrad.cuda.device_count() == 1 and fgrad.cuda.current_device() == 0
-    assert fgrad.cuda.get_device_name() == "Fake CuPy GPU" and fgrad.cuda.get_device_capability() == (9, 0)
-    fgrad.cuda.synchronize()
-    fgrad.cuda.synchronize(0)
+    assert fgrad.torch.cuda.is_available() and fgrad.torch.cuda.device_count() == 1 and fgrad.torch.cuda.current_device() == 0
+    assert fgrad.torch.cuda.get_device_name() == "Fake CuPy GPU" and fgrad.torch.cuda.get_device_capability() == (9, 0)
+    fgrad.torch.cuda.synchronize()
+    fgrad.torch.cuda.synchronize(0)
     with pytest.raises(ValueError, match="cuda device"):
-        fgrad.cuda.synchronize("cpu")
-    base = fgrad.cuda.memory_allocated()
-    t = fgrad.zeros(256, 1024, device="cuda")  # 1 MiB of float32
-    assert fgrad.cuda.memory_allocated() - base >= 2 ** 20
-    assert fgrad.cuda.memory_reserved() >= fgrad.cuda.memory_allocated()
+        fgrad.torch.cuda.synchronize("cpu")
+    base = fgrad.torch.cuda.memory_allocated()
+    t = fgrad.torch.zeros(256, 1024, device="cuda")  # 1 MiB of float32
+    assert fgrad.torch.cuda.memory_allocated() - base >= 2 ** 20
+    assert fgrad.torch.cuda.memory_reserved() >= fgrad.torch.cuda.memory_allocated()
     del t
-    assert fgrad.cuda.memory_allocated() < base + 2 ** 20
-    fgrad.cuda.empty_cache()
-    assert fgrad.cuda.memory_reserved() == fgrad.cuda.memory_allocated()
-    free, total = fgrad.cuda.mem_get_info()
+    assert fgrad.torch.cuda.memory_allocated() < base + 2 ** 20
+    fgrad.torch.cuda.empty_cache()
+    assert fgrad.torch.cuda.memory_reserved() == fgrad.torch.cuda.memory_allocated()
+    free, total = fgrad.torch.cuda.mem_get_info()
     assert 0 < free <= total
-    fgrad.cuda.manual_seed(7)
-    a = fgrad.randn(4, device="cuda").cpu().numpy()
-    fgrad.cuda.manual_seed_all(7)
-    np.testing.assert_array_equal(fgrad.randn(4, device="cuda").cpu().numpy(), a)
+    fgrad.torch.cuda.manual_seed(7)
+    a = fgrad.torch.randn(4, device="cuda").cpu().numpy()
+    fgrad.torch.cuda.manual_seed_all(7)
+    np.testing.assert_array_equal(fgrad.torch.randn(4, device="cuda").cpu().numpy(), a)
 
 
 # --- CuPy stays unimported until a GPU is asked for -------------------------------------------------
@@ -315,17 +315,17 @@ _NO_CUPY_SCRIPT = textwrap.dedent("""
     sys.meta_path.insert(0, Watch())
     import numpy as np
     import fgrad, fgrad.numpy as fnp
-    from fgrad import nn
-    # a CPU workload: functional transforms, the facade, a training step, DLPack, fgrad.cuda's memory queries
+    from fgrad.torch import nn
+    # a CPU workload: functional transforms, the facade, a training step, DLPack, fgrad.torch.cuda's memory queries
     f = lambda a: fnp.sum(fnp.tanh(a) ** 2)
     fgrad.grad(f)(np.ones(3)); fgrad.jit(f)(np.ones(3)); fgrad.vmap(fgrad.grad(f))(np.ones((2, 3)))
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to("cpu")
-    opt = fgrad.optim.Adam(model.parameters())
-    loss = nn.functional.cross_entropy(model(fgrad.randn(5, 4)), fgrad.tensor([0, 1, 0, 1, 1]))
+    opt = fgrad.torch.optim.Adam(model.parameters())
+    loss = nn.functional.cross_entropy(model(fgrad.torch.randn(5, 4)), fgrad.torch.tensor([0, 1, 0, 1, 1]))
     loss.backward(); opt.step()
-    fgrad.from_dlpack(np.ones(2)); np.from_dlpack(fgrad.ones(2))
-    assert fgrad.cuda.memory_allocated() == 0
-    fgrad.ones(2).to(fgrad.device("cpu"))
+    fgrad.torch.from_dlpack(np.ones(2)); np.from_dlpack(fgrad.torch.ones(2))
+    assert fgrad.torch.cuda.memory_allocated() == 0
+    fgrad.torch.ones(2).to(fgrad.torch.device("cpu"))
     assert not tried, f"CuPy imported by a CPU workload: {tried}"
     assert not [m for m in sys.modules if m.startswith("cupy")]
     print("no cupy")
@@ -344,8 +344,8 @@ def test_import_and_a_cpu_workload_do_not_import_cupy():
 
 def test_dlpack_with_numpy_is_zero_copy_both_ways():
     a = np.arange(4.0)
-    t = fgrad.from_dlpack(a)
-    assert t.dtype == fgrad.float64 and t.device == fgrad.device("cpu")
+    t = fgrad.torch.from_dlpack(a)
+    assert t.dtype == fgrad.torch.float64 and t.device == fgrad.torch.device("cpu")
     a[0] = 10.0
     assert t[0].item() == 10.0
     t.mul_(2.0)  # in place: into NumPy's memory
@@ -354,17 +354,17 @@ def test_dlpack_with_numpy_is_zero_copy_both_ways():
     b[1] = -1.0
     assert t[1].item() == -1.0
     assert tuple(t.__dlpack_device__()) == (DLDeviceType.kDLCPU, 0)
-    c = fgrad.utils.dlpack.from_dlpack(to_dlpack(t))  # a bare capsule: writable, shared
+    c = fgrad.torch.utils.dlpack.from_dlpack(to_dlpack(t))  # a bare capsule: writable, shared
     c[2] = 5.0
     assert a[2] == 5.0
-    assert fgrad.from_dlpack(fgrad.tensor(3.0)).item() == 3.0  # 0-d
+    assert fgrad.torch.from_dlpack(fgrad.torch.tensor(3.0)).item() == 3.0  # 0-d
 
 
 def test_dlpack_with_pytorch_cpu_is_zero_copy_both_ways():
     torch = pytest.importorskip("torch")
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-    t = fgrad.from_dlpack(x)
-    assert t.shape == (2, 3) and t.dtype == fgrad.float32
+    t = fgrad.torch.from_dlpack(x)
+    assert t.shape == (2, 3) and t.dtype == fgrad.torch.float32
     x[0, 0] = 100.0
     assert t[0, 0].item() == 100.0
     t.add_(1.0)
@@ -380,45 +380,45 @@ def test_dlpack_with_pytorch_cpu_is_zero_copy_both_ways():
     u[0, 2] = 9.0
     assert x[0, 2].item() == 9.0
     for dtype in (torch.bool, torch.int8, torch.int64, torch.float16, torch.complex64):
-        v = fgrad.from_dlpack(torch.zeros(2, dtype=dtype))
-        assert v.dtype == getattr(fgrad, str(dtype).split(".")[1])
+        v = fgrad.torch.from_dlpack(torch.zeros(2, dtype=dtype))
+        assert v.dtype == getattr(fgrad.torch, str(dtype).split(".")[1])
 
 
 def test_dlpack_errors_are_clear():
     with pytest.raises(RuntimeError, match="Can't export tensors that require gradient, use tensor.detach"):
-        np.from_dlpack(fgrad.ones(2, requires_grad=True))
-    cap = to_dlpack(fgrad.ones(2))
-    fgrad.from_dlpack(cap)
+        np.from_dlpack(fgrad.torch.ones(2, requires_grad=True))
+    cap = to_dlpack(fgrad.torch.ones(2))
+    fgrad.torch.from_dlpack(cap)
     with pytest.raises(RuntimeError, match="consumed only once"):
-        fgrad.from_dlpack(cap)
+        fgrad.torch.from_dlpack(cap)
     with pytest.raises(TypeError, match="__dlpack__"):
-        fgrad.from_dlpack([1.0, 2.0])
+        fgrad.torch.from_dlpack([1.0, 2.0])
     with pytest.raises(TypeError, match="to_dlpack: expected a Tensor"):
         to_dlpack(np.ones(2))
     with pytest.raises(BufferError, match="clone"):
-        to_dlpack(fgrad.ones(1).expand(3))  # a read-only broadcast view
+        to_dlpack(fgrad.torch.ones(1).expand(3))  # a read-only broadcast view
     with pytest.raises(RuntimeError, match="traced tensor"):
-        fgrad.func.grad(lambda a: np.from_dlpack(a).sum())(fgrad.ones(2))
+        fgrad.torch.func.grad(lambda a: np.from_dlpack(a).sum())(fgrad.torch.ones(2))
 
 
 def test_from_dlpack_device_and_copy_on_the_cpu(cp):
     a = np.ones(3)
     with pytest.raises(ValueError, match="copy=False"):
-        fgrad.from_dlpack(a, device="cuda", copy=False)
-    g = fgrad.from_dlpack(a, device="cuda")
+        fgrad.torch.from_dlpack(a, device="cuda", copy=False)
+    g = fgrad.torch.from_dlpack(a, device="cuda")
     assert _is_gpu(g)
-    c = fgrad.from_dlpack(a, copy=True)
+    c = fgrad.torch.from_dlpack(a, copy=True)
     c.zero_()
     assert a[0] == 1.0
-    same = fgrad.from_dlpack(a, device="cpu", copy=False)
+    same = fgrad.torch.from_dlpack(a, device="cpu", copy=False)
     same[0] = 4.0
     assert a[0] == 4.0
 
 
 def test_dlpack_between_fgrad_and_the_cupy_stand_in(cp):
     c = cp.arange(3.0)
-    t = fgrad.from_dlpack(c)
-    assert _is_gpu(t) and t.device == fgrad.device("cuda:0")
+    t = fgrad.torch.from_dlpack(c)
+    assert _is_gpu(t) and t.device == fgrad.torch.device("cuda:0")
     c[0] = 8.0
     assert t[0].item() == 8.0
     back = cp.from_dlpack(t)
@@ -426,7 +426,7 @@ def test_dlpack_between_fgrad_and_the_cupy_stand_in(cp):
     assert t[1].item() == -2.0
     assert tuple(t.__dlpack_device__()) == (DLDeviceType.kDLCUDA, 0)
     with pytest.raises(TypeError, match="CPU arrays cannot be directly imported to CuPy"):
-        cp.from_dlpack(fgrad.ones(2))  # as CuPy: host memory is not imported
+        cp.from_dlpack(fgrad.torch.ones(2))  # as CuPy: host memory is not imported
 
 
 # --- the stand-in refuses what CuPy refuses (so that the tests above mean something) ------------

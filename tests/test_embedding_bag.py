@@ -15,7 +15,7 @@ import fgrad
 from fgrad.test_util import check_grads
 
 torch = pytest.importorskip("torch")
-F_F, T_F = fgrad.nn.functional, torch.nn.functional
+F_F, T_F = fgrad.torch.nn.functional, torch.nn.functional
 
 N, D = 7, 3
 
@@ -42,7 +42,7 @@ CONFIGS = [(name, mode, pad, psw) for name, mode, pad, psw in
 
 def _run(lib, name, mode, pad, psw, ties, dtype):
     idx, off, last = INPUTS[name]
-    F = F_F if lib is fgrad else T_F
+    F = F_F if lib is fgrad.torch else T_F
     w = lib.tensor(_weight(ties), dtype=dtype, requires_grad=True)
     weights = None
     if psw:
@@ -62,7 +62,7 @@ def _run(lib, name, mode, pad, psw, ties, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(str(v) for v in c))
 def test_matches_torch(config, dtype, ties):
-    got = _run(fgrad, *config, ties, getattr(fgrad, dtype))
+    got = _run(fgrad.torch, *config, ties, getattr(fgrad.torch, dtype))
     want = _run(torch, *config, ties, getattr(torch, dtype))
     tol = 1e-6 if dtype == "float32" else 1e-12
     for g, w in zip(got, want, strict=True):
@@ -76,8 +76,8 @@ def test_max_gradient_goes_to_the_first_tied_row():
     w = np.zeros((3, 2))
     w[0] = w[1] = [1.0, 5.0]
     for idx, want0 in (([0, 1, 0, 2], 2.0), ([1, 0, 0, 2], 1.0)):
-        t = fgrad.tensor(w, requires_grad=True)
-        F_F.embedding_bag(fgrad.tensor(idx), t, fgrad.tensor([0, 2]), mode="max").sum().backward()
+        t = fgrad.torch.tensor(w, requires_grad=True)
+        F_F.embedding_bag(fgrad.torch.tensor(idx), t, fgrad.torch.tensor([0, 2]), mode="max").sum().backward()
         np.testing.assert_array_equal(t.grad.numpy()[:, 0], [want0, 2.0 - want0, 0.0])
 
 
@@ -114,8 +114,8 @@ def test_jit_and_vmap_agree_with_eager(mode):
 
 def test_module_matches_torch():
     tm = torch.nn.EmbeddingBag(N, D, mode="max", padding_idx=2)
-    fm = fgrad.nn.EmbeddingBag(N, D, mode="max", padding_idx=2)
-    fm.load_state_dict({k: fgrad.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    fm = fgrad.torch.nn.EmbeddingBag(N, D, mode="max", padding_idx=2)
+    fm.load_state_dict({k: fgrad.torch.tensor(v.numpy()) for k, v in tm.state_dict().items()})
     idx, off, _ = INPUTS["offsets"]
-    np.testing.assert_allclose(fm(fgrad.tensor(idx), fgrad.tensor(off)).detach().numpy(),
+    np.testing.assert_allclose(fm(fgrad.torch.tensor(idx), fgrad.torch.tensor(off)).detach().numpy(),
                                tm(torch.tensor(idx), torch.tensor(off)).detach().numpy(), rtol=1e-6)

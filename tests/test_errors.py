@@ -60,7 +60,7 @@ def test_plain_errors_name_the_users_line():
         fnp.reshape(fnp.ones(6), (4, 2))
     assert re.search(r"\n  at \S*test_errors\.py:\d+: fnp\.reshape", str(info.value)), str(info.value)
     with pytest.raises(RuntimeError) as info:
-        fgrad.ones(2, 3) @ fgrad.ones(2, 3)
+        fgrad.torch.ones(2, 3) @ fgrad.torch.ones(2, 3)
     assert "test_errors.py" in str(info.value) and info.value.args[0] in str(info.value)
 
 

@@ -109,17 +109,17 @@ FACADE_ALLOWED = ALLOWED + (RuntimeError,)  # PyTorch's type for shape/device/au
 
 
 def _facade_functions():
-    from fgrad.tensor import FUNCTIONS
+    from fgrad.torch._tensor import FUNCTIONS
     return sorted(set(FUNCTIONS))
 
 
 @pytest.mark.parametrize("name", _facade_functions())
 def test_facade_functions_reject_malformed_input(name):
     """Every malformed value in every argument position, exhaustively (deterministic)."""
-    fn = getattr(fgrad, name)
+    fn = getattr(fgrad.torch, name)
     for pos in range(3):
         for bad in _BAD_LIST:
-            good = fgrad.ones(2, 3, requires_grad=True)
+            good = fgrad.torch.ones(2, 3, requires_grad=True)
             args = [good, good, good][: pos + 1]
             args[pos] = bad
             try:
@@ -130,7 +130,7 @@ def test_facade_functions_reject_malformed_input(name):
             except Exception as e:  # noqa: BLE001
                 pytest.fail(f"fgrad.{name}{tuple(type(a).__name__ for a in args)} raised "
                             f"{type(e).__name__}: {e}")
-    x = fgrad.tensor([1.0, 2.0], requires_grad=True)
+    x = fgrad.torch.tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     assert x.grad.tolist() == [2.0, 4.0]
 

@@ -125,7 +125,7 @@ def test_errors_are_the_general_paths(f, x, match):
 
 
 def test_tensor_output_is_unboxed_for_the_gradient_and_boxed_as_the_value():
-    t = fgrad.tensor(2.0, dtype=fgrad.float64)
+    t = fgrad.torch.tensor(2.0, dtype=fgrad.torch.float64)
 
     def f(x):
         return t

@@ -1,4 +1,4 @@
-"""fgrad.autograd.gradcheck / gradgradcheck on inputs that are views with their own strides
+"""fgrad.torch.autograd.gradcheck / gradgradcheck on inputs that are views with their own strides
 (transposed, sliced with a step, an offset window into a larger storage), as PyTorch's
 gradcheck accepts them: the finite differences must perturb the input func reads, so correct
 derivatives pass and wrong ones fail, with the same verdicts and numerical Jacobians as
@@ -46,7 +46,7 @@ def wrong_backward(lib):
 
 @pytest.mark.parametrize("view", VIEWS.values(), ids=list(VIEWS))
 def test_non_contiguous_inputs(view):
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = _input(lib, view)
         # element-wise and mixing functions: every Jacobian entry needs the right element moved
         assert lib.autograd.gradcheck(lambda a: (a.sin() * a).cumsum(0), (x,))
@@ -59,9 +59,9 @@ def test_non_contiguous_inputs(view):
 def test_numerical_jacobian_matches_torch(view):
     """The Jacobian gradcheck estimates is torch's exact one (torch.autograd.functional.jacobian
     of the same function): columns in the input's row-major order, whatever its strides."""
-    from fgrad.gradcheck import _numerical
+    from fgrad.torch.gradcheck import _numerical
 
-    x = _input(fgrad, view)
+    x = _input(fgrad.torch, view)
     num = _numerical(lambda a: (a.sin() * a).cumsum(0), (x,), 0, 0, 1e-6)
     t = _input(torch, view)
     want = torch.autograd.functional.jacobian(lambda a: (a.sin() * a).cumsum(0), t)
@@ -69,15 +69,15 @@ def test_numerical_jacobian_matches_torch(view):
 
 
 def test_the_input_is_restored():
-    x = _input(fgrad, VIEWS["transposed"])
+    x = _input(fgrad.torch, VIEWS["transposed"])
     before = x.detach().numpy().copy()
-    fgrad.autograd.gradcheck(lambda a: a * a, (x,))
+    fgrad.torch.autograd.gradcheck(lambda a: a * a, (x,))
     np.testing.assert_array_equal(x.detach().numpy(), before)
 
 
 def test_stride_zero_input_is_refused_as_by_torch():
     msgs = []
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         z = lib.tensor([1.0, 2.0], dtype=lib.float64).expand(3, 2).detach().requires_grad_()
         with pytest.raises(RuntimeError, match="stride 0") as info:
             lib.autograd.gradcheck(lambda a: a.exp(), (z,))

@@ -4,7 +4,7 @@ fgrad has them -- on inputs with ties (and NaNs), against PyTorch: the same valu
 indices, and a gradient that goes exactly to the returned indices (each value's cotangent to
 the one element its index names, none shared between tied elements), as PyTorch's.
 
-The functions are found, not listed: every name of fgrad.tensor.FUNCTIONS and every Tensor
+The functions are found, not listed: every name of fgrad.torch._tensor.FUNCTIONS and every Tensor
 method that, called as f(x, 1), returns a result with `values` and `indices`. A new one is
 therefore tested as soon as it exists (with the calls of CALLS, or the generic ones: each dim,
 with and without keepdim). test_the_known_ones_are_found guards the discovery itself."""
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fgrad
-from fgrad.tensor import FUNCTIONS
+from fgrad.torch._tensor import FUNCTIONS
 
 torch = pytest.importorskip("torch")
 
@@ -55,7 +55,7 @@ UNSPECIFIED_TIE_ORDER = {"topk"}
 
 
 def _probe(f) -> bool:
-    x = fgrad.tensor(TIES)
+    x = fgrad.torch.tensor(TIES)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -71,11 +71,11 @@ def _discover() -> dict[str, list]:
     """{name: ["function", "method"]}: the forms in which fgrad has each index-returning op."""
     found: dict[str, list] = {}
     for name in sorted(FUNCTIONS):
-        f = getattr(fgrad, name, None)
+        f = getattr(fgrad.torch, name, None)
         if not name.endswith("_") and callable(f) and _probe(f):
             found.setdefault(name, []).append("function")
-    for name in sorted(dir(fgrad.Tensor)):
-        if name.startswith("_") or name.endswith("_") or not callable(getattr(fgrad.Tensor, name, None)):
+    for name in sorted(dir(fgrad.torch.Tensor)):
+        if name.startswith("_") or name.endswith("_") or not callable(getattr(fgrad.torch.Tensor, name, None)):
             continue
         if _probe(lambda x, *a, _n=name: getattr(x, _n)(*a)):
             found.setdefault(name, []).append("method")
@@ -144,7 +144,7 @@ def test_gradient_goes_to_the_returned_indices(case):
     name, form, inp, args, kwargs = case
     x = INPUTS[inp]
     dim = _dim(name, x, args, kwargs)
-    v, i, g, ct = _run(fgrad, name, form, x, args, kwargs)
+    v, i, g, ct = _run(fgrad.torch, name, form, x, args, kwargs)
     tv, ti, tg, _ = _run(torch, name, "function", x, args, kwargs)
     assert i.dtype == np.int64 and i.shape == ti.shape and v.shape == tv.shape
     np.testing.assert_array_equal(v, tv)  # NaN == NaN for assert_array_equal
@@ -158,7 +158,7 @@ def test_gradient_goes_to_the_returned_indices(case):
         np.testing.assert_array_equal(g, tg)
 
 
-# Known disagreements, left for the facade's owners (fgrad/tensor/_ops.py, _ops_math.py): for
+# Known disagreements, left for the facade's owners (fgrad/torch/_tensor/_ops.py, _ops_math.py): for
 # a full reduction PyTorch splits the gradient evenly between every element equal to the
 # result (evenly_distribute_backward; between the NaNs when the result is NaN), where fgrad's
 # median/nanmedian give it to the one element they pick and its max/min give NaN gradients
@@ -175,7 +175,7 @@ def test_full_reductions_match_torch(name, inp):
     """Without dim, these return one value, not (values, indices); PyTorch splits its gradient
     evenly between the elements equal to it."""
     grads = []
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = lib.tensor(INPUTS[inp], dtype=lib.float64, requires_grad=True)
         y = getattr(lib, name)(x)
         (y * 3.0).backward()

@@ -8,16 +8,16 @@ import numpy as onp
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.optim as optim
-import fgrad.utils.data as data
-from fgrad.nn import utils
+import fgrad.torch.nn as nn
+import fgrad.torch.optim as optim
+import fgrad.torch.utils.data as data
+from fgrad.torch.nn import utils
 
 
 def _model_with_grads():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     m = nn.Linear(4, 3)
-    x = fgrad.tensor(onp.random.RandomState(0).randn(5, 4).astype(onp.float32))
+    x = fgrad.torch.tensor(onp.random.RandomState(0).randn(5, 4).astype(onp.float32))
     (m(x) ** 2).sum().mul(50.0).backward()
     return m
 
@@ -32,7 +32,7 @@ CASES = {
     "clip_grad_norm_inf": lambda ps: utils.clip_grad_norm_(ps, 0.5, norm_type=float("inf")),
     "clip_grad_value_": lambda ps: utils.clip_grad_value_(ps, 0.01),
     "parameters_to_vector": lambda ps: utils.parameters_to_vector(ps),
-    "vector_to_parameters": lambda ps: utils.vector_to_parameters(fgrad.zeros(15), ps),
+    "vector_to_parameters": lambda ps: utils.vector_to_parameters(fgrad.torch.zeros(15), ps),
     "SGD": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9).step(),
     "Adam": lambda ps: optim.Adam(ps, lr=0.1).step(),
     "AdamW": lambda ps: optim.AdamW(ps, lr=0.1).step(),
@@ -78,11 +78,11 @@ def test_clip_grad_norm_clips_a_generator():
     assert after == pytest.approx(1.0, rel=1e-5)
 
 
-# --- fgrad.utils.data: every argument PyTorch documents as an iterable, or that a script may pass
+# --- fgrad.torch.utils.data: every argument PyTorch documents as an iterable, or that a script may pass
 # as a generator, gives the same result as the same items in a list (one epoch for samplers) ---
 
 def _canon(x):
-    if isinstance(x, fgrad.Tensor):
+    if isinstance(x, fgrad.torch.Tensor):
         return ("tensor", str(x.dtype), x.tolist())
     if isinstance(x, dict):
         return {k: _canon(v) for k, v in x.items()}
@@ -103,7 +103,7 @@ class _Stream(data.IterableDataset):
 
 
 def _seeded():
-    return fgrad.Generator().manual_seed(0)
+    return fgrad.torch.Generator().manual_seed(0)
 
 
 DATA_CASES = {
@@ -138,10 +138,10 @@ def test_data_iterable_arguments_are_read_once(name):
     assert from_list and from_list != [] and any(from_list)
 
 
-# --- fgrad.optim.lr_scheduler: milestones and scheduler lists may be generators ---
+# --- fgrad.torch.optim.lr_scheduler: milestones and scheduler lists may be generators ---
 
 def _lr_sequence(make):
-    opt = optim.SGD([nn.Parameter(fgrad.zeros(1))], lr=1.0)
+    opt = optim.SGD([nn.Parameter(fgrad.torch.zeros(1))], lr=1.0)
     sched = make(opt)
     out = []
     for _ in range(30):

@@ -7,12 +7,12 @@ terms: d2/dx2 logaddexp(x, 0) at 0 came out 0 instead of 1/4. This file checks e
 function of the public API *at those points*, to third order, in every mode: reverse
 (grad o grad o grad), forward (nested jvp) and both mixtures, against JAX (x64) or, for the
 PyTorch-named functions, against PyTorch (through the Tensor facade, and also through
-fgrad's transforms on plain arrays for fgrad.nn.functional).
+fgrad's transforms on plain arrays for fgrad.torch.nn.functional).
 
 Coverage is enforced: `test_every_public_function_is_tested_or_listed` enumerates the public
 callables of fgrad.numpy, fgrad.numpy.linalg, fgrad.numpy.fft, fgrad.scipy.special,
-fgrad.scipy.linalg, fgrad.scipy.signal, fgrad.scipy.integrate, fgrad.nn.functional, the
-facade's functions (fgrad.<name>, also Tensor methods) and the fgrad.nn layers. Each one must
+fgrad.scipy.linalg, fgrad.scipy.signal, fgrad.scipy.integrate, fgrad.torch.nn.functional, the
+facade's functions (fgrad.<name>, also Tensor methods) and the fgrad.torch.nn layers. Each one must
 be covered by a case below or listed, with its reason, in one of
   * NON_SMOOTH: genuinely non-differentiable somewhere, with the documented convention there
     (README, "Derivatives at non-differentiable points"); tested by tests/test_reliability.py;
@@ -31,15 +31,15 @@ import numpy as onp
 import pytest
 
 import fgrad
-import fgrad.nn as fnn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as fnn
+import fgrad.torch.nn.functional as F
 import fgrad.numpy as fnp
 import fgrad.scipy.integrate as fint
 import fgrad.scipy.linalg as fsl
 import fgrad.scipy.signal as fsig
 import fgrad.scipy.special as fss
 import fgrad.scipy.stats as fst
-from fgrad.tensor import FUNCTIONS as FACADE_FUNCTIONS
+from fgrad.torch._tensor import FUNCTIONS as FACADE_FUNCTIONS
 
 try:
     import jax
@@ -741,7 +741,7 @@ case("linalg.vector_matrix_norm[zeros]", "numpy.linalg.vector_norm numpy.linalg.
 case("facade.norm[zeros]", "facade.norm", "torch",
      lambda L, Fn, x: L.norm(x) + L.norm(x, dim=1) + L.norm(x, p=4, dim=1), _SPARSE)
 
-# fgrad.nn.functional against torch.nn.functional, on Tensors and (functional=True) arrays
+# fgrad.torch.nn.functional against torch.nn.functional, on Tensors and (functional=True) arrays
 _SP = [0.0, 1e-3, -1.0, 2.5, 3.0, -30.0]
 for _kw in ({}, {"beta": 2.0, "threshold": 5.0}, {"beta": 0.5, "threshold": 1.0},
             {"beta": -1.5, "threshold": 20.0}):
@@ -790,7 +790,7 @@ def _batch_norm(np, sp, x):
 
 case("F.batch_norm[ties,jax]", "nn.functional.batch_norm", "jax", _batch_norm, _BN)
 
-# fgrad.nn layers against torch.nn
+# fgrad.torch.nn layers against torch.nn
 for _layer, _make, _pts in (
         ("Softmax", lambda nn: nn.Softmax(dim=1), _TIED_LOGITS),
         ("LogSoftmax", lambda nn: nn.LogSoftmax(dim=1), _TIED_LOGITS),
@@ -905,7 +905,7 @@ def _tensor_derivatives(L, c):
     t = L.zeros((), dtype=L.float64, requires_grad=True)
     xs = [L.tensor(a, dtype=L.float64) + t * L.tensor(v, dtype=L.float64)
           for a, v in zip(c.args, c.dirs)]
-    Fn = F if L is fgrad else torch.nn.functional
+    Fn = F if L is fgrad.torch else torch.nn.functional
     y = L.reshape(c.fn(L, Fn, *xs), (-1,))
     y = (y * L.tensor(_W[:y.shape[0]], dtype=L.float64)).sum()
     out = [float(y.detach())]
@@ -940,7 +940,7 @@ def test_facade_matches_torch_at_kinks(c):
         pytest.skip("torch is not installed")
     n = c.torch_order + 1
     ref = _tensor_derivatives(torch, c)[:n]
-    _close(_tensor_derivatives(fgrad, c)[:n], ref, f"{c.id} (Tensor facade)")
+    _close(_tensor_derivatives(fgrad.torch, c)[:n], ref, f"{c.id} (Tensor facade)")
     if c.functional:
         for mode in MODES:
             _close(_fgrad_derivatives(c, mode)[:n], ref, f"{c.id} (arrays, {mode})")
@@ -952,9 +952,9 @@ def test_reported_values():
     g = fgrad.grad
     assert g(g(lambda x: fnp.logaddexp(x, 0.0)))(0.0) == pytest.approx(0.25, abs=1e-15)
     assert g(g(lambda x: F.softplus(x)))(0.0) == pytest.approx(0.25, abs=1e-15)
-    x = fgrad.tensor(0.0, dtype=fgrad.float64, requires_grad=True)
-    (d1,) = fgrad.autograd.grad(F.softplus(x), x, create_graph=True)
-    (d2,) = fgrad.autograd.grad(d1, x)
+    x = fgrad.torch.tensor(0.0, dtype=fgrad.torch.float64, requires_grad=True)
+    (d1,) = fgrad.torch.autograd.grad(F.softplus(x), x, create_graph=True)
+    (d2,) = fgrad.torch.autograd.grad(d1, x)
     assert float(d2) == pytest.approx(0.25, abs=1e-15)
     h = fgrad.hessian(lambda v: fnp.logaddexp(v[0], v[1]))(onp.array([1.5, 1.5]))
     onp.testing.assert_allclose(h, 0.25 * onp.array([[1.0, -1.0], [-1.0, 1.0]]), atol=1e-15)
@@ -995,9 +995,9 @@ def test_facade_binds_the_functional_primitives():
     jaxpr = str(fgrad.make_jaxpr(lambda x: F.softplus(x))(1.0))
     assert "softplus" in jaxpr and "max" not in jaxpr and "abs" not in jaxpr
     assert "logaddexp" in str(fgrad.make_jaxpr(lambda x: fnp.logaddexp(x, 0.0))(1.0))
-    t = fgrad.tensor([0.0, 1.0], requires_grad=True)
+    t = fgrad.torch.tensor([0.0, 1.0], requires_grad=True)
     assert type(F.softplus(t).grad_fn).__name__ == "SoftplusBackward0"
-    assert type(fgrad.logaddexp(t, t).grad_fn).__name__ == "LogaddexpBackward0"
+    assert type(fgrad.torch.logaddexp(t, t).grad_fn).__name__ == "LogaddexpBackward0"
     assert type(fnp.logaddexp(t, 0.0).grad_fn).__name__ == "LogaddexpBackward0"
 
 

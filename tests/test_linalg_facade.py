@@ -1,4 +1,4 @@
-"""fgrad.linalg (torch.linalg) differentially against PyTorch: for float32 and float64, values,
+"""fgrad.torch.linalg (torch.linalg) differentially against PyTorch: for float32 and float64, values,
 dtypes and shapes of every result, gradients and second-order gradients (create_graph); the
 named results; PyTorch's error types (RuntimeError for shapes and dtypes, LinAlgError for
 singular and non-positive-definite matrices)."""
@@ -58,9 +58,9 @@ def test_inv_det_slogdet():
     check(lambda L, m: L.linalg.inv(m + 3.0 * L.eye(3, dtype=m.dtype)), R(2, 3, 3))
     check(lambda L, m: L.linalg.det(m), R(2, 3, 3))
     check(lambda L, m: L.linalg.slogdet(m), R(2, 3, 3))
-    r = fgrad.linalg.slogdet(fgrad.tensor([[2.0, 0.0], [0.0, -3.0]]))
+    r = fgrad.torch.linalg.slogdet(fgrad.torch.tensor([[2.0, 0.0], [0.0, -3.0]]))
     assert float(r.sign) == -1.0 and float(r.logabsdet) == pytest.approx(np.log(6.0))
-    assert repr(r).startswith("fgrad.return_types.linalg_slogdet(\nsign=")
+    assert repr(r).startswith("torch.return_types.linalg_slogdet(\nsign=")
 
 
 def test_solve():
@@ -93,7 +93,7 @@ def test_cholesky():
 def test_qr(shape):
     check(lambda L, a: L.linalg.qr(a), R(*shape))
     check(lambda L, a: L.linalg.qr(a, mode="r").R, R(*shape), grad=False)  # PyTorch: no derivative without Q
-    assert fgrad.linalg.qr(fgrad.ones(3, 2), mode="r").Q.shape == (0,)
+    assert fgrad.torch.linalg.qr(fgrad.torch.ones(3, 2), mode="r").Q.shape == (0,)
     if shape[-2] >= shape[-1]:
         check(lambda L, a: L.linalg.qr(a, mode="complete").Q.shape[-1], R(*shape), grad=False)
 
@@ -174,7 +174,7 @@ def test_cond(p):
     svd_based = p in (None, 2, -2)
     check(lambda L, m: L.linalg.cond(spd(L, m), p), R(2, 3, 3), order=1, grad=svd_based)
     if not svd_based:
-        check(lambda L, m: L.linalg.cond(spd(L, m), p) if L is fgrad else
+        check(lambda L, m: L.linalg.cond(spd(L, m), p) if L is fgrad.torch else
               L.linalg.matrix_norm(spd(L, m), p) * L.linalg.matrix_norm(L.linalg.inv(spd(L, m)), p),
               R(2, 3, 3), order=1)
 
@@ -208,8 +208,8 @@ def test_errors_have_pytorchs_types(fn, args):
 
 
 def test_numerical_failures_are_linalg_errors():
-    with pytest.raises(fgrad.linalg.LinAlgError, match="singular"):
-        fgrad.linalg.inv(fgrad.zeros(2, 2))
+    with pytest.raises(fgrad.torch.linalg.LinAlgError, match="singular"):
+        fgrad.torch.linalg.inv(fgrad.torch.zeros(2, 2))
     with pytest.raises(RuntimeError):
-        fgrad.linalg.cholesky(-fgrad.eye(2))
-    assert issubclass(fgrad.linalg.LinAlgError, RuntimeError)
+        fgrad.torch.linalg.cholesky(-fgrad.torch.eye(2))
+    assert issubclass(fgrad.torch.linalg.LinAlgError, RuntimeError)

@@ -1,4 +1,4 @@
-"""fgrad.optim.lr_scheduler: every scheduler gives PyTorch's learning-rate sequence bit for
+"""fgrad.torch.optim.lr_scheduler: every scheduler gives PyTorch's learning-rate sequence bit for
 bit (the recursive formulas are evaluated in PyTorch's order, so the floats are equal, not
 just close), and a scheduler saved with state_dict() and loaded into a fresh one continues
 the same sequence."""
@@ -8,8 +8,8 @@ import warnings
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-from fgrad.optim import lr_scheduler as fls
+import fgrad.torch.nn as nn
+from fgrad.torch.optim import lr_scheduler as fls
 
 STEPS = 100
 
@@ -92,7 +92,7 @@ def _assert_same(got, want):
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_sequence_matches_pytorch(name):
     torch = pytest.importorskip("torch")
-    got, opt, _ = _run(fgrad, name)
+    got, opt, _ = _run(fgrad.torch, name)
     want, topt, _ = _run(torch, name)
     _assert_same(got, want)
     # the keys the scheduler put into the param groups (initial_lr, max_lr, ...) are PyTorch's
@@ -104,8 +104,8 @@ def _fresh_scheduler_resumed(name, opt_sd, sched_sd):
     """PyTorch's documented order: build the scheduler, then load the optimizer's and the
     scheduler's state (the constructor's own step would otherwise overwrite the loaded lr)."""
     kind, build = SCHEDULERS[name]
-    opt = _optimizer(fgrad, kind)
-    sched = build(fgrad, opt)
+    opt = _optimizer(fgrad.torch, kind)
+    sched = build(fgrad.torch, opt)
     opt.load_state_dict(opt_sd)
     sched.load_state_dict(sched_sd)
     return opt, sched
@@ -113,12 +113,12 @@ def _fresh_scheduler_resumed(name, opt_sd, sched_sd):
 
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_state_dict_round_trip_continues_the_sequence(name, tmp_path):
-    full, _, _ = _run(fgrad, name)
+    full, _, _ = _run(fgrad.torch, name)
     split = 41
-    _, opt, sched = _run(fgrad, name, steps=split)
-    # through fgrad.save/load too: the state must be made of savable values
-    fgrad.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, tmp_path / "ckpt.pt")
-    ckpt = fgrad.load(tmp_path / "ckpt.pt")
+    _, opt, sched = _run(fgrad.torch, name, steps=split)
+    # through fgrad.torch.save/load too: the state must be made of savable values
+    fgrad.torch.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, tmp_path / "ckpt.pt")
+    ckpt = fgrad.torch.load(tmp_path / "ckpt.pt")
     opt2, sched2 = _fresh_scheduler_resumed(name, ckpt["opt"], ckpt["sched"])
     seq = []
     for _ in range(STEPS - split):
@@ -131,7 +131,7 @@ def test_state_dict_round_trip_continues_the_sequence(name, tmp_path):
 def test_torch_state_dict_loads_into_fgrad_scheduler():
     torch = pytest.importorskip("torch")
     _, topt, tsched = _run(torch, "CosineAnnealingWarmRestarts", steps=23)
-    full, _, _ = _run(fgrad, "CosineAnnealingWarmRestarts")
+    full, _, _ = _run(fgrad.torch, "CosineAnnealingWarmRestarts")
     opt, sched = _fresh_scheduler_resumed("CosineAnnealingWarmRestarts",
                                           {"state": {}, "param_groups": [
                                               {k: v for k, v in g.items() if k != "params"} | {"params": [i]}
@@ -169,24 +169,24 @@ PLATEAU = [
 @pytest.mark.parametrize("kw", PLATEAU, ids=[str(sorted(k.items())) for k in PLATEAU])
 def test_reduce_on_plateau_matches_pytorch(kw):
     torch = pytest.importorskip("torch")
-    got, _ = _plateau_run(fgrad, _METRICS, **kw)
+    got, _ = _plateau_run(fgrad.torch, _METRICS, **kw)
     want, _ = _plateau_run(torch, _METRICS, **kw)
     assert got == want
 
 
 def test_reduce_on_plateau_by_hand_and_state_dict():
     # patience 2: the third epoch without improvement reduces; a tensor metric is accepted
-    got, sched = _plateau_run(fgrad, [1.0, 1.0, 1.0, fgrad.tensor(1.0), 0.5, 0.5], patience=2, factor=0.5)
+    got, sched = _plateau_run(fgrad.torch, [1.0, 1.0, 1.0, fgrad.torch.tensor(1.0), 0.5, 0.5], patience=2, factor=0.5)
     assert [lr[0][0] for lr in got] == [0.1, 0.1, 0.1, 0.05, 0.05, 0.05]
     sd = sched.state_dict()
     assert sd["best"] == 0.5 and sd["num_bad_epochs"] == 1 and "optimizer" not in sd
-    _, fresh = _plateau_run(fgrad, [], patience=2, factor=0.5)
+    _, fresh = _plateau_run(fgrad.torch, [], patience=2, factor=0.5)
     fresh.load_state_dict(sd)
     assert fresh.best == 0.5 and fresh._is_better(0.4, fresh.best)
     with pytest.raises(ValueError, match="Factor should be < 1.0"):
-        fgrad.optim.lr_scheduler.ReduceLROnPlateau(_optimizer(fgrad), factor=1.0)
+        fgrad.torch.optim.lr_scheduler.ReduceLROnPlateau(_optimizer(fgrad.torch), factor=1.0)
     with pytest.raises(ValueError, match="mode avg is unknown"):
-        fgrad.optim.lr_scheduler.ReduceLROnPlateau(_optimizer(fgrad), mode="avg")
+        fgrad.torch.optim.lr_scheduler.ReduceLROnPlateau(_optimizer(fgrad.torch), mode="avg")
 
 
 def test_warm_restarts_fractional_epochs_match_pytorch():
@@ -202,7 +202,7 @@ def test_warm_restarts_fractional_epochs_match_pytorch():
                 sched.step(epoch + i / iters)
                 out.append((list(sched.get_last_lr()), sched.T_cur, sched.T_i, sched.last_epoch))
         return out
-    got, want = run(fgrad), run(torch)
+    got, want = run(fgrad.torch), run(torch)
     assert got == want
 
 
@@ -226,33 +226,33 @@ def test_step_with_epoch_uses_the_closed_form_as_pytorch(name):
                 sched.step(epoch)
                 out.append(list(sched.get_last_lr()))
         return out
-    assert run(fgrad) == run(torch)
+    assert run(fgrad.torch) == run(torch)
 
 
 def test_closed_forms_without_pytorch():
     """The recursive rates equal the textbook closed forms (to rounding)."""
-    seq, _, _ = _run(fgrad, "CosineAnnealingLR")
+    seq, _, _ = _run(fgrad.torch, "CosineAnnealingLR")
     for t, (last, _) in enumerate(seq):
         want = 1e-3 + (0.1 - 1e-3) * (1 + math.cos(math.pi * t / 17)) / 2
         assert last[0] == pytest.approx(want, rel=1e-9)
-    seq, _, _ = _run(fgrad, "StepLR")
+    seq, _, _ = _run(fgrad.torch, "StepLR")
     assert [s[0][1] for s in seq[:16]] == pytest.approx([0.05] * 7 + [0.025] * 7 + [0.0125] * 2)
-    seq, _, _ = _run(fgrad, "OneCycleLR_cos_sgd")
+    seq, _, _ = _run(fgrad.torch, "OneCycleLR_cos_sgd")
     assert seq[0][0][0] == pytest.approx(1.0 / 25) and seq[0][1][0][1] == 0.95
     peak = max(range(len(seq)), key=lambda i: seq[i][0][0])
     assert peak == 29 and seq[peak][0][0] == pytest.approx(1.0) and seq[peak][1][0][1] == pytest.approx(0.85)
     assert seq[-2][0][0] == pytest.approx(1.0 / 25 / 1e4)
-    seq, _, _ = _run(fgrad, "CosineAnnealingWarmRestarts")
+    seq, _, _ = _run(fgrad.torch, "CosineAnnealingWarmRestarts")
     # periods 5, 10, 20, ...: restarts at epochs 5 and 15
     assert seq[5][0][0] == pytest.approx(0.1) and seq[15][0][0] == pytest.approx(0.1)
     assert seq[14][0][0] < seq[13][0][0] < 0.01
 
 
 def test_initial_lr_and_resume_with_last_epoch():
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     fls.StepLR(opt, step_size=2)
     assert [g["initial_lr"] for g in opt.param_groups] == [0.1, 0.05]
-    fresh = _optimizer(fgrad)
+    fresh = _optimizer(fgrad.torch)
     with pytest.raises(KeyError, match="initial_lr"):
         fls.StepLR(fresh, step_size=2, last_epoch=3)
     for g in fresh.param_groups:
@@ -262,12 +262,12 @@ def test_initial_lr_and_resume_with_last_epoch():
 
 
 def test_warns_when_scheduler_steps_before_optimizer():
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     sched = fls.ExponentialLR(opt, gamma=0.5)
     order = r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"
     with pytest.warns(UserWarning, match=order):
         sched.step()
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     sched = fls.ExponentialLR(opt, gamma=0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -281,7 +281,7 @@ def test_warns_when_scheduler_steps_before_optimizer():
 
 def test_optimizer_with_scheduler_still_pickles_and_copies():
     import copy
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     fls.StepLR(opt, step_size=2)
     opt.step()
     clone = copy.deepcopy(opt)
@@ -289,7 +289,7 @@ def test_optimizer_with_scheduler_still_pickles_and_copies():
 
 
 def test_invalid_arguments_name_the_value():
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     with pytest.raises(TypeError, match="list is not an Optimizer"):
         fls.StepLR([], step_size=2)
     with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
@@ -302,7 +302,7 @@ def test_invalid_arguments_name_the_value():
         fls.OneCycleLR(opt, max_lr=0.1)
     with pytest.raises(ValueError, match="max_lr must have the same length"):
         fls.OneCycleLR(opt, max_lr=[0.1], total_steps=5)
-    one_opt = _optimizer(fgrad)
+    one_opt = _optimizer(fgrad.torch)
     one = fls.OneCycleLR(one_opt, max_lr=0.1, total_steps=3)
     one_opt.step()
     for _ in range(3):  # epochs 1..3: total_steps counts the constructor's step 0 too
@@ -310,8 +310,8 @@ def test_invalid_arguments_name_the_value():
     with pytest.raises(ValueError, match="Tried to step 4 times"):
         one.step()
     with pytest.raises(ValueError, match="momentum or beta1"):
-        fls.OneCycleLR(fgrad.optim.Adagrad([nn.Parameter(fgrad.zeros(1))]), max_lr=0.1, total_steps=5)
-    other = _optimizer(fgrad)
+        fls.OneCycleLR(fgrad.torch.optim.Adagrad([nn.Parameter(fgrad.torch.zeros(1))]), max_lr=0.1, total_steps=5)
+    other = _optimizer(fgrad.torch)
     with pytest.raises(ValueError, match="same optimizer"):
         fls.SequentialLR(opt, [fls.StepLR(opt, 2), fls.StepLR(other, 2)], milestones=[3])
     with pytest.raises(ValueError, match="one more than the number of milestone"):
@@ -327,11 +327,11 @@ def test_lambda_state_dict_keeps_callable_objects_only():
 
         def __call__(self, epoch):
             return self.rate ** epoch
-    opt = _optimizer(fgrad)
+    opt = _optimizer(fgrad.torch)
     sched = fls.LambdaLR(opt, [Decay(0.5), lambda e: 1.0])
     sd = sched.state_dict()
     assert sd["lr_lambdas"] == [{"rate": 0.5}, None]
-    other = fls.LambdaLR(_optimizer(fgrad), [Decay(0.9), lambda e: 1.0])
+    other = fls.LambdaLR(_optimizer(fgrad.torch), [Decay(0.9), lambda e: 1.0])
     other.load_state_dict(sd)
     assert other.lr_lambdas[0].rate == 0.5
     assert sd["lr_lambdas"] == [{"rate": 0.5}, None]  # loading does not consume the dict

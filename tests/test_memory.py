@@ -107,7 +107,7 @@ def test_recorded_graph_keeps_one_array_per_tanh_layer():
 
 
 def test_backward_frees_saved_values_as_it_goes_and_twice_is_an_error():
-    x = fgrad.tensor(onp.full(4, 0.5), requires_grad=True)
+    x = fgrad.torch.tensor(onp.full(4, 0.5), requires_grad=True)
     y = _tanh_layers(x, 3).sum()
     y.backward()
     onp.testing.assert_allclose(x.grad.numpy(), fgrad.grad(lambda v: _tanh_layers(v, 3).sum())(onp.full(4, 0.5)))
@@ -151,7 +151,7 @@ def loss_checkpointed(x):
     return fnp.sum(x)
 
 def facade(x0):
-    x = fgrad.tensor(x0, requires_grad=True)
+    x = fgrad.torch.tensor(x0, requires_grad=True)
     layers(x, LAYERS).sum().backward()
     return x.grad.numpy()
 

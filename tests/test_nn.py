@@ -1,11 +1,11 @@
-"""fgrad.nn layers and fgrad.nn.functional: values and gradients against PyTorch (when
+"""fgrad.torch.nn layers and fgrad.torch.nn.functional: values and gradients against PyTorch (when
 installed) and against finite differences (always, float64, second order)."""
 import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
 import fgrad.ops.nn as N
 from fgrad.test_util import check_grads
 
@@ -148,34 +148,34 @@ def test_conv_errors_name_shapes():
 def test_functional_accepts_tensors_and_arrays_alike():
     x, w, b = rand(2, 4, dtype=np.float32), rand(3, 4, dtype=np.float32), rand(3, dtype=np.float32)
     out_np = F.linear(x, w, b)
-    tw = fgrad.tensor(w, requires_grad=True)
-    out_t = F.linear(fgrad.tensor(x), tw, fgrad.tensor(b))
-    assert isinstance(out_t, fgrad.Tensor) and out_t.grad_fn is not None
+    tw = fgrad.torch.tensor(w, requires_grad=True)
+    out_t = F.linear(fgrad.torch.tensor(x), tw, fgrad.torch.tensor(b))
+    assert isinstance(out_t, fgrad.torch.Tensor) and out_t.grad_fn is not None
     np.testing.assert_allclose(out_t.detach().numpy(), out_np, rtol=1e-6)
     out_t.sum().backward()
     np.testing.assert_allclose(tw.grad.numpy(), np.broadcast_to(x.sum(0), (3, 4)), rtol=1e-6)
 
 
 def test_grad_fn_names_follow_pytorch():
-    x = fgrad.randn(2, 1, 4, 4, requires_grad=True)
+    x = fgrad.torch.randn(2, 1, 4, 4, requires_grad=True)
     conv = nn.Conv2d(1, 2, 3)
     assert F.relu(x).grad_fn.name() == "ReluBackward0"
     assert F.max_pool2d(x, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
     assert F.avg_pool2d(x, 2).grad_fn.name() == "AvgPool2DBackward0"
     assert F.log_softmax(x, 1).grad_fn.name() == "LogSoftmaxBackward0"
-    loss = F.cross_entropy(conv(x).reshape(2, -1), fgrad.tensor([1, 0]))
+    loss = F.cross_entropy(conv(x).reshape(2, -1), fgrad.torch.tensor([1, 0]))
     assert loss.grad_fn.name() == "NllLossBackward0"
 
 
 def test_float32_stays_float32():
-    x = fgrad.randn(2, 1, 6, 6)
+    x = fgrad.torch.randn(2, 1, 6, 6)
     net = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.AvgPool2d(1),
                         nn.Flatten(), nn.Linear(18, 3), nn.Tanh(), nn.Dropout(0.5))
     out = net(x)
-    assert out.dtype == fgrad.float32
-    F.cross_entropy(out, fgrad.tensor([0, 2])).backward()
+    assert out.dtype == fgrad.torch.float32
+    F.cross_entropy(out, fgrad.torch.tensor([0, 2])).backward()
     for p in net.parameters():
-        assert p.grad.dtype == fgrad.float32
+        assert p.grad.dtype == fgrad.torch.float32
 
 
 # --- against PyTorch ---------------------------------------------------------------------------
@@ -210,14 +210,14 @@ def test_functional_matches_pytorch(name, dtype):
     fg_fn, kw, shapes = torch_cases[name](F)
     th_fn = torch_cases[name](torch.nn.functional)[0]
     arrays = [None if s is None else rand(*s, dtype=dtype) for s in shapes]
-    ours = [None if a is None else fgrad.tensor(a, requires_grad=True) for a in arrays]
+    ours = [None if a is None else fgrad.torch.tensor(a, requires_grad=True) for a in arrays]
     theirs = _to_torch(torch, arrays)
     out, want = fg_fn(*ours, **kw), th_fn(*theirs, **kw)
     tol = 1e-5 if dtype == np.float32 else 1e-10
-    assert out.dtype == (fgrad.float32 if dtype == np.float32 else fgrad.float64)
+    assert out.dtype == (fgrad.torch.float32 if dtype == np.float32 else fgrad.torch.float64)
     np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol)
     ct = rand(*tuple(want.shape), dtype=dtype)
-    out.backward(fgrad.tensor(ct))
+    out.backward(fgrad.torch.tensor(ct))
     want.backward(torch.tensor(ct))
     for o, t in zip(ours, theirs):
         if o is not None:
@@ -233,9 +233,9 @@ def test_cross_entropy_and_nll_match_pytorch(kw):
     t = np.array([0, 1, 4, 1, 2, 3])
     kw = dict(kw)
     w = rand(5, dtype=np.float32, lo=0.5, hi=2.0) if kw.pop("weight", False) else None
-    ours = fgrad.tensor(x, requires_grad=True)
+    ours = fgrad.torch.tensor(x, requires_grad=True)
     theirs = torch.tensor(x, requires_grad=True)
-    out = F.cross_entropy(ours, fgrad.tensor(t), None if w is None else fgrad.tensor(w), **kw)
+    out = F.cross_entropy(ours, fgrad.torch.tensor(t), None if w is None else fgrad.torch.tensor(w), **kw)
     want = torch.nn.functional.cross_entropy(theirs, torch.tensor(t), None if w is None else torch.tensor(w), **kw)
     np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)
     out.sum().backward()
@@ -243,7 +243,7 @@ def test_cross_entropy_and_nll_match_pytorch(kw):
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
     kw.pop("label_smoothing", None)
     lp = np.log(np.exp(x) / np.exp(x).sum(1, keepdims=True)).astype(np.float32)
-    out = F.nll_loss(fgrad.tensor(lp), fgrad.tensor(t), None if w is None else fgrad.tensor(w), **kw)
+    out = F.nll_loss(fgrad.torch.tensor(lp), fgrad.torch.tensor(t), None if w is None else fgrad.torch.tensor(w), **kw)
     want = torch.nn.functional.nll_loss(torch.tensor(lp), torch.tensor(t), None if w is None else torch.tensor(w), **kw)
     np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -254,7 +254,7 @@ def test_cross_entropy_spatial_and_probabilities_match_pytorch():
     t = RNG.integers(0, 4, (2, 3, 3))
     p = rand(2, 4, 3, 3, dtype=np.float32, lo=0, hi=1)
     for target, th_target in ((t, torch.tensor(t)), (p, torch.tensor(p))):
-        out = F.cross_entropy(fgrad.tensor(x), fgrad.tensor(target), label_smoothing=0.05)
+        out = F.cross_entropy(fgrad.torch.tensor(x), fgrad.torch.tensor(target), label_smoothing=0.05)
         want = torch.nn.functional.cross_entropy(torch.tensor(x), th_target, label_smoothing=0.05)
         np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5)
 
@@ -277,14 +277,14 @@ def _seed_cnn(nn_mod):
 def test_seed_cnn_forward_and_gradients_match_pytorch(algo, monkeypatch):
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(N, "conv_algorithm", algo)
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     ours, theirs = _seed_cnn(nn), _seed_cnn(torch.nn)
     _copy_params(ours, theirs, torch)
     x = rand(8, 1, 28, 28, dtype=np.float32, lo=0, hi=1)
     y = RNG.integers(0, 10, 8)
-    data = fgrad.tensor(x).clone().requires_grad_(True)
+    data = fgrad.torch.tensor(x).clone().requires_grad_(True)
     tdata = torch.tensor(x).requires_grad_(True)
-    loss = nn.CrossEntropyLoss()(ours(data), fgrad.tensor(y))
+    loss = nn.CrossEntropyLoss()(ours(data), fgrad.torch.tensor(y))
     tloss = torch.nn.CrossEntropyLoss()(theirs(tdata), torch.tensor(y))
     np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
     loss.backward()
@@ -295,7 +295,7 @@ def test_seed_cnn_forward_and_gradients_match_pytorch(algo, monkeypatch):
 
 
 def test_default_initialisation_matches_pytorch_bounds():
-    fgrad.manual_seed(1)
+    fgrad.torch.manual_seed(1)
     lin = nn.Linear(50, 7)
     conv = nn.Conv2d(3, 4, (5, 2))
     for layer, fan_in in ((lin, 50), (conv, 3 * 5 * 2)):
@@ -318,15 +318,15 @@ def test_batchnorm_matches_pytorch_train_and_eval():
         with torch.no_grad():
             theirs.weight.copy_(torch.tensor(rand(3, dtype=np.float32, lo=0.5, hi=1.5)))
             theirs.bias.copy_(torch.tensor(rand(3, dtype=np.float32)))
-        ours.load_state_dict({k: fgrad.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+        ours.load_state_dict({k: fgrad.torch.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
         for step in range(3):
             x = rand(*shape, dtype=np.float32)
-            xo = fgrad.tensor(x, requires_grad=True)
+            xo = fgrad.torch.tensor(x, requires_grad=True)
             xt = torch.tensor(x, requires_grad=True)
             out, want = ours(xo), theirs(xt)
             np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
             ct = rand(*shape, dtype=np.float32)
-            out.backward(fgrad.tensor(ct))
+            out.backward(fgrad.torch.tensor(ct))
             want.backward(torch.tensor(ct))
             np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-3, atol=1e-5)
             np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
@@ -335,14 +335,14 @@ def test_batchnorm_matches_pytorch_train_and_eval():
         ours.eval()
         theirs.eval()
         x = rand(*shape, dtype=np.float32)
-        np.testing.assert_allclose(ours(fgrad.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+        np.testing.assert_allclose(ours(fgrad.torch.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
                                    rtol=1e-4, atol=1e-5)
 
 
 def test_dropout_train_and_eval():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     d = nn.Dropout(0.25)
-    x = fgrad.ones(200, 50)
+    x = fgrad.torch.ones(200, 50)
     y = d(x).numpy()
     kept = y != 0
     assert 0.7 < kept.mean() < 0.8
@@ -353,7 +353,7 @@ def test_dropout_train_and_eval():
     with pytest.raises(ValueError):
         nn.Dropout(1.5)
     # the gradient is the same mask
-    xr = fgrad.ones(4, 5, requires_grad=True)
+    xr = fgrad.torch.ones(4, 5, requires_grad=True)
     d.train()
     out = d(xr)
     out.sum().backward()
@@ -361,12 +361,12 @@ def test_dropout_train_and_eval():
 
 
 def test_losses_modules():
-    x = fgrad.tensor(rand(4, 3, dtype=np.float32), requires_grad=True)
-    y = fgrad.tensor([0, 2, 1, 1])
+    x = fgrad.torch.tensor(rand(4, 3, dtype=np.float32), requires_grad=True)
+    y = fgrad.torch.tensor([0, 2, 1, 1])
     ce = nn.CrossEntropyLoss(reduction="sum")(x, y)
     nll = nn.NLLLoss(reduction="sum")(F.log_softmax(x, dim=1), y)
     np.testing.assert_allclose(ce.item(), nll.item(), rtol=1e-6)
-    t = fgrad.tensor(rand(4, 3, dtype=np.float32))
+    t = fgrad.torch.tensor(rand(4, 3, dtype=np.float32))
     np.testing.assert_allclose(nn.MSELoss()(x, t).item(), ((x.detach().numpy() - t.numpy()) ** 2).mean(), rtol=1e-6)
     assert tuple(nn.MSELoss(reduction="none")(x, t).shape) == (4, 3)
 
@@ -395,9 +395,9 @@ def test_vmap_through_cnn_ops_equals_a_loop():
 def test_clip_grad_norm_and_value_match_pytorch():
     torch = pytest.importorskip("torch")
     arrays = [rand(3, 4, dtype=np.float32), rand(5, dtype=np.float32)]
-    ours = [nn.Parameter(fgrad.tensor(a)) for a in arrays]
+    ours = [nn.Parameter(fgrad.torch.tensor(a)) for a in arrays]
     theirs = [torch.nn.Parameter(torch.tensor(a)) for a in arrays]
-    for ps, lib in ((ours, fgrad), (theirs, torch)):
+    for ps, lib in ((ours, fgrad.torch), (theirs, torch)):
         sum(((p * p) * (i + 1.0)).sum() for i, p in enumerate(ps)).backward()
     for norm_type in (2.0, float("inf")):
         n1 = nn.utils.clip_grad_norm_(ours, 0.5, norm_type)
@@ -416,18 +416,18 @@ def test_clip_grad_norm_and_value_match_pytorch():
 
 
 def test_tune_malloc_is_applied_once_by_the_first_optimizer(monkeypatch):
-    import fgrad.optim.optimizer as opt_mod
+    import fgrad.torch.optim.optimizer as opt_mod
     calls = []
     monkeypatch.setattr(opt_mod, "_MALLOC_TUNED", False)
     monkeypatch.setattr(nn.utils, "tune_malloc", lambda: calls.append(1) or True)
     monkeypatch.delenv("FGRAD_TUNE_MALLOC", raising=False)
-    p = [nn.Parameter(fgrad.zeros(2))]
-    fgrad.optim.SGD(p, lr=0.1)
-    fgrad.optim.Adam(p)
+    p = [nn.Parameter(fgrad.torch.zeros(2))]
+    fgrad.torch.optim.SGD(p, lr=0.1)
+    fgrad.torch.optim.Adam(p)
     assert calls == [1]
     monkeypatch.setattr(opt_mod, "_MALLOC_TUNED", False)
     monkeypatch.setenv("FGRAD_TUNE_MALLOC", "0")
-    fgrad.optim.SGD(p, lr=0.1)
+    fgrad.torch.optim.SGD(p, lr=0.1)
     assert calls == [1]
 
 

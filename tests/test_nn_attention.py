@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as fnn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as fnn
+import fgrad.torch.nn.functional as F
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 
 TOL = {np.float32: dict(rtol=2e-4, atol=3e-5), np.float64: dict(rtol=1e-9, atol=1e-11)}
 TDT = {np.float32: torch.float32, np.float64: torch.float64}
-LIBS = (("torch", torch, TF), ("fgrad", fgrad, F))
+LIBS = (("torch", torch, TF), ("fgrad", fgrad.torch, F))
 
 
 def _close(ours, ref, dtype, what):
@@ -32,7 +32,7 @@ def _close(ours, ref, dtype, what):
 
 def _load(tm, fm, dtype):
     tm.to(TDT[dtype])
-    fm.to(getattr(fgrad, np.dtype(dtype).name))
+    fm.to(getattr(fgrad.torch, np.dtype(dtype).name))
     fm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
     return tm, fm
 
@@ -87,7 +87,7 @@ def test_sdpa_matches_torch(case, dtype):
         mkw = dict(kw)
         if "attn_mask" in mkw:
             mkw["attn_mask"] = L.tensor(mkw["attn_mask"], dtype=None if mkw["attn_mask"].dtype == bool
-                                        else TDT[dtype] if L is torch else getattr(fgrad, np.dtype(dtype).name))
+                                        else TDT[dtype] if L is torch else getattr(fgrad.torch, np.dtype(dtype).name))
         out = Fn.scaled_dot_product_attention(*xs, **mkw)
         res[name] = [out] + list(L.autograd.grad(_loss(L, [out], 3), xs))
     for n, a, b in zip(["output", "dq", "dk", "dv"], res["fgrad"], res["torch"]):
@@ -110,11 +110,11 @@ def test_sdpa_grouped_query_attention_and_second_order():
 
 
 def test_sdpa_dropout_is_seeded_and_scales():
-    q = fgrad.randn(2, 64, 8)
+    q = fgrad.torch.randn(2, 64, 8)
     plain = F.scaled_dot_product_attention(q, q, q).numpy()
-    fgrad.manual_seed(3)
+    fgrad.torch.manual_seed(3)
     a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).numpy()
-    fgrad.manual_seed(3)
+    fgrad.torch.manual_seed(3)
     b = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).numpy()
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, plain)
@@ -125,13 +125,13 @@ def test_sdpa_dropout_is_seeded_and_scales():
 
 
 def test_sdpa_errors_match_torch():
-    q, k = fgrad.randn(2, 3, 4), fgrad.randn(2, 5, 4)
+    q, k = fgrad.torch.randn(2, 3, 4), fgrad.torch.randn(2, 5, 4)
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
-        F.scaled_dot_product_attention(q, k, k, attn_mask=fgrad.ones(3, 5, dtype=fgrad.bool), is_causal=True)
+        F.scaled_dot_product_attention(q, k, k, attn_mask=fgrad.torch.ones(3, 5, dtype=fgrad.torch.bool), is_causal=True)
     with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same dtype"):
         F.scaled_dot_product_attention(q, k.double(), k)
     with pytest.raises(RuntimeError, match=r"query \(2, 3, 4\), key \(2, 5, 3\)"):
-        F.scaled_dot_product_attention(q, fgrad.randn(2, 5, 3), k)
+        F.scaled_dot_product_attention(q, fgrad.torch.randn(2, 5, 3), k)
 
 
 # --- MultiheadAttention -----------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def test_multihead_attention_matches_torch(case, dtype):
     assert list(fm.state_dict()) == list(tm.state_dict()) and repr(fm) == repr(tm)
     q, k, v, kpm, attn = _mha_inputs(case, dtype, np.random.default_rng(6))
     res = {}
-    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad, fm)):
+    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad.torch, fm)):
         qt = L.tensor(q, requires_grad=True)
         if c.get("self_attn"):
             kt = vt = qt
@@ -215,7 +215,7 @@ def test_multihead_attention_unbatched_matches_torch(need_weights):
     q, k = rng.standard_normal((_T, _E)), rng.standard_normal((_SRC, _E))
     kpm = np.array([False, True, False, False, True])
     res = {}
-    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad, fm)):
+    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad.torch, fm)):
         qt, kt = L.tensor(q, requires_grad=True), L.tensor(k, requires_grad=True)
         out, w = m(qt, kt, kt, key_padding_mask=L.tensor(kpm), need_weights=need_weights)
         outs = [out] + ([w] if w is not None else [])
@@ -231,7 +231,7 @@ def test_multihead_attention_second_order_matches_torch():
     kpm = np.zeros((_N, _SRC), bool)
     kpm[0, 3] = True
     res = {}
-    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad, fm)):
+    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad.torch, fm)):
         xs = [L.tensor(a, requires_grad=True) for a in (q, k, v)]
         out, w = m(*xs, key_padding_mask=L.tensor(kpm))
         (gq,) = L.autograd.grad(_loss(L, [out, w], 11), xs[0], create_graph=True)
@@ -244,9 +244,9 @@ def test_multihead_attention_second_order_matches_torch():
 
 
 def test_multihead_attention_dropout_only_in_training():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     m = fnn.MultiheadAttention(_E, _H, dropout=0.5)
-    x = fgrad.randn(_T, _N, _E)
+    x = fgrad.torch.randn(_T, _N, _E)
     a = m.eval()(x, x, x)[0].detach().numpy()
     b = m.train()(x, x, x)[0].detach().numpy()
     assert not np.allclose(a, b)
@@ -263,8 +263,8 @@ def test_multihead_attention_errors_match_torch(call):
     with pytest.raises(Exception) as want:
         call(torch, tnn.MultiheadAttention(6, 2), torch.randn(4, 2, 6))
     with pytest.raises(type(want.value)) as got:
-        call(fgrad, fnn.MultiheadAttention(6, 2), fgrad.randn(4, 2, 6))
-    assert got.value.args[0] == str(want.value).replace("torch.Size", "fgrad.Size")  # the message, less the user line
+        call(fgrad.torch, fnn.MultiheadAttention(6, 2), fgrad.torch.randn(4, 2, 6))
+    assert got.value.args[0] == str(want.value).replace("torch.Size", "torch.Size")  # the message, less the user line
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         fnn.MultiheadAttention(5, 2)
 
@@ -304,7 +304,7 @@ def test_transformer_layers_match_torch(kind, case, dtype):
     kpm = np.zeros((_N, _SRC), bool)
     kpm[1, -2:] = True
     res = {}
-    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad, fm)):
+    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad.torch, fm)):
         xt = L.tensor(x, requires_grad=True)
         if kind == "encoder":
             out = m(xt, src_mask=L.tensor(causal), is_causal=True)
@@ -332,7 +332,7 @@ def test_transformer_matches_torch_with_masks_and_second_order():
     skpm = np.zeros((_N, _SRC), bool)
     skpm[0, -1] = True
     res = {}
-    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad, fm)):
+    for name, L, m in (("torch", torch, tm), ("fgrad", fgrad.torch, fm)):
         s, t = L.tensor(src, requires_grad=True), L.tensor(tgt, requires_grad=True)
         mask = m.generate_square_subsequent_mask(_T, dtype=L.float64)
         # PyTorch's fused CPU attention kernel has no second derivative: its math kernel does
@@ -366,7 +366,7 @@ def test_encoder_and_decoder_stacks_match_torch():
     kpm = np.zeros((_N, _T), bool)
     kpm[1, -1] = True
     res = {}
-    for name, L, e, d in (("torch", torch, te, td), ("fgrad", fgrad, fe, fd)):
+    for name, L, e, d in (("torch", torch, te, td), ("fgrad", fgrad.torch, fe, fd)):
         xt = L.tensor(x, requires_grad=True)
         mem = e(xt, src_key_padding_mask=L.tensor(kpm))
         out = d(xt, mem, tgt_mask=L.tensor(np.triu(np.full((_T, _T), -np.inf), 1)), tgt_is_causal=True)
@@ -379,12 +379,12 @@ def test_generate_square_subsequent_mask_and_errors_match_torch():
     for sz in (1, 4):
         np.testing.assert_array_equal(fnn.Transformer.generate_square_subsequent_mask(sz).numpy(),
                                       tnn.Transformer.generate_square_subsequent_mask(sz).numpy())
-    assert fnn.Transformer.generate_square_subsequent_mask(3).dtype == fgrad.float32
-    assert fnn.Transformer.generate_square_subsequent_mask(3, dtype=fgrad.float64).dtype == fgrad.float64
+    assert fnn.Transformer.generate_square_subsequent_mask(3).dtype == fgrad.torch.float32
+    assert fnn.Transformer.generate_square_subsequent_mask(3, dtype=fgrad.torch.float64).dtype == fgrad.torch.float64
     m = fnn.Transformer(4, 2, 1, 1, 8)
     with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
-        m(fgrad.randn(3, 2, 4), fgrad.randn(3, 3, 4))
+        m(fgrad.torch.randn(3, 2, 4), fgrad.torch.randn(3, 3, 4))
     with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
-        m(fgrad.randn(3, 2, 4), fgrad.randn(3, 2, 5))
+        m(fgrad.torch.randn(3, 2, 4), fgrad.torch.randn(3, 2, 5))
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         fnn.TransformerEncoderLayer(4, 2, activation="tanh")

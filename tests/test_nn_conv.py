@@ -1,4 +1,4 @@
-"""Convolution, pooling, padding and resampling (fgrad.nn.functional and their layers)
+"""Convolution, pooling, padding and resampling (fgrad.torch.nn.functional and their layers)
 against PyTorch, in float32 and float64.
 
 Each configuration runs the same call through fgrad's Tensor facade and through PyTorch
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
 from fgrad.test_util import check_grads
 
 torch = pytest.importorskip("torch")
@@ -89,7 +89,7 @@ def _close(ours, theirs, dtype, what, scale=1.0):
 
 
 def compare(name, specs, kw, dtype, seed=0, scale=1.0, fg_fn=None, th_fn=None):
-    """fgrad.nn.functional.<name> against torch.nn.functional.<name> (see the module doc)."""
+    """fgrad.torch.nn.functional.<name> against torch.nn.functional.<name> (see the module doc)."""
     rng = np.random.default_rng(seed)
     args = [s.make(rng, dtype) if isinstance(s, Arr) else s for s in specs]
     diff = [isinstance(s, Arr) and s.diff for s in specs]
@@ -97,7 +97,7 @@ def compare(name, specs, kw, dtype, seed=0, scale=1.0, fg_fn=None, th_fn=None):
     th_fn = th_fn or getattr(TF, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ours = _lib_run(fgrad, fg_fn, args, kw, diff, seed + 1)
+        ours = _lib_run(fgrad.torch, fg_fn, args, kw, diff, seed + 1)
         theirs = _lib_run(torch, th_fn, args, kw, diff, seed + 1)
     for kind, a, b in zip(("value", "gradient", "second-order"), ours, theirs):
         assert len(a) == len(b)
@@ -196,25 +196,25 @@ def test_max_unpool_of_max_pool_indices_matches_pytorch(dims, dtype):
     x = ((rng.permutation(int(np.prod(shape))).reshape(shape) + 0.5) / 100).astype(dtype)
     pool, unpool = (F.max_pool1d, F.max_unpool1d) if dims == 1 else (F.max_pool2d, F.max_unpool2d)
     tpool, tunpool = (TF.max_pool1d, TF.max_unpool1d) if dims == 1 else (TF.max_pool2d, TF.max_unpool2d)
-    _, idx = pool(fgrad.tensor(x), 2, return_indices=True)
+    _, idx = pool(fgrad.torch.tensor(x), 2, return_indices=True)
     _, tidx = tpool(torch.tensor(x), 2, return_indices=True)
     np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
     vals = Arr(*tuple(idx.shape))
     out_size = shape[2:]  # odd sizes need output_size to get back to the input's size
     compare("unpool", [vals, idx.numpy()], dict(kernel_size=2, output_size=out_size), dtype,
-            fg_fn=lambda v, i, **kw: unpool(v, fgrad.tensor(i), **kw),
+            fg_fn=lambda v, i, **kw: unpool(v, fgrad.torch.tensor(i), **kw),
             th_fn=lambda v, i, **kw: tunpool(v, torch.tensor(i), **kw))
 
 
 def test_max_unpool_layer_round_trip_and_invalid_index():
-    x = fgrad.tensor(np.arange(16.0).reshape(1, 1, 4, 4))
+    x = fgrad.torch.tensor(np.arange(16.0).reshape(1, 1, 4, 4))
     y, idx = nn.MaxPool2d(2, return_indices=True)(x)
     out = nn.MaxUnpool2d(2)(y, idx)
     want = np.zeros((1, 1, 4, 4))
     want[0, 0, 1::2, 1::2] = [[5, 7], [13, 15]]
     np.testing.assert_array_equal(out.numpy(), want)
     with pytest.raises(RuntimeError, match="invalid max index: 99"):
-        F.max_unpool2d(y, fgrad.tensor(np.full((1, 1, 2, 2), 99)), 2)
+        F.max_unpool2d(y, fgrad.torch.tensor(np.full((1, 1, 2, 2), 99)), 2)
 
 
 @pytest.mark.parametrize("fn,kw", [
@@ -230,9 +230,9 @@ def test_max_pool_ties_go_to_the_first_maximum_as_pytorch(fn, kw):
     shape = (2, 2, 5, 6) if "2d" in fn else (2, 2, 7)
     x = rng.integers(0, 2, shape).astype(np.float64)
     x[0, 0] = -np.inf
-    ours, theirs = fgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours, theirs = fgrad.torch.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ct = rng.standard_normal(tuple(getattr(TF, fn)(theirs, **kw).shape))
-    (getattr(F, fn)(ours, **kw) * fgrad.tensor(ct)).sum().backward()
+    (getattr(F, fn)(ours, **kw) * fgrad.torch.tensor(ct)).sum().backward()
     (getattr(TF, fn)(theirs, **kw) * torch.tensor(ct)).sum().backward()
     # overlapping windows sum their cotangents in another order: equal up to rounding
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-14, atol=1e-14)
@@ -475,16 +475,16 @@ LAYERS = [
 
 @pytest.mark.parametrize("name,args,kw,shape", LAYERS, ids=[f"{r[0]}-{i}" for i, r in enumerate(LAYERS)])
 def test_layers_match_pytorch(name, args, kw, shape):
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     ours, theirs = getattr(nn, name)(*args, **kw).double(), getattr(torch.nn, name)(*args, **kw).double()
     assert repr(ours) == repr(theirs)
     _copy_params(ours, theirs)
     x = np.random.default_rng(1).uniform(0.1, 1.0, shape)
-    xo, xt = fgrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    xo, xt = fgrad.torch.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     out, want = ours(xo), theirs(xt)
     np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-12)
     ct = np.random.default_rng(2).standard_normal(tuple(want.shape))
-    (out * fgrad.tensor(ct)).sum().backward()
+    (out * fgrad.torch.tensor(ct)).sum().backward()
     (want * torch.tensor(ct)).sum().backward()
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
@@ -493,7 +493,7 @@ def test_layers_match_pytorch(name, args, kw, shape):
 
 
 def test_conv_layers_attributes_and_initialisation_follow_pytorch():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     for cls, args, kw in [("Conv1d", (6, 4, 3), dict(groups=2)), ("Conv3d", (2, 4, (1, 2, 3)), {}),
                           ("ConvTranspose2d", (4, 6, 3), dict(groups=2)),
                           ("ConvTranspose1d", (3, 5, 2), dict(bias=False))]:
@@ -511,26 +511,26 @@ def test_conv_layers_attributes_and_initialisation_follow_pytorch():
 
 
 def test_conv_transpose_output_size_picks_output_padding():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     ours = nn.ConvTranspose2d(2, 3, 3, stride=3, padding=1).double()
     theirs = torch.nn.ConvTranspose2d(2, 3, 3, stride=3, padding=1).double()
     _copy_params(ours, theirs)
     x = np.random.default_rng(0).standard_normal((1, 2, 4, 4))
     for size in [(10, 10), (11, 12), [1, 3, 12, 10]]:
-        out = ours(fgrad.tensor(x), output_size=size)
+        out = ours(fgrad.torch.tensor(x), output_size=size)
         want = theirs(torch.tensor(x), output_size=size)
         np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="valid sizes range from 10 to 12"):
-        ours(fgrad.tensor(x), output_size=(13, 10))
+        ours(fgrad.torch.tensor(x), output_size=(13, 10))
 
 
 def test_layer_grad_fn_names():
-    x = fgrad.tensor(_rand(1, 2, 5).astype(np.float32), requires_grad=True)
+    x = fgrad.torch.tensor(_rand(1, 2, 5).astype(np.float32), requires_grad=True)
     assert nn.Conv1d(2, 4, 3, groups=2)(x).grad_fn is not None
-    assert F.conv2d(fgrad.tensor(_rand(1, 2, 4, 4), requires_grad=True), fgrad.tensor(_rand(2, 1, 2, 2)),
+    assert F.conv2d(fgrad.torch.tensor(_rand(1, 2, 4, 4), requires_grad=True), fgrad.torch.tensor(_rand(2, 1, 2, 2)),
                     groups=2).grad_fn.name() == "ConvolutionBackward0"
-    assert F.unfold(fgrad.tensor(_rand(1, 2, 4, 4), requires_grad=True), 2).grad_fn.name() == "Im2ColBackward0"
-    assert F.fold(fgrad.tensor(_rand(1, 8, 9), requires_grad=True), (4, 4), 2).grad_fn.name() == "Col2ImBackward0"
+    assert F.unfold(fgrad.torch.tensor(_rand(1, 2, 4, 4), requires_grad=True), 2).grad_fn.name() == "Im2ColBackward0"
+    assert F.fold(fgrad.torch.tensor(_rand(1, 8, 9), requires_grad=True), (4, 4), 2).grad_fn.name() == "Col2ImBackward0"
 
 
 # --- dropout ------------------------------------------------------------------------------------------
@@ -541,7 +541,7 @@ def test_layer_grad_fn_names():
     ("dropout3d", (16, 2, 2, 2), (0,)), ("feature_alpha_dropout", (8, 16, 3, 4), (0, 1)),
 ])
 def test_channel_dropout_drops_whole_channels(name, shape, mask_axes):
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     x = np.ones(shape)
     out = np.asarray(getattr(F, name)(x, p=0.5, training=True))
     per_channel = out.reshape(tuple(shape[a] for a in mask_axes) + (-1,))
@@ -549,16 +549,16 @@ def test_channel_dropout_drops_whole_channels(name, shape, mask_axes):
     if name.startswith("dropout"):
         assert set(np.unique(out)) <= {0.0, 2.0} and 0.2 < (out == 0).mean() < 0.8
     np.testing.assert_array_equal(getattr(F, name)(x, p=0.5, training=False), x)
-    t = fgrad.tensor(x, requires_grad=True)
+    t = fgrad.torch.tensor(x, requires_grad=True)
     y = getattr(F, name)(t, p=0.3, training=True)
     y.sum().backward()
     assert t.grad is not None and tuple(t.grad.shape) == shape
 
 
 def test_alpha_dropout_keeps_mean_and_variance():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     x = np.random.default_rng(0).standard_normal(200_000)
-    for fn in (F.alpha_dropout, lambda v, p, training: nn.AlphaDropout(p).train(training)(fgrad.tensor(v)).numpy()):
+    for fn in (F.alpha_dropout, lambda v, p, training: nn.AlphaDropout(p).train(training)(fgrad.torch.tensor(v)).numpy()):
         y = np.asarray(fn(x, p=0.2, training=True))
         assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02
         alpha = 1.7580993408473766
@@ -570,9 +570,9 @@ def test_alpha_dropout_keeps_mean_and_variance():
 
 
 def test_dropout_layers_and_warnings():
-    fgrad.manual_seed(1)
+    fgrad.torch.manual_seed(1)
     layer = nn.Dropout2d(0.5)
-    x = fgrad.ones(4, 6, 3, 3)
+    x = fgrad.torch.ones(4, 6, 3, 3)
     out = layer(x).numpy()
     assert set(np.unique(out)) <= {0.0, 2.0}
     layer.eval()
@@ -641,7 +641,7 @@ def test_errors_have_pytorchs_types_and_name_the_problem(name, call, match):
     with pytest.raises(Exception) as theirs:
         call(Lib(torch, TF))
     with pytest.raises(Exception, match=match) as ours:
-        call(Lib(fgrad, F))
+        call(Lib(fgrad.torch, F))
     assert isinstance(ours.value, type(theirs.value)), (
         f"fgrad raised {type(ours.value).__name__}, PyTorch {type(theirs.value).__name__}: {ours.value}")
 

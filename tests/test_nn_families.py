@@ -10,7 +10,7 @@ import pytest
 import fgrad
 
 torch = pytest.importorskip("torch")
-F_F, T_F = fgrad.nn.functional, torch.nn.functional
+F_F, T_F = fgrad.torch.nn.functional, torch.nn.functional
 
 RNG = np.random.default_rng(0)
 KINKY = np.array([-4, -3, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 3.0, 4.0, 6.0, 7.0])  # switch points included
@@ -28,7 +28,7 @@ ACTIVATIONS = {  # name: (kwargs, whether PyTorch has a double backward for it)
 
 
 def _fn(lib, name):
-    F = F_F if lib is fgrad else T_F
+    F = F_F if lib is fgrad.torch else T_F
     return getattr(F, "gelu" if name == "gelu_tanh" else name)
 
 
@@ -50,7 +50,7 @@ def test_activation(name, dtype):
     # float64: PyTorch computes some (celu) with float32 scale factors, good to ~1e-8
     tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-7, "atol": 1e-9}
     for x, second in ((KINKY, False), (SMOOTH, has_second)):
-        got = _derivatives(fgrad, lambda a: _fn(fgrad, name)(a, **kw), x, getattr(fgrad, dtype), second)
+        got = _derivatives(fgrad.torch, lambda a: _fn(fgrad.torch, name)(a, **kw), x, getattr(fgrad.torch, dtype), second)
         want = _derivatives(torch, lambda a: _fn(torch, name)(a, **kw), x, getattr(torch, dtype), second)
         for g, w in zip(got, want):
             if w is not None:
@@ -69,7 +69,7 @@ def _both(fn_name, make_args, dtype, kwargs=None, second=True, tol=None):
     kwargs = kwargs or {}
     out = []
     nondiff = NONDIFF.get(fn_name, set())
-    for lib, F in ((fgrad, F_F), (torch, T_F)):
+    for lib, F in ((fgrad.torch, F_F), (torch, T_F)):
         args = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=i not in nondiff) if a.dtype.kind == "f"
                 else lib.tensor(a) for i, a in enumerate(make_args())]
         diff = [a for a in args if a.requires_grad]
@@ -160,7 +160,7 @@ def test_functional_matches_pytorch(case, dtype):
 def _both_positional(name, make, dtype, second_arg, kwargs):
     """layer_norm(x, shape, w, b) style: the second positional argument is not a tensor."""
     out = []
-    for lib, F in ((fgrad, F_F), (torch, T_F)):
+    for lib, F in ((fgrad.torch, F_F), (torch, T_F)):
         x, *params = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True) for a in make()]
         y = getattr(F, name)(x, second_arg, *params, **kwargs)
         gs = lib.autograd.grad(y.pow(2).sum(), [x] + params, create_graph=True)
@@ -173,7 +173,7 @@ def _both_positional(name, make, dtype, second_arg, kwargs):
 
 def _pos_weight_case(args, pw, dtype):
     out = []
-    for lib, F in ((fgrad, F_F), (torch, T_F)):
+    for lib, F in ((fgrad.torch, F_F), (torch, T_F)):
         x = lib.tensor(args[0], dtype=getattr(lib, dtype), requires_grad=True)
         t = lib.tensor(args[1], dtype=getattr(lib, dtype))
         w = lib.tensor(pw, dtype=getattr(lib, dtype))
@@ -189,7 +189,7 @@ def test_embedding_padding_and_max_norm():
     w = RNG.normal(size=(10, 3))
     idx = np.array([[0, 1, 2], [2, 0, 9]])
     grads = []
-    for lib, F in ((fgrad, F_F), (torch, T_F)):
+    for lib, F in ((fgrad.torch, F_F), (torch, T_F)):
         wt = lib.tensor(w.copy(), requires_grad=True)
         y = F.embedding(lib.tensor(idx), wt, padding_idx=0)
         (y * lib.arange(3.0)).sum().backward()
@@ -200,7 +200,7 @@ def test_embedding_padding_and_max_norm():
     for a, b in zip(grads[0] + grads[1], grads[2] + grads[3]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     with pytest.raises(RuntimeError):
-        F_F.embedding(fgrad.tensor([0.5]), fgrad.tensor(w))
+        F_F.embedding(fgrad.torch.tensor([0.5]), fgrad.torch.tensor(w))
 
 
 def test_embedding_bag_modes():
@@ -208,7 +208,7 @@ def test_embedding_bag_modes():
     idx, off = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 3, 3])
     for mode in ("sum", "mean", "max"):
         res = []
-        for lib, F in ((fgrad, F_F), (torch, T_F)):
+        for lib, F in ((fgrad.torch, F_F), (torch, T_F)):
             wt = lib.tensor(w, requires_grad=True)
             y = F.embedding_bag(lib.tensor(idx), wt, lib.tensor(off), mode=mode)
             y.pow(2).sum().backward()
@@ -234,23 +234,23 @@ INPUTS = {"LayerNorm": (3, 4, 5), "RMSNorm": (3, 5), "GroupNorm": (2, 4, 3), "In
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_module_state_dict_repr_and_output(name):
-    tm, fm = MODULES[name](torch.nn), MODULES[name](fgrad.nn)
+    tm, fm = MODULES[name](torch.nn), MODULES[name](fgrad.torch.nn)
     tsd, fsd = tm.state_dict(), fm.state_dict()
     assert list(tsd) == list(fsd)
     assert all(tuple(tsd[k].shape) == tuple(fsd[k].shape) for k in tsd)
     assert repr(tm) == repr(fm)
-    fm.load_state_dict({k: fgrad.tensor(v.numpy()) for k, v in tsd.items()})
+    fm.load_state_dict({k: fgrad.torch.tensor(v.numpy()) for k, v in tsd.items()})
     if name in ("Embedding", "EmbeddingBag"):
         idx = np.array([[1, 2, 3], [2, 9, 0]])
-        x_t, x_f = torch.tensor(idx), fgrad.tensor(idx)
+        x_t, x_f = torch.tensor(idx), fgrad.torch.tensor(idx)
     elif name == "BCEWithLogitsLoss":
         a, b = RNG.normal(size=(3, 4)).astype(np.float32), RNG.uniform(0, 1, (3, 4)).astype(np.float32)
-        np.testing.assert_allclose(fm(fgrad.tensor(a), fgrad.tensor(b)).numpy(),
+        np.testing.assert_allclose(fm(fgrad.torch.tensor(a), fgrad.torch.tensor(b)).numpy(),
                                    tm(torch.tensor(a), torch.tensor(b)).numpy(), rtol=1e-6)
         return
     else:
         x = RNG.normal(size=INPUTS[name]).astype(np.float32)
-        x_t, x_f = torch.tensor(x), fgrad.tensor(x)
+        x_t, x_f = torch.tensor(x), fgrad.torch.tensor(x)
     np.testing.assert_allclose(fm(x_f).detach().numpy(), tm(x_t).detach().numpy(), rtol=1e-5, atol=1e-6)
     for k, v in tm.state_dict().items():  # running statistics updated alike
         np.testing.assert_allclose(fm.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
@@ -258,7 +258,7 @@ def test_module_state_dict_repr_and_output(name):
 
 def test_embedding_from_pretrained():
     w = RNG.normal(size=(4, 3)).astype(np.float32)
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         e = lib.nn.Embedding.from_pretrained(lib.tensor(w), freeze=True, padding_idx=1)
         assert not e.weight.requires_grad and e.padding_idx == 1
         np.testing.assert_allclose(e(lib.tensor([3, 1])).numpy(), w[[3, 1]])
@@ -278,7 +278,7 @@ def _module_script(lib):
             self.p, self.d = pl, pd
             self.blocks = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)])
     m = M()
-    out.append(repr(m).replace("torch.float", "fgrad.float"))
+    out.append(repr(m).replace("torch.float", "torch.float"))
     out.append([n for n, _ in m.named_parameters()])
     pl.append(lib.ones(1))
     out.append((type(pl[2]).__name__, len(pl), len(list(m.parameters())), len(pl[1:])))
@@ -289,7 +289,7 @@ def _module_script(lib):
 
 
 def test_containers_reprs_and_state_dict_results_match_pytorch():
-    assert _module_script(fgrad) == _module_script(torch)
+    assert _module_script(fgrad.torch) == _module_script(torch)
 
 
 def _hook_script(lib):
@@ -331,21 +331,21 @@ def _hook_script(lib):
 
 
 def test_full_backward_hooks_match_pytorch():
-    assert _hook_script(fgrad) == _hook_script(torch)
+    assert _hook_script(fgrad.torch) == _hook_script(torch)
 
 
 def test_init_orthogonal_dirac_sparse():
-    w = fgrad.empty(3, 5)
-    fgrad.nn.init.orthogonal_(w, gain=2.0)
+    w = fgrad.torch.empty(3, 5)
+    fgrad.torch.nn.init.orthogonal_(w, gain=2.0)
     np.testing.assert_allclose(w.numpy() @ w.numpy().T, 4 * np.eye(3), atol=1e-5)
-    w = fgrad.empty(5, 2, 3)
-    fgrad.nn.init.orthogonal_(w)
+    w = fgrad.torch.empty(5, 2, 3)
+    fgrad.torch.nn.init.orthogonal_(w)
     flat = w.numpy().reshape(5, 6)
     np.testing.assert_allclose(flat @ flat.T, np.eye(5), atol=1e-5)  # rows < cols: orthonormal rows
-    a, b = fgrad.empty(6, 3, 3, 3), torch.empty(6, 3, 3, 3)
-    fgrad.nn.init.dirac_(a, 2)
+    a, b = fgrad.torch.empty(6, 3, 3, 3), torch.empty(6, 3, 3, 3)
+    fgrad.torch.nn.init.dirac_(a, 2)
     torch.nn.init.dirac_(b, 2)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
-    s = fgrad.empty(10, 4)
-    fgrad.nn.init.sparse_(s, 0.3)
+    s = fgrad.torch.empty(10, 4)
+    fgrad.torch.nn.init.sparse_(s, 0.3)
     assert ((s.numpy() == 0).sum(0) == 3).all()

@@ -1,5 +1,5 @@
 """Sequence models as scripts: the same source text runs under `import torch` and under
-`import fgrad as torch` (only that line differs), trains a few steps from the same initial
+`import fgrad.torch as torch` (only that line differs), trains a few steps from the same initial
 weights on the same generated data, and the losses must agree step by step.
 
   * an LSTM language model over variable-length sequences (pad_sequence, pack_padded_sequence
@@ -109,7 +109,7 @@ for step in range(STEPS):
 
 
 def _run(script: str, lib: str, steps: int) -> list:
-    line = "import torch" if lib == "torch" else "import fgrad as torch"
+    line = "import torch" if lib == "torch" else "import fgrad.torch as torch"
     ns = {"STEPS": steps, "EXTRA": {"enable_nested_tensor": False} if lib == "torch" else {}}
     exec(compile(script.format(import_line=line), f"<{lib} script>", "exec"), ns)
     return ns["losses"]
@@ -138,23 +138,23 @@ def _lag_batch(rng, V, B, T, lag):
 def test_lstm_learns_a_delayed_copy():
     """A 1-layer LSTM recalls the token seen 3 steps earlier: cross-entropy below 0.05 nats
     (chance is log 9 = 2.2) within 400 Adam steps."""
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     rng = np.random.default_rng(0)
     V, lag = 10, 3
-    emb, lstm, head = fgrad.nn.Embedding(V, 16), fgrad.nn.LSTM(16, 64, batch_first=True), fgrad.nn.Linear(64, V)
+    emb, lstm, head = fgrad.torch.nn.Embedding(V, 16), fgrad.torch.nn.LSTM(16, 64, batch_first=True), fgrad.torch.nn.Linear(64, V)
     params = list(emb.parameters()) + list(lstm.parameters()) + list(head.parameters())
-    opt = fgrad.optim.Adam(params, lr=0.01)
+    opt = fgrad.torch.optim.Adam(params, lr=0.01)
     for step in range(400):
         x, y = _lag_batch(rng, V, 32, 20, lag)
-        out, _ = lstm(emb(fgrad.tensor(x)))
-        loss = fgrad.nn.functional.cross_entropy(head(out).reshape(-1, V), fgrad.tensor(y).reshape(-1))
+        out, _ = lstm(emb(fgrad.torch.tensor(x)))
+        loss = fgrad.torch.nn.functional.cross_entropy(head(out).reshape(-1, V), fgrad.torch.tensor(y).reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
     x, y = _lag_batch(rng, V, 256, 20, lag)
-    with fgrad.no_grad():
-        out, _ = lstm(emb(fgrad.tensor(x)))
-        final = fgrad.nn.functional.cross_entropy(head(out).reshape(-1, V), fgrad.tensor(y).reshape(-1)).item()
+    with fgrad.torch.no_grad():
+        out, _ = lstm(emb(fgrad.torch.tensor(x)))
+        final = fgrad.torch.nn.functional.cross_entropy(head(out).reshape(-1, V), fgrad.torch.tensor(y).reshape(-1)).item()
     assert final < 0.05, final
 
 
@@ -162,25 +162,25 @@ def test_lstm_learns_a_delayed_copy():
 def test_transformer_learns_a_delayed_copy():
     """A 2-layer causal transformer (sinusoid-free: learned positions) recalls the token 3
     positions back: cross-entropy below 0.05 nats within 400 Adam steps."""
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     rng = np.random.default_rng(1)
     V, T, D, lag = 10, 16, 32, 3
-    nn = fgrad.nn
-    tok, pos, head = nn.Embedding(V, D), nn.Parameter(fgrad.randn(T, D) * 0.1), nn.Linear(D, V)
+    nn = fgrad.torch.nn
+    tok, pos, head = nn.Embedding(V, D), nn.Parameter(fgrad.torch.randn(T, D) * 0.1), nn.Linear(D, V)
     body = nn.TransformerEncoder(nn.TransformerEncoderLayer(D, 4, 64, dropout=0.0, batch_first=True), 2)
     params = list(tok.parameters()) + [pos] + list(body.parameters()) + list(head.parameters())
-    opt = fgrad.optim.Adam(params, lr=3e-3)
+    opt = fgrad.torch.optim.Adam(params, lr=3e-3)
     mask = nn.Transformer.generate_square_subsequent_mask(T)
 
     def loss_of(x, y):
-        h = body(tok(fgrad.tensor(x)) + pos, mask=mask, is_causal=True)
-        return nn.functional.cross_entropy(head(h).reshape(-1, V), fgrad.tensor(y).reshape(-1))
+        h = body(tok(fgrad.torch.tensor(x)) + pos, mask=mask, is_causal=True)
+        return nn.functional.cross_entropy(head(h).reshape(-1, V), fgrad.torch.tensor(y).reshape(-1))
     for step in range(400):
         loss = loss_of(*_lag_batch(rng, V, 32, T, lag))
         opt.zero_grad()
         loss.backward()
         opt.step()
     body.eval()
-    with fgrad.no_grad():
+    with fgrad.torch.no_grad():
         final = loss_of(*_lag_batch(rng, V, 256, T, lag)).item()
     assert final < 0.05, final

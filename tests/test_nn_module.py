@@ -1,4 +1,4 @@
-"""fgrad.nn.Module machinery, Parameter, fgrad.func.functional_call and fgrad.save/load."""
+"""fgrad.torch.nn.Module machinery, Parameter, fgrad.torch.func.functional_call and fgrad.torch.save/load."""
 import copy
 import io
 import pickle
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
-from fgrad.func import functional_call
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
+from fgrad.torch.func import functional_call
 
 
 class Net(nn.Module):
@@ -19,7 +19,7 @@ class Net(nn.Module):
         self.conv = nn.Conv2d(1, 3, 3, padding=1)
         self.bn = nn.BatchNorm2d(3)
         self.head = nn.Sequential(nn.Flatten(), nn.Linear(3 * 4 * 4, 5), nn.ReLU(), nn.Linear(5, 4))
-        self.register_buffer("scale", fgrad.tensor(2.0))
+        self.register_buffer("scale", fgrad.torch.tensor(2.0))
         self.plain = 7
 
     def forward(self, x):
@@ -27,7 +27,7 @@ class Net(nn.Module):
 
 
 def test_registration_and_traversal():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     net = Net()
     names = [n for n, _ in net.named_parameters()]
     assert names == ["conv.weight", "conv.bias", "bn.weight", "bn.bias", "head.1.weight", "head.1.bias",
@@ -43,8 +43,8 @@ def test_registration_and_traversal():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         net.nope
     with pytest.raises(TypeError, match="cannot assign"):
-        net.conv.weight = fgrad.ones(3, 1, 3, 3)
-    net.extra = nn.Parameter(fgrad.zeros(2))
+        net.conv.weight = fgrad.torch.ones(3, 1, 3, 3)
+    net.extra = nn.Parameter(fgrad.torch.zeros(2))
     assert "extra" in dict(net.named_parameters())
     del net.extra
     assert "extra" not in dict(net.named_parameters())
@@ -63,7 +63,7 @@ def test_train_eval_and_zero_grad():
     net.eval()
     assert not net.training and not net.bn.training and not net.head[1].training
     net.train()
-    out = net(fgrad.randn(2, 1, 4, 4))
+    out = net(fgrad.torch.randn(2, 1, 4, 4))
     out.sum().backward()
     assert all(p.grad is not None for p in net.parameters())
     net.zero_grad(set_to_none=False)
@@ -73,16 +73,16 @@ def test_train_eval_and_zero_grad():
 
 
 def test_state_dict_roundtrip_and_strict_errors(tmp_path):
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     a, b = Net(), Net()
-    a(fgrad.randn(4, 1, 4, 4))  # moves BatchNorm running statistics
+    a(fgrad.torch.randn(4, 1, 4, 4))  # moves BatchNorm running statistics
     sd = a.state_dict()
     assert list(sd) == ["scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
                         "bn.running_var", "bn.num_batches_tracked", "head.1.weight", "head.1.bias",
                         "head.3.weight", "head.3.bias"]
     assert all(t.grad_fn is None and not t.requires_grad for t in sd.values())
-    fgrad.save(sd, tmp_path / "net.pt")
-    loaded = fgrad.load(tmp_path / "net.pt")
+    fgrad.torch.save(sd, tmp_path / "net.pt")
+    loaded = fgrad.torch.load(tmp_path / "net.pt")
     assert isinstance(loaded, OrderedDict) and list(loaded) == list(sd)
     w_before = b.conv.weight
     res = b.load_state_dict(loaded)
@@ -90,14 +90,14 @@ def test_state_dict_roundtrip_and_strict_errors(tmp_path):
     assert b.conv.weight is w_before  # loaded in place
     for k, v in a.state_dict().items():
         np.testing.assert_array_equal(b.state_dict()[k].numpy(), v.numpy())
-    x = fgrad.randn(2, 1, 4, 4)
+    x = fgrad.torch.randn(2, 1, 4, 4)
     a.eval(), b.eval()
     np.testing.assert_array_equal(a(x).detach().numpy(), b(x).detach().numpy())
 
     bad = dict(sd)
     bad.pop("conv.bias")
-    bad["extra.weight"] = fgrad.zeros(1)
-    bad["head.3.bias"] = fgrad.zeros(7)
+    bad["extra.weight"] = fgrad.torch.zeros(1)
+    bad["head.3.bias"] = fgrad.torch.zeros(7)
     with pytest.raises(RuntimeError) as e:
         b.load_state_dict(bad)
     msg = str(e.value)
@@ -112,12 +112,12 @@ def test_state_dict_roundtrip_and_strict_errors(tmp_path):
 def test_to_dtype_keeps_parameter_objects():
     net = nn.Linear(3, 2)
     w = net.weight
-    net.to(fgrad.float64)
-    assert net.weight is w and w.dtype == fgrad.float64 and net.bias.dtype == fgrad.float64
-    out = net(fgrad.randn(4, 3, dtype=fgrad.float64))
-    assert out.dtype == fgrad.float64
+    net.to(fgrad.torch.float64)
+    assert net.weight is w and w.dtype == fgrad.torch.float64 and net.bias.dtype == fgrad.torch.float64
+    out = net(fgrad.torch.randn(4, 3, dtype=fgrad.torch.float64))
+    assert out.dtype == fgrad.torch.float64
     net.float()
-    assert w.dtype == fgrad.float32
+    assert w.dtype == fgrad.torch.float32
     net.to("cpu")
     assert w.device.type == "cpu"
 
@@ -133,33 +133,33 @@ def test_repr_like_pytorch():
         "  (3): Flatten(start_dim=1, end_dim=-1)\n"
         "  (4): Linear(in_features=10, out_features=2, bias=False)\n"
         ")")
-    assert repr(nn.Parameter(fgrad.tensor([1.0]))).startswith("Parameter containing:\ntensor([1.]")
+    assert repr(nn.Parameter(fgrad.torch.tensor([1.0]))).startswith("Parameter containing:\ntensor([1.]")
 
 
 def test_parameter_semantics():
-    t = fgrad.tensor([1.0, 2.0])
+    t = fgrad.torch.tensor([1.0, 2.0])
     p = nn.Parameter(t)
-    assert p.requires_grad and p.is_leaf and isinstance(p, fgrad.Tensor)
-    with fgrad.no_grad():
+    assert p.requires_grad and p.is_leaf and isinstance(p, fgrad.torch.Tensor)
+    with fgrad.torch.no_grad():
         t.add_(1.0)
     np.testing.assert_array_equal(p.detach().numpy(), [2.0, 3.0])  # shares storage
-    q = nn.Parameter(fgrad.tensor([1.0]), requires_grad=False)
+    q = nn.Parameter(fgrad.torch.tensor([1.0]), requires_grad=False)
     assert not q.requires_grad
     r = p * 2
-    assert type(r) is fgrad.Tensor and r.grad_fn is not None
+    assert type(r) is fgrad.torch.Tensor and r.grad_fn is not None
     c = copy.deepcopy(p)
     assert isinstance(c, nn.Parameter) and c.requires_grad and c._value is not p._value
     u = pickle.loads(pickle.dumps(p))
     assert isinstance(u, nn.Parameter) and np.array_equal(u.detach().numpy(), p.detach().numpy())
     with pytest.raises(RuntimeError, match="floating point"):
-        nn.Parameter(fgrad.tensor([1, 2]))
+        nn.Parameter(fgrad.torch.tensor([1, 2]))
 
 
 def test_deepcopy_module_is_independent():
     net = Net()
     twin = copy.deepcopy(net)
     assert isinstance(twin.conv.weight, nn.Parameter)
-    with fgrad.no_grad():
+    with fgrad.torch.no_grad():
         twin.conv.weight.zero_()
     assert not np.all(net.conv.weight.detach().numpy() == 0)
 
@@ -168,9 +168,9 @@ def test_hooks_and_containers():
     lin = nn.Linear(2, 2)
     seen = []
     h = lin.register_forward_hook(lambda m, inp, out: seen.append(tuple(out.shape)))
-    lin(fgrad.randn(3, 2))
+    lin(fgrad.torch.randn(3, 2))
     h.remove()
-    lin(fgrad.randn(3, 2))
+    lin(fgrad.torch.randn(3, 2))
     assert seen == [(3, 2)]
     ml = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
     assert len(list(ml.parameters())) == 6 and len(ml) == 3
@@ -183,14 +183,14 @@ def test_hooks_and_containers():
 # --- functional_call: fgrad.grad over a model's parameters ---------------------------------------
 
 def _mlp():
-    fgrad.manual_seed(3)
+    fgrad.torch.manual_seed(3)
     return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
 
 
 def test_functional_call_grad_equals_backward():
     net = Net()
-    x = fgrad.randn(5, 1, 4, 4)
-    y = fgrad.tensor([0, 1, 2, 3, 1])
+    x = fgrad.torch.randn(5, 1, 4, 4)
+    y = fgrad.torch.tensor([0, 1, 2, 3, 1])
     loss = F.cross_entropy(net(x), y)
     loss.backward()
     params = {k: v.detach() for k, v in net.named_parameters()}
@@ -199,10 +199,10 @@ def test_functional_call_grad_equals_backward():
     def f(params):
         return F.cross_entropy(functional_call(net, (params, buffers), (x,)), y)
     value, grads = fgrad.value_and_grad(f)(params)
-    assert isinstance(value, fgrad.Tensor)
+    assert isinstance(value, fgrad.torch.Tensor)
     np.testing.assert_allclose(value.item(), loss.item(), rtol=1e-6)
     for name, p in net.named_parameters():
-        assert isinstance(grads[name], fgrad.Tensor)
+        assert isinstance(grads[name], fgrad.torch.Tensor)
         np.testing.assert_allclose(grads[name].numpy(), p.grad.numpy(), rtol=2e-5, atol=1e-6, err_msg=name)
     # the module is restored afterwards
     assert all(isinstance(p, nn.Parameter) for p in net.parameters())
@@ -235,35 +235,35 @@ def test_functional_call_errors():
 # --- save / load ------------------------------------------------------------------------------
 
 def test_save_load_nested_structures_without_pickle(tmp_path):
-    obj = {"model": {"w": fgrad.tensor([[1.0, 2.0]]), "step": fgrad.tensor(3)},
+    obj = {"model": {"w": fgrad.torch.tensor([[1.0, 2.0]]), "step": fgrad.torch.tensor(3)},
            "epoch": 4, "lr": 0.1, "name": "run", "none": None, "flags": [True, False],
-           "pair": (1, fgrad.tensor([1.5], dtype=fgrad.float64)), 3: np.arange(3),
-           "param": nn.Parameter(fgrad.tensor([2.0]))}
+           "pair": (1, fgrad.torch.tensor([1.5], dtype=fgrad.torch.float64)), 3: np.arange(3),
+           "param": nn.Parameter(fgrad.torch.tensor([2.0]))}
     buf = io.BytesIO()
-    fgrad.save(obj, buf)
+    fgrad.torch.save(obj, buf)
     buf.seek(0)
-    out = fgrad.load(buf)
+    out = fgrad.torch.load(buf)
     assert out["epoch"] == 4 and out["lr"] == 0.1 and out["name"] == "run" and out["none"] is None
     assert out["flags"] == [True, False] and isinstance(out["pair"], tuple)
-    assert out["model"]["w"].dtype == fgrad.float32 and out["model"]["step"].dtype == fgrad.int64
-    assert out["pair"][1].dtype == fgrad.float64
+    assert out["model"]["w"].dtype == fgrad.torch.float32 and out["model"]["step"].dtype == fgrad.torch.int64
+    assert out["pair"][1].dtype == fgrad.torch.float64
     np.testing.assert_array_equal(out[3], np.arange(3))
     assert isinstance(out["param"], nn.Parameter) and out["param"].requires_grad
     # the file is an .npz that numpy opens without pickle
     path = tmp_path / "x.pt"
-    fgrad.save(obj, path)
+    fgrad.torch.save(obj, path)
     with np.load(path, allow_pickle=False) as z:
         assert "__fgrad_structure__" in z.files
 
 
 def test_save_rejects_arbitrary_objects_and_load_rejects_other_files(tmp_path):
     with pytest.raises(TypeError, match="cannot save an object of type"):
-        fgrad.save({"f": lambda: 0}, tmp_path / "bad.pt")
+        fgrad.torch.save({"f": lambda: 0}, tmp_path / "bad.pt")
     (tmp_path / "junk.pt").write_bytes(b"not an archive")
     with pytest.raises(ValueError):
-        fgrad.load(tmp_path / "junk.pt")
+        fgrad.torch.load(tmp_path / "junk.pt")
     with pytest.raises(FileNotFoundError):
-        fgrad.load(tmp_path / "missing.pt")
+        fgrad.torch.load(tmp_path / "missing.pt")
     np.savez(tmp_path / "plain.npz", a=np.zeros(2))
-    with pytest.raises(ValueError, match="not a file written by fgrad.save"):
-        fgrad.load(tmp_path / "plain.npz")
+    with pytest.raises(ValueError, match="not a file written by fgrad.torch.save"):
+        fgrad.torch.load(tmp_path / "plain.npz")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as fnn
-from fgrad.nn.utils import rnn as frnn
+import fgrad.torch.nn as fnn
+from fgrad.torch.nn.utils import rnn as frnn
 
 torch = pytest.importorskip("torch")
 tnn = torch.nn
@@ -27,7 +27,7 @@ def _pair(kind: str, *args, dtype=np.float64, **kwargs):
     """(torch module, fgrad module) of one class, the fgrad one holding torch's weights."""
     torch.manual_seed(0)
     tm = getattr(tnn, kind)(*args, **kwargs).to(TDT[dtype])
-    fm = getattr(fnn, kind)(*args, **kwargs).to(getattr(fgrad, np.dtype(dtype).name))
+    fm = getattr(fnn, kind)(*args, **kwargs).to(getattr(fgrad.torch, np.dtype(dtype).name))
     fm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
     return tm, fm
 
@@ -37,7 +37,7 @@ def _t(a, grad=True):
 
 
 def _f(a, grad=True):
-    return fgrad.tensor(a, requires_grad=grad)
+    return fgrad.torch.tensor(a, requires_grad=grad)
 
 
 def _close(ours, ref, dtype, what):
@@ -110,7 +110,7 @@ def test_layer_matches_torch(kind, config, dtype):
     h0 = rng.standard_normal((L * D, 3, Hr)).astype(dtype)
     c0 = rng.standard_normal((L * D, 3, 5)).astype(dtype)
     res = {}
-    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad, fm, _f)):
+    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad.torch, fm, _f)):
         xs = [mk(x), mk(h0)] + ([mk(c0)] if cls == "LSTM" else [])
         hx = (xs[1], xs[2]) if cls == "LSTM" else xs[1]
         outs = _flat_outputs(m(xs[0], hx))
@@ -132,7 +132,7 @@ def test_second_order_matches_torch(kind):
     tm, fm = _pair(cls, 3, 4, num_layers=2, bidirectional=True, **extra)
     x = np.random.default_rng(3).standard_normal((4, 2, 3))
     res = {}
-    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad, fm, _f)):
+    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad.torch, fm, _f)):
         xt = mk(x)
         outs = _flat_outputs(m(xt))
         loss = _loss(Lib, [Lib.tanh(o) for o in outs], _weights(outs, 4))
@@ -153,7 +153,7 @@ def test_packed_sequence_matches_torch(kind, enforce_sorted):
     x = rng.standard_normal((5, 4, 3))
     h0 = rng.standard_normal((4, 4, 4))
     res = {}
-    for name, Lib, m, mk, R in (("torch", torch, tm, _t, trnn), ("fgrad", fgrad, fm, _f, frnn)):
+    for name, Lib, m, mk, R in (("torch", torch, tm, _t, trnn), ("fgrad", fgrad.torch, fm, _f, frnn)):
         xt, ht = mk(x), mk(h0)
         packed = R.pack_padded_sequence(xt, lengths, enforce_sorted=enforce_sorted)
         hx = (ht, ht * 0.5) if cls == "LSTM" else ht
@@ -186,7 +186,7 @@ def test_unbatched_input_matches_torch(kind):
     x = np.random.default_rng(7).standard_normal((5, 3))
     h0 = np.random.default_rng(8).standard_normal((2, 4))
     res = {}
-    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad, fm, _f)):
+    for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad.torch, fm, _f)):
         xt, ht = mk(x), mk(h0)
         outs = _flat_outputs(m(xt, (ht, ht) if kind == "LSTM" else ht))
         loss = _loss(Lib, outs, _weights(outs, 9))
@@ -208,7 +208,7 @@ def test_cells_match_torch(kind, batched, dtype):
     h = rng.standard_normal((2, 4) if batched else (4,)).astype(dtype)
     for with_state in (True, False):
         res = {}
-        for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad, fm, _f)):
+        for name, Lib, m, mk in (("torch", torch, tm, _t), ("fgrad", fgrad.torch, fm, _f)):
             xt, ht = mk(x), mk(h)
             hx = ((ht, ht * 2) if cls == "LSTMCell" else ht) if with_state else None
             out = m(xt, hx)
@@ -221,9 +221,9 @@ def test_cells_match_torch(kind, batched, dtype):
 
 
 def test_dropout_between_layers_only_in_training():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     m = fnn.LSTM(3, 4, num_layers=2, dropout=0.5)
-    x = fgrad.randn(5, 2, 3)
+    x = fgrad.torch.randn(5, 2, 3)
     m.eval()
     a = m(x)[0].detach().numpy()
     np.testing.assert_array_equal(a, m(x)[0].detach().numpy())
@@ -239,7 +239,7 @@ def test_dropout_between_layers_only_in_training():
 def test_functional_call_grad_vmap_and_jit_agree_with_backward():
     """The layer under fgrad's transforms: grad through functional_call equals .backward(),
     vmap over examples equals a loop, jit equals eager."""
-    from fgrad.func import functional_call
+    from fgrad.torch.func import functional_call
     torch_free = fnn.LSTM(3, 4, num_layers=2, bidirectional=True).double()
     x = np.random.default_rng(13).standard_normal((5, 2, 3))
     params = {k: v.detach().numpy() for k, v in torch_free.named_parameters()}
@@ -248,7 +248,7 @@ def test_functional_call_grad_vmap_and_jit_agree_with_backward():
         out, (h, c) = functional_call(torch_free, p, (x,))
         return fgrad.numpy.sum(fgrad.numpy.tanh(out)) + fgrad.numpy.sum(h * c)
     g = fgrad.grad(loss)(params, x)
-    xt = fgrad.tensor(x)
+    xt = fgrad.torch.tensor(x)
     out, (h, c) = torch_free(xt)
     (out.tanh().sum() + (h * c).sum()).backward()
     for k, p in torch_free.named_parameters():
@@ -273,7 +273,7 @@ def test_functional_call_grad_vmap_and_jit_agree_with_backward():
 def test_hessian_vector_product_matches_finite_differences():
     """Forward-over-reverse through the scan (its JVP and its VJP's JVP) against central
     differences of the gradient."""
-    from fgrad.func import functional_call
+    from fgrad.torch.func import functional_call
     m = fnn.GRU(2, 3).double()
     params = {k: v.detach().numpy() for k, v in m.named_parameters()}
     x = np.random.default_rng(15).standard_normal((4, 2, 2))
@@ -297,7 +297,7 @@ def test_pad_sequence_matches_torch(batch_first, padding_side):
     seqs = [rng.standard_normal((n, 2)) for n in (3, 5, 1)]
     w = rng.standard_normal((5, 3, 2) if not batch_first else (3, 5, 2))
     res = {}
-    for name, Lib, R, mk in (("torch", torch, trnn, _t), ("fgrad", fgrad, frnn, _f)):
+    for name, Lib, R, mk in (("torch", torch, trnn, _t), ("fgrad", fgrad.torch, frnn, _f)):
         ts = [mk(s) for s in seqs]
         out = R.pad_sequence(ts, batch_first=batch_first, padding_value=-1.5, padding_side=padding_side)
         (out * Lib.tensor(w)).sum().backward()
@@ -326,7 +326,7 @@ def test_pack_and_unpack_roundtrip_matches_torch(batch_first):
 
 
 def test_packed_sequence_errors():
-    x = fgrad.randn(4, 3, 2)
+    x = fgrad.torch.randn(4, 3, 2)
     with pytest.raises(RuntimeError, match="sorted in decreasing order"):
         frnn.pack_padded_sequence(x, [2, 3, 1])
     with pytest.raises(RuntimeError, match="greater than 0"):
@@ -339,9 +339,9 @@ def test_packed_sequence_errors():
     with pytest.raises(ValueError, match="total_length=2 and max sequence length being 4"):
         frnn.pad_packed_sequence(p, total_length=2)
     with pytest.raises(RuntimeError, match=r"sequence 1 has shape \(3, 4\)"):
-        frnn.pad_sequence([fgrad.randn(2, 3), fgrad.randn(3, 4)])
+        frnn.pad_sequence([fgrad.torch.randn(2, 3), fgrad.torch.randn(3, 4)])
     assert isinstance(p, tuple) and p.batch_sizes.tolist() == [3, 2, 2, 1]
-    assert p.double().data.dtype == fgrad.float64
+    assert p.double().data.dtype == fgrad.torch.float64
     # built by hand with sorted_indices only: the layer restores the original order itself
     q = frnn.pack_padded_sequence(x, [1, 4, 3], enforce_sorted=False)
     m = fnn.GRU(2, 3)
@@ -371,7 +371,7 @@ def test_errors_match_torch(make, call):
     with pytest.raises(Exception) as want:
         call(torch, make(tnn))
     with pytest.raises(type(want.value)) as got:
-        call(fgrad, make(fnn))
+        call(fgrad.torch, make(fnn))
     if "Expected" in str(want.value) or "inconsistent" in str(want.value):
         assert got.value.args[0] == str(want.value)  # args[0]: the message, without fgrad's '  at <user line>'
 

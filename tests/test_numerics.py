@@ -4,7 +4,7 @@ import numpy as onp
 import pytest
 
 import fgrad
-import fgrad.nn.functional as F
+import fgrad.torch.nn.functional as F
 import fgrad.numpy as np
 from fgrad.scipy.special import expit, log_softmax, logsumexp
 
@@ -39,7 +39,7 @@ def test_finite_values_and_gradients_at_large_magnitudes(name, dtype):
 
 @pytest.mark.parametrize("name", ["cross_entropy", "softplus", "nn_sigmoid", "log_softmax"])
 def test_facade_is_finite_too(name):
-    x = fgrad.tensor(BIG.astype(onp.float32), requires_grad=True)
+    x = fgrad.torch.tensor(BIG.astype(onp.float32), requires_grad=True)
     FUNCTIONS[name](x).backward()
     assert onp.all(onp.isfinite(x.grad.numpy()))
 

@@ -1,10 +1,10 @@
-"""fgrad.optim: each optimiser follows PyTorch's update formulas step for step."""
+"""fgrad.torch.optim: each optimiser follows PyTorch's update formulas step for step."""
 import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
 
 
 def _problem(seed=0):
@@ -19,13 +19,13 @@ def _problem(seed=0):
 
 def _fgrad_run(make_opt, steps=5, closure=False):
     init, xs, ys = _problem()
-    params = [nn.Parameter(fgrad.tensor(a.copy())) for a in init]
+    params = [nn.Parameter(fgrad.torch.tensor(a.copy())) for a in init]
     opt = make_opt(params)
     for x, y in zip(xs[:steps], ys[:steps]):
         def loss_fn():
             opt.zero_grad()
-            h = F.relu(F.linear(fgrad.tensor(x), params[0], params[1]))
-            loss = F.cross_entropy(F.linear(h, params[2]), fgrad.tensor(y))
+            h = F.relu(F.linear(fgrad.torch.tensor(x), params[0], params[1]))
+            loss = F.cross_entropy(F.linear(h, params[2]), fgrad.torch.tensor(y))
             loss.backward()
             return loss
         if closure:
@@ -67,7 +67,7 @@ CONFIGS = [
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}{sorted(k.items())}" for n, k in CONFIGS])
 def test_five_steps_match_pytorch(name, kw):
     torch = pytest.importorskip("torch")
-    got, _ = _fgrad_run(lambda ps: getattr(fgrad.optim, name)(ps, **kw))
+    got, _ = _fgrad_run(lambda ps: getattr(fgrad.torch.optim, name)(ps, **kw))
     want = _torch_run(torch, lambda ps: getattr(torch.optim, name)(ps, **kw))
     for g, w in zip(got, want):
         assert g.dtype == np.float32
@@ -76,7 +76,7 @@ def test_five_steps_match_pytorch(name, kw):
 
 def test_sgd_plain_formula_without_torch():
     init, xs, ys = _problem()
-    got, _ = _fgrad_run(lambda ps: fgrad.optim.SGD(ps, lr=0.5), steps=1)
+    got, _ = _fgrad_run(lambda ps: fgrad.torch.optim.SGD(ps, lr=0.5), steps=1)
     # one step by hand: p - lr * grad, with the gradient from fgrad.grad
     def loss(w1, b1, w2):
         h = F.relu(F.linear(xs[0], w1, b1))
@@ -87,17 +87,17 @@ def test_sgd_plain_formula_without_torch():
 
 
 def test_momentum_buffer_and_state_dict_roundtrip(tmp_path):
-    _, opt = _fgrad_run(lambda ps: fgrad.optim.SGD(ps, lr=0.1, momentum=0.9), steps=3)
+    _, opt = _fgrad_run(lambda ps: fgrad.torch.optim.SGD(ps, lr=0.1, momentum=0.9), steps=3)
     sd = opt.state_dict()
     assert set(sd) == {"state", "param_groups"}
     assert sorted(sd["state"]) == [0, 1, 2]
     assert "momentum_buffer" in sd["state"][0]
     assert sd["param_groups"][0]["params"] == [0, 1, 2]
     assert sd["param_groups"][0]["momentum"] == 0.9
-    fgrad.save(sd, tmp_path / "opt.pt")
-    loaded = fgrad.load(tmp_path / "opt.pt")
-    params = [nn.Parameter(fgrad.zeros(*t.shape)) for t in (fgrad.zeros(5, 4), fgrad.zeros(5), fgrad.zeros(3, 5))]
-    opt2 = fgrad.optim.SGD(params, lr=1.0)
+    fgrad.torch.save(sd, tmp_path / "opt.pt")
+    loaded = fgrad.torch.load(tmp_path / "opt.pt")
+    params = [nn.Parameter(fgrad.torch.zeros(*t.shape)) for t in (fgrad.torch.zeros(5, 4), fgrad.torch.zeros(5), fgrad.torch.zeros(3, 5))]
+    opt2 = fgrad.torch.optim.SGD(params, lr=1.0)
     opt2.load_state_dict(loaded)
     assert opt2.param_groups[0]["lr"] == 0.1
     for i, p in enumerate(params):
@@ -106,21 +106,21 @@ def test_momentum_buffer_and_state_dict_roundtrip(tmp_path):
 
 
 def test_resume_adam_from_state_dict_continues_identically():
-    full, _ = _fgrad_run(lambda ps: fgrad.optim.Adam(ps, lr=0.01), steps=5)
+    full, _ = _fgrad_run(lambda ps: fgrad.torch.optim.Adam(ps, lr=0.01), steps=5)
     init, xs, ys = _problem()
-    params = [nn.Parameter(fgrad.tensor(a.copy())) for a in init]
-    opt = fgrad.optim.Adam(params, lr=0.01)
+    params = [nn.Parameter(fgrad.torch.tensor(a.copy())) for a in init]
+    opt = fgrad.torch.optim.Adam(params, lr=0.01)
 
     def step(i, opt, params):
         opt.zero_grad()
-        h = F.relu(F.linear(fgrad.tensor(xs[i]), params[0], params[1]))
-        F.cross_entropy(F.linear(h, params[2]), fgrad.tensor(ys[i])).backward()
+        h = F.relu(F.linear(fgrad.torch.tensor(xs[i]), params[0], params[1]))
+        F.cross_entropy(F.linear(h, params[2]), fgrad.torch.tensor(ys[i])).backward()
         opt.step()
     for i in range(3):
         step(i, opt, params)
     sd = opt.state_dict()
     params2 = [nn.Parameter(p.detach().clone()) for p in params]
-    opt2 = fgrad.optim.Adam(params2, lr=0.01)
+    opt2 = fgrad.torch.optim.Adam(params2, lr=0.01)
     opt2.load_state_dict(sd)
     for i in range(3, 5):
         step(i, opt2, params2)
@@ -129,9 +129,9 @@ def test_resume_adam_from_state_dict_continues_identically():
 
 
 def test_closure_and_param_groups():
-    a = nn.Parameter(fgrad.tensor([1.0, 2.0]))
-    b = nn.Parameter(fgrad.tensor([3.0]))
-    opt = fgrad.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    a = nn.Parameter(fgrad.torch.tensor([1.0, 2.0]))
+    b = nn.Parameter(fgrad.torch.tensor([3.0]))
+    opt = fgrad.torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
     assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
 
     def closure():
@@ -148,8 +148,8 @@ def test_closure_and_param_groups():
 
 
 def test_zero_grad_sets_none_by_default_and_zeros_on_request():
-    p = nn.Parameter(fgrad.tensor([1.0, 2.0]))
-    opt = fgrad.optim.SGD([p], lr=0.1)
+    p = nn.Parameter(fgrad.torch.tensor([1.0, 2.0]))
+    opt = fgrad.torch.optim.SGD([p], lr=0.1)
     (p * 3).sum().backward()
     opt.zero_grad(set_to_none=False)
     np.testing.assert_array_equal(p.grad.numpy(), [0.0, 0.0])
@@ -158,9 +158,9 @@ def test_zero_grad_sets_none_by_default_and_zeros_on_request():
 
 
 def test_parameters_without_grad_are_skipped_and_step_bumps_version():
-    a = nn.Parameter(fgrad.tensor([1.0]))
-    b = nn.Parameter(fgrad.tensor([1.0]))
-    opt = fgrad.optim.Adam([a, b], lr=0.1)
+    a = nn.Parameter(fgrad.torch.tensor([1.0]))
+    b = nn.Parameter(fgrad.torch.tensor([1.0]))
+    opt = fgrad.torch.optim.Adam([a, b], lr=0.1)
     y = (a * a).sum()
     y.backward(retain_graph=True)
     opt.step()
@@ -171,14 +171,14 @@ def test_parameters_without_grad_are_skipped_and_step_bumps_version():
 
 
 def test_invalid_hyperparameters():
-    p = [nn.Parameter(fgrad.tensor([1.0]))]
+    p = [nn.Parameter(fgrad.torch.tensor([1.0]))]
     with pytest.raises(ValueError):
-        fgrad.optim.SGD(p, lr=-1)
+        fgrad.torch.optim.SGD(p, lr=-1)
     with pytest.raises(ValueError, match="Nesterov"):
-        fgrad.optim.SGD(p, lr=0.1, nesterov=True)
+        fgrad.torch.optim.SGD(p, lr=0.1, nesterov=True)
     with pytest.raises(ValueError):
-        fgrad.optim.Adam(p, betas=(1.0, 0.9))
+        fgrad.torch.optim.Adam(p, betas=(1.0, 0.9))
     with pytest.raises(ValueError, match="empty"):
-        fgrad.optim.Adam([])
+        fgrad.torch.optim.Adam([])
     # PyTorch 2.x gives SGD a default lr of 1e-3 (it used to be required)
-    assert fgrad.optim.SGD(p).param_groups[0]["lr"] == 1e-3
+    assert fgrad.torch.optim.SGD(p).param_groups[0]["lr"] == 1e-3

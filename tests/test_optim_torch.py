@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
 
 STEPS = 20
 
@@ -81,7 +81,7 @@ IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in sorted(kw.items()))}" for n, kw in
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=IDS)
 def test_twenty_steps_match_pytorch(name, kw):
     torch = pytest.importorskip("torch")
-    got, opt = _train(fgrad, lambda ps: getattr(fgrad.optim, name)(ps, **kw))
+    got, opt = _train(fgrad.torch, lambda ps: getattr(fgrad.torch.optim, name)(ps, **kw))
     want, topt = _train(torch, lambda ps: getattr(torch.optim, name)(ps, **kw))
     init, _, _ = _problem()
     for g, w, p0 in zip(_arrays(got), _arrays(want), init):
@@ -102,14 +102,14 @@ def test_twenty_steps_match_pytorch(name, kw):
 
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=IDS)
 def test_state_dict_round_trip_continues_the_run(name, kw, tmp_path):
-    full, _ = _train(fgrad, lambda ps: getattr(fgrad.optim, name)(ps, **kw))
-    params, opt = _train(fgrad, lambda ps: getattr(fgrad.optim, name)(ps, **kw), steps=STEPS // 2)
-    fgrad.save(opt.state_dict(), tmp_path / "opt.pt")
+    full, _ = _train(fgrad.torch, lambda ps: getattr(fgrad.torch.optim, name)(ps, **kw))
+    params, opt = _train(fgrad.torch, lambda ps: getattr(fgrad.torch.optim, name)(ps, **kw), steps=STEPS // 2)
+    fgrad.torch.save(opt.state_dict(), tmp_path / "opt.pt")
     params2 = [nn.Parameter(p.detach().clone()) for p in params]
-    opt2 = getattr(fgrad.optim, name)(params2, **{**kw, "lr": 123.0})
-    opt2.load_state_dict(fgrad.load(tmp_path / "opt.pt"))
+    opt2 = getattr(fgrad.torch.optim, name)(params2, **{**kw, "lr": 123.0})
+    opt2.load_state_dict(fgrad.torch.load(tmp_path / "opt.pt"))
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
-    _train(fgrad, None, steps=STEPS - STEPS // 2, start=STEPS // 2, params=params2, opt=opt2)
+    _train(fgrad.torch, None, steps=STEPS - STEPS // 2, start=STEPS // 2, params=params2, opt=opt2)
     for a, b in zip(_arrays(full), _arrays(params2)):
         np.testing.assert_array_equal(a, b)
 
@@ -119,12 +119,12 @@ def test_pytorch_state_dict_loads_and_continues_as_pytorch():
     kw = dict(lr=0.005, centered=True, momentum=0.8)
     tparams, topt = _train(torch, lambda ps: torch.optim.RMSprop(ps, **kw), steps=10)
     tsd = topt.state_dict()
-    sd = {"state": {i: {k: fgrad.tensor(v.numpy()) for k, v in st.items()} for i, st in tsd["state"].items()},
+    sd = {"state": {i: {k: fgrad.torch.tensor(v.numpy()) for k, v in st.items()} for i, st in tsd["state"].items()},
           "param_groups": tsd["param_groups"]}
-    params = [nn.Parameter(fgrad.tensor(p.detach().numpy().copy())) for p in tparams]
-    opt = fgrad.optim.RMSprop(params, **kw)
+    params = [nn.Parameter(fgrad.torch.tensor(p.detach().numpy().copy())) for p in tparams]
+    opt = fgrad.torch.optim.RMSprop(params, **kw)
     opt.load_state_dict(sd)
-    _train(fgrad, None, steps=10, start=10, params=params, opt=opt)
+    _train(fgrad.torch, None, steps=10, start=10, params=params, opt=opt)
     _train(torch, None, steps=10, start=10, params=tparams, opt=topt)
     for g, w in zip(_arrays(params), _arrays(tparams)):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
@@ -149,15 +149,15 @@ REPRS = [
 @pytest.mark.parametrize("name,kw", REPRS, ids=[f"{n}{sorted(k.items())}" for n, k in REPRS])
 def test_repr_and_defaults_match_pytorch(name, kw):
     torch = pytest.importorskip("torch")
-    opt = getattr(fgrad.optim, name)([nn.Parameter(fgrad.zeros(2))], **kw)
+    opt = getattr(fgrad.torch.optim, name)([nn.Parameter(fgrad.torch.zeros(2))], **kw)
     topt = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2))], **kw)
     assert repr(opt) == repr(topt)
     assert opt.defaults == topt.defaults
 
 
 def test_repr_format_without_pytorch():
-    a, b = nn.Parameter(fgrad.zeros(1)), nn.Parameter(fgrad.zeros(1))
-    opt = fgrad.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    a, b = nn.Parameter(fgrad.torch.zeros(1)), nn.Parameter(fgrad.torch.zeros(1))
+    opt = fgrad.torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
     assert repr(opt) == (
         "SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n"
         "    fused: None\n    lr: 0.1\n    maximize: False\n    momentum: 0\n    nesterov: False\n"
@@ -171,8 +171,8 @@ def test_maximize_ascends():
     for name, kw in [("SGD", dict(lr=0.1)), ("Adam", dict(lr=0.1)), ("RMSprop", dict(lr=0.1)),
                      ("Adagrad", dict(lr=0.5)), ("Adadelta", dict(lr=10.0)), ("Adamax", dict(lr=0.1)),
                      ("NAdam", dict(lr=0.1)), ("RAdam", dict(lr=0.1)), ("AdamW", dict(lr=0.1))]:
-        p = nn.Parameter(fgrad.tensor([0.0]))
-        opt = getattr(fgrad.optim, name)([p], maximize=True, **kw)
+        p = nn.Parameter(fgrad.torch.tensor([0.0]))
+        opt = getattr(fgrad.torch.optim, name)([p], maximize=True, **kw)
         for _ in range(30):
             opt.zero_grad()
             (-(p - 3.0) ** 2).sum().backward()
@@ -181,30 +181,30 @@ def test_maximize_ascends():
 
 
 def test_flags_are_checked_as_pytorch():
-    p = [nn.Parameter(fgrad.zeros(1))]
+    p = [nn.Parameter(fgrad.torch.zeros(1))]
     with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
-        fgrad.optim.Adam(p, fused=True, foreach=True)
+        fgrad.torch.optim.Adam(p, fused=True, foreach=True)
     with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
-        fgrad.optim.SGD(p, fused=True, differentiable=True)
+        fgrad.torch.optim.SGD(p, fused=True, differentiable=True)
     with pytest.raises(TypeError):
-        fgrad.optim.SGD(p, capturable=True)  # not a SGD argument in PyTorch either
+        fgrad.torch.optim.SGD(p, capturable=True)  # not a SGD argument in PyTorch either
     with pytest.raises(ValueError, match="Invalid beta parameter at index 1: 1.0"):
-        fgrad.optim.NAdam(p, betas=(0.9, 1.0))
+        fgrad.torch.optim.NAdam(p, betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="Invalid rho value: 1.5"):
-        fgrad.optim.Adadelta(p, rho=1.5)
+        fgrad.torch.optim.Adadelta(p, rho=1.5)
     with pytest.raises(ValueError, match="Invalid alpha value: -1"):
-        fgrad.optim.RMSprop(p, alpha=-1)
+        fgrad.torch.optim.RMSprop(p, alpha=-1)
     with pytest.raises(ValueError, match="Invalid lr_decay value: -0.1"):
-        fgrad.optim.Adagrad(p, lr_decay=-0.1)
+        fgrad.torch.optim.Adagrad(p, lr_decay=-0.1)
     with pytest.raises(ValueError, match="per-parameter options"):
-        fgrad.optim.LBFGS([{"params": p}, {"params": [nn.Parameter(fgrad.zeros(1))]}])
+        fgrad.torch.optim.LBFGS([{"params": p}, {"params": [nn.Parameter(fgrad.torch.zeros(1))]}])
     with pytest.raises(RuntimeError, match="only 'strong_wolfe'"):
-        fgrad.optim.LBFGS(p, line_search_fn="backtracking")
+        fgrad.torch.optim.LBFGS(p, line_search_fn="backtracking")
 
 
 def test_adagrad_state_exists_before_the_first_step():
-    p = nn.Parameter(fgrad.zeros(3))
-    opt = fgrad.optim.Adagrad([p], initial_accumulator_value=0.25)
+    p = nn.Parameter(fgrad.torch.zeros(3))
+    opt = fgrad.torch.optim.Adagrad([p], initial_accumulator_value=0.25)
     st = opt.state_dict()["state"][0]
     assert float(st["step"]) == 0.0
     np.testing.assert_array_equal(st["sum"].numpy(), [0.25] * 3)
@@ -263,7 +263,7 @@ def test_lbfgs_rosenbrock_iterates_match_pytorch_float64(kw, analytic):
     the narrow Rosenbrock valley amplifies to ~1e-6 in the loss by the end of the run; the
     evaluation counts and the iterates stay the same."""
     torch = pytest.importorskip("torch")
-    got, got_evals, _ = _lbfgs_iterates(fgrad, np.float64, analytic=analytic, **kw)
+    got, got_evals, _ = _lbfgs_iterates(fgrad.torch, np.float64, analytic=analytic, **kw)
     want, want_evals, _ = _lbfgs_iterates(torch, np.float64, analytic=analytic, **kw)
     assert len(got_evals) == len(want_evals)
     np.testing.assert_allclose(got_evals[:10], want_evals[:10], rtol=1e-13)
@@ -281,7 +281,7 @@ def test_lbfgs_rosenbrock_first_step_matches_pytorch_float32(kw):
     """float32 rounding differences grow on Rosenbrock after ~10 evaluations, so one step of
     at most 7 iterations is compared."""
     torch = pytest.importorskip("torch")
-    got, got_evals, _ = _lbfgs_iterates(fgrad, np.float32, outer=1, analytic=True, **kw)
+    got, got_evals, _ = _lbfgs_iterates(fgrad.torch, np.float32, outer=1, analytic=True, **kw)
     want, want_evals, _ = _lbfgs_iterates(torch, np.float32, outer=1, analytic=True, **kw)
     assert got[0][0].dtype == np.float32
     np.testing.assert_allclose(got_evals, want_evals, rtol=1e-5)
@@ -290,7 +290,7 @@ def test_lbfgs_rosenbrock_first_step_matches_pytorch_float32(kw):
 
 
 def test_lbfgs_strong_wolfe_solves_rosenbrock():
-    out, _, _ = _lbfgs_iterates(fgrad, np.float64, outer=10, line_search_fn="strong_wolfe")
+    out, _, _ = _lbfgs_iterates(fgrad.torch, np.float64, outer=10, line_search_fn="strong_wolfe")
     np.testing.assert_allclose(out[-1][0], [1.0, 1.0], atol=1e-4)
     assert out[-1][1] < 1e-9
 
@@ -311,19 +311,19 @@ def test_lbfgs_mlp_matches_pytorch():
             opt.step(closure)
         return _arrays(params)
     init, _, _ = _problem(dtype=np.float64)
-    for g, w, p0 in zip(run(fgrad), run(torch), init):
+    for g, w, p0 in zip(run(fgrad.torch), run(torch), init):
         assert g.dtype == np.float64 and not np.allclose(w, p0, rtol=1e-3)
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
 
 
 def test_lbfgs_state_dict_round_trip(tmp_path):
     kw = dict(line_search_fn="strong_wolfe", max_iter=3, history_size=4)
-    full, _, _ = _lbfgs_iterates(fgrad, np.float64, outer=4, **kw)
-    first, _, opt = _lbfgs_iterates(fgrad, np.float64, outer=2, **kw)
-    fgrad.save(opt.state_dict(), tmp_path / "lbfgs.pt")
-    x = nn.Parameter(fgrad.tensor(first[-1][0].copy()))
-    opt2 = fgrad.optim.LBFGS([x], **kw)
-    opt2.load_state_dict(fgrad.load(tmp_path / "lbfgs.pt"))
+    full, _, _ = _lbfgs_iterates(fgrad.torch, np.float64, outer=4, **kw)
+    first, _, opt = _lbfgs_iterates(fgrad.torch, np.float64, outer=2, **kw)
+    fgrad.torch.save(opt.state_dict(), tmp_path / "lbfgs.pt")
+    x = nn.Parameter(fgrad.torch.tensor(first[-1][0].copy()))
+    opt2 = fgrad.torch.optim.LBFGS([x], **kw)
+    opt2.load_state_dict(fgrad.torch.load(tmp_path / "lbfgs.pt"))
 
     def closure():
         opt2.zero_grad()
@@ -340,7 +340,7 @@ def test_named_parameters_as_pytorch():
     """PyTorch 2.x takes model.named_parameters(): the names go to group["param_names"]."""
     torch = pytest.importorskip("torch")
     m, tm = nn.Linear(3, 2), torch.nn.Linear(3, 2)
-    opt = fgrad.optim.AdamW(m.named_parameters(), lr=0.1)
+    opt = fgrad.torch.optim.AdamW(m.named_parameters(), lr=0.1)
     topt = torch.optim.AdamW(tm.named_parameters(), lr=0.1)
     assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
     assert [id(p) for p in opt.param_groups[0]["params"]] == [id(m.weight), id(m.bias)]
@@ -348,6 +348,6 @@ def test_named_parameters_as_pytorch():
     sd = opt.state_dict()
     assert sd["param_groups"][0]["param_names"] == topt.state_dict()["param_groups"][0]["param_names"]
     with pytest.raises(ValueError, match="without names"):
-        opt.add_param_group({"params": [nn.Parameter(fgrad.zeros(1))]})
+        opt.add_param_group({"params": [nn.Parameter(fgrad.torch.zeros(1))]})
     with pytest.raises(ValueError, match="Some param names are missing"):
-        fgrad.optim.SGD([("w", nn.Parameter(fgrad.zeros(1))), nn.Parameter(fgrad.zeros(1))])
+        fgrad.torch.optim.SGD([("w", nn.Parameter(fgrad.torch.zeros(1))), nn.Parameter(fgrad.torch.zeros(1))])

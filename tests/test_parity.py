@@ -1388,8 +1388,8 @@ def test_lists_of_traced_values_become_arrays():
 def test_lists_of_tensors_become_tensors():
     """A list of Tensors that require grad is stacked through the facade: the result is a
     Tensor and backward reaches every entry."""
-    a = fgrad.tensor(2.0, requires_grad=True)
-    b = fgrad.tensor([1.0, 3.0], requires_grad=True)
+    a = fgrad.torch.tensor(2.0, requires_grad=True)
+    b = fgrad.torch.tensor([1.0, 3.0], requires_grad=True)
     out = fnp.sum(fnp.array([[a, 1.0], b]) ** 2)
     out.backward()
     assert a.grad.item() == 4.0 and b.grad.tolist() == [2.0, 6.0]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad as torch
+import fgrad.torch as torch
 import fgrad.numpy as fnp
 from fgrad.core.errors import ShapeError
 from fgrad.numpy._policy import NUMPY, TORCH

@@ -44,7 +44,7 @@ jvp's and the vjp's jaxpr with the primitive's impl gives exactly the shape and 
 jaxpr recorded; (5) vmap over two examples equals a loop (float inputs mapped).
 
 Then, for every primitive in fgrad.core.primitive.ALL_PRIMITIVES (after importing fgrad,
-fgrad.numpy and the optional fgrad.nn.functional, fgrad.ops.linalg, fgrad.ops.nn): it has
+fgrad.numpy and the optional fgrad.torch.nn.functional, fgrad.ops.linalg, fgrad.ops.nn): it has
 impl and abstract_eval, and jvp and vjp unless `nondiff`, and some case exercises it (seen
 in those jaxprs, or listed in "prims"); a missing one fails with its name.
 """
@@ -66,7 +66,7 @@ from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.core.trace import aval_of
 from fgrad.test_util import check_grads
 
-_OPTIONAL_MODULES = ("fgrad.nn.functional", "fgrad.ops.linalg", "fgrad.ops.nn")
+_OPTIONAL_MODULES = ("fgrad.torch.nn.functional", "fgrad.ops.linalg", "fgrad.ops.nn")
 _DEFAULTS = {"grad": True, "fwd": True, "order": 2, "grad_tol": None, "f32": False, "rtol": 1e-10, "jit": True,
              "prims": (), "gpu": True}
 

@@ -2,7 +2,7 @@
 
 - fgrad's transforms (fgrad.grad, vjp, jvp, jacrev, jacfwd, hessian, vmap, jit) match JAX's
   (oracle: jax), which flattens dicts by sorted key and rebuilds them sorted;
-- the facade's torch.func transforms (fgrad.func) and fgrad.autograd.functional match
+- the facade's torch.func transforms (fgrad.torch.func) and fgrad.torch.autograd.functional match
   PyTorch's (oracle: torch.func / torch.autograd.functional), which keep a dict's insertion
   order, so that code zipping a result's keys with another dict's values (PyTorch's
   per-sample-gradients tutorial) pairs the right entries.
@@ -75,7 +75,7 @@ def _describe(t, leaves: list):
 
 
 def _numpy(x):
-    if isinstance(x, (torch.Tensor, fgrad.Tensor)):
+    if isinstance(x, (torch.Tensor, fgrad.torch.Tensor)):
         return onp.asarray(x.detach().numpy())
     return onp.asarray(x)
 
@@ -95,7 +95,7 @@ class Lib:
 
 LIBS = {
     "torch": Lib(lambda a: torch.tensor(a, dtype=torch.float64), torch.sin, torch.sum),
-    "facade": Lib(lambda a: fgrad.tensor(a, dtype=fgrad.float64), fgrad.sin, fgrad.sum),
+    "facade": Lib(lambda a: fgrad.torch.tensor(a, dtype=fgrad.torch.float64), fgrad.torch.sin, fgrad.torch.sum),
     "jax": Lib(jnp.asarray, jnp.sin, jnp.sum),
     "fgrad": Lib(lambda a: onp.array(a), fnp.sin, fnp.sum),
 }
@@ -127,7 +127,7 @@ def _ones(lib, t):
     return _map(lambda p, v: lib.box(onp.ones(tuple(v.shape))), t)
 
 
-TORCH_SIDE = {  # torch.func on torch, fgrad.func on the facade
+TORCH_SIDE = {  # torch.func on torch, fgrad.torch.func on the facade
     "grad": lambda T, L, loss, fmap, t, bt: T.grad(loss)(t),
     "grad_and_value": lambda T, L, loss, fmap, t, bt: T.grad_and_value(loss)(t)[0],
     "vjp": lambda T, L, loss, fmap, t, bt: (lambda o, fn: (o, fn(_ones(L, o))))(*T.vjp(fmap, t)),
@@ -157,7 +157,7 @@ JAX_SIDE = {  # jax on jax, fgrad on NumPy arrays
 }
 
 SIDES = {
-    "torch.func": (TORCH_SIDE, ("torch", torch.func), ("facade", fgrad.func)),
+    "torch.func": (TORCH_SIDE, ("torch", torch.func), ("facade", fgrad.torch.func)),
     "jax": (JAX_SIDE, ("jax", jax), ("fgrad", fgrad)),
 }
 
@@ -202,15 +202,15 @@ def test_per_sample_gradients_tutorial_pairs_keys_with_their_gradients():
     """PyTorch's per-sample-gradients tutorial: parameters in named_parameters() order (weight
     before bias, not sorted), per-sample grads zipped back with the parameters' names."""
     torch.manual_seed(0)
-    fgrad.manual_seed(0)
-    model = fgrad.nn.Linear(3, 2).double()
+    fgrad.torch.manual_seed(0)
+    model = fgrad.torch.nn.Linear(3, 2).double()
     params = {k: v.detach() for k, v in model.named_parameters()}
-    data, targets = fgrad.randn(4, 3, dtype=fgrad.float64), fgrad.randn(4, 2, dtype=fgrad.float64)
+    data, targets = fgrad.torch.randn(4, 3, dtype=fgrad.torch.float64), fgrad.torch.randn(4, 2, dtype=fgrad.torch.float64)
 
     def compute_loss(params, sample, target):
-        out = fgrad.func.functional_call(model, params, (sample.unsqueeze(0),))
+        out = fgrad.torch.func.functional_call(model, params, (sample.unsqueeze(0),))
         return ((out - target.unsqueeze(0)) ** 2).sum()
-    per_sample = fgrad.func.vmap(fgrad.func.grad(compute_loss), in_dims=(None, 0, 0))(params, data, targets)
+    per_sample = fgrad.torch.func.vmap(fgrad.torch.func.grad(compute_loss), in_dims=(None, 0, 0))(params, data, targets)
     assert list(per_sample) == list(params) == ["weight", "bias"]
     for (name, g), p in zip(per_sample.items(), params.values()):
         assert tuple(g.shape) == (4,) + tuple(p.shape), name
@@ -240,7 +240,7 @@ def test_autograd_functional_structure_matches_torch(name, n_inputs):
         leaves: list = []
         return _describe(FUNCTIONAL[name](F, f, t, v), leaves), leaves
     want, want_leaves = run("torch", torch.autograd.functional)
-    got, got_leaves = run("facade", fgrad.autograd.functional)
+    got, got_leaves = run("facade", fgrad.torch.autograd.functional)
     assert got == want
     for g, w in zip(got_leaves, want_leaves):
         onp.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)

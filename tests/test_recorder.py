@@ -2,7 +2,7 @@
 
 fgrad.vjp's RecordTrace and the Tensor facade build their nodes with the same function,
 `record_primitive`; `graph_to_jaxpr` turns either graph into a ClosedJaxpr
-(`vjp_fn.forward_jaxpr()`, `fgrad.autograd.graph.to_jaxpr(tensor)`).
+(`vjp_fn.forward_jaxpr()`, `fgrad.torch.autograd.graph.to_jaxpr(tensor)`).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad as torch
-import fgrad.autograd.graph
+import fgrad.torch as torch
+import fgrad.torch.autograd.graph
 import fgrad.numpy as fnp
 from fgrad.core import trace as trace_mod
 from fgrad.core.avals import ShapedArray
@@ -67,7 +67,7 @@ def test_graph_after_freeing_raises():
     y = (x * x).sum()
     y.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        fgrad.autograd.graph.to_jaxpr(y)
+        fgrad.torch.autograd.graph.to_jaxpr(y)
 
 
 # --- the facade's graph ----------------------------------------------------------------------
@@ -78,14 +78,14 @@ def test_tensor_graph_to_jaxpr_mlp():
     x = torch.randn(4, 6)
     target = torch.tensor([0, 2, 1, 1])
     loss = torch.nn.functional.cross_entropy(net(x), target)
-    closed = fgrad.autograd.graph.to_jaxpr(loss)
+    closed = fgrad.torch.autograd.graph.to_jaxpr(loss)
     params = list(net.parameters())
     # default inputs: the leaves that require grad, in the order the ops first used them
     assert [a.shape for a in closed.in_avals] == [tuple(p.shape) for p in params]
     assert "linear" in str(closed) and "tanh" in str(closed)
     _check(closed, [p.detach().numpy() for p in params], [loss.detach().numpy()])
     # x as an input too (it does not require grad: the ops that read it read the input)
-    closed = fgrad.autograd.graph.to_jaxpr([loss], [x] + params)
+    closed = fgrad.torch.autograd.graph.to_jaxpr([loss], [x] + params)
     x2 = torch.randn(4, 6)
     with torch.no_grad():
         want = torch.nn.functional.cross_entropy(net(x2), target)
@@ -99,12 +99,12 @@ def test_tensor_graph_cut_at_a_non_leaf_and_named_nodes():
     y = (h * h).sum()
     assert type(y.grad_fn).__name__ == "SumBackward0"  # names unchanged by the shared recorder
     assert isinstance(y.grad_fn, Node)
-    closed = fgrad.autograd.graph.to_jaxpr(y, h)
+    closed = fgrad.torch.autograd.graph.to_jaxpr(y, h)
     assert "exp" not in str(closed) and not closed.consts  # nothing above the cut
     _check(closed, [np.array([1.0, 2.0], np.float32)], [np.float32(5.0)])
     y.backward()  # frees the saved values of the whole graph, also above the cut
     with pytest.raises(RuntimeError, match="second time"):
-        fgrad.autograd.graph.to_jaxpr(y, h)
+        fgrad.torch.autograd.graph.to_jaxpr(y, h)
 
 
 def test_tensor_graph_inplace_constant_raises():
@@ -113,8 +113,8 @@ def test_tensor_graph_inplace_constant_raises():
     y = x * c
     c.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        fgrad.autograd.graph.to_jaxpr(y)
-    closed = fgrad.autograd.graph.to_jaxpr(y, [x, c])  # c as an input: nothing stale is read
+        fgrad.torch.autograd.graph.to_jaxpr(y)
+    closed = fgrad.torch.autograd.graph.to_jaxpr(y, [x, c])  # c as an input: nothing stale is read
     _check(closed, [np.ones(2, np.float32), np.full(2, 2.0, np.float32)], [np.full(2, 2.0)])
 
 
@@ -132,7 +132,7 @@ def test_custom_function_graph_replays():
 
     x = torch.tensor([1.0, 3.0], requires_grad=True)
     y = Square.apply(x).sum()
-    closed = fgrad.autograd.graph.to_jaxpr(y)
+    closed = fgrad.torch.autograd.graph.to_jaxpr(y)
     _check(closed, [np.array([2.0, 2.0], np.float32)], [np.float32(8.0)])
 
 

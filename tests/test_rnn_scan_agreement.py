@@ -1,4 +1,4 @@
-"""rnn_scan's recurrence is written twice in fgrad/nn/_rnn_ops.py: fused NumPy loops
+"""rnn_scan's recurrence is written twice in fgrad/torch/nn/_rnn_ops.py: fused NumPy loops
 (`_scan_impl`, the forward, and `_bwd_impl`, its BPTT vector-Jacobian product) that run every
 ordinary forward and backward pass, and the same recurrence in fgrad ops (`_scan_composite`,
 each step through `cell_math`) that every higher derivative differentiates. This file proves
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import fgrad
-from fgrad.nn import _rnn_ops as R
+from fgrad.torch.nn import _rnn_ops as R
 
 T, B, H = 4, 3, 3
 PROJ = 2

@@ -1,4 +1,4 @@
-"""The script-level surface of `import fgrad as torch` (issue 13): backend switches, thread
+"""The script-level surface of `import fgrad.torch as torch` (issue 13): backend switches, thread
 counts, determinism, autocast and GradScaler, compile, legacy typed constructors, onnx,
 serialization's allow-list, distributions, autograd.functional, gradcheck and anomaly mode.
 Each is compared with real PyTorch where PyTorch defines the result."""
@@ -29,58 +29,58 @@ def close(a, b, rtol=1e-6, atol=1e-7):
 
 
 def test_switches_round_trip():
-    cudnn = fgrad.backends.cudnn
+    cudnn = fgrad.torch.backends.cudnn
     flags = ("enabled", "benchmark", "deterministic", "allow_tf32")
     defaults = {k: getattr(cudnn, k) for k in flags}
     # PyTorch's defaults (literals: another test may have flipped torch's own switches)
     assert defaults == {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
-    x, w = fgrad.randn(2, 3, 8, 8), fgrad.randn(4, 3, 3, 3)
-    before_flip = fgrad.nn.functional.conv2d(x, w).numpy()
+    x, w = fgrad.torch.randn(2, 3, 8, 8), fgrad.torch.randn(4, 3, 3, 3)
+    before_flip = fgrad.torch.nn.functional.conv2d(x, w).numpy()
     try:
         for k in flags:  # each switch keeps what a script sets
             setattr(cudnn, k, not defaults[k])
             assert getattr(cudnn, k) is (not defaults[k])
         # ...and changes nothing (fgrad does not use cuDNN; its CPU kernels are deterministic)
-        np.testing.assert_array_equal(fgrad.nn.functional.conv2d(x, w).numpy(), before_flip)
+        np.testing.assert_array_equal(fgrad.torch.nn.functional.conv2d(x, w).numpy(), before_flip)
     finally:
         for k, v in defaults.items():
             setattr(cudnn, k, v)
     assert {k: getattr(cudnn, k) for k in flags} == defaults
-    assert fgrad.backends.mps.is_available() is False and cudnn.is_available() is False
-    before = fgrad.get_num_threads()
-    fgrad.set_num_threads(1)
-    assert fgrad.get_num_threads() == 1
+    assert fgrad.torch.backends.mps.is_available() is False and cudnn.is_available() is False
+    before = fgrad.torch.get_num_threads()
+    fgrad.torch.set_num_threads(1)
+    assert fgrad.torch.get_num_threads() == 1
     from threadpoolctl import threadpool_info
     assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
-    fgrad.set_num_threads(before)
-    fgrad.use_deterministic_algorithms(True)
-    assert fgrad.are_deterministic_algorithms_enabled()
-    fgrad.use_deterministic_algorithms(False)
-    fgrad.set_float32_matmul_precision("high")
-    assert fgrad.get_float32_matmul_precision() == "high"
-    fgrad.set_float32_matmul_precision("highest")
-    for lib in (fgrad, torch):
+    fgrad.torch.set_num_threads(before)
+    fgrad.torch.use_deterministic_algorithms(True)
+    assert fgrad.torch.are_deterministic_algorithms_enabled()
+    fgrad.torch.use_deterministic_algorithms(False)
+    fgrad.torch.set_float32_matmul_precision("high")
+    assert fgrad.torch.get_float32_matmul_precision() == "high"
+    fgrad.torch.set_float32_matmul_precision("highest")
+    for lib in (fgrad.torch, torch):
         with pytest.warns(UserWarning, match="has no effect"):
             lib.set_float32_matmul_precision("fastest")
         assert lib.get_float32_matmul_precision() == "highest"
     with pytest.raises(ValueError, match="positive number of threads"):
-        fgrad.set_num_threads(0)
+        fgrad.torch.set_num_threads(0)
 
 
 def test_autocast_keeps_values_and_dtypes():
-    x = fgrad.randn(4, 3)
-    w = fgrad.randn(3, 2)
-    with fgrad.autocast("cpu", dtype=fgrad.float16):
+    x = fgrad.torch.randn(4, 3)
+    w = fgrad.torch.randn(3, 2)
+    with fgrad.torch.autocast("cpu", dtype=fgrad.torch.float16):
         y = x @ w
-    assert y.dtype == fgrad.float32
+    assert y.dtype == fgrad.torch.float32
     close(y, x @ w)
 
-    @fgrad.autocast("cuda")
+    @fgrad.torch.autocast("cuda")
     def f(a):
         return a * 2
     close(f(x), x * 2)
     with pytest.raises(RuntimeError):
-        fgrad.autocast("tpu")
+        fgrad.torch.autocast("tpu")
 
 
 def _scaler_run(lib, grads_nan_at):
@@ -100,7 +100,7 @@ def _scaler_run(lib, grads_nan_at):
 
 
 def test_grad_scaler_matches_pytorch():
-    got = _scaler_run(fgrad, {2})
+    got = _scaler_run(fgrad.torch, {2})
     want = _scaler_run(torch, {2})
     close(got[0], want[0])
     assert got[1] == want[1] and got[2] == want[2]
@@ -108,26 +108,26 @@ def test_grad_scaler_matches_pytorch():
 
 def test_cuda_grad_scaler_without_gpu_disables_itself():
     with pytest.warns(UserWarning, match="CUDA is not available"):
-        s = fgrad.cuda.amp.GradScaler()
-    assert not s.is_enabled() and s.scale(fgrad.tensor(2.0)).item() == 2.0
+        s = fgrad.torch.cuda.amp.GradScaler()
+    assert not s.is_enabled() and s.scale(fgrad.torch.tensor(2.0)).item() == 2.0
 
 
 def test_compile():
-    f = fgrad.compile(lambda x: fgrad.sin(x) * 2)
-    x = fgrad.randn(5)
-    close(f(x), fgrad.sin(x) * 2)
+    f = fgrad.torch.compile(lambda x: fgrad.torch.sin(x) * 2)
+    x = fgrad.torch.randn(5)
+    close(f(x), fgrad.torch.sin(x) * 2)
 
     def branchy(x):
         return x * 2 if float(x.sum()) > 0 else x - 1
-    g = fgrad.compile(branchy)
+    g = fgrad.torch.compile(branchy)
     with pytest.warns(UserWarning, match="runs eagerly"):
-        close(g(fgrad.ones(3)), fgrad.ones(3) * 2)
-    close(g(-fgrad.ones(3)), -fgrad.ones(3) - 1)
-    model = fgrad.nn.Linear(2, 2)
+        close(g(fgrad.torch.ones(3)), fgrad.torch.ones(3) * 2)
+    close(g(-fgrad.torch.ones(3)), -fgrad.torch.ones(3) - 1)
+    model = fgrad.torch.nn.Linear(2, 2)
     with pytest.warns(UserWarning, match="Module is returned unchanged"):
-        assert fgrad.compile(model) is model
+        assert fgrad.torch.compile(model) is model
 
-    @fgrad.compile(mode="reduce-overhead")
+    @fgrad.torch.compile(mode="reduce-overhead")
     def h(x):
         return x + 1
     close(h(x), x + 1)
@@ -135,9 +135,9 @@ def test_compile():
 
 def test_legacy_typed_constructors():
     for name, shape in (("FloatTensor", (2, 3)), ("DoubleTensor", (2,)), ("LongTensor", (3,))):
-        a, b = getattr(fgrad, name)(*shape), getattr(torch, name)(*shape)
+        a, b = getattr(fgrad.torch, name)(*shape), getattr(torch, name)(*shape)
         assert tuple(a.shape) == tuple(b.shape) and str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = lib.LongTensor([1, 2])
         assert isinstance(x, lib.LongTensor) and not isinstance(x, lib.FloatTensor)
         assert x.type(lib.DoubleTensor).dtype == lib.float64
@@ -145,18 +145,18 @@ def test_legacy_typed_constructors():
 
 
 def test_onnx_export_says_what_is_missing():
-    import fgrad.onnx
+    import fgrad.torch.onnx
     with pytest.raises(NotImplementedError, match="no ONNX exporter"):
-        fgrad.onnx.export(fgrad.nn.Linear(2, 2), fgrad.ones(1, 2), "model.onnx")
+        fgrad.torch.onnx.export(fgrad.torch.nn.Linear(2, 2), fgrad.torch.ones(1, 2), "model.onnx")
 
 
 def test_safe_globals_and_weights_only(tmp_path):
     path = tmp_path / "sd.pt"
-    fgrad.save({"w": fgrad.ones(2)}, path)
-    with fgrad.serialization.safe_globals([dict]):
-        assert dict in fgrad.serialization.get_safe_globals()
-        out = fgrad.load(path, weights_only=True)
-    assert dict not in fgrad.serialization.get_safe_globals()
+    fgrad.torch.save({"w": fgrad.torch.ones(2)}, path)
+    with fgrad.torch.serialization.safe_globals([dict]):
+        assert dict in fgrad.torch.serialization.get_safe_globals()
+        out = fgrad.torch.load(path, weights_only=True)
+    assert dict not in fgrad.torch.serialization.get_safe_globals()
     close(out["w"], np.ones(2))
 
 
@@ -185,7 +185,7 @@ def _dist_cases(lib):
 
 
 def test_distributions_match_pytorch():
-    for got, want in zip(_dist_cases(fgrad), _dist_cases(torch)):
+    for got, want in zip(_dist_cases(fgrad.torch), _dist_cases(torch)):
         (dg, vg, props, params_g, rs), (dw, vw, _, params_w, _) = got, want
         close(dg.log_prob(vg), dw.log_prob(vw))
         close(dg.entropy(), dw.entropy())
@@ -202,19 +202,19 @@ def test_distributions_match_pytorch():
 
 
 def test_normal_cdf_icdf_and_rsample_gradient():
-    for lib in (fgrad,):
+    for lib in (fgrad.torch,):
         loc = lib.tensor([0.5], requires_grad=True)
         n = lib.distributions.Normal(loc, lib.tensor([2.0]))
         n.rsample((10,)).sum().backward()
         assert loc.grad.item() == 10.0
-    close(fgrad.distributions.Normal(0.0, 2.0).cdf(fgrad.tensor([0.3])),
+    close(fgrad.torch.distributions.Normal(0.0, 2.0).cdf(fgrad.torch.tensor([0.3])),
           torch.distributions.Normal(0.0, 2.0).cdf(torch.tensor([0.3])))
-    close(fgrad.distributions.Normal(1.0, 2.0).icdf(fgrad.tensor([0.3])),
+    close(fgrad.torch.distributions.Normal(1.0, 2.0).icdf(fgrad.torch.tensor([0.3])),
           torch.distributions.Normal(1.0, 2.0).icdf(torch.tensor([0.3])), rtol=1e-5)
     with pytest.raises(ValueError):
-        fgrad.distributions.Normal(0.0, -1.0)
+        fgrad.torch.distributions.Normal(0.0, -1.0)
     with pytest.raises(ValueError):
-        fgrad.distributions.Bernoulli(probs=fgrad.tensor([0.5]), logits=fgrad.tensor([0.0]))
+        fgrad.torch.distributions.Bernoulli(probs=fgrad.torch.tensor([0.5]), logits=fgrad.torch.tensor([0.0]))
 
 
 # --- autograd.functional, gradcheck, anomaly ------------------------------------------------
@@ -241,12 +241,12 @@ def _functional_results(lib):
 
 
 def test_autograd_functional_matches_pytorch():
-    for a, b in zip(_functional_results(fgrad), _functional_results(torch)):
+    for a, b in zip(_functional_results(fgrad.torch), _functional_results(torch)):
         close(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_gradcheck_and_gradgradcheck():
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = lib.randn(3, dtype=lib.float64, requires_grad=True)
         y = lib.randn(3, dtype=lib.float64, requires_grad=True)
         assert lib.autograd.gradcheck(lambda a, b: (a.sin() * b, a.exp().sum()), (x, y))
@@ -259,7 +259,7 @@ def test_gradcheck_and_gradgradcheck():
 
 def test_detect_anomaly_names_the_function():
     msgs = []
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = lib.tensor([0.0, 1.0], requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -277,13 +277,13 @@ def test_matmul_refuses_mixed_dtypes_as_pytorch():
              ((2, 2), "float32", (2, 2), "float64")]
     for sa, da, sb, db in cases:
         msgs = []
-        for lib in (fgrad, torch):
+        for lib in (fgrad.torch, torch):
             a, b = lib.ones(*sa, dtype=getattr(lib, da)), lib.ones(*sb, dtype=getattr(lib, db))
             with pytest.raises(RuntimeError) as e:
                 a @ b
             msgs.append(str(e.value).splitlines()[0])
         assert msgs[0] == msgs[1]
-    close(fgrad.ones(2, 2) @ fgrad.ones(2), torch.ones(2, 2) @ torch.ones(2))
+    close(fgrad.torch.ones(2, 2) @ fgrad.torch.ones(2), torch.ones(2, 2) @ torch.ones(2))
 
 
 GRAD_FN_CASES = {
@@ -312,7 +312,7 @@ GRAD_FN_CASES = {
 @pytest.mark.parametrize("name", sorted(GRAD_FN_CASES))
 def test_grad_fn_names_as_pytorch(name):
     got = []
-    for lib in (fgrad, torch):
+    for lib in (fgrad.torch, torch):
         x = lib.tensor(np.linspace(-1, 1, 20).reshape(4, 5).astype(np.float32), requires_grad=True)
         t = lib.tensor(np.linspace(1, -0.5, 20).reshape(4, 5).astype(np.float32))
         got.append(GRAD_FN_CASES[name](lib, lib.nn.functional, x, t).grad_fn.name())
@@ -320,10 +320,10 @@ def test_grad_fn_names_as_pytorch(name):
 
 
 def test_utils_checkpoint_recomputes_with_the_same_gradients():
-    from fgrad.utils.checkpoint import checkpoint, checkpoint_sequential
-    fgrad.manual_seed(0)
-    blocks = fgrad.nn.Sequential(fgrad.nn.Linear(4, 8), fgrad.nn.Tanh(), fgrad.nn.Linear(8, 4), fgrad.nn.Tanh())
-    x = fgrad.randn(5, 4, requires_grad=True)
+    from fgrad.torch.utils.checkpoint import checkpoint, checkpoint_sequential
+    fgrad.torch.manual_seed(0)
+    blocks = fgrad.torch.nn.Sequential(fgrad.torch.nn.Linear(4, 8), fgrad.torch.nn.Tanh(), fgrad.torch.nn.Linear(8, 4), fgrad.torch.nn.Tanh())
+    x = fgrad.torch.randn(5, 4, requires_grad=True)
     blocks(x).pow(2).sum().backward()
     want = [p.grad.clone() for p in blocks.parameters()] + [x.grad.clone()]
     for run in (lambda: checkpoint(blocks, x, use_reentrant=False),

@@ -1,4 +1,4 @@
-"""The code examples of the seed articles (shared/seeds/*.txt), run with `import fgrad as torch`:
+"""The code examples of the seed articles (shared/seeds/*.txt), run with `import fgrad.torch as torch`:
 each must print exactly what the article shows PyTorch printing."""
 import re
 import warnings
@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-import fgrad as torch
+import fgrad.torch as torch
 from fgrad.interpreters.backward import FREED_MESSAGE
 
 NON_LEAF_WARNING = (
@@ -67,9 +67,9 @@ def test_seed000_float_dtype_and_devices_described_in_text():
 
 
 def _training_pieces():
-    nn = pytest.importorskip("fgrad.nn")
-    optim = pytest.importorskip("fgrad.optim")
-    data = pytest.importorskip("fgrad.data")
+    nn = pytest.importorskip("fgrad.torch.nn")
+    optim = pytest.importorskip("fgrad.torch.optim")
+    data = pytest.importorskip("fgrad.torch.utils.data")
     for mod, names in ((nn, ("Module", "Conv2d", "MaxPool2d", "Linear", "ReLU", "CrossEntropyLoss")),
                        (optim, ("SGD",)), (data, ("DataLoader", "TensorDataset"))):
         missing = [n for n in names if not hasattr(mod, n)]

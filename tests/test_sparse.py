@@ -1,4 +1,4 @@
-"""Sparse COO tensors (fgrad.sparse_coo_tensor, Tensor.to_sparse, fgrad.sparse) against
+"""Sparse COO tensors (fgrad.torch.sparse_coo_tensor, Tensor.to_sparse, fgrad.torch.sparse) against
 PyTorch: structure (indices, values, size, coalescing), to_dense, and the sparse @ dense
 product with its gradients in the values and in the dense operand (float32 and float64);
 second order against the same product computed densely; PyTorch's error types."""
@@ -82,23 +82,23 @@ def test_coalesced_product_and_scaling():
     check(lambda L, v, d: coo(L, v).t() @ d, R(6), R(4, 2, seed=1), order=1)
 
 
-@pytest.mark.parametrize("dtype", [fgrad.float32, fgrad.float64])
+@pytest.mark.parametrize("dtype", [fgrad.torch.float32, fgrad.torch.float64])
 def test_second_order_matches_the_dense_product(dtype):
     """d2/dv dd of a loss through sparse @ dense equals the dense computation's."""
     rng = np.random.default_rng(3)
     v0, d0, w = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, (3, 2)), rng.uniform(0.5, 1.5, (4, 2))
 
     def grads(dense_path):
-        v = fgrad.tensor(v0, dtype=dtype, requires_grad=True)
-        d = fgrad.tensor(d0, dtype=dtype, requires_grad=True)
-        s = coo(fgrad, v)
+        v = fgrad.torch.tensor(v0, dtype=dtype, requires_grad=True)
+        d = fgrad.torch.tensor(d0, dtype=dtype, requires_grad=True)
+        s = coo(fgrad.torch, v)
         y = (s.to_dense() @ d) if dense_path else (s @ d)
-        loss = ((y * y) * fgrad.tensor(w, dtype=dtype)).sum()
-        gv, gd = fgrad.autograd.grad(loss, (v, d), create_graph=True)
-        h = fgrad.autograd.grad((gv * gv).sum() + (gd ** 3).sum(), (v, d))
+        loss = ((y * y) * fgrad.torch.tensor(w, dtype=dtype)).sum()
+        gv, gd = fgrad.torch.autograd.grad(loss, (v, d), create_graph=True)
+        h = fgrad.torch.autograd.grad((gv * gv).sum() + (gd ** 3).sum(), (v, d))
         return [g.detach().numpy() for g in (gv, gd, *h)]
 
-    tol = 1e-5 if dtype == fgrad.float32 else 1e-12
+    tol = 1e-5 if dtype == fgrad.torch.float32 else 1e-12
     for a, b in zip(grads(False), grads(True)):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
@@ -106,9 +106,9 @@ def test_second_order_matches_the_dense_product(dtype):
 def test_leaf_sparse_tensor_gets_a_sparse_grad():
     vals = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     d0 = R(3, 2, seed=1)
-    s = fgrad.sparse_coo_tensor(fgrad.tensor(IDX), fgrad.tensor(vals), (4, 3), requires_grad=True)
+    s = fgrad.torch.sparse_coo_tensor(fgrad.torch.tensor(IDX), fgrad.torch.tensor(vals), (4, 3), requires_grad=True)
     assert s.is_leaf and s.requires_grad and s.grad is None
-    fgrad.sparse.mm(s, fgrad.tensor(d0)).sum().backward()
+    fgrad.torch.sparse.mm(s, fgrad.torch.tensor(d0)).sum().backward()
     ts = torch.sparse_coo_tensor(torch.tensor(IDX), torch.tensor(vals), (4, 3), requires_grad=True)
     torch.sparse.mm(ts, torch.tensor(d0)).sum().backward()
     want = ts.grad.to_dense() if ts.grad.is_sparse else ts.grad

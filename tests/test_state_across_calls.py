@@ -241,11 +241,11 @@ def t_custom(kind: str, how: str):
 
 
 def t_facade():
-    """`import fgrad as torch`: a graph built eagerly, backward() called after the writes. A
+    """`import fgrad.torch as torch`: a graph built eagerly, backward() called after the writes. A
     Tensor written in place after a node saved it raises PyTorch's error or keeps its old
     value; a NumPy array an op read is copied (as torch.tensor does)."""
     def run(env, reuse):
-        torch = fgrad
+        torch = fgrad.torch
         x = torch.tensor(X0.copy(), requires_grad=True)
         f = make_f(env, reuse)
         y = (torch.exp(torch.sin(x) * env.W) * torch.from_numpy(ROW1.copy())).sum() + torch.tensor(0.0) * f(X0).sum()
@@ -258,7 +258,7 @@ def t_facade():
 
 def t_facade_numpy_operand():
     def run(env, reuse):
-        torch = fgrad
+        torch = fgrad.torch
         x = torch.tensor(X0.copy(), requires_grad=True)
         y = (torch.sin(x) * env.W).sum()
         def later():

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad as torch
+import fgrad.torch as torch
 import fgrad.numpy as fnp
 from fgrad.interpreters.backward import FREED_MESSAGE
-from fgrad.tensor.tensor import Node, Tensor
+from fgrad.torch._tensor.tensor import Node, Tensor
 
 
 def close(t, expected, rtol=1e-6, atol=1e-6):
@@ -37,7 +37,7 @@ def test_tensor_infers_dtypes_like_pytorch(data, dtype):
 
 
 def test_dtype_objects():
-    assert repr(torch.float32) == "fgrad.float32" and str(torch.int64) == "fgrad.int64"
+    assert repr(torch.float32) == "torch.float32" and str(torch.int64) == "torch.int64"
     assert torch.float32 == np.float32 and torch.float32 == np.dtype("float32") and torch.float32 != torch.float64
     assert torch.float is torch.float32 and torch.double is torch.float64 and torch.long is torch.int64
     assert torch.int is torch.int32 and torch.bool == np.bool_ and torch.half is torch.float16
@@ -122,7 +122,7 @@ def test_manual_seed_reproducible():
 
 def test_attributes():
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
-    assert x.shape == (2, 3) and repr(x.shape) == "fgrad.Size([2, 3])" and x.size() == x.shape
+    assert x.shape == (2, 3) and repr(x.shape) == "torch.Size([2, 3])" and x.size() == x.shape
     assert x.size(1) == 3 and x.size(-1) == 3 and x.dim() == 2 and x.ndim == 2 and x.numel() == 6
     assert len(x) == 2 and x.is_leaf and x.requires_grad and x.grad is None and x.grad_fn is None
     assert repr(x.device) == "device(type='cpu')" and x.device == "cpu" and x.device == torch.device("cpu")
@@ -406,7 +406,7 @@ class _FakeGpuArray:
 
 
 def test_error_mixing_devices():
-    from fgrad.tensor.tensor import _make
+    from fgrad.torch._tensor.tensor import _make
     gpu = _make(_FakeGpuArray((3,)))
     cpu = torch.ones(3)
     with pytest.raises(RuntimeError) as e:
@@ -732,8 +732,8 @@ def test_autograd_function_saved_tensor_version_check():
     (lambda: torch.tensor([1, 10, -100]), "tensor([   1,   10, -100])"),
     (lambda: torch.tensor([True, False]), "tensor([ True, False])"),
     (lambda: torch.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
-    (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), "tensor([1., 2.], dtype=fgrad.float64)"),
-    (lambda: torch.tensor([1, 2], dtype=torch.int32), "tensor([1, 2], dtype=fgrad.int32)"),
+    (lambda: torch.tensor([1.0, 2.0], dtype=torch.float64), "tensor([1., 2.], dtype=torch.float64)"),
+    (lambda: torch.tensor([1, 2], dtype=torch.int32), "tensor([1, 2], dtype=torch.int32)"),
     (lambda: torch.tensor([]), "tensor([])"),
     (lambda: torch.zeros(0, 3), "tensor([], size=(0, 3))"),
     (lambda: torch.tensor([4.0], requires_grad=True), "tensor([4.], requires_grad=True)"),
@@ -762,7 +762,7 @@ def test_numpy_interop():
 
 # --- devices ---------------------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not fgrad.cuda.is_available(), reason="needs CuPy and a GPU")
+@pytest.mark.skipif(not fgrad.torch.cuda.is_available(), reason="needs CuPy and a GPU")
 def test_cuda_roundtrip_and_gradients():
     x = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     assert x.device == torch.device("cuda:0") and x.is_cuda

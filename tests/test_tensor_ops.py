@@ -91,7 +91,7 @@ def check(fn, *args, dtypes=DTYPES, grad=True, order=2, tol=None):
     """fn(L, *tensors) with L = fgrad and L = torch agree in values, dtypes, shapes and gradients."""
     for dt in dtypes:
         ref_ts, ref = _run(torch, fn, args, dt)
-        got_ts, got = _run(fgrad, fn, args, dt)
+        got_ts, got = _run(fgrad.torch, fn, args, dt)
         assert len(got) == len(ref), f"{dt}: {len(got)} outputs instead of {len(ref)}"
         t = tol or TOL[dt]
         for k, (a, b) in enumerate(zip(got, ref)):
@@ -103,7 +103,7 @@ def check(fn, *args, dtypes=DTYPES, grad=True, order=2, tol=None):
             np.testing.assert_allclose(_np(a), _np(b), err_msg=f"{dt} output {k}", equal_nan=True, **t)
         if grad:
             want = _grads(torch, ref_ts, ref, order)
-            have = _grads(fgrad, got_ts, got, order)
+            have = _grads(fgrad.torch, got_ts, got, order)
             assert want, "the case has nothing to differentiate: pass grad=False"
             if not have:  # fgrad's outputs are constants (matrix_power(A, 0)): PyTorch's gradients are 0
                 have = [np.zeros_like(w) for w in want]
@@ -254,17 +254,17 @@ def test_searchsorted_and_bucketize():
 
 
 def test_multinomial():
-    w = fgrad.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 2.0, 0.0, 1.0]])
-    g = fgrad.Generator().manual_seed(0)
-    draws = fgrad.multinomial(w, 2, generator=g)
-    assert draws.shape == (2, 2) and draws.dtype == fgrad.int64
+    w = fgrad.torch.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 2.0, 0.0, 1.0]])
+    g = fgrad.torch.Generator().manual_seed(0)
+    draws = fgrad.torch.multinomial(w, 2, generator=g)
+    assert draws.shape == (2, 2) and draws.dtype == fgrad.torch.int64
     for row, d in zip(w.numpy(), draws.numpy()):
         assert len(set(d)) == 2 and all(row[d] > 0)  # without replacement: distinct, positive weight
-    many = fgrad.multinomial(fgrad.tensor([1.0, 3.0]), 20000, replacement=True, generator=g).numpy()
+    many = fgrad.torch.multinomial(fgrad.torch.tensor([1.0, 3.0]), 20000, replacement=True, generator=g).numpy()
     assert abs(many.mean() - 0.75) < 0.02
-    a = w.multinomial(5, True, generator=fgrad.Generator().manual_seed(5))
-    b = fgrad.multinomial(w, 5, replacement=True, generator=fgrad.Generator().manual_seed(5))
-    assert fgrad.equal(a, b) and a.shape == (2, 5)
+    a = w.multinomial(5, True, generator=fgrad.torch.Generator().manual_seed(5))
+    b = fgrad.torch.multinomial(w, 5, replacement=True, generator=fgrad.torch.Generator().manual_seed(5))
+    assert fgrad.torch.equal(a, b) and a.shape == (2, 5)
 
 
 def test_tril_triu_indices():
@@ -432,8 +432,8 @@ def test_hypot_logit_xlogy():
     check(lambda L, x, y: L.xlogy(x, y), np.array([0.0, 0.0, 1.0, 2.0, 0.5, 0.0]),
           np.array([0.5, 2.0, 0.0, 0.5, 3.0, -1.0]), order=1)
     # at x = y = 0 the x-gradient is PyTorch's 0 (not log 0); the y-gradient 0 (PyTorch: 0/0 = NaN)
-    x, y = fgrad.zeros(1, requires_grad=True), fgrad.zeros(1, requires_grad=True)
-    fgrad.xlogy(x, y).sum().backward()
+    x, y = fgrad.torch.zeros(1, requires_grad=True), fgrad.torch.zeros(1, requires_grad=True)
+    fgrad.torch.xlogy(x, y).sum().backward()
     assert x.grad.tolist() == [0.0] and y.grad.tolist() == [0.0]
     check(lambda L, x, y: x.xlogy(y), R(3, lo=0.1), R(3, lo=0.5, seed=1))
     check(lambda L, y: L.xlogy(2.0, y), R(3, lo=0.5))
@@ -442,14 +442,14 @@ def test_hypot_logit_xlogy():
 
 def test_hypot_at_origin_is_zero_not_nan():
     """fgrad's convention (the norm's): hypot'(0, 0) = 0; PyTorch gives NaN there."""
-    x = fgrad.zeros(2, requires_grad=True)
-    fgrad.hypot(x, fgrad.zeros(2)).sum().backward()
+    x = fgrad.torch.zeros(2, requires_grad=True)
+    fgrad.torch.hypot(x, fgrad.torch.zeros(2)).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0]
 
 
 def test_grad_fn_names():
-    x = fgrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    i = fgrad.tensor([[0, 1]])
+    x = fgrad.torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    i = fgrad.torch.tensor([[0, 1]])
     assert type(x.scatter(0, i, x[:1]).grad_fn).__name__ == "ScatterBackward0"
     assert type(x.scatter_add(0, i, x[:1]).grad_fn).__name__ == "ScatterAddBackward0"
     assert type(x.cumprod(0).grad_fn).__name__ == "CumprodBackward0"
@@ -460,13 +460,13 @@ def test_grad_fn_names():
 # --- errors: PyTorch's exception types ---------------------------------------------------------------
 
 def _raises_like_torch(fn, *args):
-    ts = {L: [_tensor(L, a, "float32") for a in args] for L in (fgrad, torch)}
+    ts = {L: [_tensor(L, a, "float32") for a in args] for L in (fgrad.torch, torch)}
     with pytest.raises(Exception) as want:
         fn(torch, *ts[torch])
-    # torch.linalg.LinAlgError's counterpart is fgrad.linalg.LinAlgError (both RuntimeErrors)
-    expected = fgrad.linalg.LinAlgError if isinstance(want.value, torch.linalg.LinAlgError) else type(want.value)
+    # torch.linalg.LinAlgError's counterpart is fgrad.torch.linalg.LinAlgError (both RuntimeErrors)
+    expected = fgrad.torch.linalg.LinAlgError if isinstance(want.value, torch.linalg.LinAlgError) else type(want.value)
     with pytest.raises(expected):
-        fn(fgrad, *ts[fgrad])
+        fn(fgrad.torch, *ts[fgrad.torch])
 
 
 @pytest.mark.parametrize("fn, args", [
@@ -525,7 +525,7 @@ def test_errors_have_pytorchs_types(fn, args):
 
 def test_meshgrid_warns_without_indexing():
     with pytest.warns(UserWarning, match="indexing"):
-        fgrad.meshgrid(fgrad.ones(2), fgrad.ones(3))
+        fgrad.torch.meshgrid(fgrad.torch.ones(2), fgrad.torch.ones(3))
 
 
 # --- torch.special ---------------------------------------------------------------------------------
@@ -554,7 +554,7 @@ def test_special_other_signatures():
     check(lambda L, x: L.special.expit(x), I([0, 1, -2]), grad=False, dtypes=("float64",))  # ints: float32
 
 
-# --- functions built from the facade's table (fgrad/tensor/_adapt.py) ---------------------------
+# --- functions built from the facade's table (fgrad/torch/_tensor/_adapt.py) ---------------------------
 
 @pytest.mark.parametrize("name, sig, target", [
     ("sum", "(input, dim=None, keepdim=False, *, dtype=None)", "fgrad.numpy.sum(input, axis=_axis(dim), "
@@ -566,7 +566,7 @@ def test_special_other_signatures():
 ])
 def test_table_functions_have_torch_signatures_and_docs(name, sig, target):
     import inspect
-    fn = getattr(fgrad, name)
+    fn = getattr(fgrad.torch, name)
     assert str(inspect.signature(fn)) == sig
     assert fn.__doc__.startswith(f"torch.{name}: {target}")
     assert fn.__name__ == name and fn.__module__ == "fgrad"
@@ -574,23 +574,23 @@ def test_table_functions_have_torch_signatures_and_docs(name, sig, target):
 
 def test_table_functions_agree_with_torch_and_name_grad_fn():
     a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
-    x, t = fgrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    x, t = fgrad.torch.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
     for f in (lambda m, v: m.sum(v), lambda m, v: m.sum(v, 1, keepdim=True), lambda m, v: m.mean(v, dim=()),
               lambda m, v: m.flip(v, [0, 1]), lambda m, v: m.roll(v, 2), lambda m, v: m.roll(v, (1, -1), (0, 1)),
               lambda m, v: m.tril(v, -1), lambda m, v: m.triu(v, diagonal=1), lambda m, v: m.cumsum(v, dim=1),
               lambda m, v: m.cumprod(v, 0), lambda m, v: m.unsqueeze(v, -1),
               lambda m, v: m.hypot(v + 0.5, v * 2), lambda m, v: m.amax(v, 0), lambda m, v: m.movedim(v, 0, 1)):
-        got, want = f(fgrad, x), f(torch, t)
+        got, want = f(fgrad.torch, x), f(torch, t)
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
         assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
-        (g,) = fgrad.autograd.grad(got.sum(), x)
+        (g,) = fgrad.torch.autograd.grad(got.sum(), x)
         (w,) = torch.autograd.grad(want.sum(), t)
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
-    assert fgrad.sum(fgrad.tensor([1, 2]), dtype=fgrad.float64).dtype == fgrad.float64
+    assert fgrad.torch.sum(fgrad.torch.tensor([1, 2]), dtype=fgrad.torch.float64).dtype == fgrad.torch.float64
 
 
 def test_table_rows_are_checked_when_built():
-    from fgrad.tensor._adapt import adapt
-    from fgrad.tensor._ops import named
+    from fgrad.torch._tensor._adapt import adapt
+    from fgrad.torch._tensor._ops import named
     with pytest.raises(ValueError, match="positional parameter 'shifts' after a renamed one"):
         adapt("bad", fgrad.numpy.roll, "input, dims, shifts", named=named)

@@ -194,7 +194,7 @@ def test_counts_match_jax(construct, transform):
 
 # --- autograd.Function: no JAX oracle; each of its functions runs once per trace ----------------
 
-class _Counted(fgrad.autograd.Function):
+class _Counted(fgrad.torch.autograd.Function):
     counter: collections.Counter = collections.Counter()
 
     @staticmethod
@@ -226,19 +226,19 @@ def test_autograd_function_runs_once_per_trace(transform):
     L = _libs()["fgrad"]
     _Counted.counter.clear()
     f = lambda x: _Counted.apply(x) * 2.0  # noqa: E731
-    boxed = {"none": lambda: f(fgrad.tensor(X)),
-             "grad": lambda: L.grad(f)(fgrad.tensor(X)),
-             "vjp": lambda: L.vjp(f, fgrad.tensor(X))[1](fgrad.tensor(1.0)),
-             "vmap": lambda: L.vmap(f)(fgrad.tensor(XS)),
-             "jit": lambda: L.jit(f)(fgrad.tensor(X)),
-             "jit(grad)": lambda: L.jit(L.grad(f))(fgrad.tensor(X)),
-             "vmap(grad)": lambda: L.vmap(L.grad(f))(fgrad.tensor(XS))}
+    boxed = {"none": lambda: f(fgrad.torch.tensor(X)),
+             "grad": lambda: L.grad(f)(fgrad.torch.tensor(X)),
+             "vjp": lambda: L.vjp(f, fgrad.torch.tensor(X))[1](fgrad.torch.tensor(1.0)),
+             "vmap": lambda: L.vmap(f)(fgrad.torch.tensor(XS)),
+             "jit": lambda: L.jit(f)(fgrad.torch.tensor(X)),
+             "jit(grad)": lambda: L.jit(L.grad(f))(fgrad.torch.tensor(X)),
+             "vmap(grad)": lambda: L.vmap(L.grad(f))(fgrad.torch.tensor(XS))}
     boxed[transform]()
     assert dict(_Counted.counter) == FUNCTION_EXPECTED[transform]
 
 
 def test_tensor_facade_backward_runs_function_once():
     _Counted.counter.clear()
-    x = fgrad.tensor(X, requires_grad=True)
+    x = fgrad.torch.tensor(X, requires_grad=True)
     (_Counted.apply(x) * 2.0).backward()
     assert dict(_Counted.counter) == {"forward": 1, "backward": 1}

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.nn as nn
-import fgrad.nn.functional as F
-from fgrad.data import DataLoader, datasets
-from fgrad.func import functional_call
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
+from fgrad.torch.utils.data import DataLoader, datasets
+from fgrad.torch.func import functional_call
 
 pytest.importorskip("sklearn")
 
@@ -26,11 +26,11 @@ def _load_example(name):
 
 
 def test_small_cnn_reaches_93_percent_on_digits():
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     train, test = datasets.digits()
     net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                         nn.Linear(8 * 4 * 4, 10))
-    opt = fgrad.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    opt = fgrad.torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
     crit = nn.CrossEntropyLoss()
     start = time.perf_counter()
     for epoch in range(8):
@@ -41,7 +41,7 @@ def test_small_cnn_reaches_93_percent_on_digits():
             loss.backward()
             opt.step()
     net.eval()
-    with fgrad.no_grad():
+    with fgrad.torch.no_grad():
         x, y = test.tensors
         acc = (net(x).argmax(1) == y).float().mean().item()
     assert acc >= 0.93, acc
@@ -82,15 +82,15 @@ def test_functional_training_example():
 
 def test_facade_and_functional_steps_agree():
     """Three SGD steps with loss.backward() and with fgrad.grad over a parameter dict."""
-    fgrad.manual_seed(1)
+    fgrad.torch.manual_seed(1)
     net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                         nn.Linear(64, 10))
     params = {k: v.detach().clone() for k, v in net.named_parameters()}
-    opt = fgrad.optim.SGD(net.parameters(), lr=0.1)
+    opt = fgrad.torch.optim.SGD(net.parameters(), lr=0.1)
     rng = np.random.default_rng(0)
     for _ in range(3):
-        x = fgrad.tensor(rng.random((16, 1, 8, 8), dtype=np.float32))
-        y = fgrad.tensor(rng.integers(0, 10, 16))
+        x = fgrad.torch.tensor(rng.random((16, 1, 8, 8), dtype=np.float32))
+        y = fgrad.torch.tensor(rng.integers(0, 10, 16))
         opt.zero_grad()
         F.cross_entropy(net(x), y).backward()
         opt.step()

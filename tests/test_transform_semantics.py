@@ -61,10 +61,10 @@ def test_python_control_flow_still_works_under_grad():
 
 
 def test_tensor_item_keeps_pytorch_semantics_under_grad():
-    x = fgrad.tensor([1.0, 2.0])
+    x = fgrad.torch.tensor([1.0, 2.0])
     g = fgrad.grad(lambda t: (t * t).sum() * 0 + t.sum().item() + float(t.sum()))(x)
     assert g.tolist() == [0.0, 0.0]
-    t = fgrad.tensor([3.0], requires_grad=True)
+    t = fgrad.torch.tensor([3.0], requires_grad=True)
     y = (t * t).sum()
     assert y.item() == 9.0 and float(y) == 9.0 and int(y) == 9
 
@@ -258,9 +258,9 @@ def test_jit_static_values_that_are_equal_but_not_the_same_trace_apart():
 def test_jit_output_boxing_follows_each_call():
     f = fgrad.jit(lambda x: x * 2.0)
     x = onp.ones(2)  # the same shape and dtype as an array and as a Tensor
-    assert type(f(x)) is not fgrad.Tensor
-    assert type(f(fgrad.from_numpy(x))) is fgrad.Tensor
-    assert type(f(x)) is not fgrad.Tensor
+    assert type(f(x)) is not fgrad.torch.Tensor
+    assert type(f(fgrad.torch.from_numpy(x))) is fgrad.torch.Tensor
+    assert type(f(x)) is not fgrad.torch.Tensor
 
 
 def test_rule_constants_keep_the_sign_of_zero():

@@ -1,4 +1,4 @@
-"""torch.utils.data under `import fgrad as torch`: the import paths, and differential tests against
+"""torch.utils.data under `import fgrad.torch as torch`: the import paths, and differential tests against
 PyTorch (batches, collate, samplers, random_split, DistributedSampler, seeded shuffles, error
 types), plus real worker processes (order, seeding, worker_init_fn, IterableDataset sharding,
 errors, crashes, timeouts)."""
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad.utils.data as F
+import fgrad.torch.utils.data as F
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -53,7 +53,7 @@ def deadline():
 
 def canon(x):
     """A batch as plain data: container types, namedtuple names, tensor dtypes, shapes, values."""
-    if type(x).__name__ == "Tensor":  # fgrad.Tensor or torch.Tensor
+    if type(x).__name__ == "Tensor":  # fgrad.torch.Tensor or torch.Tensor
         return ("tensor", str(x.dtype).split(".")[-1], tuple(x.shape), x.tolist())
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return ("namedtuple", type(x).__name__, x._fields, [canon(v) for v in x])
@@ -167,7 +167,7 @@ class Seeds:
     def __getitem__(self, i):
         info = self.get_worker_info()
         return (i, int(np.random.randint(1 << 30)), random.random(), info.seed, info.id,
-                float(fgrad.rand(()).item()))
+                float(fgrad.torch.rand(()).item()))
 
 
 def tag_worker(worker_id):
@@ -179,17 +179,17 @@ def tag_worker(worker_id):
 # --- import paths ---------------------------------------------------------------------------------------------
 
 def test_torch_utils_data_import_paths():
-    import fgrad as torch_like
-    import fgrad.utils.data as via_package
-    from fgrad.utils.data import DataLoader
-    from fgrad.utils.data._utils.collate import default_collate
-    from fgrad.utils.data.dataloader import DataLoader as DL2
-    from fgrad.utils.data.sampler import SubsetRandomSampler
+    import fgrad.torch as torch_like
+    import fgrad.torch.utils.data as via_package
+    from fgrad.torch.utils.data import DataLoader
+    from fgrad.torch.utils.data._utils.collate import default_collate
+    from fgrad.torch.utils.data.dataloader import DataLoader as DL2
+    from fgrad.torch.utils.data.sampler import SubsetRandomSampler
 
-    assert torch_like.utils.data is fgrad.data is via_package
-    assert DataLoader is DL2 is fgrad.data.DataLoader
-    assert SubsetRandomSampler is fgrad.data.SubsetRandomSampler
-    assert default_collate is fgrad.data.default_collate
+    assert torch_like.utils.data is fgrad.torch.utils.data is via_package
+    assert DataLoader is DL2 is fgrad.torch.utils.data.DataLoader
+    assert SubsetRandomSampler is fgrad.torch.utils.data.SubsetRandomSampler
+    assert default_collate is fgrad.torch.utils.data.default_collate
     for name in ("Dataset", "TensorDataset", "IterableDataset", "Subset", "ConcatDataset", "ChainDataset",
                  "StackDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
                  "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
@@ -198,11 +198,11 @@ def test_torch_utils_data_import_paths():
 
 
 def test_import_fgrad_utils_data_first_in_a_fresh_interpreter():
-    code = ("import fgrad.utils.data.sampler as s, fgrad.data.sampler as t, sys; "
-            "from fgrad.utils.data import DataLoader; import fgrad as torch; "
+    code = ("import fgrad.torch.utils.data.sampler as s, fgrad.torch.utils.data.sampler as t, sys; "
+            "from fgrad.torch.utils.data import DataLoader; import fgrad.torch as torch; "
             "assert s is t and torch.utils.data.DataLoader is DataLoader; "
-            "assert not [m for m in sys.modules if m.startswith('fgrad.utils.data') and "
-            "sys.modules[m] is not sys.modules['fgrad.data' + m[len('fgrad.utils.data'):]]]; "
+            "assert not [m for m in sys.modules if m.startswith('fgrad.torch.utils.data') and "
+            "sys.modules[m] is not sys.modules['fgrad.torch.utils.data' + m[len('fgrad.torch.utils.data'):]]]; "
             "print(list(DataLoader(range(5), batch_size=2))[-1].tolist())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -225,7 +225,7 @@ def test_python_floats_collate_to_float64_like_torch(torch):
     import torch.utils.data as T
     for batch in ([0.5, 1.25], [1, 2], [True, False], [1.0, 2], [1, 2.5], [True, 2]):
         assert canon(F.default_collate(batch)) == canon(T.default_collate(batch)), batch
-    assert F.default_collate([0.1, 0.2]).dtype == fgrad.float64
+    assert F.default_collate([0.1, 0.2]).dtype == fgrad.torch.float64
     assert F.default_collate([0.1, 0.2]).tolist() == [0.1, 0.2]  # no trip through float32
 
 
@@ -244,7 +244,7 @@ def test_tensor_batches_as_in_torch(torch, batch_size, shuffle_free):
             ds = M.Subset(M.TensorDataset(lib.arange(10) * 3), [9, 2, 4, 4, 0, -1])
         return M.DataLoader(ds, batch_size=batch_size)
 
-    ours = [canon(b) for b in loader(F, fgrad)]
+    ours = [canon(b) for b in loader(F, fgrad.torch)]
     theirs = [canon(b) for b in loader(T, torch)]
     assert ours == theirs and ours
 
@@ -258,18 +258,18 @@ def test_nested_collate_and_convert_as_in_torch(torch):
     ordered = [collections.OrderedDict(a=i, b=(float(i),)) for i in range(3)]
     out = F.default_collate(ordered)
     assert type(out) is collections.OrderedDict and canon(out) == canon(T.default_collate(ordered))
-    x = [fgrad.ones(2, dtype=fgrad.int64), fgrad.zeros(2, dtype=fgrad.float32)]
+    x = [fgrad.torch.ones(2, dtype=fgrad.torch.int64), fgrad.torch.zeros(2, dtype=fgrad.torch.float32)]
     assert canon(F.default_collate(x)) == canon(T.default_collate([torch.ones(2, dtype=torch.int64),
                                                                    torch.zeros(2)]))
 
 
 def test_collated_batch_owns_its_memory_and_keeps_the_graph():
-    x = fgrad.arange(6, dtype=fgrad.float32).reshape(3, 2)
+    x = fgrad.torch.arange(6, dtype=fgrad.torch.float32).reshape(3, 2)
     ds = F.TensorDataset(x)
     (batch,) = next(iter(F.DataLoader(ds, batch_size=3)))
     batch[0, 0] = 100.0
     assert x[0, 0].item() == 0.0  # a batch is a copy
-    w = fgrad.ones(2, requires_grad=True)
+    w = fgrad.torch.ones(2, requires_grad=True)
     out = F.default_collate([w * 2, w * 3])
     out.sum().backward()
     assert w.grad.tolist() == [5.0, 5.0]
@@ -280,7 +280,7 @@ def test_error_types_match_torch(torch):
 
     def both(make):
         errors = []
-        for M, lib in ((T, torch), (F, fgrad)):
+        for M, lib in ((T, torch), (F, fgrad.torch)):
             try:
                 make(M, lib)
             except Exception as e:  # noqa: BLE001 (comparing what each library raises)
@@ -342,7 +342,7 @@ def test_seeded_samplers_draw_torchs_indices(torch):
                 list(M.RandomSampler(range(300), generator=g)),
                 list(M.WeightedRandomSampler(np.linspace(0.5, 2, 200), 50, replacement=False, generator=g))]
 
-    assert draws(F, fgrad) == draws(T, torch)
+    assert draws(F, fgrad.torch) == draws(T, torch)
 
 
 def test_sampler_lengths_as_in_torch(torch):
@@ -365,7 +365,7 @@ def test_random_split_as_in_torch(torch, lengths):
     import torch.utils.data as T
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a zero-length split warns in both
-        ours = F.random_split(range(10), lengths, generator=fgrad.Generator().manual_seed(42))
+        ours = F.random_split(range(10), lengths, generator=fgrad.torch.Generator().manual_seed(42))
         theirs = T.random_split(range(10), lengths, generator=torch.Generator().manual_seed(42))
     assert [list(s.indices) for s in ours] == [list(s.indices) for s in theirs]
     assert sorted(i for s in ours for i in s.indices) == list(range(10))  # disjoint, complete
@@ -374,9 +374,9 @@ def test_random_split_as_in_torch(torch, lengths):
 
 
 def test_random_split_without_generator_is_seeded_by_manual_seed():
-    fgrad.manual_seed(3)
+    fgrad.torch.manual_seed(3)
     a = [s.indices for s in F.random_split(range(50), [0.5, 0.5])]
-    fgrad.manual_seed(3)
+    fgrad.torch.manual_seed(3)
     b = [s.indices for s in F.random_split(range(50), [0.5, 0.5])]
     assert a == b and sorted(a[0] + a[1]) == list(range(50)) and len(a[0]) == 25
     with pytest.warns(UserWarning, match="Length of split at index 1 is 0"):
@@ -425,7 +425,7 @@ def test_seeded_shuffle_matches_torch_across_epochs_loaders_and_workers(torch, d
             out += [[b[0].tolist() for b in dl] for _ in range(2)]
         return out
 
-    ours = epochs(F, fgrad)
+    ours = epochs(F, fgrad.torch)
     assert ours == epochs(T, torch)
     assert ours[0] != ours[1] and sorted(sum(ours[0], [])) == list(range(23))
 
@@ -438,7 +438,7 @@ def test_worker_seeds_match_torch(torch, deadline):
                           generator=lib.Generator().manual_seed(3), multiprocessing_context=CTX)
         return [[c.tolist() for c in b] for b in dl]
 
-    ours, theirs = batches(F, fgrad), batches(T, torch)
+    ours, theirs = batches(F, fgrad.torch), batches(T, torch)
     # NumPy's and Python's global generators, the worker seeds and ids are PyTorch's; fgrad's own
     # generator (PCG64) is seeded with the same number but draws other values
     assert [b[:5] for b in ours] == [b[:5] for b in theirs]
@@ -446,18 +446,18 @@ def test_worker_seeds_match_torch(torch, deadline):
 
 
 def test_unseeded_shuffle_follows_fgrad_manual_seed():
-    ds = F.TensorDataset(fgrad.arange(40))
-    fgrad.manual_seed(11)
+    ds = F.TensorDataset(fgrad.torch.arange(40))
+    fgrad.torch.manual_seed(11)
     a = [b[0].tolist() for b in F.DataLoader(ds, batch_size=8, shuffle=True)]
-    fgrad.manual_seed(11)
+    fgrad.torch.manual_seed(11)
     b = [b[0].tolist() for b in F.DataLoader(ds, batch_size=8, shuffle=True)]
     assert a == b and sorted(sum(a, [])) == list(range(40)) and sum(a, []) != list(range(40))
 
 
 def test_generator_argument_is_checked():
-    with pytest.raises(TypeError, match="fgrad.Generator"):
+    with pytest.raises(TypeError, match="fgrad.torch.Generator"):
         F.DataLoader(range(3), shuffle=True, generator="seed")
-    g = fgrad.Generator().manual_seed(1)
+    g = fgrad.torch.Generator().manual_seed(1)
     first = list(F.RandomSampler(range(9), generator=g))
     g.manual_seed(1)  # reseeding restarts the sampling stream, as for a torch.Generator
     assert list(F.RandomSampler(range(9), generator=g)) == first
@@ -484,7 +484,7 @@ def test_two_workers_give_the_same_batches_in_order(deadline, batch_size):
 
 
 def test_out_of_order_and_spawned_workers(deadline):
-    ds = F.TensorDataset(fgrad.arange(10))
+    ds = F.TensorDataset(fgrad.torch.arange(10))
     unordered = [b[0].tolist() for b in F.DataLoader(ds, batch_size=3, num_workers=2, in_order=False,
                                                      multiprocessing_context=CTX)]
     assert sorted(map(tuple, unordered)) == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9,)]
@@ -550,17 +550,17 @@ def test_breaking_out_of_an_epoch_stops_the_workers(deadline):
 # --- the remaining DataLoader options ---------------------------------------------------------------------------
 
 def test_sampler_and_batch_sampler_arguments():
-    ds = F.TensorDataset(fgrad.arange(10) * 10)
+    ds = F.TensorDataset(fgrad.torch.arange(10) * 10)
     assert [b[0].tolist() for b in F.DataLoader(ds, batch_size=2, sampler=[9, 0, 5])] == [[90, 0], [50]]
     assert [b[0].tolist() for b in F.DataLoader(ds, batch_sampler=[[1, 2, 3], [7]])] == [[10, 20, 30], [70]]
     dl = F.DataLoader(ds, batch_size=None, sampler=F.SequentialSampler(range(3)))
     assert [x[0].tolist() for x in dl] == [0, 10, 20] and len(dl) == 3
-    assert [x.tolist() for x in F.DataLoader(range(4), batch_size=3, collate_fn=lambda b: fgrad.tensor(b) * 2)] \
+    assert [x.tolist() for x in F.DataLoader(range(4), batch_size=3, collate_fn=lambda b: fgrad.torch.tensor(b) * 2)] \
         == [[0, 2, 4], [6]]
 
 
 def test_pin_memory_is_accepted_and_changes_nothing():
-    ds = F.TensorDataset(fgrad.arange(6, dtype=fgrad.float32))
+    ds = F.TensorDataset(fgrad.torch.arange(6, dtype=fgrad.torch.float32))
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         pinned = [b[0].tolist() for b in F.DataLoader(ds, batch_size=4, pin_memory=True)]
@@ -568,7 +568,7 @@ def test_pin_memory_is_accepted_and_changes_nothing():
 
 
 def test_stack_concat_chain_and_subset_datasets():
-    a, b = F.TensorDataset(fgrad.arange(3)), F.TensorDataset(fgrad.arange(10, 12))
+    a, b = F.TensorDataset(fgrad.torch.arange(3)), F.TensorDataset(fgrad.torch.arange(10, 12))
     cat = a + b
     assert isinstance(cat, F.ConcatDataset) and len(cat) == 5 and cat[3][0].item() == 10 and cat[-1][0].item() == 11
     stack = F.StackDataset(x=a, y=F.Subset(b, [1, 0, 1]))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import fgrad
-import fgrad as torch
-import fgrad.nn as nn
+import fgrad.torch as torch
+import fgrad.torch.nn as nn
 import fgrad.numpy as fnp
 import fgrad.viz as viz
 from fgrad.interpreters.compile.regions import plan

@@ -165,6 +165,6 @@ def test_vmap_of_complex_values_without_differentiation():
 def test_func_vmap_passes_keyword_arguments_unmapped_as_pytorch():
     torch = pytest.importorskip("torch")
     f = lambda x, scale: x * scale
-    got = fgrad.func.vmap(f)(fgrad.ones(3, 2), scale=fgrad.tensor([1.0, 2.0]))
+    got = fgrad.torch.func.vmap(f)(fgrad.torch.ones(3, 2), scale=fgrad.torch.tensor([1.0, 2.0]))
     want = torch.func.vmap(f)(torch.ones(3, 2), scale=torch.tensor([1.0, 2.0]))
     assert got.tolist() == want.tolist()

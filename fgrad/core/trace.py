@@ -40,7 +40,7 @@ class _Facade:
 
 
 def is_tensor(x) -> bool:
-    """True for fgrad.Tensor (and subclasses) once the facade is imported."""
+    """True for fgrad.torch.Tensor (and subclasses) once the facade is imported."""
     return type(x) in facade.tensor_types or (
         facade.tensor_type is not None and isinstance(x, facade.tensor_type))
 

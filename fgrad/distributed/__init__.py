@@ -9,7 +9,7 @@ trains on its shard of every global batch:
 - facade: `DistributedDataParallel(module)`, whose backward() averages the gradients in
   buckets that are reduced while backward still runs;
 - `rank()`, `world_size()`, `is_initialized()`, `barrier()`; and once init() has run,
-  `fgrad.data.DistributedSampler` takes the rank and world size from here.
+  `fgrad.torch.utils.data.DistributedSampler` takes the rank and world size from here.
 
 Every collective waits at most `timeout` seconds (init's, default 60) for the other ranks:
 a rank that died or hangs makes the others raise `DistributedTimeoutError` (and abort the

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import DistributedError, DistributedTimeoutError, FgradValueError
-from ..data import distributed as _data_distributed
+from ..torch.utils.data import distributed as _data_distributed
 
 __all__ = ["DistributedError", "DistributedTimeoutError", "init", "is_initialized", "rank", "world_size",
            "barrier", "get_timeout"]
@@ -73,7 +73,7 @@ def init(timeout: float = DEFAULT_TIMEOUT) -> None:
     collective too: a rank that does not join one within it makes the others raise
     DistributedTimeoutError. Calling init() again only sets a new timeout.
 
-    Once initialised, `fgrad.data.DistributedSampler()` takes `num_replicas` and `rank` from
+    Once initialised, `fgrad.torch.utils.data.DistributedSampler()` takes `num_replicas` and `rank` from
     this group when they are not given."""
     timeout = _check_timeout(timeout)
     if _GROUP.comm is not None:
@@ -95,7 +95,7 @@ def init(timeout: float = DEFAULT_TIMEOUT) -> None:
 
 
 def _publish_group() -> None:
-    # fgrad.data sits below this package in the layers and may not import it, so the sampler
+    # fgrad.torch.utils.data sits below this package in the layers and may not import it, so the sampler
     # learns of the group through a hook on its own module.
     _data_distributed._process_group = lambda: (_GROUP.size, _GROUP.rank)
 

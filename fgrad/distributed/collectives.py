@@ -11,9 +11,9 @@ import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import Tracer
-from ..tensor import Tensor
-from ..tensor._device import is_cupy
-from ..tensor.creation import as_tensor
+from ..torch._tensor import Tensor
+from ..torch._tensor._device import is_cupy
+from ..torch._tensor.creation import as_tensor
 from ..tree_util import keystr, tree_flatten_with_path, tree_unflatten
 from . import _comm
 from ._comm import DistributedError

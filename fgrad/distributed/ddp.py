@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError
-from ..nn import Module
-from ..tensor import Tensor, no_grad
-from ..tensor.creation import from_numpy
+from ..torch.nn import Module
+from ..torch._tensor import Tensor, no_grad
+from ..torch._tensor.creation import from_numpy
 
 # Node hooks on a parameter's AccumulateGrad node are the only point where its gradient is
 # known to be final while backward is still running (Tensor.register_hook on a leaf runs
 # after the walk), so the reducer uses the engine's node-hook entry points.
-from ..tensor.tensor import _add_node_hook, grad_node
+from ..torch._tensor.tensor import _add_node_hook, grad_node
 from . import _comm
 from .collectives import broadcast
 
@@ -116,7 +116,7 @@ class DistributedDataParallel(Module):
                  timeout: float | None = None) -> None:
         super().__init__()
         if not isinstance(module, Module):
-            raise FgradTypeError(f"DistributedDataParallel wraps an fgrad.nn.Module, got {type(module).__name__}")
+            raise FgradTypeError(f"DistributedDataParallel wraps an fgrad.torch.nn.Module, got {type(module).__name__}")
         if not bucket_cap_mb > 0:
             raise FgradValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
         _comm._require("DistributedDataParallel()")

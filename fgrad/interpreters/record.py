@@ -3,7 +3,7 @@ application that depends on a differentiated input, for the backward engine.
 
 `record_primitive` is the one place that decides what is recorded and builds the node. Two
 callers share it: `RecordTrace` (fgrad.vjp / grad: inputs are RecordTracers) and the Tensor
-facade's eager binding (`fgrad.tensor.tensor._tensor_bind`: inputs are Tensors that require
+facade's eager binding (`fgrad.torch._tensor.tensor._tensor_bind`: inputs are Tensors that require
 grad), which names its nodes after PyTorch's `grad_fn` classes through the `node_type` hook
 and layers what is PyTorch's own (version counters of saved tensors) on the returned node.
 `graph_to_jaxpr` turns either kind of recorded graph into a typed Jaxpr.

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from ..core.errors import FgradTypeError
 from ..core.ir import ClosedJaxpr, Jaxpr
-from ..tensor.tensor import Tensor
+from ..torch._tensor.tensor import Tensor
 from ._graph import INSTALL_HINT, Graph, GraphvizNotFoundError, binaries_available
 from ._jaxpr import input_labels, is_jitted, jaxpr_graph, jit_program, trace
 from ._tensor import tensor_graph

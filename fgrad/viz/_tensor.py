@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import aval_of
 from ..interpreters.backward import Leaf, Unsaved, toposort
-from ..tensor.tensor import AccumulateGrad, ModifiedValue, Tensor, saved_values
+from ..torch._tensor.tensor import AccumulateGrad, ModifiedValue, Tensor, saved_values
 from ..tree_util import tree_flatten
 from ._graph import Graph
 
@@ -69,7 +69,7 @@ def tensor_graph(outputs: Tensor | Sequence[Tensor], params: Mapping[str, Tensor
             raise FgradValueError(
                 f"fgrad.viz.draw: output {i} ({aval_of(t).str_short()}) has no graph: it does not "
                 "require grad. Create its leaves with requires_grad=True (parameters do) and compute "
-                "it outside `fgrad.no_grad()`, or draw the function with `fgrad.viz.draw(f, *args)`.")
+                "it outside `torch.no_grad()`, or draw the function with `fgrad.viz.draw(f, *args)`.")
 
     title = "grad_fn graph" + (" (with saved tensors)" if show_saved else "")
     g = Graph(title, {"rankdir": rankdir}, format=format)

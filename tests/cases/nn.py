@@ -1,8 +1,8 @@
-"""Cases for the neural-network primitives of fgrad.ops.nn and fgrad.nn.functional
+"""Cases for the neural-network primitives of fgrad.ops.nn and fgrad.torch.nn.functional
 (format: see tests/test_primitives.py). NumPy references are written out directly."""
 import numpy as np
 
-import fgrad.nn.functional as F
+import fgrad.torch.nn.functional as F
 import fgrad.ops.nn as N
 
 

@@ -1,11 +1,11 @@
-"""Cases for the recurrence primitives rnn_scan and rnn_scan_bwd of fgrad.nn._rnn_ops (format:
+"""Cases for the recurrence primitives rnn_scan and rnn_scan_bwd of fgrad.torch.nn._rnn_ops (format:
 see tests/test_primitives.py). The NumPy reference writes PyTorch's cell equations out step by
 step and lays the output out as the primitive does: per step and row the state (h, and c for
 LSTM) then the gate activations (LSTM i, f, g, o; GRU r, z, n and W_hn h + b_hn); rows past
 their length carry their state and have zero activations."""
 import numpy as np
 
-from fgrad.nn import _rnn_ops as R
+from fgrad.torch.nn import _rnn_ops as R
 
 
 def _sig(x):

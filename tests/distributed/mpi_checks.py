@@ -14,10 +14,10 @@ import pytest
 
 import fgrad
 import fgrad.distributed as dist
-import fgrad.nn as nn
-import fgrad.nn.functional as F
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
 import fgrad.numpy as fnp
-from fgrad.data import DistributedSampler
+from fgrad.torch.utils.data import DistributedSampler
 from fgrad.tree_util import tree_map
 
 TIMEOUT = 20.0  # a desynchronised test fails after this instead of hanging the job
@@ -53,7 +53,7 @@ def _tree(r: int) -> dict:
             "f16": np.array([r, 1], np.float16),
             "py": [float(r), 7 * r],
             "flag": np.array([r == 0, True]),
-            "t": fgrad.tensor([[1.0 * r, 2.0]])}
+            "t": fgrad.torch.tensor([[1.0 * r, 2.0]])}
 
 
 def _expected(op: str) -> dict:
@@ -80,7 +80,7 @@ def test_all_reduce_of_a_mixed_tree(op):
     assert isinstance(got["f64"], np.float64)
     assert got["i32"].dtype == (np.float64 if op == "mean" else np.int32)
     assert got["flag"].dtype == {"mean": np.float64, "sum": np.int64}.get(op, bool)
-    assert isinstance(got["t"], fgrad.Tensor) and got["t"].dtype == fgrad.float32
+    assert isinstance(got["t"], fgrad.torch.Tensor) and got["t"].dtype == fgrad.torch.float32
     py = [[float(r), 7 * r] for r in range(N())]
     reduce = {"mean": np.mean, "sum": np.sum, "max": np.max, "min": np.min}[op]
     assert got["py"][0] == pytest.approx(reduce([p[0] for p in py]))
@@ -90,7 +90,7 @@ def test_all_reduce_of_a_mixed_tree(op):
 
 def test_all_reduce_leaves_its_input_alone_and_takes_tensors_with_grad():
     x = np.full(4, float(R()))
-    w = fgrad.tensor([1.0 + R()], requires_grad=True)
+    w = fgrad.torch.tensor([1.0 + R()], requires_grad=True)
     out = dist.all_reduce({"x": x, "w": w}, "sum")
     np.testing.assert_array_equal(x, np.full(4, float(R())))
     assert out["w"].item() == sum(1.0 + r for r in range(N())) and not out["w"].requires_grad
@@ -124,7 +124,7 @@ def test_all_reduce_names_the_leaf_that_differs_on_every_rank():
 def test_broadcast_copies_roots_bits_of_every_dtype(root_from_end):
     root = N() - 1 if root_from_end else 0
     mine = {"h": np.array([0.1, R()], np.float16), "b": np.array([R() == root, False]),
-            "i": np.array([R(), -7], np.int8), "t": fgrad.tensor([float(R())]), "n": 3 + R()}
+            "i": np.array([R(), -7], np.int8), "t": fgrad.torch.tensor([float(R())]), "n": 3 + R()}
     before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in mine.items()}
     got = dist.broadcast(mine, root=root)
     np.testing.assert_array_equal(got["h"], np.array([0.1, root], np.float16))
@@ -157,7 +157,7 @@ def test_distributed_sampler_takes_the_group_and_covers_the_data_without_overlap
 # --- DistributedDataParallel ---------------------------------------------------------------------
 
 def _mlp(seed: int) -> nn.Module:
-    fgrad.manual_seed(seed)
+    fgrad.torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(12, 32), nn.Tanh(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 4))
 
 
@@ -173,12 +173,12 @@ def _shard(a: np.ndarray) -> np.ndarray:
 
 
 def _train(net, batches, shard: bool):
-    opt = fgrad.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    opt = fgrad.torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     for x, y in batches:
         if shard:
             x, y = _shard(x), _shard(y)
         opt.zero_grad()
-        F.cross_entropy(net(fgrad.tensor(x)), fgrad.tensor(y)).backward()
+        F.cross_entropy(net(fgrad.torch.tensor(x)), fgrad.torch.tensor(y)).backward()
         opt.step()
 
 
@@ -214,7 +214,7 @@ def test_ddp_reduces_buckets_while_backward_runs():
         return original(j, ct)
     reducer._ready = spy
     x, y = _batches(1, 4 * N())[0]
-    F.cross_entropy(ddp(fgrad.tensor(_shard(x))), fgrad.tensor(_shard(y))).backward()
+    F.cross_entropy(ddp(fgrad.torch.tensor(_shard(x))), fgrad.torch.tensor(_shard(y))).backward()
     assert seen == [True]
     assert all(p.grad is not None for p in net.parameters())
 
@@ -231,10 +231,10 @@ def test_ddp_parameters_unused_on_some_ranks_and_on_all():
             out = self.shared(x)
             return out + self.rank0_only(x) if use_branch else out
 
-    fgrad.manual_seed(0)
+    fgrad.torch.manual_seed(0)
     net = Branchy()
     ddp = dist.DistributedDataParallel(net)
-    x = fgrad.tensor(np.full((2, 3), 1.0 + R(), np.float32))
+    x = fgrad.torch.tensor(np.full((2, 3), 1.0 + R(), np.float32))
     ddp(x, R() == 0).sum().backward()
     # d(sum)/d(bias) = batch size 2 where used, 0 where not: the mean over ranks
     np.testing.assert_allclose(net.shared.bias.grad.numpy(), [2.0, 2.0])
@@ -246,14 +246,14 @@ def test_ddp_no_sync_accumulates_locally_then_averages_the_sum():
     batches = _batches(2, 4 * N())
     reference = _mlp(seed=0)
     for x, y in batches:
-        F.cross_entropy(reference(fgrad.tensor(x)), fgrad.tensor(y)).backward()
+        F.cross_entropy(reference(fgrad.torch.tensor(x)), fgrad.torch.tensor(y)).backward()
     net = _mlp(seed=0)
     ddp = dist.DistributedDataParallel(net, bucket_cap_mb=0.0003)
     (x0, y0), (x1, y1) = batches
     with ddp.no_sync():
-        F.cross_entropy(ddp(fgrad.tensor(_shard(x0))), fgrad.tensor(_shard(y0))).backward()
+        F.cross_entropy(ddp(fgrad.torch.tensor(_shard(x0))), fgrad.torch.tensor(_shard(y0))).backward()
     local = net[0].weight.grad.numpy().copy()
-    F.cross_entropy(ddp(fgrad.tensor(_shard(x1))), fgrad.tensor(_shard(y1))).backward()
+    F.cross_entropy(ddp(fgrad.torch.tensor(_shard(x1))), fgrad.torch.tensor(_shard(y1))).backward()
     for (name, p), q in zip(net.named_parameters(), reference.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
     if N() > 1:  # inside no_sync nothing was averaged
@@ -261,9 +261,9 @@ def test_ddp_no_sync_accumulates_locally_then_averages_the_sum():
 
 
 def test_ddp_broadcasts_buffers_and_rejects_mismatched_models():
-    fgrad.manual_seed(R())
+    fgrad.torch.manual_seed(R())
     net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
-    with fgrad.no_grad():
+    with fgrad.torch.no_grad():
         net[1].running_mean.fill_(float(R()))
     dist.DistributedDataParallel(net)
     np.testing.assert_array_equal(net[1].running_mean.numpy(), np.zeros(4))

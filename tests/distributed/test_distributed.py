@@ -22,10 +22,10 @@ import time
 import numpy as np
 import pytest
 
-import fgrad.data.distributed as data_distributed
+import fgrad.torch.utils.data.distributed as data_distributed
 import fgrad.distributed as dist
-import fgrad.nn as nn
-from fgrad.data import DistributedSampler
+import fgrad.torch.nn as nn
+from fgrad.torch.utils.data import DistributedSampler
 from fgrad.distributed import _comm
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

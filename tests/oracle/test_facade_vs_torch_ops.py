@@ -11,7 +11,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import fgrad  # noqa: E402
 
-LIBS = (fgrad, torch)
+LIBS = (fgrad.torch, torch)
 
 
 def to_np(t):
@@ -141,7 +141,7 @@ def check_program(prog, dtype, rtol, atol=1e-9):
         leaves, _, loss = run_program(L, leaves_np, ops, dtype)
         h = _second_order(L, leaves, loss, v, dtype)
         runs[L.__name__] = (vals, loss, g1, g2, h)
-    (fv, fl, fg1, fg2, fh), (tv, tl, tg1, tg2, th) = runs["fgrad"], runs["torch"]
+    (fv, fl, fg1, fg2, fh), (tv, tl, tg1, tg2, th) = runs["fgrad.torch"], runs["torch"]
     for k, (a, b) in enumerate(zip(fv, tv)):
         assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], f"dtype of value {k}"
         assert_same(a, b, rtol, atol, what=f"value {k} ({ops})")
@@ -256,7 +256,7 @@ def test_methods_match_pytorch(name):
         out = METHODS[name](L, x)
         (out * (out.detach() + 1)).sum().backward()
         outs[L.__name__] = (out, x.grad)
-    (fo, fg), (to, tg) = outs["fgrad"], outs["torch"]
+    (fo, fg), (to, tg) = outs["fgrad.torch"], outs["torch"]
     assert str(getattr(fo, "dtype", "")).split(".")[-1] == str(getattr(to, "dtype", "")).split(".")[-1]
     assert_same(fo, to, 1e-10, what=f"{name} value")
     assert_same(fg, tg, 1e-9, atol=1e-10, what=f"{name} grad")
@@ -284,7 +284,7 @@ def test_dtype_results_match_pytorch():
         lambda L: L.tensor([-7, 7]) // 2,
     ]
     for k, make in enumerate(cases):
-        a, b = make(fgrad), make(torch)
+        a, b = make(fgrad.torch), make(torch)
         assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], f"case {k}: {a.dtype} vs {b.dtype}"
         np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-6)  # (libm exp may differ by an ulp)
 
@@ -300,12 +300,12 @@ def test_repr_matches_pytorch():
               np.array([], np.int64), np.array([float("nan"), 1.0, float("-inf")], np.float32),
               np.array([[1.0, 2.0]], np.float16), np.array(7), np.array(-2.5, np.float32)]
     for arr in arrays:
-        a, b = fgrad.from_numpy(np.array(arr)), torch.from_numpy(np.array(arr))
+        a, b = fgrad.torch.from_numpy(np.array(arr)), torch.from_numpy(np.array(arr))
         assert repr(a).replace("fgrad.", "torch.") == repr(b)
-    x, xt = fgrad.tensor([3.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)
+    x, xt = fgrad.torch.tensor([3.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)
     assert repr(x) == repr(xt) and repr(x * 2) == repr(xt * 2) and repr(x.sum()) == repr(xt.sum())
     assert repr(x.double() ** 2).replace("fgrad.", "torch.") == repr(xt.double() ** 2)
-    assert repr(fgrad.tensor([[1.5]] * 30)[:, 0]) == repr(torch.tensor([[1.5]] * 30)[:, 0]).replace(
+    assert repr(fgrad.torch.tensor([[1.5]] * 30)[:, 0]) == repr(torch.tensor([[1.5]] * 30)[:, 0]).replace(
         "SelectBackward0", "ViewBackward0")
 
 
@@ -358,9 +358,9 @@ def _saved_modified(L):
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_match_pytorch(name):
-    ft, fm = _message(lambda: ERRORS[name](fgrad))
+    ft, fm = _message(lambda: ERRORS[name](fgrad.torch))
     tt, tm = _message(lambda: ERRORS[name](torch))
-    tm = tm.replace("torch.Size", "fgrad.Size")  # fgrad's shapes print as fgrad.Size
+    tm = tm.replace("torch.Size", "torch.Size")  # fgrad's shapes print as fgrad.torch.Size
     assert issubclass(ft, tt), f"{name}: fgrad raised {ft.__name__}, PyTorch {tt.__name__}"
     # PyTorch's sentence, or its head before its own hint/detail, appears in fgrad's message
     head = tm.split(". Hint")[0].split(" Hint:")[0]

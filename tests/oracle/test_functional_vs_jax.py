@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import fgrad
 import fgrad.numpy as fnp
 
-import fgrad.nn.functional as F
+import fgrad.torch.nn.functional as F
 from fgrad.scipy import special
 
 from .programs import ArrayLib, inputs, programs, run

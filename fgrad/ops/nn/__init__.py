@@ -18,7 +18,7 @@ in closed families, each member's derivative being another member:
 Impls are CPU/GPU-agnostic NumPy code (xp), with CPU overrides where NumPy is slow:
 convolutions pick im2col + one GEMM or an FFT by estimated cost and share intermediates
 between the forward pass and the gradients (_Memo); relu and 2x2 max pooling use Numba
-(fgrad.backends.numba_kernels).
+(fgrad.ops.numba_kernels).
 
 Layouts follow PyTorch: images NCHW, convolution weights OIHW.
 

@@ -2,7 +2,7 @@
 and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy built on them.
 
 Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
-(fgrad.backends.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
+(fgrad.ops.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
 zeroed: JAX and PyTorch agree on both, and the facade reproduces PyTorch's gradients.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...backends.numba_kernels import kernels as _numba
+from ..numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray, is_float
 from ...core.errors import FgradIndexError, FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive

@@ -4,7 +4,7 @@
   * avg_pool2d <-> avg_pool2d_grad, linear and mutually transposed;
 and max_pool2d_indices (where each window's maximum is, PyTorch's return_indices), which has
 no derivative. Impls are CPU/GPU-agnostic NumPy code (xp); 2x2 max pooling on the CPU uses
-a Numba kernel (fgrad.backends.numba_kernels). Images are NCHW.
+a Numba kernel (fgrad.ops.numba_kernels). Images are NCHW.
 
 Max pooling routes each window's cotangent to the *first* maximal element of the window
 (row-major order inside the window, padding never chosen; NaN counts as maximal); ties are
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...backends.numba_kernels import kernels as _numba
+from ..numba_kernels import kernels as _numba
 from ...core.avals import ShapedArray
 from ...core.errors import FgradValueError
 from ...core.primitive import Primitive

@@ -1,0 +1,50 @@
+"""fgrad.torch: the PyTorch-style door, laid out like `torch` (`import fgrad.torch as torch`).
+
+Tensors with `requires_grad`, `.grad`, `.grad_fn` and `.backward()`, `torch.nn`, `torch.optim`,
+`torch.utils.data`, `torch.func`, `torch.autograd`, `torch.linalg`, ... on the same primitives,
+derivative rules and backward engine as the functional door, `fgrad` (JAX's names)."""
+import sys as _sys
+
+from .. import __version__  # noqa: F401  (torch.__version__: fgrad's)
+from . import _tensor  # noqa: F401
+from ._tensor import *  # noqa: F401,F403
+from ._tensor import autograd, cuda  # noqa: F401
+from ._tensor.creation import tensor  # noqa: F401  (torch.tensor: a function here)
+# torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
+from . import linalg, sparse, special  # noqa: F401,E402
+from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
+from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
+from ._tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+
+# torch.det & co: the torch.linalg functions under their older top-level names, also as methods
+det, inverse, slogdet, logdet = linalg.det, linalg.inv, linalg.slogdet, linalg.logdet
+for _name, _fn in (("det", det), ("inverse", inverse), ("slogdet", slogdet), ("logdet", logdet),
+                   ("nan_to_num", nan_to_num)):
+    setattr(Tensor, _name, _fn)  # noqa: F405
+
+_sys.modules[__name__ + ".autograd"] = autograd
+_sys.modules[__name__ + ".cuda"] = cuda
+
+# The training-script layer comes last: it is written on the facade imported above.
+from . import nn, optim, func, utils  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
+from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
+from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .legacy_tensors import *  # noqa: E402,F401,F403
+from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile,  # noqa: E402,F401
+                      get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
+                      is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+                      set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
+from .func import vmap  # noqa: E402,F401  (torch.vmap: in_dims, out_dims)
+
+# torch.cuda.amp / torch.cpu.amp: the same autocast and GradScaler
+cuda.amp = amp
+# torch.autograd.functional, gradcheck and gradgradcheck (written on the transforms above)
+from . import autograd_functional as _autograd_functional, gradcheck as _gradcheck  # noqa: E402
+autograd.functional = _autograd_functional
+autograd.gradcheck, autograd.gradgradcheck = _gradcheck.gradcheck, _gradcheck.gradgradcheck
+autograd.GradcheckError = _gradcheck.GradcheckError
+_sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
+for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
+    _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])

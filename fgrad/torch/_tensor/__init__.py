@@ -1,0 +1,118 @@
+"""The PyTorch-style Tensor facade (`import fgrad.torch as torch`), on the same primitives and
+derivative rules as the functional API.
+
+This package is also callable: `fgrad.torch.tensor(data, dtype=None, device=None,
+requires_grad=False)` builds a Tensor, as `torch.tensor` does, while `fgrad.torch._tensor.Tensor`,
+`fgrad.torch._tensor.autograd`, ... stay importable submodule paths.
+"""
+import functools as _functools
+import sys as _sys
+import types as _types
+
+from ...core.errors import FgradTypeError, FgradValueError
+from . import (  # noqa: F401
+    _dtypes,
+    _methods,  # noqa: F401  (installs Tensor methods and operators)
+    _ops,
+    autograd,
+    cuda,
+)
+from . import creation as _creation
+from ._device import device
+from ._dtypes import (  # noqa: F401
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._format import set_printoptions
+from ._methods import SHARED_NAMES
+from .creation import tensor as _tensor_fn
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .tensor import Size, Tensor
+from .tensor import Tensor as _Tensor
+
+FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
+                            "hstack", "vstack", "einsum", "numel", "meshgrid", "cartesian_prod", "block_diag",
+                            "searchsorted", "bucketize", "cdist", "std_mean", "var_mean", "tril_indices",
+                            "triu_indices", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar")
+# Functions whose first argument is not a single input tensor.
+_NOT_INPUT_FIRST = {"where", "broadcast_shapes", "cat", "concat", "concatenate", "stack", "hstack",
+                    "vstack", "einsum", "meshgrid", "cartesian_prod", "block_diag", "tril_indices", "triu_indices",
+                    "bucketize", "xlogy"}
+
+
+# Functions whose first two arguments must both be tensors.
+_TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cross", "kron", "tensordot",
+                "vdot", "cdist", "dist", "complex", "polar"}
+
+
+def _checked(name, fn):
+    """PyTorch's argument check at the API boundary: `input` must be a Tensor; integers
+    that do not fit 64 bits are a ValueError naming the function, not an OverflowError."""
+    @_functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor) \
+                and not getattr(args[0], "is_sparse", False):  # (a sparse tensor: mm, matmul)
+            raise FgradTypeError(f"torch.{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(args[0]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+        if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor) \
+                and not getattr(args[1], "is_sparse", False):
+            raise FgradTypeError(f"torch.{name}(): argument (position 2) must be Tensor, not "
+                            f"{type(args[1]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+        try:
+            return fn(*args, **kwargs)
+        except OverflowError as e:
+            raise FgradValueError(f"torch.{name}(): an integer argument does not fit in 64 bits ({e})") from None
+    return checked
+
+
+for _name in FUNCTIONS:
+    globals()[_name] = _checked(_name, getattr(_ops, _name))
+# creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
+# fgrad namespace it is this (callable) package
+_creation_all = [n for n in _creation.__all__ if n != "tensor"]
+for _name in _creation_all:
+    globals()[_name] = getattr(_creation, _name)
+
+__all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
+            "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
+            "set_default_dtype", "promote_types"]
+           + [d.name for d in _dtypes.ALL]
+           + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble"]
+           + list(_creation_all) + list(FUNCTIONS))
+
+
+class _CallableModule(_types.ModuleType):
+    """`fgrad.torch.tensor(...)` builds a Tensor; `fgrad.torch._tensor.X` is this package's attribute X."""
+
+    def __call__(self, data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+        return _tensor_fn(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,201 @@
+"""fgrad.torch.autograd: backward() and grad() over Tensor graphs, run by the one reverse-mode
+engine (`fgrad.interpreters.backward.backward_pass`) with the primitives' own VJP rules.
+
+Without create_graph the engine runs with grad mode off on raw arrays (fast). With
+create_graph=True, `_graph_wrap` hands the rules Tensors connected to the graph (each saved
+input as a Tensor whose node is its producer, the saved output as a Tensor of the node
+itself), and grad mode stays on, so the rules -- which call fgrad ops -- record a new graph:
+higher order derivatives need no other machinery.
+"""
+from __future__ import annotations
+
+import sys as _sys
+
+import numpy as np
+
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
+from ...core.trace import _state, facade
+from ...interpreters.backward import Unsaved, backward_pass
+from ...ops.elementwise import add as _lax_add
+from ...ops.elementwise import convert_element_type
+from . import graph  # noqa: E402  (fgrad.torch.autograd.graph: the recorded graph as a Jaxpr)
+from ._device import is_cupy
+from .anomaly_mode import (  # noqa: F401
+    detect_anomaly,
+    engine_check,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
+from .creation import as_tensor
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
+from .grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .tensor import (
+    ACC_NODES,
+    Size,
+    Tensor,
+    _make,
+    accumulate_grad,
+    grad_node,
+    live_node,
+    saved_values,
+    torch_convention,
+)
+
+# `import fgrad.torch.autograd.graph` works as in PyTorch (fgrad.torch.autograd is this module's alias)
+_sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.graph", graph)
+
+__all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
+           "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+
+
+def _add_ct(a, b):
+    """Sum of two cotangents (tuples for multi-output autograd.Functions)."""
+    if type(a) is tuple:
+        return tuple(y if x is None else x if y is None else _add_ct(x, y) for x, y in zip(a, b))
+    return _lax_add(a, b)
+
+
+def _graph_wrap(node):
+    # values the rule does not read (Unsaved) stay stand-ins: there is nothing to connect
+    out, primals = saved_values(node)
+    if type(out) is not tuple and type(out) is not Unsaved:
+        out = _make(out, node, True)
+    primals = tuple(v if p is None or type(v) is Unsaved else _make(v, p, True)
+                    for p, v in zip(node.parents, primals))
+    return out, primals
+
+
+def _run(roots, retain_graph, create_graph, capture=()) -> dict:
+    retain = bool(create_graph) if retain_graph is None else bool(retain_graph)
+    prev = _state.grad_enabled
+    _state.grad_enabled = bool(create_graph)
+    try:
+        return backward_pass(roots, retain=retain, wrap=_graph_wrap if create_graph else saved_values,
+                             add=_add_ct, capture=capture, check=engine_check())
+    finally:
+        _state.grad_enabled = prev
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _roots(outputs, grad_outputs, create_graph: bool) -> list:
+    roots = []
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(t, Tensor):
+            raise FgradTypeError(f"element {i} of tensors is a {type(t).__name__}, not a Tensor")
+        if not t._requires_grad:
+            raise FgradRuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        v = t._value
+        if g is None:
+            if v.size != 1:
+                raise FgradRuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has "
+                                   f"shape {tuple(v.shape)}: pass gradient= of that shape, or reduce it to "
+                                   "a scalar first, e.g. with .sum())", doc="backward-nonscalar")
+            seed = _cupy_ones(v) if is_cupy(v) else np.ones(v.shape, v.dtype)
+            roots.append((grad_node(t), _make(seed) if create_graph else seed))
+            continue
+        if not isinstance(g, Tensor):
+            g = as_tensor(g)
+        if tuple(g._value.shape) != tuple(v.shape):
+            raise FgradRuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._value.shape)} "
+                               f"and output[{i}] has a shape of {Size(v.shape)}.")
+        if g._value.dtype != v.dtype:
+            g = convert_element_type(g, v.dtype)
+        g = torch_convention(g)
+        roots.append((grad_node(t), g if create_graph else g._value))
+    return roots
+
+
+def _cupy_ones(v):
+    import cupy  # optional dependency (GPU arrays): only reached with a CuPy array
+    return cupy.ones(v.shape, v.dtype)
+
+
+def _user_grad(t, ct):
+    """The gradient of `t` as user code sees it: in PyTorch's convention, after the tensor
+    hooks of a leaf (registered with register_hook; a non-leaf's ran on its node)."""
+    ct = torch_convention(ct)
+    if t._node is None and t._hooks:
+        for hook in list(t._hooks):
+            new = hook(ct)
+            if new is not None:
+                ct = new
+    return ct
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves (or only
+    of `inputs`). Saved values are freed unless retain_graph=True (default: create_graph)."""
+    tensors = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    grads = grads or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise FgradRuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors; pass one per tensor")
+    roots = _roots(tensors, grads, create_graph)
+    if inputs is None:
+        result = _run(roots, retain_graph, create_graph)
+        for k, ct in result.items():
+            node = ACC_NODES.get(k)
+            if node is not None:
+                accumulate_grad(node.variable, _user_grad(node.variable, ct))
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise FgradRuntimeError("'inputs' argument to backward() cannot be empty.")
+    nodes = [_input_node(t, i) for i, t in enumerate(inputs)]
+    result = _run(roots, retain_graph, create_graph, capture=[n for n in nodes if n is not None])
+    for t, n in zip(inputs, nodes):
+        if n is not None and id(n) in result:
+            accumulate_grad(t, _user_grad(t, result[id(n)]))
+
+
+def _input_node(t, i):
+    if not isinstance(t, Tensor):
+        raise FgradTypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
+    if not t._requires_grad:
+        raise FgradRuntimeError("One of the differentiated Tensors does not require grad")
+    return live_node(t)  # None: the leaf is not in any live graph
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused=None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into .grad)."""
+    if is_grads_batched:
+        raise FgradNotImplementedError("is_grads_batched: use fgrad.vmap over fgrad.vjp instead")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise FgradRuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    roots = _roots(outputs, grads, create_graph)
+    nodes = [_input_node(t, i) for i, t in enumerate(inputs)]
+    result = _run(roots, retain_graph, create_graph, capture=[n for n in nodes if n is not None])
+    res = []
+    for i, (t, n) in enumerate(zip(inputs, nodes)):
+        ct = result.get(id(n)) if n is not None else None
+        if ct is None:
+            if not allow_unused:
+                raise FgradRuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.", doc="grad-unused-input")
+            res.append(_make(np.zeros_like(t._value)) if materialize_grads else None)
+            continue
+        ct = _user_grad(t, ct)
+        res.append(ct if isinstance(ct, Tensor) else _make(ct))
+    return tuple(res)
+
+# custom rules given Tensors (the facade's create_graph) differentiate on the facade's graph
+facade.grad = grad
+facade.clone = lambda t: t.clone()  # noqa: E731

@@ -1,0 +1,362 @@
+"""Creating Tensors: fgrad.torch.tensor (PyTorch's dtype inference), factories, random numbers."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from ...numpy._policy import TORCH as P
+from ...numpy._util import shape_arg
+from . import _dtypes as D
+from . import (
+    _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
+)
+from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
+from .tensor import Tensor, _make
+
+REQUIRES_GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+# --- random numbers ---------------------------------------------------------------------------------
+
+class Generator:
+    """A random number generator (NumPy's PCG64 underneath); `fgrad.torch.manual_seed` seeds the
+    default one. Values differ from PyTorch's for the same seed."""
+
+    def __init__(self, device="cpu") -> None:
+        self.device = as_device(device)
+        self._initial = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._rng = np.random.default_rng(self._initial)
+
+    def manual_seed(self, seed) -> "Generator":
+        self._initial = int(seed)
+        self._rng = np.random.default_rng(self._initial)
+        return self
+
+    def seed(self) -> int:
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+        return self._initial
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> dict:
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: dict) -> "Generator":
+        self._rng.bit_generator.state = state
+        return self
+
+    @property
+    def numpy(self) -> np.random.Generator:
+        return self._rng
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the default generator (rand, randn, randint, randperm, dropout, shuffling...)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> dict:
+    return default_generator.get_state()
+
+
+def set_rng_state(state) -> None:
+    default_generator.set_state(state)
+
+
+def _rng(generator=None) -> np.random.Generator:
+    """The NumPy generator behind `generator` (fgrad's default generator when None): the one
+    place every random draw of fgrad.torch.tensor, fgrad.torch.nn and fgrad.torch.distributions resolves it."""
+    return (generator or default_generator)._rng
+
+
+# --- from data ------------------------------------------------------------------------------------
+
+def _nested_to_numpy(data):
+    """(array, only_python_scalars): nested sequences of numbers/Tensors/arrays as a NumPy array."""
+    pure = [True]
+
+    def conv(x):
+        if isinstance(x, Tensor):
+            pure[0] = False
+            return x.detach().cpu().numpy()
+        if isinstance(x, (list, tuple)):
+            return [conv(y) for y in x]
+        if isinstance(x, (np.ndarray, np.generic)) or is_cupy(x):
+            pure[0] = False
+            return x.get() if is_cupy(x) else x
+        return x
+
+    converted = conv(data)
+    try:
+        arr = np.asarray(converted)
+    except ValueError as e:
+        raise FgradValueError(f"fgrad.torch.tensor: cannot build a tensor from {type(data).__name__} {data!r:.80}: "
+                         f"{e}. Nested sequences must have equal lengths.") from None
+    if arr.dtype == object or arr.dtype.kind not in "biufc":
+        raise FgradTypeError(f"fgrad.torch.tensor: could not infer dtype of {type(data).__name__} {data!r:.80}; "
+                        "pass numbers, nested lists of numbers, or arrays")
+    return arr, pure[0]
+
+
+def _infer_value(data):
+    """A fresh NumPy array for `data` with PyTorch's dtype inference."""
+    if isinstance(data, Tensor):
+        return data.detach().cpu().numpy().copy()
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype.kind not in "biufc":
+            raise FgradTypeError(f"can't convert np.ndarray of type {data.dtype} to a tensor: only numeric "
+                            "and bool arrays can be (got a {type(data).__name__} {data!r:.60}).")
+        return np.array(data, copy=True)
+    if is_cupy(data):
+        return data.copy()
+    if P.scalar_dtype(data) is not None:  # Python numbers: bool, int64, the default float / complex
+        return np.array(data, P.scalar_dtype(data))
+    arr, pure = _nested_to_numpy(data)
+    if pure:  # nested Python numbers: as those numbers, an empty list as the default float
+        arr = arr.astype(P.python_dtype(arr.dtype.kind) if arr.size else P.default_float)
+    return arr
+
+
+def _finish(value, dtype, device, requires_grad, default=None) -> Tensor:
+    """A leaf Tensor of `value` as the fgrad `dtype` (else `default`, else its own), on `device`."""
+    npd = D.np_dtype(dtype) if dtype is not None else default
+    if npd is not None and value.dtype != npd:
+        value = value.astype(npd)
+    if device is not None:
+        value = to_device(value, as_device(device))
+    t = _make(value)
+    if requires_grad:
+        if value.dtype.kind not in "fc":
+            raise FgradRuntimeError(f"{REQUIRES_GRAD_DTYPE_MESSAGE} (got dtype {t.dtype}; pass a float "
+                               "value such as 4.0, or dtype=torch.float32)", doc="int-requires-grad")
+        t._requires_grad = True
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new leaf Tensor holding a copy of `data`. Python floats become float32, ints int64,
+    bools bool; NumPy arrays keep their dtype."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
+                      "detach() or sourceTensor.clone().detach().requires_grad_(True), rather than "
+                      "fgrad.torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    if dtype is not None and not isinstance(data, (Tensor, np.ndarray, np.generic)) and not is_cupy(data):
+        # Python data straight to the requested dtype (not through float32 first)
+        arr, _ = _nested_to_numpy(data)
+        return _finish(arr.astype(D.np_dtype(dtype)), None, device, requires_grad)
+    return _finish(_infer_value(data), dtype, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like tensor(), but shares memory with a NumPy array (or returns a Tensor as-is)
+    when no conversion is needed."""
+    if isinstance(data, Tensor):
+        return _ops.to(data, dtype=dtype, device=device)
+    if isinstance(data, np.ndarray) or is_cupy(data):
+        return _ops.to(_make(data), dtype=dtype, device=device)
+    return _finish(_infer_value(data), dtype, device, False)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A Tensor sharing memory with `ndarray` (writes to one show in the other)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise FgradTypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if ndarray.dtype.kind not in "biufc":
+        raise FgradTypeError(f"can't convert np.ndarray of type {ndarray.dtype}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+    return _make(ndarray)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input._value.dtype.kind == "f"
+
+
+def _legacy_tensor_value(data, dtype, device):
+    """fgrad.torch.Tensor(...): sizes -> uninitialised float32 (zeros), data -> float32 copy."""
+    npd = _dtype(dtype)
+    if len(data) == 0:
+        value = np.zeros((0,), npd)
+    elif all(isinstance(d, int) and not isinstance(d, bool) for d in data) and not (
+            len(data) == 1 and isinstance(data[0], (list, tuple))):
+        value = np.zeros(tuple(data), npd)
+    elif len(data) == 1:
+        value = _infer_value(data[0]).astype(npd)
+    else:
+        raise FgradTypeError("fgrad.torch.Tensor takes sizes (ints) or one data argument")
+    return to_device(value, as_device(device)) if device is not None else value
+
+
+def _rebuild(arr, requires_grad, cls=Tensor) -> Tensor:
+    """Unpickling: a leaf of class `cls` (Tensor or a slot-less subclass such as Parameter)."""
+    return _make(arr, None, requires_grad, into=object.__new__(cls))
+
+
+# --- factories ------------------------------------------------------------------------------------
+
+def _size(size) -> tuple:
+    """PyTorch's sizes: f(2, 3) or f((2, 3)), validated as fgrad.numpy validates shapes."""
+    return shape_arg(size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size, "size",
+                     policy=P)
+
+
+def _dtype(dtype, default=None):
+    """The NumPy dtype for `dtype`, else `default`, else the default float dtype."""
+    return D.np_dtype(dtype) or default or P.default_float
+
+
+def _factory(make_np, size, dtype, device, requires_grad, default=None) -> Tensor:
+    npd = _dtype(dtype, default)
+    dev = as_device(device)
+    xp = array_module(dev)
+    if xp is np:
+        value = make_np(np, size, npd)
+    else:
+        with xp.cuda.Device(_cuda_index(xp, dev)):  # a bare "cuda": the current GPU, as PyTorch
+            value = make_np(xp, size, npd)
+    return _finish(value, None, None, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    return _factory(lambda xp, s, d: xp.zeros(s, d), _size(size), dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _factory(lambda xp, s, d: xp.ones(s, d), _size(size), dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _factory(lambda xp, s, d: xp.empty(s, d), _size(size), dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    default = _infer_value(fill_value).dtype if dtype is None else None
+    return _factory(lambda xp, s, d: xp.full(s, fill_value, d), _size((size,)), dtype, device,
+                    requires_grad, default)
+
+
+def eye(n: int, m=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _factory(lambda xp, s, d: xp.eye(n, n if m is None else m, dtype=d), (), dtype, device, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise FgradRuntimeError("step must be nonzero")
+    floaty = any(isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f" for v in vals)
+    # computed in float64 / int64 then cast, like PyTorch's size = ceil((end - start) / step)
+    base = np.arange(*vals, dtype=np.float64 if floaty else np.int64)
+    return _finish(base, dtype, device, requires_grad, P.default_float if floaty else None)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(np.linspace(float(start), float(end), int(steps)), dtype, device, requires_grad, P.default_float)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    return _finish(np.logspace(float(start), float(end), int(steps), base=base), dtype, device, requires_grad,
+                   P.default_float)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(_rng(generator).random(_size(size)), dtype, device, requires_grad, P.default_float)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad, P.default_float)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """randint(high, size) or randint(low, high, size)."""
+    if size is None:
+        *bounds, size = args
+    else:
+        bounds = list(args)
+    low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+    return _finish(_rng(generator).integers(int(low), int(high), _size((size,)), dtype=np.int64), dtype, device,
+                   requires_grad)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _finish(_rng(generator).permutation(int(n)).astype(np.int64), dtype, device, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """normal(mean, std, size) with float mean/std, or elementwise with Tensor mean/std."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._value if isinstance(mean, Tensor) else mean
+        s = std._value if isinstance(std, Tensor) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        ref = mean if isinstance(mean, Tensor) else std
+        value = _rng(generator).normal(np.asarray(m), np.asarray(s), shape).astype(ref._value.dtype)
+        return _finish(value, dtype, ref.device if device is None else device, requires_grad)
+    if size is None:
+        raise FgradTypeError("normal(mean: float, std: float) needs size=")
+    return _finish(_rng(generator).normal(mean, std, _size((size,))), dtype, device, requires_grad, P.default_float)
+
+
+def bernoulli(input, p=None, *, generator=None) -> Tensor:
+    """1 with probability `input` (or p), else 0; same shape and dtype as input."""
+    probs = input._value if p is None else np.full(input._value.shape, p)
+    if is_cupy(probs):
+        probs = probs.get()
+    value = (_rng(generator).random(np.shape(probs)) < probs).astype(input._value.dtype)
+    return _finish(value, None, input.device, False)
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None):
+        return fn(tuple(input._value.shape), dtype=dtype or input.dtype, device=device or input.device,
+                  requires_grad=requires_grad)
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(tuple(input._value.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input._value.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+           "set_rng_state", "tensor", "as_tensor", "asarray", "from_numpy", "is_tensor", "is_floating_point",
+           "zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand", "randn",
+           "randint", "randperm", "normal", "bernoulli", "zeros_like", "ones_like", "empty_like", "rand_like",
+           "randn_like", "full_like", "randint_like"]

@@ -1,0 +1,313 @@
+"""fgrad.torch.autograd.Function: user-defined forward/backward on Tensors.
+
+One mechanism with `fgrad.custom_vjp`: `apply` binds the custom_vjp_call primitive, whose
+forward rule runs `forward(ctx, ...)` (the ctx is the residual) and whose VJP rule runs
+`backward(ctx, ...)`. So the Tensor facade records it like any primitive (grad_fn
+`<MyFunctionBackward>`, create_graph, version checks), and it works under fgrad.grad, vjp,
+jvp, jit and vmap too. forward's outputs are a pytree (`_Outputs`) that custom.py packs
+into the primitive's one output and slices apart again -- float, integer and bool Tensors
+alike, integers exactly -- with the non-Tensor outputs and the non-differentiable marks in
+its static part, so each application's caller (and backward, through the residuals) gets
+the structure its own forward run produced; nothing is kept between calls.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
+from ...core.trace import _state, aval_of
+from ...custom import _bind, _Call, _pack_jvp, _unpack, custom_vjp_call_p
+from ...tree_util import register_pytree_node, tree_flatten
+from ._device import device_of_value
+from ._device import to_device as move
+from .tensor import Tensor, _make, torch_convention, version_message
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+class FunctionCtx:
+    """The `ctx` of forward/backward: save_for_backward, saved_tensors, needs_input_grad."""
+
+    def __init__(self) -> None:
+        self.needs_input_grad: tuple = ()
+        self.materialize_grads = True
+        self._saved = ()
+        self._non_differentiable: set = set()
+
+    def save_for_backward(self, *tensors) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise FgradTypeError(f"save_for_backward can only save variables, but argument is of type "
+                                f"{type(t).__name__}; store other values as ctx attributes")
+        self._saved = tuple((t, t._vbox, t._vbox[0]) if t is not None else None for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        out = []
+        for entry in self._saved:
+            if entry is None:
+                out.append(None)
+                continue
+            t, box, ver = entry
+            if box[0] != ver:
+                raise FgradRuntimeError(version_message(None, t._value, -1, box[0], ver))
+            out.append(t)
+        return tuple(out)
+
+    saved_variables = saved_tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+
+class Function:
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`;
+    call `MyFunction.apply(*args)`. Tensor arguments are differentiable inputs; other
+    arguments are passed through as constants (their gradient slot returns None)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise FgradNotImplementedError("subclasses of fgrad.torch.autograd.Function define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise FgradNotImplementedError("subclasses of fgrad.torch.autograd.Function define backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply(cls, args, kwargs)
+
+
+def _apply(cls, args, kwargs):
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    # Nothing below is written by a forward run: `call` (and these closures) is shared by every
+    # application of this call site -- each example of vmap's loop, each replay of a jit trace --
+    # so what one forward run learns travels with its own values: the output structure in the
+    # `_Outputs` pytree (reported to this bind by custom.py), the rest in its ctx (the residuals
+    # custom_vjp's forward rule keeps in that application's node).
+
+    def run_forward(*xs):
+        full = list(args)
+        for i, x in zip(positions, xs):
+            # a wrapper of the caller's value shares its version counter, so an in-place change
+            # of the input after the call is caught when backward reads ctx.saved_tensors
+            full[i] = x if isinstance(x, Tensor) else _make(x, None, False, args[i]._vbox if x is args[i]._value
+                                                            else None)
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = needs
+        concrete = not any(isinstance(x, Tensor) for x in xs)
+        prev = _state.grad_enabled
+        if concrete:
+            _state.grad_enabled = False  # forward runs without recording, as in PyTorch
+        try:
+            outputs = cls.forward(ctx, *full, **kwargs)
+        finally:
+            _state.grad_enabled = prev
+        if isinstance(outputs, Tensor):
+            # the returned Tensor and the one forward made (maybe saved in ctx) share a version
+            ctx._out_box = outputs._vbox
+        return _Outputs.of(cls, outputs, ctx), ctx
+
+    def fun(*xs):
+        return run_forward(*xs)[0]
+
+    def bwd(ctx, ct):
+        cts, graph = _grad_outputs(ct, ctx.materialize_grads)
+        # backward sees and returns gradients in PyTorch's complex convention (conjugates of the
+        # engine's cotangents: see tensor.torch_convention)
+        cts = tuple(None if c is None else torch_convention(c) for c in cts)
+        grads = cls.backward(ctx, *cts)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) != len(args):
+            raise FgradRuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                               f"(expected {len(args)}, got {len(grads)})")
+        res = []
+        for i in positions:
+            g = grads[i]
+            if g is not None and not isinstance(g, Tensor):
+                raise FgradTypeError(f"function {cls.__name__}Backward returned a {type(g).__name__} as gradient "
+                                f"{i}; gradients must be Tensors or None")
+            g = None if g is None else torch_convention(g)
+            res.append(None if g is None else (g if graph else g._value))
+        return tuple(res)
+
+    def jvp(call, primals, tangents, live):
+        # PyTorch's forward-mode contract: jvp(ctx, *grad_inputs) after forward ran on the primals
+        if getattr(cls, "jvp", None) is None:
+            raise FgradNotImplementedError(
+                "You must implement the jvp function for custom autograd.Function to use it with "
+                f"forward mode AD: {cls.__name__} defines forward and backward only. Define a "
+                "staticmethod jvp(ctx, *grad_inputs) returning the tangents of forward's outputs, or "
+                "use reverse mode (grad, vjp, jacrev, backward).")
+        outs, ctx = run_forward(*primals)
+        grad_inputs = [None] * len(args)
+        for i, p, t in zip(positions, primals, tangents):
+            grad_inputs[i] = _make(np.zeros(aval_of(p).shape, aval_of(p).dtype) if t is None else t)
+        touts = cls.jvp(ctx, *grad_inputs)
+        touts = touts if isinstance(touts, tuple) else (touts,)
+        tvals = [t._value if isinstance(t, Tensor) else t for t, e in zip(touts, outs.spec[1])
+                 if not isinstance(e, _Static)]
+        if len(tvals) != len(outs.values):
+            raise FgradRuntimeError(f"{cls.__name__}.jvp returned {len(touts)} tangents for "
+                                    f"{len(outs.spec[1])} outputs of forward; return one per output")
+        return _pack_jvp(call, (outs, _Outputs(tuple(tvals), outs.spec)), f"{cls.__name__}.jvp")
+    fun.__name__ = cls.__name__
+    fun._backward_name = getattr(cls, "_backward_name", None) or f"{cls.__name__}Backward"
+    flat = [args[i] for i in positions]
+    if not flat:
+        return cls.forward(FunctionCtx(), *args, **kwargs)
+    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=run_forward, bwd=bwd, jvp=jvp)
+    packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, flat)
+    return _outputs(packed, _unpack(packed, out_tree, out_avals))
+
+
+class _Static:
+    """A forward output that is not a Tensor (a Python number, None, an object): returned as it
+    is, never differentiated. Compared by identity (it sits in a treedef's static part)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"static({type(self.value).__name__})"
+
+
+class _Outputs:
+    """What forward returned, as a pytree for custom_vjp's packing: the leaves are the values of
+    its Tensor outputs (float, integer and bool ones alike: custom.py carries integers exactly);
+    the static part (`spec`) says whether forward returned one output or a tuple, and per output
+    either a `_Static` or whether it was marked non-differentiable. So the output structure of
+    one application reaches that application's caller (and, through the residuals, its
+    backward) with the values, never through state kept between calls."""
+
+    __slots__ = ("values", "spec")
+
+    def __init__(self, values: tuple, spec: tuple) -> None:
+        self.values = values
+        self.spec = spec  # (single, (entry, ...)); entry: _Static, or bool (marked non-differentiable)
+
+    @staticmethod
+    def of(cls, outputs, ctx: FunctionCtx) -> "_Outputs":
+        single = not isinstance(outputs, tuple)
+        values, entries = [], []
+        for o in ((outputs,) if single else outputs):
+            if isinstance(o, Tensor):
+                values.append(o._value)
+                entries.append(id(o) in ctx._non_differentiable)
+            else:
+                entries.append(_Static(o))
+        if not values:
+            what = f"a {type(outputs).__name__}" if single else "a tuple with no Tensor"
+            raise FgradTypeError(f"{cls.__name__}.forward returned {what}; autograd.Function.forward must "
+                            "return a Tensor or a tuple holding at least one")
+        return _Outputs(tuple(values), (single, tuple(entries)))
+
+
+register_pytree_node(_Outputs, lambda o: (o.values, o.spec), lambda spec, vals: _Outputs(tuple(vals), spec))
+
+
+def _ctx_of(packed):
+    """The ctx of the forward run whose output is `packed`: the residuals custom_vjp's forward
+    rule stored in this application's node (None where no node holds them: no grad, or a
+    traced value whose node belongs to the transform)."""
+    node = packed._node if isinstance(packed, Tensor) else None
+    res = getattr(node, "residuals", None) if node is not None else None
+    ctx = getattr(res, "value", None)
+    return ctx if isinstance(ctx, FunctionCtx) else None
+
+
+def _outputs(packed, outs: _Outputs):
+    """apply's return value: the Tensor outputs unpacked from `packed` (marked ones detached),
+    the other outputs as forward returned them."""
+    single, entries = outs.spec
+    it = iter(outs.values)
+    result = []
+    for e in entries:
+        if isinstance(e, _Static):
+            result.append(e.value)
+            continue
+        t = next(it)
+        if e:  # ctx.mark_non_differentiable
+            t.detach_()
+        result.append(t)
+    if single:
+        t = result[0]
+        ctx = _ctx_of(packed) if not entries[0] else None
+        box = getattr(ctx, "_out_box", None)
+        if box is not None and t is packed:
+            # the returned tensor and the one forward made (maybe saved in ctx) share a version
+            t._vbox = box
+            t._node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in t._node.saved]
+        return t
+    return tuple(result)
+
+
+def _grad_outputs(ct: _Outputs, materialize: bool) -> tuple:
+    """(backward's grad_outputs, whether they are part of a graph) from the cotangent pytree:
+    one per output of forward; a zero (None unless `materialize`) for integer outputs and
+    outputs marked non-differentiable, None for non-Tensor outputs."""
+    graph = any(isinstance(c, Tensor) for c in ct.values)
+    single, entries = ct.spec
+    it = iter(ct.values)
+    cts = []
+    for e in entries:
+        if isinstance(e, _Static):
+            cts.append(None)
+            continue
+        c = next(it)
+        a = aval_of(c)
+        if e or a.dtype.kind not in "fc":
+            cts.append(_make(np.zeros(a.shape, a.dtype)) if materialize else None)
+        else:
+            cts.append(c if graph else _make(c))
+    return tuple(cts), graph
+
+
+def once_differentiable(fn):
+    """Decorator for Function.backward: the backward itself is run without recording."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = _state.grad_enabled
+        _state.grad_enabled = False
+        try:
+            return fn(ctx, *[a.detach() if isinstance(a, Tensor) else a for a in args])
+        finally:
+            _state.grad_enabled = prev
+    return wrapper
+
+
+# --- moving between devices (a Function: the gradient moves back) --------------------------------
+
+class _ToCopy(Function):
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dev):
+        ctx.src, ctx.dev = device_of_value(x._value), dev
+        return _make(move(x._value, dev))
+
+    @staticmethod
+    def backward(ctx, g):
+        # _ops imports this module (Function), so its `to` is looked up when backward runs
+        from ._ops import to
+        return to(g, ctx.src), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        from ._ops import to  # (see backward)
+        return to(t, ctx.dev)
+
+
+def to_device(t: Tensor, dev) -> Tensor:
+    """`t` on device `dev`, differentiable when it requires grad."""
+    if t._requires_grad and _state.grad_enabled:
+        return _ToCopy.apply(t, dev)
+    return _make(move(t._value, dev))

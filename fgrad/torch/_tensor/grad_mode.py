@@ -1,0 +1,120 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled (per thread; context managers and
+decorators). They decide whether facade ops record graph nodes; the functional transforms
+(fgrad.grad, vjp, ...) are not affected."""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from ...core.errors import FgradTypeError
+from ...core.trace import _state
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+
+
+def is_grad_enabled() -> bool:
+    return _state.grad_enabled
+
+
+class _GradMode:
+    """Base: a context manager that sets grad mode to `self.mode`, usable as a decorator."""
+
+    mode = True
+
+    def __enter__(self):
+        self._prev = _state.grad_enabled
+        _state.grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _state.grad_enabled = self._prev
+        return False
+
+    def __call__(self, fn):
+        if inspect.isclass(fn):
+            raise FgradTypeError(f"{type(self).__name__} decorates functions, not classes")
+        mode_cls, args = type(self), self._args()
+
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*a, **k):
+                gen = fn(*a, **k)
+                with mode_cls(*args):
+                    value = next(gen)
+                while True:
+                    try:
+                        sent = yield value
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    with mode_cls(*args):
+                        try:
+                            value = gen.send(sent)
+                        except StopIteration as stop:
+                            return stop.value
+            return gen_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with mode_cls(*args):
+                return fn(*a, **k)
+        return wrapper
+
+    def _args(self) -> tuple:
+        return ()
+
+    def clone(self):
+        return type(self)(*self._args())
+
+
+class _BareDecorator(_GradMode):
+    """A mode whose class also decorates a function itself: `@fgrad.torch.no_grad`, no call."""
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        if fn is not None and callable(fn):  # bare @fgrad.torch.no_grad
+            self.__init__()
+            return self(fn)
+        return self
+
+
+class no_grad(_BareDecorator):
+    """Ops on tensors record nothing inside `with torch.no_grad():` (or a decorated function)."""
+
+    mode = False
+
+
+class enable_grad(_BareDecorator):
+    """Re-enables recording inside a no_grad region."""
+
+    mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """`fgrad.torch.set_grad_enabled(False)` switches grad mode off right away (restored on
+    `__exit__` when used as a context manager), like PyTorch."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._prev = _state.grad_enabled
+        _state.grad_enabled = self.mode
+
+    def __enter__(self):
+        return self
+
+    def _args(self) -> tuple:
+        return (self.mode,)
+
+    def __call__(self, fn):
+        _state.grad_enabled = self._prev  # used as a decorator: do not leave the mode switched
+        return super().__call__(fn)
+
+
+class inference_mode(_GradMode):
+    """Like no_grad (fgrad has no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = not mode
+
+    def _args(self) -> tuple:
+        return (not self.mode,)

@@ -1,0 +1,947 @@
+"""Tensor: the PyTorch-style facade on fgrad's primitives and derivative rules.
+
+A Tensor holds a value (a NumPy/CuPy array, or a tracer inside fgrad.grad & co.). Binding a
+primitive on Tensors goes through `_tensor_bind`: the primitive runs on the values by normal
+dispatch, and in grad mode, when an input requires grad, the recorder fgrad.vjp uses too
+(`fgrad.interpreters.record.record_primitive`) runs it and builds the graph node attached to
+the result; the facade adds version counters. Nodes are `fgrad.interpreters.backward.Node`s
+whose class name is the primitive's `backward_name` (the `grad_fn` PyTorch prints);
+`backward()` walks them with the one engine, `backward_pass`, calling the primitives' own VJP
+rules (see autograd.py). `fgrad.torch.autograd.graph.to_jaxpr` shows a graph as a typed Jaxpr.
+
+Memory: nodes reference their parents and saved values only; a Tensor references its node;
+a leaf's AccumulateGrad node references the leaf, which caches it through a weakref. So a
+graph has no reference cycle and is freed by reference counting as soon as its output dies.
+
+In-place ops compute the new value with the same ops. A result that belongs to a graph is
+rebound into the Tensor (the old buffer stays intact for the nodes that saved it); otherwise
+the value is written into the existing buffer (so `.data`, views and `.grad` aliases see it)
+and the Tensor's version counter is bumped; a node whose VJP later reads a saved value that
+was overwritten raises PyTorch's "modified by an inplace operation" error.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+
+import numpy as np
+
+from ... import numpy as fnp
+from ...core.errors import FgradRuntimeError, FgradTypeError
+from ...core.trace import Tracer, _state, concrete_value, facade
+from ...interpreters.backward import Leaf, Node
+from ...interpreters.record import record_primitive
+from ...numpy._policy import TORCH
+from ...numpy._util import normalize_axis
+from ...ops.complex import conj as _lax_conj
+from ...ops.elementwise import convert_element_type, select
+from . import _dtypes as D
+from ._device import CPU, device, device_of_value, is_cupy, to_device
+from ._format import tensor_repr
+
+_nd = np.ndarray
+_generic = np.generic
+_EMPTY: dict = {}
+_new = object.__new__
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+LEAF_INPLACE_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE_MESSAGE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+# --- graph nodes -------------------------------------------------------------------------------
+
+class TensorNode(Node):
+    """A primitive applied to Tensors: `grad_fn` of its output. `saved` lists
+    (version box, version at save time, input index or -1 for the output)."""
+
+    __slots__ = ("saved",)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((p, 0) for p in self.parents)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at 0x{id(self):x}>"
+
+
+class CopySlices(TensorNode):
+    """The history of a tensor written in place through one of its views."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::CopySlices"
+
+
+_NODE_CLASSES: dict = {}
+
+
+def node_class(name: str) -> type:
+    """One TensorNode subclass per backward name (PowBackward0, MulBackward0, ...)."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (TensorNode,), {"__slots__": ()})
+    return cls
+
+
+_PRIM_NODE: dict = {}
+
+
+def _prim_node_class(prim) -> type:
+    cls = _PRIM_NODE.get(prim)
+    if cls is None:
+        cls = _PRIM_NODE[prim] = node_class(prim.backward_name)
+    return cls
+
+
+class AccumulateGrad(Leaf):
+    """Where a leaf's gradient lands. Holds the leaf strongly; the leaf holds it weakly."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        Leaf.__init__(self)
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions = ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at 0x{id(self):x}>"
+
+
+# AccumulateGrad nodes by id, so the engine's {id(leaf): ct} result maps back to leaves.
+ACC_NODES: "weakref.WeakValueDictionary[int, AccumulateGrad]" = weakref.WeakValueDictionary()
+
+
+def _acc_node(t) -> AccumulateGrad:
+    ref = t._acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._acc = weakref.ref(node)
+        ACC_NODES[id(node)] = node
+    return node
+
+
+def grad_node(t):
+    """The node gradients of `t` flow into: its grad_fn, or its leaf's AccumulateGrad."""
+    return t._node if t._node is not None else _acc_node(t)
+
+
+def live_node(t):
+    """The node standing for `t` in a graph: its grad_fn, or its leaf's AccumulateGrad when
+    one exists (a leaf no live recorded op used has none), else None."""
+    if t._node is not None:
+        return t._node
+    ref = t._acc
+    return ref() if ref is not None else None
+
+
+# --- hooks ---------------------------------------------------------------------------------------
+
+class RemovableHandle:
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def torch_convention(ct):
+    """A cotangent converted between PyTorch's complex convention and the engine's (JAX's):
+    PyTorch's gradient of a complex value is the conjugate of JAX's (for a real loss, z.grad
+    is df/dx + i df/dy), so cotangents are conjugated where they enter (grad_outputs) and
+    where user code sees them (.grad, autograd.grad, hooks, Function.backward); real ones pass
+    unchanged. Conjugation is its own inverse, so this converts either way."""
+    v = ct._value if isinstance(ct, Tensor) else ct
+    return _lax_conj(ct) if v.dtype.kind == "c" else ct
+
+
+class _TensorHook:
+    """A user hook: sees the gradient as a Tensor, may return a replacement. A hook on a
+    graph node (`engine_side`) receives the engine's cotangent: the user sees it, and returns
+    it, in PyTorch's convention (leaf hooks get theirs converted already)."""
+
+    __slots__ = ("fn", "engine_side")
+
+    def __init__(self, fn, engine_side: bool = False) -> None:
+        self.fn, self.engine_side = fn, engine_side
+
+    def __call__(self, ct):
+        boxed = ct if isinstance(ct, Tensor) else _make(ct)
+        new = self.fn(torch_convention(boxed) if self.engine_side else boxed)
+        if new is None:
+            return None
+        if self.engine_side:
+            new = torch_convention(new if isinstance(new, Tensor) else _make(new))
+        if isinstance(ct, Tensor):
+            return new if isinstance(new, Tensor) else _make(new)
+        return new._value if isinstance(new, Tensor) else new
+
+
+class _RetainGrad:
+    """retain_grad(): stores the gradient arriving at a non-leaf's node into its .grad.
+    Refers to the Tensor weakly (no cycle through the node)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, t) -> None:
+        self.ref = weakref.ref(t)
+
+    def __call__(self, ct):
+        t = self.ref()
+        if t is not None:
+            accumulate_grad(t, torch_convention(ct))   # .grad is in PyTorch's convention
+        return None
+
+
+def _add_node_hook(node, hook) -> RemovableHandle:
+    hooks = node.hooks
+    if hooks is None:
+        hooks = node.hooks = []
+    # retain_grad's hook stays last, so the retained gradient is the hooked one (as PyTorch)
+    if hooks and isinstance(hooks[-1], _RetainGrad) and not isinstance(hook, _RetainGrad):
+        hooks.insert(len(hooks) - 1, hook)
+    else:
+        hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def accumulate_grad(t, ct) -> None:
+    """t.grad = ct if t.grad is None else t.grad + ct (in place when no graph is involved,
+    as PyTorch's AccumulateGrad does)."""
+    g = t._grad
+    if isinstance(ct, Tensor):  # create_graph: gradients carry their own graph
+        t._grad = _make(ct._value, ct._node, ct._requires_grad) if g is None else g + ct
+        return
+    if g is None:
+        t._grad = _make(ct.copy() if type(ct) is _nd or is_cupy(ct) else ct)
+        return
+    gv = g._value
+    if g._node is None and _writable(gv) and gv.shape == ct.shape and gv.dtype == ct.dtype:
+        gv += ct
+        g._vbox[0] += 1
+    else:
+        t._grad = g + _make(ct)
+
+
+# --- binding primitives on Tensors -----------------------------------------------------------------
+
+def _make(value, node=None, requires_grad=False, vbox=None, into=None):
+    """A Tensor around `value` (internal constructor: no conversion, no checks); with `into`,
+    that newly allocated instance (of Tensor or a subclass) is initialised instead."""
+    t = _new(Tensor) if into is None else into
+    t._value = value
+    t._node = node
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._vbox = [0] if vbox is None else vbox
+    t._acc = None
+    t._retain = None
+    t._hooks = None
+    t._view = None
+    return t
+
+
+def _view_of(out, vals, args):
+    """The Tensor input whose storage `out` (a NumPy view) looks into, or None."""
+    base = out.base
+    for v, a in zip(vals, args):
+        if type(v) is _nd and (v is base or v.base is base or v is out) and isinstance(a, Tensor):
+            return a
+    return None
+
+
+def mark_view(t, src) -> None:
+    """`t` is a view into `src`'s storage: they share the version counter, and `t` remembers
+    the root base (PyTorch's `._base`) and the base's grad_fn it was derived from."""
+    t._vbox = src._vbox
+    base = src._view[0] if src._view is not None else src
+    t._view = [base, base._node, None]
+
+
+def _check_devices(args, vals):
+    """Tensors of one op must live on one device (PyTorch's RuntimeError otherwise); CPU 0-d
+    values next to GPU ones are moved, as PyTorch allows CPU scalars."""
+    devs = {}
+    for a, v in zip(args, vals):
+        if isinstance(a, Tensor) and not isinstance(v, Tracer) and not isinstance(v, _generic):
+            d = device_of_value(v)
+            if d.type == "cpu" and v.ndim == 0:
+                continue
+            devs.setdefault(str(d), d)
+    if len(devs) > 1:
+        names = sorted(devs, key=lambda s: s == "cpu")
+        raise FgradRuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                           f"devices, {names[0]} and {names[1]}! Move them with .to(device) first.")
+    if devs and next(iter(devs.values())).type == "cuda":
+        dev = next(iter(devs.values()))
+        vals = [to_device(v, dev) if type(v) is _nd else v for v in vals]
+    return vals
+
+
+def _tensor_bind(prim, args, params):
+    """`facade.bind`: run `prim` on the Tensors' values; in grad mode, when an input requires
+    grad, the recorder (`record_primitive`, shared with fgrad.vjp) runs it and builds the
+    node, and the facade adds what is PyTorch's own: version counters of the saved values."""
+    vals = []
+    grad = False
+    plain = True
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._view is not None and a._view[0]._node is not a._view[1]:
+                refresh_view(a)  # its base was modified in place since its grad_fn was derived
+            v = a._value
+            if a._requires_grad:
+                grad = True
+        else:
+            v = a
+        if plain and type(v) is not _nd and not isinstance(v, _generic):
+            plain = False
+        vals.append(v)
+    if not plain:
+        vals = _check_devices(args, vals)
+    state = _state
+    if not grad or not state.grad_enabled:
+        out = state.trace.process_primitive(prim, vals, params)
+        t = _make(out)
+        if type(out) is _nd and out.base is not None:
+            src = _view_of(out, vals, args)
+            if src is not None:
+                mark_view(t, src)
+        return t
+    # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
+    parents = tuple([(a._node if a._node is not None else _acc_node(a))
+                     if isinstance(a, Tensor) and a._requires_grad else None for a in args])
+    # The naming hook: the node's class is its grad_fn (MulBackward0); custom_vjp and
+    # autograd.Function nodes are named after the user's function.
+    cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
+    if params and "call" in params:
+        name = getattr(getattr(params["call"], "fun", None), "_backward_name", None)
+        if name:
+            cls = node_class(name)
+    # The recorder runs on top of the current trace. On traced values (Tensors inside
+    # fgrad.grad & co.) that trace must see the primitive itself, not its vjp_fwd (fwd=False).
+    # Positional arguments: (parent, prim, primals, params, parents, node_type, fwd).
+    out, node = record_primitive(
+        state.trace, prim, vals, params, parents, cls,
+        plain or prim.vjp_fwd is None or not any(isinstance(v, Tracer) for v in vals))
+    src = _view_of(out, vals, args) if type(out) is _nd and out.base is not None else None
+    t = _make(out)
+    if src is not None:
+        mark_view(t, src)
+    if node is None:
+        return t
+    # each saved Tensor's version now; a rule reading one changed later raises (saved_values)
+    saved = [(a._vbox, a._vbox[0], i) for i, a in enumerate(args) if isinstance(a, Tensor)]
+    t._node = node
+    t._requires_grad = True
+    box = t._vbox
+    saved.append((box, box[0], -1))
+    node.saved = saved
+    return t
+
+
+# --- saved values that were overwritten in place ------------------------------------------------------
+
+def _type_name(v) -> str:
+    try:
+        dt = D.of_np(v.dtype)
+    except (KeyError, AttributeError):
+        return type(v).__name__
+    return ("torch.cuda." if is_cupy(v) else "torch.") + dt._torch
+
+
+def version_message(node, value, index: int, current: int, expected: int) -> str:
+    shape = list(getattr(value, "shape", ()))
+    what = f"[{_type_name(value)} {shape}]"
+    producer = node if index < 0 else node.parents[index]
+    if isinstance(producer, TensorNode):
+        what += f", which is output 0 of {producer.name()},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {current}; expected version {expected} instead. "
+            "Hint: the in-place operation (x.add_(), x[i] = ..., an optimizer step) ran between "
+            "the forward pass and backward(); use an out-of-place op (x = x + ...) or clone() "
+            "the tensor before modifying it.")
+
+
+class ModifiedValue:
+    """Stands for a saved value that was overwritten in place: its shape and dtype can be
+    read (rules need them), its contents cannot -- reading them raises the version error.
+    So only a VJP that really needs the overwritten value fails, as in PyTorch."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "message")
+    __array_priority__ = 10000
+
+    def __init__(self, value, message: str) -> None:
+        self.shape, self.dtype = tuple(value.shape), value.dtype
+        self.ndim, self.size, self.message = len(self.shape), int(np.prod(self.shape)), message
+
+    def _fail(self, *args, **kwargs):
+        raise FgradRuntimeError(self.message, doc="inplace-saved")
+
+    __array__ = __array_ufunc__ = __array_function__ = __float__ = __int__ = __bool__ = _fail
+    __getitem__ = __iter__ = __len__ = _fail
+
+    def __getattr__(self, name):
+        raise FgradRuntimeError(object.__getattribute__(self, "message"))
+
+
+def saved_values(node):
+    """(out, primals) of `node`, with values overwritten since they were saved replaced by
+    ModifiedValue stand-ins."""
+    out, primals = node.out, node.primals
+    for box, ver, i in node.saved:
+        if box[0] != ver:
+            primals = list(primals)
+            break
+    else:
+        return out, primals
+    for box, ver, i in node.saved:
+        if box[0] != ver:
+            v = out if i < 0 else primals[i]
+            m = ModifiedValue(v, version_message(node, v, i, box[0], ver))
+            if i < 0:
+                out = m
+            else:
+                primals[i] = m
+    return out, tuple(primals)
+
+
+# --- in-place operations ----------------------------------------------------------------------------
+
+def check_inplace(t) -> None:
+    """PyTorch's rule: a leaf that requires grad (or a view of one) cannot be modified in
+    place while grad mode is on -- use `with torch.no_grad():` (as optimizers do)."""
+    if not _state.grad_enabled:
+        return
+    if t._view is not None:
+        base = t._view[0]
+        if base._node is None and base._requires_grad:
+            raise FgradRuntimeError(VIEW_OF_LEAF_INPLACE_MESSAGE)
+    if t._requires_grad and t._node is None:
+        raise FgradRuntimeError(LEAF_INPLACE_MESSAGE, doc="inplace-leaf")
+
+
+_CATEGORY_NAME = {"b": "Bool", "u": "Byte", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor refers to a single "
+                   "memory location. Please clone() the tensor before performing the operation.")
+
+
+def _writable(v) -> bool:
+    return (type(v) is _nd and v.flags.writeable) or is_cupy(v)
+
+
+MULTI_VIEW_ADVICE = ("This view is the output of a function that returns multiple views. Such functions do "
+                     "not allow the output views to be modified inplace. You should replace the inplace "
+                     "operation by an out-of-place one.")
+
+
+def view_positions(view, base):
+    """The flat (C-order) indices into `base`'s storage of each element of `view`, a NumPy
+    view into it; None where that cannot be read from the strides."""
+    if type(view) is not _nd or type(base) is not _nd or view.dtype != base.dtype \
+            or not base.flags.c_contiguous:
+        return None
+    size = view.dtype.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset % size or any(st % size for st in view.strides):
+        return None
+    flat = np.arange(base.size, dtype=np.int64)
+    return np.lib.stride_tricks.as_strided(flat[offset // size:], view.shape,
+                                           [st // size * 8 for st in view.strides]).copy()
+
+
+def _from_base(base, pos, name: str):
+    """The graph of a view: base's elements at `pos` (a gather, differentiable)."""
+    out = fnp.take(fnp.reshape(base, (-1,)), pos)
+    if out._node is not None:
+        out._node.__class__ = node_class(name)
+    return out
+
+
+def refresh_view(t) -> None:
+    """Re-derive a view's grad_fn from its base's current one (the base was modified in
+    place, through this view or another), as PyTorch regenerates a view's grad_fn."""
+    base, _, multi = t._view
+    if not _state.grad_enabled:
+        return
+    if multi is not None and (base._node is not None or base._requires_grad):
+        raise FgradRuntimeError(f"Output 0 of {multi} is a view and its base or another view of its base has been "
+                           "modified inplace. " + MULTI_VIEW_ADVICE)
+    t._view[1] = base._node
+    if base._node is None and not base._requires_grad:
+        return
+    pos = view_positions(t._value, base._value)
+    if pos is None:
+        return
+    g = _from_base(base, pos, "AsStridedBackward0")
+    t._node, t._requires_grad = g._node, g._requires_grad
+    if t._retain is not None:
+        _add_node_hook(t._node, t._retain)
+
+
+def _keep_old_contents(node, tv) -> None:
+    """Before `tv` is overwritten in place: the node of the op writing it keeps a copy of the
+    contents it saved (as PyTorch saves the original self), under a version box of its own."""
+    if node is None or node.primals is None:
+        return
+    copied = [i for i, p in enumerate(node.primals) if p is tv]
+    if copied:
+        node.primals = tuple(p.copy() if i in copied else p for i, p in enumerate(node.primals))
+        node.saved = [([0], 0, i) if i in copied else (b, v, i) for b, v, i in node.saved]
+
+
+def _commit_view(t, new):
+    """An in-place op on a view in a graph: the base's storage is written (every view sees
+    it) and its history becomes CopySlices(old base, new values); the view's grad_fn is
+    re-derived from the base."""
+    base, _, multi = t._view
+    if multi is not None:
+        raise FgradRuntimeError(f"Output 0 of {multi} is a view and is being modified inplace. " + MULTI_VIEW_ADVICE)
+    pos = view_positions(t._value, base._value)
+    if pos is None:
+        raise FgradRuntimeError(f"an in-place operation on this view of a tensor of shape {list(base._value.shape)} "
+                           "cannot be recorded for autograd (its layout is not a strided view of its "
+                           "base); clone() the view first, or write to the base instead.")
+    _keep_old_contents(new._node, t._value)
+    flat = fnp.reshape(base, (-1,))
+    updated = fnp.reshape(fnp.at_set(flat, pos, new), tuple(base._value.shape))
+    updated._node.__class__ = CopySlices
+    commit_inplace(base, updated)
+    refresh_view(t)
+    return t
+
+
+def commit_inplace(t, new):
+    """Make `new` (the op's result, a Tensor) the contents of `t`; returns `t`."""
+    nv = new._value
+    tv = t._value
+    if nv.dtype != tv.dtype:
+        if D._CATEGORY[nv.dtype.kind] > D._CATEGORY[tv.dtype.kind]:
+            raise FgradRuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
+                               f"desired output type {_CATEGORY_NAME[tv.dtype.kind]}")
+        new = convert_element_type(new, tv.dtype)
+        nv = new._value
+    if tuple(nv.shape) != tuple(tv.shape):
+        raise FgradRuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
+                           f"{list(nv.shape)}")
+    if type(tv) is _nd and any(st == 0 and n > 1 for st, n in zip(tv.strides, tv.shape)):
+        raise FgradRuntimeError(OVERLAP_MESSAGE)  # an expanded view: one element stands for several
+    box = t._vbox
+    node = new._node
+    grad = _state.grad_enabled
+    if t._view is not None and grad and (node is not None or t._requires_grad
+                                         or t._view[0]._node is not t._view[1]):
+        return _commit_view(t, new)
+    if node is None and t._node is not None and grad:
+        # a constant written over a graph tensor: it stays in the graph, with zero gradient
+        # to its old history (PyTorch's CopyBackwards/FillBackward)
+        new = select(np.bool_(True), new, t)
+        nv, node = new._value, new._node
+    if node is None:
+        if _writable(tv):
+            tv[...] = nv
+        else:
+            t._value = nv
+        box[0] += 1
+        return t
+    old = t._node
+    t._node = node
+    t._requires_grad = True
+    box[0] += 1
+    if type(tv) is _nd and tv.flags.writeable:
+        # Written into the storage, so views of `t` see it. The new node's own saved copy of
+        # the old contents (if it kept one) is taken before the write and stays valid.
+        _keep_old_contents(node, tv)
+        node.saved = [(box, box[0], i) if i < 0 else e for e in node.saved for i in [e[2]]]
+        tv[...] = nv
+    else:
+        # A traced or read-only value: rebind. The old buffer stays intact for the nodes that
+        # saved it, so the new node's references to it stay valid; `t` gets a new box.
+        t._value = nv
+        new_box = [box[0]]
+        node.saved = [(new_box, new_box[0], i) if i < 0 else ((b, b[0], i) if b is box else (b, v, i))
+                      for b, v, i in node.saved]
+        t._vbox = new_box
+    if t._retain is not None:
+        if old is not None and old.hooks and t._retain in old.hooks:
+            old.hooks.remove(t._retain)
+        _add_node_hook(node, t._retain)
+    return t
+
+
+# --- the Tensor ----------------------------------------------------------------------------------------
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives."""
+
+    # _view: None, or [base, base's grad_fn when this view's grad_fn was derived, the name of
+    # the multi-view function that made it (unbind, split...) or None] for a Tensor whose
+    # value is a NumPy view into another Tensor's (its base's) storage
+    __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_vbox", "_acc", "_retain", "_hooks", "_view",
+                 "__weakref__")
+    __array_priority__ = 1000
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        facade.register(cls)  # so that Primitive.bind recognises Parameter and user subclasses
+
+    def __init__(self, *data, dtype=None, device=None, requires_grad: bool = False) -> None:
+        """`fgrad.torch.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.torch.Tensor(*sizes)`."""
+        # creation imports Tensor from this module: a cycle, resolved at call time
+        from .creation import _legacy_tensor_value
+        _make(_legacy_tensor_value(data, dtype, device), into=self)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # --- autograd attributes ---
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        requires_grad = bool(requires_grad)
+        if self._node is not None:
+            if not requires_grad:
+                raise FgradRuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._value.dtype.kind not in "fc":
+            raise FgradRuntimeError(f"only Tensors of floating point dtype can require gradients (this "
+                               f"tensor has dtype {self.dtype}; convert it with .float() first)")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        if self._node is not None and self._retain is None and self._grad is None:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise FgradTypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if tuple(value._value.shape) != tuple(self._value.shape):
+                raise FgradRuntimeError(f"assigned grad has data of a different size: grad shape "
+                                   f"{tuple(value._value.shape)}, tensor shape {tuple(self._value.shape)}")
+            if value._value.dtype != self._value.dtype:
+                raise FgradRuntimeError(f"assigned grad has data of a different type: grad dtype "
+                                   f"{value.dtype}, tensor dtype {self.dtype}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        if self._view is not None and self._view[0]._node is not self._view[1]:
+            refresh_view(self)
+        return self._node
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retain is not None
+
+    def retain_grad(self) -> None:
+        if self._node is None:
+            if not self._requires_grad:
+                raise FgradRuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retain is None:
+            self._retain = _RetainGrad(self)
+            _add_node_hook(self._node, self._retain)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """`hook(grad) -> Tensor or None` runs when the gradient w.r.t. this tensor is computed."""
+        if not self._requires_grad:
+            raise FgradRuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._node is not None:
+            return _add_node_hook(self._node, _TensorHook(hook, engine_side=True))
+        if self._hooks is None:
+            self._hooks = []
+        h = _TensorHook(hook)
+        self._hooks.append(h)
+        return RemovableHandle(self._hooks, h)
+
+    @property
+    def _version(self) -> int:
+        return self._vbox[0]
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's .grad (see fgrad.torch.autograd.backward)."""
+        # autograd imports Tensor from this module: a cycle, resolved at call time
+        from .autograd import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+                 inputs=inputs)
+
+    # --- values and metadata ---
+    @property
+    def data(self) -> "Tensor":
+        """A Tensor sharing this one's storage, outside any graph."""
+        return _make(self._value)
+
+    @data.setter
+    def data(self, value) -> None:
+        if not isinstance(value, Tensor):
+            raise FgradTypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._value = value._value
+
+    def detach(self) -> "Tensor":
+        """A Tensor sharing storage and version counter, with no grad history."""
+        return _make(self._value, None, False, self._vbox)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def shape(self) -> "Size":
+        return Size(self._value.shape)
+
+    def size(self, dim=None):
+        shape = self._value.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_dim(dim, len(shape))]
+
+    def dim(self) -> int:
+        return self._value.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    def numel(self) -> int:
+        return math.prod(self._value.shape)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return D.of_np(self._value.dtype)
+
+    @property
+    def device(self) -> device:
+        v = self._value
+        return CPU if type(v) is _nd else device_of_value(v)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self._value.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._value.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        return self._value.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (views of one storage share addresses)."""
+        v = self._value
+        if is_cupy(v):
+            return int(v.data.ptr)
+        if type(v) is not _nd:
+            raise FgradRuntimeError("data_ptr(): a traced tensor has no storage")
+        return int(v.__array_interface__["data"][0])
+
+    def item(self):
+        v = self._value
+        if getattr(v, "size", 1) != 1:
+            raise FgradRuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
+        return concrete_value(v).item()  # PyTorch's .item(): a number without gradient
+
+    def tolist(self):
+        v = self._value
+        if is_cupy(v):
+            v = v.get()
+        v = concrete_value(v)
+        return v.tolist() if hasattr(v, "tolist") else v.item()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise FgradRuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.", doc="numpy-requires-grad")
+        v = self._value
+        if is_cupy(v):
+            if not force:
+                raise FgradTypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return v.get()
+        if isinstance(v, Tracer):
+            return np.asarray(v)  # raises fgrad's TracerArrayConversionError with advice
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # _ops imports Tensor from this module: a cycle, resolved at call time
+        from ._ops import array_ufunc
+        return array_ufunc(self, ufunc, method, inputs, kwargs)
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._value.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        v = self._value
+        if getattr(v, "size", 1) != 1:
+            raise FgradRuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(v)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._value.dtype.kind not in "iub" or self._value.ndim != 0 and self.numel() != 1:
+            raise FgradTypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._value) if isinstance(self._value, Tracer) else int(self.item())
+
+    def __len__(self) -> int:
+        shape = self._value.shape
+        if not shape:
+            raise FgradTypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if not self._value.shape:
+            raise FgradTypeError("iteration over a 0-d tensor")
+        # _ops imports Tensor from this module: a cycle, resolved at call time
+        from ._ops import unbind
+        return iter(unbind(self, 0))
+
+    def __reduce_ex__(self, protocol):
+        # creation imports Tensor from this module: a cycle, resolved at call time
+        from .creation import _rebuild
+        return (_rebuild, (self.detach().cpu().numpy().copy(), self._requires_grad, type(self)))
+
+    def __deepcopy__(self, memo):
+        if self._node is not None:
+            raise FgradRuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        v = self._value
+        t = _make(v.copy() if hasattr(v, "copy") else v, None, self._requires_grad)
+        if self._grad is not None:
+            t._grad = _make(self._grad._value.copy())
+        memo[id(self)] = t
+        return t
+
+    # --- DLPack: zero-copy exchange with NumPy, CuPy, PyTorch, JAX ... ---
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this tensor's storage (no copy), as the DLPack protocol asks:
+        the consumer (`numpy.from_dlpack`, `torch.from_dlpack`, `cupy.from_dlpack`) calls it.
+        The array underneath (NumPy or CuPy) exports itself, so `stream` synchronisation and
+        the capsule's version are theirs; arguments left None are not passed on, so that
+        producers predating DLPack 1.0 keep working."""
+        if self._requires_grad:
+            # PyTorch's refusal: the consumer would see the data but not the graph
+            raise FgradRuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        v = self._dlpack_value()
+        kwargs = {k: a for k, a in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if a is not None}
+        if stream is not None:
+            kwargs["stream"] = stream
+        return v.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """(DLPack device type, device index): (1, 0) on the CPU, (2, N) on cuda:N."""
+        return tuple(self._dlpack_value().__dlpack_device__())
+
+    def _dlpack_value(self):
+        v = self._value
+        if isinstance(v, Tracer):
+            raise FgradRuntimeError("Can't export a traced tensor (inside fgrad.grad, jit or vmap) through "
+                               "DLPack: it has no storage yet. Export concrete tensors, outside the transform.")
+        if isinstance(v, _generic):  # a NumPy scalar has no __dlpack__; a 0-d array does
+            v = np.asarray(v)
+        return v
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+def _dim(dim, ndim: int) -> int:
+    """A PyTorch dim index normalised to [0, ndim) (0-d tensors accept 0 and -1): fgrad.numpy's
+    normalize_axis in PyTorch's dialect (its IndexError)."""
+    return normalize_axis(dim, ndim, "dim", policy=TORCH)
+
+
+def wrap(value) -> Tensor:
+    return _make(value)
+
+
+facade.tensor_type = Tensor
+facade.register(Tensor)
+facade.bind = _tensor_bind
+facade.wrap = wrap

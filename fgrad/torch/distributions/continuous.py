@@ -1,0 +1,173 @@
+"""Normal, Uniform and MultivariateNormal, with PyTorch's parameters, reparameterised
+samples (gradients flow through rsample) and closed-form log_prob, entropy and cdf."""
+from __future__ import annotations
+
+import math
+
+from ... import numpy as fnp
+from ...core.errors import FgradValueError
+from ...scipy import special
+from .._tensor import _ops as ops
+from .._tensor import creation
+from .._tensor.tensor import Tensor
+from .distribution import LOG_2PI, Distribution, as_param, broadcast_all
+
+
+class Normal(Distribution):
+    """N(loc, scale**2), elementwise over the broadcast batch shape."""
+
+    has_rsample = True
+    arg_constraints = {"loc": "real", "scale": "positive"}
+
+    def __init__(self, loc, scale, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        if validate_args is not False and bool(ops.any(ops.le(self.scale, 0))):
+            raise FgradValueError(f"Expected parameter scale ({type(scale).__name__} of shape {tuple(self.scale.shape)}) "
+                             "to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid values")
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return ops.pow(self.scale, 2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.scale
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
+        return ops.add(self.loc, ops.mul(eps, self.scale))
+
+    def log_prob(self, value) -> Tensor:
+        value = as_param(value, self.loc)
+        z = ops.div(ops.sub(value, self.loc), self.scale)
+        return ops.sub(ops.mul(ops.mul(z, z), -0.5), ops.add(ops.log(self.scale), 0.5 * LOG_2PI))
+
+    def cdf(self, value) -> Tensor:
+        z = ops.div(ops.sub(as_param(value, self.loc), self.loc), self.scale)
+        return ops.mul(ops.add(ops.erf(ops.mul(z, 1 / math.sqrt(2))), 1.0), 0.5)
+
+    def icdf(self, value) -> Tensor:
+        return ops.add(self.loc, ops.mul(self.scale, special.ndtri(as_param(value, self.loc))))
+
+    def entropy(self) -> Tensor:
+        return ops.add(ops.log(self.scale), 0.5 + 0.5 * LOG_2PI)
+
+
+class Uniform(Distribution):
+    """Uniform on [low, high), elementwise."""
+
+    has_rsample = True
+    arg_constraints = {"low": "real", "high": "real"}
+
+    def __init__(self, low, high, validate_args: bool | None = None) -> None:
+        self.low, self.high = broadcast_all(low, high)
+        if validate_args is not False and bool(ops.any(ops.ge(self.low, self.high))):
+            raise FgradValueError("Expected parameter low to be less than high, but found low >= high")
+        super().__init__(tuple(self.low.shape), (), validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return ops.mul(ops.add(self.high, self.low), 0.5)
+
+    @property
+    def variance(self) -> Tensor:
+        return ops.div(ops.pow(ops.sub(self.high, self.low), 2), 12.0)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        u = creation.tensor(creation._rng().random(self._extended_shape(sample_shape)), dtype=self.low.dtype)
+        return ops.add(self.low, ops.mul(u, ops.sub(self.high, self.low)))
+
+    def log_prob(self, value) -> Tensor:
+        value = as_param(value, self.low)
+        inside = ops.logical_and(ops.le(self.low, value), ops.lt(value, self.high))
+        return ops.where(inside, ops.neg(ops.log(ops.sub(self.high, self.low))), -math.inf)
+
+    def cdf(self, value) -> Tensor:
+        r = ops.div(ops.sub(as_param(value, self.low), self.low), ops.sub(self.high, self.low))
+        return ops.clamp(r, 0.0, 1.0)
+
+    def entropy(self) -> Tensor:
+        return ops.log(ops.sub(self.high, self.low))
+
+
+class MultivariateNormal(Distribution):
+    """N(loc, Σ) with Σ given as covariance_matrix, precision_matrix or scale_tril (its
+    Cholesky factor L, Σ = L Lᵀ); batch dims broadcast."""
+
+    has_rsample = True
+    arg_constraints = {"loc": "real_vector"}
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args: bool | None = None) -> None:
+        given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
+        if sum(given) != 1:
+            raise FgradValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        self.loc = as_param(loc)
+        if self.loc.dim() < 1:
+            raise FgradValueError("loc must be at least one-dimensional.")
+        if scale_tril is not None:
+            self.scale_tril = as_param(scale_tril, self.loc)
+        elif covariance_matrix is not None:
+            self.scale_tril = fnp.linalg.cholesky(as_param(covariance_matrix, self.loc))
+        else:
+            prec = as_param(precision_matrix, self.loc)
+            self.scale_tril = fnp.linalg.cholesky(fnp.linalg.inv(prec))
+        k = self.loc.shape[-1]
+        if tuple(self.scale_tril.shape[-2:]) != (k, k):
+            raise FgradValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(self.loc.shape)}, "
+                             f"got shape {tuple(self.scale_tril.shape)}")
+        batch = ops.broadcast_shapes(tuple(self.loc.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
+        super().__init__(batch, (k,), validate_args)
+
+    @property
+    def covariance_matrix(self) -> Tensor:
+        return ops.matmul(self.scale_tril, ops.transpose(self.scale_tril, -1, -2))
+
+    @property
+    def precision_matrix(self) -> Tensor:
+        return fnp.linalg.inv(self.covariance_matrix)
+
+    @property
+    def mean(self) -> Tensor:
+        return ops.expand(self.loc, self._batch_shape + self._event_shape)
+
+    @property
+    def variance(self) -> Tensor:
+        v = ops.sum(ops.pow(self.scale_tril, 2), -1)
+        return ops.expand(v, self._batch_shape + self._event_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
+        return ops.add(self.loc, ops.squeeze(ops.matmul(self.scale_tril, ops.unsqueeze(eps, -1)), -1))
+
+    def _half_log_det(self) -> Tensor:
+        return ops.sum(ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)), -1)
+
+    def log_prob(self, value) -> Tensor:
+        diff = ops.sub(as_param(value, self.loc), self.loc)
+        shape = ops.broadcast_shapes(tuple(diff.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
+        k = self._event_shape[0]
+        # the lower triangle only, as a triangular solve reads it (no gradient to the zeros above)
+        L = ops.expand(ops.tril(self.scale_tril), shape + (k, k))
+        z = fnp.linalg.solve(L, ops.unsqueeze(ops.expand(diff, shape + (k,)), -1))
+        maha = ops.sum(ops.pow(ops.squeeze(z, -1), 2), -1)
+        return ops.sub(ops.mul(ops.add(maha, k * LOG_2PI), -0.5), self._half_log_det())
+
+    def entropy(self) -> Tensor:
+        k = self._event_shape[0]
+        h = ops.add(self._half_log_det(), 0.5 * k * (1.0 + LOG_2PI))
+        return ops.expand(h, self._batch_shape) if self._batch_shape else h
+
+
+__all__ = ["Normal", "Uniform", "MultivariateNormal"]

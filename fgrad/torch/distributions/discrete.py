@@ -1,0 +1,136 @@
+"""Bernoulli and Categorical, parameterised by probs or logits (as PyTorch: the other is
+derived, log_prob and entropy are computed from logits for stability)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.errors import FgradValueError
+from ...ops.nn import softplus
+from .._tensor import _ops as ops
+from .._tensor import creation
+from .._tensor.tensor import Tensor
+from .distribution import Distribution, as_param
+
+
+def _softplus(x) -> Tensor:
+    """log(1 + exp(x)) by the softplus primitive with no linear cut-off (threshold = inf), so it
+    is exact at any magnitude, as PyTorch's binary_cross_entropy_with_logits."""
+    return softplus(x, 1.0, math.inf)
+
+
+def _probs_or_logits(probs, logits):
+    if (probs is None) == (logits is None):
+        raise FgradValueError("Either `probs` or `logits` must be specified, but not both.")
+    return (as_param(probs), None) if probs is not None else (None, as_param(logits))
+
+
+class Bernoulli(Distribution):
+    """1 with probability probs (= sigmoid(logits)), else 0."""
+
+    arg_constraints = {"probs": "unit_interval", "logits": "real"}
+
+    def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
+        p, lg = _probs_or_logits(probs, logits)
+        if p is not None and validate_args is not False and bool(ops.any(ops.logical_or(ops.lt(p, 0), ops.gt(p, 1)))):
+            raise FgradValueError("Expected parameter probs to satisfy the constraint Interval(lower_bound=0.0, "
+                             "upper_bound=1.0), but found invalid values")
+        self._p, self._lg = p, lg
+        super().__init__(tuple((p if p is not None else lg).shape), (), validate_args)
+
+    @property
+    def probs(self) -> Tensor:
+        return self._p if self._p is not None else ops.sigmoid(self._lg)
+
+    @property
+    def logits(self) -> Tensor:
+        if self._lg is not None:
+            return self._lg
+        eps = float(np.finfo(np.dtype(str(self._p.dtype).split(".")[-1])).eps)
+        p = ops.clamp(self._p, eps, 1 - eps)
+        return ops.sub(ops.log(p), ops.log1p(ops.neg(p)))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def variance(self) -> Tensor:
+        p = self.probs
+        return ops.mul(p, ops.sub(1.0, p))
+
+    def sample(self, sample_shape=()) -> Tensor:
+        p = self.probs.detach().numpy()
+        u = creation._rng().random(self._extended_shape(sample_shape))
+        return creation.tensor((u < p).astype(p.dtype))
+
+    def log_prob(self, value) -> Tensor:
+        value = as_param(value, self.logits)
+        self._check_value(value, "boolean")
+        lg = self.logits
+        return ops.sub(ops.mul(value, lg), _softplus(lg))  # -BCE with logits
+
+    def entropy(self) -> Tensor:
+        # -(p log p + (1-p) log(1-p)) = softplus(logits) - p * logits: finite at p = 0 and 1
+        lg = self.logits
+        return ops.sub(_softplus(lg), ops.mul(self.probs, lg))
+
+
+class Categorical(Distribution):
+    """One of K categories (the last dim of probs/logits), with probs ∝ probs or softmax(logits)."""
+
+    arg_constraints = {"probs": "simplex", "logits": "real_vector"}
+
+    def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
+        p, lg = _probs_or_logits(probs, logits)
+        if p is not None:
+            if p.dim() < 1:
+                raise FgradValueError("`probs` parameter must be at least one-dimensional.")
+            self._lg = ops.log(ops.div(p, ops.sum(p, -1, keepdim=True)))
+        else:
+            if lg.dim() < 1:
+                raise FgradValueError("`logits` parameter must be at least one-dimensional.")
+            self._lg = ops.sub(lg, ops.logsumexp(lg, -1, keepdim=True))
+        self._num_events = self._lg.shape[-1]
+        super().__init__(tuple(self._lg.shape[:-1]), (), validate_args)
+
+    @property
+    def logits(self) -> Tensor:
+        return self._lg
+
+    @property
+    def probs(self) -> Tensor:
+        return ops.exp(self._lg)
+
+    @property
+    def param_shape(self):
+        return self._lg.shape
+
+    def sample(self, sample_shape=()) -> Tensor:
+        p = self.probs.detach().numpy().astype(np.float64)
+        shape = self._extended_shape(sample_shape)
+        cdf = np.cumsum(p, -1)
+        u = creation._rng().random(shape + (1,)) * cdf[..., -1:]
+        idx = (u > np.broadcast_to(cdf, shape + (self._num_events,))).sum(-1)
+        return creation.tensor(np.minimum(idx, self._num_events - 1).astype(np.int64))
+
+    def log_prob(self, value) -> Tensor:
+        value = value if isinstance(value, Tensor) else creation.tensor(value)
+        self._check_value(value, "nonnegative_integer")
+        v = ops.unsqueeze(value.long(), -1)
+        shape = ops.broadcast_shapes(tuple(v.shape), tuple(self._lg.shape[:-1]) + (1,))
+        lg = ops.expand(self._lg, shape[:-1] + (self._num_events,))
+        return ops.squeeze(ops.gather(lg, -1, ops.expand(v, shape)), -1)
+
+    def entropy(self) -> Tensor:
+        lg = ops.clamp(self._lg, min=float(np.finfo(np.float32).min))
+        return ops.neg(ops.sum(ops.mul(lg, self.probs), -1))
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = creation.arange(self._num_events)
+        values = ops.reshape(values, (-1,) + (1,) * len(self._batch_shape))
+        return ops.expand(values, (self._num_events,) + self._batch_shape) if expand else values
+
+
+__all__ = ["Bernoulli", "Categorical"]

@@ -1,0 +1,270 @@
+"""Loss functions of fgrad.torch.nn.functional beyond cross_entropy, nll_loss, mse_loss and
+l1_loss: PyTorch's formulas (including its clamps and conventions at the edges, e.g. BCE's
+log clamped at -100 and KL's 0 * log 0 = 0), written with fgrad ops so that every loss
+differentiates to any order."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ... import numpy as fnp
+from ...api import stop_gradient
+from ...core.errors import FgradRuntimeError, FgradValueError
+from ...ops import nn as nnops
+from ...scipy import special
+from ._util import (
+    arr,
+    concrete_or_none,
+    dtype,
+    float_input,
+    grad_fn,
+    reduce_loss,
+    reduction_mode,
+    shape,
+)
+
+
+def _same_shape(name: str, input, target) -> None:
+    if shape(input) != shape(target):
+        raise FgradValueError(f"Using a target size ({list(shape(target))}) that is different to the input size "
+                         f"({list(shape(input))}) is deprecated. Please ensure they have the same size.")
+
+
+def _check_reduction(reduction: str, extra=()) -> None:
+    if reduction not in ("mean", "sum", "none") + tuple(extra):
+        raise FgradValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _softplus(x):
+    return nnops.softplus(x, 1.0, 20.0)
+
+
+@grad_fn("BinaryCrossEntropyBackward0")
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """-(t log p + (1 - t) log(1 - p)) with each log clamped at -100 (PyTorch's), input = p."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    p, t = arr(input, "binary_cross_entropy"), arr(target, "binary_cross_entropy")
+    _same_shape("binary_cross_entropy", p, t)
+    log_p = fnp.maximum(fnp.log(p), -100.0)
+    log_q = fnp.maximum(fnp.log1p(fnp.negative(p)), -100.0)
+    loss = fnp.negative(fnp.add(fnp.multiply(t, log_p), fnp.multiply(fnp.subtract(1.0, t), log_q)))
+    if weight is not None:
+        loss = fnp.multiply(loss, weight)
+    return reduce_loss("binary_cross_entropy", loss, reduction)
+
+
+@grad_fn("BinaryCrossEntropyWithLogitsBackward0")
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """BCE of sigmoid(input), computed from the logits without overflow; `pos_weight`
+    multiplies the positive term (broadcast along the last, class dimension)."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, t = arr(input, "binary_cross_entropy_with_logits"), arr(target, "binary_cross_entropy_with_logits")
+    _same_shape("binary_cross_entropy_with_logits", x, t)
+    float_input("binary_cross_entropy_with_logits", x)
+    # log(1 + exp(-x)) = softplus(-x); loss = (1 - t) x + (1 + (pw - 1) t) softplus(-x)
+    sp = _softplus(fnp.negative(x))
+    if pos_weight is None:
+        loss = fnp.add(fnp.multiply(fnp.subtract(1.0, t), x), sp)
+    else:
+        coef = fnp.add(fnp.multiply(fnp.subtract(pos_weight, 1.0), t), 1.0)
+        loss = fnp.add(fnp.multiply(fnp.subtract(1.0, t), x), fnp.multiply(coef, sp))
+    if weight is not None:
+        loss = fnp.multiply(loss, weight)
+    return reduce_loss("binary_cross_entropy_with_logits", loss, reduction)
+
+
+def _pointwise(name, input, target, reduction):
+    x, t = arr(input, name), arr(target, name)
+    if shape(x) != shape(t):
+        warnings.warn(f"Using a target size ({shape(t)}) that is different to the input size ({shape(x)}). This "
+                      "will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
+                      "size.", UserWarning, stacklevel=3)
+    return fnp.subtract(x, t)
+
+
+@grad_fn("SmoothL1LossBackward0")
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+    """0.5 d²/beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 for beta = 0)."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    if beta < 0:
+        raise FgradRuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = _pointwise("smooth_l1_loss", input, target, reduction)
+    ad = fnp.abs(d)
+    if beta == 0:
+        return reduce_loss("smooth_l1_loss", ad, reduction)
+    loss = fnp.where(fnp.less(ad, beta), fnp.divide(fnp.multiply(fnp.square(d), 0.5), beta),
+                     fnp.subtract(ad, 0.5 * beta))
+    return reduce_loss("smooth_l1_loss", loss, reduction)
+
+
+@grad_fn("HuberLossBackward0")
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """0.5 d² where |d| < delta, delta (|d| - delta/2) elsewhere."""
+    if delta <= 0:
+        raise FgradRuntimeError("huber_loss does not support non-positive values for delta.")
+    d = _pointwise("huber_loss", input, target, reduction)
+    ad = fnp.abs(d)
+    loss = fnp.where(fnp.less(ad, delta), fnp.multiply(fnp.square(d), 0.5), fnp.multiply(fnp.subtract(ad, 0.5 * delta),
+                                                                                          delta))
+    if weight is not None:
+        loss = fnp.multiply(loss, weight)
+    return reduce_loss("huber_loss", loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+    """Pointwise t (log t - input), with input holding log-probabilities (0 where t = 0);
+    'batchmean' divides the sum by the batch size (the KL divergence per example)."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    _check_reduction(reduction, ("batchmean",))
+    x, t = arr(input, "kl_div"), arr(target, "kl_div")
+    if log_target:
+        loss = fnp.multiply(fnp.exp(t), fnp.subtract(t, x))
+    else:
+        loss = fnp.subtract(special.xlogy(t, t), fnp.multiply(t, x))
+    if reduction == "batchmean":
+        n = shape(x)[0] if shape(x) else 1
+        return fnp.divide(fnp.sum(loss), n)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    return reduce_loss("kl_div", loss, reduction)
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """(x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) along dim (PyTorch's: each norm is
+    clamped on its own)."""
+    a, b = arr(x1, "cosine_similarity"), arr(x2, "cosine_similarity")
+
+    def clamped_norm(v):  # PyTorch clamps the norm's value, not its derivative
+        n = fnp.sqrt(fnp.sum(fnp.square(v), axis=dim, keepdims=True))
+        return fnp.add(n, stop_gradient(fnp.subtract(fnp.maximum(n, eps), n)))
+    na, nb = clamped_norm(a), clamped_norm(b)
+    return fnp.sum(fnp.multiply(fnp.divide(a, na), fnp.divide(b, nb)), axis=dim)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """‖x1 - x2 + eps‖_p along the last dimension."""
+    d = fnp.add(fnp.subtract(arr(x1, "pairwise_distance"), arr(x2, "pairwise_distance")), eps)
+    nd = len(shape(d))
+    if p == math.inf:
+        return fnp.max(fnp.abs(d), axis=-1, keepdims=keepdim)
+    return fnp.linalg.norm(d, ord=p, axis=-1 if nd else None, keepdims=keepdim)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
+                          reduction: str = "mean"):
+    """1 - cos(x1, x2) for target 1, max(0, cos - margin) for target -1."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    a, b, y = (arr(v, "cosine_embedding_loss") for v in (input1, input2, target))
+    dim = len(shape(a)) - 1
+    eps = 1e-12  # PyTorch's EPSILON in the squared norms
+    na = fnp.add(fnp.sum(fnp.square(a), axis=dim), eps)
+    nb = fnp.add(fnp.sum(fnp.square(b), axis=dim), eps)
+    cos = fnp.divide(fnp.sum(fnp.multiply(a, b), axis=dim), fnp.sqrt(fnp.multiply(na, nb)))
+    zeros = fnp.zeros_like(cos)
+    loss = fnp.where(fnp.equal(y, 1), fnp.subtract(1.0, cos),
+                     fnp.where(fnp.equal(y, -1), fnp.maximum(zeros, fnp.subtract(cos, margin)), zeros))
+    return reduce_loss("cosine_embedding_loss", loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
+                        reduction: str = "mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    a, b, y = (arr(v, "margin_ranking_loss") for v in (input1, input2, target))
+    val = fnp.add(fnp.multiply(fnp.negative(y), fnp.subtract(a, b)), margin)
+    return reduce_loss("margin_ranking_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-distance (swap: the closer of
+    d(a, n) and d(p, n))."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    d_ap = pairwise_distance(anchor, positive, p, eps)
+    d_an = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_an = fnp.minimum(d_an, pairwise_distance(positive, negative, p, eps))
+    val = fnp.add(fnp.subtract(d_ap, d_an), margin)
+    return reduce_loss("triplet_margin_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """x where y = 1, max(0, margin - x) where y = -1."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    x, y = arr(input, "hinge_embedding_loss"), arr(target, "hinge_embedding_loss")
+    zeros = fnp.zeros_like(x)
+    margin_part = fnp.where(fnp.equal(y, -1), fnp.maximum(zeros, fnp.subtract(margin, x)), zeros)
+    loss = fnp.add(fnp.where(fnp.equal(y, 1), x, zeros), margin_part)
+    return reduce_loss("hinge_embedding_loss", loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-y x))."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    x, y = arr(input, "soft_margin_loss"), arr(target, "soft_margin_loss")
+    return reduce_loss("soft_margin_loss", _softplus(fnp.negative(fnp.multiply(y, x))), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """The mean over classes of the binary cross-entropy of sigmoid(x) with targets y."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    x, y = arr(input, "multilabel_soft_margin_loss"), arr(target, "multilabel_soft_margin_loss")
+    loss = fnp.negative(fnp.add(fnp.multiply(y, fnp.negative(_softplus(fnp.negative(x)))),
+                                fnp.multiply(fnp.subtract(1.0, y), fnp.negative(_softplus(x)))))
+    if weight is not None:
+        loss = fnp.multiply(loss, weight)
+    loss = fnp.mean(loss, axis=-1)
+    return reduce_loss("multilabel_soft_margin_loss", loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """exp(x) - t x (log_input) or x - t log(x + eps); `full` adds Stirling's t log t - t +
+    0.5 log(2πt) where t > 1."""
+    reduction = reduction_mode(size_average, reduce, reduction)
+    x, t = arr(input, "poisson_nll_loss"), arr(target, "poisson_nll_loss")
+    if log_input:
+        loss = fnp.subtract(fnp.exp(x), fnp.multiply(t, x))
+    else:
+        loss = fnp.subtract(x, fnp.multiply(t, fnp.log(fnp.add(x, eps))))
+    if full:
+        tt = fnp.where(fnp.greater(t, 1), t, fnp.ones_like(t))
+        stirling = fnp.add(fnp.subtract(fnp.multiply(tt, fnp.log(tt)), tt),
+                           fnp.multiply(fnp.log(fnp.multiply(tt, 2 * math.pi)), 0.5))
+        loss = fnp.add(loss, fnp.where(fnp.greater(t, 1), stirling, fnp.zeros_like(stirling)))
+    return reduce_loss("poisson_nll_loss", loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """0.5 (log v + (x - t)² / v) (+ 0.5 log 2π when full), v = var clamped at eps; as in
+    PyTorch the clamp passes the gradient through unchanged. `var` may lack the last
+    dimension of `input` or have size 1 there (one variance per example)."""
+    x, t, v = arr(input, "gaussian_nll_loss"), arr(target, "gaussian_nll_loss"), arr(var, "gaussian_nll_loss")
+    xs, vs = shape(x), shape(v)
+    if vs != xs:
+        if xs[:-1] == vs:
+            v = fnp.expand_dims(v, -1)
+        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+            raise FgradValueError(f"var is of incorrect size: got {list(vs)} for an input of size {list(xs)}")
+    concrete = concrete_or_none(v)
+    if concrete is not None and (concrete < 0).any():
+        raise FgradValueError("var has negative entry/entries")
+    v = fnp.add(v, stop_gradient(fnp.subtract(fnp.maximum(v, fnp.asarray(eps, dtype(v))), v)))
+    loss = fnp.multiply(fnp.add(fnp.log(v), fnp.divide(fnp.square(fnp.subtract(x, t)), v)), 0.5)
+    if full:
+        loss = fnp.add(loss, 0.5 * math.log(2 * math.pi))
+    return reduce_loss("gaussian_nll_loss", loss, reduction)
+
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div",
+           "cosine_similarity", "pairwise_distance", "cosine_embedding_loss", "margin_ranking_loss",
+           "triplet_margin_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+           "poisson_nll_loss", "gaussian_nll_loss"]

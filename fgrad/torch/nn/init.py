@@ -1,0 +1,173 @@
+"""fgrad.torch.nn.init: in-place initialisers with PyTorch's names and formulas. Random values come
+from fgrad's default generator (fgrad.torch.manual_seed), so values differ from PyTorch's."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.errors import FgradValueError
+from ...core.trace import facade
+from .._tensor.creation import _rng
+from .._tensor.grad_mode import no_grad
+from .._tensor.tensor import Tensor
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "trunc_normal_", "_calculate_fan_in_and_fan_out"]
+
+
+def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
+    """Write `values` into tensor (in place, no grad), keeping its dtype and device."""
+    with no_grad():
+        tensor.copy_(facade.wrap(np.asarray(values, dtype=tensor._value.dtype)))
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise FgradValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor):
+    shape = tuple(tensor.shape)
+    if len(shape) < 2:
+        raise FgradValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _fan(tensor, mode):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    if mode not in ("fan_in", "fan_out"):
+        raise FgradValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    # SciPy loads slowly (~130 ms): imported on first use, not with fgrad
+    from scipy.stats import truncnorm
+    vals = truncnorm.rvs((a - mean) / std, (b - mean) / std, loc=mean, scale=std,
+                         size=tuple(tensor.shape), random_state=_rng(generator))
+    return _fill(tensor, vals)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    return _fill(tensor, np.full(tuple(tensor.shape), val))
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    if tensor.dim() != 2:
+        raise FgradValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tuple(tensor.shape)))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan); with a = sqrt(5) (PyTorch's
+    default for Linear and Conv weights) bound = 1 / sqrt(fan_in)."""
+    fan = _fan(tensor, mode)
+    if fan == 0:
+        return tensor
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    fan = _fan(tensor, mode)
+    if fan == 0:
+        return tensor
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one, the tensor
+    viewed as rows x (the product of the other dims), times `gain`."""
+    if tensor.ndim < 2:
+        raise FgradValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))  # the Haar-uniform orthogonal matrix (QR's signs fixed)
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tuple(tensor.shape)))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The identity of a convolution (3-5 dims): in each of `groups` groups, output channel
+    d of the group takes input channel d at the kernel's centre."""
+    shape = tuple(tensor.shape)
+    if len(shape) not in (3, 4, 5):
+        raise FgradValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if shape[0] % groups:
+        raise FgradValueError("dim 0 must be divisible by groups")
+    out_per_group = shape[0] // groups
+    values = np.zeros(shape)
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, shape[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D N(0, std) matrix with ceil(sparsity * rows) zeros in each column."""
+    if tensor.ndim != 2:
+        raise FgradValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tuple(tensor.shape)
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    zeros = int(math.ceil(sparsity * rows))
+    for c in range(cols):
+        values[rng.permutation(rows)[:zeros], c] = 0
+    return _fill(tensor, values)
+
+
+__all__ += ["orthogonal_", "dirac_", "sparse_"]

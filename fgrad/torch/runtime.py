@@ -1,0 +1,136 @@
+"""Script-level switches of the Tensor facade (`torch.set_num_threads`, determinism,
+matmul precision, `torch.compile`, `torch.accelerator`): what a training script sets up
+before its model runs. Each does what it can on fgrad's CPU back end and says so."""
+from __future__ import annotations
+
+import functools
+import os
+import types
+import warnings
+from typing import Any, Callable
+
+from threadpoolctl import threadpool_limits
+
+from ..api import jit
+from ..core.errors import FgradError, FgradTypeError, FgradValueError
+from ._tensor import cuda
+from ._tensor._device import device
+
+_THREADS = {"n": os.cpu_count() or 1, "interop": 1}
+_DETERMINISTIC = {"on": False, "warn_only": False}
+_MATMUL_PRECISION = {"value": "highest"}
+
+
+def set_num_threads(n: int) -> None:
+    """The number of threads BLAS (through threadpoolctl) and Numba's parallel kernels use."""
+    n = int(n)
+    if n < 1:
+        raise FgradValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    threadpool_limits(n)
+    try:
+        import numba  # here: importing numba costs ~0.1 s that scripts not calling this skip
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    except ImportError:  # pragma: no cover - numba is a dependency
+        pass
+    _THREADS["n"] = n
+
+
+def get_num_threads() -> int:
+    """The thread count set by set_num_threads (the CPU count by default)."""
+    return _THREADS["n"]
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Accepted for PyTorch's API: fgrad runs one op at a time, so there is no inter-op pool."""
+    _THREADS["interop"] = int(n)
+
+
+def get_num_interop_threads() -> int:
+    return _THREADS["interop"]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Recorded and reported back. fgrad's CPU kernels are deterministic already (no atomics,
+    fixed reduction order), so nothing else changes."""
+    _DETERMINISTIC["on"], _DETERMINISTIC["warn_only"] = bool(mode), bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _DETERMINISTIC["on"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _DETERMINISTIC["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """'highest', 'high' or 'medium'. NumPy's float32 matmul is always full precision (there
+    is no TF32 on the CPU), so every setting computes the same; the value is kept for
+    get_float32_matmul_precision."""
+    if precision not in ("highest", "high", "medium"):  # PyTorch warns and keeps the setting
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _MATMUL_PRECISION["value"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _MATMUL_PRECISION["value"]
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",
+            mode: Any = None, options: Any = None, disable: bool = False) -> Any:
+    """torch.compile: a function is wrapped with fgrad.jit, which traces it once per input
+    signature and replays the compiled program; when tracing fails (data-dependent Python
+    control flow, side effects), the call runs eagerly with a warning that says why, and
+    later calls stay eager. A Module is returned unchanged with a warning: its forward reads
+    parameters that training updates in place, which a trace would freeze as constants."""
+    if model is None:  # @torch.compile(mode=...)
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if disable:
+        return model
+    if hasattr(model, "parameters") and hasattr(model, "forward"):
+        warnings.warn("fgrad.torch.compile: a Module is returned unchanged (fgrad.jit traces functions of their "
+                      "inputs; a Module's parameters change in place during training). Compile a pure "
+                      "function of the parameters with fgrad.jit instead.", UserWarning, stacklevel=2)
+        return model
+    if not callable(model):
+        raise FgradTypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
+    return _Compiled(model)
+
+
+class _Compiled:
+    """A function under fgrad.jit that falls back to eager once tracing has failed."""
+
+    def __init__(self, fn: Callable) -> None:
+        self._fn = fn
+        self._jitted = jit(fn)
+        self._eager = False
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if not self._eager:
+            try:
+                return self._jitted(*args, **kwargs)
+            except (FgradError, TypeError) as e:
+                self._eager = True
+                warnings.warn(f"fgrad.torch.compile: {getattr(self._fn, '__name__', 'the function')} runs eagerly: "
+                              f"tracing it failed ({type(e).__name__}: {str(e).splitlines()[0]})", UserWarning,
+                              stacklevel=2)
+        return self._fn(*args, **kwargs)
+
+
+def _accelerator_namespace() -> types.ModuleType:
+    """torch.accelerator: the CUDA device when CuPy sees one, else none (the CPU is not an
+    accelerator in PyTorch's sense)."""
+    ns = types.ModuleType("fgrad.torch.accelerator")
+    ns.is_available = cuda.is_available
+    ns.current_accelerator = lambda check_available=False: device("cuda") if cuda.is_available() else None
+    ns.device_count = cuda.device_count
+    ns.current_device_index = lambda: 0 if cuda.is_available() else -1
+    ns.synchronize = lambda device=None: cuda.synchronize()
+    return ns
+
+
+accelerator = _accelerator_namespace()
