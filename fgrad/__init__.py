@@ -2,7 +2,8 @@
 
 Two doors on one core:
 - `fgrad` is the functional namespace, with JAX's names and semantics: `fgrad.grad`, `vjp`,
-  `jvp`, `vmap(in_axes=)`, `jit`, `fgrad.numpy`, `fgrad.lax`, `fgrad.scipy`, `fgrad.tree_util`;
+  `jvp`, `vmap(in_axes=)`, `jit`, `fgrad.numpy`, `fgrad.lax`, `fgrad.scipy`, `fgrad.random`, `fgrad.nn`,
+  `fgrad.tree_util`;
 - `fgrad.torch` is the PyTorch namespace: `import fgrad.torch as torch`.
 """
 import importlib as _importlib
@@ -14,6 +15,7 @@ from .core.trace import debug_nans  # noqa: F401
 from .custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from . import lax  # noqa: F401
 from . import random  # noqa: F401,E402  (JAX's jax.random: keys are values)
+from . import nn  # noqa: F401,E402  (JAX's jax.nn; the PyTorch-style nn is fgrad.torch.nn)
 
 __version__ = "0.1.0"
 
@@ -24,7 +26,7 @@ _LAZY = ("torch", "viz", "distributed")
 # Names that were the facade's at fgrad's top level before the two doors: each now lives in
 # fgrad.torch, and reaching for it here says so instead of a bare AttributeError.
 _MOVED_TO_TORCH = frozenset("""
-Tensor Size tensor autograd cuda nn optim data utils func linalg sparse special amp backends
+Tensor Size tensor autograd cuda optim data utils func linalg sparse special amp backends
 distributions onnx serialization legacy_tensors runtime autograd_functional gradcheck
 no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode manual_seed seed
 randn rand randint randperm zeros ones empty full arange linspace eye from_numpy as_tensor

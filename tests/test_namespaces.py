@@ -28,7 +28,7 @@ FUNCTIONAL_EXTRAS = {"api", "core", "custom", "interpreters", "ops", "stop_gradi
 
 # What the facade put on fgrad's top level before the split (a sample of each kind: the
 # Tensor class, creation, grad mode, the torch subpackages, dtypes, functions).
-FORMER_FACADE_NAMES = ["Tensor", "tensor", "nn", "optim", "data", "utils", "func", "autograd", "cuda",
+FORMER_FACADE_NAMES = ["Tensor", "tensor", "optim", "data", "utils", "func", "autograd", "cuda",
                        "no_grad", "manual_seed", "randn", "zeros", "float32", "cat", "save", "load",
                        "linalg", "special", "distributions", "compile", "from_numpy", "Size"]
 
@@ -70,6 +70,17 @@ def test_each_door_has_its_own_random() -> None:
     assert fgrad.random.uniform(key, (2,)).shape == (2,)      # JAX's: keys are values
     torch_door.manual_seed(0)
     assert torch_door.rand(2).shape == (2,)                     # PyTorch's: a seeded generator
+
+
+def test_each_door_has_its_own_nn() -> None:
+    # fgrad.nn is jax.nn (functions of arrays and initializer factories taking keys);
+    # fgrad.torch.nn is torch.nn (Module classes)
+    np.testing.assert_array_equal(fgrad.nn.relu(np.array([-1.0, 2.0])), [0.0, 2.0])
+    w = fgrad.nn.initializers.glorot_uniform()(fgrad.random.PRNGKey(0), (3, 4))
+    assert w.shape == (3, 4)
+    assert not hasattr(fgrad.nn, "Linear")
+    assert torch_door.nn.Linear(3, 4).weight.shape == (4, 3)
+    assert not hasattr(torch_door.nn, "initializers")
 
 
 def test_torch_submodules_import_by_pytorch_paths() -> None:
