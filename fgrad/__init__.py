@@ -11,8 +11,11 @@ import importlib as _importlib
 from . import numpy, scipy, test_util, tree_util  # noqa: F401
 from .api import (grad, hessian, jacfwd, jacrev, jit, jvp, linearize, make_jaxpr,  # noqa: F401
                   stop_gradient, value_and_grad, vjp, vmap)
+from .api import (Array, ShapeDtypeStruct, block_until_ready, config, disable_jit,  # noqa: F401
+                  eval_shape, jacobian, linear_transpose)
 from .core.trace import debug_nans  # noqa: F401
-from .custom import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
+from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat  # noqa: F401
+from . import debug, tree  # noqa: F401,E402 (jax.debug.print/callback; jax.tree.map, ...)
 from . import lax  # noqa: F401
 from . import random  # noqa: F401,E402  (JAX's jax.random: keys are values)
 from . import nn  # noqa: F401,E402  (JAX's jax.nn; the PyTorch-style nn is fgrad.torch.nn)

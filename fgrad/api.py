@@ -1,10 +1,12 @@
 """The functional transforms: grad, vjp, jvp, linearize, jacobians, make_jaxpr, jit."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
-from typing import Any, Callable, Sequence
+import threading
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from .core.trace import (
     Tracer,
     _state,
     aval_of,
+    debug_nans,
     facade,
     is_tensor,
     new_trace,
@@ -40,6 +43,7 @@ from .interpreters.record import (
 from .interpreters.replay import replay_grad
 from .interpreters.staging import StagingTrace
 from .numpy import add as fnp_add
+from .numpy._array import AnyArray as Array  # noqa: F401 (fgrad.Array: JAX's jax.Array)
 from .numpy._util import MAX_NDIM, as_value, cast
 from .ops import elementwise as ew
 from .ops._batching import loop_batch
@@ -937,6 +941,98 @@ def _as_tuple(v, what: str) -> tuple:
     return tuple(v)
 
 
+class _JitSwitch(threading.local):
+    disabled = False
+
+
+# disable_jit's flag (per thread, as JAX's): jitted functions run f eagerly while it is set
+_JIT_SWITCH = _JitSwitch()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Inside this context, jit-decorated functions run their Python eagerly, every call
+    (print and breakpoints see concrete values), as `jax.disable_jit`."""
+    prev = _JIT_SWITCH.disabled
+    _JIT_SWITCH.disabled = bool(disable)
+    try:
+        yield
+    finally:
+        _JIT_SWITCH.disabled = prev
+
+
+def _run_lowered(jitted, args, kwargs, nums, names, want, *call_args, **call_kwargs):
+    """Call jitted with the lowering's static arguments put back among call_args (a
+    compiled program takes only the traced ones, as JAX's), after checking that the traced
+    ones have the shapes and dtypes it was compiled for."""
+    static = _static_positions(nums, len(args), _fname(jitted))
+    it = iter(call_args)
+    full = [args[i] if i in static else next(it, None) for i in range(len(args))]
+    full += list(it)
+    kw = {**{k: v for k, v in kwargs.items() if k in names}, **call_kwargs}
+    got = _signature(full, kw, static, names)
+    if got != want:
+        raise FgradTypeError(
+            f"Argument types differ from the types for which this computation was compiled: "
+            f"compiled for {want}, called with {got}; lower and compile again for these arguments.")
+    return jitted(*full, **kw)
+
+
+def _signature(args, kwargs, static, names) -> list:
+    dyn = ([a for i, a in enumerate(args) if i not in static],
+           {k: v for k, v in kwargs.items() if k not in names})
+    flat, tree = tree_flatten(dyn)
+    return [str(tree)] + [str(aval_of(as_value(_unbox(x)))) for x in flat]
+
+
+class Compiled:
+    """A jitted function compiled for one signature (`jit(f).lower(*args).compile()`):
+    call it with the traced arguments only (static ones are fixed at lowering)."""
+
+    def __init__(self, program, run: Callable) -> None:
+        self._program, self._run = program, run
+
+    def __call__(self, *args, **kwargs):
+        return self._run(*args, **kwargs)
+
+    def as_text(self) -> str:
+        """The compiled program's source."""
+        return self._program.as_text()
+
+
+class Lowered:
+    """A jitted function lowered for arguments like some (`jit(f).lower(*args)`); reads of
+    any other attribute go to the program (`.as_text()`, `.steps`, `.source`)."""
+
+    def __init__(self, program, run: Callable) -> None:
+        self._program, self._run = program, run
+
+    @property
+    def program(self):
+        """The compiled program itself (fgrad.interpreters.compile's Program)."""
+        return self._program
+
+    def compile(self) -> Compiled:
+        """The program, loaded (its kernels compile on first run), callable on the traced
+        arguments."""
+        return Compiled(self._program, self._run)
+
+    def __getattr__(self, name: str):
+        return getattr(self._program, name)
+
+
+class Traced:
+    """A jitted function traced for arguments like some (`jit(f).trace(*args)`)."""
+
+    def __init__(self, jaxpr: ClosedJaxpr, lower: Callable[[], Lowered]) -> None:
+        self.jaxpr = jaxpr
+        self._lower = lower
+
+    def lower(self) -> Lowered:
+        """The compiled program for the traced arguments."""
+        return self._lower()
+
+
 def make_jaxpr(f: Callable, static_argnums: Sequence[int] | int = (),
                static_argnames: Sequence[str] | str = ()) -> Callable:
     """make_jaxpr(f)(*args, **kwargs): the typed IR of f on arguments shaped like args.
@@ -949,7 +1045,27 @@ def make_jaxpr(f: Callable, static_argnums: Sequence[int] | int = (),
     return make
 
 
-def jit(f: Callable, static_argnums: Sequence[int] | int = (),
+def _static_args(f, static_argnums, static_argnames) -> tuple[tuple, tuple]:
+    """JAX's reading of static_argnums/static_argnames: a parameter named static is static
+    also when passed by position, and one numbered static also when passed by keyword (for
+    parameters that can be passed both ways)."""
+    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    either = (inspect.Parameter.POSITIONAL_OR_KEYWORD,)
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, *either)]
+    nums = tuple(dict.fromkeys(nums + tuple(i for i, p in enumerate(positional)
+                                            if p.name in names and p.kind in either)))
+    npos = len(positional)
+    names = tuple(dict.fromkeys(names + tuple(
+        positional[i].name for i in nums if isinstance(i, (int, np.integer)) and -npos <= i < npos
+        and positional[i].kind in either)))
+    return nums, names
+
+
+def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = ()) -> Callable:
     """Trace f once per input signature into IR, compile the IR, and run the compiled
     program on later calls.
@@ -963,8 +1079,16 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
     and calls every other primitive's impl directly; `jitted.lower(*args).as_text()` shows
     it. Under an enclosing transform (grad, vmap, ...), with CuPy arrays or under
     debug_nans, the IR is replayed through the primitives instead, which those need.
-    `jitted.stats` counts traces and compilations."""
-    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
+    `jitted.stats` counts traces and compilations.
+
+    As in JAX, a parameter named in static_argnames is static however it is passed
+    (positionally too), and `jit(static_argnums=...)` without f is a decorator.
+    `jitted.trace(*args).jaxpr` is the traced IR and `jitted.lower(*args).compile()` the
+    compiled program, callable on arguments like args. Under `disable_jit()` (or
+    `config.update("jax_disable_jit", True)`) f runs eagerly."""
+    if f is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+    nums, names = _static_args(f, static_argnums, static_argnames)
     cache: dict = {}  # signature -> Executable
     fast: dict = {}   # _fast_key of positional NumPy arguments -> the compiled program's runner
     stats = JitStats()
@@ -987,6 +1111,8 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
 
     @functools.wraps(f)
     def jitted(*args, **kwargs):
+        if _JIT_SWITCH.disabled:
+            return f(*args, **kwargs)
         key = _fast_key(args) if admits_fast and not kwargs else None
         if key is not None:
             run = fast.get(key)
@@ -1000,13 +1126,21 @@ def jit(f: Callable, static_argnums: Sequence[int] | int = (),
             fast[key] = entry.fast()
         return out
 
-    def lower(*args, **kwargs):
-        """The compiled program for arguments like these (`.as_text()`: its source)."""
-        return executable(args, kwargs)[0].lower()
+    def lower(*args, **kwargs) -> Lowered:
+        """The compiled program for arguments like these (`.as_text()`: its source;
+        `.compile()`: the program, callable on arguments like these)."""
+        entry = executable(args, kwargs)[0]
+        want = _signature(args, kwargs, _static_positions(nums, len(args), _fname(f)), names)
+        return Lowered(entry.lower(), functools.partial(_run_lowered, jitted, args, kwargs, nums, names, want))
+
+    def trace(*args, **kwargs) -> Traced:
+        """The trace of f on arguments like these: `.jaxpr` (a ClosedJaxpr), `.lower()`."""
+        return Traced(_stage(f, args, kwargs, nums, "jit", names)[0], functools.partial(lower, *args, **kwargs))
 
     jitted._cache = cache
     jitted.stats = stats
     jitted.lower = lower
+    jitted.trace = trace
     return jitted
 
 
@@ -1042,3 +1176,130 @@ def _static_key(v, what: str = "static argument"):
                         "it out of static_argnums/static_argnames so that it is traced.", doc="jit-static-unhashable") from None
     # equal is not the same: 1 == True == 1.0 and 0.0 == -0.0 trace differently
     return (type(v), v, math.copysign(1.0, v) if type(v) is float else None)
+
+
+# --- JAX's utility names: jacobian, eval_shape, linear_transpose, Array, config ----------
+
+jacobian = jacrev  # JAX's jax.jacobian is jacrev
+
+
+def block_until_ready(x: Any) -> Any:
+    """x itself: fgrad computes eagerly on the host, so every array is ready when it exists
+    (JAX waits for asynchronous device work here)."""
+    return x
+
+
+class ShapeDtypeStruct:
+    """An array's shape and dtype without its values: what `eval_shape` returns, and what
+    `eval_shape` and `linear_transpose` accept in place of arrays."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
+                == (other.shape, other.dtype, other.weak_type))
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _stand_in(x):
+    """A zero-stride array of x's shape and dtype (no memory) for a ShapeDtypeStruct or
+    anything with .shape and .dtype that is not an array; other leaves stay."""
+    if isinstance(x, ShapeDtypeStruct) or (not isinstance(x, (np.ndarray, np.generic, Tracer))
+                                           and hasattr(x, "shape") and hasattr(x, "dtype")
+                                           and not _is_tensor(x)):
+        return np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape))
+    return x
+
+
+def eval_shape(fun: Callable, *args, **kwargs) -> Any:
+    """The shapes and dtypes of fun(*args, **kwargs) as a pytree of ShapeDtypeStruct, found
+    by tracing fun, without computing it. Leaves of args may be arrays or ShapeDtypeStruct."""
+    args, kwargs = tree_map(_stand_in, (args, kwargs))
+    closed, out_tree, _, _ = _stage(fun, args, kwargs, (), "eval_shape")
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, is_weak(a))
+                                     for a in closed.out_avals])
+
+
+def linear_transpose(fun: Callable, *primals) -> Callable:
+    """The transpose of the linear function fun: `linear_transpose(fun, *primals)(ct)` is
+    the tuple of input cotangents, one per primal (each primal, an array or a
+    ShapeDtypeStruct, only gives the inputs' shapes and dtypes). fun must be linear in its
+    inputs; the transpose is taken at zero inputs, so a constant offset in fun is ignored
+    where JAX refuses it."""
+    zeros = tree_map(lambda p: np.zeros(np.shape(_stand_in(p)), np.result_type(_stand_in(p))), primals)
+    _, pull = vjp(fun, *zeros)
+
+    def transposed(out_cotangent):
+        return pull(out_cotangent)
+    return transposed
+
+
+class _Config:
+    """JAX's `jax.config` on fgrad: `config.update(name, value)` and `config.<name>`.
+
+    - jax_enable_x64: fgrad always computes in 64 bits by default (JAX's x64 mode), so True
+      is what it does already; False (float32 defaults) is refused, not ignored;
+    - jax_debug_nans: fgrad's debug_nans (raise at the first primitive that produces a NaN),
+      on the calling thread;
+    - jax_disable_jit: disable_jit for every thread that has not entered disable_jit itself;
+    - jax_platform_name, jax_platforms, jax_default_matmul_precision, jax_traceback_filtering,
+      jax_log_compiles: accepted and stored, with no effect (fgrad runs on the host, computes
+      matmuls in the operands' precision, and keeps full tracebacks)."""
+
+    _NO_EFFECT = frozenset({"jax_platform_name", "jax_platforms", "jax_default_matmul_precision",
+                            "jax_traceback_filtering", "jax_log_compiles"})
+
+    def __init__(self) -> None:
+        self._values: dict = {"jax_enable_x64": True, "jax_debug_nans": False,
+                              "jax_disable_jit": False, "jax_platform_name": "cpu",
+                              "jax_platforms": "cpu", "jax_default_matmul_precision": None,
+                              "jax_traceback_filtering": "off", "jax_log_compiles": False}
+        self._nans: contextlib.ExitStack | None = None
+
+    def update(self, name: str, value: Any) -> None:
+        """Set option `name` (see the class docstring for what each one does)."""
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name} (fgrad knows "
+                                 f"{', '.join(sorted(self._values))})")
+        if name == "jax_enable_x64" and not value:
+            raise ValueError("config.update('jax_enable_x64', False): fgrad computes in 64 bits by "
+                             "default and has no 32-bit default mode; pass dtype=float32 explicitly "
+                             "where you want float32 (see docs/jax-differences.md)")
+        if name == "jax_debug_nans":
+            if self._nans is not None:
+                self._nans.close()
+                self._nans = None
+            if value:
+                self._nans = contextlib.ExitStack()
+                self._nans.enter_context(debug_nans(True))
+        if name == "jax_disable_jit":
+            _JitSwitch.disabled = bool(value)  # the class default: threads without their own
+        self._values[name] = value
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"Unrecognized config option: {name}")
+
+
+config = _Config()

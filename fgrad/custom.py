@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import types
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -836,17 +837,75 @@ checkpoint_p.def_jvp(_checkpoint_jvp)
 checkpoint_p.def_vjp_fwd(_checkpoint_fwd)
 
 
-def checkpoint(fun: Callable) -> Callable:
+def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
     """Rematerialise fun's intermediates in the backward pass: only its inputs are saved.
-    Arguments (positional and keyword) and outputs may be pytrees of arrays."""
+    Arguments (positional and keyword) and outputs may be pytrees of arrays; those at
+    `static_argnums` are Python values, not traced. Without fun, a decorator.
+
+    `policy` (one of `checkpoint_policies`) is accepted and every policy behaves as
+    `nothing_saveable`: fgrad's checkpoint recomputes everything inside fun, so values and
+    derivatives are JAX's, only the memory/time trade differs. `prevent_cse` has no effect
+    (fgrad never merges a checkpointed region with its recomputation)."""
+    if fun is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
+                                 static_argnums=static_argnums)
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
+        fixed = {i % len(args): args[i] for i in static if -len(args) <= i < len(args)}
+        traced = tuple(a for i, a in enumerate(args) if i not in fixed)
+
         # the (args, kwargs) pair is the one "positional argument" structure of the call
         def positional(a, k):
-            return fun(*a, **k)
+            it = iter(a)
+            return fun(*[fixed[i] if i in fixed else next(it) for i in range(len(args))], **k)
         positional.__name__ = _name(fun)
-        return _apply(checkpoint_p, positional, (args, kwargs), (), "checkpoint")
+        return _apply(checkpoint_p, positional, (traced, kwargs), (), "checkpoint")
     return wrapped
 
 
 remat = checkpoint
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """x itself, named for a checkpoint policy (`save_only_these_names`); fgrad's
+    checkpoint recomputes everything, so the name has no effect on what is saved."""
+    return x
+
+
+def _saveable_dot(prim, *_, **params) -> bool:
+    return prim.name in ("dot_general", "matmul", "dot")
+
+
+def _no_batch_dot(prim, *_, **params) -> bool:
+    dims = params.get("dimension_numbers")
+    return _saveable_dot(prim) and not (dims and dims[1][0])
+
+
+def _save_only_these_names(*names: str) -> Callable:
+    return lambda prim, *_, **params: prim.name == "name" and params.get("name") in names
+
+
+def _save_any_names_but_these(*names: str) -> Callable:
+    return lambda prim, *_, **params: prim.name == "name" and params.get("name") not in names
+
+
+def _save_from_both_policies(a: Callable, b: Callable) -> Callable:
+    return lambda *args, **params: a(*args, **params) or b(*args, **params)
+
+
+# JAX's jax.checkpoint_policies: predicates (primitive, *avals, **params) -> save it?
+# Accepted by checkpoint(policy=), which recomputes everything whichever is given.
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=lambda *_, **__: True,
+    nothing_saveable=lambda *_, **__: False,
+    dots_saveable=_saveable_dot,
+    checkpoint_dots=_saveable_dot,
+    dots_with_no_batch_dims_saveable=_no_batch_dot,
+    checkpoint_dots_with_no_batch_dims=_no_batch_dot,
+    save_only_these_names=_save_only_these_names,
+    save_any_names_but_these=_save_any_names_but_these,
+    save_from_both_policies=_save_from_both_policies,
+)

@@ -18,10 +18,11 @@ for namedtuples, and `FlattenedIndexKey(i)` for registered classes without their
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .core.errors import FgradTypeError, FgradValueError
 
@@ -30,6 +31,7 @@ __all__ = [
     "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_reduce",
     "tree_all", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
     "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "Partial", "broadcast_prefix",
+    "register_dataclass", "tree_transpose",
 ]
 
 T = TypeVar("T", bound=type)
@@ -59,6 +61,43 @@ def register_pytree_with_keys(cls: type,
             pairs, aux = flatten_with_keys(x)
             return [c for _, c in pairs], aux
     _REGISTRY[cls] = (flatten_fn, unflatten_fn, flatten_with_keys)
+
+
+def register_dataclass(nodetype: T, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None, drop_fields: Sequence[str] = ()) -> T:
+    """Register a dataclass-like `nodetype` as a pytree node (JAX's register_dataclass):
+    `data_fields` are its children (traced), `meta_fields` its static part (hashable,
+    compared between trees); rebuilt as nodetype(**fields). For a dataclass, both may be
+    left out: fields with `metadata=dict(static=True)` are meta, the other init fields data
+    (minus drop_fields). Returns nodetype, so it is also a decorator."""
+    if data_fields is None and meta_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise FgradTypeError(f"register_dataclass: {nodetype.__name__} is not a dataclass, so "
+                                 "data_fields and meta_fields must be given")
+        fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in drop_fields]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    elif data_fields is None or meta_fields is None:
+        raise FgradTypeError("register_dataclass: give both data_fields and meta_fields, or neither "
+                             "(for a dataclass)")
+    data, meta = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        if set(data) | set(meta) != init:
+            raise FgradValueError(
+                f"register_dataclass: data_fields {list(data)} and meta_fields {list(meta)} of "
+                f"{nodetype.__name__} must list its init fields {sorted(init)} (drop_fields: "
+                f"{list(drop_fields)}), each once")
+
+    def flatten_with_keys(x):
+        return ([(GetAttrKey(n), getattr(x, n)) for n in data],
+                tuple(getattr(x, n) for n in meta))
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
+    register_pytree_with_keys(nodetype, flatten_with_keys, unflatten,
+                              lambda x: ([getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)))
+    return nodetype
 
 
 def register_pytree_node_class(cls: T) -> T:
@@ -244,6 +283,21 @@ def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any
 def tree_all(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """True when every leaf of `tree` is truthy (True for a tree without leaves)."""
     return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef, pytree_to_transpose: Any) -> Any:
+    """A tree of structure outer_treedef whose leaves are trees of structure inner_treedef,
+    turned into the inner structure of outer ones (a list of pairs into a pair of lists).
+    TypeError when the tree is not outer_treedef composed with inner_treedef."""
+    leaves, treedef = tree_flatten(pytree_to_transpose)
+    n_in = inner_treedef.num_leaves
+    chunks = [leaves[k * n_in:(k + 1) * n_in] for k in range(outer_treedef.num_leaves)]
+    if len(leaves) != outer_treedef.num_leaves * n_in or treedef != tree_structure(
+            tree_unflatten(outer_treedef, [tree_unflatten(inner_treedef, c) for c in chunks])):
+        raise FgradTypeError(f"tree_transpose: tree structure mismatch: the tree is {treedef}, not "
+                             f"{outer_treedef} with {inner_treedef} at each leaf")
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, [c[j] for c in chunks])
+                                          for j in range(n_in)])
 
 
 # --- key paths ----------------------------------------------------------------------------

@@ -180,6 +180,14 @@ def _vmap_of(f):
     return lambda x: fgrad.vmap(f)(np.stack([x, 2 * x]))
 
 
+def t_linear_transpose():
+    def run(env, reuse):
+        x = X0.copy()
+        t = fgrad.linear_transpose(lambda v: v * env.W, x)
+        return Kept([x], lambda: [t(ONES)])
+    return Transform("linear_transpose", run, live=False)
+
+
 def _checkpoint_vjp(body="none"):
     def run(env, reuse):
         x = X0.copy()
@@ -290,7 +298,7 @@ TRANSFORMS = [
     # (forward mode of a custom_vjp function is a TypeError, as in JAX: no linearize case)
     *(t_custom("custom_vjp", h) for h in ("vjp", "jit(grad)")),
     *(t_custom("custom_jvp", h) for h in ("vjp", "linearize", "jit(grad)")),
-    t_facade(), t_facade_numpy_operand(),
+    t_facade(), t_facade_numpy_operand(), t_linear_transpose(),
 ]
 
 # the ways a value can be kept, and what the test writes into afterwards
@@ -351,6 +359,15 @@ KEEPS_NOTHING = {
     "stop_gradient": "a function of values, not of functions",
     "forward_through_fun": "custom_vjp's helper, run inside its rules (the custom_vjp cases)",
     "remat": "the same object as checkpoint",
+    "jacobian": "the same object as jacrev",
+    "block_until_ready": "a function of values, not of functions",
+    "checkpoint_name": "a function of values, not of functions",
+    "eval_shape": "keeps nothing: it returns shapes and dtypes",
+    "disable_jit": "a context manager: jit under it runs f eagerly, keeping nothing",
+    "ShapeDtypeStruct": "a class: a shape and a dtype",
+    "Compiled": "a class: jit(f).lower(...).compile() runs the jit cases' program",
+    "Lowered": "a class: jit(f).lower(...), the jit cases' program",
+    "Traced": "a class: jit(f).trace(...), the jaxpr make_jaxpr stages",
 }
 
 

@@ -36,6 +36,7 @@ import sys as _sys
 
 from ..core.array_methods import array_api as _array_api
 from ._array import Array, as_array as _as_array  # noqa: F401
+from ._array import AnyArray as ndarray  # noqa: F401 (JAX's jnp.ndarray: isinstance of any fgrad array)
 from ._util import register_fast_type as _register_fast_type
 from ..interpreters.jvp import JVPTracer as _JVPTracer
 from ..interpreters.record import RecordTracer as _RecordTracer

@@ -12,10 +12,12 @@ and fast paths keyed on `type(x) is np.ndarray` are unaffected.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
 
+from ..core.trace import Tracer
 from . import _index
 
 
@@ -46,3 +48,19 @@ def _rebuild(base: np.ndarray) -> "Array":
 def as_array(x: Any) -> Any:
     """`x` as an fgrad.numpy Array when it is a plain (CPU) NumPy array; anything else as is."""
     return x.view(Array) if type(x) is np.ndarray else x
+
+
+class _AnyArrayMeta(abc.ABCMeta):
+    def __instancecheck__(cls, x) -> bool:
+        return isinstance(x, (np.ndarray, Tracer)) or super().__instancecheck__(x)
+
+
+class AnyArray(metaclass=_AnyArrayMeta):
+    """The type of every fgrad array, for isinstance and annotations: `fgrad.Array` and
+    `fgrad.numpy.ndarray` (JAX's jax.Array and jnp.ndarray). True of concrete arrays
+    (fgrad.numpy's Array and, unlike JAX, plain NumPy arrays, which fgrad computes with
+    directly and jit may return) and of traced values under jit, grad and vmap."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("fgrad.Array is an abstract type for isinstance checks; make arrays "
+                        "with fgrad.numpy.array or fgrad.numpy.asarray")

@@ -270,7 +270,7 @@ def is_jitted(f) -> bool:
 def jit_program(jitted, args: Sequence) -> tuple[ClosedJaxpr, Program]:
     """The traced jaxpr and the compiled program `jitted` runs for `args`: the very program
     of its cache (`jitted.lower`), whose plan is the compiler's own partition into regions."""
-    program = jitted.lower(*args)
+    program = jitted.lower(*args).program
     for entry in jitted._cache.values():
         if entry.program is program:
             return entry.closed, program
