@@ -89,21 +89,59 @@ def copy_(self, src, non_blocking: bool = False):
 
 
 def _random_(draw):
+    """An in-place random method: `draw(engine, n, dtype, *args)` gives the flat values, from
+    the PyTorch-algorithm stream of `generator` (the default generator when None)."""
     def op(self, *args, generator=None, **kwargs):
         check_inplace(self)
         v = self._value
-        values = draw(creation._rng(generator), tuple(v.shape), *args, **kwargs).astype(v.dtype)
+        n = int(np.prod(v.shape))
+        values = np.asarray(draw(creation._gen(generator), n, v.dtype, *args, **kwargs)).reshape(v.shape)
+        values = values.astype(v.dtype, copy=False)
         if not isinstance(v, np.ndarray):
             values = to_device(values, self.device)
         return commit_inplace(self, _make(values))
     return op
 
 
-uniform_ = _random_(lambda rng, shape, a=0.0, b=1.0: rng.uniform(a, b, shape))
-normal_ = _random_(lambda rng, shape, mean=0.0, std=1.0: rng.normal(mean, std, shape))
-bernoulli_ = _random_(lambda rng, shape, p=0.5: (rng.random(shape) < p))
-exponential_ = _random_(lambda rng, shape, lambd=1.0: rng.exponential(1.0 / lambd, shape))
-random_ = _random_(lambda rng, shape, low=0, high=2 ** 24: rng.integers(low, high, shape))
+def _draw_dtype(dtype):
+    """torch draws float64 tensors in float64 and every other float dtype in float32."""
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+def _bernoulli_draw(gen, n, dtype, p=0.5):
+    if isinstance(p, Tensor):
+        probs = p._value.get() if hasattr(p._value, "get") else np.asarray(p._value)
+        return gen.engine.bernoulli(np.broadcast_to(probs, (n,)) if probs.size == 1 else probs)
+    return gen.engine.bernoulli_(n, float(p))
+
+
+def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
+    """random_(), random_(to), random_(from, to): torch's default range is [0, 2**mantissa] for
+    floats and [0, max] for integer dtypes."""
+    if to is not None:
+        low, high = (0 if low is None else low), to
+    elif high is None and low is not None:
+        low, high = 0, low
+    if low is None:
+        dt = np.dtype(dtype)
+        if dt.kind == "f":
+            high = (1 << (np.finfo(dt).nmant + 1)) + 1
+        elif dt.kind == "b":
+            high = 2
+        else:
+            high = int(np.iinfo(dt).max) + 1
+        low = 0
+        if high == 1 << 63:
+            # torch: random64 % 2**63 for int64
+            return (gen.engine.random64(n) % np.uint64(1 << 63)).astype(np.int64)
+    return gen.engine.random_(n, int(low), int(high))
+
+
+uniform_ = _random_(lambda gen, n, dtype, a=0.0, b=1.0: gen.engine.uniform_(n, _draw_dtype(dtype), a, b))
+normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0: gen.engine.normal_(n, _draw_dtype(dtype), mean, std))
+bernoulli_ = _random_(_bernoulli_draw)
+exponential_ = _random_(lambda gen, n, dtype, lambd=1.0: gen.numpy.exponential(1.0 / lambd, n))
+random_ = _random_(_random_draw)
 
 
 _INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "multiply_": O.mul,

@@ -1,6 +1,7 @@
 """Creating Tensors: fgrad.torch.tensor (PyTorch's dtype inference), factories, random numbers."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ from . import (
     _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
 )
 from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
+from ._random import DEFAULT_SEED, TorchMT19937
 from .tensor import Tensor, _make
 
 REQUIRES_GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
@@ -21,43 +23,62 @@ REQUIRES_GRAD_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype 
 # --- random numbers ---------------------------------------------------------------------------------
 
 class Generator:
-    """A random number generator (NumPy's PCG64 underneath); `fgrad.torch.manual_seed` seeds the
-    default one. Values differ from PyTorch's for the same seed."""
+    """A CPU random number generator with PyTorch's algorithm (MT19937 and ATen's transforms,
+    see _random.py): after `manual_seed(s)` its draws equal `torch.Generator().manual_seed(s)`'s.
+    Unseeded, it starts from torch's default seed, as torch's does."""
 
     def __init__(self, device="cpu") -> None:
         self.device = as_device(device)
-        self._initial = int(np.random.SeedSequence().entropy % (2 ** 63))
-        self._rng = np.random.default_rng(self._initial)
+        self._engine = TorchMT19937(DEFAULT_SEED)
+        self._numpy = np.random.Generator(self._engine.bits)
 
     def manual_seed(self, seed) -> "Generator":
-        self._initial = int(seed)
-        self._rng = np.random.default_rng(self._initial)
+        """Restart the stream from `seed` (negative seeds wrap to 64 bits, as torch's)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            try:
+                seed = int(seed)
+            except (TypeError, ValueError):
+                raise FgradTypeError(f"manual_seed expects an int seed, got {type(seed).__name__} {seed!r:.40}") \
+                    from None
+        seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise FgradRuntimeError(f"Overflow when unpacking long: manual_seed({seed}) is outside "
+                                    "[-2**63, 2**64); pass a 64-bit seed")
+        self._engine.manual_seed(seed % (1 << 64))
         return self
 
     def seed(self) -> int:
+        """Seed from the OS's entropy (a 63-bit value) and return that seed."""
         self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
-        return self._initial
+        return self.initial_seed()
 
     def initial_seed(self) -> int:
-        return self._initial
+        return self._engine.seed
 
     def get_state(self) -> dict:
-        return self._rng.bit_generator.state
+        return self._engine.get_state()
 
     def set_state(self, state: dict) -> "Generator":
-        self._rng.bit_generator.state = state
+        self._engine.set_state(state)
         return self
 
     @property
+    def engine(self) -> TorchMT19937:
+        """The PyTorch-algorithm stream every fgrad.torch random function draws from."""
+        return self._engine
+
+    @property
     def numpy(self) -> np.random.Generator:
-        return self._rng
+        """A NumPy Generator on this generator's MT19937 bits: samplers without a torch
+        counterpart here draw from (and advance) the same stream, with NumPy's algorithms."""
+        return self._numpy
 
 
 default_generator = Generator()
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (rand, randn, randint, randperm, dropout, shuffling...)."""
+    """Seed the default generator (rand, randn, randint, randperm, dropout, nn.init, shuffling...)."""
     return default_generator.manual_seed(seed)
 
 
@@ -77,10 +98,36 @@ def set_rng_state(state) -> None:
     default_generator.set_state(state)
 
 
+def _gen(generator=None) -> Generator:
+    """`generator`, else the default generator: the one place fgrad.torch resolves a generator."""
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator):
+        raise FgradTypeError(f"generator must be an fgrad.torch.Generator (torch.Generator under `import "
+                             f"fgrad.torch as torch`) or None, got {type(generator).__name__}; make one with "
+                             "torch.Generator().manual_seed(seed)")
+    return generator
+
+
+def _engine(generator=None) -> TorchMT19937:
+    """The PyTorch-algorithm stream behind `generator` (the default generator's when None)."""
+    return _gen(generator).engine
+
+
 def _rng(generator=None) -> np.random.Generator:
-    """The NumPy generator behind `generator` (fgrad's default generator when None): the one
-    place every random draw of fgrad.torch.tensor, fgrad.torch.nn and fgrad.torch.distributions resolves it."""
-    return (generator or default_generator)._rng
+    """A NumPy generator on the stream behind `generator`, for the samplers fgrad.torch has no
+    PyTorch algorithm for yet (their values differ from torch's; the stream is shared)."""
+    return _gen(generator).numpy
+
+
+def _float_dtype(dtype):
+    """The NumPy float dtype a random float factory makes, and the one its draws are made in
+    (torch draws half precision as float32 then rounds)."""
+    npd = _dtype(dtype)
+    if npd.kind != "f":
+        raise FgradRuntimeError(f"expected a floating point dtype for random floats, got {dtype}; pass "
+                                "dtype=torch.float32 or torch.float64")
+    return npd, (np.float64 if npd == np.float64 else np.float32)
 
 
 # --- from data ------------------------------------------------------------------------------------
@@ -281,51 +328,80 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
                    P.default_float)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).random(_size(size)), dtype, device, requires_grad, P.default_float)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """Uniform on [0, 1): torch's values for the same seed."""
+    npd, draw = _float_dtype(dtype)
+    shape = _size(size)
+    value = _engine(generator).uniform_(math.prod(shape), draw).reshape(shape)
+    return _finish(value.astype(npd, copy=False), None, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad, P.default_float)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """Standard normal: torch's values for the same seed."""
+    npd, draw = _float_dtype(dtype)
+    shape = _size(size)
+    value = _engine(generator).normal_(math.prod(shape), draw).reshape(shape)
+    return _finish(value.astype(npd, copy=False), None, device, requires_grad)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """randint(high, size) or randint(low, high, size)."""
+    """randint(high, size) or randint(low, high, size): torch's values for the same seed."""
     if size is None:
+        if len(args) < 2:
+            raise FgradTypeError("randint() needs high and size: randint(high, size) or randint(low, high, size)")
         *bounds, size = args
     else:
         bounds = list(args)
+    if len(bounds) not in (1, 2):
+        raise FgradTypeError(f"randint() takes randint(high, size) or randint(low, high, size), got {len(args)} "
+                             "positional arguments")
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
-    return _finish(_rng(generator).integers(int(low), int(high), _size((size,)), dtype=np.int64), dtype, device,
-                   requires_grad)
+    shape = _size((size,))
+    value = _engine(generator).random_(math.prod(shape), int(low), int(high)).reshape(shape)
+    return _finish(value, dtype, device, requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _finish(_rng(generator).permutation(int(n)).astype(np.int64), dtype, device, requires_grad)
+    """A random permutation of 0 .. n - 1: torch's for the same seed."""
+    return _finish(np.array(_engine(generator).randperm(int(n)), np.int64), dtype, device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
-    """normal(mean, std, size) with float mean/std, or elementwise with Tensor mean/std."""
+    """normal(mean, std, size) with float mean/std, or elementwise with Tensor mean/std (torch's
+    values: standard normals, times std, plus mean)."""
+    engine = _engine(generator)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._value if isinstance(mean, Tensor) else mean
         s = std._value if isinstance(std, Tensor) else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         ref = mean if isinstance(mean, Tensor) else std
-        value = _rng(generator).normal(np.asarray(m), np.asarray(s), shape).astype(ref._value.dtype)
-        return _finish(value, dtype, ref.device if device is None else device, requires_grad)
+        npd = ref._value.dtype
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        if not isinstance(std, Tensor):
+            # torch: output.normal_(0, std).add_(mean)
+            value = engine.normal_(math.prod(shape), npd, 0.0, float(std)).reshape(shape) + np.asarray(m, npd)
+        else:
+            # torch: output.normal_(0, 1).mul_(std).add_(mean)
+            value = engine.normal_(math.prod(shape), npd).reshape(shape) * np.asarray(s, npd) + np.asarray(m, npd)
+        return _finish(np.asarray(value, npd), dtype, ref.device if device is None else device, requires_grad)
     if size is None:
         raise FgradTypeError("normal(mean: float, std: float) needs size=")
-    return _finish(_rng(generator).normal(mean, std, _size((size,))), dtype, device, requires_grad, P.default_float)
+    npd, draw = _float_dtype(dtype)
+    shape = _size((size,))
+    value = engine.normal_(math.prod(shape), draw, float(mean), float(std)).reshape(shape)
+    return _finish(value.astype(npd, copy=False), None, device, requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None) -> Tensor:
-    """1 with probability `input` (or p), else 0; same shape and dtype as input."""
-    probs = input._value if p is None else np.full(input._value.shape, p)
-    if is_cupy(probs):
-        probs = probs.get()
-    value = (_rng(generator).random(np.shape(probs)) < probs).astype(input._value.dtype)
-    return _finish(value, None, input.device, False)
+    """1 with probability `input` (or p), else 0; same shape and dtype as input (torch's draws)."""
+    engine = _engine(generator)
+    v = input._value
+    if p is None:
+        probs = v.get() if is_cupy(v) else np.asarray(v)
+        value = engine.bernoulli(probs)
+    else:
+        value = engine.bernoulli_(int(np.prod(v.shape)), float(p)).reshape(v.shape)
+    return _finish(value.astype(v.dtype), None, input.device, False)
 
 
 def _like(fn):

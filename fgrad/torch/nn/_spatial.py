@@ -28,7 +28,7 @@ from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.index import rev
 from ...ops.shape import broadcast_in_dim, concatenate, reshape, slice, transpose
-from .._tensor.creation import _rng
+from .._tensor.creation import _gen
 from ...numpy._util import fresh
 from ._util import arr, dtype, shape, val
 
@@ -241,12 +241,12 @@ def _on_device_of(x, mask):
 
 
 def _keep_mask(x, p: float, feature: bool):
-    """A boolean keep-mask (probability 1 - p) from fgrad's default generator
-    (fgrad.torch.manual_seed): one per element, or one per (example, channel) for feature dropout
-    (shape [N, C, 1, ...], broadcast over the spatial axes)."""
+    """A boolean keep-mask (probability 1 - p), torch's `noise.bernoulli_(1 - p)` on the default
+    generator: one per element, or one per (example, channel) for feature dropout (shape
+    [N, C, 1, ...], broadcast over the spatial axes)."""
     s = shape(x)
     mshape = (s[:2] + (1,) * (len(s) - 2)) if feature else s
-    return _rng().random(mshape) >= p
+    return _gen().engine.bernoulli_(math.prod(mshape), 1.0 - p).reshape(mshape)
 
 
 def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
@@ -258,7 +258,8 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
     dt = dtype(x)
     keep = _keep_mask(x, p, feature)
     if not alpha:
-        return fnp.multiply(x, _on_device_of(x, keep.astype(dt) * dt.type(1.0 / (1.0 - p))))
+        # torch: noise.div_(1 - p), the divisor rounded to the input's dtype first
+        return fnp.multiply(x, _on_device_of(x, keep.astype(dt) / dt.type(1.0 - p)))
     # PyTorch's alpha dropout: dropped units go to SELU's saturation value -alpha', then an
     # affine map a * (.) + b restores zero mean and unit variance
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))

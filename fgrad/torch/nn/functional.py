@@ -18,7 +18,6 @@ from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.shape import reshape
 from .._tensor._ops import named
-from .._tensor.creation import _rng
 from ._util import (
     arr,
     dtype,
@@ -190,23 +189,10 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
-    The mask comes from fgrad's default generator (fgrad.torch.manual_seed)."""
+    The mask is torch's for the same seed (`bernoulli_(1 - p)` on the default generator)."""
     if not 0.0 <= p <= 1.0:
         raise FgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    input = _arr(input, "dropout")
-    if not training or p == 0.0:
-        return input
-    dt = _dtype(input)
-    if p == 1.0:
-        return ew.mul(input, ew.const(input, 0.0))
-    keep = _rng().random(_shape(input)) >= p
-    mask = keep.astype(dt) * dt.type(1.0 / (1.0 - p))
-    v = _val(input)
-    if not isinstance(v, (np.ndarray, np.generic, Tracer)):  # another device: move the mask there
-        # optional dependency (GPU arrays): imported only when a CuPy array is seen
-        import cupy
-        mask = cupy.asarray(mask)
-    return ew.mul(input, mask)
+    return _spatial._dropout(_arr(input, "dropout"), p, training, feature=False, alpha=False)
 
 
 @grad_fn("NativeBatchNormBackward0")

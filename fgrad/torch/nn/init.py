@@ -1,5 +1,7 @@
-"""fgrad.torch.nn.init: in-place initialisers with PyTorch's names and formulas. Random values come
-from fgrad's default generator (fgrad.torch.manual_seed), so values differ from PyTorch's."""
+"""fgrad.torch.nn.init: in-place initialisers with PyTorch's names, formulas and random draws. After
+the same `manual_seed`, uniform_, normal_, xavier_*, kaiming_* and sparse_ give torch's values bit
+for bit; trunc_normal_ draws torch's uniforms (so later draws stay in step) and orthogonal_
+torch's normals, but their erfinv / QR are NumPy's and SciPy's, equal to torch's to rounding."""
 from __future__ import annotations
 
 import math
@@ -8,7 +10,7 @@ import numpy as np
 
 from ...core.errors import FgradValueError
 from ...core.trace import facade
-from .._tensor.creation import _rng
+from .._tensor.creation import _gen
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
 
@@ -56,21 +58,41 @@ def _fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _draw_dtype(tensor: Tensor):
+    """torch draws float64 tensors in float64 and other float dtypes in float32."""
+    return np.float64 if tensor._value.dtype == np.float64 else np.float32
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+    """U(a, b): torch's draws (`tensor.uniform_(a, b, generator=generator)`)."""
+    n = tensor.numel()
+    return _fill(tensor, _gen(generator).engine.uniform_(n, _draw_dtype(tensor), a, b).reshape(tuple(tensor.shape)))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+    """N(mean, std**2): torch's draws (`tensor.normal_(mean, std, generator=generator)`)."""
+    n = tensor.numel()
+    values = _gen(generator).engine.normal_(n, _draw_dtype(tensor), mean, std)
+    return _fill(tensor, values.reshape(tuple(tensor.shape)))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    # SciPy loads slowly (~130 ms): imported on first use, not with fgrad
-    from scipy.stats import truncnorm
-    vals = truncnorm.rvs((a - mean) / std, (b - mean) / std, loc=mean, scale=std,
-                         size=tuple(tensor.shape), random_state=_rng(generator))
-    return _fill(tensor, vals)
+    """N(mean, std**2) truncated to [a, b] by torch's inverse-CDF method: torch's uniforms on
+    [2 cdf(a) - 1, 2 cdf(b) - 1], then erfinv (SciPy's, in float64: within rounding of torch's
+    float32 erfinv), times std * sqrt(2), plus mean, clamped to [a, b]."""
+    # SciPy loads slowly: imported on first use, not with fgrad
+    from scipy.special import erfinv
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
+    dt = tensor._value.dtype
+    u = _gen(generator).engine.uniform_(tensor.numel(), _draw_dtype(tensor), 2 * lo - 1, 2 * hi - 1).astype(dt)
+    x = erfinv(u.astype(np.float64)).astype(dt)
+    x = x * dt.type(std * math.sqrt(2.0)) + dt.type(mean)
+    return _fill(tensor, np.clip(x, a, b).reshape(tuple(tensor.shape)))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -93,7 +115,8 @@ def eye_(tensor: Tensor) -> Tensor:
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # torch's expression (its rounding decides the last bits)
     return uniform_(tensor, -a, a, generator)
 
 
@@ -109,7 +132,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     fan = _fan(tensor, mode)
     if fan == 0:
         return tensor
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # torch's expression (its rounding decides the last bits)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -130,7 +154,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    dt = tensor._value.dtype
+    flat = _gen(generator).engine.normal_(rows * cols, _draw_dtype(tensor)).astype(dt).reshape(rows, cols)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -162,11 +187,11 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise FgradValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tuple(tensor.shape)
-    rng = _rng(generator)
-    values = rng.normal(0.0, std, (rows, cols))
+    gen = _gen(generator)
+    values = gen.engine.normal_(rows * cols, _draw_dtype(tensor), 0.0, std).reshape(rows, cols)
     zeros = int(math.ceil(sparsity * rows))
     for c in range(cols):
-        values[rng.permutation(rows)[:zeros], c] = 0
+        values[gen.engine.randperm(rows)[:zeros], c] = 0
     return _fill(tensor, values)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sized
 import numpy as np
 
 from ....core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ._random import TorchMT19937
+from ..._tensor._random import TorchMT19937
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]

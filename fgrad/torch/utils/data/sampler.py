@@ -78,7 +78,7 @@ class RandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        rng = _random.stream(self.generator)
+        rng = _random.fresh_stream(self.generator)
         if self.replacement:
             for _ in range(self.num_samples // 32):
                 yield from rng.randint(n, 32)

@@ -1,0 +1,355 @@
+"""PyTorch's CPU random number generator, draw for draw: the one RNG of fgrad.torch.
+
+A PyTorch CPU generator (CPUGeneratorImpl) is a 32-bit Mersenne Twister (MT19937) seeded with
+the low 32 bits of `manual_seed(seed)`, plus a cached second Box-Muller sample. Every random
+function of fgrad.torch (rand, randn, randint, randperm, Tensor.uniform_/normal_/bernoulli_/
+random_, multinomial, dropout, nn.init, the data loader's samplers) turns this engine's draws
+into values with PyTorch's transforms (ATen's TransformationHelper.h, DistributionTemplates.h,
+DistributionKernels.cpp), so a seeded `fgrad.torch.Generator` gives torch's values bit for bit.
+
+Two of torch's kernels depend on the CPU, and this module follows an x86-64 CPU with AVX2 (every
+x86 CPU since 2013, the machines torch's CPU wheels run fastest on):
+- float32 `normal_` on 16 or more contiguous elements runs torch's AVX2 kernel, whose log and
+  sin/cos are the Cephes polynomials of avx_mathfun.h; they are evaluated here in float32 step
+  by step (`_log8`, `_sincos8`) with the same roundings. (Without AVX2, torch uses libm's logf/
+  cosf/sinf and its float32 values differ in the last bits.)
+- `bernoulli_(p)` with a float p uses MKL's VSL stream on Intel CPUs; fgrad follows torch's
+  portable kernel (one 64-bit uniform per element, `u < p`), which torch runs on other CPUs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.errors import FgradRuntimeError
+
+_MASK32 = 0xFFFFFFFF
+_MASK24 = np.uint64((1 << 24) - 1)
+_MASK53 = np.uint64((1 << 53) - 1)
+_TWO63 = 1 << 63
+# randperm's "small n" path (n < UINT32_MAX / 20) draws 32-bit values; larger n uses 64-bit ones
+_RANDPERM_SMALL = _MASK32 // 20
+# torch's default_rng_seed_val: the seed of the default generator and of a new torch.Generator()
+DEFAULT_SEED = 67280421310721
+# normal_ switches from scalar Box-Muller to its block kernel at this many contiguous elements
+_NORMAL_BLOCK = 16
+
+_F = np.float32
+
+
+def _mt_state(seed: int) -> np.random.MT19937:
+    """An MT19937 in at::mt19937's initial state for `seed` (init_with_uint32 of its low 32 bits)."""
+    key = np.empty(624, np.uint32)
+    x = int(seed) & _MASK32
+    key[0] = x
+    for i in range(1, 624):
+        x = (1812433253 * (x ^ (x >> 30)) + i) & _MASK32
+        key[i] = x
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 624}}
+    return bits
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s + e == a + b exactly, s = fl(a + b) (Knuth's TwoSum)."""
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
+def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p + e == a * b exactly, p = fl(a * b) (Dekker's product with Veltkamp's split)."""
+    def split(x):
+        t = x * 134217729.0  # 2**27 + 1
+        hi = t - (t - x)
+        return hi, x - hi
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma64(a, b, c) -> np.ndarray:
+    """float64 fused multiply-add a * b + c rounded once, as torch's compiled `x * scale + shift`
+    (GCC fuses them). Boldo and Melquiond's emulation: the exact product and sum's low parts
+    added with rounding to odd, then one rounding to nearest."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        uh, ul = _two_prod(a, b)
+        th, tl = _two_sum(c, uh)
+        v, err = _two_sum(tl, ul)
+        odd = v.view(np.uint64) & np.uint64(1)
+        bump = (err != 0) & (odd == 0)
+        v = np.where(bump, np.nextafter(v, np.where(err > 0, np.inf, -np.inf)), v)
+        out = th + v
+    plain = a * b + c
+    return np.where(np.isfinite(out), out, plain)
+
+
+def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 fused multiply-add a * b + c rounded once (as _mm256_fmadd_ps).
+
+    a * b is exact in float64; the float64 sum is rounded, and where that rounding lands exactly
+    on a float32 tie the sum's rounding error (TwoSum) decides the side, so the float32 result
+    is the correctly rounded one."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    s = p + c64
+    bv = s - p
+    err = (p - (s - bv)) + (c64 - bv)
+    out = s.astype(_F)
+    # a tie: s is the midpoint between two float32s, so rounding it is decided by err's sign
+    lo = np.where(out.astype(np.float64) > s, np.nextafter(out, _F(-np.inf)), out)
+    tie = (err != 0) & (lo.astype(np.float64) + (np.nextafter(lo, _F(np.inf)).astype(np.float64)
+                                                 - lo.astype(np.float64)) / 2 == s)
+    if tie.any():
+        s = np.where(tie, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+        out = s.astype(_F)
+    return out
+
+
+def _c(value: float, like: np.ndarray) -> np.ndarray:
+    """A float32 constant broadcast to `like`'s shape."""
+    return np.full(like.shape, value, _F)
+
+
+def _log8(x: np.ndarray) -> np.ndarray:
+    """avx_mathfun's log256_ps (Cephes logf) in float32, one rounding per vector instruction."""
+    x = np.maximum(x, _F(np.finfo(_F).tiny))
+    bits = x.view(np.int32)
+    e = ((bits >> 23) - 0x7F).astype(_F) + _F(1)
+    x = ((bits & ~0x7F800000) | 0x3F000000).view(_F)  # the mantissa in [0.5, 1)
+    small = x < _F(0.707106781186547524)
+    tmp = np.where(small, x, _F(0))
+    x = x - _F(1)
+    e = e - np.where(small, _F(1), _F(0))
+    x = x + tmp
+    z = x * x
+    y = np.full_like(x, 7.0376836292E-2)
+    for coef in (-1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
+                 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1):
+        y = _fma32(y, x, _c(coef, x))
+    # GCC contracts each multiply feeding an add into one fma; which of two products it fuses
+    # (here y * z, not e * q1) was found against torch's output
+    y = _fma32(y * x, z, e * _F(-2.12194440e-4))
+    y = _fma32(-z, _c(0.5, x), y)
+    return _fma32(e, _c(0.693359375, x), x + y)
+
+
+def _sincos8(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """avx_mathfun's sincos256_ps (Cephes sinf/cosf) in float32, for x >= 0."""
+    j = (x * _F(1.27323954473516)).astype(np.int32)  # cvttps: truncation; x * 4/pi
+    j = (j + 1) & ~1
+    y = j.astype(_F)
+    sin_sign = (j & 4) != 0
+    poly_sin = (j & 2) == 0  # the sine polynomial gives sin (else the cosine one does)
+    cos_sign = ((j - 2) & 4) == 0
+    for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        x = _fma32(y, _c(dp, x), x)
+    z = x * x
+    c = _fma32(_c(2.443315711809948E-005, x), z, _c(-1.388731625493765E-003, x))
+    c = _fma32(c, z, _c(4.166664568298827E-002, x))
+    c = _fma32(c * z, z, -(z * _F(0.5))) + _F(1)
+    s = _fma32(_c(-1.9515295891E-4, x), z, _c(8.3321608736E-3, x))
+    s = _fma32(s, z, _c(-1.6666654611E-1, x))
+    s = _fma32(s * z, x, x)
+    sin = np.where(poly_sin, s, c)
+    cos = np.where(poly_sin, c, s)
+    return np.where(sin_sign, -sin, sin), np.where(cos_sign, -cos, cos)
+
+
+class TorchMT19937:
+    """The state and draws of a `torch.Generator` on the CPU, with PyTorch's transforms."""
+
+    __slots__ = ("_bits", "seed", "next_double_normal")
+
+    def __init__(self, seed: int = DEFAULT_SEED) -> None:
+        self.seed = int(seed)
+        self._bits = _mt_state(seed)
+        self.next_double_normal: float | None = None
+
+    def manual_seed(self, seed: int) -> None:
+        """Restart from `seed` in place (CPUGeneratorImpl::set_current_seed: the cached normal
+        sample is dropped); the bit generator object stays the same."""
+        self.seed = int(seed)
+        self._bits.state = _mt_state(seed).state
+        self.next_double_normal = None
+
+    @property
+    def bits(self) -> np.random.MT19937:
+        """The MT19937 bit generator (shared: NumPy samplers drawing from it advance this stream)."""
+        return self._bits
+
+    def get_state(self) -> dict:
+        """A snapshot: the seed, the MT19937 state (a copy) and the cached normal sample."""
+        state = self._bits.state
+        state["state"] = dict(state["state"], key=state["state"]["key"].copy())
+        return {"seed": self.seed, "mt19937": state, "next_double_normal": self.next_double_normal}
+
+    def set_state(self, state: dict) -> None:
+        """Restore a `get_state` snapshot."""
+        self.seed = int(state["seed"])
+        self._bits.state = state["mt19937"]
+        self.next_double_normal = state["next_double_normal"]
+
+    # --- raw draws ------------------------------------------------------------------------------
+
+    def random32(self, n: int) -> np.ndarray:
+        """`n` draws of generator->random() (uint32 values, as uint64)."""
+        return self._bits.random_raw(int(n))
+
+    def random64(self, n: int) -> np.ndarray:
+        """`n` draws of generator->random64(): two 32-bit draws, the first the high half."""
+        raw = self._bits.random_raw(2 * int(n))
+        return (raw[0::2] << np.uint64(32)) | raw[1::2]
+
+    def seed63(self) -> int:
+        """`torch.empty((), dtype=torch.int64).random_(generator=g).item()`: a seed in [0, 2**63)."""
+        return int(self.random64(1)[0]) % _TWO63
+
+    def uniform(self, n: int) -> np.ndarray:
+        """`n` float64 draws in [0, 1) of uniform_real_distribution<double> (53 random bits)."""
+        return (self.random64(n) & _MASK53).astype(np.float64) * (1.0 / (1 << 53))
+
+    def _unit(self, n: int, dtype) -> np.ndarray:
+        """uniform_real_distribution<dtype>(0, 1): 24 bits of a 32-bit draw (float32) or 53 of a
+        64-bit one (float64)."""
+        if np.dtype(dtype) == np.float32:
+            return (self.random32(n) & _MASK24).astype(_F) * _F(1.0 / (1 << 24))
+        return self.uniform(n)
+
+    # --- Tensor methods -------------------------------------------------------------------------
+
+    def uniform_(self, n: int, dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        """`torch.empty(n, dtype=dtype).uniform_(low, high)`: u * (high - low) + low in dtype."""
+        dt = np.dtype(dtype).type
+        lo, hi = dt(low), dt(high)
+        u = self._unit(n, dt)
+        # GCC fuses u * (hi - lo) + lo into one fma
+        if dt is _F:
+            return _fma32(u, np.full(n, hi - lo, _F), np.full(n, lo, _F))
+        return _fma64(u, hi - lo, lo)
+
+    def normal_(self, n: int, dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+        """`torch.empty(n, dtype=dtype).normal_(mean, std)` for a contiguous tensor."""
+        dt = np.dtype(dtype).type
+        if n < _NORMAL_BLOCK:
+            return np.array([self._normal_scalar(mean, std) for _ in range(n)], np.float64).astype(dt)
+        data = self._unit(n, dt)
+        block = self._block16_f32 if dt is _F else self._block16_f64
+        for i in range(0, n - _NORMAL_BLOCK + 1, _NORMAL_BLOCK):
+            data[i:i + 16] = block(data[i:i + 16], mean, std)
+        if n % _NORMAL_BLOCK:
+            # torch redraws the last 16 values and transforms them again
+            data[n - 16:] = block(self._unit(16, dt), mean, std)
+        return data
+
+    def _normal_scalar(self, mean: float, std: float) -> float:
+        """normal_distribution<double>: Box-Muller on two 53-bit uniforms, caching the sine."""
+        if self.next_double_normal is not None:
+            value, self.next_double_normal = self.next_double_normal, None
+            return float(_fma64(value, std, mean))
+        u1, u2 = self.uniform(2).tolist()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self.next_double_normal = r * math.sin(theta)
+        return float(_fma64(r * math.cos(theta), std, mean))
+
+    @staticmethod
+    def _block16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+        """normal_fill_16 in double with libm (Python's math): cos into d[:8], sin into d[8:]."""
+        radius = np.empty(8)
+        cos = np.empty(8)
+        sin = np.empty(8)
+        for j in range(8):
+            radius[j] = math.sqrt(-2.0 * math.log(1.0 - float(d[j])))
+            theta = 2.0 * math.pi * float(d[j + 8])
+            cos[j], sin[j] = math.cos(theta), math.sin(theta)
+        return np.concatenate([_fma64(radius * cos, std, mean), _fma64(radius * sin, std, mean)])
+
+    @staticmethod
+    def _block16_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+        """normal_fill_16_AVX2: float32 Box-Muller with the Cephes log/sincos and a final fma."""
+        u1 = _F(1) - d[:8]
+        radius = np.sqrt(_F(-2) * _log8(u1))
+        sin, cos = _sincos8(_F(2.0 * math.pi) * d[8:])
+        m, s = np.full(8, _F(mean)), np.full(8, _F(std))
+        return np.concatenate([_fma32(radius * cos, s, m), _fma32(radius * sin, s, m)])
+
+    def random_(self, n: int, low: int, high: int) -> np.ndarray:
+        """`random_(low, high)` / randint: a draw modulo the range, plus low (a 32-bit draw when
+        the range fits in 32 bits, else a 64-bit one)."""
+        span = int(high) - int(low)
+        if span <= 0:
+            raise FgradRuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        draws = self.random64(n) if span >= 1 << 32 else self.random32(n)
+        return (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
+
+    def bernoulli_(self, n: int, p: float) -> np.ndarray:
+        """`bernoulli_(p)` with a float p (torch's portable kernel): float64 uniform < p, as bool."""
+        return self.uniform(n) < float(p)
+
+    def bernoulli(self, probs: np.ndarray) -> np.ndarray:
+        """`torch.bernoulli(probs)`: per element a uniform in the probabilities' dtype (float32:
+        24 bits, float64: 53 bits) < p, as bool."""
+        p = np.asarray(probs)
+        dt = np.float32 if p.dtype in (np.float16, np.float32) else np.float64
+        return (self._unit(p.size, dt) < p.reshape(-1).astype(dt)).reshape(p.shape)
+
+    # --- torch functions ------------------------------------------------------------------------
+
+    def randperm(self, n: int) -> list[int]:
+        """`torch.randperm(n, generator=g).tolist()`."""
+        n = int(n)
+        if n < 0:
+            raise FgradRuntimeError(f"n must be non-negative, got {n}")
+        if n < _RANDPERM_SMALL:
+            # Fisher-Yates from the front: swap r[i] with r[i + random() % (n - i)]
+            perm = list(range(n))
+            if n > 1:
+                offsets = (self.random32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+                for i, z in enumerate(offsets):
+                    j = i + z
+                    perm[i], perm[j] = perm[j], perm[i]
+            return perm
+        # the "inside-out" variant PyTorch uses for huge n (64-bit draws keep it unbiased)
+        perm = [0] * n
+        draws = self.random64(n)
+        for i in range(n):
+            z = int(draws[i]) % (i + 1)
+            perm[i] = perm[z]
+            perm[z] = i
+        return perm
+
+    def randint(self, high: int, size: int) -> list[int]:
+        """`torch.randint(high=high, size=(size,), dtype=torch.int64, generator=g).tolist()`."""
+        return self.random_(size, 0, high).tolist()
+
+    def multinomial(self, weights: np.ndarray, num_samples: int, replacement: bool) -> list[int]:
+        """`torch.multinomial(weights, num_samples, replacement, generator=g).tolist()` for a 1-d
+        float64 `weights`: PyTorch's checks and both of its CPU algorithms."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.size and w.min() < 0:
+            raise FgradRuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not np.all(np.isfinite(w)):
+            raise FgradRuntimeError("invalid multinomial distribution (encountering probability entry = "
+                                    "infinity or NaN)")
+        if not replacement and num_samples > w.size:
+            raise FgradRuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        # a sequential float64 running sum, as PyTorch's kernel accumulates it
+        cum = np.cumsum(w)
+        if w.size == 0 or cum[-1] <= 0:
+            raise FgradRuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if replacement and num_samples > 1:
+            # inverse-CDF sampling: the first bucket whose normalised cumulative weight >= u
+            cum = cum / cum[-1]
+            cum[-1] = 1.0
+            return np.searchsorted(cum, self.uniform(num_samples), side="left").tolist()
+        # PyTorch's fast path (no replacement, or one sample): the top num_samples of w / q
+        # with q ~ Exp(1) drawn for every category, q = -log1p(-u). Ties (zero weights drawn
+        # when num_samples exceeds the non-zero ones) are broken by index here; PyTorch's topk
+        # leaves their order unspecified.
+        q = -np.log1p(-self.uniform(w.size))
+        ratio = w / q
+        return np.argsort(-ratio, kind="stable")[:num_samples].tolist()
