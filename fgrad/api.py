@@ -942,10 +942,16 @@ def _as_tuple(v, what: str) -> tuple:
 
 
 class _JitSwitch(threading.local):
-    disabled = False
+    """disable_jit's flag: a thread inside disable_jit has its own (`local`); every other
+    thread reads the process-wide one that config.update("jax_disable_jit", ...) sets."""
+    local: bool | None = None
+    process_wide = [False]
+
+    @property
+    def disabled(self) -> bool:
+        return self.process_wide[0] if self.local is None else self.local
 
 
-# disable_jit's flag (per thread, as JAX's): jitted functions run f eagerly while it is set
 _JIT_SWITCH = _JitSwitch()
 
 
@@ -953,12 +959,12 @@ _JIT_SWITCH = _JitSwitch()
 def disable_jit(disable: bool = True) -> Iterator[None]:
     """Inside this context, jit-decorated functions run their Python eagerly, every call
     (print and breakpoints see concrete values), as `jax.disable_jit`."""
-    prev = _JIT_SWITCH.disabled
-    _JIT_SWITCH.disabled = bool(disable)
+    prev = _JIT_SWITCH.local
+    _JIT_SWITCH.local = bool(disable)
     try:
         yield
     finally:
-        _JIT_SWITCH.disabled = prev
+        _JIT_SWITCH.local = prev
 
 
 def _run_lowered(jitted, args, kwargs, nums, names, want, *call_args, **call_kwargs):
@@ -1292,7 +1298,7 @@ class _Config:
                 self._nans = contextlib.ExitStack()
                 self._nans.enter_context(debug_nans(True))
         if name == "jax_disable_jit":
-            _JitSwitch.disabled = bool(value)  # the class default: threads without their own
+            _JitSwitch.process_wide[0] = bool(value)  # threads inside disable_jit keep their own
         self._values[name] = value
 
     def __getattr__(self, name: str) -> Any:

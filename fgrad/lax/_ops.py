@@ -17,7 +17,8 @@ from ..core.avals import PY_NUMBERS
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import aval_of
 from ..numpy._util import as_value
-from ..ops import cumulative, linalg, reduce, shape
+from ..ops import cumulative, linalg, reduce
+from ..ops import shape as _shape
 from ..ops import elementwise as ew
 from ..ops.nn import conv as _conv
 
@@ -103,7 +104,6 @@ mul = _binary("mul", fnp.multiply)
 div = _binary("div", _lax_div)
 max = _binary("max", fnp.maximum)  # noqa: A001 (lax's names)
 min = _binary("min", fnp.minimum)  # noqa: A001
-pow = _binary("pow", fnp.power)  # noqa: A001
 eq = _binary("eq", fnp.equal)
 ne = _binary("ne", fnp.not_equal)
 lt = _binary("lt", fnp.less)
@@ -121,6 +121,17 @@ cos = _unary("cos", fnp.cos)
 tanh = _unary("tanh", fnp.tanh)
 sqrt = _unary("sqrt", fnp.sqrt)
 rsqrt = _unary("rsqrt", lambda x: 1 / fnp.sqrt(x))
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001
+    """x ** y element-wise: x floating or complex; y of x's dtype, or of an integer dtype
+    (then x's dtype is the result's, as JAX's lax.pow)."""
+    x = _float_only("pow", x)
+    yv = as_value(np.asarray(y) if type(y) is int else y, "lax.pow")
+    if aval_of(yv).dtype.kind in "iu":
+        xv, _ = _operands("pow", x, fnp.zeros(aval_of(yv).shape, aval_of(x).dtype))
+        return fnp.power(xv, yv).astype(aval_of(x).dtype)
+    return fnp.power(*_operands("pow", x, y))
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -157,7 +168,7 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Any:
 
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
     """operand broadcast to `shape`: its axis i becomes axis broadcast_dimensions[i]."""
-    return shape.broadcast_in_dim(as_value(operand, "lax.broadcast_in_dim"), tuple(shape),
+    return _shape.broadcast_in_dim(as_value(operand, "lax.broadcast_in_dim"), tuple(shape),
                                   tuple(broadcast_dimensions))
 
 
@@ -165,13 +176,13 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
     """operand (its axes first permuted by `dimensions`, if given) reshaped to new_sizes."""
     x = as_value(operand, "lax.reshape")
     if dimensions is not None:
-        x = shape.transpose(x, dimensions)
-    return shape.reshape(x, tuple(new_sizes))
+        x = _shape.transpose(x, dimensions)
+    return _shape.reshape(x, tuple(new_sizes))
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     """operand with output axis i = input axis permutation[i]."""
-    return shape.transpose(as_value(operand, "lax.transpose"), tuple(permutation))
+    return _shape.transpose(as_value(operand, "lax.transpose"), tuple(permutation))
 
 
 def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
@@ -179,7 +190,7 @@ def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[in
     """operand[start:limit:stride] along every axis (static bounds)."""
     x = as_value(operand, "lax.slice")
     if strides is None or all(s == 1 for s in strides):
-        return shape.slice(x, start_indices, limit_indices)
+        return _shape.slice(x, start_indices, limit_indices)
     return x[tuple(builtins.slice(a, b, s) for a, b, s in zip(start_indices, limit_indices, strides))]
 
 
@@ -217,7 +228,7 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Any) -> Any:
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """The operands (one dtype, equal shapes but along dimension) joined along dimension."""
-    return shape.concatenate(_operands_any_shape("concatenate", operands), int(dimension))
+    return _shape.concatenate(_operands_any_shape("concatenate", operands), int(dimension))
 
 
 def _operands_any_shape(name: str, xs) -> list:
@@ -316,8 +327,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         raise NotImplementedError("conv_general_dilated: give dimension_numbers as three strings "
                                   "such as ('NHWC', 'HWIO', 'NHWC')")
     lhs_spec, rhs_spec, out_spec = specs
-    x = shape.transpose(x, tuple(lhs_spec.index(c) for c in "NCHW"))
-    w = shape.transpose(w, tuple(rhs_spec.index(c) for c in "OIHW"))
+    x = _shape.transpose(x, tuple(lhs_spec.index(c) for c in "NCHW"))
+    w = _shape.transpose(w, tuple(rhs_spec.index(c) for c in "OIHW"))
     kh, kw = aval_of(w).shape[2:]
     dil = tuple(rhs_dilation or (1, 1))
     strides = tuple(window_strides)
@@ -335,7 +346,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         pads = [(0, 0), (0, 0)]
     out = _conv.conv2d(x, w, stride=strides, padding=tuple(lo for lo, _ in pads), dilation=dil,
                        groups=int(feature_group_count))
-    out = shape.transpose(out, tuple("NCHW".index(c) for c in out_spec))
+    out = _shape.transpose(out, tuple("NCHW".index(c) for c in out_spec))
     return out if preferred_element_type is None else ew.convert_element_type(out, np.dtype(preferred_element_type))
 
 
