@@ -428,7 +428,7 @@ triu_indices = _tri_indices(fnp.triu_indices, "triu_indices", "upper triangle (o
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
     """`num_samples` category indices per row of the (unnormalised, non-negative) weights
     `input` (1-D, or 2-D: one row per distribution); without replacement each category is
-    drawn at most once. Draws from fgrad's generator (not PyTorch's stream)."""
+    drawn at most once. Torch's draws and algorithms for the same seed."""
     w = np.asarray(concrete_array(input, "multinomial"), np.float64)
     if w.ndim not in (1, 2):
         raise FgradRuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim} dims")
@@ -449,8 +449,8 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if not replacement and ((rows > 0).sum(axis=1) < num_samples).any():
         raise FgradRuntimeError(f"invalid multinomial distribution (with replacement=False, not enough non-negative "
                            f"category to sample): fewer than {num_samples} categories have a positive weight")
-    rng = _creation._rng(generator)
-    out = np.stack([rng.choice(n, size=num_samples, replace=replacement, p=r / s) for r, s in zip(rows, sums)])
+    engine = _creation._engine(generator)
+    out = np.array([engine.multinomial(r, num_samples, replacement) for r in rows], np.int64)
     return _make(out.reshape(w.shape[:-1] + (num_samples,)).astype(np.int64))
 
 

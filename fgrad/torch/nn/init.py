@@ -1,10 +1,11 @@
 """fgrad.torch.nn.init: in-place initialisers with PyTorch's names, formulas and random draws. After
-the same `manual_seed`, uniform_, normal_, xavier_*, kaiming_* and sparse_ give torch's values bit
-for bit; trunc_normal_ draws torch's uniforms (so later draws stay in step) and orthogonal_
-torch's normals, but their erfinv / QR are NumPy's and SciPy's, equal to torch's to rounding."""
+the same `manual_seed`, uniform_, normal_, xavier_*, kaiming_*, trunc_normal_ and sparse_ give
+torch's values bit for bit; orthogonal_ draws torch's normals but its QR is NumPy's (LAPACK), equal
+to torch's to rounding."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -78,21 +79,42 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """N(mean, std**2) truncated to [a, b] by torch's inverse-CDF method: torch's uniforms on
-    [2 cdf(a) - 1, 2 cdf(b) - 1], then erfinv (SciPy's, in float64: within rounding of torch's
-    float32 erfinv), times std * sqrt(2), plus mean, clamped to [a, b]."""
-    # SciPy loads slowly: imported on first use, not with fgrad
-    from scipy.special import erfinv
-
+    """N(mean, std**2) truncated to [a, b] by torch 2.13's rejection sampling: when [a, b] holds
+    more than 0.3 of the mass, whole-tensor normal_ redraws replace the values outside it
+    (torch's values bit for bit); otherwise uniform proposals on [a, b] are accepted by a
+    log-uniform test (torch's draws; NumPy's log may decide a borderline test differently)."""
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    engine = _gen(generator).engine
     dt = tensor._value.dtype
-    u = _gen(generator).engine.uniform_(tensor.numel(), _draw_dtype(tensor), 2 * lo - 1, 2 * hi - 1).astype(dt)
-    x = erfinv(u.astype(np.float64)).astype(dt)
-    x = x * dt.type(std * math.sqrt(2.0)) + dt.type(mean)
-    return _fill(tensor, np.clip(x, a, b).reshape(tuple(tensor.shape)))
+    draw = _draw_dtype(tensor)
+    n, shape = tensor.numel(), tuple(tensor.shape)
+    if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+        lo, hi = dt.type(a), dt.type(b)
+        result = engine.normal_(n, draw, mean, std).astype(dt)
+        while True:
+            reject = (result < lo) | (result > hi)
+            if not reject.any():
+                return _fill(tensor, result.reshape(shape))
+            result = np.where(reject, engine.normal_(n, draw, mean, std).astype(dt), result)
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+    def log_pdf(x):  # torch's in-place chain, rounded in the tensor's dtype at each step
+        y = (x - dt.type(mean)) / dt.type(std)
+        return (y * y) * dt.type(-0.5) - dt.type(log_peak)
+
+    result = engine.uniform_(n, draw, a, b).astype(dt)
+    with np.errstate(divide="ignore"):
+        pending = np.log(engine.uniform_(n, draw).astype(dt)) > log_pdf(result)
+        while pending.any():
+            candidates = engine.uniform_(n, draw, a, b).astype(dt)
+            result = np.where(pending, candidates, result)
+            pending = np.where(pending, np.log(engine.uniform_(n, draw).astype(dt)) > log_pdf(candidates), pending)
+    return _fill(tensor, result.reshape(shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
