@@ -1,44 +1,67 @@
 """fgrad.debug: JAX's `jax.debug.print` and `jax.debug.callback`.
 
-Eagerly, under `disable_jit()` and under grad/jvp/vjp (whose traced values have concrete
-primals) the callback runs at once with concrete arrays (the primal values: derivatives are
-not printed), as in JAX. Under jit and vmap, where no concrete value exists while the Python
-runs, fgrad cannot yet stage a host callback into the compiled program, so the callback runs
-once at trace time with the traced values (`debug.print` shows `Traced<f64[3]>...`, as a
-Python print would), and not on later calls that reuse the trace. JAX runs it on every call
-with the run-time values (per example under vmap): docs/jax-differences.md.
+The callback runs when the values exist, with concrete arrays, as in JAX: at once eagerly
+and under grad/jvp/vjp (with the primal values: derivatives are not printed); under jit on
+every call of the compiled program, with that call's values; under vmap once per example.
+Under jit it is one equation of the `debug_callback` primitive, which is `effectful`: dead-code
+elimination keeps it although nothing reads its (empty) output.
 """
 from __future__ import annotations
 
 import builtins
 from typing import Any, Callable
 
-from .core import errors
-from .core.trace import Tracer, concrete_value
-from .tree_util import tree_map
+import numpy as np
+
+from .core.avals import ShapedArray
+from .core.primitive import Primitive
+from .core.trace import Tracer
+from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["callback", "print"]
 
 
-def _concrete(x):
-    if not isinstance(x, Tracer):
-        return x
-    try:
-        return concrete_value(x, "debug.callback's argument")
-    except errors.ConcretizationError:
-        return x  # under jit or vmap: the traced value itself (see the module docstring)
+debug_callback_p = Primitive("debug_callback")
+debug_callback_p.effectful = True
+_TOKEN = ShapedArray((0,), np.dtype(np.float64))
+
+
+@debug_callback_p.def_impl
+def _impl(*leaves, xp, call):
+    call(*leaves)
+    return xp.zeros((0,))
+
+
+debug_callback_p.def_abstract_eval(lambda *avals, call: _TOKEN)
+# the callback sees primal values; its empty output carries no derivative
+debug_callback_p.def_jvp(lambda primals, tangents, call: (debug_callback_p.bind(*primals, call=call), None))
+debug_callback_p.def_vjp(lambda needs, ct, out, *primals, call: [None] * len(primals))
+debug_callback_p.def_saves(inputs=False, output=False)
 
 
 def callback(callback: Callable[..., Any], *args, ordered: bool = False, **kwargs) -> None:
-    """Call `callback(*args, **kwargs)` for its side effect, with the arguments' (pytrees of
-    arrays) concrete values where they exist; returns None. `ordered` is accepted: fgrad
-    runs callbacks in program order. Under jit and vmap it runs at trace time (see
-    fgrad.debug's docstring)."""
-    args, kwargs = tree_map(_concrete, (args, kwargs))
-    callback(*args, **kwargs)
+    """Call `callback(*args, **kwargs)` for its side effect with the arguments' (pytrees of
+    arrays) concrete values: at once, or under jit on every run of the compiled program, or
+    once per example under vmap; returns None. `ordered` is accepted: fgrad runs callbacks
+    in program order."""
+    leaves, tree = tree_flatten((args, kwargs))
+    if not any(isinstance(v, Tracer) for v in leaves):
+        callback(*args, **kwargs)
+        return
+
+    def call(*values):  # (a new function per call site: two callbacks are never merged)
+        a, k = tree_unflatten(tree, values)
+        callback(*a, **k)
+    traced = [i for i, v in enumerate(leaves) if isinstance(v, Tracer)]
+    fixed = dict((i, v) for i, v in enumerate(leaves) if not isinstance(v, Tracer))
+
+    def call_traced(*values):  # non-array leaves (strings, numbers) stay out of the primitive
+        it = iter(values)
+        call(*[fixed[i] if i in fixed else next(it) for i in range(len(leaves))])
+    debug_callback_p.bind(*[leaves[i] for i in traced], call=call_traced)
 
 
 def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:  # noqa: A001 (JAX's name)
-    """Print `fmt.format(*args, **kwargs)` with the arguments' values (see `callback` for
-    when they are concrete)."""
+    """Print `fmt.format(*args, **kwargs)` with the arguments' values when they exist (see
+    `callback`)."""
     callback(lambda *a, **k: builtins.print(fmt.format(*a, **k)), *args, ordered=ordered, **kwargs)

@@ -238,11 +238,34 @@ def test_debug_callback_gets_concrete_values() -> None:
     assert type(got[1]) is not fgrad.core.trace.Tracer and isinstance(got[1], np.ndarray)
 
 
-@pytest.mark.xfail(strict=True, reason="fgrad cannot stage a host callback into a jit program yet: "
-                                        "debug.print under jit runs once at trace time (fgrad/debug.py)")
-def test_debug_print_under_jit_prints_run_time_values() -> None:
-    f = fgrad.jit(lambda v: fgrad.debug.print("v={}", v) or v)
-    assert _printed(lambda: (f(np.ones(2)), f(np.zeros(2)))) == "v=[1. 1.]\nv=[0. 0.]\n"
+def _under(lib, where: str):
+    """A function that debug-prints its argument under a transform, run on two inputs."""
+    def f(v):
+        lib.debug.print("v={} tag={t}", v, t="a")
+        return (v * v).sum()
+    if where == "jit":
+        g = lib.jit(f)
+    elif where == "vmap":
+        g = lib.vmap(f)
+    elif where == "jit(grad)":
+        g = lib.jit(lib.grad(f))
+    elif where == "jit(vmap)":
+        g = lib.jit(lib.vmap(f))
+    else:  # a compiled loop under jit: the callback in its body runs every iteration
+        g = lib.jit(lambda x: lib.lax.fori_loop(
+            0, 3, lambda i, c: (lib.debug.print("i={} c={}", i, c), c + x)[1], x))
+    return lambda: (g(np.array([1.0, 2.0])), g(np.array([3.0, -1.0])))
+
+
+@pytest.mark.parametrize("where", ["jit", "vmap", "jit(grad)", "jit(vmap)", "fori_loop"])
+def test_debug_print_prints_run_time_values_as_jax(where: str) -> None:
+    got, want = _printed(_under(fgrad, where)), _printed(_under(jax, where))
+    assert got == want and got
+
+
+def test_debug_callback_survives_dead_code_elimination() -> None:
+    jaxpr = fgrad.make_jaxpr(lambda v: fgrad.debug.callback(print, v) or v * 2)(1.0)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns][0] == "debug_callback"
 
 
 # --- checkpoint policies and names --------------------------------------------------------

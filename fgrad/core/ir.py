@@ -202,12 +202,14 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args) -> list:
 
 
 def dce_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
-    """Drop equations whose outputs nothing uses (primitives are pure)."""
+    """Drop equations whose outputs nothing uses: primitives are pure, except those marked
+    `effectful` (fgrad.debug's host callback), which stay for their effect."""
     live = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     kept = []
     for e in reversed(jaxpr.eqns):
         outs = e.outvars
-        if (id(outs[0]) in live) if len(outs) == 1 else any(id(v) in live for v in outs):
+        if ((id(outs[0]) in live) if len(outs) == 1 else any(id(v) in live for v in outs)) \
+                or e.primitive.effectful:
             kept.append(e)
             for v in e.invars:
                 if v.__class__ is not Literal:

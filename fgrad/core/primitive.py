@@ -78,6 +78,9 @@ class Primitive:
         # the eval trace copies what an impl hands back of its operands.
         self.view = view
         self.backward_name = backward_name or _backward_name(name)
+        # Whether binding it has an effect beyond its output (a host callback): dead-code
+        # elimination keeps such equations (core.ir.dce_jaxpr)
+        self.effectful = False
         self.nondiff = False
         self.impl = None
         self.abstract_eval = None
