@@ -29,6 +29,10 @@ MATRIX = np.array([[1.0, -2.0, 0.5, 3.0], [0.0, 0.0, -np.inf, 2.0], [40.0, -40.0
 FINITE = np.array([[1.0, -2.0, 0.5, 3.0], [0.0, 0.0, 7.0, 2.0], [4.0, -1.0, 1.0, 1.0]])
 MASK = np.array([[True, True, False, True], [True, False, True, True], [False, True, True, True]])
 
+_rng = np.random.default_rng(0)
+_ATT = {"q": _rng.normal(size=(1, 2, 2, 2)), "k": _rng.normal(size=(1, 3, 1, 2)), "v": _rng.normal(size=(1, 3, 1, 2)),
+        "bias": _rng.normal(size=(1, 2, 2, 3)), "mask": np.array([[[[True, False, True], [True, True, False]]]])}
+
 # name -> list of (kwargs, input); each kwargs is passed to both fgrad.nn.<name> and jax.nn.<name>
 CASES: dict[str, list[tuple[dict, np.ndarray]]] = {
     **{name: [({}, KINKS)] for name in [
@@ -50,6 +54,13 @@ CASES: dict[str, list[tuple[dict, np.ndarray]]] = {
                   ({"axis": 1, "b": FINITE[0] ** 2}, FINITE)],
     "logmeanexp": [({}, FINITE), ({"axis": 1, "where": MASK}, FINITE), ({"axis": 0, "keepdims": True}, MATRIX)],
     "standardize": [({}, FINITE), ({"axis": 0, "algorithm": "stable"}, FINITE), ({"where": MASK}, FINITE)],
+    # x is the query (B=1, T=2, N=2, H=2) of a grouped-query attention (K=1 key/value head)
+    "dot_product_attention": [({"key": _ATT["k"], "value": _ATT["v"]}, _ATT["q"]),
+                              ({"key": _ATT["k"], "value": _ATT["v"], "bias": _ATT["bias"], "mask": _ATT["mask"],
+                                "is_causal": True}, _ATT["q"]),
+                              ({"key": _ATT["k"], "value": _ATT["v"], "local_window_size": (1, 0), "scale": 0.7,
+                                "query_seq_lengths": np.array([1], np.int32),
+                                "key_value_seq_lengths": np.array([2], np.int32)}, _ATT["q"])],
     # integer indices: values, jit and vmap only (nothing to differentiate)
     "one_hot": [({"num_classes": 4}, np.array([0, 3, -1, 4, 2])), ({"num_classes": 3, "axis": 0}, np.array([[0, 1], [2, 5]]))],
 }
@@ -79,7 +90,9 @@ def _fns(name: str, kw: dict):
 
 # XLA's tanh is not exactly ±1 where it saturates, NumPy's is: gelu(approximate=True)'(-40) is
 # 1.4e-13 in jax and 0 here, gelu''(-40) 4.9e-11 and 0
-ATOL = {"gelu": 1e-10}
+# dot_product_attention runs its softmax in float32, in JAX too (XLA's float32 exp and NumPy's
+# differ in the last bits)
+ATOL = {"gelu": 1e-10, "dot_product_attention": 2e-6}
 
 
 def _close(got, want, what: str, rtol: float = 1e-12, atol: float = 1e-12) -> None:
@@ -238,3 +251,11 @@ def test_initializer_errors_name_the_shape() -> None:
         INIT.delta_orthogonal()(fgrad.random.key(0), (3, 4, 2))
     with pytest.raises(ValueError, match="fan_sum"):
         INIT.variance_scaling(1.0, "fan_sum", "normal")
+
+
+def test_dot_product_attention_errors_name_the_heads_and_the_implementation() -> None:
+    q, k = np.zeros((1, 2, 3, 4)), np.zeros((1, 2, 2, 4))
+    with pytest.raises(ValueError, match="multiple of the number of key/value heads, but got 3 vs 2"):
+        fnn.dot_product_attention(q, k, k)
+    with pytest.raises(ValueError, match="'cudnn' is not available"):
+        fnn.dot_product_attention(q, q, q, implementation="cudnn")
