@@ -1024,6 +1024,8 @@ class Lowered:
         return Compiled(self._program, self._run)
 
     def __getattr__(self, name: str):
+        if name.startswith("_"):  # (copy and pickle probe before __init__ ran)
+            raise AttributeError(name)
         return getattr(self._program, name)
 
 
@@ -1249,8 +1251,8 @@ def linear_transpose(fun: Callable, *primals) -> Callable:
     """The transpose of the linear function fun: `linear_transpose(fun, *primals)(ct)` is
     the tuple of input cotangents, one per primal (each primal, an array or a
     ShapeDtypeStruct, only gives the inputs' shapes and dtypes). fun must be linear in its
-    inputs; the transpose is taken at zero inputs, so a constant offset in fun is ignored
-    where JAX refuses it."""
+    inputs: the transpose is taken at zero inputs by reverse mode, so a constant offset is
+    ignored (as JAX does) and a non-linear fun gives its linearisation's transpose at zero."""
     zeros = tree_map(lambda p: np.zeros(np.shape(_stand_in(p)), np.result_type(_stand_in(p))), primals)
     _, pull = vjp(fun, *zeros)
 

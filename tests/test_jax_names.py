@@ -166,6 +166,12 @@ def test_linear_transpose_matches_jax() -> None:
         _close(a, b)
 
 
+def test_linear_transpose_ignores_an_affine_constant_as_jax() -> None:
+    ct = np.array([1.0, -2.0])
+    _close(fgrad.linear_transpose(lambda x: 3 * x + 1.0, np.ones(2))(ct)[0],
+           jax.linear_transpose(lambda x: 3 * x + 1.0, np.ones(2))(ct)[0])
+
+
 # --- disable_jit, config, debug -----------------------------------------------------------
 
 def test_disable_jit_runs_the_python_every_call() -> None:
@@ -395,7 +401,7 @@ LAX_CASES = {
 
 
 def test_every_lax_function_has_a_case() -> None:
-    from fgrad.lax._ops import __all__ as ops
+    ops = fgrad.lax._ops.__all__
     assert sorted(set(ops) - set(LAX_CASES)) == [], "a new fgrad.lax function needs a LAX_CASES entry"
     assert sorted(set(ops) - set(dir(jax.lax))) == [], "fgrad.lax names must be jax.lax's"
 
