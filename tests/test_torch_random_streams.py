@@ -181,3 +181,21 @@ def test_state_seed_and_default():
     assert ft.manual_seed(-1).initial_seed() == torch.manual_seed(-1).initial_seed()
     with pytest.raises(RuntimeError, match="manual_seed"):
         ft.manual_seed(2 ** 64)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_data_loading_without_a_generator_follows_the_default_stream(seed):
+    """The data loader's samplers, random_split and worker seeds draw from the same engine as
+    rand: with generator=None they give torch's order and leave torch's state behind."""
+    from fgrad.torch.utils import data as fd
+    tdata = torch.utils.data
+    ds = list(range(23))
+    torch.manual_seed(seed)
+    ft.manual_seed(seed)
+    want = [[b.tolist() for b in tdata.DataLoader(ds, batch_size=4, shuffle=True)],
+            [list(s) for s in tdata.random_split(ds, [10, 13])], list(tdata.SubsetRandomSampler(list(range(9)))),
+            list(tdata.WeightedRandomSampler([1.0, 2.0, 3.0, 4.0], 6)), torch.rand(3).numpy().tolist()]
+    got = [[b.tolist() for b in fd.DataLoader(ds, batch_size=4, shuffle=True)],
+           [list(s) for s in fd.random_split(ds, [10, 13])], list(fd.SubsetRandomSampler(list(range(9)))),
+           list(fd.WeightedRandomSampler([1.0, 2.0, 3.0, 4.0], 6)), ft.rand(3).numpy().tolist()]
+    assert got == want

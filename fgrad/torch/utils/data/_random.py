@@ -13,9 +13,9 @@ from ..._tensor.creation import Generator, default_generator
 
 
 def as_generator(generator, what: str = "generator"):
-    """Check a user's `generator` argument: None, an fgrad.torch.Generator, or an int seed
-    (fgrad's older API; it becomes `torch.Generator().manual_seed(seed)`)."""
-    if generator is None or isinstance(generator, Generator):
+    """Check a user's `generator` argument: None, an fgrad.torch.Generator, a NumPy Generator, or
+    an int seed (fgrad's older API; it becomes `torch.Generator().manual_seed(seed)`)."""
+    if generator is None or isinstance(generator, (Generator, np.random.Generator)):
         return generator
     if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
         return Generator().manual_seed(int(generator))
@@ -25,8 +25,11 @@ def as_generator(generator, what: str = "generator"):
 
 
 def stream(generator) -> TorchMT19937:
-    """The stream a sampler draws from: `generator`'s, else the default generator's."""
+    """The stream a sampler draws from: `generator`'s, else the default generator's (a NumPy
+    Generator seeds a new stream with a 63-bit draw)."""
     generator = as_generator(generator)
+    if isinstance(generator, np.random.Generator):
+        return TorchMT19937(int(generator.integers(0, 1 << 63)))
     return (default_generator if generator is None else generator).engine
 
 
@@ -36,7 +39,7 @@ def fresh_stream(generator) -> TorchMT19937:
     generator = as_generator(generator)
     if generator is None:
         return TorchMT19937(default_generator.engine.seed63())
-    return generator.engine
+    return stream(generator)
 
 
 def draw_seed(generator) -> int:

@@ -67,8 +67,8 @@ class DataLoader(Generic[T_co]):
     - generator: an `fgrad.torch.Generator` (`torch.Generator` under `import fgrad.torch as torch`). With a
       seeded one the shuffle order is PyTorch's for the same seed, epoch after epoch (each
       epoch also draws the workers' base seed from it first, as PyTorch does). With None the
-      order comes from fgrad's default generator: repeatable under `fgrad.torch.manual_seed`, but not
-      PyTorch's order. (An int seed or a NumPy Generator is accepted too.)
+      order comes from the default generator: PyTorch's order under the same
+      `fgrad.torch.manual_seed`. (An int seed or a NumPy Generator is accepted too.)
     - num_workers: load in that many worker processes (multiprocessing, the default start
       method or `multiprocessing_context`); each holds a copy of the dataset, is seeded with
       base_seed + worker_id (`random`, fgrad and, derived from it, NumPy's global generators),

@@ -59,8 +59,8 @@ class RandomSampler(Sampler[int]):
     further permutations), or with `replacement=True` `num_samples` independent uniform draws.
 
     PyTorch's algorithm: each epoch draws a fresh permutation (randperm) or chunks of 32 draws
-    (randint) from `generator`; with generator=None a fresh seed is drawn from fgrad's default
-    generator every epoch."""
+    (randint) from `generator`; with generator=None a fresh generator is seeded every epoch by
+    a 63-bit draw from the default generator."""
 
     def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
                  generator=None) -> None:
