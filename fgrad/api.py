@@ -1042,14 +1042,20 @@ class Traced:
 
 
 def make_jaxpr(f: Callable, static_argnums: Sequence[int] | int = (),
-               static_argnames: Sequence[str] | str = ()) -> Callable:
+               static_argnames: Sequence[str] | str = (), return_shape: bool = False) -> Callable:
     """make_jaxpr(f)(*args, **kwargs): the typed IR of f on arguments shaped like args.
-    Keyword arguments are traced like positional ones unless named in static_argnames."""
-    nums, names = _as_tuple(static_argnums, "static_argnums"), _as_tuple(static_argnames, "static_argnames")
+    Keyword arguments are traced like positional ones unless static: a parameter in
+    static_argnums or static_argnames is static however it is passed (as jit's). With
+    return_shape, (jaxpr, f's output as a pytree of ShapeDtypeStruct)."""
+    nums, names = _static_args(f, static_argnums, static_argnames)
 
     @functools.wraps(f)
     def make(*args, **kwargs):
-        return _stage(f, args, kwargs, nums, "make_jaxpr", names)[0]
+        closed, out_tree = _stage(f, args, kwargs, nums, "make_jaxpr", names)[:2]
+        if not return_shape:
+            return closed
+        return closed, tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, is_weak(a))
+                                                 for a in closed.out_avals])
     return make
 
 
@@ -1242,9 +1248,7 @@ def eval_shape(fun: Callable, *args, **kwargs) -> Any:
     """The shapes and dtypes of fun(*args, **kwargs) as a pytree of ShapeDtypeStruct, found
     by tracing fun, without computing it. Leaves of args may be arrays or ShapeDtypeStruct."""
     args, kwargs = tree_map(_stand_in, (args, kwargs))
-    closed, out_tree, _, _ = _stage(fun, args, kwargs, (), "eval_shape")
-    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, is_weak(a))
-                                     for a in closed.out_avals])
+    return make_jaxpr(fun, return_shape=True)(*args, **kwargs)[1]
 
 
 def linear_transpose(fun: Callable, *primals) -> Callable:

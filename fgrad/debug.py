@@ -5,6 +5,10 @@ and under grad/jvp/vjp (with the primal values: derivatives are not printed); un
 every call of the compiled program, with that call's values; under vmap once per example.
 Under jit it is one equation of the `debug_callback` primitive, which is `effectful`: dead-code
 elimination keeps it although nothing reads its (empty) output.
+
+A callback none of whose arguments is traced (`debug.print("hello")` under jit) runs once,
+when jit traces, where JAX runs it on every call: staging folds an operation without a
+traced operand into a constant (docs/jax-differences.md).
 """
 from __future__ import annotations
 
