@@ -78,7 +78,13 @@ def test_each_door_has_its_own_nn() -> None:
     np.testing.assert_array_equal(fgrad.nn.relu(np.array([-1.0, 2.0])), [0.0, 2.0])
     w = fgrad.nn.initializers.glorot_uniform()(fgrad.random.PRNGKey(0), (3, 4))
     assert w.shape == (3, 4)
-    assert not hasattr(fgrad.nn, "Linear")
+    for name in ("Linear", "Module", "functional"):
+        getattr(torch_door.nn, name)  # the name's home
+        with pytest.raises(AttributeError, match=rf"import fgrad\.torch as torch`, then torch\.nn\.{name}$"):
+            getattr(fgrad.nn, name)
+    with pytest.raises(AttributeError) as e:
+        fgrad.nn.no_such_function  # noqa: B018
+    assert "fgrad.torch" not in str(e.value)
     assert torch_door.nn.Linear(3, 4).weight.shape == (4, 3)
     assert not hasattr(torch_door.nn, "initializers")
 

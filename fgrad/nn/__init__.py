@@ -19,3 +19,15 @@ from .encoding import one_hot  # noqa: F401
 from .reductions import log_softmax, logmeanexp, logsumexp, softmax, standardize  # noqa: F401
 
 __all__ = sorted(n for n in dir() if not n.startswith("_"))
+
+# torch.nn's names that are not jax.nn's: its Module classes (CamelCase) and subpackages
+_TORCH_NN_SUBMODULES = frozenset({"functional", "init", "utils", "parameter", "modules"})
+
+
+def __getattr__(name: str):
+    if (name[:1].isupper() and not name.startswith("_")) or name in _TORCH_NN_SUBMODULES:
+        raise AttributeError(
+            f"module 'fgrad.nn' has no attribute {name!r}: fgrad.nn is JAX's jax.nn (functions and "
+            f"initializers); the PyTorch-style nn is fgrad.torch.nn: `import fgrad.torch as torch`, "
+            f"then torch.nn.{name}")
+    raise AttributeError(f"module 'fgrad.nn' has no attribute {name!r}")

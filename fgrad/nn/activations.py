@@ -1,10 +1,11 @@
-"""jax.nn's elementwise activations, on fgrad.numpy and fgrad.scipy.special.
+"""jax.nn's elementwise activations, on fgrad.numpy, fgrad.scipy.special and fgrad's relu
+primitive.
 
 Each is JAX's formula, so values, derivatives of every order, jit and vmap follow from the
-functions underneath. JAX's derivative conventions at kinks are kept: `relu`, `relu6` and
-`log1mexp` carry JAX's custom_jvp (relu'(0) = 0, relu6'(0) = relu6'(6) = 0, where plain
-`maximum` would give 0.5 at a tie); the rest take at a kink what JAX's `where`/`clip`
-composition takes (e.g. elu'(0) = alpha, leaky_relu'(0) = 1, hard_tanh'(±1) = 1).
+functions underneath. JAX's derivative conventions at kinks are kept: relu'(0) = 0 (fgrad's
+relu primitive), relu6'(0) = relu6'(6) = 0 and log1mexp' = 1/expm1 (custom_jvp, as JAX's),
+where plain `maximum` would give 0.5 at a tie; the rest take at a kink what JAX's
+`where`/`clip` composition takes (e.g. elu'(0) = alpha, leaky_relu'(0) = 1, hard_tanh'(±1) = 1).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..custom import custom_jvp
+from ..ops import nn as ops_nn
 from ..scipy import special
 
 
@@ -29,15 +31,11 @@ def identity(x: Any) -> Any:
     return jnp.asarray(x)
 
 
-@custom_jvp
 def relu(x: Any) -> Any:
-    """Rectified linear unit, max(x, 0), with JAX's derivative convention relu'(0) = 0."""
-    return jnp.maximum(x, 0)
-
-
-# JAX's convention at 0 (see https://dl.acm.org/doi/10.5555/3540261.3540297): the tangent
-# passes only where x > 0.
-relu.defjvps(lambda g, ans, x: jnp.where(x > 0, g, jnp.zeros_like(g)))
+    """Rectified linear unit, max(x, 0), with JAX's derivative convention relu'(0) = 0 (fgrad's
+    relu primitive, which the PyTorch door shares: both ecosystems take 0 there, and both zero
+    a NaN cotangent at an inactive unit)."""
+    return ops_nn.relu(jnp.asarray(x))
 
 
 @custom_jvp

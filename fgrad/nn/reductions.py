@@ -16,6 +16,7 @@ import numpy as np
 from .. import numpy as jnp
 from ..api import stop_gradient
 from ..custom import custom_jvp
+from ..ops import nn as ops_nn
 from ..scipy import special
 
 
@@ -48,6 +49,9 @@ def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """x - logsumexp(x) along `axis`, shifted by the (constant) max for stability; entries
     masked out by `where` are -inf."""
     x = jnp.asarray(x)
+    if where is None and isinstance(axis, (int, np.integer)) and x.ndim and np.issubdtype(x.dtype, np.floating):
+        # fgrad's log_softmax primitive: JAX's arithmetic and derivative in one node
+        return ops_nn.log_softmax(x, int(axis))
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     shifted = _masked(x, where, -np.inf) - stop_gradient(x_max)
     shifted_logsumexp = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
