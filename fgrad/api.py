@@ -1293,7 +1293,7 @@ class _Config:
             raise AttributeError(f"Unrecognized config option: {name} (fgrad knows "
                                  f"{', '.join(sorted(self._values))})")
         if name == "jax_enable_x64" and not value:
-            raise ValueError("config.update('jax_enable_x64', False): fgrad computes in 64 bits by "
+            raise FgradValueError("config.update('jax_enable_x64', False): fgrad computes in 64 bits by "
                              "default and has no 32-bit default mode; pass dtype=float32 explicitly "
                              "where you want float32 (see docs/jax-differences.md)")
         if name == "jax_debug_nans":

@@ -14,7 +14,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..api import stop_gradient as _tree_stop_gradient
 from ..core.avals import PY_NUMBERS
-from ..core.errors import FgradTypeError, FgradValueError
+from ..core.errors import FgradNotImplementedError, FgradTypeError, FgradValueError
 from ..core.trace import aval_of
 from ..numpy._util import as_value
 from ..ops import cumulative, linalg, reduce
@@ -317,14 +317,14 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     convolution), batch_group_count and 1-D/3-D convolutions are not supported (an error)."""
     x, w = _operands_any_shape("conv_general_dilated", [lhs, rhs])
     if aval_of(x).ndim != 4:
-        raise NotImplementedError(f"conv_general_dilated: fgrad supports 2-D convolutions (4-D operands), "
+        raise FgradNotImplementedError(f"conv_general_dilated: fgrad supports 2-D convolutions (4-D operands), "
                                   f"got lhs of shape {aval_of(x).shape}")
     if (lhs_dilation is not None and builtins.any(d != 1 for d in lhs_dilation)) or batch_group_count != 1:
-        raise NotImplementedError("conv_general_dilated: lhs_dilation != 1 and batch_group_count != 1 "
+        raise FgradNotImplementedError("conv_general_dilated: lhs_dilation != 1 and batch_group_count != 1 "
                                   "are not supported by fgrad")
     specs = dimension_numbers or ("NCHW", "OIHW", "NCHW")
     if not (isinstance(specs, (tuple, list)) and builtins.all(isinstance(s, str) for s in specs)):
-        raise NotImplementedError("conv_general_dilated: give dimension_numbers as three strings "
+        raise FgradNotImplementedError("conv_general_dilated: give dimension_numbers as three strings "
                                   "such as ('NHWC', 'HWIO', 'NHWC')")
     lhs_spec, rhs_spec, out_spec = specs
     x = _shape.transpose(x, tuple(lhs_spec.index(c) for c in "NCHW"))

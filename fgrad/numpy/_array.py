@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradTypeError
 from ..core.trace import Tracer
 from . import _index
 
@@ -62,5 +63,5 @@ class AnyArray(metaclass=_AnyArrayMeta):
     directly and jit may return) and of traced values under jit, grad and vmap."""
 
     def __init__(self, *args, **kwargs) -> None:
-        raise TypeError("fgrad.Array is an abstract type for isinstance checks; make arrays "
+        raise FgradTypeError("fgrad.Array is an abstract type for isinstance checks; make arrays "
                         "with fgrad.numpy.array or fgrad.numpy.asarray")
