@@ -67,6 +67,7 @@ TABLE = {
     "Tensor.random__to": (lambda m, s, d: m.empty(s, dtype=d).random_(9), SHAPES),
     "Tensor.random__full": (lambda m, s, d: m.empty(s, dtype=d).random_(), SHAPES),
     "Tensor.random__int64": (lambda m, s, d: m.empty(s, dtype=m.int64).random_(), SHAPES),
+    "Tensor.exponential_": (lambda m, s, d: m.empty(s, dtype=d).exponential_(2.5), SHAPES),
     "Tensor.multinomial": (lambda m, s, d: _probs(m, (9,), d).multinomial(3), SHAPES[:1]),
     "F.dropout": (lambda m, s, d: (fF if m is ft else torch.nn.functional).dropout(m.ones(s, dtype=d), 0.3), SHAPES),
     "F.dropout1d": (lambda m, s, d: (fF if m is ft else torch.nn.functional).dropout1d(
@@ -79,6 +80,8 @@ TABLE = {
         m.ones(s, dtype=d), 0.2, True), SHAPES),
     "F.feature_alpha_dropout": (lambda m, s, d: (fF if m is ft else torch.nn.functional).feature_alpha_dropout(
         m.ones((2, 3, 4), dtype=d), 0.2, True), SHAPES[:1]),
+    "F.rrelu": (lambda m, s, d: (fF if m is ft else torch.nn.functional).rrelu(
+        m.tensor(np.linspace(-2.0, 1.0, math.prod(s)).reshape(s), dtype=d), 0.1, 0.4, True), SHAPES),
     "init.uniform_": (_init("uniform_", -0.5, 2.0), SHAPES),
     "init.normal_": (_init("normal_", 0.1, 0.7), SHAPES),
     "init.xavier_uniform_": (_init("xavier_uniform_", gain=1.3), MATRIX_SHAPES),
@@ -95,10 +98,7 @@ TABLE = {
 TOLERANT = {"init.orthogonal_"}
 
 # Random names of torch whose fgrad.torch versions do not follow torch's stream yet, with why.
-NOT_TORCH_STREAM = {
-    "Tensor.exponential_": "NumPy's sampler on the generator's MT19937 bits (torch's CPU kernel differs)",
-    "F.rrelu": "NumPy's uniform on the generator's MT19937 bits",
-}
+NOT_TORCH_STREAM: dict[str, str] = {}
 # torch's random functions and methods (names that exist on fgrad.torch must be covered above)
 TORCH_RANDOM = (["rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm", "normal",
                  "bernoulli", "multinomial", "poisson"]

@@ -140,7 +140,7 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
 uniform_ = _random_(lambda gen, n, dtype, a=0.0, b=1.0: gen.engine.uniform_(n, _draw_dtype(dtype), a, b))
 normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0: gen.engine.normal_(n, _draw_dtype(dtype), mean, std))
 bernoulli_ = _random_(_bernoulli_draw)
-exponential_ = _random_(lambda gen, n, dtype, lambd=1.0: gen.numpy.exponential(1.0 / lambd, n))
+exponential_ = _random_(lambda gen, n, dtype, lambd=1.0: gen.engine.exponential_(n, lambd))
 random_ = _random_(_random_draw)
 
 

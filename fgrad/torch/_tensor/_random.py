@@ -286,6 +286,12 @@ class TorchMT19937:
         draws = self.random64(n) if span >= 1 << 32 else self.random32(n)
         return (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
 
+    def exponential_(self, n: int, lambd: float = 1.0) -> np.ndarray:
+        """`exponential_(lambd)` (float64 values): -1 / lambd * log1p(-u) on 53-bit uniforms, with
+        libm's log1p (Python's math; NumPy's may differ in the last bit)."""
+        scale = -1.0 / float(lambd)
+        return np.array([scale * math.log1p(-u) for u in self.uniform(n).tolist()], np.float64)
+
     def bernoulli_(self, n: int, p: float) -> np.ndarray:
         """`bernoulli_(p)` with a float p (torch's portable kernel): float64 uniform < p, as bool."""
         return self.uniform(n) < float(p)
@@ -347,9 +353,8 @@ class TorchMT19937:
             cum[-1] = 1.0
             return np.searchsorted(cum, self.uniform(num_samples), side="left").tolist()
         # PyTorch's fast path (no replacement, or one sample): the top num_samples of w / q
-        # with q ~ Exp(1) drawn for every category, q = -log1p(-u). Ties (zero weights drawn
+        # with q ~ Exp(1) drawn for every category. Ties (zero weights drawn
         # when num_samples exceeds the non-zero ones) are broken by index here; PyTorch's topk
         # leaves their order unspecified.
-        q = -np.log1p(-self.uniform(w.size))
-        ratio = w / q
+        ratio = w / self.exponential_(w.size)
         return np.argsort(-ratio, kind="stable")[:num_samples].tolist()

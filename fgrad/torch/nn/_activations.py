@@ -12,8 +12,8 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
-from .._tensor.creation import _rng
-from ._util import arr, dtype, float_input, grad_fn, shape, softmax_dim
+from .._tensor.creation import _gen
+from ._util import arr, dtype, float_input, grad_fn, shape, softmax_dim, val
 
 
 def _float(name: str, x):
@@ -160,10 +160,21 @@ def prelu(input, weight):
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
     """Leaky relu with a slope drawn from U(lower, upper) per element when training, the mean
-    slope otherwise (draws from fgrad's default generator)."""
+    slope otherwise. On concrete values the slopes are torch's for the same seed (one draw per
+    element <= 0, in order, from the default generator); under a trace, where the signs are
+    unknown, every element draws one."""
     x = _float("rrelu", input)
     if training:
-        slope = _rng().uniform(lower, upper, shape(x)).astype(dtype(x))
+        v, dt = val(x), dtype(x)
+        lo, hi = float(dt.type(lower)), float(dt.type(upper))  # torch rounds the bounds to opmath
+        engine = _gen().engine
+        # torch's rrelu loop is compiled without fma: u * (hi - lo) + lo rounded twice
+        if isinstance(v, np.ndarray):
+            slope = np.ones(v.shape, dt)
+            neg = v <= 0
+            slope[neg] = (engine.uniform(int(neg.sum())) * (hi - lo) + lo).astype(dt)
+            return fnp.multiply(x, slope)
+        slope = (engine.uniform(math.prod(shape(x))) * (hi - lo) + lo).astype(dt).reshape(shape(x))
     else:
         slope = (lower + upper) / 2
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(x, slope))
