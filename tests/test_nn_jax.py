@@ -138,6 +138,20 @@ def test_values_and_derivatives_match_jax(name: str, kw: dict, x: np.ndarray) ->
            atol=ATOL.get(name, 1e-12))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("name", [n for n in CASES if n not in ("one_hot", "dot_product_attention")])
+def test_result_dtype_matches_jax(name: str, dtype) -> None:
+    kw, x = CASES[name][0]
+    f, g = _fns(name, kw)
+    x = x.astype(dtype) if dtype == np.float32 else np.nan_to_num(x, posinf=9, neginf=-9).astype(dtype)
+    try:
+        want = jax.eval_shape(g, x).dtype  # traced, not compiled
+    except TypeError:  # jax refuses integers where lax needs floats (sigmoid, silu, glu); fgrad promotes
+        assert np.asarray(f(x)).dtype == np.float64
+        return
+    assert np.asarray(f(x)).dtype == want, f"{name}({kw}) on {dtype.__name__}"
+
+
 @pytest.mark.parametrize("name,kw,x", ROWS)
 def test_jit_and_vmap_agree_with_the_plain_call(name: str, kw: dict, x: np.ndarray) -> None:
     # the plain call is checked against jax above; here the transforms must not change it

@@ -114,8 +114,8 @@ def leaky_relu(x: Any, negative_slope: Any = 1e-2) -> Any:
 
 
 def hard_tanh(x: Any) -> Any:
-    """Hard tanh: x clipped to [-1, 1] (derivative 1 at ±1, as JAX's)."""
-    x = _inexact(x)
+    """Hard tanh: x clipped to [-1, 1] (derivative 1 at ±1, as JAX's); integers stay integers."""
+    x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
