@@ -244,6 +244,15 @@ def test_initializer_matches_jax(name: str, jax_draws: dict) -> None:
         assert init(fgrad.random.key(0), shape, np.float32).dtype == np.float32
 
 
+@pytest.mark.parametrize("name", sorted(INITIALIZERS))
+def test_initializer_under_jit_and_vmap_over_keys(name: str) -> None:
+    init, shape = _factory(INIT, name), INITIALIZERS[name][1][0]
+    keys = fgrad.random.split(fgrad.random.key(3), 2)
+    plain = np.stack([np.asarray(init(k, shape)) for k in keys])
+    np.testing.assert_array_equal(fgrad.jit(lambda k: init(k, shape))(keys[0]), plain[0])
+    np.testing.assert_array_equal(fgrad.vmap(lambda k: init(k, shape))(keys), plain)
+
+
 def test_initializer_aliases_are_jaxs() -> None:
     for alias, name in [("xavier_uniform", "glorot_uniform"), ("xavier_normal", "glorot_normal"),
                         ("kaiming_uniform", "he_uniform"), ("kaiming_normal", "he_normal")]:
