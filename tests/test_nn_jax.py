@@ -53,7 +53,8 @@ CASES: dict[str, list[tuple[dict, np.ndarray]]] = {
     "logsumexp": [({}, MATRIX), ({"axis": 1}, FINITE), ({"axis": 0, "where": MASK}, FINITE),
                   ({"axis": 1, "b": FINITE[0] ** 2}, FINITE)],
     "logmeanexp": [({}, FINITE), ({"axis": 1, "where": MASK}, FINITE), ({"axis": 0, "keepdims": True}, MATRIX)],
-    "standardize": [({}, FINITE), ({"axis": 0, "algorithm": "stable"}, FINITE), ({"where": MASK}, FINITE)],
+    "standardize": [({}, FINITE), ({"axis": 0, "algorithm": "stable"}, FINITE), ({"where": MASK}, FINITE),
+                    ({"mean": 0.5, "variance": 2.0, "epsilon": 0.1}, FINITE)],
     # x is the query (B=1, T=2, N=2, H=2) of a grouped-query attention (K=1 key/value head)
     "dot_product_attention": [({"key": _ATT["k"], "value": _ATT["v"]}, _ATT["q"]),
                               ({"key": _ATT["k"], "value": _ATT["v"], "bias": _ATT["bias"], "mask": _ATT["mask"],
@@ -267,7 +268,26 @@ def test_variance_scaling_complex_matches_jax(distribution: str) -> None:
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13, atol=1e-15)
 
 
-def test_initializer_errors_name_the_shape() -> None:
+@pytest.mark.parametrize("mode,distribution", [("fan_out", "uniform"), ("fan_avg", "truncated_normal")])
+def test_variance_scaling_axes_match_jax(mode: str, distribution: str) -> None:
+    # a kernel whose fans come from several axes, with a batch axis and a receptive field
+    kw = {"in_axis": (0, 1), "out_axis": -1, "batch_axis": 2}
+    got = INIT.variance_scaling(1.5, mode, distribution, **kw)(fgrad.random.key(4), (2, 3, 4, 2, 5))
+    want = JINIT.variance_scaling(1.5, mode, distribution, **kw)(jax.random.key(4), (2, 3, 4, 2, 5))
+    got, want = np.asarray(got), np.asarray(want)
+    if distribution == "uniform":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=64 * np.finfo(np.float64).eps * np.abs(want).max())
+
+
+def test_errors_name_the_shape() -> None:
+    with pytest.raises(ValueError, match=r"size of axis -1 of x \(shape \(2, 3\)\) is 3"):
+        fnn.glu(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"axis 2 is out of range .*x has shape \(3,\)"):
+        fnn.one_hot(np.array([0, 1, 2]), 3, axis=2)
+    with pytest.raises(ValueError, match="unknown algorithm 'exact'"):
+        fnn.standardize(np.zeros(3), algorithm="exact")
     with pytest.raises(ValueError, match=r"\(5,\)"):
         INIT.glorot_uniform()(fgrad.random.key(0), (5,))
     with pytest.raises(ValueError, match=r"fan_in 4 > fan_out 2"):
