@@ -81,8 +81,18 @@ def test_every_function_has_a_row() -> None:
     assert not missing, f"fgrad.nn functions without a row in CASES: {missing}"
 
 
+# jax.nn's functions that fgrad.nn leaves out (fgrad/nn/__init__.py says why): block-scaled
+# fp8/fp4 matmuls for GPUs
+NOT_PROVIDED = {"scaled_matmul", "scaled_dot_general", "get_scaled_dot_general_config"}
+
+
 def test_every_function_exists_in_jax_nn() -> None:
     assert [n for n in _public_functions(fnn) if not hasattr(jnn, n)] == []
+
+
+def test_every_jax_nn_function_is_provided_or_listed() -> None:
+    missing = set(_public_functions(jnn)) - set(_public_functions(fnn)) - NOT_PROVIDED
+    assert not missing, f"jax.nn functions missing from fgrad.nn: {sorted(missing)}"
 
 
 def _fns(name: str, kw: dict):
