@@ -230,15 +230,41 @@ def _factory(module, name: str):
     return getattr(module, name) if args is None else getattr(module, name)(*args)
 
 
+# kernel fans from several axes, with a batch axis and a receptive field
+_AXES = {"in_axis": (0, 1), "out_axis": -1, "batch_axis": 2}
+# further draws: id -> (the initializer from a module, shape, dtype, bit for bit?)
+VARIANTS = {
+    "variance_scaling fan_out uniform, axes": (
+        lambda m: m.variance_scaling(1.5, "fan_out", "uniform", **_AXES), (2, 3, 4, 2, 5), np.float64, True),
+    "variance_scaling fan_avg truncated_normal, axes": (
+        lambda m: m.variance_scaling(1.5, "fan_avg", "truncated_normal", **_AXES), (2, 3, 4, 2, 5), np.float64, False),
+    "variance_scaling uniform, complex (the disk)": (
+        lambda m: m.variance_scaling(1.0, "fan_in", "uniform"), (3, 4), np.complex128, False),
+    "variance_scaling truncated_normal, complex": (
+        lambda m: m.variance_scaling(1.0, "fan_in", "truncated_normal"), (3, 4), np.complex128, False),
+}
+
+
 @pytest.fixture(scope="module")
 def jax_draws() -> dict:
-    """jax's draws for every (initializer, shape, seed), as one jit (eager jax retraces its
-    samplers on every call, about a second per initializer)."""
+    """jax's draws for every row of INITIALIZERS and VARIANTS and each seed, as one jit (eager
+    jax retraces its samplers on every call, about a second per initializer)."""
     def draw_all(key):
-        return {name: [_factory(JINIT, name)(key, shape) for shape in shapes]
-                for name, (_, shapes) in INITIALIZERS.items()}
+        table = {name: [_factory(JINIT, name)(key, shape) for shape in shapes]
+                 for name, (_, shapes) in INITIALIZERS.items()}
+        table.update({vid: make(JINIT)(key, shape, dtype) for vid, (make, shape, dtype, _) in VARIANTS.items()})
+        return table
     keys = jax.numpy.stack([jax.random.key(seed) for seed in SEEDS])
     return jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(draw_all))(keys))
+
+
+def _agree(got: np.ndarray, want: np.ndarray, bitwise: bool, what: str) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype, what
+    if bitwise:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=64 * np.finfo(np.float64).eps * np.abs(want).max(),
+                                   err_msg=what)
 
 
 @pytest.mark.parametrize("name", sorted(INITIALIZERS))
@@ -248,12 +274,8 @@ def test_initializer_matches_jax(name: str, jax_draws: dict) -> None:
     for shape, want_by_seed in zip(INITIALIZERS[name][1], jax_draws[name]):
         for seed, want in zip(SEEDS, want_by_seed):
             got = np.asarray(init(fgrad.random.key(seed), shape))
-            assert got.shape == want.shape and got.dtype == want.dtype == np.float64
-            if name in BITWISE:
-                np.testing.assert_array_equal(got, want, err_msg=f"{name} {shape} seed {seed}")
-            else:
-                np.testing.assert_allclose(got, want, rtol=0, atol=64 * np.finfo(np.float64).eps * np.abs(want).max(),
-                                           err_msg=f"{name} {shape} seed {seed}")
+            assert got.dtype == np.float64
+            _agree(got, want, name in BITWISE, f"{name} {shape} seed {seed}")
         assert init(fgrad.random.key(0), shape, np.float32).dtype == np.float32
 
 
@@ -273,24 +295,11 @@ def test_initializer_aliases_are_jaxs() -> None:
         assert getattr(JINIT, alias) is getattr(JINIT, name)
 
 
-@pytest.mark.parametrize("distribution", ["uniform", "truncated_normal"])
-def test_variance_scaling_complex_matches_jax(distribution: str) -> None:
-    got = INIT.variance_scaling(1.0, "fan_in", distribution)(fgrad.random.key(2), (3, 4), np.complex128)
-    want = JINIT.variance_scaling(1.0, "fan_in", distribution)(jax.random.key(2), (3, 4), np.complex128)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13, atol=1e-15)
-
-
-@pytest.mark.parametrize("mode,distribution", [("fan_out", "uniform"), ("fan_avg", "truncated_normal")])
-def test_variance_scaling_axes_match_jax(mode: str, distribution: str) -> None:
-    # a kernel whose fans come from several axes, with a batch axis and a receptive field
-    kw = {"in_axis": (0, 1), "out_axis": -1, "batch_axis": 2}
-    got = INIT.variance_scaling(1.5, mode, distribution, **kw)(fgrad.random.key(4), (2, 3, 4, 2, 5))
-    want = JINIT.variance_scaling(1.5, mode, distribution, **kw)(jax.random.key(4), (2, 3, 4, 2, 5))
-    got, want = np.asarray(got), np.asarray(want)
-    if distribution == "uniform":
-        np.testing.assert_array_equal(got, want)
-    else:
-        np.testing.assert_allclose(got, want, rtol=0, atol=64 * np.finfo(np.float64).eps * np.abs(want).max())
+@pytest.mark.parametrize("vid", sorted(VARIANTS))
+def test_initializer_variant_matches_jax(vid: str, jax_draws: dict) -> None:
+    make, shape, dtype, bitwise = VARIANTS[vid]
+    for seed, want in zip(SEEDS, jax_draws[vid]):
+        _agree(np.asarray(make(INIT)(fgrad.random.key(seed), shape, dtype)), want, bitwise, f"{vid} seed {seed}")
 
 
 def test_errors_name_the_shape() -> None:
