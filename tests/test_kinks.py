@@ -218,6 +218,8 @@ NON_SMOOTH = _listing({
 })
 
 NOT_DIFFERENTIABLE = _listing({
+    "lax's comparisons, argmax and iota: boolean or integer results": """
+        lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.argmax lax.iota""",
     "integer, boolean or piecewise-constant results (zero derivative where defined)": """
         numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin numpy.argsort
         numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.isnan numpy.isinf numpy.isfinite
@@ -258,6 +260,15 @@ NOT_DIFFERENTIABLE = _listing({
 })
 
 NO_KINKS = _listing({
+    "lax's smooth and linear primitive functions: each is one fgrad primitive or fgrad.numpy "
+    "function on operands of one dtype (tests/test_jax_names.py compares values and gradients "
+    "with jax.lax); dynamic_slice/dynamic_update_slice are linear in the arrays (the clamped "
+    "start is an integer)": """
+        lax.add lax.sub lax.mul lax.div lax.neg lax.exp lax.log lax.sin lax.cos lax.tanh lax.sqrt
+        lax.rsqrt lax.integer_pow lax.square lax.convert_element_type lax.broadcast_in_dim
+        lax.reshape lax.transpose lax.slice lax.dynamic_slice lax.dynamic_update_slice
+        lax.concatenate lax.pad lax.reduce_sum lax.dot_general lax.dot lax.conv_general_dilated
+        lax.full lax.cumsum lax.stop_gradient""",
     "smooth: polar(abs, angle) = abs (cos(angle) + i sin(angle)) (tests/test_complex.py)": "facade.polar",
     "apply_along_axis/apply_over_axes only route slices to the user's function (as smooth as it is); "
     "detrend, stft and istft are linear in the signal (fixed projections, windows, FFTs, overlap-add "
@@ -819,6 +830,28 @@ def _lax_loops(np, sp, x):
 
 
 case("lax.loops", "lax.scan lax.fori_loop lax.map", "jax", _lax_loops, [0.0, 1.0, -1.0])
+
+
+# lax's primitive functions at their kinks (0, equal arguments, the clamp bounds, tied maxima),
+# against jax.lax: one case per function, so a mismatch names it
+def _lax(np):
+    return fgrad.lax if np is fnp else jax.lax
+
+
+_LAX_KINKS = {
+    "abs": (lambda L, x: L.abs(x), [0.0, 1.0, -1.0]),
+    "max": (lambda L, x: L.max(x, x * 0.0), [0.0, 1.0, -1.0]),
+    "min": (lambda L, x: L.min(x, -x), [0.0, 1.0, -1.0]),
+    "clamp": (lambda L, x: L.clamp(-0.5, x, 0.5), [0.5, -0.5, 0.0]),
+    "reduce_max": (lambda L, x: L.reduce_max(x, (0,)), [[1.0, 1.0, 0.0], [0.0, 2.0, 1.0]]),
+    "reduce_min": (lambda L, x: L.reduce_min(x, (0,)), [[1.0, 1.0, 2.0], [0.0, 2.0, 1.0]]),
+    "sort": (lambda L, x: L.sort(x * x) * x, [[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]]),
+    "pow": (lambda L, x: L.pow(x * x, 1.5), [0.0, 1.0, -1.0]),
+    "select": (lambda L, x: L.select(x > 0, x * x, -x), [0.0, 1.0, -1.0]),
+    "sign": (lambda L, x: L.sign(x) * x, [0.0, 1.0, -1.0]),
+}
+for _n, (_fn, _pts) in _LAX_KINKS.items():
+    case(f"lax.{_n}", f"lax.{_n}", "jax", lambda np, sp, x, _fn=_fn: _fn(_lax(np), x), _pts)
 
 # cumulative products through zeros (a scan of products: exact, as prod's), logcumsumexp at ties
 # (a scan of logaddexp), (std, mean) and (var, mean) at ties, addcdiv at equal arguments

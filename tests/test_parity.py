@@ -710,6 +710,53 @@ recipe("lax.scan", "reverse_length", lambda M, x: _LAX.scan(lambda c, _: (M.tanh
 recipe("lax.map", "rows", lambda M, x: _LAX.map(lambda r: M.sum(r * r), x), X3)
 recipe("lax.map", "batch_size", lambda M, x: _LAX.map(lambda r: r[::-1] * 2.0, x, batch_size=2), X3)
 
+# --- fgrad.lax's primitive functions (lax's signatures, operands of one dtype: no NumPy
+# counterpart, so eager fgrad against every transform)
+_LAX_POS = Arg((2, 3), 0.5, 2.0)
+_LAX_DIV = Arg((2, 3), 1.0, 3.0, sign=True)
+for _n in ("add", "sub", "mul", "max", "min", "eq", "ne", "lt", "le", "gt", "ge"):
+    recipe(f"lax.{_n}", "same", lambda M, x, y, n=_n: getattr(_LAX, n)(x, y), X, X, dtypes=REALS, numpy=False)
+recipe("lax.div", "float", lambda M, x, y: _LAX.div(x, y), X, _LAX_DIV, numpy=False)
+recipe("lax.div", "int_toward_zero", lambda M, x, y: _LAX.div(x, y), X, _LAX_DIV, dtypes=(I8, I4), numpy=False)
+recipe("lax.pow", "float", lambda M, x, y: _LAX.pow(x, y), _LAX_POS, X, numpy=False)
+recipe("lax.pow", "int_exponent", lambda M, x: _LAX.pow(x, onp.array([[1, 2, 3], [0, -1, 2]])), X, numpy=False)
+for _n in ("neg", "abs", "sign", "square"):
+    recipe(f"lax.{_n}", "x", lambda M, x, n=_n: getattr(_LAX, n)(x), X, dtypes=REALS, numpy=False)
+for _n in ("exp", "sin", "cos", "tanh"):
+    recipe(f"lax.{_n}", "x", lambda M, x, n=_n: getattr(_LAX, n)(x), X, numpy=False)
+for _n in ("log", "sqrt", "rsqrt"):
+    recipe(f"lax.{_n}", "positive", lambda M, x, n=_n: getattr(_LAX, n)(x), _LAX_POS, numpy=False)
+recipe("lax.integer_pow", "cube", lambda M, x: _LAX.integer_pow(x, 3), X, dtypes=REALS, numpy=False)
+recipe("lax.select", "mask", lambda M, p, x, y: _LAX.select(p > 0, x, y), X, X, X, numpy=False)
+recipe("lax.clamp", "scalars", lambda M, x: _LAX.clamp(-1.0, x, 1.0), X, numpy=False)
+recipe("lax.clamp", "arrays", lambda M, lo, x: _LAX.clamp(lo - 1.0, x, lo + 1.0), X, X, numpy=False)
+recipe("lax.convert_element_type", "to_f32", lambda M, x: _LAX.convert_element_type(x, onp.float32), X, numpy=False)
+recipe("lax.broadcast_in_dim", "middle", lambda M, x: _LAX.broadcast_in_dim(x, (2, 4, 3), (0, 2)), X,
+       dtypes=ALL, numpy=False)
+recipe("lax.reshape", "dimensions", lambda M, x: _LAX.reshape(x, (3, 2), dimensions=(1, 0)), X, dtypes=ALL,
+       numpy=False)
+recipe("lax.transpose", "perm", lambda M, x: _LAX.transpose(x, (2, 0, 1)), X3, dtypes=ALL, numpy=False)
+recipe("lax.slice", "strides", lambda M, x: _LAX.slice(x, (0, 1, 0), (2, 3, 4), (1, 1, 2)), X3, numpy=False)
+recipe("lax.dynamic_slice", "clamped", lambda M, x: _LAX.dynamic_slice(x, (1, 2), (1, 2)), X, numpy=False)
+recipe("lax.dynamic_update_slice", "block", lambda M, x, u: _LAX.dynamic_update_slice(x, u, (1, 0)),
+       X, Arg((1, 2)), numpy=False)
+recipe("lax.concatenate", "axis1", lambda M, x, y: _LAX.concatenate([x, y], 1), X, X, dtypes=ALL, numpy=False)
+recipe("lax.pad", "interior_negative", lambda M, x: _LAX.pad(x, 0.5, [(1, -1, 1), (0, 2, 0)]), X, numpy=False)
+for _n in ("reduce_sum", "reduce_max", "reduce_min"):
+    recipe(f"lax.{_n}", "axes", lambda M, x, n=_n: getattr(_LAX, n)(x, (0, 2)), X3, dtypes=REALS, numpy=False)
+recipe("lax.dot_general", "batched", lambda M, x, y: _LAX.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
+       X3, Arg((2, 4, 3)), numpy=False)
+recipe("lax.dot", "matvec", lambda M, x, v: _LAX.dot(x, v), X, V, numpy=False)
+recipe("lax.conv_general_dilated", "same", lambda M, x, w: _LAX.conv_general_dilated(
+    x, w, (1, 1), "SAME", rhs_dilation=(1, 2)), Arg((1, 2, 4, 5)), Arg((3, 2, 2, 2)), numpy=False)
+recipe("lax.iota", "int32", lambda M: _LAX.iota(onp.int32, 5), dtypes=(F8,), numpy=False)
+recipe("lax.full", "shape", lambda M: _LAX.full((2, 3), 1.5), dtypes=(F8,), numpy=False)
+recipe("lax.cumsum", "reverse", lambda M, x: _LAX.cumsum(x, 1, reverse=True), X, dtypes=REALS, numpy=False)
+recipe("lax.sort", "dim0", lambda M, x: _LAX.sort(x, dimension=0), X, dtypes=REALS, numpy=False)
+recipe("lax.sort", "two_operands", lambda M, k, v: _LAX.sort((k, v), num_keys=1)[1], X, X, numpy=False)
+recipe("lax.argmax", "int32", lambda M, x: _LAX.argmax(x, 1, onp.int32), X, dtypes=REALS, numpy=False)
+recipe("lax.stop_gradient", "x", lambda M, x: _LAX.stop_gradient(x) * x, X, numpy=False)
+
 # --- NaN-ignoring reductions, floating-point helpers, discrete calculus, more manipulation
 # (fgrad/numpy/_nanreductions.py, _math_extra.py, _calculus.py, _averages.py, _manipulation.py)
 _NANS = lambda M, x: M.where(x > 1.0, M.nan, x)  # noqa: E731  (no slice is all NaN for seeds 0, 1)

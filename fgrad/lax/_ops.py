@@ -111,7 +111,7 @@ le = _binary("le", fnp.less_equal)
 gt = _binary("gt", fnp.greater)
 ge = _binary("ge", fnp.greater_equal)
 neg = _unary("neg", fnp.negative, float_only=False)
-abs = _unary("abs", fnp.abs, float_only=False)  # noqa: A001
+abs = _unary("abs", lambda x: _abs(x), float_only=False)  # noqa: A001
 sign = _unary("sign", fnp.sign, float_only=False)
 square = _unary("square", fnp.square, float_only=False)
 exp = _unary("exp", fnp.exp)
@@ -155,10 +155,21 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     return fnp.where(p, t, f)
 
 
+def _abs(x):
+    # JAX's lax.abs has derivative 1 at 0 (select(x >= 0, 1, -1)); fgrad.numpy.abs has 0 there,
+    # PyTorch's convention
+    if aval_of(x).dtype.kind == "c":
+        return fnp.abs(x)
+    return fnp.where(x >= 0, x, -x)
+
+
 def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 (lax's parameter names)
-    """x limited to [min, max] element-wise (min and max: scalars or x's shape, x's dtype)."""
+    """x limited to [min, max] element-wise (min and max: scalars or x's shape, x's dtype).
+    As JAX's, the derivative goes to x strictly inside the bounds and to a bound strictly
+    outside; at a bound (x == min or x == max) it is zero for all three."""
     lo, v, hi = _operands("clamp", min, x, max)
-    return fnp.minimum(fnp.maximum(v, lo), hi)
+    tie = _tree_stop_gradient(v)
+    return fnp.where((v > lo) & (v < hi), v, fnp.where(lo > v, lo, fnp.where(v > hi, hi, tie)))
 
 
 def convert_element_type(operand: Any, new_dtype: Any) -> Any:
