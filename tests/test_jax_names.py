@@ -90,7 +90,8 @@ def _register_dataclass(register):
 
 
 def test_register_dataclass_matches_jax() -> None:
-    F, J = _register_dataclass(fgrad.tree_util.register_dataclass), _register_dataclass(jax.tree_util.register_dataclass)
+    F = _register_dataclass(fgrad.tree_util.register_dataclass)
+    J = _register_dataclass(jax.tree_util.register_dataclass)
     f, j = F(1.0, 2.0, "tanh"), J(1.0, 2.0, "tanh")
     assert fgrad.tree.leaves(f) == jax.tree.leaves(j)
     assert fgrad.tree.map(lambda v: v + 1, f) == F(2.0, 3.0, "tanh")
@@ -184,6 +185,28 @@ def test_disable_jit_runs_the_python_every_call() -> None:
     f(np.ones(2))
     f(np.ones(2))
     assert len(calls) == 3  # jit again outside: traced once
+
+
+def test_disable_jit_is_per_thread() -> None:
+    import threading
+    calls = []
+    f = fgrad.jit(lambda x: calls.append(threading.current_thread().name) or x)
+    f(1.0)  # traced here, once
+    inside, go = threading.Event(), threading.Event()
+
+    def other():
+        inside.wait()
+        f(1.0)
+        f(1.0)  # jit in this thread: the cached trace, no Python
+        go.set()
+    t = threading.Thread(target=other, name="other")
+    t.start()
+    with fgrad.disable_jit():
+        inside.set()
+        go.wait()
+        f(1.0)  # eager in this one
+    t.join()
+    assert calls == [threading.current_thread().name] * 2
 
 
 def test_config_disable_jit_and_x64() -> None:
