@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import io
 import operator
+import threading
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -188,7 +189,6 @@ def test_disable_jit_runs_the_python_every_call() -> None:
 
 
 def test_disable_jit_is_per_thread() -> None:
-    import threading
     calls = []
     f = fgrad.jit(lambda x: calls.append(threading.current_thread().name) or x)
     f(1.0)  # traced here, once
