@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from .. import numpy as jnp
 from ..custom import custom_jvp
 from ..ops import nn as ops_nn
@@ -151,7 +152,7 @@ def glu(x: Any, axis: int = -1) -> Any:
     x = jnp.asarray(x)
     size = x.shape[axis]
     if size % 2:
-        raise ValueError(f"glu: the size of axis {axis} of x (shape {x.shape}) is {size}; it must be "
+        raise FgradValueError(f"glu: the size of axis {axis} of x (shape {x.shape}) is {size}; it must be "
                          f"even, since x is split in two halves along it")
     x1, x2 = jnp.split(x, 2, axis)
     return x1 * sigmoid(x2)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from .. import numpy as jnp
 from ..api import stop_gradient
 from .reductions import logsumexp, softmax
@@ -26,12 +27,12 @@ def _check(t: Any, shape: list, dtype: Any, name: str) -> None:
     if t is None:
         return
     if t.ndim != len(shape):
-        raise ValueError(f"dot_product_attention: {name} ndim should be {len(shape)}, but got {t.ndim} "
+        raise FgradValueError(f"dot_product_attention: {name} ndim should be {len(shape)}, but got {t.ndim} "
                          f"(shape {t.shape})")
     if dtype is not None and t.dtype != dtype:
-        raise ValueError(f"dot_product_attention: {name} dtype should be {dtype}, but got {t.dtype}")
+        raise FgradValueError(f"dot_product_attention: {name} dtype should be {dtype}, but got {t.dtype}")
     if any(want != -1 and got != want for got, want in zip(t.shape, shape)):
-        raise ValueError(f"dot_product_attention: {name} shape should be {tuple(shape)} (-1: any), "
+        raise FgradValueError(f"dot_product_attention: {name} shape should be {tuple(shape)} (-1: any), "
                          f"but got {t.shape}")
 
 
@@ -87,7 +88,7 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     `return_residual` also the float32 logsumexp of the logits, of shape query.shape[:-1]
     (cast to key's dtype)."""
     if implementation not in (None, "xla"):
-        raise ValueError(f"dot_product_attention: implementation {implementation!r} is not available in "
+        raise FgradValueError(f"dot_product_attention: implementation {implementation!r} is not available in "
                          f"fgrad; use None or 'xla' (the cudnn kernel is GPU-only)")
     output_shape = jnp.asarray(query).shape
     query, key, value = _ensure_4d(query), _ensure_4d(key), _ensure_4d(value)
@@ -106,7 +107,7 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     _check(kv_seqlen, [b], np.dtype("int32"), "key_value_seq_lengths")
     _, t, n, _ = query.shape
     if n % k:
-        raise ValueError(f"dot_product_attention: the number of query heads must be a multiple of the "
+        raise FgradValueError(f"dot_product_attention: the number of query heads must be a multiple of the "
                          f"number of key/value heads, but got {n} vs {k}")
     g = n // k
     scale = 1.0 / np.sqrt(h) if scale is None else scale

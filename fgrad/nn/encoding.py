@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradTypeError, FgradValueError
 from .. import numpy as jnp
 
 
@@ -13,12 +14,12 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     `axis`) that is 1 at each index and 0 elsewhere (0 everywhere for an index outside
     [0, num_classes)). `dtype` defaults to float64, fgrad's default float."""
     if not isinstance(num_classes, (int, np.integer)):
-        raise TypeError(f"one_hot: num_classes must be a concrete int (it sets a shape), "
+        raise FgradTypeError(f"one_hot: num_classes must be a concrete int (it sets a shape), "
                         f"got {num_classes!r}")
     x = jnp.asarray(x)
     out_axis = axis + x.ndim + 1 if axis < 0 else axis
     if not 0 <= out_axis <= x.ndim:
-        raise ValueError(f"one_hot: axis {axis} is out of range for a result of {x.ndim + 1} "
+        raise FgradValueError(f"one_hot: axis {axis} is out of range for a result of {x.ndim + 1} "
                          f"dimensions (x has shape {x.shape})")
     shape = [1] * (x.ndim + 1)
     shape[out_axis] = num_classes

@@ -16,6 +16,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from .. import numpy as jnp
 from .. import random
 
@@ -88,7 +89,7 @@ def _compute_fans(shape: tuple, in_axis: int | Sequence[int] = -2, out_axis: int
     """(fan_in, fan_out) of a dense or convolution kernel: the in/out axes' sizes, each times
     the receptive field (the product of the axes that are neither in, out nor batch)."""
     if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
-        raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional weights "
+        raise FgradValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional weights "
                          f"tensor (shape {shape}) with default in_axis. Must be at least 2D or specify "
                          f"in_axis explicitly.")
     in_size, out_size = _axis_size(shape, in_axis), _axis_size(shape, out_axis)
@@ -132,9 +133,9 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: int | Se
     `_compute_fans`, drawn from a truncated normal (truncated at 2, rescaled to the variance),
     a normal, or a uniform interval (a uniform disk for complex dtypes)."""
     if mode not in _MODES:
-        raise ValueError(f"invalid mode for variance scaling initializer: {mode!r}; expected one of {_MODES}")
+        raise FgradValueError(f"invalid mode for variance scaling initializer: {mode!r}; expected one of {_MODES}")
     if distribution not in _DISTRIBUTIONS:
-        raise ValueError(f"invalid distribution for variance scaling initializer: {distribution!r}; "
+        raise FgradValueError(f"invalid distribution for variance scaling initializer: {distribution!r}; "
                          f"expected one of {_DISTRIBUTIONS}")
 
     def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
@@ -191,7 +192,7 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
     def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) < 2:
-            raise ValueError(f"orthogonal initializer requires at least a 2D shape, got {shape}")
+            raise FgradValueError(f"orthogonal initializer requires at least a 2D shape, got {shape}")
         if any(dim == 0 for dim in shape):
             return jnp.zeros(shape, dtype=dtype)
         n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
@@ -207,9 +208,9 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None)
     def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) not in (3, 4, 5):
-            raise ValueError(f"Delta orthogonal initializer requires a 3D, 4D or 5D shape, got {shape}")
+            raise FgradValueError(f"Delta orthogonal initializer requires a 3D, 4D or 5D shape, got {shape}")
         if shape[-1] < shape[-2]:
-            raise ValueError(f"`fan_in` must be less or equal than `fan_out`: shape {shape} has "
+            raise FgradValueError(f"`fan_in` must be less or equal than `fan_out`: shape {shape} has "
                              f"fan_in {shape[-2]} > fan_out {shape[-1]}")
         ortho_matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
         centre = tuple((k - 1) // 2 for k in shape[:-2])

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import FgradValueError
 from .. import numpy as jnp
 from ..api import stop_gradient
 from ..custom import custom_jvp
@@ -94,5 +95,5 @@ def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None,
             variance = jnp.clip(jnp.mean(jnp.square(x), axis, keepdims=True, where=where)
                                 - jnp.square(mean), 0)
         else:
-            raise ValueError(f"standardize: unknown algorithm {algorithm!r}; expected 'fast' or 'stable'")
+            raise FgradValueError(f"standardize: unknown algorithm {algorithm!r}; expected 'fast' or 'stable'")
     return (x - mean) * (1 / jnp.sqrt(variance + epsilon))
