@@ -45,6 +45,13 @@ def fgrad():
     return _fgrad
 
 
+@functools.lru_cache(None)
+def fgrad_torch():
+    """fgrad's PyTorch door (`import fgrad.torch as torch`)."""
+    import fgrad.torch as _torch
+    return _torch
+
+
 def block(tree):
     """jax.block_until_ready on a pytree: JAX dispatches asynchronously."""
     return jax().block_until_ready(tree)

@@ -92,7 +92,7 @@ PYTORCH_FIXED = "PyTorch, fixed mmap threshold"
 VARIANTS = {
     "fgrad eager": ("fgrad", lambda x0: _fgrad("eager", x0)),
     "fgrad jit": ("fgrad", lambda x0: _fgrad("jit", x0)),
-    "fgrad facade": ("fgrad", lambda x0: _facade(L.fgrad(), x0)),
+    "fgrad facade": ("fgrad", lambda x0: _facade(L.fgrad_torch(), x0)),
     CHECKPOINT_ROW: ("fgrad", lambda x0: _fgrad("checkpoint", x0)),
     "PyTorch": ("PyTorch", lambda x0: _facade(L.torch(), x0)),
     PYTORCH_FIXED: ("PyTorch", lambda x0: _facade(L.torch(), x0)),

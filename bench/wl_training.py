@@ -80,7 +80,7 @@ def _facade(lib_fn, model: Model, params, x, y):
 def _fgrad_functional(model: Model, params, x, y, jit: bool):
     def build():
         fg = L.fgrad()
-        loss = model.fgrad_loss(fg.nn.functional, fg.numpy)
+        loss = model.fgrad_loss(L.fgrad_torch().nn.functional, fg.numpy)
 
         def step(p, b, x, y):
             value, grads = fg.value_and_grad(loss)(p, x, y)
@@ -136,7 +136,7 @@ def _stateful(step, params, x, y, to_dev):
 def _run_model(wid: str, title: str, model: Model, x, y, config) -> dict:
     params = init_params(onp.random.default_rng(1), model.shapes)
     impls = [
-        Impl("fgrad facade (nn/optim)", "fgrad", _facade(L.fgrad, model, params, x, y), anchor="PyTorch"),
+        Impl("fgrad facade (nn/optim)", "fgrad", _facade(L.fgrad_torch, model, params, x, y), anchor="PyTorch"),
         Impl("fgrad functional", "fgrad", _fgrad_functional(model, params, x, y, jit=False), anchor="PyTorch"),
         Impl("fgrad functional + jit", "fgrad", _fgrad_functional(model, params, x, y, jit=True),
              anchor="jax.jit"),
