@@ -164,12 +164,13 @@ class EvalTrace(Trace):
             # An impl may hand back an operand when it has nothing to do (an astype to the
             # same dtype, a concatenation of one array): cheap inside jit's programs, but
             # an eager result is new storage unless the primitive is a view (prim.view)
+            # (the identity loop first: on this per-op path most results own new memory)
             for a in args:
                 if out is a:
                     out = out.view() if prim.view else out.copy()
                     break
             else:
-                if out.base is not None and not prim.view and _shares_operand(out, args):
+                if out.base is not None and not prim.view and aliases(out, args):
                     out = out.copy()
         if wrap is not None and type(out) is _ndarray:
             out = out.view(wrap)
@@ -179,10 +180,21 @@ class EvalTrace(Trace):
         return out
 
 
-def _shares_operand(out, args) -> bool:
-    """Whether `out` (an array with a base) may share memory with an array among `args`."""
-    for a in args:
-        if hasattr(a, "base") and xp_of((a,)).may_share_memory(out, a):
+def aliases(out, others) -> bool:
+    """Whether the array `out` is one of `others` or may share memory with an array among
+    them (NumPy or CuPy arrays of the same kind; anything else never does). The one test
+    behind every "new storage" guarantee: the eval trace's results, fgrad.numpy's public
+    functions (`numpy._util.fresh`) and jit's outputs (`compile.program`). An array that owns
+    its memory and is not among `others` is new: only a view can share."""
+    if out.base is None:
+        for x in others:
+            if x is out:
+                return True
+        return False
+    xp = xp_of((out,))
+    for x in others:
+        if x is out or (hasattr(x, "base") and isinstance(x, np.ndarray) == isinstance(out, np.ndarray)
+                        and xp.may_share_memory(out, x)):
             return True
     return False
 

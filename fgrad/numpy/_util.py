@@ -19,7 +19,7 @@ from ..core.errors import (
     ShapeError,
     reject_out,
 )
-from ..core.trace import Tracer, aval_of, facade, is_tensor, xp_of
+from ..core.trace import Tracer, aliases, aval_of, facade, is_tensor, xp_of
 from ..ops.elementwise import const, convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
 from ._policy import (  # noqa: F401
@@ -51,23 +51,17 @@ MAX_NDIM = _numpy_max_ndim()
 MAX_SIZE = np.iinfo(np.intp).max // 16
 
 
-def _shares(out, v, a) -> bool:
-    """Whether the result `out` (value `v`: a Tensor's array) is the operand `a` or may
-    share memory with it."""
-    if a is out:
-        return True
-    if type(a) in (list, tuple):
-        for b in a:
-            if _shares(out, v, b):
-                return True
-        return False
-    if is_tensor(a):
-        a = a._value
-    if a is v:
-        return True
-    if getattr(v, "base", None) is None or isinstance(a, Tracer) or not hasattr(a, "base"):
-        return False
-    return isinstance(a, np.ndarray) == isinstance(v, np.ndarray) and bool(xp_of((v,)).may_share_memory(v, a))
+def _values(operands) -> list:
+    """The arrays among `operands` (arrays, Tensors, or lists of them), Tensors unboxed."""
+    out: list = []
+    for a in operands:
+        if type(a) in (list, tuple):
+            out += _values(a)
+        elif is_tensor(a):
+            out.append(a._value)
+        elif not isinstance(a, Tracer):
+            out.append(a)
+    return out
 
 
 def fresh(out: Any, *operands: Any) -> Any:
@@ -82,9 +76,8 @@ def fresh(out: Any, *operands: Any) -> Any:
         return out
     tensor = is_tensor(out)
     v = out._value if tensor else out
-    for a in operands:
-        if _shares(out, v, a):
-            return facade.clone(out) if tensor else v.copy()
+    if hasattr(v, "base") and (aliases(v, _values(operands)) or (tensor and any(a is out for a in operands))):
+        return facade.clone(out) if tensor else v.copy()
     return out
 
 

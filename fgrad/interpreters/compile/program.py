@@ -23,6 +23,7 @@ import numpy as np
 
 from ...core.ir import Literal, Var
 from ...core.primitive import ignore_fp_errors, restore_fp_errors
+from ...core.trace import aliases
 from . import scalar_lib
 from .kernels import kernel_spec, load_kernel, numba_available
 from .loops import JIT_RULES
@@ -440,13 +441,7 @@ class _Emitter:
 def _unaliased(o, others: tuple):
     """`o`, or a copy of it when it shares memory with one of `others` (a program's inputs,
     constants and earlier outputs that it may view; see _Emitter.fresh_outputs)."""
-    if not isinstance(o, np.ndarray):
-        return o
-    for x in others:
-        if x is o or ((o.base is not None or getattr(x, "base", None) is not None)
-                      and isinstance(x, np.ndarray) and np.may_share_memory(o, x)):
-            return o.copy()
-    return o
+    return o.copy() if isinstance(o, np.ndarray) and aliases(o, others) else o
 
 
 def fresh_arrays(outs, others) -> list:
