@@ -18,8 +18,9 @@ import numpy as np
 from ..core.avals import weak_aval
 from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ..core.trace import Trace, Tracer, aval_of, snapshot
-from .backward import FREED_MESSAGE, Node, Unsaved, toposort
+from ..core.trace import Trace, Tracer, aliases, aval_of, new_trace, snapshot
+from ..tree_util import tree_flatten
+from .backward import FREED_MESSAGE, Leaf, Node, Unsaved, backward_pass, toposort
 
 _new = object.__new__
 _unsaved = Unsaved.of
@@ -219,6 +220,73 @@ def _snapshot_consts(primals: tuple, parents: tuple) -> tuple:
                     out = list(primals)
                 out[i] = s
     return primals if out is None else tuple(out)
+
+
+# --- a whole function as one node ------------------------------------------------------------------
+
+class Subgraph:
+    """What a node recorded by `record_call` keeps: the function's own recorded graph, from
+    `leaves` (one `Leaf` per differentiated input, in order) to `outs` (per flat output, its
+    node, or None for an output that does not depend on a differentiated input), with the
+    input values it ran on (`inputs`) and the function of those inputs (`fn`), which a caller
+    that differentiates the pullback itself reruns. The node's owner stores it in the node's
+    `residuals`, so the engine frees it with the node's other saved values."""
+
+    __slots__ = ("leaves", "outs", "inputs", "fn")
+
+    def __init__(self, leaves, outs, inputs, fn) -> None:
+        self.leaves, self.outs, self.inputs, self.fn = leaves, outs, inputs, fn
+
+    def pullback(self, cts: Sequence, add: Callable) -> tuple:
+        """One cotangent per differentiated input (None where no output reaches it) for the
+        output cotangents `cts` (None for an output that gets none). The subgraph is kept: a
+        retained outer graph may pull back through it again."""
+        roots = [(n, c) for n, c in zip(self.outs, cts) if n is not None and c is not None]
+        res = backward_pass(roots, add=add, retain=True) if roots else {}
+        return tuple(res.get(id(leaf)) for leaf in self.leaves)
+
+    def reads(self, i: int) -> bool:
+        """Whether the recorded graph kept input `i`'s value, or a view into it, for its rules:
+        an in-place change of that input since then changes what the pullback computes."""
+        x = self.inputs[i]
+        if not hasattr(x, "base"):
+            return False
+        for node in toposort([n for n in self.outs if n is not None]):
+            prim = node.prim
+            if prim is None:
+                continue
+            # only what the rule reads (Primitive.def_saves): a leaf's value is kept unread too
+            unread = prim.unread_inputs(len(node.primals)) if prim.saved_inputs is not None else ()
+            kept = [v for k, v in enumerate(node.primals) if k not in unread]
+            if prim.saves_output:
+                kept.append(node.out)
+            for v in kept:
+                if hasattr(v, "base") and type(v) is not Unsaved and aliases(v, (x,)):
+                    return True
+        return False
+
+
+def record_call(fn: Callable, primals: Sequence) -> tuple:
+    """Run `fn(*primals)` on a fresh recording trace, every primal differentiated, as one
+    application: `(out_tree, out_values, subgraph)`, the subgraph None when no output depends
+    on an input. Callers that present a whole function as one graph node (the Tensor facade's
+    torch ops) keep the subgraph in that node and pull back through it; the values may be
+    arrays or tracers of an enclosing transform."""
+    with new_trace(RecordTrace) as trace:
+        leaves = [Leaf() for _ in primals]
+        out = fn(*[RecordTracer(trace, v, leaf) for v, leaf in zip(primals, leaves)])
+    flat, tree = tree_flatten(out)
+    vals, outs = [], []
+    for o in flat:
+        if isinstance(o, RecordTracer) and o._trace is trace:
+            vals.append(o.primal)
+            outs.append(o.node)
+        else:
+            vals.append(o)
+            outs.append(None)
+    if all(n is None for n in outs):
+        return tree, vals, None
+    return tree, vals, Subgraph(leaves, outs, tuple(primals), fn)
 
 
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------

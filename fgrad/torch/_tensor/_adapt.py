@@ -17,6 +17,7 @@ from ... import numpy as fnp
 from ...core.errors import FgradValueError
 from ...numpy._policy import TORCH
 from . import _dtypes as D
+from ._boundary import call as call_op
 
 # torch parameter -> (fgrad.numpy keyword, how its value is mapped)
 RENAMES = {
@@ -43,7 +44,7 @@ def _grad_fn_doc(grad_fn: str) -> str:
     return f"{grad_fn}Backward0"
 
 
-def adapt(name: str, fn: Callable, params: str, grad_fn: str | None = None, *, named: Callable) -> Callable:
+def adapt(name: str, fn: Callable, params: str, grad_fn: str | None = None) -> Callable:
     """The function torch.`name`(`params`) that calls `fn` with the parameters renamed by
     RENAMES (keyword-only ones and those `fn` has under the same name passed by name, the
     others positionally, in order), `policy=TORCH`
@@ -65,15 +66,22 @@ def adapt(name: str, fn: Callable, params: str, grad_fn: str | None = None, *, n
             positional.append(p.name)
     if "policy" in fn_params:
         keywords.append("policy=_P")
+    names = list(sig.parameters)
     call = f"_fn({', '.join(positional + keywords)})"
-    required = [p.name for p in sig.parameters.values() if p.default is p.empty]
-    body = call
-    if grad_fn is not None:
-        label = repr(grad_fn + "Backward0") if not grad_fn.endswith("*") else \
-            f"'{grad_fn[:-1]}Backward' + ('0' if dim is None else '1')"
-        body = f"_named({call}, {label}, {', '.join(required)})"
-    src = f"def {name}({params}):\n    return {body}\n"
-    namespace = {"_fn": fn, "_P": TORCH, "_named": named, "_axis": _axis, "_np_dtype": D.np_dtype}
+    if grad_fn is None:
+        label = "None"
+    elif grad_fn.startswith("="):  # an expression of the torch parameters giving the name's stem
+        label = f"({grad_fn[1:]}) + 'Backward0'"
+    elif grad_fn.endswith("*"):
+        label = f"'{grad_fn[:-1]}Backward' + ('0' if dim is None else '1')"
+    else:
+        label = repr(grad_fn + "Backward0")
+    # the functional computation over plain values, and the torch op that runs it through the
+    # boundary (one node named `label`; None: the node of the one primitive `fn` binds)
+    src = (f"def _impl({', '.join(names)}):\n    return {call}\n"
+           f"def {name}({params}):\n    return _call({label} or _default, _impl, ({', '.join(names)},))\n")
+    namespace = {"_fn": fn, "_P": TORCH, "_call": call_op, "_axis": _axis, "_np_dtype": D.np_dtype,
+                 "_default": default_name(name)}
     exec(src, namespace)  # noqa: S102  (the table's own text, as collections.namedtuple does)
     op = namespace[name]
     mapping = ", ".join(positional + keywords).replace("_P", "TORCH")
@@ -83,11 +91,18 @@ def adapt(name: str, fn: Callable, params: str, grad_fn: str | None = None, *, n
     return op
 
 
-def adapt_table(table: str, named: Callable) -> dict:
+def default_name(name: str) -> str:
+    """PyTorch's grad_fn name for the torch function `name`: log2 -> Log2Backward0."""
+    return "".join(w[:1].upper() + w[1:] for w in name.split("_")) + "Backward0"
+
+
+def adapt_table(table: str) -> dict:
     """`adapt` for each row of `table`, one a line: `torch name | fgrad.numpy function |
-    torch parameters | grad_fn` (an empty grad_fn: the primitive's own name stays)."""
+    torch parameters | grad_fn` (the grad_fn's stem, e.g. Sum for SumBackward0; "Sum*":
+    SumBackward0 over every dim, SumBackward1 over some; "=expr": a Python expression of the
+    parameters giving the stem; empty: the torch name's, Log2 for log2)."""
     out = {}
     for line in table.strip().splitlines():
         name, fn, params, grad_fn = (c.strip() for c in line.split("|"))
-        out[name] = adapt(name, getattr(fnp, fn), params, grad_fn or None, named=named)
+        out[name] = adapt(name, getattr(fnp, fn), params, grad_fn or None)
     return out

@@ -96,17 +96,17 @@ all | all | input, dim=None, keepdim=False |
 cumsum | cumsum | input, dim, *, dtype=None | Cumsum
 cumprod | cumprod | input, dim, *, dtype=None | Cumprod
 unsqueeze | expand_dims | input, dim | Unsqueeze
-movedim | moveaxis | input, source, destination |
+movedim | moveaxis | input, source, destination | Permute
 flip | flip | input, dims | Flip
 roll | roll | input, shifts, dims=None | Roll
 tril | tril | input, diagonal=0 | Tril
 triu | triu | input, diagonal=0 | Triu
-diag | diag | input, diagonal=0 |
+diag | diag | input, diagonal=0 | =('DiagEmbed' if input.ndim == 1 else 'Diagonal')
 kron | kron | input, other | Kron
 hypot | hypot | input, other | Hypot
 angle | angle | input |
 """
-globals().update(adapt_table(_TABLE, named))
+globals().update(adapt_table(_TABLE))
 moveaxis = movedim  # noqa: F821
 _flip_view = flip  # noqa: F821
 

@@ -943,5 +943,18 @@ def wrap(value) -> Tensor:
 
 facade.tensor_type = Tensor
 facade.register(Tensor)
-facade.bind = _tensor_bind
+
+
+def _bound_below(prim, args, params):
+    """A Tensor reached `Primitive.bind` from below the facade: fgrad.numpy/lax code ran on
+    Tensors instead of the boundary unboxing them (`_boundary.call`). Still served, while the
+    facade moves onto the boundary; FGRAD_STRICT_BOUNDARY=1 makes it an error, to find them."""
+    if _STRICT:
+        raise AssertionError(f"a Tensor reached Primitive.bind ({prim.name}) below the facade: "
+                             "run this torch op through fgrad.torch._tensor._boundary.call")
+    return _tensor_bind(prim, args, params)
+
+
+_STRICT = bool(__import__("os").environ.get("FGRAD_STRICT_BOUNDARY"))
+facade.bind = _bound_below
 facade.wrap = wrap

@@ -1,0 +1,221 @@
+"""The one boundary between the facade and fgrad's functional core: a torch op is one node.
+
+`call(name, fn, args)` runs a torch op. `fn` is the op's functional computation, written on
+fgrad.numpy/lax over plain values: the Tensors among `args` (and inside list or tuple
+arguments, as cat and stack take them) are unboxed before it runs, so nothing below the
+facade sees a Tensor. Its results (an array, or a tuple/namedtuple of them) come back as
+Tensors. When grad mode is on and an input requires grad, `fn` runs on fgrad's recorder
+(`interpreters.record.record_call`, fgrad.vjp's machinery) and the result gets ONE graph
+node, of class `name` (PyTorch's grad_fn name, e.g. "MeanBackward0"), whose parents are the
+input Tensors' nodes in operand order: `x.mean().grad_fn.next_functions` is
+`((AccumulateGrad, 0),)`, as in PyTorch, however many primitives `fn` used.
+
+The node's rule pulls the cotangent back through the recorded subgraph. With
+`create_graph=True` the rule is itself a torch op (its inputs are the op's inputs and the
+cotangent, its function the pullback of `fn`), so derivatives of any order need nothing else.
+"""
+from __future__ import annotations
+
+from ...core.trace import _state
+from ...interpreters.backward import Unsaved
+from ...interpreters.record import record_call
+from ...ops.elementwise import add as _lax_add
+from ...tree_util import tree_unflatten
+from .tensor import (
+    _EMPTY,
+    ModifiedValue,
+    Tensor,
+    _check_devices,
+    _make,
+    _nd,
+    _view_of,
+    grad_node,
+    mark_view,
+    node_class,
+    refresh_view,
+)
+
+_new = object.__new__
+_SEQ = (list, tuple)
+
+
+class _TorchOp:
+    """`prim` of every torch op's node: its rule pulls back through the op's recorded
+    subgraph (the node's residuals). `vjp_fwd` is set only so that the engine hands the rule
+    those residuals and frees them with the node's other saved values."""
+
+    name = "torch_op"
+    nondiff = False
+    vjp_fwd = True
+    saves_output = False
+
+    @staticmethod
+    def vjp(needs, ct, out, *primals, residuals):
+        sub, k, n_out = residuals
+        if isinstance(ct, Tensor):  # create_graph: the pullback is itself a torch op
+            return _pullback_op(sub, k, n_out, primals, ct)
+        for i, p in enumerate(primals):
+            if type(p) is ModifiedValue and sub.reads(i):
+                p._fail()
+        cts = [None] * n_out
+        cts[k] = ct
+        return sub.pullback(cts, _lax_add)
+
+
+TORCH_OP = _TorchOp()
+
+
+def _pullback_op(sub, k, n_out, primals, ct):
+    fn = sub.fn
+
+    def pullback(*xs):
+        *xs, c = xs
+        _, _, inner = record_call(fn, xs)
+        cts = [None] * n_out
+        cts[k] = c
+        res = inner.pullback(cts, _lax_add) if inner is not None else (None,) * len(xs)
+        # a Tensor output needs a value: an input the output does not reach gets zeros
+        return tuple(r if r is not None else _zeros(x) for r, x in zip(res, xs))
+
+    return call("TorchOpBackward", pullback, (*primals, ct))
+
+
+def _zeros(x):
+    from ... import numpy as fnp  # (fgrad.numpy imports nothing of the facade)
+    return fnp.zeros_like(x)
+
+
+def _unbox(args):
+    """(values, tensors, diff): args with each Tensor (also inside a list or tuple argument)
+    replaced by its value; the Tensors in operand order; per Tensor whether it requires grad."""
+    vals = list(args)
+    tensors = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            if a._view is not None and a._view[0]._node is not a._view[1]:
+                refresh_view(a)  # its base was modified in place since its grad_fn was derived
+            vals[i] = a._value
+            tensors.append((i, None, a))
+        elif type(a) in _SEQ and a and any(isinstance(e, Tensor) for e in a):
+            inner = list(a)
+            for j, e in enumerate(a):
+                if isinstance(e, Tensor):
+                    if e._view is not None and e._view[0]._node is not e._view[1]:
+                        refresh_view(e)
+                    inner[j] = e._value
+                    tensors.append((i, j, e))
+            vals[i] = type(a)(inner) if type(a) is tuple else inner
+    return vals, tensors
+
+
+def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
+    """Run the torch op `name` (its grad_fn class name): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
+    one graph node for the whole op when an input requires grad (see the module doc)."""
+    if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
+        n = len(args)
+        keys = tuple(kwargs)
+        args = (*args, *kwargs.values())
+        positional = fn
+        fn = lambda *xs: positional(*xs[:n], **dict(zip(keys, xs[n:])))  # noqa: E731
+    vals, tensors = _unbox(args)
+    if not tensors:
+        return _wrap_plain(fn(*vals), vals, tensors)
+    if any(type(t._value) is not _nd for _, _, t in tensors):
+        _devices(vals, tensors)
+    if not _state.grad_enabled or not any(t._requires_grad for _, _, t in tensors):
+        return _wrap_plain(fn(*vals), vals, tensors)
+    diff = [(i, j, t) for i, j, t in tensors if t._requires_grad]
+
+    def of_diff(*xs):
+        full = list(vals)
+        for (i, j, _), x in zip(diff, xs):
+            if j is None:
+                full[i] = x
+            else:
+                seq = list(full[i])
+                seq[j] = x
+                full[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
+        return fn(*full)
+
+    primals = tuple(t._value for _, _, t in diff)
+    tree, outs, sub = record_call(of_diff, primals)
+    if sub is None:
+        return _wrap_plain(tree_unflatten(tree, outs), vals, tensors)
+    cls = node_class(name)
+    parents = tuple(grad_node(t) for _, _, t in diff)
+    saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(diff)]
+    results = []
+    n_out = len(outs)
+    for k, (v, inner) in enumerate(zip(outs, sub.outs)):
+        if inner is None or v.dtype.kind not in "fc":
+            results.append(_make(v))
+            continue
+        node = _new(cls)
+        node.prim = TORCH_OP
+        node.params = _EMPTY
+        node.parents = parents
+        node.primals = primals
+        node.out = Unsaved.of(v)
+        node.hooks = None
+        node.residuals = (sub, k, n_out)
+        node.saved = saved
+        results.append(_make(v, node, True))
+    _mark_views(results, outs, vals, tensors)
+    return tree_unflatten(tree, results)
+
+
+def _devices(vals, tensors):
+    """PyTorch's one-device rule (and CPU scalars moved next to GPU values) for the Tensors'
+    values, written back into `vals`."""
+    flat_args = [t for _, _, t in tensors]
+    moved = _check_devices(flat_args, [t._value for t in flat_args])
+    for (i, j, _), v in zip(tensors, moved):
+        if j is None:
+            vals[i] = v
+        else:
+            seq = list(vals[i])
+            seq[j] = v
+            vals[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
+
+
+def _wrap_plain(out, vals, tensors):
+    """The results of an op that records nothing, as Tensors (views marked as such)."""
+    if type(out) is _nd:
+        t = _make(out)
+        if out.base is not None or any(out is t2._value for _, _, t2 in tensors):
+            _mark_one(t, out, tensors)
+        return t
+    if isinstance(out, tuple):
+        res = [_wrap_plain(o, vals, tensors) if o is not None else None for o in out]
+        return type(out)(*res) if hasattr(out, "_fields") else tuple(res)
+    if isinstance(out, list):
+        return [_wrap_plain(o, vals, tensors) for o in out]
+    if out is None or isinstance(out, (bool, int, float, complex, str)):
+        return out
+    return _make(out)
+
+
+def _mark_one(t, out, tensors):
+    src = _view_of(out, [t2._value for _, _, t2 in tensors], [t2 for _, _, t2 in tensors])
+    if src is not None:
+        mark_view(t, src)
+
+
+def _mark_views(results, outs, vals, tensors):
+    for t, v in zip(results, outs):
+        if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
+            _mark_one(t, v, tensors)
+
+
+def op(name, fn=None):
+    """Decorator form of `call`: `@op("MeanBackward0")` over a function of plain values gives
+    the torch op taking Tensors (positional Tensor arguments; keywords pass as they are)."""
+    def deco(f):
+        def torch_op(*args, **kwargs):
+            return call(name, f, args, kwargs)
+        torch_op.__name__ = torch_op.__qualname__ = f.__name__
+        torch_op.__doc__ = f.__doc__
+        torch_op.__wrapped__ = f
+        return torch_op
+    return deco(fn) if fn is not None else deco
+
