@@ -266,6 +266,16 @@ class Subgraph:
         return False
 
 
+class SubgraphOut:
+    """The residuals of a node that stands for output `k` of a `record_call` (its owner
+    keeps one per differentiable output): `graph_to_jaxpr` shows the subgraph's equations."""
+
+    __slots__ = ("sub", "k")
+
+    def __init__(self, sub: Subgraph, k: int) -> None:
+        self.sub, self.k = sub, k
+
+
 def record_call(fn: Callable, primals: Sequence) -> tuple:
     """Run `fn(*primals)` on a fresh recording trace, every primal differentiated, as one
     application: `(out_tree, out_values, subgraph)`, the subgraph None when no output depends
@@ -337,6 +347,7 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
         return v
 
     eqns = []
+    inlined: dict[int, dict] = {}  # id(Subgraph) -> {id(its node): variable}
     roots = [n for n, _ in outputs if n is not None]
     for node in toposort(roots, env):  # not beyond the inputs: the graph is cut there
         if id(node) in env:
@@ -352,6 +363,23 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
             if v is None:
                 v = by_value.get(id(raw))
             atoms.append(v if v is not None else constant(x))
+        res = node.residuals
+        if type(res) is SubgraphOut:  # a whole function recorded as one node: its equations
+            sub = res.sub
+            inner = inlined.get(id(sub))
+            if inner is None:
+                inner = inlined[id(sub)] = {id(leaf): a for leaf, a in zip(sub.leaves, atoms)}
+            target = sub.outs[res.k]
+            for n in toposort([target], inner):
+                if id(n) in inner or n.prim is None:
+                    continue
+                args = [inner.get(id(p)) if p is not None else None for p in n.parents]
+                args = [a if a is not None else constant(x) for a, x in zip(args, n.primals)]
+                v = Var(aval_of(n.out))
+                eqns.append(Eqn(n.prim, args, [v], n.params))
+                inner[id(n)] = v
+            env[id(node)] = inner[id(target)]
+            continue
         outvar = Var(aval_of(out))
         eqns.append(Eqn(node.prim, atoms, [outvar], node.params))
         env[id(node)] = outvar

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.trace import aval_of
 from ..interpreters.backward import Leaf, Unsaved, toposort
+from ..interpreters.record import SubgraphOut
 from ..torch._tensor.tensor import AccumulateGrad, ModifiedValue, Tensor, saved_values
 from ..tree_util import tree_flatten
 from ._graph import Graph
@@ -41,6 +42,10 @@ def _saved_of(node) -> list[tuple[str, object]]:
     # the facade's nodes know which saved values were overwritten in place since
     out, primals = saved_values(node) if getattr(node, "saved", None) is not None else (node.out, node.primals)
     prim = node.prim
+    res = node.residuals
+    if type(res) is SubgraphOut:  # a function recorded as one node: the inputs its graph reads
+        return [(f"input {i}", v) for i, v in enumerate(primals)
+                if res.sub.reads(i) and not isinstance(v, Unsaved)]
     unread = set(prim.unread_inputs(len(primals)))
     saved = [(f"input {i}", v) for i, v in enumerate(primals) if i not in unread]
     if prim.saves_output:
@@ -121,7 +126,8 @@ def _draw_saved(g: Graph, nodes: list, ids: dict, leaf_values: dict) -> None:
             continue
         if node.primals is None:  # a backward pass without retain_graph freed them
             prim = node.prim
-            if prim.saves_output or prim.saved_inputs is None or len(prim.saved_inputs):
+            if getattr(prim, "saves_output", False) or getattr(prim, "saved_inputs", None) is None \
+                    or len(prim.saved_inputs):
                 g.nodes[ids[id(node)]]["label"] += "\n(saved values freed)"
             continue
         for role, v in _saved_of(node):

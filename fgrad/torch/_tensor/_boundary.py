@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved
-from ...interpreters.record import record_call
+from ...interpreters.record import SubgraphOut, record_call
 from ...ops.elementwise import add as _lax_add
 from ...tree_util import tree_unflatten
 from .tensor import (
@@ -51,7 +51,8 @@ class _TorchOp:
 
     @staticmethod
     def vjp(needs, ct, out, *primals, residuals):
-        sub, k, n_out = residuals
+        sub, k = residuals.sub, residuals.k
+        n_out = len(sub.outs)
         if isinstance(ct, Tensor):  # create_graph: the pullback is itself a torch op
             return _pullback_op(sub, k, n_out, primals, ct)
         for i, p in enumerate(primals):
@@ -145,7 +146,6 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     parents = tuple(grad_node(t) for _, _, t in diff)
     saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(diff)]
     results = []
-    n_out = len(outs)
     for k, (v, inner) in enumerate(zip(outs, sub.outs)):
         if inner is None or v.dtype.kind not in "fc":
             results.append(_make(v))
@@ -157,7 +157,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
         node.primals = primals
         node.out = Unsaved.of(v)
         node.hooks = None
-        node.residuals = (sub, k, n_out)
+        node.residuals = SubgraphOut(sub, k)
         node.saved = saved
         results.append(_make(v, node, True))
     _mark_views(results, outs, vals, tensors)
