@@ -478,7 +478,7 @@ def _flatten_like(ct, treedef) -> list | None:
 
 # --- custom_vjp ---------------------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call", backward_name="CustomFunctionBackward")
+custom_vjp_call_p = Primitive("custom_vjp_call")
 
 
 def _custom_vjp_fwd(*xs, call: _Call):

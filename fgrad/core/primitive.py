@@ -62,22 +62,16 @@ def quiet_impl(fn: Callable) -> Callable:
     return impl
 
 
-def _backward_name(name: str) -> str:
-    return "".join(p.capitalize() for p in name.split("_")) + "Backward0"
-
-
 class Primitive:
     """A named operation and its rules; `bind` applies it through the current trace.
-    `backward_name` is the facade's `grad_fn` class name (default: `MulBackward0` for "mul");
     `view` says that its eager result may share memory with its operands."""
 
-    def __init__(self, name: str, *, backward_name: str | None = None, view: bool = False) -> None:
+    def __init__(self, name: str, *, view: bool = False) -> None:
         self.name = name
         # Whether the eager result may share memory with an operand (reshape, transpose,
         # basic slicing: NumPy's views). Any other primitive's eager result is new storage:
         # the eval trace copies what an impl hands back of its operands.
         self.view = view
-        self.backward_name = backward_name or _backward_name(name)
         # Whether binding it has an effect beyond its output (a host callback): dead-code
         # elimination keeps such equations (core.ir.dce_jaxpr)
         self.effectful = False

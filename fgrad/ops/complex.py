@@ -52,10 +52,10 @@ def _part_aval(name):
     return aval
 
 
-real_p = Primitive("real", backward_name="RealBackward0")
-imag_p = Primitive("imag", backward_name="ImagBackward0")
-conj_p = Primitive("conj", backward_name="ConjBackward0")
-complex_p = Primitive("complex", backward_name="ComplexBackward0")
+real_p = Primitive("real")
+imag_p = Primitive("imag")
+conj_p = Primitive("conj")
+complex_p = Primitive("complex")
 
 
 def real(x):

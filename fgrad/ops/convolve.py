@@ -19,7 +19,7 @@ from .elementwise import def_bilinear
 from .index import rev
 from .shape import move_to_front, reshape, slice
 
-conv_full_p = Primitive("conv_full", backward_name="ConvolutionBackward0")
+conv_full_p = Primitive("conv_full")
 
 
 def _conv_aval(x, k):

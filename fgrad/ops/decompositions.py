@@ -204,7 +204,7 @@ def _div_columns(x, s):
 
 # --- eigh: symmetric eigendecomposition, reading one triangle -----------------------------------
 
-eigh_p = Primitive("eigh", backward_name="LinalgEighBackward0")
+eigh_p = Primitive("eigh")
 
 
 def _eigh_tails(n):
@@ -263,7 +263,7 @@ eigh_p.def_batch(_batch_leading(eigh_p))
 
 # --- svd ----------------------------------------------------------------------------------------
 
-svd_p = Primitive("svd", backward_name="LinalgSvdBackward0")
+svd_p = Primitive("svd")
 
 
 def _svd_tails(shape, full_matrices):
@@ -375,7 +375,7 @@ svd_p.def_batch(_batch_leading(svd_p))
 
 # --- qr -----------------------------------------------------------------------------------------
 
-qr_p = Primitive("qr", backward_name="LinalgQrBackward0")
+qr_p = Primitive("qr")
 
 
 def _qr_tails(shape, complete):
@@ -484,7 +484,7 @@ qr_p.def_batch(_batch_leading(qr_p))
 
 # --- eig: general (non-symmetric) eigendecomposition; complex results ---------------------------
 
-eig_p = Primitive("eig", backward_name="LinalgEigBackward0")
+eig_p = Primitive("eig")
 
 
 def _eig_impl(a, *, xp):

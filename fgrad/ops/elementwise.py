@@ -325,7 +325,7 @@ def _pow_dy(x, y, out):
 
 def_elementwise_deriv(pow_p, _pow_dx, _pow_dy)
 
-integer_pow_p = Primitive("integer_pow", backward_name="PowBackward0")
+integer_pow_p = Primitive("integer_pow")
 integer_pow_p.def_impl(quiet_impl(lambda xp, x, *, y: xp.power(x, y) if y >= 0
                               else xp.true_divide(1, xp.power(x, -y))))
 def_vectorized(integer_pow_p)
@@ -434,12 +434,12 @@ _UNARY_LOWERING = {
 }
 
 
-def _unary(name, np_name, deriv, doc, *, backward_name=None, reads="both"):
+def _unary(name, np_name, deriv, doc, *, reads="both"):
     """A float-valued unary primitive (`np_name`: the xp function, or an impl (xp, x) -> array),
     its derivative rules from `deriv(x, out)`, and its function, named `name`. `reads` says
     what `deriv` reads: "x" or "out" when only that one (the other lends at most its dtype),
     so a recorded application keeps only it (tanh's keeps its output, sin's its input)."""
-    p = Primitive(name, backward_name=backward_name)
+    p = Primitive(name)
     def_elementwise(p, quiet_impl(np_name) if callable(np_name) else np_name, float_result, quiet=name in _WARNS)
     def_elementwise_deriv(p, deriv, inputs=reads != "out", output=reads != "x")
     if name in _UNARY_LOWERING:
@@ -491,7 +491,7 @@ logistic_p, logistic = _unary(
     "logistic", lambda xp, x: _logistic(xp, x),
     lambda x, out: mul(out, sub(const(x, 1.0), out)),
     "Element-wise logistic sigmoid, 1 / (1 + exp(-x)), without overflow.",
-    backward_name="SigmoidBackward0", reads="out")
+    reads="out")
 erf_p, erf = _unary("erf", lambda xp, x: _erf(xp, x),
                     lambda x, out: mul(const(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x)))),
                     "Element-wise error function.", reads="x")
@@ -526,13 +526,13 @@ def _erf(xp, x):
 _FUSED_CHUNK = 1 << 16  # elements per block of the impl's two scratch buffers
 
 
-def _fused_grad(name: str, factor, dfactor, lowering: str, backward_name: str) -> Primitive:
+def _fused_grad(name: str, factor, dfactor, lowering: str) -> Primitive:
     """The primitive `name`(ct, y) = ct * factor(y). `factor(one, y, a, b)` computes the
     factor with NumPy ufuncs into the scratch arrays a and b and returns the one holding it
     (a and b None: as new arrays, any shapes); `dfactor(y)` is d factor / dy with fgrad ops; `lowering` the kernel
     expression over {ct}, {y} and {one}. The impl works in blocks on large arrays, so its
     temporaries stay small."""
-    p = Primitive(name, backward_name=backward_name)
+    p = Primitive(name)
 
     def impl(ct, y, *, xp):
         # (a cached 0-d array for NumPy: a ufunc takes it faster than a NumPy scalar)
@@ -602,10 +602,10 @@ def _logistic_factor(one, y, a, b):
 
 # d/dy of (1 + y)(1 - y) is -2y; of y (1 - y), 1 - 2y
 tanh_grad_p = _fused_grad("tanh_grad", _tanh_factor, lambda y: mul(const(y, -2.0), y),
-                          "({ct} * (({one} + {y}) * ({one} - {y})))", "TanhBackwardBackward0")
+                          "({ct} * (({one} + {y}) * ({one} - {y})))")
 logistic_grad_p = _fused_grad("logistic_grad", _logistic_factor,
                               lambda y: sub(const(y, 1.0), mul(const(y, 2.0), y)),
-                              "({ct} * ({y} * ({one} - {y})))", "SigmoidBackwardBackward0")
+                              "({ct} * ({y} * ({one} - {y})))")
 
 
 def _def_output_grad(prim: Primitive, grad_p: Primitive) -> None:
@@ -628,7 +628,7 @@ _def_output_grad(logistic_p, logistic_grad_p)
 # log1p(exp(-|x - y|)) passes through max and abs at x == y, and derivatives of that composite
 # lose the curvature there (d2/dx2 = 0 instead of 1/4). One primitive, with partials
 # logistic(+-(x - y)) that are smooth, is exact at every order.
-logaddexp_p = Primitive("logaddexp", backward_name="LogaddexpBackward0")
+logaddexp_p = Primitive("logaddexp")
 def_elementwise(logaddexp_p, "logaddexp", float_result, quiet=True)
 logaddexp_p.def_lowering(scalar_lowering("fg_logaddexp({0}, {1})", "f"))
 
@@ -769,7 +769,7 @@ invert_p, invert = _nondiff("invert", "invert", 1, same_dtype,
 # so d/dx = 1 and d/dy = -n. n is piecewise constant: its own derivative is zero, which the
 # nondiff round/floordiv primitives give, so every order is right away from the jumps.
 
-fmod_p = Primitive("fmod", backward_name="FmodBackward0")
+fmod_p = Primitive("fmod")
 def_elementwise(fmod_p, "fmod", quiet=True)
 fmod_p.def_lowering(scalar_lowering({"f": "fg_fmod({0}, {1})", "i": "fg_fmod_i({0}, {1})", "u": "({0} % {1})"}))
 
@@ -791,7 +791,7 @@ def _fmod_quotient(x: Any, y: Any, out: Any) -> Any:
 def_elementwise_deriv(fmod_p, lambda x, y, out: const(x, 1.0),
                       lambda x, y, out: neg(_fmod_quotient(x, y, out)))
 
-mod_p = Primitive("mod", backward_name="RemainderBackward0")
+mod_p = Primitive("mod")
 def_elementwise(mod_p, "remainder", quiet=True)
 # Python's remainder is NumPy's (the sign of y); integer x % 0 is 0 in the kernels, as in NumPy
 mod_p.def_lowering(scalar_lowering("({0} % {1})", "iuf"))
@@ -810,7 +810,7 @@ def_elementwise_deriv(mod_p, lambda x, y, out: const(x, 1.0),
 
 # --- select and dtype conversion ----------------------------------------------------------
 
-select_p = Primitive("select", backward_name="WhereBackward0")
+select_p = Primitive("select")
 select_p.def_impl(lambda pred, x, y, *, xp: xp.where(pred, x, y))
 select_p.def_abstract_eval(
     lambda pred, x, y: ShapedArray(elementwise_shape("select", (pred, x, y)), x.dtype))
@@ -843,7 +843,7 @@ select_p.def_vjp(_select_vjp)
 select_p.def_saves(inputs=(0,), output=False)  # the predicate (x and y lend their shapes)
 select_p.def_lowering(scalar_lowering("({1} if {0} else {2})"))
 
-convert_element_type_p = Primitive("convert_element_type", backward_name="ToCopyBackward0")
+convert_element_type_p = Primitive("convert_element_type")
 # complex to real keeps the real part (NumPy's astype, without its ComplexWarning; JAX's too)
 convert_element_type_p.def_impl(lambda x, *, new_dtype, xp: (xp.real(x) if x.dtype.kind == "c" and new_dtype.kind != "c"
                                                              else x).astype(new_dtype))

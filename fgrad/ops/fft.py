@@ -50,7 +50,7 @@ def _batch_rule(prim):
 
 # --- fft: complex to complex -------------------------------------------------------------------
 
-fft_p = Primitive("fft", backward_name="FftC2CBackward0")
+fft_p = Primitive("fft")
 
 
 def _fft_aval(x, *, axes, inverse, norm):
@@ -87,7 +87,7 @@ fft_p.def_batch(_batch_rule(fft_p))
 
 # --- rfft: real to the half spectrum along the last of `axes` ------------------------------------
 
-rfft_p = Primitive("rfft", backward_name="FftR2CBackward0")
+rfft_p = Primitive("rfft")
 
 
 def _rfft_aval(x, *, axes, norm):
@@ -127,7 +127,7 @@ rfft_p.def_batch(_batch_rule(rfft_p))
 
 # --- irfft: the half spectrum to a real array of the given lengths ------------------------------
 
-irfft_p = Primitive("irfft", backward_name="FftC2RBackward0")
+irfft_p = Primitive("irfft")
 
 
 def _irfft_aval(x, *, axes, lengths, norm):

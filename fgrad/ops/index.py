@@ -120,7 +120,7 @@ def _check_arrays(name, avals):
 
 # --- getitem (gather) ---------------------------------------------------------------------
 
-getitem_p = Primitive("getitem", backward_name="IndexBackward0", view=True)
+getitem_p = Primitive("getitem", view=True)
 
 
 def _getitem_impl(x, *arrays, spec, xp):
@@ -167,7 +167,7 @@ def getitem(x, arrays, spec):
 
 # --- scatter_add (the transpose of getitem) ----------------------------------------------
 
-scatter_add_p = Primitive("scatter_add", backward_name="IndexPutBackward0")
+scatter_add_p = Primitive("scatter_add")
 
 
 def _scatter_add_impl(updates, *arrays, spec, shape, xp):
@@ -219,7 +219,7 @@ def scatter_add(updates, arrays, spec, shape):
 
 # --- rev (flip) ---------------------------------------------------------------------------
 
-rev_p = Primitive("rev", backward_name="FlipBackward0", view=True)
+rev_p = Primitive("rev", view=True)
 rev_p.def_impl(lambda x, *, dimensions, xp: xp.flip(x, axis=dimensions))
 
 

@@ -53,7 +53,7 @@ def _remaining(n, *groups):
 # dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch));
 # output layout: batch dims, then lhs free dims, then rhs free dims (each in axis order).
 
-dot_general_p = Primitive("dot_general", backward_name="MmBackward0")
+dot_general_p = Primitive("dot_general")
 
 
 def _as_bmk(x, batch, free, contract, xp):
@@ -254,8 +254,8 @@ def _square_to_square_aval(name):
 
 # --- tril / triu: keep one triangle, zero the rest (linear, self-adjoint masks) ---------------
 
-tril_p = Primitive("tril", backward_name="TrilBackward0")
-triu_p = Primitive("triu", backward_name="TriuBackward0")
+tril_p = Primitive("tril")
+triu_p = Primitive("triu")
 
 
 def _tri_aval(name):
@@ -320,7 +320,7 @@ def onto_hermitian_triangle(g, lower: bool):
 
 # --- inv ----------------------------------------------------------------------------------
 
-inv_p = Primitive("inv", backward_name="LinalgInvExBackward0")
+inv_p = Primitive("inv")
 inv_p.def_impl(lambda a, *, xp: xp.linalg.inv(a))
 
 
@@ -350,7 +350,7 @@ inv_p.def_batch(_batch_leading(inv_p))
 
 # --- solve: a x = b, b of shape (..., n, k) ----------------------------------------------------
 
-solve_p = Primitive("solve", backward_name="LinalgSolveExBackward0")
+solve_p = Primitive("solve")
 solve_p.def_impl(lambda a, b, *, xp: xp.linalg.solve(a, b))
 
 
@@ -395,7 +395,7 @@ solve_p.def_batch(_batch_leading(solve_p))
 
 # --- triangular_solve: op(T) x = b, T = tril(a) or triu(a), op = identity or transpose --------
 
-triangular_solve_p = Primitive("triangular_solve", backward_name="LinalgSolveTriangularBackward0")
+triangular_solve_p = Primitive("triangular_solve")
 
 
 def _triangular_solve_impl(a, b, *, lower, transpose_a, xp):
@@ -489,7 +489,7 @@ def _def_trace_deriv(prim, gradient_t):
     prim.def_saves(output=False)
 
 
-det_p = Primitive("det", backward_name="LinalgDetBackward0")
+det_p = Primitive("det")
 det_p.def_impl(lambda a, *, xp: xp.linalg.det(a))
 det_p.def_abstract_eval(_scalar_batch_aval("det"))
 
@@ -578,7 +578,7 @@ adjugate_p.def_batch(_batch_leading(adjugate_p))
 _def_trace_deriv(det_p, adjugate)
 det_p.def_batch(_batch_leading(det_p))
 
-logabsdet_p = Primitive("logabsdet", backward_name="LinalgSlogdetBackward0")
+logabsdet_p = Primitive("logabsdet")
 logabsdet_p.def_impl(lambda a, *, xp: xp.linalg.slogdet(a)[1])
 
 
@@ -615,7 +615,7 @@ def slogdet_sign(a):
 
 # --- cholesky: lower L with L L^T = a; only a's lower triangle is read ------------------------
 
-cholesky_p = Primitive("cholesky", backward_name="LinalgCholeskyExBackward0")
+cholesky_p = Primitive("cholesky")
 cholesky_p.def_impl(lambda a, *, xp: xp.linalg.cholesky(a))
 
 

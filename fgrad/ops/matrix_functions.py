@@ -57,7 +57,7 @@ def _per_matrix(fn, xp, out_shape, out_dtype, *arrays):
 
 # --- pinv ---------------------------------------------------------------------------------------
 
-pinv_p = Primitive("pinv", backward_name="LinalgPinvBackward0")
+pinv_p = Primitive("pinv")
 
 
 def _pinv_aval(a, *, rcond):
@@ -108,7 +108,7 @@ pinv_p.def_batch(_batch_leading(pinv_p))
 
 # --- expm ---------------------------------------------------------------------------------------
 
-expm_p = Primitive("expm", backward_name="LinalgMatrixExpBackward0")
+expm_p = Primitive("expm")
 
 
 def _square_same(name):
@@ -145,7 +145,7 @@ expm_p.def_batch(_batch_leading(expm_p))
 
 # --- solve_sylvester: A X + X B = Q -----------------------------------------------------------
 
-sylvester_p = Primitive("sylvester", backward_name="LinalgSolveSylvesterBackward0")
+sylvester_p = Primitive("sylvester")
 
 
 def _sylvester_aval(a, b, q):
@@ -197,7 +197,7 @@ sylvester_p.def_batch(_batch_leading(sylvester_p))
 
 # --- sqrtm: the principal square root ----------------------------------------------------------
 
-sqrtm_p = Primitive("sqrtm", backward_name="LinalgSqrtmBackward0")
+sqrtm_p = Primitive("sqrtm")
 
 
 def sqrtm(a):
@@ -238,7 +238,7 @@ sqrtm_p.def_batch(_batch_leading(sqrtm_p))
 # ab (l + u + 1, n) holds A[i, j] at ab[u + i - j, j]; b is (n, k). Not batched (SciPy solves one
 # system at a time): vmap loops.
 
-banded_solve_p = Primitive("banded_solve", backward_name="LinalgSolveBandedBackward0")
+banded_solve_p = Primitive("banded_solve")
 
 
 def _banded_aval(ab, b, *, lower, upper, transpose_a):

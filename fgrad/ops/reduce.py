@@ -58,7 +58,7 @@ def _def_reduction_deriv(prim, partials):
     prim.def_vjp(vjp)
 
 
-reduce_sum_p = Primitive("reduce_sum", backward_name="SumBackward1")
+reduce_sum_p = Primitive("reduce_sum")
 # dtype=x.dtype: NumPy would widen small integers, but the primitive keeps its input's
 # dtype (as abstract_eval says); fgrad.numpy.sum does NumPy's widening before binding.
 reduce_sum_p.def_impl(lambda x, *, axes, xp: xp.sum(x, axis=axes, dtype=x.dtype))
@@ -75,7 +75,7 @@ def reduce_sum(x, axes):
 
 
 def _reduce_extreme(name, np_name):
-    p = Primitive(name, backward_name="MaxBackward1" if name == "reduce_max" else "MinBackward1")
+    p = Primitive(name)
     p.def_impl(lambda x, *, axes, xp: getattr(xp, np_name)(x, axis=axes))
     p.def_abstract_eval(_reduced_aval)
 
@@ -106,7 +106,7 @@ def reduce_min(x, axes):
 
 # --- reduce_prod --------------------------------------------------------------------------
 
-reduce_prod_p = Primitive("reduce_prod", backward_name="ProdBackward1")
+reduce_prod_p = Primitive("reduce_prod")
 reduce_prod_p.def_impl(lambda x, *, axes, xp: xp.prod(x, axis=axes, dtype=x.dtype))
 reduce_prod_p.def_abstract_eval(_reduced_aval)
 

@@ -14,7 +14,7 @@ from ..core.trace import aval_of
 
 _slice = slice  # the builtin, before this module defines its own `slice`
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim", backward_name="ExpandBackward0", view=True)
+broadcast_in_dim_p = Primitive("broadcast_in_dim", view=True)
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, xp):
@@ -61,7 +61,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
 
 
-reshape_p = Primitive("reshape", backward_name="ViewBackward0", view=True)
+reshape_p = Primitive("reshape", view=True)
 reshape_p.def_impl(lambda x, *, new_sizes, xp: xp.reshape(x, new_sizes))
 
 
@@ -88,7 +88,7 @@ def reshape(x, new_sizes):
     return reshape_p.bind(x, new_sizes=new_sizes)
 
 
-transpose_p = Primitive("transpose", backward_name="PermuteBackward0", view=True)
+transpose_p = Primitive("transpose", view=True)
 transpose_p.def_impl(lambda x, *, permutation, xp: xp.transpose(x, permutation))
 transpose_p.def_abstract_eval(
     lambda x, *, permutation: ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype))
@@ -116,7 +116,7 @@ def transpose(x, permutation):
     return transpose_p.bind(x, permutation=permutation)
 
 
-slice_p = Primitive("slice", backward_name="SliceBackward0", view=True)
+slice_p = Primitive("slice", view=True)
 
 
 def _slice_aval(x, *, start_indices, limit_indices):
@@ -143,7 +143,7 @@ def slice(x, start_indices, limit_indices):
                         limit_indices=tuple(map(int, limit_indices)))
 
 
-pad_p = Primitive("pad", backward_name="ConstantPadNdBackward0")
+pad_p = Primitive("pad")
 pad_p.def_impl(lambda x, *, widths, xp: xp.pad(x, widths))
 pad_p.def_abstract_eval(lambda x, *, widths: ShapedArray(
     tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, widths)), x.dtype))
@@ -163,7 +163,7 @@ def pad(x, widths):
     return pad_p.bind(x, widths=widths)
 
 
-concatenate_p = Primitive("concatenate", backward_name="CatBackward0")
+concatenate_p = Primitive("concatenate")
 concatenate_p.def_impl(lambda *xs, dimension, xp: xp.concatenate(xs, axis=dimension))
 
 

@@ -24,7 +24,7 @@ from .index import ARRAY, getitem
 from .reduce import reduce_sum
 from .shape import move_axis, reshape
 
-coo_matmul_p = Primitive("coo_matmul", backward_name="SparseAddmmBackward0")
+coo_matmul_p = Primitive("coo_matmul")
 
 
 def _coo_matmul_impl(values, dense, rows, cols, *, shape, xp):

@@ -29,9 +29,9 @@ from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windo
 # (im2col columns, spectra) through a small identity-keyed cache: the forward pass stores
 # what the backward pass of the same arrays needs.
 
-conv2d_p = Primitive("conv2d", backward_name="ConvolutionBackward0")
-conv2d_input_grad_p = Primitive("conv2d_input_grad", backward_name="ConvolutionBackwardBackward0")
-conv2d_weight_grad_p = Primitive("conv2d_weight_grad", backward_name="ConvolutionBackwardBackward1")
+conv2d_p = Primitive("conv2d")
+conv2d_input_grad_p = Primitive("conv2d_input_grad")
+conv2d_weight_grad_p = Primitive("conv2d_weight_grad")
 
 
 class _Memo(threading.local):

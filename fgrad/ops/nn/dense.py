@@ -45,7 +45,7 @@ from ._geometry import _checked_bind
 
 # --- linear: x @ w.T + b ----------------------------------------------------------------------
 
-linear_p = Primitive("linear", backward_name="AddmmBackward0")
+linear_p = Primitive("linear")
 
 
 def _linear_aval(x, w, b):
@@ -143,7 +143,7 @@ relu_p.def_lowering(lambda x: f"({x.const(0)} if {x} <= {x.const(0)} else {x})" 
 # relu_grad(ct, y) = ct where y > 0, else 0 (PyTorch's threshold_backward; a NaN cotangent at
 # an inactive unit is zeroed, as PyTorch and JAX both do). Linear in ct and its own
 # transpose; y only selects, so it gets no derivative.
-relu_grad_p = Primitive("relu_grad", backward_name="ThresholdBackwardBackward0")
+relu_grad_p = Primitive("relu_grad")
 
 
 def _relu_grad_impl(ct, y, *, xp):
@@ -175,8 +175,8 @@ def relu(x):
 # At beta x == threshold that is PyTorch's convention: value and first derivative from the
 # smooth branch, second and higher derivatives 0 (softplus_double_backward masks x < threshold).
 
-softplus_p = Primitive("softplus", backward_name="SoftplusBackward0")
-softplus_grad_p = Primitive("softplus_grad", backward_name="SoftplusBackwardBackward0")
+softplus_p = Primitive("softplus")
+softplus_grad_p = Primitive("softplus_grad")
 
 
 def _float_aval(name):
@@ -266,7 +266,7 @@ def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
 
 # --- log_softmax ------------------------------------------------------------------------------------
 
-log_softmax_p = Primitive("log_softmax", backward_name="LogSoftmaxBackward0")
+log_softmax_p = Primitive("log_softmax")
 
 
 def _log_softmax_impl(x, *, axis, xp):
@@ -326,7 +326,7 @@ def softmax(x, axis: int = -1):
 
 # --- nll_loss: -sum(weights * logp) -----------------------------------------------------------------
 
-nll_loss_p = Primitive("nll_loss", backward_name="NllLossBackward0")
+nll_loss_p = Primitive("nll_loss")
 
 
 def _nll_impl(logp, w, *, axes, xp):

@@ -42,8 +42,8 @@ def _is_22(xp, x, window, strides, padding, dilation):
 
 # --- max pooling --------------------------------------------------------------------------------
 
-max_pool2d_p = Primitive("max_pool2d", backward_name="MaxPool2DWithIndicesBackward0")
-max_pool2d_grad_p = Primitive("max_pool2d_grad", backward_name="MaxPool2DWithIndicesBackwardBackward0")
+max_pool2d_p = Primitive("max_pool2d")
+max_pool2d_grad_p = Primitive("max_pool2d_grad")
 max_pool2d_gather_p = Primitive("max_pool2d_gather")
 
 
@@ -213,8 +213,8 @@ def max_pool2d_gather(t, x, y, kernel_size, stride=None, padding=0, dilation=1, 
 
 # --- average pooling ------------------------------------------------------------------------------
 
-avg_pool2d_p = Primitive("avg_pool2d", backward_name="AvgPool2DBackward0")
-avg_pool2d_grad_p = Primitive("avg_pool2d_grad", backward_name="AvgPool2DBackwardBackward0")
+avg_pool2d_p = Primitive("avg_pool2d")
+avg_pool2d_grad_p = Primitive("avg_pool2d_grad")
 
 
 def _avg_divisor(shape, hw, window, strides, padding, count_include_pad, divisor_override, dtype):

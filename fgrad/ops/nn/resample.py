@@ -60,8 +60,8 @@ class Taps:
         return f"Taps({self.n_in}->{self.n_out}, {kind})"
 
 
-resample_p = Primitive("resample", backward_name="UpsampleBackward0")
-resample_transpose_p = Primitive("resample_transpose", backward_name="UpsampleBackwardBackward0")
+resample_p = Primitive("resample")
+resample_transpose_p = Primitive("resample_transpose")
 
 
 def _weights(taps: Taps, t: int, dtype, ndim_after: int, xp):

@@ -17,8 +17,8 @@ from .conv import col2im, im2col
 
 __all__ = ["unfold", "fold", "unfold_p", "fold_p"]
 
-unfold_p = Primitive("unfold", backward_name="Im2ColBackward0")
-fold_p = Primitive("fold", backward_name="Col2ImBackward0")
+unfold_p = Primitive("unfold")
+fold_p = Primitive("fold")
 
 
 def _blocks(name, hw, kernel, dilation, padding, stride):

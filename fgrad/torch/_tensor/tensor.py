@@ -5,7 +5,7 @@ primitive on Tensors goes through `_tensor_bind`: the primitive runs on the valu
 dispatch, and in grad mode, when an input requires grad, the recorder fgrad.vjp uses too
 (`fgrad.interpreters.record.record_primitive`) runs it and builds the graph node attached to
 the result; the facade adds version counters. Nodes are `fgrad.interpreters.backward.Node`s
-whose class name is the primitive's `backward_name` (the `grad_fn` PyTorch prints);
+whose class name is the primitive's grad_fn name (`_names.py`, the `grad_fn` PyTorch prints);
 `backward()` walks them with the one engine, `backward_pass`, calling the primitives' own VJP
 rules (see autograd.py). `fgrad.torch.autograd.graph.to_jaxpr` shows a graph as a typed Jaxpr.
 
@@ -39,6 +39,7 @@ from ...ops.elementwise import convert_element_type, select
 from . import _dtypes as D
 from ._device import CPU, device, device_of_value, is_cupy, to_device
 from ._format import tensor_repr
+from ._names import grad_fn_name
 
 _nd = np.ndarray
 _generic = np.generic
@@ -100,7 +101,7 @@ _PRIM_NODE: dict = {}
 def _prim_node_class(prim) -> type:
     cls = _PRIM_NODE.get(prim)
     if cls is None:
-        cls = _PRIM_NODE[prim] = node_class(prim.backward_name)
+        cls = _PRIM_NODE[prim] = node_class(grad_fn_name(prim.name))
     return cls
 
 

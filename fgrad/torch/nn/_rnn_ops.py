@@ -554,8 +554,8 @@ def _substituted(primals, live, fn):
 
 # --- rnn_scan ---------------------------------------------------------------------------------------
 
-rnn_scan_p = Primitive("rnn_scan", backward_name="RnnScanBackward0")
-rnn_scan_bwd_p = Primitive("rnn_scan_bwd", backward_name="RnnScanBwdBackward0")
+rnn_scan_p = Primitive("rnn_scan")
+rnn_scan_bwd_p = Primitive("rnn_scan_bwd")
 
 
 def _scan_jvp(primals, tangents, **params):
