@@ -17,7 +17,11 @@ from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
 from ..numpy._policy import TORCH as P
 from ..numpy._util import cast
 from ..scipy import linalg as fsl
+from ..lax import stop_gradient
+from ..numpy._linalg import matmul as _mm_values
+from ..numpy.linalg import _chain_order
 from ._tensor import _dtypes as D
+from ._tensor._boundary import call
 from ._tensor._ops import result_type as _result_type
 from ._tensor._ops_math import linalg_cross
 from ._tensor._ops_shape import matmul as _matmul
@@ -66,8 +70,16 @@ def _square(name: str, A):
     return A
 
 
-def _as(A, dtype):
-    return A if dtype is None else cast(A, D.np_dtype(dtype))
+def _as(v, dtype):
+    """The value v in the fgrad `dtype` (None: as it is); runs inside an op's computation."""
+    return v if dtype is None else cast(v, D.np_dtype(dtype))
+
+
+def _first_empty(v):
+    """An empty 1-D array of v's dtype computed from v, for a result PyTorch gives a grad_fn
+    although it holds nothing (qr's Q for mode='r', lstsq's residuals where the driver computes
+    none): the op's node then covers it, as PyTorch's does."""
+    return fnp.reshape(v, (-1,))[:0]
 
 
 # --- norms ------------------------------------------------------------------------------------------
@@ -75,32 +87,66 @@ def _as(A, dtype):
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The vector norm of order `ord` (any real, inf, -inf; 0 counts non-zeros) over `dim`
     (all elements when None); d/dx is 0 at x = 0 for the 2-norm."""
-    x = _as(_float_input("vector_norm", x), dtype)
+    _float_input("vector_norm", x)
     if isinstance(ord, str):
         raise FgradTypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str ({ord!r}); "
                         "matrix norms are linalg.matrix_norm's")
     axis = dim if dim is None or isinstance(dim, int) else tuple(dim)
-    if x._value.ndim == 0:  # a number's norm of any order > 0 is its magnitude
-        return fnp.abs(x)
-    return fnp.linalg.vector_norm(x, axis=axis, keepdims=keepdim, ord=float(ord))
+    p = float(ord)
+
+    def fn(v):
+        v = _as(v, dtype)
+        if v.ndim == 0:  # a number's norm of any order > 0 is its magnitude
+            return fnp.abs(v)
+        out = fnp.linalg.vector_norm(v, axis=axis, keepdims=keepdim, ord=p)
+        if p == 0:  # a count of non-zeros: no derivative, but PyTorch's node all the same
+            out = _zero_grad_link(out, fnp.sum(v, axis=axis, keepdims=keepdim))
+        return out
+    return call("LinalgVectorNormBackward0", fn, (x,))
+
+
+def _svdvals_of(A: Tensor, dims: tuple, dtype: Any) -> Tensor:
+    """The singular values of the matrices in dims (d0, d1) of A (PyTorch moves them last)."""
+    def fn(v):
+        return fnp.linalg.svdvals(fnp.moveaxis(_as(v, dtype), dims, (-2, -1)))
+    return call("LinalgSvdBackward0", fn, (A,))
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
-    """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) of the matrices in `dim`."""
-    A = _as(_float_input("matrix_norm", A, 2), dtype)
+    """The matrix norm ('fro', 'nuc', inf, -inf, 1, -1, 2, -2) of the matrices in `dim`,
+    composed as PyTorch's: 'fro' a vector norm over both dims, 'nuc' the sum and +-2 the
+    largest/smallest of the singular values, +-1 and +-inf the largest/smallest 1-norm of the
+    columns or rows."""
+    _float_input("matrix_norm", A, 2)
     if ord not in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
         raise FgradRuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    return fnp.linalg.norm(A, ord, tuple(dim), keepdim)
+    dims = tuple(dim)
+    if ord == "fro":
+        return call("LinalgVectorNormBackward0", lambda v: fnp.linalg.norm(_as(v, dtype), "fro", dims, keepdim), (A,))
+    nd = A._value.ndim
+    d0, d1 = _dim(dims[0], nd), _dim(dims[1], nd)
+    if ord in ("nuc", 2, -2):
+        s = _svdvals_of(A, (d0, d1), dtype)
+        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return out
+    if ord in (np.inf, -np.inf):  # the inf-norm is the 1-norm of the transpose
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:  # the first reduction removed a dim before d1
+        d1 -= 1
+    sums = vector_norm(A, 1.0, d0, keepdim, dtype=dtype)
+    return sums.amax(d1, keepdim) if ord > 0 else sums.amin(d1, keepdim)
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """A vector norm (dim an int, or a 1-D input) or a matrix norm (dim a pair, or a 2-D
     input); with ord and dim both None, the 2-norm of all elements."""
-    A = _as(_float_input("norm", A), dtype)
+    _float_input("norm", A)
     if dim is None:
         if ord is None:
-            return vector_norm(A, 2, None, keepdim)
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
         nd = A._value.ndim
         if nd not in (1, 2):
             raise FgradRuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
@@ -108,9 +154,9 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
         dim = (0,) if nd == 1 else (0, 1)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) == 1:
-        return vector_norm(A, 2 if ord is None else ord, dims[0], keepdim)
+        return vector_norm(A, 2 if ord is None else ord, dims[0], keepdim, dtype=dtype)
     if len(dims) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim)
+        return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
     raise FgradRuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
 
 
@@ -119,27 +165,45 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
 @_numerical("inv")
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix in A."""
-    return fnp.linalg.inv(_square("inv", A))
+    return call("LinalgInvExBackward0", fnp.linalg.inv, (_square("inv", A),))
 
 
 @_numerical("det")
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix in A."""
-    return fnp.linalg.det(_square("det", A))
+    return call("LinalgDetBackward0", fnp.linalg.det, (_square("det", A),))
+
+
+def _zero_grad_link(value, like):
+    """`value` (as it is) with a derivative-0 dependence on `like` (same shape and dtype):
+    a result PyTorch gives its op's grad_fn although nothing flows through it (slogdet's
+    sign, the 0-"norm") then gets the op's node too, instead of none."""
+    if value.dtype != like.dtype or value.shape != like.shape:
+        return value
+    return fnp.where(np.ones(value.shape, bool), value, like)
+
+
+def _slogdet_values(v):
+    sign, logabsdet = fnp.linalg.slogdet(v)
+    return _zero_grad_link(sign, logabsdet), logabsdet
 
 
 @_numerical("slogdet")
 def slogdet(A: Tensor) -> tuple:
     """(sign, logabsdet) of the determinants of the square matrices in A."""
-    sign, logabsdet = fnp.linalg.slogdet(_square("slogdet", A))
+    sign, logabsdet = call("LinalgSlogdetBackward0", _slogdet_values, (_square("slogdet", A),))
     return slogdet_t(sign, logabsdet)
 
 
 def logdet(A: Tensor) -> Tensor:
-    """log(det(A)): NaN where the determinant is negative, -inf where it is 0 (torch.logdet)."""
+    """log(det(A)): NaN where the determinant is negative, -inf where it is 0 (torch.logdet,
+    a `where` over slogdet's results)."""
     sign, logabsdet = slogdet(A)
-    return fnp.where(fnp.less(sign, 0), fnp.asarray(float("nan"), logabsdet.dtype.dtype),
-                     fnp.where(fnp.equal(sign, 0), fnp.asarray(float("-inf"), logabsdet.dtype.dtype), logabsdet))
+
+    def fn(s, lad):
+        nan, ninf = fnp.asarray(float("nan"), lad.dtype), fnp.asarray(float("-inf"), lad.dtype)
+        return fnp.where(fnp.less(s, 0), nan, fnp.where(fnp.equal(s, 0), ninf, lad))
+    return call("WhereBackward0", fn, (sign.detach(), logabsdet))
 
 
 @_numerical("solve")
@@ -148,22 +212,33 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     A's shape without the last dimension (or is 1-D), else of matrices."""
     _square("solve", A)
     _float_input("solve", B, 1)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return solve(A.mT, B.mT).mT
     sa, sb = tuple(A._value.shape), tuple(B._value.shape)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        if len(sb) < 2:
+            raise FgradRuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for "
+                                    "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+        sa, sb = sa[:-2] + sa[-2:][::-1], sb[:-2] + sb[-2:][::-1]
     vector = len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1])
-    dt = P.result_dtype(A, B)
-    A, B = cast(A, dt), cast(B, dt)
-    if vector:
-        B = B.unsqueeze(-1)
-    if B._value.shape[-2] != sa[-1]:
+    rows = sb[-1] if vector else sb[-2]
+    if rows != sa[-1]:
+        cols = 1 if vector else sb[-1]
         raise FgradRuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({sa[-2]}x"
-                           f"{sa[-1]} and {B._value.shape[-2]}x{B._value.shape[-1]})")
-    batch = np.broadcast_shapes(sa[:-2], tuple(B._value.shape[:-2]))
-    A = fnp.broadcast_to(A, batch + sa[-2:], policy=P)
-    B = fnp.broadcast_to(B, batch + tuple(B._value.shape[-2:]), policy=P)
-    X = fnp.linalg.solve(A, B)
-    return X.squeeze(-1) if vector else X
+                           f"{sa[-1]} and {rows}x{cols})")
+    dt = P.result_dtype(A, B)
+
+    def fn(a, b):
+        a, b = cast(a, dt), cast(b, dt)
+        if not left:
+            a, b = fnp.swapaxes(a, -1, -2), fnp.swapaxes(b, -1, -2)
+        if vector:
+            b = fnp.expand_dims(b, -1)
+        batch = np.broadcast_shapes(sa[:-2], tuple(b.shape[:-2]))
+        a = fnp.broadcast_to(a, batch + sa[-2:], policy=P)
+        b = fnp.broadcast_to(b, batch + tuple(b.shape[-2:]), policy=P)
+        x = fnp.linalg.solve(a, b)
+        x = fnp.squeeze(x, -1) if vector else x
+        return fnp.swapaxes(x, -1, -2) if not left else x
+    return call("LinalgSolveExBackward0", fn, (A, B))
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
@@ -171,22 +246,32 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     triangle of A is read; with unitriangular its diagonal is taken as ones)."""
     _square("solve_triangular", A)
     _float_input("solve_triangular", B, 2)
-    if not left:
-        return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
-    if B._value.shape[-2] != A._value.shape[-1]:
+    sa, sb = tuple(A._value.shape), tuple(B._value.shape)
+    if not left:  # X A = B  <=>  A^T X^T = B^T, with the other triangle of A^T
+        sa, sb = sa[:-2] + sa[-2:][::-1], sb[:-2] + sb[-2:][::-1]
+    if sb[-2] != sa[-1]:
         raise FgradRuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A._value.shape[-2]}x{A._value.shape[-1]} and {B._value.shape[-2]}x"
-                           f"{B._value.shape[-1]})")
+                           f"({sa[-2]}x{sa[-1]} and {sb[-2]}x{sb[-1]})")
     dt = P.result_dtype(A, B)
-    return fsl.solve_triangular(cast(A, dt), cast(B, dt), lower=not upper, unit_diagonal=unitriangular)
+    lower = upper if not left else not upper
+
+    def fn(a, b):
+        a, b = cast(a, dt), cast(b, dt)
+        if not left:
+            a, b = fnp.swapaxes(a, -1, -2), fnp.swapaxes(b, -1, -2)
+        x = fsl.solve_triangular(a, b, lower=lower, unit_diagonal=unitriangular)
+        return fnp.swapaxes(x, -1, -2) if not left else x
+    return call("LinalgSolveTriangularBackward0", fn, (A, B))
 
 
 @_numerical("cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (A = L L^T) of each symmetric positive-definite matrix, or the
     upper factor U = L^T with upper=True. Only the lower triangle of A is read."""
-    L = fnp.linalg.cholesky(_square("cholesky", A))
-    return L.mT if upper else L
+    def fn(a):
+        L = fnp.linalg.cholesky(a)
+        return fnp.swapaxes(L, -1, -2) if upper else L
+    return call("LinalgCholeskyExBackward0", fn, (_square("cholesky", A),))
 
 
 # --- decompositions -------------------------------------------------------------------------------------
@@ -199,25 +284,30 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
     if mode not in ("reduced", "complete", "r"):
         raise FgradRuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
-    if mode == "r":
-        R = fnp.linalg.qr(A, "r")
-        return qr_t(_make(np.zeros((0,), A._value.dtype)), R)
-    Q, R = fnp.linalg.qr(A, mode)
-    return qr_t(Q, R)
+
+    def fn(a):
+        if mode == "r":
+            return _first_empty(a), fnp.linalg.qr(a, "r")
+        Q, R = fnp.linalg.qr(a, mode)
+        return Q, R
+    return qr_t(*call("LinalgQrBackward0", fn, (A,)))
 
 
 @_numerical("svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> tuple:
     """(U, S, Vh) with A = U diag(S) Vh, S descending; U and Vh square with full_matrices."""
     _float_input("svd", A, 2)
-    U, S, Vh = fnp.linalg.svd(A, full_matrices=full_matrices)
-    return svd_t(U, S, Vh)
+
+    def fn(a):
+        U, S, Vh = fnp.linalg.svd(a, full_matrices=full_matrices)
+        return U, S, Vh
+    return svd_t(*call("LinalgSvdBackward0", fn, (A,)))
 
 
 @_numerical("svdvals")
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values of each matrix, descending."""
-    return fnp.linalg.svdvals(_float_input("svdvals", A, 2))
+    return call("LinalgSvdBackward0", fnp.linalg.svdvals, (_float_input("svdvals", A, 2),))
 
 
 def _uplo(name: str, UPLO: str) -> str:
@@ -226,32 +316,40 @@ def _uplo(name: str, UPLO: str) -> str:
     return UPLO
 
 
-def _hermitian(name: str, A, UPLO: str):
-    """The symmetric matrix eigh reads from A's UPLO triangle, with PyTorch's gradient: that
-    of the symmetric part of A (a symmetric gradient, as for a symmetric input), not one
-    confined to the triangle. The value is sym(A) plus the (constant) difference to the
-    triangle's matrix: exactly A for a symmetric A."""
-    _square(name, A)
-    if _uplo(f"linalg.{name}", UPLO) == "L":
-        tri = A.tril() + A.tril(-1).mT
+def _hermitian(a, lower: bool):
+    """The symmetric matrix eigh reads from a's lower (or upper) triangle, with PyTorch's
+    gradient: that of the symmetric part of a (a symmetric gradient, as for a symmetric
+    input), not one confined to the triangle. The value is sym(a) plus the (constant)
+    difference to the triangle's matrix: exactly a for a symmetric a."""
+    at = fnp.swapaxes(a, -1, -2)
+    if lower:
+        tri = fnp.tril(a) + fnp.swapaxes(fnp.tril(a, -1), -1, -2)
     else:
-        tri = A.triu() + A.triu(1).mT
-    sym = (A + A.mT) * 0.5
-    return sym + (tri - sym).detach()
+        tri = fnp.triu(a) + fnp.swapaxes(fnp.triu(a, 1), -1, -2)
+    sym = (a + at) * 0.5
+    return sym + stop_gradient(tri - sym)
 
 
 @_numerical("eigh")
 def eigh(A: Tensor, UPLO: str = "L") -> tuple:
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix, reading
     its lower (or with UPLO='U', upper) triangle; the gradient is symmetric, as PyTorch's."""
-    w, V = fnp.linalg.eigh(_hermitian("eigh", A, UPLO), symmetrize_input=False)
-    return eigh_t(w, V)
+    _square("eigh", A)
+    lower = _uplo("linalg.eigh", UPLO) == "L"
+
+    def fn(a):
+        w, V = fnp.linalg.eigh(_hermitian(a, lower), symmetrize_input=False)
+        return w, V
+    return eigh_t(*call("LinalgEighBackward0", fn, (A,)))
 
 
 @_numerical("eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues, ascending, of each symmetric matrix (as eigh reads it)."""
-    return fnp.linalg.eigvalsh(_hermitian("eigvalsh", A, UPLO), symmetrize_input=False)
+    _square("eigvalsh", A)
+    lower = _uplo("linalg.eigvalsh", UPLO) == "L"
+    return call("LinalgEighBackward0",
+                lambda a: fnp.linalg.eigvalsh(_hermitian(a, lower), symmetrize_input=False), (A,))
 
 
 # --- pseudo-inverse, least squares, rank --------------------------------------------------------------
@@ -269,15 +367,21 @@ def _thresholds(name: str, A, atol, rtol):
     return float(atol or 0.0), float(rtol)
 
 
+def _rank_values(v, atol: float, rtol: float):
+    """The number of singular values of each matrix of v above max(atol, rtol * the largest)."""
+    s = fnp.linalg.svdvals(stop_gradient(v))
+    smax = fnp.max(s, axis=-1, keepdims=True) if s.shape[-1] else fnp.zeros_like(s)
+    thr = fnp.maximum(fnp.multiply(smax, rtol), atol)
+    return fnp.sum(fnp.greater(s, thr), axis=-1, policy=P)
+
+
 def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
                 tol: float | None = None) -> Tensor:
     """The number of singular values above max(atol, rtol * the largest), per matrix (int64)."""
     _float_input("matrix_rank", A, 2)
     atol, rtol = _thresholds("matrix_rank", A, tol if atol is None else atol, rtol)
-    s = fnp.linalg.svdvals(A.detach())
-    smax = fnp.max(s, axis=-1, keepdims=True) if s._value.shape[-1] else fnp.zeros_like(s)
-    thr = fnp.maximum(fnp.multiply(smax, rtol), atol)
-    return fnp.sum(fnp.greater(s, thr), axis=-1, policy=P)
+    # an integer result: the op records no node (the name is never seen)
+    return call("LinalgMatrixRankBackward0", lambda v: _rank_values(v, atol, rtol), (A,))
 
 
 @_numerical("pinv")
@@ -288,14 +392,21 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
     _float_input("pinv", A, 2)
     atol, rtol = _thresholds("pinv", A, atol, rcond if rtol is None else rtol)
     if not atol:
-        return fnp.linalg.pinv(A, rtol)
-    # an absolute cutoff is the relative one atol / s_max of each matrix
-    s = np.asarray(fnp.linalg.svdvals(A.detach())._value)
-    lead = A._value.shape[:-2]
-    flat = A.reshape(-1, *A._value.shape[-2:])
+        return call("LinalgPinvBackward0", lambda a: fnp.linalg.pinv(a, rtol), (A,))
+    # an absolute cutoff is the relative one atol / s_max of each matrix (from the values: a
+    # static choice of which singular values count as zero)
+    s = np.asarray(fnp.linalg.svdvals(A._value))
+    lead = tuple(A._value.shape[:-2])
     smax = s.reshape(-1, s.shape[-1]).max(axis=-1, initial=0.0)
-    outs = [fnp.linalg.pinv(flat[i], max(rtol, atol / smax[i]) if smax[i] > 0 else 1.0) for i in range(len(smax))]
-    return fnp.stack(outs).reshape(*lead, *outs[0]._value.shape) if outs else fnp.linalg.pinv(A, rtol)
+    cuts = [max(rtol, atol / m) if m > 0 else 1.0 for m in smax]
+
+    def fn(a):
+        if not cuts:
+            return fnp.linalg.pinv(a, rtol)
+        flat = fnp.reshape(a, (-1, *a.shape[-2:]))
+        outs = [fnp.linalg.pinv(flat[i], c) for i, c in enumerate(cuts)]
+        return fnp.reshape(fnp.stack(outs), (*lead, *outs[0].shape))
+    return call("LinalgPinvBackward0", fn, (A,))
 
 
 @_numerical("lstsq")
@@ -304,7 +415,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     PyTorch's CPU drivers report them: 'gelsy' (the default) gives the rank, 'gelsd' and
     'gelss' also the singular values and (for tall full-rank A) the squared residuals,
     'gels' the residuals only; what a driver does not compute is an empty tensor. The
-    solution is pinv(A) @ B (B a matrix or, with one dimension less than A, a vector)."""
+    solution is pinv(A) @ B (B a matrix or, with one dimension less than A, a vector).
+    The solution and residuals are one op's results (LinalgLstsqBackward0), as PyTorch's;
+    the rank and singular values carry no gradient."""
     _float_input("lstsq", A, 2)
     _float_input("lstsq", B, 1)
     driver = driver or "gelsy"
@@ -312,49 +425,78 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         raise FgradRuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
                            f"got {driver}")
     dt = P.result_dtype(A, B)
-    A, B = cast(A, dt), cast(B, dt)
     m, n = A._value.shape[-2:]
     vector = B._value.ndim == A._value.ndim - 1
-    Bm = B.unsqueeze(-1) if vector else B
-    if Bm._value.shape[-2] != m:
+    rows = B._value.shape[-1] if vector else B._value.shape[-2]
+    if rows != m:
         raise FgradRuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {m} and "
-                           f"{Bm._value.shape[-2]}")
+                           f"{rows}")
     eps = np.finfo(dt).eps
     rc = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
-    X = _matmul(fnp.linalg.pinv(A, rc), Bm)
-    s = fnp.linalg.svdvals(A.detach())
-    rank = matrix_rank(A.detach(), rtol=rc)
-    empty = _make(np.zeros((0,), dt))
+    Ad = A.detach()
+    s = call("LinalgSvdBackward0", lambda a: fnp.linalg.svdvals(cast(a, dt)), (Ad,))
+    rank = call("LinalgMatrixRankBackward0", lambda a: _rank_values(cast(a, dt), 0.0, rc), (Ad,))
     full = bool(np.all(np.asarray(rank._value) == min(m, n)))
-    residuals = empty
-    if driver != "gelsy" and m > n and full:
-        r = _matmul(A, X) - Bm
-        residuals = (r * r).sum(-2)
-    sol = X.squeeze(-1) if vector else X
-    return lstsq_t(sol, residuals.squeeze(-1) if vector and residuals._value.size else residuals,
-                   rank if driver != "gels" else _make(np.zeros((0,), np.int64)),
+    with_residuals = driver != "gelsy" and m > n and full
+
+    def fn(a, b):
+        a, b = cast(a, dt), cast(b, dt)
+        bm = fnp.expand_dims(b, -1) if vector else b
+        X = _mm_values(fnp.linalg.pinv(a, rc), bm)
+        if with_residuals:
+            r = _mm_values(a, X) - bm
+            residuals = fnp.sum(r * r, axis=-2)
+            residuals = fnp.squeeze(residuals, -1) if vector else residuals
+        else:
+            residuals = _first_empty(X)
+        return (fnp.squeeze(X, -1) if vector else X), residuals
+    sol, residuals = call("LinalgLstsqBackward0", fn, (A, B))
+    empty = _make(np.zeros((0,), dt))
+    return lstsq_t(sol, residuals, rank if driver != "gels" else _make(np.zeros((0,), np.int64)),
                    s if driver in ("gelsd", "gelss") else empty)
 
 
 # --- products, powers, condition --------------------------------------------------------------------
 
+def _clone(A: Tensor) -> Tensor:
+    """A copy of A (PyTorch's clone, one CloneBackward0 node)."""
+    return call("CloneBackward0", fnp.copy, (A,))
+
+
 @_numerical("matrix_power")
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A raised to the integer power n (n < 0: of its inverse; 0: the identity)."""
+    """A raised to the integer power n (n < 0: of its inverse; 0: the identity), by PyTorch's
+    sequence of products (a clone for n = 1, a @ a, (a @ a) @ a, then binary powering)."""
     if not isinstance(A, Tensor):
         raise FgradTypeError(f"linalg.matrix_power(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A._value.ndim < 2 or A._value.shape[-1] != A._value.shape[-2]:
         raise FgradRuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{tuple(A._value.shape[-2:])} matrices")
+    if n == 0:  # the identity, a constant
+        return call("CopyBackwards", lambda v: fnp.linalg.matrix_power(v, 0), (A,))
     if n < 0:
         _float_input("matrix_power", A)
-    out = fnp.linalg.matrix_power(A, n)
-    return out if isinstance(out, Tensor) else _make(np.array(out))  # n = 0: the identity, a constant
+    a = inv(A) if n < 0 else A
+    n = abs(n)
+    if n == 1:
+        return _clone(a)
+    if n == 2:
+        return _matmul(a, a)
+    if n == 3:
+        return _matmul(_matmul(a, a), a)
+    z = result = None
+    while n > 0:  # binary powering, the bits of n lowest first
+        bit, n = n % 2, n // 2
+        z = a if z is None else _matmul(z, z)
+        if bit:
+            result = z if result is None else _matmul(result, z)
+    return result
 
 
 def multi_dot(tensors: Any) -> Tensor:
     """The product of a chain of matrices (the first and last may be vectors), multiplied in
-    the cheapest order."""
+    the cheapest order, as PyTorch composes it: 1-D ends unsqueezed, matrix products, and a
+    view to the result's shape."""
     tensors = list(tensors)
     if len(tensors) < 2:
         raise FgradRuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
@@ -364,15 +506,45 @@ def multi_dot(tensors: Any) -> Tensor:
             raise FgradRuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
                                f"but got {nd}D")
     dt = P.result_dtype(*tensors)
-    return fnp.linalg.multi_dot([cast(t, dt) for t in tensors])
+    ts = [t if t._value.dtype == dt else t.to(D.of_np(dt)) for t in tensors]
+    out_shape = []
+    if ts[0]._value.ndim == 1:
+        ts[0] = ts[0].unsqueeze(0)
+    else:
+        out_shape.append(ts[0]._value.shape[0])
+    if ts[-1]._value.ndim == 1:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    else:
+        out_shape.append(ts[-1]._value.shape[1])
+    if len(ts) == 3:  # PyTorch's rule for three: (A B) C unless A (B C) is strictly cheaper
+        a, b = ts[0]._value.shape
+        c, d = ts[2]._value.shape
+        if a * c * (b + d) > b * d * (a + c):
+            return _matmul(ts[0], _matmul(ts[1], ts[2])).view(tuple(out_shape))
+        return _matmul(_matmul(ts[0], ts[1]), ts[2]).view(tuple(out_shape))
+    split = _chain_order([ts[0]._value.shape[0]] + [t._value.shape[1] for t in ts])
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        return _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+    return product(0, len(ts) - 1).view(tuple(out_shape))
 
 
 @_numerical("cond")
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number in the norm p (None/2: s_max / s_min, -2 its inverse, or
-    'fro', 'nuc', inf, -inf, 1, -1 from norm(A) * norm(inv(A)))."""
+    'fro', 'nuc', inf, -inf, 1, -1 from norm(A) * norm(inv(A))), composed as PyTorch's."""
     _float_input("cond", A, 2)
-    return fnp.linalg.cond(A, p)
+    if p is None or p == 2 or p == -2:
+        s = svdvals(A)
+        first, last = s.narrow(-1, 0, 1), s.narrow(-1, s._value.shape[-1] - 1, 1)
+        return (last / first if p == -2 else first / last).squeeze(-1)
+    # (inv's op without inv's own error wrapper: a singular A is cond's LinAlgError)
+    prod = matrix_norm(A, p) * matrix_norm(call("LinalgInvExBackward0", fnp.linalg.inv, (A,)), p)
+    inf = float("inf")
+    # 0 * inf -> inf, as PyTorch's (a NumPy-compatible fix)
+    return call("NanToNumBackward0", lambda v: fnp.nan_to_num(v, nan=inf, posinf=inf, neginf=-inf), (prod,))
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
@@ -381,15 +553,16 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """The dot product along `dim` (broadcasting the other dims)."""
-    dt = P.result_dtype(x, y)
-    return fnp.linalg.vecdot(cast(x, dt), cast(y, dt), axis=dim)
+    """The dot product along `dim` (broadcasting the other dims): sum(conj(x) * y), as
+    PyTorch composes it."""
+    if x._value.dtype.kind == "c":
+        x = x.conj()
+    return (x * y).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonals of the matrices in dims (dim1, dim2), as the last dimension."""
-    nd = A._value.ndim
-    return fnp.diagonal(A, offset, _dim(dim1, nd), _dim(dim2, nd))
+    return A.diagonal(offset, dim1, dim2)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:

@@ -1,0 +1,126 @@
+"""The class test of grad_fn graphs for torch.linalg, torch.special, torch.sparse and the
+recurrent layers: each function's result has PyTorch's grad_fn (name) and next_functions
+(parent names, in operand order), compared with real PyTorch (tests/torch/graphs.py).
+
+Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why; the
+recurring reasons:
+- IDX: PyTorch's multi-output ops are one node with several outputs, and next_functions
+  names the output a child reads (("LinalgSvdBackward0", 1) for the singular values of svd);
+  fgrad gives each output of an op its own node, so every index is 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.torch.graphs import assert_same_graph, leaf
+
+torch = pytest.importorskip("torch")
+
+IDX = ("fgrad gives each output of a multi-output op its own node, so next_functions' output index is "
+       "always 0 where PyTorch's names output 1")
+
+
+def _matrix(lib, n=3, seed=0, kind="general", shape=None):
+    """A leaf matrix that requires grad: well conditioned ('general'), symmetric positive
+    definite ('spd') or upper triangular ('triu')."""
+    rng = np.random.default_rng(seed)
+    shape = shape or (n, n)
+    v = rng.uniform(-1.0, 1.0, shape)
+    if kind == "spd":
+        v = v @ v.T + n * np.eye(n)
+    elif kind in ("general", "triu"):
+        v = v + n * np.eye(*shape)
+        if kind == "triu":
+            v = np.triu(v)
+    return lib.tensor(v, requires_grad=True)
+
+
+def _rect(lib, shape, seed=1):
+    return lib.tensor(np.random.default_rng(seed).uniform(-1.0, 1.0, shape), requires_grad=True)
+
+
+def _case(fn, args, reason=None):
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(fn, args, marks=marks)
+
+
+A = lambda lib: (_matrix(lib),)  # noqa: E731
+SPD = lambda lib: (_matrix(lib, kind="spd"),)  # noqa: E731
+AB = lambda lib: (_matrix(lib), _rect(lib, (3, 2)))  # noqa: E731
+
+LINALG = {
+    "inv": _case(lambda lib, a: lib.linalg.inv(a), A),
+    "torch.inverse": _case(lambda lib, a: lib.inverse(a), A),
+    "det": _case(lambda lib, a: lib.linalg.det(a), A),
+    "torch.det": _case(lambda lib, a: lib.det(a), A),
+    "slogdet": _case(lambda lib, a: lib.linalg.slogdet(a), A),
+    "logdet": _case(lambda lib, a: lib.logdet(a), A,
+                    IDX + "; and PyTorch's where lists its NaN scalar operand as a None parent"),
+    "solve": _case(lambda lib, a, b: lib.linalg.solve(a, b), AB),
+    "solve vector": _case(lambda lib, a, b: lib.linalg.solve(a, b), lambda lib: (_matrix(lib), _rect(lib, (3,)))),
+    "solve left=False": _case(lambda lib, a, b: lib.linalg.solve(a, b, left=False),
+                              lambda lib: (_matrix(lib), _rect(lib, (2, 3)))),
+    "solve_triangular": _case(lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+                              lambda lib: (_matrix(lib, kind="triu"), _rect(lib, (3, 2)))),
+    "solve_triangular left=False": _case(
+        lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True, left=False, unitriangular=True),
+        lambda lib: (_matrix(lib, kind="triu"), _rect(lib, (2, 3)))),
+    "cholesky": _case(lambda lib, a: lib.linalg.cholesky(a), SPD),
+    "cholesky upper": _case(lambda lib, a: lib.linalg.cholesky(a, upper=True), SPD),
+    "qr": _case(lambda lib, a: lib.linalg.qr(a), lambda lib: (_rect(lib, (4, 3)),)),
+    "qr complete": _case(lambda lib, a: lib.linalg.qr(a, mode="complete"), lambda lib: (_rect(lib, (4, 3)),)),
+    "qr r": _case(lambda lib, a: lib.linalg.qr(a, mode="r"), lambda lib: (_rect(lib, (4, 3)),)),
+    "svd": _case(lambda lib, a: lib.linalg.svd(a, full_matrices=False), lambda lib: (_rect(lib, (4, 3)),)),
+    "svdvals": _case(lambda lib, a: lib.linalg.svdvals(a), lambda lib: (_rect(lib, (4, 3)),)),
+    "eigh": _case(lambda lib, a: lib.linalg.eigh(a), SPD),
+    "eigh U": _case(lambda lib, a: lib.linalg.eigh(a, UPLO="U"), SPD),
+    "eigvalsh": _case(lambda lib, a: lib.linalg.eigvalsh(a), SPD),
+    "pinv": _case(lambda lib, a: lib.linalg.pinv(a), lambda lib: (_rect(lib, (4, 3)),)),
+    "pinv atol": _case(lambda lib, a: lib.linalg.pinv(a, atol=0.1), lambda lib: (_rect(lib, (4, 3)),)),
+    "lstsq": _case(lambda lib, a, b: lib.linalg.lstsq(a, b),
+                   lambda lib: (_rect(lib, (4, 3)), _rect(lib, (4, 2), seed=2))),
+    "lstsq gelsd": _case(lambda lib, a, b: lib.linalg.lstsq(a, b, driver="gelsd"),
+                         lambda lib: (_rect(lib, (4, 3)), _rect(lib, (4, 2), seed=2))),
+    "matrix_rank": _case(lambda lib, a: lib.linalg.matrix_rank(a), A),
+    "matrix_power 1": _case(lambda lib, a: lib.linalg.matrix_power(a, 1), A),
+    "matrix_power 2": _case(lambda lib, a: lib.linalg.matrix_power(a, 2), A),
+    "matrix_power 3": _case(lambda lib, a: lib.linalg.matrix_power(a, 3), A),
+    "matrix_power 5": _case(lambda lib, a: lib.linalg.matrix_power(a, 5), A),
+    "matrix_power -2": _case(lambda lib, a: lib.linalg.matrix_power(a, -2), A),
+    "matrix_power 0": _case(lambda lib, a: lib.linalg.matrix_power(a, 0), A,
+                            "fgrad's identity is a constant; PyTorch copies it into a clone of A (CopyBackwards)"),
+    "multi_dot 2": _case(lambda lib, a, b: lib.linalg.multi_dot([a, b]), AB),
+    "multi_dot 3": _case(lambda lib, a, b, c: lib.linalg.multi_dot([a, b, c]),
+                         lambda lib: (_rect(lib, (3,)), _rect(lib, (3, 4), 2), _rect(lib, (4, 2), 3))),
+    "multi_dot 4": _case(lambda lib, a, b, c, d: lib.linalg.multi_dot([a, b, c, d]),
+                         lambda lib: (_rect(lib, (2, 5)), _rect(lib, (5, 3), 2), _rect(lib, (3, 4), 3),
+                                      _rect(lib, (4,), 4))),
+    "cond": _case(lambda lib, a: lib.linalg.cond(a), A),
+    "cond -2": _case(lambda lib, a: lib.linalg.cond(a, -2), A),
+    "cond fro": _case(lambda lib, a: lib.linalg.cond(a, "fro"), A),
+    "cond 1": _case(lambda lib, a: lib.linalg.cond(a, 1), A),
+    "vecdot": _case(lambda lib, a, b: lib.linalg.vecdot(a, b), lambda lib: (_rect(lib, (3, 4)), _rect(lib, (4,), 2))),
+    "matmul": _case(lambda lib, a, b: lib.linalg.matmul(a, b), AB),
+    "vector_norm": _case(lambda lib, a: lib.linalg.vector_norm(a), A),
+    "vector_norm 1 dim": _case(lambda lib, a: lib.linalg.vector_norm(a, 1, dim=0), A),
+    "vector_norm inf": _case(lambda lib, a: lib.linalg.vector_norm(a, float("inf")), A),
+    "vector_norm 0": _case(lambda lib, a: lib.linalg.vector_norm(a, 0), A),
+    "vector_norm dtype": _case(lambda lib, a: lib.linalg.vector_norm(a, dtype=lib.float64),
+                               lambda lib: (leaf(lib),)),
+    "matrix_norm": _case(lambda lib, a: lib.linalg.matrix_norm(a), A),
+    "matrix_norm nuc": _case(lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), A, IDX),
+    "matrix_norm 2": _case(lambda lib, a: lib.linalg.matrix_norm(a, 2), A, IDX),
+    "matrix_norm -2": _case(lambda lib, a: lib.linalg.matrix_norm(a, -2), A, IDX),
+    "matrix_norm 1": _case(lambda lib, a: lib.linalg.matrix_norm(a, 1), A),
+    "matrix_norm -inf": _case(lambda lib, a: lib.linalg.matrix_norm(a, float("-inf")), A),
+    "matrix_norm inf keepdim": _case(lambda lib, a: lib.linalg.matrix_norm(a, float("inf"), keepdim=True), A),
+    "norm": _case(lambda lib, a: lib.linalg.norm(a), A),
+    "norm 1": _case(lambda lib, a: lib.linalg.norm(a, 1), A),
+    "norm dim": _case(lambda lib, a: lib.linalg.norm(a, dim=1), A),
+}
+
+
+@pytest.mark.parametrize("fn, make_args", list(LINALG.values()), ids=list(LINALG))
+def test_linalg_graph(fn, make_args):
+    assert_same_graph(fn, make_args)
