@@ -3,12 +3,15 @@ integer inputs computed in the default float dtype (float32) as PyTorch does. Th
 and their derivatives are fgrad.scipy.special's."""
 from __future__ import annotations
 
+import math
+
 from ..core.errors import FgradTypeError
+from ..lax import stop_gradient
 from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
+from ..numpy._util import cast, dtype_of
 from ..scipy import special as fss
+from ._tensor._boundary import call
 from ._tensor._ops import (
-    _float,
     _operand,
     exp2,
     expm1,
@@ -21,45 +24,79 @@ from ._tensor._ops import (
 from ._tensor._ops_math import logit, xlogy
 from ._tensor.tensor import Tensor
 
+_SQRT1_2 = math.sqrt(0.5)
 
-def _unary(fn, name: str):
+
+def _as_float(v):
+    """v in the default float dtype when it is an integer or bool value (float32)."""
+    return cast(v, P.float_dtype(dtype_of(v)))
+
+
+def _unary(fn, name: str, grad_fn: str | None):
+    """torch.special.`name`: one op computing fn on the float input, whose node is named
+    `grad_fn`; None: PyTorch gives the function no derivative (the Bessel functions), so
+    the result requires no grad."""
+    if grad_fn is None:
+        def impl(v):
+            return fn(stop_gradient(_as_float(v)))
+    else:
+        def impl(v):
+            return fn(_as_float(v))
+
     def op(input):
-        return fn(_float(input))
+        return call(grad_fn or "NotDifferentiable", impl, (input,))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.special.{name}: fgrad.scipy.special.{fn.__name__} of input (integers as float32)."
     return op
 
 
-def _binary(fn, name: str):
+def _binary(fn, name: str, grad_fn: str, numbered: bool):
+    """torch.special.`name`(input, other): one op computing fn on the promoted float
+    operands, its node named grad_fn + "Backward0" ("Backward1" where input is a number,
+    "Backward2" where other is, when `numbered`: PyTorch's Scalar overloads)."""
     def op(input, other):
         a, b = _operand(input), _operand(other)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             raise FgradTypeError(f"special.{name}(): at least one of input and other must be a Tensor")
         dt = P.float_dtype(P.result_dtype(a, b))
-        return fn(cast(a, dt), cast(b, dt))
+        k = 1 if numbered and not isinstance(a, Tensor) else 2 if numbered and not isinstance(b, Tensor) else 0
+        return call(f"{grad_fn}Backward{k}", lambda x, y: fn(cast(x, dt), cast(y, dt)), (a, b))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.special.{name}: fgrad.scipy.special.{fn.__name__} of the operands (promoted)."
     return op
 
 
-_UNARY = {"expit": fss.expit, "erf": fss.erf, "erfc": fss.erfc, "erfcx": fss.erfcx, "erfinv": fss.erfinv,
-          "gammaln": fss.gammaln, "digamma": fss.digamma, "psi": fss.digamma, "i0": fss.i0, "i0e": fss.i0e,
-          "i1": fss.i1, "i1e": fss.i1e, "ndtr": fss.ndtr, "ndtri": fss.ndtri, "log_ndtr": fss.log_ndtr,
-          "entr": fss.entr, "bessel_j0": fss.j0, "bessel_j1": fss.j1, "bessel_y0": fss.y0,
-          "bessel_y1": fss.y1}
-globals().update({name: _unary(fn, name) for name, fn in _UNARY.items()})
-_BINARY = {"xlog1py": fss.xlog1py, "gammainc": fss.gammainc, "gammaincc": fss.gammaincc}
-globals().update({name: _binary(fn, name) for name, fn in _BINARY.items()})
+# torch name: (fgrad.scipy.special function, PyTorch's grad_fn; None: not differentiable)
+_UNARY = {"expit": (fss.expit, "SigmoidBackward0"), "erf": (fss.erf, "ErfBackward0"),
+          "erfc": (fss.erfc, "ErfcBackward0"), "erfcx": (fss.erfcx, "SpecialErfcxBackward0"),
+          "erfinv": (fss.erfinv, "ErfinvBackward0"), "gammaln": (fss.gammaln, "LgammaBackward0"),
+          "digamma": (fss.digamma, "DigammaBackward0"), "psi": (fss.digamma, "DigammaBackward0"),
+          "i0": (fss.i0, "I0Backward0"), "i0e": (fss.i0e, "SpecialI0EBackward0"),
+          "i1": (fss.i1, "SpecialI1Backward0"), "i1e": (fss.i1e, "SpecialI1EBackward0"),
+          "ndtri": (fss.ndtri, "SpecialNdtriBackward0"), "log_ndtr": (fss.log_ndtr, "SpecialLogNdtrBackward0"),
+          "entr": (fss.entr, "SpecialEntrBackward0"), "bessel_j0": (fss.j0, None), "bessel_j1": (fss.j1, None),
+          "bessel_y0": (fss.y0, None), "bessel_y1": (fss.y1, None)}
+globals().update({name: _unary(fn, name, g) for name, (fn, g) in _UNARY.items()})
+_BINARY = {"xlog1py": (fss.xlog1py, "SpecialXlog1Py", True), "gammainc": (fss.gammainc, "Igamma", False),
+           "gammaincc": (fss.gammaincc, "Igammac", False)}
+globals().update({name: _binary(fn, name, g, k) for name, (fn, g, k) in _BINARY.items()})
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, composed as PyTorch's: (1 + erf(input * sqrt(1/2))) * 0.5."""
+    scaled = call("MulBackward1", lambda v: _as_float(v) * _SQRT1_2, (input,))
+    shifted = call("AddBackward1", lambda v: v + 1, (erf(scaled),))  # noqa: F821  (erf: from _UNARY)
+    return call("MulBackward1", lambda v: v * 0.5, (shifted,))
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The n-th derivative of the digamma function at input."""
-    return fss.polygamma(n, _float(input))
+    return call("PolygammaBackward0", lambda v: fss.polygamma(n, _as_float(v)), (input,))
 
 
 def multigammaln(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension p."""
-    return fss.multigammaln(_float(input), p)
+    return call("MvlgammaBackward0", lambda v: fss.multigammaln(_as_float(v), p), (input,))
 
 
 __all__ = ["expit", "erf", "erfc", "erfcx", "erfinv", "gammaln", "digamma", "psi", "i0", "i0e", "i1", "i1e", "ndtr",

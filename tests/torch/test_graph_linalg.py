@@ -124,3 +124,25 @@ LINALG = {
 @pytest.mark.parametrize("fn, make_args", list(LINALG.values()), ids=list(LINALG))
 def test_linalg_graph(fn, make_args):
     assert_same_graph(fn, make_args)
+
+
+X = lambda lib: (leaf(lib, (2, 3), low=0.2, high=0.8),)  # noqa: E731
+XY = lambda lib: (leaf(lib, (2, 3), low=0.2, high=0.8), leaf(lib, (2, 3), seed=1, low=1.1, high=1.9))  # noqa: E731
+
+SPECIAL = {name: _case(lambda lib, x, name=name: getattr(lib.special, name)(x), X) for name in (
+    "expit", "erf", "erfc", "erfcx", "erfinv", "gammaln", "digamma", "psi", "i0", "i0e", "i1", "i1e", "ndtr",
+    "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1")}
+SPECIAL.update({
+    "xlog1py": _case(lambda lib, x, y: lib.special.xlog1py(x, y), XY),
+    "xlog1py number other": _case(lambda lib, x, y: lib.special.xlog1py(x, 2.0), XY),
+    "xlog1py number input": _case(lambda lib, x, y: lib.special.xlog1py(2.0, y), XY),
+    "gammainc": _case(lambda lib, x, y: lib.special.gammainc(x, y), XY),
+    "gammaincc": _case(lambda lib, x, y: lib.special.gammaincc(x, y), XY),
+    "polygamma": _case(lambda lib, x: lib.special.polygamma(2, x), X),
+    "multigammaln": _case(lambda lib, x: lib.special.multigammaln(x + 2, 2), X),
+})
+
+
+@pytest.mark.parametrize("fn, make_args", list(SPECIAL.values()), ids=list(SPECIAL))
+def test_special_graph(fn, make_args):
+    assert_same_graph(fn, make_args)
