@@ -458,11 +458,6 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 
 # --- products, powers, condition --------------------------------------------------------------------
 
-def _clone(A: Tensor) -> Tensor:
-    """A copy of A (PyTorch's clone, one CloneBackward0 node)."""
-    return call("CloneBackward0", fnp.copy, (A,))
-
-
 @_numerical("matrix_power")
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """A raised to the integer power n (n < 0: of its inverse; 0: the identity), by PyTorch's
@@ -479,7 +474,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     a = inv(A) if n < 0 else A
     n = abs(n)
     if n == 1:
-        return _clone(a)
+        return a.clone()
     if n == 2:
         return _matmul(a, a)
     if n == 3:

@@ -17,12 +17,14 @@ import numpy as np
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError
 from ..numpy._setops import concrete_array
+from ..numpy._policy import TORCH as P
 from ..numpy._util import cast
 from ..ops.sparse import coo_matmul
 from ._tensor import _dtypes as D
 from ._tensor import creation as _creation
+from ._tensor._boundary import call
 from ._tensor._format import tensor_repr
-from ._tensor._ops import mul, named
+from ._tensor._ops import mul
 from ._tensor.tensor import Size, Tensor, _make
 
 
@@ -40,6 +42,31 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+
+
+def _same(v):
+    return v
+
+
+def _relabel(name: str, vals: Tensor) -> Tensor:
+    """`vals` (the same values, a view of them) as the result of PyTorch's op `name`: a sparse
+    tensor's values carry its graph, and PyTorch gives the sparse tensor built from them, its
+    transpose, values() ... a node of their own."""
+    return call(name, _same, (vals,))
+
+
+def _coalesce_plan(idx: np.ndarray, size: tuple) -> tuple:
+    """(sorted unique indices, the position of each entry among them, their count) for the
+    COO indices idx (sparse_dim, nnz) of a tensor of `size`."""
+    flat = np.ravel_multi_index(tuple(idx), size[:idx.shape[0]])
+    keys, inverse = np.unique(flat, return_inverse=True)
+    new_idx = np.stack(np.unravel_index(keys, size[:idx.shape[0]])).astype(np.int64)
+    return new_idx.reshape(idx.shape[0], -1), inverse.reshape(-1), len(keys)
+
+
+def _summed(v, inverse: np.ndarray, n: int):
+    """The rows of v added up by their position in `inverse` (n positions): coalescing."""
+    return fnp.at_add(np.zeros((n,) + tuple(v.shape[1:]), v.dtype), inverse, v)
 
 
 def _index_array(indices) -> np.ndarray:
@@ -103,10 +130,11 @@ class SparseTensor:
         return self._indices()
 
     def values(self) -> Tensor:
-        """The (nnz, *dense_dims) values, in the autograd graph; the tensor must be coalesced."""
+        """The (nnz, *dense_dims) values, in the autograd graph (ValuesBackward0, a view of
+        the stored values); the tensor must be coalesced."""
         if not self._coalesced:
             raise FgradRuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-        return self._vals
+        return _relabel("ValuesBackward0", self._vals)
 
     @property
     def dtype(self):
@@ -154,20 +182,15 @@ class SparseTensor:
         idx = self._indices_np
         if not idx.shape[1]:
             return SparseTensor(idx, self._vals, self._size, True)
-        flat = np.ravel_multi_index(tuple(idx), self._size[:idx.shape[0]])
-        keys, inverse = np.unique(flat, return_inverse=True)
-        vals = self._vals
-        summed = fnp.at_add(np.zeros((len(keys),) + tuple(vals._value.shape[1:]), vals._value.dtype),
-                            inverse.reshape(-1), vals)
-        new_idx = np.stack(np.unravel_index(keys, self._size[:idx.shape[0]])).astype(np.int64)
-        return SparseTensor(new_idx.reshape(idx.shape[0], -1), named(summed, "CoalesceBackward0", vals),
-                            self._size, True)
+        new_idx, inverse, n = _coalesce_plan(idx, self._size)
+        summed = call("CoalesceBackward0", lambda v: _summed(v, inverse, n), (self._vals,))
+        return SparseTensor(new_idx, summed, self._size, True)
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """The dense tensor: zeros with the values added at their positions."""
-        vals = self._vals if dtype is None else cast(self._vals, D.np_dtype(dtype))
-        zeros = np.zeros(self._size, vals._value.dtype)
-        return named(fnp.at_add(zeros, tuple(self._indices_np), vals), "ToDenseBackward0", vals)
+        npd = self._vals._value.dtype if dtype is None else D.np_dtype(dtype)
+        idx, size = tuple(self._indices_np), self._size
+        return call("ToDenseBackward0", lambda v: fnp.at_add(np.zeros(size, npd), idx, cast(v, npd)), (self._vals,))
 
     def to(self, *args, **kwargs) -> SparseTensor:
         return SparseTensor(self._indices_np, self._vals.to(*args, **kwargs), self._size, self._coalesced)
@@ -186,7 +209,7 @@ class SparseTensor:
         """The transpose of a 2-D sparse tensor (indices swapped)."""
         if len(self._size) != 2:
             raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(self._size)}D")
-        return SparseTensor(self._indices_np[::-1].copy(), self._vals, self._size[::-1], False)
+        return SparseTensor(self._indices_np[::-1].copy(), _relabel("TBackward0", self._vals), self._size[::-1], False)
 
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         n = self.sparse_dim()
@@ -197,7 +220,7 @@ class SparseTensor:
         perm[d0], perm[d1] = perm[d1], perm[d0]
         size = list(self._size)
         size[d0], size[d1] = size[d1], size[d0]
-        return SparseTensor(self._indices_np[perm], self._vals, tuple(size), False)
+        return SparseTensor(self._indices_np[perm], _relabel("TransposeBackward0", self._vals), tuple(size), False)
 
     def __mul__(self, other) -> SparseTensor:
         if isinstance(other, (SparseTensor, Tensor)) and getattr(other, "ndim", 0):
@@ -208,19 +231,20 @@ class SparseTensor:
     __rmul__ = __mul__
 
     def __neg__(self) -> SparseTensor:
-        return self * -1
+        return SparseTensor(self._indices_np, call("NegBackward0", fnp.negative, (self._vals,)), self._size,
+                            self._coalesced)
 
     def __truediv__(self, other) -> SparseTensor:
         return self * (1.0 / other)
 
     def __matmul__(self, other):
-        return mm(self, other)
+        return _product("fgrad.torch.sparse.mm", self, other, None)
 
     def mm(self, other):
-        return mm(self, other)
+        return _product("fgrad.torch.sparse.mm", self, other, None)
 
     def matmul(self, other):
-        return mm(self, other)
+        return _product("fgrad.torch.sparse.mm", self, other, None)
 
     def sum(self, dim=None):
         return sum(self, dim)
@@ -251,7 +275,7 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
         raise FgradRuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
     vals = values if isinstance(values, Tensor) else _creation.tensor(values, dtype=dtype)
     if dtype is not None:
-        vals = cast(vals, D.np_dtype(dtype))
+        vals = vals.to(dtype)
     if device is not None:
         vals = vals.to(device)
     if vals._value.ndim == 0 or vals._value.shape[0] != idx.shape[1]:
@@ -280,6 +304,8 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
     if requires_grad:
         vals = _make(np.array(vals.detach()._value), None, False)
         vals.requires_grad_(True)
+    elif vals.requires_grad:  # values with a graph: the sparse tensor is an op of them, as in PyTorch
+        vals = _relabel("SparseCooTensorWithDimsAndTensorsBackward0", vals)
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
     return SparseTensor(idx, vals, size, coalesced)
 
@@ -300,8 +326,11 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     if k < nd:
         mask = mask.reshape(v.shape[:k] + (-1,)).any(axis=-1)
     idx = np.stack(np.nonzero(mask)).astype(np.int64).reshape(k, -1)
-    vals = fnp.getitem(self, tuple(idx))
-    return SparseTensor(idx, named(vals, "ToSparseBackward0", self), tuple(self._value.shape), True)
+    where = tuple(idx)
+    # PyTorch's overloads: to_sparse() is ToSparseBackward1, to_sparse(sparse_dim) ToSparseBackward0
+    name = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"
+    vals = call(name, lambda v: fnp.getitem(v, where), (self,))
+    return SparseTensor(idx, vals, tuple(self._value.shape), True)
 
 
 def _dense_operand(name: str, sparse, other) -> Tensor:
@@ -314,28 +343,47 @@ def _dense_operand(name: str, sparse, other) -> Tensor:
     return other
 
 
-def mm(mat1, mat2) -> Tensor:
-    """sparse @ dense: a sparse 2-D (n, k) matrix times a dense (k, m) matrix or (k,) vector,
-    differentiable in the sparse tensor's values and in the dense operand."""
+def _checked_product(name: str, mat1, mat2) -> tuple:
+    """(dense operand, rows, cols, (n, k)) of the product mat1 @ mat2, checked."""
     if not isinstance(mat1, SparseTensor):
-        raise FgradTypeError(f"fgrad.torch.sparse.mm: the first operand must be a sparse tensor, got {type(mat1).__name__}")
-    dense = _dense_operand("fgrad.torch.sparse.mm", mat1, mat2)
+        raise FgradTypeError(f"{name}: the first operand must be a sparse tensor, got {type(mat1).__name__}")
+    dense = _dense_operand(name, mat1, mat2)
     if mat1.sparse_dim() != 2 or mat1.dense_dim():
-        raise FgradRuntimeError(f"fgrad.torch.sparse.mm: a 2-D sparse matrix with scalar values is needed, got sparse_dim "
+        raise FgradRuntimeError(f"{name}: a 2-D sparse matrix with scalar values is needed, got sparse_dim "
                            f"{mat1.sparse_dim()} and dense_dim {mat1.dense_dim()}")
     n, k = mat1._size
     if dense._value.ndim not in (1, 2) or dense._value.shape[0] != k:
         raise FgradRuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and "
                            f"{'x'.join(map(str, dense._value.shape))})")
     rows, cols = mat1._indices_np
-    return coo_matmul(mat1._vals, dense, rows, cols, (n, k))
+    return dense, rows, cols, (n, k)
+
+
+def _product(name: str, mat1, mat2, grad_fn: str | None) -> Tensor:
+    """mat1 @ mat2 (sparse @ dense) as one op: grad_fn None names it as PyTorch's
+    torch.mm/matmul/@ does (MmBackward0, MvBackward0 for a vector)."""
+    dense, rows, cols, nk = _checked_product(name, mat1, mat2)
+    if grad_fn is None:
+        grad_fn = "MvBackward0" if dense._value.ndim == 1 else "MmBackward0"
+    return call(grad_fn, lambda v, d: coo_matmul(v, d, rows, cols, nk), (mat1._vals, dense))
+
+
+def mm(mat1, mat2) -> Tensor:
+    """sparse @ dense: a sparse 2-D (n, k) matrix times a dense (k, m) matrix or (k,) vector,
+    differentiable in the sparse tensor's values and in the dense operand (PyTorch computes
+    it as an addmm: SparseAddmmBackward0)."""
+    return _product("fgrad.torch.sparse.mm", mat1, mat2, "SparseAddmmBackward0")
 
 
 def addmm(mat, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
-    """beta * mat + alpha * (sparse mat1 @ dense mat2)."""
-    prod = mm(mat1, mat2)
-    prod = prod if alpha == 1 else mul(prod, alpha)
-    return prod if beta == 0 else fnp.add(prod, mat if beta == 1 else mul(mat, beta))
+    """beta * mat + alpha * (sparse mat1 @ dense mat2), one op (SparseAddmmBackward0)."""
+    dense, rows, cols, nk = _checked_product("fgrad.torch.sparse.mm", mat1, mat2)
+
+    def fn(m, v, d):
+        prod = coo_matmul(v, d, rows, cols, nk)
+        prod = prod if alpha == 1 else fnp.multiply(prod, alpha, policy=P)
+        return prod if beta == 0 else fnp.add(prod, m if beta == 1 else fnp.multiply(m, beta, policy=P))
+    return call("SparseAddmmBackward0", fn, (mat, mat1._vals, dense))
 
 
 def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor | SparseTensor:
@@ -343,26 +391,35 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor | Spa
     sparse tensor over the rest, or dense when no sparse dim remains)."""
     if not isinstance(input, SparseTensor):
         raise FgradTypeError(f"fgrad.torch.sparse.sum: expected a sparse tensor, got {type(input).__name__}")
-    vals = input._vals if dtype is None else cast(input._vals, D.np_dtype(dtype))
-    if dim is None:
-        return fnp.sum(vals)
+    npd = None if dtype is None else D.np_dtype(dtype)
+
+    def typed(v):
+        return v if npd is None else cast(v, npd)
+    if dim is None:  # PyTorch: the sum of values()
+        return call("SumBackward0", lambda v: fnp.sum(typed(v)), (_relabel("ValuesBackward0", input._vals),))
     dims = sorted({d % input.ndim for d in ((dim,) if isinstance(dim, int) else dim)})
     n = input.sparse_dim()
     sparse_dims = [d for d in dims if d < n]
     dense_dims = tuple(d - n + 1 for d in dims if d >= n)
-    if dense_dims:
-        vals = fnp.sum(vals, axis=dense_dims)
     keep = [d for d in range(n) if d not in sparse_dims]
     size = tuple(s for d, s in enumerate(input._size) if d not in dims)
+
+    def dense_summed(v):
+        v = typed(v)
+        return fnp.sum(v, axis=dense_dims) if dense_dims else v
     if not keep:
-        return fnp.sum(vals, axis=0)
-    out = SparseTensor(input._indices_np[keep], vals, size, False).coalesce()
-    return SparseTensor(out._indices_np, named(out._vals, "SparseSumBackward0", vals), size, True)
+        return call("SparseSumBackward0", lambda v: fnp.sum(dense_summed(v), axis=0), (input._vals,))
+    idx = input._indices_np[keep]
+    if not idx.shape[1]:
+        return SparseTensor(idx, call("SparseSumBackward0", dense_summed, (input._vals,)), size, True)
+    new_idx, inverse, count = _coalesce_plan(idx, size)
+    vals = call("SparseSumBackward0", lambda v: _summed(dense_summed(v), inverse, count), (input._vals,))
+    return SparseTensor(new_idx, vals, size, True)
 
 
 def _tensor_to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
     """A dense tensor's to_dense(): itself (cast to `dtype` when given)."""
-    return self if dtype is None else cast(self, D.np_dtype(dtype))
+    return self if dtype is None else self.to(dtype)
 
 
 # dense Tensors: their layout, and the conversions

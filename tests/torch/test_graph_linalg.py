@@ -146,3 +146,52 @@ SPECIAL.update({
 @pytest.mark.parametrize("fn, make_args", list(SPECIAL.values()), ids=list(SPECIAL))
 def test_special_graph(fn, make_args):
     assert_same_graph(fn, make_args)
+
+
+_IDX = np.array([[0, 1, 1, 0], [2, 0, 2, 2]])
+
+
+def _sparse(lib, leaf_values: bool = False):
+    """A 2x3 sparse COO tensor with a repeated position: built from values that require
+    grad, or (leaf_values) a leaf built with requires_grad=True."""
+    v = np.array([3.0, 4.0, 5.0, 1.0], np.float32)
+    if leaf_values:
+        return lib.sparse_coo_tensor(lib.tensor(_IDX), lib.tensor(v), (2, 3), requires_grad=True)
+    return lib.sparse_coo_tensor(lib.tensor(_IDX), lib.tensor(v, requires_grad=True), (2, 3))
+
+
+S = lambda lib: (_sparse(lib),)  # noqa: E731
+SD = lambda lib: (_sparse(lib), leaf(lib, (3, 2)))  # noqa: E731
+
+SPARSE = {
+    "sparse_coo_tensor": _case(lambda lib, s: s, S),
+    "sparse_coo_tensor leaf": _case(lambda lib, s: s, lambda lib: (_sparse(lib, True),)),
+    "coalesce": _case(lambda lib, s: s.coalesce(), S),
+    "values": _case(lambda lib, s: s.coalesce().values(), S),
+    "to_dense": _case(lambda lib, s: s.to_dense(), S),
+    "to_dense leaf": _case(lambda lib, s: s.to_dense(), lambda lib: (_sparse(lib, True),)),
+    "@": _case(lambda lib, s, d: s @ d, SD),
+    "torch.mm": _case(lambda lib, s, d: lib.mm(s, d), SD),
+    "matmul": _case(lambda lib, s, d: s.matmul(d), SD),
+    "@ vector": _case(lambda lib, s, d: s @ d[:, 0], SD),
+    "sparse.mm": _case(lambda lib, s, d: lib.sparse.mm(s, d), SD,
+                       "PyTorch's sparse.mm is an addmm over a zero tensor it lists as a None parent; the "
+                       "boundary lists the Tensors that require grad only"),
+    "sparse.addmm": _case(lambda lib, s, d: lib.sparse.addmm(leaf(lib, (2, 2), seed=3), s, d), SD),
+    "sparse.sum": _case(lambda lib, s: lib.sparse.sum(s), S),
+    "sparse.sum dim": _case(lambda lib, s: lib.sparse.sum(s, 0), S),
+    "sparse.sum dim leaf": _case(lambda lib, s: lib.sparse.sum(s, 1), lambda lib: (_sparse(lib, True),)),
+    "neg": _case(lambda lib, s: -s, S),
+    "t": _case(lambda lib, s: s.t(), S),
+    "double": _case(lambda lib, s: s.double(), S),
+    "Tensor.to_sparse": _case(lambda lib, x: x.to_sparse(), lambda lib: (leaf(lib),)),
+    "Tensor.to_sparse(1)": _case(lambda lib, x: x.to_sparse(1), lambda lib: (leaf(lib),)),
+    "Tensor.to_dense": _case(lambda lib, x: x.to_dense(), lambda lib: (leaf(lib),)),
+    "Tensor.to_dense dtype": _case(lambda lib, x: x.to_dense(lib.float64), lambda lib: (leaf(lib),)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
+@pytest.mark.parametrize("fn, make_args", list(SPARSE.values()), ids=list(SPARSE))
+def test_sparse_graph(fn, make_args):
+    assert_same_graph(fn, make_args)
