@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from ... import numpy as fnp
 from ...core.errors import FgradValueError
-from ...scipy import special
+from .. import linalg
 from .._tensor import _ops as ops
 from .._tensor import creation
 from .._tensor.tensor import Tensor
+from ..special import ndtri
 from .distribution import LOG_2PI, Distribution, as_param, broadcast_all
 
 
@@ -57,7 +57,7 @@ class Normal(Distribution):
         return ops.mul(ops.add(ops.erf(ops.mul(z, 1 / math.sqrt(2))), 1.0), 0.5)
 
     def icdf(self, value) -> Tensor:
-        return ops.add(self.loc, ops.mul(self.scale, special.ndtri(as_param(value, self.loc))))
+        return ops.add(self.loc, ops.mul(self.scale, ndtri(as_param(value, self.loc))))
 
     def entropy(self) -> Tensor:
         return ops.add(ops.log(self.scale), 0.5 + 0.5 * LOG_2PI)
@@ -118,10 +118,10 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self.scale_tril = as_param(scale_tril, self.loc)
         elif covariance_matrix is not None:
-            self.scale_tril = fnp.linalg.cholesky(as_param(covariance_matrix, self.loc))
+            self.scale_tril = linalg.cholesky(as_param(covariance_matrix, self.loc))
         else:
             prec = as_param(precision_matrix, self.loc)
-            self.scale_tril = fnp.linalg.cholesky(fnp.linalg.inv(prec))
+            self.scale_tril = linalg.cholesky(linalg.inv(prec))
         k = self.loc.shape[-1]
         if tuple(self.scale_tril.shape[-2:]) != (k, k):
             raise FgradValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(self.loc.shape)}, "
@@ -135,7 +135,7 @@ class MultivariateNormal(Distribution):
 
     @property
     def precision_matrix(self) -> Tensor:
-        return fnp.linalg.inv(self.covariance_matrix)
+        return linalg.inv(self.covariance_matrix)
 
     @property
     def mean(self) -> Tensor:
@@ -160,7 +160,7 @@ class MultivariateNormal(Distribution):
         k = self._event_shape[0]
         # the lower triangle only, as a triangular solve reads it (no gradient to the zeros above)
         L = ops.expand(ops.tril(self.scale_tril), shape + (k, k))
-        z = fnp.linalg.solve(L, ops.unsqueeze(ops.expand(diff, shape + (k,)), -1))
+        z = linalg.solve(L, ops.unsqueeze(ops.expand(diff, shape + (k,)), -1))
         maha = ops.sum(ops.pow(ops.squeeze(z, -1), 2), -1)
         return ops.sub(ops.mul(ops.add(maha, k * LOG_2PI), -0.5), self._half_log_det())
 

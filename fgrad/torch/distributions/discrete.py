@@ -9,6 +9,7 @@ import numpy as np
 from ...core.errors import FgradValueError
 from ...ops.nn import softplus
 from .._tensor import _ops as ops
+from .._tensor._boundary import call
 from .._tensor import creation
 from .._tensor.tensor import Tensor
 from .distribution import Distribution, as_param
@@ -16,8 +17,8 @@ from .distribution import Distribution, as_param
 
 def _softplus(x) -> Tensor:
     """log(1 + exp(x)) by the softplus primitive with no linear cut-off (threshold = inf), so it
-    is exact at any magnitude, as PyTorch's binary_cross_entropy_with_logits."""
-    return softplus(x, 1.0, math.inf)
+    is exact at any magnitude, as PyTorch's binary_cross_entropy_with_logits (one op)."""
+    return call("SoftplusBackward0", lambda v: softplus(v, 1.0, math.inf), (x,))
 
 
 def _probs_or_logits(probs, logits):

@@ -23,10 +23,11 @@ def as_param(x, like=None) -> Tensor:
 
 
 def broadcast_all(*values) -> list[Tensor]:
-    """The parameters as Tensors of one broadcast shape."""
+    """The parameters as Tensors of one broadcast shape; one that has it already is itself
+    (PyTorch's broadcast_tensors), so a leaf parameter stays the leaf that gets .grad."""
     ts = [as_param(v) for v in values]
     shape = ops.broadcast_shapes(*[tuple(t.shape) for t in ts])
-    return [ops.expand(t, shape) for t in ts]
+    return [t if tuple(t.shape) == tuple(shape) else ops.expand(t, shape) for t in ts]
 
 
 class Distribution:
