@@ -6,7 +6,6 @@ import numpy as np
 
 from ...core.errors import FgradRuntimeError
 from ...core.trace import _state
-from ...numpy._util import cast
 from . import _ops as O
 from . import creation
 from ._device import is_cupy, to_device
@@ -19,11 +18,21 @@ def _rev(fn):
     return lambda self, other: fn(other, self)
 
 
+def _rtruediv(self, other):
+    """`number / tensor` as PyTorch computes and records it: reciprocal, then a product."""
+    return O.mul(O.reciprocal(self), other)
+
+
+# PyTorch's reflected operators: commutative ones compute self <op> other (`2 * x` is x.mul(2):
+# its node lists x first), `2 - x` is rsub(x, 2), `2 / x` is x.reciprocal() * 2, the others
+# the function with the operands swapped (`2 ** x` is pow(2, x): PowBackward2)
 for _name, _fn in {"add": O._add, "sub": O._sub, "mul": O.mul, "truediv": O._div, "floordiv": O.floor_divide,
                    "mod": O.remainder, "pow": O.pow, "matmul": O.matmul, "and": O.bitwise_and,
                    "or": O.bitwise_or, "xor": O.bitwise_xor}.items():
     setattr(Tensor, f"__{_name}__", _fn)
-    setattr(Tensor, f"__r{_name}__", _rev(_fn))
+    setattr(Tensor, f"__r{_name}__", _fn if _name in ("add", "mul", "and", "or", "xor") else _rev(_fn))
+Tensor.__rsub__ = lambda self, other: O.rsub(self, other)
+Tensor.__rtruediv__ = _rtruediv
 for _name, _fn in {"neg": O.neg, "abs": O.abs, "invert": O.bitwise_not, "lt": O.lt, "le": O.le, "gt": O.gt,
                    "ge": O.ge}.items():
     setattr(Tensor, f"__{_name}__", _fn)
@@ -63,7 +72,7 @@ def fill_(self, value):
             raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._value.ndim} dimensions.")
         if value._requires_grad and _state.grad_enabled:
-            return commit_inplace(self, O.expand(cast(value, v.dtype), tuple(v.shape)))
+            return commit_inplace(self, O.expand(O._to_dtype(value, v.dtype), tuple(v.shape)))
         value = value.item()
     if not (_state.grad_enabled and self._requires_grad) and _writable(v):
         v.fill(value)
@@ -79,7 +88,7 @@ def copy_(self, src, non_blocking: bool = False):
     src = O._tensor(src)
     if src.device != self.device:
         src = O.to(src, self.device)
-    src = cast(src, self._value.dtype)
+    src = O._to_dtype(src, self._value.dtype)
     shape = tuple(self._value.shape)
     if tuple(src._value.shape) != shape:
         src = O.expand(src, shape)

@@ -18,17 +18,20 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from ...core.trace import Tracer
 from ...numpy._elementwise import unary_float
 from ...numpy._policy import TORCH as P
 from ...numpy._util import cast, dtype_of, fresh, normalize_axes
 from ...ops import elementwise as ew
 from ...ops.complex import complex as _lax_complex
+from ...ops.complex import conj_p as _conj_p
 from ...ops.nn import log_softmax as _log_softmax
-from ...ops.nn import relu as _relu
 from ...ops.nn import softmax as _softmax
+from ...ops.nn.dense import relu_p as _relu_p
 from ...scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
-from ._adapt import _axis, adapt_table
+from ._adapt import _axis, adapt_table, default_name
+from ._boundary import call
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
@@ -66,14 +69,42 @@ def _float(x, dtype=None):
 
 
 def named(out, name: str, *inputs):
-    """Give `out`'s graph node PyTorch's name for the function that made it (one primitive
-    serves several torch functions: reduce_sum is SumBackward0 for x.sum(), a composition
-    ending in div is MeanBackward0 for x.mean()). Only the class name changes: every node
-    class is a slot-less TensorNode subclass, so the instance keeps its data and rule."""
+    """Give `out`'s graph node PyTorch's name for the function that made it. The torch ops of
+    this module get their names from the boundary (`_boundary.call`); this stays for the
+    facade modules that still rename a composition's last node (sparse, nn)."""
     node = out._node if isinstance(out, Tensor) else None
     if node is not None and not isinstance(node, AccumulateGrad) and builtins.all(
             not isinstance(i, Tensor) or i._node is not node for i in inputs):
         node.__class__ = node_class(name)
+    return out
+
+
+def _own(out: Tensor) -> Tensor:
+    """`out` with storage of its own: for the torch ops that PyTorch documents as returning a
+    new tensor while the fgrad.numpy function they run returns a view (flip, rot90)."""
+    if out._view is not None:
+        out._value = out._value.copy()
+        out._vbox = [0]
+        out._view = None
+    return out
+
+
+def _to_dtype(t: Tensor, npdt) -> Tensor:
+    """`t` converted to the NumPy dtype `npdt` as a facade op (ToCopyBackward0, as PyTorch's
+    dtype= arguments record it); `t` itself when it has that dtype."""
+    if t._value.dtype == npdt:
+        return t
+    return _tensor_bind(ew.convert_element_type_p, (t,), {"new_dtype": np.dtype(npdt)})
+
+
+def _constant_pieces(out, *xs):
+    """`out`, a piecewise-constant function of `xs` (floor, sign, a rounding division), made to
+    depend on the traced ones with derivative zero: PyTorch records these ops (FloorBackward0,
+    DivBackward2) and their gradient is zeros, while fgrad's rounding primitives record
+    nothing. A select of `out` over the input changes no value; on plain values it is skipped."""
+    for x in xs:
+        if isinstance(x, Tracer) and dtype_of(x).kind in "fc":
+            out = fnp.where(True, out, x)
     return out
 
 
@@ -113,33 +144,41 @@ _flip_view = flip  # noqa: F821
 
 def flip(input, dims):
     """`input` reversed along `dims`: a new tensor, as PyTorch's (NumPy's flip is a view)."""
-    return named(fresh(_flip_view(input, dims), input), "FlipBackward0", input)
+    return _own(_flip_view(input, dims))
 
 
 # --- elementwise ---------------------------------------------------------------------------------
 
-def _binary(fnp_fn, prim=None, kinds="biufc", backward=None, name=None):
-    """torch.<name>(input, other): `fnp_fn` in PyTorch's dialect, its node named `backward`.
-    The fast path (every operator's hot path) binds `prim` directly for two tensors of one
-    dtype (of the `kinds` it may take) and shape, or a float tensor and a Python int or float."""
+def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_grad_fn=None):
+    """torch.<name>(input, other): `fnp_fn` in PyTorch's dialect, one torch op named `grad_fn`
+    (`scalar_grad_fn` when `other` is a Python number: PyTorch's Scalar overload, e.g.
+    RemainderBackward0, whose node has the tensor as its only input). The fast path (every
+    operator's hot path) binds `prim` directly -- its node is named after the primitive, which
+    for add/sub/mul/div is PyTorch's name -- for two tensors of one dtype (of the `kinds` it
+    may take) and shape, or a float tensor and a Python int or float (a wrapped number: the
+    node lists it as an input that needs no gradient, as PyTorch's does)."""
+    name = name or fnp_fn.__name__
+    grad_fn = grad_fn or default_name(name)
+
+    def values(a, b):
+        return fnp_fn(a, b, policy=P)
+
     def op(input, other):
-        out = None
         if prim is not None:
             if isinstance(input, Tensor):
                 av = input._value
                 if isinstance(other, Tensor):
                     bv = other._value
                     if av.dtype == bv.dtype and av.shape == bv.shape and av.dtype.kind in kinds:
-                        out = _tensor_bind(prim, (input, other), _EMPTY)
+                        return _tensor_bind(prim, (input, other), _EMPTY)
                 elif (type(other) is float or type(other) is int) and av.dtype.kind in "fc":
-                    out = _tensor_bind(prim, (input, av.dtype.type(other)), _EMPTY)
+                    return _tensor_bind(prim, (input, av.dtype.type(other)), _EMPTY)
             elif (type(input) is float or type(input) is int) and isinstance(other, Tensor) \
                     and other._value.dtype.kind in "fc":
-                out = _tensor_bind(prim, (other._value.dtype.type(input), other), _EMPTY)
-        if out is None:
-            out = fnp_fn(_operand(input), _operand(other), policy=P)
-        return out if backward is None else named(out, backward, input, other)
-    op.__name__ = op.__qualname__ = name or fnp_fn.__name__
+                return _tensor_bind(prim, (other._value.dtype.type(input), other), _EMPTY)
+        a, b = _operand(input), _operand(other)
+        return call(scalar_grad_fn if scalar_grad_fn and not isinstance(b, Tensor) else grad_fn, values, (a, b))
+    op.__name__ = op.__qualname__ = name
     return op
 
 
@@ -147,21 +186,22 @@ _add = _binary(fnp.add, ew.add_p, name="add")
 _sub = _binary(fnp.subtract, ew.sub_p, "iufc", name="sub")
 mul = multiply = _binary(fnp.multiply, ew.mul_p, name="mul")
 _div = _binary(fnp.true_divide, ew.div_p, "fc", name="div")
-_pow = _binary(fnp.power, ew.pow_p, "fc", name="pow")
-maximum = _binary(fnp.maximum, ew.max_p, backward="MaximumBackward0")
-minimum = _binary(fnp.minimum, ew.min_p, backward="MinimumBackward0")
+maximum = _binary(fnp.maximum)
+minimum = _binary(fnp.minimum)
 atan2 = arctan2 = _binary(fnp.arctan2, ew.atan2_p, "fc", name="atan2")
 logaddexp = _binary(fnp.logaddexp, ew.logaddexp_p, "fc")
-logaddexp2 = _binary(fnp.logaddexp2, backward="Logaddexp2Backward0")
+logaddexp2 = _binary(fnp.logaddexp2)
 eq = _binary(fnp.equal, ew.eq_p, name="eq")
 ne = not_equal = _binary(fnp.not_equal, ew.ne_p, name="ne")
 lt = less = _binary(fnp.less, ew.lt_p, name="lt")
 le = less_equal = _binary(fnp.less_equal, ew.le_p, name="le")
 gt = greater = _binary(fnp.greater, ew.gt_p, name="gt")
 ge = greater_equal = _binary(fnp.greater_equal, ew.ge_p, name="ge")
+# PyTorch records floor_divide with a node that refuses backward ("NotImplemented"); fgrad's
+# floor division is not differentiable, so its result needs no gradient
 floor_divide = _binary(fnp.floor_divide)  # one primitive for every dtype (1.0 // 0.1 is 9.0)
-remainder = _binary(fnp.remainder)  # Python's modulo (the sign of the divisor)
-fmod = _binary(fnp.fmod)
+remainder = _binary(fnp.remainder, grad_fn="RemainderBackward1", scalar_grad_fn="RemainderBackward0")
+fmod = _binary(fnp.fmod, grad_fn="FmodBackward1", scalar_grad_fn="FmodBackward0")
 bitwise_and = _binary(fnp.bitwise_and)
 bitwise_or = _binary(fnp.bitwise_or)
 bitwise_xor = _binary(fnp.bitwise_xor)
@@ -169,8 +209,11 @@ bitwise_xor = _binary(fnp.bitwise_xor)
 
 def _logical(fnp_fn):
     """torch.logical_<op>(input, other): of the operands' truth values, whatever their dtypes."""
+    def values(a, b):
+        return fnp_fn(cast(a, np.dtype(bool)), cast(b, np.dtype(bool)), policy=P)
+
     def op(input, other):
-        return fnp_fn(*(cast(_operand(v), np.dtype(bool)) for v in (input, other)), policy=P)
+        return call(default_name(fnp_fn.__name__), values, (_operand(input), _operand(other)))
     op.__name__ = op.__qualname__ = fnp_fn.__name__
     return op
 
@@ -178,51 +221,107 @@ def _logical(fnp_fn):
 logical_and, logical_or, logical_xor = (_logical(f) for f in (fnp.logical_and, fnp.logical_or, fnp.logical_xor))
 
 
+def _scaled_values(fnp_fn, alpha):
+    """input <op> alpha * other on values (add/sub with alpha: one node, as PyTorch's)."""
+    def values(a, b):
+        return fnp_fn(a, fnp.multiply(b, alpha, policy=P), policy=P)
+    return values
+
+
 def add(input, other, *, alpha=1):
-    return _add(input, other if alpha == 1 else mul(other, alpha))
+    if alpha == 1:
+        return _add(input, other)
+    if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
+        return _add(input, other * alpha)
+    return call("AddBackward0", _scaled_values(fnp.add, alpha), (_operand(input), _operand(other)))
 
 
 def sub(input, other, *, alpha=1):
-    return _sub(input, other if alpha == 1 else mul(other, alpha))
+    if alpha == 1:
+        return _sub(input, other)
+    if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
+        return _sub(input, other * alpha)
+    return call("SubBackward0", _scaled_values(fnp.subtract, alpha), (_operand(input), _operand(other)))
 
 
 subtract = sub
 
 
+def _rsub_values(alpha):
+    def values(a, b):
+        return fnp.subtract(b, a if alpha == 1 else fnp.multiply(a, alpha, policy=P), policy=P)
+    return values
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (what `number - tensor` runs, as in PyTorch): RsubBackward1 for a
+    number `other`, whose node has `input` as its only input; RsubBackward0 for a tensor."""
+    b = _operand(other)
+    return call("RsubBackward0" if isinstance(b, Tensor) else "RsubBackward1", _rsub_values(alpha), (input, b))
+
+
+def _rounded_division(mode):
+    def values(a, b):
+        if mode == "floor":
+            out = fnp.floor_divide(a, b, policy=P)
+        else:
+            q = fnp.true_divide(a, b, policy=P)
+            q = fnp.where(fnp.less(q, 0, policy=P), fnp.ceil(q), fnp.floor(q), policy=P)
+            out = cast(q, P.result_dtype(a, b))
+        return _constant_pieces(out, a, b)
+    return values
+
+
+_DIV_FLOOR, _DIV_TRUNC = _rounded_division("floor"), _rounded_division("trunc")
+
+
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _div(input, other)
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if rounding_mode == "trunc":
-        return cast(trunc(_div(input, other)), P.result_dtype(_operand(input), _operand(other)))
-    raise FgradValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    if rounding_mode not in ("floor", "trunc"):
+        raise FgradValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                              f"'{rounding_mode}'")
+    a, b = _operand(input), _operand(other)
+    fn = _DIV_FLOOR if rounding_mode == "floor" else _DIV_TRUNC
+    return call("DivBackward2", fn, (a, b))
 
 
 divide = true_divide = div
 
 
+def _power_values(a, b):
+    return fnp.power(a, b, policy=P)
+
+
 def pow(input, exponent):
-    """input ** exponent; a Python int exponent binds integer_pow (exact for negative bases)."""
-    if type(exponent) is int and isinstance(input, Tensor):
-        if input._value.dtype.kind in "fc":
-            return ew.integer_pow(input, exponent)
-        return fnp.power(input, exponent, policy=P)
-    return _pow(input, exponent)
+    """input ** exponent; a Python int exponent binds integer_pow (exact for negative bases).
+    PyTorch's nodes: PowBackward0 (a number exponent), PowBackward1 (two tensors),
+    PowBackward2 (a number base)."""
+    if isinstance(input, Tensor):
+        if type(exponent) is int and input._value.dtype.kind in "fc":
+            return _tensor_bind(ew.integer_pow_p, (input,), {"y": exponent})
+        e = _operand(exponent)
+        return call("PowBackward1" if isinstance(e, Tensor) else "PowBackward0", _power_values, (input, e))
+    return call("PowBackward2", _power_values, (_operand(input), _operand(exponent)))
 
 
 def float_power(input, exponent):
     f64 = np.dtype(np.float64)
-    return pow(cast(_tensor(input), f64), cast(exponent, f64) if isinstance(exponent, Tensor) else exponent)
+    return pow(_to_dtype(_tensor(input), f64), _to_dtype(exponent, f64) if isinstance(exponent, Tensor) else exponent)
 
 
 def _float_unary(fnp_fn, prim, name):
     """torch.<name>(input): `fnp_fn` in PyTorch's dialect (integers become float32); a float
-    tensor binds `prim` directly."""
+    tensor binds `prim` directly (its node: the primitive's name, PyTorch's)."""
+    grad_fn = default_name(name)
+
+    def values(x):
+        return fnp_fn(x, policy=P)
+
     def op(input):
         if isinstance(input, Tensor) and input._value.dtype.kind == "f":  # the hot path
             return _tensor_bind(prim, (input,), _EMPTY)
-        return fnp_fn(input, policy=P)
+        return call(grad_fn, values, (input,))
     op.__name__ = op.__qualname__ = name
     return op
 
@@ -241,65 +340,119 @@ globals().update({name: _float_unary(fn, prim, name) for name, (fn, prim) in _FL
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
 
 
-def exp2(input):
-    return pow(2.0, _float(input))
+def _unary(name: str, values, grad_fn: str | None = None):
+    """torch.<name>(input): one torch op computing `values(x)` on the input's value."""
+    grad_fn = grad_fn or default_name(name)
+
+    def op(input):
+        return call(grad_fn, values, (input,))
+    op.__name__ = op.__qualname__ = name
+    return op
 
 
-def rsqrt(input):
-    return div(1.0, sqrt(input))
-
-
-def reciprocal(input):
-    return div(1.0, input)
+exp2 = _unary("exp2", lambda x: fnp.power(2.0, _float(x), policy=P))
+rsqrt = _unary("rsqrt", lambda x: fnp.true_divide(1.0, fnp.sqrt(x, policy=P), policy=P))
+reciprocal = _unary("reciprocal", lambda x: fnp.true_divide(1.0, x, policy=P))
 
 
 def square(input):
     return pow(input, 2)
 
 
+def _round_values(decimals):
+    def values(x):
+        return _constant_pieces(fnp.round(x, decimals), x) if dtype_of(x).kind in "fc" else x
+    return values
+
+
 def round(input, *, decimals: int = 0):
-    return fnp.round(input, decimals) if input._value.dtype.kind in "fc" else input
+    if input._value.dtype.kind not in "fc":
+        return input
+    return call("RoundBackward1" if decimals else "RoundBackward0", _round_values(decimals), (input,))
 
 
-def trunc(input):
-    return where(lt(input, 0), ceil(input), floor(input))
+def _trunc_values(x):
+    if dtype_of(x).kind not in "fc":
+        return fnp.copy(x)
+    return _constant_pieces(fnp.where(fnp.less(x, 0, policy=P), fnp.ceil(x), fnp.floor(x), policy=P), x)
 
 
-relu = _relu  # the relu primitive, as nn.functional.relu's: relu'(0) = 0, NaN propagates
-negative, fix, logical_not = neg, trunc, fnp.logical_not
-abs = absolute = fnp.absolute
-sign, floor, ceil, isnan, isinf, isfinite = fnp.sign, fnp.floor, fnp.ceil, fnp.isnan, fnp.isinf, fnp.isfinite
+trunc = _unary("trunc", _trunc_values)
+sign = _unary("sign", lambda x: _constant_pieces(fnp.sign(x), x))
+floor = _unary("floor", lambda x: _constant_pieces(fnp.floor(x), x))
+ceil = _unary("ceil", lambda x: _constant_pieces(fnp.ceil(x), x))
+isnan, isinf, isfinite, logical_not = (_unary(f.__name__, f) for f in (fnp.isnan, fnp.isinf, fnp.isfinite,
+                                                                         fnp.logical_not))
+
+
+def relu(input):
+    """The relu primitive, as nn.functional.relu's: relu'(0) = 0, NaN propagates."""
+    return _tensor_bind(_relu_p, (_tensor(input),), _EMPTY)
+
+
+def abs(input):
+    """|input| (real for complex input); abs'(0) = 0."""
+    if isinstance(input, Tensor) and input._value.dtype.kind in "iuf":
+        return _tensor_bind(ew.abs_p, (input,), _EMPTY)
+    return call("AbsBackward0", fnp.absolute, (input,))
+
+
+negative, fix, absolute = neg, trunc, abs  # noqa: F821
+
+
+def _where_values(c, a, b):
+    return fnp.where(c, a, b, policy=P)
 
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return fnp.where(_tensor(condition), _operand(input), _operand(other), policy=P)
+    return call("WhereBackward0", _where_values, (_tensor(condition), _operand(input), _operand(other)))
+
+
+def _clamp_values(x, lo, hi):
+    """PyTorch's clamp on values: the gradient passes where lo <= x <= hi (bounds included)."""
+    out = x
+    if lo is not None:
+        out = fnp.where(fnp.less(out, lo, policy=P), lo, out, policy=P)
+    if hi is not None:
+        out = fnp.where(fnp.greater(out, hi, policy=P), hi, out, policy=P)
+    return out
 
 
 def clamp(input, min=None, max=None):
-    """PyTorch's clamp: the gradient passes where min <= input <= max (bounds included)."""
+    """PyTorch's clamp: the gradient passes where min <= input <= max (bounds included).
+    ClampBackward1 for number bounds, ClampBackward0 (input, min, max) for tensor bounds."""
     if min is None and max is None:
         raise FgradRuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    out = input
-    if min is not None:
-        out = where(lt(out, min), min, out)
-    if max is not None:
-        out = where(gt(out, max), max, out)
-    return named(out, "ClampBackward1", input)
+    lo = None if min is None else _operand(min)
+    hi = None if max is None else _operand(max)
+    name = "ClampBackward0" if isinstance(lo, Tensor) or isinstance(hi, Tensor) else "ClampBackward1"
+    return call(name, _clamp_values, (input, lo, hi))
 
 
 clip = clamp
 
 
+def _lerp_values(a, e, w):
+    return fnp.add(a, fnp.multiply(w, fnp.subtract(e, a, policy=P), policy=P), policy=P)
+
+
 def lerp(input, end, weight):
-    return add(input, mul(weight, sub(end, input)))
+    """input + weight * (end - input): LerpBackward0 (a number weight) or LerpBackward1."""
+    w = _operand(weight)
+    return call("LerpBackward1" if isinstance(w, Tensor) else "LerpBackward0", _lerp_values,
+                (input, _operand(end), w))
 
 
 # --- reductions ------------------------------------------------------------------------------------
 
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
-    return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
+    def values(x):
+        if dtype_of(x).kind in "fc":  # (integers hold no NaN and keep their dtype: sums are int64)
+            x = fnp.where(fnp.isnan(x), 0.0, x, policy=P)
+        return fnp.sum(x, axis=_axis(dim), keepdims=keepdim, dtype=D.np_dtype(dtype), policy=P)
+    return call("NansumBackward0", values, (input,))
 
 
 def result_type(name: str, fields: tuple = ("values", "indices")) -> type:
@@ -319,21 +472,28 @@ _max_t, _min_t, _sort_t, _topk_t, _mode_t = (result_type(n) for n in ("max", "mi
 def _extreme(fnp_fn, arg_fn, binary_fn, rtype):
     name = rtype._name.capitalize()
 
+    def full(x):
+        return fnp_fn(x, policy=P)
+
     def op(input, dim=None, keepdim: bool = False):
         if isinstance(dim, Tensor):  # torch.max(a, b)
             return binary_fn(input, dim)
         if dim is None:
-            return named(fnp_fn(input, policy=P), f"{name}Backward1", input)
+            return call(f"{name}Backward1", full, (input,))
+        nd = input._value.ndim
+        d = _dim(dim, nd)
+
         # the values gathered at the returned indices: with ties, the gradient goes to the
         # index returned (PyTorch's rule; full reductions split it evenly instead)
-        d = _dim(dim, input._value.ndim)
-        if not input._value.ndim:
-            return rtype(input, _creation.zeros((), dtype=D.int64))
-        idx = arg_fn(input, axis=d, keepdims=True, policy=P)
-        values = fnp.take_along_axis(input, idx, d)
-        if not keepdim:
-            values, idx = fnp.squeeze(values, d), fnp.squeeze(idx, d)
-        return rtype(named(values, f"{name}Backward0", input), idx)
+        def along(x):
+            if not nd:
+                return x, np.zeros((), np.int64)
+            idx = arg_fn(x, axis=d, keepdims=True, policy=P)
+            values = fnp.take_along_axis(x, idx, d)
+            return (values, idx) if keepdim else (fnp.squeeze(values, d), fnp.squeeze(idx, d))
+        values, idx = call(f"{name}Backward0", along, (input,))
+        return rtype(_own(values), idx)
+    op.__name__ = op.__qualname__ = rtype._name
     return op
 
 
@@ -349,56 +509,70 @@ def _var_args(dim, unbiased, keepdim, correction) -> dict:
 
 
 def var(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=None):
-    return named(fnp.var(input, **_var_args(dim, unbiased, keepdim, correction)), "VarBackward0", input)
+    args = _var_args(dim, unbiased, keepdim, correction)
+    return call("VarBackward0", lambda x: fnp.var(x, **args), (input,))
 
 
 def std(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=None):
     """sqrt(var) with the gradient 0 at zero spread (the norm'(0) = 0 convention of fgrad.numpy.std)."""
-    return named(fnp.std(input, **_var_args(dim, unbiased, keepdim, correction)), "StdBackward0", input)
+    args = _var_args(dim, unbiased, keepdim, correction)
+    return call("StdBackward0", lambda x: fnp.std(x, **args), (input,))
 
 
 def logsumexp(input, dim, keepdim: bool = False):
-    x = _float(input)
-    axes = normalize_axes(_axis(dim), x._value.ndim, "logsumexp", policy=P)
-    return named(_logsumexp(x, axis=axes, keepdims=keepdim), "LogsumexpBackward0", input)
+    axes = normalize_axes(_axis(dim), input._value.ndim, "logsumexp", policy=P)
+    return call("LogsumexpBackward0", lambda x: _logsumexp(_float(x), axis=axes, keepdims=keepdim), (input,))
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector p-norm (matrix Frobenius norm for p='fro', nuclear norm for p='nuc', over two
-    dims), via fgrad.numpy.linalg.norm."""
-    x = _float(input, dtype)
+    dims), via fgrad.numpy.linalg.norm: one LinalgVectorNormBackward0 node, as PyTorch's
+    (the nuclear norm: PyTorch's last node, the sum of the singular values)."""
+    nd = input._value.ndim
     if p == "nuc":  # the sum of the singular values of the matrices in dim (a 2-D input's by default)
-        axes = (0, 1) if dim is None else normalize_axes(dim, x._value.ndim, "norm", policy=P)
+        axes = (0, 1) if dim is None else normalize_axes(dim, nd, "norm", policy=P)
         if len(axes) != 2:
             raise FgradRuntimeError(f"nuclear norm requires a 2-D input or two dims, got dims {axes} of a "
-                               f"{x._value.ndim}-D tensor")
-        return fnp.linalg.norm(x, "nuc", axis=axes, keepdims=keepdim)
+                                    f"{nd}-D tensor")
+        return call("SumBackward1", lambda v: fnp.linalg.norm(_float(v, dtype), "nuc", axis=axes,
+                                                              keepdims=keepdim), (input,))
     ord_ = 2 if p in ("fro", 2, 2.0, None) else p
-    if dim is None:
-        out = fnp.linalg.norm(fnp.ravel(x), ord=ord_)
-        return fnp.reshape(out, (1,) * x._value.ndim) if keepdim else out
-    axes = normalize_axes(dim, x._value.ndim, "norm", policy=P)
-    return fnp.linalg.norm(x, ord="fro" if len(axes) == 2 and p == "fro" else ord_, axis=axes, keepdims=keepdim)
+    axes = None if dim is None else normalize_axes(dim, nd, "norm", policy=P)
+
+    def values(v):
+        x = _float(v, dtype)
+        if axes is None:
+            out = fnp.linalg.norm(fnp.ravel(x), ord=ord_)
+            return fnp.reshape(out, (1,) * nd) if keepdim else out
+        return fnp.linalg.norm(x, ord="fro" if len(axes) == 2 and p == "fro" else ord_, axis=axes, keepdims=keepdim)
+    return call("LinalgVectorNormBackward0", values, (input,))
 
 
 def count_nonzero(input, dim=None):
     return sum(ne(input, 0), dim)
 
 
+def _dtype_arg(input, dtype):
+    """softmax's dtype=: the input converted first, as its own node (PyTorch's ToCopyBackward0)."""
+    return input if dtype is None else _to_dtype(input, D.np_dtype(dtype))
+
+
 def softmax(input, dim, dtype=None):
-    x = _float(input, dtype)
-    return named(_softmax(x, _dim(dim, x._value.ndim)), "SoftmaxBackward0", input)
+    x = _dtype_arg(input, dtype)
+    d = _dim(dim, x._value.ndim)
+    return call("SoftmaxBackward0", lambda v: _softmax(_float(v), d), (x,))
 
 
 def log_softmax(input, dim, dtype=None):
-    x = _float(input, dtype)
-    return _log_softmax(x, _dim(dim, x._value.ndim))
+    x = _dtype_arg(input, dtype)
+    d = _dim(dim, x._value.ndim)
+    return call("LogSoftmaxBackward0", lambda v: _log_softmax(_float(v), d), (x,))
 
 
 # --- complex numbers -----------------------------------------------------------------------------
 # Functions of fgrad.numpy (JAX's derivative convention); the facade conjugates cotangents at its
 # boundary (tensor.torch_convention), so .grad follows PyTorch's. real/imag are new tensors, not
-# writable views as in PyTorch.
+# writable views as in PyTorch, but recorded as PyTorch records them: a select of view_as_real.
 
 def _complex_input(input, name: str) -> None:
     if input._value.dtype.kind != "c":
@@ -406,23 +580,29 @@ def _complex_input(input, name: str) -> None:
                                 f"{input._value.dtype}); make it complex first, e.g. t.to(torch.complex64)")
 
 
+def _part(input, k: int):
+    return select(view_as_real(input), -1, k)  # noqa: F821  (select: from _ops_shape, below)
+
+
 def real(input):
     """The real part (a real tensor; a real input is returned as is, as PyTorch)."""
-    return fnp.real(input) if input._value.dtype.kind == "c" else input
+    return _part(input, 0) if input._value.dtype.kind == "c" else input
 
 
 def imag(input):
     """The imaginary part of a complex tensor (PyTorch refuses real tensors)."""
     _complex_input(input, "imag")
-    return fnp.imag(input)
+    return _part(input, 1)
 
 
 def conj(input):
     """The complex conjugate (a real input is returned as is, as PyTorch)."""
-    return fnp.conj(input) if input._value.dtype.kind == "c" else input
+    return _tensor_bind(_conj_p, (input,), _EMPTY) if input._value.dtype.kind == "c" else input
 
 
-conj_physical = conj
+def conj_physical(input):
+    """The complex conjugate as a new tensor (a real input is returned as is)."""
+    return call("ConjPhysicalBackward0", fnp.conj, (input,)) if input._value.dtype.kind == "c" else input
 
 
 def resolve_conj(input):
@@ -439,7 +619,7 @@ def view_as_real(input):
     """A complex tensor (..., ) as a real one (..., 2) of its real and imaginary parts (a new
     tensor, not a view)."""
     _complex_input(input, "view_as_real")
-    return fnp.stack([fnp.real(input), fnp.imag(input)], axis=-1)
+    return call("ViewAsRealBackward0", lambda z: fnp.stack([fnp.real(z), fnp.imag(z)], axis=-1), (input,))
 
 
 def view_as_complex(input):
@@ -450,7 +630,8 @@ def view_as_complex(input):
                                 f"tensor of scalar type: {dt}")
     if not shape or shape[-1] != 2:
         raise FgradRuntimeError(f"Tensor must have a last dimension of size 2 (got shape {shape})")
-    return _lax_complex(fnp.take(input, 0, axis=-1), fnp.take(input, 1, axis=-1))
+    return call("ViewAsComplexBackward0",
+                lambda x: _lax_complex(fnp.take(x, 0, axis=-1), fnp.take(x, 1, axis=-1)), (input,))
 
 
 def complex(real, imag):
@@ -461,12 +642,19 @@ def complex(real, imag):
     if dr != di or dr not in (np.float32, np.float64):
         raise FgradRuntimeError(f"Expected both inputs to be Float or Double tensors of one dtype but got {dr} "
                                 f"and {di}")
-    return _lax_complex(real, imag)
+    return call("ComplexBackward0", _lax_complex, (real, imag))
 
 
 def polar(abs, angle):
     """abs * (cos(angle) + i sin(angle)) from two float tensors of one dtype."""
-    return complex(fnp.multiply(abs, fnp.cos(angle)), fnp.multiply(abs, fnp.sin(angle)))
+    if not isinstance(angle, Tensor):
+        raise FgradTypeError(f"polar(): argument 'angle' (position 2) must be Tensor, not {type(angle).__name__}")
+    dr, di = abs._value.dtype, angle._value.dtype
+    if dr != di or dr not in (np.float32, np.float64):
+        raise FgradRuntimeError(f"Expected both inputs to be Float or Double tensors of one dtype but got {dr} "
+                                f"and {di}")
+    return call("PolarBackward0", lambda r, t: _lax_complex(fnp.multiply(r, fnp.cos(t)), fnp.multiply(r, fnp.sin(t))),
+                (abs, angle))
 
 
 # --- NumPy interop -----------------------------------------------------------------------------------
@@ -479,11 +667,23 @@ _UFUNCS = {"add": add, "subtract": sub, "multiply": mul, "true_divide": div, "di
            "absolute": abs}
 
 
+# NumPy calls these for `number <op> tensor` when the number is a NumPy scalar: PyTorch runs the
+# tensor's reflected operator then (np.float32(2) * x is x.__rmul__(2), whose node lists x first)
+_REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__", "true_divide": "__rtruediv__",
+              "divide": "__rtruediv__", "power": "__rpow__", "floor_divide": "__rfloordiv__",
+              "remainder": "__rmod__"}
+
+
 def array_ufunc(self, ufunc, method, inputs, kwargs):
     """`np_array * tensor` gives a Tensor (as in PyTorch); other NumPy calls see a plain array."""
     fn = _UFUNCS.get(ufunc.__name__)
     if method == "__call__" and not kwargs and fn is not None:
-        return fn(*[i if isinstance(i, Tensor) or type(i) in _PY_NUMBERS else _tensor(i) for i in inputs])
+        args = [i if isinstance(i, Tensor) or type(i) in _PY_NUMBERS else i.item() if isinstance(i, np.generic)
+                else _tensor(i) for i in inputs]
+        reflected = _REFLECTED.get(ufunc.__name__)
+        if reflected is not None and len(args) == 2 and type(args[0]) in _PY_NUMBERS and isinstance(args[1], Tensor):
+            return getattr(args[1], reflected)(args[0])
+        return fn(*args)
     arrays = [i.numpy() if isinstance(i, Tensor) else i for i in inputs]
     return getattr(ufunc, method)(*arrays, **kwargs)
 

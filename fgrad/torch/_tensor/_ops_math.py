@@ -26,29 +26,24 @@ from ...core.errors import (
 )
 from ...numpy._cumulative import associative_scan
 from ...numpy._policy import TORCH as P
-from ...numpy._util import cast, fresh
+from ...numpy._util import cast, shape_of
 from ...scipy import linalg as fsl
 from ...scipy import special as fss
 from . import _dtypes as D
+from ._boundary import call
 from ._ops import (
+    _clamp_values,
     _float,
     _operand,
+    _own,
     _tensor,
+    _trunc_values,
     _var_args,
-    add,
-    clamp,
-    div,
-    log,
-    logaddexp,
-    mul,
-    named,
+    logical_xor,
     result_type,
-    sqrt,
     sub,
-    sum,
-    trunc,
 )
-from ._ops_shape import matmul, reshape, stack
+from ._ops_shape import cat, clone, expand, narrow, reshape, stack, view
 from .tensor import Tensor, _dim, _make
 
 _cummax_t, _cummin_t, _median_t, _nanmedian_t = (result_type(n) for n in ("cummax", "cummin", "median",
@@ -70,10 +65,11 @@ def on_copy(fn: Callable) -> Callable:
 def _cumulative_extreme(input, dim, larger: bool, rtype):
     nd = input._value.ndim
     d = _dim(dim, nd)
-    x = input.detach()
+    name = "CummaxBackward0" if larger else "CumminBackward0"
     if not nd:
-        return rtype(input.clone(), _make(np.zeros((), np.int64)))
-    shape = tuple(x._value.shape)
+        return rtype(_own(call(name, _identity, (input,))), _make(np.zeros((), np.int64)))
+    x = input._value  # the indices come from the values alone: no graph
+    shape = tuple(x.shape)
     idx = fnp.broadcast_to(fnp.reshape(np.arange(shape[d], dtype=np.int64),
                                        tuple(shape[d] if k == d else 1 for k in range(nd))), shape)
 
@@ -81,13 +77,17 @@ def _cumulative_extreme(input, dim, larger: bool, rtype):
         (v0, i0), (v1, i1) = earlier, later
         # the later element wins ties (PyTorch's index) and NaN wins over numbers (NaN propagates)
         wins = fnp.greater_equal(v1, v0) if larger else fnp.less_equal(v1, v0)
-        if x._value.dtype.kind in "fc":
+        if x.dtype.kind in "fc":
             wins = fnp.logical_or(wins, fnp.isnan(v1))
         return fnp.where(wins, v1, v0), fnp.where(wins, i1, i0)
 
-    _, indices = associative_scan(pick, (x, idx), d)  # of the detached input: no graph
-    values = fnp.take_along_axis(input, indices._value, d)
-    return rtype(named(values, "CummaxBackward0" if larger else "CumminBackward0", input), indices)
+    _, indices = associative_scan(pick, (x, idx), d)
+    values = call(name, lambda v: fnp.take_along_axis(v, indices, d), (input,))
+    return rtype(values, _make(indices))
+
+
+def _identity(x):
+    return x
 
 
 def cummax(input: Tensor, dim: Any) -> tuple:
@@ -104,23 +104,30 @@ def cummin(input: Tensor, dim: Any) -> tuple:
 def logcumsumexp(input: Tensor, dim: Any) -> Tensor:
     """log(cumsum(exp(input))) along `dim`, computed stably (a scan of logaddexp, so every
     derivative is logaddexp's)."""
-    x = _float(input)
-    if not x._value.ndim:
-        return named(x.clone(), "LogcumsumexpBackward0", input)
-    d = _dim(dim, x._value.ndim)
-    (out,) = associative_scan(lambda e, later: (logaddexp(e[0], later[0]),), (x,), d)
-    return named(out, "LogcumsumexpBackward0", input)
+    nd = input._value.ndim
+    d = _dim(dim, nd) if nd else 0
+
+    def values(v):
+        x = _float(v)
+        if not nd:
+            return x
+        (out,) = associative_scan(lambda e, later: (fnp.logaddexp(e[0], later[0]),), (x,), d)
+        return out
+    return _own(call("LogcumsumexpBackward0", values, (input,)))
 
 
 # --- fused multiply-adds ------------------------------------------------------------------------------
 
 def _scaled(t, factor):
-    return t if factor == 1 else mul(t, factor)
+    """`t` * factor on values (t itself for factor 1)."""
+    return t if factor == 1 else fnp.multiply(t, factor, policy=P)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """input + value * tensor1 * tensor2."""
-    return named(add(input, _scaled(mul(tensor1, tensor2), value)), "AddcmulBackward0", input, tensor1, tensor2)
+    def values(a, t1, t2):
+        return fnp.add(a, _scaled(fnp.multiply(t1, t2, policy=P), value), policy=P)
+    return call("AddcmulBackward0", values, (_operand(input), _operand(tensor1), _operand(tensor2)))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
@@ -131,25 +138,31 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
                            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
                            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs.")
-    return named(add(input, _scaled(div(tensor1, tensor2), value)), "AddcdivBackward0", input, tensor1, tensor2)
+
+    def values(a, t1, t2):
+        return fnp.add(a, _scaled(fnp.true_divide(t1, t2, policy=P), value), policy=P)
+    return call("AddcdivBackward0", values, (_operand(input), tensor1, tensor2))
 
 
 def _beta_alpha(name: str, input, a, b, beta, alpha, what=("mat1", "mat2"), ndims=(2, 2),
                 batch_sum: bool = False) -> Tensor:
     """beta * input + alpha * (a @ b) (summed over the batch with `batch_sum`), where `a` and
     `b` (the arguments `what`) must have `ndims` dimensions; with beta == 0 `input` is
-    ignored (its NaNs too), as PyTorch's BLAS-style functions do. grad_fn <Name>Backward0."""
+    ignored (its NaNs too), as PyTorch's BLAS-style functions do. One node <Name>Backward0
+    over (input, a, b), as PyTorch's."""
     input, a, b = _tensor(input), _tensor(a), _tensor(b)
     for w, t, nd in zip(what, (a, b), ndims):
         if t._value.ndim != nd:
             raise FgradRuntimeError(f"{name}: {w} must be a {nd}-D tensor, got shape {tuple(t._value.shape)}")
-    product = matmul(a, b)
-    out = _scaled(sum(product, 0) if batch_sum else product, alpha)
-    if beta == 0:
-        fnp.broadcast_to(input.detach(), tuple(out._value.shape), policy=P)  # it must still fit the shape
-    else:
-        out = add(_scaled(input, beta), out)
-    return named(out, f"{name.capitalize()}Backward0", input)
+
+    def values(c, x, y):
+        product = fnp.matmul(x, y, policy=P)
+        out = _scaled(fnp.sum(product, axis=0, policy=P) if batch_sum else product, alpha)
+        if beta == 0:
+            fnp.broadcast_to(c, shape_of(out), policy=P)  # it must still fit the shape
+            return out
+        return fnp.add(_scaled(c, beta), out, policy=P)
+    return call(f"{name.capitalize()}Backward0", values, (input, a, b))
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
@@ -177,18 +190,41 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The n-th forward difference along `dim` (booleans: logical xor), after joining
-    `prepend` and `append` (tensors) along it."""
+    `prepend` and `append` (tensors) along it. PyTorch's graph: a cat when prepend or append
+    is given, then per order a sub (logical_xor) of two narrowed slices."""
     for what, v in (("prepend", prepend), ("append", append)):
         if v is not None and not isinstance(v, Tensor):
             raise FgradTypeError(f"diff(): argument '{what}' must be Tensor, not {type(v).__name__}")
     if n < 0:
         raise FgradRuntimeError(f"order must be non-negative but got {n}")
-    return fresh(fnp.diff(input, n, dim, prepend, append, policy=P), input)  # (n=0: PyTorch's copy)
+    nd = input._value.ndim
+    d = _dim(dim, nd)
+    if prepend is not None or append is not None:
+        shape = tuple(input._value.shape)
+        parts = [input]
+        for k, v in ((0, prepend), (2, append)):
+            if v is None:
+                continue
+            if not v._value.ndim:  # a number joins as one slice of the input's shape
+                v = expand(v, shape[:d] + (1,) + shape[d + 1:])
+            parts.insert(k if k == 0 else len(parts), v)
+        input = cat(parts, d)
+    if n == 0:
+        return clone(input)  # (PyTorch's copy)
+    x = input
+    step = logical_xor if x._value.dtype.kind == "b" else sub
+    for _ in range(n):
+        length = x._value.shape[d]
+        if length == 0:
+            break
+        x = step(narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1))
+    return x
 
 
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     """Coordinate grids of 0-d or 1-D tensors; indexing 'ij' (PyTorch's default, with a
-    warning when not given) or 'xy'."""
+    warning when not given) or 'xy'. Each grid is a view, its tensor reshaped then expanded
+    (PyTorch's ViewBackward0 then ExpandBackward0)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     tensors = tuple(_tensor(t) for t in tensors)
@@ -202,7 +238,18 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
         if t._value.ndim > 1:
             raise FgradRuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
                                f"shape {tuple(t._value.shape)}")
-    return fnp.meshgrid(*tensors, indexing=indexing, copy=False)  # (PyTorch's grids are views)
+    sizes = [int(np.prod(t._value.shape)) for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:  # the first two grid axes swap
+        axes[0], axes[1] = 1, 0
+    full = [0] * len(tensors)
+    for i, a in enumerate(axes):
+        full[a] = sizes[i]
+    grids = []
+    for t, a in zip(tensors, axes):
+        shape = tuple(-1 if k == a else 1 for k in range(len(tensors)))
+        grids.append(expand(reshape(t, shape), tuple(full)))
+    return tuple(grids)
 
 
 def cartesian_prod(*tensors: Any) -> Tensor:
@@ -214,8 +261,12 @@ def cartesian_prod(*tensors: Any) -> Tensor:
             raise FgradRuntimeError(f"Expect a 1D vector, but got shape {list(t._value.shape)}")
     if len(tensors) == 1:
         return tensors[0]
-    grids = fnp.meshgrid(*tensors, indexing="ij")
+    grids = meshgrid(*tensors, indexing="ij")
     return stack([reshape(g, -1) for g in grids], 1)
+
+
+def _block_diag_values(*blocks):
+    return fsl.block_diag(*[fnp.reshape(b, (1, -1)) if len(shape_of(b)) < 2 else b for b in blocks], policy=P)
 
 
 def block_diag(*tensors: Any) -> Tensor:
@@ -226,10 +277,10 @@ def block_diag(*tensors: Any) -> Tensor:
         if t._value.ndim > 2:
             raise FgradRuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {k} has "
                                f"{t._value.ndim} dimensions")
-        blocks.append(reshape(t, 1, -1) if t._value.ndim < 2 else t)
+        blocks.append(t)
     if not blocks:
         return _make(np.zeros((1, 0), P.default_float))
-    return fsl.block_diag(*blocks, policy=P)
+    return call("BlockDiagBackward0", _block_diag_values, tuple(blocks))
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -254,40 +305,35 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     rows1, rows2 = x1._value.shape[-2], x2._value.shape[-2]
     use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
         compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
-    if use_mm:
-        n1 = sum(mul(x1, x1), -1, keepdim=True)
-        n2 = sum(mul(x2, x2), -1, keepdim=True)
-        sq = add(sub(n1, mul(matmul(x1, x2.mT), 2.0)), n2.mT)
-        return sqrt(clamp(sq, min=1e-30))
-    diff_ = sub(x1.unsqueeze(-2), x2.unsqueeze(-3))
-    return fnp.linalg.vector_norm(diff_, axis=-1, ord=float(p))
+    if use_mm:  # PyTorch's _euclidean_dist node, then a view to the result's shape
+        out = call("EuclideanDistBackward0", _euclidean_dist, (x1, x2))
+        return view(out, tuple(out._value.shape))
+    return call("CdistBackward0", lambda a, b: fnp.linalg.vector_norm(
+        fnp.subtract(fnp.expand_dims(a, -2), fnp.expand_dims(b, -3), policy=P), axis=-1, ord=float(p)), (x1, x2))
+
+
+def _euclidean_dist(a, b):
+    """sqrt(|a|^2 - 2 a.b + |b|^2), the squared distances clamped at 1e-30 (PyTorch's)."""
+    n1 = fnp.sum(fnp.multiply(a, a), axis=-1, keepdims=True, policy=P)
+    n2 = fnp.sum(fnp.multiply(b, b), axis=-1, keepdims=True, policy=P)
+    sq = fnp.add(fnp.subtract(n1, fnp.multiply(fnp.matmul(a, fnp.swapaxes(b, -1, -2), policy=P), 2.0, policy=P),
+                              policy=P), fnp.swapaxes(n2, -1, -2), policy=P)
+    return fnp.sqrt(fnp.where(fnp.less(sq, 1e-30), 1e-30, sq, policy=P))
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The p-norm of input - other (broadcast), as one number."""
-    return fnp.linalg.vector_norm(sub(input, other), ord=float(p))
+    return call("DistBackward0", lambda a, b: fnp.linalg.vector_norm(fnp.subtract(a, b, policy=P), ord=float(p)),
+                (input, other))
 
 
 # --- order statistics ---------------------------------------------------------------------------------
 
-def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
-    """PyTorch's median: the lower of the two middle elements (no averaging), with its index;
-    NaN (the first one) unless `ignore_nan` skips NaNs."""
-    v = input._value
-    if dim is None:
-        flat = reshape(input, -1)
-        if not flat._value.shape[0]:
-            return named(_make(np.full((), np.nan, v.dtype)), "MedianBackward0", input)
-        values, _ = _lower_median(flat, 0, False, ignore_nan, rtype)
-        return named(values, "NanmedianBackward0" if ignore_nan else "MedianBackward0", input)
-    nd = v.ndim
-    d = _dim(dim, nd)
-    if not nd:
-        return rtype(input.clone(), _make(np.zeros((), np.int64)))
-    if not v.shape[d]:
-        raise FgradIndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    order = fnp.argsort(input.detach(), d, policy=P)  # NaNs last
-    isnan = fnp.isnan(input.detach()) if v.dtype.kind in "fc" else None
+def _median_index(v, d: int, ignore_nan: bool):
+    """Where PyTorch's median of the value `v` along `d` lies (keeping `d`): the lower of the
+    two middle elements; the first NaN unless `ignore_nan` skips NaNs."""
+    order = fnp.argsort(v, d, policy=P)  # NaNs last
+    isnan = fnp.isnan(v) if v.dtype.kind in "fc" else None
     if ignore_nan and isnan is not None:
         count = fnp.sum(fnp.logical_not(isnan), axis=d, keepdims=True, policy=P)
         k = fnp.maximum(fnp.floor_divide(fnp.subtract(count, 1), 2), 0)
@@ -297,11 +343,32 @@ def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
     if not ignore_nan and isnan is not None:  # PyTorch: any NaN makes the median NaN, at the first NaN
         first_nan = fnp.argmax(isnan, axis=d, keepdims=True, policy=P)
         idx = fnp.where(fnp.any(isnan, axis=d, keepdims=True), first_nan, idx)
-    idx = idx if isinstance(idx, Tensor) else _make(np.asarray(idx))
-    values = fnp.take_along_axis(input, idx._value, d)
-    if not keepdim:
-        values, idx = fnp.squeeze(values, d), fnp.squeeze(idx, d)
-    return rtype(named(values, "NanmedianBackward1" if ignore_nan else "MedianBackward1", input), idx)
+    return idx
+
+
+def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
+    """PyTorch's median: the lower of the two middle elements (no averaging), with its index;
+    NaN (the first one) unless `ignore_nan` skips NaNs. The values are one node over the
+    input (Median/NanmedianBackward0 of every element, ...Backward1 along `dim`)."""
+    v = input._value
+    stem = "NanmedianBackward" if ignore_nan else "MedianBackward"
+    if dim is None:
+        if not v.size:
+            return _make(np.full((), np.nan, v.dtype))
+        idx = _median_index(fnp.ravel(v), 0, ignore_nan)
+        return call(stem + "0", lambda x: fnp.take_along_axis(fnp.ravel(x), idx, 0)[0], (input,))
+    nd = v.ndim
+    d = _dim(dim, nd)
+    if not nd:
+        return rtype(_own(call(stem + "1", _identity, (input,))), _make(np.zeros((), np.int64)))
+    if not v.shape[d]:
+        raise FgradIndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    idx = _median_index(v, d, ignore_nan)
+
+    def values(x):
+        out = fnp.take_along_axis(x, idx, d)
+        return out if keepdim else fnp.squeeze(out, d)
+    return rtype(call(stem + "1", values, (input,)), _make(idx if keepdim else fnp.squeeze(idx, d)))
 
 
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor | tuple:
@@ -328,9 +395,12 @@ def _quantile(name, fn, input, q, dim, keepdim, interpolation):
         qv = q
     if not np.all((np.asarray(qv) >= 0) & (np.asarray(qv) <= 1)):
         raise FgradRuntimeError(f"{name}() q values must be in the range [0, 1]")
-    if dim is None and keepdim is False:
-        input = reshape(input, -1)
-    return fn(input, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
+    flat = dim is None and keepdim is False
+
+    def values(x):
+        return fn(fnp.ravel(x) if flat else x, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
+    # PyTorch composes quantile (sort, gather, lerp, squeeze); its result's node is the squeeze
+    return call("SqueezeBackward4", values, (input,))
 
 
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,
@@ -351,7 +421,11 @@ def _with_mean(spread: Callable, name: str) -> Callable:
     def op(input: Tensor, dim: Any = None, unbiased: Any = True, keepdim: bool = False, *,
            correction: Any = None) -> tuple:
         args = _var_args(dim, unbiased, keepdim, correction)
-        return (spread(input, **args), fnp.mean(input, axis=args["axis"], keepdims=keepdim, policy=P))
+
+        def values(x):
+            return spread(x, **args), fnp.mean(x, axis=args["axis"], keepdims=keepdim, policy=P)
+        return tuple(call(grad_fn, values, (input,)))
+    grad_fn = "".join(w.capitalize() for w in name.split("_")) + "Backward0"  # StdMeanBackward0
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"({spread.__name__}, mean) over `dim`."
     return op
@@ -373,7 +447,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
         raise FgradRuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
     if _dim(dims[0], nd) == _dim(dims[1], nd):
         raise FgradRuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    return fresh(fnp.rot90(input, k, dims), input)  # (NumPy's rot90 is a view, PyTorch's a copy)
+    return _own(call("Rot90Backward0", lambda x: fnp.rot90(x, k, dims), (input,)))  # (NumPy's rot90 is a view)
 
 
 def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
@@ -401,33 +475,39 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if s1[d] != 3 or s2[d] != 3:
         raise FgradRuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {s1[d]} and {s2[d]}")
     dt = P.result_dtype(input, other)
-    return named(fnp.cross(cast(input, dt), cast(other, dt), axis=d), "LinalgCrossBackward0", input, other)
+    return call("LinalgCrossBackward0", lambda a, b: fnp.cross(cast(a, dt), cast(b, dt), axis=d), (input, other))
 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:
-    """max(input, min), the gradient passing at the bound (PyTorch's clamp)."""
-    return clamp(input, min=min)
+    """max(input, min), the gradient passing at the bound (PyTorch's clamp): ClampMinBackward0
+    for a number bound, ClampMinBackward1 (input, min) for a tensor."""
+    lo = _operand(min)
+    return call("ClampMinBackward1" if isinstance(lo, Tensor) else "ClampMinBackward0",
+                lambda x, m: _clamp_values(x, m, None), (input, lo))
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:
-    """min(input, max), the gradient passing at the bound (PyTorch's clamp)."""
-    return clamp(input, max=max)
+    """min(input, max), the gradient passing at the bound (PyTorch's clamp): ClampMaxBackward0
+    for a number bound, ClampMaxBackward1 (input, max) for a tensor."""
+    hi = _operand(max)
+    return call("ClampMaxBackward1" if isinstance(hi, Tensor) else "ClampMaxBackward0",
+                lambda x, m: _clamp_values(x, None, m), (input, hi))
 
 
 def frac(input: Tensor) -> Tensor:
     """input - trunc(input): the fractional part, with input's sign."""
     if input._value.dtype.kind not in "fc":
         raise FgradNotImplementedError(f"\"frac_cpu\" not implemented for '{D.of_np(input._value.dtype)._torch[:-6]}'")
-    return named(sub(input, trunc(input)), "FracBackward0", input)
+    return call("FracBackward0", lambda x: fnp.subtract(x, _trunc_values(x), policy=P), (input,))
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] first when eps is given (the
     gradient is then 0 outside those bounds)."""
-    x = _float(input)
-    if eps is not None:
-        x = clamp(x, eps, 1.0 - eps)
-    return named(fss.logit(x), "LogitBackward0", input)
+    def values(v):
+        x = _float(v)
+        return fss.logit(x if eps is None else _clamp_values(x, eps, 1.0 - eps))
+    return call("LogitBackward0", values, (input,))
 
 
 def xlogy(input: Tensor, other: Tensor) -> Tensor:
@@ -438,13 +518,18 @@ def xlogy(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise FgradTypeError("xlogy(): at least one of input and other must be a Tensor")
     dt = P.float_dtype(P.result_dtype(a, b))
-    a, b = cast(a, dt), cast(b, dt)
-    # where input is 0 and log(other) is not finite the product is 0 (the double-where: the
-    # guarded log(1) keeps its derivatives finite); elsewhere input * log(other)
-    guard = fnp.logical_and(fnp.equal(a, 0), fnp.logical_or(fnp.less_equal(b, 0), fnp.isinf(b)))
-    safe = fnp.where(guard, np.ones((), dt), b)
-    return named(fnp.where(guard, np.zeros((), dt), mul(a, log(safe)), policy=P), "XlogyBackward0", input,
-                 other)
+
+    def values(x, y):
+        x, y = cast(x, dt), cast(y, dt)
+        # where input is 0 and log(other) is not finite the product is 0 (the double-where: the
+        # guarded log(1) keeps its derivatives finite); elsewhere input * log(other)
+        guard = fnp.logical_and(fnp.equal(x, 0), fnp.logical_or(fnp.less_equal(y, 0), fnp.isinf(y)))
+        safe = fnp.where(guard, np.ones((), dt), y)
+        return fnp.where(guard, np.zeros((), dt), fnp.multiply(x, fnp.log(safe), policy=P), policy=P)
+    # PyTorch's overloads: XlogyBackward0 (two tensors), 1 (a number input), 2 (a number other)
+    name = "XlogyBackward0" if isinstance(a, Tensor) and isinstance(b, Tensor) else \
+        "XlogyBackward2" if isinstance(a, Tensor) else "XlogyBackward1"
+    return call(name, values, (a, b))
 
 
 __all__ = [
@@ -481,5 +566,5 @@ __all__ = [
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's largest/smallest by default)."""
-    out = fnp.nan_to_num(_tensor(input), nan=nan, posinf=posinf, neginf=neginf)
-    return named(out, "NanToNumBackward0", input)
+    return call("NanToNumBackward0", lambda x: fnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+                (_tensor(input),))
