@@ -6,7 +6,9 @@ at_add, at_mul, at_min, at_max) at an index built from PyTorch's arguments: scat
 (:, ..., index). unique, bincount, searchsorted and histc are fgrad.numpy's. What stays
 here is PyTorch's own: argument checks with its exception types, scatter_reduce's mean and
 include_self, unique_consecutive (NumPy has none) and multinomial sampling. No derivative
-rule lives here: gradients come from the gathers and scatter-adds underneath.
+rule lives here: each torch function is one boundary call (`_boundary.call`) whose function
+of plain values is written with those updates, so its node is PyTorch's (ScatterBackward0,
+IndexAddBackward0...) and its gradient comes from the gathers and scatter-adds underneath.
 """
 from __future__ import annotations
 
@@ -28,8 +30,21 @@ from ...numpy._util import cast
 from ...ops import search
 from . import _dtypes as D
 from . import creation as _creation
-from ._ops import _operand, _tensor, div, floor_divide, named
-from ._ops_shape import _bool_mask, _fill_value, _index, _raw_index
+from ._boundary import call
+from ._ops import _operand, _tensor
+from ._ops_shape import (
+    _bool_mask,
+    _copy_value,
+    _fill_value,
+    _index,
+    _raw_index,
+    clone,
+    expand,
+    flatten,
+    index_select,
+    reshape,
+    unsqueeze,
+)
 from .tensor import Tensor, _dim, _make
 
 _I64 = np.dtype(np.int64)
@@ -66,8 +81,9 @@ def _check_bounds(name: str, idx, size: int, d: int, ndim: int = 1) -> None:
 # --- scatter ------------------------------------------------------------------------------------------
 
 def _scatter_plan(name: str, input, dim, index, src):
-    """(numpy index tuple, the src values it writes) for scatter along `dim`: position
-    `p` of `index` writes src[p] to input[p with p[dim] replaced by index[p]]."""
+    """(numpy index tuple, the function of src's value (or the number) giving the values it
+    writes, the index) for scatter along `dim`: position `p` of `index` writes src[p] to
+    input[p with p[dim] replaced by index[p]]."""
     idx = _index(index, name)
     shape = _shape(input)
     nd = len(shape)
@@ -95,14 +111,17 @@ def _scatter_plan(name: str, input, dim, index, src):
     if grid:
         grid[d] = idx
     pos = tuple(grid) if nd else ()
-    if value:
-        vals = cast(_operand(src), input._value.dtype)
-        vals = fnp.broadcast_to(vals, ishape) if ishape else vals
-    else:
-        vals = src if sshape == ishape else fnp.getitem(src, tuple(slice(0, n) for n in ishape))
-    if not nd:  # a 0-d self: index and src hold at most one element, written to self itself
-        vals = fnp.reshape(vals, ())
-    return pos, vals, idx
+    dt = input._value.dtype
+
+    def values(s):
+        if value:
+            v = cast(s, dt)
+            v = fnp.broadcast_to(v, ishape) if ishape else v
+        else:
+            v = s if sshape == ishape else fnp.getitem(s, tuple(slice(0, n) for n in ishape))
+        # a 0-d self: index and src hold at most one element, written to self itself
+        return v if nd else fnp.reshape(v, ())
+    return pos, values, idx
 
 
 def _empty(idx) -> bool:
@@ -118,21 +137,31 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | float | None =
     src = value if src is None else src
     if src is None:
         raise FgradTypeError("scatter() missing 1 required argument: 'src' (or value=)")
-    pos, vals, idx = _scatter_plan("scatter", input, dim, index, src)
+    pos, values, idx = _scatter_plan("scatter", input, dim, index, src)
     fns = {None: fnp.at_set, "add": fnp.at_add, "multiply": fnp.at_mul}
     if reduce not in fns:
         raise FgradRuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    out = input.clone() if _empty(idx) else fns[reduce](input, pos, vals)
-    return named(out, "ScatterBackward0", input) if reduce is None else out
+    update, empty = fns[reduce], _empty(idx)
+
+    def fn(v, s):
+        return _copy_value(v) if empty else update(v, pos, values(s))
+    # PyTorch's grad_fn: ScatterBackward0 over (self, src), ScatterBackward1 for a number; with
+    # reduce= its node is named NotImplemented (its backward raises; fgrad's differentiates)
+    name = "NotImplemented" if reduce is not None else "ScatterBackward0" if isinstance(src, Tensor) \
+        else "ScatterBackward1"
+    return call(name, fn, (input, _operand(src)))
 
 
 def scatter_add(input: Tensor, dim: Any, index: Tensor | Any, src: Tensor | float | None) -> Tensor:
     """`input` with src added at `index` along `dim` (repeated positions accumulate)."""
     if not isinstance(src, Tensor):
         raise FgradTypeError(f"scatter_add(): argument 'src' must be Tensor, not {type(src).__name__}")
-    pos, vals, idx = _scatter_plan("scatter_add", input, dim, index, src)
-    out = input.clone() if _empty(idx) else fnp.at_add(input, pos, vals)
-    return named(out, "ScatterAddBackward0", input)
+    pos, values, idx = _scatter_plan("scatter_add", input, dim, index, src)
+    empty = _empty(idx)
+
+    def fn(v, s):
+        return _copy_value(v) if empty else fnp.at_add(v, pos, values(s))
+    return call("ScatterAddBackward0", fn, (input, src))
 
 
 _REDUCE_UPDATES = {"sum": fnp.at_add, "prod": fnp.at_mul, "amax": fnp.at_max, "amin": fnp.at_min}
@@ -160,23 +189,26 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch accepts both spellings
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise FgradRuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    pos, vals, idx = _scatter_plan("scatter_reduce", input, dim, index, src)
-    if _empty(idx):
-        return input.clone()
+    pos, values, idx = _scatter_plan("scatter_reduce", input, dim, index, src)
+    empty = _empty(idx)
     dt = input._value.dtype
-    base = input
-    if not include_self:
-        base = fnp.at_set(input, pos, np.asarray(_identity(reduce, dt), dt))
-    if reduce != "mean":
-        return named(_REDUCE_UPDATES[reduce](base, pos, vals), "ScatterReduceBackward0", input)
-    total = fnp.at_add(base, pos, vals)
-    count = fnp.at_add(np.full(_shape(input) or (), 1 if include_self else 0, _I64), pos,
-                       np.ones(idx.shape, _I64))
-    if not include_self:
-        count = fnp.maximum(count, np.ones((), _I64))  # untouched positions keep their own value
-    count = _make(np.asarray(count))
-    out = floor_divide(total, cast(count, dt)) if dt.kind in "biu" else div(total, cast(count, dt))
-    return named(out, "ScatterReduceBackward0", input)
+    shape = _shape(input)
+
+    def fn(v, s):
+        if empty:
+            return _copy_value(v)
+        vals = values(s)
+        base = v if include_self else fnp.at_set(v, pos, np.asarray(_identity(reduce, dt), dt))
+        if reduce != "mean":
+            return _REDUCE_UPDATES[reduce](base, pos, vals)
+        total = fnp.at_add(base, pos, vals)
+        count = fnp.at_add(np.full(shape or (), 1 if include_self else 0, _I64), pos, np.ones(idx.shape, _I64))
+        if not include_self:
+            count = fnp.maximum(count, np.ones((), _I64))  # untouched positions keep their own value
+        count = cast(count, dt)
+        return fnp.floor_divide(total, count, policy=P) if dt.kind in "biu" else fnp.true_divide(total, count,
+                                                                                                policy=P)
+    return call("ScatterReduceBackward0", fn, (input, src))
 
 
 # --- index_* ------------------------------------------------------------------------------------------
@@ -207,22 +239,27 @@ def _along(name: str, input, dim, index, source=None):
 def index_add(input: Tensor, dim: Any, index: Tensor | Any, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """`input` with alpha * source added at `index` along `dim` (repeats accumulate)."""
     pos, _ = _along("index_add", input, dim, index, source)
-    src = source if alpha == 1 else source * alpha
-    return named(fnp.at_add(input, pos, fnp.reshape(src, ()) if not pos else src), "IndexAddBackward0", input)
+
+    def fn(v, s):
+        s = s if alpha == 1 else fnp.multiply(s, alpha, policy=P)
+        return fnp.at_add(v, pos, fnp.reshape(s, ()) if not pos else s)
+    return call("IndexAddBackward0", fn, (input, source))
 
 
 def index_copy(input: Tensor, dim: Any, index: Tensor | Any, source: Tensor) -> Tensor:
     """`input` with the slices of `source` written at `index` along `dim`."""
     pos, _ = _along("index_copy", input, dim, index, source)
-    return named(fnp.at_set(input, pos, fnp.reshape(source, ()) if not pos else source), "IndexCopyBackward0",
-                 input)
+    return call("IndexCopyBackward0", lambda v, s: fnp.at_set(v, pos, fnp.reshape(s, ()) if not pos else s),
+                (input, source))
 
 
 def index_fill(input: Tensor, dim: Any, index: Tensor | Any, value: Any) -> Tensor:
     """`input` with the slices at `index` along `dim` set to the number (or 0-d tensor) `value`."""
     value = _fill_value(value, input._value.dtype, "index_fill")
     pos, _ = _along("index_fill", input, dim, index)
-    return named(fnp.at_set(input, pos, value), "IndexFillBackward0", input)
+    dt = input._value.dtype
+    name = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
+    return call(name, lambda v, fill: fnp.at_set(v, pos, cast(fill, dt)), (input, value))
 
 
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
@@ -235,8 +272,9 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
         raise FgradRuntimeError(f"Index put requires the source and destination dtypes match, got {input.dtype} for "
                            f"the destination and {values.dtype} for the source.")
     idx = _raw_index(tuple(indices))
-    fn = fnp.at_add if accumulate else fnp.at_set
-    return named(fn(input, idx, cast(values, input._value.dtype)), "IndexPutBackward0", input)
+    update = fnp.at_add if accumulate else fnp.at_set
+    dt = input._value.dtype
+    return call("IndexPutBackward0", lambda v, vals: update(v, idx, cast(vals, dt)), (input, values))
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -251,15 +289,16 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if count > source._value.size:
         raise FgradRuntimeError(f"masked_scatter: Number of elements of source < number of ones in mask ("
                            f"{source._value.size} < {count})")
-    vals = fnp.getitem(fnp.ravel(source), slice(0, count))
-    return named(fnp.at_set(input, mv, vals), "MaskedScatterBackward0", input)
+    return call("MaskedScatterBackward0", lambda v, s: fnp.at_set(v, mv, fnp.getitem(fnp.ravel(s), slice(0, count))),
+                (input, source))
 
 
 def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element (slice along `dim`; of the flattened input when dim is None) repeated
     `repeats` times (an int, or one count per element). repeat_interleave(counts) alone
-    repeats 0, 1, ... by the counts."""
+    repeats 0, 1, ... by the counts. PyTorch's graph: an int count is unsqueeze, expand,
+    clone and view (ViewBackward0 over CloneBackward0), tensor counts an index_select."""
     if repeats is None:  # torch.repeat_interleave(repeats)
         counts = input
         return repeat_interleave(_creation.arange(counts._value.shape[0]), counts)
@@ -268,11 +307,23 @@ def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: i
         reps = concrete_array(repeats, "repeat_interleave")
         if reps.ndim > 1:
             raise FgradRuntimeError(f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape {reps.shape}")
-        reps = reps.reshape(-1) if reps.ndim else int(reps)
     if np.any(np.asarray(reps) < 0):
         raise FgradRuntimeError("repeat_interleave: repeats can not be negative")
-    axis = None if dim is None else _dim(dim, input._value.ndim)
-    return fnp.repeat(input, reps, axis=axis)
+    if dim is None:
+        x, d = flatten(input), 0
+    else:
+        x, d = input, _dim(dim, input._value.ndim)
+    shape = tuple(x._value.shape)
+    if isinstance(repeats, Tensor):  # one count per slice (a single count stands for all)
+        n = shape[d] if shape else 1
+        counts = np.broadcast_to(reps.reshape(-1), (n,)) if reps.size == 1 else reps.reshape(-1)
+        if counts.shape[0] != n:
+            raise FgradRuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) "
+                                    f"= {counts.shape[0]} and input.size({d}) = {n}")
+        return index_select(x, d, np.repeat(np.arange(n), counts))
+    r = int(reps)
+    wide = expand(unsqueeze(x, d + 1), shape[:d + 1] + (r,) + shape[d + 1:])
+    return reshape(clone(wide), shape[:d] + (shape[d] * r,) + shape[d + 1:])
 
 
 # --- unique, bincount, searching ----------------------------------------------------------------------
@@ -282,11 +333,13 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     """The sorted unique elements (slices along `dim`), with the inverse indices (of input's
     shape, or along `dim`) and the counts when asked. Always sorted, as PyTorch's CPU
     implementation."""
-    out = fnp.unique(input, return_inverse=return_inverse, return_counts=return_counts,
-                     axis=None if dim is None else _dim(dim, input._value.ndim))
-    if not (return_inverse or return_counts):
-        return out
-    return tuple(o if isinstance(o, Tensor) else _make(np.asarray(o)) for o in out)
+    axis = None if dim is None else _dim(dim, input._value.ndim)
+
+    def fn(v):
+        out = fnp.unique(v, return_inverse=return_inverse, return_counts=return_counts, axis=axis)
+        return tuple(np.asarray(o) if isinstance(o, (list, int)) else o for o in out) \
+            if isinstance(out, tuple) else out
+    return call("Unique2Backward0" if dim is None else "UniqueDimBackward0", fn, (input,))
 
 
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
@@ -298,7 +351,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         flat = v.reshape(-1)
         change = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
         starts = np.nonzero(change)[0]
-        values = fnp.take(fnp.ravel(input), starts)
+        values = call("UniqueConsecutiveBackward0", lambda x: fnp.take(fnp.ravel(x), starts), (input,))
         inverse = (np.cumsum(change) - 1).reshape(v.shape)
         n = flat.size
     else:
@@ -306,7 +359,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         rows = np.moveaxis(v, d, 0).reshape(v.shape[d], -1)
         change = np.concatenate([[True], (rows[1:] != rows[:-1]).any(axis=1)]) if len(rows) else np.zeros(0, bool)
         starts = np.nonzero(change)[0]
-        values = fnp.take(input, starts, axis=d)
+        values = call("UniqueConsecutiveBackward0", lambda x: fnp.take(x, starts, axis=d), (input,))
         inverse = np.cumsum(change) - 1
         n = len(rows)
     extra = []
@@ -329,13 +382,15 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if minlength < 0:
         raise FgradRuntimeError(f"minlength should be >= 0, got {minlength}")
     if weights is None:
-        return fnp.bincount(input, minlength=minlength)
+        return call("BincountBackward0", lambda x: fnp.bincount(x, minlength=minlength), (input,))
     if _shape(weights) != tuple(v.shape):
         raise FgradRuntimeError(f"weights should be 1-d and have the same length as input (weights of shape "
                            f"{_shape(weights)}, input of shape {tuple(v.shape)})")
-    out = fnp.bincount(input, weights, minlength=minlength)
     wdt = weights._value.dtype
-    return cast(out, wdt if wdt.kind == "f" else np.dtype(np.float64))
+    out_dt = wdt if wdt.kind == "f" else np.dtype(np.float64)
+    # PyTorch's grad_fn for weights that require grad is NotImplemented (fgrad's differentiates)
+    return call("NotImplemented", lambda x, w: cast(fnp.bincount(x, w, minlength=minlength), out_dt),
+                (input, weights))
 
 
 def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False, right: bool = False,
@@ -352,8 +407,6 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     scalar = not isinstance(input, Tensor)
     values = _tensor(input) if not scalar else _creation.tensor(input, dtype=sorted_sequence.dtype)
     seq = sorted_sequence
-    if sorter is not None:
-        seq = fnp.take_along_axis(seq, sorter._value if isinstance(sorter, Tensor) else np.asarray(sorter), -1)
     sv, vv = seq._value, values._value
     if sv.ndim == 0:
         raise FgradRuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
@@ -363,10 +416,16 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
                            f"boundaries tensor {list(sv.shape)} and input value tensor {list(vv.shape)}")
     dt = P.result_dtype(seq, values)
-    out = search.searchsorted(cast(seq, dt), cast(values, dt), side)
-    if scalar:
-        out = fnp.reshape(out, ())
-    return cast(out, np.dtype(np.int32)) if out_int32 else out
+    order = None if sorter is None else sorter._value if isinstance(sorter, Tensor) else np.asarray(sorter)
+
+    def fn(s, x):
+        if order is not None:
+            s = fnp.take_along_axis(s, order, -1)
+        out = search.searchsorted(cast(s, dt), cast(x, dt), side)
+        if scalar:
+            out = fnp.reshape(out, ())
+        return cast(out, np.dtype(np.int32)) if out_int32 else out
+    return call("SearchsortedBackward0", fn, (seq, values))  # (integers: no node)
 
 
 def bucketize(input: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
@@ -401,15 +460,17 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
         raise FgradRuntimeError(f"torch.histc(): range of [{lo}, {hi}] is not finite")
     # PyTorch's bin of x: int((x - min) * bins / (max - min)) in input's dtype (not NumPy's
     # comparison with the edges), max itself in the last bin, values outside not counted
-    x = input.detach()
     dt = v.dtype
     lo_t, hi_t = np.asarray(lo, dt), np.asarray(hi, dt)
-    inside = fnp.logical_and(fnp.greater_equal(x, lo_t), fnp.less_equal(x, hi_t))
-    pos = fnp.floor(fnp.true_divide(fnp.multiply(fnp.subtract(x, lo_t), np.asarray(bins, dt)), hi_t - lo_t))
-    pos = fnp.where(inside, fnp.clip(pos, 0, bins - 1), np.zeros((), dt))
-    counts = fnp.bincount(fnp.ravel(fnp.astype(pos, np.int64)), fnp.ravel(fnp.astype(inside, np.float64)),
-                          length=bins)
-    return cast(counts, dt)
+
+    def fn(x):
+        inside = fnp.logical_and(fnp.greater_equal(x, lo_t), fnp.less_equal(x, hi_t))
+        pos = fnp.floor(fnp.true_divide(fnp.multiply(fnp.subtract(x, lo_t), np.asarray(bins, dt)), hi_t - lo_t))
+        pos = fnp.where(inside, fnp.clip(pos, 0, bins - 1), np.zeros((), dt))
+        counts = fnp.bincount(fnp.ravel(fnp.astype(pos, np.int64)), fnp.ravel(fnp.astype(inside, np.float64)),
+                              length=bins)
+        return cast(counts, dt)
+    return call("HistcBackward0", fn, (input.detach(),))  # (not differentiable: a detached input)
 
 
 def _tri_indices(fn, name: str, where: str):

@@ -20,7 +20,8 @@ from ...ops import shape as sh
 from . import _dtypes as D
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
-from ._ops import _operand, _sort_t, _tensor, _topk_t, mul, named, sum, unsqueeze, where
+from ._boundary import call
+from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
 from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace, mark_view
 
@@ -38,10 +39,38 @@ def broadcast_shapes(*shapes) -> tuple:
     return _broadcast_shapes("broadcast_shapes", *shapes, policy=P)
 
 
+def _reshaper(shape: tuple):
+    """The functional reshape to `shape` (a NumPy view of a plain contiguous array)."""
+    return lambda v: sh.reshape_p.bind(v, new_sizes=shape)
+
+
+def _viewable(v, shape: tuple) -> bool:
+    """Whether the strides of `v` express it with `shape` (always for traced values)."""
+    if type(v) is not _nd or v.flags.c_contiguous:
+        return True
+    try:
+        v.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _own(t: Tensor) -> Tensor:
+    """`t`, a result the boundary took for a view of an intermediate nobody else holds, as a
+    tensor of its own storage (PyTorch's _unsafe_view: no view relation)."""
+    t._view = None
+    t._vbox = [0]
+    return t
+
+
 def reshape(input, *shape):
+    """`input` with another shape: a view where its strides allow (ViewBackward0), else a
+    copy (PyTorch's clone then _unsafe_view: UnsafeViewBackward0 over CloneBackward0)."""
     shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
-    # bound even when the shape is unchanged: like PyTorch, the result is a new (view) tensor
-    return sh.reshape_p.bind(input, new_sizes=shape)
+    # a node even when the shape is unchanged: like PyTorch, the result is a new (view) tensor
+    if _viewable(input._value, shape):
+        return call("ViewBackward0", _reshaper(shape), (input,))
+    return _own(call("UnsafeViewBackward0", _reshaper(shape), (clone(input),)))
 
 
 VIEW_STRIDE_MESSAGE = ("view size is not compatible with input tensor's size and stride (at least one dimension "
@@ -54,13 +83,9 @@ def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)):
         return _view_dtype(input, shape[0])
     shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
-    v = input._value
-    if type(v) is _nd and not v.flags.c_contiguous:
-        try:
-            v.reshape(shape, copy=False)
-        except ValueError:
-            raise FgradRuntimeError(VIEW_STRIDE_MESSAGE) from None
-    return sh.reshape_p.bind(input, new_sizes=shape)
+    if not _viewable(input._value, shape):
+        raise FgradRuntimeError(VIEW_STRIDE_MESSAGE)
+    return call("ViewBackward0", _reshaper(shape), (input,))
 
 
 def _view_dtype(input, dtype):
@@ -76,13 +101,19 @@ def _view_dtype(input, dtype):
 def is_contiguous(input, memory_format=None) -> bool:
     v = input._value
     return v.flags.c_contiguous if type(v) is _nd else True
+
+
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
+    """`input` with dims start_dim..end_dim merged; `input` itself when that is one dim (as
+    PyTorch), a 0-d input as 1-d."""
     shape = tuple(input._value.shape)
     if not shape:
         return reshape(input, 1)
     s, e = _dim(start_dim, len(shape)), _dim(end_dim, len(shape))
     if s > e:
         raise FgradRuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
     return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
@@ -90,30 +121,39 @@ def unflatten(input, dim, sizes):
     shape = tuple(input._value.shape)
     d = _dim(dim, len(shape))
     sizes = resolve_shape(_sizes((sizes,), "unflatten"), shape[d:d + 1], "unflatten", policy=P)
-    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+    return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
 def squeeze(input, dim=None):
-    """`input` without its dims of size 1 (those of `dim`); a dim of another size stays."""
+    """`input` without its dims of size 1 (those of `dim`); a dim of another size stays.
+    PyTorch's node: SqueezeBackward0 (every dim), 1 (one dim), 2 (a tuple of dims)."""
     shape = tuple(input._value.shape)
     dims = range(len(shape)) if dim is None else normalize_axes(dim, len(shape), "squeeze", policy=P)
     new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-    return named(sh.reshape_p.bind(input, new_sizes=new), "SqueezeBackward0" if dim is None else "SqueezeBackward1",
-                 input)
+    name = "SqueezeBackward0" if dim is None else "SqueezeBackward2" if isinstance(dim, (tuple, list)) \
+        else "SqueezeBackward1"
+    return call(name, _reshaper(new), (input,))
 
 
 def permute(input, *dims):
-    return fnp.transpose(input, _sizes(dims, "permute"), policy=P)
+    dims = _sizes(dims, "permute")
+    return call("PermuteBackward0", lambda v: fnp.transpose(v, dims, policy=P), (input,))
+
+
+def _swap(input, dim0: int, dim1: int, name: str):
+    nd = input._value.ndim
+    perm = list(range(nd))
+    if nd:
+        i, j = _dim(dim0, nd), _dim(dim1, nd)
+        perm[i], perm[j] = perm[j], perm[i]
+    else:
+        _dim(dim0, 0), _dim(dim1, 0)  # (0-d: PyTorch's range check, then a node all the same)
+    perm = tuple(perm)
+    return call(name, lambda v: sh.transpose_p.bind(v, permutation=perm), (input,))
 
 
 def transpose(input, dim0: int, dim1: int):
-    nd = input._value.ndim
-    if nd == 0:
-        return input
-    perm = list(range(nd))
-    i, j = _dim(dim0, nd), _dim(dim1, nd)
-    perm[i], perm[j] = perm[j], perm[i]
-    return named(sh.transpose_p.bind(input, permutation=tuple(perm)), "TransposeBackward0", input)
+    return _swap(input, dim0, dim1, "TransposeBackward0")
 
 
 swapaxes = swapdims = transpose
@@ -123,7 +163,7 @@ def t(input):
     nd = input._value.ndim
     if nd > 2:
         raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return named(transpose(input, 0, 1), "TBackward0", input) if nd == 2 else input
+    return _swap(input, 0, nd - 1 if nd else 0, "TBackward0")
 
 
 def expand(input, *sizes):
@@ -134,7 +174,9 @@ def expand(input, *sizes):
     target = tuple(shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     if -1 in target:
         raise FgradRuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {target.index(-1)}")
-    return fnp.broadcast_to(input, target, policy=P)
+    if target == shape:  # a view writable as its input (NumPy's broadcast_to is read-only)
+        return call("ExpandBackward0", _reshaper(shape), (input,))
+    return call("ExpandBackward0", lambda v: fnp.broadcast_to(v, target, policy=P), (input,))
 
 
 def expand_as(input, other):
@@ -150,14 +192,26 @@ def repeat(input, *sizes):
     if len(reps) < input._value.ndim:
         raise FgradRuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
-    return fnp.tile(input, reps)
+    return call("RepeatBackward0", lambda v: fnp.tile(v, reps), (input,))
+
+
+def _concat(vs, dim):
+    out = fnp.concatenate(vs, axis=dim, policy=P)
+    # a concatenation of one array may hand that array back: a new tensor, as PyTorch's
+    return out.copy() if type(out) is _nd and any(out is v for v in vs) else out
 
 
 def cat(tensors, dim: int = 0):
-    # PyTorch's legacy rule: 1-D empty tensors are skipped
+    """One CatBackward0 over every input tensor, in order (PyTorch's legacy rule: 1-D empty
+    tensors take no part in the shape check and the values)."""
     tensors = [_tensor(x) for x in tensors]
-    out = fnp.concatenate([x for x in tensors if x._value.shape != (0,)] or tensors[:1], axis=dim, policy=P)
-    return clone(out) if builtins.any(out is x for x in tensors) else out
+    skip = [x._value.shape == (0,) for x in tensors]
+    if builtins.all(skip):
+        skip[0] = False
+
+    def fn(vs):
+        return _concat([v for v, s in zip(vs, skip) if not s], dim)
+    return call("CatBackward0", fn, (tensors,))
 
 
 concat = concatenate = cat
@@ -165,30 +219,56 @@ concat = concatenate = cat
 
 def stack(tensors, dim: int = 0):
     tensors = [_tensor(x) for x in tensors]
-    return named(fnp.stack(tensors, axis=dim, policy=P), "StackBackward0", *tensors)
+    return call("StackBackward0", lambda vs: fnp.stack(vs, axis=dim, policy=P), (tensors,))
+
+
+def _at_least(x, nd: int):
+    """PyTorch's atleast_1d / atleast_2d as the views it makes (0-d: a view to (1,) or (1, 1);
+    1-d to 2-d: unsqueeze(0))."""
+    x = _tensor(x)
+    n = x._value.ndim
+    if n >= nd:
+        return x
+    if n == 0:
+        return reshape(x, (1,) * nd)
+    return unsqueeze(x, 0)
 
 
 def hstack(tensors):
-    return fnp.hstack([_tensor(x) for x in tensors], policy=P)
+    tensors = [_at_least(x, 1) for x in tensors]
+    return cat(tensors, 0 if tensors and tensors[0]._value.ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return fnp.vstack([_tensor(x) for x in tensors], policy=P)
+    return cat([_at_least(x, 2) for x in tensors], 0)
+
+
+def _slice(input, d: int, start: int, stop: int):
+    """input[..., start:stop, ...] along dim `d` (a view, SliceBackward0)."""
+    idx = (slice(None),) * d + (slice(start, stop),)
+    return call("SliceBackward0", lambda v: fnp.getitem(v, idx), (input,))
 
 
 def narrow(input, dim: int, start: int, length: int):
     shape = tuple(input._value.shape)
     d = _dim(dim, len(shape))
+    start, length = int(start), int(length)
     start = start % shape[d] if start < 0 else start
     if start + length > shape[d] or length < 0:
         raise FgradRuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
-    lo = [0] * len(shape)
-    hi = list(shape)
-    lo[d], hi[d] = start, start + length
-    return sh.slice(input, lo, hi)
+    return _slice(input, d, start, start + length)
+
+
+def _split_views(name: str, input, bounds, d: int) -> tuple:
+    """The pieces of `input` between consecutive `bounds` along dim `d`: views, the outputs
+    of one multi-view torch op `name` (SplitBackward0...)."""
+    idxs = [(slice(None),) * d + (slice(a, b),) for a, b in zip(bounds[:-1], bounds[1:])]
+    return _multi_views(call(name, lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,)), name)
 
 
 def split(tensor, split_size_or_sections, dim: int = 0):
+    """Pieces of `split_size` along `dim` (SplitBackward0), or of the given sizes
+    (SplitWithSizesBackward0)."""
     shape = tuple(tensor._value.shape)
     d = _dim(dim, len(shape))
     n = shape[d]
@@ -197,12 +277,14 @@ def split(tensor, split_size_or_sections, dim: int = 0):
         if size <= 0 and n:
             raise FgradRuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        name = "SplitBackward0"
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
             raise FgradRuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
-    return tensor_split(tensor, np.cumsum(sizes)[:-1].tolist(), d)
+        name = "SplitWithSizesBackward0"
+    return _split_views(name, tensor, [0, *np.cumsum(sizes).tolist()], d)
 
 
 def _multi_views(outs, name: str) -> tuple:
@@ -215,7 +297,28 @@ def _multi_views(outs, name: str) -> tuple:
 
 
 def tensor_split(input, indices_or_sections, dim: int = 0):
-    return _multi_views(fnp.array_split(input, indices_or_sections, axis=dim, policy=P), "SplitBackward0")
+    """Pieces along `dim`: `sections` nearly equal ones, or cut at `indices`. Each is its own
+    slice (PyTorch's tensor_split is slices: SliceBackward0 each, ordinary views)."""
+    shape = tuple(input._value.shape)
+    d = _dim(dim, len(shape))
+    n = shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = ios.tolist()
+    if isinstance(ios, (int, np.integer)):
+        k = int(ios)
+        if k <= 0:
+            raise FgradRuntimeError(f"number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        cuts = np.cumsum([q + 1] * r + [q] * (k - r)).tolist()[:-1]
+    else:
+        cuts = [int(i) for i in ios]
+    bounds = [0, *cuts, n]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        lo = builtins.min(builtins.max(a, 0), n)  # NumPy's (and PyTorch's) clamping of the cuts
+        out.append(_slice(input, d, lo, builtins.max(lo, builtins.min(b, n))))
+    return tuple(out)
 
 
 def chunk(input, chunks: int, dim: int = 0):
@@ -228,7 +331,7 @@ def chunk(input, chunks: int, dim: int = 0):
 
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
     """A view of the diagonal (writes through to `input`, as in PyTorch)."""
-    out = named(fnp.diagonal(input, offset, dim1, dim2), "DiagonalBackward0", input)
+    out = call("DiagonalBackward0", lambda v: fnp.diagonal(v, offset, dim1, dim2), (input,))
     v = input._value
     if type(v) is _nd:  # fgrad.numpy's diagonal gathers a copy: stand a strided view in for it
         d = np.diagonal(v, offset, dim1, dim2)
@@ -239,22 +342,28 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1):
 
 
 def trace(input):
-    return named(sum(fnp.diagonal(input)), "TraceBackward0", input)
+    """The sum of the main diagonal of a matrix (integers sum in int64, as PyTorch)."""
+    return call("TraceBackward0", lambda v: fnp.sum(fnp.diagonal(v), policy=P), (input,))
 
 
 def unbind(input, dim: int = 0):
+    """The slices along `dim`, without it: views, outputs of one UnbindBackward0."""
     d = _dim(dim, input._value.ndim)
-    return _multi_views([squeeze(p, d) for p in split(input, 1, d)], "UnbindBackward0")
+    idxs = [(slice(None),) * d + (i,) for i in range(input._value.shape[d])]
+    return _multi_views(call("UnbindBackward0", lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,)),
+                        "UnbindBackward0")
 
 
 def select(input, dim: int, index: int):
     """The slice at `index` along `dim`, without that dim (a view, like input[..., index])."""
     d = _dim(dim, input._value.ndim)
     n = input._value.shape[d]
+    index = int(index)
     if not -n <= index < n:
         raise FgradIndexError(f"select(): index {index} out of range for tensor of size {list(input._value.shape)} "
                          f"at dimension {d}")
-    return named(getitem(input, (slice(None),) * d + (index,)), "SelectBackward0", input)
+    idx = (slice(None),) * d + (index,)
+    return call("SelectBackward0", lambda v: fnp.getitem(v, idx), (input,))
 
 
 # --- indexing -------------------------------------------------------------------------------------
@@ -270,14 +379,64 @@ def _raw_index(idx):
     return idx
 
 
-def getitem(input, idx):
-    out = fnp.getitem(input, _raw_index(idx))
-    # PyTorch's grad_fn for the two commonest indexings: x[i] and x[a:b]
-    if isinstance(idx, (int, np.integer)) and not isinstance(idx, bool):
-        return named(out, "SelectBackward0", input)
-    if isinstance(idx, slice):
-        return named(out, "SliceBackward0", input)
+def _int_entry(e) -> bool:
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+
+
+def _basic_entries(idx):
+    """`idx` as a tuple of basic entries (ints, slices, None, Ellipsis; a concrete 0-d integer
+    Tensor counts as its int, as in PyTorch), or None when it holds an advanced one."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    out = []
+    for e in entries:
+        if isinstance(e, Tensor):
+            v = e._value
+            if type(v) is not _nd or v.ndim or v.dtype.kind not in "iu":
+                return None
+            e = int(v)
+        elif not (_int_entry(e) or e is None or e is Ellipsis or isinstance(e, slice)):
+            return None
+        out.append(e)
     return out
+
+
+def _index_step(name: str, input, idx):
+    return call(name, lambda v: fnp.getitem(v, idx), (input,))
+
+
+def getitem(input, idx):
+    """input[idx] with PyTorch's graph: basic indexing is a chain of views, one per entry
+    (SelectBackward0 for an int, SliceBackward0 for a slice that is not the whole dim,
+    UnsqueezeBackward0 for None; AliasBackward0 when nothing changes); an index with tensors,
+    lists or booleans is one IndexBackward0 (its value follows NumPy's rules)."""
+    if _int_entry(idx):
+        return _index_step("SelectBackward0", input, idx)
+    if isinstance(idx, slice):  # a bare slice: a node even when it spans the dim (as PyTorch)
+        return _index_step("SliceBackward0", input, idx)
+    entries = _basic_entries(idx)
+    if entries is None:
+        raw = _raw_index(idx)
+        return _index_step("IndexBackward0", input, raw)
+    nd = input._value.ndim
+    n_used = builtins.sum(1 for e in entries if e is not None and e is not Ellipsis)
+    if n_used > nd or builtins.sum(1 for e in entries if e is Ellipsis) > 1:
+        fnp.getitem(input._value, tuple(entries))  # NumPy's IndexError, in PyTorch's dialect
+    out, d, made = input, 0, False
+    for e in entries:
+        if e is Ellipsis:
+            d += nd - n_used
+        elif e is None:
+            out = _index_step("UnsqueezeBackward0", out, (slice(None),) * d + (None,))
+            d, made = d + 1, True
+        elif isinstance(e, slice):
+            if e.indices(out._value.shape[d]) != (0, out._value.shape[d], 1):
+                out = _index_step("SliceBackward0", out, (slice(None),) * d + (e,))
+                made = True
+            d += 1
+        else:
+            out = _index_step("SelectBackward0", out, (slice(None),) * d + (e,))
+            made = True
+    return out if made else _index_step("AliasBackward0", input, Ellipsis)
 
 
 def _concrete(v):
@@ -288,18 +447,23 @@ def _concrete(v):
 
 
 def setitem(t, idx, value) -> None:
+    """t[idx] = value. In a graph: a write through the view t[idx] (CopySlices over t's
+    history and value's) for a basic index, an index_put_ (IndexPutBackward0) for an
+    advanced one, as PyTorch."""
     check_inplace(t)
-    idx = _raw_index(idx)
+    raw = _raw_index(idx)
     value = _operand(value)
     vreq = isinstance(value, Tensor) and value._requires_grad
     if not _state.grad_enabled or not (t._requires_grad or vreq):
         tv = t._value
         if (type(tv) is _nd and tv.flags.writeable) or is_cupy(tv):
-            tv[idx] = value._value if isinstance(value, Tensor) else value
+            tv[raw] = value._value if isinstance(value, Tensor) else value
             t._vbox[0] += 1
             return
+    dt = t._value.dtype
+    name = "CopySlices" if _basic_entries(idx) is not None else "IndexPutBackward0"
     # through the graph: the functional index update (x.at[idx].set(v)), written back in place
-    commit_inplace(t, fnp.at_set(t, idx, cast(value, t._value.dtype)))
+    commit_inplace(t, call(name, lambda tv, val: fnp.at_set(tv, raw, cast(val, dt)), (t, value)))
 
 
 def _index(index, name: str | None = None):
@@ -317,18 +481,21 @@ def gather(input, dim: int, index):
     if idx.ndim != input._value.ndim:
         raise FgradRuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"(index shape {tuple(idx.shape)}, input shape {tuple(input._value.shape)})")
-    return fnp.take_along_axis(input, idx, axis=_dim(dim, input._value.ndim))
+    d = _dim(dim, input._value.ndim)
+    return call("GatherBackward0", lambda v: fnp.take_along_axis(v, idx, axis=d), (input,))
 
 
 def index_select(input, dim: int, index):
     idx = _index(index)
     if idx.ndim > 1:
         raise FgradIndexError("index_select(): Index is supposed to be a vector")
-    return fnp.take(input, idx, axis=_dim(dim, input._value.ndim))
+    d = _dim(dim, input._value.ndim)
+    return call("IndexSelectBackward0", lambda v: fnp.take(v, idx, axis=d), (input,))
 
 
 def take(input, index):
-    return fnp.take(fnp.ravel(input), _index(index), axis=0)
+    idx = _index(index)
+    return call("TakeBackward0", lambda v: fnp.take(fnp.ravel(v), idx, axis=0), (input,))
 
 
 def _bool_mask(mask, name: str) -> Tensor:
@@ -340,23 +507,30 @@ def _bool_mask(mask, name: str) -> Tensor:
 
 
 def _fill_value(value, dtype, name: str):
-    """A fill value (a number or a 0-d tensor; PyTorch's error for `name`_ otherwise) as `dtype`."""
+    """A fill value (a number or a 0-d tensor; PyTorch's error for `name`_ otherwise)."""
     if isinstance(value, Tensor) and value._value.ndim != 0:
         raise FgradRuntimeError(f"{name}_ only supports a 0-dimensional value tensor, but got tensor with "
                                 f"{value._value.ndim} dimension(s).")
-    return cast(_operand(value), dtype)
+    return _operand(value)
 
 
 def masked_fill(input, mask, value):
+    """`input` with `value` where `mask`: MaskedFillBackward0 for a number, MaskedFillBackward1
+    (over input and value) for a 0-d tensor."""
     m = _bool_mask(mask, "masked_fill")
-    return named(where(m, _fill_value(value, input._value.dtype, "masked_fill"), input), "MaskedFillBackward0",
-                 input)
+    value = _fill_value(value, input._value.dtype, "masked_fill")
+    dt = input._value.dtype
+    name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
+    return call(name, lambda v, mv, fill: fnp.where(mv, cast(fill, dt), v, policy=P), (input, m, value))
 
 
 def masked_select(input, mask):
     m = _tensor(mask)
     shape = broadcast_shapes(input._value.shape, m._value.shape)
-    return getitem(fnp.broadcast_to(input, shape, policy=P), fnp.broadcast_to(m, shape, policy=P))
+
+    def fn(v, mv):
+        return fnp.getitem(fnp.broadcast_to(v, shape, policy=P), fnp.broadcast_to(mv, shape, policy=P))
+    return call("MaskedSelectBackward0", fn, (input, m))
 
 
 def nonzero(input, *, as_tuple: bool = False):  # (argwhere: the same, as_tuple=False)
@@ -370,43 +544,74 @@ def nonzero(input, *, as_tuple: bool = False):  # (argwhere: the same, as_tuple=
 argwhere = nonzero
 
 
+def _argsort(v, d, descending):
+    if not v.ndim:  # PyTorch: 0-d in, 0-d out (NumPy's argsort gives shape (1,))
+        return fnp.reshape(fnp.argsort(v, policy=P), ())
+    return fnp.argsort(v, d, descending=descending, policy=P)
+
+
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
-    """(values, indices) along `dim`; always stable, as fgrad.numpy.sort."""
-    order = argsort(input, dim, descending)
-    if not input._value.ndim:
-        return _sort_t(input, order)
-    return _sort_t(named(fnp.take_along_axis(input, order, _dim(dim, input._value.ndim)), "SortBackward0",
-                         input), order)
+    """(values, indices) along `dim`; always stable, as fgrad.numpy.sort. One SortBackward0
+    for the values (the indices are integers)."""
+    d = _dim(dim, input._value.ndim)
+
+    def fn(v):
+        order = _argsort(v, d, descending)
+        return _sort_t(fnp.take_along_axis(v, order, d) if v.ndim else _copy_value(v), order)
+    return call("SortBackward0", fn, (input,))
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     d = _dim(dim, input._value.ndim)
-    if not input._value.ndim:  # PyTorch: 0-d in, 0-d out (NumPy's argsort gives shape (1,))
-        return fnp.reshape(fnp.argsort(input, policy=P), ())
-    return fnp.argsort(input, d, descending=descending, policy=P)
+    return call("ArgsortBackward0", lambda v: _argsort(v, d, descending), (input,))  # (integers: no node)
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """The k largest (smallest) values along `dim` with their indices: one TopkBackward0."""
     d = _dim(dim, input._value.ndim)
     n = input._value.shape[d] if input._value.ndim else 1
     if not 0 <= k <= n:
         raise FgradRuntimeError(f"selected index k out of range (k={k}, size {n} at dim {d})")
-    if not input._value.ndim:
-        return _topk_t(*sort(input))
-    idx = narrow(argsort(input, d, largest), d, 0, k)
-    return _topk_t(named(fnp.take_along_axis(input, idx, d), "TopkBackward0", input), idx)
+
+    def fn(v):
+        if not v.ndim:
+            return _topk_t(_copy_value(v), fnp.reshape(fnp.argsort(v, policy=P), ()))
+        idx = fnp.getitem(_argsort(v, d, largest), (slice(None),) * d + (slice(0, k),))
+        return _topk_t(fnp.take_along_axis(v, idx, d), idx)
+    return call("TopkBackward0", fn, (input,))
 
 
 # --- linear algebra ------------------------------------------------------------------------------
 
+def _product(name: str, input, other):
+    """One node `name` for input @ other (NumPy's matmul: values as fgrad.numpy's)."""
+    return call(name, lambda a, b: fnp.matmul(a, b, policy=P), (input, other))
+
+
 def matmul(input, other):
+    """input @ other with PyTorch's graph: dot, mv and mm as one node each; a vector times a
+    matrix as mm then SqueezeBackward4 (PyTorch unsqueezes the vector); batched products as
+    PyTorch folds them, bmm (mm or mv where one side folds into a matrix) then
+    UnsafeViewBackward0."""
     if getattr(input, "is_sparse", False):  # a sparse COO matrix (fgrad.torch.sparse): its own product
         return input.mm(other)
     if getattr(other, "is_sparse", False):  # dense @ sparse = (sparse^T @ dense^T)^T
         if input._value.ndim == 1:
             return other.t().mm(input)
         return transpose(other.t().mm(transpose(input, 0, 1)), 0, 1)
-    return fnp.matmul(_tensor(input), _tensor(other), policy=P)
+    input, other = _tensor(input), _tensor(other)
+    n1, n2 = input._value.ndim, other._value.ndim
+    if n1 == 0 or n2 == 0:  # PyTorch's error (both arguments need a dimension)
+        return _product("MmBackward0", input, other)
+    inner = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get((n1, n2))
+    if inner is not None:
+        return _product(inner, input, other)
+    if (n1, n2) == (1, 2):  # PyTorch: input.unsqueeze(0).mm(other).squeeze_(0)
+        row = _product("MmBackward0", unsqueeze(input, 0), other)
+        return call("SqueezeBackward4", lambda v: fnp.squeeze(v, 0), (row,))
+    inner = "MvBackward0" if n2 == 1 else "MmBackward0" if n2 == 2 else "BmmBackward0"
+    out = _product(inner, input, other)
+    return _own(call("UnsafeViewBackward0", _reshaper(tuple(out._value.shape)), (out,)))
 
 
 def mm(input, mat2):
@@ -415,7 +620,7 @@ def mm(input, mat2):
     if input._value.ndim != 2 or mat2._value.ndim != 2:
         raise FgradRuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
-    return matmul(input, mat2)
+    return _product("MmBackward0", input, mat2)
 
 
 def bmm(input, mat2):
@@ -425,7 +630,7 @@ def bmm(input, mat2):
     if input._value.shape[0] != mat2._value.shape[0]:
         raise FgradRuntimeError(f"bmm: batch sizes differ: shapes {tuple(input._value.shape)} and "
                            f"{tuple(mat2._value.shape)}")
-    return matmul(input, mat2)
+    return _product("BmmBackward0", input, mat2)
 
 
 def dot(input, other):
@@ -435,34 +640,57 @@ def dot(input, other):
         raise FgradRuntimeError(f"inconsistent tensor size, expected tensor [{input._value.shape[0]}] and src "
                            f"[{other._value.shape[0]}] to have the same number of elements, but got "
                            f"{input._value.shape[0]} and {other._value.shape[0]} elements respectively")
-    return sum(mul(input, other))
+    return call("DotBackward0", lambda a, b: fnp.sum(fnp.multiply(a, b, policy=P), policy=P), (input, other))
 
 
 inner = dot
-mv = matmul
+
+
+def mv(input, vec):
+    return matmul(input, vec)
 
 
 def outer(input, vec2):
-    return mul(unsqueeze(input, 1), unsqueeze(vec2, 0))
+    """PyTorch's outer: input.reshape(-1, 1) * vec2 (a view, then MulBackward0)."""
+    return call("MulBackward0", lambda a, b: fnp.multiply(a, b, policy=P), (reshape(input, (-1, 1)), vec2))
 
 
 ger = outer
 
 
 def einsum(equation, *operands):
+    """One EinsumBackward0 node over the operands (PyTorch's einsum is a composite whose graph
+    -- permutes, views, bmm -- depends on its contraction path; fgrad's is one node)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return fnp.einsum(equation, *operands)
+    return call("EinsumBackward0", lambda *vs: fnp.einsum(equation, *vs), operands)
 
 
 # --- copies and conversions -------------------------------------------------------------------------
+
+def _copy_value(v):
+    """A new array equal to `v`: v + (-0.0), which keeps -0.0 (as PyTorch's clone), and whose
+    rule reads no value (an in-place change of `v` later leaves the gradient valid)."""
+    kind = v.dtype.kind
+    if kind == "b":
+        return ew.logical_or(v, np.bool_(False))
+    zero = complex(-0.0, -0.0) if kind == "c" else -0.0 if kind == "f" else 0
+    return ew.add(v, v.dtype.type(zero))
+
 
 def clone(input, *, memory_format=None):
     v = input._value
     if not input._requires_grad and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
         return _make(v.copy())
-    out = ew.add(input, v.dtype.type(0)) if v.dtype.kind != "b" else ew.logical_or(input, np.bool_(False))
-    return named(out, "CloneBackward0", input)
+    return call("CloneBackward0", _copy_value, (input,))
+
+
+def _to_dtype(input, npd):
+    """`input` as the NumPy dtype `npd`: itself when it has it (as PyTorch), else a copy
+    (ToCopyBackward0)."""
+    if input._value.dtype == npd:
+        return input
+    return call("ToCopyBackward0", lambda v: cast(v, npd), (input,))
 
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):
@@ -482,19 +710,19 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
         if dev != out.device:  # already there: the tensor itself, as PyTorch
             out = to_device(out, dev)
     if dtype is not None:
-        out = cast(out, D.np_dtype(dtype))
+        out = _to_dtype(out, D.np_dtype(dtype))
     if copy and out is input:
         out = clone(input)
     return out
 
 
 def type_as(input, other):
-    return cast(input, other._value.dtype)
+    return _to_dtype(input, other._value.dtype)
 
 
 def _caster(npdt):
     def conv(self, memory_format=None):
-        return cast(self, np.dtype(npdt))
+        return _to_dtype(self, np.dtype(npdt))
     return conv
 
 
@@ -507,8 +735,8 @@ def tensor_type(self, dtype=None, non_blocking=False):
         name = dtype.split(".")[-1]
         for d in D.ALL:
             if d._torch == name:
-                return cast(self, d.dtype)
-    return cast(self, D.np_dtype(dtype))
+                return _to_dtype(self, d.dtype)
+    return _to_dtype(self, D.np_dtype(dtype))
 
 
 def contiguous(input, memory_format=None):

@@ -31,7 +31,7 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import Tracer, _state, concrete_value, facade
 from ...interpreters.backward import Leaf, Node
-from ...interpreters.record import record_primitive
+from ...interpreters.record import record_call, record_primitive
 from ...numpy._policy import TORCH
 from ...numpy._util import normalize_axis
 from ...ops.complex import conj as _lax_conj
@@ -84,7 +84,7 @@ class CopySlices(TensorNode):
         return "torch::autograd::CopySlices"
 
 
-_NODE_CLASSES: dict = {}
+_NODE_CLASSES: dict = {"CopySlices": CopySlices}  # (a torch op named CopySlices gets the class above)
 
 
 def node_class(name: str) -> type:
@@ -138,7 +138,10 @@ def _acc_node(t) -> AccumulateGrad:
 
 
 def grad_node(t):
-    """The node gradients of `t` flow into: its grad_fn, or its leaf's AccumulateGrad."""
+    """The node gradients of `t` flow into: its grad_fn, or its leaf's AccumulateGrad (a view
+    whose base was modified in place since gets its grad_fn re-derived first, as grad_fn)."""
+    if t._view is not None and t._view[0]._node is not t._view[1]:
+        refresh_view(t)
     return t._node if t._node is not None else _acc_node(t)
 
 
@@ -477,12 +480,17 @@ def view_positions(view, base):
                                            [st // size * 8 for st in view.strides]).copy()
 
 
+def _boundary_call(name, fn, args):
+    """The facade's boundary (`_boundary.call`: one node `name`), which imports this module:
+    a cycle, resolved at call time."""
+    from ._boundary import call
+    return call(name, fn, args)
+
+
 def _from_base(base, pos, name: str):
-    """The graph of a view: base's elements at `pos` (a gather, differentiable)."""
-    out = fnp.take(fnp.reshape(base, (-1,)), pos)
-    if out._node is not None:
-        out._node.__class__ = node_class(name)
-    return out
+    """The graph of a view: base's elements at `pos` (a gather, differentiable), one node
+    `name`."""
+    return _boundary_call(name, lambda b: fnp.take(fnp.reshape(b, (-1,)), pos), (base,))
 
 
 def refresh_view(t) -> None:
@@ -515,6 +523,12 @@ def _keep_old_contents(node, tv) -> None:
     if copied:
         node.primals = tuple(p.copy() if i in copied else p for i, p in enumerate(node.primals))
         node.saved = [([0], 0, i) if i in copied else (b, v, i) for b, v, i in node.saved]
+        if getattr(node.prim, "name", None) == "torch_op":
+            # a torch op's node pulls back through its recorded subgraph, whose own saved
+            # values are the inputs it ran on: where it reads `tv`, record it again on the copy
+            res = node.residuals
+            if any(res.sub.reads(i) for i in copied):
+                node.residuals = type(res)(record_call(res.sub.fn, node.primals)[2], res.k)
 
 
 def _commit_view(t, new):
@@ -530,23 +544,28 @@ def _commit_view(t, new):
                            "cannot be recorded for autograd (its layout is not a strided view of its "
                            "base); clone() the view first, or write to the base instead.")
     _keep_old_contents(new._node, t._value)
-    flat = fnp.reshape(base, (-1,))
-    updated = fnp.reshape(fnp.at_set(flat, pos, new), tuple(base._value.shape))
-    updated._node.__class__ = CopySlices
-    commit_inplace(base, updated)
+    shape = tuple(base._value.shape)
+
+    def copy_slices(b, n):
+        return fnp.reshape(fnp.at_set(fnp.reshape(b, (-1,)), pos, n), shape)
+    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new)))
     refresh_view(t)
     return t
 
 
-def commit_inplace(t, new):
-    """Make `new` (the op's result, a Tensor) the contents of `t`; returns `t`."""
+def commit_inplace(t, new, name: str = "CopyBackwards"):
+    """Make `new` (the op's result, a Tensor) the contents of `t`; returns `t`. A `new` without
+    history written over a tensor with one gets a node `name` (PyTorch's grad_fn of the
+    in-place op: CopyBackwards for copy_, FillBackward2, ZeroBackward0, ...) over t's old
+    history, which it passes no gradient."""
     nv = new._value
     tv = t._value
     if nv.dtype != tv.dtype:
         if D._CATEGORY[nv.dtype.kind] > D._CATEGORY[tv.dtype.kind]:
             raise FgradRuntimeError(f"result type {_CATEGORY_NAME[nv.dtype.kind]} can't be cast to the "
                                f"desired output type {_CATEGORY_NAME[tv.dtype.kind]}")
-        new = convert_element_type(new, tv.dtype)
+        dt = tv.dtype
+        new = _boundary_call("ToCopyBackward0", lambda v: convert_element_type(v, dt), (new,))
         nv = new._value
     if tuple(nv.shape) != tuple(tv.shape):
         raise FgradRuntimeError(f"output with shape {list(tv.shape)} doesn't match the broadcast shape "
@@ -562,7 +581,7 @@ def commit_inplace(t, new):
     if node is None and t._node is not None and grad:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
-        new = select(np.bool_(True), new, t)
+        new = _boundary_call(name, lambda old, c: select(np.bool_(True), c, old), (t, new))
         nv, node = new._value, new._node
     if node is None:
         if _writable(tv):
