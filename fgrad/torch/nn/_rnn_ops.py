@@ -46,7 +46,7 @@ from ...core.avals import ShapedArray, is_float
 from ...core.errors import FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import shape_of
-from ...core.trace import aval_of, facade, is_tensor
+from ...core.trace import aval_of
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops._batching import loop_batch
@@ -516,28 +516,13 @@ def _zeros(x):
     return np.zeros(a.shape, a.dtype)
 
 
-def _tensor_vjp(f, inputs: list, ct) -> list:
-    """The VJP of `f` at Tensor `inputs` on the facade's graph (create_graph), so that the
-    cotangents stay connected to it: fgrad.vjp would unbox Tensors and cut the graph."""
-    out = f(*inputs)
-    live = [k for k, x in enumerate(inputs) if is_tensor(x) and x.requires_grad]
-    res: list = [None] * len(inputs)
-    if not live or not (is_tensor(out) and out.requires_grad):
-        return res
-    gs = facade.grad(out, [inputs[k] for k in live], grad_outputs=ct, create_graph=True,
-                     allow_unused=True)
-    for k, gr in zip(live, gs):
-        res[k] = gr
-    return res
-
-
 def _bwd_composite(ct, xs, params):
-    """rnn_scan_bwd's output (the packed cotangents) as the VJP of _scan_composite."""
-    if is_tensor(ct) or any(is_tensor(x) for x in xs):
-        grads = _tensor_vjp(lambda *ys: _scan_composite(ys, **params), list(xs), ct)
-    else:
-        _, f_vjp = _api_vjp(lambda *ys: _scan_composite(ys, **params), *xs)
-        grads = f_vjp(ct)
+    """rnn_scan_bwd's output (the packed cotangents) as the VJP of _scan_composite. The
+    operands are values (arrays or tracers): the facade runs a layer as one torch op over
+    values (fgrad.torch._tensor._boundary.call), also when create_graph differentiates it
+    again, so no Tensor reaches these rules."""
+    _, f_vjp = _api_vjp(lambda *ys: _scan_composite(ys, **params), *xs)
+    grads = f_vjp(ct)
     flat = [fnp.ravel(_zeros(x) if gr is None else gr) for x, gr in zip(xs, grads)]
     return fnp.concatenate(flat, axis=0)
 
@@ -649,12 +634,8 @@ def _bwd_vjp(needs, ct2, out, *primals, **params):
     if not live:
         return res
     f = _substituted(primals, live, lambda full: _bwd_composite(full[0], full[2:], params))
-    if is_tensor(ct2) or any(is_tensor(p) for p in primals):  # the facade's create_graph
-        # a fresh node per input (clone), so that an input passed twice gets two cotangents
-        cts = _tensor_vjp(f, [facade.clone(primals[k]) for k in live], ct2)
-    else:
-        _, f_vjp = _api_vjp(f, *[primals[k] for k in live])
-        cts = f_vjp(ct2)
+    _, f_vjp = _api_vjp(f, *[primals[k] for k in live])
+    cts = f_vjp(ct2)
     for k, c in zip(live, cts):
         res[k] = c
     return res

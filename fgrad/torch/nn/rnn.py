@@ -8,30 +8,37 @@ parameter starts as U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 
 A layer direction is one GEMM for the input projection of all steps, then the recurrence as
 one `rnn_scan` primitive (fgrad/torch/nn/_rnn_ops.py: a NumPy loop forward, BPTT backward, and
-derivatives of every order through the same recurrence written in fgrad ops). Inputs are
-Tensors, arrays or tracers, so layers also run under fgrad.torch.func.functional_call with grad,
-vmap or hessian.
+derivatives of every order through the same recurrence written in fgrad ops). With Tensors, a
+layer's whole forward is one torch op over values (fgrad.torch._tensor._boundary.call: one node,
+named after the layer, whose parents are the input, the states and the parameters); the cells
+are composed of torch ops in the order of PyTorch's cell functions, so their graphs are
+PyTorch's. Inputs may also be arrays or tracers (results follow them), so layers also run under
+fgrad.torch.func.functional_call with grad, vmap or hessian.
 """
 from __future__ import annotations
 
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from ... import numpy as fnp
 from .. import _tensor as T  # the facade namespace: T.empty, ...
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import xp_of
+from ...core.trace import is_tensor, xp_of
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.linalg import dot_general
 from ...ops.shape import concatenate, reshape, transpose
 from ...ops.shape import slice as _slice
+from .._tensor._boundary import call
 from . import functional as F
 from . import init
 from ._rnn_ops import cell_math, gate_count, hidden_projection, rnn_scan
+from ._spatial import _keep_mask
+from .._tensor.tensor import _make
 from ._util import arr, dtype, shape, val
 from .module import Module
 from .parameter import Parameter
@@ -64,6 +71,15 @@ def _project(x, w, b):
         nd = len(shape(x))
         return dot_general(x, w, (((nd - 1,), (1,)), ((), ())))
     return nnops.linear(x, w, b)
+
+
+def _through_boundary(name: str, fn, args: tuple):
+    """fn(*args) as one torch op (node `name`) when a Tensor is among args; on values as they
+    are (arrays, tracers under functional_call and fgrad's transforms) otherwise, so results
+    follow the inputs."""
+    if any(is_tensor(a) for a in args):
+        return call(name, fn, args)
+    return fn(*args)
 
 
 def _layer_state(hx, k: int, B: int, width: int, like, dt):
@@ -171,8 +187,8 @@ class RNNBase(Module):
             raise FgradRuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {n}")
 
-    def _check_hidden(self, h, expected: tuple, what: str) -> None:
-        got = shape(h)
+    def _check_hidden(self, h, expected: tuple, what: str, got: tuple | None = None) -> None:
+        got = shape(h) if got is None else got
         if tuple(got) != tuple(expected):
             raise FgradRuntimeError(f"Expected {what} size {tuple(expected)}, got {list(got)}")
         if dtype(h) != dtype(self.weight_ih_l0):
@@ -203,18 +219,51 @@ class RNNBase(Module):
             raise FgradRuntimeError(f"For {kind} input, hx should also be {want}-D but got "
                                f"{len(shape(h0))}-D tensor")
 
-    def _check_states(self, h0, c0, B: int) -> None:
+    def _check_states(self, h0, c0, B: int, unbatched: bool = False) -> None:
+        """The initial states' shapes (an unbatched one [L*D, H] as the [L*D, 1, H] it runs as)."""
         D = 2 if self.bidirectional else 1
         Hr, H = self._widths()
+
+        def seen(h):
+            s = tuple(shape(h))
+            return (s[0], 1, s[1]) if unbatched else s
         if self.mode == "LSTM":
             if h0 is not None:
-                self._check_hidden(h0, (self.num_layers * D, B, Hr), "hidden[0]")
-                self._check_hidden(c0, (self.num_layers * D, B, H), "hidden[1]")
+                self._check_hidden(h0, (self.num_layers * D, B, Hr), "hidden[0]", seen(h0))
+                self._check_hidden(c0, (self.num_layers * D, B, H), "hidden[1]", seen(c0))
         elif h0 is not None:
-            self._check_hidden(h0, (self.num_layers * D, B, Hr), "hidden")
+            self._check_hidden(h0, (self.num_layers * D, B, Hr), "hidden", seen(h0))
 
-    def _run(self, x, h0, c0, lengths):
-        """The stacked layers on a time-major x [T, B, I]: (output [T, B, D*Hr], h_n, c_n)."""
+    def _dropout_masks(self, Tn: int, B: int, dt) -> list:
+        """The scaled keep-masks of the dropout after each layer but the last (training only),
+        drawn before the op runs (torch's bernoulli_(1 - p) stream, layer by layer, as
+        F.dropout draws them): the op's computation is then a function of its inputs alone,
+        which create_graph may run again."""
+        if not (self.dropout and self.training and self.num_layers > 1):
+            return [None] * self.num_layers
+        width = (2 if self.bidirectional else 1) * self._widths()[0]
+        p, n = self.dropout, Tn * B * width
+        masks = []
+        for _ in range(self.num_layers - 1):
+            if p == 1.0:
+                masks.append(0.0)
+            elif n == 0:
+                masks.append(None)
+            else:
+                keep = _keep_mask(np.broadcast_to(np.zeros((), dt), (Tn, B, width)), p, False)
+                masks.append(keep.astype(dt) / dt.type(1.0 - p))
+        return masks + [None]
+
+    def _op_name(self) -> str:
+        # PyTorch's CPU layers unroll the recurrence (a node per time step and gate); fgrad's
+        # forward is one fused scan, one node named after the layer
+        return f"{type(self).__name__}Backward0"
+
+    def _run(self, x, h0, c0, lengths, weights: Sequence, masks: list):
+        """The stacked layers on a time-major x [T, B, I] (values: arrays or tracers), with the
+        parameters `weights` in _flat_weights_names' order and the dropout `masks` after each
+        layer: (output [T, B, D*Hr], h_n, c_n)."""
+        named = dict(zip(self._flat_weights_names, weights))
         Tn, B = shape(x)[:2]
         D = 2 if self.bidirectional else 1
         Hr, H = self._widths()
@@ -226,7 +275,7 @@ class RNNBase(Module):
             outs = []
             for d in range(D):
                 names = self._all_weights[layer * D + d]
-                w = {n.split("_l")[0]: getattr(self, n) for n in names}
+                w = {n.split("_l")[0]: named[n] for n in names}
                 b_ih, b_hh = w.get("bias_ih"), w.get("bias_hh")
                 if b_ih is not None and self.mode != "GRU":
                     # b_hh joins b_ih in the input projection (GRU needs it apart: r (h W_hn + b_hn))
@@ -243,8 +292,11 @@ class RNNBase(Module):
                 if lstm:
                     c_out.append(_slice(Y, (last, 0, Hr), (last + 1, B, Hr + H)))
             layer_in = outs[0] if D == 1 else concatenate(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout, True)
+            m = masks[layer]
+            if isinstance(m, float):  # p = 1: everything dropped
+                layer_in = ew.mul(layer_in, ew.const(layer_in, 0.0))
+            elif m is not None:
+                layer_in = fnp.multiply(layer_in, _on_device_of(layer_in, m))
         return layer_in, concatenate(h_out, 0), (concatenate(c_out, 0) if lstm else None)
 
     def _result(self, out, h_n, c_n):
@@ -264,25 +316,32 @@ class RNNBase(Module):
         h0, c0 = self._split_hx(hx)
         self._check_hx_dims(h0, c0, batched)
         self._check_input(x)
-        if not batched:
-            x = reshape(x, (shape(x)[0], 1, shape(x)[1]))
-            h0 = None if h0 is None else reshape(h0, (shape(h0)[0], 1, shape(h0)[1]))
-            c0 = None if c0 is None else reshape(c0, (shape(c0)[0], 1, shape(c0)[1]))
-        elif self.batch_first:
-            x = transpose(x, (1, 0, 2))
-        Tn, B = shape(x)[:2]
+        xs = shape(x)
+        Tn, B = (xs[0], 1) if not batched else (xs[1], xs[0]) if self.batch_first else xs[:2]
         if Tn == 0:
             raise FgradRuntimeError(f"{type(self).__name__}: the input has no time steps (shape "
                                f"{shape(input)}); sequences need at least one")
-        self._check_states(h0, c0, B)
-        out, h_n, c_n = self._run(x, h0, c0, None)
-        if not batched:
-            out = reshape(out, (Tn, shape(out)[2]))
-            h_n = reshape(h_n, (shape(h_n)[0], shape(h_n)[2]))
-            c_n = None if c_n is None else reshape(c_n, (shape(c_n)[0], shape(c_n)[2]))
-        elif self.batch_first:
-            out = transpose(out, (1, 0, 2))
-        return self._result(out, h_n, c_n)
+        self._check_states(h0, c0, B, unbatched=not batched)
+        masks = self._dropout_masks(Tn, B, dtype(x))
+        lstm = self.mode == "LSTM"
+
+        def forward_values(x, h0, c0, *weights):
+            if not batched:
+                x = reshape(x, (Tn, 1, shape(x)[1]))
+                h0 = None if h0 is None else reshape(h0, (shape(h0)[0], 1, shape(h0)[1]))
+                c0 = None if c0 is None else reshape(c0, (shape(c0)[0], 1, shape(c0)[1]))
+            elif self.batch_first:
+                x = transpose(x, (1, 0, 2))
+            out, h_n, c_n = self._run(x, h0, c0, None, weights, masks)
+            if not batched:
+                out = reshape(out, (Tn, shape(out)[2]))
+                h_n = reshape(h_n, (shape(h_n)[0], shape(h_n)[2]))
+                c_n = None if c_n is None else reshape(c_n, (shape(c_n)[0], shape(c_n)[2]))
+            elif self.batch_first:
+                out = transpose(out, (1, 0, 2))
+            return (out, h_n, c_n) if lstm else (out, h_n)
+        res = _through_boundary(self._op_name(), forward_values, (x, h0, c0, *self._flat_weights))
+        return self._result(*res) if lstm else self._result(*res, None)
 
     def _forward_packed(self, packed: PackedSequence, hx):
         data, batch_sizes, sorted_indices, unsorted_indices = packed
@@ -296,24 +355,32 @@ class RNNBase(Module):
         self._check_hx_dims(h0, c0, True)
         self._check_input(data)
         si = _ints(sorted_indices, "sorted_indices")
-        if si is not None:  # states are given in the original batch order; the rows run sorted
-            h0 = None if h0 is None else _take(h0, si, 1)
-            c0 = None if c0 is None else _take(c0, si, 1)
-        self._check_states(h0, c0, B)
+        self._check_states(h0, c0, B)  # (the sorting below permutes rows: shapes stay)
         N, n_in = shape(data)
+        dt = dtype(data)
         idx, lengths = _padded_index(bs, None, Tn, N, batch_first=False)
-        src = concatenate([data, _on_device_of(data, np.zeros((1, n_in), dtype(data)))], 0)
-        x = reshape(_take(src, idx.reshape(-1), 0), (Tn, B, n_in))
-        out, h_n, c_n = self._run(x, h0, c0, tuple(int(v) for v in lengths))
-        Do = shape(out)[2]
+        lengths = tuple(int(v) for v in lengths)
         rows = np.concatenate([t * B + np.arange(n) for t, n in enumerate(bs)])
-        out_data = _take(reshape(out, (Tn * B, Do)), rows, 0)
         ui = _ints(unsorted_indices, "unsorted_indices")
         if ui is None and si is not None:  # a PackedSequence built by hand with sorted_indices only
             ui = np.argsort(si)
-        if ui is not None:
-            h_n = _take(h_n, ui, 1)
-            c_n = None if c_n is None else _take(c_n, ui, 1)
+        masks = self._dropout_masks(Tn, B, dt)
+        lstm = self.mode == "LSTM"
+
+        def forward_values(data, h0, c0, *weights):
+            if si is not None:  # states are given in the original batch order; the rows run sorted
+                h0 = None if h0 is None else _take(h0, si, 1)
+                c0 = None if c0 is None else _take(c0, si, 1)
+            src = concatenate([data, _on_device_of(data, np.zeros((1, n_in), dt))], 0)
+            x = reshape(_take(src, idx.reshape(-1), 0), (Tn, B, n_in))
+            out, h_n, c_n = self._run(x, h0, c0, lengths, weights, masks)
+            out_data = _take(reshape(out, (Tn * B, shape(out)[2])), rows, 0)
+            if ui is not None:
+                h_n = _take(h_n, ui, 1)
+                c_n = None if c_n is None else _take(c_n, ui, 1)
+            return (out_data, h_n, c_n) if lstm else (out_data, h_n)
+        res = _through_boundary(self._op_name(), forward_values, (data, h0, c0, *self._flat_weights))
+        out_data, h_n, c_n = res if lstm else (*res, None)
         return self._result(PackedSequence(out_data, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n)
 
 
@@ -398,7 +465,8 @@ class RNNCellBase(Module):
         return s
 
     def _prepare(self, input, states: list, names: list) -> tuple:
-        """(x [B, I], states [B, H] each (zeros for None), batched); checks as PyTorch's."""
+        """(x, states (None where not given), batched) as given, checked as PyTorch checks
+        them (an unbatched x [I] and states [H] as the [1, I] and [1, H] they run as)."""
         cls = type(self).__name__
         x = arr(input, cls)
         nd = len(shape(x))
@@ -408,9 +476,7 @@ class RNNCellBase(Module):
             if s is not None and len(shape(s)) not in (1, 2):
                 raise FgradValueError(f"{cls}: Expected {name} to be 1D or 2D, got {len(shape(s))}D instead")
         batched = nd == 2
-        if not batched:
-            x = reshape(x, (1,) + shape(x))
-        B, n_in = shape(x)
+        B, n_in = shape(x) if batched else (1,) + tuple(shape(x))
         if n_in != self.input_size:
             raise FgradRuntimeError(f"input has inconsistent input_size: got {n_in} expected {self.input_size}")
         if dtype(x) != dtype(self.weight_ih):
@@ -419,29 +485,74 @@ class RNNCellBase(Module):
         out = []
         for k, s in enumerate(states):
             if s is None:
-                out.append(_zeros_like_state(x, (B, self.hidden_size), dtype(x)))
+                out.append(None)
                 continue
             s = arr(s, cls)
-            if not batched:
-                s = reshape(s, (1,) + shape(s))
-            if shape(s)[0] != B:
-                raise FgradRuntimeError(f"Input batch size {B} doesn't match hidden{k} batch size {shape(s)[0]}")
-            if shape(s)[1] != self.hidden_size:
-                raise FgradRuntimeError(f"hidden{k} has inconsistent hidden_size: got {shape(s)[1]}, expected "
+            ss = shape(s) if batched else (1,) + tuple(shape(s))
+            if ss[0] != B:
+                raise FgradRuntimeError(f"Input batch size {B} doesn't match hidden{k} batch size {ss[0]}")
+            if ss[1] != self.hidden_size:
+                raise FgradRuntimeError(f"hidden{k} has inconsistent hidden_size: got {ss[1]}, expected "
                                    f"{self.hidden_size}")
             if dtype(s) != dtype(x):
                 raise FgradRuntimeError(f"{cls}: hidden{k} dtype {dtype(s)} does not match input dtype {dtype(x)}")
             out.append(s)
         return x, out, batched
 
+    def _cell(self, x, states: list, batched: bool) -> tuple:
+        """The step's new states (h', and c' for LSTM) from checked inputs (see _prepare). With
+        Tensors it is composed of torch ops as PyTorch's cells are (so the graph is theirs);
+        on values (arrays, tracers under functional_call and fgrad's transforms) it is the
+        same equations in fgrad ops (cell_math), and the results are values."""
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        B = shape(x)[0] if batched else 1
+        if any(is_tensor(v) for v in (x, *states, *weights)):
+            x = x if is_tensor(x) else _make(val(x))
+            if not batched:
+                x = x.unsqueeze(0)
+            hs = []
+            for s in states:
+                if s is None:
+                    s = _make(_zeros_like_state(x, (B, self.hidden_size), dtype(x)))
+                else:
+                    s = s if is_tensor(s) else _make(val(s))
+                    s = s if batched else s.unsqueeze(0)
+                hs.append(s)
+            out = _torch_cell(self._mode, x, hs, *weights)
+            return out if batched else tuple(o.squeeze(0) for o in out)
+        if not batched:
+            x = reshape(x, (1,) + shape(x))
+        hs = [_zeros_like_state(x, (B, self.hidden_size), dtype(x)) if s is None else
+              (s if batched else reshape(s, (1,) + shape(s))) for s in states]
+        h_new, c_new, _ = self._step(x, *hs)
+        out = (h_new,) if c_new is None else (h_new, c_new)
+        return out if batched else tuple(reshape(o, shape(o)[1:]) for o in out)
+
     def _step(self, x, h, c=None):
         xg = _project(x, self.weight_ih, self.bias_ih)
         hh = hidden_projection(h, self.weight_hh, self.bias_hh)
         return cell_math(self._mode, xg, hh, h, c)
 
-    @staticmethod
-    def _unbatch(y, batched: bool):
-        return y if batched else reshape(y, shape(y)[1:])
+
+def _torch_cell(mode: str, x, states: list, w_ih, w_hh, b_ih, b_hh) -> tuple:
+    """One step on Tensors [B, .], in torch ops, in the order of PyTorch's rnn_tanh_cell,
+    lstm_cell and gru_cell (the values are cell_math's: the same operations)."""
+    h = states[0]
+    if mode in ("RNN_TANH", "RNN_RELU"):
+        a = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+        return (a.tanh() if mode == "RNN_TANH" else a.relu()),
+    if mode == "LSTM":
+        gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+        i, f, g, o = gates.chunk(4, 1)
+        i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+        cy = f * states[1] + i * g
+        return o * cy.tanh(), cy
+    gi, gh = F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh)
+    i_r, i_i, i_n = gi.chunk(3, 1)
+    h_r, h_i, h_n = gh.chunk(3, 1)
+    r, z = (i_r + h_r).sigmoid(), (i_i + h_i).sigmoid()
+    n = (i_n + r * h_n).tanh()
+    return ((h - n) * z + n),
 
 
 class RNNCell(RNNCellBase):
@@ -457,9 +568,8 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         """input [B, I] or [I]; hx [B, H] or [H] (zeros by default). Returns h'."""
-        x, (h,), batched = self._prepare(input, [hx], ["hidden"])
-        h_new, _, _ = self._step(x, h)
-        return self._unbatch(h_new, batched)
+        x, states, batched = self._prepare(input, [hx], ["hidden"])
+        return self._cell(x, states, batched)[0]
 
 
 class LSTMCell(RNNCellBase):
@@ -475,9 +585,8 @@ class LSTMCell(RNNCellBase):
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise FgradRuntimeError("lstm_cell expects two hidden states")
         states = [None, None] if hx is None else list(hx)
-        x, (h, c), batched = self._prepare(input, states, ["hx[0]", "hx[1]"])
-        h_new, c_new, _ = self._step(x, h, c)
-        return self._unbatch(h_new, batched), self._unbatch(c_new, batched)
+        x, states, batched = self._prepare(input, states, ["hx[0]", "hx[1]"])
+        return self._cell(x, states, batched)
 
 
 class GRUCell(RNNCellBase):
@@ -490,7 +599,6 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         """input [B, I] or [I]; hx [B, H] or [H] (zeros by default). Returns h'."""
-        x, (h,), batched = self._prepare(input, [hx], ["hidden"])
-        h_new, _, _ = self._step(x, h)
-        return self._unbatch(h_new, batched)
+        x, states, batched = self._prepare(input, [hx], ["hidden"])
+        return self._cell(x, states, batched)[0]
 
