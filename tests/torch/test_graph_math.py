@@ -225,7 +225,13 @@ COMPLEX = {
     "angle": _case(lambda lib, x, y: lib.angle(lib.complex(x, y)), XY),
 }
 
-CASES = {**OPERATORS, **ELEMENTWISE, **REDUCTIONS, **PRODUCTS, **COMPLEX}
+# the float unary functions: a float tensor binds the primitive directly (the node named after it)
+UNARY = {name: _case(lambda lib, x, name=name: getattr(lib, name)(x), _leaves(S, low=0.2, high=0.8)) for name in (
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "tanh", "asinh", "atanh", "sigmoid", "erf")}
+UNARY["acosh"] = _case(lambda lib, x: lib.acosh(x), _leaves(S, low=1.2, high=1.8))
+
+CASES = {**OPERATORS, **ELEMENTWISE, **UNARY, **REDUCTIONS, **PRODUCTS, **COMPLEX}
 
 
 @pytest.mark.parametrize("fn, make_args", list(CASES.values()), ids=list(CASES))

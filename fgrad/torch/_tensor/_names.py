@@ -37,6 +37,7 @@ PRIMITIVE_GRAD_FN = {
     "inv": "LinalgInvExBackward0",
     "irfft": "FftC2RBackward0",
     "linear": "AddmmBackward0",
+    "log1p": "Log1PBackward0",  # (PyTorch's spelling)
     "log_softmax": "LogSoftmaxBackward0",
     "logabsdet": "LinalgSlogdetBackward0",
     "logaddexp": "LogaddexpBackward0",

@@ -4,10 +4,19 @@ Each function maps PyTorch's names and arguments (input/other, dim -> axis, keep
 keepdims, fgrad dtypes -> NumPy dtypes) onto the fgrad.numpy function of the same meaning and
 passes `policy=TORCH` (fgrad/numpy/_policy.py): PyTorch's promotion (int tensor / int ->
 float32, tensors with dimensions outrank 0-d tensors and Python numbers, sums accumulate in
-int64) and PyTorch's exception types and messages. What stays here is PyTorch's own: grad_fn
-names (`named`), (values, indices) results, the operators' fast paths, and functions NumPy
-has no counterpart for (clamp's gradient at its bounds, trunc division, ...). Nothing here
-has a derivative rule: every derivative comes from the primitives' own rules.
+int64) and PyTorch's exception types and messages.
+
+Every function is one torch op: its computation, written on plain values, runs through the
+facade's boundary (`_boundary.call`), which gives the result ONE graph node named as
+PyTorch's grad_fn (MaximumBackward0, ClampBackward1, LogsumexpBackward0...) whose parents are
+the input tensors in operand order; where PyTorch itself composes several ops (2 / x is
+x.reciprocal() * 2, real(z) a select of view_as_real) the facade composes the same ops. The
+hot single-primitive ops (add, sub, mul, div with tensors of one shape or a Python number,
+float unary functions, x ** int, relu, abs) bind their primitive directly (`_tensor_bind`),
+the node then named after the primitive (PyTorch's name for these). What stays here is
+PyTorch's own: which grad_fn each overload records, (values, indices) results, and functions
+NumPy has no counterpart for (clamp's gradient at its bounds, trunc division, ...). Nothing
+here has a derivative rule: every derivative comes from the primitives' own rules.
 """
 from __future__ import annotations
 
@@ -21,7 +30,7 @@ from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import Tracer
 from ...numpy._elementwise import unary_float
 from ...numpy._policy import TORCH as P
-from ...numpy._util import cast, dtype_of, fresh, normalize_axes
+from ...numpy._util import cast, dtype_of, normalize_axes
 from ...ops import elementwise as ew
 from ...ops.complex import complex as _lax_complex
 from ...ops.complex import conj_p as _conj_p
@@ -32,6 +41,7 @@ from ...scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
 from ._adapt import _axis, adapt_table, default_name
 from ._boundary import call
+from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
@@ -313,7 +323,7 @@ def float_power(input, exponent):
 def _float_unary(fnp_fn, prim, name):
     """torch.<name>(input): `fnp_fn` in PyTorch's dialect (integers become float32); a float
     tensor binds `prim` directly (its node: the primitive's name, PyTorch's)."""
-    grad_fn = default_name(name)
+    grad_fn = grad_fn_name(prim.name)  # (the fast path's name: Log1PBackward0, SigmoidBackward0)
 
     def values(x):
         return fnp_fn(x, policy=P)

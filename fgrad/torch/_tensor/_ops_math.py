@@ -7,6 +7,10 @@ called with `policy=TORCH`; what has no NumPy counterpart is written here from f
 functions: cummax/cummin (an associative scan choosing (value, index) pairs, then a gather
 so the gradient goes to the returned index), logcumsumexp (a scan of logaddexp), torch's
 lower median with its index, and the argument conventions (beta/alpha, value=, eps=).
+Each function is one torch op through the boundary (`_boundary.call`): one node named as
+PyTorch's grad_fn (AddmmBackward0 over input, mat1, mat2; CummaxBackward0; ...), or the same
+composition of facade ops as PyTorch's (diff: narrowed slices and a sub; meshgrid: a view
+then an expand).
 """
 from __future__ import annotations
 
