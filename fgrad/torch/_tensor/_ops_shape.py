@@ -16,6 +16,7 @@ from ...numpy._shape import resolve_shape
 from ...numpy._util import broadcast_shapes as _broadcast_shapes
 from ...numpy._util import cast, ints_arg, normalize_axes
 from ...ops import elementwise as ew
+from ...ops import linalg as la
 from ...ops import shape as sh
 from . import _dtypes as D
 from ._device import as_device, is_cupy, resolved
@@ -23,7 +24,7 @@ from ._device import device as device_cls
 from ._boundary import call
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
-from .tensor import Tensor, _dim, _make, check_inplace, commit_inplace, mark_view
+from .tensor import Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view
 
 _nd = np.ndarray
 
@@ -37,6 +38,16 @@ def _sizes(args, name: str) -> tuple:
 
 def broadcast_shapes(*shapes) -> tuple:
     return _broadcast_shapes("broadcast_shapes", *shapes, policy=P)
+
+
+# The hot single-primitive views bind their primitive directly (`_tensor_bind`, the facade's
+# fast path) where the primitive's grad_fn name is the torch function's: reshape is
+# ViewBackward0, slice SliceBackward0, broadcast_in_dim ExpandBackward0, concatenate
+# CatBackward0, a 2-D dot_general MmBackward0, convert_element_type ToCopyBackward0.
+
+def _view_node(input, shape: tuple):
+    """input.view(shape) (ViewBackward0), for a shape its strides express."""
+    return _tensor_bind(sh.reshape_p, (input,), {"new_sizes": shape})
 
 
 def _reshaper(shape: tuple):
@@ -69,7 +80,7 @@ def reshape(input, *shape):
     shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
     # a node even when the shape is unchanged: like PyTorch, the result is a new (view) tensor
     if _viewable(input._value, shape):
-        return call("ViewBackward0", _reshaper(shape), (input,))
+        return _view_node(input, shape)
     return _own(call("UnsafeViewBackward0", _reshaper(shape), (clone(input),)))
 
 
@@ -85,7 +96,7 @@ def view(input, *shape):
     shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
     if not _viewable(input._value, shape):
         raise FgradRuntimeError(VIEW_STRIDE_MESSAGE)
-    return call("ViewBackward0", _reshaper(shape), (input,))
+    return _view_node(input, shape)
 
 
 def _view_dtype(input, dtype):
@@ -176,6 +187,9 @@ def expand(input, *sizes):
         raise FgradRuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {target.index(-1)}")
     if target == shape:  # a view writable as its input (NumPy's broadcast_to is read-only)
         return call("ExpandBackward0", _reshaper(shape), (input,))
+    if lead >= 0 and builtins.all(n in (1, m) for n, m in zip(shape, target[lead:])):
+        return _tensor_bind(sh.broadcast_in_dim_p, (input,),
+                            {"shape": target, "broadcast_dimensions": tuple(range(lead, len(target)))})
     return call("ExpandBackward0", lambda v: fnp.broadcast_to(v, target, policy=P), (input,))
 
 
@@ -205,6 +219,15 @@ def cat(tensors, dim: int = 0):
     """One CatBackward0 over every input tensor, in order (PyTorch's legacy rule: 1-D empty
     tensors take no part in the shape check and the values)."""
     tensors = [_tensor(x) for x in tensors]
+    if len(tensors) > 1:
+        v0 = tensors[0]._value
+        nd, dt = v0.ndim, v0.dtype
+        if nd and builtins.all(x._value.ndim == nd and x._value.dtype == dt for x in tensors):
+            d = _dim(dim, nd)
+            rest = v0.shape[:d] + v0.shape[d + 1:]
+            if builtins.all(x._value.shape[:d] + x._value.shape[d + 1:] == rest for x in tensors) and \
+                    not (nd == 1 and builtins.any(x._value.shape == (0,) for x in tensors)):
+                return _tensor_bind(sh.concatenate_p, tuple(tensors), {"dimension": d})
     skip = [x._value.shape == (0,) for x in tensors]
     if builtins.all(skip):
         skip[0] = False
@@ -244,9 +267,20 @@ def vstack(tensors):
 
 
 def _slice(input, d: int, start: int, stop: int):
-    """input[..., start:stop, ...] along dim `d` (a view, SliceBackward0)."""
-    idx = (slice(None),) * d + (slice(start, stop),)
-    return call("SliceBackward0", lambda v: fnp.getitem(v, idx), (input,))
+    """input[..., start:stop, ...] along dim `d`, 0 <= start <= stop <= its size (a view,
+    SliceBackward0)."""
+    shape = input._value.shape
+    lo, hi = [0] * len(shape), list(shape)
+    lo[d], hi[d] = start, stop
+    return _tensor_bind(sh.slice_p, (input,), {"start_indices": tuple(lo), "limit_indices": tuple(hi)})
+
+
+def _slice_entry(input, d: int, e: slice):
+    """input[..., e, ...] for the slice `e` along dim `d` (SliceBackward0)."""
+    start, stop, step = e.indices(input._value.shape[d])
+    if step == 1:
+        return _slice(input, d, start, builtins.max(start, stop))
+    return _index_step("SliceBackward0", input, (slice(None),) * d + (e,))
 
 
 def narrow(input, dim: int, start: int, length: int):
@@ -411,8 +445,8 @@ def getitem(input, idx):
     lists or booleans is one IndexBackward0 (its value follows NumPy's rules)."""
     if _int_entry(idx):
         return _index_step("SelectBackward0", input, idx)
-    if isinstance(idx, slice):  # a bare slice: a node even when it spans the dim (as PyTorch)
-        return _index_step("SliceBackward0", input, idx)
+    if isinstance(idx, slice) and input._value.ndim:  # a node even when it spans the dim (as PyTorch)
+        return _slice_entry(input, 0, idx)
     entries = _basic_entries(idx)
     if entries is None:
         raw = _raw_index(idx)
@@ -430,7 +464,7 @@ def getitem(input, idx):
             d, made = d + 1, True
         elif isinstance(e, slice):
             if e.indices(out._value.shape[d]) != (0, out._value.shape[d], 1):
-                out = _index_step("SliceBackward0", out, (slice(None),) * d + (e,))
+                out = _slice_entry(out, d, e)
                 made = True
             d += 1
         else:
@@ -604,6 +638,9 @@ def matmul(input, other):
     if n1 == 0 or n2 == 0:  # PyTorch's error (both arguments need a dimension)
         return _product("MmBackward0", input, other)
     inner = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get((n1, n2))
+    if inner == "MmBackward0" and input._value.dtype == other._value.dtype and input._value.dtype.kind in "fc" \
+            and input._value.shape[1] == other._value.shape[0]:
+        return _tensor_bind(la.dot_general_p, (input, other), {"dimension_numbers": _MM})
     if inner is not None:
         return _product(inner, input, other)
     if (n1, n2) == (1, 2):  # PyTorch: input.unsqueeze(0).mm(other).squeeze_(0)
@@ -614,13 +651,16 @@ def matmul(input, other):
     return _own(call("UnsafeViewBackward0", _reshaper(tuple(out._value.shape)), (out,)))
 
 
+_MM = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a matrix product
+
+
 def mm(input, mat2):
     if getattr(input, "is_sparse", False) or getattr(mat2, "is_sparse", False):
         return matmul(input, mat2)
     if input._value.ndim != 2 or mat2._value.ndim != 2:
         raise FgradRuntimeError(f"mm: both arguments must be matrices (2-D), got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
-    return _product("MmBackward0", input, mat2)
+    return matmul(input, mat2)
 
 
 def bmm(input, mat2):
@@ -690,7 +730,7 @@ def _to_dtype(input, npd):
     (ToCopyBackward0)."""
     if input._value.dtype == npd:
         return input
-    return call("ToCopyBackward0", lambda v: cast(v, npd), (input,))
+    return _tensor_bind(ew.convert_element_type_p, (input,), {"new_dtype": np.dtype(npd)})
 
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):
