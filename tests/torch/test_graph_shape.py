@@ -77,11 +77,16 @@ SHAPE = {
     "hstack_1d": _case(lambda lib, x, y: lib.hstack([x[0], y[0]]), XY),
     "vstack": _case(lambda lib, x, y: lib.vstack([x, y]), XY),
     "vstack_1d": _case(lambda lib, x, y: lib.vstack([x[0], y[0]]), XY),
+    "hstack_0d": _case(lambda lib, x: lib.hstack([x[0, 0], x[0, 1]])),
+    "vstack_0d": _case(lambda lib, x: lib.vstack([x[0, 0], x[0, 1]])),
+    "cat_legacy_empty": _case(lambda lib, x: lib.cat([x[0], lib.tensor([])]), X, NONE),
     "narrow": _case(lambda lib, x: x.narrow(1, 0, 2)),
+    "narrow_tensor_start": _case(lambda lib, x: x.narrow(1, _long(lib, 1), 2)),
     "split": _case(lambda lib, x: x.split(1)),
     "split_sizes": _case(lambda lib, x: x.split([1, 2], 1)),
     "tensor_split": _case(lambda lib, x: x.tensor_split(2, 1)),
     "tensor_split_indices": _case(lambda lib, x: lib.tensor_split(x, [1, 2], 1)),
+    "tensor_split_tensor": _case(lambda lib, x: x.tensor_split(_long(lib, [1]), 1)),
     "chunk": _case(lambda lib, x: x.chunk(2, 1)),
     "unbind": _case(lambda lib, x: x.unbind(1)),
     "diagonal": _case(lambda lib, x: x.diagonal()),
@@ -122,6 +127,8 @@ INDEX = {
     "sort_descending": _case(lambda lib, x: lib.sort(x, 0, descending=True)),
     "argsort": _case(lambda lib, x: x.argsort()),
     "topk": _case(lambda lib, x: x.topk(2)),
+    "sort_0d": _case(lambda lib, x: x[0, 0].sort()),
+    "topk_0d": _case(lambda lib, x: x[0, 0].topk(1)),
 }
 
 SCATTER = {
@@ -157,7 +164,15 @@ LINALG_COPY = {
     "matmul_batched_matrix": _case(lambda lib, x, y: x[None].expand(2, 2, 3) @ y.t(), XY),
     "matmul_batched_vector": _case(lambda lib, x, y: x[None].expand(2, 2, 3) @ y[0], XY),
     "matmul_batched": _case(lambda lib, x, y: x[None] @ y.t()[None], XY),
+    "matmul_4d": _case(lambda lib, x, y: x[None, None] @ y.t()[None, None], XY),
+    "matmul_vector_batched": _case(lambda lib, x, y: x[0, :2] @ y[None].expand(2, 2, 3), XY,
+                                   "PyTorch folds a vector that requires grad times a batch into one mv "
+                                   "(UnsafeView over MvBackward0); fgrad always uses bmm's fold"),
+    "matmul_matrix_batched": _case(lambda lib, x, y: x[:, :2] @ y[None].expand(2, 2, 3), XY,
+                                   "PyTorch folds a matrix that requires grad times a batch into a transposed mm "
+                                   "(CloneBackward0 over TransposeBackward0 ...); fgrad always uses bmm's fold"),
     "mm": _case(lambda lib, x, y: x.mm(y.t()), XY),
+    "mm_float64": _case(lambda lib, x, y: x.double().mm(y.double().t()), XY),
     "bmm": _case(lambda lib, x, y: x[None].bmm(y.t()[None]), XY),
     "mv": _case(lambda lib, x, y: x.mv(y[0]), XY),
     "dot": _case(lambda lib, x, y: x[0].dot(y[0]), XY),
