@@ -289,3 +289,19 @@ def test_multi_output_node_identity() -> None:
     x = leaf(ftorch, (4, 3))
     a, b = x.split(2)
     assert a.grad_fn is b.grad_fn
+
+
+def test_inplace_write_keeps_what_a_torch_op_read() -> None:
+    """y = x * 1; y <- op(y) in place, where op's recorded subgraph reads y (a product): the
+    write keeps a copy of y's old contents for the node, and the subgraph is recorded again
+    on it, so the gradient is op's at the old y (2 y), not at the new contents."""
+    from fgrad.torch._tensor._boundary import call
+    from fgrad.torch._tensor.tensor import commit_inplace
+    x = leaf(ftorch)
+    y = x * 1
+    old = y.detach().numpy().copy()
+    commit_inplace(y, call("PowBackward0", lambda v: v * v, (y,)))
+    np.testing.assert_allclose(y.detach().numpy(), old * old, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * old, rtol=1e-6)
+    assert graph_of(y) == ("PowBackward0", (("MulBackward0", 0),))

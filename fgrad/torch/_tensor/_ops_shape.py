@@ -1,6 +1,15 @@
 """Tensor shape ops, indexing, linear algebra and conversions with PyTorch's names and
 semantics (the elementwise maths and reductions are in _ops.py; the same principle holds:
-map PyTorch's arguments onto fgrad.numpy and the lax-level ops, in PyTorch's dialect)."""
+map PyTorch's arguments onto fgrad.numpy and the lax-level ops, in PyTorch's dialect).
+
+Each function checks its arguments (PyTorch's errors) and then runs as torch ops through the
+facade's boundary (`_boundary.call`, over plain values), so its graph is PyTorch's: one node
+per op PyTorch records, with its grad_fn name (x[0] is SelectBackward0, x.view(-1)
+ViewBackward0, torch.cat one CatBackward0 over every input), composed as PyTorch composes
+the ops it decomposes (x[1:, 0] is a slice then a select, matmul folds batches into
+mm/bmm then UnsafeViewBackward0). Results that are NumPy views into an input are marked as
+its views by the boundary. The hottest single-primitive views bind their primitive directly
+(`_tensor_bind`) where the primitive's name is the torch function's."""
 from __future__ import annotations
 
 import builtins
