@@ -43,8 +43,10 @@ PRIMITIVE_GRAD_FN = {
     "logaddexp": "LogaddexpBackward0",
     "logistic": "SigmoidBackward0",
     "logistic_grad": "SigmoidBackwardBackward0",
+    "max": "MaximumBackward0",  # (elementwise: torch.maximum; reductions are reduce_max)
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "max_pool2d_grad": "MaxPool2DWithIndicesBackwardBackward0",
+    "min": "MinimumBackward0",
     "mod": "RemainderBackward0",
     "nll_loss": "NllLossBackward0",
     "pad": "ConstantPadNdBackward0",
