@@ -1,6 +1,7 @@
 """The digits CNN of train_digits.py, trained the functional way: the parameters are a
-pytree (a dict of arrays), the loss is a pure function of it, and `fgrad.value_and_grad`
-differentiates it -- JAX's style, on the same primitives and rules as loss.backward().
+pytree (a dict of Tensors), the loss is a pure function of it, and `torch.func.grad_and_value`
+(fgrad's value_and_grad on the Tensors' values) differentiates it -- JAX's style, on the same
+primitives and rules as loss.backward().
 
     python examples/functional_training.py
 """
@@ -27,15 +28,19 @@ def main(epochs: int = 20, lr: float = 0.01, momentum: float = 0.9, batch_size: 
     fgrad.torch.manual_seed(seed)
     train_set, test_set = datasets.digits()
     net = train_digits.ConvNet(8, train_digits.DIGITS_DEPTH)
-    # the parameter pytree: a dict of Tensors outside any graph (fgrad.grad hands the model
-    # Tensors wrapping its tracers, so PyTorch-style model code such as x.view() runs as is)
+    # the parameter pytree: a dict of Tensors outside any graph (torch.func.grad hands the model
+    # Tensors wrapping fgrad.grad's tracers, so PyTorch-style model code such as x.view() runs as is)
     params = {name: p.detach().clone() for name, p in net.named_parameters()}
     velocity = tree_map(fgrad.torch.zeros_like, params)
 
     def loss_fn(params, x, y):
         return F.nll_loss(functional_call(net, params, (x,)), y)  # the net ends in log_softmax
 
-    step = fgrad.value_and_grad(loss_fn)
+    grad_and_value = fgrad.torch.func.grad_and_value(loss_fn)
+
+    def step(params, x, y):
+        grads, loss = grad_and_value(params, x, y)
+        return loss, grads
     x_test, y_test = test_set.tensors
     start = time.perf_counter()
     with train_digits._one_blas_thread(True):

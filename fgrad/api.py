@@ -24,8 +24,6 @@ from .core.trace import (
     _state,
     aval_of,
     debug_nans,
-    facade,
-    is_tensor,
     new_trace,
     snapshot,
     xp_of,
@@ -44,7 +42,7 @@ from .interpreters.replay import replay_grad
 from .interpreters.staging import StagingTrace
 from .numpy import add as fnp_add
 from .numpy._array import AnyArray as Array  # noqa: F401 (fgrad.Array: JAX's jax.Array)
-from .numpy._util import MAX_NDIM, as_value, cast
+from .numpy._util import MAX_NDIM, as_value, cast, plain_value, refuse_foreign
 from .ops import elementwise as ew
 from .ops._batching import loop_batch
 from .ops.elementwise import const
@@ -59,31 +57,16 @@ from .tree_util import (
     tree_unflatten,
 )
 
-# --- boxing: Tensors in, Tensors out; Python data in, NumPy arrays out -------------------
+# --- inputs: Python data in, NumPy arrays out ---------------------------------------------
+# The transforms take arrays, Python numbers and tracers. Objects of a layer built on top of
+# fgrad, whose class declares `__fgrad_foreign__`, are refused with that layer's own message
+# (numpy._util.refuse_foreign): such a layer has its own doors (fgrad.torch.func), which
+# unwrap its objects and call these transforms on plain values.
 
-def _is_tensor(x) -> bool:
-    return is_tensor(x)
-
-
-def _unbox_inputs(leaves, fname: str):
-    """Values for each input leaf, and whether that leaf was a Tensor."""
-    vals, boxed = [], []
-    for i, x in enumerate(leaves):
-        if _is_tensor(x):
-            vals.append(x._value)
-            boxed.append(True)
-        else:
-            vals.append(as_value(x, f"{fname}: input {i}"))
-            boxed.append(False)
-    return vals, boxed
-
-
-def _box(x, boxed: bool):
-    return facade.wrap(x) if boxed else x
-
-
-def _unbox(x):
-    return x._value if _is_tensor(x) else x
+def _input_values(leaves, transform: str, fname: str) -> list:
+    """The value of each input leaf of `transform` (a Python number becomes an array)."""
+    entry = f"fgrad.{transform}"
+    return [plain_value(x, entry, f"{fname}: input {i}") for i, x in enumerate(leaves)]
 
 
 def _fname(f) -> str:
@@ -153,7 +136,7 @@ def _check_differentiable(transform: str, fname: str, value, where: str, fix: st
 def _check_argnum_inputs(transform: str, fname: str, args, nums, holomorphic: bool = False) -> None:
     for i in nums:
         for leaf in tree_flatten(args[i])[0]:
-            _check_differentiable(transform, fname, as_value(_unbox(leaf), f"{fname}: argument {i}"),
+            _check_differentiable(transform, fname, plain_value(leaf, f"fgrad.{transform}", f"{fname}: argument {i}"),
                                   f"argument {i}", "leave this argument out of argnums", holomorphic)
 
 
@@ -176,7 +159,6 @@ def _check_holomorphic_output(transform: str, fname: str, k: int, dtype, holomor
 
 def _is_weak(raw) -> bool:
     """A Python int/float, or a traced value standing for one: it takes the dtype it meets."""
-    raw = _unbox(raw)
     return is_weak(raw) and aval_of(raw).dtype.kind in "iuf"
 
 
@@ -188,7 +170,7 @@ def _match_dtype(raw, value, want, what: str, exc: type, doc: str | None = None)
         return value
     if want.kind in "fc" and _is_weak(raw):  # (a real number adapts to a complex want too)
         return cast(value, want)
-    if want.kind == "c" and is_weak(_unbox(raw)) and aval_of(value).dtype.kind == "c":
+    if want.kind == "c" and is_weak(raw) and aval_of(value).dtype.kind == "c":
         return cast(value, want)  # a Python complex number
     raise exc(what, doc=doc)
 
@@ -214,7 +196,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
     remaining backward pass still reads."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
-    vals, boxed = _unbox_inputs(flat, f"{transform} of {name}")
+    vals = _input_values(flat, transform, f"{transform} of {name}")
     if not once:  # vjp_fn may run after the caller has written into its arrays
         vals = [snapshot(v) for v in vals]
     with new_trace(RecordTrace) as trace:
@@ -222,10 +204,10 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
         # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
         args = [(WeakRecordTracer if type(x) in PY_NUMBERS else RecordTracer)(trace, v, leaf)
                 if leaf is not None else v for x, v, leaf in zip(flat, vals, leaves)]
-        out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
+        out = f(*tree_unflatten(in_tree, args))
         if has_aux:
             out, aux = _split_aux(out, f)
-    out_tree, out_vals, out_nodes, out_boxed = _traced_outputs(out, trace, name)
+    out_tree, out_vals, out_nodes = _traced_outputs(out, trace, name, transform)
 
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)
@@ -234,7 +216,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
                              f"{out_tree}; pass one cotangent per output, shaped like it.", doc="vjp-ct-structure")
         roots = []
         for k, (node, o, raw) in enumerate(zip(out_nodes, out_vals, ct_flat)):
-            c = as_value(_unbox(raw), "vjp_fn cotangent")
+            c = plain_value(raw, f"fgrad.{transform}", "vjp_fn cotangent")
             ca, oa = aval_of(c), aval_of(o)
             if ca.shape != oa.shape:
                 raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
@@ -252,7 +234,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
         cts = backward_pass(roots, add=fnp_add, retain=not once) if roots else {}
         grads = [_zeros_like(v) if leaf is None or id(leaf) not in cts else cts[id(leaf)]
                  for v, leaf in zip(vals, leaves)]
-        return tree_unflatten(in_tree, [_box(g, b) for g, b in zip(grads, boxed)])
+        return tree_unflatten(in_tree, grads)
 
     # the recorded forward computation as a typed ClosedJaxpr (flat inputs -> flat outputs)
     vjp_fn.forward_jaxpr = lambda: graph_to_jaxpr(list(zip(out_nodes, out_vals)), list(zip(leaves, vals)))
@@ -260,7 +242,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
     if not once:  # the caller's copies: the graph keeps the recorded values for vjp_fn
         shown = [_own(o) if n is not None or any(o is v for v in vals) else o
                  for o, n in zip(out_vals, out_nodes)]
-    out = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(shown, out_boxed)])
+    out = tree_unflatten(out_tree, shown)
     if has_aux:
         return out, vjp_fn, tree_map(lambda a: _strip(a, trace, own=not once), aux)
     return out, vjp_fn
@@ -272,23 +254,21 @@ def _own(x):
     return x.copy() if isinstance(x, np.ndarray) else x
 
 
-def _traced_outputs(out, trace, name: str) -> tuple:
-    """(tree, values, extras, boxed) of the output pytree `out` of a function traced by
-    `trace` (grad's recording, jvp's): each leaf's value, its extra (what `trace.unpack`
-    gives besides the value: its node, its tangent; None for a leaf that does not depend on
-    the inputs), and whether it was a Tensor."""
+def _traced_outputs(out, trace, name: str, transform: str) -> tuple:
+    """(tree, values, extras) of the output pytree `out` of a function traced by `trace`
+    (grad's recording, jvp's): each leaf's value and its extra (what `trace.unpack` gives
+    besides the value: its node, its tangent; None for a leaf that does not depend on the
+    inputs)."""
     flat, tree = tree_flatten(out)
-    vals, extras, boxed = [], [], []
+    vals, extras = [], []
     for o in flat:
-        boxed.append(_is_tensor(o))
-        o = _unbox(o)
         if isinstance(o, Tracer) and o._trace is trace:
             v, e = trace.unpack(o)
         else:
-            v, e = as_value(o, f"output of {name}"), None
+            v, e = plain_value(o, f"fgrad.{transform}", f"output of {name}"), None
         vals.append(v)
         extras.append(e)
-    return tree, vals, extras, boxed
+    return tree, vals, extras
 
 
 def _split_aux(out, f):
@@ -301,12 +281,12 @@ def _split_aux(out, f):
 def _strip(x, trace, own: bool = False):
     """The value behind a tracer of `trace` (aux outputs are not differentiated); with `own`,
     a copy of it (the trace's graph keeps that value, see _own)."""
-    inner = _unbox(x)
+    inner = x
     while isinstance(inner, Tracer) and inner._trace is trace:
         inner = inner.primal
-    if inner is _unbox(x):
+    if inner is x:
         return x
-    return _box(_own(inner) if own else inner, _is_tensor(x))
+    return _own(inner) if own else inner
 
 
 def _zeros_like(v):
@@ -347,9 +327,8 @@ def value_and_grad(f: Callable, argnums=0, has_aux: bool = False, holomorphic: b
         _check_argnum_inputs("grad", name, args, nums, holomorphic)
         res = _vjp(_partial(f, args, kwargs, nums), tuple(args[i] for i in nums), has_aux, "grad", once=True)
         out, fn = res[0], res[1]
-        o = _unbox(out)
-        _check_grad_output(name, o, holomorphic)
-        g = fn(_box(_ones_like(o), _is_tensor(out)))
+        _check_grad_output(name, out, holomorphic)
+        g = fn(_ones_like(out))
         g = g[0] if single else g
         return ((out, res[2]), g) if has_aux else (out, g)
     return value_and_grad_f
@@ -390,12 +369,11 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
     if (t is RecordTracer or t is WeakRecordTracer) and out._trace is trace:
         node, value = out.node, out.primal
         o = value
-    else:  # a Tensor, a value that does not depend on x, a pytree (an error below), ...
+    else:  # a value that does not depend on x, a pytree (an error below), ...
         name = _fname(f)
-        out_tree, vals, nodes, boxed = _traced_outputs(out, trace, name)
-        value = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(vals, boxed)])
+        out_tree, vals, nodes = _traced_outputs(out, trace, name, "grad")
+        value = o = tree_unflatten(out_tree, vals)
         node = nodes[0] if len(nodes) == 1 else None
-        o = _unbox(value)
     if type(o) is np.ndarray and o.shape == () and o.dtype.kind == "f":
         seed = np.ones((), o.dtype)
     else:
@@ -441,14 +419,14 @@ def _check_tangents(primals, tangents, fname: str):
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if p_tree != t_tree:
         raise FgradValueError(f"jvp: primals {p_tree} and tangents {t_tree} have different structures", doc="jvp-structure")
-    vals, boxed = _unbox_inputs(p_flat, f"jvp of {fname}")
+    vals = _input_values(p_flat, "jvp", f"jvp of {fname}")
     touts = []
-    for i, (p, raw, t) in enumerate(zip(vals, t_flat, _unbox_inputs(t_flat, f"jvp of {fname}: tangent")[0])):
+    for i, (p, raw, t) in enumerate(zip(vals, t_flat, _input_values(t_flat, "jvp", f"jvp of {fname}: tangent"))):
         pa, ta = aval_of(p), aval_of(t)
         if pa.shape != ta.shape:
             raise ShapeError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}", doc="jvp-tangent-shape")
         touts.append(_check_tangent(fname, i, p, raw, t))
-    return vals, boxed, p_tree, touts
+    return vals, p_tree, touts
 
 
 def _check_tangent(fname: str, i: int, p, raw, t):
@@ -479,19 +457,18 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
     float0). A complex primal takes a complex tangent, pushed forward complex-linearly (JAX's
     convention)."""
     name = _fname(f)
-    vals, boxed, in_tree, ts = _check_tangents(primals, tangents, name)
+    vals, in_tree, ts = _check_tangents(primals, tangents, name)
     raw = tree_flatten(tuple(primals))[0]
     with new_trace(JVPTrace) as trace:
         # a Python number stays weakly typed (jvp of f(x32, 2.0) is float32, as f(x32, 2.0) is)
         args = [(WeakJVPTracer if type(x) in PY_NUMBERS else JVPTracer)(trace, v, t)
                 if t is not None else v for x, v, t in zip(raw, vals, ts)]
-        out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
+        out = f(*tree_unflatten(in_tree, args))
         if has_aux:
             out, aux = _split_aux(out, f)
-    out_tree, outs, touts, out_boxed = _traced_outputs(out, trace, name)
+    out_tree, outs, touts = _traced_outputs(out, trace, name, "jvp")
     touts = [_zeros_like(o) if t is None else t for o, t in zip(outs, touts)]
-    res = (tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)]),
-           tree_unflatten(out_tree, [_box(t, b) for t, b in zip(touts, out_boxed)]))
+    res = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
     if has_aux:
         return res + (tree_map(lambda a: _strip(a, trace), aux),)
     return res
@@ -503,7 +480,7 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
     Every primal must be a real or complex float (DifferentiationError otherwise)."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
-    vals, boxed = _unbox_inputs(flat, f"linearize of {name}")
+    vals = _input_values(flat, "linearize", f"linearize of {name}")
     for i, v in enumerate(vals):
         _check_differentiable("linearize", name, v, f"primal {i}",
                               "close over it (lambda x: f(x, n)) instead of passing it")
@@ -511,10 +488,10 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
     with new_trace(StagingTrace, "linearize", True) as staging:
         with new_trace(JVPTrace) as trace:
             args = [JVPTracer(trace, v, staging.new_arg(aval_of(v))) for v in vals]
-            out = f(*tree_unflatten(in_tree, [_box(a, b) for a, b in zip(args, boxed)]))
+            out = f(*tree_unflatten(in_tree, args))
             if has_aux:
                 out, aux = _split_aux(out, f)
-        out_tree, primal_outs, tangent_outs, out_boxed = _traced_outputs(out, trace, name)
+        out_tree, primal_outs, tangent_outs = _traced_outputs(out, trace, name, "linearize")
         tangent_outs = [_zeros_like(o) if t is None else t for o, t in zip(primal_outs, tangent_outs)]
         jaxpr, consts = staging.to_jaxpr(tangent_outs)
 
@@ -524,15 +501,15 @@ def linearize(f: Callable, *primals, has_aux: bool = False):
             raise FgradValueError(f"f_jvp: tangents {t_tree} must have the primals' structure {in_tree}")
         ts = []
         for i, (v, raw) in enumerate(zip(vals, t_flat)):
-            t = as_value(_unbox(raw), f"f_jvp of {name}: tangent {i}")
+            t = plain_value(raw, "fgrad.linearize", f"f_jvp of {name}: tangent {i}")
             if aval_of(t).shape != aval_of(v).shape:
                 raise ShapeError(f"f_jvp: tangent {i} has shape {aval_of(t).shape} but its primal has "
                                  f"shape {aval_of(v).shape}", doc="linearize-tangent-shape")
             ts.append(_check_tangent(name, i, v, raw, t))
         outs = eval_jaxpr(jaxpr, consts, *ts)
-        return tree_unflatten(out_tree, [_box(o, b) for o, b in zip(outs, out_boxed)])
+        return tree_unflatten(out_tree, list(outs))
 
-    primal = tree_unflatten(out_tree, [_box(o, b) for o, b in zip(primal_outs, out_boxed)])
+    primal = tree_unflatten(out_tree, primal_outs)
     if has_aux:
         return primal, f_jvp, tree_map(lambda a: _strip(a, trace), aux)
     return primal, f_jvp
@@ -556,7 +533,6 @@ def _split_basis(v, starts, avals, other_shape, other_first: bool) -> list:
     """`v` has shape (N,) + other_shape, its first axis running over the basis: the block of
     each leaf in `avals` (laid out from `starts` along that axis), shaped leaf shape +
     other_shape, or other_shape + leaf shape with `other_first` (a view: no copy)."""
-    v = _unbox(v)
     other = tuple(other_shape)
     n = aval_of(v).shape[0]
     out = []
@@ -611,16 +587,16 @@ def _jacrev(f, argnums, has_aux, transform, holomorphic=False):
         out, pullback = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(tuple(dyn))
-        out_avals = [aval_of(_unbox(o)) for o in out_flat]
+        out_avals = [aval_of(o) for o in out_flat]
         for k, oa in enumerate(out_avals):
             _check_holomorphic_output("jacrev", name, k, oa.dtype, holomorphic)
-        in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
+        in_avals = [aval_of(as_value(x)) for x in in_flat]
         for oa in out_avals:
             for xa in in_avals:
                 _check_jacobian_rank(transform, name, oa.shape, xa.shape)
         m, basis = _std_basis(out_avals)
         if m == 1:  # a scalar output (grad, hessian's inner Jacobian): one pullback, no vmap
-            rows = [reshape(_unbox(g), (1,) + tuple(a.shape)) for g, a in
+            rows = [reshape(g, (1,) + tuple(a.shape)) for g, a in
                     zip(tree_flatten(pullback(tree_unflatten(out_tree, [b[0] for b in basis])))[0], in_avals)]
         elif m == 0:  # no output element: no row to pull back
             rows = [np.zeros((0,) + tuple(a.shape), a.dtype) for a in in_avals]
@@ -632,7 +608,7 @@ def _jacrev(f, argnums, has_aux, transform, holomorphic=False):
                   for r, a in zip(rows, in_avals)]
         per_out = []
         for k in range(len(out_flat)):
-            jac = tree_unflatten(in_tree, [_box(blocks[j][k], _is_tensor(x)) for j, x in enumerate(in_flat)])
+            jac = tree_unflatten(in_tree, [blocks[j][k] for j in range(len(in_flat))])
             per_out.append(jac[0] if single else jac)
         jac = tree_unflatten(out_tree, per_out)
         return (jac, res[2]) if has_aux else jac
@@ -657,7 +633,7 @@ def _jacfwd(f, argnums, has_aux, transform, holomorphic=False):
         _check_argnum_inputs(transform, name, args, nums, holomorphic)
         dyn = tuple(args[i] for i in nums)
         in_flat, in_tree = tree_flatten(dyn)
-        in_avals = [aval_of(as_value(_unbox(x))) for x in in_flat]
+        in_avals = [aval_of(as_value(x)) for x in in_flat]
         f_dyn = _partial(f, args, kwargs, nums)
         n, basis = _std_basis(in_avals)
         if n == 0:  # no input element: no tangent to push, only the output's shape to read
@@ -665,8 +641,8 @@ def _jacfwd(f, argnums, has_aux, transform, holomorphic=False):
             if has_aux:
                 out, aux = _split_aux(out, f)
             out_flat, out_tree = tree_flatten(out)
-            touts = [np.zeros((0,) + aval_of(as_value(_unbox(o), f"output of {name}")).shape,
-                              aval_of(as_value(_unbox(o))).dtype) for o in out_flat]
+            touts = [np.zeros((0,) + aval_of(plain_value(o, f"fgrad.{transform}", f"output of {name}")).shape,
+                              aval_of(as_value(o)).dtype) for o in out_flat]
         else:
             def push(*ts):
                 return jvp(f_dyn, dyn, tree_unflatten(in_tree, list(ts)), has_aux=has_aux)
@@ -678,14 +654,14 @@ def _jacfwd(f, argnums, has_aux, transform, holomorphic=False):
         starts = _starts(in_avals)
         per_out = []
         for k, (o, t) in enumerate(zip(out_flat, touts)):
-            oa = aval_of(as_value(_unbox(o), f"output of {name}"))
+            oa = aval_of(as_value(o, f"output of {name}"))
             if holomorphic:
                 _check_holomorphic_output("jacfwd", name, k, oa.dtype, holomorphic)
             for xa in in_avals:
                 _check_jacobian_rank(transform, name, oa.shape, xa.shape)
             # t: (N,) + out.shape; Jacobian block j: out.shape + in_j.shape
             blocks = _split_basis(t, starts, in_avals, oa.shape, other_first=True)
-            jac = tree_unflatten(in_tree, [_box(b, _is_tensor(x)) for b, x in zip(blocks, in_flat)])
+            jac = tree_unflatten(in_tree, blocks)
             per_out.append(jac[0] if single else jac)
         jac = tree_unflatten(out_tree, per_out)
         return (jac, aux) if has_aux else jac
@@ -759,14 +735,13 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
         axes = axes + [0] * (len(pairs) - n_pos)  # keyword arguments: axis 0, as in JAX
         labels = [(f"argument {p[1].idx}" if top.idx == 0 else f"keyword argument {p[1].key!r}")
                   + keystr(p[2:]) for p, _ in pairs for top in [p[0]]]
-        vals, boxed, sizes = [], [], {}
+        vals, sizes = [], {}
         for i, ((_, x), a) in enumerate(zip(pairs, axes)):
-            b = _is_tensor(x)
-            if a is None:  # not mapped: passed through as it is (Tensors as a fresh Tensor)
-                vals.append(x._value if b else x)
-                boxed.append(b)
+            refuse_foreign(x, "fgrad.vmap")
+            if a is None:  # not mapped: passed through as it is
+                vals.append(x)
                 continue
-            v = x._value if b else as_value(x, f"vmap of {name}: {labels[i]}")
+            v = as_value(x, f"vmap of {name}: {labels[i]}")
             shape = aval_of(v).shape
             nd = len(shape)
             if not -nd <= a < nd:
@@ -779,19 +754,17 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
             axes[i] = int(a) % nd
             sizes[i] = shape[axes[i]]
             vals.append(v)
-            boxed.append(b)
         n = _axis_size(name, sizes, axes, labels, axis_size)
         with new_trace(BatchTrace, n, loop_batch) as trace:
             tracers = [v if a is None else BatchTracer(trace, v, a) for v, a in zip(vals, axes)]
-            pos, kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
+            pos, kw = tree_unflatten(in_tree, tracers)
             out = f(*pos, **kw)
         out_pairs, out_tree = tree_flatten_with_path(out)
         o_axes = _out_axes_per_leaf(out_axes, out, name)
         res = []
         for (path, o), a in zip(out_pairs, o_axes):
             k = f"output{keystr(path)}"
-            b = _is_tensor(o)
-            o = _unbox(o)
+            refuse_foreign(o, "fgrad.vmap")
             if isinstance(o, BatchTracer) and o._trace is trace:
                 if a is None:
                     raise FgradValueError(
@@ -800,14 +773,14 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
                         "int out_axes, or return a value that does not depend on the mapped inputs.", doc="vmap-out-axes-none")
                 v = move_axis(o.val, o.bdim, _out_axis(name, a, k, len(o.val.shape)))
             elif a is None:
-                res.append(_box(o, b) if b else o)  # not mapped: returned as it is
+                res.append(o)  # not mapped: returned as it is
                 continue
             else:
                 o = _beside(vals, as_value(o, f"output of {name}"))
                 shape = aval_of(o).shape
                 v = broadcast_in_dim(o, (n,) + shape, tuple(range(1, len(shape) + 1)))
                 v = move_axis(v, 0, _out_axis(name, a, k, len(v.shape)))
-            res.append(_box(v, b))
+            res.append(v)
         return tree_unflatten(out_tree, res)
     return vf
 
@@ -859,7 +832,7 @@ def _out_axis(name, a, k, nd) -> int:
 
 def stop_gradient(x: Any) -> Any:
     """Identity whose derivative is zero (applies to every leaf of a pytree)."""
-    return tree_map(lambda v: ew.stop_gradient(as_value(v)) if not _is_tensor(v) else v.detach(), x)
+    return tree_map(lambda v: ew.stop_gradient(plain_value(v, "fgrad.stop_gradient")), x)
 
 
 # --- staging: make_jaxpr, jit -------------------------------------------------------------
@@ -894,7 +867,7 @@ def _stage(f, args, kwargs, static_argnums, name, static_argnames=()):
     static, dyn_args, dyn_kwargs, _ = _split_static(f, args, kwargs, static_argnums, static_argnames)
     dyn_idx = [i for i in range(len(args)) if i not in static]
     flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-    vals, boxed = _unbox_inputs(flat, f"{name} of {fname}")
+    vals = _input_values(flat, name, f"{name} of {fname}")
     # freeze: the jaxpr keeps closed-over arrays as they are now (core.trace.snapshot)
     with new_trace(StagingTrace, name, True) as st:
         labels = _leaf_labels(f, dyn_args, dyn_idx) + [
@@ -903,16 +876,17 @@ def _stage(f, args, kwargs, static_argnums, name, static_argnames=()):
         # A Python number stays weakly typed when traced, as it is eagerly (x32 * 2.0 is float32).
         tracers = [st.new_arg(weak_aval(aval_of(v)) if type(x) in PY_NUMBERS else aval_of(v), label)
                    for x, v, label in zip(flat, vals, labels)]
-        dyn, dyn_kw = tree_unflatten(in_tree, [_box(t, b) for t, b in zip(tracers, boxed)])
+        dyn, dyn_kw = tree_unflatten(in_tree, tracers)
         full = list(args)
         for i, v in zip(dyn_idx, dyn):
             full[i] = v
         out = f(*full, **{**kwargs, **dyn_kw})
         out_flat, out_tree = tree_flatten(out)
-        out_boxed = [_is_tensor(o) for o in out_flat]
-        jaxpr, consts = st.to_jaxpr([_unbox(o) for o in out_flat])
+        for o in out_flat:
+            refuse_foreign(o, f"fgrad.{name}")
+        jaxpr, consts = st.to_jaxpr(out_flat)
     jaxpr, used = dce_jaxpr(cse_jaxpr(jaxpr))
-    return ClosedJaxpr(jaxpr, [consts[i] for i in used]), out_tree, out_boxed, vals
+    return ClosedJaxpr(jaxpr, [consts[i] for i in used]), out_tree, vals
 
 
 def _labels_for(arg, base: str) -> list[str]:
@@ -1002,7 +976,7 @@ def _signature(args, kwargs, static, names) -> list:
     dyn = ([a for i, a in enumerate(args) if i not in static],
            {k: v for k, v in kwargs.items() if k not in names})
     flat, tree = tree_flatten(dyn)
-    return [str(tree)] + [str(aval_of(as_value(_unbox(x)))) for x in flat]
+    return [str(tree)] + [str(aval_of(as_value(x))) for x in flat]
 
 
 class Compiled:
@@ -1125,16 +1099,15 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
     def executable(args, kwargs):
         _, dyn_args, dyn_kwargs, static_items = _split_static(f, args, kwargs, nums, names)
         flat, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        vals = [as_value(_unbox(x), f"jit of {_fname(f)}: input {i}") for i, x in enumerate(flat)]
-        # everything the trace depends on: structure, avals, weak typing, Tensor boxing (it
-        # decides the outputs' boxing) and the static values
-        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__, type(x) in PY_NUMBERS, _is_tensor(x))
+        vals = _input_values(flat, "jit", f"jit of {_fname(f)}")
+        # everything the trace depends on: structure, avals, weak typing and the static values
+        key = (in_tree, tuple((a.shape, a.dtype, type(v).__module__, type(x) in PY_NUMBERS)
                               for x, v in zip(flat, vals) for a in [aval_of(v)]), static_items)
         entry = cache.get(key)
         if entry is None:
-            closed, out_tree, out_boxed = _stage(f, args, kwargs, nums, "jit", names)[:3]
+            closed, out_tree = _stage(f, args, kwargs, nums, "jit", names)[:2]
             stats.traces += 1
-            entry = cache[key] = Executable(closed, out_tree, out_boxed, stats)
+            entry = cache[key] = Executable(closed, out_tree, stats)
         return entry, vals
 
     @functools.wraps(f)
@@ -1190,9 +1163,9 @@ def _fast_key(args) -> tuple | None:
 
 
 def _static_key(v, what: str = "static argument"):
-    if isinstance(_unbox(v), Tracer):
+    if isinstance(v, Tracer):
         raise FgradTypeError(
-            f"jit: {what} is a traced value ({_unbox(v).aval}), but static arguments must be "
+            f"jit: {what} is a traced value ({v.aval}), but static arguments must be "
             "concrete Python values known at trace time. Under vmap, pass it with in_axes=None "
             "(unmapped); under grad or an outer jit, leave it out of static_argnums/static_argnames "
             "so that it is traced.", doc="jit-static-traced")
@@ -1253,7 +1226,7 @@ def _stand_in(x):
     anything with .shape and .dtype that is not an array; other leaves stay."""
     if isinstance(x, ShapeDtypeStruct) or (not isinstance(x, (np.ndarray, np.generic, Tracer))
                                            and hasattr(x, "shape") and hasattr(x, "dtype")
-                                           and not _is_tensor(x)):
+                                           and getattr(type(x), "__fgrad_foreign__", None) is None):
         return np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape))
     return x
 

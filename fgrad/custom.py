@@ -1,14 +1,15 @@
 """User-defined derivative rules (custom_vjp, custom_jvp) and checkpoint.
 
 Each is one primitive whose one param, `call`, carries the user's functions and the
-structure of the arguments, so every trace (record, jvp, staging, vmap, the Tensor facade)
-handles it like any other primitive.
+structure of the arguments, so every trace (record, jvp, staging, vmap) handles it like any
+other primitive.
 
 `call` is immutable: jit replays one equation (with its params) on every call and vmap's
 loop binds the same params once per example, so anything one application computes must
 live with that application. custom_vjp's residuals therefore live in the recorded node:
-`custom_vjp_call_p` has a `vjp_fwd` rule, which the recorders (RecordTrace, the Tensor
-facade) run instead of the primitive's impl -- once per application, as JAX does -- and
+`custom_vjp_call_p` has a `vjp_fwd` rule, which the recorders (RecordTrace, and
+`interpreters.record.record_call` for other callers) run instead of the primitive's impl --
+once per application, as JAX does -- and
 whose residuals they store in that application's Node; the VJP rule receives them as
 `residuals=`. With no transform active, a custom function simply runs its primal.
 Under a transform the function is staged once per input signature (`_staged_fun`) and
@@ -37,9 +38,9 @@ from .core.avals import ShapedArray
 from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .core.ir import eval_jaxpr
 from .core.primitive import Primitive
-from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, facade, is_tensor, new_trace, snapshot
+from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, new_trace, snapshot
 from .interpreters.staging import StagingTrace
-from .numpy._util import as_value, is_array
+from .numpy._util import as_value, is_array, plain_value, refuse_foreign
 from .ops._batching import loop_batch
 from .ops.elementwise import convert_element_type
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -150,8 +151,7 @@ def _report_out(call: _Call, tree, avals: tuple) -> None:
 
 def _bind(prim: Primitive, call: _Call, dyn: list) -> tuple:
     """One application: (packed output, out_tree, out_avals). The packed output is what the
-    trace returned (under the Tensor facade, a Tensor whose node holds this application's
-    residuals); `_unpack(*_bind(...))` is the output pytree."""
+    trace returned; `_unpack(*_bind(...))` is the output pytree."""
     slot: list = []
     _SINKS.by_call[id(call)] = slot
     try:
@@ -169,10 +169,11 @@ def _bind_and_unpack(prim: Primitive, call: _Call, dyn: list):
 
 # --- packing several output leaves into the primitive's one output ----------------------------
 
-def _as_array(x, what: str):
+def _as_array(x, what: str, kind: str = "custom_vjp"):
+    """A rule's output leaf as an array (Python numbers and NumPy scalars converted)."""
     if isinstance(x, np.generic):
         return np.asarray(x)
-    return x if isinstance(x, Tracer) or is_tensor(x) or type(x) is np.ndarray else as_value(x, what)
+    return x if isinstance(x, Tracer) or type(x) is np.ndarray else plain_value(x, f"fgrad.{kind}", what)
 
 
 def _pack(call: _Call, out, what: str):
@@ -182,7 +183,7 @@ def _pack(call: _Call, out, what: str):
     if not leaves:
         raise FgradTypeError(f"{what} of {call!r} returned {_describe(out)}, which holds no array; "
                         "return an array or a pytree (tuple, list, dict) of arrays.")
-    leaves = [_as_array(x, f"output of {what} of {call!r}") for x in leaves]
+    leaves = [_as_array(x, f"output of {what} of {call!r}", call.kind) for x in leaves]
     avals = tuple(ShapedArray(aval_of(x).shape, aval_of(x).dtype) for x in leaves)
     _report_out(call, tree, avals)
     if len(leaves) == 1:
@@ -199,7 +200,7 @@ def _describe(x) -> str:
     """What a rule returned, for error messages (arrays by type, not by tracer class)."""
     if isinstance(x, (tuple, list)):
         return f"a {type(x).__name__} of length {len(x)}"
-    if isinstance(x, (Tracer, np.ndarray, np.generic)) or is_tensor(x):
+    if isinstance(x, (Tracer, np.ndarray, np.generic)):
         return f"an array of type {aval_of(x).str_short()}"
     return f"a {type(x).__name__}"
 
@@ -260,10 +261,6 @@ def _check_nondiff_argnums(nums, kind: str) -> tuple:
     return nums  # in the given order: bwd / the jvp rule receive those arguments in this order
 
 
-def _is_traced(x) -> bool:
-    return isinstance(x, Tracer) or is_tensor(x)
-
-
 def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, kind: str, **rules):
     """Apply a custom function: its primal when nothing is traced, else one bind of `prim`."""
     if nondiff_argnums and max(nondiff_argnums) >= len(args):
@@ -271,7 +268,9 @@ def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, 
                         f"argument(s), but nondiff_argnums={nondiff_argnums} names argument "
                         f"{max(nondiff_argnums)}", doc="custom-nondiff-argnums")
     flat, in_tree = tree_flatten(args)
-    if not any(_is_traced(x) for x in flat):
+    for x in flat:
+        refuse_foreign(x, f"fgrad.{kind}")
+    if not any(isinstance(x, Tracer) for x in flat):
         # No transform sees these arguments: the function is just its primal (a custom rule of
         # an untransformed value is never used). Also what fwd and bwd get when they call the
         # decorated function itself at the bottom of the trace stack, so that terminates.
@@ -297,11 +296,9 @@ def _apply(prim: Primitive, fun: Callable, args: tuple, nondiff_argnums: tuple, 
 
 
 def _zeros_for(x):
-    """Zeros shaped like `x`; a Tensor for a Tensor (the facade's create_graph hands rules
-    Tensors, and Tensor arithmetic accepts Tensors and arrays, not raw tracers)."""
+    """Zeros shaped like `x`."""
     a = aval_of(x)
-    z = np.zeros(a.shape, a.dtype)
-    return facade.wrap(z) if is_tensor(x) else z
+    return np.zeros(a.shape, a.dtype)
 
 
 def _run_primal(call: _Call, xs: Sequence):
@@ -329,7 +326,7 @@ def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
     def packed(*xs):
         out, tree, out_avals = _run_primal(call, xs)
         found.append((tree, out_avals))
-        return _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
+        return out
     try:
         closed = EVAL_TRACE.run(make_jaxpr(packed), tuple(np.zeros(a.shape, a.dtype) for a in avals))
     except errors.ConcretizationError:
@@ -337,7 +334,7 @@ def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"{call.kind} function {call!r}") from e
     else:
-        if any(isinstance(c, Tracer) or is_tensor(c) for c in closed.consts):
+        if any(isinstance(c, Tracer) for c in closed.consts):
             raise _closure_error(call, f"{call.kind} function {call!r}")
         staged = _StagedFun(closed, *found[0])
     call.staged[key] = staged
@@ -347,8 +344,8 @@ def _staged_fun(call: _Call, avals: Sequence) -> _StagedFun | None:
 def _fun_on(call: _Call, xs: Sequence, stage: bool = True):
     """The call's function on the primitive's inputs `xs` (under the current trace): its
     packed output, the output structure reported to the caller (see _staged_fun). With
-    `stage=False` the function runs as Python unless it was staged already (the facade's
-    untransformed Function.apply, say, runs once: staging would not pay)."""
+    `stage=False` the function runs as Python unless it was staged already (an application
+    with no transform above it runs once: staging would not pay)."""
     avals = [aval_of(x) for x in xs]
     if stage:
         staged = _staged_fun(call, avals)
@@ -370,19 +367,9 @@ def _abstract_eval(*avals, call: _Call):
 def _closure_error(call: _Call, what: str) -> errors.UnexpectedTracerError:
     return errors.UnexpectedTracerError(
         f"{what} uses a value being differentiated that is not one of its arguments: a "
-        "traced value or a Tensor that requires grad, closed over (or leaked from an earlier "
-        f"transform). A {call.kind} primitive sees only its arguments, so that value's derivative "
-        "would be lost. Pass it as an argument.", doc="custom-closure")
-
-
-def _concrete_out(call: _Call, out, xs, what: str):
-    """`out` of a rule that ran on `xs`: a Tensor or tracer there (but not among `xs`) came from a
-    closure, whose derivative the primitive cannot carry."""
-    if is_tensor(out) and not any(is_tensor(x) for x in xs):
-        if out.requires_grad:
-            raise _closure_error(call, what)
-        return out._value
-    return out
+        "traced value closed over (or leaked from an earlier transform). A "
+        f"{call.kind} primitive sees only its arguments, so that value's derivative would be "
+        "lost. Pass it as an argument.", doc="custom-closure")
 
 
 def _impl(*xs, call: _Call, xp):
@@ -392,8 +379,7 @@ def _impl(*xs, call: _Call, xp):
         out = EVAL_TRACE.run(_fun_on, (call, xs, False))
     except errors.UnexpectedTracerError as e:
         raise _closure_error(call, f"{call.kind} function {call!r}") from e
-    out = _concrete_out(call, out, xs, f"{call.kind} function {call!r}")
-    if isinstance(out, Tracer):
+    if isinstance(out, Tracer):  # a tracer there came from a closure
         raise _closure_error(call, f"{call.kind} function {call!r}")
     return out
 
@@ -454,7 +440,7 @@ def _with_cts(needs, xs, cts, call: _Call, what: str) -> list:
         if not (need and diff) or c is None:
             out.append(None)
             continue
-        c = _as_array(c, f"cotangent from {what} of {call!r}")
+        c = _as_array(c, f"cotangent from {what} of {call!r}", call.kind)
         ca, xa = aval_of(c), aval_of(x)
         if tuple(ca.shape) != tuple(xa.shape):
             raise FgradValueError(f"{what} of {call!r}: cotangent shape {tuple(ca.shape)} for an input of shape "
@@ -493,14 +479,11 @@ def _custom_vjp_fwd(*xs, call: _Call):
         raise _closure_error(call, f"custom_vjp fwd of {call!r}") from e
     # the node keeps the residuals until bwd runs: arrays among them (a closed-over one, say)
     # are snapshots, so later writes into them change no gradient (core.trace.snapshot)
-    return (_concrete_out(call, packed, xs, f"custom_vjp fwd of {call!r}"),
-            _Residuals(tree_map(snapshot, res[1]), tree, avals))
+    return packed, _Residuals(tree_map(snapshot, res[1]), tree, avals)
 
 
 def _custom_vjp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Residuals | None = None):
-    if residuals is None or any(is_tensor(x) for x in xs):
-        # No recorder ran fwd for this node, or the facade hands Tensors connected to the graph
-        # (create_graph): residuals must depend on those, so fwd runs on them.
+    if residuals is None:  # no recorder ran fwd for this node: it runs here
         residuals = _custom_vjp_fwd(*xs, call=call)[1]
     nondiff, _ = call.split(xs)
     cts = call.bwd(*nondiff, residuals.value, _unpack(ct, residuals.out_tree, residuals.out_avals))
@@ -625,7 +608,7 @@ def _pack_jvp(call: _Call, res, what: str):
     for t, a in zip(t_leaves, avals):
         if t is None or a.dtype.kind not in "fc":  # integer outputs have no tangent (JAX: float0)
             t = np.zeros(a.shape, a.dtype)
-        t = _as_array(t, f"tangent output of the {what} of {call!r}")
+        t = _as_array(t, f"tangent output of the {what} of {call!r}", call.kind)
         ta = aval_of(t)
         if tuple(ta.shape) != tuple(a.shape):
             raise FgradTypeError(f"{what} of {call!r} returned a tangent of shape {tuple(ta.shape)} for "
@@ -638,16 +621,6 @@ def _pack_jvp(call: _Call, res, what: str):
 def _pack_like(leaves, avals):
     """Pack tangent leaves exactly as `_pack` packed the outputs with these avals."""
     return leaves[0] if len(leaves) == 1 else pack_leaves(leaves, avals, zero_ints=True)
-
-
-def _facade_vjp(f: Callable, inputs: list, ct) -> list:
-    """The VJP of `f` at Tensor `inputs` by the facade's own engine, so that the cotangents stay
-    connected to the Tensor graph. Rules take this path when the facade's create_graph hands
-    them Tensors: fgrad.vjp would unbox those and cut the graph (no second derivative)."""
-    out = f(*inputs)
-    if not (is_tensor(out) and out.requires_grad):
-        return [None] * len(inputs)
-    return list(facade.grad(out, inputs, grad_outputs=ct, create_graph=True, allow_unused=True))
 
 
 def _custom_jvp_jvp(primals, tangents, *, call: _Call):
@@ -684,8 +657,7 @@ def _custom_jvp_fwd(*xs, call: _Call):
 def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Linearized | None = None):
     # The rule is linear in the tangents, so its transpose is the gradient of <ct, jvp(t)> in t.
     live = [i for i, (n, d) in enumerate(zip(needs, call.diff)) if n and d]
-    graph = any(is_tensor(x) for x in xs) or is_tensor(ct)  # the facade's create_graph
-    if residuals is not None and not graph:
+    if residuals is not None:
         live = [i for i in live if i in residuals.live]
     if not live:
         return [None] * len(xs)
@@ -694,19 +666,14 @@ def _custom_jvp_vjp(needs, ct, out, *xs, call: _Call, residuals: _Linearized | N
         full = [None] * len(xs)
         for i, t in zip(live, ts):
             full[i] = t
-        if residuals is None or graph:  # no recorder ran the forward half: the rule runs here
+        if residuals is None:  # no recorder ran the forward half: the rule runs here
             out_dot = _run_user_jvp(call, xs, full)[1]
         else:
             out_dot = eval_jaxpr(residuals.jaxpr, residuals.consts,
                                  *[_zeros_for(xs[i]) if full[i] is None else full[i] for i in residuals.live])[0]
         return fnp.sum(fnp.multiply(out_dot, ct))
-    if graph:
-        zeros = [facade.wrap(np.zeros(aval_of(xs[i]).shape, aval_of(xs[i]).dtype)).requires_grad_()
-                 for i in live]
-        cts = _facade_vjp(pairing, zeros, None)
-    else:
-        y, f_vjp = vjp(pairing, *[_zeros_for(xs[i]) for i in live])
-        cts = f_vjp(np.ones((), aval_of(y).dtype))
+    y, f_vjp = vjp(pairing, *[_zeros_for(xs[i]) for i in live])
+    cts = f_vjp(np.ones((), aval_of(y).dtype))
     result: list = [None] * len(xs)
     for i, c in zip(live, cts):
         result[i] = c
@@ -794,12 +761,8 @@ def _checkpoint_vjp(needs, ct, out, *xs, call: _Call, residuals=None):
         for i, y in zip(live, ys):
             full[i] = y
         return _fun_on(call, full)
-    if any(is_tensor(x) for x in xs):  # the facade's create_graph
-        # a fresh node per input (clone), so that an input passed twice gets two cotangents
-        cts = _facade_vjp(f, [facade.clone(xs[i]) for i in live], ct)
-    else:
-        _, f_vjp = vjp(f, *[xs[i] for i in live])
-        cts = f_vjp(ct)
+    _, f_vjp = vjp(f, *[xs[i] for i in live])
+    cts = f_vjp(ct)
     result: list = [None] * len(xs)
     for i, c in zip(live, cts):
         result[i] = c

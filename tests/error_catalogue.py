@@ -476,18 +476,18 @@ ENTRIES = [
      r"same leading axis size",
      "Give every leaf of xs the same leading size, or pass `length=` (a Python int) when there are no xs.",
      _ok_grad),
-    ("lax-closure-tensor", "a control-flow body closing over a Tensor that requires grad",
-     lambda: fgrad.lax.scan(lambda c, x: (c * _W_REQUIRES_GRAD, c), fgrad.torch.tensor(1.0), fgrad.torch.tensor([1.0, 2.0])),
-     TypeError, r"closes over it",
-     "Pass the Tensor in: as an operand of cond/switch, or in the carry (or xs) of the loop.", _ok_tensor),
+    ("foreign-input", "a Tensor given to fgrad's functional door (grad, jit, vmap, custom rules, lax control flow)",
+     lambda: fgrad.lax.scan(lambda c, x: (c * x, c), fgrad.torch.tensor(1.0), fgrad.torch.tensor([1.0, 2.0])),
+     TypeError, r"fgrad\.lax\.scan got a fgrad\.torch\.Tensor",
+     "Use the facade's door (fgrad.torch.func.grad/vjp/jvp/vmap, torch.compile, autograd.Function, "
+     "torch.utils.checkpoint), which unboxes Tensors for fgrad's transforms, or pass plain arrays "
+     "(t.detach().numpy()).", _ok_tensor),
     ("lax-arguments", "control-flow arguments of the wrong kind (not callable, not an int)",
      lambda: fgrad.lax.scan(lambda c, x: (c, x), 0.0, onp.ones(3), unroll=0), ValueError,
      r"unroll must be a positive int",
      "Follow the signature: functions where functions go, Python ints for lengths, bounds and options.",
      _ok_grad),
 ]
-
-_W_REQUIRES_GRAD = fgrad.torch.tensor(2.0, requires_grad=True)
 
 
 def _with_debug_nans(fn):

@@ -1,4 +1,5 @@
 """custom_vjp, custom_jvp, checkpoint (and autograd.Function, built on custom_vjp)."""
+import types
 from functools import partial
 
 import numpy as onp
@@ -112,12 +113,20 @@ class _FunctionSin(fgrad.torch.autograd.Function):
         return g * x.cos()
 
 
+# The transforms each kind runs under: fgrad's on arrays; for autograd.Function, which takes
+# Tensors, the facade's doors (torch.func's, and torch.compile's engine for jit), which run
+# fgrad's transforms on the Tensors' values (fgrad's own refuse Tensors).
+_FGRAD = types.SimpleNamespace(grad=fgrad.grad, vmap=fgrad.vmap, jit=fgrad.jit, vjp=fgrad.vjp,
+                               jvp=fgrad.jvp, sum=np.sum)
+_TORCH = types.SimpleNamespace(grad=fgrad.torch.func.grad, vmap=fgrad.torch.func.vmap,
+                               jit=fgrad.torch.func.compile_function, vjp=fgrad.torch.func.vjp,
+                               jvp=fgrad.torch.func.jvp, sum=lambda x: x.sum())
+
 KINDS = {
-    "custom_vjp": (_custom_vjp_sin, lambda x: x),
-    "custom_jvp": (_custom_jvp_sin, lambda x: x),
-    "checkpoint": (lambda: fgrad.checkpoint(np.sin), lambda x: x),
-    # autograd.Function takes Tensors; the functional transforms box their tracers as Tensors
-    "autograd.Function": (lambda: _FunctionSin.apply, fgrad.torch.tensor),
+    "custom_vjp": (_custom_vjp_sin, lambda x: x, _FGRAD),
+    "custom_jvp": (_custom_jvp_sin, lambda x: x, _FGRAD),
+    "checkpoint": (lambda: fgrad.checkpoint(np.sin), lambda x: x, _FGRAD),
+    "autograd.Function": (lambda: _FunctionSin.apply, fgrad.torch.tensor, _TORCH),
 }
 
 
@@ -127,40 +136,44 @@ def _val(x):
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_residuals_belong_to_one_application(kind):
-    make, box = KINDS[kind]
+    make, box, T = KINDS[kind]
     g = make()
-    jg = fgrad.jit(g)
+    jg = T.jit(g)
     xs = onp.array([0.1, 0.5, 1.0, 2.0])
     close = lambda got, want: onp.testing.assert_allclose(_val(got), want, rtol=1e-12, atol=1e-15)  # noqa: E731
 
     # vmap's loop applies the rule once per example: each needs its own residuals
-    close(fgrad.grad(lambda x: np.sum(fgrad.vmap(g)(x)))(box(xs)), onp.cos(xs))
-    close(fgrad.grad(lambda x: np.sum(fgrad.vmap(jg)(x)))(box(xs)), onp.cos(xs))
-    close(fgrad.vmap(fgrad.grad(g))(box(xs)), onp.cos(xs))
-    close(fgrad.vmap(fgrad.grad(jg))(box(xs)), onp.cos(xs))
-    close(fgrad.jit(fgrad.vmap(fgrad.grad(g)))(box(xs)), onp.cos(xs))
+    close(T.grad(lambda x: T.sum(T.vmap(g)(x)))(box(xs)), onp.cos(xs))
+    close(T.grad(lambda x: T.sum(T.vmap(jg)(x)))(box(xs)), onp.cos(xs))
+    close(T.vmap(T.grad(g))(box(xs)), onp.cos(xs))
+    close(T.vmap(T.grad(jg))(box(xs)), onp.cos(xs))
+    close(T.jit(T.vmap(T.grad(g)))(box(xs)), onp.cos(xs))
     # two applications of one jitted function (one equation, two nodes)
-    two = lambda h: lambda x: np.sum(h(x) + h(2.0 * x))  # noqa: E731
+    two = lambda h: lambda x: T.sum(h(x) + h(2.0 * x))  # noqa: E731
     want = onp.cos(xs) + 2 * onp.cos(2 * xs)
-    close(fgrad.grad(two(jg))(box(xs)), want)
-    close(fgrad.grad(two(g))(box(xs)), want)
+    close(T.grad(two(jg))(box(xs)), want)
+    close(T.grad(two(g))(box(xs)), want)
     # two vjps of the same function, pulled back after both forwards ran
     for h in (g, jg):
-        _, f1 = fgrad.vjp(h, box(xs))
-        _, f2 = fgrad.vjp(h, box(xs + 1.0))
+        _, f1 = T.vjp(h, box(xs))
+        _, f2 = T.vjp(h, box(xs + 1.0))
         close(f1(box(onp.ones(4)))[0], onp.cos(xs))
         close(f2(box(onp.ones(4)))[0], onp.cos(xs + 1.0))
     # one trace of jit(grad), replayed at different points
-    jgrad = fgrad.jit(fgrad.grad(lambda x: np.sum(jg(x) * jg(x + 1.0))))
+    jgrad = T.jit(T.grad(lambda x: T.sum(jg(x) * jg(x + 1.0))))
     for x0 in (xs, xs + 0.7):
         close(jgrad(box(x0)), onp.cos(x0) * onp.sin(x0 + 1) + onp.sin(x0) * onp.cos(x0 + 1))
     # second order: grad of grad and forward over reverse
-    prod = lambda h: lambda x: np.sum(h(x) * h(2.0 * x))  # noqa: E731
+    prod = lambda h: lambda x: T.sum(h(x) * h(2.0 * x))  # noqa: E731
     want2 = fgrad.vmap(fgrad.grad(fgrad.grad(lambda x: np.sin(x) * np.sin(2.0 * x))))(xs)
-    close(fgrad.vmap(fgrad.grad(fgrad.grad(lambda x: g(x) * g(2.0 * x))))(box(xs)), want2)
-    close(fgrad.jvp(fgrad.grad(prod(g)), (box(xs),), (box(onp.ones(4)),))[1], want2)
-    # the Tensor facade: two applications, and second order through create_graph
+    close(T.vmap(T.grad(T.grad(lambda x: g(x) * g(2.0 * x))))(box(xs)), want2)
+    close(T.jvp(T.grad(prod(g)), (box(xs),), (box(onp.ones(4)),))[1], want2)
     t = fgrad.torch.tensor(xs, requires_grad=True)
+    if T is _FGRAD:  # fgrad's own custom rules take arrays: a Tensor is refused, naming the door
+        with pytest.raises(TypeError, match=r"got a fgrad\.torch\.Tensor: use fgrad\.torch\."):
+            g(t)
+        return
+    # the Tensor facade: two applications, and second order through create_graph
     (g(t) + g(2.0 * t)).sum().backward()
     close(t.grad, want)
     t = fgrad.torch.tensor(xs, requires_grad=True)
@@ -183,11 +196,8 @@ def test_custom_vjp_fwd_runs_once_per_application_and_fun_not_at_all():
     f.defvjp(f_fwd, lambda c, ct: (ct * c,))
     assert onp.isclose(fgrad.grad(lambda x: f(x) + f(2.0 * x))(0.3), onp.cos(0.3) + 2 * onp.cos(0.6))
     assert calls == {"fun": 0, "fwd": 2}
-    t = fgrad.torch.tensor([0.3], requires_grad=True)
-    f(t).sum().backward()
-    assert calls == {"fun": 0, "fwd": 3}
     f(onp.ones(2))  # no transform: the primal only
-    assert calls == {"fun": 1, "fwd": 3}
+    assert calls == {"fun": 1, "fwd": 2}
 
 
 def test_custom_call_params_are_immutable():
@@ -221,7 +231,9 @@ class _Threshold(fgrad.torch.autograd.Function):
 
 def test_function_outputs_of_every_kind_belong_to_their_own_application():
     # Each example of vmap's loop, each replay of a jit trace and each backward sees the outputs
-    # (float, bool, int64, Python) of its own forward run, as when it runs alone.
+    # (float, bool, int64, Python) of its own forward run, as when it runs alone. (The
+    # transforms are the facade's: fgrad's own refuse Tensors.)
+    tf, jit = fgrad.torch.func, fgrad.torch.func.compile_function
     xs = onp.array([[0.1, 0.2, 0.3], [0.9, 0.2, 0.7], [0.6, 0.8, 0.95], [0.0, 0.55, 0.1]])
 
     def f(x):
@@ -251,18 +263,18 @@ def test_function_outputs_of_every_kind_belong_to_their_own_application():
         onp.testing.assert_array_equal(mask, mask_w[rows])
         onp.testing.assert_array_equal(count, count_w[rows])
 
-    check(fgrad.vmap(f)(fgrad.torch.tensor(xs)))
-    check(fgrad.jit(fgrad.vmap(f))(fgrad.torch.tensor(xs)))
-    jf = fgrad.jit(f)
+    check(tf.vmap(f)(fgrad.torch.tensor(xs)))
+    check(jit(tf.vmap(f))(fgrad.torch.tensor(xs)))
+    jf = jit(f)
     for i in range(len(xs)):  # one trace, replayed on every example
         check(jf(fgrad.torch.tensor(xs[i])), i)
-    check(fgrad.vmap(jf)(fgrad.torch.tensor(xs)))
+    check(tf.vmap(jf)(fgrad.torch.tensor(xs)))
 
     close = lambda got: onp.testing.assert_allclose(_val(got), grad_w, rtol=1e-15)  # noqa: E731
-    close(fgrad.vmap(fgrad.grad(loss))(fgrad.torch.tensor(xs)))
-    close(fgrad.jit(fgrad.vmap(fgrad.grad(loss)))(fgrad.torch.tensor(xs)))
-    close(fgrad.grad(lambda x: fgrad.vmap(loss)(x).sum())(fgrad.torch.tensor(xs)))
-    jgrad = fgrad.jit(fgrad.grad(loss))
+    close(tf.vmap(tf.grad(loss))(fgrad.torch.tensor(xs)))
+    close(jit(tf.vmap(tf.grad(loss)))(fgrad.torch.tensor(xs)))
+    close(tf.grad(lambda x: tf.vmap(loss)(x).sum())(fgrad.torch.tensor(xs)))
+    jgrad = jit(tf.grad(loss))
     close(onp.stack([_val(jgrad(fgrad.torch.tensor(row))) for row in xs]))
     # the facade: several applications in one graph, each backward with its own mask
     t = fgrad.torch.tensor(xs, requires_grad=True)
@@ -297,9 +309,6 @@ def test_fwd_calling_the_decorated_function_runs_its_primal():
     onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(x), onp.cos(x))
     onp.testing.assert_allclose(fgrad.jit(fgrad.grad(lambda x: np.sum(f(x))))(x), onp.cos(x))
     onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(fgrad.grad(f)))(x), -onp.sin(x))
-    t = fgrad.torch.tensor(x, requires_grad=True)
-    f(t).sum().backward()
-    onp.testing.assert_allclose(t.grad.numpy(), onp.cos(x))
 
     @fgrad.custom_jvp
     def h(x):
@@ -529,7 +538,6 @@ def _paths(f, forward: bool):
         "grad(jit)": lambda: fgrad.grad(lambda x: np.sum(fgrad.jit(f)(x)))(x),
         "vmap(grad)": lambda: fgrad.vmap(fgrad.grad(lambda x: np.sum(f(x))))(onp.stack([x, x])),
         "grad(vmap)": lambda: fgrad.grad(lambda x: np.sum(fgrad.vmap(f)(x)))(onp.stack([x, x])),
-        "facade": lambda: f(fgrad.torch.tensor(x, requires_grad=True)).sum().backward(),
     }
     if forward:
         paths.update({
@@ -604,8 +612,10 @@ def test_closed_over_traced_value_is_a_clear_error():
     w0 = onp.array([1.0, 2.0])
     with pytest.raises(errors.UnexpectedTracerError, match="not one of its arguments"):
         fgrad.grad(lambda w: np.sum(fgrad.checkpoint(lambda x: x * w)(w * 2.0)))(w0)
+    # a Tensor is refused (fgrad.torch.utils.checkpoint is the facade's door)
     w = fgrad.torch.tensor(w0, requires_grad=True)
-    with pytest.raises(errors.UnexpectedTracerError, match="Pass it as an argument"):
+    with pytest.raises(TypeError, match=r"fgrad\.checkpoint got a fgrad\.torch\.Tensor: use "
+                                        r"fgrad\.torch\.utils\.checkpoint\.checkpoint"):
         fgrad.checkpoint(lambda x: x * w)(fgrad.torch.tensor(w0, requires_grad=True))
     # with no traced argument the function just runs, so closures differentiate normally
     onp.testing.assert_allclose(fgrad.grad(lambda w: np.sum(fgrad.checkpoint(lambda x: x * w)(onp.ones(2))))(w0),

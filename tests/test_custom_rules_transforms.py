@@ -12,6 +12,7 @@ rule, and checkpoint is its function in every mode (a rule inside it is still us
 Adding a rule kind is one entry of KINDS, a transform one entry of TRANSFORMS."""
 from __future__ import annotations
 
+import types
 from functools import partial
 from typing import Callable, NamedTuple
 
@@ -101,49 +102,62 @@ KINDS = {
 
 
 class Transform(NamedTuple):
-    run: Callable       # run(f, x, ones) -> result; x a scalar, or a vector where `batched`
+    run: Callable       # run(F, f, x, ones) -> result; x a scalar, or a vector where `batched`
     order: int          # 0: f's value, 1: first derivative, 2: second
     inner: str | None   # the innermost differentiation: "fwd", "rev" (None for order 0)
     batched: bool = False
 
 
-def _sum(f):
-    return lambda v: np.sum(f(v))
+# The transforms F: fgrad's for the functional kinds; for autograd.Function, which takes
+# Tensors, the facade's doors (torch.func's, torch.compile's engine for jit), which run fgrad's
+# transforms on the Tensors' values (fgrad's own refuse Tensors).
+_FGRAD = types.SimpleNamespace(
+    grad=fgrad.grad, vjp=fgrad.vjp, jvp=fgrad.jvp, linearize=fgrad.linearize, jacfwd=fgrad.jacfwd,
+    jacrev=fgrad.jacrev, hessian=fgrad.hessian, jit=fgrad.jit, vmap=fgrad.vmap, sum=np.sum)
+_TORCH = types.SimpleNamespace(
+    grad=fgrad.torch.func.grad, vjp=fgrad.torch.func.vjp, jvp=fgrad.torch.func.jvp,
+    linearize=fgrad.torch.func.linearize, jacfwd=fgrad.torch.func.jacfwd,
+    jacrev=fgrad.torch.func.jacrev, hessian=fgrad.torch.func.hessian,
+    jit=fgrad.torch.func.compile_function, vmap=fgrad.torch.func.vmap, sum=lambda t: t.sum())
 
 
-def _g(f):
-    return fgrad.grad(f)
+def _sum(F, f):
+    return lambda v: F.sum(f(v))
 
 
-def _jvp1(f):
-    return lambda x: fgrad.jvp(f, (x,), (x * 0.0 + 1.0,))[1]
+def _g(F, f):
+    return F.grad(f)
+
+
+def _jvp1(F, f):
+    return lambda x: F.jvp(f, (x,), (x * 0.0 + 1.0,))[1]
 
 
 TRANSFORMS = {
-    "jit": Transform(lambda f, x, o: fgrad.jit(f)(x), 0, None),
-    "vmap": Transform(lambda f, x, o: fgrad.vmap(f)(x), 0, None, batched=True),
-    "grad": Transform(lambda f, x, o: fgrad.grad(f)(x), 1, "rev"),
-    "vjp": Transform(lambda f, x, o: fgrad.vjp(f, x)[1](o)[0], 1, "rev"),
-    "jvp": Transform(lambda f, x, o: fgrad.jvp(f, (x,), (o,))[1], 1, "fwd"),
-    "linearize": Transform(lambda f, x, o: fgrad.linearize(f, x)[1](o), 1, "fwd"),
-    "jacfwd": Transform(lambda f, x, o: fgrad.jacfwd(f)(x), 1, "fwd"),
-    "jacrev": Transform(lambda f, x, o: fgrad.jacrev(f)(x), 1, "rev"),
-    "jit(grad)": Transform(lambda f, x, o: fgrad.jit(_g(f))(x), 1, "rev"),
-    "grad(jit)": Transform(lambda f, x, o: _g(fgrad.jit(f))(x), 1, "rev"),
-    "jit(jvp)": Transform(lambda f, x, o: fgrad.jit(_jvp1(f))(x), 1, "fwd"),
-    "jvp(jit)": Transform(lambda f, x, o: fgrad.jvp(fgrad.jit(f), (x,), (o,))[1], 1, "fwd"),
-    "vmap(grad)": Transform(lambda f, x, o: fgrad.vmap(_g(f))(x), 1, "rev", batched=True),
-    "grad(vmap)": Transform(lambda f, x, o: _g(_sum(fgrad.vmap(f)))(x), 1, "rev", batched=True),
-    "vmap(jvp)": Transform(lambda f, x, o: fgrad.vmap(_jvp1(f))(x), 1, "fwd", batched=True),
-    "jvp(vmap)": Transform(lambda f, x, o: fgrad.jvp(fgrad.vmap(f), (x,), (o,))[1], 1, "fwd", batched=True),
-    "grad(grad)": Transform(lambda f, x, o: _g(_g(f))(x), 2, "rev"),
-    "hessian": Transform(lambda f, x, o: fgrad.hessian(f)(x), 2, "rev"),
-    "jvp(grad)": Transform(lambda f, x, o: fgrad.jvp(_g(f), (x,), (o,))[1], 2, "rev"),
-    "grad(jvp)": Transform(lambda f, x, o: _g(_jvp1(f))(x), 2, "fwd"),
-    "jacfwd(jacfwd)": Transform(lambda f, x, o: fgrad.jacfwd(fgrad.jacfwd(f))(x), 2, "fwd"),
-    "jacrev(jacrev)": Transform(lambda f, x, o: fgrad.jacrev(fgrad.jacrev(f))(x), 2, "rev"),
-    "jit(hessian)": Transform(lambda f, x, o: fgrad.jit(fgrad.hessian(f))(x), 2, "rev"),
-    "vmap(hessian)": Transform(lambda f, x, o: fgrad.vmap(fgrad.hessian(f))(x), 2, "rev", batched=True),
+    "jit": Transform(lambda F, f, x, o: F.jit(f)(x), 0, None),
+    "vmap": Transform(lambda F, f, x, o: F.vmap(f)(x), 0, None, batched=True),
+    "grad": Transform(lambda F, f, x, o: F.grad(f)(x), 1, "rev"),
+    "vjp": Transform(lambda F, f, x, o: F.vjp(f, x)[1](o)[0], 1, "rev"),
+    "jvp": Transform(lambda F, f, x, o: F.jvp(f, (x,), (o,))[1], 1, "fwd"),
+    "linearize": Transform(lambda F, f, x, o: F.linearize(f, x)[1](o), 1, "fwd"),
+    "jacfwd": Transform(lambda F, f, x, o: F.jacfwd(f)(x), 1, "fwd"),
+    "jacrev": Transform(lambda F, f, x, o: F.jacrev(f)(x), 1, "rev"),
+    "jit(grad)": Transform(lambda F, f, x, o: F.jit(_g(F, f))(x), 1, "rev"),
+    "grad(jit)": Transform(lambda F, f, x, o: _g(F, F.jit(f))(x), 1, "rev"),
+    "jit(jvp)": Transform(lambda F, f, x, o: F.jit(_jvp1(F, f))(x), 1, "fwd"),
+    "jvp(jit)": Transform(lambda F, f, x, o: F.jvp(F.jit(f), (x,), (o,))[1], 1, "fwd"),
+    "vmap(grad)": Transform(lambda F, f, x, o: F.vmap(_g(F, f))(x), 1, "rev", batched=True),
+    "grad(vmap)": Transform(lambda F, f, x, o: _g(F, _sum(F, F.vmap(f)))(x), 1, "rev", batched=True),
+    "vmap(jvp)": Transform(lambda F, f, x, o: F.vmap(_jvp1(F, f))(x), 1, "fwd", batched=True),
+    "jvp(vmap)": Transform(lambda F, f, x, o: F.jvp(F.vmap(f), (x,), (o,))[1], 1, "fwd", batched=True),
+    "grad(grad)": Transform(lambda F, f, x, o: _g(F, _g(F, f))(x), 2, "rev"),
+    "hessian": Transform(lambda F, f, x, o: F.hessian(f)(x), 2, "rev"),
+    "jvp(grad)": Transform(lambda F, f, x, o: F.jvp(_g(F, f), (x,), (o,))[1], 2, "rev"),
+    "grad(jvp)": Transform(lambda F, f, x, o: _g(F, _jvp1(F, f))(x), 2, "fwd"),
+    "jacfwd(jacfwd)": Transform(lambda F, f, x, o: F.jacfwd(F.jacfwd(f))(x), 2, "fwd"),
+    "jacrev(jacrev)": Transform(lambda F, f, x, o: F.jacrev(F.jacrev(f))(x), 2, "rev"),
+    "jit(hessian)": Transform(lambda F, f, x, o: F.jit(F.hessian(f))(x), 2, "rev"),
+    "vmap(hessian)": Transform(lambda F, f, x, o: F.vmap(F.hessian(f))(x), 2, "rev", batched=True),
 }
 
 
@@ -158,16 +172,17 @@ def test_rule_or_error(kind, transform):
     x0 = onp.array([0.3, 0.7, 2.0]) if t.batched else onp.float64(0.7)
     box = fgrad.torch.tensor if k.boxed else (lambda v: v)
     x, ones = box(x0), box(onp.ones_like(x0))
+    F = _TORCH if k.boxed else _FGRAD
     f = k.make()
     if t.inner == "fwd" and not k.forward:
         # JAX's TypeError for custom_vjp; PyTorch's NotImplementedError for a Function without jvp
         expected = NotImplementedError if k.boxed else TypeError
         with pytest.raises(expected, match="forward") as info:
-            t.run(f, x, ones)
+            t.run(F, f, x, ones)
         assert ("Function" if k.boxed else "custom_vjp") in str(info.value)
         return
     want = (k.value, k.d1, k.d2)[t.order](x0)
-    onp.testing.assert_allclose(_val(t.run(f, x, ones)), want, rtol=1e-12, atol=1e-14,
+    onp.testing.assert_allclose(_val(t.run(F, f, x, ones)), want, rtol=1e-12, atol=1e-14,
                                 err_msg=f"{transform} of {kind}")
 
 

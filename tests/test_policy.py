@@ -199,13 +199,13 @@ def test_relu_is_one_primitive():
 
 
 def test_facade_on_traced_values_uses_the_same_policy():
-    """Inside fgrad.grad the facade's tensors hold tracers; PyTorch's promotion still applies."""
+    """Inside torch.func.grad the facade's tensors hold tracers; PyTorch's promotion still applies."""
     scale = torch.tensor([1, 2, 3]) / 2  # int / int -> float32
 
     def f(x):
         return (x * scale).sum()
-    np.testing.assert_allclose(fgrad.grad(f)(torch.ones(3)).numpy(), [0.5, 1.0, 1.5])
-    assert fgrad.grad(lambda x: (x.sum(0) / 2).sum())(torch.ones(2, 2)).dtype == torch.float32
+    np.testing.assert_allclose(fgrad.torch.func.grad(f)(torch.ones(3)).numpy(), [0.5, 1.0, 1.5])
+    assert fgrad.torch.func.grad(lambda x: (x.sum(0) / 2).sum())(torch.ones(2, 2)).dtype == torch.float32
 
 
 def test_no_dimension_limit_of_its_own():

@@ -620,7 +620,7 @@ def test_backward_equals_functional_grad(k):
     f = FUNCTIONS[k]
     x = torch.tensor([0.3, -1.2, 0.8, 2.0], dtype=torch.float64, requires_grad=True)
     f(x).backward()
-    g = fgrad.grad(f)(x.detach())
+    g = fgrad.torch.func.grad(f)(x.detach())  # (fgrad.grad takes arrays; Tensors take torch.func)
     assert isinstance(g, Tensor) and not g.requires_grad
     close(x.grad, g.numpy(), rtol=1e-12, atol=1e-12)
     # second order too: Hessian-vector product through create_graph vs fgrad.grad of fgrad.grad
@@ -629,21 +629,25 @@ def test_backward_equals_functional_grad(k):
     (gx,) = torch.autograd.grad(f(x), x, create_graph=True)
     # (a piecewise-linear f has a constant gradient: no graph, a zero Hessian)
     hv = torch.autograd.grad((gx * v).sum(), x, allow_unused=True)[0] if gx.requires_grad else None
-    hv_fn = fgrad.grad(lambda y: (fgrad.grad(f)(y) * v).sum())(x.detach())
+    tf = fgrad.torch.func
+    hv_fn = tf.grad(lambda y: (tf.grad(f)(y) * v).sum())(x.detach())
     close(hv if hv is not None else np.zeros(4), hv_fn.numpy(), rtol=1e-10, atol=1e-10)
 
 
-def test_functional_transforms_accept_tensors():
+def test_torch_func_transforms_take_tensors_and_fgrads_refuse_them():
     x = torch.tensor([1.0, 2.0])
-    assert isinstance(fgrad.grad(lambda t: (t * t).sum())(x), Tensor)
-    out, vjp_fn = fgrad.vjp(lambda t: t.sin(), x)
+    tf = fgrad.torch.func  # the facade's door: fgrad's transforms on the Tensors' values
+    assert isinstance(tf.grad(lambda t: (t * t).sum())(x), Tensor)
+    out, vjp_fn = tf.vjp(lambda t: t.sin(), x)
     assert isinstance(out, Tensor)
     close(vjp_fn(torch.ones(2))[0], np.cos([1.0, 2.0]))
-    _, t_out = fgrad.jvp(lambda t: t.exp(), (x,), (torch.ones(2),))
+    _, t_out = tf.jvp(lambda t: t.exp(), (x,), (torch.ones(2),))
     close(t_out, np.exp([1.0, 2.0]), rtol=1e-6)
-    j = fgrad.jacrev(lambda t: t * t)(x)
+    j = tf.jacrev(lambda t: t * t)(x)
     close(j, np.diag([2.0, 4.0]))
-    jaxpr = str(fgrad.make_jaxpr(lambda t: (t * 2).sum())(x))
+    with pytest.raises(TypeError, match=r"fgrad\.make_jaxpr got a fgrad\.torch\.Tensor"):
+        fgrad.make_jaxpr(lambda t: (t * 2).sum())(x)
+    jaxpr = str(fgrad.make_jaxpr(lambda t: (t * 2).sum())(x.numpy()))
     assert "mul" in jaxpr and "reduce_sum" in jaxpr
 
 
@@ -698,7 +702,7 @@ def test_autograd_function():
     (g,) = torch.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
     close(h, np.exp([1.0, 2.0]), rtol=1e-6)
-    close(fgrad.grad(lambda t: Exp.apply(t).sum())(torch.tensor([0.5])), [np.exp(0.5)], rtol=1e-6)
+    close(fgrad.torch.func.grad(lambda t: Exp.apply(t).sum())(torch.tensor([0.5])), [np.exp(0.5)], rtol=1e-6)
     w = torch.tensor([10.0, -10.0])
     x.grad = None
     ScaleClip.apply(x, w, 3.0).sum().backward()

@@ -223,7 +223,10 @@ FUNCTION_EXPECTED = {  # as custom_vjp's fwd and bwd in JAX (forward plays fun's
 
 @pytest.mark.parametrize("transform", list(FUNCTION_EXPECTED))
 def test_autograd_function_runs_once_per_trace(transform):
-    L = _libs()["fgrad"]
+    # Tensors take the facade's doors: torch.func's transforms, torch.compile's engine for jit
+    # (fgrad's own transforms refuse Tensors)
+    tf = fgrad.torch.func
+    L = types.SimpleNamespace(grad=tf.grad, vjp=tf.vjp, vmap=tf.vmap, jit=tf.compile_function)
     _Counted.counter.clear()
     f = lambda x: _Counted.apply(x) * 2.0  # noqa: E731
     boxed = {"none": lambda: f(fgrad.torch.tensor(X)),

@@ -81,7 +81,7 @@ def test_functional_training_example():
 
 
 def test_facade_and_functional_steps_agree():
-    """Three SGD steps with loss.backward() and with fgrad.grad over a parameter dict."""
+    """Three SGD steps with loss.backward() and with torch.func.grad over a parameter dict."""
     fgrad.torch.manual_seed(1)
     net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                         nn.Linear(64, 10))
@@ -94,7 +94,7 @@ def test_facade_and_functional_steps_agree():
         opt.zero_grad()
         F.cross_entropy(net(x), y).backward()
         opt.step()
-        g = fgrad.grad(lambda p: F.cross_entropy(functional_call(net, p, (x,)), y))(params)
+        g = fgrad.torch.func.grad(lambda p: F.cross_entropy(functional_call(net, p, (x,)), y))(params)
         params = {k: params[k] - 0.1 * g[k] for k in params}
     for k, p in net.named_parameters():
         np.testing.assert_allclose(p.detach().numpy(), params[k].numpy(), rtol=1e-5, atol=1e-6, err_msg=k)

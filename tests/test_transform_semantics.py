@@ -61,8 +61,8 @@ def test_python_control_flow_still_works_under_grad():
 
 
 def test_tensor_item_keeps_pytorch_semantics_under_grad():
-    x = fgrad.torch.tensor([1.0, 2.0])
-    g = fgrad.grad(lambda t: (t * t).sum() * 0 + t.sum().item() + float(t.sum()))(x)
+    x = fgrad.torch.tensor([1.0, 2.0])  # (Tensors take the facade's door, torch.func)
+    g = fgrad.torch.func.grad(lambda t: (t * t).sum() * 0 + t.sum().item() + float(t.sum()))(x)
     assert g.tolist() == [0.0, 0.0]
     t = fgrad.torch.tensor([3.0], requires_grad=True)
     y = (t * t).sum()
@@ -255,12 +255,16 @@ def test_jit_static_values_that_are_equal_but_not_the_same_trace_apart():
     assert math.copysign(1.0, g(1.0, 0.0)) == 1.0 and math.copysign(1.0, g(1.0, -0.0)) == -1.0
 
 
-def test_jit_output_boxing_follows_each_call():
+def test_jit_takes_arrays_and_refuses_tensors_naming_the_facade_door():
     f = fgrad.jit(lambda x: x * 2.0)
     x = onp.ones(2)  # the same shape and dtype as an array and as a Tensor
-    assert type(f(x)) is not fgrad.torch.Tensor
-    assert type(f(fgrad.torch.from_numpy(x))) is fgrad.torch.Tensor
-    assert type(f(x)) is not fgrad.torch.Tensor
+    assert type(f(x)) is onp.ndarray
+    with pytest.raises(TypeError, match=r"fgrad\.jit got a fgrad\.torch\.Tensor: use fgrad\.torch\.compile"):
+        f(fgrad.torch.from_numpy(x))
+    assert type(f(x)) is onp.ndarray
+    # the facade's door (torch.compile's engine) keys its trace on which arguments are Tensors
+    g = fgrad.torch.func.compile_function(lambda x: x * 2.0)
+    assert type(g(fgrad.torch.from_numpy(x))) is fgrad.torch.Tensor
 
 
 def test_rule_constants_keep_the_sign_of_zero():

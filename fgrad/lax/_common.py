@@ -19,11 +19,11 @@ from ..api import vmap
 from ..core.avals import PY_NUMBERS, ShapedArray, weak_aval
 from ..core.errors import FgradTypeError
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var, cse_jaxpr, dce_jaxpr, eval_jaxpr
-from ..core.trace import EVAL_TRACE, _state, aval_of, facade, is_tensor, new_trace
+from ..core.trace import EVAL_TRACE, _state, aval_of, new_trace
 from ..interpreters.compile import Program as JitProgram
 from ..interpreters.compile import loops
 from ..interpreters.staging import StagingTrace
-from ..numpy._util import as_value
+from ..numpy._util import plain_value
 from ..ops.elementwise import convert_element_type
 from ..tree_util import keystr, tree_flatten_with_path, tree_unflatten
 
@@ -147,13 +147,10 @@ class Staged(NamedTuple):
     out_paths: tuple    # per output leaf: its key path in the output, for messages
 
 
-def stage(fn: Callable, in_avals: Sequence[ShapedArray], name: str, boxed: Sequence[bool] = ()) -> Staged:
-    """Stage `fn(*leaves) -> pytree` on `in_avals`, closure-converted (see the module docstring).
-    `boxed[i]`: hand input i to `fn` as a Tensor (the caller's operand was one)."""
+def stage(fn: Callable, in_avals: Sequence[ShapedArray], name: str) -> Staged:
+    """Stage `fn(*leaves) -> pytree` on `in_avals`, closure-converted (see the module docstring)."""
     with new_trace(StagingTrace, name) as st:
         args = [st.new_arg(a) for a in in_avals]
-        if any(boxed):
-            args = [facade.wrap(t) if b else t for t, b in zip(args, boxed)]
         out = fn(*args)
         pairs, tree = tree_flatten_with_path(out)
         weak = tuple(type(x) in PY_NUMBERS or bool(getattr(x, "_weak", False)) for _, x in pairs)
@@ -166,21 +163,7 @@ def stage(fn: Callable, in_avals: Sequence[ShapedArray], name: str, boxed: Seque
 
 
 def _output_value(x, name: str, path) -> object:
-    if is_tensor(x):
-        if x.requires_grad:
-            raise closure_tensor_error(name)
-        return x._value
-    return as_value(x, f"output{keystr(path)} of {name}")
-
-
-def closure_tensor_error(name: str) -> FgradTypeError:
-    return FgradTypeError(
-        f"{name} uses a Tensor that requires grad without receiving it as an operand (it closes "
-        "over it). A control-flow primitive differentiates only its operands under the Tensor "
-        "facade, so that Tensor's gradient would be lost. Pass it in: as one of the operands "
-        "of cond/switch, or in the carry of while_loop/fori_loop/scan (returned unchanged). "
-        "Under fgrad.grad and the other transforms, closing over traced values works.",
-        doc="lax-closure-tensor")
+    return plain_value(x, f"fgrad.lax.{name}", f"output{keystr(path)} of {name}")
 
 
 def join_consts(staged: Sequence[Staged]) -> tuple[list[Body], list]:
@@ -207,24 +190,17 @@ def add_invars(body: Body, at: int, avals: Sequence[ShapedArray]) -> Body:
 
 # --- operands -------------------------------------------------------------------------------
 
-def operand_values(leaves: Sequence, what: str) -> tuple[list, list, list]:
-    """(operands to bind, avals, boxed flags) for the leaves of a user's operands:
-    Tensors are bound as they are (the facade records them) and reach the body as Tensors;
-    Python numbers stay weakly typed, as they are eagerly."""
-    ops, avals, boxed = [], [], []
+def operand_values(leaves: Sequence, what: str, fname: str) -> tuple[list, list]:
+    """(operands to bind, avals) for the leaves of a user's operands (arrays, tracers, Python
+    numbers, which stay weakly typed, as they are eagerly) to the control-flow function `fname`."""
+    ops, avals = [], []
     for i, x in enumerate(leaves):
-        if is_tensor(x):
-            ops.append(x)
-            boxed.append(True)
-            avals.append(aval_of(x._value))
-            continue
-        v = as_value(x, f"{what} leaf {i}")
+        v = plain_value(x, f"fgrad.lax.{fname}", f"{what} leaf {i}")
         ops.append(v)
-        boxed.append(False)
         a = aval_of(v)
         avals.append(weak_aval(a) if type(x) in PY_NUMBERS or getattr(x, "_weak", False)
                      else ShapedArray(a.shape, a.dtype))
-    return ops, avals, boxed
+    return ops, avals
 
 
 def unflatten(tree, leaves: Sequence):
@@ -233,8 +209,6 @@ def unflatten(tree, leaves: Sequence):
 
 def cast_to(x, dtype):
     """`x` as `dtype` (traced values by a primitive, Python numbers directly)."""
-    if is_tensor(x):
-        return x if x.dtype == dtype else x.to(dtype)
     if type(x) in PY_NUMBERS:
         return np.asarray(x, dtype)
     return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
@@ -284,19 +258,18 @@ def carry_casts(fname: str, what: str, in_tree, in_avals: Sequence[ShapedArray],
     return in_casts, out_casts
 
 
-def stage_carry_body(fname: str, what: str, make_fn: Callable, avals: list, boxed: Sequence[bool],
-                     in_tree, carry_of: Callable[[Staged], CarryView]) -> tuple[Staged, list]:
+def stage_carry_body(fname: str, what: str, make_fn: Callable, avals: list, in_tree, carry_of: Callable[[Staged], CarryView]) -> tuple[Staged, list]:
     """Stage a loop body whose first len(in_tree) inputs are the carry, which its outputs
     (`carry_of(staged)`) must give back with the same types; weakly typed leaves adapt once
     (see carry_casts). `make_fn(out_casts)` is the function to stage, its carry outputs cast
     to `out_casts`. Returns (staged, the input avals used)."""
     n = in_tree.num_leaves
-    staged = stage(make_fn([None] * n), avals, fname, boxed)
+    staged = stage(make_fn([None] * n), avals, fname)
     in_casts, out_casts = carry_casts(fname, what, in_tree, avals[:n], carry_of(staged))
     if any(c is not None for c in in_casts + out_casts):
         avals = [ShapedArray(a.shape, c) if c is not None else a
                  for a, c in zip(avals, in_casts + [None] * (len(avals) - n))]
-        staged = stage(make_fn(out_casts), avals, fname, boxed)
+        staged = stage(make_fn(out_casts), avals, fname)
         carry_casts(fname, what, in_tree, avals[:n], carry_of(staged))
     return staged, avals
 

@@ -20,9 +20,9 @@ from ..api import jvp, vjp, vmap
 from ..core.avals import ShapedArray, is_float
 from ..core.errors import FgradTypeError
 from ..core.primitive import Primitive
-from ..core.trace import aval_of, is_tensor
+from ..core.trace import aval_of
 from ..interpreters.compile import loops
-from ..numpy._util import as_value
+from ..numpy._util import plain_value
 from ..ops.elementwise import convert_element_type, select
 from ..tree_util import keystr, tree_flatten
 from ._common import (
@@ -168,7 +168,7 @@ loops.JIT_RULES[cond_p] = _cond_jit
 # --- the public functions ---------------------------------------------------------------------
 
 def _scalar_value(x, what: str, fname: str, kinds: str, fix: str):
-    v = x._value if is_tensor(x) else as_value(x, f"{fname}: {what}")
+    v = plain_value(x, f"fgrad.lax.{fname}", f"{fname}: {what}")
     a = aval_of(v)
     if a.shape != () or a.dtype.kind not in kinds:
         raise FgradTypeError(
@@ -185,8 +185,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     and dtypes (a Python number returned by a branch takes the dtype of the others'). Only the
     chosen branch runs, and only it is differentiated. Under vmap with a batched index every
     branch runs and each example selects its own result, as in JAX (a branch that fails on
-    some example's operands then fails for the batch). Operands may be Tensors; a Tensor that
-    requires grad must be an operand, not closed over."""
+    some example's operands then fails for the batch)."""
     fname = "switch"
     branches = list(branches) if isinstance(branches, (list, tuple)) else branches
     if not isinstance(branches, list) or not branches or not all(callable(b) for b in branches):
@@ -205,8 +204,7 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
 
     Both branches are staged on the operands' types and must return the same structure,
     shapes and dtypes. Only the branch taken runs and is differentiated; under vmap with a
-    batched predicate both run and each example selects its own (as in JAX). Operands may be
-    Tensors; a Tensor that requires grad must be an operand, not closed over."""
+    batched predicate both run and each example selects its own (as in JAX)."""
     fname = "cond"
     if not (callable(true_fun) and callable(false_fun)):
         raise FgradTypeError("cond: true_fun and false_fun must be callables; the operands come after them: "
@@ -220,18 +218,18 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
 
 def _apply(fname: str, index, branches: list, operands: tuple, names: list):
     leaves, tree = tree_flatten(operands)
-    ops, avals, boxed = operand_values(leaves, f"{fname} operand")
+    ops, avals = operand_values(leaves, f"{fname} operand", fname)
 
     def fn(br):
         return lambda *ls: br(*unflatten(tree, ls))
-    staged = [stage(fn(br), avals, fname, boxed) for br in branches]
-    staged = _unify(fname, staged, branches, fn, avals, boxed, names)
+    staged = [stage(fn(br), avals, fname) for br in branches]
+    staged = _unify(fname, staged, branches, fn, avals, names)
     if not staged[0].out_avals:
         return unflatten(staged[0].out_tree, [])
     return unflatten(staged[0].out_tree, _bind_cond(index, staged, ops))
 
 
-def _unify(fname, staged, branches, fn, avals, boxed, names) -> list[Staged]:
+def _unify(fname, staged, branches, fn, avals, names) -> list[Staged]:
     """The branches' outputs checked to have one structure and type; a Python number
     returned by some branches takes the dtype the others give that leaf (as in JAX)."""
     first = staged[0]
@@ -264,5 +262,5 @@ def _unify(fname, staged, branches, fn, avals, boxed, names) -> list[Staged]:
             def cast_fn(*ls, br=branches[k], c=c):
                 out_leaves, t = tree_flatten(fn(br)(*ls))
                 return unflatten(t, [x if d is None else cast_to(x, d) for x, d in zip(out_leaves, c)])
-            staged[k] = stage(cast_fn, avals, fname, boxed)
+            staged[k] = stage(cast_fn, avals, fname)
     return staged

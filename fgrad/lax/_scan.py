@@ -22,9 +22,9 @@ from ..api import jvp, vjp, vmap
 from ..core.avals import ShapedArray, is_float
 from ..core.errors import FgradTypeError, FgradValueError
 from ..core.primitive import Primitive
-from ..core.trace import Tracer, aval_of, is_tensor
+from ..core.trace import Tracer, aval_of
 from ..interpreters.compile import loops
-from ..numpy._util import is_array
+from ..numpy._util import is_array, refuse_foreign
 from ..ops.shape import concatenate, move_axis, reshape
 from ..ops.shape import slice as slice_array
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path
@@ -268,18 +268,10 @@ def scan_transpose(body: Body, num_consts: int, num_carry: int, length: int, rev
     return ct_consts, ct_init, ct_xs
 
 
-def any_tensor(values: Sequence) -> bool:
-    """The facade's create_graph hands rules Tensors connected to its graph: residuals saved
-    by the forward half are plain arrays, constants to that graph, so the rules recompute
-    them from the Tensors (and bind on Tensors throughout), which keeps every value of the
-    VJP on the graph for a second backward."""
-    return any(is_tensor(v) for v in values)
-
-
 def _scan_vjp(needs, ct, out, *primals, jaxpr, num_consts, num_carry, length, reverse, unroll,
               residuals=None):
     nc, K = num_consts, num_carry
-    if residuals is None or any_tensor(primals):
+    if residuals is None:  # no recorder ran the forward half for this node: it runs here
         residuals = _scan_vjp_fwd(*primals, jaxpr=jaxpr, num_consts=nc, num_carry=K, length=length,
                                   reverse=reverse, unroll=unroll)[1]
     cts = unpack_leaves(ct, scan_out_avals(jaxpr, K, length))
@@ -418,16 +410,15 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
     function (fgrad.interpreters.compile.loops), as it does eagerly for long loops. Every
     transform composes with it; reverse mode saves the
     carry entering each step (length x the carry's size) and recomputes the rest of the body
-    in the backward loop. Tensors may be given in `init` and `xs` (results are Tensors);
-    a Tensor that requires grad must be passed in, not closed over.
+    in the backward loop.
     """
     fname = "scan"
     if not callable(f):
         raise FgradTypeError(f"scan: f must be callable, got {type(f).__name__}", doc="lax-arguments")
     init_leaves, init_tree = tree_flatten(init)
     x_pairs, xs_tree = tree_flatten_with_path(xs)
-    c_ops, c_avals, c_boxed = operand_values(init_leaves, "scan init")
-    x_ops, x_full, x_boxed = operand_values([x for _, x in x_pairs], "scan xs")
+    c_ops, c_avals = operand_values(init_leaves, "scan init", fname)
+    x_ops, x_full = operand_values([x for _, x in x_pairs], "scan xs", fname)
     length = _scan_length(length, x_full, [p for p, _ in x_pairs], fname)
     unroll = _check_unroll(unroll, fname)
     K = len(c_avals)
@@ -437,7 +428,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
             out = f(unflatten(init_tree, leaves[:K]), unflatten(xs_tree, leaves[K:]))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 got = (f"a {type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else
-                       f"an array of type {aval_of(out).str_short()}" if is_array(out) or is_tensor(out) else
+                       f"an array of type {aval_of(out).str_short()}" if is_array(out) else
                        f"a {type(out).__name__}")
                 raise FgradTypeError(f"scan: f must return a pair (new_carry, y), got {got}. Return `carry, y` "
                                      "(y may be None).", doc="scan-body-output")
@@ -453,7 +444,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
         k = tree.num_leaves
         return CarryView(tree, st.out_avals[:k], st.out_weak[:k], tuple(p[1:] for p in st.out_paths[:k]))
     x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_full]
-    st, avals = stage_carry_body(fname, "f", make, c_avals + x_avals, c_boxed + x_boxed, init_tree, carry_of)
+    st, avals = stage_carry_body(fname, "f", make, c_avals + x_avals, init_tree, carry_of)
     c_ops = [cast_to(v, a.dtype) for v, a in zip(c_ops, avals[:K])]
     y_tree = st.out_tree.children[1]
     if K + y_tree.num_leaves == 0:
@@ -466,6 +457,8 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:  # noqa:
     """`f` applied to each slice of `xs` along its leading axis, the results stacked (JAX's
     `lax.map`): a scan with no carry, so under jit it stays one loop. With `batch_size`, `f`
     is vmapped over blocks of that many slices (the last, shorter block separately)."""
+    for x in tree_flatten(xs)[0]:
+        refuse_foreign(x, "fgrad.lax.map")
     if batch_size is None:
         return scan(lambda _, x: ((), f(x)), (), xs)[1]
     b = _static_int(batch_size, "batch_size", "map", "lax-arguments")
@@ -473,7 +466,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:  # noqa:
         raise FgradValueError(f"map: batch_size must be a positive int, got {batch_size}", doc="lax-arguments")
     pairs, tree = tree_flatten_with_path(xs)
     leaves = [x for _, x in pairs]
-    _, avals, _ = operand_values(leaves, "map xs")
+    _, avals = operand_values(leaves, "map xs", "map")
     n = _scan_length(None, avals, [p for p, _ in pairs], "map")
     nb, rem = divmod(n, b)
     outs = None

@@ -29,10 +29,10 @@ from ..api import jvp, vmap
 from ..core.avals import PY_NUMBERS, ShapedArray, is_float, weak_aval
 from ..core.errors import ConcretizationError, FgradTypeError, FgradValueError
 from ..core.primitive import Primitive
-from ..core.trace import Tracer, aval_of, facade, is_tensor
+from ..core.trace import Tracer, aval_of
 from ..interpreters.batching import BatchTracer
 from ..interpreters.compile import loops
-from ..numpy._util import as_value
+from ..numpy._util import as_value, plain_value
 from ..ops.elementwise import select, stop_gradient
 from ..ops.shape import broadcast_in_dim
 from ..tree_util import tree_flatten
@@ -60,7 +60,6 @@ from ._scan import (
     _batched_aval,
     _pack_tangents,
     _to_front,
-    any_tensor,
     bind_scan,
     carries_body,
     scan,
@@ -256,8 +255,6 @@ class _Residuals(NamedTuple):
 def _concrete(x):
     """The concrete array behind `x` through every trace, all of vmap's lanes included;
     ConcretizationError when it is abstract (staged)."""
-    if is_tensor(x):
-        x = x._value
     while isinstance(x, Tracer):
         x = x.val if isinstance(x, BatchTracer) else x._trace.concrete(x)
     return x
@@ -339,7 +336,7 @@ def _while_vjp(needs, ct, out, *primals, cond_jaxpr, body_jaxpr, cond_nconsts, b
     ncc, nbc = cond_nconsts, body_nconsts
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=ncc, body_nconsts=nbc,
                   checkpoint=checkpoint)
-    if residuals is None or any_tensor(primals):
+    if residuals is None:  # no recorder ran the forward half for this node: it runs here
         if _abstract(primals):
             return _deferred_vjp(needs, ct, primals, params)
         residuals = _while_vjp_fwd(*primals, **params)[1]
@@ -463,7 +460,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, checkpo
                              "while_loop(cond_fun, body_fun, init_val)", doc="lax-arguments")
     checkpoint = _check_checkpoint(checkpoint)
     leaves, tree = tree_flatten(init_val)
-    ops, avals, boxed = operand_values(leaves, "while_loop init_val")
+    ops, avals = operand_values(leaves, "while_loop init_val", fname)
     K = len(avals)
 
     def make(out_casts):
@@ -472,10 +469,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, checkpo
             out_leaves, t = tree_flatten(out)
             return unflatten(t, cast_leaves(out_leaves, out_casts)) if len(out_leaves) == K else out
         return body
-    body, avals = stage_carry_body(fname, "body_fun", make, avals, boxed, tree,
+    body, avals = stage_carry_body(fname, "body_fun", make, avals, tree,
                                    lambda st: CarryView(st.out_tree, st.out_avals, st.out_weak, st.out_paths))
     ops = [cast_to(v, a.dtype) for v, a in zip(ops, avals)]
-    cond = stage(lambda *ls: cond_fun(unflatten(tree, ls)), avals, fname, boxed)
+    cond = stage(lambda *ls: cond_fun(unflatten(tree, ls)), avals, fname)
     if len(cond.out_avals) != 1 or cond.out_avals[0].shape != () or cond.out_avals[0].dtype != np.bool_:
         got = describe_avals(cond.out_avals) if len(cond.out_avals) != 1 else cond.out_avals[0].str_short()
         raise FgradTypeError(
@@ -489,8 +486,6 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, checkpo
 
 def _concrete_bound(x):
     """A bound's Python int when it is known now (not traced), else None."""
-    if is_tensor(x):
-        x = x._value
     if isinstance(x, Tracer):
         return None
     if isinstance(x, (bool, np.bool_)):
@@ -502,13 +497,13 @@ def _concrete_bound(x):
     return None
 
 
-def _checked_body(body_fun: Callable, counter: ShapedArray, init_val: Any, boxed_counter: bool) -> tuple:
+def _checked_body(body_fun: Callable, counter: ShapedArray, init_val: Any) -> tuple:
     """(init_val, body): `init_val` once `body_fun(i, val)` is checked to keep the carry's
     types, its Python numbers cast to the dtypes the body gives them (as in JAX): the loop's
     own checks would name the (i, val) carry fori_loop builds, not the user's. `body(i, val)`
     replays the body staged for that check, so the user's Python runs once, as in JAX."""
     leaves, tree = tree_flatten(init_val)
-    ops, avals, boxed = operand_values(leaves, "fori_loop init_val")
+    ops, avals = operand_values(leaves, "fori_loop init_val", "fori_loop")
     K = len(avals)
 
     def make(out_casts):
@@ -516,13 +511,12 @@ def _checked_body(body_fun: Callable, counter: ShapedArray, init_val: Any, boxed
             out_leaves, t = tree_flatten(body_fun(ls[K], unflatten(tree, ls[:K])))
             return unflatten(t, cast_leaves(out_leaves, out_casts) if len(out_leaves) == K else out_leaves)
         return body
-    staged, new = stage_carry_body("fori_loop", "body_fun", make, avals + [counter], boxed + [boxed_counter],
+    staged, new = stage_carry_body("fori_loop", "body_fun", make, avals + [counter],
                                    tree, lambda st: CarryView(st.out_tree, st.out_avals, st.out_weak, st.out_paths))
 
     def body(i, val):
-        leaves = [x._value if is_tensor(x) else x for x in tree_flatten(val)[0] + [i]]
-        out = call(staged.body, list(staged.consts) + leaves)
-        return unflatten(staged.out_tree, [facade.wrap(o) if b else o for o, b in zip(out, boxed)])
+        out = call(staged.body, list(staged.consts) + tree_flatten(val)[0] + [i])
+        return unflatten(staged.out_tree, out)
     if all(a.dtype == b.dtype for a, b in zip(avals, new)):
         return init_val, body
     return unflatten(tree, [cast_to(v, a.dtype) for v, a in zip(ops, new)]), body
@@ -542,16 +536,14 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
         raise FgradTypeError("fori_loop: body_fun must be callable: fori_loop(lower, upper, body_fun, init_val)",
                              doc="lax-arguments")
     lo, hi = _concrete_bound(lower), _concrete_bound(upper)
-    raw = [b._value if is_tensor(b) else b for b in (lower, upper)]
-    typed = [aval_of(as_value(b)).dtype for b in raw if type(b) not in PY_NUMBERS]
+    raw = [plain_value(b, "fgrad.lax.fori_loop", f"fori_loop {w}") if type(b) not in PY_NUMBERS else b
+           for b, w in ((lower, "lower"), (upper, "upper"))]
+    typed = [aval_of(b).dtype for b in raw if type(b) not in PY_NUMBERS]
     counter = ShapedArray((), np.result_type(*typed)) if typed else weak_aval(ShapedArray((), np.int64))
-    # beside Tensors in the carry the counter is a Tensor too (Tensor ops take Tensors)
-    boxed = any(is_tensor(x) for x in tree_flatten(init_val)[0])
-    init_val, body_fun = _checked_body(body_fun, counter, init_val, boxed)
+    init_val, body_fun = _checked_body(body_fun, counter, init_val)
     if lo is not None and hi is not None:
         # Python-int bounds: a Python int counter (weakly typed, as in a Python loop)
         start = np.asarray(lo, np.result_type(*typed)) if typed else lo
-        start = facade.wrap(np.asarray(start, counter.dtype)) if boxed else start
 
         def step(carry, _):
             i, val = carry
@@ -562,8 +554,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
     if unroll is not None:
         raise FgradValueError("fori_loop: unroll needs concrete bounds (Python ints): with traced bounds the "
                               "loop is a while_loop, which has no fixed length to unroll", doc="lax-arguments")
-    lo_v = as_value(lower._value if is_tensor(lower) else lower, "fori_loop lower")
-    hi_v = as_value(upper._value if is_tensor(upper) else upper, "fori_loop upper")
+    lo_v = as_value(lower, "fori_loop lower")
+    hi_v = as_value(upper, "fori_loop upper")
     for v, what in ((lo_v, "lower"), (hi_v, "upper")):
         a = aval_of(v)
         if a.shape != () or a.dtype.kind not in "iu":
@@ -571,8 +563,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
                                  doc="lax-arguments")
     dtype = np.result_type(*typed) if typed else np.dtype(np.int64)
     lo_v, hi_v = cast_to(lo_v, dtype), cast_to(hi_v, dtype)
-    if boxed:
-        lo_v, hi_v = facade.wrap(lo_v), facade.wrap(hi_v)
 
     def body(carry):
         i, val = carry

@@ -100,6 +100,27 @@ def _not_numeric(x, name: str) -> TypeError:
                      "convert it first (e.g. x.astype(float)).")
 
 
+def refuse_foreign(x, entry: str) -> None:
+    """FgradTypeError when `x` is an object of a layer built above fgrad's functional core
+    whose class declares `__fgrad_foreign__(entry) -> message`: that layer's objects carry
+    state the functional entry points (fgrad.grad, jit, vmap, custom_vjp, lax control flow,
+    ...) would silently drop, so the message names the layer's own door instead. `entry` is
+    the public name of the function that received `x` (e.g. "fgrad.grad")."""
+    tx = type(x)
+    if tx is np.ndarray or tx is float:  # (the common cases, without an attribute lookup)
+        return
+    hook = getattr(tx, "__fgrad_foreign__", None)
+    if hook is not None:
+        raise FgradTypeError(hook(entry), doc="foreign-input")
+
+
+def plain_value(x, entry: str, name: str = "argument"):
+    """`as_value(x, name)` for an input of the functional entry point `entry`, after
+    `refuse_foreign`."""
+    refuse_foreign(x, entry)
+    return as_value(x, name)
+
+
 def as_value(x, name: str = "argument"):
     """An array-like fgrad can bind: numeric arrays and tracers pass, Python data become
     NumPy arrays; anything else (strings, objects, ragged lists, ints beyond 64 bits) is a

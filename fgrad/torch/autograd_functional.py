@@ -1,13 +1,14 @@
 """`torch.autograd.functional` on fgrad's transforms: jacobian, hessian, vjp, jvp, hvp and
-vhp of a function of Tensors. Without create_graph they run fgrad.jacrev/jacfwd/hessian/
-vjp/jvp (one batched pass, whatever `vectorize` says) and return results outside any graph,
+vhp of a function of Tensors. Without create_graph they run torch.func's jacrev/jacfwd/
+hessian/jvp/grad (fgrad's transforms on the Tensors' values; one batched pass, whatever
+`vectorize` says) and return results outside any graph,
 as PyTorch does; with create_graph=True the results are computed with the Tensor graph
 (autograd.grad with create_graph), so they can be differentiated again."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import api
+from . import func as torch_func
 from ..core.errors import (
     FgradNotImplementedError,
     FgradRuntimeError,
@@ -57,7 +58,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     if create_graph:
         return _jacobian_graph(func, xs, in_tuple)
     argnums = tuple(range(len(xs)))
-    transform = api.jacfwd if strategy == "forward-mode" else api.jacrev
+    transform = torch_func.jacfwd if strategy == "forward-mode" else torch_func.jacrev
     jac = transform(func, argnums=argnums)(*_detached(xs))
     out = func(*_detached(xs))
     if isinstance(out, (tuple, list)):
@@ -96,7 +97,7 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
             return tensor_autograd.grad(ops.reshape(out, ()), ys, create_graph=True)
         jac = _jacobian_graph(grads, xs, True)
         return jac if in_tuple else jac[0][0]
-    h = api.hessian(lambda *ys: ops.reshape(func(*ys), ()), argnums=tuple(range(len(xs))))(*_detached(xs))
+    h = torch_func.hessian(lambda *ys: ops.reshape(func(*ys), ()), argnums=tuple(range(len(xs))))(*_detached(xs))
     return tuple(tuple(r) for r in h) if in_tuple else h[0][0]
 
 
@@ -141,7 +142,7 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
                                "single Tensor with a single element.")
         v = creation.ones_like(xs[0])
     vs = _v_tuple(v, xs, "jvp", "input")
-    out, tangent = api.jvp(func, _detached(xs), tuple(t.detach() for t in vs))
+    out, tangent = torch_func.jvp(func, _detached(xs), tuple(t.detach() for t in vs))
     return out, tangent
 
 
@@ -152,8 +153,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, 
     _check_scalar(out, "hvp")
     vs = _v_tuple(v, xs, "hvp", "input")
     argnums = tuple(range(len(xs)))
-    g = api.grad(lambda *ys: ops.reshape(func(*ys), ()), argnums=argnums)
-    _, hv = api.jvp(g, _detached(xs), tuple(t.detach() for t in vs))
+    g = torch_func.grad(lambda *ys: ops.reshape(func(*ys), ()), argnums=argnums)
+    _, hv = torch_func.jvp(g, _detached(xs), tuple(t.detach() for t in vs))
     return out.detach(), (tuple(hv) if in_tuple else hv[0])
 
 

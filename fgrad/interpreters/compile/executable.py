@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.ir import eval_jaxpr
-from ...core.trace import EVAL_TRACE, _state, facade
+from ...core.trace import EVAL_TRACE, _state
 from ...tree_util import tree_flatten, tree_unflatten
 from .program import Program, fresh_arrays
 from .regions import MIN_KERNEL_EQNS
@@ -46,23 +46,21 @@ class Executable:
         "closed",
         "compilable",
         "min_kernel_eqns",
-        "out_boxed",
         "out_tree",
         "program",
         "stats",
     )
 
-    def __init__(self, closed, out_tree, out_boxed, stats: JitStats,
+    def __init__(self, closed, out_tree, stats: JitStats,
                  min_kernel_eqns: int = MIN_KERNEL_EQNS) -> None:
         self.closed = closed
         self.out_tree = out_tree
-        self.out_boxed = out_boxed
         self.stats = stats
         self.program: Program | None = None
         self.min_kernel_eqns = min_kernel_eqns
         # constants that are tracers (of an enclosing transform) or GPU arrays: never compiled
         self.compilable = all(_host(c) for c in closed.consts)
-        if out_tree == _LEAF and not out_boxed[0]:
+        if out_tree == _LEAF:
             self._finish = _first
         else:
             self._finish = self._unflatten
@@ -114,8 +112,7 @@ class Executable:
         return run
 
     def _unflatten(self, outs):
-        wrap = facade.wrap
-        return tree_unflatten(self.out_tree, [wrap(o) if b else o for o, b in zip(outs, self.out_boxed)])
+        return tree_unflatten(self.out_tree, list(outs))
 
 
 def _first(outs):

@@ -1,14 +1,17 @@
 """fgrad.torch.autograd.Function: user-defined forward/backward on Tensors.
 
-One mechanism with `fgrad.custom_vjp`: `apply` binds the custom_vjp_call primitive, whose
-forward rule runs `forward(ctx, ...)` (the ctx is the residual) and whose VJP rule runs
-`backward(ctx, ...)`. So the Tensor facade records it like any primitive (grad_fn
-`<MyFunctionBackward>`, create_graph, version checks), and it works under fgrad.grad, vjp,
-jvp, jit and vmap too. forward's outputs are a pytree (`_Outputs`) that custom.py packs
-into the primitive's one output and slices apart again -- float, integer and bool Tensors
-alike, integers exactly -- with the non-Tensor outputs and the non-differentiable marks in
-its static part, so each application's caller (and backward, through the residuals) gets
-the structure its own forward run produced; nothing is kept between calls.
+One mechanism with `fgrad.custom_vjp`: `apply` is a torch op (the boundary's `call`, one
+graph node named `<MyFunctionBackward>` over the Tensor arguments) whose computation on the
+Tensors' values binds the custom_vjp_call primitive: its forward rule runs `forward(ctx, ...)`
+on Tensors around the values (the ctx is the residual) and its VJP rule runs
+`backward(ctx, ...)` on Tensors around the cotangents. So create_graph (the boundary re-records
+the op, forward and backward on traced values), version checks, and fgrad.torch.func's
+transforms (grad, vjp, jvp, vmap: the values are their tracers) all work. forward's outputs
+are a pytree (`_Outputs`) that custom.py packs into the primitive's one output -- float,
+integer and bool Tensors alike, integers exactly -- with the non-Tensor outputs and the
+non-differentiable marks in its static part; several Tensor outputs are sliced apart again
+by a second op. Each application's caller (and backward, through the residuals) gets the
+structure its own forward run produced; nothing is kept between calls.
 """
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import functools
 import numpy as np
 
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
-from ...core.trace import _state, aval_of
-from ...custom import _bind, _Call, _pack_jvp, _unpack, custom_vjp_call_p
-from ...tree_util import register_pytree_node, tree_flatten
+from ..._packing import unpack_leaves
+from ...core.trace import Tracer, _state, aval_of
+from ...custom import _bind, _Call, _pack_jvp, custom_vjp_call_p
+from ...tree_util import register_pytree_node, tree_flatten, tree_unflatten
+from ._boundary import call as _boundary_call
 from ._device import device_of_value
 from ._device import to_device as move
 from .tensor import Tensor, _make, torch_convention, version_message
@@ -85,26 +90,26 @@ class Function:
 
 def _apply(cls, args, kwargs):
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    if not positions:
+        return cls.forward(FunctionCtx(), *args, **kwargs)
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-    # Nothing below is written by a forward run: `call` (and these closures) is shared by every
-    # application of this call site -- each example of vmap's loop, each replay of a jit trace --
-    # so what one forward run learns travels with its own values: the output structure in the
+    boxes = {i: args[i]._vbox for i in positions}
+    # What one forward run learns travels with its own values: the output structure in the
     # `_Outputs` pytree (reported to this bind by custom.py), the rest in its ctx (the residuals
-    # custom_vjp's forward rule keeps in that application's node).
+    # custom_vjp's forward rule keeps in that application's node). `seen` is this apply's own:
+    # the ctx of the forward run on concrete values, whose output Tensor the caller receives.
+    seen: list = []
 
     def run_forward(*xs):
         full = list(args)
         for i, x in zip(positions, xs):
             # a wrapper of the caller's value shares its version counter, so an in-place change
             # of the input after the call is caught when backward reads ctx.saved_tensors
-            full[i] = x if isinstance(x, Tensor) else _make(x, None, False, args[i]._vbox if x is args[i]._value
-                                                            else None)
+            full[i] = _make(x, None, False, boxes[i] if x is args[i]._value else None)
         ctx = FunctionCtx()
         ctx.needs_input_grad = needs
-        concrete = not any(isinstance(x, Tensor) for x in xs)
         prev = _state.grad_enabled
-        if concrete:
-            _state.grad_enabled = False  # forward runs without recording, as in PyTorch
+        _state.grad_enabled = False  # forward runs without recording, as in PyTorch
         try:
             outputs = cls.forward(ctx, *full, **kwargs)
         finally:
@@ -112,13 +117,15 @@ def _apply(cls, args, kwargs):
         if isinstance(outputs, Tensor):
             # the returned Tensor and the one forward made (maybe saved in ctx) share a version
             ctx._out_box = outputs._vbox
+        if not any(isinstance(x, Tracer) for x in xs):
+            seen.append(ctx)
         return _Outputs.of(cls, outputs, ctx), ctx
 
     def fun(*xs):
         return run_forward(*xs)[0]
 
     def bwd(ctx, ct):
-        cts, graph = _grad_outputs(ct, ctx.materialize_grads)
+        cts = _grad_outputs(ct, ctx.materialize_grads)
         # backward sees and returns gradients in PyTorch's complex convention (conjugates of the
         # engine's cotangents: see tensor.torch_convention)
         cts = tuple(None if c is None else torch_convention(c) for c in cts)
@@ -133,8 +140,7 @@ def _apply(cls, args, kwargs):
             if g is not None and not isinstance(g, Tensor):
                 raise FgradTypeError(f"function {cls.__name__}Backward returned a {type(g).__name__} as gradient "
                                 f"{i}; gradients must be Tensors or None")
-            g = None if g is None else torch_convention(g)
-            res.append(None if g is None else (g if graph else g._value))
+            res.append(None if g is None else torch_convention(g)._value)
         return tuple(res)
 
     def jvp(call, primals, tangents, live):
@@ -158,13 +164,26 @@ def _apply(cls, args, kwargs):
                                     f"{len(outs.spec[1])} outputs of forward; return one per output")
         return _pack_jvp(call, (outs, _Outputs(tuple(tvals), outs.spec)), f"{cls.__name__}.jvp")
     fun.__name__ = cls.__name__
-    fun._backward_name = getattr(cls, "_backward_name", None) or f"{cls.__name__}Backward"
-    flat = [args[i] for i in positions]
-    if not flat:
-        return cls.forward(FunctionCtx(), *args, **kwargs)
-    call = _Call(fun, tree_flatten(tuple(flat))[1], fwd=run_forward, bwd=bwd, jvp=jvp)
-    packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, flat)
-    return _outputs(packed, _unpack(packed, out_tree, out_avals))
+    name = getattr(cls, "_backward_name", None) or f"{cls.__name__}Backward"
+    spec: list = []  # (out_tree, out_avals) of this application, reported by its bind
+
+    def on_values(*xs):
+        """The Function on the Tensors' values: custom_vjp's primitive, whose forward rule runs
+        `forward` and whose VJP rule runs `backward` (on Tensors around the values); its one
+        output packs forward's Tensor outputs (custom.py's packing)."""
+        call = _Call(fun, tree_flatten(tuple(xs))[1], fwd=run_forward, bwd=bwd, jvp=jvp)
+        packed, out_tree, out_avals = _bind(custom_vjp_call_p, call, list(xs))
+        spec[:] = [out_tree, out_avals]
+        return packed
+
+    # one graph node, named after the Function, whose parents are the Tensor arguments
+    packed = _boundary_call(name, on_values, tuple(args[i] for i in positions))
+    out_tree, out_avals = spec
+    if len(out_avals) == 1:
+        values = [packed]
+    else:  # several Tensor outputs: slices of the packed one (each a node of the Function's name)
+        values = list(_boundary_call(name, lambda p: tuple(unpack_leaves(p, out_avals)), (packed,)))
+    return _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
 
 
 class _Static:
@@ -214,19 +233,9 @@ class _Outputs:
 register_pytree_node(_Outputs, lambda o: (o.values, o.spec), lambda spec, vals: _Outputs(tuple(vals), spec))
 
 
-def _ctx_of(packed):
-    """The ctx of the forward run whose output is `packed`: the residuals custom_vjp's forward
-    rule stored in this application's node (None where no node holds them: no grad, or a
-    traced value whose node belongs to the transform)."""
-    node = packed._node if isinstance(packed, Tensor) else None
-    res = getattr(node, "residuals", None) if node is not None else None
-    ctx = getattr(res, "value", None)
-    return ctx if isinstance(ctx, FunctionCtx) else None
-
-
-def _outputs(packed, outs: _Outputs):
-    """apply's return value: the Tensor outputs unpacked from `packed` (marked ones detached),
-    the other outputs as forward returned them."""
+def _outputs(outs: _Outputs, ctx: FunctionCtx | None):
+    """apply's return value: the Tensor outputs (marked ones detached), the other outputs as
+    forward returned them. `ctx`: that of the forward run on concrete values, if one ran."""
     single, entries = outs.spec
     it = iter(outs.values)
     result = []
@@ -240,21 +249,18 @@ def _outputs(packed, outs: _Outputs):
         result.append(t)
     if single:
         t = result[0]
-        ctx = _ctx_of(packed) if not entries[0] else None
-        box = getattr(ctx, "_out_box", None)
-        if box is not None and t is packed:
+        box = getattr(ctx, "_out_box", None) if not entries[0] else None
+        if box is not None and isinstance(t, Tensor):
             # the returned tensor and the one forward made (maybe saved in ctx) share a version
             t._vbox = box
-            t._node.saved = [(box, box[0], i) if i < 0 else (b, v, i) for b, v, i in t._node.saved]
         return t
     return tuple(result)
 
 
 def _grad_outputs(ct: _Outputs, materialize: bool) -> tuple:
-    """(backward's grad_outputs, whether they are part of a graph) from the cotangent pytree:
+    """backward's grad_outputs (Tensors around the cotangent values) from the cotangent pytree:
     one per output of forward; a zero (None unless `materialize`) for integer outputs and
     outputs marked non-differentiable, None for non-Tensor outputs."""
-    graph = any(isinstance(c, Tensor) for c in ct.values)
     single, entries = ct.spec
     it = iter(ct.values)
     cts = []
@@ -267,8 +273,8 @@ def _grad_outputs(ct: _Outputs, materialize: bool) -> tuple:
         if e or a.dtype.kind not in "fc":
             cts.append(_make(np.zeros(a.shape, a.dtype)) if materialize else None)
         else:
-            cts.append(c if graph else _make(c))
-    return tuple(cts), graph
+            cts.append(_make(c))
+    return tuple(cts)
 
 
 def once_differentiable(fn):
