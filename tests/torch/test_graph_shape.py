@@ -113,9 +113,15 @@ INDEX = {
     "tensor": _case(lambda lib, x: x[_long(lib, [0, 1])]),
     "list": _case(lambda lib, x: x[[0, 1]]),
     "mask": _case(lambda lib, x: x[x > 1]),
-    "int_and_list": _case(lambda lib, x: x[0, [0, 1]], X,
-                          "PyTorch applies the int (SelectBackward0) before the list index; fgrad indexes once, "
-                          "with NumPy's rules for mixed indices"),
+    "int_and_list": _case(lambda lib, x: x[0, [0, 1]]),
+    "int_slice_list": _case(lambda lib, x: x[0, :, [0, 1]], X234),  # (PyTorch's shape (3, 2), not NumPy's)
+    "list_then_slice": _case(lambda lib, x: x[[1, 0], 1:]),
+    "none_and_tensor": _case(lambda lib, x: x[None, _long(lib, [1, 0])]),
+    "int_and_mask": _case(lambda lib, x: x[1, x[0] > 1], X234),
+    "ellipsis_and_list": _case(lambda lib, x: x[..., [0, 1]], X234),
+    "int_ellipsis_list": _case(lambda lib, x: x[0, ..., [0, 1]], X234),
+    "bool_entry": _case(lambda lib, x: x[True]),
+    "false_entry": _case(lambda lib, x: x[0, False]),
     "gather": _case(lambda lib, x: x.gather(1, _long(lib, [[0, 1, 0], [1, 0, 1]]))),
     "index_select": _case(lambda lib, x: x.index_select(1, _long(lib, [0, 2]))),
     "take": _case(lambda lib, x: x.take(_long(lib, [0, 4]))),

@@ -426,21 +426,53 @@ def _int_entry(e) -> bool:
     return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
 
 
-def _basic_entries(idx):
-    """`idx` as a tuple of basic entries (ints, slices, None, Ellipsis; a concrete 0-d integer
-    Tensor counts as its int, as in PyTorch), or None when it holds an advanced one."""
+class _Advanced:
+    """An advanced index entry (an index tensor, array or list; its values as NumPy indexing
+    takes them) and how many dims of the indexed tensor it consumes."""
+
+    __slots__ = ("raw", "dims")
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        dt = getattr(raw, "dtype", None)
+        if dt is None:
+            dt = np.asarray(raw).dtype
+        self.dims = (raw.ndim if hasattr(raw, "ndim") else np.ndim(raw)) if dt.kind == "b" else 1
+
+
+class _BoolEntry:
+    """A bool index entry (x[True]): PyTorch's new dim of size 1 (an unsqueeze) masked by the
+    bool (kept, or emptied)."""
+
+    __slots__ = ("mask",)
+    dims = 0
+
+    def __init__(self, flag) -> None:
+        self.mask = np.array([bool(flag)])
+
+
+def _index_plan(idx):
+    """`idx`'s entries: ints (a concrete 0-d integer Tensor counts as its int, as in PyTorch),
+    slices, None, Ellipsis, _Advanced and _BoolEntry."""
     entries = idx if isinstance(idx, tuple) else (idx,)
     out = []
     for e in entries:
         if isinstance(e, Tensor):
             v = e._value
-            if type(v) is not _nd or v.ndim or v.dtype.kind not in "iu":
-                return None
-            e = int(v)
-        elif not (_int_entry(e) or e is None or e is Ellipsis or isinstance(e, slice)):
-            return None
-        out.append(e)
+            out.append(int(v) if type(v) is _nd and not v.ndim and v.dtype.kind in "iu" else _Advanced(v))
+        elif _int_entry(e) or e is None or e is Ellipsis or isinstance(e, slice):
+            out.append(e)
+        elif isinstance(e, (bool, np.bool_)):
+            out.append(_BoolEntry(e))
+        else:
+            out.append(_Advanced(_raw_index(e)))
     return out
+
+
+def _basic_entries(idx):
+    """`idx`'s entries when all are basic (ints, slices, None, Ellipsis), else None."""
+    plan = _index_plan(idx)
+    return None if builtins.any(isinstance(e, (_Advanced, _BoolEntry)) for e in plan) else plan
 
 
 def _index_step(name: str, input, idx):
@@ -448,37 +480,50 @@ def _index_step(name: str, input, idx):
 
 
 def getitem(input, idx):
-    """input[idx] with PyTorch's graph: basic indexing is a chain of views, one per entry
-    (SelectBackward0 for an int, SliceBackward0 for a slice that is not the whole dim,
-    UnsqueezeBackward0 for None; AliasBackward0 when nothing changes); an index with tensors,
-    lists or booleans is one IndexBackward0 (its value follows NumPy's rules)."""
+    """input[idx] with PyTorch's graph and order: the basic entries make a chain of views, one
+    per entry (SelectBackward0 for an int, SliceBackward0 for a slice that is not the whole
+    dim, UnsqueezeBackward0 for None; AliasBackward0 when nothing changes), then the index
+    tensors, lists or masks index the result in one IndexBackward0 (as PyTorch, an int
+    separated from an index tensor by a slice selects first: x[0, :, [0, 1]] has shape
+    (n1, 2), where NumPy's rules give (2, n1))."""
     if _int_entry(idx):
         return _index_step("SelectBackward0", input, idx)
     if isinstance(idx, slice) and input._value.ndim:  # a node even when it spans the dim (as PyTorch)
         return _slice_entry(input, 0, idx)
-    entries = _basic_entries(idx)
-    if entries is None:
-        raw = _raw_index(idx)
-        return _index_step("IndexBackward0", input, raw)
+    plan = _index_plan(idx)
     nd = input._value.ndim
-    n_used = builtins.sum(1 for e in entries if e is not None and e is not Ellipsis)
-    if n_used > nd or builtins.sum(1 for e in entries if e is Ellipsis) > 1:
-        fnp.getitem(input._value, tuple(entries))  # NumPy's IndexError, in PyTorch's dialect
-    out, d, made = input, 0, False
-    for e in entries:
+    n_used = builtins.sum(e.dims if isinstance(e, (_Advanced, _BoolEntry)) else 1 for e in plan
+                          if e is not None and e is not Ellipsis)
+    if n_used > nd or builtins.sum(1 for e in plan if e is Ellipsis) > 1:
+        fnp.getitem(input._value, _raw_index(idx))  # NumPy's IndexError, in PyTorch's dialect
+    out, d, made, rest, advanced = input, 0, False, [], False
+    for e in plan:
         if e is Ellipsis:
             d += nd - n_used
+            rest.append(Ellipsis)  # (the same dims of the result: the ints' dims are gone from both)
         elif e is None:
             out = _index_step("UnsqueezeBackward0", out, (slice(None),) * d + (None,))
             d, made = d + 1, True
+            rest.append(slice(None))
         elif isinstance(e, slice):
             if e.indices(out._value.shape[d]) != (0, out._value.shape[d], 1):
                 out = _slice_entry(out, d, e)
                 made = True
             d += 1
+            rest.append(slice(None))
+        elif isinstance(e, _Advanced):
+            rest.append(e.raw)
+            d += e.dims
+            advanced = True
+        elif isinstance(e, _BoolEntry):
+            out = _index_step("UnsqueezeBackward0", out, (slice(None),) * d + (None,))
+            rest.append(e.mask)
+            d, advanced = d + 1, True
         else:
             out = _index_step("SelectBackward0", out, (slice(None),) * d + (e,))
             made = True
+    if advanced:
+        return _index_step("IndexBackward0", out, tuple(rest))
     return out if made else _index_step("AliasBackward0", input, Ellipsis)
 
 
