@@ -16,6 +16,7 @@ cotangent, its function the pullback of `fn`), so derivatives of any order need 
 """
 from __future__ import annotations
 
+from ... import numpy as fnp
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved
 from ...interpreters.record import SubgraphOut, record_call
@@ -82,7 +83,6 @@ def _pullback_op(sub, k, n_out, primals, ct):
 
 
 def _zeros(x):
-    from ... import numpy as fnp  # (fgrad.numpy imports nothing of the facade)
     return fnp.zeros_like(x)
 
 
