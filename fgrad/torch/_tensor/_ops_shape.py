@@ -397,6 +397,23 @@ def unbind(input, dim: int = 0):
                         "UnbindBackward0")
 
 
+def _select(input, d: int, index: int):
+    """input[..., index] at dim `d` (SelectBackward0): a slice of size 1 and a view without
+    that dim (the lax-level pair, cheaper than fgrad.numpy's indexing)."""
+    shape = tuple(input._value.shape)
+    n = shape[d]
+    if not -n <= index < n:
+        raise FgradIndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    index %= n
+    lo, hi = [0] * len(shape), list(shape)
+    lo[d], hi[d] = index, index + 1
+    lo, hi, new = tuple(lo), tuple(hi), shape[:d] + shape[d + 1:]
+
+    def fn(v):
+        return sh.reshape_p.bind(sh.slice_p.bind(v, start_indices=lo, limit_indices=hi), new_sizes=new)
+    return call("SelectBackward0", fn, (input,))
+
+
 def select(input, dim: int, index: int):
     """The slice at `index` along `dim`, without that dim (a view, like input[..., index])."""
     d = _dim(dim, input._value.ndim)
@@ -405,8 +422,7 @@ def select(input, dim: int, index: int):
     if not -n <= index < n:
         raise FgradIndexError(f"select(): index {index} out of range for tensor of size {list(input._value.shape)} "
                          f"at dimension {d}")
-    idx = (slice(None),) * d + (index,)
-    return call("SelectBackward0", lambda v: fnp.getitem(v, idx), (input,))
+    return _select(input, d, index)
 
 
 # --- indexing -------------------------------------------------------------------------------------
@@ -486,8 +502,8 @@ def getitem(input, idx):
     tensors, lists or masks index the result in one IndexBackward0 (as PyTorch, an int
     separated from an index tensor by a slice selects first: x[0, :, [0, 1]] has shape
     (n1, 2), where NumPy's rules give (2, n1))."""
-    if _int_entry(idx):
-        return _index_step("SelectBackward0", input, idx)
+    if _int_entry(idx) and input._value.ndim:
+        return _select(input, 0, int(idx))
     if isinstance(idx, slice) and input._value.ndim:  # a node even when it spans the dim (as PyTorch)
         return _slice_entry(input, 0, idx)
     plan = _index_plan(idx)
@@ -520,7 +536,7 @@ def getitem(input, idx):
             rest.append(e.mask)
             d, advanced = d + 1, True
         else:
-            out = _index_step("SelectBackward0", out, (slice(None),) * d + (e,))
+            out = _select(out, d, int(e))
             made = True
     if advanced:
         return _index_step("IndexBackward0", out, tuple(rest))
