@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import fgrad.torch as ftorch
 from tests.torch.graphs import assert_same_graph, leaf
 
 torch = pytest.importorskip("torch")
@@ -238,3 +239,67 @@ def test_cell_graph_two_levels(cls):
     """The gates' graph too: PyTorch's cell equations, op for op."""
     state = (lambda h: (h, h * 2)) if cls == "LSTMCell" else (lambda h: h)
     assert_same_graph(lambda lib, x, h: _module(lib, cls, 3, 4)(x, state(h)), STEP, depth=2)
+
+
+def _dense(o):
+    return o.to_dense() if getattr(o, "is_sparse", False) else o
+
+
+def _gradients(lib, fn, make_args) -> list:
+    """The gradients of the results (weighted, dense) with respect to the dense Tensor
+    arguments that require grad; [] when no result requires grad."""
+    args = make_args(lib)
+    res = fn(lib, *args)
+    res = res if isinstance(res, (tuple, list)) else (res,)
+    outs = [_dense(o) for o in res if getattr(o, "requires_grad", False)]
+    outs = [o for o in outs if o.dtype in (lib.float32, lib.float64) and o.numel()]
+    leaves = [a for a in args if isinstance(a, lib.Tensor) and not getattr(a, "is_sparse", False)
+              and a.requires_grad]
+    if not outs or not leaves:
+        return []
+    weights = [lib.tensor(np.linspace(0.5, 1.5, o.numel()).reshape(tuple(o.shape)), dtype=o.dtype) for o in outs]
+    grads = lib.autograd.grad(outs, leaves, grad_outputs=weights, allow_unused=True)
+    return [None if g is None else g.detach().numpy() for g in grads]
+
+
+ALL = {**{f"linalg {k}": v for k, v in LINALG.items()}, **{f"special {k}": v for k, v in SPECIAL.items()},
+       **{f"sparse {k}": v for k, v in SPARSE.items()}, **{f"rnn {k}": v for k, v in RNN.items()}}
+
+
+# results whose weighted sum depends on the sign (gauge) each library's LAPACK picks for its
+# singular vectors and eigenvectors: their gradients are compared in tests/test_linalg_facade.py
+# through gauge-invariant functions, here only the strict boundary is checked
+GAUGE = {"linalg svd", "linalg eigh", "linalg eigh U"}
+
+
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks")
+@pytest.mark.parametrize("name", list(ALL))
+def test_no_tensor_below_the_boundary_and_gradients_like_pytorch(name, monkeypatch):
+    """Strict boundary (FGRAD_STRICT_BOUNDARY's check): no Tensor reaches Primitive.bind, in
+    the op or its backward pass; the gradients equal PyTorch's."""
+    fn, make_args = ALL[name].values[:2]
+    from fgrad.torch._tensor import tensor as tensor_module
+    monkeypatch.setattr(tensor_module, "_STRICT", True)
+    try:
+        want = _gradients(torch, fn, make_args)
+    except (RuntimeError, NotImplementedError):  # PyTorch does not differentiate it (gammainc in its first argument)
+        want = None
+    try:
+        got = _gradients(ftorch, fn, make_args)
+    except AssertionError:  # a Tensor below the boundary
+        raise
+    except Exception:  # noqa: BLE001  (fgrad refuses the derivative too, with its own error)
+        assert want is None, "fgrad fails where PyTorch differentiates"
+        return
+    if want is None or name in GAUGE:
+        return
+    if not got:  # no result requires grad (matrix_power's identity): PyTorch's gradients are 0
+        assert not any(w is not None and w.any() for w in want)
+        return
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if g is None or w is None:  # (PyTorch's None and fgrad's zeros both mean "no gradient")
+            assert g is None or not g.any(), (g, w)
+            assert w is None or not w.any(), (g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
