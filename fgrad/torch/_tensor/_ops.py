@@ -239,6 +239,7 @@ def _scaled_values(fnp_fn, alpha):
 
 
 def add(input, other, *, alpha=1):
+    """input + alpha * other: one AddBackward0 node over (input, other), alpha included."""
     if alpha == 1:
         return _add(input, other)
     if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
@@ -247,6 +248,7 @@ def add(input, other, *, alpha=1):
 
 
 def sub(input, other, *, alpha=1):
+    """input - alpha * other: one SubBackward0 node over (input, other), alpha included."""
     if alpha == 1:
         return _sub(input, other)
     if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
@@ -286,6 +288,8 @@ _DIV_FLOOR, _DIV_TRUNC = _rounded_division("floor"), _rounded_division("trunc")
 
 
 def div(input, other, *, rounding_mode=None):
+    """input / other; rounding_mode "trunc" or "floor" rounds the quotient (DivBackward2, a zero
+    gradient, as PyTorch records it)."""
     if rounding_mode is None:
         return _div(input, other)
     if rounding_mode not in ("floor", "trunc"):
@@ -316,6 +320,7 @@ def pow(input, exponent):
 
 
 def float_power(input, exponent):
+    """input ** exponent in float64 (the conversions are ToCopyBackward0 nodes, as PyTorch's)."""
     f64 = np.dtype(np.float64)
     return pow(_to_dtype(_tensor(input), f64), _to_dtype(exponent, f64) if isinstance(exponent, Tensor) else exponent)
 
@@ -366,6 +371,7 @@ reciprocal = _unary("reciprocal", lambda x: fnp.true_divide(1.0, x, policy=P))
 
 
 def square(input):
+    """input ** 2 (PowBackward0, as PyTorch's)."""
     return pow(input, 2)
 
 
@@ -376,6 +382,8 @@ def _round_values(decimals):
 
 
 def round(input, *, decimals: int = 0):
+    """Round half to even (to `decimals` places): RoundBackward0/1 with a zero gradient; integer
+    tensors come back as they are."""
     if input._value.dtype.kind not in "fc":
         return input
     return call("RoundBackward1" if decimals else "RoundBackward0", _round_values(decimals), (input,))
@@ -415,6 +423,8 @@ def _where_values(c, a, b):
 
 
 def where(condition, input=None, other=None):
+    """input where condition holds, else other (one WhereBackward0 node over input and other);
+    with only a condition, the indices where it holds (nonzero(as_tuple=True))."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     return call("WhereBackward0", _where_values, (_tensor(condition), _operand(input), _operand(other)))
@@ -458,6 +468,7 @@ def lerp(input, end, weight):
 # --- reductions ------------------------------------------------------------------------------------
 
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """The sum with NaNs counted as zero (NansumBackward0)."""
     def values(x):
         if dtype_of(x).kind in "fc":  # (integers hold no NaN and keep their dtype: sums are int64)
             x = fnp.where(fnp.isnan(x), 0.0, x, policy=P)
@@ -519,6 +530,7 @@ def _var_args(dim, unbiased, keepdim, correction) -> dict:
 
 
 def var(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=None):
+    """The variance over `dim` (correction: 1 unless unbiased=False or given)."""
     args = _var_args(dim, unbiased, keepdim, correction)
     return call("VarBackward0", lambda x: fnp.var(x, **args), (input,))
 
@@ -530,6 +542,7 @@ def std(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=Non
 
 
 def logsumexp(input, dim, keepdim: bool = False):
+    """log(sum(exp(input))) over `dim`, computed stably (integers as float32)."""
     axes = normalize_axes(_axis(dim), input._value.ndim, "logsumexp", policy=P)
     return call("LogsumexpBackward0", lambda x: _logsumexp(_float(x), axis=axes, keepdims=keepdim), (input,))
 
@@ -559,6 +572,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
 
 
 def count_nonzero(input, dim=None):
+    """How many elements are not zero (over `dim`)."""
     return sum(ne(input, 0), dim)
 
 
@@ -568,12 +582,14 @@ def _dtype_arg(input, dtype):
 
 
 def softmax(input, dim, dtype=None):
+    """exp(input) normalised along `dim` (the input converted to `dtype` first, as its own node)."""
     x = _dtype_arg(input, dtype)
     d = _dim(dim, x._value.ndim)
     return call("SoftmaxBackward0", lambda v: _softmax(_float(v), d), (x,))
 
 
 def log_softmax(input, dim, dtype=None):
+    """log(softmax(input, dim)), computed stably (the input converted to `dtype` first)."""
     x = _dtype_arg(input, dtype)
     d = _dim(dim, x._value.ndim)
     return call("LogSoftmaxBackward0", lambda v: _log_softmax(_float(v), d), (x,))
