@@ -16,9 +16,9 @@ from ._tensor._ops import (
     exp2,
     expm1,
     log1p,
+    _round_values,
     log_softmax,
     logsumexp,
-    round,
     softmax,
 )
 from ._tensor._ops_math import logit, xlogy
@@ -87,6 +87,15 @@ def ndtr(input: Tensor) -> Tensor:
     scaled = call("MulBackward1", lambda v: _as_float(v) * _SQRT1_2, (input,))
     shifted = call("AddBackward1", lambda v: v + 1, (erf(scaled),))  # noqa: F821  (erf: from _UNARY)
     return call("MulBackward1", lambda v: v * 0.5, (shifted,))
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even (to `decimals` places), with a zero gradient: torch.special.round is
+    the `decimals` overload of torch.round for every `decimals` (RoundBackward1); integer
+    tensors come back as they are."""
+    if input._value.dtype.kind not in "fc":
+        return input
+    return call("RoundBackward1", _round_values(decimals), (input,))
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:

@@ -103,6 +103,10 @@ LINALG = {
     "cond 1": _case(lambda lib, a: lib.linalg.cond(a, 1), A),
     "vecdot": _case(lambda lib, a, b: lib.linalg.vecdot(a, b), lambda lib: (_rect(lib, (3, 4)), _rect(lib, (4,), 2))),
     "matmul": _case(lambda lib, a, b: lib.linalg.matmul(a, b), AB),
+    "cross": _case(lambda lib, a, b: lib.linalg.cross(a, b), lambda lib: (_rect(lib, (4, 3)), _rect(lib, (1, 3), 2))),
+    "diagonal": _case(lambda lib, a: lib.linalg.diagonal(a, offset=1), lambda lib: (_rect(lib, (2, 3, 4)),)),
+    "vecdot complex": _case(lambda lib, a, b: lib.linalg.vecdot(a, b),
+                            lambda lib: (_rect(lib, (3, 4)).to(lib.complex128), _rect(lib, (4,), 2).to(lib.complex128))),
     "vector_norm": _case(lambda lib, a: lib.linalg.vector_norm(a), A),
     "vector_norm 1 dim": _case(lambda lib, a: lib.linalg.vector_norm(a, 1, dim=0), A),
     "vector_norm inf": _case(lambda lib, a: lib.linalg.vector_norm(a, float("inf")), A),
@@ -141,6 +145,16 @@ SPECIAL.update({
     "gammaincc": _case(lambda lib, x, y: lib.special.gammaincc(x, y), XY),
     "polygamma": _case(lambda lib, x: lib.special.polygamma(2, x), X),
     "multigammaln": _case(lambda lib, x: lib.special.multigammaln(x + 2, 2), X),
+    "round": _case(lambda lib, x: lib.special.round(x), X),
+    "round decimals": _case(lambda lib, x: lib.special.round(x, decimals=2), X),
+    "logit": _case(lambda lib, x: lib.special.logit(x), X),
+    "xlogy": _case(lambda lib, x, y: lib.special.xlogy(x, y), XY),
+    "logsumexp": _case(lambda lib, x: lib.special.logsumexp(x, 1), X),
+    "softmax": _case(lambda lib, x: lib.special.softmax(x, 1), X),
+    "log_softmax": _case(lambda lib, x: lib.special.log_softmax(x, 1), X),
+    "exp2": _case(lambda lib, x: lib.special.exp2(x), X),
+    "expm1": _case(lambda lib, x: lib.special.expm1(x), X),
+    "log1p": _case(lambda lib, x: lib.special.log1p(x), X),
 })
 
 
