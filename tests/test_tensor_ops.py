@@ -591,6 +591,5 @@ def test_table_functions_agree_with_torch_and_name_grad_fn():
 
 def test_table_rows_are_checked_when_built():
     from fgrad.torch._tensor._adapt import adapt
-    from fgrad.torch._tensor._ops import named
     with pytest.raises(ValueError, match="positional parameter 'shifts' after a renamed one"):
         adapt("bad", fgrad.numpy.roll, "input, dims, shifts")
