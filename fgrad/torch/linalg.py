@@ -4,6 +4,12 @@ printed as fgrad.return_types.linalg_*), floating-point inputs only, and its err
 errors are RuntimeErrors and numerical failures (a singular or non-positive-definite matrix)
 raise `fgrad.torch.linalg.LinAlgError`, a RuntimeError as torch.linalg.LinAlgError is. Every
 derivative is fgrad.numpy.linalg's (the decompositions' and matrix functions' rules).
+
+Each function is one torch op (fgrad.torch._tensor._boundary.call) over values, with PyTorch's
+grad_fn (LinalgInvExBackward0, LinalgSvdBackward0, ...) over its Tensor operands, where
+PyTorch's is one node; where PyTorch composes other ops (matrix_norm's orders other than
+'fro', cond, matrix_power, multi_dot, vecdot, logdet) the function composes the same torch
+ops in PyTorch's order, so the graph is PyTorch's (tests/torch/test_graph_linalg.py).
 """
 from __future__ import annotations
 
@@ -14,12 +20,12 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
-from ..scipy import linalg as fsl
 from ..lax import stop_gradient
 from ..numpy._linalg import matmul as _mm_values
+from ..numpy._policy import TORCH as P
+from ..numpy._util import cast
 from ..numpy.linalg import _chain_order
+from ..scipy import linalg as fsl
 from ._tensor import _dtypes as D
 from ._tensor._boundary import call
 from ._tensor._ops import result_type as _result_type

@@ -7,6 +7,9 @@ So every derivative flows through the values: to_dense() is a scatter-add of the
 coalesce() sums repeated positions (a scatter-add), and the sparse @ dense product binds
 the coo_matmul primitive (fgrad/ops/sparse.py: SciPy computes it; its rules are sparse
 products and gathers, differentiable to any order) in both the values and the dense operand.
+Each of these is one torch op over values (fgrad.torch._tensor._boundary.call) with PyTorch's
+grad_fn: a sparse tensor built from values that require grad is their
+SparseCooTensorWithDimsAndTensorsBackward0, values() a ValuesBackward0, and so on.
 """
 from __future__ import annotations
 

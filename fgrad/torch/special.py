@@ -1,6 +1,9 @@
 """torch.special on fgrad.scipy.special: PyTorch's names and arguments (input, dim, eps),
 integer inputs computed in the default float dtype (float32) as PyTorch does. The functions
-and their derivatives are fgrad.scipy.special's."""
+and their derivatives are fgrad.scipy.special's; each is one torch op over values
+(fgrad.torch._tensor._boundary.call) named as PyTorch's grad_fn (ErfinvBackward0,
+LgammaBackward0, ...), ndtr PyTorch's composition, the Bessel functions without a gradient
+(as PyTorch's)."""
 from __future__ import annotations
 
 import math
