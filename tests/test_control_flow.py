@@ -507,9 +507,9 @@ def test_tensors_are_refused_naming_the_fix():
     }
     for name, run in cases.items():
         _raises(errors.FgradTypeError, rf"fgrad\.lax\.{name} got a fgrad\.torch\.Tensor", "foreign-input", run)
-    # closed over, a Tensor computes a Tensor in the body: refused as the body's output
+    # closed over, a Tensor gives the body a Tensor output: refused there
     _raises(errors.FgradTypeError, fix, "foreign-input",
-            lambda: lax.scan(lambda c, x: (c * w, c), 1.0, onp.ones(2)))
+            lambda: lax.scan(lambda c, x: (c, w * 2.0), 1.0, onp.ones(2)))
     # the fix: plain arrays in, and the loop differentiates as any function of arrays
     x = t.detach().numpy()
     def plain(v):

@@ -117,7 +117,7 @@ class FgradIndexError(FgradError, IndexError):
 
 
 class FgradRuntimeError(FgradError, RuntimeError):
-    """A RuntimeError raised by fgrad's own checks (the Tensor facade's PyTorch-style errors)."""
+    """A RuntimeError raised by fgrad's own checks (fgrad.torch's PyTorch-style errors)."""
 
 
 class FgradNotImplementedError(FgradError, NotImplementedError):
@@ -162,7 +162,7 @@ class DifferentiationError(FgradError, TypeError):
 
 class ShapeError(FgradError, ValueError, RuntimeError):
     """Operand shapes do not fit. A ValueError (NumPy's type) and a RuntimeError (PyTorch's
-    type, which the Tensor facade promises)."""
+    type, which fgrad.torch promises)."""
 
 
 def concretization_message(what: str, aval, trace_name: str, origin: str | None = None) -> str:
@@ -217,7 +217,7 @@ class NonConcreteBooleanIndexError(ConcretizationError):
 
 
 class DataAssertionError(FgradValueError, AssertionError):
-    """A bad argument that PyTorch reports with AssertionError (TensorDataset's size mismatch,
+    """A bad argument that PyTorch reports with AssertionError (a tensor dataset's size mismatch,
     an empty ConcatDataset). Being a ValueError too, it is caught as either."""
 
 

@@ -1,5 +1,5 @@
 """Cumulative operations beyond cumsum: cumprod and diff, and the associative scan that
-cumprod (and the Tensor facade's cummax, cummin and logcumsumexp) are built on.
+cumprod (and fgrad.torch's cummax, cummin and logcumsumexp) are built on.
 
 A scan of n elements is ceil(log2 n) rounds of one combine of shifted slices
 (Hillis-Steele), written with the slice, concatenate and elementwise primitives: every

@@ -1,6 +1,6 @@
 """Elementwise functions of fgrad.numpy, NumPy names and semantics. Those whose result
 depends on the dialect (promotion, integer -> float, error wording) take `policy=` (see
-_policy.py); the Tensor facade calls them with PyTorch's."""
+_policy.py); fgrad.torch calls them with PyTorch's."""
 from __future__ import annotations
 
 from typing import Any

@@ -11,9 +11,9 @@ and helpers take as `policy=` (NumPy's by default):
   products of small integers are computed in) and `reduction_float_dtype` (mean, var, std);
 * error wording: each `*_error` method returns the exception to raise, either fgrad's own
   (ShapeError, TypeError, ... naming the function and the fix) or PyTorch's exception
-  type and sentence, which the Tensor facade promises.
+  type and sentence, which fgrad.torch promises.
 
-`NUMPY` is fgrad.numpy's dialect. `TORCH` is the Tensor facade's: the facade maps PyTorch's
+`NUMPY` is fgrad.numpy's dialect. `TORCH` is fgrad.torch's, which maps PyTorch's
 names and arguments (dim, keepdim, input/other) onto fgrad.numpy and passes `policy=TORCH`.
 """
 from __future__ import annotations
@@ -230,7 +230,7 @@ _CPP = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8":
 
 
 class TorchPolicy(Policy):
-    """PyTorch's dialect (the Tensor facade's): promotion by categories, the default float
+    """PyTorch's dialect (fgrad.torch's): promotion by categories, the default float
     dtype (float32 unless set_default_dtype changed it), and PyTorch's exception types and
     messages."""
 

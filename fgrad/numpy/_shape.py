@@ -1,4 +1,4 @@
-"""Shape manipulation in fgrad.numpy. The functions the Tensor facade maps onto take
+"""Shape manipulation in fgrad.numpy. The functions fgrad.torch maps onto take
 `policy=` for PyTorch's promotion and error wording (see _policy.py)."""
 from __future__ import annotations
 

@@ -144,7 +144,8 @@ def _results(tree, boxed: tuple):
     if not any(boxed):
         return tree
     leaves, treedef = tree_flatten(tree)
-    return tree_unflatten(treedef, [_make(x) if _is_array(x) else x for x in leaves])
+    return tree_unflatten(treedef, [_make(x) if _is_array(x) else _make(np.asarray(x)) if isinstance(x, np.generic)
+                                    else x for x in leaves])
 
 
 class _OnValues:

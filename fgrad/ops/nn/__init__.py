@@ -22,7 +22,7 @@ between the forward pass and the gradients (_Memo); relu and 2x2 max pooling use
 
 Layouts follow PyTorch: images NCHW, convolution weights OIHW.
 
-Conventions at non-differentiable points, PyTorch's (whose gradients the facade reproduces;
+Conventions at non-differentiable points, PyTorch's (whose gradients fgrad.torch reproduces;
 the README's table lists them with the others):
   * relu'(0) = 0; a NaN cotangent at an inactive unit is zeroed (JAX and PyTorch agree).
   * max pooling routes each window's cotangent to the *first* maximal element of the window

@@ -44,7 +44,7 @@ class _Memo(threading.local):
     activations and cotangents: 'put' stores (a forward pass), 'take' consumes a stored
     value or computes without storing, 'share' consumes or computes and stores for the
     next reader. Reading a stale one would need an in-place change of a value saved for
-    backward, which the facade refuses."""
+    backward, which fgrad.torch refuses (its version counters)."""
 
     def __init__(self, max_items: int = 32, max_bytes: int = 256 << 20) -> None:
         self.max_items, self.max_bytes = max_items, max_bytes

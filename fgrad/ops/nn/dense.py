@@ -3,7 +3,7 @@ and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy
 
 Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
 (fgrad.ops.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
-zeroed: JAX and PyTorch agree on both, and the facade reproduces PyTorch's gradients.
+zeroed: JAX and PyTorch agree on both, and fgrad.torch reproduces PyTorch's gradients.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ a Numba kernel (fgrad.ops.numba_kernels). Images are NCHW.
 
 Max pooling routes each window's cotangent to the *first* maximal element of the window
 (row-major order inside the window, padding never chosen; NaN counts as maximal); ties are
-not split, so gradients match PyTorch's, which the facade reproduces (the README's table of
+not split, so gradients match PyTorch's, which fgrad.torch reproduces (the README's table of
 derivatives at non-differentiable points lists this convention).
 """
 from __future__ import annotations
