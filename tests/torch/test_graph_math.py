@@ -109,6 +109,7 @@ ELEMENTWISE = {
     "square": _case(lambda lib, x: lib.square(x), X),
     "round": _case(lambda lib, x: lib.round(x), X),
     "round decimals": _case(lambda lib, x: lib.round(x, decimals=1), X),
+    "round decimals=0": _case(lambda lib, x: x.round(decimals=0), X),
     "trunc": _case(lambda lib, x: lib.trunc(x), X),
     "frac": _case(lambda lib, x: lib.frac(x), X),
     "sign": _case(lambda lib, x: lib.sign(x), X),

@@ -369,12 +369,15 @@ def _round_values(decimals):
     return values
 
 
-def round(input, *, decimals: int = 0):
-    """Round half to even (to `decimals` places): RoundBackward0/1 with a zero gradient; integer
-    tensors come back as they are."""
+def round(input, *, decimals: int | None = None):
+    """Round half to even (to `decimals` places), with a zero gradient: RoundBackward0 without
+    `decimals`, RoundBackward1 when it is given (PyTorch's decimals overload, even for 0);
+    integer tensors come back as they are."""
     if input._value.dtype.kind not in "fc":
         return input
-    return call("RoundBackward1" if decimals else "RoundBackward0", _round_values(decimals), (input,))
+    if decimals is None:
+        return call("RoundBackward0", _round_values(0), (input,))
+    return call("RoundBackward1", _round_values(decimals), (input,))
 
 
 def _trunc_values(x):
