@@ -18,7 +18,7 @@ import numpy as np
 from ..core.avals import weak_aval
 from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ..core.trace import Trace, Tracer, aliases, aval_of, new_trace, snapshot
+from ..core.trace import Trace, Tracer, _state, aliases, aval_of, snapshot
 from ..tree_util import tree_flatten
 from .backward import FREED_MESSAGE, Leaf, Node, Unsaved, backward_pass, toposort
 
@@ -133,10 +133,13 @@ class RecordTrace(Trace):
     MAX_NODES = 20_000
     MAX_BYTES = 64 << 20
 
-    def __init__(self, parent, taped: bool = False) -> None:
+    def __init__(self, parent, taped: bool = False, snapshots: bool = True) -> None:
         super().__init__(parent)
         self.tape: list | None = [] if taped else None
         self._bytes = 0
+        # whether nodes keep snapshots of the NumPy constants they read (see _snapshot_consts);
+        # record_call's caller may watch those buffers itself (the facade's version counters)
+        self.snapshots = snapshots
 
     def concrete(self, tracer):
         return tracer.primal
@@ -166,26 +169,27 @@ class RecordTrace(Trace):
                 out, node = record_primitive(self.parent, prim, (a.primal, b), params, (a.node, None))
                 if node is None:
                     return out
-                if b.base is not None or b.flags.writeable:
+                if self.snapshots and (b.base is not None or b.flags.writeable):
                     node.primals = (node.primals[0], snapshot(b))
                 return self._tracer(out, node)
             if own_b and ta is _ndarray and prim.vjp_fwd is None:
                 out, node = record_primitive(self.parent, prim, (a, b.primal), params, (None, b.node))
                 if node is None:
                     return out
-                if a.base is not None or a.flags.writeable:
+                if self.snapshots and (a.base is not None or a.flags.writeable):
                     node.primals = (snapshot(a), node.primals[1])
                 return self._tracer(out, node)
         primals, parents, recorded = self.partition(args)
         if not recorded:
             return self.parent.process_primitive(prim, primals, params)
         parents = tuple(parents)
-        if prim.vjp_fwd is not None:  # its residuals may hold the constants themselves
+        if prim.vjp_fwd is not None and self.snapshots:  # its residuals may hold the constants themselves
             primals = _snapshot_consts(primals, parents)
         out, node = record_primitive(self.parent, prim, primals, params, parents)
         if node is None:
             return out
-        node.primals = _snapshot_consts(node.primals, parents)
+        if self.snapshots:
+            node.primals = _snapshot_consts(node.primals, parents)
         return self._tracer(out, node)
 
     def _tracer(self, out, node) -> RecordTracer:
@@ -245,10 +249,10 @@ class Subgraph:
         res = backward_pass(roots, add=add, retain=True) if roots else {}
         return tuple(res.get(id(leaf)) for leaf in self.leaves)
 
-    def reads(self, i: int) -> bool:
-        """Whether the recorded graph kept input `i`'s value, or a view into it, for its rules:
-        an in-place change of that input since then changes what the pullback computes."""
-        x = self.inputs[i]
+    def keeps(self, x) -> bool:
+        """Whether the recorded graph kept the array `x`, or a view into it, for its rules (an
+        input, or a constant `fn` read): an in-place change of `x` since then changes what the
+        pullback computes."""
         if not hasattr(x, "base"):
             return False
         for node in toposort([n for n in self.outs if n is not None]):
@@ -268,35 +272,48 @@ class Subgraph:
 
 class SubgraphOut:
     """The residuals of a node that stands for output `k` of a `record_call` (its owner
-    keeps one per differentiable output): `graph_to_jaxpr` shows the subgraph's equations."""
+    keeps one per differentiable output): `graph_to_jaxpr` shows the subgraph's equations.
+    `where[n]` is the position among the node's inputs of the subgraph's leaf n (the node
+    may have inputs that are not differentiated, with a None parent)."""
 
-    __slots__ = ("sub", "k")
+    __slots__ = ("sub", "k", "where")
 
-    def __init__(self, sub: Subgraph, k: int) -> None:
-        self.sub, self.k = sub, k
+    def __init__(self, sub: Subgraph, k: int, where: tuple) -> None:
+        self.sub, self.k, self.where = sub, k, where
 
 
-def record_call(fn: Callable, primals: Sequence) -> tuple:
+def record_call(fn: Callable, primals: Sequence, snapshots: bool = True) -> tuple:
     """Run `fn(*primals)` on a fresh recording trace, every primal differentiated, as one
     application: `(out_tree, out_values, subgraph)`, the subgraph None when no output depends
-    on an input. Callers that present a whole function as one graph node (the Tensor facade's
+    on an input, the tree None when the output is one array. Callers that present a whole function as one graph node (the Tensor facade's
     torch ops) keep the subgraph in that node and pull back through it; the values may be
-    arrays or tracers of an enclosing transform."""
-    with new_trace(RecordTrace) as trace:
+    arrays or tracers of an enclosing transform. `snapshots=False`: the nodes keep the very
+    constant buffers `fn` read, for a caller that detects writes into them itself."""
+    # (new_trace inlined, and one output handled without a pytree walk: this runs for every
+    # torch op of a training step that records)
+    trace = RecordTrace(_state.trace, False, snapshots)
+    prev = _state.trace
+    _state.trace = trace
+    try:
         leaves = [Leaf() for _ in primals]
         out = fn(*[RecordTracer(trace, v, leaf) for v, leaf in zip(primals, leaves)])
+    finally:
+        _state.trace = prev
+        trace.active = False
+    if type(out) is RecordTracer and out._trace is trace:
+        return None, [out.primal], Subgraph(leaves, [out.node], primals, fn)
     flat, tree = tree_flatten(out)
     vals, outs = [], []
+    recorded = False
     for o in flat:
         if isinstance(o, RecordTracer) and o._trace is trace:
             vals.append(o.primal)
             outs.append(o.node)
+            recorded = True
         else:
             vals.append(o)
             outs.append(None)
-    if all(n is None for n in outs):
-        return tree, vals, None
-    return tree, vals, Subgraph(leaves, outs, tuple(primals), fn)
+    return tree, vals, Subgraph(leaves, outs, primals, fn) if recorded else None
 
 
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------
@@ -368,7 +385,7 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
             sub = res.sub
             inner = inlined.get(id(sub))
             if inner is None:
-                inner = inlined[id(sub)] = {id(leaf): a for leaf, a in zip(sub.leaves, atoms)}
+                inner = inlined[id(sub)] = {id(leaf): atoms[i] for leaf, i in zip(sub.leaves, res.where)}
             target = sub.outs[res.k]
             for n in toposort([target], inner):
                 if id(n) in inner or n.prim is None:

@@ -44,8 +44,8 @@ def _saved_of(node) -> list[tuple[str, object]]:
     prim = node.prim
     res = node.residuals
     if type(res) is SubgraphOut:  # a function recorded as one node: the inputs its graph reads
-        return [(f"input {i}", v) for i, v in enumerate(primals)
-                if res.sub.reads(i) and not isinstance(v, Unsaved)]
+        return [(f"input {i}", v) for i, (v, raw) in enumerate(zip(primals, node.primals))
+                if res.sub.keeps(raw) and not isinstance(v, Unsaved)]
     unread = set(prim.unread_inputs(len(primals)))
     saved = [(f"input {i}", v) for i, v in enumerate(primals) if i not in unread]
     if prim.saves_output:

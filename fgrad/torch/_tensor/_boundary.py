@@ -32,6 +32,7 @@ from .tensor import (
     _view_of,
     grad_node,
     mark_view,
+    _NODE_CLASSES,
     node_class,
     refresh_view,
 )
@@ -52,34 +53,45 @@ class _TorchOp:
 
     @staticmethod
     def vjp(needs, ct, out, *primals, residuals):
-        sub, k = residuals.sub, residuals.k
+        sub, k, where = residuals.sub, residuals.k, residuals.where
         n_out = len(sub.outs)
         if isinstance(ct, Tensor):  # create_graph: the pullback is itself a torch op
-            return _pullback_op(sub, k, n_out, primals, ct)
-        for i, p in enumerate(primals):
-            if type(p) is ModifiedValue and sub.reads(i):
+            return _pullback_op(sub, k, n_out, where, primals, ct)
+        for p in primals:
+            if type(p) is ModifiedValue and sub.keeps(p.original):
                 p._fail()
         cts = [None] * n_out
         cts[k] = ct
-        return sub.pullback(cts, _lax_add)
+        res = sub.pullback(cts, _lax_add)
+        if len(where) == len(primals):
+            return res
+        full = [None] * len(primals)
+        for i, c in zip(where, res):
+            full[i] = c
+        return full
 
 
 TORCH_OP = _TorchOp()
+_WHERE_ONE = (0,)
 
 
-def _pullback_op(sub, k, n_out, primals, ct):
+def _pullback_op(sub, k, n_out, where, primals, ct):
     fn = sub.fn
 
     def pullback(*xs):
         *xs, c = xs
-        _, _, inner = record_call(fn, xs)
+        _, _, inner = record_call(fn, xs, False)
         cts = [None] * n_out
         cts[k] = c
         res = inner.pullback(cts, _lax_add) if inner is not None else (None,) * len(xs)
         # a Tensor output needs a value: an input the output does not reach gets zeros
         return tuple(r if r is not None else _zeros(x) for r, x in zip(res, xs))
 
-    return call("TorchOpBackward", pullback, (*primals, ct))
+    grads = call("TorchOpBackward", pullback, (*[primals[i] for i in where], ct))
+    full = [None] * len(primals)
+    for i, g in zip(where, grads):
+        full[i] = g
+    return full
 
 
 def _zeros(x):
@@ -121,47 +133,77 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     vals, tensors = _unbox(args)
     if not tensors:
         return _wrap_plain(fn(*vals), vals, tensors)
-    if any(type(t._value) is not _nd for _, _, t in tensors):
+    grad, plain = False, True
+    for _, _, t in tensors:
+        if t._requires_grad:
+            grad = True
+        if type(t._value) is not _nd:
+            plain = False
+    if not plain:
         _devices(vals, tensors)
-    if not _state.grad_enabled or not any(t._requires_grad for _, _, t in tensors):
+    if not grad or not _state.grad_enabled:
         return _wrap_plain(fn(*vals), vals, tensors)
-    diff = [(i, j, t) for i, j, t in tensors if t._requires_grad]
-
-    def of_diff(*xs):
-        full = list(vals)
-        for (i, j, _), x in zip(diff, xs):
-            if j is None:
+    if len(tensors) == 1 and tensors[0][1] is None:  # one Tensor operand (most ops): no list to fill
+        i, _, t = tensors[0]
+        primals = (t._value,)
+        where = _WHERE_ONE
+        parents = (grad_node(t),)
+        if len(vals) == 1:
+            of_diff = fn
+        else:
+            def of_diff(x):
+                full = list(vals)
                 full[i] = x
-            else:
-                seq = list(full[i])
-                seq[j] = x
-                full[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
-        return fn(*full)
+                return fn(*full)
+    else:
+        # every floating Tensor operand is an input of the node (PyTorch lists a None parent
+        # for one that needs no gradient, and no edge for an integer or boolean one: a mask,
+        # an index); the differentiated ones are the subgraph's leaves
+        tensors = [e for e in tensors if e[2]._requires_grad or e[2]._value.dtype.kind in "fc"]
+        where = tuple([n for n, (_, _, t) in enumerate(tensors) if t._requires_grad])
+        diff = [tensors[n] for n in where]
+        primals = tuple([t._value for _, _, t in diff])
+        parents = tuple([grad_node(t) if t._requires_grad else None for _, _, t in tensors])
 
-    primals = tuple(t._value for _, _, t in diff)
-    tree, outs, sub = record_call(of_diff, primals)
+        def of_diff(*xs):
+            full = list(vals)
+            for (i, j, _), x in zip(diff, xs):
+                if j is None:
+                    full[i] = x
+                else:
+                    seq = list(full[i])
+                    seq[j] = x
+                    full[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
+            return fn(*full)
+
+    # (no snapshots of the constant operands: the version counters below watch them)
+    tree, outs, sub = record_call(of_diff, primals, False)
     if sub is None:
-        return _wrap_plain(tree_unflatten(tree, outs), vals, tensors)
-    cls = node_class(name)
-    parents = tuple(grad_node(t) for _, _, t in diff)
-    saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(diff)]
+        return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
+    cls = _NODE_CLASSES.get(name) or node_class(name)
+    inputs = primals if where is _WHERE_ONE else tuple([t._value for _, _, t in tensors])
+    saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
     results = []
-    for k, (v, inner) in enumerate(zip(outs, sub.outs)):
+    k = 0
+    for v, inner in zip(outs, sub.outs):
         if inner is None or v.dtype.kind not in "fc":
             results.append(_make(v))
-            continue
-        node = _new(cls)
-        node.prim = TORCH_OP
-        node.params = _EMPTY
-        node.parents = parents
-        node.primals = primals
-        node.out = Unsaved.of(v)
-        node.hooks = None
-        node.residuals = SubgraphOut(sub, k)
-        node.saved = saved
-        results.append(_make(v, node, True))
-    _mark_views(results, outs, vals, tensors)
-    return tree_unflatten(tree, results)
+        else:
+            node = _new(cls)
+            node.prim = TORCH_OP
+            node.params = _EMPTY
+            node.parents = parents
+            node.primals = inputs
+            node.out = Unsaved.of(v)
+            node.hooks = None
+            node.residuals = SubgraphOut(sub, k, where)
+            node.saved = saved
+            results.append(_make(v, node, True))
+        k += 1
+    for t, v in zip(results, outs):
+        if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
+            _mark_one(t, v, tensors)
+    return results[0] if tree is None else tree_unflatten(tree, results)
 
 
 def _devices(vals, tensors):
@@ -199,12 +241,6 @@ def _mark_one(t, out, tensors):
     src = _view_of(out, [t2._value for _, _, t2 in tensors], [t2 for _, _, t2 in tensors])
     if src is not None:
         mark_view(t, src)
-
-
-def _mark_views(results, outs, vals, tensors):
-    for t, v in zip(results, outs):
-        if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
-            _mark_one(t, v, tensors)
 
 
 def op(name, fn=None):

@@ -398,10 +398,11 @@ class ModifiedValue:
     read (rules need them), its contents cannot -- reading them raises the version error.
     So only a VJP that really needs the overwritten value fails, as in PyTorch."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "message")
+    __slots__ = ("shape", "dtype", "ndim", "size", "message", "original")
     __array_priority__ = 10000
 
     def __init__(self, value, message: str) -> None:
+        self.original = value  # (the buffer itself, now overwritten: for aliasing checks only)
         self.shape, self.dtype = tuple(value.shape), value.dtype
         self.ndim, self.size, self.message = len(self.shape), int(np.prod(self.shape)), message
 
@@ -527,8 +528,9 @@ def _keep_old_contents(node, tv) -> None:
             # a torch op's node pulls back through its recorded subgraph, whose own saved
             # values are the inputs it ran on: where it reads `tv`, record it again on the copy
             res = node.residuals
-            if any(res.sub.reads(i) for i in copied):
-                node.residuals = type(res)(record_call(res.sub.fn, node.primals)[2], res.k)
+            if res.sub.keeps(tv):
+                sub = record_call(res.sub.fn, [node.primals[i] for i in res.where], False)[2]
+                node.residuals = type(res)(sub, res.k, res.where)
 
 
 def _commit_view(t, new):
