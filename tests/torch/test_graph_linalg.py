@@ -255,6 +255,51 @@ def test_cell_graph_two_levels(cls):
     assert_same_graph(lambda lib, x, h: _module(lib, cls, 3, 4)(x, state(h)), STEP, depth=2)
 
 
+PQ = lambda lib: (leaf(lib, (3,)), leaf(lib, (3,), seed=1))  # noqa: E731
+
+
+def _inside(lib, a, b):
+    """Values inside the Uniform(a, a + b) support, constant."""
+    return (a + 0.5 * b).detach()
+
+
+DISTRIBUTIONS = {
+    "Normal.log_prob": _case(lambda lib, a, b: lib.distributions.Normal(a, b).log_prob(lib.tensor([0.3, 0.9, 1.2])),
+                             PQ),
+    "Normal.entropy": _case(lambda lib, a, b: lib.distributions.Normal(a, b).entropy(), PQ),
+    "Normal.cdf": _case(lambda lib, a, b: lib.distributions.Normal(a, b).cdf(lib.tensor([0.3, 0.9, 1.2])), PQ),
+    "Normal.icdf": _case(lambda lib, a, b: lib.distributions.Normal(a, b).icdf(lib.tensor([0.2, 0.5, 0.7])), PQ),
+    "Normal.rsample": _case(lambda lib, a, b: lib.distributions.Normal(a, b).rsample((2,)), PQ),
+    "Normal.variance": _case(lambda lib, a, b: lib.distributions.Normal(a, b).variance, PQ),
+    "Uniform.log_prob": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).log_prob(_inside(lib, a, b)), PQ),
+    "Uniform.cdf": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).cdf(_inside(lib, a, b)), PQ),
+    "Uniform.entropy": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).entropy(), PQ),
+    "Uniform.rsample": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).rsample((2,)), PQ),
+    "Uniform.mean": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).mean, PQ),
+    "Uniform.variance": _case(lambda lib, a, b: lib.distributions.Uniform(a, a + b).variance, PQ),
+    "Bernoulli.log_prob": _case(
+        lambda lib, a, b: lib.distributions.Bernoulli(logits=a).log_prob(lib.tensor([1.0, 0.0, 1.0])), PQ),
+    "Bernoulli.entropy": _case(lambda lib, a, b: lib.distributions.Bernoulli(logits=a).entropy(), PQ),
+    "Bernoulli.probs": _case(lambda lib, a, b: lib.distributions.Bernoulli(logits=a).probs, PQ),
+    "Bernoulli.logits": _case(lambda lib, a, b: lib.distributions.Bernoulli(probs=a * 0.5).logits, PQ),
+    "Categorical.log_prob": _case(lambda lib, a, b: lib.distributions.Categorical(logits=a).log_prob(lib.tensor(1)),
+                                  PQ),
+    "Categorical.entropy": _case(lambda lib, a, b: lib.distributions.Categorical(logits=a).entropy(), PQ),
+    "Categorical.probs": _case(lambda lib, a, b: lib.distributions.Categorical(logits=a).probs, PQ),
+    "Categorical(probs).logits": _case(lambda lib, a, b: lib.distributions.Categorical(probs=a).logits, PQ),
+    "Categorical(probs).probs": _case(lambda lib, a, b: lib.distributions.Categorical(probs=a).probs, PQ),
+    "Categorical(probs).entropy": _case(lambda lib, a, b: lib.distributions.Categorical(probs=a).entropy(), PQ),
+    "Categorical(probs).log_prob": _case(
+        lambda lib, a, b: lib.distributions.Categorical(probs=a).log_prob(lib.tensor(2)), PQ),
+}
+
+
+@pytest.mark.parametrize("fn, make_args", list(DISTRIBUTIONS.values()), ids=list(DISTRIBUTIONS))
+def test_distributions_graph(fn, make_args):
+    """Two levels: the distributions are compositions of torch ops, PyTorch's expressions."""
+    assert_same_graph(fn, make_args, depth=2)
+
+
 def _dense(o):
     return o.to_dense() if getattr(o, "is_sparse", False) else o
 
@@ -277,13 +322,16 @@ def _gradients(lib, fn, make_args) -> list:
 
 
 ALL = {**{f"linalg {k}": v for k, v in LINALG.items()}, **{f"special {k}": v for k, v in SPECIAL.items()},
-       **{f"sparse {k}": v for k, v in SPARSE.items()}, **{f"rnn {k}": v for k, v in RNN.items()}}
+       **{f"sparse {k}": v for k, v in SPARSE.items()}, **{f"rnn {k}": v for k, v in RNN.items()},
+       **{f"distributions {k}": v for k, v in DISTRIBUTIONS.items()}}
 
 
 # results whose weighted sum depends on the sign (gauge) each library's LAPACK picks for its
 # singular vectors and eigenvectors: their gradients are compared in tests/test_linalg_facade.py
 # through gauge-invariant functions, here only the strict boundary is checked
 GAUGE = {"linalg svd", "linalg eigh", "linalg eigh U"}
+# (and samples: each library draws its own noise)
+GAUGE |= {"distributions Normal.rsample", "distributions Uniform.rsample"}
 
 
 @pytest.mark.filterwarnings("ignore:Sparse invariant checks")

@@ -9,7 +9,7 @@ from .. import linalg
 from .._tensor import _ops as ops
 from .._tensor import creation
 from .._tensor.tensor import Tensor
-from ..special import ndtri
+from ..special import erfinv
 from .distribution import LOG_2PI, Distribution, as_param, broadcast_all
 
 
@@ -48,16 +48,19 @@ class Normal(Distribution):
         return ops.add(self.loc, ops.mul(eps, self.scale))
 
     def log_prob(self, value) -> Tensor:
+        # PyTorch's expression, op for op
         value = as_param(value, self.loc)
-        z = ops.div(ops.sub(value, self.loc), self.scale)
-        return ops.sub(ops.mul(ops.mul(z, z), -0.5), ops.add(ops.log(self.scale), 0.5 * LOG_2PI))
+        var = self.scale ** 2
+        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value) -> Tensor:
         z = ops.div(ops.sub(as_param(value, self.loc), self.loc), self.scale)
         return ops.mul(ops.add(ops.erf(ops.mul(z, 1 / math.sqrt(2))), 1.0), 0.5)
 
     def icdf(self, value) -> Tensor:
-        return ops.add(self.loc, ops.mul(self.scale, ndtri(as_param(value, self.loc))))
+        # PyTorch's expression: loc + scale * erfinv(2 value - 1) * sqrt(2)
+        value = as_param(value, self.loc)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return ops.add(ops.log(self.scale), 0.5 + 0.5 * LOG_2PI)
@@ -77,7 +80,7 @@ class Uniform(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return ops.mul(ops.add(self.high, self.low), 0.5)
+        return ops.div(ops.add(self.high, self.low), 2)
 
     @property
     def variance(self) -> Tensor:
@@ -88,9 +91,11 @@ class Uniform(Distribution):
         return ops.add(self.low, ops.mul(u, ops.sub(self.high, self.low)))
 
     def log_prob(self, value) -> Tensor:
+        # PyTorch's expression: log(1) or log(0) of the support's indicator, minus log(high - low)
         value = as_param(value, self.low)
-        inside = ops.logical_and(ops.le(self.low, value), ops.lt(value, self.high))
-        return ops.where(inside, ops.neg(ops.log(ops.sub(self.high, self.low))), -math.inf)
+        lb = ops.le(self.low, value).to(self.low.dtype)
+        ub = ops.gt(self.high, value).to(self.low.dtype)
+        return ops.sub(ops.log(ops.mul(lb, ub)), ops.log(ops.sub(self.high, self.low)))
 
     def cdf(self, value) -> Tensor:
         r = ops.div(ops.sub(as_param(value, self.low), self.low), ops.sub(self.high, self.low))

@@ -2,23 +2,20 @@
 derived, log_prob and entropy are computed from logits for stability)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...core.errors import FgradValueError
-from ...ops.nn import softplus
 from .._tensor import _ops as ops
-from .._tensor._boundary import call
 from .._tensor import creation
 from .._tensor.tensor import Tensor
+from ..nn import functional as F
 from .distribution import Distribution, as_param
 
 
-def _softplus(x) -> Tensor:
-    """log(1 + exp(x)) by the softplus primitive with no linear cut-off (threshold = inf), so it
-    is exact at any magnitude, as PyTorch's binary_cross_entropy_with_logits (one op)."""
-    return call("SoftplusBackward0", lambda v: softplus(v, 1.0, math.inf), (x,))
+def _clamp_probs(p: Tensor) -> Tensor:
+    """p clamped into [eps, 1 - eps] (PyTorch's clamp_probs, before taking logs)."""
+    eps = float(np.finfo(np.dtype(str(p.dtype).split(".")[-1])).eps)
+    return ops.clamp(p, eps, 1 - eps)
 
 
 def _probs_or_logits(probs, logits):
@@ -48,8 +45,7 @@ class Bernoulli(Distribution):
     def logits(self) -> Tensor:
         if self._lg is not None:
             return self._lg
-        eps = float(np.finfo(np.dtype(str(self._p.dtype).split(".")[-1])).eps)
-        p = ops.clamp(self._p, eps, 1 - eps)
+        p = _clamp_probs(self._p)
         return ops.sub(ops.log(p), ops.log1p(ops.neg(p)))
 
     @property
@@ -70,12 +66,15 @@ class Bernoulli(Distribution):
         value = as_param(value, self.logits)
         self._check_value(value, "boolean")
         lg = self.logits
-        return ops.sub(ops.mul(value, lg), _softplus(lg))  # -BCE with logits
+        if tuple(lg.shape) != tuple(value.shape):  # (PyTorch's broadcast_all)
+            shape = ops.broadcast_shapes(tuple(lg.shape), tuple(value.shape))
+            lg, value = ops.expand(lg, shape), ops.expand(value, shape)
+        return ops.neg(F.binary_cross_entropy_with_logits(lg, value, reduction="none"))
 
     def entropy(self) -> Tensor:
-        # -(p log p + (1-p) log(1-p)) = softplus(logits) - p * logits: finite at p = 0 and 1
-        lg = self.logits
-        return ops.sub(_softplus(lg), ops.mul(self.probs, lg))
+        # -(p log p + (1-p) log(1-p)), the BCE of the logits with the probabilities: finite at
+        # p = 0 and 1
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
 
 class Categorical(Distribution):
@@ -85,28 +84,31 @@ class Categorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None) -> None:
         p, lg = _probs_or_logits(probs, logits)
+        # PyTorch keeps the normalised parameter it was given and derives the other from it
+        self._p = self._lg = None
         if p is not None:
             if p.dim() < 1:
                 raise FgradValueError("`probs` parameter must be at least one-dimensional.")
-            self._lg = ops.log(ops.div(p, ops.sum(p, -1, keepdim=True)))
+            self._p = ops.div(p, ops.sum(p, -1, keepdim=True))
         else:
             if lg.dim() < 1:
                 raise FgradValueError("`logits` parameter must be at least one-dimensional.")
             self._lg = ops.sub(lg, ops.logsumexp(lg, -1, keepdim=True))
-        self._num_events = self._lg.shape[-1]
-        super().__init__(tuple(self._lg.shape[:-1]), (), validate_args)
+        shape = (self._p if self._p is not None else self._lg).shape
+        self._num_events = shape[-1]
+        super().__init__(tuple(shape[:-1]), (), validate_args)
 
     @property
     def logits(self) -> Tensor:
-        return self._lg
+        return self._lg if self._lg is not None else ops.log(_clamp_probs(self._p))
 
     @property
     def probs(self) -> Tensor:
-        return ops.exp(self._lg)
+        return self._p if self._p is not None else ops.softmax(self._lg, -1)
 
     @property
     def param_shape(self):
-        return self._lg.shape
+        return (self._p if self._p is not None else self._lg).shape
 
     def sample(self, sample_shape=()) -> Tensor:
         p = self.probs.detach().numpy().astype(np.float64)
@@ -120,12 +122,17 @@ class Categorical(Distribution):
         value = value if isinstance(value, Tensor) else creation.tensor(value)
         self._check_value(value, "nonnegative_integer")
         v = ops.unsqueeze(value.long(), -1)
-        shape = ops.broadcast_shapes(tuple(v.shape), tuple(self._lg.shape[:-1]) + (1,))
-        lg = ops.expand(self._lg, shape[:-1] + (self._num_events,))
-        return ops.squeeze(ops.gather(lg, -1, ops.expand(v, shape)), -1)
+        logits = self.logits
+        shape = ops.broadcast_shapes(tuple(v.shape), tuple(logits.shape[:-1]) + (1,))
+        full = shape[:-1] + (self._num_events,)
+        # (PyTorch's broadcast_tensors: a tensor that has the shape already is itself)
+        lg = logits if tuple(logits.shape) == tuple(full) else ops.expand(logits, full)
+        v = v if tuple(v.shape) == tuple(shape) else ops.expand(v, shape)
+        return ops.squeeze(ops.gather(lg, -1, v), -1)
 
     def entropy(self) -> Tensor:
-        lg = ops.clamp(self._lg, min=float(np.finfo(np.float32).min))
+        logits = self.logits
+        lg = ops.clamp(logits, min=float(np.finfo(np.dtype(str(logits.dtype).split(".")[-1])).min))
         return ops.neg(ops.sum(ops.mul(lg, self.probs), -1))
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
