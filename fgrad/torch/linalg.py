@@ -477,7 +477,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         return call("CopyBackwards", lambda v: fnp.linalg.matrix_power(v, 0), (A,))
     if n < 0:
         _float_input("matrix_power", A)
-    a = inv(A) if n < 0 else A
+    # (inv's op without inv's own error wrapper: a singular A is matrix_power's LinAlgError)
+    a = call("LinalgInvExBackward0", fnp.linalg.inv, (A,)) if n < 0 else A
     n = abs(n)
     if n == 1:
         return a.clone()
