@@ -5,9 +5,9 @@ PyTorch (tests/torch/graphs.py).
 
 Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why; the
 recurring reasons:
-- NONE_PARENT: PyTorch lists every tensor operand in next_functions, a wrapped Python number
-  or a tensor that needs no gradient as (None, 0); a torch op run through the facade's
-  boundary (`_boundary.call`) lists only the inputs that require grad.
+- NONE_PARENT: PyTorch wraps a Python number operand of some ops (where, add, mul...) in a
+  tensor and lists it in next_functions as (None, 0); a torch op run through the facade's
+  boundary (`_boundary.call`) has only its Tensor arguments as operands.
 - IDX: PyTorch's multi-output ops are one node with several outputs, and next_functions
   names the output a child reads; fgrad's nodes have one output each, so every index is 0.
 """
@@ -20,8 +20,8 @@ from tests.torch.graphs import assert_same_graph, leaf
 
 torch = pytest.importorskip("torch")
 
-NONE_PARENT = ("the boundary lists only the inputs that require grad; PyTorch lists this operand (a Python "
-               "number or a tensor that needs no gradient) as a (None, 0) parent")
+NONE_PARENT = ("PyTorch wraps the Python number in a tensor and lists it as a (None, 0) parent; the boundary's "
+               "operands are the Tensor arguments only")
 IDX = "fgrad's nodes have one output each, so next_functions' output index is 0 where PyTorch's is 1"
 NO_DERIVATIVE = ("PyTorch records floor division (and a number's remainder by a tensor) with a node named "
                  "NotImplemented that refuses backward; fgrad's floor division is not differentiable, so its "
@@ -87,7 +87,6 @@ ELEMENTWISE = {
     "rsub": _case(lambda lib, x: x.__rsub__(3.0), X),
     "maximum": _case(lambda lib, x, y: lib.maximum(x, y), XY),
     "maximum (other needs no grad)": _case(lambda lib, x, y: lib.maximum(x, y), _no_grad_other),
-    "lerp (end needs no grad)": _case(lambda lib, x, y: lib.lerp(x, y, 0.3), _no_grad_other, NONE_PARENT),
     "minimum": _case(lambda lib, x, y: lib.minimum(x, y), XY),
     "atan2": _case(lambda lib, x, y: lib.atan2(x, y), XY),
     "logaddexp": _case(lambda lib, x, y: lib.logaddexp(x, y), XY),
@@ -233,7 +232,31 @@ UNARY = {name: _case(lambda lib, x, name=name: getattr(lib, name)(x), _leaves(S,
     "cosh", "tanh", "asinh", "atanh", "sigmoid", "erf")}
 UNARY["acosh"] = _case(lambda lib, x: lib.acosh(x), _leaves(S, low=1.2, high=1.8))
 
-CASES = {**OPERATORS, **ELEMENTWISE, **UNARY, **REDUCTIONS, **PRODUCTS, **COMPLEX}
+# the table rows of _ops.py (fgrad.numpy functions under PyTorch's signature, one node each)
+TABLE = {
+    "sum": _case(lambda lib, x: lib.sum(x), X),
+    "sum dim": _case(lambda lib, x: lib.sum(x, 1), X),
+    "mean": _case(lambda lib, x: lib.mean(x), X),
+    "mean dim": _case(lambda lib, x: x.mean(0, keepdim=True), X),
+    "prod": _case(lambda lib, x: lib.prod(x), X),
+    "prod dim": _case(lambda lib, x: lib.prod(x, 1), X),
+    "amax": _case(lambda lib, x: lib.amax(x, 1), X),
+    "amin": _case(lambda lib, x: lib.amin(x, (0, 1)), X),
+    "cumsum": _case(lambda lib, x: lib.cumsum(x, 1), X),
+    "cumprod": _case(lambda lib, x: lib.cumprod(x, 0), X),
+    "unsqueeze": _case(lambda lib, x: lib.unsqueeze(x, 1), X),
+    "movedim": _case(lambda lib, x: lib.movedim(x, 0, 1), X),
+    "roll": _case(lambda lib, x: lib.roll(x, 1, 1), X),
+    "tril": _case(lambda lib, x: lib.tril(x), X),
+    "triu": _case(lambda lib, x: lib.triu(x, 1), X),
+    "diag of a vector": _case(lambda lib, x: lib.diag(x[0]), X),
+    "diag of a matrix": _case(lambda lib, x: lib.diag(x), X),
+    "log2": _case(lambda lib, x: lib.log2(x), X),
+    "log10": _case(lambda lib, x: lib.log10(x), X),
+    "kron": _case(lambda lib, x, y: lib.kron(x, y), XY),
+}
+
+CASES = {**OPERATORS, **TABLE, **ELEMENTWISE, **UNARY, **REDUCTIONS, **PRODUCTS, **COMPLEX}
 
 
 @pytest.mark.parametrize("fn, make_args", list(CASES.values()), ids=list(CASES))
@@ -247,6 +270,8 @@ DEEP = {
     "diff n=2": _case(lambda lib, x: lib.diff(x, n=2), _leaves((2, 4))),
     "float_power": _case(lambda lib, x, y: lib.float_power(x, y), XY),
     "imag": _case(lambda lib, x, y: lib.imag(lib.complex(x, y)), XY),
+    "kron": _case(lambda lib, x, y: lib.kron(x, y), XY),
+    "kron of a vector and a matrix": _case(lambda lib, x, y: lib.kron(x[0], y), XY),
 }
 
 

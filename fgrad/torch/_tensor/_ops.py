@@ -20,6 +20,7 @@ here has a derivative rule: every derivative comes from the primitives' own rule
 """
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -44,7 +45,7 @@ from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
-from .tensor import _EMPTY, Tensor, _dim, _tensor_bind
+from .tensor import _EMPTY, AccumulateGrad, Tensor, _dim, _tensor_bind, node_class, refresh_view
 
 _PY_NUMBERS = (bool, int, float, complex)
 
@@ -75,6 +76,18 @@ def _float(x, dtype=None):
     fgrad `dtype` first, when given (softmax(x, dim, dtype), norm(..., dtype))."""
     x = x if dtype is None else cast(x, D.np_dtype(dtype))
     return cast(x, P.float_dtype(dtype_of(x)))
+
+
+def named(out, name: str, *inputs):
+    """Give `out`'s graph node PyTorch's name for the function that made it. The torch ops of
+    this module get their names from the boundary (`_boundary.call`); this stays while facade
+    modules still rename a composition's last node with it (nn/_util.py, nn/functional.py
+    import it)."""
+    node = out._node if isinstance(out, Tensor) else None
+    if node is not None and not isinstance(node, AccumulateGrad) and builtins.all(
+            not isinstance(i, Tensor) or i._node is not node for i in inputs):
+        node.__class__ = node_class(name)
+    return out
 
 
 def _own(out: Tensor) -> Tensor:
@@ -130,14 +143,39 @@ flip | flip | input, dims | Flip
 roll | roll | input, shifts, dims=None | Roll
 tril | tril | input, diagonal=0 | Tril
 triu | triu | input, diagonal=0 | Triu
-diag | diag | input, diagonal=0 | =('DiagEmbed' if input.ndim == 1 else 'Diagonal')
-kron | kron | input, other | Kron
 hypot | hypot | input, other | Hypot
 angle | angle | input |
 """
 globals().update(adapt_table(_TABLE))
 moveaxis = movedim  # noqa: F821
 _flip_view = flip  # noqa: F821
+
+
+def diag(input, diagonal: int = 0):
+    """A 1-D input's values on the `diagonal`-th diagonal of a square matrix (DiagEmbedBackward0),
+    or a 2-D input's `diagonal`-th diagonal as a new tensor (PyTorch's diagonal_copy:
+    DiagonalBackward0_copy)."""
+    if input._value.ndim == 1:
+        return call("DiagEmbedBackward0", lambda v: fnp.diag(v, diagonal), (input,))
+    return _own(call("DiagonalBackward0_copy", lambda v: fnp.diag(v, diagonal), (input,)))
+
+
+def _unsafe_view(t: Tensor, shape: tuple) -> Tensor:
+    """`t` reshaped, recorded as PyTorch's _unsafe_view (UnsafeViewBackward0: no view relation
+    to `t`, so it gets storage of its own here)."""
+    return _own(call("UnsafeViewBackward0", lambda v: fnp.reshape(v, shape), (t,)))
+
+
+def kron(input, other):
+    """The Kronecker product, composed as PyTorch's: each operand viewed with its dims
+    interleaved with 1s, their broadcast product, viewed to the product's shape."""
+    a, b = _tensor(input), _tensor(other)
+    nd = builtins.max(a._value.ndim, b._value.ndim)
+    sa = (1,) * (nd - a._value.ndim) + tuple(a._value.shape)
+    sb = (1,) * (nd - b._value.ndim) + tuple(b._value.shape)
+    a2 = _unsafe_view(a, tuple(x for d in sa for x in (d, 1)))
+    b2 = _unsafe_view(b, tuple(x for d in sb for x in (1, d)))
+    return _unsafe_view(mul(a2, b2), tuple(p * q for p, q in zip(sa, sb)))
 
 
 def flip(input, dims):
@@ -409,8 +447,10 @@ def abs(input):
 negative, fix, absolute = neg, trunc, abs  # noqa: F821
 
 
-def _where_values(c, a, b):
-    return fnp.where(c, a, b, policy=P)
+def _where_values(cond):
+    def values(a, b):
+        return fnp.where(cond, a, b, policy=P)
+    return values
 
 
 def where(condition, input=None, other=None):
@@ -418,7 +458,11 @@ def where(condition, input=None, other=None):
     with only a condition, the indices where it holds (nonzero(as_tuple=True))."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return call("WhereBackward0", _where_values, (_tensor(condition), _operand(input), _operand(other)))
+    # the condition is no operand of the node (PyTorch's lists input and other only)
+    cond = _tensor(condition)
+    if cond._view is not None and cond._view[0]._node is not cond._view[1]:
+        refresh_view(cond)  # (its base was modified in place since it was derived)
+    return call("WhereBackward0", _where_values(cond._value), (_operand(input), _operand(other)))
 
 
 def _clamp_values(x, lo, hi):
