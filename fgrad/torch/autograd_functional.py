@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import func as torch_func
 from ..core.errors import (
     FgradNotImplementedError,
     FgradRuntimeError,
     FgradTypeError,
     FgradValueError,
 )
+from ._tensor import _func as torch_func
 from ._tensor import _ops as ops
 from ._tensor import autograd as tensor_autograd
 from ._tensor import creation

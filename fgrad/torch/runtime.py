@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from ..core.errors import FgradError, FgradTypeError, FgradValueError
 from ._tensor import cuda
+from ._tensor._func import compile_function
 from ._tensor._device import device
 
 _THREADS = {"n": os.cpu_count() or 1, "interop": 1}
@@ -80,7 +81,7 @@ def get_float32_matmul_precision() -> str:
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",
             mode: Any = None, options: Any = None, disable: bool = False) -> Any:
     """torch.compile: a function is wrapped with fgrad.jit (on the Tensors' values: see
-    fgrad.torch.func.compile_function), which traces it once per input
+    fgrad.torch._tensor._func.compile_function), which traces it once per input
     signature and replays the compiled program; when tracing fails (data-dependent Python
     control flow, side effects), the call runs eagerly with a warning that says why, and
     later calls stay eager. A Module is returned unchanged with a warning: its forward reads
@@ -105,7 +106,6 @@ class _Compiled:
 
     def __init__(self, fn: Callable) -> None:
         self._fn = fn
-        from .func import compile_function  # (fgrad.torch imports this module before func)
         self._jitted = compile_function(fn)
         self._eager = False
         functools.update_wrapper(self, fn)
