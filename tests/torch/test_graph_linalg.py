@@ -106,7 +106,8 @@ LINALG = {
     "cross": _case(lambda lib, a, b: lib.linalg.cross(a, b), lambda lib: (_rect(lib, (4, 3)), _rect(lib, (1, 3), 2))),
     "diagonal": _case(lambda lib, a: lib.linalg.diagonal(a, offset=1), lambda lib: (_rect(lib, (2, 3, 4)),)),
     "vecdot complex": _case(lambda lib, a, b: lib.linalg.vecdot(a, b),
-                            lambda lib: (_rect(lib, (3, 4)).to(lib.complex128), _rect(lib, (4,), 2).to(lib.complex128))),
+                            lambda lib: (_rect(lib, (3, 4)).to(lib.complex128),
+                                         _rect(lib, (4,), 2).to(lib.complex128))),
     "vector_norm": _case(lambda lib, a: lib.linalg.vector_norm(a), A),
     "vector_norm 1 dim": _case(lambda lib, a: lib.linalg.vector_norm(a, 1, dim=0), A),
     "vector_norm inf": _case(lambda lib, a: lib.linalg.vector_norm(a, float("inf")), A),
@@ -294,6 +295,37 @@ DISTRIBUTIONS = {
 }
 
 
+def _loc_tril(lib):
+    L = np.tril(np.random.default_rng(0).uniform(0.2, 0.8, (3, 3))) + np.eye(3)
+    return leaf(lib, (3,)), lib.tensor(L.astype(np.float32), requires_grad=True)
+
+
+def _mvn(lib, m, L, given="scale_tril"):
+    kw = {"scale_tril": L} if given == "scale_tril" else {given: L @ L.mT}
+    return lib.distributions.MultivariateNormal(m, **kw)
+
+
+DISTRIBUTIONS.update({
+    "MultivariateNormal.log_prob": _case(lambda lib, m, L: _mvn(lib, m, L).log_prob(lib.tensor([0.1, 0.2, 0.3])),
+                                         _loc_tril),
+    "MultivariateNormal(cov).log_prob": _case(
+        lambda lib, m, L: _mvn(lib, m, L, "covariance_matrix").log_prob(lib.tensor([0.1, 0.2, 0.3])), _loc_tril),
+    "MultivariateNormal(precision).log_prob": _case(
+        lambda lib, m, L: _mvn(lib, m, L, "precision_matrix").log_prob(lib.tensor([0.1, 0.2, 0.3])), _loc_tril),
+    "MultivariateNormal.entropy": _case(lambda lib, m, L: _mvn(lib, m, L).entropy(), _loc_tril),
+    "MultivariateNormal.rsample": _case(lambda lib, m, L: _mvn(lib, m, L).rsample(), _loc_tril),
+    "MultivariateNormal.covariance_matrix": _case(lambda lib, m, L: _mvn(lib, m, L).covariance_matrix, _loc_tril),
+    "MultivariateNormal.precision_matrix": _case(
+        lambda lib, m, L: _mvn(lib, m, L).precision_matrix, _loc_tril,
+        "PyTorch's precision is cholesky_inverse(L) (CholeskyInverseBackward0), which fgrad.torch lacks: "
+        "fgrad's is inv(L L^T)"),
+    "MultivariateNormal.variance": _case(lambda lib, m, L: _mvn(lib, m, L).variance, _loc_tril),
+    "MultivariateNormal.mean": _case(lambda lib, m, L: _mvn(lib, m, L).mean, _loc_tril),
+    "MultivariateNormal(cov).scale_tril": _case(lambda lib, m, L: _mvn(lib, m, L, "covariance_matrix").scale_tril,
+                                                _loc_tril),
+})
+
+
 @pytest.mark.parametrize("fn, make_args", list(DISTRIBUTIONS.values()), ids=list(DISTRIBUTIONS))
 def test_distributions_graph(fn, make_args):
     """Two levels: the distributions are compositions of torch ops, PyTorch's expressions."""
@@ -331,7 +363,8 @@ ALL = {**{f"linalg {k}": v for k, v in LINALG.items()}, **{f"special {k}": v for
 # through gauge-invariant functions, here only the strict boundary is checked
 GAUGE = {"linalg svd", "linalg eigh", "linalg eigh U"}
 # (and samples: each library draws its own noise)
-GAUGE |= {"distributions Normal.rsample", "distributions Uniform.rsample"}
+GAUGE |= {"distributions Normal.rsample", "distributions Uniform.rsample",
+          "distributions MultivariateNormal.rsample"}
 
 
 @pytest.mark.filterwarnings("ignore:Sparse invariant checks")

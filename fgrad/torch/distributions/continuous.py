@@ -117,54 +117,64 @@ class MultivariateNormal(Distribution):
         given = [m is not None for m in (covariance_matrix, precision_matrix, scale_tril)]
         if sum(given) != 1:
             raise FgradValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        self.loc = as_param(loc)
-        if self.loc.dim() < 1:
+        loc = as_param(loc)
+        if loc.dim() < 1:
             raise FgradValueError("loc must be at least one-dimensional.")
+        # as PyTorch: the factor as given or computed (_unbroadcasted_scale_tril), and loc and
+        # scale_tril expanded to the batch shape (views: ExpandBackward0)
         if scale_tril is not None:
-            self.scale_tril = as_param(scale_tril, self.loc)
+            L = as_param(scale_tril, loc)
         elif covariance_matrix is not None:
-            self.scale_tril = linalg.cholesky(as_param(covariance_matrix, self.loc))
+            L = linalg.cholesky(as_param(covariance_matrix, loc))
         else:
-            prec = as_param(precision_matrix, self.loc)
-            self.scale_tril = linalg.cholesky(linalg.inv(prec))
-        k = self.loc.shape[-1]
-        if tuple(self.scale_tril.shape[-2:]) != (k, k):
-            raise FgradValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(self.loc.shape)}, "
-                             f"got shape {tuple(self.scale_tril.shape)}")
-        batch = ops.broadcast_shapes(tuple(self.loc.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
+            prec = as_param(precision_matrix, loc)
+            L = linalg.cholesky(linalg.inv(prec))
+        k = loc.shape[-1]
+        if tuple(L.shape[-2:]) != (k, k):
+            raise FgradValueError(f"The covariance factor must be {k} x {k} to match loc of shape {tuple(loc.shape)}, "
+                             f"got shape {tuple(L.shape)}")
+        batch = ops.broadcast_shapes(tuple(loc.shape[:-1]), tuple(L.shape[:-2]))
+        self._unbroadcasted_scale_tril = L
+        self.loc = ops.expand(loc, tuple(batch) + (k,))
+        self.scale_tril = ops.expand(L, tuple(batch) + (k, k))
         super().__init__(batch, (k,), validate_args)
 
     @property
     def covariance_matrix(self) -> Tensor:
-        return ops.matmul(self.scale_tril, ops.transpose(self.scale_tril, -1, -2))
+        L = self._unbroadcasted_scale_tril
+        cov = ops.matmul(L, ops.transpose(L, -1, -2))
+        return ops.expand(cov, self._batch_shape + self._event_shape + self._event_shape)
 
     @property
     def precision_matrix(self) -> Tensor:
-        return linalg.inv(self.covariance_matrix)
+        L = self._unbroadcasted_scale_tril
+        prec = linalg.inv(ops.matmul(L, ops.transpose(L, -1, -2)))
+        return ops.expand(prec, self._batch_shape + self._event_shape + self._event_shape)
 
     @property
     def mean(self) -> Tensor:
-        return ops.expand(self.loc, self._batch_shape + self._event_shape)
+        return self.loc
 
     @property
     def variance(self) -> Tensor:
-        v = ops.sum(ops.pow(self.scale_tril, 2), -1)
+        v = ops.sum(ops.pow(self._unbroadcasted_scale_tril, 2), -1)
         return ops.expand(v, self._batch_shape + self._event_shape)
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
-        return ops.add(self.loc, ops.squeeze(ops.matmul(self.scale_tril, ops.unsqueeze(eps, -1)), -1))
+        return ops.add(self.loc, ops.squeeze(ops.matmul(self._unbroadcasted_scale_tril, ops.unsqueeze(eps, -1)), -1))
 
     def _half_log_det(self) -> Tensor:
-        return ops.sum(ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)), -1)
+        return ops.sum(ops.log(ops.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)), -1)
 
     def log_prob(self, value) -> Tensor:
         diff = ops.sub(as_param(value, self.loc), self.loc)
-        shape = ops.broadcast_shapes(tuple(diff.shape[:-1]), tuple(self.scale_tril.shape[:-2]))
+        L = self._unbroadcasted_scale_tril
+        shape = ops.broadcast_shapes(tuple(diff.shape[:-1]), tuple(L.shape[:-2]))
         k = self._event_shape[0]
         # the lower triangle only, as a triangular solve reads it (no gradient to the zeros above)
-        L = ops.expand(ops.tril(self.scale_tril), shape + (k, k))
+        L = ops.expand(ops.tril(L), shape + (k, k))
         z = linalg.solve(L, ops.unsqueeze(ops.expand(diff, shape + (k,)), -1))
         maha = ops.sum(ops.pow(ops.squeeze(z, -1), 2), -1)
         return ops.sub(ops.mul(ops.add(maha, k * LOG_2PI), -0.5), self._half_log_det())
