@@ -45,7 +45,7 @@ from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
-from .tensor import _EMPTY, AccumulateGrad, Tensor, _dim, _tensor_bind, node_class, refresh_view
+from .tensor import _EMPTY, AccumulateGrad, Tensor, _dim, _make, _tensor_bind, node_class, refresh_view
 
 _PY_NUMBERS = (bool, int, float, complex)
 
@@ -447,10 +447,20 @@ def abs(input):
 negative, fix, absolute = neg, trunc, abs  # noqa: F821
 
 
-def _where_values(cond):
+def _where_values(cond, numbers=(None, None)):
+    """where on values; `numbers` holds the Python numbers that stand for the operands (they
+    promote weakly, which their wrapping 0-d tensors would not)."""
+    na, nb = numbers
+
     def values(a, b):
-        return fnp.where(cond, a, b, policy=P)
+        return fnp.where(cond, a if na is None else na, b if nb is None else nb, policy=P)
     return values
+
+
+def _wrapped_number(v):
+    """PyTorch's wrapped number: a Python number operand as a 0-d tensor, an input of the node
+    that needs no gradient (next_functions lists it as (None, 0))."""
+    return _make(np.asarray(v))
 
 
 def where(condition, input=None, other=None):
@@ -462,7 +472,12 @@ def where(condition, input=None, other=None):
     cond = _tensor(condition)
     if cond._view is not None and cond._view[0]._node is not cond._view[1]:
         refresh_view(cond)  # (its base was modified in place since it was derived)
-    return call("WhereBackward0", _where_values(cond._value), (_operand(input), _operand(other)))
+    a, b = _operand(input), _operand(other)
+    if type(a) in _PY_NUMBERS or type(b) in _PY_NUMBERS:
+        numbers = tuple(v if type(v) in _PY_NUMBERS else None for v in (a, b))
+        args = tuple(_wrapped_number(v) if type(v) in _PY_NUMBERS else v for v in (a, b))
+        return call("WhereBackward0", _where_values(cond._value, numbers), args)
+    return call("WhereBackward0", _where_values(cond._value), (a, b))
 
 
 def _clamp_values(x, lo, hi):
