@@ -5,9 +5,6 @@ PyTorch (tests/torch/graphs.py).
 
 Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why; the
 recurring reasons:
-- NONE_PARENT: PyTorch wraps a Python number operand of some ops (where, add, mul...) in a
-  tensor and lists it in next_functions as (None, 0); a torch op run through the facade's
-  boundary (`_boundary.call`) has only its Tensor arguments as operands.
 - IDX: PyTorch's multi-output ops are one node with several outputs, and next_functions
   names the output a child reads; fgrad's nodes have one output each, so every index is 0.
 """
@@ -20,8 +17,6 @@ from tests.torch.graphs import assert_same_graph, leaf
 
 torch = pytest.importorskip("torch")
 
-NONE_PARENT = ("PyTorch wraps the Python number in a tensor and lists it as a (None, 0) parent; the boundary's "
-               "operands are the Tensor arguments only")
 IDX = "fgrad's nodes have one output each, so next_functions' output index is 0 where PyTorch's is 1"
 NO_DERIVATIVE = ("PyTorch records floor division (and a number's remainder by a tensor) with a node named "
                  "NotImplemented that refuses backward; fgrad's floor division is not differentiable, so its "
@@ -87,6 +82,8 @@ ELEMENTWISE = {
     "rsub": _case(lambda lib, x: x.__rsub__(3.0), X),
     "maximum": _case(lambda lib, x, y: lib.maximum(x, y), XY),
     "maximum (other needs no grad)": _case(lambda lib, x, y: lib.maximum(x, y), _no_grad_other),
+    "lerp (end needs no grad)": _case(lambda lib, x, y: lib.lerp(x, y, 0.3), _no_grad_other),
+    "x + broadcast y (y needs no grad)": _case(lambda lib, x, y: x + y[0], _no_grad_other),
     "minimum": _case(lambda lib, x, y: lib.minimum(x, y), XY),
     "atan2": _case(lambda lib, x, y: lib.atan2(x, y), XY),
     "logaddexp": _case(lambda lib, x, y: lib.logaddexp(x, y), XY),
@@ -118,13 +115,13 @@ ELEMENTWISE = {
     "abs": _case(lambda lib, x: lib.abs(x), X),
     "neg": _case(lambda lib, x: lib.neg(x), X),
     "where": _case(lambda lib, x, y: lib.where(x > 1, x, y), XY),
-    "where number other": _case(lambda lib, x: lib.where(x > 1, x, 0.0), X, NONE_PARENT),
+    "where number other": _case(lambda lib, x: lib.where(x > 1, x, 0.0), X),
+    "where int number input": _case(lambda lib, x: lib.where(x > 1, 2, x), X),
     "clamp numbers": _case(lambda lib, x: lib.clamp(x, 0.7, 1.2), X),
     "clamp min number": _case(lambda lib, x: lib.clamp(x, min=0.7), X),
     "clamp tensors": _case(lambda lib, x, lo, hi: lib.clamp(x, lo, hi), XYZ),
-    "clamp min tensor": _case(lambda lib, x, lo: lib.clamp(x, min=lo), XY,
-                              "PyTorch lists the absent max bound as a (None, 0) parent; the boundary lists only "
-                              "the inputs that require grad"),
+    "clamp min tensor": _case(lambda lib, x, lo: lib.clamp(x, min=lo), XY),
+    "clamp max tensor": _case(lambda lib, x, hi: lib.clamp(x, max=hi), XY),
     "clamp_min number": _case(lambda lib, x: lib.clamp_min(x, 0.8), X),
     "clamp_min tensor": _case(lambda lib, x, y: lib.clamp_min(x, y), XY),
     "clamp_max number": _case(lambda lib, x: lib.clamp_max(x, 0.8), X),

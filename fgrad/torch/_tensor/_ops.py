@@ -459,8 +459,10 @@ def _where_values(cond, numbers=(None, None)):
 
 def _wrapped_number(v):
     """PyTorch's wrapped number: a Python number operand as a 0-d tensor, an input of the node
-    that needs no gradient (next_functions lists it as (None, 0))."""
-    return _make(np.asarray(v))
+    that needs no gradient (next_functions lists it as (None, 0)). Its value goes unread (the
+    computation keeps the number itself); a float one, so the boundary lists it whatever the
+    number's type, as PyTorch lists every tensor operand."""
+    return _make(np.zeros((), np.float64))
 
 
 def where(condition, input=None, other=None):
@@ -497,8 +499,14 @@ def clamp(input, min=None, max=None):
         raise FgradRuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     lo = None if min is None else _operand(min)
     hi = None if max is None else _operand(max)
-    name = "ClampBackward0" if isinstance(lo, Tensor) or isinstance(hi, Tensor) else "ClampBackward1"
-    return call(name, _clamp_values, (input, lo, hi))
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        # ClampBackward0's inputs are (input, min, max), an absent bound too (a (None, 0) parent)
+        absent = (lo is None, hi is None)
+
+        def values(x, a, b):
+            return _clamp_values(x, None if absent[0] else a, None if absent[1] else b)
+        return call("ClampBackward0", values, (input, *(_wrapped_number(0.0) if v is None else v for v in (lo, hi))))
+    return call("ClampBackward1", _clamp_values, (input, lo, hi))
 
 
 clip = clamp
