@@ -21,8 +21,6 @@ IDX = "fgrad's nodes have one output each, so next_functions' output index is 0 
 NO_DERIVATIVE = ("PyTorch records floor division (and a number's remainder by a tensor) with a node named "
                  "NotImplemented that refuses backward; fgrad's floor division is not differentiable, so its "
                  "result needs no gradient")
-COMPOSITE = ("PyTorch composes quantile from sort, gather, lerp and squeeze; fgrad computes it as one node "
-             "(named as PyTorch's last, SqueezeBackward4) over the input")
 
 
 def _case(fn, args, reason=None):
@@ -179,9 +177,13 @@ REDUCTIONS = {
     "median dim": _case(lambda lib, x: lib.median(x, 1), X),
     "nanmedian": _case(lambda lib, x: lib.nanmedian(x), X),
     "nanmedian dim": _case(lambda lib, x: lib.nanmedian(x, 0), X),
-    "quantile": _case(lambda lib, x: lib.quantile(x, 0.3), X, COMPOSITE),
-    "quantile dim": _case(lambda lib, x: lib.quantile(x, 0.3, dim=1), X, COMPOSITE),
-    "nanquantile": _case(lambda lib, x: lib.nanquantile(x, 0.3), X, COMPOSITE),
+    "quantile": _case(lambda lib, x: lib.quantile(x, 0.3), X),
+    "quantile dim": _case(lambda lib, x: lib.quantile(x, 0.3, dim=1), X),
+    "quantile dim 0 keepdim": _case(lambda lib, x: lib.quantile(x, 0.3, dim=0, keepdim=True), X),
+    "quantile tensor q": _case(lambda lib, x: lib.quantile(x, lib.tensor([0.2, 0.7]), dim=1), X),
+    "quantile lower": _case(lambda lib, x: lib.quantile(x, 0.3, interpolation="lower"), X),
+    "quantile midpoint": _case(lambda lib, x: lib.quantile(x, 0.3, dim=1, interpolation="midpoint"), X),
+    "nanquantile": _case(lambda lib, x: lib.nanquantile(x, 0.3), X),
 }
 
 PRODUCTS = {
@@ -269,6 +271,8 @@ DEEP = {
     "imag": _case(lambda lib, x, y: lib.imag(lib.complex(x, y)), XY),
     "kron": _case(lambda lib, x, y: lib.kron(x, y), XY),
     "kron of a vector and a matrix": _case(lambda lib, x, y: lib.kron(x[0], y), XY),
+    "quantile": _case(lambda lib, x: lib.quantile(x, 0.3, dim=0), X),
+    "quantile tensor q": _case(lambda lib, x: lib.quantile(x, lib.tensor([0.2, 0.7])), X),
 }
 
 

@@ -43,11 +43,12 @@ from ._ops import (
     _tensor,
     _trunc_values,
     _var_args,
+    lerp,
     logical_xor,
     result_type,
     sub,
 )
-from ._ops_shape import cat, clone, expand, narrow, reshape, stack, view
+from ._ops_shape import cat, clone, expand, gather, narrow, reshape, sort, stack, transpose, view
 from .tensor import Tensor, _dim, _make
 
 _cummax_t, _cummin_t, _median_t, _nanmedian_t = (result_type(n) for n in ("cummax", "cummin", "median",
@@ -386,7 +387,15 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor |
     return _lower_median(input, dim, keepdim, True, _nanmedian_t)
 
 
-def _quantile(name, fn, input, q, dim, keepdim, interpolation):
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, ignore_nan, input, q, dim, keepdim, interpolation):
+    """PyTorch's quantile, composed as PyTorch composes it (ATen's quantile_impl): the input
+    sorted along the reduced dim (flattened for dim=None), the ranks q * (n - 1) of the sorted
+    values computed without a graph (NaN: the last rank, or for nanquantile ranks among the
+    non-NaN values), the values at the ranks gathered and, for 'linear' and 'midpoint',
+    interpolated by a lerp; the result's node is PyTorch's final squeeze (SqueezeBackward4)."""
     if input._value.dtype.kind != "f":
         raise FgradRuntimeError(f"{name}() input tensor must be either float or double dtype")
     if isinstance(q, Tensor):
@@ -399,12 +408,50 @@ def _quantile(name, fn, input, q, dim, keepdim, interpolation):
         qv = q
     if not np.all((np.asarray(qv) >= 0) & (np.asarray(qv) <= 1)):
         raise FgradRuntimeError(f"{name}() q values must be in the range [0, 1]")
-    flat = dim is None and keepdim is False
-
-    def values(x):
-        return fn(fnp.ravel(x) if flat else x, qv, axis=dim, method=interpolation, keepdims=keepdim, policy=P)
-    # PyTorch composes quantile (sort, gather, lerp, squeeze); its result's node is the squeeze
-    return call("SqueezeBackward4", values, (input,))
+    if interpolation not in _INTERPOLATIONS:
+        raise FgradRuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                                f"but got {interpolation}")
+    v = input._value
+    if not v.size:
+        raise FgradRuntimeError(f"{name}() input tensor must be non-empty")
+    nd, shape, dt = v.ndim, tuple(v.shape), v.dtype
+    if dim is None:
+        rest = (1,) * nd if keepdim else ()
+        to_sort = reshape(input, -1)
+    else:
+        d = _dim(dim, nd)
+        rest = tuple(1 if k == d else s for k, s in enumerate(shape)) if keepdim else shape[:d] + shape[d + 1:]
+        to_sort = input if d == nd - 1 else transpose(input.unsqueeze(-1), d, -1)
+    ordered = sort(to_sort, -1).values
+    n = ordered._value.shape[-1]
+    ordered = reshape(ordered, rest + (n,))
+    # the ranks: values only, no graph (PyTorch computes them from the sorted values too)
+    sv = ordered._value
+    q1 = fnp.reshape(fnp.asarray(qv, dtype=dt), (-1,))
+    if ignore_nan:
+        count = fnp.sum(fnp.logical_not(fnp.isnan(sv)), axis=-1, keepdims=True, policy=P)
+        ranks = fnp.multiply(q1, fnp.subtract(count, 1), policy=P)
+        ranks = fnp.where(fnp.less(ranks, 0), fnp.zeros((), dt), ranks)  # all NaN: rank 0, a NaN
+    else:
+        nan_slice = fnp.any(fnp.isnan(sv), axis=-1, keepdims=True)
+        ranks = fnp.where(nan_slice, np.asarray(n - 1, dt), fnp.multiply(q1, np.asarray(n - 1, dt)))
+    if interpolation == "lower":
+        ranks = fnp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = fnp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = fnp.round(ranks)
+    below = cast(ranks, np.dtype(np.int64))
+    out = gather(ordered, -1, _make(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = fnp.full(shape_of(ranks), 0.5, dt) if interpolation == "midpoint" else \
+            fnp.subtract(ranks, cast(below, dt))
+        above = gather(ordered, -1, _make(cast(fnp.ceil(ranks), np.dtype(np.int64))))
+        out = lerp(out, above, _make(cast(weights, dt)))
+    if isinstance(q, Tensor) and q._value.ndim:  # the quantiles' dim moves to the front
+        out = call("UnsqueezeBackward1", lambda x: fnp.expand_dims(x, 0), (out,))
+        out = call("TransposeBackward1", lambda x: fnp.swapaxes(x, 0, -1), (out,))
+    return _own(call("SqueezeBackward4", lambda x: fnp.squeeze(x, -1), (out,)))
 
 
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,
@@ -412,13 +459,13 @@ def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: 
     """The q-th quantiles (q a number or 1-D tensor in [0, 1]) over `dim` (all elements when
     None), interpolating by 'linear', 'lower', 'higher', 'midpoint' or 'nearest'; NaN where
     a slice holds NaN."""
-    return _quantile("quantile", fnp.quantile, input, q, dim, keepdim, interpolation)
+    return _quantile("quantile", False, input, q, dim, keepdim, interpolation)
 
 
 def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """quantile ignoring NaNs."""
-    return _quantile("nanquantile", fnp.nanquantile, input, q, dim, keepdim, interpolation)
+    return _quantile("nanquantile", True, input, q, dim, keepdim, interpolation)
 
 
 def _with_mean(spread: Callable, name: str) -> Callable:
