@@ -47,6 +47,8 @@ def _unary(fn, name: str, grad_fn: str | None):
             return fn(_as_float(v))
 
     def op(input):
+        if not isinstance(input, Tensor):  # arrays and numbers: computed as they are, as before
+            return impl(input)
         return call(grad_fn or "NotDifferentiable", impl, (input,))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.special.{name}: fgrad.scipy.special.{fn.__name__} of input (integers as float32)."
@@ -87,6 +89,8 @@ globals().update({name: _binary(fn, name, g, k) for name, (fn, g, k) in _BINARY.
 
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF, composed as PyTorch's: (1 + erf(input * sqrt(1/2))) * 0.5."""
+    if not isinstance(input, Tensor):  # arrays and numbers: computed as they are
+        return fss.ndtr(_as_float(input))
     scaled = call("MulBackward1", lambda v: _as_float(v) * _SQRT1_2, (input,))
     shifted = call("AddBackward1", lambda v: v + 1, (erf(scaled),))  # noqa: F821  (erf: from _UNARY)
     return call("MulBackward1", lambda v: v * 0.5, (shifted,))
@@ -103,11 +107,15 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The n-th derivative of the digamma function at input."""
+    if not isinstance(input, Tensor):  # arrays and numbers: computed as they are
+        return fss.polygamma(n, _as_float(input))
     return call("PolygammaBackward0", lambda v: fss.polygamma(n, _as_float(v)), (input,))
 
 
 def multigammaln(input: Tensor, p: int) -> Tensor:
     """The log of the multivariate gamma function of dimension p."""
+    if not isinstance(input, Tensor):  # arrays and numbers: computed as they are
+        return fss.multigammaln(_as_float(input), p)
     return call("MvlgammaBackward0", lambda v: fss.multigammaln(_as_float(v), p), (input,))
 
 
