@@ -108,12 +108,13 @@ def test_function_is_one_node_named_after_it_over_its_tensor_arguments():
     y.sum().backward()
     assert onp.allclose(x.grad.numpy(), 3.0 * onp.array([1.0, 2.0, 3.0]))
     assert onp.allclose(w.grad.numpy(), X.astype(onp.float32))
-    # second order through create_graph: backward itself is differentiated
-    x = torch.tensor(X, requires_grad=True)
-    (gx,) = torch.autograd.grad(_Scaled.apply(x, x).sum(), x, create_graph=True)
-    assert onp.allclose(gx.detach().numpy(), 4.0 * X, rtol=1e-6)  # 3 w + x at w = x
-    gx.sum().backward()
-    assert onp.allclose(x.grad.numpy(), 4.0)
+    # second order through create_graph: backward itself is differentiated (the boundary
+    # re-records the op, forward and backward, on traced values)
+    x, w = torch.tensor(X, requires_grad=True), torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    gx, gw = torch.autograd.grad(_Scaled.apply(x, w).sum(), (x, w), create_graph=True)
+    assert gx.requires_grad and gw.requires_grad
+    (gx * gw).sum().backward()  # = sum(3 w x): d/dx = 3 w, d/dw = 3 x
+    assert onp.allclose(x.grad.numpy(), [3.0, 6.0, 9.0]) and onp.allclose(w.grad.numpy(), 3 * X)
 
 
 def test_checkpoint_takes_tensors_and_recomputes():
@@ -122,3 +123,28 @@ def test_checkpoint_takes_tensors_and_recomputes():
     y = checkpoint(lambda t: (t.sin() * t).sum(), x, use_reentrant=True)
     y.backward()
     assert onp.allclose(x.grad.numpy(), (onp.cos(X) * X + onp.sin(X)).astype(onp.float32), rtol=1e-6)
+
+
+class _TwoOutputs(torch.autograd.Function):
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0, (x > 0).sum()
+
+    @staticmethod
+    def backward(ctx, g, gcount):
+        _TwoOutputs.calls += 1
+        return g * 2.0
+
+
+def test_function_with_several_outputs_runs_backward_once():
+    # the outputs are packed into the op's one output and sliced apart again, so backward
+    # receives every output's gradient in one call, as in PyTorch
+    x = torch.tensor(X, requires_grad=True)
+    y, count = _TwoOutputs.apply(x)
+    assert count.item() == 3 and not count.requires_grad and y.grad_fn.name() == "_TwoOutputsBackward"
+    _TwoOutputs.calls = 0
+    (y.sum() + y[0]).backward()
+    assert _TwoOutputs.calls == 1
+    assert onp.allclose(x.grad.numpy(), [4.0, 2.0, 2.0])
