@@ -121,24 +121,26 @@ def current_pass():
     return stack[0] if stack else None
 
 
-def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), check=None) -> dict:
+def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), check=None, rule=None) -> dict:
     """Propagate cotangents from `roots` [(node, ct)] to the leaves (see _backward_pass)."""
     stack = _PASSES.stack
     stack.append(object())
     try:
-        return _backward_pass(roots, add, retain, wrap, capture, check)
+        return _backward_pass(roots, add, retain, wrap, capture, check, rule)
     finally:
         stack.pop()
 
 
-def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
+def _backward_pass(roots, add, retain: bool, wrap, capture, check, rule=None) -> dict:
     """Propagate cotangents from `roots` [(node, ct)] to the leaves.
 
     Returns {id(node): ct} for every leaf reached and every node in `capture`.
     `add(a, b)` sums two cotangents of one node (its caller's array API: fgrad.numpy's
     for vjp, the facade's for Tensors). `wrap(node)` gives the (out, primals) the rules see (the facade rebuilds Tensors
     there when create_graph=True); `check(node, in_cts)`, when given, sees each rule's results
-    (the facade's anomaly mode); `retain=False` frees each node's saved values once its
+    (the facade's anomaly mode); `rule(node, needs, ct, out, primals)`, when given, applies
+    each node's VJP rule instead of the engine (the facade runs them as ops of its own when it
+    records a graph of the backward pass); `retain=False` frees each node's saved values once its
     rule has run, so a value saved by several nodes is freed after its last reader.
     Each cotangent is dropped as soon as its node's rule has consumed it, and the walk holds
     no node it is done with: the peak is the saved values not yet consumed plus the
@@ -178,7 +180,9 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check) -> dict:
             needs = _NEEDS_ONE if parents[0] is not None else _NEEDS_NONE
         else:
             needs = tuple([p is not None for p in parents])  # (a list comprehension: a generator costs 60% more)
-        if prim.vjp_fwd is None:
+        if rule is not None:
+            in_cts = rule(node, needs, ct, out, primals)
+        elif prim.vjp_fwd is None:
             in_cts = prim.vjp(needs, ct, out, *primals, **node.params)
         else:  # the residuals this node's own forward computed (see Primitive.def_vjp_fwd)
             in_cts = prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None),

@@ -22,6 +22,7 @@ from ...interpreters.backward import Unsaved
 from ...interpreters.record import SubgraphOut, record_call
 from ...ops.elementwise import add as _lax_add
 from ...tree_util import tree_unflatten
+from ._names import grad_fn_name
 from .tensor import (
     _EMPTY,
     ModifiedValue,
@@ -87,7 +88,7 @@ def _pullback_op(sub, k, n_out, where, primals, ct):
         # a Tensor output needs a value: an input the output does not reach gets zeros
         return tuple(r if r is not None else _zeros(x) for r, x in zip(res, xs))
 
-    grads = call("TorchOpBackward", pullback, (*[primals[i] for i in where], ct))
+    grads = call(None, pullback, (*[primals[i] for i in where], ct))
     full = [None] * len(primals)
     for i, g in zip(where, grads):
         full[i] = g
@@ -122,7 +123,8 @@ def _unbox(args):
 
 
 def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
-    """Run the torch op `name` (its grad_fn class name): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
+    """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
+    made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
     one graph node for the whole op when an input requires grad (see the module doc)."""
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
         n = len(args)
@@ -180,7 +182,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     tree, outs, sub = record_call(of_diff, primals, False)
     if sub is None:
         return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
-    cls = _NODE_CLASSES.get(name) or node_class(name)
+    cls = (_NODE_CLASSES.get(name) or node_class(name)) if name is not None else None
     inputs = primals if where is _WHERE_ONE else tuple([t._value for _, _, t in tensors])
     saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
     results = []
@@ -188,8 +190,12 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     for v, inner in zip(outs, sub.outs):
         if inner is None or v.dtype.kind not in "fc":
             results.append(_make(v))
+        elif inner.prim is None and name is None:  # an input passed through: that Tensor itself
+            results.append([t for _, _, t in tensors][where[sub.leaves.index(inner)]])
         else:
-            node = _new(cls)
+            # (no name: the node is named after the primitive that made this output, as
+            # PyTorch names a node after the last op of a formula)
+            node = _new(cls or node_class(grad_fn_name(inner.prim.name)))
             node.prim = TORCH_OP
             node.params = _EMPTY
             node.parents = parents

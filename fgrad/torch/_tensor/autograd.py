@@ -26,6 +26,7 @@ from .anomaly_mode import (  # noqa: F401
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from ._boundary import TORCH_OP, call
 from .creation import as_tensor
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import (  # noqa: F401
@@ -55,10 +56,31 @@ __all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anoma
 
 
 def _add_ct(a, b):
-    """Sum of two cotangents (tuples for multi-output autograd.Functions)."""
+    """Sum of two cotangents (tuples for multi-output autograd.Functions); Tensors (a graph
+    of the backward pass, create_graph=True) add as a torch op."""
     if type(a) is tuple:
         return tuple(y if x is None else x if y is None else _add_ct(x, y) for x, y in zip(a, b))
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return call("AddBackward0", _lax_add, (a, b))
     return _lax_add(a, b)
+
+
+def _graph_rule(node, needs, ct, out, primals):
+    """A node's VJP rule while the backward pass is recorded (create_graph=True): a torch op
+    over the rule's operands (the saved output and inputs, connected to the graph, and the
+    cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
+    pulls back through its subgraph as a torch op already."""
+    prim = node.prim
+    if prim is TORCH_OP:
+        return prim.vjp(needs, ct, out, *primals, residuals=node.residuals)
+    params = node.params
+    if prim.vjp_fwd is not None:
+        params = dict(params, residuals=node.residuals)
+
+    def vjp_rule(o, c, *xs):
+        return tuple(prim.vjp(needs, c, o, *xs, **params))
+    # (named after the rule's last primitive, as PyTorch names the last op of its formula)
+    return call(None, vjp_rule, (out, ct, *primals))
 
 
 def _graph_wrap(node):
@@ -77,7 +99,8 @@ def _run(roots, retain_graph, create_graph, capture=()) -> dict:
     _state.grad_enabled = bool(create_graph)
     try:
         return backward_pass(roots, retain=retain, wrap=_graph_wrap if create_graph else saved_values,
-                             add=_add_ct, capture=capture, check=engine_check())
+                             add=_add_ct, capture=capture, check=engine_check(),
+                             rule=_graph_rule if create_graph else None)
     finally:
         _state.grad_enabled = prev
 
@@ -110,7 +133,7 @@ def _roots(outputs, grad_outputs, create_graph: bool) -> list:
             raise FgradRuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._value.shape)} "
                                f"and output[{i}] has a shape of {Size(v.shape)}.")
         if g._value.dtype != v.dtype:
-            g = convert_element_type(g, v.dtype)
+            g = call("ToCopyBackward0", lambda a, dt=v.dtype: convert_element_type(a, dt), (g,))
         g = torch_convention(g)
         roots.append((grad_node(t), g if create_graph else g._value))
     return roots

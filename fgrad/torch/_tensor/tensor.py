@@ -181,8 +181,9 @@ def torch_convention(ct):
     is df/dx + i df/dy), so cotangents are conjugated where they enter (grad_outputs) and
     where user code sees them (.grad, autograd.grad, hooks, Function.backward); real ones pass
     unchanged. Conjugation is its own inverse, so this converts either way."""
-    v = ct._value if isinstance(ct, Tensor) else ct
-    return _lax_conj(ct) if v.dtype.kind == "c" else ct
+    if isinstance(ct, Tensor):
+        return _boundary_call("ConjBackward0", _lax_conj, (ct,)) if ct._value.dtype.kind == "c" else ct
+    return _lax_conj(ct) if ct.dtype.kind == "c" else ct
 
 
 class _TensorHook:
@@ -484,7 +485,7 @@ def view_positions(view, base):
 def _boundary_call(name, fn, args):
     """The facade's boundary (`_boundary.call`: one node `name`), which imports this module:
     a cycle, resolved at call time."""
-    from ._boundary import call
+    from ._boundary import call  # (a cycle: _boundary imports this module for Tensor)
     return call(name, fn, args)
 
 
