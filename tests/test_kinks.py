@@ -334,7 +334,7 @@ NO_KINKS = _listing({
         numpy.polyder numpy.polyint numpy.polydiv
         facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
         facade.ger facade.einsum facade.lerp
-        nn.functional.linear nn.functional.conv2d nn.Linear nn.Conv2d""",
+        nn.functional.linear nn.functional.bilinear nn.functional.conv2d nn.Linear nn.Conv2d""",
     "convolutions (bilinear in input and weight) and affine_grid (linear in theta): "
     "tests/test_nn_conv.py": """
         nn.functional.conv1d nn.functional.conv3d nn.functional.conv_transpose1d

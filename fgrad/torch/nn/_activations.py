@@ -1,7 +1,8 @@
 """Activation functions of fgrad.torch.nn.functional beyond relu/sigmoid/tanh/softplus: each is a
 composition of fgrad ops (so every derivative order works), and each piecewise one takes
 PyTorch's branch at its switch points, so first derivatives at the kinks equal PyTorch's
-(e.g. hardtanh'(at a bound) = 0, elu'(0) = alpha, hardswish'(-3) = 0)."""
+(e.g. hardtanh'(at a bound) = 0, elu'(0) = alpha, hardswish'(-3) = 0). On Tensors each is
+one torch op (one node with PyTorch's grad_fn name, `torch_op`) over that composition."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,8 @@ from ...core.errors import FgradRuntimeError, FgradValueError
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from .._tensor.creation import _gen
-from ._util import arr, dtype, float_input, grad_fn, shape, softmax_dim, val
+from .._tensor.tensor import Tensor
+from ._util import arr, dtype, float_input, on_tensors, shape, softmax_dim, torch_call, torch_op, val
 
 
 def _float(name: str, x):
@@ -22,21 +24,21 @@ def _float(name: str, x):
     return x
 
 
-@grad_fn("EluBackward0")
+@torch_op("EluBackward0")
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     x = _float("elu", input)
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(x), alpha))
 
 
-@grad_fn("EluBackward0")
+@torch_op("EluBackward0")
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants."""
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return fnp.multiply(elu(input, alpha), scale)
 
 
-@grad_fn("CeluBackward0")
+@torch_op("CeluBackward0")
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
@@ -45,7 +47,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(fnp.divide(x, alpha)), alpha))
 
 
-@grad_fn("GeluBackward0")
+@torch_op("GeluBackward0")
 def gelu(input, approximate: str = "none"):
     """x * Phi(x) (the normal CDF), or PyTorch's tanh approximation with approximate='tanh'."""
     x = _float("gelu", input)
@@ -57,21 +59,21 @@ def gelu(input, approximate: str = "none"):
     raise FgradRuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
-@grad_fn("SiluBackward0")
+@torch_op("SiluBackward0")
 def silu(input, inplace: bool = False):
     """x * sigmoid(x) (swish)."""
     x = _float("silu", input)
     return fnp.multiply(x, ew.logistic(x))
 
 
-@grad_fn("MishBackward0")
+@torch_op("MishBackward0")
 def mish(input, inplace: bool = False):
     """x * tanh(softplus(x))."""
     x = _float("mish", input)
     return fnp.multiply(x, fnp.tanh(nnops.softplus(x, 1.0, 20.0)))
 
 
-@grad_fn("HardtanhBackward0")
+@torch_op("HardtanhBackward0")
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
     if min_val > max_val:
@@ -81,12 +83,12 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     return fnp.where(fnp.less_equal(x, min_val), fnp.asarray(min_val, dtype(x)), inner)
 
 
-@grad_fn("HardtanhBackward0")
+@torch_op("HardtanhBackward0")
 def relu6(input, inplace: bool = False):
     return hardtanh(input, 0.0, 6.0)
 
 
-@grad_fn("HardsigmoidBackward0")
+@torch_op("HardsigmoidBackward0")
 def hardsigmoid(input, inplace: bool = False):
     """relu6(x + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), else 0."""
     x = _float("hardsigmoid", input)
@@ -95,7 +97,7 @@ def hardsigmoid(input, inplace: bool = False):
                      fnp.where(fnp.greater_equal(x, 3.0), fnp.ones_like(x), mid))
 
 
-@grad_fn("HardswishBackward0")
+@torch_op("HardswishBackward0")
 def hardswish(input, inplace: bool = False):
     """x * relu6(x + 3) / 6; the derivative is 0 at -3 and 1 at 3 (PyTorch's)."""
     x = _float("hardswish", input)
@@ -103,25 +105,29 @@ def hardswish(input, inplace: bool = False):
     return fnp.where(fnp.less_equal(x, -3.0), fnp.zeros_like(x), fnp.where(fnp.greater_equal(x, 3.0), x, mid))
 
 
-@grad_fn("LogSigmoidBackward0")
+@torch_op("LogSigmoidBackward0")
 def logsigmoid(input):
     """log(sigmoid(x)) = -softplus(-x), finite for any x."""
     x = _float("logsigmoid", input)
     return fnp.negative(nnops.softplus(fnp.negative(x), 1.0, 20.0))
 
 
+@on_tensors
 def softsign(input):
-    """x / (1 + |x|)."""
+    """x / (1 + |x|), as PyTorch's composition of torch ops (DivBackward0 over AbsBackward0
+    and AddBackward0)."""
     x = _float("softsign", input)
-    return fnp.divide(x, fnp.add(fnp.abs(x), 1.0))
+    return x / (x.abs() + 1)
 
 
+@on_tensors
 def tanhshrink(input):
+    """x - tanh(x), as PyTorch's composition (SubBackward0 over TanhBackward0)."""
     x = _float("tanhshrink", input)
-    return fnp.subtract(x, fnp.tanh(x))
+    return x - x.tanh()
 
 
-@grad_fn("SoftshrinkBackward0")
+@torch_op("SoftshrinkBackward0")
 def softshrink(input, lambd: float = 0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
     if lambd < 0:
@@ -131,29 +137,37 @@ def softshrink(input, lambd: float = 0.5):
                      fnp.where(fnp.less(x, -lambd), fnp.add(x, lambd), fnp.zeros_like(x)))
 
 
-@grad_fn("HardshrinkBackward0")
+@torch_op("HardshrinkBackward0")
 def hardshrink(input, lambd: float = 0.5):
     """x where |x| > lambd, else 0."""
     x = _float("hardshrink", input)
     return fnp.where(fnp.greater(fnp.abs(x), lambd), x, fnp.zeros_like(x))
 
 
-@grad_fn("ThresholdBackward0")
+@torch_op("ThresholdBackward0")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """x where x > threshold, else value."""
     x = arr(input, "threshold")
     return fnp.where(fnp.greater(x, threshold), x, fnp.asarray(value, dtype(x)))
 
 
-@grad_fn("PreluKernelBackward0")
 def prelu(input, weight):
-    """x for x > 0, weight * x otherwise; weight has 1 or C (= input.shape[1]) entries."""
+    """x for x > 0, weight * x otherwise; weight has 1 or C (= input.shape[1]) entries. As
+    PyTorch, a C-entry weight is first viewed as [C, 1, ...] (a ViewBackward0 on Tensors)."""
     x, w = _float("prelu", input), arr(weight, "prelu")
     n = int(np.prod(shape(w)))
     xs = shape(x)
     if n != 1 and (len(xs) < 2 or xs[1] != n):
         raise FgradRuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                            f"and channel size = {xs[1] if len(xs) > 1 else 1}.")
+    ws = (n,) + (1,) * (len(xs) - 2) if n != 1 else ()
+    w = w.reshape(ws) if isinstance(w, Tensor) else fnp.reshape(w, ws)
+    return torch_call("PreluKernelBackward0", _prelu, (x, w))
+
+
+def _prelu(x, w):
+    n = int(np.prod(shape(w)))
+    xs = shape(x)
     w = fnp.reshape(w, (n,) + (1,) * (len(xs) - 2)) if n != 1 else fnp.reshape(w, ())
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(w, x))
 
@@ -162,7 +176,8 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     """Leaky relu with a slope drawn from U(lower, upper) per element when training, the mean
     slope otherwise. On concrete values the slopes are torch's for the same seed (one draw per
     element <= 0, in order, from the default generator); under a trace, where the signs are
-    unknown, every element draws one."""
+    unknown, every element draws one. The draws happen before the torch op (whose function
+    runs again for create_graph): the slopes are its constant."""
     x = _float("rrelu", input)
     if training:
         v, dt = val(x), dtype(x)
@@ -173,14 +188,22 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
             slope = np.ones(v.shape, dt)
             neg = v <= 0
             slope[neg] = (engine.uniform(int(neg.sum())) * (hi - lo) + lo).astype(dt)
-            return fnp.multiply(x, slope)
+            return torch_call("RreluWithNoiseBackward0", _scaled, (x, slope))
         slope = (engine.uniform(math.prod(shape(x))) * (hi - lo) + lo).astype(dt).reshape(shape(x))
     else:
         slope = (lower + upper) / 2
+    return torch_call("RreluWithNoiseBackward0", _leaky, (x, slope))
+
+
+def _scaled(x, slope):
+    return fnp.multiply(x, slope)
+
+
+def _leaky(x, slope):
     return fnp.where(fnp.greater(x, 0), x, fnp.multiply(x, slope))
 
 
-@grad_fn("GluBackward0")
+@torch_op("GluBackward0")
 def glu(input, dim: int = -1):
     """a * sigmoid(b), where a and b are the two halves of input along dim."""
     x = _float("glu", input)
@@ -191,14 +214,18 @@ def glu(input, dim: int = -1):
     return fnp.multiply(a, ew.logistic(b))
 
 
-@grad_fn("SoftmaxBackward0")
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """softmax(-x) along dim."""
+    """softmax(-x) along dim (as PyTorch's graph: SoftmaxBackward0 over NegBackward0)."""
     x = arr(input, "softmin")
     if dtype is not None:
-        x = fnp.astype(x, np.dtype(getattr(dtype, "dtype", dtype)))
+        x = x.to(dtype) if isinstance(x, Tensor) else fnp.astype(x, np.dtype(getattr(dtype, "dtype", dtype)))
     float_input("softmin", x)
-    return nnops.softmax(fnp.negative(x), softmax_dim("softmin", len(shape(x)), dim))
+    dim = softmax_dim("softmin", len(shape(x)), dim)
+    return torch_call("SoftmaxBackward0", _softmax, (-x if isinstance(x, Tensor) else fnp.negative(x), dim))
+
+
+def _softmax(x, dim):
+    return nnops.softmax(x, dim)
 
 
 __all__ = ["elu", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "relu6", "hardsigmoid", "hardswish",

@@ -3,7 +3,9 @@ multi_head_attention_forward (the computation behind nn.MultiheadAttention), wit
 argument conventions, masks and exception messages.
 
 Both are compositions of fgrad ops (batched matmuls, softmax, where), so every derivative
-order works and the functions accept Tensors, arrays and tracers.
+order works and the functions accept Tensors, arrays and tracers. On Tensors each is one
+torch op (one node; sdpa's is PyTorch's CPU kernel's, ScaledDotProductFlashAttentionForCpuBackward0),
+whose dropout masks are drawn once and replayed when create_graph reruns it.
 
 Masks, as in PyTorch:
   * scaled_dot_product_attention: a boolean attn_mask marks the positions that TAKE PART
@@ -16,6 +18,7 @@ Masks, as in PyTorch:
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -26,7 +29,8 @@ from ...core.trace import is_tensor, xp_of
 from ...ops import nn as nnops
 from ...ops.shape import concatenate, reshape, transpose
 from ...ops.shape import slice as _slice
-from ._util import arr, dtype, shape, val
+from ._spatial import fixed_draws
+from ._util import arr, dtype, has_tensor, shape, torch_call, val
 from .functional import dropout, linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -75,6 +79,13 @@ def _matmul_t(a, b):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False):
+    """See _sdpa (one torch op on Tensors)."""
+    return torch_call("ScaledDotProductFlashAttentionForCpuBackward0", fixed_draws(_sdpa),
+                      (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa))
+
+
+def _sdpa(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+          scale: float | None = None, enable_gqa: bool = False):
     """softmax(Q K^T * scale + mask) V over the last two axes: query [..., L, E], key
     [..., S, E], value [..., S, Ev] -> [..., L, Ev]. scale defaults to 1/sqrt(E);
     is_causal masks key positions after each query's; dropout_p drops attention weights
@@ -149,7 +160,21 @@ def _heads(x, n: int, bh: int, hd: int):
     return transpose(reshape(x, (n, bh, hd)), (1, 0, 2))
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int, in_proj_weight,
+def multi_head_attention_forward(*args, **kwargs):
+    """See _mha_forward (one torch op on Tensors, named after the output's last PyTorch node)."""
+    if has_tensor(args, kwargs):
+        return torch_call("ViewBackward0", fixed_draws(_mha_forward), args, kwargs)
+    return _mha_forward(*args, **kwargs)
+
+
+def _signed(public, impl):
+    """`public` with `impl`'s signature and doc (help(), inspect.signature)."""
+    public.__signature__ = inspect.signature(impl)
+    public.__doc__ = impl.__doc__
+    return public
+
+
+def _mha_forward(query, key, value, embed_dim_to_check: int, num_heads: int, in_proj_weight,
                                  in_proj_bias, bias_k, bias_v, add_zero_attn: bool, dropout_p: float,
                                  out_proj_weight, out_proj_bias, training: bool = True, key_padding_mask=None,
                                  need_weights: bool = True, attn_mask=None,
@@ -270,7 +295,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         out = fnp.matmul(weights, v)
     else:
         weights = None
-        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
+        out = _sdpa(q, k, v, attn_mask, dropout_p)
     out = reshape(transpose(out, (1, 0, 2)), (tgt_len * bsz, embed_dim))
     out = reshape(linear(out, out_proj_weight, out_proj_bias), (tgt_len, bsz, embed_dim))
     if weights is not None:
@@ -282,6 +307,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     if not batched:
         out = reshape(out, (tgt_len, embed_dim))
     return out, weights
+
+
+_signed(multi_head_attention_forward, _mha_forward)
 
 
 def _size(x) -> str:

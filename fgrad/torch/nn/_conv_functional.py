@@ -19,8 +19,11 @@ from ...ops import nn as nnops
 from ...ops.index import Slice, getitem
 from ...ops.shape import concatenate, reshape, transpose
 from ...ops.shape import pad as zero_pad
+from ...core.trace import aval_of
+from ...ops.nn.conv import _conv_padding
+from .._tensor.tensor import Tensor, _tensor_bind
 from ._spatial import batched, ntuple, unbatched
-from ._util import arr, same_dtype, shape
+from ._util import arr, same_dtype, shape, torch_op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
@@ -78,15 +81,25 @@ def _positive(name: str, what: str, v: tuple) -> tuple:
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """2-D cross-correlation: input [N, C, H, W] (or [C, H, W]), weight [O, C/groups, kH, kW],
     bias [O]. padding: int, pair, 'valid' or 'same'; groups splits the channels into
-    independent groups (groups == C: depthwise)."""
+    independent groups (groups == C: depthwise). On Tensors the conv2d primitive's node is
+    PyTorch's ConvolutionBackward0 over (input, weight, bias), a missing bias its None edge."""
     x, w, b, squeeze = _prepare("conv2d", input, weight, bias, 2)
     stride = _positive("conv2d", "stride", ntuple(stride, 2, "conv2d: stride"))
     dilation = _positive("conv2d", "dilation", ntuple(dilation, 2, "conv2d: dilation"))
     pads = _padding_pairs("conv2d", padding, shape(w)[2:], dilation, stride)
+    if isinstance(x, Tensor) or isinstance(w, Tensor) or isinstance(b, Tensor):
+        params = dict(stride=stride, padding=_conv_padding(pads, shape(w)[2:], dilation), dilation=dilation,
+                      groups=_groups("conv2d", groups))
+        args = (x, w, b)
+        nnops.conv2d_p.abstract_eval(*[aval_of(a._value if isinstance(a, Tensor) else a) for a in args[:2]],
+                                     *([] if b is None else [aval_of(b._value if isinstance(b, Tensor) else b)]),
+                                     **params)
+        return unbatched(_tensor_bind(nnops.conv2d_p, args, params), squeeze)
     y = nnops.conv2d(x, w, stride, pads, dilation, bias=b, groups=_groups("conv2d", groups))
     return unbatched(y, squeeze)
 
 
+@torch_op("ConvolutionBackward0")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """1-D cross-correlation: input [N, C, L] (or [C, L]), weight [O, C/groups, kL], bias [O]
     (conv2d of height 1)."""
@@ -101,6 +114,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return unbatched(reshape(y, shape(y)[:2] + (shape(y)[3],)), squeeze)
 
 
+@torch_op("ConvolutionBackward0")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """3-D cross-correlation: input [N, C, D, H, W] (or [C, D, H, W]), weight
     [O, C/groups, kD, kH, kW], bias [O]."""
@@ -196,6 +210,7 @@ def _conv_transpose(x, w, b, G, stride, dilation, pad, out):
     return y
 
 
+@torch_op("ConvolutionBackward0")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """The transposed 2-D convolution ("deconvolution"), the adjoint of conv2d in its input:
@@ -207,6 +222,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return unbatched(_conv_transpose(x, w, b, G, stride, dilation, pad, out), squeeze)
 
 
+@torch_op("ConvolutionBackward0")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """The transposed 1-D convolution: input [N, C_in, L] (or [C_in, L]), weight
@@ -220,6 +236,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return unbatched(reshape(y, shape(y)[:2] + (shape(y)[3],)), squeeze)
 
 
+@torch_op("Im2ColBackward0")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """The sliding blocks of input [N, C, H, W] (or [C, H, W]) as columns [N, C*kH*kW, L]
     (im2col; row c*kH*kW + i*kW + j is tap (i, j) of channel c)."""
@@ -231,6 +248,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return unbatched(nnops.unfold(x, kernel_size, dilation, padding, stride), squeeze)
 
 
+@torch_op("Col2ImBackward0")
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of unfold (col2im): columns [N, C*kH*kW, L] (or [C*kH*kW, L]) summed into
     [N, C, *output_size]; overlapping blocks add up."""

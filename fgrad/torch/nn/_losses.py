@@ -1,9 +1,13 @@
 """Loss functions of fgrad.torch.nn.functional beyond cross_entropy, nll_loss, mse_loss and
 l1_loss: PyTorch's formulas (including its clamps and conventions at the edges, e.g. BCE's
 log clamped at -100 and KL's 0 * log 0 = 0), written with fgrad ops so that every loss
-differentiates to any order."""
+differentiates to any order. On Tensors each loss is one torch op (`torch_op`, one node):
+named as PyTorch's node where PyTorch's loss is one too (BinaryCrossEntropyBackward0, ...),
+else after the last op of PyTorch's composition (MeanBackward0 for reduction='mean', ...)."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 
@@ -17,11 +21,32 @@ from ._util import (
     concrete_or_none,
     dtype,
     float_input,
-    grad_fn,
+    has_tensor,
     reduce_loss,
     reduction_mode,
     shape,
+    torch_op,
 )
+from .._tensor._boundary import call
+
+
+def loss_op(unreduced: str):
+    """Decorator: the loss over plain values becomes one torch op on Tensors, named as the
+    last op of PyTorch's composition: MeanBackward0 / SumBackward0 for those reductions,
+    `unreduced` (the elementwise op's node) for reduction='none'."""
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            if not has_tensor(args, kwargs):
+                return fn(*args, **kwargs)
+            a = sig.bind(*args, **kwargs).arguments
+            r = reduction_mode(a.get("size_average"), a.get("reduce"), a.get("reduction", "mean"))
+            return call({"mean": "MeanBackward0", "sum": "SumBackward0", "batchmean": "DivBackward0"}.get(
+                r, unreduced), fn, args, kwargs)
+        return op
+    return deco
 
 
 def _same_shape(name: str, input, target) -> None:
@@ -39,7 +64,7 @@ def _softplus(x):
     return nnops.softplus(x, 1.0, 20.0)
 
 
-@grad_fn("BinaryCrossEntropyBackward0")
+@torch_op("BinaryCrossEntropyBackward0", consts=("weight",))
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
     """-(t log p + (1 - t) log(1 - p)) with each log clamped at -100 (PyTorch's), input = p."""
     reduction = reduction_mode(size_average, reduce, reduction)
@@ -54,7 +79,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return reduce_loss("binary_cross_entropy", loss, reduction)
 
 
-@grad_fn("BinaryCrossEntropyWithLogitsBackward0")
+@torch_op("BinaryCrossEntropyWithLogitsBackward0", consts=("weight", "pos_weight"))
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """BCE of sigmoid(input), computed from the logits without overflow; `pos_weight`
@@ -85,7 +110,7 @@ def _pointwise(name, input, target, reduction):
     return fnp.subtract(x, t)
 
 
-@grad_fn("SmoothL1LossBackward0")
+@torch_op("SmoothL1LossBackward0")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
     """0.5 d²/beta where |d| < beta, |d| - beta/2 elsewhere (plain L1 for beta = 0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
@@ -100,7 +125,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return reduce_loss("smooth_l1_loss", loss, reduction)
 
 
-@grad_fn("HuberLossBackward0")
+@torch_op("HuberLossBackward0")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """0.5 d² where |d| < delta, delta (|d| - delta/2) elsewhere."""
     if delta <= 0:
@@ -114,6 +139,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return reduce_loss("huber_loss", loss, reduction)
 
 
+@loss_op("SubBackward0")
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
     """Pointwise t (log t - input), with input holding log-probabilities (0 where t = 0);
     'batchmean' divides the sum by the batch size (the KL divergence per example)."""
@@ -135,6 +161,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return reduce_loss("kl_div", loss, reduction)
 
 
+@torch_op("SumBackward1")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """(x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) along dim (PyTorch's: each norm is
     clamped on its own)."""
@@ -147,6 +174,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     return fnp.sum(fnp.multiply(fnp.divide(a, na), fnp.divide(b, nb)), axis=dim)
 
 
+@torch_op("NormBackward1")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """‖x1 - x2 + eps‖_p along the last dimension."""
     d = fnp.add(fnp.subtract(arr(x1, "pairwise_distance"), arr(x2, "pairwise_distance")), eps)
@@ -156,6 +184,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return fnp.linalg.norm(d, ord=p, axis=-1 if nd else None, keepdims=keepdim)
 
 
+@loss_op("WhereBackward0")
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                           reduction: str = "mean"):
     """1 - cos(x1, x2) for target 1, max(0, cos - margin) for target -1."""
@@ -172,6 +201,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
     return reduce_loss("cosine_embedding_loss", loss, reduction)
 
 
+@loss_op("ClampMinBackward0")
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                         reduction: str = "mean"):
     """max(0, -y (x1 - x2) + margin)."""
@@ -181,6 +211,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     return reduce_loss("margin_ranking_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
 
 
+@loss_op("ClampMinBackward0")
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-distance (swap: the closer of
@@ -194,6 +225,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     return reduce_loss("triplet_margin_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
 
 
+@loss_op("AddBackward0")
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """x where y = 1, max(0, margin - x) where y = -1."""
@@ -205,6 +237,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     return reduce_loss("hinge_embedding_loss", loss, reduction)
 
 
+@torch_op("SoftMarginLossBackward0", consts=("target",))
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-y x))."""
     reduction = reduction_mode(size_average, reduce, reduction)
@@ -212,6 +245,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     return reduce_loss("soft_margin_loss", _softplus(fnp.negative(fnp.multiply(y, x))), reduction)
 
 
+@loss_op("DivBackward0")
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):
     """The mean over classes of the binary cross-entropy of sigmoid(x) with targets y."""
@@ -225,6 +259,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return reduce_loss("multilabel_soft_margin_loss", loss, reduction)
 
 
+@loss_op("SubBackward0")
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """exp(x) - t x (log_input) or x - t log(x + eps); `full` adds Stirling's t log t - t +
@@ -243,6 +278,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     return reduce_loss("poisson_nll_loss", loss, reduction)
 
 
+@loss_op("MulBackward0")
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
     """0.5 (log v + (x - t)² / v) (+ 0.5 log 2π when full), v = var clamped at eps; as in
     PyTorch the clamp passes the gradient through unchanged. `var` may lack the last

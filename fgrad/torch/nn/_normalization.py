@@ -1,6 +1,8 @@
 """Normalisation and embedding functions of fgrad.torch.nn.functional: layer_norm, group_norm,
 instance_norm, rms_norm, normalize, local_response_norm, embedding, embedding_bag. Each is
-a composition of fgrad ops (means, variances, gathers), so every derivative order works."""
+a composition of fgrad ops (means, variances, gathers), so every derivative order works.
+On Tensors each is one torch op (one node, named as PyTorch's or as the last op of PyTorch's
+composition); running statistics and max_norm renormalisation happen outside it."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +15,9 @@ from ._util import (
     concrete_or_none,
     dtype,
     float_input,
-    grad_fn,
     shape,
+    torch_call,
+    torch_op,
     update_running,
     val,
 )
@@ -27,7 +30,7 @@ def _normalize_over(x, axes: tuple, eps: float):
     return fnp.divide(centered, fnp.sqrt(fnp.add(var, eps)))
 
 
-@grad_fn("NativeLayerNormBackward0")
+@torch_op("NativeLayerNormBackward0")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dimensions (biased
     variance, as PyTorch), then * weight + bias."""
@@ -46,6 +49,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return y
 
 
+@torch_op("MulBackward0")
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     """x / sqrt(mean(x²) + eps) over the trailing normalized_shape dims, then * weight
     (eps defaults to the dtype's machine epsilon, as PyTorch)."""
@@ -63,7 +67,7 @@ def _channel_shape(xs: tuple) -> tuple:
     return (1, xs[1]) + (1,) * (len(xs) - 2)
 
 
-@grad_fn("NativeGroupNormBackward0")
+@torch_op("NativeGroupNormBackward0")
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise each group of num_groups channels over its channels and spatial dims."""
     x = arr(input, "group_norm")
@@ -90,28 +94,41 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     xs = shape(x)
     if len(xs) < 3:
         raise FgradValueError(f"instance_norm: expected an input [N, C, *spatial] with spatial dims, got shape {list(xs)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise FgradValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    rm = None if running_mean is None else val(running_mean)
+    rv = None if running_var is None else val(running_var)
+    # PyTorch's graph: a batch norm of the [1, N * C, ...] view, viewed back
+    y, mean, var = torch_call("ViewBackward0", _instance_norm, (x, weight, bias),
+                              {"rm": rm, "rv": rv, "use_input_stats": use_input_stats, "eps": eps})
+    if use_input_stats and (running_mean is not None or running_var is not None):
+        # the running statistics average the per-instance ones over the batch
+        update_running(running_mean, running_var, val(mean), val(var), momentum, int(np.prod(xs[2:])))
+    return y
+
+
+def _instance_norm(x, weight, bias, rm, rv, use_input_stats, eps):
+    """(y, mean and biased variance of the per-instance statistics over the batch) on values."""
+    xs = shape(x)
+    mean = var = None
     if use_input_stats:
-        y = _normalize_over(x, tuple(range(2, len(xs))), eps)
-        if running_mean is not None or running_var is not None:
-            # the running statistics average the per-instance ones over the batch
-            axes = tuple(range(2, len(xs)))
-            mean = fnp.mean(x, axis=axes)
-            var = fnp.mean(fnp.square(fnp.subtract(x, fnp.mean(x, axis=axes, keepdims=True))), axis=axes)
-            k = int(np.prod(xs[2:]))
-            update_running(running_mean, running_var, fnp.mean(mean, axis=0), fnp.mean(var, axis=0), momentum, k)
+        axes = tuple(range(2, len(xs)))
+        y = _normalize_over(x, axes, eps)
+        if rm is not None or rv is not None:
+            m = fnp.mean(x, axis=axes)
+            v = fnp.mean(fnp.square(fnp.subtract(x, fnp.mean(x, axis=axes, keepdims=True))), axis=axes)
+            mean, var = fnp.mean(m, axis=0), fnp.mean(v, axis=0)
     else:
-        if running_mean is None or running_var is None:
-            raise FgradValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
         cs = _channel_shape(xs)
-        y = fnp.divide(fnp.subtract(x, fnp.reshape(running_mean, cs)),
-                       fnp.sqrt(fnp.add(fnp.reshape(running_var, cs), eps)))
+        y = fnp.divide(fnp.subtract(x, fnp.reshape(rm, cs)), fnp.sqrt(fnp.add(fnp.reshape(rv, cs), eps)))
     if weight is not None:
         y = fnp.multiply(y, fnp.reshape(weight, _channel_shape(xs)))
     if bias is not None:
         y = fnp.add(y, fnp.reshape(bias, _channel_shape(xs)))
-    return y
+    return y, mean, var
 
 
+@torch_op("DivBackward0")
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
     """x / max(‖x‖_p, eps) along dim."""
     x = arr(input, "normalize")
@@ -119,6 +136,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return fnp.divide(x, fnp.maximum(norm, eps))
 
 
+@torch_op("DivBackward0")
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
     """x / (k + alpha/size * (sum of x² over `size` neighbouring channels))**beta."""
     x = arr(input, "local_response_norm")
@@ -134,12 +152,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
     return fnp.divide(x, fnp.power(div, beta))
 
 
-@grad_fn("EmbeddingBackward0")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """weight[input]; the row at padding_idx gets no gradient. With max_norm, the rows used
     are renormalised in place first (as PyTorch, outside the graph)."""
-    idx = val(input)
     c = concrete_or_none(input)
     if c is not None and np.asarray(c).dtype.kind not in "iu":
         raise FgradRuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -153,8 +169,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         raise FgradNotImplementedError("embedding: scale_grad_by_freq=True is not supported by fgrad; leave it False")
     if max_norm is not None and c is not None:
         _renorm_rows(weight, np.unique(np.asarray(c)), max_norm, norm_type)
+    # the indices are a constant of the op: PyTorch's EmbeddingBackward0 has one edge, to weight
+    return torch_call("EmbeddingBackward0", _embedding, (weight,), {"idx": val(input), "padding_idx": padding_idx})
+
+
+def _embedding(weight, idx, padding_idx):
     w = weight
     if padding_idx is not None:
+        n = shape(weight)[0]
         rows = np.arange(n).reshape((n,) + (1,) * (len(shape(weight)) - 1)) == padding_idx
         w = fnp.where(rows, stop_gradient(weight), weight)
     return fnp.take(w, idx, axis=0)
@@ -218,6 +240,19 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         raise FgradNotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                        f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
                                        "on GitHub.")
+    if max_norm is not None:  # the rows used are renormalised in place, outside the graph
+        c = concrete_or_none(input)
+        if c is not None:
+            _renorm_rows(weight, np.unique(np.asarray(c)), max_norm, norm_type)
+    # PyTorch's one node EmbeddingBagBackward0, with edges to weight and per_sample_weights
+    return torch_call("EmbeddingBagBackward0", _embedding_bag, (weight, per_sample_weights),
+                      {"idx": val(input), "offsets": val(offsets), "mode": mode,
+                       "include_last_offset": include_last_offset, "padding_idx": padding_idx})
+
+
+def _embedding_bag(weight, per_sample_weights, idx, offsets, mode, include_last_offset, padding_idx):
+    """embedding_bag over plain values (see embedding_bag)."""
+    input = idx
     flat, starts, lengths = _bags(np.asarray(concrete_or_none(input)), offsets, include_last_offset)
     n_bags, dim = lengths.size, shape(weight)[1]
     # every bag's entries, in order: position in flat, bag, position within the bag
@@ -229,7 +264,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         pos, seg = pos[keep], seg[keep]
         lengths = np.bincount(seg, minlength=n_bags).astype(np.int64)
         pos_in_bag = np.arange(seg.size, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    rows = embedding(flat[pos], weight, padding_idx, max_norm, norm_type)
+    rows = embedding(flat[pos], weight, padding_idx)
     if mode == "max":
         return _bag_max(rows, seg, pos_in_bag, lengths, dim)
     if per_sample_weights is not None:

@@ -9,6 +9,10 @@ Adaptive average pooling is a reshape-and-mean when the windows tile the input, 
 resample primitive with each (variable-sized) window's taps, one axis at a time; adaptive
 max pooling is max_pool2d when the windows tile the input, else the first arg-max of each
 gathered window.
+
+On Tensors each is one torch op named as PyTorch's node (MaxPool2DWithIndicesBackward0,
+AdaptiveAvgPool2DBackward0, ...; the 1-D ones after PyTorch's last node, SqueezeBackward1);
+max_pool2d binds its primitive directly (the CNN training path's fast path).
 """
 from __future__ import annotations
 
@@ -16,13 +20,15 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import facade, is_tensor
+from ...core.trace import aval_of, facade, is_tensor
 from ...ops import nn as nnops
 from ...ops.index import ARRAY, Slice, getitem, scatter_add
 from ...ops.shape import reshape, transpose
 from ._spatial import adaptive_avg_axis, adaptive_windows, batched, ntuple, unbatched
 from ...numpy._util import fresh
-from ._util import arr, concrete_or_none, shape, val
+from ...ops.nn._geometry import _pool_params
+from .._tensor.tensor import Tensor, _tensor_bind
+from ._util import arr, concrete_or_none, shape, torch_op, val
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -56,6 +62,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     maximal element of each window. With return_indices, also the flat index h * W + w
     (int64) of that element, as max_unpool2d takes it."""
     x, squeeze = batched("max_pool2d", arr(input, "max_pool2d"), 2)
+    if isinstance(x, Tensor):  # the primitive's node is PyTorch's MaxPool2DWithIndicesBackward0
+        params = _pool_params(kernel_size, stride, padding, dilation, ceil_mode)
+        nnops.max_pool2d_p.abstract_eval(aval_of(x._value), **params)
+        y = unbatched(_tensor_bind(nnops.max_pool2d_p, (x,), params), squeeze)
+        if not return_indices:
+            return y
+        idx = facade.wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation, ceil_mode))
+        return y, unbatched(idx, squeeze)
     y = unbatched(nnops.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode), squeeze)
     if not return_indices:
         return y
@@ -63,6 +77,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return y, unbatched(idx, squeeze)
 
 
+@torch_op("SqueezeBackward1")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """Max over windows of input [N, C, L] (or [C, L]); see max_pool2d."""
@@ -81,6 +96,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 # --- average pooling -----------------------------------------------------------------------------
 
+@torch_op("AvgPool2DBackward0")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
     """Mean over windows of input [N, C, H, W] (or [C, H, W]); linear. count_include_pad
@@ -91,6 +107,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return unbatched(y, squeeze)
 
 
+@torch_op("SqueezeBackward1")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
     """Mean over windows of input [N, C, L] (or [C, L]); see avg_pool2d."""
@@ -122,6 +139,7 @@ def _output_size(name: str, output_size, in_sizes: tuple) -> tuple:
     return out
 
 
+@torch_op("AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling of input [N, C, H, W] (or [C, H, W]) into output_size (Ho, Wo): output
     row o averages input rows [floor(o H / Ho), ceil((o + 1) H / Ho)), likewise in W."""
@@ -134,6 +152,7 @@ def adaptive_avg_pool2d(input, output_size):
     return fresh(adaptive_avg_axis(adaptive_avg_axis(x, nd - 2, Ho), nd - 1, Wo), input)
 
 
+@torch_op("AdaptiveAvgPool3DBackward0")
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling of input [N, C, D, H, W] (or [C, D, H, W]) into output_size
     (Do, Ho, Wo) with the adaptive windows of adaptive_avg_pool2d, one axis at a time."""
@@ -147,6 +166,7 @@ def adaptive_avg_pool3d(input, output_size):
     return fresh(x, input)
 
 
+@torch_op("SqueezeBackward1")
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling of input [N, C, L] (or [C, L]) into output_size windows (see
     adaptive_avg_pool2d)."""
@@ -190,6 +210,7 @@ def _adaptive_max(x, out_hw: tuple, return_indices: bool):
     return y, facade.wrap(idx) if is_tensor(x) and not is_tensor(idx) else idx
 
 
+@torch_op("AdaptiveMaxPool2DBackward0")
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     """Max pooling of input [N, C, H, W] (or [C, H, W]) into output_size (Ho, Wo) with the
     adaptive windows of adaptive_avg_pool2d; the derivative goes to each window's first
@@ -204,6 +225,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     return (y, unbatched(idx, squeeze)) if return_indices else y
 
 
+@torch_op("SqueezeBackward1")
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
     """Max pooling of input [N, C, L] (or [C, L]) into output_size adaptive windows (see
     adaptive_max_pool2d)."""
@@ -228,6 +250,7 @@ def _lp(out, norm_type: float, window: int):
     return fnp.power(fnp.multiply(s, float(window)), 1.0 / norm_type)
 
 
+@torch_op("PowBackward0")
 def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """(sum over each window of x**p)**(1/p) on input [N, C, H, W] (or [C, H, W]):
     p = inf is max pooling, p = 1 sum pooling."""
@@ -237,6 +260,7 @@ def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool
     return _lp(out, norm_type, kh * kw)
 
 
+@torch_op("PowBackward0")
 def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """(sum over each window of x**p)**(1/p) on input [N, C, L] (or [C, L])."""
     (k,) = ntuple(kernel_size, 1, "lp_pool1d: kernel_size")
@@ -295,6 +319,7 @@ def _max_unpool(name: str, x, indices, out_hw: tuple):
     return reshape(y, (N, C) + tuple(out_hw))
 
 
+@torch_op("MaxUnpool2DBackward0", consts=("indices",))
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool2d: each value of input [N, C, H, W] (or [C, H, W])
     placed at its flat index h * W + w (from max_pool2d(return_indices=True)) of a zero
@@ -307,6 +332,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return unbatched(_max_unpool("max_unpool2d", x, ind, out), squeeze)
 
 
+@torch_op("SqueezeBackward1", consts=("indices",))
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool1d on input [N, C, L] (or [C, L]); see max_unpool2d."""
     x, squeeze = batched("max_unpool1d", arr(input, "max_unpool1d"), 1)

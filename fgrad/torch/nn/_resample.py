@@ -25,7 +25,8 @@ from ...ops.index import ARRAY, getitem
 from ...ops.shape import reshape, transpose
 from ...numpy._util import fresh
 from ._spatial import adaptive_avg_axis, resample_axis
-from ._util import arr, dtype, float_input, shape
+from .._tensor.tensor import Tensor
+from ._util import arr, dtype, float_input, shape, torch_call, torch_op
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
            "affine_grid"]
@@ -132,8 +133,24 @@ def _sizes(name: str, in_sizes: tuple, size, scale_factor, recompute_scale_facto
     return out, ((None,) * n if recompute_scale_factor else scales)
 
 
+_UPSAMPLE_NODES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact", "linear": "UpsampleLinear",
+                   "bilinear": "UpsampleBilinear", "bicubic": "UpsampleBicubic", "trilinear": "UpsampleTrilinear",
+                   "area": "AdaptiveAvgPool"}
+
+
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False):
+    """See _interpolate; on Tensors one torch op named as PyTorch's node (UpsampleBilinear2DBackward0,
+    AdaptiveAvgPool2DBackward0 for 'area', ...)."""
+    if not isinstance(input, Tensor):
+        return _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+    name = f"{_UPSAMPLE_NODES.get(mode, 'Upsample')}{max(len(input.shape) - 2, 1)}DBackward0"
+    return torch_call(name, _interpolate, (input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                                           antialias))
+
+
+def _interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None, antialias: bool = False):
     """Resample input [N, C, *spatial] (1 to 3 spatial axes) to `size` or by `scale_factor`:
     mode 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear' / 'bicubic' (4-D),
     'trilinear' (5-D) or 'area' (adaptive averaging). align_corners (linear modes) maps the
@@ -259,6 +276,7 @@ def _gather_corner(xt, n_idx, iy, ix, H: int, W: int):
     return getitem(xt, (n_idx, iy, ix), (ARRAY, ARRAY, ARRAY)), inside
 
 
+@torch_op("GridSampler2DBackward0")
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners=None):
     """Sample input [N, C, H, W] at the points of grid [N, Ho, Wo, 2] ((x, y) in [-1, 1],
@@ -320,6 +338,7 @@ def _base_coordinates(n: int, align_corners: bool, dt) -> np.ndarray:
     return (c if align_corners else c * (n - 1) / n).astype(dt)
 
 
+@torch_op("AffineGridGeneratorBackward0")
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid of the affine maps theta [N, 2, 3] (or [N, 3, 4] for 5-D sizes) over
     an output of `size` (N, C, H, W) (or (N, C, D, H, W)): [N, H, W, 2] (x, y) points in

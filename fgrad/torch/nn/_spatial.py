@@ -23,14 +23,15 @@ from ...core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ...core.trace import Tracer
+from ...core.trace import Tracer, facade
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.index import rev
 from ...ops.shape import broadcast_in_dim, concatenate, reshape, slice, transpose
 from .._tensor.creation import _gen
 from ...numpy._util import fresh
-from ._util import arr, dtype, shape, val
+from .._tensor.tensor import Tensor
+from ._util import arr, dtype, shape, torch_call, torch_op, val
 
 __all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout"]
@@ -59,15 +60,17 @@ def batched(name: str, x, n_spatial: int):
     s = shape(x)
     if len(s) == n_spatial + 2:
         return x, False
-    if len(s) == n_spatial + 1:
-        return reshape(x, (1,) + s), True
+    if len(s) == n_spatial + 1:  # (a Tensor: PyTorch's unsqueeze(0), UnsqueezeBackward0)
+        return (x.unsqueeze(0) if isinstance(x, Tensor) else reshape(x, (1,) + s)), True
     raise FgradRuntimeError(f"Expected {n_spatial + 1}D (unbatched) or {n_spatial + 2}D (batched) input to "
                        f"{name}, but got input of size: {list(s)}")
 
 
 def unbatched(y, squeeze: bool):
-    """The inverse of `batched` on a result."""
-    return reshape(y, shape(y)[1:]) if squeeze else y
+    """The inverse of `batched` on a result (a Tensor: PyTorch's squeeze(0), SqueezeBackward1)."""
+    if not squeeze:
+        return y
+    return y.squeeze(0) if isinstance(y, Tensor) else reshape(y, shape(y)[1:])
 
 
 # --- padding ------------------------------------------------------------------------------------
@@ -107,7 +110,21 @@ def _pad_axis(x, axis: int, lo: int, hi: int, mode: str):
 _MODES = ("constant", "reflect", "replicate", "circular")
 
 
+_PAD_NODES = {"constant": "ConstantPadNdBackward0", "circular": "CopySlices"}
+
+
 def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None = None):
+    """PyTorch's F.pad (see _pad); on Tensors one torch op, named as PyTorch's node
+    (ConstantPadNdBackward0, ReflectionPad2DBackward0, ...)."""
+    x = arr(input, "pad")
+    if not isinstance(x, Tensor):
+        return _pad(x, pad, mode, value)
+    n = len(tuple(pad)) // 2
+    name = _PAD_NODES.get(mode) or f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
+    return torch_call(name, _pad, (x, tuple(pad), mode, value))
+
+
+def _pad(input, pad: Sequence[int], mode: str = "constant", value: float | None = None):
     """PyTorch's F.pad: `pad` = (left, right) of the last dimension, then of the one before,
     and so on. 'constant' fills with `value` (0 by default) and pads any number of
     dimensions; 'reflect' (mirror without repeating the edge), 'replicate' (repeat the edge)
@@ -180,6 +197,7 @@ def _crop(x, crop):
 
 # --- pixel shuffle --------------------------------------------------------------------------------
 
+@torch_op("PixelShuffleBackward0")
 def pixel_shuffle(input, upscale_factor: int):
     """[*, C*r*r, H, W] -> [*, C, H*r, W*r]: each group of r*r channels becomes an r x r
     block of pixels (sub-pixel convolution)."""
@@ -201,6 +219,7 @@ def pixel_shuffle(input, upscale_factor: int):
     return reshape(x, tuple(lead) + (C // (r * r), H * r, W * r))
 
 
+@torch_op("PixelUnshuffleBackward0")
 def pixel_unshuffle(input, downscale_factor: int):
     """The inverse of pixel_shuffle: [*, C, H*r, W*r] -> [*, C*r*r, H, W]."""
     x = arr(input, "pixel_unshuffle")
@@ -240,32 +259,85 @@ def _on_device_of(x, mask):
     return mask
 
 
+class _Draws:
+    """The dropout masks one torch op drew, replayed when its function runs again (the
+    pullback of create_graph reruns it: it must see the same masks)."""
+
+    __slots__ = ("masks", "next")
+
+    def __init__(self) -> None:
+        self.masks, self.next = [], None
+
+
+_replay: list = [None]  # the _Draws of the torch op running now (None: draw afresh)
+
+
+def fixed_draws(fn):
+    """`fn` whose dropout masks are drawn on its first run and replayed on every later one."""
+    draws = _Draws()
+
+    def run(*args, **kwargs):
+        prev, _replay[0] = _replay[0], draws
+        if draws.next is not None:  # a rerun: the first run's masks again
+            draws.next = 0
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _replay[0] = prev
+        draws.next = 0
+        return out
+    return run
+
+
 def _keep_mask(x, p: float, feature: bool):
     """A boolean keep-mask (probability 1 - p), torch's `noise.bernoulli_(1 - p)` on the default
     generator: one per element, or one per (example, channel) for feature dropout (shape
     [N, C, 1, ...], broadcast over the spatial axes)."""
+    draws = _replay[0]
+    if draws is not None and draws.next is not None:
+        draws.next += 1
+        return draws.masks[draws.next - 1]
     s = shape(x)
     mshape = (s[:2] + (1,) * (len(s) - 2)) if feature else s
-    return _gen().engine.bernoulli_(math.prod(mshape), 1.0 - p).reshape(mshape)
+    mask = _gen().engine.bernoulli_(math.prod(mshape), 1.0 - p).reshape(mshape)
+    if draws is not None:
+        draws.masks.append(mask)
+    return mask
 
 
 def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
+    """The dropouts; on Tensors one torch op named as PyTorch's (CPU) last node, MulBackward0
+    (AddBackward0 for alpha dropout), the mask drawn before it runs."""
     x = arr(x, "dropout")
     if not training or p == 0.0 or math.prod(shape(x)) == 0:
         return x
     if p == 1.0:
-        return ew.mul(x, ew.const(x, 0.0))
+        return torch_call("MulBackward0", _zeroed, (x,))
     dt = dtype(x)
     keep = _keep_mask(x, p, feature)
     if not alpha:
         # torch: noise.div_(1 - p), the divisor rounded to the input's dtype first
-        return fnp.multiply(x, _on_device_of(x, keep.astype(dt) / dt.type(1.0 - p)))
+        mask = _on_device_of(x, keep.astype(dt) / dt.type(1.0 - p))
+        # a Tensor mask: PyTorch's MulBackward0 has an (empty) edge for it
+        return torch_call("MulBackward0", _masked, (x, facade.wrap(mask) if isinstance(x, Tensor) else mask))
     # PyTorch's alpha dropout: dropped units go to SELU's saturation value -alpha', then an
     # affine map a * (.) + b restores zero mean and unit variance
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     scale = keep.astype(dt) * dt.type(a)
     shift = ((keep.astype(dt) - dt.type(1.0)) * dt.type(_ALPHA * a) + dt.type(_ALPHA * a * p)).astype(dt)
-    return fnp.add(fnp.multiply(x, _on_device_of(x, scale)), _on_device_of(x, shift))
+    return torch_call("AddBackward0", _affine, (x, _on_device_of(x, scale), _on_device_of(x, shift)))
+
+
+def _zeroed(x):
+    return ew.mul(x, ew.const(x, 0.0))
+
+
+def _masked(x, m):
+    return fnp.multiply(x, m)
+
+
+def _affine(x, scale, shift):
+    return fnp.add(fnp.multiply(x, scale), shift)
 
 
 def _with_batch(name: str, x, batched_ndim: int):

@@ -4,6 +4,7 @@ tracers), and reports wrong dtypes or shapes with PyTorch's exception types."""
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -17,8 +18,9 @@ from ...core.errors import (
     FgradValueError,
 )
 from ...core.trace import Tracer, aval_of, facade, is_tensor
-from .._tensor._ops import named
+from .._tensor._boundary import call
 from .._tensor.grad_mode import no_grad
+from .._tensor.tensor import _EMPTY, Tensor
 
 
 def val(x):
@@ -120,13 +122,69 @@ def update_running(running_mean, running_var, mean, var, momentum: float, n: int
             a[...] = upd
 
 
-def grad_fn(name: str):
-    """Decorator: a Tensor result's grad_fn is named `name` (PyTorch's, e.g. GeluBackward0)
-    although the function is a composition of several primitives."""
+def has_tensor(args, kwargs=_EMPTY) -> bool:
+    """Whether a Tensor is among `args` (or inside a list/tuple argument) or `kwargs`' values."""
+    for a in args:
+        if isinstance(a, Tensor):
+            return True
+        if type(a) in (list, tuple) and any(isinstance(e, Tensor) for e in a):
+            return True
+    return any(isinstance(v, Tensor) for v in kwargs.values()) if kwargs else False
+
+
+def torch_call(name: str, fn, args: tuple, kwargs: dict = _EMPTY):
+    """`fn(*args, **kwargs)`, `fn` written over plain values (arrays, tracers): through the
+    facade's boundary as ONE torch op whose grad_fn is `name` when a Tensor is among the
+    arguments (the result is Tensors), directly otherwise (arrays or tracers in, out)."""
+    if has_tensor(args, kwargs):
+        return call(name, fn, args, kwargs)
+    return fn(*args, **kwargs)
+
+
+def torch_op(name: str, consts: tuple = ()):
+    """Decorator: a function over plain values becomes a torch op whose grad_fn is `name`
+    (PyTorch's, e.g. GeluBackward0) when called with Tensors, and stays itself on arrays and
+    tracers (see torch_call). `consts` names the parameters PyTorch does not differentiate
+    (a target, class weights): their Tensors enter as values, so the node has no edge for them.
+    `fn` runs again for create_graph, so it must be free of side effects (random draws,
+    running statistics): those stay outside it."""
     def deco(fn):
+        sig = inspect.signature(fn) if consts else None
+
         @functools.wraps(fn)
-        def wrapped(*args, **kwargs):
-            out = fn(*args, **kwargs)
-            return named(out, name, *args) if is_tensor(out) else out
-        return wrapped
+        def torch_fn(*args, **kwargs):
+            if not has_tensor(args, kwargs):
+                return fn(*args, **kwargs)
+            if sig is not None:
+                bound = sig.bind(*args, **kwargs)
+                for c in consts:
+                    if c in bound.arguments:
+                        bound.arguments[c] = val(bound.arguments[c])
+                args, kwargs = bound.args, bound.kwargs
+            return call(name, fn, args, kwargs)
+        return torch_fn
     return deco
+
+
+def on_tensors(fn):
+    """Decorator for a function written with the facade's Tensor ops (a composition of torch
+    ops, so its graph is PyTorch's composite graph): arrays and tracers are wrapped as
+    Tensors that need no grad, and the results unwrapped, so it also runs on plain values
+    (under fgrad.grad, vmap, jit)."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if has_tensor(args, kwargs):
+            return fn(*args, **kwargs)
+        wrap = facade.wrap
+        out = fn(*[wrap(a) if isinstance(a, Tracer) or hasattr(a, "shape") else a for a in args],
+                 **{k: wrap(v) if isinstance(v, Tracer) or hasattr(v, "shape") else v for k, v in kwargs.items()})
+        return _unwrap(out)
+    return wrapped
+
+
+def _unwrap(out):
+    if isinstance(out, Tensor):
+        return out._value
+    if isinstance(out, tuple):
+        return tuple(_unwrap(o) for o in out)
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import _tensor as T  # the facade namespace: T.empty, ...
 from ...core.errors import FgradValueError
 from ...ops.shape import transpose
+from .._tensor.tensor import Tensor
 from . import init
 from ._attention_functional import multi_head_attention_forward
 from ._util import shape
@@ -21,6 +22,8 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 def _swap01(x):
+    if isinstance(x, Tensor):  # PyTorch's x.transpose(1, 0): TransposeBackward0
+        return x.transpose(1, 0)
     return transpose(x, (1, 0) + tuple(range(2, len(shape(x)))))
 
 

@@ -12,52 +12,73 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import Tracer, facade, is_tensor
+from ...core.trace import _state, aval_of, facade, is_tensor
 from ...numpy._util import cast
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
-from ...ops.shape import reshape
-from .._tensor._ops import named
+from ...ops.nn.dense import _nll
+from ...ops.shape import reshape, transpose
+from .._tensor._boundary import call
+from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind
 from ._util import (
     arr,
     dtype,
     float_input,
-    grad_fn,
+    on_tensors,
     reduce_loss,
     reduction_mode,
     same_dtype,
     shape,
     softmax_dim,
+    torch_call,
+    torch_op,
     update_running,
     val,
 )
 
 __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cross_entropy", "nll_loss",
-           "mse_loss", "l1_loss", "dropout", "linear",
+           "mse_loss", "l1_loss", "dropout", "linear", "bilinear",
            "batch_norm", "flatten", "leaky_relu", "one_hot"]
 
 
 _is_tensor = is_tensor
 _val, _arr, _shape, _dtype, _float_input, _same_dtype = val, arr, shape, dtype, float_input, same_dtype
+_RELU, _LOGISTIC, _TANH, _SOFTPLUS = nnops.relu_p, ew.logistic_p, ew.tanh_p, nnops.softplus_p
+_LOG_SOFTMAX, _LINEAR = nnops.log_softmax_p, nnops.linear_p
+
+
+def _checked(prim, args, params):
+    """A single-primitive torch op on Tensors (the facade's fast path, one node named after
+    the primitive), after the primitive's shape/dtype rule as fgrad.ops' _checked_bind."""
+    prim.abstract_eval(*[aval_of(a._value if isinstance(a, Tensor) else a) for a in args], **params)
+    return _tensor_bind(prim, args, params)
 
 
 # --- activations ---------------------------------------------------------------------------
+# relu, sigmoid, tanh and softplus are one primitive each, whose node has PyTorch's name
+# (ReluBackward0, ...): on a Tensor the facade binds it directly (the cheapest path).
 
 def relu(input, inplace: bool = False):
     """max(x, 0); relu'(0) = 0. `inplace` is accepted for PyTorch compatibility (the
     result is a new tensor)."""
+    if isinstance(input, Tensor):
+        _float_input("relu", input)
+        return _tensor_bind(_RELU, (input,), _EMPTY)
     input = _arr(input, "relu")
     _float_input("relu", input)
     return nnops.relu(input)
 
 
-@grad_fn("LeakyReluBackward0")
+@torch_op("LeakyReluBackward0")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     input = _arr(input, "leaky_relu")
     return fnp.where(fnp.greater(input, 0), input, fnp.multiply(input, negative_slope))
 
 
 def sigmoid(input):
+    if isinstance(input, Tensor):
+        _float_input("sigmoid", input)
+        return _tensor_bind(_LOGISTIC, (input,), _EMPTY)
     input = _arr(input, "sigmoid")
     _float_input("sigmoid", input)
     return ew.logistic(input)
@@ -67,12 +88,18 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     """log(1 + exp(beta x)) / beta, linear where beta x > threshold (PyTorch's definition):
     the softplus primitive (fgrad.ops.nn.softplus), finite at any magnitude and exact to every
     derivative order at 0; at beta x == threshold, derivatives of order >= 2 are 0 as in PyTorch."""
+    if isinstance(input, Tensor):
+        _float_input("softplus", input)
+        return _tensor_bind(_SOFTPLUS, (input,), {"beta": float(beta), "threshold": float(threshold)})
     input = _arr(input, "softplus")
     _float_input("softplus", input)
     return nnops.softplus(input, beta, threshold)
 
 
 def tanh(input):
+    if isinstance(input, Tensor):
+        _float_input("tanh", input)
+        return _tensor_bind(_TANH, (input,), _EMPTY)
     input = _arr(input, "tanh")
     _float_input("tanh", input)
     return ew.tanh(input)
@@ -89,14 +116,32 @@ def _as_float(name, x, dtype):
     return x
 
 
+def _log_softmax_axis(x, dim) -> int:
+    nd = len(_shape(x))
+    return int(_softmax_dim("log_softmax", nd, dim)) % max(nd, 1) if nd else 0
+
+
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """log(softmax(x)) along `dim`, computed stably."""
+    if isinstance(input, Tensor) and dtype is None:
+        _float_input("log_softmax", input)
+        return _tensor_bind(_LOG_SOFTMAX, (input,), {"axis": _log_softmax_axis(input, dim)})
+    if isinstance(input, Tensor):  # PyTorch casts first: a ToCopyBackward0 node below
+        input = input.to(dtype)
+        _float_input("log_softmax", input)
+        return _tensor_bind(_LOG_SOFTMAX, (input,), {"axis": _log_softmax_axis(input, dim)})
     input = _as_float("log_softmax", input, dtype)
     return nnops.log_softmax(input, _softmax_dim("log_softmax", len(_shape(input)), dim))
 
 
-@grad_fn("SoftmaxBackward0")
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    if isinstance(input, Tensor) and dtype is not None:  # PyTorch casts first (ToCopyBackward0)
+        input = input.to(dtype)
+        dtype = None
+    return torch_call("SoftmaxBackward0", _softmax, (input, dim, dtype))
+
+
+def _softmax(input, dim, dtype):
     input = _as_float("softmax", input, dtype)
     return nnops.softmax(input, _softmax_dim("softmax", len(_shape(input)), dim))
 
@@ -109,45 +154,88 @@ _reduction = reduction_mode
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
     """PyTorch's cross_entropy: `input` holds logits [N, C, ...] (or [C]); `target` holds
-    class indices [N, ...] or class probabilities shaped like `input`."""
+    class indices [N, ...] or class probabilities shaped like `input`. On Tensors, as
+    PyTorch's graph: NllLossBackward0 over LogSoftmaxBackward0."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if isinstance(input, Tensor):
+        _float_input("cross_entropy", input)
+        if not label_smoothing and not _is_prob_target(target):
+            nd = len(input._value.shape)
+            logp = _tensor_bind(_LOG_SOFTMAX, (input,), {"axis": 1 if nd > 1 else 0})
+            return _nll_op(logp, target, weight, ignore_index, reduction, "cross_entropy")
+        return call("NllLossBackward0" if not _is_prob_target(target) else "DivBackward1",
+                    _cross_entropy, (input, _val(target), _val(weight), ignore_index, reduction,
+                                     label_smoothing))
     input = _arr(input, "cross_entropy")
     _float_input("cross_entropy", input)
-    return nnops.cross_entropy(input, target, weight, ignore_index,
-                               _reduction(size_average, reduce, reduction), label_smoothing)
+    return nnops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing):
+    return nnops.cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _is_prob_target(target) -> bool:
+    v = _val(target)
+    return getattr(v, "dtype", np.dtype(np.int64)).kind in "fc"
+
+
+def _nll_op(logp, target, weight, ignore_index, reduction, name):
+    """nll_loss on a Tensor of log-probabilities: one NllLossBackward0 node over it (the target
+    and the class weights are constants of the op, as in PyTorch's graph)."""
+    t, w = _val(target), _val(weight)
+    if name == "nll_loss":
+        return call("NllLossBackward0", lambda lp: nnops.nll_loss(lp, t, w, ignore_index, reduction), (logp,))
+    # cross_entropy's log_softmax is already the input: the rest of it (its messages too)
+    return call("NllLossBackward0", lambda lp: _nll(lp, t, w, ignore_index, reduction, 0.0, name), (logp,))
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
     """Negative log-likelihood of log-probabilities `input` [N, C, ...] at class indices."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if isinstance(input, Tensor):
+        _float_input("nll_loss", input)
+        return _nll_op(input, target, weight, ignore_index, reduction, "nll_loss")
     input = _arr(input, "nll_loss")
     _float_input("nll_loss", input)
-    return nnops.nll_loss(input, target, weight, ignore_index,
-                          _reduction(size_average, reduce, reduction))
+    return nnops.nll_loss(input, target, weight, ignore_index, reduction)
 
 
-def _pointwise_loss(name, diff_fn, input, target, reduction):
-    input, target = _arr(input, name), _arr(target, name)
+def _pointwise_loss(name, input, target):
     if _shape(input) != _shape(target):
         warnings.warn(f"Using a target size ({_shape(target)}) that is different to the input size "
                       f"({_shape(input)}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", UserWarning,
                       stacklevel=3)
-    return reduce_loss(name, diff_fn(fnp.subtract(input, target)), reduction)
 
 
-@grad_fn("MseLossBackward0")
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """Mean squared error (input - target)**2, reduced."""
-    return _pointwise_loss("mse_loss", fnp.square, input, target,
-                           _reduction(size_average, reduce, reduction))
+    input, target = _arr(input, "mse_loss"), _arr(target, "mse_loss")
+    _pointwise_loss("mse_loss", input, target)
+    return torch_call("MseLossBackward0", _mse, (input, target), {"reduction": _reduction(size_average, reduce,
+                                                                                            reduction)})
 
 
+def _mse(input, target, reduction):
+    return reduce_loss("mse_loss", fnp.square(fnp.subtract(input, target)), reduction)
+
+
+@on_tensors
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    """Mean absolute error |input - target|, reduced (grad_fn named as PyTorch's composition)."""
+    """Mean absolute error |input - target|, reduced; as PyTorch's graph, a composition of
+    torch ops (SubBackward0, AbsBackward0, then MeanBackward0 or SumBackward0)."""
     reduction = _reduction(size_average, reduce, reduction)
-    out = _pointwise_loss("l1_loss", fnp.abs, input, target, reduction)
-    name = {"mean": "MeanBackward0", "sum": "SumBackward0", "none": "AbsBackward0"}[reduction]
-    return named(out, name, input, target) if _is_tensor(out) else out
+    _pointwise_loss("l1_loss", input, target)
+    loss = (input - target).abs()
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise FgradValueError(f"{reduction} is not a valid value for reduction (in l1_loss: use 'mean', 'sum' or 'none')")
 
 
 def one_hot(tensor, num_classes: int = -1):
@@ -163,7 +251,9 @@ def one_hot(tensor, num_classes: int = -1):
 # --- layers ----------------------------------------------------------------------------------
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias, with weight [out, in] (PyTorch's layout)."""
+    """input @ weight.T + bias, with weight [out, in] (PyTorch's layout). On Tensors the graph
+    is PyTorch's: for a 2-D input AddmmBackward0 over (bias, input, TBackward0 of weight)
+    (MmBackward0 without bias); other ranks view the input as 2-D around it."""
     input, weight = _arr(input, "linear"), _arr(weight, "linear")
     xs, ws = _shape(input), _shape(weight)
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
@@ -172,11 +262,66 @@ def linear(input, weight, bias=None):
     _same_dtype("linear", input, weight, bias)
     if bias is not None and _shape(bias) != (ws[0],):
         raise FgradRuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
-    return nnops.linear(input, weight, bias)
+    if not (isinstance(input, Tensor) or isinstance(weight, Tensor) or isinstance(bias, Tensor)):
+        return nnops.linear(input, weight, bias)
+    if not _grad_needed(input, weight, bias):  # no graph: one primitive on the values
+        if bias is not None:
+            return _tensor_bind(_LINEAR, (input, weight, bias), _EMPTY)
+        return call("MmBackward0", nnops.linear, (input, weight))
+    wt = weight.t() if isinstance(weight, Tensor) else weight.T
+    if len(xs) == 2:
+        if bias is None:
+            return call("MmBackward0", _mm_t, (input, wt))
+        return call("AddmmBackward0", _addmm_t, (bias, input, wt))
+    x2 = input.reshape(-1, xs[-1]) if isinstance(input, Tensor) else reshape(input, (-1, xs[-1]))
+    if bias is None:
+        out = call("MmBackward0", _mm_t, (x2, wt))
+        return call("UnsafeViewBackward0", reshape, (out, xs[:-1] + (ws[0],)))
+    return call("AddmmBackward0", _addmm_t, (bias, x2, wt)).view(*xs[:-1], ws[0])
+
+
+def _grad_needed(*xs) -> bool:
+    return _state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad for x in xs)
+
+
+def _mm_t(x, wt):
+    return nnops.linear(x, transpose(wt, (1, 0)))
+
+
+def _addmm_t(b, x, wt):
+    # weight's layout again (wt is its transposed view): the same GEMM as F.linear's primitive
+    return nnops.linear(x, transpose(wt, (1, 0)), b)
+
+
+@on_tensors
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]. As PyTorch's
+    graph: both inputs viewed as 2-D, one TrilinearBackward0 node over (input1, weight,
+    input2), the result viewed back (ViewBackward0) and the bias added (AddBackward0)."""
+    s1, s2, ws = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
+    if len(s1) != len(s2):
+        raise FgradRuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and {len(s2)}")
+    if s1[:-1] != s2[:-1]:
+        raise FgradRuntimeError(f"bilinear(): input batch dimensions do not match: got {list(s1)} and {list(s2)}")
+    if len(ws) != 3 or not s1 or s1[-1] != ws[1] or s2[-1] != ws[2]:
+        raise FgradRuntimeError(f"bilinear(): weight of size {list(ws)} does not fit inputs of sizes {list(s1)} and "
+                                f"{list(s2)} (expected [out, {s1[-1] if s1 else '?'}, {s2[-1] if s2 else '?'}])")
+    if bias is not None and tuple(bias.shape) != (ws[0],):
+        raise FgradRuntimeError(f"bilinear(): bias size does not match weight size: got {tuple(bias.shape)[-1:]} "
+                                f"but expected {ws[0]}")
+    y = call("TrilinearBackward0", _trilinear, (input1.reshape(-1, s1[-1]), weight, input2.reshape(-1, s2[-1])))
+    y = y.view(*s1[:-1], ws[0])
+    return y if bias is None else y + bias
+
+
+def _trilinear(x1, w, x2):
+    return fnp.einsum("bi,oij,bj->bo", x1, w, x2)
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
     input = _arr(input, "flatten")
+    if isinstance(input, Tensor):
+        return input.flatten(start_dim, end_dim)
     shape = _shape(input)
     if not shape:
         return reshape(input, (1,))
@@ -195,12 +340,11 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     return _spatial._dropout(_arr(input, "dropout"), p, training, feature=False, alpha=False)
 
 
-@grad_fn("NativeBatchNormBackward0")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalise over every axis but 1 (channels): in training with batch statistics (and
     running_mean/running_var, when given, updated in place with momentum); in eval with the
-    running statistics."""
+    running statistics. On Tensors one NativeBatchNormBackward0 node over (input, weight, bias)."""
     input = _arr(input, "batch_norm")
     _float_input("batch_norm", input)
     shape = _shape(input)
@@ -208,23 +352,38 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise FgradValueError(f"batch_norm: expected an input with a channel axis ([N, C, ...]), got "
                          f"shape {shape}")
     axes = (0,) + tuple(range(2, len(shape)))
-    dt = _dtype(input)
-    bshape = tuple(d if i == 1 else 1 for i, d in enumerate(shape))
+    n = int(np.prod([shape[a] for a in axes]))
     if training:
-        n = int(np.prod([shape[a] for a in axes]))
         if n <= 1:
             raise FgradValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{list(shape)}")
-        mean = fnp.mean(input, axis=axes, keepdims=True)
-        centered = fnp.subtract(input, mean)
-        var = fnp.mean(fnp.square(centered), axis=axes, keepdims=True)
-        if running_mean is not None or running_var is not None:
-            _update_running(running_mean, running_var, mean, var, momentum, n)
+        rm = rv = None
     else:
         if running_mean is None or running_var is None:
             raise FgradValueError("batch_norm: running_mean and running_var are needed when not training")
-        mean = reshape(_cast_like(running_mean, dt), bshape)
-        var = reshape(_cast_like(running_var, dt), bshape)
+        rm, rv = _val(running_mean), _val(running_var)
+    # the running statistics are constants of the op (PyTorch's graph has no edge to them)
+    y, mean, var = torch_call("NativeBatchNormBackward0", _batch_norm, (input, weight, bias),
+                              {"rm": rm, "rv": rv, "training": training, "eps": eps})
+    if training and (running_mean is not None or running_var is not None):
+        _update_running(running_mean, running_var, _val(mean), _val(var), momentum, n)
+    return y
+
+
+def _batch_norm(input, weight, bias, rm, rv, training, eps):
+    """(y, batch mean, batch biased variance) of batch_norm over plain values (the statistics
+    only in training, for the running update outside)."""
+    shape = _shape(input)
+    axes = (0,) + tuple(range(2, len(shape)))
+    dt = _dtype(input)
+    bshape = tuple(d if i == 1 else 1 for i, d in enumerate(shape))
+    if training:
+        mean = fnp.mean(input, axis=axes, keepdims=True)
+        centered = fnp.subtract(input, mean)
+        var = fnp.mean(fnp.square(centered), axis=axes, keepdims=True)
+    else:
+        mean = reshape(_cast_like(rm, dt), bshape)
+        var = reshape(_cast_like(rv, dt), bshape)
         centered = fnp.subtract(input, mean)
     inv = ew.div(ew.const(var, 1.0), ew.sqrt(ew.add(var, ew.const(var, eps))))
     y = fnp.multiply(centered, inv)
@@ -232,7 +391,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         y = fnp.multiply(y, reshape(weight, bshape))
     if bias is not None:
         y = fnp.add(y, reshape(bias, bshape))
-    return y
+    return y, mean, var
 
 
 def _cast_like(x, dt):

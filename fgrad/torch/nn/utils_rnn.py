@@ -22,7 +22,8 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import facade, is_tensor, xp_of
 from ...ops.shape import concatenate, reshape
-from ._util import concrete_or_none, dtype, shape, val
+from .._tensor.tensor import Tensor
+from ._util import concrete_or_none, dtype, shape, torch_call, val
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "pack_sequence", "unpad_sequence", "unpack_sequence", "invert_permutation"]
@@ -166,8 +167,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     # row t*B + b of the time-major input (b*T + t batch-first), step by step
     rows = [order[:n] * T + t if batch_first else t * B + order[:n] for t, n in enumerate(bs)]
     idx = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    flat = reshape(input, (T * B,) + tuple(s[2:]))
-    data = _gather_rows(flat, idx)
+    # one torch op on Tensors, PyTorch's PackPaddedSequenceBackward0
+    data = torch_call("PackPaddedSequenceBackward0", _rows_of, (input, idx, (T * B,) + tuple(s[2:])))
     like = input if is_tensor(input) else None
     si = None if sorted_indices is None else _like(sorted_indices, like)
     return _make_packed(data, _like(bs, like), si)
@@ -210,8 +211,10 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     idx, lengths = _padded_index(bs, _ints(unsorted_indices, "unsorted_indices"), total_length, N,
                                  batch_first)
     pad = np.full((1,) + tuple(s[1:]), padding_value, dtype(data))
-    src = concatenate([data, _on_device_of(data, pad)], 0)
-    padded = reshape(_gather_rows(src, idx.reshape(-1)), idx.shape + tuple(s[1:]))
+    # one torch op on Tensors, named as PyTorch's last node
+    name = "IndexSelectBackward0" if unsorted_indices is not None else \
+        "TransposeBackward0" if batch_first else "CopySlices"
+    padded = torch_call(name, _padded, ([data], pad, idx))
     return padded, _like(lengths, data if is_tensor(data) else None)
 
 
@@ -245,8 +248,18 @@ def pad_sequence(sequences: Sequence, batch_first: bool = False, padding_value: 
     if batch_first:
         idx = idx.T
     pad = np.full((1,) + tuple(tail), padding_value, dtype(seqs[0]))
-    src = concatenate(seqs + [_on_device_of(seqs[0], pad)], 0)
-    return reshape(_gather_rows(src, idx.reshape(-1)), idx.shape + tuple(tail))
+    return torch_call("CopySlices", _padded, (seqs, pad, idx))  # PyTorch's node: CopySlices
+
+
+def _rows_of(x, idx: np.ndarray, flat_shape: tuple):
+    """Rows idx of x viewed as [flat_shape[0], *] (plain values)."""
+    return _gather_rows(reshape(x, flat_shape), idx)
+
+
+def _padded(seqs: list, pad: np.ndarray, idx: np.ndarray):
+    """The rows idx (shape [T, B] or [B, T]) of the sequences stacked with one pad row last."""
+    src = concatenate(list(seqs) + [_on_device_of(seqs[0], pad)], 0)
+    return reshape(_gather_rows(src, idx.reshape(-1)), idx.shape + tuple(shape(seqs[0])[1:]))
 
 
 def pack_sequence(sequences: Sequence, enforce_sorted: bool = True) -> PackedSequence:
@@ -261,7 +274,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first: bool = False) -> list
     lens = _ints(lengths, "lengths")
     x = padded_sequences
     if not batch_first:
-        x = fnp.swapaxes(x, 0, 1)
+        x = x.transpose(0, 1) if isinstance(x, Tensor) else fnp.swapaxes(x, 0, 1)
     return [x[b, :int(n)] for b, n in enumerate(lens)]
 
 
