@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.avals import float_dtype
 from ..core.errors import FgradTypeError, FgradValueError, ShapeError
-from ..core.trace import aval_of, is_tensor
+from ..core.trace import aval_of
 from ..ops import elementwise as ew
 from ._array import as_array
 from ._elementwise import add, divide, floor, multiply, subtract
@@ -39,9 +39,7 @@ def _is_cupy(x) -> bool:
 
 
 def _xp_like(a):
-    """cupy for a CuPy array (or a Tensor holding one), else numpy."""
-    if is_tensor(a):
-        a = a._value
+    """cupy for a CuPy array, else numpy."""
     if _is_cupy(a):
         import cupy  # optional dependency: only for CuPy arrays
         return cupy

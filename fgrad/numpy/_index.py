@@ -21,7 +21,7 @@ from ..core.errors import (
     FgradValueError,
     NonConcreteBooleanIndexError,
 )
-from ..core.trace import Tracer, is_tensor
+from ..core.trace import Tracer
 from ..ops import cumulative
 from ..ops import elementwise as ew
 from ..ops import index as ix
@@ -54,15 +54,8 @@ _MASK_MESSAGE = (
     "jit/vmap/make_jaxpr (grad, vjp and jvp keep values concrete).")
 
 
-def _unbox(x):
-    if is_tensor(x):
-        return x._value
-    return x
-
-
 def _concrete(x, what: str):
     """The concrete array behind `x` (a tracer under grad/jvp), or a clear error."""
-    x = _unbox(x)
     if isinstance(x, Tracer):
         try:
             x = x._concrete(what)
@@ -95,7 +88,6 @@ def _host(x):
 
 def _classify(item):
     """One entry of an index: ('none'|'ellipsis'|'int'|'slice'|'array'|'mask', value)."""
-    item = _unbox(item)
     if item is None:
         return "none", None
     if item is Ellipsis:

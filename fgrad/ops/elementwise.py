@@ -30,7 +30,7 @@ _CONSTS: dict = {}
 
 def _dtype(x) -> np.dtype:
     """The dtype of any value, through `.dtype` when that is a NumPy dtype (arrays, tracers:
-    no aval built), else `aval_of` (Python numbers, Tensors)."""
+    no aval built), else `aval_of` (Python numbers)."""
     dtype = getattr(x, "dtype", None)
     # (isinstance: NumPy 2's dtypes are instances of subclasses, numpy.dtypes.Float64DType)
     return dtype if isinstance(dtype, np.dtype) else aval_of(x).dtype

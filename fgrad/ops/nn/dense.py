@@ -16,7 +16,7 @@ from ...core.avals import ShapedArray, is_float
 from ...core.errors import FgradIndexError, FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import def_linear, elementwise_shape, shape_of
-from ...core.trace import Tracer, aval_of, is_tensor, xp_of
+from ...core.trace import Tracer, aval_of, xp_of
 from .._batching import def_vectorized, loop_batch
 from ..elementwise import (
     _logistic,
@@ -362,12 +362,6 @@ def_bilinear(nll_loss_p, _nll_transpose_lhs, _nll_transpose_rhs)
 nll_loss_p.def_batch(_nll_batch)
 
 
-def _unbox(x):
-    if is_tensor(x):
-        return x._value
-    return x
-
-
 def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothing):
     """Per-element weights W with loss = -sum(W * logp) reduced as asked (PyTorch's
     nll_loss / cross_entropy semantics, including ignore_index, class weights and
@@ -375,7 +369,6 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
     shape = shape_of(logp)
     dtype = aval_of(logp).dtype
     C = shape[1]
-    target = _unbox(target)
     if not isinstance(target, Tracer) and xp_of((target,)) is np:  # a GPU target stays on its GPU
         target = np.asarray(target)
     t_aval = aval_of(target)
@@ -388,7 +381,7 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
         if label_smoothing:
             W = add(mul(W, const(W, 1.0 - label_smoothing)), const(W, label_smoothing / C))
         if weight is not None:
-            W = mul(W, class_bcast(convert_element_type(_unbox(weight), dtype)))
+            W = mul(W, class_bcast(convert_element_type(weight, dtype)))
         denom = float(np.prod(shape) // C) if reduction == "mean" else None
         if denom is not None:
             W = div(W, const(W, denom))
@@ -401,9 +394,8 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
         if bad.any():
             raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
                              f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
-        w_val = None if weight is None else _unbox(weight)
-        if type(target) is np.ndarray and (w_val is None or type(w_val) is np.ndarray):
-            return _target_weights_np(shape, dtype, target, w_val, ignore_index, reduction,
+        if type(target) is np.ndarray and (weight is None or type(weight) is np.ndarray):
+            return _target_weights_np(shape, dtype, target, weight, ignore_index, reduction,
                                       label_smoothing)
     t_dims = (0,) + tuple(range(2, len(shape)))
     xp = np if isinstance(target, Tracer) else xp_of((target,))  # constants on target's device
@@ -412,7 +404,7 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
     onehot = convert_element_type(eq(tb, broadcast_in_dim(classes, shape, (1,))), dtype)
     keep = convert_element_type(ne(target, xp.asarray(ignore_index, t_aval.dtype)), dtype)
     keep_b = broadcast_in_dim(keep, shape, t_dims)
-    wb = None if weight is None else class_bcast(convert_element_type(_unbox(weight), dtype))
+    wb = None if weight is None else class_bcast(convert_element_type(weight, dtype))
     W = onehot if wb is None else mul(onehot, wb)
     if label_smoothing:
         smooth = broadcast_in_dim(const(W, label_smoothing / C), shape, ()) if wb is None \
@@ -463,7 +455,7 @@ def _nll(logp, target, weight, ignore_index, reduction, label_smoothing, name):
         raise FgradValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
     shape = shape_of(logp)
     if len(shape) == 1:  # unbatched: [C] input, scalar target
-        t = _unbox(target)
+        t = target
         t_shape = shape_of(t) if isinstance(t, Tracer) else np.shape(t)
         if len(t_shape) == 1:
             t = reshape(t, (1,) + tuple(t_shape)) if isinstance(t, Tracer) else np.reshape(t, (1, -1))
