@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import fgrad.torch as ftorch
 from tests.torch.graphs import assert_same_graph, leaf
 
 torch = pytest.importorskip("torch")
@@ -287,7 +288,6 @@ def test_rounding_ops_record_a_zero_gradient():
     """floor, round, sign, trunc and rounding division are recorded as PyTorch records them:
     the result requires grad and backward gives zeros (fgrad's rounding primitives record
     nothing, the facade adds the dependence)."""
-    import fgrad.torch as ftorch
     for lib in (torch, ftorch):
         x = leaf(lib, S)
         y = leaf(lib, S, seed=1)
@@ -297,3 +297,56 @@ def test_rounding_ops_record_a_zero_gradient():
         sum(o.sum() for o in outs).backward()
         np.testing.assert_array_equal(np.asarray(x.grad.detach().numpy()), np.zeros(S, np.float32))
         np.testing.assert_array_equal(np.asarray(y.grad.detach().numpy()), np.zeros(S, np.float32))
+
+
+def _gradients(lib, fn, make_args, order: int) -> list:
+    """The gradients of the results' weighted sum with respect to the arguments that require
+    grad (order 2: then of the gradients' weighted sum); [] when no result requires grad."""
+    args = make_args(lib)
+    res = fn(lib, *args)
+    res = res if isinstance(res, (tuple, list)) else (res,)
+    outs = [o for o in res if getattr(o, "requires_grad", False) and o.dtype in (lib.float32, lib.float64)]
+    leaves = [a for a in args if isinstance(a, lib.Tensor) and a.requires_grad]
+    if not outs or not leaves:
+        return []
+    loss = sum((o * lib.tensor(np.linspace(0.5, 1.5, o.numel()).reshape(tuple(o.shape)), dtype=o.dtype)).sum()
+               for o in outs)
+    grads = lib.autograd.grad(loss, leaves, allow_unused=True, create_graph=order > 1)
+    if order > 1:
+        live = [g for g in grads if g is not None and g.requires_grad]
+        if not live:
+            return [None] * len(leaves)
+        loss2 = sum((g * g).sum() for g in live)
+        grads = lib.autograd.grad(loss2, leaves, allow_unused=True)
+    # (PyTorch's second derivatives of abs are ZeroTensors, which convert only with force=True)
+    return [None if g is None else g.detach().numpy(**({"force": True} if lib is torch else {})) for g in grads]
+
+
+# every case except the ones PyTorch does not differentiate (floor division: NotImplemented)
+STRICT = {k: v for k, v in {**CASES, **{f"deep {k}": v for k, v in DEEP.items()}}.items()
+          if k not in ("x // y", "2 % x", "floor_divide")}
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("name", list(STRICT))
+def test_no_tensor_below_the_boundary_and_gradients_like_pytorch(name, order, monkeypatch):
+    """Strict boundary (FGRAD_STRICT_BOUNDARY's check): no Tensor reaches Primitive.bind, in
+    the op, its backward pass or (order 2) the backward of its backward; the gradients equal
+    PyTorch's."""
+    fn, make_args = STRICT[name].values[:2]
+    from fgrad.torch._tensor import tensor as tensor_module
+    monkeypatch.setattr(tensor_module, "_STRICT", True)
+    try:
+        want = _gradients(torch, fn, make_args, order)
+    except NotImplementedError:  # PyTorch does not differentiate its backward (cdist): strict check only
+        want = None
+    got = _gradients(ftorch, fn, make_args, order)
+    if want is None:
+        return
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if g is None or w is None:  # (PyTorch's None and fgrad's zeros both mean "no gradient")
+            assert g is None or not g.any(), (g, w)
+            assert w is None or not w.any(), (g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
