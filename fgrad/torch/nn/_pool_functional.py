@@ -11,7 +11,8 @@ max pooling is max_pool2d when the windows tile the input, else the first arg-ma
 gathered window.
 
 On Tensors each is one torch op named as PyTorch's node (MaxPool2DWithIndicesBackward0,
-AdaptiveAvgPool2DBackward0, ...; the 1-D ones after PyTorch's last node, SqueezeBackward1);
+AdaptiveAvgPool2DBackward0, ...; the 1-D ones as PyTorch's graph: the 2-D pooling of
+x.unsqueeze(-2), squeezed back);
 max_pool2d binds its primitive directly (the CNN training path's fast path).
 """
 from __future__ import annotations
@@ -24,9 +25,10 @@ from ...core.trace import aval_of, facade, is_tensor
 from ...ops import nn as nnops
 from ...ops.index import ARRAY, Slice, getitem, scatter_add
 from ...ops.shape import reshape, transpose
-from ._spatial import adaptive_avg_axis, adaptive_windows, batched, ntuple, unbatched
+from ._spatial import adaptive_avg_axis, adaptive_windows, batched, check_rank, ntuple, unbatched
 from ...numpy._util import fresh
 from ...ops.nn._geometry import _pool_params
+from .._tensor._boundary import call
 from .._tensor.tensor import Tensor, _tensor_bind
 from ._util import arr, concrete_or_none, shape, torch_op, val
 
@@ -60,16 +62,25 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices: bool = False):
     """Max over windows of input [N, C, H, W] (or [C, H, W]); the derivative goes to the first
     maximal element of each window. With return_indices, also the flat index h * W + w
-    (int64) of that element, as max_unpool2d takes it."""
-    x, squeeze = batched("max_pool2d", arr(input, "max_pool2d"), 2)
-    if isinstance(x, Tensor):  # the primitive's node is PyTorch's MaxPool2DWithIndicesBackward0
-        params = _pool_params(kernel_size, stride, padding, dilation, ceil_mode)
-        nnops.max_pool2d_p.abstract_eval(aval_of(x._value), **params)
-        y = unbatched(_tensor_bind(nnops.max_pool2d_p, (x,), params), squeeze)
-        if not return_indices:
-            return y
-        idx = facade.wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation, ceil_mode))
-        return y, unbatched(idx, squeeze)
+    (int64) of that element, as max_unpool2d takes it. On a 4-D Tensor the primitive's own
+    node (PyTorch's MaxPool2DWithIndicesBackward0) is the fast path."""
+    x = arr(input, "max_pool2d")
+    if isinstance(x, Tensor):
+        if len(x._value.shape) == 4:
+            params = _pool_params(kernel_size, stride, padding, dilation, ceil_mode)
+            nnops.max_pool2d_p.abstract_eval(aval_of(x._value), **params)
+            y = _tensor_bind(nnops.max_pool2d_p, (x,), params)
+            if not return_indices:
+                return y
+            return y, facade.wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation,
+                                                           ceil_mode))
+        return call("MaxPool2DWithIndicesBackward0", _max_pool2d,
+                    (x, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
+    return _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    x, squeeze = batched("max_pool2d", x, 2)
     y = unbatched(nnops.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode), squeeze)
     if not return_indices:
         return y
@@ -77,15 +88,24 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return y, unbatched(idx, squeeze)
 
 
-@torch_op("SqueezeBackward1")
+def _squeezed(out, return_indices: bool):
+    """The 2-D pooling of x.unsqueeze(-2) squeezed back (PyTorch's 1-D pooling graph)."""
+    return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """Max over windows of input [N, C, L] (or [C, L]); see max_pool2d."""
-    x, squeeze = batched("max_pool1d", arr(input, "max_pool1d"), 1)
+    """Max over windows of input [N, C, L] (or [C, L]); see max_pool2d. On Tensors PyTorch's
+    graph: max_pool2d of x.unsqueeze(-2), squeezed back."""
+    x = arr(input, "max_pool1d")
+    check_rank("max_pool1d", x, 1)
     k = ntuple(kernel_size, 1, "max_pool1d: kernel_size")
     params = ((1,) + k, (1,) + _stride(stride, k, 1, "max_pool1d"),
               (0,) + ntuple(padding, 1, "max_pool1d: padding"),
               (1,) + ntuple(dilation, 1, "max_pool1d: dilation"), ceil_mode)
+    if isinstance(x, Tensor):
+        return _squeezed(max_pool2d(x.unsqueeze(-2), *params, return_indices=return_indices), return_indices)
+    x, squeeze = batched("max_pool1d", x, 1)
     x4 = _height1(x)
     y = unbatched(_drop_height(nnops.max_pool2d(x4, *params)), squeeze)
     if not return_indices:
@@ -107,16 +127,19 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return unbatched(y, squeeze)
 
 
-@torch_op("SqueezeBackward1")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
-    """Mean over windows of input [N, C, L] (or [C, L]); see avg_pool2d."""
-    x, squeeze = batched("avg_pool1d", arr(input, "avg_pool1d"), 1)
+    """Mean over windows of input [N, C, L] (or [C, L]); see avg_pool2d. On Tensors PyTorch's
+    graph: avg_pool2d of x.unsqueeze(-2), squeezed back."""
+    x = arr(input, "avg_pool1d")
+    check_rank("avg_pool1d", x, 1)
     k = ntuple(kernel_size, 1, "avg_pool1d: kernel_size")
-    y = nnops.avg_pool2d(_height1(x), (1,) + k, (1,) + _stride(stride, k, 1, "avg_pool1d"),
-                         (0,) + ntuple(padding, 1, "avg_pool1d: padding"), ceil_mode,
-                         count_include_pad)
-    return unbatched(_drop_height(y), squeeze)
+    params = ((1,) + k, (1,) + _stride(stride, k, 1, "avg_pool1d"), (0,) + ntuple(padding, 1, "avg_pool1d: padding"),
+              ceil_mode, count_include_pad)
+    if isinstance(x, Tensor):
+        return avg_pool2d(x.unsqueeze(-2), *params).squeeze(-2)
+    x, squeeze = batched("avg_pool1d", x, 1)
+    return unbatched(_drop_height(nnops.avg_pool2d(_height1(x), *params)), squeeze)
 
 
 # --- adaptive pooling ----------------------------------------------------------------------------
@@ -166,14 +189,16 @@ def adaptive_avg_pool3d(input, output_size):
     return fresh(x, input)
 
 
-@torch_op("SqueezeBackward1")
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling of input [N, C, L] (or [C, L]) into output_size windows (see
-    adaptive_avg_pool2d)."""
+    adaptive_avg_pool2d). On Tensors PyTorch's graph: adaptive_avg_pool2d of x.unsqueeze(-2),
+    squeezed back."""
     x = arr(input, "adaptive_avg_pool1d")
     if len(shape(x)) not in (2, 3):
         raise FgradRuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
     (Lo,) = _output_size("adaptive_avg_pool1d", output_size, shape(x)[-1:])
+    if isinstance(x, Tensor):
+        return adaptive_avg_pool2d(x.unsqueeze(-2), (1, Lo)).squeeze(-2)
     return fresh(adaptive_avg_axis(x, len(shape(x)) - 1, Lo), input)
 
 
@@ -225,13 +250,16 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     return (y, unbatched(idx, squeeze)) if return_indices else y
 
 
-@torch_op("SqueezeBackward1")
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
     """Max pooling of input [N, C, L] (or [C, L]) into output_size adaptive windows (see
-    adaptive_max_pool2d)."""
+    adaptive_max_pool2d). On Tensors PyTorch's graph: adaptive_max_pool2d of x.unsqueeze(-2),
+    squeezed back."""
     x = arr(input, "adaptive_max_pool1d")
     if len(shape(x)) not in (2, 3):
         raise FgradRuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(shape(x))}")
+    if isinstance(x, Tensor):
+        (Lo,) = _output_size("adaptive_max_pool1d", output_size, shape(x)[-1:])
+        return _squeezed(adaptive_max_pool2d(x.unsqueeze(-2), (1, Lo), return_indices), return_indices)
     x, squeeze = batched("adaptive_max_pool1d", x, 1)
     (Lo,) = _output_size("adaptive_max_pool1d", output_size, shape(x)[2:])
     y, idx = _adaptive_max(_height1(x), (1, Lo), return_indices)

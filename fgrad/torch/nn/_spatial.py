@@ -57,11 +57,18 @@ def ntuple(v, n: int, name: str) -> tuple:
 def batched(name: str, x, n_spatial: int):
     """x with a batch axis: (x, False) for a batched input [N, C, *spatial], (x[None], True)
     for an unbatched one [C, *spatial]; anything else is PyTorch's RuntimeError."""
-    s = shape(x)
+    s = check_rank(name, x, n_spatial)
     if len(s) == n_spatial + 2:
         return x, False
-    if len(s) == n_spatial + 1:  # (a Tensor: PyTorch's unsqueeze(0), UnsqueezeBackward0)
-        return (x.unsqueeze(0) if isinstance(x, Tensor) else reshape(x, (1,) + s)), True
+    # (a Tensor: PyTorch's unsqueeze(0), UnsqueezeBackward0)
+    return (x.unsqueeze(0) if isinstance(x, Tensor) else reshape(x, (1,) + s)), True
+
+
+def check_rank(name: str, x, n_spatial: int) -> tuple:
+    """x's shape, when x is [N, C, *spatial] or [C, *spatial] (else PyTorch's RuntimeError)."""
+    s = shape(x)
+    if len(s) in (n_spatial + 1, n_spatial + 2):
+        return s
     raise FgradRuntimeError(f"Expected {n_spatial + 1}D (unbatched) or {n_spatial + 2}D (batched) input to "
                        f"{name}, but got input of size: {list(s)}")
 
@@ -306,8 +313,8 @@ def _keep_mask(x, p: float, feature: bool):
 
 
 def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
-    """The dropouts; on Tensors one torch op named as PyTorch's (CPU) last node, MulBackward0
-    (AddBackward0 for alpha dropout), the mask drawn before it runs."""
+    """The dropouts; on Tensors PyTorch's (CPU) graph: MulBackward0 over the input and the
+    mask (alpha dropout: AddBackward0 over that and the shift), the mask drawn first."""
     x = arr(x, "dropout")
     if not training or p == 0.0 or math.prod(shape(x)) == 0:
         return x
@@ -325,7 +332,10 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     scale = keep.astype(dt) * dt.type(a)
     shift = ((keep.astype(dt) - dt.type(1.0)) * dt.type(_ALPHA * a) + dt.type(_ALPHA * a * p)).astype(dt)
-    return torch_call("AddBackward0", _affine, (x, _on_device_of(x, scale), _on_device_of(x, shift)))
+    scale, shift = _on_device_of(x, scale), _on_device_of(x, shift)
+    if isinstance(x, Tensor):  # PyTorch's graph: AddBackward0 over MulBackward0 (x * scale) + shift
+        return x * facade.wrap(scale) + facade.wrap(shift)
+    return _affine(x, scale, shift)
 
 
 def _zeroed(x):
