@@ -211,9 +211,8 @@ def _stack_nested(seq: list | tuple, name: str) -> Any:
 
 def static_arg(v, what: str):
     """The concrete value behind an argument that must be known (a shape, an axis, a count):
-    Tensors are unboxed, tracers concretised (a clear ConcretizationError under jit/vmap)."""
-    if is_tensor(v):
-        v = v._value
+    tracers concretised (a clear ConcretizationError under jit/vmap). Other integer-like
+    objects are read through Python's `__index__` by the callers (int_arg)."""
     if isinstance(v, Tracer):
         v = v._concrete(what)
     return v
@@ -372,8 +371,8 @@ def normalize_axes(axis, ndim: int, name: str, policy=NUMPY) -> tuple:
         axes = axis
     elif isinstance(axis, np.ndarray) and axis.ndim <= 1 and (axis.dtype.kind in "iu" or not axis.size):
         axes = tuple(axis.reshape(-1))
-    elif isinstance(axis, (Tracer,)) or is_tensor(axis):
-        axes = (axis,)
+    elif isinstance(axis, Tracer) or (hasattr(type(axis), "__index__") and not isinstance(axis, (bool, np.bool_))):
+        axes = (axis,)  # one integer-like axis (read through __index__ by normalize_axis)
     else:
         raise FgradTypeError(f"{name}: axis must be None, an integer or a tuple of integers (e.g. "
                         f"axis=0 or axis=(0, 1)), got {_describe(axis)}")
