@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as fnp
+from ...custom import custom_vjp
 from ...core.errors import (
     FgradIndexError,
     FgradNotImplementedError,
@@ -561,22 +562,42 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return call("LogitBackward0", values, (input,))
 
 
+@custom_vjp
+def _xlogy(x, y):
+    """x * log(y) on values of one float dtype and shape, 0 where x is 0 unless y is NaN (the
+    log of a guarded 1 there keeps every value finite)."""
+    zero = fnp.logical_and(fnp.equal(x, 0), fnp.logical_not(fnp.isnan(y)))
+    return fnp.where(zero, fnp.zeros_like(x), fnp.multiply(x, fnp.log(fnp.where(zero, fnp.ones_like(y), y))))
+
+
+def _xlogy_fwd(x, y):
+    return _xlogy(x, y), (x, y)
+
+
+def _xlogy_bwd(res, ct):
+    # PyTorch's rule (derivatives.yaml): d/dx xlogy(ct, y), masked to 0 where x == 0 and y <= 0;
+    # d/dy ct * x / y (NaN at x = y = 0, 0/0, as PyTorch's). Written with fgrad ops, so it
+    # differentiates again.
+    x, y = res
+    masked = fnp.logical_and(fnp.equal(x, 0), fnp.less_equal(y, 0))
+    return (fnp.where(masked, fnp.zeros_like(x), _xlogy(ct, y)),
+            fnp.true_divide(fnp.multiply(ct, x), y))
+
+
+_xlogy.defvjp(_xlogy_fwd, _xlogy_bwd)
+
+
 def xlogy(input: Tensor, other: Tensor) -> Tensor:
-    """input * log(other), 0 where input is 0 (unless other is NaN). PyTorch's derivative
-    conventions where input is 0 and other is 0 (or negative, or inf): d/dinput is 0 there,
-    not log(other); d/dother is 0 (PyTorch: NaN at 0/0)."""
+    """input * log(other), 0 where input is 0 (unless other is NaN), with PyTorch's derivatives:
+    d/dinput is log(other), 0 where input is 0 and other <= 0; d/dother is input / other (NaN
+    at 0/0, as PyTorch's)."""
     a, b = _operand(input), _operand(other)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise FgradTypeError("xlogy(): at least one of input and other must be a Tensor")
     dt = P.float_dtype(P.result_dtype(a, b))
 
     def values(x, y):
-        x, y = cast(x, dt), cast(y, dt)
-        # where input is 0 and log(other) is not finite the product is 0 (the double-where: the
-        # guarded log(1) keeps its derivatives finite); elsewhere input * log(other)
-        guard = fnp.logical_and(fnp.equal(x, 0), fnp.logical_or(fnp.less_equal(y, 0), fnp.isinf(y)))
-        safe = fnp.where(guard, np.ones((), dt), y)
-        return fnp.where(guard, np.zeros((), dt), fnp.multiply(x, fnp.log(safe), policy=P), policy=P)
+        return _xlogy(*fnp.broadcast_arrays(cast(x, dt), cast(y, dt)))
     # PyTorch's overloads: XlogyBackward0 (two tensors), 1 (a number input), 2 (a number other)
     name = "XlogyBackward0" if isinstance(a, Tensor) and isinstance(b, Tensor) else \
         "XlogyBackward2" if isinstance(a, Tensor) else "XlogyBackward1"
