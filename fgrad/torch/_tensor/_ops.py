@@ -45,7 +45,7 @@ from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
 )
-from .tensor import _EMPTY, AccumulateGrad, Tensor, _dim, _make, _tensor_bind, node_class, refresh_view
+from .tensor import _EMPTY, Tensor, _dim, _make, _tensor_bind, refresh_view
 
 _PY_NUMBERS = (bool, int, float, complex)
 
@@ -76,18 +76,6 @@ def _float(x, dtype=None):
     fgrad `dtype` first, when given (softmax(x, dim, dtype), norm(..., dtype))."""
     x = x if dtype is None else cast(x, D.np_dtype(dtype))
     return cast(x, P.float_dtype(dtype_of(x)))
-
-
-def named(out, name: str, *inputs):
-    """Give `out`'s graph node PyTorch's name for the function that made it. The torch ops of
-    this module get their names from the boundary (`_boundary.call`); this stays while facade
-    modules still rename a composition's last node with it (nn/_util.py, nn/functional.py
-    import it)."""
-    node = out._node if isinstance(out, Tensor) else None
-    if node is not None and not isinstance(node, AccumulateGrad) and builtins.all(
-            not isinstance(i, Tensor) or i._node is not node for i in inputs):
-        node.__class__ = node_class(name)
-    return out
 
 
 def _own(out: Tensor) -> Tensor:
