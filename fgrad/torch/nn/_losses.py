@@ -22,12 +22,15 @@ from ._util import (
     dtype,
     float_input,
     has_tensor,
+    on_tensors,
     reduce_loss,
     reduction_mode,
     shape,
     torch_op,
 )
 from .._tensor._boundary import call
+from .._tensor.creation import full_like, zeros_like
+from .._tensor._ops import where
 
 
 def loss_op(unreduced: str):
@@ -201,14 +204,13 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
     return reduce_loss("cosine_embedding_loss", loss, reduction)
 
 
-@loss_op("ClampMinBackward0")
+@on_tensors
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                         reduction: str = "mean"):
-    """max(0, -y (x1 - x2) + margin)."""
+    """max(0, -y (x1 - x2) + margin), as PyTorch's composition of torch ops (ClampMinBackward0
+    over AddBackward1 over MulBackward0 of -target and SubBackward0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    a, b, y = (arr(v, "margin_ranking_loss") for v in (input1, input2, target))
-    val = fnp.add(fnp.multiply(fnp.negative(y), fnp.subtract(a, b)), margin)
-    return reduce_loss("margin_ranking_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
+    return _reduced("margin_ranking_loss", (-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
 @loss_op("ClampMinBackward0")
@@ -225,16 +227,27 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     return reduce_loss("triplet_margin_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
 
 
-@loss_op("AddBackward0")
+@on_tensors
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
-    """x where y = 1, max(0, margin - x) where y = -1."""
+    """x where y = 1, max(0, margin - x) where y = -1 (PyTorch's formula, and its composition
+    of torch ops: the sum of two WhereBackward0 nodes, one over a ClampMinBackward0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    x, y = arr(input, "hinge_embedding_loss"), arr(target, "hinge_embedding_loss")
-    zeros = fnp.zeros_like(x)
-    margin_part = fnp.where(fnp.equal(y, -1), fnp.maximum(zeros, fnp.subtract(margin, x)), zeros)
-    loss = fnp.add(fnp.where(fnp.equal(y, 1), x, zeros), margin_part)
-    return reduce_loss("hinge_embedding_loss", loss, reduction)
+    zeros = zeros_like(input)
+    margin_clamp = (full_like(input, margin) - input).clamp_min(0)
+    loss = where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros)
+    return _reduced("hinge_embedding_loss", loss, reduction)
+
+
+def _reduced(name: str, loss, reduction: str):
+    """reduce_loss on a Tensor: its mean or sum as torch ops (MeanBackward0, SumBackward0)."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise FgradValueError(f"{reduction} is not a valid value for reduction (in {name}: use 'mean', 'sum' or 'none')")
 
 
 @torch_op("SoftMarginLossBackward0", consts=("target",))
