@@ -1432,12 +1432,14 @@ def test_lists_of_traced_values_become_arrays():
         fgrad.grad(lambda a: fnp.sum(fnp.array([a, [1.0]])))(onp.ones(2))
 
 
-def test_lists_of_tensors_become_tensors():
-    """A list of Tensors that require grad is stacked through the facade: the result is a
-    Tensor and backward reaches every entry."""
+def test_lists_of_tensors_are_refused_by_the_functional_door():
+    """A list holding Tensors is not an array fgrad.numpy builds (its history would be lost):
+    a TypeError naming fgrad.torch; torch.stack builds it through the facade."""
     a = fgrad.torch.tensor(2.0, requires_grad=True)
     b = fgrad.torch.tensor([1.0, 3.0], requires_grad=True)
-    out = fnp.sum(fnp.array([[a, 1.0], b]) ** 2)
+    with pytest.raises(TypeError, match="fgrad.numpy.array got a fgrad.torch.Tensor"):
+        fnp.array([[a, 1.0], b])
+    out = (fgrad.torch.stack([fgrad.torch.stack([a, a * 0 + 1.0]), b]) ** 2).sum()
     out.backward()
     assert a.grad.item() == 4.0 and b.grad.tolist() == [2.0, 6.0]
 

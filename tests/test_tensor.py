@@ -761,7 +761,11 @@ def test_numpy_interop():
     assert np.array(torch.tensor([1.0, 2.0])).tolist() == [1.0, 2.0]
     with pytest.raises(RuntimeError, match="requires grad"):
         np.asarray(x)
-    assert fnp.sum(torch.tensor([1.0, 2.0])).item() == 3.0  # fgrad.numpy takes Tensors as they are
+    # fgrad.numpy (the functional door) computes on arrays: a Tensor is refused, naming the
+    # torch function of that name and the way to pass the values
+    with pytest.raises(TypeError, match=r"fgrad\.numpy\.sum got a fgrad\.torch\.Tensor: use fgrad\.torch\.sum"):
+        fnp.sum(torch.tensor([1.0, 2.0]))
+    assert fnp.sum(torch.tensor([1.0, 2.0]).numpy()) == 3.0
 
 
 # --- devices ---------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from . import linalg, fft  # noqa: F401,E402
 
 
 def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = None) -> _Any:
-    """`a` as a value fgrad computes with: numeric arrays, tracers and Tensors pass unchanged,
+    """`a` as a value fgrad computes with: numeric arrays and tracers pass unchanged,
     Python numbers and nested lists become NumPy arrays, and nested lists or tuples holding
     traced values are stacked into one traced array (np.array's shape and dtype rules);
     cast to `dtype` when given. With copy=True the result is always a new array; otherwise

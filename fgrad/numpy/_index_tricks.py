@@ -39,7 +39,7 @@ class AxisConcatenator:
     """The object behind r_ and c_ (NumPy's AxisConcatenator without the matrix mode).
 
     `obj[a, b, ...]` concatenates the entries along `axis` after giving each at least `ndmin`
-    dimensions. An entry is an array (traced, a Tensor, or NumPy), a nested list, a scalar
+    dimensions. An entry is an array (traced or NumPy), a nested list, a scalar
     (Python scalars take part in the dtype as weakly as in NumPy), or a slice: `0:5:1` is
     arange(0, 5, 1), `0:1:5j` is linspace(0, 1, 5). A first entry that is a string of one
     to three integers, 'axis[,ndmin[,trans1d]]', overrides the defaults ('0,2' stacks rows).

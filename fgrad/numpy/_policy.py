@@ -28,7 +28,7 @@ from ..core.errors import (
     FgradValueError,
     ShapeError,
 )
-from ..core.trace import aval_of, facade
+from ..core.trace import aval_of
 
 _PY_SCALARS = PY_NUMBERS  # Python numbers (isinstance checks here also accept their subclasses)
 _INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
@@ -41,12 +41,10 @@ def register_fast_type(cls) -> None:
 
 
 def dtype_of(x):
-    """The dtype of any value fgrad handles; arrays and Tensors holding arrays without building an aval."""
+    """The dtype of any value fgrad handles; arrays without building an aval."""
     t = type(x)
     if t in _FAST_TYPES:
         return x.dtype
-    if t in facade.tensor_types and type(x._value) in _FAST_TYPES:  # a Tensor holding an array
-        return x._value.dtype
     return aval_of(x).dtype
 
 
@@ -55,8 +53,6 @@ def shape_of(x) -> tuple:
     t = type(x)
     if t in _FAST_TYPES:
         return x.shape
-    if t in facade.tensor_types and type(x._value) in _FAST_TYPES:
-        return x._value.shape
     return aval_of(x).shape
 
 

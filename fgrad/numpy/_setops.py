@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError, ShapeError
-from ..core.trace import Tracer, is_tensor, xp_of
+from ..core.trace import Tracer, xp_of
 from ..ops import elementwise as ew
 from ..ops import index as ix
 from ..ops import reduce as red
@@ -38,16 +38,16 @@ from ._util import (
 
 
 def _concrete(x, what: str) -> Any:
-    """The concrete array behind `x` (a Tensor, or a tracer of grad/jvp), where it lives;
+    """The concrete array behind `x` (an array, or a tracer of grad/jvp), where it lives;
     under jit/vmap a ConcretizationError saying that `what` needs the values."""
-    v = x._value if is_tensor(x) else x
+    v = x
     if isinstance(v, Tracer):
         v = v._concrete(what)
     return v
 
 
 def concrete_array(x, what: str) -> np.ndarray:
-    """The concrete values behind `x` (a Tensor, or a tracer of grad/jvp) as a NumPy array,
+    """The concrete values behind `x` (an array, or a tracer of grad/jvp) as a NumPy array,
     copied from the GPU for a CuPy array (the values decide a shape, which the host must
     know); under jit/vmap a ConcretizationError saying that `what` needs the values."""
     v = _concrete(x, what)

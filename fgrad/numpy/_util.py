@@ -19,7 +19,7 @@ from ..core.errors import (
     ShapeError,
     reject_out,
 )
-from ..core.trace import Tracer, aliases, aval_of, facade, is_tensor, xp_of
+from ..core.trace import Tracer, aliases, aval_of, xp_of
 from ..ops.elementwise import const, convert_element_type
 from ..ops.shape import broadcast_in_dim, concatenate, reshape
 from ._policy import (  # noqa: F401
@@ -52,21 +52,19 @@ MAX_SIZE = np.iinfo(np.intp).max // 16
 
 
 def _values(operands) -> list:
-    """The arrays among `operands` (arrays, Tensors, or lists of them), Tensors unboxed."""
+    """The arrays among `operands` (arrays, or lists of them)."""
     out: list = []
     for a in operands:
         if type(a) in (list, tuple):
             out += _values(a)
-        elif is_tensor(a):
-            out.append(a._value)
         elif not isinstance(a, Tracer):
             out.append(a)
     return out
 
 
 def fresh(out: Any, *operands: Any) -> Any:
-    """`out`, or a copy of it where it is one of `operands` (arrays, Tensors, or lists of
-    them) or may share memory with one: what a public function returns that NumPy (or
+    """`out`, or a copy of it where it is one of `operands` (arrays, or lists of them) or
+    may share memory with one: what a public function returns that NumPy (or
     PyTorch) documents as returning a new array. The lax-level functions it is written
     with hand back their operand when they have nothing to do (a sum over no axes, a
     concatenation of one array, a product by 1): free inside traced programs, but an eager
@@ -74,10 +72,8 @@ def fresh(out: Any, *operands: Any) -> Any:
     pass unchanged."""
     if isinstance(out, Tracer):
         return out
-    tensor = is_tensor(out)
-    v = out._value if tensor else out
-    if hasattr(v, "base") and (aliases(v, _values(operands)) or (tensor and any(a is out for a in operands))):
-        return facade.clone(out) if tensor else v.copy()
+    if hasattr(out, "base") and aliases(out, _values(operands)):
+        return out.copy()
     return out
 
 
@@ -86,8 +82,8 @@ def _describe(v) -> str:
 
 
 def is_traced(x) -> bool:
-    """True for values fgrad tracks (tracers and Tensors), which must not go through np.asarray."""
-    return isinstance(x, Tracer) or (is_tensor(x))
+    """True for values fgrad tracks (tracers), which must not go through np.asarray."""
+    return isinstance(x, Tracer)
 
 
 def is_array(x) -> bool:
@@ -132,6 +128,7 @@ def as_value(x, name: str = "argument"):
         raise _not_numeric(x, name)
     if tx is float:
         return np.asarray(x)
+    refuse_foreign(x, f"fgrad.numpy.{name}" if name.isidentifier() else name)  # (a layer above's object)
     if is_array(x):
         if isinstance(x, np.generic) and x.dtype.kind not in _NUMERIC_KINDS:
             raise _not_numeric(x, name)
@@ -157,7 +154,8 @@ def as_value(x, name: str = "argument"):
 
 
 def _holds_traced(seq: list | tuple, depth: int) -> bool:
-    """True when a (nested) list/tuple holds a tracer or Tensor anywhere. The walk stops below
+    """True when a (nested) list/tuple holds a tracer anywhere (an object of a layer above, a
+    Tensor, is refused: its own door unboxes it). The walk stops below
     MAX_NDIM levels: NumPy refuses deeper nesting anyway (and a list holding itself ends)."""
     if depth > MAX_NDIM:
         return False
@@ -170,6 +168,8 @@ def _holds_traced(seq: list | tuple, depth: int) -> bool:
                 return True
         elif is_traced(e):
             return True
+        else:
+            refuse_foreign(e, "fgrad.numpy.array")
     return False
 
 

@@ -32,11 +32,12 @@ import numpy as np
 from ..core.avals import PY_NUMBERS, weak_aval
 from ..core.errors import FgradRuntimeError
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, cse_jaxpr, dce_jaxpr
-from ..core.trace import aval_of, facade, is_tensor, new_trace
+from ..core.trace import aval_of, new_trace
 from ..interpreters.backward import current_pass
 from ..interpreters.compile.program import Program
 from ..interpreters.staging import StagingTrace
 from ..numpy._util import as_value
+from ..torch._tensor.tensor import Tensor, wrap
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ._graph import Graph, Html
 
@@ -122,15 +123,15 @@ def trace(f: Callable, args: Sequence) -> tuple[ClosedJaxpr, list[str], dict[int
     number of backward passes)."""
     flat, in_tree = tree_flatten(tuple(args))
     name = getattr(f, "__name__", type(f).__name__)
-    vals = [x._value if is_tensor(x) else as_value(x, f"fgrad.viz.draw of {name}: input {i}")
+    vals = [x._value if isinstance(x, Tensor) else as_value(x, f"fgrad.viz.draw of {name}: input {i}")
             for i, x in enumerate(flat)]
     labels = input_labels(f, args)
     with new_trace(_PhasedStaging) as st:
         tracers = [st.new_arg(weak_aval(aval_of(v)) if type(x) in PY_NUMBERS else aval_of(v), label)
                    for x, v, label in zip(flat, vals, labels)]
-        boxed = [facade.wrap(t) if is_tensor(x) else t for x, t in zip(flat, tracers)]
+        boxed = [wrap(t) if isinstance(x, Tensor) else t for x, t in zip(flat, tracers)]
         out = f(*tree_unflatten(in_tree, boxed))
-        outs = [o._value if is_tensor(o) else o for o in tree_flatten(out)[0]]
+        outs = [o._value if isinstance(o, Tensor) else o for o in tree_flatten(out)[0]]
         jaxpr, consts = st.to_jaxpr(outs)
         passes = len(st._passes)
         st.release()

@@ -216,9 +216,11 @@ _DOORS = {
 def _refusal(entry: str) -> str:
     """What an fgrad functional entry point says when given a Tensor (numpy._util.refuse_foreign)."""
     door = _DOORS.get(entry)
+    if door is None and entry.startswith("fgrad.numpy."):  # the torch function of that name
+        door = f"fgrad.torch.{entry[len('fgrad.numpy.'):]} (import fgrad.torch as torch)"
     use = f"use {door}, or pass" if door else "pass"
     return (f"{entry} got a fgrad.torch.Tensor: {use} t.detach().numpy() (fgrad's functional "
-            "transforms compute on arrays; the facade's own doors unbox Tensors for them)")
+            "door computes on arrays; the facade's own doors unbox Tensors for it)")
 
 
 Tensor.__fgrad_foreign__ = staticmethod(_refusal)

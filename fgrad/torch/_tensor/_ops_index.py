@@ -25,7 +25,7 @@ from ...core.errors import (
     FgradTypeError,
 )
 from ...numpy._policy import TORCH as P
-from ...numpy._setops import concrete_array
+from ...numpy._setops import concrete_array as _concrete_array
 from ...numpy._util import cast
 from ...ops import search
 from . import _dtypes as D
@@ -48,6 +48,13 @@ from ._ops_shape import (
 from .tensor import Tensor, _dim, _make
 
 _I64 = np.dtype(np.int64)
+
+
+def concrete_array(x, what: str):
+    """The values behind `x` (a Tensor's own, or an array's) as a host NumPy array; under
+    jit/vmap a ConcretizationError saying that `what` needs them."""
+    return _concrete_array(x._value if isinstance(x, Tensor) else x, what)
+
 
 
 def _shape(t) -> tuple:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...core.errors import FgradValueError
-from ...core.trace import facade
+from .._tensor.tensor import wrap as _wrap
 from .optimizer import Optimizer, ParamsT, _check_flags, _number, _step_tensor, _xp
 
 
@@ -47,7 +47,7 @@ class Adagrad(Optimizer):
         if not st:
             st["step"] = _step_tensor(0.0)
             xp = _xp(p._value)
-            st["sum"] = facade.wrap(xp.full_like(p._value, self.defaults["initial_accumulator_value"]))
+            st["sum"] = _wrap(xp.full_like(p._value, self.defaults["initial_accumulator_value"]))
 
     def _update(self, group, params) -> None:
         lr, lr_decay, eps, wd = _number(group["lr"]), group["lr_decay"], group["eps"], group["weight_decay"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import facade
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
+from .._tensor.tensor import wrap as _wrap
 from .optimizer import Optimizer, ParamsT, _number, _xp
 
 
@@ -123,7 +123,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 # Vectors and NumPy scalars are kept as arrays during a step and as Tensors in self.state,
 # so state_dict() holds tensors where PyTorch's does.
 def _to_state(v):
-    return facade.wrap(v) if isinstance(v, (np.ndarray, np.generic)) else v
+    return _wrap(v) if isinstance(v, (np.ndarray, np.generic)) else v
 
 
 def _from_state(v):

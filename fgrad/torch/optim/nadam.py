@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import FgradValueError
-from ...core.trace import facade
+from .._tensor.tensor import wrap as _wrap
 from .adam import _check_adam_args
 from .optimizer import Optimizer, ParamsT, _lerp_, _number, _xp
 
@@ -47,7 +47,7 @@ class NAdam(Optimizer):
             st = self.state[p]
             step = self._next_step(p)
             if "mu_product" not in st:
-                st["mu_product"] = facade.wrap(np.array(1.0, np.float32))
+                st["mu_product"] = _wrap(np.array(1.0, np.float32))
             bc2 = 1 - b2 ** step
             if wd != 0:
                 if group["decoupled_weight_decay"]:
@@ -58,7 +58,7 @@ class NAdam(Optimizer):
             mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * psi))
             # float32 product, rounded each step as PyTorch's float32 state tensor is
             mu_product = float(np.float32(st["mu_product"]._value) * np.float32(mu))
-            st["mu_product"] = facade.wrap(np.array(mu_product, np.float32))
+            st["mu_product"] = _wrap(np.array(mu_product, np.float32))
             mu_product_next = mu_product * mu_next
             m = self._buffer(p, "exp_avg", xp.zeros_like)
             v = self._buffer(p, "exp_avg_sq", xp.zeros_like)

@@ -12,10 +12,10 @@ from typing import Union
 import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import facade
 from ..nn import utils as nn_utils
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
+from .._tensor.tensor import wrap as _wrap
 
 
 class _Required:
@@ -207,7 +207,7 @@ class Optimizer:
         st = self.state[p]
         buf = st.get(name)
         if buf is None:
-            buf = st[name] = facade.wrap(init(p._value))
+            buf = st[name] = _wrap(init(p._value))
         return buf._value
 
     def _next_step(self, p) -> float:
@@ -277,7 +277,7 @@ class Optimizer:
 
 
 def _step_tensor(step: float) -> Tensor:
-    return facade.wrap(np.array(step, np.float32))
+    return _wrap(np.array(step, np.float32))
 
 
 def _cast_state(val, p, keep_dtype: bool):
@@ -295,4 +295,4 @@ def _cast_state(val, p, keep_dtype: bool):
         return val
     if not keep_dtype and arr.dtype.kind == "f" and arr.dtype != p._value.dtype:
         arr = arr.astype(p._value.dtype)
-    return facade.wrap(np.array(arr) if isinstance(arr, np.ndarray) else arr)
+    return _wrap(np.array(arr) if isinstance(arr, np.ndarray) else arr)
