@@ -1,4 +1,4 @@
-"""The one reverse-mode engine. `vjp`/`grad` and `Tensor.backward()` both record
+"""The one reverse-mode engine. `vjp`/`grad` and fgrad.torch's `Tensor.backward()` both record
 graphs of `Node`s and walk them here, calling each primitive's VJP rule."""
 from __future__ import annotations
 
@@ -30,13 +30,12 @@ class Unsaved(ShapedArray):
 
     @classmethod
     def of(cls, x) -> Unsaved:
-        """The stand-in for `x` (an array, tracer, Tensor or number)."""
+        """The stand-in for `x` (an array, tracer or number)."""
         u = _new(cls)
         if type(x) is np.ndarray:
             u.shape, u.dtype = x.shape, x.dtype
             return u
-        # a tracer's .shape/.dtype read through its nesting without building avals (a
-        # Tensor's dtype is the facade's, not a NumPy dtype: aval_of handles it)
+        # a tracer's .shape/.dtype read through its nesting without building avals
         shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
         if type(shape) is not tuple or not isinstance(dtype, np.dtype):
             a = aval_of(x)
@@ -136,7 +135,7 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check, rule=None) ->
 
     Returns {id(node): ct} for every leaf reached and every node in `capture`.
     `add(a, b)` sums two cotangents of one node (its caller's array API: fgrad.numpy's
-    for vjp, the facade's for Tensors). `wrap(node)` gives the (out, primals) the rules see (the facade rebuilds Tensors
+    for vjp, fgrad.torch's for Tensors). `wrap(node)` gives the (out, primals) the rules see (the facade rebuilds Tensors
     there when create_graph=True); `check(node, in_cts)`, when given, sees each rule's results
     (the facade's anomaly mode); `rule(node, needs, ct, out, primals)`, when given, applies
     each node's VJP rule instead of the engine (the facade runs them as ops of its own when it

@@ -2,11 +2,12 @@
 application that depends on a differentiated input, for the backward engine.
 
 `record_primitive` is the one place that decides what is recorded and builds the node. Two
-callers share it: `RecordTrace` (fgrad.vjp / grad: inputs are RecordTracers) and the Tensor
-facade's eager binding (`fgrad.torch._tensor.tensor._tensor_bind`: inputs are Tensors that require
-grad), which names its nodes after PyTorch's `grad_fn` classes through the `node_type` hook
-and layers what is PyTorch's own (version counters of saved tensors) on the returned node.
-`graph_to_jaxpr` turns either kind of recorded graph into a typed Jaxpr.
+callers share it: `RecordTrace` (fgrad.vjp / grad: inputs are RecordTracers) and fgrad.torch's
+single-primitive fast paths (values of Tensors that require grad), which name their nodes
+after PyTorch's `grad_fn` classes through the `node_type` hook and layer what is PyTorch's own
+(version counters of saved tensors) on the returned node. `record_call` records a whole
+function as one node's subgraph (fgrad.torch's torch ops). `graph_to_jaxpr` turns any of these
+recorded graphs into a typed Jaxpr.
 """
 from __future__ import annotations
 
