@@ -5,9 +5,9 @@ and compares the result's grad_fn name and its next_functions (parents' names an
 indices, in operand order). Functions PyTorch writes as one autograd node are one torch op
 here too (`_boundary.call`, or the primitive's own node on the training fast path); functions
 PyTorch composes from several ops are that composition where the composition is cheap to
-mirror (l1_loss, hinge_embedding_loss, margin_ranking_loss, softsign, softmin, linear,
-bilinear, cross_entropy, the 1-D poolings, dropout). The rest are listed in XFAIL with the reason their graph differs. Graphs are
-compared three levels deep.
+mirror (l1_loss, kl_div, poisson_nll_loss, hinge_embedding_loss, margin_ranking_loss,
+softsign, softmin, linear, bilinear, cross_entropy, the 1-D poolings, dropout). The rest are
+listed in XFAIL with the reason their graph differs. Graphs are compared three levels deep.
 """
 from __future__ import annotations
 
@@ -83,7 +83,10 @@ CASES = {
         L((4, 3)), L((4, 3), seed=1, low=0, high=1)),
     "soft_margin_loss": lambda lib, F, L: F.soft_margin_loss(L((4, 3)), _signs(lib)),
     "kl_div": lambda lib, F, L: F.kl_div(L((4, 3)), L((4, 3), seed=1), reduction="batchmean"),
+    "kl_div_sum_log_target": lambda lib, F, L: F.kl_div(L((4, 3)), L((4, 3), seed=1), reduction="sum",
+                                                        log_target=True),
     "poisson_nll_loss": lambda lib, F, L: F.poisson_nll_loss(L((4, 3)), L((4, 3), seed=1)),
+    "poisson_nll_loss_none": lambda lib, F, L: F.poisson_nll_loss(L((4, 3)), L((4, 3), seed=1), reduction="none"),
     "gaussian_nll_loss": lambda lib, F, L: F.gaussian_nll_loss(L((4, 3)), L((4, 3), seed=1), L((4, 3), seed=2)),
     "hinge_embedding_loss": lambda lib, F, L: F.hinge_embedding_loss(L((4, 3)), L((4, 3), seed=1)),
     "cosine_embedding_loss": lambda lib, F, L: F.cosine_embedding_loss(L((4, 3)), L((4, 3), seed=1),
@@ -170,7 +173,7 @@ _COMPOSED = "PyTorch composes this from several ops; fgrad records one node name
 _NONE_EDGE = "PyTorch keeps a None edge for an absent optional operand; the boundary has no operand for it"
 XFAIL = {
     "cross_entropy_label_smoothing": _COMPOSED, "cross_entropy_probabilities": _COMPOSED,
-    "kl_div": _COMPOSED, "poisson_nll_loss": _COMPOSED, "gaussian_nll_loss": _COMPOSED,
+    "gaussian_nll_loss": _COMPOSED,
     "cosine_embedding_loss": _COMPOSED,
     # composed as PyTorch's, but the facade's Tensor + Python float is AddBackward0 with an
     # empty edge for the scalar, where PyTorch's is AddBackward1 (one edge)

@@ -15,7 +15,6 @@ from ... import numpy as fnp
 from ...api import stop_gradient
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...ops import nn as nnops
-from ...scipy import special
 from ._util import (
     arr,
     concrete_or_none,
@@ -29,8 +28,9 @@ from ._util import (
     torch_op,
 )
 from .._tensor._boundary import call
-from .._tensor.creation import full_like, zeros_like
+from .._tensor.creation import full, full_like, ones_like, zeros_like
 from .._tensor._ops import where
+from .._tensor._ops_math import xlogy
 
 
 def loss_op(unreduced: str):
@@ -142,26 +142,26 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return reduce_loss("huber_loss", loss, reduction)
 
 
-@loss_op("SubBackward0")
+@on_tensors
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
     """Pointwise t (log t - input), with input holding log-probabilities (0 where t = 0);
-    'batchmean' divides the sum by the batch size (the KL divergence per example)."""
+    'batchmean' divides the sum by the batch size (the KL divergence per example). As
+    PyTorch's composition of torch ops (SubBackward0 over XlogyBackward0 and MulBackward0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
     _check_reduction(reduction, ("batchmean",))
-    x, t = arr(input, "kl_div"), arr(target, "kl_div")
     if log_target:
-        loss = fnp.multiply(fnp.exp(t), fnp.subtract(t, x))
+        loss = target.exp() * (target - input)
     else:
-        loss = fnp.subtract(special.xlogy(t, t), fnp.multiply(t, x))
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
-        n = shape(x)[0] if shape(x) else 1
-        return fnp.divide(fnp.sum(loss), n)
+        n = input.shape[0] if input.dim() else 1
+        return loss.sum() / full((), n, dtype=loss.dtype)  # (a Tensor divisor: PyTorch's DivBackward0)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
-    return reduce_loss("kl_div", loss, reduction)
+                      UserWarning, stacklevel=3)
+    return _reduced("kl_div", loss, reduction)
 
 
 @torch_op("SumBackward1")
@@ -272,23 +272,23 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return reduce_loss("multilabel_soft_margin_loss", loss, reduction)
 
 
-@loss_op("SubBackward0")
+@on_tensors
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """exp(x) - t x (log_input) or x - t log(x + eps); `full` adds Stirling's t log t - t +
-    0.5 log(2πt) where t > 1."""
+    0.5 log(2πt) where t > 1. A composition of torch ops, PyTorch's (SubBackward0 over
+    ExpBackward0 and MulBackward0 ...)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    x, t = arr(input, "poisson_nll_loss"), arr(target, "poisson_nll_loss")
     if log_input:
-        loss = fnp.subtract(fnp.exp(x), fnp.multiply(t, x))
+        loss = input.exp() - target * input
     else:
-        loss = fnp.subtract(x, fnp.multiply(t, fnp.log(fnp.add(x, eps))))
+        loss = input - target * (input + eps).log()
     if full:
-        tt = fnp.where(fnp.greater(t, 1), t, fnp.ones_like(t))
-        stirling = fnp.add(fnp.subtract(fnp.multiply(tt, fnp.log(tt)), tt),
-                           fnp.multiply(fnp.log(fnp.multiply(tt, 2 * math.pi)), 0.5))
-        loss = fnp.add(loss, fnp.where(fnp.greater(t, 1), stirling, fnp.zeros_like(stirling)))
-    return reduce_loss("poisson_nll_loss", loss, reduction)
+        big = target > 1
+        tt = where(big, target, ones_like(target))
+        stirling = tt * tt.log() - tt + (tt * (2 * math.pi)).log() * 0.5
+        loss = loss + where(big, stirling, zeros_like(stirling))
+    return _reduced("poisson_nll_loss", loss, reduction)
 
 
 @loss_op("MulBackward0")
