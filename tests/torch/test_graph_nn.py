@@ -5,7 +5,7 @@ and compares the result's grad_fn name and its next_functions (parents' names an
 indices, in operand order). Functions PyTorch writes as one autograd node are one torch op
 here too (`_boundary.call`, or the primitive's own node on the training fast path); functions
 PyTorch composes from several ops are that composition where the composition is cheap to
-mirror (l1_loss, kl_div, poisson_nll_loss, hinge_embedding_loss, margin_ranking_loss,
+mirror (l1_loss, kl_div, poisson_nll_loss, normalize, hinge_embedding_loss, margin_ranking_loss,
 softsign, softmin, linear, bilinear, cross_entropy, the 1-D poolings, dropout). The rest are
 listed in XFAIL with the reason their graph differs. Graphs are compared three levels deep.
 """
@@ -107,6 +107,7 @@ CASES = {
     "instance_norm": lambda lib, F, L: F.instance_norm(L((2, 3, 4)), weight=L((3,), seed=1), bias=L((3,), seed=2)),
     "rms_norm": lambda lib, F, L: F.rms_norm(L((4, 3)), (3,), L((3,), seed=1)),
     "normalize": lambda lib, F, L: F.normalize(L((4, 3))),
+    "normalize_p1_dim0": lambda lib, F, L: F.normalize(L((4, 3)), p=1.0, dim=0),
     "local_response_norm": lambda lib, F, L: F.local_response_norm(L((2, 4, 3)), 2),
     "embedding": lambda lib, F, L: F.embedding(lib.tensor([0, 2, 1]), L((4, 3))),
     "embedding_bag": lambda lib, F, L: F.embedding_bag(lib.tensor([[0, 2], [1, 3]]), L((4, 3))),
@@ -179,7 +180,7 @@ XFAIL = {
     # empty edge for the scalar, where PyTorch's is AddBackward1 (one edge)
     "margin_ranking_loss": "the facade's tensor + float is AddBackward0 (PyTorch: AddBackward1)",
     "triplet_margin_loss": _COMPOSED, "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED,
-    "pairwise_distance": _COMPOSED, "instance_norm": _COMPOSED, "rms_norm": _COMPOSED, "normalize": _COMPOSED,
+    "pairwise_distance": _COMPOSED, "instance_norm": _COMPOSED, "rms_norm": _COMPOSED,
     "local_response_norm": _COMPOSED, "lp_pool2d": _COMPOSED, "pad_circular": _COMPOSED,
     "embedding_bag": _NONE_EDGE,
 }

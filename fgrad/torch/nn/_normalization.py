@@ -15,6 +15,7 @@ from ._util import (
     concrete_or_none,
     dtype,
     float_input,
+    on_tensors,
     shape,
     torch_call,
     torch_op,
@@ -128,12 +129,13 @@ def _instance_norm(x, weight, bias, rm, rv, use_input_stats, eps):
     return y, mean, var
 
 
-@torch_op("DivBackward0")
+@on_tensors
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
-    """x / max(‖x‖_p, eps) along dim."""
-    x = arr(input, "normalize")
-    norm = fnp.linalg.norm(x, ord=p, axis=dim, keepdims=True) if shape(x) else fnp.abs(x)
-    return fnp.divide(x, fnp.maximum(norm, eps))
+    """x / max(‖x‖_p, eps) along dim, as PyTorch's composition of torch ops (DivBackward0 over
+    the input and ExpandBackward0 of ClampMinBackward0 of LinalgVectorNormBackward0)."""
+    if not input.dim():
+        return input / input.abs().clamp_min(eps)
+    return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
 
 
 @torch_op("DivBackward0")
