@@ -23,8 +23,9 @@ from . import nn  # noqa: F401,E402  (JAX's jax.nn; the PyTorch-style nn is fgra
 __version__ = "0.1.0"
 
 # Loaded on first use: the PyTorch door (a JAX-style program never pays for importing it),
-# graph pictures (which draw both doors' graphs) and MPI data parallelism.
-_LAZY = ("torch", "viz", "distributed")
+# graph pictures (which draw both doors' graphs), MPI data parallelism and JAX's
+# jax.experimental names (fgrad.experimental.jet).
+_LAZY = ("torch", "viz", "distributed", "experimental")
 
 # Names that were the facade's at fgrad's top level before the two doors: each now lives in
 # fgrad.torch, and reaching for it here says so instead of a bare AttributeError.

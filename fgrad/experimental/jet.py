@@ -1,0 +1,511 @@
+r"""Taylor-mode higher-order differentiation: `jet`, as `jax.experimental.jet`.
+
+`jet(fun, primals, series)` pushes a truncated Taylor polynomial through `fun`. With
+:math:`x(t) = x_0 + \sum_k h_k t^k / k!` (`primals` :math:`x_0`, `series` :math:`h_1..h_K`), it
+returns :math:`f(x_0)` and :math:`f_1..f_K` with :math:`f(x(t)) = f(x_0) + \sum_k f_k t^k / k! +
+O(t^{K+1})`: the terms are derivatives (`factorial_scaled=True`, JAX's default), so for
+`series = ((v, 0, ..., 0),)` the k-th output term is the k-th directional derivative of f
+along v. With `factorial_scaled=False` (`jet2`) both series are plain Taylor coefficients.
+
+How: `fun` is traced to fgrad's IR (`make_jaxpr`) and the IR is interpreted equation by
+equation, each value carried as (primal, Taylor coefficients), with one propagation rule per
+primitive (`jet_rules`, keyed by the primitive's name): linear primitives map each
+coefficient, products are Cauchy products, and the elementary functions use the usual
+recurrences (:math:`v = e^u \Rightarrow k v_k = \sum_{j=1}^k j u_j v_{k-j}`, ...). Rules are
+written with fgrad's primitives and fgrad.numpy, so jet composes with grad, jit and vmap.
+A value that does not depend on the inputs carries no coefficients (JAX's `zero_series`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..api import make_jaxpr, stop_gradient
+from ..core.avals import ShapedArray
+from ..core.ir import ClosedJaxpr, Literal
+from ..custom import _staged_fun
+from ..tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jet", "jet2", "jet_rules"]
+
+# A series is None (every coefficient zero: JAX's zero_series) or a list of K arrays.
+
+
+def jet(fun: Callable, primals: Sequence, series: Sequence[Sequence], factorial_scaled: bool = True,
+        **_: Any) -> tuple[Any, Any]:
+    r"""Taylor-mode higher-order automatic differentiation (JAX's `jax.experimental.jet.jet`).
+
+    Args:
+      fun: the function; its positional arguments are arrays (or scalars), its output an
+        array or a pytree of arrays.
+      primals: a tuple or list with one value per positional argument of `fun`.
+      series: a tuple or list with, per argument, a tuple or list of K terms (each of that
+        argument's shape); K, the same for every argument, is the degree of the polynomial.
+      factorial_scaled: True (the default): the terms are derivatives, the k-th term being
+        the k-th derivative of the input path (Taylor coefficient times k!), in and out.
+        False: they are the Taylor coefficients themselves.
+
+    Returns:
+      `(primal_out, series_out)`: `fun(*primals)`, and the output's K terms, each output leaf
+      replaced by the list of its terms.
+
+    Example: with :math:`h(z) = z^3` at 0.5, h's terms are :math:`(3 z^2, 6 z)`, and
+    `jet(sin, (h0,), ((h1, h2),))` gives :math:`\sin(h_0)`, :math:`(\cos(h_0) h_1, -\sin(h_0)
+    h_1^2 + \cos(h_0) h_2)` (Faà di Bruno).
+    """
+    try:
+        order, = set(map(len, series))
+    except ValueError:
+        raise ValueError("jet terms have inconsistent lengths for different arguments") from None
+    if len(primals) != len(series):
+        raise ValueError(f"jet got {len(primals)} primal values and {len(series)} series; give one series "
+                         "(a tuple of terms) per primal")
+    for i, (x, terms) in enumerate(zip(primals, series)):
+        if tree_flatten(x)[1].num_leaves != 1 or isinstance(x, (tuple, list, dict)):
+            raise ValueError(f"primal value at position {i} is not an array")
+        for j, t in enumerate(terms):
+            if tree_flatten(t)[1].num_leaves != 1 or isinstance(t, (tuple, list, dict)):
+                raise ValueError(f"term {j} for argument {i} is not an array")
+    if factorial_scaled:
+        series = [[t / math.factorial(k + 1) for k, t in enumerate(terms)] for terms in series]
+    else:
+        series = [list(terms) for terms in series]
+    trees: list = []
+
+    def flat(*args):
+        leaves, tree = tree_flatten(fun(*args))
+        trees.append(tree)
+        return leaves
+
+    closed = make_jaxpr(flat)(*primals)
+    out_primals, out_series = _jet_jaxpr(closed, order, list(primals), series)
+    out_terms = []
+    for p, s in zip(out_primals, out_series):
+        if s is None:
+            s = [fnp.zeros_like(p) for _ in range(order)]
+        if factorial_scaled:
+            s = [t * math.factorial(k + 1) for k, t in enumerate(s)]
+        out_terms.append([fnp.asarray(t) for t in s])
+    tree = trees[-1]
+    return tree_unflatten(tree, out_primals), tree_unflatten(tree, out_terms)
+
+
+jet2 = partial(jet, factorial_scaled=False)
+jet2.__doc__ = "`jet` with `factorial_scaled=False`: the series are Taylor coefficients."
+
+
+# --- the interpreter ----------------------------------------------------------------------
+
+def _dtype(v):
+    """The dtype of an array, tracer or Python scalar."""
+    d = getattr(v, "dtype", None)
+    return np.asarray(v).dtype if d is None else d
+
+
+def _inexact(dtype) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.inexact)
+
+
+def _jet_jaxpr(closed: ClosedJaxpr, order: int, primals: list, series: list) -> tuple[list, list]:
+    """Run `closed` on (primal, Taylor coefficients) pairs; series entries may be None (zero)."""
+    jaxpr = closed.jaxpr
+    env: dict = {}
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        env[id(v)] = (c, None)
+    for v, x, s in zip(jaxpr.invars, primals, series):
+        env[id(v)] = (x, s)
+
+    def read(a):
+        return (a.val, None) if isinstance(a, Literal) else env[id(a)]
+
+    for e in jaxpr.eqns:
+        ins = [read(a) for a in e.invars]
+        xs = [p for p, _ in ins]
+        name = e.primitive.name
+        out_aval = e.outvars[0].aval
+        if all(s is None for _, s in ins) or not _inexact(out_aval.dtype):
+            # nothing to propagate (or an integer/boolean result: its coefficients are zero)
+            env[id(e.outvars[0])] = (e.primitive.bind(*xs, **e.params), None)
+            continue
+        rule = jet_rules.get(name)
+        if rule is None:
+            raise NotImplementedError(
+                f"jet has no rule for the primitive '{name}': fgrad.experimental.jet cannot propagate "
+                "a Taylor series through it (see fgrad.experimental.jet.jet_rules for those it has)")
+        # Zero series of float inputs become zero coefficients; a literal's zeros take the
+        # result's dtype, so a weakly typed constant never widens the computation. Inputs that
+        # are integers or booleans (indices, predicates) keep None.
+        ss = []
+        for a, (x, s) in zip(e.invars, ins):
+            if s is not None:
+                ss.append(s)
+            elif isinstance(a, Literal):
+                z = np.zeros(np.shape(a.val), out_aval.dtype)
+                ss.append([z] * order)
+            elif _inexact(a.aval.dtype):
+                z = np.zeros(a.aval.shape, a.aval.dtype)
+                ss.append([z] * order)
+            else:
+                ss.append(None)
+        out = e.primitive.bind(*xs, **e.params)
+        env[id(e.outvars[0])] = (out, rule(xs, ss, out, order=order, prim=e.primitive, **e.params))
+    outs = [read(a) for a in jaxpr.outvars]
+    return [p for p, _ in outs], [s for _, s in outs]
+
+
+def _jet_fun(fn: Callable, primals: list, series: list, order: int) -> tuple[Any, list | None]:
+    """Taylor coefficients of the single output of `fn` (written with fgrad.numpy)."""
+    closed = make_jaxpr(fn)(*primals)
+    outs, outs_s = _jet_jaxpr(closed, order, primals, series)
+    return outs[0], outs_s[0]
+
+
+# --- series arithmetic (lists of coefficients 0..K, the primal first) -------------------------
+
+def _cauchy(a: list, b: list, k: int, mul: Callable = fnp.multiply):
+    """Coefficient k of the product of two series."""
+    out = mul(a[0], b[k])
+    for j in range(1, k + 1):
+        out = out + mul(a[j], b[k - j])
+    return out
+
+
+def _mul_s(a: list, b: list) -> list:
+    return [_cauchy(a, b, k) for k in range(len(a))]
+
+
+def _div_s(u: list, w: list, v0=None) -> list:
+    """u / w: w_0 v_k = u_k - sum_{j<k} v_j w_{k-j}."""
+    v = [u[0] / w[0] if v0 is None else v0]
+    for k in range(1, len(u)):
+        conv = v[0] * w[k]
+        for j in range(1, k):
+            conv = conv + v[j] * w[k - j]
+        v.append((u[k] - conv) / w[0])
+    return v
+
+
+def _exp_s(u: list, v0) -> list:
+    """e^u (v0 = e^{u_0}): k v_k = sum_{j=1}^k j u_j v_{k-j}."""
+    v = [v0]
+    for k in range(1, len(u)):
+        v.append(sum(j * u[j] * v[k - j] for j in range(1, k + 1)) / k)
+    return v
+
+
+def _log_s(u: list, v0) -> list:
+    """log u (v0 = log u_0): u_0 v_k = u_k - (1/k) sum_{j=1}^{k-1} j v_j u_{k-j}."""
+    v = [v0]
+    for k in range(1, len(u)):
+        conv = sum((j * v[j] * u[k - j] for j in range(1, k)), start=0.0)
+        v.append((u[k] - conv / k) / u[0])
+    return v
+
+
+def _sqrt_s(u: list, v0) -> list:
+    """sqrt u: 2 v_0 v_k = u_k - sum_{j=1}^{k-1} v_j v_{k-j}."""
+    v = [v0]
+    for k in range(1, len(u)):
+        conv = sum((v[j] * v[k - j] for j in range(1, k)), start=0.0)
+        v.append((u[k] - conv) / (2 * v0))
+    return v
+
+
+def _integrate(u: list, c: list, v0) -> list:
+    """v with v' = c u' (c the series of f'(u)): k v_k = sum_{j=1}^k j u_j c_{k-j}."""
+    v = [v0]
+    for k in range(1, len(u)):
+        v.append(sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k)
+    return v
+
+
+def _ode_rule(deriv_of_out: Callable) -> Callable:
+    """Rule for f with f' = g(f) (tan, tanh, logistic): the derivative's series is built from
+    the output's as it grows."""
+    def rule(primals, series, out, *, order, **_):
+        u = [primals[0], *series[0]]
+        v = [out]
+        c = [deriv_of_out([out], 0)]
+        for k in range(1, order + 1):
+            v.append(sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k)
+            c.append(deriv_of_out(v, k))
+        return v[1:]
+    return rule
+
+
+# --- rules: rule(primals, series, primal_out, *, order, **params) -> series_out ------------
+
+jet_rules: dict[str, Callable] = {}
+
+
+def _def_linear(name: str, positions: Sequence[int] | None = None) -> None:
+    """Each coefficient goes through the primitive itself, the operands outside `positions`
+    (indices, a predicate) as they are."""
+    def rule(primals, series, out, *, order, prim, **params):
+        terms = []
+        for k in range(order):
+            args = [s[k] if (positions is None or i in positions) else x
+                    for i, (x, s) in enumerate(zip(primals, series))]
+            terms.append(prim.bind(*args, **params))
+        return terms
+    jet_rules[name] = rule
+
+
+for _n in ("neg", "add", "sub", "convert_element_type", "broadcast_in_dim", "reshape", "transpose",
+           "slice", "concatenate", "pad", "rev", "reduce_sum", "cumsum", "real", "imag", "conj",
+           "complex"):
+    _def_linear(_n)
+_def_linear("getitem", positions=(0,))      # linear in the array, the index arrays fixed
+_def_linear("scatter_add", positions=(0,))  # linear in the updates, the index arrays fixed
+_def_linear("select", positions=(1, 2))     # select(pred, on_true, on_false): pred fixed
+
+
+def _zero(primals, series, out, *, order, **params):
+    return None
+
+
+# piecewise-constant functions and stop_gradient: zero series (as JAX's defzero)
+for _n in ("stop_gradient", "sign", "floor", "ceil", "round"):
+    jet_rules[_n] = _zero
+
+
+def _bilinear(primals, series, out, *, order, prim, **params):
+    u, w = [primals[0], *series[0]], [primals[1], *series[1]]
+    bind = partial(prim.bind, **params)
+    return [_cauchy(u, w, k, bind) for k in range(1, order + 1)]
+
+
+jet_rules["mul"] = _bilinear
+jet_rules["dot_general"] = _bilinear
+
+
+def _div_rule(primals, series, out, *, order, **_):
+    return _div_s([primals[0], *series[0]], [primals[1], *series[1]], out)[1:]
+
+
+jet_rules["div"] = _div_rule
+
+
+def _unary(fn: Callable) -> Callable:
+    """A rule from a function of (u, primal_out) -> full coefficient list."""
+    def rule(primals, series, out, *, order, **_):
+        return fn([primals[0], *series[0]], out)[1:]
+    return rule
+
+
+jet_rules["exp"] = _unary(_exp_s)
+jet_rules["log"] = _unary(_log_s)
+jet_rules["sqrt"] = _unary(_sqrt_s)
+# expm1 = e^u - 1 and log1p = log(1 + u): the same recurrences on the shifted series
+jet_rules["expm1"] = _unary(lambda u, out: [out, *_exp_s(u, out + 1)[1:]])
+jet_rules["log1p"] = _unary(lambda u, out: [out, *_log_s([u[0] + 1, *u[1:]], out)[1:]])
+
+
+def _sincos(u: list, s0, c0, sign: int) -> tuple[list, list]:
+    """sin/cos (sign -1) or sinh/cosh (sign +1): s' = c u', c' = sign s u'."""
+    s, c = [s0], [c0]
+    for k in range(1, len(u)):
+        s.append(sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k)
+        c.append(sign * sum(j * u[j] * s[k - j] for j in range(1, k + 1)) / k)
+    return s, c
+
+
+jet_rules["sin"] = _unary(lambda u, out: _sincos(u, out, fnp.cos(u[0]), -1)[0])
+jet_rules["cos"] = _unary(lambda u, out: _sincos(u, fnp.sin(u[0]), out, -1)[1])
+jet_rules["sinh"] = _unary(lambda u, out: _sincos(u, out, fnp.cosh(u[0]), 1)[0])
+jet_rules["cosh"] = _unary(lambda u, out: _sincos(u, fnp.sinh(u[0]), out, 1)[1])
+
+
+def _square_at(v: list, k: int):
+    return _cauchy(v, v, k)
+
+
+# tan' = 1 + tan^2, tanh' = 1 - tanh^2, logistic' = s - s^2 (series of the output)
+jet_rules["tan"] = _ode_rule(lambda v, k: (1 if k == 0 else 0) + _square_at(v, k))
+jet_rules["tanh"] = _ode_rule(lambda v, k: (1 if k == 0 else 0) - _square_at(v, k))
+jet_rules["logistic"] = _ode_rule(lambda v, k: v[k] - _square_at(v, k))
+
+
+def _by_derivative(deriv: Callable[[list], list]) -> Callable:
+    """Rule for f from the series of f'(u) (`deriv` maps u's series to it)."""
+    def rule(primals, series, out, *, order, **_):
+        u = [primals[0], *series[0]]
+        return _integrate(u, deriv(u), out)[1:]
+    return rule
+
+
+def _one_minus_sq(u: list, sign: int = -1, one: int = 1) -> list:
+    """one + sign * u^2 as a series."""
+    sq = _mul_s(u, u)
+    return [one + sign * sq[0], *[sign * t for t in sq[1:]]]
+
+
+def _recip(w: list) -> list:
+    return _div_s([1.0] + [0.0] * (len(w) - 1), w)
+
+
+def _rsqrt_s(w: list) -> list:
+    return _recip(_sqrt_s(w, fnp.sqrt(w[0])))
+
+
+def _erf_deriv(u: list) -> list:
+    e = _one_minus_sq(u, -1, 0)  # -u^2
+    return [2 / math.sqrt(math.pi) * t for t in _exp_s(e, fnp.exp(e[0]))]
+
+
+jet_rules["erf"] = _by_derivative(_erf_deriv)
+jet_rules["erfc"] = _by_derivative(lambda u: [-t for t in _erf_deriv(u)])
+jet_rules["atan"] = _by_derivative(lambda u: _recip(_one_minus_sq(u, 1)))          # 1/(1+u^2)
+jet_rules["asin"] = _by_derivative(lambda u: _rsqrt_s(_one_minus_sq(u, -1)))       # 1/sqrt(1-u^2)
+jet_rules["acos"] = _by_derivative(lambda u: [-t for t in _rsqrt_s(_one_minus_sq(u, -1))])
+jet_rules["asinh"] = _by_derivative(lambda u: _rsqrt_s(_one_minus_sq(u, 1)))       # 1/sqrt(1+u^2)
+jet_rules["acosh"] = _by_derivative(lambda u: _rsqrt_s(_one_minus_sq(u, 1, -1)))   # 1/sqrt(u^2-1)
+jet_rules["atanh"] = _by_derivative(lambda u: _recip(_one_minus_sq(u, -1)))        # 1/(1-u^2)
+
+
+def _atan2_rule(primals, series, out, *, order, **_):
+    # atan2(y, x) moves as atan(y / x) (their derivatives agree wherever x != 0 or y != 0)
+    z = _div_s([primals[0], *series[0]], [primals[1], *series[1]])
+    return _integrate(z, _recip(_one_minus_sq(z, 1)), out)[1:]
+
+
+jet_rules["atan2"] = _atan2_rule
+
+
+def _pow_rule(primals, series, out, *, order, **_):
+    x, y = primals
+    if not any(_maybe_nonzero(t) for t in series[1]):
+        # a constant exponent r: u_0 k v_k = sum_{j=1}^k (r j - (k - j)) u_j v_{k-j}, which
+        # (unlike e^{r log u}) holds for a negative base too
+        u, v = [x, *series[0]], [out]
+        for k in range(1, order + 1):
+            v.append(sum((y * j - (k - j)) * u[j] * v[k - j] for j in range(1, k + 1)) / (k * x))
+        return v[1:]
+    # x^y = e^{y log x}
+    w = _mul_s([y, *series[1]], _log_s([x, *series[0]], fnp.log(x)))
+    return _exp_s(w, out)[1:]
+
+
+def _maybe_nonzero(t) -> bool:
+    # a zero instantiated here is a concrete NumPy zero; anything else may be nonzero
+    return not (isinstance(t, np.ndarray) and not t.any())
+
+
+jet_rules["pow"] = _pow_rule
+
+
+def _integer_pow_rule(primals, series, out, *, order, y, **_):
+    if y == 0:
+        return None
+    u = [primals[0], *series[0]]
+    if y < 0:
+        u, y = _recip(u), -y
+    # by squaring, with Cauchy products: exact at u_0 = 0 too
+    result, base = None, u
+    while y:
+        if y & 1:
+            result = base if result is None else _mul_s(result, base)
+        y >>= 1
+        if y:
+            base = _mul_s(base, base)
+    return result[1:]
+
+
+jet_rules["integer_pow"] = _integer_pow_rule
+
+
+def _abs_rule(primals, series, out, *, order, **_):
+    x = primals[0]
+    sgn = fnp.where(x < 0, -1.0, 1.0).astype(_dtype(out))
+    return [sgn * t for t in series[0]]
+
+
+jet_rules["abs"] = _abs_rule
+
+
+def _choose(pick_x):
+    """max/min: the chosen operand's terms, and their mean where the operands tie (JAX's rule)."""
+    def rule(primals, series, out, *, order, **_):
+        x, y = fnp.broadcast_arrays(*primals)
+        px = pick_x(x, y)
+        eq = x == y
+        terms = []
+        for tx, ty in zip(series[0], series[1]):
+            tx, ty = fnp.broadcast_arrays(tx, ty)
+            terms.append(fnp.where(eq, (tx + ty) / 2, fnp.where(px, tx, ty)))
+        return terms
+    return rule
+
+
+jet_rules["max"] = _choose(lambda x, y: x > y)
+jet_rules["min"] = _choose(lambda x, y: x < y)
+
+
+def _relu_rule(primals, series, out, *, order, **_):
+    # relu = max(x, 0), with max's rule: half the terms where x is 0
+    x = primals[0]
+    scale = fnp.where(x > 0, 1.0, fnp.where(x == 0, 0.5, 0.0)).astype(_dtype(out))
+    return [scale * t for t in series[0]]
+
+
+jet_rules["relu"] = _relu_rule
+
+
+def _reduce_choose(primals, series, out, *, order, axes, **_):
+    """reduce_max/min: the mean of the terms at the positions that attain the extremum."""
+    x = primals[0]
+    shape = tuple(1 if i in axes else d for i, d in enumerate(fnp.shape(x)))
+    where = (x == fnp.reshape(out, shape)).astype(_dtype(out))
+    counts = fnp.sum(where, axis=tuple(axes))
+    return [fnp.sum(t * where, axis=tuple(axes)) / counts for t in series[0]]
+
+
+jet_rules["reduce_max"] = _reduce_choose
+jet_rules["reduce_min"] = _reduce_choose
+
+
+def _composite(fn: Callable) -> Callable:
+    """A rule that pushes the series through `fn`, the primitive written with other ones."""
+    def rule(primals, series, out, *, order, prim, **params):
+        return _jet_fun(partial(fn, **params), list(primals), list(series), order)[1]
+    return rule
+
+
+def _logaddexp(a, b):
+    m = fnp.maximum(a, b)
+    m = stop_gradient(fnp.where(fnp.isfinite(m), m, 0.0))  # a constant shift
+    return m + fnp.log(fnp.exp(a - m) + fnp.exp(b - m))
+
+
+def _log_softmax(x, *, axis):
+    m = stop_gradient(fnp.max(x, axis=axis, keepdims=True))
+    shifted = x - m
+    return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
+
+
+jet_rules["logaddexp"] = _composite(_logaddexp)
+jet_rules["softplus"] = _composite(lambda x: _logaddexp(x, fnp.zeros_like(x)))
+jet_rules["log_softmax"] = _composite(_log_softmax)
+
+
+def _custom_call_rule(primals, series, out, *, order, call, **_):
+    """custom_jvp/custom_vjp functions and checkpoint: the series goes through the function
+    itself (as JAX's jet, which does not use the custom rules: they are first-order)."""
+    avals = [ShapedArray(fnp.shape(x), _dtype(x)) for x in primals]
+    staged = _staged_fun(call, avals)
+    if staged is None:
+        raise NotImplementedError(
+            f"jet has no rule for the custom function {call!r}: its Python reads input values, so "
+            "it cannot be staged for jet")
+    outs, outs_s = _jet_jaxpr(staged.closed, order, list(primals), list(series))
+    return outs_s[0]
+
+
+for _n in ("custom_jvp_call", "custom_vjp_call", "checkpoint"):
+    jet_rules[_n] = _custom_call_rule
+
