@@ -434,6 +434,8 @@ LAX_CASES = {
                                      {"rhs_dilation": (1, 2)}),
     "iota": lambda: ((np.int32, 5), {}), "full": lambda: (((2, 3), 1.5), {}),
     "cumsum": lambda: ((_f(3, 4),), {"axis": 1, "reverse": True}),
+    "cummax": lambda: ((_f(3, 5),), {"axis": 1}), "cummin": lambda: ((_i(4, 3),), {"reverse": True}),
+    "cumlogsumexp": lambda: ((_f(3, 4),), {"axis": 1, "reverse": True}), "cumprod": lambda: ((_f(5, 2),), {}),
     "sort": lambda: ((_f(3, 4),), {"dimension": 0}),
     "argmax": lambda: ((_f(3, 4), 1, np.int32), {}),
     "clamp": lambda: ((-0.5, _f(4), 0.5), {}),
@@ -499,7 +501,8 @@ def test_lax_refuses_broadcasting_as_jax() -> None:
 
 
 @pytest.mark.parametrize("name", ["add", "mul", "div", "exp", "tanh", "dot_general", "pad",
-                                  "dynamic_slice", "reduce_max", "conv_general_dilated", "cumsum"])
+                                  "dynamic_slice", "reduce_max", "conv_general_dilated", "cumsum",
+                                  "cummax", "cumlogsumexp", "cumprod"])
 def test_lax_function_gradients_match_jax(name: str) -> None:
     args, kwargs = LAX_CASES[name]()
     if name == "div":

@@ -222,7 +222,7 @@ NOT_DIFFERENTIABLE = _listing({
         lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.argmax lax.iota""",
     "integer, boolean or piecewise-constant results (zero derivative where defined)": """
         numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin numpy.argsort
-        numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.isnan numpy.isinf numpy.isfinite
+        numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.count_nonzero numpy.isnan numpy.isinf numpy.isfinite
         numpy.equal numpy.not_equal numpy.less numpy.less_equal numpy.greater
         numpy.greater_equal numpy.logical_and numpy.logical_or numpy.logical_xor
         numpy.logical_not numpy.shape numpy.ndim numpy.size numpy.any numpy.all
@@ -849,6 +849,12 @@ _LAX_KINKS = {
     "pow": (lambda L, x: L.pow(x * x, 1.5), [0.0, 1.0, -1.0]),
     "select": (lambda L, x: L.select(x > 0, x * x, -x), [0.0, 1.0, -1.0]),
     "sign": (lambda L, x: L.sign(x) * x, [0.0, 1.0, -1.0]),
+    # cumulative reductions at ties and zeros: fgrad scans as JAX differentiates (the same
+    # grouping), so even the tie splits of cummax/cummin agree (tests/lax/test_cumulative.py)
+    "cummax": (lambda L, x: L.cummax(x * x, 1) * x, [[1.0, -1.0, 1.0, 0.5, 1.0], [0.0, 2.0, 2.0, 1.0, 2.0]]),
+    "cummin": (lambda L, x: L.cummin(x, 1, True), [[1.0, 1.0, 0.0, 1.0, 1.0], [0.0, 2.0, 2.0, 1.0, 0.0]]),
+    "cumlogsumexp": (lambda L, x: L.cumlogsumexp(x, 1), [[1.0, 1.0, 1.0, 0.0], [0.0, 2.0, 2.0, 2.0]]),
+    "cumprod": (lambda L, x: L.cumprod(x, 1, True), [[1.0, 0.0, 2.0, 0.0], [0.0, 0.0, 3.0, -1.0]]),
 }
 for _n, (_fn, _pts) in _LAX_KINKS.items():
     case(f"lax.{_n}", f"lax.{_n}", "jax", lambda np, sp, x, _fn=_fn: _fn(_lax(np), x), _pts)

@@ -18,6 +18,7 @@ from ..core.errors import FgradNotImplementedError, FgradTypeError, FgradValueEr
 from ..core.trace import aval_of
 from ..numpy._util import as_value
 from ..ops import cumulative, linalg, reduce
+from ._cumulative import cumlogsumexp, cummax, cummin, cumprod  # noqa: F401 (in __all__)
 from ..ops import shape as _shape
 from ..ops import elementwise as ew
 from ..ops.nn import conv as _conv
@@ -27,7 +28,8 @@ __all__ = [
     "min", "pow", "integer_pow", "sqrt", "rsqrt", "abs", "sign", "square", "select",
     "convert_element_type", "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "reduce_sum", "reduce_max", "reduce_min",
-    "dot_general", "dot", "conv_general_dilated", "iota", "full", "cumsum", "sort", "argmax",
+    "dot_general", "dot", "conv_general_dilated", "iota", "full", "cumsum", "cummax", "cummin",
+    "cumlogsumexp", "cumprod", "sort", "argmax",
     "clamp", "eq", "ne", "lt", "le", "gt", "ge",
 ]
 

@@ -16,6 +16,7 @@ from ._creation import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._complex import *  # noqa: F401,F403
 from ._cumulative import *  # noqa: F401,F403
+from ._counting import *  # noqa: F401,F403
 from ._setops import *  # noqa: F401,F403
 from ._statistics import *  # noqa: F401,F403
 from ._products import *  # noqa: F401,F403
