@@ -98,6 +98,7 @@ CASES = {
     "softplus": (lambda L, x: L.nn.softplus(x), [MIXED], False),
     "log_softmax": (lambda L, x: L.nn.log_softmax(x, axis=1), [MIXED], True),
     "gelu_silu": (lambda L, x: L.nn.gelu(x) + L.nn.silu(x), [MIXED], True),
+    "mod_fmod": (lambda L, x, y: L.np.mod(x, 0.7) + L.np.fmod(x * y, 0.3), [MIXED, OTHER], False),
     "norm_var": (lambda L, x: L.np.linalg.norm(x) + L.np.var(x, axis=0), [MIXED], True),
     "composite": (lambda L, x, y: L.np.sum(L.np.tanh(x @ y.T) ** 2) / L.np.sqrt(1.0 + L.np.sum(y * y)),
                   [MIXED, OTHER], True),
@@ -148,6 +149,91 @@ def test_matches_jax_jet(name: str, order: int) -> None:
         for k in range(order):
             _close(fs[k], js2[k], rtol=tol, atol=tol)
             assert np.shape(fs[k]) == np.shape(js2[k])
+
+
+def _torch_softplus(L, x):
+    # fgrad's softplus primitive (fgrad.torch's F.softplus) with PyTorch's beta and threshold:
+    # x itself past the threshold
+    if L is F:
+        from fgrad.ops.nn.dense import softplus
+        return softplus(x, beta=2.0, threshold=3.0)
+    z = 2.0 * x
+    return L.np.where(z > 3.0, x, L.np.logaddexp(z, 0.0) / 2.0)
+
+
+# functions whose gradient (grad's program: transposes, tanh_grad, logistic_grad, relu_grad,
+# softplus_grad, ...) goes through jet
+GRAD_CASES = {
+    "tanh_sigmoid": lambda L, x: L.np.sum(L.np.tanh(x) * L.nn.sigmoid(2.0 * x) + L.np.sin(x) ** 2),
+    "relu_softplus": lambda L, x: L.np.sum(L.nn.relu(x) * L.np.exp(x) + L.nn.softplus(x) ** 2),
+    "torch_softplus": lambda L, x: L.np.sum(_torch_softplus(L, x) ** 2),
+    "log_softmax_max": lambda L, x: L.np.sum(L.nn.log_softmax(x) ** 2) + L.np.max(x) * L.np.sqrt(1.0 + L.np.sum(x * x)),
+}
+
+
+@pytest.mark.parametrize("order", [1, 3])
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_jet_of_grad(name: str, order: int) -> None:
+    f = GRAD_CASES[name]
+    x = MIXED[0]
+    series = _series([x], order, seed=5)
+    fp, fs = jet(fgrad.grad(lambda x: f(F, x)), (x,), tuple(map(tuple, series)))
+    jp, js = _taylor_derivatives(jax.grad(lambda x: f(J, x)), [jnp.asarray(x)], series, order)
+    _close(fp, jp)
+    for k in range(order):
+        _close(fs[k], js[k], rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_convolution_matches_jax(bias: bool) -> None:
+    rng = np.random.default_rng(7)
+    x, w, b = rng.normal(size=(1, 2, 5, 5)), rng.normal(size=(3, 2, 2, 2)), rng.normal(size=3)
+    sx, sw, sb = ([rng.normal(size=a.shape) for _ in range(3)] for a in (x, w, b))
+
+    def f(lax, x, w, b):
+        out = lax.conv_general_dilated(x, w, (1, 1), "VALID")
+        return out + b[None, :, None, None] if bias else out
+    fp, fs = jet(lambda *a: f(fgrad.lax, *a), (x, w, b), (sx, sw, sb))
+    jp, js = jax_jet.jet(lambda *a: f(jax.lax, *a), tuple(map(jnp.asarray, (x, w, b))),
+                         tuple(tuple(map(jnp.asarray, s)) for s in (sx, sw, sb)))
+    _close(fp, jp)
+    for a, c in zip(fs, js):
+        _close(a, c)
+    if bias:  # conv2d's own bias operand (fgrad.torch's F.conv2d)
+        from fgrad.ops.nn.conv import conv2d
+        fp2, fs2 = jet(lambda x, w, b: conv2d(x, w, bias=b), (x, w, b), (sx, sw, sb))
+        _close(fp2, jp)
+        for a, c in zip(fs2, js):
+            _close(a, c)
+
+
+def test_first_term_is_jvp_at_kinks() -> None:
+    # at relu's and max's kinks the first term is the directional derivative jvp gives
+    x = np.array([0.0, -0.5, 0.5])
+    v = np.array([1.0, 2.0, -3.0])
+    for f in (fgrad.nn.relu, lambda x: fnp.maximum(x, 0.0), lambda x: fnp.max(x * x)):
+        _, (t1, t2) = jet(f, (x,), ((v, v),))
+        _close(t1, fgrad.jvp(f, (x,), (v,))[1])
+    # abs at 0 follows JAX's jet (the sign of the x >= 0 side: the terms themselves), not
+    # jvp's sign(0) = 0
+    _, fs = jet(fnp.abs, (x,), ((v, v),))
+    _, js = jax_jet.jet(jnp.abs, (jnp.asarray(x),), ((jnp.asarray(v),) * 2,))
+    for a, b in zip(fs, js):
+        _close(a, b)
+    assert np.asarray(fs[0])[0] == 1.0
+
+
+def test_custom_vjp_function_goes_through_its_own_body() -> None:
+    @fgrad.custom_vjp
+    def f(x):
+        return fnp.exp(x) * fnp.cos(x)
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (1000.0 * g,))  # a deliberately wrong rule
+    fp, fs = jet(f, (MIXED,), ((OTHER, POS, OTHER),))
+    jp, js = jax_jet.jet(lambda x: jnp.exp(x) * jnp.cos(x), (jnp.asarray(MIXED),),
+                         ((jnp.asarray(OTHER), jnp.asarray(POS), jnp.asarray(OTHER)),))
+    _close(fp, jp)
+    for a, b in zip(fs, js):
+        _close(a, b)
 
 
 def test_docstring_example_faa_di_bruno() -> None:

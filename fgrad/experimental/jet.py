@@ -263,6 +263,7 @@ for _n in ("neg", "add", "sub", "convert_element_type", "broadcast_in_dim", "res
 _def_linear("getitem", positions=(0,))      # linear in the array, the index arrays fixed
 _def_linear("scatter_add", positions=(0,))  # linear in the updates, the index arrays fixed
 _def_linear("select", positions=(1, 2))     # select(pred, on_true, on_false): pred fixed
+_def_linear("relu_grad", positions=(0,))    # relu_grad(ct, y) = ct where y > 0: y only selects
 
 
 def _zero(primals, series, out, *, order, **params):
@@ -275,13 +276,37 @@ for _n in ("stop_gradient", "sign", "floor", "ceil", "round"):
 
 
 def _bilinear(primals, series, out, *, order, prim, **params):
+    """A product of two operands (mul, dot_general, the convolutions): Cauchy products. A
+    third operand (conv2d's bias) is added in the primitive, so only the j = 0 product of
+    coefficient k carries its coefficient k, the others a zero bias."""
     u, w = [primals[0], *series[0]], [primals[1], *series[1]]
-    bind = partial(prim.bind, **params)
-    return [_cauchy(u, w, k, bind) for k in range(1, order + 1)]
+    if len(primals) == 2:
+        bind = partial(prim.bind, **params)
+        return [_cauchy(u, w, k, bind) for k in range(1, order + 1)]
+    zero_bias = np.zeros(np.shape(primals[2]), _dtype(out))
+    terms = []
+    for k in range(1, order + 1):
+        t = prim.bind(u[0], w[k], series[2][k - 1], **params)
+        for j in range(1, k + 1):
+            t = t + prim.bind(u[j], w[k - j], zero_bias, **params)
+        terms.append(t)
+    return terms
 
 
-jet_rules["mul"] = _bilinear
-jet_rules["dot_general"] = _bilinear
+for _n in ("mul", "dot_general", "conv2d", "conv2d_input_grad", "conv2d_weight_grad"):
+    jet_rules[_n] = _bilinear
+
+
+def _remainder_rule(primals, series, out, *, order, **_):
+    # fmod and mod are x - n y with an integer n, constant between the jumps (as their
+    # derivative rules in fgrad.ops.elementwise: n recovered exactly from the value returned)
+    x, y = primals
+    n = fnp.round((x - out) / y)
+    return [tx - n * ty for tx, ty in zip(series[0], series[1])]
+
+
+jet_rules["fmod"] = _remainder_rule
+jet_rules["mod"] = _remainder_rule
 
 
 def _div_rule(primals, series, out, *, order, **_):
@@ -447,10 +472,10 @@ jet_rules["min"] = _choose(lambda x, y: x < y)
 
 
 def _relu_rule(primals, series, out, *, order, **_):
-    # relu = max(x, 0), with max's rule: half the terms where x is 0
+    # the terms where x > 0, zero elsewhere: at x = 0 that is relu'(0) = 0, fgrad's (and
+    # jax.nn.relu's) derivative there, so the first term is jvp's
     x = primals[0]
-    scale = fnp.where(x > 0, 1.0, fnp.where(x == 0, 0.5, 0.0)).astype(_dtype(out))
-    return [scale * t for t in series[0]]
+    return [fnp.where(x > 0, t, fnp.zeros_like(t)) for t in series[0]]
 
 
 jet_rules["relu"] = _relu_rule
@@ -488,9 +513,24 @@ def _log_softmax(x, *, axis):
     return shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis=axis, keepdims=True))
 
 
+def _softplus(x, *, beta, threshold):
+    z = x * beta
+    return fnp.where(z > threshold, x, _logaddexp(z, fnp.zeros_like(z)) / beta)
+
+
+def _softplus_grad(x, *, beta, threshold):
+    z = x * beta
+    return fnp.where(z > threshold, fnp.ones_like(z), 1.0 / (1.0 + fnp.exp(-z)))
+
+
 jet_rules["logaddexp"] = _composite(_logaddexp)
-jet_rules["softplus"] = _composite(lambda x: _logaddexp(x, fnp.zeros_like(x)))
+jet_rules["softplus"] = _composite(_softplus)
 jet_rules["log_softmax"] = _composite(_log_softmax)
+# the derivatives that grad's programs bind (so jet composes over grad): ct * f'(y) in terms
+# of the output y
+jet_rules["tanh_grad"] = _composite(lambda ct, y: ct * (1.0 - y * y))
+jet_rules["logistic_grad"] = _composite(lambda ct, y: ct * (y * (1.0 - y)))
+jet_rules["softplus_grad"] = _composite(_softplus_grad)
 
 
 def _custom_call_rule(primals, series, out, *, order, call, **_):
