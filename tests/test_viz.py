@@ -232,12 +232,13 @@ def test_model_leaves_are_named_and_saved_shapes_shown():
     saved = {k: v["label"] for k, v in nodes.items() if v["label"].startswith("saved")}
     dashed = [(s, d, a["label"]) for s, d, a in edges if a.get("style") == "dashed"]
     first = {k: v["label"].split("\n")[0] for k, v in nodes.items()}
-    # the first layer saved its input batch and its weight (the leaf itself, not a copy); ReLU its output
+    # the first layer (PyTorch's addmm(bias, input, weight.t())) saved its input batch and the
+    # weight's transposed view, not a copy; ReLU its output
     roles = sorted((nodes[s]["label"], first[d], r) for s, d, r in dashed)
-    assert ("saved\nf32[16,4]", "AddmmBackward0", "input 0") in roles
-    assert ("0.weight\nf32[8,4]", "AddmmBackward0", "input 1") in roles
+    assert ("saved\nf32[16,4]", "AddmmBackward0", "input 1") in roles
+    assert ("saved\nf32[4,8]", "AddmmBackward0", "input 2") in roles
     assert ("saved\nf32[16,8]", "ReluBackward0", "output") in roles
-    assert ("saved\nf32[16,8]", "AddmmBackward0", "input 0") in roles  # one value, one node
+    assert ("saved\nf32[16,8]", "AddmmBackward0", "input 1") in roles  # one value, one node
     assert list(saved.values()).count("saved\nf32[16,8]") == 1
     assert all(s in saved or first[s] in params for s, _, _ in dashed)
 

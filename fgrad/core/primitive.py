@@ -17,7 +17,7 @@ from typing import Callable, Container
 
 import numpy as np
 
-from .trace import _state, facade
+from .trace import _state
 
 ALL_PRIMITIVES: list["Primitive"] = []
 
@@ -135,7 +135,7 @@ class Primitive:
     def def_vjp_fwd(self, fn: Callable) -> Callable:
         """`fn(*primals, **params) -> (out, residuals)`: the forward half of a VJP whose rule
         needs values computed with the output (custom_vjp's residuals). The recorder
-        (`interpreters.record.record_primitive`, for RecordTrace and the Tensor facade) runs
+        (`interpreters.record.record_primitive`, for RecordTrace and fgrad.torch's fast paths) runs
         it when it records an application, under its parent trace,
         instead of the primitive, keeps `residuals` in that application's Node, and the engine
         passes them to the VJP rule as `residuals=` (None when no recorder ran `fn`). So they
@@ -188,12 +188,8 @@ class Primitive:
         return fn
 
     def bind(self, *args, **params):
-        """Apply the primitive: the facade handles Tensor arguments, else the current trace."""
-        tensor_types = facade.tensor_types
-        if tensor_types:
-            for a in args:
-                if type(a) in tensor_types:
-                    return facade.bind(self, args, params)
+        """Apply the primitive through the current trace (its arguments are values: arrays,
+        numbers, tracers; fgrad.torch unboxes its Tensors at its own boundary)."""
         return _state.trace.process_primitive(self, args, params)
 
     def __repr__(self) -> str:

@@ -23,31 +23,6 @@ from .errors import FgradFloatingPointError, FgradTypeError
 _NO_KWARGS: dict = {}  # the default of Trace.run's kwargs (never written)
 
 
-class _Facade:
-    """The Tensor facade installs itself here (tensor_type, bind, wrap, grad, clone), so that
-    `bind`, `aval_of` and custom rules can handle Tensors without importing the facade.
-    `tensor_types` holds the Tensor class and its subclasses: one set lookup per argument
-    keeps `bind` cheap for everything that is not a Tensor."""
-    tensor_type: type | None = None
-    tensor_types: frozenset = frozenset()
-    bind = None
-    wrap = None
-    grad = None   # the facade's autograd.grad: rules given Tensors differentiate on its graph
-    clone = None  # Tensor.clone: a fresh graph node for a Tensor
-
-    def register(self, cls: type) -> None:
-        self.tensor_types = self.tensor_types | {cls}
-
-
-def is_tensor(x) -> bool:
-    """True for fgrad.torch.Tensor (and subclasses) once the facade is imported."""
-    return type(x) in facade.tensor_types or (
-        facade.tensor_type is not None and isinstance(x, facade.tensor_type))
-
-
-facade = _Facade()
-
-
 class Trace:
     """An interpreter of primitives. `level` is its depth in the stack.
     `differentiates` marks traces whose tracers carry derivatives (grad, jvp): turning one
@@ -151,6 +126,10 @@ class EvalTrace(Trace):
                     xp = xp_of((a,))
                 elif getattr(t, "__fgrad_array__", False):
                     wrap = t
+                elif getattr(t, "__fgrad_foreign__", None) is not None:
+                    # an object of a layer above (a Tensor) computes through its own door,
+                    # which unboxes it: never silently as an array without its history
+                    raise FgradTypeError(t.__fgrad_foreign__(prim.name), doc="foreign-input")
                 else:  # a NumPy scalar or Python number: remembered, so the next one costs a lookup
                     _PLAIN_TYPES.add(t)
         if wrap is not None:  # fgrad.numpy's Array: impls see plain ndarrays, results are Arrays
@@ -389,15 +368,14 @@ def snapshot(x):
 
 
 def aval_of(x) -> ShapedArray:
-    """Shape and dtype of any value fgrad handles (array, tracer, Tensor, Python number)."""
+    """Shape and dtype of any value fgrad handles (array, tracer, Python number)."""
     if type(x) is np.ndarray:
         return ShapedArray.of_array(x)
     if isinstance(x, Tracer):
         return x.aval
-    if is_tensor(x):
-        x = x._value
-        if isinstance(x, Tracer):
-            return x.aval
+    hook = getattr(type(x), "__fgrad_foreign__", None)
+    if hook is not None:  # an object of a layer above (a Tensor): its own door unboxes it
+        raise FgradTypeError(hook("fgrad"), doc="foreign-input")
     if isinstance(x, np.generic) or type(x).__module__.startswith("cupy"):
         return ShapedArray.of_array(x)
     if hasattr(x, "shape") and hasattr(x, "dtype"):

@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _tensor as T  # the facade namespace: T.from_numpy, ...
 from ..core.errors import FgradTypeError, FgradValueError
-from ..core.trace import Tracer, is_tensor
+from ..core.trace import Tracer
+from ._tensor.tensor import Tensor
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load"]
@@ -24,7 +25,7 @@ _STRUCTURE = "__fgrad_structure__"
 
 
 def _is_tensor(x) -> bool:
-    return is_tensor(x)
+    return isinstance(x, Tensor)
 
 
 def _encode_key(k):

@@ -72,7 +72,7 @@ def tensor_graph(outputs: Tensor | Sequence[Tensor], params: Mapping[str, Tensor
     for i, t in enumerate(outs):
         if not t.requires_grad:
             raise FgradValueError(
-                f"fgrad.viz.draw: output {i} ({aval_of(t).str_short()}) has no graph: it does not "
+                f"fgrad.viz.draw: output {i} ({aval_of(t._value).str_short()}) has no graph: it does not "
                 "require grad. Create its leaves with requires_grad=True (parameters do) and compute "
                 "it outside `torch.no_grad()`, or draw the function with `fgrad.viz.draw(f, *args)`.")
 
@@ -86,7 +86,7 @@ def tensor_graph(outputs: Tensor | Sequence[Tensor], params: Mapping[str, Tensor
         nid = ids.get(key)
         if nid is None:
             name = names.get(id(t))
-            label = (f"{name}\n" if name else "") + aval_of(t).str_short()
+            label = (f"{name}\n" if name else "") + aval_of(t._value).str_short()
             nid = ids[key] = g.add_node(f"n{len(ids)}", label, fillcolor=LEAF_COLOR,
                                         tooltip=f"leaf tensor{' ' + name if name else ''} (AccumulateGrad)")
             leaf_values[id(t._value)] = nid
@@ -105,7 +105,7 @@ def tensor_graph(outputs: Tensor | Sequence[Tensor], params: Mapping[str, Tensor
                 g.add_edge(ids[id(p)], nid)
     for i, t in enumerate(outs):
         text = "output" if len(outs) == 1 else f"output {i}"
-        oid = g.add_node(f"out{i}", f"{text}\n{aval_of(t).str_short()}", fillcolor=OUTPUT_COLOR)
+        oid = g.add_node(f"out{i}", f"{text}\n{aval_of(t._value).str_short()}", fillcolor=OUTPUT_COLOR)
         node = _node_of(t)
         if node is not None and not isinstance(node, Leaf):
             g.add_edge(ids[id(node)], oid)

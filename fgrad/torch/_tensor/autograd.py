@@ -14,7 +14,7 @@ import sys as _sys
 import numpy as np
 
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
-from ...core.trace import _state, facade
+from ...core.trace import _state
 from ...interpreters.backward import Unsaved, backward_pass
 from ...ops.elementwise import add as _lax_add
 from ...ops.elementwise import convert_element_type
@@ -218,8 +218,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         ct = _user_grad(t, ct)
         res.append(ct if isinstance(ct, Tensor) else _make(ct))
     return tuple(res)
-
-# fgrad.numpy's fresh() copies a Tensor result that is one of its operands (while facade code
-# still hands fgrad.numpy Tensors; custom rules and lax no longer see Tensors, so the
-# `facade.grad` hook they used is gone)
-facade.clone = lambda t: t.clone()  # noqa: E731

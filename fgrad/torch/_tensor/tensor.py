@@ -29,7 +29,7 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError
-from ...core.trace import Tracer, _state, concrete_value, facade
+from ...core.trace import Tracer, _state, concrete_value
 from ...interpreters.backward import Leaf, Node
 from ...interpreters.record import record_call, record_primitive
 from ...numpy._policy import TORCH
@@ -310,7 +310,7 @@ def _check_devices(args, vals):
 
 
 def _tensor_bind(prim, args, params):
-    """`facade.bind`: run `prim` on the Tensors' values; in grad mode, when an input requires
+    """A single-primitive torch op's fast path: run `prim` on the Tensors' values; in grad mode, when an input requires
     grad, the recorder (`record_primitive`, shared with fgrad.vjp) runs it and builds the
     node, and the facade adds what is PyTorch's own: version counters of the saved values."""
     vals = []
@@ -629,10 +629,6 @@ class Tensor:
     __slots__ = ("_value", "_node", "_requires_grad", "_grad", "_vbox", "_acc", "_retain", "_hooks", "_view",
                  "__weakref__")
     __array_priority__ = 1000
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        facade.register(cls)  # so that Primitive.bind recognises Parameter and user subclasses
 
     def __init__(self, *data, dtype=None, device=None, requires_grad: bool = False) -> None:
         """`fgrad.torch.Tensor(data)` (float32 by default, like torch.Tensor) or `fgrad.torch.Tensor(*sizes)`."""
@@ -964,20 +960,3 @@ def wrap(value) -> Tensor:
     return _make(value)
 
 
-facade.tensor_type = Tensor
-facade.register(Tensor)
-
-
-def _bound_below(prim, args, params):
-    """A Tensor reached `Primitive.bind` from below the facade: fgrad.numpy/lax code ran on
-    Tensors instead of the boundary unboxing them (`_boundary.call`). Still served, while the
-    facade moves onto the boundary; FGRAD_STRICT_BOUNDARY=1 makes it an error, to find them."""
-    if _STRICT:
-        raise AssertionError(f"a Tensor reached Primitive.bind ({prim.name}) below the facade: "
-                             "run this torch op through fgrad.torch._tensor._boundary.call")
-    return _tensor_bind(prim, args, params)
-
-
-_STRICT = bool(__import__("os").environ.get("FGRAD_STRICT_BOUNDARY"))
-facade.bind = _bound_below
-facade.wrap = wrap

@@ -25,10 +25,11 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError
-from ...core.trace import is_tensor, xp_of
+from ...core.trace import xp_of
 from ...ops import nn as nnops
 from ...ops.shape import concatenate, reshape, transpose
 from ...ops.shape import slice as _slice
+from .._tensor.tensor import Tensor
 from ._spatial import fixed_draws
 from ._util import arr, dtype, has_tensor, shape, torch_call, val
 from .functional import dropout, linear
@@ -39,7 +40,7 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 def _mask_value(mask):
     """The NumPy value of a constant mask (the usual case), else None: a traced mask, or a
     Tensor that requires grad, keeps its derivative by staying a value of the graph."""
-    if is_tensor(mask):
+    if isinstance(mask, Tensor):
         return None if mask.requires_grad else _numpy(mask._value)
     return _numpy(mask)
 

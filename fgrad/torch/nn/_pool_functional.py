@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import aval_of, facade, is_tensor
+from ...core.trace import aval_of
 from ...ops import nn as nnops
 from ...ops.index import ARRAY, Slice, getitem, scatter_add
 from ...ops.shape import reshape, transpose
@@ -31,6 +31,7 @@ from ...ops.nn._geometry import _pool_params
 from .._tensor._boundary import call
 from .._tensor.tensor import Tensor, _tensor_bind
 from ._util import arr, concrete_or_none, shape, torch_op, val
+from .._tensor.tensor import wrap as _wrap
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -72,7 +73,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
             y = _tensor_bind(nnops.max_pool2d_p, (x,), params)
             if not return_indices:
                 return y
-            return y, facade.wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation,
+            return y, _wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation,
                                                            ceil_mode))
         return call("MaxPool2DWithIndicesBackward0", _max_pool2d,
                     (x, kernel_size, stride, padding, dilation, ceil_mode, return_indices))
@@ -232,7 +233,7 @@ def _adaptive_max(x, out_hw: tuple, return_indices: bool):
     pos = np.broadcast_to(pos.astype(np.int64), (N, C, Ho, Wo, Kh * Kw))
     idx = reshape(fnp.take_along_axis(pos, k, axis=-1), (N, C, Ho, Wo))
     # the positions are a constant: the result follows the input's kind (a Tensor for a Tensor)
-    return y, facade.wrap(idx) if is_tensor(x) and not is_tensor(idx) else idx
+    return y, _wrap(idx) if isinstance(x, Tensor) and not isinstance(idx, Tensor) else idx
 
 
 @torch_op("AdaptiveMaxPool2DBackward0")

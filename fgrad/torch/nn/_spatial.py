@@ -23,7 +23,7 @@ from ...core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ...core.trace import Tracer, facade
+from ...core.trace import Tracer
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.index import rev
@@ -32,6 +32,7 @@ from .._tensor.creation import _gen
 from ...numpy._util import fresh
 from .._tensor.tensor import Tensor
 from ._util import arr, dtype, shape, torch_call, torch_op, val
+from .._tensor.tensor import wrap as _wrap
 
 __all__ = ["pad", "pixel_shuffle", "pixel_unshuffle", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout"]
@@ -326,7 +327,7 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
         # torch: noise.div_(1 - p), the divisor rounded to the input's dtype first
         mask = _on_device_of(x, keep.astype(dt) / dt.type(1.0 - p))
         # a Tensor mask: PyTorch's MulBackward0 has an (empty) edge for it
-        return torch_call("MulBackward0", _masked, (x, facade.wrap(mask) if isinstance(x, Tensor) else mask))
+        return torch_call("MulBackward0", _masked, (x, _wrap(mask) if isinstance(x, Tensor) else mask))
     # PyTorch's alpha dropout: dropped units go to SELU's saturation value -alpha', then an
     # affine map a * (.) + b restores zero mean and unit variance
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
@@ -334,7 +335,7 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
     shift = ((keep.astype(dt) - dt.type(1.0)) * dt.type(_ALPHA * a) + dt.type(_ALPHA * a * p)).astype(dt)
     scale, shift = _on_device_of(x, scale), _on_device_of(x, shift)
     if isinstance(x, Tensor):  # PyTorch's graph: AddBackward0 over MulBackward0 (x * scale) + shift
-        return x * facade.wrap(scale) + facade.wrap(shift)
+        return x * _wrap(scale) + _wrap(shift)
     return _affine(x, scale, shift)
 
 

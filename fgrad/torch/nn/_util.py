@@ -17,20 +17,20 @@ from ...core.errors import (
     FgradRuntimeError,
     FgradValueError,
 )
-from ...core.trace import Tracer, aval_of, facade, is_tensor
+from ...core.trace import Tracer, aval_of
 from .._tensor._boundary import call
 from .._tensor.grad_mode import no_grad
-from .._tensor.tensor import _EMPTY, Tensor
+from .._tensor.tensor import _EMPTY, Tensor, wrap
 
 
 def val(x):
     """The value behind a Tensor (x itself otherwise)."""
-    return x._value if is_tensor(x) else x
+    return x._value if isinstance(x, Tensor) else x
 
 
 def arr(x, name: str):
     """A value fgrad can bind: Tensors, tracers and arrays pass; Python data become arrays."""
-    if is_tensor(x) or isinstance(x, Tracer) or hasattr(x, "shape"):
+    if isinstance(x, Tensor) or isinstance(x, Tracer) or hasattr(x, "shape"):
         return x
     return fnp.asarray(x)
 
@@ -115,9 +115,9 @@ def update_running(running_mean, running_var, mean, var, momentum: float, n: int
         if isinstance(a, Tracer):
             continue
         upd = ((1.0 - momentum) * a + momentum * new.astype(a.dtype, copy=False)).astype(a.dtype, copy=False)
-        if is_tensor(buf):
+        if isinstance(buf, Tensor):
             with no_grad():
-                buf.copy_(facade.wrap(upd))
+                buf.copy_(wrap(upd))
         else:
             a[...] = upd
 
@@ -175,7 +175,6 @@ def on_tensors(fn):
     def wrapped(*args, **kwargs):
         if has_tensor(args, kwargs):
             return fn(*args, **kwargs)
-        wrap = facade.wrap
         out = fn(*[wrap(a) if isinstance(a, Tracer) or hasattr(a, "shape") else a for a in args],
                  **{k: wrap(v) if isinstance(v, Tracer) or hasattr(v, "shape") else v for k, v in kwargs.items()})
         return _unwrap(out)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import _state, aval_of, facade, is_tensor
+from ...core.trace import _state, aval_of
 from ...numpy._util import cast
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
@@ -41,7 +41,6 @@ __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cro
            "batch_norm", "flatten", "leaky_relu", "one_hot"]
 
 
-_is_tensor = is_tensor
 _val, _arr, _shape, _dtype, _float_input, _same_dtype = val, arr, shape, dtype, float_input, same_dtype
 _RELU, _LOGISTIC, _TANH, _SOFTPLUS = nnops.relu_p, ew.logistic_p, ew.tanh_p, nnops.softplus_p
 _LOG_SOFTMAX, _LINEAR = nnops.log_softmax_p, nnops.linear_p
@@ -245,7 +244,7 @@ def one_hot(tensor, num_classes: int = -1):
         raise FgradRuntimeError("one_hot is only applicable to index tensor (an integer dtype)")
     n = int(v.max()) + 1 if num_classes == -1 else int(num_classes)
     out = (v[..., None] == np.arange(n)).astype(np.int64)
-    return facade.wrap(out) if _is_tensor(tensor) else out
+    return _wrap(out) if isinstance(tensor, Tensor) else out
 
 
 # --- layers ----------------------------------------------------------------------------------
@@ -429,5 +428,6 @@ __all__ += _conv_functional.__all__ + _pool_functional.__all__ + _spatial.__all_
 # attention (scaled_dot_product_attention, multi_head_attention_forward)
 from . import _attention_functional  # noqa: E402
 from ._attention_functional import *  # noqa: E402,F401,F403
+from .._tensor.tensor import wrap as _wrap
 
 __all__ += _attention_functional.__all__

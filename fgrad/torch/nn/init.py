@@ -10,10 +10,10 @@ import warnings
 import numpy as np
 
 from ...core.errors import FgradValueError
-from ...core.trace import facade
 from .._tensor.creation import _gen
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
+from .._tensor.tensor import wrap as _wrap
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
@@ -23,7 +23,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     """Write `values` into tensor (in place, no grad), keeping its dtype and device."""
     with no_grad():
-        tensor.copy_(facade.wrap(np.asarray(values, dtype=tensor._value.dtype)))
+        tensor.copy_(_wrap(np.asarray(values, dtype=tensor._value.dtype)))
     return tensor
 
 

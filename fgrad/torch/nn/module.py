@@ -15,12 +15,12 @@ from ...core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ...core.trace import facade
 from .._tensor import _dtypes as D
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
 from ._backward_hooks import wrap_inputs, wrap_outputs
 from .parameter import Parameter
+from .._tensor.tensor import wrap as _wrap
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -484,7 +484,7 @@ def _is_dtype(a) -> bool:
 
 
 def _tensor_of(arr):
-    return facade.wrap(np.asarray(arr))
+    return _wrap(np.asarray(arr))
 
 
 class _Handle:

@@ -27,7 +27,7 @@ import numpy as np
 from ... import numpy as fnp
 from .. import _tensor as T  # the facade namespace: T.empty, ...
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import is_tensor, xp_of
+from ...core.trace import xp_of
 from ...ops import elementwise as ew
 from ...ops import nn as nnops
 from ...ops.linalg import dot_general
@@ -38,7 +38,7 @@ from . import functional as F
 from . import init
 from ._rnn_ops import cell_math, gate_count, hidden_projection, rnn_scan
 from ._spatial import _keep_mask
-from .._tensor.tensor import _make
+from .._tensor.tensor import Tensor, _make
 from ._util import arr, dtype, shape, val
 from .module import Module
 from .parameter import Parameter
@@ -77,7 +77,7 @@ def _through_boundary(name: str, fn, args: tuple):
     """fn(*args) as one torch op (node `name`) when a Tensor is among args; on values as they
     are (arrays, tracers under functional_call and fgrad's transforms) otherwise, so results
     follow the inputs."""
-    if any(is_tensor(a) for a in args):
+    if any(isinstance(a, Tensor) for a in args):
         return call(name, fn, args)
     return fn(*args)
 
@@ -506,8 +506,8 @@ class RNNCellBase(Module):
         same equations in fgrad ops (cell_math), and the results are values."""
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         B = shape(x)[0] if batched else 1
-        if any(is_tensor(v) for v in (x, *states, *weights)):
-            x = x if is_tensor(x) else _make(val(x))
+        if any(isinstance(v, Tensor) for v in (x, *states, *weights)):
+            x = x if isinstance(x, Tensor) else _make(val(x))
             if not batched:
                 x = x.unsqueeze(0)
             hs = []
@@ -515,7 +515,7 @@ class RNNCellBase(Module):
                 if s is None:
                     s = _make(_zeros_like_state(x, (B, self.hidden_size), dtype(x)))
                 else:
-                    s = s if is_tensor(s) else _make(val(s))
+                    s = s if isinstance(s, Tensor) else _make(val(s))
                     s = s if batched else s.unsqueeze(0)
                 hs.append(s)
             out = _torch_cell(self._mode, x, hs, *weights)

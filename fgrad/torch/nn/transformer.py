@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _tensor as T  # the facade namespace: T.full, ...
 from ...core.errors import FgradRuntimeError
-from ...core.trace import facade
 from . import functional as F
 from . import init
 from ._util import shape
@@ -22,6 +21,7 @@ from .attention import MultiheadAttention
 from .layers import Dropout, Linear
 from .module import Module, ModuleList
 from .normalization import LayerNorm
+from .._tensor.tensor import wrap as _wrap
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
@@ -240,5 +240,5 @@ class Transformer(Module):
         positions <= i), in the default float dtype unless dtype is given."""
         dtype = T.get_default_dtype() if dtype is None else dtype
         mask = np.triu(np.full((sz, sz), -np.inf), k=1)
-        out = facade.wrap(mask).to(dtype=dtype)
+        out = _wrap(mask).to(dtype=dtype)
         return out if device is None else out.to(device)

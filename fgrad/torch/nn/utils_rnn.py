@@ -20,9 +20,9 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import facade, is_tensor, xp_of
+from ...core.trace import xp_of
 from ...ops.shape import concatenate, reshape
-from .._tensor.tensor import Tensor
+from .._tensor.tensor import Tensor, wrap
 from ._util import concrete_or_none, dtype, shape, torch_call, val
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
@@ -33,7 +33,7 @@ def _ints(x, what: str) -> np.ndarray | None:
     """A 1-D int64 NumPy array from a list, array or Tensor (None stays None)."""
     if x is None:
         return None
-    v = concrete_or_none(x) if is_tensor(x) or hasattr(x, "shape") else np.asarray(x)
+    v = concrete_or_none(x) if isinstance(x, Tensor) or hasattr(x, "shape") else np.asarray(x)
     if v is None:
         raise FgradTypeError(f"{what} must be concrete integers (a list or an int64 tensor), not a traced "
                         "value: they decide the shapes of the result")
@@ -47,7 +47,7 @@ def _ints(x, what: str) -> np.ndarray | None:
 def _like(values: np.ndarray, like) -> Any:
     """An int64 Tensor of `values` when `like` is a Tensor, else the NumPy array."""
     values = np.ascontiguousarray(values, dtype=np.int64)
-    return facade.wrap(values) if is_tensor(like) else values
+    return wrap(values) if isinstance(like, Tensor) else values
 
 
 def _on_device_of(ref, a: np.ndarray):
@@ -169,7 +169,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     idx = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     # one torch op on Tensors, PyTorch's PackPaddedSequenceBackward0
     data = torch_call("PackPaddedSequenceBackward0", _rows_of, (input, idx, (T * B,) + tuple(s[2:])))
-    like = input if is_tensor(input) else None
+    like = input if isinstance(input, Tensor) else None
     si = None if sorted_indices is None else _like(sorted_indices, like)
     return _make_packed(data, _like(bs, like), si)
 
@@ -215,7 +215,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     name = "IndexSelectBackward0" if unsorted_indices is not None else \
         "TransposeBackward0" if batch_first else "CopySlices"
     padded = torch_call(name, _padded, ([data], pad, idx))
-    return padded, _like(lengths, data if is_tensor(data) else None)
+    return padded, _like(lengths, data if isinstance(data, Tensor) else None)
 
 
 def pad_sequence(sequences: Sequence, batch_first: bool = False, padding_value: float = 0.0,

@@ -17,8 +17,8 @@ from ....core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ....core.trace import facade, is_tensor
 from . import _random
+from ..._tensor.tensor import Tensor, wrap
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
            "Subset", "random_split"]
@@ -28,19 +28,18 @@ T_co = TypeVar("T_co", covariant=True)
 
 def _value(x):
     """The array behind a Tensor (or the array itself)."""
-    return x._value if is_tensor(x) else x
+    return x._value if isinstance(x, Tensor) else x
 
 
 def _wrap(array):
-    """A Tensor holding `array` (no copy), once the facade is loaded; else the array."""
-    wrap = getattr(facade, "wrap", None)
-    return wrap(array) if wrap is not None else array
+    """A Tensor holding `array` (no copy)."""
+    return wrap(array)
 
 
 def _as_sequence(items, what: str):
     """`items` itself when it is a Sequence (kept by reference, as PyTorch keeps it), else its
     elements in a list: a generator is read once, here, not once per use."""
-    if isinstance(items, (Sequence, np.ndarray)) or is_tensor(items):
+    if isinstance(items, (Sequence, np.ndarray)) or isinstance(items, Tensor):
         return items
     if isinstance(items, Iterable):
         return list(items)

@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from ....core.errors import FgradNotImplementedError, FgradTypeError, FgradValueError
-from ....core.trace import is_tensor
+from ..._tensor.tensor import Tensor
 from . import _random
 from .dataset import _as_sequence, _value, _wrap
 
@@ -118,7 +118,7 @@ class WeightedRandomSampler(Sampler[int]):
             raise FgradValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples!r}")
         if not isinstance(replacement, bool):
             raise FgradValueError(f"replacement should be a boolean value, but got replacement={replacement!r}")
-        if isinstance(weights, np.ndarray) or is_tensor(weights):
+        if isinstance(weights, np.ndarray) or isinstance(weights, Tensor):
             w = _value(weights)
             w = np.asarray(w.get() if hasattr(w, "get") else w, dtype=np.float64)  # .get(): a CuPy array
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .....core.trace import is_tensor
+from ...._tensor.tensor import Tensor
 from ..dataset import Subset, TensorDataset, _value, _wrap
 from .collate import default_collate
 
@@ -98,7 +98,7 @@ def _tensor_dataset_batch(dataset, indices):
         return None
     arrays = []
     for t in dataset.tensors:
-        if is_tensor(t) and t.requires_grad:
+        if isinstance(t, Tensor) and t.requires_grad:
             return None  # the batch must carry a graph: the per-sample path stacks through autograd
         a = _value(t)
         if not hasattr(a, "shape"):
