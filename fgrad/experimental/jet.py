@@ -405,15 +405,39 @@ jet_rules["atan2"] = _atan2_rule
 def _pow_rule(primals, series, out, *, order, **_):
     x, y = primals
     if not any(_maybe_nonzero(t) for t in series[1]):
-        # a constant exponent r: u_0 k v_k = sum_{j=1}^k (r j - (k - j)) u_j v_{k-j}, which
-        # (unlike e^{r log u}) holds for a negative base too
-        u, v = [x, *series[0]], [out]
-        for k in range(1, order + 1):
-            v.append(sum((y * j - (k - j)) * u[j] * v[k - j] for j in range(1, k + 1)) / (k * x))
-        return v[1:]
+        # a constant exponent: the power recurrence, which (unlike e^{y log x}) holds for a
+        # negative base too
+        return _const_pow([x, *series[0]], y, out)[1:]
     # x^y = e^{y log x}
     w = _mul_s([y, *series[1]], _log_s([x, *series[0]], fnp.log(x)))
     return _exp_s(w, out)[1:]
+
+
+def _const_pow(u: list, r: float, v0) -> list:
+    """u^r for a constant r: u_0 k v_k = sum_{j=1}^k (r j - (k - j)) u_j v_{k-j}."""
+    v = [v0]
+    for k in range(1, len(u)):
+        v.append(sum((r * j - (k - j)) * u[j] * v[k - j] for j in range(1, k + 1)) / (k * u[0]))
+    return v
+
+
+jet_rules["cbrt"] = _unary(lambda u, out: _const_pow(u, 1.0 / 3.0, out))
+
+
+def _erfinv_rule(primals, series, out, *, order, **_):
+    # erfinv' = (sqrt(pi) / 2) e^{v^2} in terms of the output v: its series grows with v's
+    u, v = [primals[0], *series[0]], [out]
+    sq = [out * out]
+    e = [fnp.exp(sq[0])]
+    half_sqrt_pi = math.sqrt(math.pi) / 2
+    for k in range(1, order + 1):
+        v.append(sum(j * u[j] * half_sqrt_pi * e[k - j] for j in range(1, k + 1)) / k)
+        sq.append(_cauchy(v, v, k))
+        e.append(sum(j * sq[j] * e[k - j] for j in range(1, k + 1)) / k)
+    return v[1:]
+
+
+jet_rules["erfinv"] = _erfinv_rule
 
 
 def _maybe_nonzero(t) -> bool:
