@@ -175,3 +175,55 @@ def test_count_nonzero_matches_numpy_and_jax() -> None:
     assert int(fnp.count_nonzero(np.array([True, False, True]))) == 2
     with pytest.raises(ValueError, match="count_nonzero: axis 2 is out of bounds"):
         fnp.count_nonzero(x, axis=2)
+
+
+# --- the facade computes with these ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("values,dtype", [
+    ([[1.0, 3.0, 3.0, 2.0, NAN, 5.0, NAN, 0.0]], "float32"), ([[0.0, -0.0, 0.0, -0.0]], "float64"),
+    ([[-INF, -INF, 0.0, INF, INF, 1.0]], "float64"), ([[2.0, 2.0, 2.0], [1.0, 5.0, 1.0]], "float32"),
+    ([[3, 1, 3, 3, 0, 4]], "int64"), ([[True, False, True, True]], "bool")])
+def test_facade_cummax_cummin_indices_and_gradient_are_pytorchs(name: str, values, dtype: str) -> None:
+    # PyTorch's convention, kept by the facade over fgrad.lax's scans: the latest position among
+    # equal values (NaN wins), and the whole gradient to that index (where fgrad.lax.cummax
+    # splits it between ties, as JAX)
+    import torch as real
+    import fgrad.torch as ft
+    grad = dtype.startswith("float")
+    outs = []
+    for lib in (real, ft):
+        x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=grad)
+        v, i = getattr(lib, name)(x, 1)
+        with np.errstate(invalid="ignore"):  # (the loss sums -inf and inf: NaN, unused)
+            g = lib.autograd.grad((v * (lib.arange(v.shape[1], dtype=v.dtype) + 1)).sum(), x)[0] if grad else None
+        outs.append((v.detach().numpy(), i.numpy(), None if g is None else g.numpy(),
+                     None if v.grad_fn is None else type(v.grad_fn).__name__))
+    (v, i, g, node), (fv, fi, fg, fnode) = outs
+    np.testing.assert_array_equal(fv, v)
+    assert fv.dtype == v.dtype and np.array_equal(np.signbit(fv), np.signbit(v))
+    np.testing.assert_array_equal(fi, i)
+    assert fi.dtype == np.int64 and fnode == node
+    if grad:
+        np.testing.assert_array_equal(fg, g)
+
+
+def test_facade_logcumsumexp_is_lax_cumlogsumexp() -> None:
+    import fgrad.torch as ft
+    x = RNG.normal(size=(3, 6))
+    out = ft.logcumsumexp(ft.tensor(x, requires_grad=True), 1)
+    assert type(out.grad_fn).__name__ == "LogcumsumexpBackward0"
+    np.testing.assert_array_equal(out.detach().numpy(), fl.cumlogsumexp(x, 1))
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1, (0, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+def test_facade_count_nonzero_is_pytorchs(dim, dtype: str) -> None:
+    import torch as real
+    import fgrad.torch as ft
+    values = [[0.0, 1.0, NAN], [-0.0, 2.0, 0.0]] if dtype.startswith("float") else [[0, 1, 1], [0, 2, 0]]
+    ours, theirs = (lib.count_nonzero(lib.tensor(values, dtype=getattr(lib, dtype)), dim) for lib in (ft, real))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.numpy().dtype == np.int64 and ours.grad_fn is None
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ft.count_nonzero(ft.tensor(values), 2)

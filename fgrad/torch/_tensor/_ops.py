@@ -618,8 +618,9 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
 
 
 def count_nonzero(input, dim=None):
-    """How many elements are not zero (over `dim`)."""
-    return sum(ne(input, 0), dim)
+    """How many elements are not zero (over `dim`: an int, a tuple, or None for all), as
+    int64: fgrad.numpy.count_nonzero; an integer result, so no graph node."""
+    return call(None, lambda v: fnp.count_nonzero(v, dim, policy=P), (input,))
 
 
 def _dtype_arg(input, dtype):

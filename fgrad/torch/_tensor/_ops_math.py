@@ -4,8 +4,8 @@ statistics, pair products, distances and a few elementwise functions.
 
 As in _ops.py, NumPy's functions (cumprod, diff, quantile, kron, cross, hypot, ...) are
 called with `policy=TORCH`; what has no NumPy counterpart is written here from fgrad.numpy
-functions: cummax/cummin (an associative scan choosing (value, index) pairs, then a gather
-so the gradient goes to the returned index), logcumsumexp (a scan of logaddexp), torch's
+functions: cummax/cummin (the indices from fgrad.lax.cummax/cummin's running extremes, then a
+gather so the gradient goes to the returned index), logcumsumexp (fgrad.lax.cumlogsumexp), torch's
 lower median with its index, and the argument conventions (beta/alpha, value=, eps=).
 Each function is one torch op through the boundary (`_boundary.call`): one node named as
 PyTorch's grad_fn (AddmmBackward0 over input, mat1, mat2; CummaxBackward0; ...), or the same
@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import lax
 from ... import numpy as fnp
 from ...custom import custom_vjp
 from ...core.errors import (
@@ -29,9 +30,8 @@ from ...core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ...numpy._cumulative import associative_scan
 from ...numpy._policy import TORCH as P
-from ...numpy._util import cast, shape_of
+from ...numpy._util import cast, dtype_of, shape_of
 from ...scipy import linalg as fsl
 from ...scipy import special as fss
 from . import _dtypes as D
@@ -68,28 +68,39 @@ def on_copy(fn: Callable) -> Callable:
     return op
 
 
+def _extreme_indices(k, d: int, larger: bool):
+    """PyTorch's indices of cummax (larger) / cummin along the non-negative `d`: where the
+    running extreme was attained, the latest position among equal values, NaN winning over
+    numbers (and the latest NaN over earlier ones). The running extreme only changes at a
+    "record", an entry equal to the running extreme at its position (or a NaN), and stays
+    equal to it until the next record: so the index is the running maximum of the records'
+    positions (0 elsewhere). Integers, from the value `k` alone: no derivative."""
+    if dtype_of(k).kind == "b":  # (lax's scans take numbers; False < True as in uint8)
+        k = fnp.astype(k, np.uint8)
+    record = fnp.equal(k, (lax.cummax if larger else lax.cummin)(k, d))
+    if dtype_of(k).kind in "fc":
+        record = fnp.logical_or(record, fnp.isnan(k))
+    shape = shape_of(k)
+    positions = fnp.broadcast_to(fnp.reshape(np.arange(shape[d], dtype=np.int64),
+                                             tuple(shape[d] if i == d else 1 for i in range(len(shape)))), shape)
+    return lax.cummax(fnp.where(record, positions, np.int64(0)), d)
+
+
 def _cumulative_extreme(input, dim, larger: bool, rtype):
     nd = input._value.ndim
     d = _dim(dim, nd)
     name = "CummaxBackward0" if larger else "CumminBackward0"
     if not nd:
         return rtype(_own(call(name, _identity, (input,))), _make(np.zeros((), np.int64)))
-    x = input._value  # the indices come from the values alone: no graph
-    shape = tuple(x.shape)
-    idx = fnp.broadcast_to(fnp.reshape(np.arange(shape[d], dtype=np.int64),
-                                       tuple(shape[d] if k == d else 1 for k in range(nd))), shape)
 
-    def pick(earlier, later):
-        (v0, i0), (v1, i1) = earlier, later
-        # the later element wins ties (PyTorch's index) and NaN wins over numbers (NaN propagates)
-        wins = fnp.greater_equal(v1, v0) if larger else fnp.less_equal(v1, v0)
-        if x.dtype.kind in "fc":
-            wins = fnp.logical_or(wins, fnp.isnan(v1))
-        return fnp.where(wins, v1, v0), fnp.where(wins, i1, i0)
+    # the indices come from the input's value alone (integers: no graph), outside the recorder
+    indices = _extreme_indices(input._value, d, larger)
 
-    _, indices = associative_scan(pick, (x, idx), d)
-    values = call(name, lambda v: fnp.take_along_axis(v, indices, d), (input,))
-    return rtype(values, _make(indices))
+    def fn(v):
+        # the values are gathered at the indices, so the gradient goes to the index (PyTorch's
+        # convention; fgrad.lax.cummax splits it between ties, as JAX)
+        return rtype(fnp.take_along_axis(v, indices, d), indices)
+    return call(name, fn, (input,))
 
 
 def _identity(x):
@@ -115,10 +126,8 @@ def logcumsumexp(input: Tensor, dim: Any) -> Tensor:
 
     def values(v):
         x = _float(v)
-        if not nd:
-            return x
-        (out,) = associative_scan(lambda e, later: (fnp.logaddexp(e[0], later[0]),), (x,), d)
-        return out
+        # (a dim of length 1 is the input itself, so complex inputs pass there, as before)
+        return lax.cumlogsumexp(x, d) if nd and shape_of(x)[d] > 1 else x
     return _own(call("LogcumsumexpBackward0", values, (input,)))
 
 
