@@ -392,7 +392,8 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
                 if id(n) in inner or n.prim is None:
                     continue
                 args = [inner.get(id(p)) if p is not None else None for p in n.parents]
-                args = [a if a is not None else constant(x) for a, x in zip(args, n.primals)]
+                args = [a if a is not None else (by_value.get(id(x)) or constant(x))
+                        for a, x in zip(args, n.primals)]
                 v = Var(aval_of(n.out))
                 eqns.append(Eqn(n.prim, args, [v], n.params))
                 inner[id(n)] = v

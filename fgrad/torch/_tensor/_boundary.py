@@ -183,8 +183,16 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     if sub is None:
         return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
     cls = (_NODE_CLASSES.get(name) or node_class(name)) if name is not None else None
-    inputs = primals if where is _WHERE_ONE else tuple([t._value for _, _, t in tensors])
     saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
+    if tree is None:
+        node = _one_primitive(sub, parents, where, cls, saved)
+        if node is not None:  # the op is one primitive on its operands: that primitive's node
+            t = _make(outs[0], node, True)
+            v = outs[0]
+            if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
+                _mark_one(t, v, tensors)
+            return t
+    inputs = primals if where is _WHERE_ONE else tuple([t._value for _, _, t in tensors])
     results = []
     k = 0
     for v, inner in zip(outs, sub.outs):
@@ -210,6 +218,47 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
         if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
             _mark_one(t, v, tensors)
     return results[0] if tree is None else tree_unflatten(tree, results)
+
+
+def _one_primitive(sub, parents, where, cls, saved):
+    """When the op's recorded subgraph is one primitive whose inputs are the op's operands in
+    order (a transpose, an exp with a dtype argument, ...), the node for the op is that
+    primitive's own node (its own rule, no pullback through a subgraph), or None otherwise."""
+    inner = sub.outs[0]
+    prim = inner.prim
+    # (not a primitive with a forward rule of its own, custom_vjp's call: its residuals are
+    # constants to its rule, so a recorded backward pass must rerun it through the subgraph)
+    if prim is None or prim.vjp_fwd is not None or len(inner.parents) != len(parents):
+        return None
+    leaves = sub.leaves
+    for j, p in enumerate(inner.parents):
+        if p is None:
+            if parents[j] is not None:
+                return None
+        elif p.prim is not None:  # an intermediate value: several primitives
+            return None
+        else:
+            k = next(k for k, leaf in enumerate(leaves) if leaf is p)
+            if where[k] != j:
+                return None
+    node = _new(cls or node_class(grad_fn_name(prim.name)))
+    node.prim = prim
+    node.params = inner.params
+    node.parents = parents
+    primals = inner.primals
+    if prim.saved_inputs is not None:
+        # what the rule does not read goes, as for any recorded node (record_primitive keeps a
+        # leaf's value, which here stands for the operand's producer)
+        unread = prim.unread_inputs(len(primals))
+        if unread:
+            primals = tuple([Unsaved.of(v) if k in unread and parents[k] is not None
+                             and parents[k].prim is not None else v for k, v in enumerate(primals)])
+    node.primals = primals
+    node.out = inner.out
+    node.hooks = None
+    node.residuals = inner.residuals
+    node.saved = saved
+    return node
 
 
 def _devices(vals, tensors):
