@@ -34,8 +34,8 @@ def x64():
     jax.config.update("jax_enable_x64", old)
 
 
-F = types.SimpleNamespace(np=fnp, nn=fgrad.nn, special=fgrad.scipy.special)
-J = types.SimpleNamespace(np=jnp, nn=jax.nn, special=jax.scipy.special)
+F = types.SimpleNamespace(np=fnp, nn=fgrad.nn, special=fgrad.scipy.special, lax=fgrad.lax)
+J = types.SimpleNamespace(np=jnp, nn=jax.nn, special=jax.scipy.special, lax=jax.lax)
 
 RNG = np.random.default_rng(0)
 POS = RNG.uniform(0.5, 1.5, (2, 3))             # positive (log, sqrt, pow)
@@ -99,6 +99,9 @@ CASES = {
     "where": (lambda L, x, y: L.np.where(x > 0, x * y, L.np.exp(y)), [MIXED, OTHER], True),
     "astype": (lambda L, x: L.np.exp(x).astype(L.np.float32).astype(L.np.float64), [MIXED], True),
     "cumsum": (lambda L, x: L.np.cumsum(x * x, axis=1), [MIXED], True),
+    "cumprod_cummax": (lambda L, x: L.lax.cumprod(x, axis=1) + L.lax.cummax(x, axis=0, reverse=True),
+                       [MIXED], True),
+    "cumlogsumexp": (lambda L, x: L.lax.cumlogsumexp(x, axis=1), [MIXED], False),  # no rule in JAX
     "logaddexp": (lambda L, x, y: L.np.logaddexp(x, y), [MIXED, OTHER], False),
     "softplus": (lambda L, x: L.nn.softplus(x), [MIXED], False),
     "log_softmax": (lambda L, x: L.nn.log_softmax(x, axis=1), [MIXED], True),
