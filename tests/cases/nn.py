@@ -244,6 +244,8 @@ CASES = [
     ("mse_loss", F.mse_loss, lambda x, y: ((x - y) ** 2).mean(), U((-1, 1, (3, 4)), (-1, 1, (3, 4)))),
     ("linear", F.linear, lambda x, w, b: x @ w.T + b,
      U((-1, 1, (3, 4)), (-1, 1, (2, 4)), (-1, 1, (2,))), {"f32": True}),
+    ("addmm", N.addmm, lambda b, x, wt: b + x @ wt,
+     U((-1, 1, (2,)), (-1, 1, (3, 4)), (-1, 1, (4, 2))), {"f32": True}),
     ("batch_norm[train]", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
      np_batch_norm_train, U((-1, 1, (3, 2, 2, 2)), (0.5, 1.5, (2,)), (-1, 1, (2,)))),
     ("sigmoid[nn]", F.sigmoid, lambda x: 1 / (1 + np.exp(-x)), U((-3, 3, (3, 4)))),

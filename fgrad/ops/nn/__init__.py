@@ -29,7 +29,7 @@ the README's table lists them with the others):
     (row-major order inside the window; NaN counts as maximal); ties are not split.
 
 Modules: conv.py (the convolution family), pool.py (max and average pooling), unfold.py
-(unfold/fold), resample.py (resample), dense.py (linear, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
+(unfold/fold), resample.py (resample), dense.py (linear, addmm, relu, softplus, log_softmax, nll_loss, cross_entropy), _geometry.py (shared helpers). Each
 primitive's impl, shape rule, jvp, vjp and batching rule sit together in one of them.
 `conv_algorithm` ("auto", "gemm" or "fft") lives in conv.py, whose impls read it; it is read and
 set through this package too (`fgrad.ops.nn.conv_algorithm = "gemm"`), which forwards it.
@@ -47,13 +47,13 @@ from .pool import (avg_pool2d, avg_pool2d_grad, avg_pool2d_grad_p, avg_pool2d_p,
                    max_pool2d_indices, max_pool2d_indices_p, max_pool2d_p)
 from .resample import resample, resample_p, resample_transpose, resample_transpose_p
 from .unfold import fold, fold_p, unfold, unfold_p
-from .dense import (cross_entropy, linear, linear_p, log_softmax, log_softmax_p, nll_loss,
+from .dense import (addmm, addmm_p, cross_entropy, linear, linear_p, log_softmax, log_softmax_p, nll_loss,
                     nll_loss_p, relu, relu_grad_p, relu_p, softmax, softplus, softplus_grad_p,
                     softplus_p)
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d", "max_pool2d_grad",
            "max_pool2d_gather", "max_pool2d_indices", "unfold", "fold", "resample", "resample_transpose",
-           "avg_pool2d", "avg_pool2d_grad", "relu", "linear", "log_softmax",
+           "avg_pool2d", "avg_pool2d_grad", "relu", "linear", "addmm", "addmm_p", "log_softmax",
            "softmax", "softplus", "nll_loss", "cross_entropy",
            "conv2d_p", "conv2d_input_grad_p", "conv2d_weight_grad_p", "max_pool2d_p",
            "max_pool2d_grad_p", "max_pool2d_gather_p", "max_pool2d_indices_p", "unfold_p", "fold_p",

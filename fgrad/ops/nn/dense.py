@@ -111,6 +111,57 @@ def linear(x, w, b=None):
     return _checked_bind(linear_p, (x, w, b), {})
 
 
+# --- addmm: b + x @ wt, linear with its weight transposed (PyTorch's addmm(bias, input, weight.t())) --
+
+addmm_p = Primitive("addmm")
+_ADDMM_DIMS = (((1,), (0,)), ((), ()))
+
+
+def _addmm_aval(b, x, wt):
+    if x.ndim != 2 or wt.ndim != 2 or x.shape[1] != wt.shape[0] or b.shape != (wt.shape[1],):
+        raise ShapeError(f"addmm: bias shape {b.shape}, input shape {x.shape} and matrix shape {wt.shape} "
+                         "do not fit (expected [out], [n, in], [in, out])")
+    if not x.dtype == wt.dtype == b.dtype:
+        raise FgradTypeError(f"addmm: dtypes {b.dtype}, {x.dtype} and {wt.dtype} differ")
+    return ShapedArray((x.shape[0], wt.shape[1]), x.dtype)
+
+
+def _addmm_impl(b, x, wt, *, xp):
+    out = xp.matmul(x, wt)  # linear's GEMM (wt is the weight's transposed view there too)
+    out += b
+    return out
+
+
+def _addmm_jvp(primals, tangents):
+    b, x, wt = primals
+    tb, tx, twt = tangents
+    out = addmm_p.bind(b, x, wt)
+    out_dot = bilinear_tangent(dot_general_p, x, wt, tx, twt, dimension_numbers=_ADDMM_DIMS)
+    if tb is not None:
+        out_dot = add_tangents(out_dot, broadcast_in_dim(tb, shape_of(out), (1,)))
+    return out, out_dot
+
+
+def _addmm_vjp(needs, ct, out, b, x, wt):
+    return [reduce_sum(ct, (0,)) if needs[0] else None,
+            dot_general(ct, wt, (((1,), (1,)), ((), ()))) if needs[1] else None,
+            dot_general(x, ct, (((0,), (0,)), ((), ()))) if needs[2] else None]
+
+
+addmm_p.def_impl(_addmm_impl)
+addmm_p.def_abstract_eval(_addmm_aval)
+addmm_p.def_jvp(_addmm_jvp)
+addmm_p.def_vjp(_addmm_vjp)
+addmm_p.def_saves(inputs=(1, 2), output=False)
+addmm_p.def_batch(lambda n, vals, dims: loop_batch(addmm_p, n, vals, dims))
+
+
+def addmm(b, x, wt):
+    """b + x @ wt for a 2-D x: F.linear with the weight's transposed view wt (PyTorch's
+    addmm(bias, input, weight.t()), the one GEMM of linear)."""
+    return _checked_bind(addmm_p, (b, x, wt), {})
+
+
 # --- relu -----------------------------------------------------------------------------------------
 
 relu_p = Primitive("relu")

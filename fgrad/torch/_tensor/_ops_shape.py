@@ -33,7 +33,7 @@ from ._device import device as device_cls
 from ._boundary import call
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
-from .tensor import Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view
+from .tensor import Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
 
 _nd = np.ndarray
 
@@ -169,6 +169,8 @@ def _swap(input, dim0: int, dim1: int, name: str):
     else:
         _dim(dim0, 0), _dim(dim1, 0)  # (0-d: PyTorch's range check, then a node all the same)
     perm = tuple(perm)
+    if isinstance(input, Tensor):  # one primitive: its own node, of the op's class
+        return _tensor_bind(sh.transpose_p, (input,), {"permutation": perm}, node_class(name))
     return call(name, lambda v: sh.transpose_p.bind(v, permutation=perm), (input,))
 
 

@@ -309,10 +309,12 @@ def _check_devices(args, vals):
     return vals
 
 
-def _tensor_bind(prim, args, params):
-    """A single-primitive torch op's fast path: run `prim` on the Tensors' values; in grad mode, when an input requires
-    grad, the recorder (`record_primitive`, shared with fgrad.vjp) runs it and builds the
-    node, and the facade adds what is PyTorch's own: version counters of the saved values."""
+def _tensor_bind(prim, args, params, cls=None):
+    """A single-primitive torch op's fast path: run `prim` on the Tensors' values; in grad
+    mode, when an input requires grad, the recorder (`record_primitive`, shared with
+    fgrad.vjp) runs it and builds the node, of class `cls` (the op's grad_fn; by default the
+    primitive's, _names.py), and the facade adds what is PyTorch's own: version counters of
+    the saved values."""
     vals = []
     grad = False
     plain = True
@@ -344,7 +346,7 @@ def _tensor_bind(prim, args, params):
                      if isinstance(a, Tensor) and a._requires_grad else None for a in args])
     # The naming hook: the node's class is its grad_fn (MulBackward0); custom_vjp and
     # autograd.Function nodes are named after the user's function.
-    cls = _PRIM_NODE.get(prim) or _prim_node_class(prim)
+    cls = cls or _PRIM_NODE.get(prim) or _prim_node_class(prim)
     if params and "call" in params:
         name = getattr(getattr(params["call"], "fun", None), "_backward_name", None)
         if name:

@@ -288,8 +288,9 @@ def _mm_t(x, wt):
 
 
 def _addmm_t(b, x, wt):
-    # weight's layout again (wt is its transposed view): the same GEMM as F.linear's primitive
-    return nnops.linear(x, transpose(wt, (1, 0)), b)
+    # one primitive over the op's operands in order: the op's node is addmm's own (the same
+    # GEMM as linear's, wt being the weight's transposed view)
+    return nnops.addmm_p.bind(b, x, wt)
 
 
 @on_tensors
