@@ -1,7 +1,9 @@
 """Overhead of the Tensor facade: forward + backward of a 200-op chain of tiny tensors
-(16 elements; ops cycle through mul, add, sin, exp, tanh), fgrad vs PyTorch eager.
+(16 elements; ops cycle through mul, add, sin, exp, tanh: single-primitive ops, the fast
+path), fgrad vs PyTorch eager. `--chain composite` cycles through ops that are several
+primitives each (mean, clamp, softmax, var, mse_loss: one boundary node per op).
 
-    python bench/facade_overhead.py [--ops 200] [--repeat 30]
+    python bench/facade_overhead.py [--chain simple|composite] [--ops 200] [--repeat 30]
 
 Prints best-of-N microseconds per op for each library and the ratio fgrad / PyTorch. With
 16-element tensors the arithmetic is negligible: the numbers measure per-op dispatch, graph
@@ -10,9 +12,28 @@ recording and the backward walk. PyTorch runs with one thread.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import numpy as np
+
+
+def composite_chain(lib, x, w, n_ops: int):
+    h = x
+    F = lib.nn.functional
+    for i in range(n_ops):
+        k = i % 5
+        if k == 0:
+            h = h - h.mean()
+        elif k == 1:
+            h = lib.clamp(h, -3.0, 3.0)
+        elif k == 2:
+            h = lib.softmax(h, 0) * 4.0  # (the scaling counts as one more op)
+        elif k == 3:
+            h = h + h.var()
+        else:
+            h = h + F.mse_loss(h, w)
+    return h.sum()
 
 
 def chain(lib, x, w, n_ops: int):
@@ -32,10 +53,10 @@ def chain(lib, x, w, n_ops: int):
     return h.sum()
 
 
-def step(lib, x0, w0, n_ops: int):
+def _step(lib, x0, w0, n_ops: int, fn=chain):
     x = lib.tensor(x0, requires_grad=True)
     w = lib.tensor(w0)
-    loss = chain(lib, x, w, n_ops)
+    loss = fn(lib, x, w, n_ops)
     loss.backward()
     return x.grad
 
@@ -51,6 +72,7 @@ def best_time(fn, repeat: int) -> float:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chain", choices=("simple", "composite"), default="simple")
     ap.add_argument("--ops", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--size", type=int, default=16)
@@ -61,12 +83,14 @@ def main(argv=None) -> dict:
     rng = np.random.default_rng(0)
     x0 = rng.standard_normal(args.size).astype(np.float32)
     w0 = rng.standard_normal(args.size).astype(np.float32)
+    fn = chain if args.chain == "simple" else composite_chain
+    step = functools.partial(_step, fn=fn)
 
     step(fgrad.torch, x0, w0, args.ops)  # warm up
     t_fgrad = best_time(lambda: step(fgrad.torch, x0, w0, args.ops), args.repeat)
     result = {"fgrad_us_per_op": t_fgrad / args.ops * 1e6}
     print(f"fgrad   : {result['fgrad_us_per_op']:7.2f} us/op  (forward + backward, {args.ops}-op chain, "
-          f"{args.size} elements)")
+          f"{args.size} elements, {args.chain} ops)")
     try:
         import torch
     except ImportError:
