@@ -79,10 +79,10 @@ def test_tensor_graph_to_jaxpr_mlp():
     target = torch.tensor([0, 2, 1, 1])
     loss = torch.nn.functional.cross_entropy(net(x), target)
     closed = fgrad.torch.autograd.graph.to_jaxpr(loss)
-    # default inputs: the leaves that require grad, in the graph's topological order; F.linear
-    # is PyTorch's AddmmBackward0 over (bias, input, TBackward0 of weight), so the last
-    # layer's bias comes first, then the first layer's bias and weight, then the last weight
-    params = [net[2].bias, net[0].bias, net[0].weight, net[2].weight]
+    # default inputs: the leaves that require grad, in the graph's topological order (a
+    # node's leaf parents after its other parents): layer by layer, each weight (under its
+    # TBackward0) before its bias
+    params = [net[0].weight, net[0].bias, net[2].weight, net[2].bias]
     assert [a.shape for a in closed.in_avals] == [tuple(p.shape) for p in params]
     assert "addmm" in str(closed) and "tanh" in str(closed)
     _check(closed, [p.detach().numpy() for p in params], [loss.detach().numpy()])

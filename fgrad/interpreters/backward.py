@@ -80,22 +80,42 @@ class Leaf(Node):
         self.hooks = None
 
 
+def _leaves_last(parents) -> tuple:
+    """`parents` with the leaves (prim None) after the other nodes: the walk then reaches a
+    leaf last among its node's parents, so the backward pass (the reverse order) reaches it
+    right after that node, not after the other parents' whole subgraphs (a layer's bias
+    gradient is final as soon as the layer's node has run, as in PyTorch's engine, which
+    data-parallel reducers start their reductions from)."""
+    if len(parents) < 2:
+        return parents
+    leaves = None
+    for p in parents:
+        if p is not None and p.prim is None:
+            leaves = True
+            break
+    if leaves is None:
+        return parents
+    return tuple([p for p in parents if p is not None and p.prim is not None]
+                 + [p for p in parents if p is not None and p.prim is None])
+
+
 def toposort(roots, stop=None) -> list:
-    """Nodes reachable from `roots`, parents before children (iterative DFS). The parents
-    of a node whose id is in `stop` are not followed (graph_to_jaxpr cuts at its inputs)."""
+    """Nodes reachable from `roots`, parents before children (iterative DFS, a node's leaf
+    parents visited last: see _leaves_last). The parents of a node whose id is in `stop` are
+    not followed (graph_to_jaxpr cuts at its inputs)."""
     # (the set holds the nodes themselves: they hash by identity, and id() costs a call)
     order, seen = [], set()
     for root in roots:
         if root in seen:
             continue
         seen.add(root)
-        stack = [(root, iter(() if stop and id(root) in stop else root.parents))]
+        stack = [(root, iter(() if stop and id(root) in stop else _leaves_last(root.parents)))]
         while stack:
             node, it = stack[-1]
             for p in it:
                 if p is not None and p not in seen:
                     seen.add(p)
-                    stack.append((p, iter(() if stop and id(p) in stop else p.parents)))
+                    stack.append((p, iter(() if stop and id(p) in stop else _leaves_last(p.parents))))
                     break
             else:
                 stack.pop()
