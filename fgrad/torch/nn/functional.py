@@ -19,7 +19,7 @@ from ...ops import nn as nnops
 from ...ops.nn.dense import _nll
 from ...ops.shape import reshape, transpose
 from .._tensor._boundary import call
-from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind
+from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class
 from ._util import (
     arr,
     dtype,
@@ -271,12 +271,19 @@ def linear(input, weight, bias=None):
     if len(xs) == 2:
         if bias is None:
             return call("MmBackward0", _mm_t, (input, wt))
+        if isinstance(bias, Tensor) and isinstance(input, Tensor) and isinstance(wt, Tensor):
+            # (the training path: addmm is one primitive over the op's operands in order, so
+            # it binds directly, its node of the op's class)
+            return _tensor_bind(nnops.addmm_p, (bias, input, wt), _EMPTY, _ADDMM)
         return call("AddmmBackward0", _addmm_t, (bias, input, wt))
     x2 = input.reshape(-1, xs[-1]) if isinstance(input, Tensor) else reshape(input, (-1, xs[-1]))
     if bias is None:
         out = call("MmBackward0", _mm_t, (x2, wt))
         return call("UnsafeViewBackward0", reshape, (out, xs[:-1] + (ws[0],)))
     return call("AddmmBackward0", _addmm_t, (bias, x2, wt)).view(*xs[:-1], ws[0])
+
+
+_ADDMM = node_class("AddmmBackward0")
 
 
 def _grad_needed(*xs) -> bool:
