@@ -40,7 +40,7 @@ from ..elementwise import (
 )
 from ..linalg import dot_general, dot_general_p
 from ..reduce import expand_back, reduce_sum
-from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape
+from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape, transpose
 from ._geometry import _checked_bind
 
 # --- linear: x @ w.T + b ----------------------------------------------------------------------
@@ -145,7 +145,9 @@ def _addmm_jvp(primals, tangents):
 def _addmm_vjp(needs, ct, out, b, x, wt):
     return [reduce_sum(ct, (0,)) if needs[0] else None,
             dot_general(ct, wt, (((1,), (1,)), ((), ()))) if needs[1] else None,
-            dot_general(x, ct, (((0,), (0,)), ((), ()))) if needs[2] else None]
+            # (ct^T x, weight-shaped, then transposed: the transpose node above wt turns it
+            # back into a C-ordered weight gradient, as linear's own rule gives)
+            transpose(dot_general(ct, x, (((0,), (0,)), ((), ()))), (1, 0)) if needs[2] else None]
 
 
 addmm_p.def_impl(_addmm_impl)
