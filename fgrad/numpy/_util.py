@@ -128,11 +128,11 @@ def as_value(x, name: str = "argument"):
         raise _not_numeric(x, name)
     if tx is float:
         return np.asarray(x)
-    refuse_foreign(x, f"fgrad.numpy.{name}" if name.isidentifier() else name)  # (a layer above's object)
     if is_array(x):
         if isinstance(x, np.generic) and x.dtype.kind not in _NUMERIC_KINDS:
             raise _not_numeric(x, name)
         return x
+    refuse_foreign(x, f"fgrad.numpy.{name}" if name.isidentifier() else name)  # (a layer above's object)
     if isinstance(x, _PY_SCALARS):
         if isinstance(x, int) and not -_INT64 <= x < 2 * _INT64:
             raise FgradValueError(f"{name}: the integer {x:.3g} does not fit in a 64-bit integer "
