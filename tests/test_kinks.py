@@ -98,7 +98,7 @@ def _listing(table: dict[str, str]) -> dict[str, str]:
 
 NON_SMOOTH = _listing({
     "piecewise activations and margin/robust losses: at each switch point fgrad takes PyTorch's branch, "
-    "and tests/test_nn_families.py compares the first derivatives there with PyTorch's": """
+    "and tests/torch/test_nn_families.py compares the first derivatives there with PyTorch's": """
         nn.functional.elu nn.functional.selu nn.functional.celu nn.functional.hardtanh nn.functional.relu6
         nn.functional.hardsigmoid nn.functional.hardswish nn.functional.softshrink nn.functional.hardshrink
         nn.functional.threshold nn.functional.prelu nn.functional.rrelu nn.functional.softsign
@@ -115,7 +115,7 @@ NON_SMOOTH = _listing({
         nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
     "relu inside: RNN and RNNCell with nonlinearity='relu', and the transformer layers' default "
     "feed-forward activation (relu'(0) = 0, as PyTorch); otherwise smooth (tanh, gelu). "
-    "tests/test_nn_rnn.py and tests/test_nn_attention.py compare their gradients with PyTorch's": """
+    "tests/torch/test_nn_rnn.py and tests/torch/test_nn_attention.py compare their gradients with PyTorch's": """
         nn.RNN nn.RNNCell nn.TransformerEncoderLayer nn.TransformerDecoderLayer nn.TransformerEncoder
         nn.TransformerDecoder nn.Transformer""",
     "ties: maximum/minimum and the max/min reductions of fgrad.numpy (and the facade's amax/amin) "
@@ -135,7 +135,7 @@ NON_SMOOTH = _listing({
     "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
         nn.functional.max_pool2d nn.MaxPool2d""",
     "max pooling in 1-D and adaptive max pooling: the first maximum of a window takes the gradient "
-    "(as PyTorch; tests/test_nn_conv.py checks ties against it)": """
+    "(as PyTorch; tests/torch/test_nn_conv.py checks ties against it)": """
         nn.functional.max_pool1d nn.MaxPool1d nn.functional.adaptive_max_pool1d
         nn.functional.adaptive_max_pool2d nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d""",
     "LP pooling: PyTorch's formula (sign(s) relu(|s|) * window)^(1/p), s the mean of x^p over a "
@@ -144,7 +144,7 @@ NON_SMOOTH = _listing({
     "grid_sample: piecewise bilinear in the grid (at integer pixel coordinates the piece above the "
     "floor); clipped coordinates (padding_mode border, reflection) have derivative 0 at and beyond "
     "the border and reflection points +1, as PyTorch; mode nearest has none in the grid "
-    "(tests/test_nn_conv.py compares both derivatives with PyTorch's)": """
+    "(tests/torch/test_nn_conv.py compares both derivatives with PyTorch's)": """
         nn.functional.grid_sample""",
     "a choice between two arrays: piecewise by definition": """
         numpy.piecewise
@@ -336,13 +336,13 @@ NO_KINKS = _listing({
         facade.ger facade.einsum facade.lerp
         nn.functional.linear nn.functional.bilinear nn.functional.conv2d nn.Linear nn.Conv2d""",
     "convolutions (bilinear in input and weight) and affine_grid (linear in theta): "
-    "tests/test_nn_conv.py": """
+    "tests/torch/test_nn_conv.py": """
         nn.functional.conv1d nn.functional.conv3d nn.functional.conv_transpose1d
         nn.functional.conv_transpose2d nn.functional.affine_grid nn.Conv1d nn.Conv3d
         nn.ConvTranspose1d nn.ConvTranspose2d""",
     "linear in the input with fixed routing: padding, pixel (un)shuffling, sliding blocks, average "
     "and adaptive-average pooling, max unpooling (the indices only route), resampling (fixed taps "
-    "and weights): tests/test_nn_conv.py": """
+    "and weights): tests/torch/test_nn_conv.py": """
         nn.functional.pad nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
         nn.functional.unfold nn.functional.fold nn.functional.avg_pool1d
         nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
@@ -397,8 +397,8 @@ NO_KINKS = _listing({
         numpy.fft.rfft numpy.fft.irfft numpy.fft.rfft2 numpy.fft.irfft2 numpy.fft.rfftn
         numpy.fft.irfftn numpy.fft.hfft numpy.fft.ihfft numpy.fft.fftshift numpy.fft.ifftshift""",
     "smooth recurrences and attention: sigmoid/tanh gates, softmax and matmuls; masks (packed "
-    "sequences, attention masks) select by fixed patterns, never by value. tests/test_nn_rnn.py and "
-    "tests/test_nn_attention.py compare gradients and a second-order quantity with PyTorch's": """
+    "sequences, attention masks) select by fixed patterns, never by value. tests/torch/test_nn_rnn.py and "
+    "tests/torch/test_nn_attention.py compare gradients and a second-order quantity with PyTorch's": """
         nn.LSTM nn.GRU nn.LSTMCell nn.GRUCell nn.RNNBase nn.RNNCellBase nn.MultiheadAttention
         nn.functional.scaled_dot_product_attention nn.functional.multi_head_attention_forward""",
 })

@@ -359,7 +359,7 @@ ALL = {**{f"linalg {k}": v for k, v in LINALG.items()}, **{f"special {k}": v for
 
 
 # results whose weighted sum depends on the sign (gauge) each library's LAPACK picks for its
-# singular vectors and eigenvectors: their gradients are compared in tests/test_linalg_facade.py
+# singular vectors and eigenvectors: their gradients are compared in tests/torch/test_linalg_facade.py
 # through gauge-invariant functions, here only the strict boundary is checked
 GAUGE = {"linalg svd", "linalg eigh", "linalg eigh U"}
 # (and samples: each library draws its own noise)

@@ -439,7 +439,7 @@ def _bwd_aval(ct, Y, *avals, mode, reverse, lengths, has_bias, has_proj):
 #   memory (see the module docstring), so the fused loops cannot be the composite evaluated.
 # - _scan_composite is what higher derivatives differentiate: the fused loops overwrite their
 #   buffers and call NumPy directly, so no transformation can trace them.
-# tests/test_rnn_scan_agreement.py holds them together: values, first derivatives (fused BPTT
+# tests/torch/test_rnn_scan_agreement.py holds them together: values, first derivatives (fused BPTT
 # against the composite's VJP, finite differences of the fused scan against its JVP) and second
 # derivatives (finite differences of the fused BPTT against the composite's) agree for every
 # mode, with and without bias, projection and lengths, in both directions.

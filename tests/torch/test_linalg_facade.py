@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fgrad
-from tests.test_tensor_ops import R, _raises_like_torch, check
+from tests.torch.test_tensor_ops import R, _raises_like_torch, check
 
 torch = pytest.importorskip("torch")
 
