@@ -137,7 +137,8 @@ def _taylor_derivatives(f, primals, series, order):
     return out, derivs
 
 
-@pytest.mark.parametrize("order", [1, 2, 3, 4])
+# orders 3 and 4 (JAX's nested forward mode makes each case seconds) run in CI's slow step
+@pytest.mark.parametrize("order", [1, 2, pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_jax_jet(name: str, order: int) -> None:
     f, primals, jax_has_rules = CASES[name]
@@ -179,7 +180,7 @@ GRAD_CASES = {
 }
 
 
-@pytest.mark.parametrize("order", [1, 3])
+@pytest.mark.parametrize("order", [1, pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(GRAD_CASES))
 def test_jet_of_grad(name: str, order: int) -> None:
     f = GRAD_CASES[name]
