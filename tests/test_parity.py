@@ -726,6 +726,11 @@ for _n in ("exp", "sin", "cos", "tanh"):
     recipe(f"lax.{_n}", "x", lambda M, x, n=_n: getattr(_LAX, n)(x), X, numpy=False)
 for _n in ("log", "sqrt", "rsqrt"):
     recipe(f"lax.{_n}", "positive", lambda M, x, n=_n: getattr(_LAX, n)(x), _LAX_POS, numpy=False)
+for _n in ("cummax", "cummin", "cumprod"):
+    recipe(f"lax.{_n}", "axis1", lambda M, x, n=_n: getattr(_LAX, n)(x, axis=1), X, dtypes=REALS, numpy=False)
+    recipe(f"lax.{_n}", "reverse", lambda M, x, n=_n: getattr(_LAX, n)(x, axis=0, reverse=True), X3, numpy=False)
+recipe("lax.cumlogsumexp", "axis1", lambda M, x: _LAX.cumlogsumexp(x, axis=1), X, numpy=False)
+recipe("lax.cumlogsumexp", "reverse", lambda M, x: _LAX.cumlogsumexp(x, axis=0, reverse=True), X3, numpy=False)
 recipe("lax.integer_pow", "cube", lambda M, x: _LAX.integer_pow(x, 3), X, dtypes=REALS, numpy=False)
 recipe("lax.select", "mask", lambda M, p, x, y: _LAX.select(p > 0, x, y), X, X, X, numpy=False)
 recipe("lax.clamp", "scalars", lambda M, x: _LAX.clamp(-1.0, x, 1.0), X, numpy=False)
@@ -912,6 +917,8 @@ recipe("nanpercentile", "q", lambda M, x: M.nanpercentile(M.where(x > 1.5, M.nan
 recipe("sort_complex", "1d", lambda M, x: M.sort_complex(x), Arg((5,)), dtypes=REALS)
 recipe("matvec", "batched", lambda M, a, v: M.matvec(a, v), X3, Arg((4,)), dtypes=REALS)
 recipe("vecmat", "batched", lambda M, v, a: M.vecmat(v, a), V, X3, dtypes=REALS)
+recipe("count_nonzero", "all", lambda M, x: M.count_nonzero(x > 0.5), X, dtypes=ALL)
+recipe("count_nonzero", "axis_keepdims", lambda M, x: M.count_nonzero(x, axis=1, keepdims=True), X3, dtypes=ALL)
 recipe("apply_along_axis", "rows", lambda M, x: M.apply_along_axis(lambda t: t * t[0], 1, x), X, dtypes=REALS)
 recipe("apply_over_axes", "sum", lambda M, x: M.apply_over_axes(M.sum, x, [0, 2]), X3, dtypes=REALS)
 recipe("piecewise", "functions", lambda M, x: M.piecewise(x, [x < 0.0, x > 1.0], [lambda t: t * t, lambda t: -t, 0.5]),

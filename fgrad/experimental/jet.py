@@ -27,6 +27,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..api import make_jaxpr, stop_gradient
 from ..core.avals import ShapedArray
+from ..core.errors import FgradNotImplementedError, FgradValueError
 from ..core.ir import ClosedJaxpr, Literal
 from ..custom import _staged_fun
 from ..tree_util import tree_flatten, tree_unflatten
@@ -61,16 +62,16 @@ def jet(fun: Callable, primals: Sequence, series: Sequence[Sequence], factorial_
     try:
         order, = set(map(len, series))
     except ValueError:
-        raise ValueError("jet terms have inconsistent lengths for different arguments") from None
+        raise FgradValueError("jet terms have inconsistent lengths for different arguments") from None
     if len(primals) != len(series):
-        raise ValueError(f"jet got {len(primals)} primal values and {len(series)} series; give one series "
+        raise FgradValueError(f"jet got {len(primals)} primal values and {len(series)} series; give one series "
                          "(a tuple of terms) per primal")
     for i, (x, terms) in enumerate(zip(primals, series)):
         if tree_flatten(x)[1].num_leaves != 1 or isinstance(x, (tuple, list, dict)):
-            raise ValueError(f"primal value at position {i} is not an array")
+            raise FgradValueError(f"primal value at position {i} is not an array")
         for j, t in enumerate(terms):
             if tree_flatten(t)[1].num_leaves != 1 or isinstance(t, (tuple, list, dict)):
-                raise ValueError(f"term {j} for argument {i} is not an array")
+                raise FgradValueError(f"term {j} for argument {i} is not an array")
     if factorial_scaled:
         series = [[t / math.factorial(k + 1) for k, t in enumerate(terms)] for terms in series]
     else:
@@ -134,7 +135,7 @@ def _jet_jaxpr(closed: ClosedJaxpr, order: int, primals: list, series: list) -> 
             continue
         rule = jet_rules.get(name)
         if rule is None:
-            raise NotImplementedError(
+            raise FgradNotImplementedError(
                 f"jet has no rule for the primitive '{name}': fgrad.experimental.jet cannot propagate "
                 "a Taylor series through it (see fgrad.experimental.jet.jet_rules for those it has)")
         # Zero series of float inputs become zero coefficients; a literal's zeros take the
@@ -563,7 +564,7 @@ def _custom_call_rule(primals, series, out, *, order, call, **_):
     avals = [ShapedArray(fnp.shape(x), _dtype(x)) for x in primals]
     staged = _staged_fun(call, avals)
     if staged is None:
-        raise NotImplementedError(
+        raise FgradNotImplementedError(
             f"jet has no rule for the custom function {call!r}: its Python reads input values, so "
             "it cannot be staged for jet")
     outs, outs_s = _jet_jaxpr(staged.closed, order, list(primals), list(series))
