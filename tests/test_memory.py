@@ -154,8 +154,10 @@ def loss_checkpointed(x):
     return fnp.sum(x)
 
 def facade(x0):
-    x = fgrad.torch.tensor(x0, requires_grad=True)
-    layers(x, LAYERS).sum().backward()
+    x = y = fgrad.torch.tensor(x0, requires_grad=True)
+    for _ in range(LAYERS):  # (the facade's own ops: fgrad.numpy computes on arrays)
+        y = fgrad.torch.tanh(1.01 * y)
+    y.sum().backward()
     return x.grad.numpy()
 
 variant, n = sys.argv[1], int(sys.argv[2])
@@ -181,7 +183,9 @@ _W6_LAYERS = 100
 # (eager: the saved outputs, the step's cotangent and its result, since tanh's backward is one
 # fused primitive; jit: its output and a few blocks of the tiled program, 1 << 15 elements
 # times the layers' saved values, 3.1 arrays at the test's 2^20 elements)
-_W6_BOUND = {"eager": _W6_LAYERS + 2, "facade": _W6_LAYERS + 3, "replay": _W6_LAYERS + 6,
+# (facade: 103.05 arrays measured once its ops went through the boundary; the extra is a
+# fixed fraction of one array, not per layer)
+_W6_BOUND = {"eager": _W6_LAYERS + 2, "facade": _W6_LAYERS + 3.5, "replay": _W6_LAYERS + 6,
              "checkpoint": 0.3 * _W6_LAYERS, "jit": 0.1 * _W6_LAYERS}
 
 
