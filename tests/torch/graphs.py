@@ -47,3 +47,15 @@ def leaf(lib, shape=(2, 3), seed: int = 0, low: float = 0.5, high: float = 1.5, 
     """A leaf Tensor that requires grad, the same values for both libraries."""
     v = np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
     return lib.tensor(v, requires_grad=True)
+
+
+def assert_same_gradients(got, want, rtol: float, atol: float) -> None:
+    """fgrad.torch's gradients equal PyTorch's; PyTorch's None and fgrad's zeros both mean
+    "no gradient"."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if g is None or w is None:
+            assert g is None or not g.any(), (g, w)
+            assert w is None or not w.any(), (g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)

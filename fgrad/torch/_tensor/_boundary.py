@@ -170,12 +170,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
         def of_diff(*xs):
             full = list(vals)
             for (i, j, _), x in zip(diff, xs):
-                if j is None:
-                    full[i] = x
-                else:
-                    seq = list(full[i])
-                    seq[j] = x
-                    full[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
+                _put(full, i, j, x)
             return fn(*full)
 
     # (no snapshots of the constant operands: the version counters below watch them)
@@ -267,12 +262,17 @@ def _devices(vals, tensors):
     flat_args = [t for _, _, t in tensors]
     moved = _check_devices(flat_args, [t._value for t in flat_args])
     for (i, j, _), v in zip(tensors, moved):
-        if j is None:
-            vals[i] = v
-        else:
-            seq = list(vals[i])
-            seq[j] = v
-            vals[i] = type(vals[i])(seq) if type(vals[i]) is tuple else seq
+        _put(vals, i, j, v)
+
+
+def _put(vals, i, j, v):
+    """vals[i] = v, or its entry j (a list or tuple argument, rebuilt) when j is not None."""
+    if j is None:
+        vals[i] = v
+    else:
+        seq = list(vals[i])
+        seq[j] = v
+        vals[i] = tuple(seq) if type(vals[i]) is tuple else seq
 
 
 def _wrap_plain(out, vals, tensors):
