@@ -227,14 +227,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     torch ops (SubBackward0, AbsBackward0, then MeanBackward0 or SumBackward0)."""
     reduction = _reduction(size_average, reduce, reduction)
     _pointwise_loss("l1_loss", input, target)
-    loss = (input - target).abs()
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise FgradValueError(f"{reduction} is not a valid value for reduction (in l1_loss: use 'mean', 'sum' or 'none')")
+    return _reduced("l1_loss", (input - target).abs(), reduction)
 
 
 def one_hot(tensor, num_classes: int = -1):
@@ -425,6 +418,7 @@ from . import (  # noqa: E402  (the families, written on the helpers above)  # n
 from ._activations import *  # noqa: E402,F401,F403
 from ._conv_functional import *  # noqa: E402,F401,F403
 from ._losses import *  # noqa: E402,F401,F403
+from ._losses import _reduced  # noqa: E402  (l1_loss's reduction, as the other composed losses')
 from ._normalization import *  # noqa: E402,F401,F403
 from ._pool_functional import *  # noqa: E402,F401,F403
 from ._resample import *  # noqa: E402,F401,F403
