@@ -140,17 +140,20 @@ def current_pass():
     return stack[0] if stack else None
 
 
-def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), check=None, rule=None) -> dict:
-    """Propagate cotangents from `roots` [(node, ct)] to the leaves (see _backward_pass)."""
+def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), check=None, rule=None,
+                  order=None) -> dict:
+    """Propagate cotangents from `roots` [(node, ct)] to the leaves (see _backward_pass).
+    `order`: the graph's nodes, parents before children, when the caller has them (a
+    recording's tape); by default the graph is sorted from the roots."""
     stack = _PASSES.stack
     stack.append(object())
     try:
-        return _backward_pass(roots, add, retain, wrap, capture, check, rule)
+        return _backward_pass(roots, add, retain, wrap, capture, check, rule, order)
     finally:
         stack.pop()
 
 
-def _backward_pass(roots, add, retain: bool, wrap, capture, check, rule=None) -> dict:
+def _backward_pass(roots, add, retain: bool, wrap, capture, check, rule=None, order=None) -> dict:
     """Propagate cotangents from `roots` [(node, ct)] to the leaves.
 
     Returns {id(node): ct} for every leaf reached and every node in `capture`.
@@ -170,7 +173,7 @@ def _backward_pass(roots, add, retain: bool, wrap, capture, check, rule=None) ->
         cts[node] = ct if node not in cts else add(cts[node], ct)
     capture_ids = {id(n) for n in capture}
     result = {}
-    order = toposort([n for n, _ in roots])
+    order = toposort([n for n, _ in roots]) if order is None else list(order)
     pop_ct, get_ct = cts.pop, cts.get
     while order:
         node = order.pop()  # children before parents

@@ -196,7 +196,8 @@ class RecordTrace(Trace):
     def _tracer(self, out, node) -> RecordTracer:
         tape = self.tape
         if tape is not None:
-            self._bytes += out.nbytes
+            if type(out) is _ndarray:  # (an enclosing transform's tracer holds no bytes of its own)
+                self._bytes += out.nbytes
             if self._bytes > self.MAX_BYTES or len(tape) >= self.MAX_NODES:
                 self.tape = None
             else:
@@ -234,20 +235,25 @@ class Subgraph:
     `leaves` (one `Leaf` per differentiated input, in order) to `outs` (per flat output, its
     node, or None for an output that does not depend on a differentiated input), with the
     input values it ran on (`inputs`) and the function of those inputs (`fn`), which a caller
-    that differentiates the pullback itself reruns. The node's owner stores it in the node's
-    `residuals`, so the engine frees it with the node's other saved values."""
+    that differentiates the pullback itself reruns. `order` lists the recorded nodes in
+    recording order (a topological order; None when the recorder stopped taping a large
+    function), so a pullback walks it instead of sorting the graph again. The node's owner
+    stores the subgraph in the node's `residuals`, so the engine frees it with the node's
+    other saved values."""
 
-    __slots__ = ("leaves", "outs", "inputs", "fn")
+    __slots__ = ("leaves", "outs", "inputs", "fn", "order")
 
-    def __init__(self, leaves, outs, inputs, fn) -> None:
+    def __init__(self, leaves, outs, inputs, fn, order=None) -> None:
         self.leaves, self.outs, self.inputs, self.fn = leaves, outs, inputs, fn
+        # (the leaves first: the walk pops from the end, so they are reached last)
+        self.order = None if order is None else [*leaves, *order]
 
     def pullback(self, cts: Sequence, add: Callable) -> tuple:
         """One cotangent per differentiated input (None where no output reaches it) for the
         output cotangents `cts` (None for an output that gets none). The subgraph is kept: a
         retained outer graph may pull back through it again."""
         roots = [(n, c) for n, c in zip(self.outs, cts) if n is not None and c is not None]
-        res = backward_pass(roots, add=add, retain=True) if roots else {}
+        res = backward_pass(roots, add=add, retain=True, order=self.order) if roots else {}
         return tuple(res.get(id(leaf)) for leaf in self.leaves)
 
     def keeps(self, x) -> bool:
@@ -292,7 +298,8 @@ def record_call(fn: Callable, primals: Sequence, snapshots: bool = True) -> tupl
     constant buffers `fn` read, for a caller that detects writes into them itself."""
     # (new_trace inlined, and one output handled without a pytree walk: this runs for every
     # torch op of a training step that records)
-    trace = RecordTrace(_state.trace, False, snapshots)
+    # (taped: the recording order is a topological order, so the pullback needs no graph walk)
+    trace = RecordTrace(_state.trace, True, snapshots)
     prev = _state.trace
     _state.trace = trace
     try:
@@ -301,8 +308,9 @@ def record_call(fn: Callable, primals: Sequence, snapshots: bool = True) -> tupl
     finally:
         _state.trace = prev
         trace.active = False
+        tape, trace.tape = trace.tape, None
     if type(out) is RecordTracer and out._trace is trace:
-        return None, [out.primal], Subgraph(leaves, [out.node], primals, fn)
+        return None, [out.primal], Subgraph(leaves, [out.node], primals, fn, tape)
     flat, tree = tree_flatten(out)
     vals, outs = [], []
     recorded = False
@@ -314,7 +322,7 @@ def record_call(fn: Callable, primals: Sequence, snapshots: bool = True) -> tupl
         else:
             vals.append(o)
             outs.append(None)
-    return tree, vals, Subgraph(leaves, outs, primals, fn) if recorded else None
+    return tree, vals, Subgraph(leaves, outs, primals, fn, tape) if recorded else None
 
 
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------
