@@ -159,10 +159,10 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 def _abs(x):
     # JAX's lax.abs has derivative 1 at 0 (select(x >= 0, 1, -1)); fgrad.numpy.abs has 0 there,
-    # PyTorch's convention
+    # PyTorch's convention. `x + 0` turns -0.0 into +0.0 (abs(-0.0) is +0.0) with derivative 1
     if aval_of(x).dtype.kind == "c":
         return fnp.abs(x)
-    return fnp.where(x >= 0, x, -x)
+    return fnp.where(x >= 0, x + 0, -x)
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 (lax's parameter names)
