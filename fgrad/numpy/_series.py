@@ -212,10 +212,11 @@ def modf(x: Any) -> tuple:
     # where inf - inf would be NaN
     infinite = ew.isinf(x)
     finite = ew.select(infinite, ew.const(x, 0.0), x)
-    frac = ew.sub(finite, trunc(finite))
-    signed_zero = ew.select(fp.signbit(x), ew.const(x, -0.0), ew.const(x, 0.0))
-    at_whole = ew.logical_or(ew.eq(frac, ew.const(frac, 0.0)), infinite)
-    return ew.select(at_whole, signed_zero, frac), whole
+    # x - trunc(x) for x >= +0, -(trunc(x) - x) (the same number) for x <= -0: a whole x then
+    # gives x's signed zero, and the fraction keeps derivative 1 there (frac(x) = x near 0)
+    w = trunc(finite)
+    frac = ew.select(fp.signbit(x), ew.neg(ew.sub(w, finite)), ew.sub(finite, w))
+    return frac, whole
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
