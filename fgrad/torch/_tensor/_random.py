@@ -34,8 +34,29 @@ _RANDPERM_SMALL = _MASK32 // 20
 DEFAULT_SEED = 67280421310721
 # normal_ switches from scalar Box-Muller to its block kernel at this many contiguous elements
 _NORMAL_BLOCK = 16
+# draws of at least this many elements run _random_kernels' compiled loops (smaller ones stay in
+# NumPy, whose per-call cost is lower than importing Numba for a handful of values)
+_KERNEL_MIN = 512
 
 _F = np.float32
+_KERNELS = None
+
+
+def _kernels(n: int):
+    """The compiled transforms (_random_kernels) for a draw of `n` elements, or None without
+    Numba, or while they are not loaded yet and `n` is below _KERNEL_MIN (the NumPy references
+    below compute the same values)."""
+    global _KERNELS
+    if _KERNELS is False or (_KERNELS is None and n < _KERNEL_MIN):
+        return None
+    if _KERNELS is None:
+        try:
+            from . import _random_kernels
+        except ImportError:  # pragma: no cover - numba is a dependency
+            _KERNELS = False
+            return None
+        _KERNELS = _random_kernels
+    return _KERNELS
 
 
 def _mt_state(seed: int) -> np.random.MT19937:
@@ -226,56 +247,80 @@ class TorchMT19937:
         dt = np.dtype(dtype).type
         lo, hi = dt(low), dt(high)
         u = self._unit(n, dt)
+        if lo == 0 and hi == 1:  # u * 1 + 0 is u
+            return u
         # GCC fuses u * (hi - lo) + lo into one fma
+        kernels = _kernels(n)
+        if kernels is not None:
+            return kernels.affine(u, hi - lo, lo)
         if dt is _F:
             return _fma32(u, np.full(n, hi - lo, _F), np.full(n, lo, _F))
         return _fma64(u, hi - lo, lo)
 
     def normal_(self, n: int, dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
-        """`torch.empty(n, dtype=dtype).normal_(mean, std)` for a contiguous tensor."""
+        """`torch.empty(n, dtype=dtype).normal_(mean, std)` for a contiguous tensor: below 16
+        elements normal_distribution<double> per element (with the cached sine), else n uniforms
+        transformed by Box-Muller in blocks of 16, the last 16 redrawn when n is not a multiple."""
         dt = np.dtype(dtype).type
         if n < _NORMAL_BLOCK:
-            return np.array([self._normal_scalar(mean, std) for _ in range(n)], np.float64).astype(dt)
+            return self._normal_scalars(n, mean, std).astype(dt)
         data = self._unit(n, dt)
-        block = self._block16_f32 if dt is _F else self._block16_f64
-        for i in range(0, n - _NORMAL_BLOCK + 1, _NORMAL_BLOCK):
-            data[i:i + 16] = block(data[i:i + 16], mean, std)
-        if n % _NORMAL_BLOCK:
-            # torch redraws the last 16 values and transforms them again
-            data[n - 16:] = block(self._unit(16, dt), mean, std)
+        full = n - n % _NORMAL_BLOCK
+        # the tail's redraw follows every block's transform in torch; transforms draw nothing
+        tail = self._unit(_NORMAL_BLOCK, dt) if full < n else None
+        kernels = _kernels(n)
+        if kernels is not None:
+            fill = kernels.normal_blocks_f32 if dt is _F else kernels.normal_blocks_f64
+            fill(data[:full], dt(mean), dt(std))
+            if tail is not None:
+                fill(tail, dt(mean), dt(std))
+        else:
+            blocks = self._blocks_f32 if dt is _F else self._blocks_f64
+            data[:full] = blocks(data[:full].reshape(-1, 16), mean, std).reshape(-1)
+            if tail is not None:
+                tail = blocks(tail.reshape(1, 16), mean, std).reshape(-1)
+        if tail is not None:
+            data[n - _NORMAL_BLOCK:] = tail
         return data
 
-    def _normal_scalar(self, mean: float, std: float) -> float:
-        """normal_distribution<double>: Box-Muller on two 53-bit uniforms, caching the sine."""
-        if self.next_double_normal is not None:
-            value, self.next_double_normal = self.next_double_normal, None
-            return float(_fma64(value, std, mean))
-        u1, u2 = self.uniform(2).tolist()
-        r = math.sqrt(-2.0 * math.log1p(-u2))
-        theta = 2.0 * math.pi * u1
-        self.next_double_normal = r * math.sin(theta)
-        return float(_fma64(r * math.cos(theta), std, mean))
+    def _normal_scalars(self, n: int, mean: float, std: float) -> np.ndarray:
+        """`n` draws of normal_distribution<double>(mean, std) (float64): Box-Muller on two
+        53-bit uniforms gives the cosine sample and caches the sine one for the next draw."""
+        values = []
+        if n and self.next_double_normal is not None:
+            values.append(self.next_double_normal)
+            self.next_double_normal = None
+        fresh = n - len(values)
+        u = self.uniform(fresh + fresh % 2).tolist()  # (u1, u2) per pair, drawn in that order
+        for u1, u2 in zip(u[0::2], u[1::2]):
+            r = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            values += [r * math.cos(theta), r * math.sin(theta)]
+        if fresh % 2:
+            self.next_double_normal = values.pop()
+        if std == 1 and mean == 0:  # x * 1 + 0 is x, but for -0.0 (+ 0.0 rounds it to +0.0)
+            return np.array(values, np.float64) + 0.0
+        return _fma64(np.array(values, np.float64), std, mean)
 
     @staticmethod
-    def _block16_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-        """normal_fill_16 in double with libm (Python's math): cos into d[:8], sin into d[8:]."""
-        radius = np.empty(8)
-        cos = np.empty(8)
-        sin = np.empty(8)
-        for j in range(8):
-            radius[j] = math.sqrt(-2.0 * math.log(1.0 - float(d[j])))
-            theta = 2.0 * math.pi * float(d[j + 8])
-            cos[j], sin[j] = math.cos(theta), math.sin(theta)
-        return np.concatenate([_fma64(radius * cos, std, mean), _fma64(radius * sin, std, mean)])
+    def _blocks_f64(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+        """normal_fill_16<double> on each row of `d` (rows of 16 float64 uniforms), with libm's
+        log/cos/sin (Python's math; NumPy's may differ in the last bit): cos into a row's first
+        8 values, sin into its last 8."""
+        radius = np.array([math.sqrt(-2.0 * math.log(1.0 - u)) for u in d[:, :8].reshape(-1).tolist()])
+        theta = [2.0 * math.pi * u for u in d[:, 8:].reshape(-1).tolist()]
+        cos = radius * np.array([math.cos(t) for t in theta])
+        sin = radius * np.array([math.sin(t) for t in theta])
+        return np.concatenate([_fma64(cos, std, mean).reshape(-1, 8), _fma64(sin, std, mean).reshape(-1, 8)], axis=1)
 
     @staticmethod
-    def _block16_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
-        """normal_fill_16_AVX2: float32 Box-Muller with the Cephes log/sincos and a final fma."""
-        u1 = _F(1) - d[:8]
-        radius = np.sqrt(_F(-2) * _log8(u1))
-        sin, cos = _sincos8(_F(2.0 * math.pi) * d[8:])
-        m, s = np.full(8, _F(mean)), np.full(8, _F(std))
-        return np.concatenate([_fma32(radius * cos, s, m), _fma32(radius * sin, s, m)])
+    def _blocks_f32(d: np.ndarray, mean: float, std: float) -> np.ndarray:
+        """normal_fill_16_AVX2 on each row of `d` (rows of 16 float32 uniforms): float32
+        Box-Muller with the Cephes log/sincos and a final fma."""
+        radius = np.sqrt(_F(-2) * _log8(_F(1) - d[:, :8]))
+        sin, cos = _sincos8(_F(2.0 * math.pi) * d[:, 8:])
+        m, s = np.full(radius.shape, _F(mean)), np.full(radius.shape, _F(std))
+        return np.concatenate([_fma32(radius * cos, s, m), _fma32(radius * sin, s, m)], axis=1)
 
     def random_(self, n: int, low: int, high: int) -> np.ndarray:
         """`random_(low, high)` / randint: a draw modulo the range, plus low (a 32-bit draw when
@@ -290,6 +335,9 @@ class TorchMT19937:
         """`exponential_(lambd)` (float64 values): -1 / lambd * log1p(-u) on 53-bit uniforms, with
         libm's log1p (Python's math; NumPy's may differ in the last bit)."""
         scale = -1.0 / float(lambd)
+        kernels = _kernels(n)
+        if kernels is not None:
+            return kernels.scaled_log1p_neg(self.uniform(n), scale)
         return np.array([scale * math.log1p(-u) for u in self.uniform(n).tolist()], np.float64)
 
     def bernoulli_(self, n: int, p: float) -> np.ndarray:
@@ -307,26 +355,36 @@ class TorchMT19937:
 
     def randperm(self, n: int) -> list[int]:
         """`torch.randperm(n, generator=g).tolist()`."""
+        return self.randperm_array(n).tolist()
+
+    def randperm_array(self, n: int) -> np.ndarray:
+        """`torch.randperm(n, generator=g)` as an int64 array."""
         n = int(n)
         if n < 0:
-            raise FgradRuntimeError(f"n must be non-negative, got {n}")
+            raise FgradRuntimeError(f"randperm: n must be non-negative, got {n}")
+        kernels = _kernels(n)
         if n < _RANDPERM_SMALL:
             # Fisher-Yates from the front: swap r[i] with r[i + random() % (n - i)]
+            draws = self.random32(max(n - 1, 0))
+            if kernels is not None:
+                return kernels.randperm_swaps(draws, n)
             perm = list(range(n))
             if n > 1:
-                offsets = (self.random32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+                offsets = (draws % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
                 for i, z in enumerate(offsets):
                     j = i + z
                     perm[i], perm[j] = perm[j], perm[i]
-            return perm
+            return np.array(perm, np.int64)
         # the "inside-out" variant PyTorch uses for huge n (64-bit draws keep it unbiased)
-        perm = [0] * n
         draws = self.random64(n)
+        if kernels is not None:
+            return kernels.randperm_inside_out(draws, n)
+        perm = [0] * n
         for i in range(n):
             z = int(draws[i]) % (i + 1)
             perm[i] = perm[z]
             perm[z] = i
-        return perm
+        return np.array(perm, np.int64)
 
     def randint(self, high: int, size: int) -> list[int]:
         """`torch.randint(high=high, size=(size,), dtype=torch.int64, generator=g).tolist()`."""
