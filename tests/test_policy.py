@@ -1,6 +1,6 @@
 """One array API, two dialects: fgrad.numpy's argument normalisation, promotion, broadcasting,
 shape arithmetic and validation take a policy (fgrad/numpy/_policy.py). NUMPY is fgrad.numpy's
-own; TORCH is the Tensor facade's, which maps PyTorch's names onto fgrad.numpy with it."""
+own; TORCH (fgrad/torch/_tensor/_policy.py) is the Tensor facade's, which maps PyTorch's names onto fgrad.numpy with it."""
 import numpy as np
 import pytest
 
@@ -8,7 +8,8 @@ import fgrad
 import fgrad.torch as torch
 import fgrad.numpy as fnp
 from fgrad.core.errors import ShapeError
-from fgrad.numpy._policy import NUMPY, TORCH
+from fgrad.numpy._policy import NUMPY
+from fgrad.torch._tensor._policy import TORCH
 from fgrad.numpy._shape import resolve_shape
 from fgrad.numpy._util import broadcast_shapes, normalize_axes, normalize_axis, shape_arg
 

@@ -22,14 +22,19 @@ The helpers fgrad.numpy's functions share, each taking `policy=` where it raises
     naming `what`, the thing that needs them).
   unary_float(prim_fn, name) -> fn(x, *, policy): an element-wise float function (integers
     converted to the policy's float dtype first) from a primitive's function.
+  chain_order(dims) -> split: the cheapest parenthesisation of a chain of matrices of shapes
+    dims[i] x dims[i + 1] (split[i][j]: where the product of matrices i..j splits), as
+    fgrad.numpy.linalg.multi_dot orders its products.
 """
 from __future__ import annotations
 
 from ..numpy._elementwise import unary_float
+from ..numpy.linalg import _chain_order as chain_order
 from ..numpy._policy import NUMPY, Policy, dtype_of, shape_of
 from ..numpy._setops import concrete_array
 from ..numpy._shape import resolve_shape
 from ..numpy._util import broadcast_shapes, cast, fresh, ints_arg, normalize_axes, normalize_axis, shape_arg
 
 __all__ = ["Policy", "NUMPY", "dtype_of", "shape_of", "cast", "normalize_axis", "normalize_axes", "shape_arg",
-           "ints_arg", "resolve_shape", "broadcast_shapes", "fresh", "concrete_array", "unary_float"]
+           "ints_arg", "resolve_shape", "broadcast_shapes", "fresh", "concrete_array", "unary_float",
+           "chain_order"]

@@ -21,13 +21,12 @@ import numpy as np
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
 from ..lax import stop_gradient
-from ..numpy._linalg import matmul as _mm_values
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
-from ..numpy.linalg import _chain_order
+from ..extend.numpy import cast
+from ..extend.numpy import chain_order as _chain_order
 from ..scipy import linalg as fsl
 from ._tensor import _dtypes as D
 from ._tensor._boundary import call
+from ._tensor._policy import TORCH as P
 from ._tensor._ops import result_type as _result_type
 from ._tensor._ops_math import linalg_cross
 from ._tensor._ops_shape import matmul as _matmul
@@ -448,9 +447,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     def fn(a, b):
         a, b = cast(a, dt), cast(b, dt)
         bm = fnp.expand_dims(b, -1) if vector else b
-        X = _mm_values(fnp.linalg.pinv(a, rc), bm)
+        X = fnp.matmul(fnp.linalg.pinv(a, rc), bm)
         if with_residuals:
-            r = _mm_values(a, X) - bm
+            r = fnp.matmul(a, X) - bm
             residuals = fnp.sum(r * r, axis=-2)
             residuals = fnp.squeeze(residuals, -1) if vector else residuals
         else:

@@ -19,13 +19,13 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast
-from ..ops.sparse import coo_matmul
+from ..extend.numpy import cast
+from ..extend.lax import coo_matmul
 from ._tensor import _dtypes as D
 from ._tensor import creation as _creation
 from ._tensor._boundary import call
 from ._tensor._format import tensor_repr
+from ._tensor._policy import TORCH as P
 from ._tensor._ops import mul
 from ._tensor._ops_index import concrete_array
 from ._tensor.tensor import Size, Tensor, _make

@@ -10,10 +10,10 @@ import math
 
 from ..core.errors import FgradTypeError
 from ..lax import stop_gradient
-from ..numpy._policy import TORCH as P
-from ..numpy._util import cast, dtype_of
+from ..extend.numpy import cast, dtype_of
 from ..scipy import special as fss
 from ._tensor._boundary import call
+from ._tensor._policy import TORCH as P
 from ._tensor._ops import (
     _operand,
     exp2,

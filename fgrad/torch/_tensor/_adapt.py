@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ... import numpy as fnp
 from ...core.errors import FgradValueError
-from ...numpy._policy import TORCH
+from ._policy import TORCH
 from . import _dtypes as D
 from ._boundary import call as call_op
 

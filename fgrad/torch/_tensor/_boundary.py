@@ -20,7 +20,7 @@ from ... import numpy as fnp
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved
 from ...interpreters.record import SubgraphOut, record_call
-from ...ops.elementwise import add as _lax_add
+from ...extend.lax import add as _lax_add
 from ...tree_util import tree_unflatten
 from ._names import grad_fn_name
 from .tensor import (

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import FgradTypeError
-from ...numpy._policy import _CATEGORY, TORCH  # noqa: F401
-from ...numpy._policy import promote_types as _promote_types
+from ._policy import _CATEGORY, TORCH  # noqa: F401
+from ._policy import promote_types as _promote_types
 
 
 class dtype:

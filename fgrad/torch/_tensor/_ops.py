@@ -28,15 +28,15 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import Tracer
-from ...numpy._elementwise import unary_float
-from ...numpy._policy import TORCH as P
-from ...numpy._util import cast, dtype_of, normalize_axes
-from ...ops import elementwise as ew
-from ...ops.complex import complex as _lax_complex
-from ...ops.complex import conj_p as _conj_p
-from ...ops.nn import log_softmax as _log_softmax
-from ...ops.nn import softmax as _softmax
-from ...ops.nn.dense import relu_p as _relu_p
+from ... import lax
+from ...extend import lax as xlax
+from ...extend.lax import complex as _lax_complex
+from ...extend.nn import log_softmax as _log_softmax
+from ...extend.nn import softmax as _softmax
+from ...extend.numpy import cast, dtype_of, normalize_axes, unary_float
+from ...lax import conj_p as _conj_p
+from ...lax import relu_p as _relu_p
+from ._policy import TORCH as P
 from ...scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
 from ._adapt import _axis, adapt_table, default_name
@@ -93,7 +93,7 @@ def _to_dtype(t: Tensor, npdt) -> Tensor:
     dtype= arguments record it); `t` itself when it has that dtype."""
     if t._value.dtype == npdt:
         return t
-    return _tensor_bind(ew.convert_element_type_p, (t,), {"new_dtype": np.dtype(npdt)})
+    return _tensor_bind(lax.convert_element_type_p, (t,), {"new_dtype": np.dtype(npdt)})
 
 
 def _constant_pieces(out, *xs):
@@ -206,21 +206,21 @@ def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_gr
     return op
 
 
-_add = _binary(fnp.add, ew.add_p, name="add")
-_sub = _binary(fnp.subtract, ew.sub_p, "iufc", name="sub")
-mul = multiply = _binary(fnp.multiply, ew.mul_p, name="mul")
-_div = _binary(fnp.true_divide, ew.div_p, "fc", name="div")
-maximum = _binary(fnp.maximum, ew.max_p, "biuf")  # (_names: the max primitive is MaximumBackward0)
-minimum = _binary(fnp.minimum, ew.min_p, "biuf")
-atan2 = arctan2 = _binary(fnp.arctan2, ew.atan2_p, "fc", name="atan2")
-logaddexp = _binary(fnp.logaddexp, ew.logaddexp_p, "fc")
+_add = _binary(fnp.add, lax.add_p, name="add")
+_sub = _binary(fnp.subtract, lax.sub_p, "iufc", name="sub")
+mul = multiply = _binary(fnp.multiply, lax.mul_p, name="mul")
+_div = _binary(fnp.true_divide, lax.div_p, "fc", name="div")
+maximum = _binary(fnp.maximum, lax.max_p, "biuf")  # (_names: the max primitive is MaximumBackward0)
+minimum = _binary(fnp.minimum, lax.min_p, "biuf")
+atan2 = arctan2 = _binary(fnp.arctan2, lax.atan2_p, "fc", name="atan2")
+logaddexp = _binary(fnp.logaddexp, lax.logaddexp_p, "fc")
 logaddexp2 = _binary(fnp.logaddexp2)
-eq = _binary(fnp.equal, ew.eq_p, name="eq")
-ne = not_equal = _binary(fnp.not_equal, ew.ne_p, name="ne")
-lt = less = _binary(fnp.less, ew.lt_p, name="lt")
-le = less_equal = _binary(fnp.less_equal, ew.le_p, name="le")
-gt = greater = _binary(fnp.greater, ew.gt_p, name="gt")
-ge = greater_equal = _binary(fnp.greater_equal, ew.ge_p, name="ge")
+eq = _binary(fnp.equal, lax.eq_p, name="eq")
+ne = not_equal = _binary(fnp.not_equal, lax.ne_p, name="ne")
+lt = less = _binary(fnp.less, lax.lt_p, name="lt")
+le = less_equal = _binary(fnp.less_equal, lax.le_p, name="le")
+gt = greater = _binary(fnp.greater, lax.gt_p, name="gt")
+ge = greater_equal = _binary(fnp.greater_equal, lax.ge_p, name="ge")
 # PyTorch records floor_divide with a node that refuses backward ("NotImplemented"); fgrad's
 # floor division is not differentiable, so its result needs no gradient
 floor_divide = _binary(fnp.floor_divide)  # one primitive for every dtype (1.0 // 0.1 is 9.0)
@@ -327,7 +327,7 @@ def pow(input, exponent):
     PowBackward2 (a number base)."""
     if isinstance(input, Tensor):
         if type(exponent) is int and input._value.dtype.kind in "fc":
-            return _tensor_bind(ew.integer_pow_p, (input,), {"y": exponent})
+            return _tensor_bind(lax.integer_pow_p, (input,), {"y": exponent})
         e = _operand(exponent)
         return call("PowBackward1" if isinstance(e, Tensor) else "PowBackward0", _power_values, (input, e))
     return call("PowBackward2", _power_values, (_operand(input), _operand(exponent)))
@@ -357,13 +357,13 @@ def _float_unary(fnp_fn, prim, name):
 
 # torch name: (the fgrad.numpy function, the primitive a float tensor binds directly)
 _FLOAT_FUNCTIONS = {
-    "exp": (fnp.exp, ew.exp_p), "expm1": (fnp.expm1, ew.expm1_p), "log": (fnp.log, ew.log_p),
-    "log1p": (fnp.log1p, ew.log1p_p), "sqrt": (fnp.sqrt, ew.sqrt_p), "sin": (fnp.sin, ew.sin_p),
-    "cos": (fnp.cos, ew.cos_p), "tan": (fnp.tan, ew.tan_p), "asin": (fnp.arcsin, ew.asin_p),
-    "acos": (fnp.arccos, ew.acos_p), "atan": (fnp.arctan, ew.atan_p), "sinh": (fnp.sinh, ew.sinh_p),
-    "cosh": (fnp.cosh, ew.cosh_p), "tanh": (fnp.tanh, ew.tanh_p), "asinh": (fnp.arcsinh, ew.asinh_p),
-    "acosh": (fnp.arccosh, ew.acosh_p), "atanh": (fnp.arctanh, ew.atanh_p),
-    "sigmoid": (unary_float(ew.logistic, "sigmoid"), ew.logistic_p), "erf": (unary_float(ew.erf, "erf"), ew.erf_p),
+    "exp": (fnp.exp, lax.exp_p), "expm1": (fnp.expm1, lax.expm1_p), "log": (fnp.log, lax.log_p),
+    "log1p": (fnp.log1p, lax.log1p_p), "sqrt": (fnp.sqrt, lax.sqrt_p), "sin": (fnp.sin, lax.sin_p),
+    "cos": (fnp.cos, lax.cos_p), "tan": (fnp.tan, lax.tan_p), "asin": (fnp.arcsin, lax.asin_p),
+    "acos": (fnp.arccos, lax.acos_p), "atan": (fnp.arctan, lax.atan_p), "sinh": (fnp.sinh, lax.sinh_p),
+    "cosh": (fnp.cosh, lax.cosh_p), "tanh": (fnp.tanh, lax.tanh_p), "asinh": (fnp.arcsinh, lax.asinh_p),
+    "acosh": (fnp.arccosh, lax.acosh_p), "atanh": (fnp.arctanh, lax.atanh_p),
+    "sigmoid": (unary_float(xlax.logistic, "sigmoid"), lax.logistic_p), "erf": (unary_float(xlax.erf, "erf"), lax.erf_p),
 }
 globals().update({name: _float_unary(fn, prim, name) for name, (fn, prim) in _FLOAT_FUNCTIONS.items()})
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
@@ -428,7 +428,7 @@ def relu(input):
 def abs(input):
     """|input| (real for complex input); abs'(0) = 0."""
     if isinstance(input, Tensor) and input._value.dtype.kind in "iuf":
-        return _tensor_bind(ew.abs_p, (input,), _EMPTY)
+        return _tensor_bind(lax.abs_p, (input,), _EMPTY)
     return call("AbsBackward0", fnp.absolute, (input,))
 
 

@@ -24,13 +24,13 @@ from ...core.errors import (
     FgradRuntimeError,
     FgradTypeError,
 )
-from ...numpy._policy import TORCH as P
-from ...numpy._setops import concrete_array as _concrete_array
-from ...numpy._util import cast
-from ...ops import search
+from ...extend.numpy import cast
+from ...extend.numpy import concrete_array as _concrete_array
+from ...extend import lax as xlax
 from . import _dtypes as D
 from . import creation as _creation
 from ._boundary import call
+from ._policy import TORCH as P
 from ._ops import _operand, _tensor
 from ._ops_shape import (
     _bool_mask,
@@ -428,7 +428,7 @@ def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: b
     def fn(s, x):
         if order is not None:
             s = fnp.take_along_axis(s, order, -1)
-        out = search.searchsorted(cast(s, dt), cast(x, dt), side)
+        out = xlax.searchsorted(cast(s, dt), cast(x, dt), side)
         if scalar:
             out = fnp.reshape(out, ())
         return cast(out, np.dtype(np.int32)) if out_int32 else out

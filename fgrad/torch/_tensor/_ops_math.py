@@ -30,12 +30,12 @@ from ...core.errors import (
     FgradTypeError,
     FgradValueError,
 )
-from ...numpy._policy import TORCH as P
-from ...numpy._util import cast, dtype_of, shape_of
+from ...extend.numpy import cast, dtype_of, shape_of
 from ...scipy import linalg as fsl
 from ...scipy import special as fss
 from . import _dtypes as D
 from ._boundary import call
+from ._policy import TORCH as P
 from ._ops import (
     _clamp_values,
     _float,

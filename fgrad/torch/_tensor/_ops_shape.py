@@ -20,17 +20,15 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradIndexError, FgradRuntimeError, FgradTypeError
 from ...core.trace import Tracer, _state
-from ...numpy._policy import TORCH as P
-from ...numpy._shape import resolve_shape
-from ...numpy._util import broadcast_shapes as _broadcast_shapes
-from ...numpy._util import cast, ints_arg, normalize_axes
-from ...ops import elementwise as ew
-from ...ops import linalg as la
-from ...ops import shape as sh
+from ... import lax
+from ...extend import lax as xlax
+from ...extend.numpy import broadcast_shapes as _broadcast_shapes
+from ...extend.numpy import cast, ints_arg, normalize_axes, resolve_shape
 from . import _dtypes as D
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
 from ._boundary import call
+from ._policy import TORCH as P
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
 from .tensor import Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
@@ -56,12 +54,12 @@ def broadcast_shapes(*shapes) -> tuple:
 
 def _view_node(input, shape: tuple):
     """input.view(shape) (ViewBackward0), for a shape its strides express."""
-    return _tensor_bind(sh.reshape_p, (input,), {"new_sizes": shape})
+    return _tensor_bind(lax.reshape_p, (input,), {"new_sizes": shape})
 
 
 def _reshaper(shape: tuple):
     """The functional reshape to `shape` (a NumPy view of a plain contiguous array)."""
-    return lambda v: sh.reshape_p.bind(v, new_sizes=shape)
+    return lambda v: lax.reshape_p.bind(v, new_sizes=shape)
 
 
 def _viewable(v, shape: tuple) -> bool:
@@ -170,8 +168,8 @@ def _swap(input, dim0: int, dim1: int, name: str):
         _dim(dim0, 0), _dim(dim1, 0)  # (0-d: PyTorch's range check, then a node all the same)
     perm = tuple(perm)
     if isinstance(input, Tensor):  # one primitive: its own node, of the op's class
-        return _tensor_bind(sh.transpose_p, (input,), {"permutation": perm}, node_class(name))
-    return call(name, lambda v: sh.transpose_p.bind(v, permutation=perm), (input,))
+        return _tensor_bind(lax.transpose_p, (input,), {"permutation": perm}, node_class(name))
+    return call(name, lambda v: lax.transpose_p.bind(v, permutation=perm), (input,))
 
 
 def transpose(input, dim0: int, dim1: int):
@@ -199,7 +197,7 @@ def expand(input, *sizes):
     if target == shape:  # a view writable as its input (NumPy's broadcast_to is read-only)
         return call("ExpandBackward0", _reshaper(shape), (input,))
     if lead >= 0 and builtins.all(n in (1, m) for n, m in zip(shape, target[lead:])):
-        return _tensor_bind(sh.broadcast_in_dim_p, (input,),
+        return _tensor_bind(lax.broadcast_in_dim_p, (input,),
                             {"shape": target, "broadcast_dimensions": tuple(range(lead, len(target)))})
     return call("ExpandBackward0", lambda v: fnp.broadcast_to(v, target, policy=P), (input,))
 
@@ -238,7 +236,7 @@ def cat(tensors, dim: int = 0):
             rest = v0.shape[:d] + v0.shape[d + 1:]
             if builtins.all(x._value.shape[:d] + x._value.shape[d + 1:] == rest for x in tensors) and \
                     not (nd == 1 and builtins.any(x._value.shape == (0,) for x in tensors)):
-                return _tensor_bind(sh.concatenate_p, tuple(tensors), {"dimension": d})
+                return _tensor_bind(lax.concatenate_p, tuple(tensors), {"dimension": d})
     skip = [x._value.shape == (0,) for x in tensors]
     if builtins.all(skip):
         skip[0] = False
@@ -283,7 +281,7 @@ def _slice(input, d: int, start: int, stop: int):
     shape = input._value.shape
     lo, hi = [0] * len(shape), list(shape)
     lo[d], hi[d] = start, stop
-    return _tensor_bind(sh.slice_p, (input,), {"start_indices": tuple(lo), "limit_indices": tuple(hi)})
+    return _tensor_bind(lax.slice_p, (input,), {"start_indices": tuple(lo), "limit_indices": tuple(hi)})
 
 
 def _slice_entry(input, d: int, e: slice):
@@ -412,7 +410,7 @@ def _select(input, d: int, index: int):
     lo, hi, new = tuple(lo), tuple(hi), shape[:d] + shape[d + 1:]
 
     def fn(v):
-        return sh.reshape_p.bind(sh.slice_p.bind(v, start_indices=lo, limit_indices=hi), new_sizes=new)
+        return lax.reshape_p.bind(lax.slice_p.bind(v, start_indices=lo, limit_indices=hi), new_sizes=new)
     return call("SelectBackward0", fn, (input,))
 
 
@@ -712,7 +710,7 @@ def matmul(input, other):
     inner = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get((n1, n2))
     if inner == "MmBackward0" and input._value.dtype == other._value.dtype and input._value.dtype.kind in "fc" \
             and input._value.shape[1] == other._value.shape[0]:
-        return _tensor_bind(la.dot_general_p, (input, other), {"dimension_numbers": _MM})
+        return _tensor_bind(lax.dot_general_p, (input, other), {"dimension_numbers": _MM})
     if inner is not None:
         return _product(inner, input, other)
     if (n1, n2) == (1, 2):  # PyTorch: input.unsqueeze(0).mm(other).squeeze_(0)
@@ -785,9 +783,9 @@ def _copy_value(v):
     rule reads no value (an in-place change of `v` later leaves the gradient valid)."""
     kind = v.dtype.kind
     if kind == "b":
-        return ew.logical_or(v, np.bool_(False))
+        return xlax.logical_or(v, np.bool_(False))
     zero = complex(-0.0, -0.0) if kind == "c" else -0.0 if kind == "f" else 0
-    return ew.add(v, v.dtype.type(zero))
+    return xlax.add(v, v.dtype.type(zero))
 
 
 def clone(input, *, memory_format=None):
@@ -802,7 +800,7 @@ def _to_dtype(input, npd):
     (ToCopyBackward0)."""
     if input._value.dtype == npd:
         return input
-    return _tensor_bind(ew.convert_element_type_p, (input,), {"new_dtype": np.dtype(npd)})
+    return _tensor_bind(lax.convert_element_type_p, (input,), {"new_dtype": np.dtype(npd)})
 
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):

@@ -16,8 +16,8 @@ import numpy as np
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved, backward_pass
-from ...ops.elementwise import add as _lax_add
-from ...ops.elementwise import convert_element_type
+from ...extend.lax import add as _lax_add
+from ...extend.lax import convert_element_type
 from . import graph  # noqa: E402  (fgrad.torch.autograd.graph: the recorded graph as a Jaxpr)
 from ._device import is_cupy
 from .anomaly_mode import (  # noqa: F401

@@ -7,12 +7,12 @@ import warnings
 import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...numpy._policy import TORCH as P
-from ...numpy._util import shape_arg
+from ...extend.numpy import shape_arg
 from . import _dtypes as D
 from . import (
     _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
 )
+from ._policy import TORCH as P
 from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
 from ._random import DEFAULT_SEED, TorchMT19937
 from .tensor import Tensor, _make

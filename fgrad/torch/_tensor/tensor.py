@@ -32,11 +32,11 @@ from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import Tracer, _state, concrete_value
 from ...interpreters.backward import Leaf, Node
 from ...interpreters.record import record_call, record_primitive
-from ...numpy._policy import TORCH
-from ...numpy._util import normalize_axis
-from ...ops.complex import conj as _lax_conj
-from ...ops.elementwise import convert_element_type, select
+from ...extend.numpy import normalize_axis
+from ...extend.lax import conj as _lax_conj
+from ...extend.lax import convert_element_type, select
 from . import _dtypes as D
+from ._policy import TORCH
 from ._device import CPU, device, device_of_value, is_cupy, to_device
 from ._format import tensor_repr
 from ._names import grad_fn_name
