@@ -540,10 +540,7 @@ ISSUE_NAMES = [
 ]
 
 # name -> why fgrad does not have it yet
-GAPS = {
-    "lax.custom_root": "implicit differentiation of root finding is issue 25 item 4 (not done)",
-    "lax.custom_linear_solve": "implicit differentiation of linear solves is issue 25 item 4 (not done)",
-}
+GAPS: dict[str, str] = {}
 
 
 def _resolve(root, path: str):

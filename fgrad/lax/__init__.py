@@ -22,6 +22,7 @@ import sys as _sys
 
 from ._cond import cond, cond_p, switch  # noqa: F401 (the primitives, for tools that walk jaxprs)
 from ._scan import map, scan, scan_p  # noqa: A004,F401 (map: JAX's name)
+from ._solves import custom_linear_solve, custom_root, linear_solve_p, root_p  # noqa: F401
 from ._while import fori_loop, while_loop, while_p  # noqa: F401
 from ._ops import *  # noqa: F401,F403,E402 (lax's primitive functions: add, dot_general, pad, ...)
 from ._ops import __all__ as _ops_all
