@@ -11,8 +11,8 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...ops import elementwise as ew
-from ...ops import nn as nnops
+from ...extend import lax as xlax
+from ...extend import nn as nnops
 from .._tensor.creation import _gen
 from .._tensor.tensor import Tensor
 from ._util import arr, dtype, float_input, on_tensors, shape, softmax_dim, torch_call, torch_op, val
@@ -52,7 +52,7 @@ def gelu(input, approximate: str = "none"):
     """x * Phi(x) (the normal CDF), or PyTorch's tanh approximation with approximate='tanh'."""
     x = _float("gelu", input)
     if approximate == "none":
-        return fnp.multiply(fnp.multiply(x, 0.5), fnp.add(ew.erf(fnp.multiply(x, 1 / math.sqrt(2))), 1.0))
+        return fnp.multiply(fnp.multiply(x, 0.5), fnp.add(xlax.erf(fnp.multiply(x, 1 / math.sqrt(2))), 1.0))
     if approximate == "tanh":
         inner = fnp.multiply(fnp.add(x, fnp.multiply(fnp.power(x, 3), 0.044715)), math.sqrt(2 / math.pi))
         return fnp.multiply(fnp.multiply(x, 0.5), fnp.add(fnp.tanh(inner), 1.0))
@@ -63,7 +63,7 @@ def gelu(input, approximate: str = "none"):
 def silu(input, inplace: bool = False):
     """x * sigmoid(x) (swish)."""
     x = _float("silu", input)
-    return fnp.multiply(x, ew.logistic(x))
+    return fnp.multiply(x, xlax.logistic(x))
 
 
 @torch_op("MishBackward0")
@@ -211,7 +211,7 @@ def glu(input, dim: int = -1):
     if n % 2:
         raise FgradRuntimeError(f"Halving dimension must be even, but dimension {dim % len(shape(x))} is size {n}")
     a, b = fnp.split(x, 2, axis=dim)
-    return fnp.multiply(a, ew.logistic(b))
+    return fnp.multiply(a, xlax.logistic(b))
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):

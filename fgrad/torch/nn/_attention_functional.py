@@ -26,9 +26,9 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError
 from ...core.trace import xp_of
-from ...ops import nn as nnops
-from ...ops.shape import concatenate, reshape, transpose
-from ...ops.shape import slice as _slice
+from ...extend import nn as nnops
+from ...extend.lax import concatenate, reshape, transpose
+from ...extend.lax import slice as _slice
 from .._tensor.tensor import Tensor
 from ._spatial import fixed_draws
 from ._util import arr, dtype, has_tensor, shape, torch_call, val

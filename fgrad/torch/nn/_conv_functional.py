@@ -15,12 +15,13 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...ops import nn as nnops
-from ...ops.index import Slice, getitem
-from ...ops.shape import concatenate, reshape, transpose
-from ...ops.shape import pad as zero_pad
+from ... import lax
+from ...extend import nn as nnops
+from ...extend.lax import Slice, getitem
+from ...extend.lax import concatenate, reshape, transpose
+from ...extend.lax import pad as zero_pad
 from ...core.trace import aval_of
-from ...ops.nn.conv import _conv_padding
+from ...extend.nn import conv_padding as _conv_padding
 from .._tensor.tensor import Tensor, _tensor_bind
 from ._spatial import batched, ntuple, unbatched
 from ._util import arr, same_dtype, shape, torch_op
@@ -91,10 +92,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
         params = dict(stride=stride, padding=_conv_padding(pads, shape(w)[2:], dilation), dilation=dilation,
                       groups=_groups("conv2d", groups))
         args = (x, w, b)
-        nnops.conv2d_p.abstract_eval(*[aval_of(a._value if isinstance(a, Tensor) else a) for a in args[:2]],
+        lax.conv2d_p.abstract_eval(*[aval_of(a._value if isinstance(a, Tensor) else a) for a in args[:2]],
                                      *([] if b is None else [aval_of(b._value if isinstance(b, Tensor) else b)]),
                                      **params)
-        return unbatched(_tensor_bind(nnops.conv2d_p, args, params), squeeze)
+        return unbatched(_tensor_bind(lax.conv2d_p, args, params), squeeze)
     y = nnops.conv2d(x, w, stride, pads, dilation, bias=b, groups=_groups("conv2d", groups))
     return unbatched(y, squeeze)
 

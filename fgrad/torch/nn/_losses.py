@@ -14,7 +14,7 @@ import warnings
 from ... import numpy as fnp
 from ...api import stop_gradient
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...ops import nn as nnops
+from ...extend import nn as nnops
 from ._util import (
     arr,
     concrete_or_none,

@@ -22,12 +22,13 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...core.trace import aval_of
-from ...ops import nn as nnops
-from ...ops.index import ARRAY, Slice, getitem, scatter_add
-from ...ops.shape import reshape, transpose
+from ... import lax
+from ...extend import nn as nnops
+from ...extend.lax import ARRAY, Slice, getitem, scatter_add
+from ...extend.lax import reshape, transpose
 from ._spatial import adaptive_avg_axis, adaptive_windows, batched, check_rank, ntuple, unbatched
-from ...numpy._util import fresh
-from ...ops.nn._geometry import _pool_params
+from ...extend.numpy import fresh
+from ...extend.nn import pool_params as _pool_params
 from .._tensor._boundary import call
 from .._tensor.tensor import Tensor, _tensor_bind
 from ._util import arr, concrete_or_none, shape, torch_op, val
@@ -69,8 +70,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if isinstance(x, Tensor):
         if len(x._value.shape) == 4:
             params = _pool_params(kernel_size, stride, padding, dilation, ceil_mode)
-            nnops.max_pool2d_p.abstract_eval(aval_of(x._value), **params)
-            y = _tensor_bind(nnops.max_pool2d_p, (x,), params)
+            lax.max_pool2d_p.abstract_eval(aval_of(x._value), **params)
+            y = _tensor_bind(lax.max_pool2d_p, (x,), params)
             if not return_indices:
                 return y
             return y, _wrap(nnops.max_pool2d_indices(x._value, kernel_size, stride, padding, dilation,

@@ -21,9 +21,9 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
-from ...ops.index import ARRAY, getitem
-from ...ops.shape import reshape, transpose
-from ...numpy._util import fresh
+from ...extend.lax import ARRAY, getitem
+from ...extend.lax import reshape, transpose
+from ...extend.numpy import fresh
 from ._spatial import adaptive_avg_axis, resample_axis
 from .._tensor.tensor import Tensor
 from ._util import arr, dtype, float_input, shape, torch_call, torch_op

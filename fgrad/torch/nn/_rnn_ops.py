@@ -47,12 +47,11 @@ from ...core.errors import FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import shape_of
 from ...core.trace import aval_of
-from ...ops import elementwise as ew
-from ...ops import nn as nnops
-from ...ops._batching import loop_batch
-from ...ops.linalg import dot_general
-from ...ops.shape import broadcast_in_dim, concatenate, move_axis, reshape
-from ...ops.shape import slice as _slice
+from ...extend import lax as xlax
+from ...extend import nn as nnops
+from ...extend.batching import loop_batch
+from ...extend.lax import broadcast_in_dim, concatenate, dot_general, move_axis, reshape
+from ...extend.lax import slice as _slice
 
 MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -456,24 +455,24 @@ def cell_math(mode: str, xg, hh, h, c=None, w_hr=None) -> tuple:
       LSTM  i, f, g, o = sig, sig, tanh, sig of (xg + hh); c' = f c + i g; h' = o tanh(c') (W_hr)
       GRU   r, z = sig(xg + hh); n = tanh(xg_n + r hh_n); h' = (1 - z) n + z h."""
     if mode in ("RNN_TANH", "RNN_RELU"):
-        a = ew.add(xg, hh)
-        return (ew.tanh(a) if mode == "RNN_TANH" else nnops.relu(a)), None, []
+        a = xlax.add(xg, hh)
+        return (xlax.tanh(a) if mode == "RNN_TANH" else nnops.relu(a)), None, []
     G = shape_of(xg)[1]
     if mode == "LSTM":
         H = G // 4
-        gates = ew.add(xg, hh)
-        i, f = ew.logistic(_cols(gates, 0, H)), ew.logistic(_cols(gates, H, 2 * H))
-        g, o = ew.tanh(_cols(gates, 2 * H, 3 * H)), ew.logistic(_cols(gates, 3 * H, 4 * H))
-        c_new = ew.add(ew.mul(f, c), ew.mul(i, g))
-        m = ew.mul(o, ew.tanh(c_new))
+        gates = xlax.add(xg, hh)
+        i, f = xlax.logistic(_cols(gates, 0, H)), xlax.logistic(_cols(gates, H, 2 * H))
+        g, o = xlax.tanh(_cols(gates, 2 * H, 3 * H)), xlax.logistic(_cols(gates, 3 * H, 4 * H))
+        c_new = xlax.add(xlax.mul(f, c), xlax.mul(i, g))
+        m = xlax.mul(o, xlax.tanh(c_new))
         h_new = m if w_hr is None else dot_general(m, w_hr, (((1,), (1,)), ((), ())))
         return h_new, c_new, [i, f, g, o]
     H = G // 3
-    r = ew.logistic(ew.add(_cols(xg, 0, H), _cols(hh, 0, H)))
-    z = ew.logistic(ew.add(_cols(xg, H, 2 * H), _cols(hh, H, 2 * H)))
+    r = xlax.logistic(xlax.add(_cols(xg, 0, H), _cols(hh, 0, H)))
+    z = xlax.logistic(xlax.add(_cols(xg, H, 2 * H), _cols(hh, H, 2 * H)))
     hn = _cols(hh, 2 * H, 3 * H)
-    n = ew.tanh(ew.add(_cols(xg, 2 * H, 3 * H), ew.mul(r, hn)))
-    h_new = ew.add(n, ew.mul(z, ew.sub(h, n)))
+    n = xlax.tanh(xlax.add(_cols(xg, 2 * H, 3 * H), xlax.mul(r, hn)))
+    h_new = xlax.add(n, xlax.mul(z, xlax.sub(h, n)))
     return h_new, None, [r, z, n, hn]
 
 
@@ -498,12 +497,12 @@ def _scan_composite(xs, mode, reverse, lengths, has_bias, has_proj):
         if idle[t] is not None:
             run = np.ones(B, bool)
             run[idle[t]] = False
-            keep = lambda new, old: ew.select(  # noqa: E731
+            keep = lambda new, old: xlax.select(  # noqa: E731
                 np.broadcast_to(run[:, None], shape_of(new)), new, old)
             h_new = keep(h_new, h)
             if c_new is not None:
                 c_new = keep(c_new, c)
-            acts = [keep(a, ew.const(a, 0.0)) for a in acts]
+            acts = [keep(a, xlax.const(a, 0.0)) for a in acts]
         h, c = h_new, c_new
         parts = [h] + ([c] if c is not None else []) + acts
         row = concatenate(parts, 1)

@@ -24,12 +24,11 @@ from ...core.errors import (
     FgradValueError,
 )
 from ...core.trace import Tracer
-from ...ops import elementwise as ew
-from ...ops import nn as nnops
-from ...ops.index import rev
-from ...ops.shape import broadcast_in_dim, concatenate, reshape, slice, transpose
+from ...extend import lax as xlax
+from ...extend import nn as nnops
+from ...extend.lax import broadcast_in_dim, concatenate, reshape, rev, slice, transpose
 from .._tensor.creation import _gen
-from ...numpy._util import fresh
+from ...extend.numpy import fresh
 from .._tensor.tensor import Tensor
 from ._util import arr, dtype, shape, torch_call, torch_op, val
 from .._tensor.tensor import wrap as _wrap
@@ -340,7 +339,7 @@ def _dropout(x, p: float, training: bool, feature: bool, alpha: bool):
 
 
 def _zeroed(x):
-    return ew.mul(x, ew.const(x, 0.0))
+    return xlax.mul(x, xlax.const(x, 0.0))
 
 
 def _masked(x, m):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import _tensor as T  # the facade namespace: T.empty, ...
 from ...core.errors import FgradValueError
-from ...ops.shape import transpose
+from ...extend.lax import transpose
 from .._tensor.tensor import Tensor
 from . import init
 from ._attention_functional import multi_head_attention_forward

@@ -13,11 +13,12 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...core.trace import _state, aval_of
-from ...numpy._util import cast
-from ...ops import elementwise as ew
-from ...ops import nn as nnops
-from ...ops.nn.dense import _nll
-from ...ops.shape import reshape, transpose
+from ... import lax
+from ...extend.numpy import cast
+from ...extend import lax as xlax
+from ...extend import nn as nnops
+from ...extend.nn import nll as _nll
+from ...extend.lax import reshape, transpose
 from .._tensor._boundary import call
 from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class
 from ._util import (
@@ -42,8 +43,8 @@ __all__ = ["relu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "cro
 
 
 _val, _arr, _shape, _dtype, _float_input, _same_dtype = val, arr, shape, dtype, float_input, same_dtype
-_RELU, _LOGISTIC, _TANH, _SOFTPLUS = nnops.relu_p, ew.logistic_p, ew.tanh_p, nnops.softplus_p
-_LOG_SOFTMAX, _LINEAR = nnops.log_softmax_p, nnops.linear_p
+_RELU, _LOGISTIC, _TANH, _SOFTPLUS = lax.relu_p, lax.logistic_p, lax.tanh_p, lax.softplus_p
+_LOG_SOFTMAX, _LINEAR = lax.log_softmax_p, lax.linear_p
 
 
 def _checked(prim, args, params):
@@ -80,7 +81,7 @@ def sigmoid(input):
         return _tensor_bind(_LOGISTIC, (input,), _EMPTY)
     input = _arr(input, "sigmoid")
     _float_input("sigmoid", input)
-    return ew.logistic(input)
+    return xlax.logistic(input)
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
@@ -101,7 +102,7 @@ def tanh(input):
         return _tensor_bind(_TANH, (input,), _EMPTY)
     input = _arr(input, "tanh")
     _float_input("tanh", input)
-    return ew.tanh(input)
+    return xlax.tanh(input)
 
 
 _softmax_dim = softmax_dim
@@ -267,7 +268,7 @@ def linear(input, weight, bias=None):
         if isinstance(bias, Tensor) and isinstance(input, Tensor) and isinstance(wt, Tensor):
             # (the training path: addmm is one primitive over the op's operands in order, so
             # it binds directly, its node of the op's class)
-            return _tensor_bind(nnops.addmm_p, (bias, input, wt), _EMPTY, _ADDMM)
+            return _tensor_bind(lax.addmm_p, (bias, input, wt), _EMPTY, _ADDMM)
         return call("AddmmBackward0", _addmm_t, (bias, input, wt))
     x2 = input.reshape(-1, xs[-1]) if isinstance(input, Tensor) else reshape(input, (-1, xs[-1]))
     if bias is None:
@@ -290,7 +291,7 @@ def _mm_t(x, wt):
 def _addmm_t(b, x, wt):
     # one primitive over the op's operands in order: the op's node is addmm's own (the same
     # GEMM as linear's, wt being the weight's transposed view)
-    return nnops.addmm_p.bind(b, x, wt)
+    return lax.addmm_p.bind(b, x, wt)
 
 
 @on_tensors
@@ -385,7 +386,7 @@ def _batch_norm(input, weight, bias, rm, rv, training, eps):
         mean = reshape(_cast_like(rm, dt), bshape)
         var = reshape(_cast_like(rv, dt), bshape)
         centered = fnp.subtract(input, mean)
-    inv = ew.div(ew.const(var, 1.0), ew.sqrt(ew.add(var, ew.const(var, eps))))
+    inv = xlax.div(xlax.const(var, 1.0), xlax.sqrt(xlax.add(var, xlax.const(var, eps))))
     y = fnp.multiply(centered, inv)
     if weight is not None:
         y = fnp.multiply(y, reshape(weight, bshape))

@@ -28,11 +28,10 @@ from ... import numpy as fnp
 from .. import _tensor as T  # the facade namespace: T.empty, ...
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import xp_of
-from ...ops import elementwise as ew
-from ...ops import nn as nnops
-from ...ops.linalg import dot_general
-from ...ops.shape import concatenate, reshape, transpose
-from ...ops.shape import slice as _slice
+from ...extend import lax as xlax
+from ...extend import nn as nnops
+from ...extend.lax import concatenate, dot_general, reshape, transpose
+from ...extend.lax import slice as _slice
 from .._tensor._boundary import call
 from . import functional as F
 from . import init
@@ -279,7 +278,7 @@ class RNNBase(Module):
                 b_ih, b_hh = w.get("bias_ih"), w.get("bias_hh")
                 if b_ih is not None and self.mode != "GRU":
                     # b_hh joins b_ih in the input projection (GRU needs it apart: r (h W_hn + b_hn))
-                    b_ih, b_hh = ew.add(b_ih, b_hh), None
+                    b_ih, b_hh = xlax.add(b_ih, b_hh), None
                 xw = _project(layer_in, w["weight_ih"], b_ih)
                 k = layer * D + d
                 hs = _layer_state(h0, k, B, Hr, x, dt)
@@ -294,7 +293,7 @@ class RNNBase(Module):
             layer_in = outs[0] if D == 1 else concatenate(outs, 2)
             m = masks[layer]
             if isinstance(m, float):  # p = 1: everything dropped
-                layer_in = ew.mul(layer_in, ew.const(layer_in, 0.0))
+                layer_in = xlax.mul(layer_in, xlax.const(layer_in, 0.0))
             elif m is not None:
                 layer_in = fnp.multiply(layer_in, _on_device_of(layer_in, m))
         return layer_in, concatenate(h_out, 0), (concatenate(c_out, 0) if lstm else None)

@@ -21,7 +21,7 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import xp_of
-from ...ops.shape import concatenate, reshape
+from ...extend.lax import concatenate, reshape
 from .._tensor.tensor import Tensor, wrap
 from ._util import concrete_or_none, dtype, shape, torch_call, val
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops import numba_kernels
+from ...extend import kernels as numba_kernels
 from ...core.errors import FgradValueError
 from .optimizer import Optimizer, ParamsT, _check_flags, _number
 
