@@ -30,6 +30,9 @@ _MASK53 = np.uint64((1 << 53) - 1)
 _TWO63 = 1 << 63
 # randperm's "small n" path (n < UINT32_MAX / 20) draws 32-bit values; larger n uses 64-bit ones
 _RANDPERM_SMALL = _MASK32 // 20
+_MT_N = 624
+# torch's get_rng_state(): sizeof(CPUGeneratorImplStateLegacy) on x86-64
+_STATE_BYTES = 5056
 # torch's default_rng_seed_val: the seed of the default generator and of a new torch.Generator()
 DEFAULT_SEED = 67280421310721
 # normal_ switches from scalar Box-Muller to its block kernel at this many contiguous elements
@@ -183,36 +186,65 @@ def _sincos8(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class TorchMT19937:
     """The state and draws of a `torch.Generator` on the CPU, with PyTorch's transforms."""
 
-    __slots__ = ("_bits", "seed", "next_double_normal")
+    __slots__ = ("_bits", "seed", "next_double_normal", "_seeded_key")
 
     def __init__(self, seed: int = DEFAULT_SEED) -> None:
-        self.seed = int(seed)
-        self._bits = _mt_state(seed)
-        self.next_double_normal: float | None = None
+        self._bits = np.random.MT19937()
+        self.manual_seed(seed)
 
     def manual_seed(self, seed: int) -> None:
         """Restart from `seed` in place (CPUGeneratorImpl::set_current_seed: the cached normal
         sample is dropped); the bit generator object stays the same."""
         self.seed = int(seed)
         self._bits.state = _mt_state(seed).state
-        self.next_double_normal = None
+        # torch's engine tells "just seeded" (next = 0) from "624 draws made" (next = 624) in its
+        # state; NumPy's position is 624 for both, so the seeded array is kept to tell them apart
+        self._seeded_key = self._bits.state["state"]["key"]
+        self.next_double_normal: float | None = None
 
     @property
     def bits(self) -> np.random.MT19937:
         """The MT19937 bit generator (shared: NumPy samplers drawing from it advance this stream)."""
         return self._bits
 
-    def get_state(self) -> dict:
-        """A snapshot: the seed, the MT19937 state (a copy) and the cached normal sample."""
-        state = self._bits.state
-        state["state"] = dict(state["state"], key=state["state"]["key"].copy())
-        return {"seed": self.seed, "mt19937": state, "next_double_normal": self.next_double_normal}
+    def get_state(self) -> np.ndarray:
+        """The state as torch's `get_rng_state()` bytes (CPUGeneratorImplStateLegacy on x86-64,
+        5056 uint8 values): seed, the engine's `left`/`seeded`/`next`, its 624 words (each as
+        uint64), the cached double normal sample and its flag, the (unused) float one."""
+        mt = self._bits.state["state"]
+        key, pos = mt["key"], int(mt["pos"])
+        fresh = pos == _MT_N and self._seeded_key is not None and np.array_equal(key, self._seeded_key)
+        buf = np.zeros(_STATE_BYTES, np.uint8)
+        head = np.array([self.seed % (1 << 64)], np.uint64).tobytes() \
+            + np.array([_MT_N + 1 - pos, 1], np.int32).tobytes() \
+            + np.array([0 if fresh else pos], np.uint64).tobytes() + key.astype(np.uint64).tobytes()
+        buf[:len(head)] = np.frombuffer(head, np.uint8)
+        if self.next_double_normal is not None:
+            buf[5024:5032] = np.frombuffer(np.array([self.next_double_normal], np.float64).tobytes(), np.uint8)
+            buf[5040:5044] = np.frombuffer(np.array([1], np.int32).tobytes(), np.uint8)
+        return buf
 
-    def set_state(self, state: dict) -> None:
-        """Restore a `get_state` snapshot."""
-        self.seed = int(state["seed"])
-        self._bits.state = state["mt19937"]
-        self.next_double_normal = state["next_double_normal"]
+    def set_state(self, state) -> None:
+        """Restore a `get_state` value, or torch's `get_rng_state()` bytes (5056, or the older
+        5048 without the float sample), checked as CPUGeneratorImpl::set_state checks them."""
+        raw = np.ascontiguousarray(state)
+        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size not in (_STATE_BYTES, _STATE_BYTES - 8):
+            raise FgradRuntimeError(
+                f"set_rng_state expects a 1-d uint8 state of {_STATE_BYTES} (or {_STATE_BYTES - 8}) bytes, as "
+                f"get_rng_state() returns, got dtype {raw.dtype} shape {raw.shape}")
+        b = raw.tobytes()
+        seed = int(np.frombuffer(b[0:8], np.uint64)[0])
+        left, seeded = (int(v) for v in np.frombuffer(b[8:16], np.int32))
+        nxt = int(np.frombuffer(b[16:24], np.uint64)[0]) & _MASK32
+        if not (seeded and 0 < left <= _MT_N and nxt <= _MT_N):
+            raise FgradRuntimeError(f"set_rng_state: invalid mt19937 state (seeded={seeded}, left={left}, "
+                                    f"next={nxt}); pass a state from get_rng_state()")
+        key = (np.frombuffer(b[24:24 + 8 * _MT_N], np.uint64) & np.uint64(_MASK32)).astype(np.uint32)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": _MT_N + 1 - left}}
+        self.seed = seed
+        self._seeded_key = key.copy() if left == 1 and nxt == 0 else None
+        valid = int(np.frombuffer(b[5040:5044], np.int32)[0])
+        self.next_double_normal = float(np.frombuffer(b[5024:5032], np.float64)[0]) if valid else None
 
     # --- raw draws ------------------------------------------------------------------------------
 

@@ -53,14 +53,30 @@ class Generator:
         return self.initial_seed()
 
     def initial_seed(self) -> int:
+        """The seed this generator was last seeded with."""
         return self._engine.seed
 
-    def get_state(self) -> dict:
-        return self._engine.get_state()
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 Tensor in torch's layout (5056 bytes): the same
+        bytes as torch's `get_state()` after the same seed and draws, and accepted by either."""
+        return _make(self._engine.get_state())
 
-    def set_state(self, state: dict) -> "Generator":
-        self._engine.set_state(state)
+    def set_state(self, state) -> "Generator":
+        """Continue from `state` (a `get_state()` Tensor of this or of real torch's generator).
+
+        Args:
+            state: a uint8 Tensor or array of 5056 bytes.
+        Returns:
+            this generator."""
+        value = state.detach().cpu().numpy() if isinstance(state, Tensor) else state
+        if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # a real torch tensor
+            value = value.numpy()
+        self._engine.set_state(np.asarray(value))
         return self
+
+    def clone_state(self) -> "Generator":
+        """A new generator in this one's state (their streams then go on independently)."""
+        return Generator(self.device).set_state(self.get_state())
 
     @property
     def engine(self) -> TorchMT19937:
@@ -90,11 +106,13 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def get_rng_state() -> dict:
+def get_rng_state() -> Tensor:
+    """The default generator's state (a uint8 Tensor, torch's bytes; see Generator.get_state)."""
     return default_generator.get_state()
 
 
 def set_rng_state(state) -> None:
+    """Continue the default generator from a `get_rng_state()` value (this or real torch's)."""
     default_generator.set_state(state)
 
 
@@ -363,7 +381,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0 .. n - 1: torch's for the same seed."""
-    return _finish(np.array(_engine(generator).randperm(int(n)), np.int64), dtype, device, requires_grad)
+    return _finish(_engine(generator).randperm_array(int(n)), dtype, device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,

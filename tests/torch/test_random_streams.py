@@ -22,7 +22,7 @@ import fgrad.torch.nn.init as finit  # noqa: E402
 
 SEEDS = (0, 1, 42, 2 ** 32 + 5)
 DTYPES = ("float32", "float64")
-SHAPES = ((), (1,), (7,), (16,), (17,), (3, 5), (100,))
+SHAPES = ((), (1,), (7,), (16,), (17,), (3, 5), (100,), (1000,))
 MATRIX_SHAPES = ((3, 5), (4, 4), (6, 2), (8, 3, 3))
 RTOL = {"float32": 1e-5, "float64": 1e-12}
 
@@ -49,8 +49,11 @@ TABLE = {
     "randn_like": (lambda m, s, d: m.randn_like(m.zeros(s, dtype=d)), SHAPES),
     "randint": (lambda m, s, d: m.randint(-3, 17, s), SHAPES),
     "randint__wide": (lambda m, s, d: m.randint(0, 2 ** 40, s), SHAPES),
+    "randint__32bit_edge": (lambda m, s, d: m.randint(-2 ** 31, 2 ** 31, s), SHAPES),  # 2**32: a 64-bit draw
+    "randint__huge": (lambda m, s, d: m.randint(-2 ** 62, 2 ** 62 + 12345, s), SHAPES),
     "randint_like": (lambda m, s, d: m.randint_like(m.zeros(s, dtype=d), 5, 9), SHAPES),
     "randperm": (lambda m, s, d: m.randperm(math.prod(s) + 3), SHAPES),
+    "randperm__long": (lambda m, s, d: m.randperm(5 * math.prod(s) + 600), SHAPES[-2:]),
     "normal": (lambda m, s, d: m.normal(0.5, 2.0, s, dtype=d), SHAPES),
     "normal__tensors": (lambda m, s, d: m.normal(m.full(s, 0.5, dtype=d), m.full(s, 3.0, dtype=d)), SHAPES),
     "normal__tensor_mean": (lambda m, s, d: m.normal(m.full(s, 0.5, dtype=d), 3.0), SHAPES),
@@ -129,11 +132,14 @@ def test_every_random_name_is_in_the_table():
     assert not missing, f"random functions of fgrad.torch missing from TABLE: {missing}"
 
 
-CASES = [(name, shape) for name, (_, shapes) in TABLE.items() for shape in shapes]
+# the 1000-element cases (compiled transforms, see test_compiled_and_numpy_transforms_agree_with_torch)
+# run in the slow step
+CASES = [pytest.param(name, shape, id=f"{name}-{shape}", marks=[pytest.mark.slow] if math.prod(shape) >= 1000 else [])
+         for name, (_, shapes) in TABLE.items() for shape in shapes]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name,shape", CASES, ids=[f"{n}-{s}" for n, s in CASES])
+@pytest.mark.parametrize("name,shape", CASES)
 def test_draws_equal_torch(name, shape, dtype):
     sample = TABLE[name][0]
     for seed in SEEDS:
@@ -199,3 +205,133 @@ def test_data_loading_without_a_generator_follows_the_default_stream(seed):
            [list(s) for s in fd.random_split(ds, [10, 13])], list(fd.SubsetRandomSampler(list(range(9)))),
            list(fd.WeightedRandomSampler([1.0, 2.0, 3.0, 4.0], 6)), ft.rand(3).numpy().tolist()]
     assert got == want
+
+
+def _same_stream(seed):
+    """torch's and fgrad's default streams are at the same place: their next draws agree."""
+    assert np.array_equal(ft.rand(3, dtype=ft.float64).numpy(), torch.rand(3, dtype=torch.float64).numpy()), seed
+
+
+LAYERS = {
+    "Linear": lambda m: m.nn.Linear(5, 3),
+    "Linear_float64": lambda m: m.nn.Linear(20, 30, dtype=m.float64),
+    "Conv1d": lambda m: m.nn.Conv1d(2, 4, 3),
+    "Conv2d": lambda m: m.nn.Conv2d(2, 4, 3),
+    "ConvTranspose2d": lambda m: m.nn.ConvTranspose2d(2, 4, 3),
+    "LSTM": lambda m: m.nn.LSTM(4, 6, num_layers=2, bidirectional=True),
+    "GRU": lambda m: m.nn.GRU(4, 6),
+    "RNN": lambda m: m.nn.RNN(3, 5),
+    "LSTMCell": lambda m: m.nn.LSTMCell(3, 4),
+    "Embedding": lambda m: m.nn.Embedding(10, 4),
+    "BatchNorm2d": lambda m: m.nn.BatchNorm2d(3),
+    "LayerNorm": lambda m: m.nn.LayerNorm(4),
+    "MultiheadAttention": lambda m: m.nn.MultiheadAttention(8, 2),
+    "TransformerEncoderLayer": lambda m: m.nn.TransformerEncoderLayer(8, 2, 16),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_default_initial_weights_equal_torch(seed):
+    """After manual_seed, every layer's initial parameters (and buffers) are torch's, and the
+    stream is left where torch leaves it."""
+    for name, make in LAYERS.items():
+        torch.manual_seed(seed)
+        ft.manual_seed(seed)
+        want, got = make(torch), make(ft)
+        want_state, got_state = want.state_dict(), got.state_dict()
+        assert list(got_state) == list(want_state), name
+        for key, value in want_state.items():
+            assert np.array_equal(_np(got_state[key]), _np(value)), (name, key)
+        _same_stream((seed, name))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_interleaved_calls_keep_the_streams_in_step(seed):
+    """A mix of samplers (the normal cache carried between the scalar calls, blocks, 32- and
+    64-bit draws) on the default generator and on an explicit one."""
+    def program(m, g):
+        return [m.randn(3, generator=g), m.rand(5, generator=g), m.randn(1, generator=g),
+                m.randperm(12, generator=g), m.randn(20, dtype=m.float64, generator=g),
+                m.randint(0, 2 ** 35, (4,), generator=g), m.randn(2, generator=g),
+                m.multinomial(m.tensor([0.2, 0.5, 0.3]), 5, True, generator=g),
+                m.empty(6).normal_(2.0, 0.5, generator=g), m.bernoulli(m.full((9,), 0.4), generator=g),
+                m.empty(4, dtype=m.float64).uniform_(-1.0, 1.0, generator=g)]
+    torch.manual_seed(seed)
+    ft.manual_seed(seed)
+    tg, fg = torch.Generator().manual_seed(seed + 1), ft.Generator().manual_seed(seed + 1)
+    for want, got in zip(program(torch, None) + program(torch, tg), program(ft, None) + program(ft, fg)):
+        assert np.array_equal(_np(got), _np(want)), (seed, want, got)
+    _same_stream(seed)
+    assert np.array_equal(ft.randn(5, generator=fg).numpy(), torch.randn(5, generator=tg).numpy())
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_rng_state_is_torchs_bytes(seed):
+    """get_rng_state gives torch's exact bytes at every point (just seeded, mid-block, with a
+    cached normal sample); states travel between fgrad.torch and torch in both directions."""
+    torch.manual_seed(seed)
+    ft.manual_seed(seed)
+    steps = [lambda m: None, lambda m: m.randn(1), lambda m: m.rand(700), lambda m: m.rand(620),
+             lambda m: m.randn(2, dtype=m.float64), lambda m: m.randperm(50)]
+    for step in steps:
+        step(torch)
+        step(ft)
+        state = ft.get_rng_state()
+        assert state.dtype == ft.uint8 and tuple(state.shape) == (5056,)
+        assert np.array_equal(state.numpy(), torch.get_rng_state().numpy())
+    mine = ft.get_rng_state()
+    first = ft.randn(5).numpy()
+    torch.set_rng_state(torch.from_numpy(mine.numpy().copy()))
+    assert np.array_equal(torch.randn(5).numpy(), first)
+    g = torch.Generator().manual_seed(seed)
+    torch.randn(3, generator=g)
+    mine = ft.Generator().set_state(g.get_state())
+    assert np.array_equal(ft.randn(7, generator=mine).numpy(), torch.randn(7, generator=g).numpy())
+    twin = mine.clone_state()
+    assert np.array_equal(ft.rand(4, generator=twin).numpy(), ft.rand(4, generator=mine).numpy())
+    with pytest.raises(RuntimeError, match="5056"):
+        ft.set_rng_state(ft.zeros(10, dtype=ft.uint8))
+    with pytest.raises(RuntimeError, match="invalid mt19937 state"):
+        ft.set_rng_state(ft.zeros(5056, dtype=ft.uint8))
+
+
+def test_fork_rng_seed_and_initial_seed():
+    ft.manual_seed(7)
+    torch.manual_seed(7)
+    with ft.random.fork_rng():
+        ft.randn(30)
+    with ft.random.fork_rng(enabled=False):
+        ft.rand(2)
+    torch.rand(2)
+    _same_stream(7)
+    assert ft.initial_seed() == torch.initial_seed() == 7
+    s = ft.seed()
+    assert s == ft.initial_seed() and 0 <= s < 2 ** 64
+    torch.manual_seed(s)
+    _same_stream(s)
+    g = ft.Generator()
+    assert g.seed() == g.initial_seed()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_and_numpy_transforms_agree_with_torch(dtype, monkeypatch):
+    """_random's NumPy references and _random_kernels' compiled loops give torch's values on
+    the same sizes (each path forced in turn; which one runs otherwise depends on size)."""
+    from fgrad.torch._tensor import _random
+    seed, n = 42, 530
+
+    def draws(m):
+        d = getattr(m, dtype)
+        return [m.randn(n, dtype=d), m.empty(n + 7, dtype=d).normal_(0.5, 2.0), m.empty(n, dtype=d).uniform_(-3.0, 1.5),
+                m.randperm(n), m.empty(n, dtype=d).exponential_(1.5)]
+    torch.manual_seed(seed)
+    want = draws(torch)
+    # _KERNELS False: Numba unavailable (the NumPy references); None with _KERNEL_MIN 1: load
+    # and use the compiled loops for any size
+    for path, loaded, minimum in (("numpy", False, 10 ** 9), ("compiled", None, 1)):
+        monkeypatch.setattr(_random, "_KERNELS", loaded)
+        monkeypatch.setattr(_random, "_KERNEL_MIN", minimum)
+        ft.manual_seed(seed)
+        got = draws(ft)
+        for i, (a, b) in enumerate(zip(got, want)):
+            assert np.array_equal(_np(a), _np(b)), (path, i)
