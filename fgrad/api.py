@@ -30,7 +30,7 @@ from .core.trace import (
 )
 from .interpreters.backward import Leaf, backward_pass
 from .interpreters.batching import BatchTrace, BatchTracer
-from .interpreters.compile.executable import Executable, JitStats
+from .interpreters.compile.executable import Executable, JitStats, fast_args
 from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
 from .interpreters.record import (
     RecordTrace,
@@ -1092,7 +1092,7 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
     nums, names = _static_args(f, static_argnums, static_argnames)
     cache: dict = {}  # signature -> Executable
-    fast: dict = {}   # _fast_key of positional NumPy arguments -> the compiled program's runner
+    fast: dict = {}   # fast_args key of positional arguments -> the compiled program's runner
     stats = JitStats()
     admits_fast = not nums and not names
 
@@ -1114,17 +1114,17 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
     def jitted(*args, **kwargs):
         if _jit_disabled_uses and _JIT_SWITCH.disabled:
             return f(*args, **kwargs)
-        key = _fast_key(args) if admits_fast and not kwargs else None
-        if key is not None:
-            run = fast.get(key)
+        found = fast_args(args) if admits_fast and not kwargs else None
+        if found is not None:
+            run = fast.get(found[0])
             if run is not None and _state.trace is EVAL_TRACE and not _state.debug_nans:
-                return run(*args)
+                return run(*found[1])
         entry, vals = executable(args, kwargs)
         out = entry(vals)
         if xp_of(vals) is not np:  # outputs that are constants of the trace come out on the host
             out = tree_map(lambda o: _beside(vals, o), out)
-        if key is not None and entry.can_compile(vals):
-            fast[key] = entry.fast()
+        if found is not None and entry.can_compile(vals):
+            fast[found[0]] = entry.fast()
         return out
 
     def lower(*args, **kwargs) -> Lowered:
@@ -1139,27 +1139,11 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
         return Traced(_stage(f, args, kwargs, nums, "jit", names)[0], functools.partial(lower, *args, **kwargs))
 
     jitted._cache = cache
+    jitted._fast = fast
     jitted.stats = stats
     jitted.lower = lower
     jitted.trace = trace
     return jitted
-
-
-def _fast_key(args) -> tuple | None:
-    """The signature of positional arguments that are all NumPy arrays or Python floats and
-    bools (shape and dtype, or the number's type), cheap enough to check on every call; None
-    for anything else, which takes the general path."""
-    key = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append(a.shape)
-            key.append(a.dtype)
-        elif t is float or t is bool:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
 
 
 def _static_key(v, what: str = "static argument"):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...core.ir import eval_jaxpr
 from ...core.trace import EVAL_TRACE, _state
-from ...tree_util import tree_flatten, tree_unflatten
+from ...tree_util import _DICT_ORDER, tree_flatten, tree_unflatten
 from .program import Program, fresh_arrays
 from .regions import MIN_KERNEL_EQNS
 
@@ -100,8 +100,8 @@ class Executable:
         return self._finish(outs)
 
     def fast(self):
-        """`run(*args)` for positional NumPy arrays and Python floats/bools (what jit's fast
-        path admits): the compiled program and the output's structure, nothing else."""
+        """`run(*leaves)` for the leaves `fast_args` gives (what jit's fast path admits): the
+        compiled program and the output's structure, nothing else."""
         fn, finish = self.compiled(), self._finish
         if finish is _first:
             def run(*args):
@@ -120,3 +120,95 @@ def _first(outs):
 
 
 _LEAF = tree_flatten(0)[1]  # the structure of a single array
+
+
+# NumPy's numeric scalar types (each names one dtype): the program takes them as they are, as
+# jit's general path passes them
+_NP_SCALARS = frozenset(t for t in set(np.sctypeDict.values())
+                        if issubclass(t, np.generic) and np.dtype(t).kind in "biufc")
+_INT64_MIN, _INT64_END = -2 ** 63, 2 ** 63
+_TREE = object()  # the first item of a key made by _tree_key, unlike any flat key's
+
+
+def fast_args(args: tuple) -> tuple[tuple, tuple | list] | None:
+    """The key of jit's fast path for the positional arguments `args`, and the flattened
+    inputs to pass the compiled program; None for arguments that take the general path.
+
+    Admitted: NumPy arrays (exactly np.ndarray) and numeric scalars, Python bools, ints (in
+    int64's range), floats and complex numbers, and tuples, lists, dicts and None holding
+    them. A key determines the general path's signature (structure, shapes, dtypes and weak
+    typing) and so the compiled program; the inputs are those the general path would pass
+    (Python ints and complex numbers as 0-d arrays, which is what it makes of them).
+
+    Args:
+        args: the positional arguments of a call of a jitted function.
+
+    Returns:
+        `(key, leaves)`, or None.
+    """
+    # the common case (arrays and scalars the program takes as they are) in one loop
+    # without calls; anything else is walked as a pytree
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append(a.shape)
+            key.append(a.dtype)
+        elif t is float or t is bool or t in _NP_SCALARS:
+            key.append(t)
+        else:
+            return _tree_key(args)
+    return tuple(key), args
+
+
+def _tree_key(args: tuple) -> tuple[tuple, list] | None:
+    """`fast_args` for arguments with containers, Python ints or complex numbers."""
+    key: list = [_TREE]
+    leaves: list = []
+    if not _walk(args, key, leaves):
+        return None
+    return tuple(key), leaves
+
+
+def _walk(x, key: list, leaves: list) -> bool:
+    """Append the key items and the leaves of pytree `x` in tree_flatten's order (False: a
+    node or leaf the fast path does not admit). Each item says what it is (a shape, then its
+    dtype; a scalar's type; a container's type and size or keys; None), so the key is
+    unambiguous."""
+    t = type(x)
+    if t is np.ndarray:
+        key.append(x.shape)
+        key.append(x.dtype)
+        leaves.append(x)
+    elif t is float or t is bool or t in _NP_SCALARS:
+        key.append(t)
+        leaves.append(x)
+    elif t is int:
+        if not _INT64_MIN <= x < _INT64_END:  # (uint64 or an error on the general path)
+            return False
+        key.append(t)
+        leaves.append(np.asarray(x))
+    elif t is complex:
+        key.append(t)
+        leaves.append(np.asarray(x))
+    elif t is tuple or t is list:
+        key.append((t, len(x)))
+        for c in x:
+            if not _walk(c, key, leaves):
+                return False
+    elif t is dict:
+        if _DICT_ORDER.insertion:  # (the facade's torch.func order: the general path)
+            return False
+        try:
+            names = sorted(x)
+        except TypeError:  # keys that do not sort: tree_flatten's error, on the general path
+            return False
+        key.append((dict, tuple(x)))
+        for k in names:
+            if not _walk(x[k], key, leaves):
+                return False
+    elif x is None:
+        key.append(None)
+    else:
+        return False
+    return True

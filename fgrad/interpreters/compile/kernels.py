@@ -23,14 +23,17 @@ once and caches; each kernel imports them and LLVM inlines them into its loop.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import importlib.util
+import json
 import math
 import os
 import re
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -309,12 +312,94 @@ def _indent(lines: list[str], by: str = "    ") -> list[str]:
 
 
 def _write_source(folder: Path, spec: KernelSpec) -> Path:
-    """The kernel's source file in `folder`, written once and atomically (processes that
-    compile the same kernel at the same time agree on it)."""
+    """The kernel's source file in `folder`, written atomically (processes that compile the
+    same kernel at the same time agree on it) where it is missing or holds anything but the
+    source (damaged, cut short, another version's): it is read back and compared first."""
     path = folder / f"{spec.name}.py"
-    if not path.exists():
-        native.write_atomic(path, spec.source.encode())
+    source = spec.source.encode()
+    try:
+        found = path.read_bytes()
+    except FileNotFoundError:
+        found = None
+    if found != source:
+        if found is not None:
+            warnings.warn(f"fgrad: the cached kernel source {path} differs from the kernel's "
+                          "source (damaged or written by another version); it is rewritten.",
+                          RuntimeWarning, stacklevel=3)
+        native.write_atomic(path, source)
     return path
+
+
+# Numba's own cache of a module (`__pycache__/<module>.<function>-<line>.py<version>.nbi`,
+# its index, and `.nbc`, the compiled code that Numba links) is checked too: its files' SHA-256
+# are recorded beside them (`<module>.sums.json`) once Numba has written them, and files that
+# do not match (damaged, cut short, unrecorded) are deleted before Numba reads them, so it
+# compiles anew. Numba rejects a foreign entry (another CPU, Numba or Python) itself.
+_IMPORTED: dict[Path, None] = {}  # module files imported by this process, recorded at exit
+
+
+def _numba_files(path: Path) -> list[Path]:
+    return sorted((path.parent / "__pycache__").glob(f"{path.stem}.*.nb[ic]"))
+
+
+def _sums_path(path: Path) -> Path:
+    return path.parent / "__pycache__" / f"{path.stem}.sums.json"
+
+
+def _sums(files: list[Path]) -> dict[str, str] | None:
+    try:
+        return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    except OSError:  # (deleted meanwhile by a process that found them unrecorded)
+        return None
+
+
+def _check_numba_cache(path: Path, forget: bool = False) -> None:
+    """Delete the Numba cache files of module `path` that its recorded sums do not vouch for
+    (all of them with `forget`)."""
+    files = _numba_files(path)
+    if not files:
+        return
+    try:
+        want = None if forget else json.loads(_sums_path(path).read_text())
+    except (OSError, ValueError):
+        want = None
+    if want is not None and _sums(files) == want:
+        return
+    if want is not None:
+        warnings.warn(f"fgrad: Numba's cached code for {path.name} does not match its recorded "
+                      "checksums (damaged or cut short); it is deleted and compiled anew.",
+                      RuntimeWarning, stacklevel=3)
+    for f in files:
+        try:
+            f.unlink()
+        except OSError:
+            pass
+
+
+def _record_numba_cache(path: Path) -> None:
+    """Record the sums of module `path`'s Numba cache files as they are now (nothing where
+    they are already recorded, or the folder is unwritable)."""
+    files = _numba_files(path)
+    sums = _sums(files)
+    if not files or sums is None:
+        return
+    target = _sums_path(path)
+    try:
+        if json.loads(target.read_text()) == sums:
+            return
+    except (OSError, ValueError):
+        pass
+    try:
+        native.write_atomic(target, json.dumps(sums, sort_keys=True).encode())
+    except OSError:
+        pass
+
+
+@atexit.register
+def _record_imported() -> None:
+    # what Numba compiled after import (a loop's function compiles on its first call)
+    for path in _IMPORTED:
+        _record_numba_cache(path)
 
 
 _NUMBA: list = []  # [bool] once known
@@ -357,6 +442,7 @@ def _c_function(address: int, spec: KernelSpec):
 def _import_file(path: Path, module_name: str):
     """The module `module_name` run from `path` (registered in sys.modules before it runs:
     Numba's cached code refers to its module by name)."""
+    _check_numba_cache(path)
     loader = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader)
     sys.modules[module_name] = module
@@ -365,6 +451,8 @@ def _import_file(path: Path, module_name: str):
     except BaseException:
         del sys.modules[module_name]
         raise
+    _IMPORTED[path] = None
+    _record_numba_cache(path)  # (a cfunc compiles at import)
     return module
 
 
@@ -396,6 +484,8 @@ def load_kernel(spec: KernelSpec):
             STATS["kernels_built"] += 1
             STATS["disk_cache_hits"] += 1
             return fn
+        if spec.name in native.DISCARDED:  # Numba compiles it anew, so that its object code is saved again
+            _check_numba_cache(path, forget=True)
     vm_name, vm_source = _vmath_module()
     if f"from {vm_name} import" in spec.source and vm_name not in sys.modules:
         # the kernel imports it by name: loaded first, from the same folder

@@ -11,8 +11,11 @@ on an idle machine, importing llvmlite included) and calls it through ctypes.
 llvm_kernels.py's kernels come here as LLVM IR: `compile_ir` makes their object code with
 llvmlite (no Numba in the process), which is cached and linked the same way.
 
-Such code is loaded only where it is sure to run: built for this CPU (name and features, as
-Numba's cache keys it), by this Numba and Python; every external symbol resolvable (the C
+Such code is loaded only where it is sure to run: the bytes that were written (the metadata
+holds the object code's SHA-256 and a checksum of itself, so a truncated, damaged or
+half-written file is discarded and rebuilt, never linked: a damaged object file can crash the
+process); built for this CPU (name and features, as Numba's cache keys it), by this cache
+format, Numba and Python; every external symbol resolvable (the C
 library's math, Python's C API, and the three Numba runtime helpers a cfunc's wrapper
 declares, defined here); no symbol defined twice. Otherwise the caller compiles, or loads,
 the kernel through Numba as before.
@@ -20,6 +23,7 @@ the kernel through Numba as before.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import importlib.util
 import json
 import os
@@ -27,6 +31,7 @@ import struct
 import sys
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 
 # the Numba runtime helpers a cfunc's code may declare: the GIL around its wrapper's (never
@@ -52,6 +57,12 @@ define void @NRT_MemInfo_call_dtor(i8* %mi) {
 }
 """
 
+# the layout of what this module writes (object code, metadata); a cache entry of another
+# format is rebuilt
+FORMAT = 2
+
+DISCARDED: set[str] = set()  # kernels whose damaged cache entries this process deleted
+
 _ENGINE: list = []      # [(llvmlite.binding, engine, defined symbols, build key)] once made
 _FAILED: list = []      # [True] once the engine could not be made
 _LOCK = threading.Lock()  # one linking at a time: the engine is not thread-safe
@@ -66,7 +77,7 @@ def _build_key() -> dict:
     spec = importlib.util.find_spec("numba")
     origin = spec.origin if spec is not None and spec.origin else ""
     stamp = os.stat(origin).st_mtime_ns if origin else 0
-    return {"cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten(),
+    return {"format": FORMAT, "cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten(),
             "numba": f"{origin}@{stamp}", "llvmlite": llvmlite.__version__, "python": sys.version}
 
 
@@ -93,14 +104,60 @@ def _engine():
 
 def load(folder: Path, name: str) -> int | None:
     """The address of kernel `name`'s entry point, linked from `folder`, or None (no usable
-    object code there: the caller goes through Numba)."""
+    object code there: the caller goes through Numba or llvmlite, and writes it anew). An
+    entry whose bytes do not match its metadata's checksums is deleted, with a warning."""
     meta_path = folder / f"{name}.json"
-    if not meta_path.exists():
-        return None
     try:
-        return link((folder / f"{name}.o").read_bytes(), json.loads(meta_path.read_text()))
-    except (OSError, ValueError):
+        text = meta_path.read_bytes()
+    except OSError:  # (missing: never built here)
         return None
+    meta = _verified_meta(text)
+    obj = None
+    if meta is not None:
+        try:
+            obj = (folder / f"{name}.o").read_bytes()
+        except OSError:
+            obj = None
+    if meta is None or obj is None or len(obj) != meta["size"] or _digest(obj) != meta["sha256"]:
+        discard(folder, name, "its object code or metadata is damaged, truncated or missing")
+        return None
+    return link(obj, meta)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _meta_digest(meta: dict) -> str:
+    """The checksum of metadata `meta` (its "check" entry left out)."""
+    body = {k: v for k, v in meta.items() if k != "check"}
+    return _digest(json.dumps(body, sort_keys=True).encode())
+
+
+def _verified_meta(text: bytes) -> dict | None:
+    """The metadata `write` wrote as `text`, or None where it is not that (damaged, cut
+    short, of an older format that had no checksums)."""
+    try:
+        meta = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if (not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str)
+            or not isinstance(meta.get("size"), int) or meta.get("check") != _meta_digest(meta)):
+        return None
+    return meta
+
+
+def discard(folder: Path, name: str, why: str) -> None:
+    """Delete kernel `name`'s object code and metadata from `folder` (they are rebuilt), with
+    a warning that says `why`; nothing where they cannot be deleted."""
+    warnings.warn(f"fgrad: the cached kernel {name} in {folder} is discarded and rebuilt: {why}.",
+                  RuntimeWarning, stacklevel=3)
+    DISCARDED.add(name)
+    for suffix in (".json", ".o"):
+        try:
+            (folder / f"{name}{suffix}").unlink()
+        except OSError:
+            pass
 
 
 def link(obj: bytes, meta: dict) -> int | None:
@@ -206,7 +263,11 @@ def save(folder: Path, name: str, cfunc) -> None:
 
 def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
     """Write object code `obj` and its `meta` as kernel `name`'s, atomically (nothing where
-    the folder is unwritable)."""
+    the folder is unwritable). The metadata records the object code's size and SHA-256 and
+    its own checksum: where processes write the same kernel at once, a reader that gets one
+    writer's object code and another's metadata finds them different and rebuilds."""
+    meta = {**meta, "size": len(obj), "sha256": _digest(obj)}
+    meta["check"] = _meta_digest(meta)
     try:
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
             write_atomic(folder / f"{name}{suffix}", data)
@@ -221,14 +282,28 @@ def cache_dir() -> Path:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """`path` holding `data`, written under a temporary name and renamed, so processes
-    reading or writing it at the same time see either the old file or the new one whole
-    (its folder made if missing; OSError where it cannot be written)."""
+    """`path` holding `data`, written under a temporary name in its folder, flushed to disk
+    and renamed, so processes reading or writing it at the same time see either the old file
+    or the new one whole (its folder made if missing; OSError where it cannot be written).
+
+    Args:
+        path: the file to write.
+        data: its new contents.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # (the rename must not reach the disk before the data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def function(address: int, argtypes: list):
