@@ -487,6 +487,9 @@ def test_boolean_mask_under_staging_is_a_clear_error():
         assert isinstance(info.value, fnp.NonConcreteBooleanIndexError)
     with pytest.raises(fnp.NonConcreteBooleanIndexError):
         fgrad.jit(lambda y: y[y > 2].sum())(x)
+    # JAX's NonConcreteBooleanIndexError is an IndexError (its docs catch it as one)
+    with pytest.raises(IndexError):
+        fgrad.jit(lambda y: y[y > 2].sum())(x)
 
 
 def test_boolean_mask_under_grad_and_constant_mask_under_jit():

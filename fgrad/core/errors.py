@@ -212,8 +212,9 @@ class GradcheckError(FgradRuntimeError):
     """A Jacobian from backward() differs from the finite-difference one."""
 
 
-class NonConcreteBooleanIndexError(ConcretizationError):
-    """A boolean mask (or nonzero) was applied to a value known only by shape."""
+class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
+    """A boolean mask (or nonzero) was applied to a value known only by shape. An IndexError
+    as well as a TypeError: JAX's is an IndexError, code catching either catches it."""
 
 
 class DataAssertionError(FgradValueError, AssertionError):

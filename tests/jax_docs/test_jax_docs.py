@@ -105,10 +105,6 @@ XFAIL: dict[tuple[str, int], str] = {
     ("sharp_bits", 27): OOB,
     ("sharp_bits", 28): AT_GET_MODE,
     ("sharp_bits", 30): LIST_ARG,
-    ("quickstart", 17): "NonConcreteBooleanIndexError is a TypeError in fgrad, an IndexError "
-                        "in JAX",
-    ("sharp_bits", 36): "NonConcreteBooleanIndexError is a TypeError in fgrad, an IndexError "
-                        "in JAX",
     ("key_concepts", 12): CONV_1D,
     ("pytrees", 13): "a dict with keys of mixed types: JAX raises ValueError, fgrad "
                      "TypeError from sorting",
