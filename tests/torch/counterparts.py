@@ -1,0 +1,370 @@
+"""The pairing table of tests/torch/test_counterparts.py: each fgrad.torch function with its
+functional counterpart (fgrad.numpy, fgrad.lax, fgrad.scipy.special, fgrad.numpy.linalg,
+fgrad.nn), the arguments each side takes, and the inputs they are compared on.
+
+A `Pair` names the torch function by its path under fgrad.torch ("exp", "special.expit",
+"linalg.inv", "nn.functional.relu") and the counterpart by its path under fgrad
+("numpy.exp", "scipy.special.expit", "nn.relu"). `args` are the positional arguments: a
+string is an input the test generates (see `make`) and differentiates; anything else is
+passed to both sides as it is. `tkw` are the torch keywords; the counterpart's keywords are
+`fkw`, or, when not given, `tkw` with PyTorch's argument names mapped by ARG_NAMES (dim ->
+axis, keepdim -> keepdims). `tsel`/`fsel` pick the compared output from a result with
+several (torch.max(x, dim) returns values and indices). `points` are extra inputs where a
+convention bites (0, ties, bounds), tried besides the random ones.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+# PyTorch's argument names -> the functional door's (the only renames applied implicitly)
+ARG_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One torch function and its counterpart, with how to call each (see the module doc)."""
+
+    torch: str
+    fn: str
+    args: tuple = ("n:3,4",)
+    tkw: dict = field(default_factory=dict)
+    fkw: dict | None = None
+    targs: Callable | None = None  # the arguments -> torch's positional arguments
+    fargs: Callable | None = None  # the arguments -> the counterpart's positional arguments
+    tsel: Callable | None = None
+    fsel: Callable | None = None
+    points: tuple = ()
+    order: int = 2  # derivatives compared: 0 (values only), 1 (VJP) or 2 (VJP and grad of it)
+    tag: str = ""   # told apart from other pairs of the same torch function
+
+    @property
+    def id(self) -> str:
+        return f"{self.torch}~{self.fn}" + (f"[{self.tag}]" if self.tag else "")
+
+    def fn_kwargs(self) -> dict:
+        """The counterpart's keywords: fkw, or tkw under the functional door's names."""
+        if self.fkw is not None:
+            return self.fkw
+        return {ARG_NAMES.get(k, k): v for k, v in self.tkw.items()}
+
+
+def _seed(text: str) -> int:
+    return zlib.crc32(text.encode())
+
+
+def make(spec: str, rng: np.random.Generator) -> np.ndarray:
+    """A float64 input from `spec`, "kind:shape": n normal, p in [0.5, 2], u in [0.1, 0.9],
+    g in [1.5, 3] (acosh), i int64 in [0, 3), f32 a float32 normal; and matrices "kind:...,n"
+    of shape (..., n, n): s symmetric positive definite, q well-conditioned, t lower
+    triangular well-conditioned."""
+    kind, _, shape_text = spec.partition(":")
+    shape = tuple(int(s) for s in shape_text.split(",") if s)
+    if kind == "n":
+        return rng.standard_normal(shape)
+    if kind == "p":
+        return rng.uniform(0.5, 2.0, shape)
+    if kind == "u":
+        return rng.uniform(0.1, 0.9, shape)
+    if kind == "g":
+        return rng.uniform(1.5, 3.0, shape)
+    if kind == "i":
+        return rng.integers(0, 3, shape).astype(np.int64)
+    if kind == "f32":
+        return rng.standard_normal(shape).astype(np.float32)
+    n = shape[-1]
+    shape = shape + (n,)
+    a = rng.standard_normal(shape)
+    if kind == "s":
+        return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    if kind == "q":
+        return a + 2 * n ** 0.5 * np.eye(n)
+    if kind == "t":
+        return np.tril(a) + 2 * n ** 0.5 * np.eye(n)
+    raise ValueError(f"unknown input kind {kind!r} in {spec!r}; use one of n p u g i f32 s q t")
+
+
+class Lit(str):
+    """A string argument passed as it is (einsum's subscripts), not an input spec."""
+
+
+def inputs(pair: Pair, k: int = 2) -> list[tuple]:
+    """`k` random input tuples for `pair` (seeded by its id), then its special points."""
+    rng = np.random.default_rng(_seed(pair.id))
+    sets = [tuple(make(a, rng) if isinstance(a, str) and not isinstance(a, Lit) else a for a in pair.args)
+            for _ in range(k)]
+    return sets + list(pair.points)
+
+
+def pt(*args: Any) -> tuple:
+    """A special point: nested lists become float64 arrays, other arguments stay as given."""
+    return tuple(np.asarray(a, np.float64) if isinstance(a, list) else a for a in args)
+
+
+def fgrad_stack(r: Any) -> Any:
+    """A tuple of index arrays as one (k, n) array, as PyTorch returns them."""
+    import fgrad.numpy
+    return fgrad.numpy.stack(r)
+
+
+def first(r: Any) -> Any:
+    """(values, indices) -> values."""
+    return r[0]
+
+
+def P(torch: str, fn: str, *args: Any, **kw: Any) -> Pair:
+    """A Pair; `args` default to one (3, 4) normal input."""
+    return Pair(torch, fn, args or ("n:3,4",), **kw)
+
+
+Z = pt([[0.0, -0.0, 1.5, -2.0]])  # zeros of both signs, for kinks at 0
+TIE = pt([[1.0, 1.0, -2.0, 3.0]], [[1.0, 0.5, -2.0, -0.0]])  # two operands tied in places
+MAXTIE = pt([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 2.0]])  # ties of the largest entries
+
+UNARY_SAME = ["abs", "absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh", "arccosh", "ceil",
+              "cos", "cosh", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p", "log2", "negative",
+              "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "fix", "reciprocal",
+              "isnan", "isinf", "isfinite", "logical_not", "angle", "real", "conj", "nan_to_num",
+              "round"]
+# the domain each needs ("n" when absent)
+DOMAIN = {"arccos": "u", "arcsin": "u", "arctanh": "u", "arccosh": "g", "acos": "u", "asin": "u",
+          "atanh": "u", "acosh": "g", "log": "p", "log10": "p", "log1p": "p", "log2": "p", "sqrt": "p",
+          "rsqrt": "p", "logit": "u", "erfinv": "u", "ndtri": "u", "digamma": "p", "psi": "p",
+          "gammaln": "p", "bessel_y0": "p", "bessel_y1": "p", "xlogy": "p", "entr": "p", "multigammaln": "g"}
+# torch's short names -> NumPy's
+TORCH_ALIASES = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "asinh": "arcsinh", "atanh": "arctanh",
+                 "acosh": "arccosh", "neg": "negative", "conj_physical": "conj"}
+
+
+def _unary(name: str, fn: str, points=(Z,), **kw) -> Pair:
+    d = DOMAIN.get(name, DOMAIN.get(fn.rsplit(".", 1)[-1], "n"))
+    return P(name, fn, f"{d}:3,4", points=points if d == "n" else (), **kw)
+
+
+def _build() -> list[Pair]:
+    pairs: list[Pair] = []
+    add = pairs.append
+    # --- elementwise, one operand -------------------------------------------------------------
+    for name in UNARY_SAME:
+        add(_unary(name, f"numpy.{name}"))
+    for tname, nname in TORCH_ALIASES.items():
+        add(_unary(tname, f"numpy.{nname}"))
+    for name in ("abs", "neg", "exp", "log", "sin", "cos", "tanh", "sqrt", "rsqrt", "sign", "square"):
+        add(_unary(name, f"lax.{name}", tag="lax"))
+    add(_unary("sigmoid", "nn.sigmoid"))
+    add(_unary("sigmoid", "scipy.special.expit", tag="expit"))
+    add(_unary("erf", "scipy.special.erf"))
+    add(_unary("logit", "scipy.special.logit"))
+    add(_unary("relu", "nn.relu"))
+    add(P("frac", "numpy.modf", fsel=first, points=(Z,)))
+    # --- elementwise, two operands ------------------------------------------------------------
+    two = ("n:3,4", "n:3,4")
+    for name in ("add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum", "arctan2",
+                 "logaddexp", "logaddexp2", "hypot", "remainder", "fmod", "floor_divide", "greater",
+                 "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
+                 "logical_xor"):
+        add(P(name, f"numpy.{name}", *two, points=(TIE,), order=0 if name == "floor_divide" else 2))
+    for tname, nname in {"sub": "subtract", "mul": "multiply", "div": "divide", "atan2": "arctan2",
+                         "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+                         "ge": "greater_equal"}.items():
+        add(P(tname, f"numpy.{nname}", *two, points=(TIE,)))
+    for tname, lname in {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max",
+                         "minimum": "min"}.items():
+        add(P(tname, f"lax.{lname}", *two, points=(TIE,), tag="lax"))
+    add(P("pow", "numpy.power", "p:3,4", "n:3,4"))
+    add(P("pow", "lax.pow", "p:3,4", "n:3,4", tag="lax"))
+    add(P("pow", "numpy.power", "n:3,4", 3, tag="int exponent"))
+    add(P("float_power", "numpy.float_power", "p:3,4", "n:3,4"))
+    add(P("xlogy", "scipy.special.xlogy", "p:3,4", "p:3,4"))
+    for a, b in (("add", "add"), ("mul", "multiply"), ("div", "divide")):
+        add(P(a, f"numpy.{b}", "n:3,4", 2.5, tag="number"))
+    add(P("where", "numpy.where", np.array([[True, False, True, False]] * 3), "n:3,4", "n:3,4"))
+    add(P("clamp", "numpy.clip", "n:3,4", -0.5, 0.5, points=(pt([[-0.5, 0.5, 0.0, 2.0]], -0.5, 0.5),)))
+    add(P("clip", "numpy.clip", "n:3,4", -0.5, 0.5, points=(pt([[-0.5, 0.5, 0.0, 2.0]], -0.5, 0.5),)))
+    add(P("clamp", "lax.clamp", "n:3,4", -0.5, 0.5, fargs=lambda x, lo, hi: (lo, x, hi), tag="lax",
+          points=(pt([[-0.5, 0.5, 0.0, 2.0]], -0.5, 0.5),)))
+    # --- reductions ---------------------------------------------------------------------------
+    for name in ("sum", "mean", "prod", "amax", "amin", "nansum"):
+        add(P(name, f"numpy.{name}"))
+        add(P(name, f"numpy.{name}", tkw={"dim": 1, "keepdim": True}, tag="dim"))
+    for name in ("std", "var"):  # (PyTorch's default correction is 1, NumPy's ddof 0)
+        add(P(name, f"numpy.{name}", fkw={"ddof": 1}))
+        add(P(name, f"numpy.{name}", tkw={"dim": 1, "keepdim": True}, fkw={"axis": 1, "keepdims": True, "ddof": 1},
+              tag="dim"))
+        add(P(name, f"numpy.{name}", tkw={"correction": 0}, fkw={}, tag="correction 0",
+              points=(pt([[2.0, 2.0, 2.0, 2.0]]),)))
+    for name in ("argmax", "argmin", "any", "all", "count_nonzero"):
+        add(P(name, f"numpy.{name}", tkw={"dim": 1}, order=0))
+    add(P("max", "numpy.max", points=(MAXTIE,)))
+    add(P("min", "numpy.min", points=(pt([[1.0, -3.0, -3.0, 2.0], [0.0, 0.0, 1.0, 0.0]]),)))
+    add(P("amax", "numpy.amax", tag="ties", points=(MAXTIE,)))
+    add(P("max", "numpy.max", tkw={"dim": 1}, tsel=first, tag="dim", points=(MAXTIE,)))
+    add(P("min", "numpy.min", tkw={"dim": 1}, tsel=first, tag="dim"))
+    add(P("median", "numpy.median", "n:3,5", tkw={"dim": 1}, tsel=first))
+    add(P("quantile", "numpy.quantile", "n:3,5", 0.3, tkw={"dim": 1}))
+    add(P("logsumexp", "scipy.special.logsumexp", tkw={"dim": 1}))
+    add(P("logsumexp", "nn.logsumexp", tkw={"dim": 1}, tag="nn"))
+    add(P("norm", "numpy.linalg.norm", fkw={}, points=(pt([[0.0, 0.0, 0.0, 0.0]]),)))
+    add(P("cumsum", "numpy.cumsum", tkw={"dim": 1}))
+    add(P("cumprod", "numpy.cumprod", tkw={"dim": 1}))
+    add(P("cummax", "lax.cummax", tkw={"dim": 1}, tsel=first, points=(MAXTIE,)))
+    add(P("cummin", "lax.cummin", tkw={"dim": 1}, tsel=first))
+    add(P("logcumsumexp", "lax.cumlogsumexp", tkw={"dim": 1}))
+    add(P("diff", "numpy.diff", tkw={"dim": 1}))
+    add(P("trace", "numpy.trace", "n:4,4"))
+    # --- shape --------------------------------------------------------------------------------
+    add(P("reshape", "numpy.reshape", "n:3,4", (2, 6)))
+    add(P("transpose", "numpy.swapaxes", "n:2,3,4", 0, 2))
+    add(P("swapaxes", "numpy.swapaxes", "n:2,3,4", 0, 2))
+    add(P("swapdims", "numpy.swapaxes", "n:2,3,4", 0, 2))
+    add(P("permute", "numpy.transpose", "n:2,3,4", (2, 0, 1)))
+    add(P("t", "numpy.transpose", "n:3,4"))
+    add(P("movedim", "numpy.moveaxis", "n:2,3,4", 0, 2))
+    add(P("moveaxis", "numpy.moveaxis", "n:2,3,4", 0, 2))
+    add(P("flatten", "numpy.ravel", "n:2,3,4"))
+    add(P("squeeze", "numpy.squeeze", "n:3,1,4"))
+    add(P("unsqueeze", "numpy.expand_dims", "n:3,4", 1))
+    add(P("flip", "numpy.flip", tkw={"dims": (1,)}, fkw={"axis": (1,)}))
+    add(P("roll", "numpy.roll", "n:3,4", 1, tkw={"dims": 1}, fkw={"axis": 1}))
+    add(P("rot90", "numpy.rot90", "n:3,4"))
+    add(P("tril", "numpy.tril", "n:4,4", -1, fkw={}))
+    add(P("triu", "numpy.triu", "n:4,4", 1, fkw={}))
+    add(P("diag", "numpy.diag", "n:4,4"))
+    add(P("diag", "numpy.diag", "n:4", tag="vector"))
+    add(P("diagonal", "numpy.diagonal", "n:4,4", 1))
+    add(P("broadcast_to", "numpy.broadcast_to", "n:1,4", (3, 4)))
+    add(P("repeat_interleave", "numpy.repeat", "n:3,4", 2, tkw={"dim": 1}))
+    add(P("clone", "numpy.copy"))
+    add(P("asarray", "numpy.asarray"))
+    add(P("take", "numpy.take", "n:3,4", np.array([0, 5, 11, 5])))
+    swap = {"fargs": lambda x, d, i: (x, i, d)}  # torch: (input, dim, index); NumPy: (a, indices, axis)
+    add(P("gather", "numpy.take_along_axis", "n:3,4", 1, np.array([[0, 0, 3], [1, 2, 1], [3, 3, 0]]), **swap))
+    add(P("index_select", "numpy.take", "n:3,4", 1, np.array([0, 2, 2]), **swap))
+    add(P("kron", "numpy.kron", "n:2,3", "n:3,2"))
+    add(P("outer", "numpy.outer", "n:3", "n:4"))
+    add(P("ger", "numpy.outer", "n:3", "n:4"))
+    add(P("inner", "numpy.inner", "n:4", "n:4"))
+    add(P("dot", "numpy.dot", "n:4", "n:4"))
+    add(P("matmul", "numpy.matmul", "n:3,4", "n:4,2"))
+    add(P("mm", "numpy.matmul", "n:3,4", "n:4,2"))
+    add(P("mv", "numpy.matmul", "n:3,4", "n:4"))
+    add(P("bmm", "numpy.matmul", "n:2,3,4", "n:2,4,2"))
+    add(P("einsum", "numpy.einsum", Lit("ij,jk->ik"), "n:3,4", "n:4,2"))
+    both = {"targs": lambda *a: (list(a),), "fargs": lambda *a: (list(a),)}
+    for name in ("stack", "cat", "concat", "concatenate", "hstack", "vstack"):
+        add(P(name, f"numpy.{'concatenate' if name.startswith('c') else name}", "n:3,4", "n:3,4", **both))
+    add(P("cross", "numpy.cross", "n:4,3", "n:4,3", tkw={"dim": 1}))
+    add(P("sort", "numpy.sort", tkw={"dim": 1}, tsel=first, points=(MAXTIE,)))
+    add(P("argsort", "numpy.argsort", tkw={"dim": 1}, order=0))
+    # --- integers, booleans and searches: values only ----------------------------------------
+    ints = ("i:3,4", "i:3,4")
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        add(P(name, f"numpy.{name}", *ints))
+    add(P("bitwise_not", "numpy.bitwise_not", "i:3,4"))
+    add(P("isclose", "numpy.isclose", *two, points=(TIE,)))
+    add(P("allclose", "numpy.allclose", *two, points=(TIE,)))
+    add(P("argwhere", "numpy.argwhere", "n:3,4", points=(Z,)))
+    add(P("nonzero", "numpy.nonzero", "n:3,4", tkw={"as_tuple": True}, fkw={}, tsel=first, fsel=first,
+          points=(Z,)))
+    add(P("bincount", "numpy.bincount", np.array([0, 2, 2, 5, 1])))
+    add(P("searchsorted", "numpy.searchsorted", np.array([-1.0, 0.0, 0.5, 2.0]), "n:3"))
+    add(P("unique", "numpy.unique", np.array([3.0, 1.0, 3.0, -2.0, 1.0])))
+    add(P("tensor_split", "numpy.array_split", "n:5,4", 3, tsel=first, fsel=first))
+    # (torch.split takes a section's size, numpy.split the number of sections)
+    add(P("split", "numpy.split", "n:6,4", 2, fargs=lambda x, size: (x, 6 // size), tsel=lambda r: r[1],
+          fsel=lambda r: r[1]))
+    add(P("meshgrid", "numpy.meshgrid", "n:3", "n:4", tkw={"indexing": "ij"}, tsel=first, fsel=first))
+    add(P("nanmedian", "numpy.nanmedian", "n:3,5", tkw={"dim": 1}, tsel=first))
+    add(P("nanquantile", "numpy.nanquantile", "n:3,5", 0.3, tkw={"dim": 1}))
+    add(P("log_softmax", "nn.log_softmax", tkw={"dim": 1}))
+    add(P("softmax", "nn.softmax", tkw={"dim": 1}))
+    add(P("log_softmax", "scipy.special.log_softmax", tkw={"dim": 1}, tag="scipy"))
+    add(P("softmax", "scipy.special.softmax", tkw={"dim": 1}, tag="scipy"))
+    # --- creation: PyTorch's default float dtype (float32) against NumPy's float64 --------------
+    for name in ("zeros", "ones"):
+        add(P(name, f"numpy.{name}", (3, 4), order=0))
+    add(P("full", "numpy.full", (3, 4), 2.5))
+    add(P("full", "lax.full", (3, 4), 2.5, tag="lax"))
+    add(P("eye", "numpy.eye", 3))
+    add(P("arange", "numpy.arange", 5))
+    add(P("arange", "numpy.arange", 0.0, 1.0, 0.25, tag="float"))
+    add(P("linspace", "numpy.linspace", 0.0, 1.0, 7))
+    add(P("logspace", "numpy.logspace", 0.0, 1.0, 7))
+    for name in ("zeros_like", "ones_like", "full_like"):
+        add(P(name, f"numpy.{name}", "n:3,4", *((2.5,) if name == "full_like" else ()), order=0))
+    for name in ("tril_indices", "triu_indices"):
+        # (torch: row, col, offset; NumPy: n, k, m)
+        add(P(name, f"numpy.{name}", 4, 5, 1 if name == "tril_indices" else -1, fargs=lambda r, c, o: (r, o, c),
+              fsel=fgrad_stack))
+    # --- PyTorch's promotion (TorchPolicy) against NumPy's: integer and mixed-precision inputs
+    add(P("exp", "numpy.exp", "i:3,4", tag="int"))
+    add(P("true_divide", "numpy.true_divide", "i:3,4", 2, tag="int"))
+    add(P("sum", "numpy.sum", "i:3,4", tag="int"))
+    add(P("add", "numpy.add", "f32:3,4", "n:", tag="0-d float64"))
+    # --- linear algebra -----------------------------------------------------------------------
+    lin = [("cholesky", ("s:3",)), ("cond", ("q:3",)), ("det", ("q:3",)), ("inv", ("q:3",)),
+           ("eigvalsh", ("s:3",)), ("matrix_norm", ("n:3,4",)), ("norm", ("n:3,4",)), ("pinv", ("n:3,4",)),
+           ("solve", ("q:3", "n:3,2")), ("svdvals", ("n:3,4",)), ("vector_norm", ("n:3,4",)),
+           ("vecdot", ("n:3,4", "n:3,4")), ("matmul", ("n:3,4", "n:4,2")), ("diagonal", ("n:2,3,3",))]
+    for name, args in lin:
+        add(P(f"linalg.{name}", f"numpy.linalg.{name}", *args))
+    add(P("linalg.cross", "numpy.linalg.cross", "n:4,3", "n:4,3"))
+    add(P("linalg.matrix_power", "numpy.linalg.matrix_power", "q:3", 3))
+    add(P("linalg.matrix_rank", "numpy.linalg.matrix_rank", "n:3,4"))
+    add(P("linalg.multi_dot", "numpy.linalg.multi_dot", "n:3,4", "n:4,2", "n:2,3",
+          targs=lambda *a: (list(a),), fargs=lambda *a: (list(a),)))
+    sel = {"tsel": lambda r: r[0], "fsel": lambda r: r[0]}
+    sel1 = {"tsel": lambda r: r[1], "fsel": lambda r: r[1]}
+    add(P("linalg.eigh", "numpy.linalg.eigh", "s:3", **sel, tag="values"))
+    add(P("linalg.eigh", "numpy.linalg.eigh", "s:3", **sel1, tag="vectors"))
+    add(P("linalg.qr", "numpy.linalg.qr", "q:3", **sel, tag="Q"))
+    add(P("linalg.qr", "numpy.linalg.qr", "q:3", **sel1, tag="R"))
+    add(P("linalg.svd", "numpy.linalg.svd", "n:3,4", tkw={"full_matrices": False}, **sel1, tag="S"))
+    add(P("linalg.svd", "numpy.linalg.svd", "n:3,4", tkw={"full_matrices": False}, **sel, tag="U"))
+    add(P("linalg.slogdet", "numpy.linalg.slogdet", "q:3", **sel1))
+    add(P("linalg.lstsq", "numpy.linalg.lstsq", "q:3", "n:3,2", **sel))
+    add(P("det", "numpy.linalg.det", "q:3"))
+    add(P("inverse", "numpy.linalg.inv", "q:3"))
+    add(P("slogdet", "numpy.linalg.slogdet", "q:3", **sel1))
+    add(P("logdet", "numpy.linalg.slogdet", "s:3", fsel=lambda r: r[1]))
+    # --- scipy.special ------------------------------------------------------------------------
+    for name in ("digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "gammaln", "i0", "i0e", "i1",
+                 "i1e", "log_ndtr", "logit", "ndtr", "ndtri", "psi"):
+        add(_unary(f"special.{name}", f"scipy.special.{name}"))
+    for tname, fname in {"bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1"}.items():
+        # (PyTorch defines no derivative for its Bessel functions, nor does fgrad.torch)
+        add(P(f"special.{tname}", f"scipy.special.{fname}", f"{DOMAIN.get(tname, 'n')}:3,4", order=0))
+    for name in ("exp2", "expm1", "log1p", "round"):
+        add(_unary(f"special.{name}", f"numpy.{name}"))
+    for name in ("xlogy", "xlog1py"):
+        add(P(f"special.{name}", f"scipy.special.{name}", "p:3,4", "p:3,4"))
+    for name in ("gammainc", "gammaincc"):  # (the derivative in a is not defined in either door)
+        add(P(f"special.{name}", f"scipy.special.{name}", 1.5, "p:3,4"))
+    add(P("special.polygamma", "scipy.special.polygamma", 2, "p:3,4"))
+    add(P("special.multigammaln", "scipy.special.multigammaln", "g:3,4", 2))
+    add(P("special.logsumexp", "scipy.special.logsumexp", tkw={"dim": 1}))
+    add(P("special.softmax", "nn.softmax", tkw={"dim": 1}))
+    add(P("special.log_softmax", "nn.log_softmax", tkw={"dim": 1}))
+    # --- nn.functional ------------------------------------------------------------------------
+    F = "nn.functional."
+    kinks = pt([[0.0, -0.0, 6.0, 3.0, -3.0, 1.0, -1.0, 2.5]])
+    for tname, fname in {"relu": "relu", "relu6": "relu6", "elu": "elu", "celu": "celu", "selu": "selu",
+                         "hardsigmoid": "hard_sigmoid", "hardswish": "hard_swish", "hardtanh": "hard_tanh",
+                         "leaky_relu": "leaky_relu", "logsigmoid": "log_sigmoid", "mish": "mish",
+                         "sigmoid": "sigmoid", "silu": "silu", "softplus": "softplus", "softsign": "soft_sign",
+                         "tanh": "tanh"}.items():
+        add(P(F + tname, f"nn.{fname}", "n:3,8", points=(kinks,)))
+    add(P(F + "gelu", "nn.gelu", "n:3,4", fkw={"approximate": False}, points=(Z,)))
+    add(P(F + "gelu", "nn.gelu", "n:3,4", tkw={"approximate": "tanh"}, fkw={"approximate": True}, tag="tanh"))
+    add(P(F + "glu", "nn.glu", "n:3,4", tkw={"dim": 1}))
+    add(P(F + "softmax", "nn.softmax", "n:3,4", tkw={"dim": 1}))
+    add(P(F + "log_softmax", "nn.log_softmax", "n:3,4", tkw={"dim": 1}))
+    add(P(F + "softmax", "scipy.special.softmax", "n:3,4", tkw={"dim": 1}, tag="scipy"))
+    add(P(F + "one_hot", "nn.one_hot", np.array([0, 2, 1, 2]), 3))
+    return pairs
+
+
+PAIRS = _build()

@@ -1,0 +1,419 @@
+"""fgrad.torch against fgrad's functional door: every torch function with a counterpart in
+fgrad.numpy, fgrad.lax, fgrad.scipy.special, fgrad.numpy.linalg or fgrad.nn gives the
+counterpart's values and derivatives (a VJP with a random cotangent, and the gradient of that
+VJP), or the table DIFFERENCES names the convention that makes them differ.
+
+Both doors run the same primitives, so agreement is bit for bit (signed zeros included),
+except the pairs in TOLERANCE, which compose them in another order (the reason is recorded).
+DIFFERENCES is checked both ways: the named member exists (a dotted name that imports, or a
+row of a docs table), and the pair really differs at the stage it lists, so the table can
+neither go stale nor keep a difference that is gone. The pairing table is
+tests/torch/counterparts.py; test_every_same_name_counterpart_is_paired keeps it complete.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pathlib
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fgrad
+import fgrad.torch as ft
+import fgrad.torch.linalg  # noqa: F401  (the namespaces enumerated below)
+import fgrad.torch.nn.functional  # noqa: F401
+import fgrad.torch.special  # noqa: F401
+
+from .counterparts import PAIRS, Lit, Pair, inputs
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+STAGES = ("dtype", "value", "vjp", "vjp2")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where a pair differs: the first `stage` that differs (of STAGES), what differs, and the
+    convention that makes it differ: a dotted name under fgrad, or "<doc path>#<first cell
+    of a table row>"."""
+
+    stage: str
+    what: str
+    member: str
+
+
+CONVENTIONS = "docs/derivative-conventions.md#"
+FLOAT_DTYPE = "fgrad.torch._tensor._policy.TorchPolicy.float_dtype"
+DEFAULT_FLOAT = "fgrad.torch._tensor._policy.TORCH.default_float"
+_CREATED = "a float result is PyTorch's default float dtype, float32, against NumPy's float64"
+
+# pair id -> the convention that makes the pair differ
+DIFFERENCES: dict[str, Difference] = {
+    "abs~lax.abs[lax]": Difference("vjp", "abs'(0): 0 (PyTorch's, fgrad.numpy's) against jax.lax.abs's 1",
+                                   "fgrad.lax._ops._abs"),
+    "frac~numpy.modf": Difference("value", "the fraction of -0.0 and of negative whole numbers: +0.0 (PyTorch's "
+                                  "x - trunc(x)) against NumPy's -0.0", "fgrad.numpy.modf"),
+    "clamp~numpy.clip": Difference("vjp", "the derivative at a bound: 1 against 0.5",
+                                   CONVENTIONS + "clamp / clip at a bound"),
+    "clip~numpy.clip": Difference("vjp", "the derivative at a bound: 1 against 0.5",
+                                  CONVENTIONS + "clamp / clip at a bound"),
+    "clamp~lax.clamp[lax]": Difference("vjp", "the derivative at a bound: 1 against jax.lax.clamp's 0",
+                                       "fgrad.lax.clamp"),
+    "max~numpy.max[dim]": Difference("vjp", "a tie along dim: all to the index returned against split evenly",
+                                     CONVENTIONS + "max along a dim at a tie"),
+    "cummax~lax.cummax": Difference("vjp", "a tie: all to the index returned (the latest) against split "
+                                    "between the tied entries", "fgrad.torch._tensor._ops_math._cumulative_extreme"),
+    "exp~numpy.exp[int]": Difference("dtype", "an integer input computes in float32 against float64", FLOAT_DTYPE),
+    "true_divide~numpy.true_divide[int]": Difference("dtype", "integers divide into float32 against float64",
+                                                     FLOAT_DTYPE),
+    "add~numpy.add[0-d float64]": Difference("dtype", "a 0-d float64 operand does not promote a float32 tensor "
+                                             "(float32 against float64)",
+                                             "fgrad.torch._tensor._policy.TorchPolicy.result_dtype"),
+    **{k: Difference("dtype", _CREATED, DEFAULT_FLOAT) for k in (
+        "zeros~numpy.zeros", "ones~numpy.ones", "full~numpy.full", "full~lax.full[lax]", "eye~numpy.eye",
+        "arange~numpy.arange[float]", "linspace~numpy.linspace", "logspace~numpy.logspace")},
+    "nn.functional.celu~nn.celu": Difference("value", "celu(-0.0): PyTorch's -0.0 against jax.nn's +0.0 (its "
+                                             "max(x, 0) + expm1(min(x, 0)))", "fgrad.nn.celu"),
+    "nn.functional.hardtanh~nn.hard_tanh": Difference("vjp", "the derivative at -1 and 1: 0 against jax.nn's 1",
+                                                      CONVENTIONS + "hardtanh at a bound"),
+    "nn.functional.leaky_relu~nn.leaky_relu": Difference("vjp", "leaky_relu'(0): negative_slope against 1",
+                                                         CONVENTIONS + "leaky_relu at 0"),
+    "nn.functional.one_hot~nn.one_hot": Difference("dtype", "int64 (PyTorch's) against jax.nn.one_hot's float "
+                                                   "default", "fgrad.nn.one_hot"),
+}
+
+# Last bits: the same mathematics rounded in another order (tolerance relative, and absolute
+# at the same size).
+ORDER2 = ("the second-order graphs hold the same terms, summed in another order: fgrad.torch "
+          "differentiates the backward graph it recorded, fgrad.grad the VJP it traces")
+FORMULA = ("each door computes with its ecosystem's formula: fgrad.torch's is PyTorch's (closer to its "
+           "bits), fgrad.nn's / fgrad.scipy's JAX's")
+TOLERANCE: dict[str, tuple[float, str]] = {
+    **{k: (1e-12, ORDER2) for k in (
+        "divide~numpy.divide", "true_divide~numpy.true_divide", "div~numpy.divide", "div~lax.div[lax]",
+        "arctan2~numpy.arctan2", "atan2~numpy.arctan2", "logaddexp2~numpy.logaddexp2", "hypot~numpy.hypot",
+        "pow~numpy.power", "pow~lax.pow[lax]", "float_power~numpy.float_power", "linalg.cond~numpy.linalg.cond",
+        "linalg.pinv~numpy.linalg.pinv", "linalg.solve~numpy.linalg.solve", "linalg.lstsq~numpy.linalg.lstsq",
+        "special.i1e~scipy.special.i1e", "nn.functional.softsign~nn.soft_sign")},
+    **{k: (1e-12, FORMULA) for k in (
+        "special.ndtr~scipy.special.ndtr", "special.softmax~nn.softmax", "nn.functional.softmax~nn.softmax",
+        "nn.functional.softmax~scipy.special.softmax[scipy]", "nn.functional.gelu~nn.gelu",
+        "nn.functional.hardsigmoid~nn.hard_sigmoid", "nn.functional.hardswish~nn.hard_swish",
+        "nn.functional.celu~nn.celu", "softmax~nn.softmax", "softmax~scipy.special.softmax[scipy]",
+        "log_softmax~scipy.special.log_softmax[scipy]")},
+    "exp2~numpy.exp2": (1e-12, "fgrad.torch.exp2 is 2.0 ** x, as PyTorch rounds it more often; fgrad.numpy.exp2 "
+                        "is its own primitive"),
+    "special.exp2~numpy.exp2": (1e-12, "torch.special.exp2 is torch.exp2 (see exp2~numpy.exp2)"),
+    "xlogy~scipy.special.xlogy": (1e-12, "fgrad.torch.xlogy has PyTorch's backward (masked where x == 0); "
+                                  "fgrad.scipy's rule rounds its terms in another order"),
+    "special.xlogy~scipy.special.xlogy": (1e-12, "the same function as xlogy~scipy.special.xlogy"),
+    "outer~numpy.outer": (1e-12, "the cotangents of outer's operands are reduced in another order"),
+    "ger~numpy.outer": (1e-12, "ger is outer"),
+    "cummax~lax.cummax": (1e-12, "the facade scatters the cotangent to the indices it returns; lax.cummax "
+                          "differentiates JAX's prefix scan, which sums in a tree order"),
+    "cummin~lax.cummin": (1e-12, "as cummax~lax.cummax"),
+    "linalg.matrix_power~numpy.linalg.matrix_power": (1e-12, "the matrix products associate in another order"),
+}
+
+
+def _resolve(member: str) -> Any:
+    """The object a Difference names: a table row's text, or the attribute of a module."""
+    if "#" in member:
+        path, row = member.split("#", 1)
+        for line in (ROOT / path).read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.lstrip().startswith("|") and cells[0].replace("`", "") == row:
+                return line
+        raise LookupError(f"{path} has no table row whose first cell is {row!r}")
+    parts = member.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for attr in parts[k:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise LookupError(member)
+
+
+def _lookup(root: Any, path: str) -> Any:
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# --- the two sides ---------------------------------------------------------------------------------
+
+def _float(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+
+
+def _diff_positions(pair: Pair, args: tuple) -> list[int]:
+    """The positions of the inputs differentiated: the float arrays generated from a spec (or
+    a special point given in their place)."""
+    return [k for k, v in enumerate(args) if _float(v) and isinstance(pair.args[k], str)
+            and not isinstance(pair.args[k], Lit)]
+
+
+def _to_np(r: Any) -> np.ndarray:
+    return np.asarray(r.detach().numpy() if isinstance(r, ft.Tensor) else r)
+
+
+def _torch_side(pair: Pair, args: tuple, diff: list[int], cts: tuple) -> dict:
+    fn = _lookup(ft, pair.torch)
+    tensors = [ft.tensor(v, requires_grad=k in diff and pair.order > 0) if isinstance(v, np.ndarray) else v
+               for k, v in enumerate(args)]
+    call_args = pair.targs(*tensors) if pair.targs else tensors
+    out = fn(*call_args, **pair.tkw)
+    out = pair.tsel(out) if pair.tsel else out
+    res = {"value": _to_np(out)}
+    if pair.order == 0 or not diff:
+        return res
+    xs = [tensors[k] for k in diff]
+    ct, w = cts
+    gs = ft.autograd.grad(out, xs, grad_outputs=ft.tensor(ct), create_graph=pair.order > 1, allow_unused=True)
+    res["vjp"] = [np.zeros_like(args[k]) if g is None else _to_np(g) for k, g in zip(diff, gs)]
+    if pair.order > 1:
+        terms = [(g * ft.tensor(wk)).sum() for g, wk in zip(gs, w) if g is not None and g.requires_grad]
+        if terms:
+            hs = ft.autograd.grad(sum(terms[1:], terms[0]), xs, allow_unused=True)
+        else:
+            hs = [None] * len(xs)
+        res["vjp2"] = [np.zeros_like(args[k]) if h is None else _to_np(h) for k, h in zip(diff, hs)]
+    return res
+
+
+def _fn_side(pair: Pair, args: tuple, diff: list[int], cts: tuple) -> dict:
+    fn = _lookup(fgrad, pair.fn)
+    kw = pair.fn_kwargs()
+
+    def f(*d):
+        full = list(args)
+        for k, v in zip(diff, d):
+            full[k] = v
+        out = fn(*(pair.fargs(*full) if pair.fargs else full), **kw)
+        return pair.fsel(out) if pair.fsel else out
+
+    d0 = [args[k] for k in diff]
+    res = {"value": np.asarray(f(*d0))}
+    if pair.order == 0 or not diff:
+        return res
+    ct, w = cts
+
+    def vjp(*d):
+        return fgrad.vjp(f, *d)[1](ct)
+
+    res["vjp"] = [np.asarray(g) for g in vjp(*d0)]
+    if pair.order > 1:
+        def inner(*d):
+            return sum(fgrad.numpy.vdot(g, wk) for g, wk in zip(vjp(*d), w))
+        res["vjp2"] = [np.asarray(h) for h in fgrad.grad(inner, argnums=tuple(range(len(d0))))(*d0)]
+    return res
+
+
+def _bit_equal(a: np.ndarray, b: np.ndarray, signed_zeros: bool = True) -> bool:
+    """Same shape, dtype and bits (NaNs equal; the sign of zero counts when `signed_zeros`)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind not in "fc":
+        return np.array_equal(a, b)
+    return np.array_equal(a, b, equal_nan=True) and (not signed_zeros or np.array_equal(np.signbit(a), np.signbit(b)))
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, signed_zeros: bool = True) -> bool:
+    """Same shape and dtype, values within rtol (relative and absolute), zeros of one sign
+    where both are zero when `signed_zeros`."""
+    if a.shape != b.shape or a.dtype != b.dtype or not np.allclose(a, b, rtol=rtol, atol=rtol, equal_nan=True):
+        return False
+    zeros = (a == 0) & (b == 0)
+    return not signed_zeros or np.array_equal(np.signbit(a[zeros]), np.signbit(b[zeros]))
+
+
+def compare(pair: Pair, args: tuple, rng: np.random.Generator) -> dict[str, bool]:
+    """Per stage, whether the two doors agree on `args` (bit for bit, or to the pair's
+    TOLERANCE); stages after the first disagreement are left out."""
+    diff = _diff_positions(pair, args)
+    probe = _fn_side(Pair(**{**pair.__dict__, "order": 0}), args, diff, (None, None))["value"]
+    if probe.dtype.kind != "f":  # (comparisons, integer results: values only)
+        diff = []
+    cts = (rng.standard_normal(probe.shape), [rng.standard_normal(np.shape(args[k])) for k in diff])
+    a = _torch_side(pair, args, diff, cts)
+    b = _fn_side(pair, args, diff, cts)
+    rtol = TOLERANCE.get(pair.id, (None, ""))[0]
+    same = (lambda x, y, signed=True: _close(x, y, rtol, signed)) if rtol else _bit_equal
+    out = {}
+    for stage in STAGES:
+        if stage == "dtype":
+            ok = a["value"].dtype == b["value"].dtype
+        elif stage == "value":
+            ok = same(a["value"], b["value"])
+        elif stage in a:
+            # (a derivative's zero has no meaningful sign: a product with a zero cotangent
+            # takes the other factor's, which depends on the order the rules multiply in)
+            ok = len(a[stage]) == len(b[stage]) and all(same(x, y, False) for x, y in zip(a[stage], b[stage]))
+        else:
+            continue
+        out[stage] = ok
+        if not ok:
+            break
+    return out
+
+
+def _compare_all(pair: Pair) -> list[dict[str, bool]]:
+    rng = np.random.default_rng(0)
+    return [compare(pair, args, rng) for args in inputs(pair)]
+
+
+def _first_difference(results: list[dict[str, bool]]) -> str | None:
+    for r in results:
+        for stage, ok in r.items():
+            if not ok:
+                return stage
+    return None
+
+
+# pair id -> a door that departs from its own ecosystem (a bug, reported, not yet fixed): the pair's
+# test is expected to fail, strictly, so that the fix removes the entry
+KNOWN_BUGS: dict[str, str] = {
+    "nn.functional.hardswish~nn.hard_swish": "fgrad.torch's hardswish(x) is +0.0 for x <= -3; PyTorch's (and "
+                                             "jax.nn's) is -0.0 (x * 0)",
+}
+
+
+def _params():
+    return [pytest.param(p, id=p.id, marks=[pytest.mark.xfail(reason=KNOWN_BUGS[p.id], strict=True)]
+                         if p.id in KNOWN_BUGS else []) for p in PAIRS]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the ties divide by zero on purpose)
+@pytest.mark.parametrize("pair", _params())
+def test_pair(pair: Pair):
+    results = _compare_all(pair)
+    listed = DIFFERENCES.get(pair.id)
+    found = _first_difference(results)
+    if listed is None:
+        assert found is None, (f"{pair.id}: the doors differ at stage {found!r} on input set "
+                               f"{[i for i, r in enumerate(results) if not all(r.values())]}; find the convention "
+                               "that makes them differ and list it in DIFFERENCES, or fix the door that is wrong")
+    else:
+        assert found == listed.stage, (f"{pair.id}: DIFFERENCES lists a difference at stage {listed.stage!r} "
+                                       f"({listed.what}), but the first stage that differs is {found!r}")
+
+
+def test_every_listed_difference_names_a_convention_that_exists():
+    for pid, d in DIFFERENCES.items():
+        assert d.stage in STAGES, f"{pid}: stage {d.stage!r} is none of {STAGES}"
+        assert _resolve(d.member) is not None, f"{pid}: {d.member} names nothing"
+
+
+def test_the_tables_name_only_pairs_that_exist():
+    ids = {p.id for p in PAIRS}
+    assert len(ids) == len(PAIRS), "two pairs share an id: give one a tag"
+    stale = (set(DIFFERENCES) | set(TOLERANCE)) - ids
+    assert not stale, f"DIFFERENCES/TOLERANCE name pairs the table no longer has: {sorted(stale)}"
+
+
+# --- coverage: which torch functions have a counterpart ---------------------------------------------
+
+def _public_functions(mod: types.ModuleType) -> list[str]:
+    names = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
+    return sorted(n for n in names if callable(getattr(mod, n, None)) and not inspect.isclass(getattr(mod, n))
+                  and not isinstance(getattr(mod, n), types.ModuleType))
+
+
+def torch_functions() -> list[str]:
+    """Every public function of fgrad.torch, .special, .linalg and .nn.functional, by path."""
+    out = []
+    for prefix in ("", "special.", "linalg.", "nn.functional."):
+        mod = _lookup(ft, prefix[:-1]) if prefix else ft
+        out += [prefix + n for n in _public_functions(mod)]
+    return out
+
+
+# where a torch function's same-name counterpart is looked for, by the torch namespace
+SEARCH = {"": ("numpy", "lax", "scipy.special", "nn"), "special.": ("scipy.special", "numpy"),
+          "linalg.": ("numpy.linalg",), "nn.functional.": ("nn",)}
+
+
+def same_name_counterparts(path: str) -> list[str]:
+    """The functions of the functional door with the torch function's own name."""
+    prefix, _, name = path.rpartition(".")
+    prefix = prefix + "." if prefix else ""
+    found = []
+    for ns in SEARCH[prefix]:
+        mod = _lookup(fgrad, ns)
+        if name in _public_functions(mod):
+            found.append(f"{ns}.{name}")
+    return found
+
+
+# torch functions with a same-name counterpart that are not paired, and why
+UNPAIRED = {
+    "equal": "torch.equal is one bool for whole tensors (numpy.array_equal's meaning); numpy.equal is element-wise "
+             "(paired with torch.eq)",
+    "imag": "torch.imag refuses real tensors and the pairs compare float64 inputs",
+    "empty": "uninitialised values", "empty_like": "uninitialised values",
+}
+
+
+def test_every_same_name_counterpart_is_paired():
+    paired = {p.torch for p in PAIRS}
+    missing = [f for f in torch_functions() if same_name_counterparts(f) and f not in paired and f not in UNPAIRED]
+    assert not missing, f"torch functions with a same-name counterpart but no pair: {missing}"
+    assert not (set(UNPAIRED) & paired), "UNPAIRED lists functions that are paired"
+
+
+def test_every_paired_function_is_public():
+    unknown = {p.torch for p in PAIRS} - set(torch_functions())
+    assert not unknown, f"pairs of functions fgrad.torch does not export: {sorted(unknown)}"
+
+
+def coverage() -> dict[str, Any]:
+    """Counts of the enumeration and the pairing (tests/torch/test_counterparts.py's report)."""
+    functions = torch_functions()
+    paired = {p.torch for p in PAIRS}
+    exact = [p.id for p in PAIRS if p.id not in TOLERANCE and p.id not in DIFFERENCES and p.id not in KNOWN_BUGS]
+    return {"functions": len(functions), "paired functions": len(paired), "pairs": len(PAIRS),
+            "bit for bit": len(exact), "to tolerance": len([k for k in TOLERANCE if k not in DIFFERENCES]),
+            "named difference": len(DIFFERENCES), "known bugs": len(KNOWN_BUGS),
+            "unpaired": sorted(set(functions) - paired)}
+
+
+def test_most_torch_functions_are_paired():
+    c = coverage()
+    assert c["paired functions"] >= 0.6 * c["functions"], c
+
+
+# --- regressions found by the pairs (both doors against JAX) ----------------------------------------
+
+def test_lax_abs_of_negative_zero_is_positive_zero():
+    # (jax.lax.abs(-0.0) is +0.0 and its derivative at 0 is 1: select(x >= 0, 1, -1))
+    got = np.asarray(fgrad.lax.abs(np.array([-0.0, 0.0, -2.0])))
+    assert _bit_equal(got, np.array([0.0, 0.0, 2.0]))
+    assert float(fgrad.grad(fgrad.lax.abs)(np.float64(-0.0))) == 1.0
+
+
+def test_modf_fraction_has_derivative_one_at_whole_numbers():
+    xs = np.array([0.0, -0.0, -2.0, 3.0, 1.5])
+    got = [float(fgrad.grad(lambda v: fgrad.numpy.modf(v)[0])(x)) for x in xs]
+    assert got == [1.0] * 5  # (frac(x) = x near 0; JAX's and PyTorch's frac give 1 at every whole number)
+    assert _bit_equal(np.asarray(fgrad.numpy.modf(xs)[0]), np.modf(xs)[0])
+
+
+@pytest.mark.xfail(strict=True, reason="fgrad.torch's elu/celu/selu take the exp branch at 0 (x > 0 is false), so "
+                   "their second derivative there is alpha-scaled exp(0); PyTorch's double backward gives 0")
+@pytest.mark.parametrize("name", ["elu", "celu", "selu"])
+def test_elu_family_second_derivative_at_zero_is_pytorchs(name):
+    torch = pytest.importorskip("torch")
+
+    def d2(lib):
+        x = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(getattr(lib.nn.functional, name)(x), x, create_graph=True)
+        (h,) = lib.autograd.grad(g, x)
+        return float(h)
+    assert d2(ft) == d2(torch)
