@@ -124,7 +124,16 @@ _DICT_ORDER = _DictOrder()
 
 
 def _flatten_dict(d: dict) -> tuple[list, tuple]:
-    keys = tuple(d) if _DICT_ORDER.insertion else tuple(sorted(d))
+    if _DICT_ORDER.insertion:
+        keys = tuple(d)
+    else:
+        try:
+            keys = tuple(sorted(d))
+        except TypeError as e:
+            # JAX's pytrees raise ValueError here too: the keys, not their values, are at fault
+            raise FgradValueError(
+                f"a dict in a pytree flattens by sorted key, and its keys {list(d)!r:.200} do not "
+                f"sort ({e}). Use keys of one type (all str, or all int).") from e
     return [d[k] for k in keys], keys
 
 

@@ -109,3 +109,9 @@ def test_every_public_function_is_documented_and_typed():
         assert obj.__doc__, name
         if inspect.isfunction(obj):
             assert "return" in obj.__annotations__, name
+
+
+def test_dict_with_keys_that_do_not_sort_is_a_value_error():
+    # JAX's pytrees raise ValueError too (its pytrees page shows {1: 7, "y": 42})
+    with pytest.raises(ValueError, match=r"keys \[1, 'y'\] do not sort"):
+        tu.tree_map(lambda x: x + 1, {1: 7, "y": 42})

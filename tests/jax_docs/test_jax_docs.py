@@ -106,8 +106,6 @@ XFAIL: dict[tuple[str, int], str] = {
     ("sharp_bits", 28): AT_GET_MODE,
     ("sharp_bits", 30): LIST_ARG,
     ("key_concepts", 12): CONV_1D,
-    ("pytrees", 13): "a dict with keys of mixed types: JAX raises ValueError, fgrad "
-                     "TypeError from sorting",
 }
 
 
