@@ -102,6 +102,18 @@ def _bisect(f, guess):
     return (lo + hi) / 2
 
 
+def test_root_under_vmap_of_the_guess_and_of_closed_over_arrays() -> None:
+    def root(a, guess):
+        return fl.custom_root(lambda y: y ** 2 - a, guess, _newton(fnp, fl, fgrad.grad), lambda g, y: y / g(1.0))
+    a, guesses = np.array([2.0, 3.0]), np.array([1.0, 5.0, 0.5])
+    _close(fgrad.vmap(root, (None, 0))(2.0, guesses), np.full(3, np.sqrt(2.0)))
+    _close(fgrad.vmap(root, (0, 0))(a, guesses[:2]), np.sqrt(a))
+    _close(fgrad.vmap(fgrad.grad(root), (0, None))(a, 1.0), 0.5 / np.sqrt(a))
+    _close(fgrad.jacfwd(lambda v: fgrad.vmap(root, (0, None))(v, 1.0))(a), np.diag(0.5 / np.sqrt(a)))
+    # the initial guess gets no derivative (as in JAX)
+    _close(fgrad.grad(root, 1)(2.0, 1.0), 0.0)
+
+
 def test_root_by_bisection_gets_exact_derivatives() -> None:
     def cube_root(a):
         return fl.custom_root(lambda x: x ** 3 - a, 1.0, _bisect, lambda g, y: y / g(1.0))
@@ -236,6 +248,21 @@ def test_linear_solve_dense_derivatives_equal_those_through_linalg_solve(symmetr
     _close(fgrad.grad(lambda a: fnp.sum(fgrad.vmap(F, (0, None))(a, B0) ** 2))(As),
            fgrad.grad(lambda a: fnp.sum(fgrad.vmap(G, (0, None))(a, B0) ** 2))(As))
     check_grads(F, (A, B0), order=2, modes=("fwd", "rev"))
+
+
+def test_linear_solve_complex_derivatives_equal_those_through_linalg_solve() -> None:
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+
+    def F(a, v):
+        return fl.custom_linear_solve(lambda x: a @ x, v, lambda mv, x: fnp.linalg.solve(a, x),
+                                      lambda vm, x: fnp.linalg.solve(fnp.transpose(a), x))
+    G = fnp.linalg.solve
+    for i in (0, 1):
+        _close(fgrad.grad(lambda a, v: fnp.sum(fnp.abs(F(a, v)) ** 2), i)(A, b),
+               fgrad.grad(lambda a, v: fnp.sum(fnp.abs(G(a, v)) ** 2), i)(A, b))
+        _close(fgrad.jacfwd(F, i, holomorphic=True)(A, b), fgrad.jacfwd(G, i, holomorphic=True)(A, b))
 
 
 @pytest.mark.slow
