@@ -165,9 +165,9 @@ def test_damaged_metadata_is_rebuilt(filled_llvm, tmp_path, how):
     assert stats["llvm_compiled"] == 1
 
 
-def test_object_code_of_another_kernel_under_this_name_is_rebuilt(filled_llvm, tmp_path):
-    # valid object code and metadata, each whole, but not of one write (as two processes
-    # writing at once could leave them)
+def test_object_code_its_metadata_does_not_describe_is_rebuilt(filled_llvm, tmp_path):
+    # object code and metadata, each whole, but not of one write (as two processes writing
+    # different code at once could leave them): one word of the code changed
     cache = _copy(filled_llvm, tmp_path)
     obj = _one(cache, "kernels/k_*.o")
     data = obj.read_bytes()
@@ -283,3 +283,23 @@ def test_processes_compiling_the_same_kernels_at_once_agree(tmp_path):
     # what they left is whole: a fifth process loads it all
     _, stats = _run(cache, _NUMBA)
     assert stats["disk_cache_hits"] >= 1
+
+
+@pytest.mark.slow
+def test_metadata_of_the_older_format_is_rebuilt_without_a_warning(filled_llvm, tmp_path):
+    cache = _copy(filled_llvm, tmp_path)
+    meta_path = _one(cache, "kernels/k_*.json")
+    meta = json.loads(meta_path.read_text())
+    for k in ("check", "sha256", "size"):
+        del meta[k]
+    del meta["build"]["format"]
+    meta_path.write_text(json.dumps(meta))  # as the cache wrote it before it kept checksums
+    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_KERNELS": "auto"}
+    proc = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c",
+                           textwrap.dedent(_PRELUDE.replace('warnings.simplefilter("ignore")', "")
+                                           + _LLVM_ONLY + _EPILOGUE)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    _check(json.loads(proc.stdout.splitlines()[-2]), _LLVM_ONLY)
+    assert json.loads(proc.stdout.splitlines()[-1])["llvm_compiled"] == 1
+    assert "check" in json.loads(meta_path.read_text())  # rewritten in this format

@@ -112,6 +112,9 @@ def load(folder: Path, name: str) -> int | None:
     except OSError:  # (missing: never built here)
         return None
     meta = _verified_meta(text)
+    if meta is None and _older_format(text):  # (no checksums to check: rebuilt without a warning)
+        discard(folder, name)
+        return None
     obj = None
     if meta is not None:
         try:
@@ -147,11 +150,28 @@ def _verified_meta(text: bytes) -> dict | None:
     return meta
 
 
-def discard(folder: Path, name: str, why: str) -> None:
+def _older_format(text: bytes) -> bool:
+    """Whether `text` is whole metadata written before it had checksums (FORMAT 1)."""
+    try:
+        meta = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (isinstance(meta, dict) and "check" not in meta and isinstance(meta.get("build"), dict)
+            and "format" not in meta["build"])
+
+
+def discard(folder: Path, name: str, why: str | None = None) -> None:
     """Delete kernel `name`'s object code and metadata from `folder` (they are rebuilt), with
-    a warning that says `why`; nothing where they cannot be deleted."""
-    warnings.warn(f"fgrad: the cached kernel {name} in {folder} is discarded and rebuilt: {why}.",
-                  RuntimeWarning, stacklevel=3)
+    a warning that says `why` (none without); nothing where they cannot be deleted.
+
+    Args:
+        folder: the cache folder.
+        name: the kernel's name.
+        why: what is wrong with the entry, for the warning.
+    """
+    if why is not None:
+        warnings.warn(f"fgrad: the cached kernel {name} in {folder} is discarded and rebuilt: {why}.",
+                      RuntimeWarning, stacklevel=3)
     DISCARDED.add(name)
     for suffix in (".json", ".o"):
         try:
