@@ -8,6 +8,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 
@@ -56,3 +57,15 @@ def test_function_level_imports_are_only_for_optional_dependencies_and_say_why()
                 bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()}")
     assert not bad, "imports inside functions (move them to the module's top; an optional dependency " \
                     "or a cycle inside the package needs a comment saying why):\n" + "\n".join(bad)
+
+
+def test_facade_contract_lists_every_private_module_of_fgrad_numpy():
+    """import-linter's wildcards replace whole names only, so the contract that keeps fgrad.torch
+    off fgrad.numpy's private modules lists them; a new one must be added there."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract, = [c for c in config["tool"]["importlinter"]["contracts"]
+                 if c["name"] == "fgrad.torch does not import fgrad.numpy's private modules"]
+    private = {f"fgrad.numpy.{p.stem}" for p in (ROOT / "fgrad" / "numpy").glob("_*.py") if p.stem != "__init__"}
+    private |= {f"fgrad.numpy.{p.name}" for p in (ROOT / "fgrad" / "numpy").glob("_*/") if p.is_dir()
+                and p.name != "__pycache__"}
+    assert set(contract["forbidden_modules"]) == private
