@@ -42,6 +42,21 @@ save load compile cat stack dtype device float32 float64 int64 long
 _TORCH_PATH = {"data": "utils.data"}
 
 
+def install_as_torch() -> None:
+    """Make `import torch` and `import torch.<sub>` import fgrad.torch in this process, so
+    that code written for PyTorch runs unmodified (as `python -m fgrad.run script.py` does).
+
+    Call it before anything imports torch. It raises RuntimeError when the real PyTorch is
+    already imported: one process cannot hold both under one name.
+
+    Example:
+        >>> import fgrad
+        >>> fgrad.install_as_torch()
+        >>> import torch, torch.nn as nn  # fgrad.torch and fgrad.torch.nn
+    """
+    _importlib.import_module(f"{__name__}.torch._alias").install()
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         return _importlib.import_module(f"{__name__}.{name}")
