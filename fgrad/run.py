@@ -8,8 +8,11 @@ module the same way.
 """
 from __future__ import annotations
 
+import os
 import runpy
 import sys
+
+from .torch import _alias
 
 USAGE = "usage: python -m fgrad.run script.py [args ...]  |  python -m fgrad.run -m module [args ...]"
 
@@ -20,13 +23,11 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
         print(USAGE, file=sys.stderr if not argv or argv[0] == "-m" else sys.stdout)
         raise SystemExit(0 if argv and argv[0] in ("-h", "--help") else 2)
-    from .torch import _alias
     _alias.install()
     if argv[0] == "-m":
         sys.argv = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:
-        import os
         path = argv[0]
         if not os.path.exists(path):
             raise SystemExit(f"python -m fgrad.run: can't open file {path!r}: no such file")
