@@ -259,6 +259,30 @@ def _build() -> list[Pair]:
     add(P("cross", "numpy.cross", "n:4,3", "n:4,3", tkw={"dim": 1}))
     add(P("sort", "numpy.sort", tkw={"dim": 1}, tsel=first, points=(MAXTIE,)))
     add(P("argsort", "numpy.argsort", tkw={"dim": 1}, order=0))
+    # --- compositions with a counterpart under another name ---------------------------------
+    add(P("chunk", "numpy.array_split", "n:3,4", 2, tkw={"dim": 1}, tsel=lambda r: r[1], fsel=lambda r: r[1]))
+    add(P("unbind", "numpy.unstack", "n:3,4", tkw={"dim": 1}, tsel=lambda r: r[2], fsel=lambda r: r[2]))
+    add(P("clamp_min", "numpy.maximum", "n:3,4", 0.25, points=(pt([[0.25, 1.0, -1.0, 0.0]], 0.25),)))
+    add(P("clamp_max", "numpy.minimum", "n:3,4", 0.25, points=(pt([[0.25, 1.0, -1.0, 0.0]], 0.25),)))
+    mask = np.array([[True, False, False, True]] * 3)
+    add(P("masked_fill", "numpy.where", "n:3,4", mask, 1.5, fargs=lambda x, m, v: (m, v, x)))
+    add(P("std_mean", "numpy.std", tkw={"dim": 1}, fkw={"axis": 1, "ddof": 1}, tsel=first))
+    add(P("var_mean", "numpy.mean", tkw={"dim": 1}, tsel=lambda r: r[1]))
+    add(P("numel", "numpy.size", "n:3,4"))
+    add(P("as_tensor", "numpy.asarray"))
+    add(P("tensor", "numpy.array", "n:3,4", order=0))
+    add(P("block_diag", "scipy.linalg.block_diag", "n:2,2", "n:1,3"))
+    add(P("linalg.solve_triangular", "scipy.linalg.solve_triangular", "t:3", "n:3,2", tkw={"upper": False},
+          fkw={"lower": True}))
+    add(P("nn.functional.flatten", "numpy.ravel", "n:2,3,4"))
+    add(P("nn.functional.pad", "numpy.pad", "n:3,4", (1, 2), fargs=lambda x, p: (x, ((0, 0), p))))
+    add(P("nn.functional.layer_norm", "nn.standardize", "n:3,4", (4,), fargs=lambda x, s: (x,),
+          fkw={"axis": -1, "epsilon": 1e-5}))
+    add(P("nn.functional.conv2d", "lax.conv_general_dilated", "n:2,3,6,5", "n:4,3,3,2",
+          fargs=lambda x, w: (x, w, (1, 1), [(0, 0), (0, 0)])))
+    add(P("nn.functional.conv2d", "lax.conv_general_dilated", "n:2,3,6,5", "n:4,3,3,2",
+          tkw={"stride": 2, "padding": 1}, fkw={},
+          fargs=lambda x, w: (x, w, (2, 2), [(1, 1), (1, 1)]), tag="stride 2, padding 1"))
     # --- integers, booleans and searches: values only ----------------------------------------
     ints = ("i:3,4", "i:3,4")
     for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):

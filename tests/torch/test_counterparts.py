@@ -60,6 +60,10 @@ DIFFERENCES: dict[str, Difference] = {
                                    CONVENTIONS + "clamp / clip at a bound"),
     "clip~numpy.clip": Difference("vjp", "the derivative at a bound: 1 against 0.5",
                                   CONVENTIONS + "clamp / clip at a bound"),
+    "clamp_min~numpy.maximum": Difference("vjp", "a tie with the bound: 1 (PyTorch's clamp) against maximum's "
+                                          "even split", CONVENTIONS + "clamp / clip at a bound"),
+    "clamp_max~numpy.minimum": Difference("vjp", "a tie with the bound: 1 (PyTorch's clamp) against minimum's "
+                                          "even split", CONVENTIONS + "clamp / clip at a bound"),
     "clamp~lax.clamp[lax]": Difference("vjp", "the derivative at a bound: 1 against jax.lax.clamp's 0",
                                        "fgrad.lax.clamp"),
     "max~numpy.max[dim]": Difference("vjp", "a tie along dim: all to the index returned against split evenly",
@@ -97,13 +101,14 @@ TOLERANCE: dict[str, tuple[float, str]] = {
         "arctan2~numpy.arctan2", "atan2~numpy.arctan2", "logaddexp2~numpy.logaddexp2", "hypot~numpy.hypot",
         "pow~numpy.power", "pow~lax.pow[lax]", "float_power~numpy.float_power", "linalg.cond~numpy.linalg.cond",
         "linalg.pinv~numpy.linalg.pinv", "linalg.solve~numpy.linalg.solve", "linalg.lstsq~numpy.linalg.lstsq",
-        "special.i1e~scipy.special.i1e", "nn.functional.softsign~nn.soft_sign")},
+        "special.i1e~scipy.special.i1e", "nn.functional.softsign~nn.soft_sign",
+        "linalg.solve_triangular~scipy.linalg.solve_triangular")},
     **{k: (1e-12, FORMULA) for k in (
         "special.ndtr~scipy.special.ndtr", "special.softmax~nn.softmax", "nn.functional.softmax~nn.softmax",
         "nn.functional.softmax~scipy.special.softmax[scipy]", "nn.functional.gelu~nn.gelu",
         "nn.functional.hardsigmoid~nn.hard_sigmoid", "nn.functional.hardswish~nn.hard_swish",
         "nn.functional.celu~nn.celu", "softmax~nn.softmax", "softmax~scipy.special.softmax[scipy]",
-        "log_softmax~scipy.special.log_softmax[scipy]")},
+        "log_softmax~scipy.special.log_softmax[scipy]", "nn.functional.layer_norm~nn.standardize")},
     "exp2~numpy.exp2": (1e-12, "fgrad.torch.exp2 is 2.0 ** x, as PyTorch rounds it more often; fgrad.numpy.exp2 "
                         "is its own primitive"),
     "special.exp2~numpy.exp2": (1e-12, "torch.special.exp2 is torch.exp2 (see exp2~numpy.exp2)"),
@@ -291,6 +296,7 @@ def _params():
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the ties divide by zero on purpose)
+@pytest.mark.filterwarnings("ignore:To copy construct:UserWarning")  # (torch.tensor(a Tensor) warns, as PyTorch)
 @pytest.mark.parametrize("pair", _params())
 def test_pair(pair: Pair):
     results = _compare_all(pair)
@@ -336,7 +342,7 @@ def torch_functions() -> list[str]:
 
 
 # where a torch function's same-name counterpart is looked for, by the torch namespace
-SEARCH = {"": ("numpy", "lax", "scipy.special", "nn"), "special.": ("scipy.special", "numpy"),
+SEARCH = {"": ("numpy", "lax", "scipy.special", "scipy.linalg", "nn"), "special.": ("scipy.special", "numpy"),
           "linalg.": ("numpy.linalg",), "nn.functional.": ("nn",)}
 
 
@@ -357,6 +363,8 @@ UNPAIRED = {
     "equal": "torch.equal is one bool for whole tensors (numpy.array_equal's meaning); numpy.equal is element-wise "
              "(paired with torch.eq)",
     "imag": "torch.imag refuses real tensors and the pairs compare float64 inputs",
+    "polar": "scipy.linalg.polar is the polar decomposition; torch.polar builds complex numbers from polar "
+             "coordinates",
     "empty": "uninitialised values", "empty_like": "uninitialised values",
 }
 
