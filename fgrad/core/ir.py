@@ -120,12 +120,18 @@ def _has_jaxpr(v) -> bool:
     return _is_jaxpr(v) or (isinstance(v, (tuple, list)) and any(_is_jaxpr(x) for x in v))
 
 
+_COUNT = "count"  # the key of pp_jaxpr's names dict that counts the names given (others are ids)
+
+
 def _pp_lines(jaxpr: Jaxpr, names: dict) -> list[str]:
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
 
     def decl(v) -> str:
-        names[id(v)] = _name(len(names))
+        # a fresh name on every declaration, also of a variable declared before: one body may
+        # appear twice among the params (custom_linear_solve's symmetric matvec and vecmat)
+        count = names[_COUNT] = names.get(_COUNT, 0) + 1
+        names[id(v)] = _name(count - 1)
         return f"{names[id(v)]}:{v.aval.str_short()}"
 
     def atom(v) -> str:

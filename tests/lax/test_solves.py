@@ -423,6 +423,17 @@ def test_linear_solve_vecmat_is_the_transpose_of_matvec() -> None:
     _close(fgrad.jacrev(f)(B0), np.linalg.inv(A0))
 
 
+def test_make_jaxpr_names_each_variable_of_a_repeated_body_once() -> None:
+    # symmetric=True: matvec serves as vecmat and solve as transpose_solve, one body printed twice
+    def f(b):
+        return fl.custom_linear_solve(lambda x: SPD @ x, b, lambda mv, x: fnp.linalg.solve(SPD, x), symmetric=True)
+    text = str(fgrad.make_jaxpr(fgrad.grad(lambda b: fnp.sum(f(b) ** 2)))(B0))
+    declared = [tok.split(":")[0] for line in text.splitlines() for tok in line.replace(".", " ").split()
+                if ":f64" in tok]
+    assert text.count("custom_linear_solve[") == 2
+    assert len(declared) == len(set(declared)), text
+
+
 # --- errors ------------------------------------------------------------------------------------
 
 def test_linear_solve_reverse_mode_without_transpose_solve_is_refused_forward_works() -> None:
