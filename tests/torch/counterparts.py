@@ -122,6 +122,7 @@ def P(torch: str, fn: str, *args: Any, **kw: Any) -> Pair:
 
 Z = pt([[0.0, -0.0, 1.5, -2.0]])  # zeros of both signs, for kinks at 0
 TIE = pt([[1.0, 1.0, -2.0, 3.0]], [[1.0, 0.5, -2.0, -0.0]])  # two operands tied in places
+ORIGIN = pt([[0.0, -0.0, 0.0]], [[0.0, 0.0, -0.0]])  # both operands zero (atan2, hypot)
 MAXTIE = pt([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 2.0]])  # ties of the largest entries
 
 UNARY_SAME = ["abs", "absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh", "arccosh", "ceil",
@@ -139,9 +140,20 @@ TORCH_ALIASES = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "asinh": 
                  "acosh": "arccosh", "neg": "negative", "conj_physical": "conj"}
 
 
+# points at the edge of a domain (the derivative there is inf or a convention)
+EDGE = {"sqrt": pt([[0.0, 4.0]]), "log": pt([[0.0, 1.0]]), "log2": pt([[0.0, 1.0]]), "log10": pt([[0.0, 1.0]]),
+        "log1p": pt([[-1.0, 0.0]]), "rsqrt": pt([[0.0, 4.0]]), "arcsin": pt([[1.0, -1.0]]),
+        "arccos": pt([[1.0, -1.0]]), "arctanh": pt([[1.0, -1.0]]), "arccosh": pt([[1.0, 2.0]]),
+        "asin": pt([[1.0, -1.0]]), "acos": pt([[1.0, -1.0]]), "atanh": pt([[1.0, -1.0]]),
+        "acosh": pt([[1.0, 2.0]]), "logit": pt([[0.0, 1.0]]), "entr": pt([[0.0, 1.0]]),
+        "erfinv": pt([[1.0, -1.0]]), "ndtri": pt([[0.0, 1.0]])}
+
+
 def _unary(name: str, fn: str, points=(Z,), **kw) -> Pair:
-    d = DOMAIN.get(name, DOMAIN.get(fn.rsplit(".", 1)[-1], "n"))
-    return P(name, fn, f"{d}:3,4", points=points if d == "n" else (), **kw)
+    short = name.rsplit(".", 1)[-1]
+    d = DOMAIN.get(short, DOMAIN.get(fn.rsplit(".", 1)[-1], "n"))
+    edge = EDGE.get(short, EDGE.get(fn.rsplit(".", 1)[-1]))
+    return P(name, fn, f"{d}:3,4", points=points if d == "n" else (edge,) if edge else (), **kw)
 
 
 def _build() -> list[Pair]:
@@ -166,11 +178,11 @@ def _build() -> list[Pair]:
                  "logaddexp", "logaddexp2", "hypot", "remainder", "fmod", "floor_divide", "greater",
                  "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or",
                  "logical_xor"):
-        add(P(name, f"numpy.{name}", *two, points=(TIE,), order=0 if name == "floor_divide" else 2))
+        add(P(name, f"numpy.{name}", *two, points=(TIE, ORIGIN), order=0 if name == "floor_divide" else 2))
     for tname, nname in {"sub": "subtract", "mul": "multiply", "div": "divide", "atan2": "arctan2",
                          "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
                          "ge": "greater_equal"}.items():
-        add(P(tname, f"numpy.{nname}", *two, points=(TIE,)))
+        add(P(tname, f"numpy.{nname}", *two, points=(TIE, ORIGIN)))
     for tname, lname in {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max",
                          "minimum": "min"}.items():
         add(P(tname, f"lax.{lname}", *two, points=(TIE,), tag="lax"))
@@ -178,7 +190,8 @@ def _build() -> list[Pair]:
     add(P("pow", "lax.pow", "p:3,4", "n:3,4", tag="lax"))
     add(P("pow", "numpy.power", "n:3,4", 3, tag="int exponent"))
     add(P("float_power", "numpy.float_power", "p:3,4", "n:3,4"))
-    add(P("xlogy", "scipy.special.xlogy", "p:3,4", "p:3,4"))
+    XLOGY0 = pt([[0.0, 1.0, 2.0]], [[0.0, 0.0, 3.0]])  # x = 0 and y = 0 together, y = 0 alone
+    add(P("xlogy", "scipy.special.xlogy", "p:3,4", "p:3,4", points=(XLOGY0,)))
     for a, b in (("add", "add"), ("mul", "multiply"), ("div", "divide")):
         add(P(a, f"numpy.{b}", "n:3,4", 2.5, tag="number"))
     add(P("where", "numpy.where", np.array([[True, False, True, False]] * 3), "n:3,4", "n:3,4"))
@@ -196,6 +209,7 @@ def _build() -> list[Pair]:
               tag="dim"))
         add(P(name, f"numpy.{name}", tkw={"correction": 0}, fkw={}, tag="correction 0",
               points=(pt([[2.0, 2.0, 2.0, 2.0]]),)))
+        add(P(name, f"numpy.{name}", fkw={"ddof": 1}, tag="zero spread", points=(pt([[2.0, 2.0, 2.0, 2.0]]),)))
     for name in ("argmax", "argmin", "any", "all", "count_nonzero"):
         add(P(name, f"numpy.{name}", tkw={"dim": 1}, order=0))
     add(P("max", "numpy.max", points=(MAXTIE,)))
@@ -334,7 +348,8 @@ def _build() -> list[Pair]:
            ("solve", ("q:3", "n:3,2")), ("svdvals", ("n:3,4",)), ("vector_norm", ("n:3,4",)),
            ("vecdot", ("n:3,4", "n:3,4")), ("matmul", ("n:3,4", "n:4,2")), ("diagonal", ("n:2,3,3",))]
     for name, args in lin:
-        add(P(f"linalg.{name}", f"numpy.linalg.{name}", *args))
+        zero = (pt(np.zeros((3, 4)).tolist()),) if name in ("norm", "vector_norm", "matrix_norm") else ()
+        add(P(f"linalg.{name}", f"numpy.linalg.{name}", *args, points=zero))
     add(P("linalg.cross", "numpy.linalg.cross", "n:4,3", "n:4,3"))
     add(P("linalg.matrix_power", "numpy.linalg.matrix_power", "q:3", 3))
     add(P("linalg.matrix_rank", "numpy.linalg.matrix_rank", "n:3,4"))
@@ -364,7 +379,8 @@ def _build() -> list[Pair]:
     for name in ("exp2", "expm1", "log1p", "round"):
         add(_unary(f"special.{name}", f"numpy.{name}"))
     for name in ("xlogy", "xlog1py"):
-        add(P(f"special.{name}", f"scipy.special.{name}", "p:3,4", "p:3,4"))
+        add(P(f"special.{name}", f"scipy.special.{name}", "p:3,4", "p:3,4",
+              points=(XLOGY0 if name == "xlogy" else pt([[0.0, 1.0]], [[0.0, -1.0]]),)))
     for name in ("gammainc", "gammaincc"):  # (the derivative in a is not defined in either door)
         add(P(f"special.{name}", f"scipy.special.{name}", 1.5, "p:3,4"))
     add(P("special.polygamma", "scipy.special.polygamma", 2, "p:3,4"))
@@ -381,6 +397,8 @@ def _build() -> list[Pair]:
                          "sigmoid": "sigmoid", "silu": "silu", "softplus": "softplus", "softsign": "soft_sign",
                          "tanh": "tanh"}.items():
         add(P(F + tname, f"nn.{fname}", "n:3,8", points=(kinks,)))
+    # (beta * x above threshold: PyTorch's softplus is x there, jax.nn's log1p(exp(x)) stays smooth)
+    add(P(F + "softplus", "nn.softplus", "n:3,4", points=(pt([[20.0, 25.0, -25.0, 0.0]]),), tag="threshold"))
     add(P(F + "gelu", "nn.gelu", "n:3,4", fkw={"approximate": False}, points=(Z,)))
     add(P(F + "gelu", "nn.gelu", "n:3,4", tkw={"approximate": "tanh"}, fkw={"approximate": True}, tag="tanh"))
     add(P(F + "glu", "nn.glu", "n:3,4", tkw={"dim": 1}))
