@@ -335,3 +335,33 @@ def test_compiled_and_numpy_transforms_agree_with_torch(dtype, monkeypatch):
         got = draws(ft)
         for i, (a, b) in enumerate(zip(got, want)):
             assert np.array_equal(_np(a), _np(b)), (path, i)
+
+
+DISTRIBUTIONS = {
+    "Normal": lambda m, d: d.Normal(m.tensor([0.5, -1.0, 2.0]), m.tensor([1.0, 0.3, 2.5])),
+    "Normal_float64": lambda m, d: d.Normal(m.full((20,), 0.5, dtype=m.float64), m.full((20,), 1.5, dtype=m.float64)),
+    "Uniform": lambda m, d: d.Uniform(m.tensor([0.0, -2.0]), m.tensor([1.0, 3.0])),
+    "Bernoulli": lambda m, d: d.Bernoulli(m.tensor([0.1, 0.5, 0.9])),
+    "Categorical": lambda m, d: d.Categorical(m.tensor([0.1, 0.2, 0.3, 0.4])),
+    "Categorical_batch": lambda m, d: d.Categorical(logits=m.tensor([[0.1, 0.2, 0.3], [1.0, -1.0, 0.0]])),
+    "MultivariateNormal": lambda m, d: d.MultivariateNormal(m.tensor([0.0, 1.0]),
+                                                            m.tensor([[2.0, 0.3], [0.3, 1.0]])),
+}
+
+
+@pytest.mark.parametrize("name", list(DISTRIBUTIONS))
+def test_distribution_samples_equal_torch(name):
+    """torch.distributions' sample/rsample draw as torch's (randn, rand, bernoulli, multinomial
+    on the default stream); MultivariateNormal's values pass through a matmul, so to rounding."""
+    for seed in SEEDS[:2]:
+        for shape in ((), (5,), (2, 3)):
+            torch.manual_seed(seed)
+            ft.manual_seed(seed)
+            want = DISTRIBUTIONS[name](torch, torch.distributions).sample(torch.Size(shape)).numpy()
+            got = DISTRIBUTIONS[name](ft, ft.distributions).sample(shape).numpy()
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, shape)
+            if name == "MultivariateNormal":
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            else:
+                assert np.array_equal(got, want), (name, seed, shape, got, want)
+            _same_stream((name, seed, shape))

@@ -30,7 +30,6 @@ class Generator:
     def __init__(self, device="cpu") -> None:
         self.device = as_device(device)
         self._engine = TorchMT19937(DEFAULT_SEED)
-        self._numpy = np.random.Generator(self._engine.bits)
 
     def manual_seed(self, seed) -> "Generator":
         """Restart the stream from `seed` (negative seeds wrap to 64 bits, as torch's)."""
@@ -83,12 +82,6 @@ class Generator:
         """The PyTorch-algorithm stream every fgrad.torch random function draws from."""
         return self._engine
 
-    @property
-    def numpy(self) -> np.random.Generator:
-        """A NumPy Generator on this generator's MT19937 bits: samplers without a torch
-        counterpart here draw from (and advance) the same stream, with NumPy's algorithms."""
-        return self._numpy
-
 
 default_generator = Generator()
 
@@ -130,12 +123,6 @@ def _gen(generator=None) -> Generator:
 def _engine(generator=None) -> TorchMT19937:
     """The PyTorch-algorithm stream behind `generator` (the default generator's when None)."""
     return _gen(generator).engine
-
-
-def _rng(generator=None) -> np.random.Generator:
-    """A NumPy generator on the stream behind `generator`, for the samplers fgrad.torch has no
-    PyTorch algorithm for yet (their values differ from torch's; the stream is shared)."""
-    return _gen(generator).numpy
 
 
 def _float_dtype(dtype):

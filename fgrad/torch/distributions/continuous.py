@@ -43,8 +43,8 @@ class Normal(Distribution):
         return self.scale
 
     def rsample(self, sample_shape=()) -> Tensor:
-        shape = self._extended_shape(sample_shape)
-        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
+        # torch's _standard_normal (empty(shape).normal_()) on the default generator
+        eps = creation.randn(self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
         return ops.add(self.loc, ops.mul(eps, self.scale))
 
     def log_prob(self, value) -> Tensor:
@@ -87,7 +87,7 @@ class Uniform(Distribution):
         return ops.div(ops.pow(ops.sub(self.high, self.low), 2), 12.0)
 
     def rsample(self, sample_shape=()) -> Tensor:
-        u = creation.tensor(creation._rng().random(self._extended_shape(sample_shape)), dtype=self.low.dtype)
+        u = creation.rand(self._extended_shape(sample_shape), dtype=self.low.dtype, device=self.low.device)
         return ops.add(self.low, ops.mul(u, ops.sub(self.high, self.low)))
 
     def log_prob(self, value) -> Tensor:
@@ -162,7 +162,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = creation.tensor(creation._rng().standard_normal(shape), dtype=self.loc.dtype)
+        eps = creation.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return ops.add(self.loc, ops.squeeze(ops.matmul(self._unbroadcasted_scale_tril, ops.unsqueeze(eps, -1)), -1))
 
     def _half_log_det(self) -> Tensor:

@@ -58,9 +58,8 @@ class Bernoulli(Distribution):
         return ops.mul(p, ops.sub(1.0, p))
 
     def sample(self, sample_shape=()) -> Tensor:
-        p = self.probs.detach().numpy()
-        u = creation._rng().random(self._extended_shape(sample_shape))
-        return creation.tensor((u < p).astype(p.dtype))
+        # torch.bernoulli of the probabilities expanded to the sample's shape
+        return creation.bernoulli(ops.expand(self.probs.detach(), self._extended_shape(sample_shape)))
 
     def log_prob(self, value) -> Tensor:
         value = as_param(value, self.logits)
@@ -111,12 +110,11 @@ class Categorical(Distribution):
         return (self._p if self._p is not None else self._lg).shape
 
     def sample(self, sample_shape=()) -> Tensor:
-        p = self.probs.detach().numpy().astype(np.float64)
-        shape = self._extended_shape(sample_shape)
-        cdf = np.cumsum(p, -1)
-        u = creation._rng().random(shape + (1,)) * cdf[..., -1:]
-        idx = (u > np.broadcast_to(cdf, shape + (self._num_events,))).sum(-1)
-        return creation.tensor(np.minimum(idx, self._num_events - 1).astype(np.int64))
+        # torch's: one multinomial (with replacement) per row of the probabilities, as columns
+        n = int(np.prod(sample_shape))  # sample_shape.numel()
+        rows = ops.reshape(self.probs.detach(), (-1, self._num_events))
+        samples = ops.transpose(rows.multinomial(n, True), 0, 1)
+        return ops.reshape(samples, self._extended_shape(sample_shape))
 
     def log_prob(self, value) -> Tensor:
         value = value if isinstance(value, Tensor) else creation.tensor(value)
