@@ -6,7 +6,10 @@ normalised non-negative axes) and bind at once, keeping only the shortcuts that 
 equation (a reshape to the same shape, a concatenation of one array, a sum over no axes
 return the operand). A library that has done its own argument handling, such as fgrad.torch,
 calls these on its hot paths. Results are fgrad arrays or tracers; every transform goes
-through them.
+through them. Each takes its primitive's operands and params: where fgrad.lax (or jax.lax) has
+a function of the same name with other arguments, this module's is the primitive's (`pad`
+zero-pads by (lo, hi) pairs, where lax.pad takes a padding value and (lo, hi, interior)
+triples; `scatter_add` takes fgrad's index spec, not XLA's scatter dimension numbers).
 
 Element-wise (operands of one dtype, equal shapes or rank 0):
   add, sub, mul, div, sqrt, tanh, logistic, erf, logical_or, select(pred, x, y),
