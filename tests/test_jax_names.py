@@ -134,6 +134,17 @@ def test_block_until_ready_returns_its_tree() -> None:
     assert fgrad.block_until_ready(tree) is tree
 
 
+def test_array_method_block_until_ready_and_traced_index() -> None:
+    a = fnp.arange(10)
+    assert a.block_until_ready() is a
+    # an fgrad.numpy array indexed by a traced integer (JAX's docs, "sharp bits": fori_loop)
+    assert int(fgrad.lax.fori_loop(0, 10, lambda i, x: x + a[i], 0)) == 45
+    w = fnp.arange(3.0)
+    g = fgrad.grad(lambda v: fgrad.lax.fori_loop(0, 3, lambda i, s: s + v[i] * w[(i,)], 0.0))(fnp.ones(3))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(fgrad.vmap(lambda i: a[i])(fnp.arange(3)), [0, 1, 2])
+
+
 def test_array_isinstance_accepts_arrays_and_tracers() -> None:
     seen = []
     fgrad.grad(lambda x: seen.append(isinstance(x, fgrad.Array)) or x.sum())(np.ones(2))

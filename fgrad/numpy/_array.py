@@ -31,6 +31,21 @@ class Array(np.ndarray):
     def at(self):
         return _index.at(self)
 
+    def __getitem__(self, idx):
+        # An index holding a traced value (x[i] inside a fori_loop body or under jit) is a
+        # traced gather; NumPy's indexing would try to read the tracer's value.
+        if isinstance(idx, Tracer) or (type(idx) is tuple and any(isinstance(i, Tracer) for i in idx)):
+            return _index.getitem(self, idx)
+        return super().__getitem__(idx)
+
+    def block_until_ready(self) -> "Array":
+        """JAX's x.block_until_ready(): fgrad computes eagerly on the host, so x is ready.
+
+        Returns:
+            self.
+        """
+        return self
+
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))
 

@@ -68,8 +68,8 @@ DIFFERENT: dict[tuple[str, int], str] = {
 MUTABLE = ("fgrad.numpy's eager arrays are NumPy arrays and can be written in place "
            "(x[i] = v, x += v), where JAX's arrays are immutable")
 MUTATED = "a consequence of the previous cell's in-place write (" + MUTABLE + ")"
-JIT_NUMPY = ("jit returns plain NumPy arrays, which have no .block_until_ready() "
-             "(fgrad/api.py)")
+JIT_NUMPY = ("jit of a function of Python ints returns a NumPy scalar (numpy.int64), "
+             "which has no .block_until_ready() (fgrad/api.py)")
 RESIDUALS = ("jax.ad_checkpoint.print_saved_residuals: fgrad lists no saved residuals "
              "(checkpoint policies do not change what fgrad saves)")
 VJP_PYTREE = ("vjp's function is not a pytree of its residuals, so the page's print_fwd_bwd "
@@ -86,21 +86,12 @@ XFAIL: dict[tuple[str, int], str] = {
     ("quickstart", 8): MUTATED,
     ("sharp_bits", 8): MUTABLE,
     ("sharp_bits", 9): MUTABLE,
-    ("quickstart", 15): JIT_NUMPY,
-    ("quickstart", 24): JIT_NUMPY,
-    ("quickstart", 25): JIT_NUMPY,
-    ("quickstart", 26): JIT_NUMPY,
-    ("higher_order", 13): JIT_NUMPY,
-    ("jit_compilation", 4): JIT_NUMPY,
-    ("jit_compilation", 5): JIT_NUMPY,
     ("jit_compilation", 12): JIT_NUMPY,
     **{("gradient_checkpointing", i): RESIDUALS for i in (0, 1, 2, 3, 17, 18, 20, 21, 24, 25,
                                                           27, 28)},
     **{("gradient_checkpointing", i): VJP_PYTREE for i in (5, 6, 29, 30)},
     **{("autodiff_remat", i): RESIDUALS for i in (1, 2, 3, 4, 18, 19, 21, 22, 23, 24, 26, 27)},
     **{("autodiff_remat", i): VJP_PYTREE for i in (6, 7, 28, 29)},
-    ("sharp_bits", 5): "indexing an fgrad.numpy array with a traced integer (array[i] in a "
-                       "fori_loop body) goes to NumPy, which cannot take a tracer",
     ("sharp_bits", 26): OOB,
     ("sharp_bits", 27): OOB,
     ("sharp_bits", 28): AT_GET_MODE,
