@@ -365,3 +365,36 @@ def test_distribution_samples_equal_torch(name):
             else:
                 assert np.array_equal(got, want), (name, seed, shape, got, want)
             _same_stream((name, seed, shape))
+
+
+VIEWS = {
+    "transposed": lambda m, d: m.empty(4, 5, dtype=d).t(),
+    "strided": lambda m, d: m.empty(4, 6, dtype=d)[:, ::2],
+    "permuted": lambda m, d: m.empty(3, 1, 4, dtype=d).permute(2, 1, 0),
+    "permuted_sliced": lambda m, d: m.empty(2, 3, 4, dtype=d).transpose(0, 2)[:, 1:],
+    "rows": lambda m, d: m.empty(6, 5, dtype=d)[1:4],
+    "long_strided": lambda m, d: m.empty(40, dtype=d)[::2],
+}
+IN_PLACE = {
+    "normal_": lambda x: x.normal_(0.5, 2.0),
+    "uniform_": lambda x: x.uniform_(-1.0, 2.0),
+    "bernoulli_": lambda x: x.bernoulli_(0.4),
+    "random_": lambda x: x.random_(0, 100),
+    "exponential_": lambda x: x.exponential_(1.5),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_in_place_draws_on_views_follow_memory_order(view, dtype):
+    """torch fills a tensor in place in memory order (a transposed view gets its draws down the
+    columns), and normal_ on a tensor that is not contiguous draws element by element (the
+    scalar Box-Muller path) whatever its size."""
+    for name, fill in IN_PLACE.items():
+        torch.manual_seed(3)
+        ft.manual_seed(3)
+        want, got = VIEWS[view](torch, getattr(torch, dtype)), VIEWS[view](ft, getattr(ft, dtype))
+        fill(want)
+        fill(got)
+        assert np.array_equal(got.numpy(), want.numpy()), (view, name)
+        _same_stream((view, name))

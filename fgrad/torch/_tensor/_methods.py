@@ -97,14 +97,36 @@ def copy_(self, src, non_blocking: bool = False):
     return commit_inplace(self, src if src._node is not None else O.clone(src))  # (on src's device)
 
 
-def _random_(draw):
+def _memory_order(value) -> list[int] | None:
+    """The axes of `value` from outermost to innermost in memory, the order in which torch's
+    TensorIterator fills a tensor in place (a transposed view gets its draws in memory order);
+    None when that is the logical (row-major) order. Axes of length 1 keep their place."""
+    strides, shape = getattr(value, "strides", None), value.shape
+    if strides is None or len(shape) < 2:
+        return None
+    movable = [d for d in range(len(shape)) if shape[d] > 1]
+    ranked = iter(sorted(movable, key=lambda d: -abs(strides[d])))  # stable: ties keep their order
+    order = [next(ranked) if shape[d] > 1 else d for d in range(len(shape))]
+    return None if order == list(range(len(shape))) else order
+
+
+def _random_(draw, layout: bool = False):
     """An in-place random method: `draw(engine, n, dtype, *args)` gives the flat values, from
-    the PyTorch-algorithm stream of `generator` (the default generator when None)."""
+    the PyTorch-algorithm stream of `generator` (the default generator when None), placed in
+    the tensor's memory order. With `layout`, draw also gets `contiguous=` (normal_'s block
+    kernel runs on contiguous tensors only)."""
     def op(self, *args, generator=None, **kwargs):
         check_inplace(self)
         v = self._value
         n = int(np.prod(v.shape))
-        values = np.asarray(draw(creation._gen(generator), n, v.dtype, *args, **kwargs)).reshape(v.shape)
+        if layout:
+            kwargs["contiguous"] = self.is_contiguous()
+        flat = np.asarray(draw(creation._gen(generator), n, v.dtype, *args, **kwargs))
+        order = _memory_order(v)
+        if order is None:
+            values = flat.reshape(v.shape)
+        else:
+            values = flat.reshape([v.shape[d] for d in order]).transpose(np.argsort(order))
         values = values.astype(v.dtype, copy=False)
         if not isinstance(v, np.ndarray):
             values = to_device(values, self.device)
@@ -147,7 +169,8 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
 
 
 uniform_ = _random_(lambda gen, n, dtype, a=0.0, b=1.0: gen.engine.uniform_(n, _draw_dtype(dtype), a, b))
-normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0: gen.engine.normal_(n, _draw_dtype(dtype), mean, std))
+normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0, *, contiguous=True:
+                   gen.engine.normal_(n, _draw_dtype(dtype), mean, std, contiguous=contiguous), layout=True)
 bernoulli_ = _random_(_bernoulli_draw)
 exponential_ = _random_(lambda gen, n, dtype, lambd=1.0: gen.engine.exponential_(n, lambd))
 random_ = _random_(_random_draw)

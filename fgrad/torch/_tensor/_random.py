@@ -13,8 +13,13 @@ x86 CPU since 2013, the machines torch's CPU wheels run fastest on):
   sin/cos are the Cephes polynomials of avx_mathfun.h; they are evaluated here in float32 step
   by step (`_log8`, `_sincos8`) with the same roundings. (Without AVX2, torch uses libm's logf/
   cosf/sinf and its float32 values differ in the last bits.)
-- `bernoulli_(p)` with a float p uses MKL's VSL stream on Intel CPUs; fgrad follows torch's
-  portable kernel (one 64-bit uniform per element, `u < p`), which torch runs on other CPUs.
+- `bernoulli_(p)` with a float p: fgrad follows torch's portable kernel (one 64-bit uniform per
+  element, `u < p`), which torch 2.13's CPU wheel runs (builds that take MKL's VSL path for it
+  on Intel CPUs, as older ones did, draw differently).
+
+The state is kept as NumPy's MT19937 (its raw 32-bit output is std::mt19937's) and read and
+written as torch's `get_rng_state()` bytes. Transforms of large draws run compiled
+(_random_kernels.py); the NumPy code here is their reference and the path for small draws.
 """
 from __future__ import annotations
 
@@ -289,12 +294,13 @@ class TorchMT19937:
             return _fma32(u, np.full(n, hi - lo, _F), np.full(n, lo, _F))
         return _fma64(u, hi - lo, lo)
 
-    def normal_(self, n: int, dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
-        """`torch.empty(n, dtype=dtype).normal_(mean, std)` for a contiguous tensor: below 16
-        elements normal_distribution<double> per element (with the cached sine), else n uniforms
-        transformed by Box-Muller in blocks of 16, the last 16 redrawn when n is not a multiple."""
+    def normal_(self, n: int, dtype, mean: float = 0.0, std: float = 1.0, contiguous: bool = True) -> np.ndarray:
+        """`torch.empty(n, dtype=dtype).normal_(mean, std)`: below 16 elements, or for a tensor
+        that is not contiguous, normal_distribution<double> per element (with the cached sine),
+        else n uniforms transformed by Box-Muller in blocks of 16, the last 16 redrawn when n is
+        not a multiple."""
         dt = np.dtype(dtype).type
-        if n < _NORMAL_BLOCK:
+        if n < _NORMAL_BLOCK or not contiguous:
             return self._normal_scalars(n, mean, std).astype(dt)
         data = self._unit(n, dt)
         full = n - n % _NORMAL_BLOCK
