@@ -568,3 +568,22 @@ def test_issue_name_exists_as_in_jax(name: str) -> None:
     obj = _resolve(fgrad, name)
     if callable(obj) and not isinstance(obj, type) and name not in ("config",):
         assert obj.__doc__, f"fgrad.{name} needs a docstring"
+
+
+def test_at_get_modes_clip_and_fill() -> None:
+    # expected values are JAX's (jax 0.10.2, x64) for the same calls
+    x = fnp.arange(10.0)
+    assert np.isnan(x.at[11].get(mode="fill", fill_value=fnp.nan)) and x.at[11].get(mode="clip") == 9.0
+    np.testing.assert_array_equal(x.at[fnp.array([1, -1, 12])].get(mode="fill"), [1.0, 9.0, np.nan])
+    m = fnp.arange(12).reshape(3, 4)
+    lo = np.iinfo(np.int64).min
+    np.testing.assert_array_equal(m.at[:, fnp.array([0, 5])].get(mode="fill"), [[0, lo], [4, lo], [8, lo]])
+    np.testing.assert_array_equal(m.at[..., 7].get(mode="clip"), [3, 7, 11])
+    assert m.at[5, 1].get(mode="fill", fill_value=-1) == -1
+    g = fgrad.grad(lambda v: v.at[fnp.array([0, 3, 9])].get(mode="fill", fill_value=0.0).sum())(fnp.ones(4))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 1.0])
+    assert fgrad.jit(lambda v, i: v.at[i].get(mode="fill", fill_value=-5.0))(fnp.ones(4), 7) == -5.0
+    np.testing.assert_array_equal(fgrad.vmap(lambda i: x.at[i].get(mode="clip"))(fnp.array([-20, 3, 40])),
+                                  [0.0, 3.0, 9.0])
+    with pytest.raises(ValueError, match="mode must be"):
+        x.at[1].get(mode="wrap")

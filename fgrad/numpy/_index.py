@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -337,8 +338,24 @@ class _IndexUpdateRef:
     def __init__(self, x, idx) -> None:
         self.x, self.idx = x, idx
 
-    def get(self):
-        return getitem(self.x, self.idx)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None, fill_value: Any = None):
+        """x[idx], JAX's ``x.at[idx].get``.
+
+        Args:
+            indices_are_sorted, unique_indices: hints, accepted and unused (as JAX on CPU).
+            mode: None or "promise_in_bounds" (fgrad's indexing: an out-of-bounds integer
+                raises IndexError), "clip" (out-of-bounds integer indices are clamped to the
+                axis) or "fill" (their entries are ``fill_value``).
+            fill_value: the value of out-of-bounds entries in "fill" mode; by default NaN for
+                inexact dtypes, the most negative integer for signed ones, the largest for
+                unsigned ones and True for booleans (JAX's defaults).
+        Returns:
+            The gathered values, differentiable in x.
+        """
+        if mode is None or mode == "promise_in_bounds":
+            return getitem(self.x, self.idx)
+        return _get_with_mode(self.x, self.idx, mode, fill_value)
 
     def set(self, v):
         return at_set(self.x, self.idx, v)
@@ -356,6 +373,64 @@ class _IndexUpdateRef:
 
     def max(self, v):
         return at_max(self.x, self.idx, v)
+
+
+def _default_fill(dtype: np.dtype):
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
+
+
+def _get_with_mode(x, idx, mode: str, fill_value: Any):
+    """x.at[idx].get(mode="clip" | "fill"): each integer index is clamped to its axis, or
+    pointed at one extra entry of fill_value appended to that axis (so NumPy's rules for where
+    the indexed axes land hold unchanged)."""
+    from .. import numpy as fnp  # the package's functions, imported once it is loaded
+
+    if mode not in ("clip", "fill"):
+        raise FgradValueError(f"at[...].get: mode must be None, 'promise_in_bounds', 'clip' or "
+                              f"'fill', got {mode!r}")
+    x = as_value(x, "at[...].get")
+    shape = aval_of(x).shape
+    raw = list(idx) if isinstance(idx, tuple) else [idx]
+    kinds = [_classify(i) for i in raw]
+    if any(kind == "mask" for kind, _ in kinds):
+        raise FgradIndexError(f"at[...].get(mode={mode!r}): a boolean mask cannot be out of bounds; "
+                              "index without a mode (x[mask] or x.at[mask].get()).")
+    consumed = sum(kind in ("int", "slice", "array") for kind, _ in kinds)
+    if consumed > len(shape):
+        raise FgradIndexError(f"too many indices for array: array is {len(shape)}-dimensional, but "
+                              f"{consumed} were indexed")
+    new, filled, d = [], [], 0
+    for (kind, v), item in zip(kinds, raw):
+        if kind == "ellipsis":
+            d += len(shape) - consumed
+        elif kind in ("int", "array"):
+            n = shape[d]
+            i = fnp.asarray(v)
+            i = fnp.where(i < 0, i + n, i)
+            if mode == "clip":
+                i = fnp.clip(i, 0, n - 1)
+            else:
+                i = fnp.where((i >= 0) & (i < n), i, n)
+                filled.append(d)
+            new.append(i)
+            d += 1
+            continue
+        elif kind == "slice":
+            d += 1
+        new.append(item)
+    for axis in filled:
+        xshape = aval_of(x).shape
+        dtype = np.dtype(dtype_of(x))
+        fill = _default_fill(dtype) if fill_value is None else fill_value
+        pad = fnp.full(xshape[:axis] + (1,) + xshape[axis + 1:], fill, dtype=dtype)
+        x = fnp.concatenate([x, pad], axis=axis)
+    return getitem(x, tuple(new))
 
 
 class _IndexUpdateHelper:

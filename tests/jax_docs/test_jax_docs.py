@@ -76,7 +76,6 @@ VJP_PYTREE = ("vjp's function is not a pytree of its residuals, so the page's pr
               "cannot flatten it and stage the backward pass")
 OOB = ("out-of-bounds indexing: JAX clamps gathers (x[11] of 10 is x[9]), fgrad raises "
        "IndexError")
-AT_GET_MODE = "x.at[idx].get(mode=..., fill_value=...) is not supported"
 LIST_ARG = "jnp.sum([1, 2, 3]): JAX refuses a list argument (TypeError), fgrad converts it"
 CONV_1D = "lax.conv_general_dilated: fgrad supports 2-D convolutions only (1-D here)"
 
@@ -94,7 +93,6 @@ XFAIL: dict[tuple[str, int], str] = {
     **{("autodiff_remat", i): VJP_PYTREE for i in (6, 7, 28, 29)},
     ("sharp_bits", 26): OOB,
     ("sharp_bits", 27): OOB,
-    ("sharp_bits", 28): AT_GET_MODE,
     ("sharp_bits", 30): LIST_ARG,
     ("key_concepts", 12): CONV_1D,
 }
