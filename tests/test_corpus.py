@@ -63,8 +63,6 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 # name -> why it fails under fgrad today (the missing piece, not a script problem)
 XFAIL: dict[str, str] = {
     "ag15_forward_ad": "torch.autograd.forward_ad (dual_level, make_dual, unpack_dual) is missing",
-    "ckpt03_buffers_and_whole_model": "torch.save(model) of a whole nn.Module is refused (fgrad.torch.save stores only "
-                                      "tensors and containers; no pickling, so no torch.load(weights_only=False))",
     "dist04_misc_distributions": "torch.distributions lacks Beta, Gamma, Dirichlet, Poisson, Laplace, Exponential, "
                                  "Independent, kl_divergence and Distribution.support (constraints)",
     "loss05_metric_learning_losses": "nn.MultiMarginLoss is missing",
