@@ -71,6 +71,9 @@ TABLE = {
     "Tensor.random__full": (lambda m, s, d: m.empty(s, dtype=d).random_(), SHAPES),
     "Tensor.random__int64": (lambda m, s, d: m.empty(s, dtype=m.int64).random_(), SHAPES),
     "Tensor.exponential_": (lambda m, s, d: m.empty(s, dtype=d).exponential_(2.5), SHAPES),
+    "Tensor.geometric_": (lambda m, s, d: m.empty(s, dtype=d).geometric_(0.3), SHAPES),
+    "Tensor.cauchy_": (lambda m, s, d: m.empty(s, dtype=d).cauchy_(0.5, 0.3), SHAPES),
+    "Tensor.log_normal_": (lambda m, s, d: m.empty(s, dtype=d).log_normal_(0.2, 0.7), SHAPES),
     "Tensor.multinomial": (lambda m, s, d: _probs(m, (9,), d).multinomial(3), SHAPES[:1]),
     "F.dropout": (lambda m, s, d: (fF if m is ft else torch.nn.functional).dropout(m.ones(s, dtype=d), 0.3), SHAPES),
     "F.dropout1d": (lambda m, s, d: (fF if m is ft else torch.nn.functional).dropout1d(
@@ -323,7 +326,9 @@ def test_compiled_and_numpy_transforms_agree_with_torch(dtype, monkeypatch):
     def draws(m):
         d = getattr(m, dtype)
         return [m.randn(n, dtype=d), m.empty(n + 7, dtype=d).normal_(0.5, 2.0), m.empty(n, dtype=d).uniform_(-3.0, 1.5),
-                m.randperm(n), m.empty(n, dtype=d).exponential_(1.5)]
+                m.randperm(n), m.empty(n, dtype=d).exponential_(1.5), m.empty(n, dtype=d).geometric_(0.2),
+                m.empty(n, dtype=d).cauchy_(1.0, 0.3), m.empty(n, dtype=d).log_normal_(0.0, 0.4),
+                m.empty(2, n, dtype=d).t().normal_()]  # not contiguous: the scalar path
     torch.manual_seed(seed)
     want = draws(torch)
     # _KERNELS False: Numba unavailable (the NumPy references); None with _KERNEL_MIN 1: load
@@ -381,6 +386,7 @@ IN_PLACE = {
     "bernoulli_": lambda x: x.bernoulli_(0.4),
     "random_": lambda x: x.random_(0, 100),
     "exponential_": lambda x: x.exponential_(1.5),
+    "log_normal_": lambda x: x.log_normal_(0.1, 0.5),
 }
 
 
@@ -398,3 +404,11 @@ def test_in_place_draws_on_views_follow_memory_order(view, dtype):
         fill(got)
         assert np.array_equal(got.numpy(), want.numpy()), (view, name)
         _same_stream((view, name))
+
+
+def test_distribution_parameters_are_checked():
+    t = ft.empty(3)
+    for call, message in ((lambda: t.geometric_(1.5), "geometric_ expects p"), (lambda: t.cauchy_(0.0, -1.0), "sigma"),
+                          (lambda: t.log_normal_(0.0, 0.0), "std"), (lambda: ft.randperm(-1), "non-negative")):
+        with pytest.raises(RuntimeError, match=message):
+            call()

@@ -173,6 +173,9 @@ normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0, *, contiguous=True:
                    gen.engine.normal_(n, _draw_dtype(dtype), mean, std, contiguous=contiguous), layout=True)
 bernoulli_ = _random_(_bernoulli_draw)
 exponential_ = _random_(lambda gen, n, dtype, lambd=1.0: gen.engine.exponential_(n, lambd))
+geometric_ = _random_(lambda gen, n, dtype, p: gen.engine.geometric_(n, p))
+cauchy_ = _random_(lambda gen, n, dtype, median=0.0, sigma=1.0: gen.engine.cauchy_(n, median, sigma))
+log_normal_ = _random_(lambda gen, n, dtype, mean=1.0, std=2.0: gen.engine.log_normal_(n, mean, std))
 random_ = _random_(_random_draw)
 
 
@@ -195,7 +198,8 @@ _INPLACE = {"add_": O.add, "sub_": O.sub, "subtract_": O.sub, "mul_": O.mul, "mu
 for _name, _fn in _INPLACE.items():
     setattr(Tensor, _name, _inplace(_fn))
 for _name, _fn in {"zero_": zero_, "fill_": fill_, "copy_": copy_, "uniform_": uniform_, "normal_": normal_,
-                   "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_}.items():
+                   "bernoulli_": bernoulli_, "exponential_": exponential_, "random_": random_,
+                   "geometric_": geometric_, "cauchy_": cauchy_, "log_normal_": log_normal_}.items():
     setattr(Tensor, _name, _fn)
 for _name, _method in {"iadd": "add_", "isub": "sub_", "imul": "mul_", "itruediv": "div_", "ipow": "pow_",
                        "imod": "remainder_", "ifloordiv": "floor_divide_"}.items():

@@ -329,13 +329,18 @@ class TorchMT19937:
             values.append(self.next_double_normal)
             self.next_double_normal = None
         fresh = n - len(values)
-        u = self.uniform(fresh + fresh % 2).tolist()  # (u1, u2) per pair, drawn in that order
-        for u1, u2 in zip(u[0::2], u[1::2]):
-            r = math.sqrt(-2.0 * math.log1p(-u2))
-            theta = 2.0 * math.pi * u1
-            values += [r * math.cos(theta), r * math.sin(theta)]
+        u = self.uniform(fresh + fresh % 2)  # (u1, u2) per pair, drawn in that order
+        kernels = _kernels(n)
+        if kernels is not None:
+            values = np.concatenate([np.array(values, np.float64), kernels.box_muller_pairs(u)])
+        else:
+            for u1, u2 in zip(u[0::2].tolist(), u[1::2].tolist()):
+                r = math.sqrt(-2.0 * math.log1p(-u2))
+                theta = 2.0 * math.pi * u1
+                values += [r * math.cos(theta), r * math.sin(theta)]
         if fresh % 2:
-            self.next_double_normal = values.pop()
+            self.next_double_normal = float(values[-1])
+            values = values[:-1]
         if std == 1 and mean == 0:  # x * 1 + 0 is x, but for -0.0 (+ 0.0 rounds it to +0.0)
             return np.array(values, np.float64) + 0.0
         return _fma64(np.array(values, np.float64), std, mean)
@@ -377,6 +382,43 @@ class TorchMT19937:
         if kernels is not None:
             return kernels.scaled_log1p_neg(self.uniform(n), scale)
         return np.array([scale * math.log1p(-u) for u in self.uniform(n).tolist()], np.float64)
+
+    def geometric_(self, n: int, p: float) -> np.ndarray:
+        """`geometric_(p)` (float64 values): ceil(log(u) / log1p(-p)) on 53-bit uniforms, libm's
+        log (the number of Bernoulli(p) trials up to the first success)."""
+        p = float(p)
+        if not 0 < p < 1:
+            raise FgradRuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        denominator = math.log1p(-p)
+        kernels = _kernels(n)
+        if kernels is not None:
+            return kernels.geometric(self.uniform(n), denominator)
+        return np.array([math.ceil(math.log(u) / denominator) if u > 0 else math.inf
+                         for u in self.uniform(n).tolist()], np.float64)
+
+    def cauchy_(self, n: int, median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+        """`cauchy_(median, sigma)` (float64 values): median + sigma * tan(pi * (u - 0.5)) on
+        53-bit uniforms, libm's tan, the multiply-add fused as torch's compiled kernel."""
+        median, sigma = float(median), float(sigma)
+        if not sigma > 0:
+            raise FgradRuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        kernels = _kernels(n)
+        if kernels is not None:
+            return kernels.cauchy(self.uniform(n), median, sigma)
+        return _fma64(np.array([math.tan(math.pi * (u - 0.5)) for u in self.uniform(n).tolist()], np.float64),
+                      sigma, median)
+
+    def log_normal_(self, n: int, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
+        """`log_normal_(mean, std)` (float64 values): exp of normal_distribution<double>(mean,
+        std) draws (the element-by-element path, sharing the cached normal sample), libm's exp."""
+        std = float(std)
+        if not std > 0:
+            raise FgradRuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        normals = self._normal_scalars(n, float(mean), std)
+        kernels = _kernels(n)
+        if kernels is not None:
+            return kernels.exp(normals)
+        return np.array([math.exp(v) for v in normals.tolist()], np.float64)
 
     def bernoulli_(self, n: int, p: float) -> np.ndarray:
         """`bernoulli_(p)` with a float p (torch's portable kernel): float64 uniform < p, as bool."""

@@ -164,3 +164,43 @@ def randperm_inside_out(draws, n):
         perm[i] = perm[z]
         perm[z] = i
     return perm
+
+
+@_jit
+def box_muller_pairs(u):
+    """normal_distribution<double> without its cache: per pair (u1, u2) of `u`, r * cos(theta)
+    then r * sin(theta), r = sqrt(-2 log1p(-u2)), theta = 2 pi u1."""
+    out = np.empty(u.size, np.float64)
+    for i in range(0, u.size - 1, 2):
+        r = math.sqrt(-2.0 * math.log1p(-u[i + 1]))
+        theta = _TWO_PI * u[i]
+        out[i] = r * math.cos(theta)
+        out[i + 1] = r * math.sin(theta)
+    return out
+
+
+@_jit
+def geometric(u, denominator):
+    """ceil(log(u) / denominator) (geometric_'s transform, denominator = log1p(-p))."""
+    out = np.empty(u.size, np.float64)
+    for i in range(u.size):
+        out[i] = math.ceil(math.log(u[i]) / denominator) if u[i] > 0 else math.inf
+    return out
+
+
+@_jit
+def cauchy(u, median, sigma):
+    """median + sigma * tan(pi * (u - 0.5)), fused (cauchy_'s transform)."""
+    out = np.empty(u.size, np.float64)
+    for i in range(u.size):
+        out[i] = _fma(math.tan(math.pi * (u[i] - 0.5)), sigma, median)
+    return out
+
+
+@_jit
+def exp(x):
+    """libm's exp elementwise (log_normal_'s transform)."""
+    out = np.empty(x.size, np.float64)
+    for i in range(x.size):
+        out[i] = math.exp(x[i])
+    return out
