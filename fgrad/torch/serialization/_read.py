@@ -4,6 +4,7 @@ globals (`torch._utils._rebuild_tensor_v2`, `torch.FloatStorage`, `torch.float32
 fgrad's; with weights_only=True every other global is refused, as torch refuses it."""
 from __future__ import annotations
 
+import _compat_pickle
 import builtins
 import codecs
 import collections
@@ -200,6 +201,11 @@ class _Unpickler(pickle.Unpickler):
         global _TORCH_GLOBALS
         if _TORCH_GLOBALS is None:
             _TORCH_GLOBALS = _torch_globals()
+        # Python 2 names, which protocol 2 pickles carry (`__builtin__.complex`): pickle's own mapping
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         if full in _TORCH_GLOBALS:
             return _TORCH_GLOBALS[full]
