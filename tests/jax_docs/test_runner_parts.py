@@ -33,6 +33,10 @@ def test_numbers_ignore_formatting():
     assert not same_output("array([0.84])", "Array([0.85], dtype=float32)")
     assert not same_output("[1 2]", "[1 2 3]")
     assert same_output("nan", "nan")
+    assert not same_output("[ True False]", "[ True  True]")
+    assert same_output("x: array([1.])", "x: Array([1.], dtype=float32, weak_type=True)")
+    assert not same_output("Executing\nExecuting\n", "Executing\n")
+    assert same_output("Executing\nExecuting\n", "Executing\n", compare_words=False)
 
 
 def test_parse_myst_cells_and_tags():
