@@ -319,7 +319,7 @@ def _write_source(folder: Path, spec: KernelSpec) -> Path:
     source = spec.source.encode()
     try:
         found = path.read_bytes()
-    except FileNotFoundError:
+    except OSError:  # missing (or unreadable: then writing fails too, and the caller falls back)
         found = None
     if found != source:
         if found is not None:
