@@ -128,3 +128,17 @@ def test_dispatch_time_matches_the_same_values_as_arrays(kind, args, ref):
         if best < 3 * best_ref:
             return
     pytest.fail(f"{kind}: {best * 1e6:.2f} us a call against {best_ref * 1e6:.2f} us with arrays")
+
+
+@pytest.mark.parametrize("fn", [lambda x: x, lambda x: (x, fgrad.tree_util.tree_map(lambda v: v * 2, x))],
+                         ids=["identity", "pair"])
+def test_outputs_on_the_fast_path_are_those_of_the_general_path(fn):
+    # inputs passed through to the outputs, whole pytrees included
+    for _, args, _ in _KINDS + _TREES:
+        jitted = fgrad.jit(fn)
+        first, out = jitted(*args), jitted(*args)
+        assert len(jitted._fast) == 1
+        assert fgrad.tree_util.tree_structure(out) == fgrad.tree_util.tree_structure(first)
+        for a, b in zip(fgrad.tree_util.tree_leaves(out), fgrad.tree_util.tree_leaves(first), strict=True):
+            assert type(a) is type(b)
+            _same(a, b)
