@@ -127,9 +127,11 @@ def test_fgrad_files_load_in_torch_with_weights_only():
            for name in DTYPES}
     base = ft.arange(12.0)
     obj.update(sd=net.state_dict(), view=base.reshape(3, 4).t(), step=base[1::4], base=base, epoch=3, lr=0.5,
-               tags=["a", None, (1, 2.0)], size=ft.Size([1, 2]), dtype=ft.int8, scalar=ft.tensor(2.5))
+               tags=["a", None, (1, 2.0)], size=ft.Size([1, 2]), dtype=ft.int8, scalar=ft.tensor(2.5),
+               flipped=ft.from_numpy(np.arange(5.0)[::-1]),  # negative strides: torch has none, so a copy
+               fortran=ft.from_numpy(np.asfortranarray(np.arange(6.0).reshape(2, 3))))
     out = torch.load(_fgrad_bytes(obj))  # weights_only=True, torch's default
-    for k in DTYPES + ["view", "step", "base", "scalar"]:
+    for k in DTYPES + ["view", "step", "base", "scalar", "flipped", "fortran"]:
         _same(obj[k], out[k])
     assert list(out["sd"]) == list(net.state_dict())
     for k, v in net.state_dict().items():

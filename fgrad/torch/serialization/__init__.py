@@ -108,7 +108,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
                 if mmap and path is None:
                     raise FgradValueError("fgrad.torch.load: mmap=True needs a path, not a file object")
                 safe = _read.safe_global_table(_SAFE_GLOBALS)
-                return _read.read_zip(zf, prefix, map_location, weights_only, safe, path if mmap else None)
+                return _read.read_zip(zf, fh, prefix, map_location, weights_only, safe, path if mmap else None)
             if _npz.STRUCTURE + ".npy" in names:
                 fh.seek(start)
                 return _npz.read_npz(fh, map_location)

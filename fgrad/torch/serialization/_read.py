@@ -310,14 +310,14 @@ def _member_offset(fh, info: zipfile.ZipInfo) -> int:
     return info.header_offset + 30 + n + m
 
 
-def read_zip(zf: zipfile.ZipFile, prefix: str, map_location, weights_only: bool, safe: dict,
+def read_zip(zf: zipfile.ZipFile, fh, prefix: str, map_location, weights_only: bool, safe: dict,
              mmap_path: str | None):
+    """The object a torch zip checkpoint holds; `fh` is the seekable file `zf` reads."""
     place = _placer(map_location)
     big = False
     if prefix + "byteorder" in zf.namelist():
         big = zf.read(prefix + "byteorder").strip() == b"big"
     loaded: dict = {}
-    raw_fh = open(mmap_path, "rb") if mmap_path is not None else None
 
     def storage_bytes(key: str, nbytes: int) -> np.ndarray:
         name = f"{prefix}data/{key}"
@@ -330,17 +330,22 @@ def read_zip(zf: zipfile.ZipFile, prefix: str, map_location, weights_only: bool,
                                   f"needs {nbytes} (damaged file?)")
         if nbytes == 0:
             return np.empty(0, np.uint8)
-        if raw_fh is not None and info.compress_type == zipfile.ZIP_STORED:
+        if info.compress_type != zipfile.ZIP_STORED:  # not written by torch, but a valid archive
+            with zf.open(info) as src:
+                return np.frombuffer(bytearray(src.read(nbytes)), np.uint8)
+        offset = _member_offset(fh, info)
+        if mmap_path is not None:
             # copy-on-write pages of the file: writes to the tensors never reach it
-            return np.memmap(mmap_path, np.uint8, mode="c", offset=_member_offset(raw_fh, info), shape=(nbytes,))
+            return np.memmap(mmap_path, np.uint8, mode="c", offset=offset, shape=(nbytes,))
+        # stored bytes read straight into the array (no copy through zipfile's CRC-checking reader)
         buf = np.empty(nbytes, np.uint8)
+        fh.seek(offset)
         view, got = memoryview(buf), 0
-        with zf.open(info) as src:
-            while got < nbytes:
-                k = src.readinto(view[got:])
-                if not k:
-                    raise FgradValueError(f"fgrad.torch.load: record {name!r} ends early (damaged file?)")
-                got += k
+        while got < nbytes:
+            k = fh.readinto(view[got:])
+            if not k:
+                raise FgradValueError(f"fgrad.torch.load: record {name!r} ends early (damaged file?)")
+            got += k
         return buf
 
     def persistent_load(pid):
@@ -357,12 +362,8 @@ def read_zip(zf: zipfile.ZipFile, prefix: str, map_location, weights_only: bool,
             return LoadedStorage(st._raw, stype.dtype, st.device)
         return st
 
-    try:
-        with zf.open(prefix + "data.pkl") as fh:
-            return _Unpickler(io.BytesIO(fh.read()), weights_only, safe, persistent_load).load()
-    finally:
-        if raw_fh is not None:
-            raw_fh.close()
+    pkl = zf.read(prefix + "data.pkl")
+    return _Unpickler(io.BytesIO(pkl), weights_only, safe, persistent_load).load()
 
 
 # --- the legacy format (torch < 1.6, or _use_new_zipfile_serialization=False) -------------------------
