@@ -31,6 +31,7 @@ from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
 from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
 from . import random  # noqa: E402,F401  (torch.random: seeding, states, fork_rng)
+from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
 from .amp import autocast  # noqa: E402,F401
 from .legacy_tensors import *  # noqa: E402,F401,F403
 from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile,  # noqa: E402,F401
