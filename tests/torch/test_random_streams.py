@@ -25,6 +25,7 @@ DTYPES = ("float32", "float64")
 SHAPES = ((), (1,), (7,), (16,), (17,), (3, 5), (100,), (1000,))
 MATRIX_SHAPES = ((3, 5), (4, 4), (6, 2), (8, 3, 3))
 RTOL = {"float32": 1e-5, "float64": 1e-12}
+WEIGHTS = np.random.default_rng(7).random(3000)
 
 
 def _probs(m, shape, dt):
@@ -62,6 +63,10 @@ TABLE = {
     "multinomial": (lambda m, s, d: m.multinomial(_probs(m, (9,), d), 4), SHAPES[:1]),
     "multinomial__replacement": (lambda m, s, d: m.multinomial(_probs(m, (9,), d), 7, True), SHAPES[:1]),
     "multinomial__rows": (lambda m, s, d: m.multinomial(_probs(m, (3, 6), d), 2), SHAPES[:1]),
+    # many categories: the cumulative weights and the ratios w / q are rounded in the dtype, as torch's
+    "multinomial__many": (lambda m, s, d: m.multinomial(m.tensor(WEIGHTS, dtype=d), 20000, True), SHAPES[:1]),
+    "multinomial__many_once": (lambda m, s, d: m.multinomial(m.tensor(WEIGHTS, dtype=d), 1), SHAPES[:1]),
+    "multinomial__many_without": (lambda m, s, d: m.multinomial(m.tensor(WEIGHTS, dtype=d), 300), SHAPES[:1]),
     "Tensor.uniform_": (lambda m, s, d: m.empty(s, dtype=d).uniform_(-2.0, 3.0), SHAPES),
     "Tensor.normal_": (lambda m, s, d: m.empty(s, dtype=d).normal_(1.5, 0.3), SHAPES),
     "Tensor.bernoulli_": (lambda m, s, d: m.empty(s, dtype=d).bernoulli_(0.7), SHAPES),

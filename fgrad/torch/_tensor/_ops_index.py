@@ -518,7 +518,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         raise FgradRuntimeError(f"invalid multinomial distribution (with replacement=False, not enough non-negative "
                            f"category to sample): fewer than {num_samples} categories have a positive weight")
     engine = _creation._engine(generator)
-    out = np.array([engine.multinomial(r, num_samples, replacement) for r in rows], np.int64)
+    out = np.array([engine.multinomial(r, num_samples, replacement, input._value.dtype) for r in rows], np.int64)
     return _make(out.reshape(w.shape[:-1] + (num_samples,)).astype(np.int64))
 
 

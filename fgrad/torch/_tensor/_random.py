@@ -470,10 +470,12 @@ class TorchMT19937:
         """`torch.randint(high=high, size=(size,), dtype=torch.int64, generator=g).tolist()`."""
         return self.random_(size, 0, high).tolist()
 
-    def multinomial(self, weights: np.ndarray, num_samples: int, replacement: bool) -> list[int]:
-        """`torch.multinomial(weights, num_samples, replacement, generator=g).tolist()` for a 1-d
-        float64 `weights`: PyTorch's checks and both of its CPU algorithms."""
-        w = np.asarray(weights, dtype=np.float64)
+    def multinomial(self, weights: np.ndarray, num_samples: int, replacement: bool, dtype=np.float64) -> list[int]:
+        """`torch.multinomial(weights, num_samples, replacement, generator=g).tolist()` for 1-d
+        `weights` of a tensor of `dtype`: PyTorch's checks and both of its CPU algorithms, with
+        their arithmetic in that dtype (float64, else float32)."""
+        dt = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+        w = np.asarray(weights).astype(dt)
         if w.size and w.min() < 0:
             raise FgradRuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
         if not np.all(np.isfinite(w)):
@@ -481,18 +483,19 @@ class TorchMT19937:
                                     "infinity or NaN)")
         if not replacement and num_samples > w.size:
             raise FgradRuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        # a sequential float64 running sum, as PyTorch's kernel accumulates it
-        cum = np.cumsum(w)
+        # a sequential running sum in the weights' dtype, as PyTorch's kernel accumulates it
+        cum = np.cumsum(w, dtype=dt)
         if w.size == 0 or cum[-1] <= 0:
             raise FgradRuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         if replacement and num_samples > 1:
-            # inverse-CDF sampling: the first bucket whose normalised cumulative weight >= u
+            # inverse-CDF sampling: the first bucket whose normalised cumulative weight >= u (a
+            # float64 uniform against the dtype's cumulative weights)
             cum = cum / cum[-1]
-            cum[-1] = 1.0
-            return np.searchsorted(cum, self.uniform(num_samples), side="left").tolist()
+            cum[-1] = 1
+            return np.searchsorted(cum.astype(np.float64), self.uniform(num_samples), side="left").tolist()
         # PyTorch's fast path (no replacement, or one sample): the top num_samples of w / q
-        # with q ~ Exp(1) drawn for every category. Ties (zero weights drawn
+        # with q ~ Exp(1) drawn for every category, both in the dtype. Ties (zero weights drawn
         # when num_samples exceeds the non-zero ones) are broken by index here; PyTorch's topk
         # leaves their order unspecified.
-        ratio = w / self.exponential_(w.size)
+        ratio = w / self.exponential_(w.size).astype(dt)
         return np.argsort(-ratio, kind="stable")[:num_samples].tolist()
