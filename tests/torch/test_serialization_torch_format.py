@@ -202,6 +202,45 @@ def test_whole_module_round_trip_needs_weights_only_false(tmp_path):
     assert back[3].weight.grad is not None
 
 
+class TiedLM(fnn.Module):
+    """word_language_model's shape: an encoder and a decoder sharing one weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = fnn.Embedding(7, 4)
+        self.rnn = fnn.LSTM(4, 4)
+        self.decoder = fnn.Linear(4, 7)
+        self.decoder.weight = self.encoder.weight
+
+    def forward(self, ids):
+        out, _ = self.rnn(self.encoder(ids))
+        return self.decoder(out)
+
+
+def test_whole_user_module_keeps_tied_weights():
+    model = TiedLM()
+    back = ft.load(_fgrad_bytes(model), weights_only=False)
+    assert type(back) is TiedLM and back.decoder.weight is back.encoder.weight
+    ids = ft.tensor([[1, 2], [3, 4]])
+    np.testing.assert_array_equal(back(ids).detach().numpy(), model(ids).detach().numpy())
+
+
+def test_whole_torch_modules_load_as_fgrad_modules():
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.ReLU(), torch.nn.BatchNorm2d(3), torch.nn.Flatten())
+    tm(torch.randn(4, 2, 5, 5))
+    tm.eval()
+    lstm = torch.nn.LSTM(3, 2, num_layers=2, batch_first=True)
+    out = ft.load(_torch_bytes({"net": tm, "lstm": lstm}), weights_only=False)
+    assert type(out["net"]) is fnn.Sequential and type(out["net"][2]) is fnn.BatchNorm2d and not out["net"].training
+    x = np.random.RandomState(0).randn(2, 2, 5, 5).astype(np.float32)
+    np.testing.assert_allclose(out["net"](ft.from_numpy(x)).detach().numpy(),
+                               tm(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    seq = x[:, 0, :, :3]
+    np.testing.assert_allclose(out["lstm"](ft.from_numpy(seq))[0].detach().numpy(),
+                               lstm(torch.from_numpy(seq))[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_safe_globals_allow_a_class(tmp_path):
     buf = _fgrad_bytes({"p": Point(3)})
     with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.Point was not an allowed global"):

@@ -22,6 +22,7 @@ from .._tensor import _dtypes as D
 from .._tensor import cuda as _cuda
 from .._tensor._device import device as _Device
 from .._tensor.tensor import Size, Tensor, _make
+from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ._write import STORAGE_NAMES
 
@@ -219,16 +220,66 @@ class _Unpickler(pickle.Unpickler):
                 f"`torch.serialization.add_safe_globals([{full}])` or the `torch.serialization.safe_globals"
                 f"([{full}])` context manager to allowlist this global if you trust this class/function.")
         if module == "torch" or module.startswith("torch."):
-            # a whole object pickled by real torch: fgrad's module of the same name, if it has one
-            try:
-                return _attr_path(importlib.import_module("fgrad." + module), name)
-            except (ImportError, AttributeError):
+            found = _fgrad_counterpart(module, name)
+            if found is None:
                 raise pickle.UnpicklingError(f"fgrad.torch.load: the file needs the torch global {full}, "
-                                             f"which fgrad.torch does not have") from None
-        return super().find_class(module, name)
+                                             f"which fgrad.torch does not have")
+        else:
+            found = super().find_class(module, name)
+        if isinstance(found, type) and issubclass(found, Module) and found is not Module:
+            return _module_loader(found)
+        return found
 
     def persistent_load(self, pid):
         return self._pload(pid)
+
+
+def _fgrad_counterpart(module: str, name: str):
+    """fgrad's object for a torch global of a whole pickled object: the same path under fgrad
+    (`torch.optim.sgd.SGD` -> `fgrad.torch.optim.sgd.SGD`), else, for `torch.nn.modules.<file>.X`
+    and the like, the name in the nearest package fgrad has (`fgrad.torch.nn.X`)."""
+    if (module, name) == ("torch.nn.modules.linear", "NonDynamicallyQuantizableLinear"):
+        name = "Linear"  # torch's marker subclass inside MultiheadAttention; a Linear to fgrad
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            return _attr_path(importlib.import_module("fgrad." + ".".join(parts[:i])), name)
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+_LOADERS: dict = {}
+# torch.nn.Module's own bookkeeping (hook tables), which a fresh fgrad Module replaces
+_TORCH_MODULE_KEYS = frozenset((
+    "_backward_hooks", "_backward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called",
+    "_forward_hooks_with_kwargs", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_is_full_backward_hook",
+    "_load_state_dict_post_hooks", "_load_state_dict_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+    "_non_persistent_buffers_set"))
+
+
+def _module_loader(cls):
+    """A stand-in subclass of the fgrad Module class `cls` that unpickles its instances: the state
+    of a module pickled by fgrad is set as is; that of one pickled by torch (its own bookkeeping:
+    `_non_persistent_buffers_set`, hook dicts) is translated onto a fresh fgrad Module. The object
+    then takes `cls` as its class."""
+    loader = _LOADERS.get(cls)
+    if loader is None:
+        def __setstate__(self, state):
+            if isinstance(state, dict) and "_non_persistent_buffers_set" in state:
+                Module.__init__(self)
+                for k, v in state.items():
+                    if k not in _TORCH_MODULE_KEYS:
+                        self.__dict__[k] = v
+                self.__dict__["_non_persistent_buffers"] = set(state["_non_persistent_buffers_set"])
+            else:
+                cls.__setstate__(self, state)
+            self.__class__ = cls
+
+        loader = _LOADERS[cls] = type(cls.__name__, (cls,), {"__setstate__": __setstate__,
+                                                             "__module__": cls.__module__,
+                                                             "__qualname__": cls.__qualname__})
+    return loader
 
 
 def _attr_path(obj, dotted: str):
