@@ -17,6 +17,7 @@ A value that does not depend on the inputs carries no coefficients (JAX's `zero_
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -27,12 +28,12 @@ import numpy as np
 from .. import numpy as fnp
 from ..api import make_jaxpr, stop_gradient
 from ..core.avals import ShapedArray
-from ..core.errors import FgradNotImplementedError, FgradValueError
+from ..core.errors import FgradNotImplementedError, FgradTypeError, FgradValueError
 from ..core.ir import ClosedJaxpr, Literal
 from ..custom import _staged_fun
 from ..tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jet", "jet2", "jet_rules"]
+__all__ = ["derivatives", "jet", "jet2", "jet_rules"]
 
 # A series is None (every coefficient zero: JAX's zero_series) or a list of K arrays.
 
@@ -72,6 +73,11 @@ def jet(fun: Callable, primals: Sequence, series: Sequence[Sequence], factorial_
         for j, t in enumerate(terms):
             if tree_flatten(t)[1].num_leaves != 1 or isinstance(t, (tuple, list, dict)):
                 raise FgradValueError(f"term {j} for argument {i} is not an array")
+    # Python numbers become arrays (the interpreter binds primitives on the primal values, and
+    # an impl takes arrays)
+    primals = [np.asarray(x) if isinstance(x, (int, float, complex)) else x for x in primals]
+    series = [[np.asarray(t) if isinstance(t, (int, float, complex)) else t for t in terms]
+              for terms in series]
     if factorial_scaled:
         series = [[t / math.factorial(k + 1) for k, t in enumerate(terms)] for terms in series]
     else:
@@ -98,6 +104,72 @@ def jet(fun: Callable, primals: Sequence, series: Sequence[Sequence], factorial_
 
 jet2 = partial(jet, factorial_scaled=False)
 jet2.__doc__ = "`jet` with `factorial_scaled=False`: the series are Taylor coefficients."
+
+
+def derivatives(fun: Callable, order: int) -> Callable:
+    r"""All the derivatives of a scalar function up to `order`, from one `jet`.
+
+    Args:
+      fun: a function of a scalar (its first positional argument) returning a scalar; any
+        further arguments of the returned function are passed to `fun` unchanged, as
+        constants.
+      order: the highest derivative wanted, an integer >= 0.
+
+    Returns:
+      A function `g(x, *args, **kwargs)` returning the list :math:`[f(x), f'(x), \dots,
+      f^{(order)}(x)]` (`order + 1` scalars) with :math:`f = fun(\cdot, *args, **kwargs)`: the
+      terms of `jet(f, (x,), ((1, 0, ..., 0),))`, the Taylor polynomial of f at x pushed
+      through f once, instead of `order` nested `grad`\ s. It composes with `jit`, `vmap`
+      (over a batch of points) and `grad`.
+
+    Raises:
+      TypeError: `x` is not a real floating-point scalar (an array of shape (); a Python
+        number is taken as float64), or `fun` does not return one array of shape ().
+      ValueError: `order` is not an integer >= 0.
+
+    Example:
+      >>> import fgrad, fgrad.numpy as fnp
+      >>> d = fgrad.derivatives(lambda x: fnp.sin(x) * fnp.exp(-x ** 2), order=4)
+      >>> [round(float(v), 6) for v in d(0.5)]
+      [0.373377, 0.310085, -2.113678, 0.253168, 19.390104]
+    """
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise FgradValueError(f"derivatives: order must be an integer >= 0 (the highest derivative "
+                              f"wanted), got {order!r}")
+    order = int(order)
+
+    def derivs(x, *args, **kwargs) -> list:
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            x = np.asarray(float(x))
+        shape, dtype = fnp.shape(x), _dtype(x)
+        if shape != () or not np.issubdtype(np.dtype(dtype), np.floating):
+            raise FgradTypeError(
+                f"derivatives: x must be a real floating-point scalar, got {np.dtype(dtype)}{list(shape)}. "
+                "For a batch of points use fgrad.vmap(fgrad.derivatives(f, order))(xs); for "
+                "directional derivatives of a function of an array use fgrad.jet with the series "
+                "(v, 0, ..., 0)")
+
+        def f(x):
+            out = fun(x, *args, **kwargs)
+            leaves, _ = tree_flatten(out)
+            if len(leaves) != 1 or isinstance(out, (tuple, list, dict)) or fnp.shape(out) != ():
+                shapes = [f"{np.dtype(_dtype(v))}{list(fnp.shape(v))}" for v in leaves]
+                raise FgradTypeError(
+                    f"derivatives: the function must return one scalar (an array of shape ()), "
+                    f"got {shapes[0] if len(shapes) == 1 and not isinstance(out, (tuple, list, dict)) else shapes}. "
+                    "Reduce it to a scalar (a sum, one element), or take directional derivatives of "
+                    "an array-valued function with fgrad.jet")
+            return out
+
+        if order == 0:
+            return [f(x)]
+        one, zero = np.ones((), dtype), np.zeros((), dtype)
+        out, terms = jet(f, (x,), ((one,) + (zero,) * (order - 1),))
+        return [out, *terms]
+
+    derivs.__name__ = f"derivatives_{getattr(fun, '__name__', 'fun')}"
+    derivs.__doc__ = f"[f(x), f'(x), ..., f^({order})(x)] of {getattr(fun, '__name__', 'a function')}."
+    return derivs
 
 
 # --- the interpreter ----------------------------------------------------------------------
@@ -133,11 +205,18 @@ def _jet_jaxpr(closed: ClosedJaxpr, order: int, primals: list, series: list) -> 
             # nothing to propagate (or an integer/boolean result: its coefficients are zero)
             env[id(e.outvars[0])] = (e.primitive.bind(*xs, **e.params), None)
             continue
+        if e.primitive.nondiff:
+            # a derivative that is zero wherever it exists (sign, gammasgn): zero series
+            env[id(e.outvars[0])] = (e.primitive.bind(*xs, **e.params), None)
+            continue
         rule = jet_rules.get(name)
         if rule is None:
-            raise FgradNotImplementedError(
-                f"jet has no rule for the primitive '{name}': fgrad.experimental.jet cannot propagate "
-                "a Taylor series through it (see fgrad.experimental.jet.jet_rules for those it has)")
+            if e.primitive.jvp is None:
+                raise FgradNotImplementedError(
+                    f"jet has no rule for the primitive '{name}', and it has no jvp rule to derive "
+                    "one from: fgrad.experimental.jet cannot propagate a Taylor series through it "
+                    "(see fgrad.experimental.jet.jet_rules for the direct rules)")
+            rule = _jvp_rule_series
         # Zero series of float inputs become zero coefficients; a literal's zeros take the
         # result's dtype, so a weakly typed constant never widens the computation. Inputs that
         # are integers or booleans (indices, predicates) keep None.
@@ -574,3 +653,78 @@ def _custom_call_rule(primals, series, out, *, order, call, **_):
 for _n in ("custom_jvp_call", "custom_vjp_call", "checkpoint"):
     jet_rules[_n] = _custom_call_rule
 
+
+
+# --- every other primitive: the series from the primitive's own jvp rule ----------------------
+#
+# For v(t) = f(u(t)), v'(t) = jvp_f(u(t); u'(t)): the jvp rule, applied to u's series and to
+# the series of u' (coefficients (j + 1) u_{j+1}), gives v''s series one order lower, and
+# k v_k = (v')_{k-1}. The rule is written with fgrad primitives, so its series comes from this
+# same interpreter at order K - 1; a rule that binds f itself again (digamma' = polygamma(1, .),
+# bessel_j1' binds j0 and j1, the primal a rule recomputes) recurses down to order 0. The
+# memo below makes each (primitive, operands, order) one computation for the whole recursion,
+# so a family of primitives whose rules bind one another costs a polynomial in K, not 2^K.
+# Direct rules above stay for the common primitives: they skip the tracing of a rule per order.
+
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("fgrad_jet_memo", default=None)
+
+
+def _params_key(params: dict) -> tuple:
+    items = []
+    for k, v in sorted(params.items()):
+        try:
+            hash(v)
+            items.append((k, v))
+        except TypeError:
+            items.append((k, id(v)))
+    return tuple(items)
+
+
+def _jvp_rule_series(primals, series, out, *, order, prim, **params):
+    """Taylor coefficients 1..order of prim(u(t)) from prim's jvp rule (see above)."""
+    # operands whose series the interpreter made of zeros (constants) get no tangent: some
+    # rules refuse one where the operand is discrete (polygamma's order n)
+    series = [None if s is None or not any(map(_maybe_nonzero, s)) else s for s in series]
+    if all(s is None for s in series):
+        return None
+    token = _MEMO.set({}) if _MEMO.get() is None else None
+    memo = _MEMO.get()
+    try:
+        key = (prim.name, _params_key(params), order, tuple(map(id, primals)),
+               tuple(None if s is None else tuple(map(id, s)) for s in series))
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        result = _series_by_jvp(list(primals), list(series), out, order, prim, params)
+        # the keyed operands stay referenced while the memo lives, so their ids stay theirs
+        memo[key] = (result, primals, series, params)
+        return result
+    finally:
+        if token is not None:
+            _MEMO.reset(token)
+
+
+def _series_by_jvp(primals: list, series: list, out, order: int, prim, params: dict) -> list:
+    n = len(primals)
+    live = [i for i, s in enumerate(series) if s is not None]
+
+    def derivative(*args):
+        tangents = [None] * n
+        for i, t in zip(live, args[n:]):
+            tangents[i] = t
+        _, t_out = prim.jvp(list(args[:n]), tangents, **params)
+        if t_out is None:
+            t_out = fnp.zeros_like(out)
+        return t_out
+
+    # u' = sum_j (j + 1) u_{j+1} t^j
+    d0 = [series[i][0] for i in live]
+    if order == 1:
+        return [derivative(*primals, *d0)]
+    sub_series = [None if s is None else s[:order - 1] for s in series]
+    sub_series += [[(j + 1) * series[i][j] for j in range(1, order)] for i in live]
+    w0, w = _jet_fun(derivative, [*primals, *d0], sub_series, order - 1)
+    if w is None:
+        w = [fnp.zeros_like(w0)] * (order - 1)
+    w = [w0, *w]
+    return [w[k - 1] / k for k in range(1, order + 1)]

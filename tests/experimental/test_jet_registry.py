@@ -1,0 +1,186 @@
+"""fgrad.experimental.jet on every primitive of the registry (issue 25, item 3).
+
+For each differentiable primitive of fgrad.core.primitive.ALL_PRIMITIVES, a case of the
+primitive suite (tests/cases/*.py) that binds it is pushed through `jet` along the path
+x(t) = x0 + sum_k h_k t^k / k! (every term random, so every coefficient of every rule is
+exercised), and the k-th output term must equal d^k/dt^k f(x(t)) at 0, computed by nesting
+fgrad.jvp k times (one nested program gives every order up to K). The case's function is
+used where it binds the primitive, else its jvp or its vjp (the primitives only derivative
+programs bind: relu_grad, max_pool2d_grad, ...). Order 3 runs by default, order 8 in the slow
+run; the tolerance grows with the order (each order sums more rounded terms).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import fgrad
+import fgrad.numpy as fnp
+from fgrad.core.errors import DifferentiationError
+from fgrad.core.ir import ClosedJaxpr, Jaxpr
+from fgrad.core.primitive import ALL_PRIMITIVES
+from fgrad.experimental.jet import jet, jet_rules
+from tests.test_primitives import CASES, _is_float, _random_like
+
+
+def _eqns(jaxpr):
+    for e in jaxpr.eqns:
+        yield e
+        for p in e.params.values():
+            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                if isinstance(sub, ClosedJaxpr):
+                    yield from _eqns(sub.jaxpr)
+                elif isinstance(sub, Jaxpr):
+                    yield from _eqns(sub)
+
+
+def _views(case, args):
+    """(kind, f) for the case's function, its jvp and its vjp, each a function of the float
+    arguments alone (integer arguments, indices, stay fixed)."""
+    floats = [i for i, a in enumerate(args) if _is_float(a)]
+
+    def on_floats(g):
+        def h(*xs):
+            full = list(args)
+            for i, x in zip(floats, xs):
+                full[i] = x
+            return g(*full)
+        return h
+
+    views = [("fn", on_floats(case.fn))]
+    rng = np.random.default_rng(2)
+    v = tuple(_random_like(a, rng) for a in args)
+    if case.opt["fwd"]:
+        views.append(("jvp", on_floats(lambda *a: fgrad.jvp(case.fn, a, v)[1])))
+    u = _random_like(case.fn(*args), rng)
+
+    def vjp(*a):
+        cts = fgrad.vjp(case.fn, *a)[1](u)
+        return fnp.concatenate([fnp.ravel(c) for c, x in zip(cts, a) if _is_float(x)])
+    views.append(("vjp", on_floats(vjp)))
+    return views
+
+
+@functools.lru_cache(maxsize=None)
+def _coverage() -> dict:
+    """primitive name -> (case, kind): the first usable case whose function (or jvp, or vjp)
+    binds it."""
+    covered: dict = {}
+    # first the cases whose derivatives the suite checks, then, for primitives only other cases
+    # bind (the transforms of complex values, eig), those cases' functions alone
+    for case in sorted(CASES, key=lambda c: not c.opt["grad"]):
+        if not case.opt["jit"]:
+            continue
+        args = case.make_args()
+        if not any(_is_float(a) for a in args):
+            continue
+        try:
+            views = _views(case, args) if case.opt["grad"] else [("fn", _views(case, args)[0][1])]
+        except Exception:
+            continue
+        floats = [a for a in args if _is_float(a)]
+        for kind, f in views:
+            try:
+                closed = fgrad.make_jaxpr(f)(*floats)
+            except Exception:
+                continue
+            eqns = list(_eqns(closed.jaxpr))
+            for e in eqns:
+                # the smallest program that binds the primitive: it isolates the rule under test
+                best = covered.get(e.primitive.name)
+                if best is None or (best[2] and not case.opt["grad"]) or \
+                        (best[2] == (not case.opt["grad"]) and best[3] > len(eqns)):
+                    covered[e.primitive.name] = (case.name, kind, not case.opt["grad"], len(eqns))
+    return covered
+
+
+def _taylor_by_nested_jvp(f, primals, series, order):
+    """f(x(0)) and d^k/dt^k f(x(t)) at t = 0 for k = 1..order, by nesting fgrad.jvp."""
+    def path(t):
+        xs = [x + sum(h * (t ** (k + 1) / math.factorial(k + 1)) for k, h in enumerate(hs))
+              for x, hs in zip(primals, series)]
+        return (f(*xs),)
+
+    def deeper(g):
+        def h(t):
+            p, tn = fgrad.jvp(g, (t,), (np.float64(1.0),))
+            return (*p, tn[-1])
+        return h
+    g = path
+    for _ in range(order):
+        g = deeper(g)
+    out = g(np.float64(0.0))
+    return out[0], list(out[1:])
+
+
+# jvp refuses these (no derivative defined), and jet must refuse them the same way
+_NO_DERIVATIVE = {"schur", "hessenberg", "riemann_zeta"}
+# a custom_vjp function refuses forward mode, so nested jvp gives no reference; jet runs its
+# body, checked against JAX in tests/test_jet.py::test_custom_vjp_function_goes_through_its_own_body
+_NO_FORWARD_REFERENCE = {"custom_vjp_call"}
+# The series of a primitive without a direct rule comes from its jvp rule at one order lower,
+# recursively (fgrad.experimental.jet), and nested jvp's reference costs about 2^K the
+# function: for the control flow primitives (whose jvp rule is a loop over the jvp of the
+# body, so each order nests the body once more) and the factorizations whose rules bind
+# several such primitives, one order-8 check takes minutes, so these run to the order given.
+_ORDER_8_CAP = {"scan": 6, "while": 4, "deferred": 4, "expm": 6, "lu_packed": 6, "qr": 6,
+                "triangular_solve": 6, "cholesky": 6, "rnn_scan_bwd": 6, "rnn_scan": 6}
+_DIFFERENTIABLE = sorted(p.name for p in ALL_PRIMITIVES if not p.nondiff)
+_CHECKED = [n for n in _DIFFERENTIABLE if n not in _NO_DERIVATIVE | _NO_FORWARD_REFERENCE]
+
+
+def check_primitive(name: str, order: int) -> None:
+    """jet's terms 1..order on the smallest case binding `name` equal nested jvp's."""
+    if name not in _coverage():
+        pytest.fail(f"no case in tests/cases/*.py binds the primitive '{name}' (see "
+                    "test_every_differentiable_primitive_has_a_case)")
+    case_name, kind = _coverage()[name][:2]
+    case = next(c for c in CASES if c.name == case_name)
+    args = case.make_args()
+    f = dict(_views(case, args))[kind]
+    primals = [a for a in args if _is_float(a)]
+    rng = np.random.default_rng(3)
+    # small terms keep the path inside each case's domain (|x| < 1, x > 0, ...)
+    series = [[0.3 * _random_like(p, rng) for _ in range(order)] for p in primals]
+    fp, fs = jet(f, tuple(primals), tuple(map(tuple, series)))
+    rp, rs = _taylor_by_nested_jvp(f, primals, series, order)
+    np.testing.assert_allclose(np.asarray(fp), np.asarray(rp), rtol=1e-10, atol=1e-10)
+    for k in range(order):
+        tol = 1e-9 * 10 ** (k / 2)
+        scale = max(1.0, float(np.max(np.abs(np.asarray(rs[k])), initial=0.0)))
+        np.testing.assert_allclose(np.asarray(fs[k]), np.asarray(rs[k]), rtol=tol, atol=tol * scale,
+                                   err_msg=f"{name} via case {case_name} ({kind}), term {k + 1}")
+
+
+def test_every_differentiable_primitive_has_a_case() -> None:
+    missing = [n for n in _DIFFERENTIABLE if n not in _coverage()]
+    assert not missing, f"no case in tests/cases/*.py binds {missing}: jet's class test cannot reach them"
+
+
+@pytest.mark.parametrize("name", _CHECKED)
+def test_jet_matches_nested_jvp_order_3(name: str) -> None:
+    check_primitive(name, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _CHECKED)
+def test_jet_matches_nested_jvp_order_8(name: str) -> None:
+    check_primitive(name, _ORDER_8_CAP.get(name, 8))
+
+
+@pytest.mark.parametrize("name", sorted(_NO_DERIVATIVE))
+def test_jet_refuses_what_jvp_refuses(name: str) -> None:
+    case_name, kind = _coverage()[name][:2]
+    case = next(c for c in CASES if c.name == case_name)
+    args = case.make_args()
+    f = dict(_views(case, args))[kind]
+    primals = [a for a in args if _is_float(a)]
+    with pytest.raises(DifferentiationError) as from_jvp:
+        fgrad.jvp(f, tuple(primals), tuple(np.ones_like(p) for p in primals))
+    with pytest.raises(DifferentiationError) as from_jet:
+        jet(f, tuple(primals), tuple((np.ones_like(p),) for p in primals))
+    assert str(from_jet.value).split(":")[0] == str(from_jvp.value).split(":")[0]
+
