@@ -202,6 +202,18 @@ def test_whole_module_round_trip_needs_weights_only_false(tmp_path):
     assert back[3].weight.grad is not None
 
 
+class Tagged(ft.Tensor):
+    """A user's Tensor subclass with an attribute."""
+
+
+def test_tensor_subclasses_keep_their_class_and_attributes():
+    t = ft.arange(3.0).as_subclass(Tagged) if hasattr(ft.Tensor, "as_subclass") else Tagged([0.0, 1.0, 2.0])
+    t.tag = "kept"
+    back = ft.load(_fgrad_bytes({"t": t}), weights_only=False)["t"]
+    assert type(back) is Tagged and back.tag == "kept"
+    np.testing.assert_array_equal(back.numpy(), [0.0, 1.0, 2.0])
+
+
 class TiedLM(fnn.Module):
     """word_language_model's shape: an encoder and a decoder sharing one weight."""
 

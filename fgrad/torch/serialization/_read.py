@@ -136,9 +136,16 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
+    """A tensor of a Tensor subclass: the tensor `func(*args)` rebuilt, as an instance of
+    `new_type` sharing its storage, with the attributes in `state`."""
     out = func(*args)
     if new_type is Parameter and not isinstance(out, Parameter):
-        out = Parameter(out, out.requires_grad)
+        return Parameter(out, out.requires_grad)
+    if isinstance(new_type, type) and issubclass(new_type, Tensor) and type(out) is not new_type:
+        out = _make(out._value, None, out.requires_grad, into=object.__new__(new_type))
+    if state:
+        for k, v in (state.items() if isinstance(state, dict) else ()):
+            setattr(out, k, v)
     return out
 
 

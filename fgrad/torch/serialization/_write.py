@@ -53,6 +53,7 @@ class _TorchGlobal:
 
 _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+_REBUILD_FROM_TYPE = _TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _STORAGE_GLOBALS = {dt: _TorchGlobal("torch", name) for dt, name in STORAGE_NAMES.items()}
@@ -155,8 +156,10 @@ class _Pickler(pickle._Pickler):
             if isinstance(obj, Parameter):
                 return (_REBUILD_PARAMETER, (obj.detach(), bool(obj.requires_grad), OrderedDict()))
             storage, offset, strides = self._plan.locate(obj._value)
-            return (_REBUILD_TENSOR, (storage, offset, tuple(obj.shape), strides, bool(obj.requires_grad),
-                                      OrderedDict()))
+            args = (storage, offset, tuple(obj.shape), strides, bool(obj.requires_grad), OrderedDict())
+            if type(obj) is not Tensor:  # a user's subclass: torch's spelling, with its attributes
+                return (_REBUILD_FROM_TYPE, (_REBUILD_TENSOR, type(obj), args, dict(getattr(obj, "__dict__", {}))))
+            return (_REBUILD_TENSOR, args)
         if type(obj) is Size:
             return (_TORCH_SIZE, (tuple(obj),))
         if type(obj) is _Device:
