@@ -50,7 +50,11 @@ TABLE = {
     "randn_like": (lambda m, s, d: m.randn_like(m.zeros(s, dtype=d)), SHAPES),
     "randint": (lambda m, s, d: m.randint(-3, 17, s), SHAPES),
     "randint__wide": (lambda m, s, d: m.randint(0, 2 ** 40, s), SHAPES),
-    "randint__32bit_edge": (lambda m, s, d: m.randint(-2 ** 31, 2 ** 31, s), SHAPES),  # 2**32: a 64-bit draw
+    "randint__32bit_edge": (lambda m, s, d: m.randint(-2 ** 31, 2 ** 31, s), SHAPES),
+    # a range of 2**28 or more takes a 64-bit draw, below a 32-bit one
+    "randint__2_28": (lambda m, s, d: m.randint(5, 2 ** 28 + 5, s), SHAPES),
+    "randint__below_2_28": (lambda m, s, d: m.randint(2 ** 28 - 1, s), SHAPES),
+    "randint__int32": (lambda m, s, d: m.randint(0, 2 ** 30, s, dtype=m.int32), SHAPES),
     "randint__huge": (lambda m, s, d: m.randint(-2 ** 62, 2 ** 62 + 12345, s), SHAPES),
     "randint_like": (lambda m, s, d: m.randint_like(m.zeros(s, dtype=d), 5, 9), SHAPES),
     "randperm": (lambda m, s, d: m.randperm(math.prod(s) + 3), SHAPES),
@@ -75,6 +79,10 @@ TABLE = {
     "Tensor.random__to": (lambda m, s, d: m.empty(s, dtype=d).random_(9), SHAPES),
     "Tensor.random__full": (lambda m, s, d: m.empty(s, dtype=d).random_(), SHAPES),
     "Tensor.random__int64": (lambda m, s, d: m.empty(s, dtype=m.int64).random_(), SHAPES),
+    "Tensor.random__int32": (lambda m, s, d: m.empty(s, dtype=m.int32).random_(), SHAPES),
+    "Tensor.random__int8": (lambda m, s, d: m.empty(s, dtype=m.int8).random_(), SHAPES),
+    "Tensor.random__bool": (lambda m, s, d: m.empty(s, dtype=m.bool).random_(), SHAPES),
+    "Tensor.random__int32_range": (lambda m, s, d: m.empty(s, dtype=m.int32).random_(-2 ** 30, 2 ** 30), SHAPES),
     "Tensor.exponential_": (lambda m, s, d: m.empty(s, dtype=d).exponential_(2.5), SHAPES),
     "Tensor.geometric_": (lambda m, s, d: m.empty(s, dtype=d).geometric_(0.3), SHAPES),
     "Tensor.cauchy_": (lambda m, s, d: m.empty(s, dtype=d).cauchy_(0.5, 0.3), SHAPES),

@@ -154,6 +154,8 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
     elif high is None and low is not None:
         low, high = 0, low
     if low is None:
+        # uniform_int_distribution: a draw modulo the dtype's range, 64-bit draws for float64
+        # and int64 only
         dt = np.dtype(dtype)
         if dt.kind == "f":
             high = (1 << (np.finfo(dt).nmant + 1)) + 1
@@ -161,10 +163,9 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
             high = 2
         else:
             high = int(np.iinfo(dt).max) + 1
-        low = 0
-        if high == 1 << 63:
-            # torch: random64 % 2**63 for int64
-            return (gen.engine.random64(n) % np.uint64(1 << 63)).astype(np.int64)
+        wide = dt in (np.float64, np.int64)
+        draws = gen.engine.random64(n) if wide else gen.engine.random32(n)
+        return (draws % np.uint64(high)).astype(np.int64)
     return gen.engine.random_(n, int(low), int(high))
 
 

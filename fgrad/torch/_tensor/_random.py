@@ -38,6 +38,8 @@ _RANDPERM_SMALL = _MASK32 // 20
 _MT_N = 624
 # torch's get_rng_state(): sizeof(CPUGeneratorImplStateLegacy) on x86-64
 _STATE_BYTES = 5056
+# uniform_int_from_to draws 64 bits from this range on ("approx 5% skew" of a 32-bit modulo)
+_RANDINT_WIDE = 1 << 28
 # torch's default_rng_seed_val: the seed of the default generator and of a new torch.Generator()
 DEFAULT_SEED = 67280421310721
 # normal_ switches from scalar Box-Muller to its block kernel at this many contiguous elements
@@ -366,12 +368,12 @@ class TorchMT19937:
         return np.concatenate([_fma32(radius * cos, s, m), _fma32(radius * sin, s, m)], axis=1)
 
     def random_(self, n: int, low: int, high: int) -> np.ndarray:
-        """`random_(low, high)` / randint: a draw modulo the range, plus low (a 32-bit draw when
-        the range fits in 32 bits, else a 64-bit one)."""
+        """`random_(low, high)` / randint: a draw modulo the range, plus low (uniform_int_from_to:
+        a 32-bit draw below a range of 2**28, a 64-bit one from there, whatever the dtype)."""
         span = int(high) - int(low)
         if span <= 0:
             raise FgradRuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-        draws = self.random64(n) if span >= 1 << 32 else self.random32(n)
+        draws = self.random64(n) if span >= _RANDINT_WIDE else self.random32(n)
         return (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
 
     def exponential_(self, n: int, lambd: float = 1.0) -> np.ndarray:
