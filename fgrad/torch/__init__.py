@@ -48,5 +48,12 @@ autograd.functional = _autograd_functional
 autograd.gradcheck, autograd.gradgradcheck = _gradcheck.gradcheck, _gradcheck.gradgradcheck
 autograd.GradcheckError = _gradcheck.GradcheckError
 _sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
+# torch.autograd.Variable, PyTorch's deprecated alias, in its module torch.autograd.variable (whose
+# name, as an attribute of torch.autograd, is the removed function `variable`, as in PyTorch)
+from . import autograd_variable as _autograd_variable  # noqa: E402
+autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_variable.variable
+_sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
 for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
+# torch.functional: aliases of the top-level functions PyTorch defines there (reads the names above)
+from . import functional  # noqa: E402,F401

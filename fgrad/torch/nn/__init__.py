@@ -51,3 +51,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "fun
 __all__ += activation.__all__ + containers.__all__ + loss.__all__ + normalization.__all__ + sparse.__all__
 __all__ += rnn.__all__ + attention.__all__ + transformer.__all__
 __all__ += conv.__all__ + dropout.__all__ + padding.__all__ + pooling.__all__ + upsampling.__all__
+
+# torch.nn.modules.<file>: PyTorch's import paths for the classes above (aliases; reads nn's names)
+from . import modules  # noqa: E402,F401
