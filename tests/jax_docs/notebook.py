@@ -70,7 +70,7 @@ def run_cell(source: str, namespace: dict) -> dict:
         if isinstance(e, KeyboardInterrupt):
             raise
         error = builtin_base(type(e)).__name__
-        bases = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"]
+        bases = [c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins" and c is not object]
         message = traceback.format_exception_only(type(e), e)[0].strip()[:500]
     return {"stdout": buf.getvalue(), "shown": shown, "error": error, "message": message,
             "error_bases": bases, "timed": timed}
