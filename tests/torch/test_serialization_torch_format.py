@@ -109,6 +109,26 @@ def test_torch_legacy_format():
     assert np.shares_memory(out["w"].numpy(), out["v"].numpy())
 
 
+def test_big_endian_archives_are_swapped():
+    # what torch writes on a big-endian machine: byteorder "big" and each storage in that order
+    data = _torch_bytes({"w": torch.arange(4.0), "i": torch.tensor([1, -2], dtype=torch.int16)}).getvalue()
+    swapped = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(swapped, "w") as dst:
+        for info in src.infolist():
+            raw = src.read(info)
+            if info.filename.endswith("byteorder"):
+                raw = b"big"
+            elif info.filename.endswith("data/0"):
+                raw = np.frombuffer(raw, "<f4").astype(">f4").tobytes()
+            elif info.filename.endswith("data/1"):
+                raw = np.frombuffer(raw, "<i2").astype(">i2").tobytes()
+            dst.writestr(info.filename, raw)
+    swapped.seek(0)
+    out = ft.load(swapped)
+    np.testing.assert_array_equal(out["w"].numpy(), [0.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(out["i"].numpy(), [1, -2])
+
+
 def test_bfloat16_is_refused_with_the_dtype_named():
     if hasattr(ft, "bfloat16"):
         out = ft.load(_torch_bytes({"b": torch.arange(4.0, dtype=torch.bfloat16)}))
@@ -159,6 +179,19 @@ def test_tied_weights_are_written_once_and_stay_tied():
     buf.seek(0)
     back = ft.load(buf)
     assert np.shares_memory(back["emb"].numpy(), back["dec"].numpy())
+
+
+def test_higher_pickle_protocols():
+    # torch's weights_only reader knows protocol 2's opcodes only (not 4's frames), for its own files too
+    for protocol in (2, 4, 5):
+        buf = io.BytesIO()
+        ft.save({"w": ft.arange(3.0), "n": 1}, buf, pickle_protocol=protocol)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=protocol == 2)["w"].tolist() == [0.0, 1.0, 2.0]
+        buf.seek(0)
+        assert ft.load(buf)["w"].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="pickle_protocol"):
+        ft.save({}, io.BytesIO(), pickle_protocol=1)
 
 
 def test_fgrad_archive_layout_matches_torch():
