@@ -19,6 +19,7 @@ from . import debug, tree  # noqa: F401,E402 (jax.debug.print/callback; jax.tree
 from . import lax  # noqa: F401
 from . import random  # noqa: F401,E402  (JAX's jax.random: keys are values)
 from . import nn  # noqa: F401,E402  (JAX's jax.nn; the PyTorch-style nn is fgrad.torch.nn)
+from .experimental.jet import derivatives, jet  # noqa: F401,E402  (Taylor mode; JAX's path fgrad.experimental.jet stays)
 
 __version__ = "0.1.0"
 

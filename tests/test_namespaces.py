@@ -27,7 +27,10 @@ FUNCTIONAL_EXTRAS = {"api", "core", "custom", "interpreters", "ops", "stop_gradi
                      "torch", "viz", "distributed",
                      # the way into the torch door for unmodified PyTorch scripts (`import torch`
                      # as fgrad.torch): a switch for the process, not a PyTorch name
-                     "install_as_torch", "run"}
+                     "install_as_torch", "run",
+                     # Taylor mode at the top level (issue 25): JAX keeps jet in jax.experimental.jet,
+                     # which fgrad.experimental.jet still is
+                     "jet", "derivatives", "experimental"}
 
 # What the facade put on fgrad's top level before the split (a sample of each kind: the
 # Tensor class, creation, grad mode, the torch subpackages, dtypes, functions).
