@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from .alias import jax_alias
@@ -122,8 +124,15 @@ def _run_page(page: str) -> tuple[dict, ...]:
     cells = _load(page)
     os.environ.setdefault("MPLBACKEND", "Agg")
     sources = ["" if (page, i) in SKIP else c["source"] for i, c in enumerate(cells)]
-    with jax_alias():
-        return tuple(run_cells(sources))
+    # cells seed NumPy's global generator and open figures: both are put back afterwards
+    state = np.random.get_state()
+    try:
+        with jax_alias():
+            return tuple(run_cells(sources))
+    finally:
+        np.random.set_state(state)
+        if "matplotlib.pyplot" in sys.modules:
+            sys.modules["matplotlib.pyplot"].close("all")
 
 
 def _text(out: dict) -> str:
