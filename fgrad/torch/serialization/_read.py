@@ -85,10 +85,10 @@ class LoadedStorage:
         return self._raw[:usable].view(dtype)
 
 
-def _tensor_from(storage: LoadedStorage, offset, size, stride, dtype=None) -> Tensor:
+def _tensor_from(storage: LoadedStorage, offset: int, size, stride) -> Tensor:
     """A Tensor viewing `storage` (its elements from `offset`, with element strides), checked
     to lie inside the storage: a file cannot make it read memory beyond its own bytes."""
-    dtype = storage.dtype if dtype is None else dtype
+    dtype = storage.dtype
     if dtype not in D._BY_NP:
         name = dtype.names[0] if dtype.names else str(dtype)
         raise FgradNotImplementedError(f"fgrad.torch.load: the checkpoint holds a {name} tensor, a dtype "
