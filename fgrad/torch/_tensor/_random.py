@@ -3,9 +3,12 @@
 A PyTorch CPU generator (CPUGeneratorImpl) is a 32-bit Mersenne Twister (MT19937) seeded with
 the low 32 bits of `manual_seed(seed)`, plus a cached second Box-Muller sample. Every random
 function of fgrad.torch (rand, randn, randint, randperm, Tensor.uniform_/normal_/bernoulli_/
-random_, multinomial, dropout, nn.init, the data loader's samplers) turns this engine's draws
-into values with PyTorch's transforms (ATen's TransformationHelper.h, DistributionTemplates.h,
-DistributionKernels.cpp), so a seeded `fgrad.torch.Generator` gives torch's values bit for bit.
+random_/exponential_/geometric_/cauchy_/log_normal_, multinomial, dropout, nn.init,
+torch.distributions' samplers, the data loader's samplers) turns this engine's draws into values
+with PyTorch's transforms (ATen's TransformationHelper.h, DistributionsHelper.h,
+DistributionTemplates.h, DistributionKernels.cpp), so a seeded `fgrad.torch.Generator` gives
+torch's float32 and float64 values bit for bit (half precision is drawn as float32 and rounded,
+which is not torch's algorithm for it).
 
 Two of torch's kernels depend on the CPU, and this module follows an x86-64 CPU with AVX2 (every
 x86 CPU since 2013, the machines torch's CPU wheels run fastest on):
