@@ -160,6 +160,24 @@ def test_matches_jax_jet(name: str, order: int) -> None:
             assert np.shape(fs[k]) == np.shape(js2[k])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c[2]])
+def test_order_8_matches_jax_jet(name: str) -> None:
+    # JAX's own jet at order 8 where it has the rules (nested forward mode to order 8 would take
+    # minutes per case here; tests/experimental/test_jet_registry.py checks every primitive
+    # against fgrad's nested jvp at order 8)
+    f, primals, _ = CASES[name]
+    series = [[0.5 * t for t in s] for s in _series(primals, 8)]
+    fp, fs = jet(lambda *a: f(F, *a), tuple(primals), tuple(map(tuple, series)))
+    jp, js = jax_jet.jet(lambda *a: f(J, *a), tuple(map(jnp.asarray, primals)),
+                         tuple(tuple(map(jnp.asarray, s)) for s in series))
+    _close(fp, jp)
+    for k in range(8):
+        scale = max(1.0, float(np.max(np.abs(np.asarray(js[k])))))
+        tol = 1e-6 if name == "astype" else 1e-9 * 10 ** (k / 2)
+        _close(fs[k], js[k], rtol=tol, atol=tol * scale)
+
+
 def _torch_softplus(L, x):
     # fgrad's softplus primitive (fgrad.torch's F.softplus) with PyTorch's beta and threshold:
     # x itself past the threshold
