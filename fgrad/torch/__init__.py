@@ -57,3 +57,7 @@ for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
 # torch.functional: aliases of the top-level functions PyTorch defines there (reads the names above)
 from . import functional  # noqa: E402,F401
+# torch.utils.benchmark (Timer, Measurement): written on the package and runtime, so it sits above both
+from . import _benchmark  # noqa: E402
+utils.benchmark = _benchmark
+_sys.modules[__name__ + ".utils.benchmark"] = _benchmark
