@@ -338,7 +338,8 @@ def _def_linear(name: str, positions: Sequence[int] | None = None) -> None:
 
 for _n in ("neg", "add", "sub", "convert_element_type", "broadcast_in_dim", "reshape", "transpose",
            "slice", "concatenate", "pad", "rev", "reduce_sum", "cumsum", "real", "imag", "conj",
-           "complex"):
+           "complex", "tril", "triu", "fft", "rfft", "irfft", "avg_pool2d", "avg_pool2d_grad", "unfold",
+           "fold", "resample", "resample_transpose"):
     _def_linear(_n)
 _def_linear("getitem", positions=(0,))      # linear in the array, the index arrays fixed
 _def_linear("scatter_add", positions=(0,))  # linear in the updates, the index arrays fixed
@@ -373,7 +374,7 @@ def _bilinear(primals, series, out, *, order, prim, **params):
     return terms
 
 
-for _n in ("mul", "dot_general", "conv2d", "conv2d_input_grad", "conv2d_weight_grad"):
+for _n in ("mul", "dot_general", "conv2d", "conv2d_input_grad", "conv2d_weight_grad", "conv_full", "linear"):
     jet_rules[_n] = _bilinear
 
 
