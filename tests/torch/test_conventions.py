@@ -58,9 +58,9 @@ def test_each_door_keeps_its_convention(x, torch_expr, torch_d, fn_expr, fgrad_d
     assert _same(_torch_grad(torch, torch_expr, x), torch_d), "PyTorch itself differs from the table"
     assert _same(_torch_grad(ftorch, torch_expr, x), torch_d), "fgrad.torch differs from PyTorch"
     # (JAX in float32: every value in the table is exact in it)
-    got = float(jax.grad(lambda v: eval(fn_expr, {"N": jnp, "NN": jax.nn, "S": jss, "x": v}))(  # noqa: S307
+    got = float(jax.grad(lambda v: eval(fn_expr, {"N": jnp, "NN": jax.nn, "S": jss, "G": jax.grad, "x": v}))(  # noqa: S307
         jnp.float32(x)))
     assert _same(got, jax_d), "JAX itself differs from the table"
-    got = float(fgrad.grad(lambda v: eval(fn_expr, {"N": fnp, "NN": fnn, "S": fss, "x": v}))(  # noqa: S307
+    got = float(fgrad.grad(lambda v: eval(fn_expr, {"N": fnp, "NN": fnn, "S": fss, "G": fgrad.grad, "x": v}))(  # noqa: S307
         np.float64(x)))
     assert _same(got, fgrad_d), "fgrad differs from the table"

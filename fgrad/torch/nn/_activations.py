@@ -1,8 +1,10 @@
 """Activation functions of fgrad.torch.nn.functional beyond relu/sigmoid/tanh/softplus: each is a
-composition of fgrad ops (so every derivative order works), and each piecewise one takes
-PyTorch's branch at its switch points, so first derivatives at the kinks equal PyTorch's
-(e.g. hardtanh'(at a bound) = 0, elu'(0) = alpha, hardswish'(-3) = 0). On Tensors each is
-one torch op (one node with PyTorch's grad_fn name, `torch_op`) over that composition."""
+composition of fgrad ops, and each piecewise one takes PyTorch's branch at its switch points at
+every derivative order (e.g. hardtanh'(at a bound) = 0, elu'(0) = alpha, elu''(0) = 0,
+hardswish'(-3) = 0). The piecewise-linear ones and the elu family carry PyTorch's backward
+formula as a custom_jvp rule, whose result keeps an edge to the input as PyTorch's backward ops
+do, so a create_graph gradient differentiates again (to 0 where PyTorch's does). On Tensors each
+is one torch op (one node with PyTorch's grad_fn name, `torch_op`) over that composition."""
 from __future__ import annotations
 
 import math
@@ -10,7 +12,9 @@ import math
 import numpy as np
 
 from ... import numpy as fnp
+from ...api import jvp as _jvp
 from ...core.errors import FgradRuntimeError, FgradValueError
+from ...custom import custom_jvp
 from ...extend import lax as xlax
 from ...extend import nn as nnops
 from .._tensor.creation import _gen
@@ -24,27 +28,92 @@ def _float(name: str, x):
     return x
 
 
+def _elu_family(x, alpha: float, scale: float, input_scale: float):
+    """scale * x for x > 0, scale * alpha * expm1(x * input_scale) otherwise, with PyTorch's
+    derivatives at 0: the first takes the exponential branch (elu_backward's x <= 0), the
+    second and later the linear one (elu_double_backward's x < 0), so elu''(0) = 0."""
+    neg = alpha * scale
+
+    def branch(v):  # (the same roundings as the value the function had before the rule)
+        e = fnp.expm1(v if input_scale == 1 else fnp.divide(v, alpha))  # (celu: x / alpha)
+        e = fnp.multiply(e, alpha)
+        return e if scale == 1 else fnp.multiply(e, scale)
+
+    def value(v):
+        pos = v if scale == 1 else fnp.multiply(v, scale)
+        return fnp.where(fnp.greater(v, 0), pos, branch(v))
+
+    @custom_jvp
+    def growth(v):  # exp(v * input_scale), whose derivative is PyTorch's elu_double_backward
+        return fnp.exp(v if input_scale == 1 else fnp.multiply(v, input_scale))
+
+    @growth.defjvp
+    def _growth_jvp(p, dp):
+        (v,), (dv,) = p, dp
+        d = fnp.multiply(growth(v), input_scale)
+        return growth(v), fnp.multiply(fnp.where(fnp.less(v, 0), d, fnp.zeros_like(d)), dv)
+
+    def tangent(v, t):  # (PyTorch's elu_backward: grad * input_scale * alpha * scale * exp(...))
+        neg_t = fnp.multiply(t if input_scale == 1 else fnp.multiply(t, input_scale), neg)
+        return fnp.where(fnp.greater(v, 0), fnp.multiply(t, scale), fnp.multiply(neg_t, growth(v)))
+
+    f = custom_jvp(value)
+
+    @f.defjvp
+    def _f_jvp(p, t):
+        (v,), (tv,) = p, t
+        return value(v), tangent(v, tv)
+
+    return f(x)
+
+
+def _edge(t, v):
+    """t itself, computed as relu's tangent at a point that is positive wherever v is defined
+    (PyTorch's threshold_backward(t, |v| + 1, 0)): the result keeps an edge to v whose
+    derivative is zero. PyTorch's backward ops of the piecewise-linear functions
+    (hardtanh_backward, leaky_relu_backward, ...) take the input, so a create_graph gradient
+    requires grad and differentiates again to 0; a gradient masked by comparisons alone
+    would have no edge, and differentiating it again would raise."""
+    z = fnp.where(fnp.isnan(v), fnp.ones_like(v), fnp.add(fnp.abs(v), 1))
+    return _jvp(nnops.relu, (z,), (t,))[1]
+
+
+def _piecewise_linear(x, value, tangent):
+    """value(x), whose tangent at x for the tangent t is tangent(x, t): PyTorch's backward
+    formula, written with its own comparisons (its choice at each kink), and an edge to x
+    (`_edge`), so every later derivative is 0 as in PyTorch."""
+    f = custom_jvp(value)
+
+    @f.defjvp
+    def _f_jvp(p, dp):
+        (v,), (dv,) = p, dp
+        return value(v), _edge(tangent(v, dv), v)
+
+    return f(x)
+
+
 @torch_op("EluBackward0")
 def elu(input, alpha: float = 1.0, inplace: bool = False):
-    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    """x for x > 0, alpha * (exp(x) - 1) otherwise; elu'(0) = alpha, elu''(0) = 0 (PyTorch's)."""
     x = _float("elu", input)
-    return fnp.where(fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(x), alpha))
+    return _elu_family(x, alpha, 1.0, 1.0)
 
 
 @torch_op("EluBackward0")
 def selu(input, inplace: bool = False):
-    """scale * elu(x, alpha) with the self-normalising constants."""
+    """scale * elu(x, alpha) with the self-normalising constants; selu''(0) = 0 (PyTorch's)."""
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return fnp.multiply(elu(input, alpha), scale)
+    x = _float("selu", input)
+    return _elu_family(x, alpha, scale, 1.0)
 
 
 @torch_op("CeluBackward0")
 def celu(input, alpha: float = 1.0, inplace: bool = False):
-    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise; celu''(0) = 0 (PyTorch's)."""
     if alpha == 0:
         raise FgradRuntimeError("ZeroDivisionError: celu's alpha must not be 0")
     x = _float("celu", input)
-    return fnp.where(fnp.greater(x, 0), x, fnp.multiply(fnp.expm1(fnp.divide(x, alpha)), alpha))
+    return _elu_family(x, alpha, 1.0, 1.0 / alpha)
 
 
 @torch_op("GeluBackward0")
@@ -75,12 +144,21 @@ def mish(input, inplace: bool = False):
 
 @torch_op("HardtanhBackward0")
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """x clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
+    """x clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds (PyTorch's
+    hardtanh_backward), and every later derivative 0."""
     if min_val > max_val:
         raise FgradValueError("min_val cannot be greater than max_val")
     x = arr(input, "hardtanh")
-    inner = fnp.where(fnp.greater_equal(x, max_val), fnp.asarray(max_val, dtype(x)), x)
-    return fnp.where(fnp.less_equal(x, min_val), fnp.asarray(min_val, dtype(x)), inner)
+
+    def value(v):
+        inner = fnp.where(fnp.greater_equal(v, max_val), fnp.asarray(max_val, dtype(v)), v)
+        return fnp.where(fnp.less_equal(v, min_val), fnp.asarray(min_val, dtype(v)), inner)
+
+    def tangent(v, t):
+        outside = fnp.logical_or(fnp.less_equal(v, min_val), fnp.greater_equal(v, max_val))
+        return fnp.where(outside, fnp.zeros_like(t), t)
+
+    return _piecewise_linear(x, value, tangent)
 
 
 @torch_op("HardtanhBackward0")
@@ -90,11 +168,24 @@ def relu6(input, inplace: bool = False):
 
 @torch_op("HardsigmoidBackward0")
 def hardsigmoid(input, inplace: bool = False):
-    """relu6(x + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), else 0."""
+    """relu6(x + 3) / 6, PyTorch's rounding; the gradient is 1/6 strictly inside (-3, 3),
+    else 0, with PyTorch's kernel constant: 1/6 rounded to float32, in every dtype. PyTorch
+    defines no second derivative (its hardsigmoid_backward has none), nor does this rule."""
     x = _float("hardsigmoid", input)
-    mid = fnp.add(fnp.divide(x, 6.0), 0.5)
-    return fnp.where(fnp.less_equal(x, -3.0), fnp.zeros_like(x),
-                     fnp.where(fnp.greater_equal(x, 3.0), fnp.ones_like(x), mid))
+    sixth = float(np.float32(1.0) / np.float32(6.0))
+
+    def value(v):
+        return fnp.divide(fnp.clip(fnp.add(v, 3.0), 0.0, 6.0), 6.0)
+
+    f = custom_jvp(value)
+
+    @f.defjvp
+    def _f_jvp(p, dp):
+        (v,), (dv,) = p, dp
+        inside = fnp.logical_and(fnp.greater(v, -3.0), fnp.less(v, 3.0))
+        return value(v), fnp.where(inside, fnp.multiply(dv, sixth), fnp.zeros_like(dv))
+
+    return f(x)
 
 
 @torch_op("HardswishBackward0")
@@ -102,7 +193,8 @@ def hardswish(input, inplace: bool = False):
     """x * relu6(x + 3) / 6; the derivative is 0 at -3 and 1 at 3 (PyTorch's)."""
     x = _float("hardswish", input)
     mid = fnp.divide(fnp.multiply(x, fnp.add(x, 3.0)), 6.0)
-    return fnp.where(fnp.less_equal(x, -3.0), fnp.zeros_like(x), fnp.where(fnp.greater_equal(x, 3.0), x, mid))
+    # (x * 0 below -3: -0.0 for a negative x, as PyTorch's x * relu6(x + 3) / 6)
+    return fnp.where(fnp.less_equal(x, -3.0), fnp.multiply(x, 0.0), fnp.where(fnp.greater_equal(x, 3.0), x, mid))
 
 
 @torch_op("LogSigmoidBackward0")
@@ -127,28 +219,55 @@ def tanhshrink(input):
     return x - x.tanh()
 
 
+def _dead_zone(v, t, lambd: float):
+    """t outside [-lambd, lambd] (NaN included), 0 inside: PyTorch's hardshrink_backward and
+    softshrink_backward."""
+    inside = fnp.logical_and(fnp.greater_equal(v, -lambd), fnp.less_equal(v, lambd))
+    return fnp.where(inside, fnp.zeros_like(t), t)
+
+
 @torch_op("SoftshrinkBackward0")
 def softshrink(input, lambd: float = 0.5):
-    """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
+    """x - lambd above lambd, x + lambd below -lambd, x * 0 between (-0.0 for a negative x,
+    as PyTorch); the gradient is 0 on [-lambd, lambd], every later derivative 0."""
     if lambd < 0:
         raise FgradRuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = _float("softshrink", input)
-    return fnp.where(fnp.greater(x, lambd), fnp.subtract(x, lambd),
-                     fnp.where(fnp.less(x, -lambd), fnp.add(x, lambd), fnp.zeros_like(x)))
+
+    def value(v):
+        return fnp.where(fnp.greater(v, lambd), fnp.subtract(v, lambd),
+                         fnp.where(fnp.less(v, -lambd), fnp.add(v, lambd), fnp.multiply(v, 0.0)))
+
+    return _piecewise_linear(x, value, lambda v, t: _dead_zone(v, t, lambd))
 
 
 @torch_op("HardshrinkBackward0")
 def hardshrink(input, lambd: float = 0.5):
-    """x where |x| > lambd, else 0."""
+    """0 on [-lambd, lambd], x elsewhere (NaN included); the gradient is 0 on [-lambd, lambd],
+    every later derivative 0."""
     x = _float("hardshrink", input)
-    return fnp.where(fnp.greater(fnp.abs(x), lambd), x, fnp.zeros_like(x))
+
+    def value(v):
+        inside = fnp.logical_and(fnp.greater_equal(v, -lambd), fnp.less_equal(v, lambd))
+        return fnp.where(inside, fnp.zeros_like(v), v)
+
+    return _piecewise_linear(x, value, lambda v, t: _dead_zone(v, t, lambd))
 
 
 @torch_op("ThresholdBackward0")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """x where x > threshold, else value."""
+    """x where x > threshold (NaN included), else value; the gradient is 0 where
+    x <= threshold, every later derivative 0."""
     x = arr(input, "threshold")
-    return fnp.where(fnp.greater(x, threshold), x, fnp.asarray(value, dtype(x)))
+    below = value
+
+    def value_of(v):
+        return fnp.where(fnp.less_equal(v, threshold), fnp.asarray(below, dtype(v)), v)
+
+    def tangent(v, t):
+        return fnp.where(fnp.less_equal(v, threshold), fnp.zeros_like(t), t)
+
+    return _piecewise_linear(x, value_of, tangent)
 
 
 def prelu(input, weight):
@@ -200,7 +319,15 @@ def _scaled(x, slope):
 
 
 def _leaky(x, slope):
-    return fnp.where(fnp.greater(x, 0), x, fnp.multiply(x, slope))
+    """x for x > 0, slope * x otherwise (NaN included), PyTorch's leaky_relu_backward as its
+    rule: leaky'(0) = slope, every later derivative 0."""
+    def value(v):
+        return fnp.where(fnp.greater(v, 0), v, fnp.multiply(v, slope))
+
+    def tangent(v, t):
+        return fnp.where(fnp.greater(v, 0), t, fnp.multiply(t, slope))
+
+    return _piecewise_linear(x, value, tangent)
 
 
 @torch_op("GluBackward0")

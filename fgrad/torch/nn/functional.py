@@ -71,8 +71,10 @@ def relu(input, inplace: bool = False):
 
 @torch_op("LeakyReluBackward0")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """x for x > 0, negative_slope * x otherwise; the derivative at 0 is negative_slope and
+    every second derivative 0 (PyTorch's)."""
     input = _arr(input, "leaky_relu")
-    return fnp.where(fnp.greater(input, 0), input, fnp.multiply(input, negative_slope))
+    return _activations._leaky(input, negative_slope)
 
 
 def sigmoid(input):
