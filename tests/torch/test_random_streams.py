@@ -425,3 +425,28 @@ def test_distribution_parameters_are_checked():
                           (lambda: t.log_normal_(0.0, 0.0), "std"), (lambda: ft.randperm(-1), "non-negative")):
         with pytest.raises(RuntimeError, match=message):
             call()
+
+
+LIKE = {
+    "rand_like": lambda m, x: m.rand_like(x),
+    "randn_like": lambda m, x: m.randn_like(x),
+    "randint_like": lambda m, x: m.randint_like(x, 3, 40),
+    "bernoulli": lambda m, x: m.bernoulli(x.clamp(0.0, 1.0)),
+    "F.dropout": lambda m, x: (fF if m is ft else torch.nn.functional).dropout(x, 0.4),
+    "F.alpha_dropout": lambda m, x: (fF if m is ft else torch.nn.functional).alpha_dropout(x, 0.4, True),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_random_tensors_like_a_view_follow_its_layout(view, dtype):
+    """torch's *_like and dropout draw into empty_like(input), which keeps the order of the
+    input's strides: a transposed input gets its draws in memory order (randn_like: element by
+    element); torch.bernoulli makes a contiguous result."""
+    for name, make in LIKE.items():
+        torch.manual_seed(5)
+        ft.manual_seed(5)
+        x_t = VIEWS[view](torch, getattr(torch, dtype)).fill_(0.25)
+        x_f = VIEWS[view](ft, getattr(ft, dtype)).fill_(0.25)
+        assert np.array_equal(_np(make(ft, x_f)), _np(make(torch, x_t))), (view, name)
+        _same_stream((view, name))

@@ -7,6 +7,7 @@ import numpy as np
 from ...core.errors import FgradRuntimeError
 from ...core.trace import _state
 from . import _ops as O
+from . import _random
 from . import creation
 from ._device import is_cupy, to_device
 from ._ops_math import on_copy
@@ -97,19 +98,6 @@ def copy_(self, src, non_blocking: bool = False):
     return commit_inplace(self, src if src._node is not None else O.clone(src))  # (on src's device)
 
 
-def _memory_order(value) -> list[int] | None:
-    """The axes of `value` from outermost to innermost in memory, the order in which torch's
-    TensorIterator fills a tensor in place (a transposed view gets its draws in memory order);
-    None when that is the logical (row-major) order. Axes of length 1 keep their place."""
-    strides, shape = getattr(value, "strides", None), value.shape
-    if strides is None or len(shape) < 2:
-        return None
-    movable = [d for d in range(len(shape)) if shape[d] > 1]
-    ranked = iter(sorted(movable, key=lambda d: -abs(strides[d])))  # stable: ties keep their order
-    order = [next(ranked) if shape[d] > 1 else d for d in range(len(shape))]
-    return None if order == list(range(len(shape))) else order
-
-
 def _random_(draw, layout: bool = False):
     """An in-place random method: `draw(engine, n, dtype, *args)` gives the flat values, from
     the PyTorch-algorithm stream of `generator` (the default generator when None), placed in
@@ -122,12 +110,7 @@ def _random_(draw, layout: bool = False):
         if layout:
             kwargs["contiguous"] = self.is_contiguous()
         flat = np.asarray(draw(creation._gen(generator), n, v.dtype, *args, **kwargs))
-        order = _memory_order(v)
-        if order is None:
-            values = flat.reshape(v.shape)
-        else:
-            values = flat.reshape([v.shape[d] for d in order]).transpose(np.argsort(order))
-        values = values.astype(v.dtype, copy=False)
+        values = _random.place(flat, v.shape, _random.memory_order(v)).astype(v.dtype, copy=False)
         if not isinstance(v, np.ndarray):
             values = to_device(values, self.device)
         return commit_inplace(self, _make(values))

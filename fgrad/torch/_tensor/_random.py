@@ -72,6 +72,28 @@ def _kernels(n: int):
     return _KERNELS
 
 
+def memory_order(value) -> list[int] | None:
+    """The axes of `value` (an array) from outermost to innermost in memory: the order in which
+    torch's TensorIterator fills a tensor of that layout (a transposed one gets its draws down
+    the columns), and so of torch's `empty_like(value)` (preserve_format keeps the order of the
+    strides, dense); None when that is the logical (row-major) order. Axes of length 1 keep
+    their place."""
+    strides, shape = getattr(value, "strides", None), value.shape
+    if strides is None or len(shape) < 2:
+        return None
+    movable = [d for d in range(len(shape)) if shape[d] > 1]
+    ranked = iter(sorted(movable, key=lambda d: -abs(strides[d])))  # stable: ties keep their order
+    order = [next(ranked) if shape[d] > 1 else d for d in range(len(shape))]
+    return None if order == list(range(len(shape))) else order
+
+
+def place(flat: np.ndarray, shape: tuple, order: list[int] | None) -> np.ndarray:
+    """Draws `flat`, made in fill order `order` (memory_order's), as an array of `shape`."""
+    if order is None:
+        return flat.reshape(shape)
+    return flat.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
 def _mt_state(seed: int) -> np.random.MT19937:
     """An MT19937 in at::mt19937's initial state for `seed` (init_with_uint32 of its low 32 bits)."""
     key = np.empty(624, np.uint32)

@@ -14,6 +14,7 @@ from . import (
 )
 from ._policy import TORCH as P
 from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
+from . import _random
 from ._random import DEFAULT_SEED, TorchMT19937
 from .tensor import Tensor, _make
 
@@ -420,8 +421,33 @@ def _like(fn):
 zeros_like = _like(zeros)
 ones_like = _like(ones)
 empty_like = _like(empty)
-rand_like = _like(rand)
-randn_like = _like(randn)
+
+
+def _random_like(input, draw, dtype, device, requires_grad: bool) -> Tensor:
+    """A random tensor shaped like `input`, its draws placed as torch's empty_like(input) fills
+    them (in `input`'s memory order): `draw(n, contiguous)` gives the n values in that order."""
+    v = input._value
+    order = _random.memory_order(v)
+    value = _random.place(np.asarray(draw(int(np.prod(v.shape)), order is None)), v.shape, order)
+    return _finish(value, dtype or input.dtype, device or input.device, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None,
+              generator=None) -> Tensor:
+    """Uniform on [0, 1) shaped like `input`: torch's values for the same seed (in the memory
+    order of a transposed or permuted `input`, as torch's)."""
+    npd, draw = _float_dtype(dtype or input.dtype)
+    return _random_like(input, lambda n, contiguous: _engine(generator).uniform_(n, draw).astype(npd), dtype,
+                        device, requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None,
+               generator=None) -> Tensor:
+    """Standard normal shaped like `input`: torch's values for the same seed (a transposed or
+    permuted `input` makes torch's result non-contiguous: its element-by-element path)."""
+    npd, draw = _float_dtype(dtype or input.dtype)
+    return _random_like(input, lambda n, contiguous: _engine(generator).normal_(n, draw, contiguous=contiguous)
+                        .astype(npd), dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -429,11 +455,14 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool
                 requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad: bool = False,
+                 memory_format=None, generator=None) -> Tensor:
+    """Integers in [low, high) (or [0, low)) shaped like `input`: torch's values for the same
+    seed, in a transposed or permuted `input`'s memory order as torch's."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input._value.shape), dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    return _random_like(input, lambda n, contiguous: _engine(generator).random_(n, int(low), int(high)), dtype,
+                        device, requires_grad)
 
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",

@@ -27,6 +27,7 @@ from ...core.trace import Tracer
 from ...extend import lax as xlax
 from ...extend import nn as nnops
 from ...extend.lax import broadcast_in_dim, concatenate, reshape, rev, slice, transpose
+from .._tensor import _random
 from .._tensor.creation import _gen
 from ...extend.numpy import fresh
 from .._tensor.tensor import Tensor
@@ -306,7 +307,10 @@ def _keep_mask(x, p: float, feature: bool):
         return draws.masks[draws.next - 1]
     s = shape(x)
     mshape = (s[:2] + (1,) * (len(s) - 2)) if feature else s
-    mask = _gen().engine.bernoulli_(math.prod(mshape), 1.0 - p).reshape(mshape)
+    # torch's noise is empty_like(input) (feature dropout: a new contiguous [N, C, 1, ...]): a
+    # transposed input gets its draws in memory order
+    order = None if feature else _random.memory_order(val(x))
+    mask = _random.place(_gen().engine.bernoulli_(math.prod(mshape), 1.0 - p), mshape, order)
     if draws is not None:
         draws.masks.append(mask)
     return mask
