@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import cmath
 import collections.abc
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ._tensor import Tensor, as_tensor, promote_types
+from ._tensor.creation import tensor
 from ._tensor import _dtypes as dt
 
-__all__ = ["assert_close"]
+__all__ = ["assert_allclose", "assert_close"]
 
 # (rtol, atol) per dtype when the caller gives neither; other dtypes compare exactly
 _TOLERANCES = {
@@ -311,3 +313,41 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
         except _Mismatch as failure:
             raise failure.error(msg) from None
 
+
+# assert_allclose's own defaults, looser than assert_close's
+_ALLCLOSE_TOLERANCES = {dt.float16: (1e-3, 1e-3), dt.float32: (1e-4, 1e-5), dt.float64: (1e-5, 1e-8)}
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+                    equal_nan: bool = True, msg: str = "") -> None:
+    """PyTorch's deprecated `assert_allclose`: `assert_close` with its older defaults.
+
+    Non-tensors become tensors (`expected` in `actual`'s dtype), dtypes need not match, NaNs are
+    equal by default, and omitted tolerances are float16 (1e-3, 1e-3), float32 (1e-4, 1e-5),
+    float64 (1e-5, 1e-8), others 0. Warns (FutureWarning) as PyTorch does.
+
+    Args:
+        actual: a Tensor or something `torch.tensor` accepts.
+        expected: the same.
+        rtol: relative tolerance (give it with `atol`, or neither).
+        atol: absolute tolerance.
+        equal_nan: whether two NaNs count as equal.
+        msg: a message replacing the generated one ("" keeps it).
+
+    Returns:
+        None.
+    """
+    __tracebackhide__ = True
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a "
+                  "future release. Please use `torch.testing.assert_close()` instead. You can find "
+                  "detailed upgrade instructions in https://github.com/pytorch/pytorch/issues/61844.",
+                  FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
+                 check_dtype=False, check_stride=False, msg=msg or None)

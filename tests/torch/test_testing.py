@@ -105,3 +105,29 @@ def test_bool_beside_a_number():
     with pytest.raises(AssertionError, match=r"The \(d\)types do not match: <class 'bool'> != <class 'int'>"):
         fgrad.torch.testing.assert_close(True, 1)
     fgrad.torch.testing.assert_close(True, 1, check_dtype=False)
+
+
+ALLCLOSE_CASES = {
+    "float32 within its looser tolerance": lambda L: (_f32(L, [1.0, 2.0]), _f32(L, [1.0, 2.0001]), {}),
+    "float32 outside": lambda L: (_f32(L, [1.0, 2.0]), _f32(L, [1.0, 2.01]), {}),
+    "nan equal by default": lambda L: (_f64(L, [math.nan]), _f64(L, [math.nan]), {}),
+    "list against tensor": lambda L: ([1.0, 2.0], _f64(L, [1.0, 2.5]), {}),
+    "tensor against list": lambda L: (_f32(L, [1.0, 2.0]), [1.0, 2.5], {}),
+    "mixed dtypes": lambda L: (_f32(L, [1.0]), _f64(L, [1.00001]), {}),
+    "msg": lambda L: (_f64(L, [1.0]), _f64(L, [2.0]), {"msg": "mine"}),
+    "only rtol": lambda L: (_f64(L, [1.0]), _f64(L, [1.0]), {"rtol": 0.1}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALLCLOSE_CASES))
+def test_assert_allclose_matches_torch(case):
+    outcomes = []
+    for lib, testing in ((ftorch, fgrad.torch.testing), (torch, torch.testing)):
+        actual, expected, kwargs = ALLCLOSE_CASES[case](lib)
+        with pytest.warns(FutureWarning, match=r"`torch.testing.assert_allclose\(\)` is deprecated"):
+            try:
+                testing.assert_allclose(actual, expected, **kwargs)
+                outcomes.append(None)
+            except (AssertionError, ValueError) as error:
+                outcomes.append((type(error), str(error)))
+    assert outcomes[0] == outcomes[1]

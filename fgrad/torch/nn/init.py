@@ -4,8 +4,10 @@ torch's values bit for bit; orthogonal_ draws torch's normals but its QR is NumP
 to torch's to rounding."""
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -218,3 +220,28 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
 
 
 __all__ += ["orthogonal_", "dirac_", "sparse_"]
+
+
+def _deprecated(init: Callable) -> Callable:
+    """PyTorch's pre-0.4 name for an in-place initializer (`normal` for `normal_`): the same call,
+    with the FutureWarning PyTorch gives."""
+    new_name = init.__name__
+    old_name = new_name[:-1]
+
+    @functools.wraps(init)
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+                      FutureWarning, stacklevel=2)
+        return init(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: use `nn.init.{new_name}` (same arguments)."
+    return deprecated_init
+
+
+uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_))
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+            "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
