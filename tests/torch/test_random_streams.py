@@ -142,8 +142,10 @@ def _np(x):
 def test_every_random_name_is_in_the_table():
     covered = {k.split("__")[0] for k in TABLE} | set(NOT_TORCH_STREAM)
     names = [n for n in TORCH_RANDOM if _has(n)]
+    # (the deprecated names without the underscore, `init.normal`, call the same samplers)
     names += ["init." + n for n in finit.__all__ if n not in ("calculate_gain", "constant_", "zeros_", "ones_",
-                                                               "eye_", "dirac_", "_calculate_fan_in_and_fan_out")]
+                                                               "eye_", "dirac_", "_calculate_fan_in_and_fan_out")
+              and n + "_" not in finit.__all__]
     missing = [n for n in names if n not in covered]
     assert not missing, f"random functions of fgrad.torch missing from TABLE: {missing}"
 
@@ -450,3 +452,18 @@ def test_random_tensors_like_a_view_follow_its_layout(view, dtype):
         x_f = VIEWS[view](ft, getattr(ft, dtype)).fill_(0.25)
         assert np.array_equal(_np(make(ft, x_f)), _np(make(torch, x_t))), (view, name)
         _same_stream((view, name))
+
+
+def test_half_precision_uniform_never_returns_the_upper_bound():
+    """torch draws float16 uniforms as float32 ones rounded, and maps the values that round to
+    the upper bound to the lower one."""
+    for lo, hi in ((0.0, 1.0), (100.0, 101.0)):
+        torch.manual_seed(0)
+        ft.manual_seed(0)
+        want = [torch.rand(3000, dtype=torch.float16), torch.empty(3000, dtype=torch.float16).uniform_(lo, hi),
+                torch.rand_like(torch.zeros(40, dtype=torch.float16))]
+        got = [ft.rand(3000, dtype=ft.float16), ft.empty(3000, dtype=ft.float16).uniform_(lo, hi),
+               ft.rand_like(ft.zeros(40, dtype=ft.float16))]
+        for w, g in zip(want, got):
+            assert g.dtype == ft.float16 and np.array_equal(g.numpy(), w.numpy()), (lo, hi)
+            assert not (g.numpy() == np.float16(hi)).any()

@@ -152,7 +152,7 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
     return gen.engine.random_(n, int(low), int(high))
 
 
-uniform_ = _random_(lambda gen, n, dtype, a=0.0, b=1.0: gen.engine.uniform_(n, _draw_dtype(dtype), a, b))
+uniform_ = _random_(lambda gen, n, dtype, a=0.0, b=1.0: gen.engine.uniform_(n, _draw_dtype(dtype), a, b, dtype))
 normal_ = _random_(lambda gen, n, dtype, mean=0.0, std=1.0, *, contiguous=True:
                    gen.engine.normal_(n, _draw_dtype(dtype), mean, std, contiguous=contiguous), layout=True)
 bernoulli_ = _random_(_bernoulli_draw)

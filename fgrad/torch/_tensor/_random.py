@@ -306,7 +306,19 @@ class TorchMT19937:
 
     # --- Tensor methods -------------------------------------------------------------------------
 
-    def uniform_(self, n: int, dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    def uniform_(self, n: int, dtype, low: float = 0.0, high: float = 1.0, out_dtype=None) -> np.ndarray:
+        """`torch.empty(n, dtype=out_dtype).uniform_(low, high)`, drawn in `dtype` (float64 for
+        float64, float32 for the rest); a half-precision `out_dtype` maps the values that round to
+        `high` to `low`, as torch's kernel does for reduced precision."""
+        values = self._uniform(n, dtype, low, high)
+        if out_dtype is None or np.dtype(out_dtype) == values.dtype:
+            return values
+        out = values.astype(out_dtype)
+        if out.dtype.kind == "f" and out.dtype.itemsize < 4:
+            out[out == np.asarray(high).astype(out.dtype)] = np.asarray(low).astype(out.dtype)
+        return out
+
+    def _uniform(self, n: int, dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         """`torch.empty(n, dtype=dtype).uniform_(low, high)`: u * (high - low) + low in dtype."""
         dt = np.dtype(dtype).type
         lo, hi = dt(low), dt(high)

@@ -338,8 +338,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     """Uniform on [0, 1): torch's values for the same seed."""
     npd, draw = _float_dtype(dtype)
     shape = _size(size)
-    value = _engine(generator).uniform_(math.prod(shape), draw).reshape(shape)
-    return _finish(value.astype(npd, copy=False), None, device, requires_grad)
+    value = _engine(generator).uniform_(math.prod(shape), draw, out_dtype=npd).reshape(shape)
+    return _finish(value, None, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
@@ -437,7 +437,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, me
     """Uniform on [0, 1) shaped like `input`: torch's values for the same seed (in the memory
     order of a transposed or permuted `input`, as torch's)."""
     npd, draw = _float_dtype(dtype or input.dtype)
-    return _random_like(input, lambda n, contiguous: _engine(generator).uniform_(n, draw).astype(npd), dtype,
+    return _random_like(input, lambda n, contiguous: _engine(generator).uniform_(n, draw, out_dtype=npd), dtype,
                         device, requires_grad)
 
 
