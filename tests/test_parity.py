@@ -882,7 +882,7 @@ recipe("put", "traced_indices", lambda M, x, i: M.put(x, i, 2.5), X, Distinct(2,
 recipe("put_along_axis", "rows", lambda M, x: M.put_along_axis(x, onp.array([[0], [2]]), 1.5, 1), X, dtypes=REALS,
        numpy=False)
 recipe("place", "static_mask", lambda M, x, v: M.place(x, _MASK23, v), X, Arg((2,)), dtypes=ALL, numpy=False)
-recipe("place", "traced_mask", lambda M, x: M.place(x, x > 0, [1.0]), X, concrete=True, numpy=False)
+recipe("place", "traced_mask", lambda M, x: M.place(x, x > 0, [1.0]), X, numpy=False)
 recipe("fill_diagonal", "wrap", lambda M, x, v: M.fill_diagonal(x, v, wrap=True), Arg((5, 2)), Arg((2,)), dtypes=ALL,
        numpy=False)
 recipe("compress", "axis", lambda M, x: M.compress([True, False, True], x, axis=1), X, dtypes=ALL)

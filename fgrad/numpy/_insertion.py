@@ -11,7 +11,8 @@ case are NumPy's, and the derivative routes each cotangent back to the element i
 (summed where an element is used more than once). The positions must therefore be concrete:
 index arguments (obj, ind, mask, condition) that are traced under jit or vmap raise
 ConcretizationError, except put, put_along_axis and choose, whose traced index arrays take an
-index-update path (JAX's semantics; see their docstrings).
+index-update path (JAX's semantics; see their docstrings), and place, a select from a running
+count of the mask (its result's shape does not depend on the mask).
 
 put, put_along_axis, place and fill_diagonal modify their argument in NumPy and return None;
 fgrad's values are immutable, so, as JAX's with inplace=False, they return the modified copy,
@@ -25,6 +26,8 @@ import numpy as np
 
 from ..core.errors import ConcretizationError, FgradIndexError, FgradTypeError, FgradValueError
 from ..core.trace import Tracer
+from ..ops import cumulative
+from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._index import _wrap_mode, at_set, getitem, take, take_along_axis
 from ._policy import NUMPY
@@ -34,6 +37,7 @@ from ._util import (
     broadcast_to,
     cast,
     dtype_of,
+    fresh,
     is_traced,
     normalize_axes,
     normalize_axis,
@@ -205,15 +209,46 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *, inp
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = False) -> Any:
     """A copy of `arr` whose elements where `mask` is true are the values `vals` in order
     (repeated cyclically when fewer), NumPy's place as a pure function (JAX's, with
-    inplace=False). `mask` must be concrete."""
+    inplace=False).
+
+    The k-th true position of the mask takes vals[k % vals.size]: k is the running count of
+    true entries, so the mask may be traced (jit, vmap), as JAX's. The derivative goes to the
+    unmasked elements of `arr` and to each value, summed over the positions it fills.
+
+    Args:
+      arr: the array to fill.
+      mask: an array of arr's size (any shape); nonzero entries mark the positions to fill.
+      vals: the values, taken in row-major order; empty only when nothing is masked (with
+        a traced mask, never empty, as JAX's).
+      inplace: must be False (fgrad's arrays are immutable).
+
+    Returns:
+      An array of arr's shape and dtype.
+    """
     _no_inplace(inplace, "place")
     x = as_value(arr, "place")
     vv = as_value(vals, "place")
-    m = concrete(mask, "place", "mask")
-    la = _labels(x)
-    out = la.copy()
-    _numpy_call(np.place, "place", out, m, _labels(vv, la.size).ravel())
-    return gather_labels([x, vv], out, dtype_of(x))
+    m = as_value(mask, "place")
+    size = int(np.prod(shape_of(x), dtype=np.int64))
+    if int(np.prod(shape_of(m), dtype=np.int64)) != size:
+        raise FgradValueError(f"place: mask and data must be the same size (arr of shape {shape_of(x)} has {size} "
+                              f"elements, mask of shape {shape_of(m)} has "
+                              f"{int(np.prod(shape_of(m), dtype=np.int64))}); pass a mask of arr's size")
+    flat = sh.reshape(m, (size,))
+    hit = flat if dtype_of(flat) == np.bool_ else ew.ne(flat, ew.const(flat, 0))
+    n = int(np.prod(shape_of(vv), dtype=np.int64))
+    if n == 0:
+        if is_traced(m) or np.any(concrete(hit, "place", "mask")):
+            raise FgradValueError("place: Cannot insert from an empty array! (vals is empty but the mask selects "
+                                  "elements; pass at least one value)")
+        return fresh(x, arr)
+    if size == 0:
+        return fresh(x, arr)
+    # the k-th selected position (k from 0) takes vals[k % n]; unselected positions keep arr's
+    k = ew.sub(cumulative.cumsum(cast(hit, np.dtype(np.int64)), 0), np.ones((), np.int64))
+    k = ew.mod(ew.maximum(k, np.zeros((), np.int64)), np.asarray(n, np.int64))
+    picked = cast(take(sh.reshape(vv, (n,)), k), dtype_of(x))
+    return sh.reshape(ew.select(hit, picked, sh.reshape(x, (size,))), shape_of(x))
 
 
 def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = False) -> Any:

@@ -296,8 +296,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if count > source._value.size:
         raise FgradRuntimeError(f"masked_scatter: Number of elements of source < number of ones in mask ("
                            f"{source._value.size} < {count})")
-    return call("MaskedScatterBackward0", lambda v, s: fnp.at_set(v, mv, fnp.getitem(fnp.ravel(s), slice(0, count))),
-                (input, source))
+    # fgrad.numpy's place: the k-th masked position takes source's k-th element (the count
+    # check above means place never wraps around source)
+    return call("MaskedScatterBackward0", lambda v, s: fnp.place(v, mv, s), (input, source))
 
 
 def repeat_interleave(input: Tensor, repeats: Tensor | int | None = None, dim: int | None = None, *,
