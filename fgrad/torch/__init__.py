@@ -40,6 +40,7 @@ from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile
                       set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
 from .func import vmap  # noqa: E402,F401  (torch.vmap: in_dims, out_dims)
 from ._default_device import get_default_device, set_default_device  # noqa: E402,F401
+from ._toplevel import e, inf, nan, newaxis, pi, typename  # noqa: E402,F401
 
 # torch.cuda.amp / torch.cpu.amp: the same autocast and GradScaler
 cuda.amp = amp
