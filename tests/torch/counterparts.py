@@ -261,6 +261,8 @@ def _build() -> list[Pair]:
     add(P("outer", "numpy.outer", "n:3", "n:4"))
     add(P("ger", "numpy.outer", "n:3", "n:4"))
     add(P("inner", "numpy.inner", "n:4", "n:4"))
+    add(P("inner", "numpy.inner", "n:2,3,4", "n:5,4", tag="N-d"))
+    add(P("inner", "numpy.inner", "n:", "n:3,4", tag="0-d"))
     add(P("dot", "numpy.dot", "n:4", "n:4"))
     add(P("matmul", "numpy.matmul", "n:3,4", "n:4,2"))
     add(P("mm", "numpy.matmul", "n:3,4", "n:4,2"))

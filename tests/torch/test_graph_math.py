@@ -284,6 +284,26 @@ def test_composed_graph_two_levels(fn, make_args):
     assert_same_graph(fn, make_args, depth=2)
 
 
+INNER = {  # (tensordot's graph: each operand permuted, reshaped to a matrix, mm, a view to the result)
+    "inner 1-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((4,), (4,))),
+    "inner 2-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((3, 4), (5, 4))),
+    "inner 3-d and 2-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((2, 3, 4), (5, 4))),
+    "inner 3-d and 1-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((2, 3, 4), (4,))),
+    "inner 1-d and 2-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((4,), (5, 4))),
+    "inner 0-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((), (3, 4))),
+    "inner and 0-d": _case(lambda lib, x, y: lib.inner(x, y), _leaves((3, 4), ())),
+    "inner last dimension 1": _case(lambda lib, x, y: lib.inner(x, y), _leaves((3, 1), (2, 1))),
+    # (reshape of a strided tensor that a view expresses: PyTorch's _reshape_alias)
+    "reshape of a transpose": _case(lambda lib, x: x.t().reshape(2, 6), _leaves((3, 4))),
+    "reshape of a column slice": _case(lambda lib, x: x[:, :2].reshape(3, 2), _leaves((3, 4))),
+}
+
+
+@pytest.mark.parametrize("fn, make_args", list(INNER.values()), ids=list(INNER))
+def test_inner_graph_three_levels(fn, make_args):
+    assert_same_graph(fn, make_args, depth=3)
+
+
 def test_rounding_ops_record_a_zero_gradient():
     """floor, round, sign, trunc and rounding division are recorded as PyTorch records them:
     the result requires grad and backward gives zeros (fgrad's rounding primitives record

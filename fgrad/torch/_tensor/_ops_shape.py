@@ -82,11 +82,15 @@ def _own(t: Tensor) -> Tensor:
 
 
 def reshape(input, *shape):
-    """`input` with another shape: a view where its strides allow (ViewBackward0), else a
-    copy (PyTorch's clone then _unsafe_view: UnsafeViewBackward0 over CloneBackward0)."""
+    """`input` with another shape: a view where its strides allow (ViewBackward0 when input is
+    contiguous, PyTorch's _reshape_alias, ReshapeAliasBackward0, when it is not), else a copy
+    (PyTorch's clone then _unsafe_view: UnsafeViewBackward0 over CloneBackward0)."""
     shape = resolve_shape(_sizes(shape, "view"), tuple(input._value.shape), "view", policy=P)
     # a node even when the shape is unchanged: like PyTorch, the result is a new (view) tensor
     if _viewable(input._value, shape):
+        v = input._value
+        if type(v) is _nd and not v.flags.c_contiguous:
+            return call("ReshapeAliasBackward0", _reshaper(shape), (input,))
         return _view_node(input, shape)
     return _own(call("UnsafeViewBackward0", _reshaper(shape), (clone(input),)))
 
@@ -753,7 +757,37 @@ def dot(input, other):
     return call("DotBackward0", lambda a, b: fnp.sum(fnp.multiply(a, b, policy=P), policy=P), (input, other))
 
 
-inner = dot
+def inner(input, other):
+    """The inner product over the last dimension: result shape input.shape[:-1] +
+    other.shape[:-1]; a 0-d operand scales the other (input * other). PyTorch's graph:
+    tensordot's, each operand permuted and reshaped to a matrix (a vector when both are 1-D,
+    whose product is a dot), an mm (or dot), and a view to the result's shape.
+
+    Args:
+        input: a Tensor.
+        other: a Tensor whose last dimension is input's (unless one of them is 0-d).
+
+    Returns:
+        The Tensor of the products summed over the last dimension.
+    """
+    input, other = _tensor(input), _tensor(other)
+    s1, s2 = tuple(input._value.shape), tuple(other._value.shape)
+    if not s1 or not s2:
+        return input * other
+    if s1[-1] != s2[-1]:
+        raise FgradRuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                                f"{list(s1)} and {list(s2)}")
+    n1, n2 = len(s1), len(s2)
+    t1, t2 = input, other
+    if s2[-1] == 1:  # (tensordot sums a dimension of size 1 away at once)
+        t1 = t1.sum(-1, keepdim=True)
+    k = s1[-1]
+    rows, cols = math.prod(s1[:-1]), math.prod(s2[:-1])
+    t1 = t1.permute(*range(n1))
+    t2 = t2.permute(n2 - 1, *range(n2 - 1))
+    if n1 == 1 and n2 == 1:
+        return dot(t1, t2).reshape(())
+    return t1.reshape(rows, k).mm(t2.reshape(k, cols)).reshape(*s1[:-1], *s2[:-1])
 
 
 def mv(input, vec):
