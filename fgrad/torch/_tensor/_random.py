@@ -7,8 +7,8 @@ random_/exponential_/geometric_/cauchy_/log_normal_, multinomial, dropout, nn.in
 torch.distributions' samplers, the data loader's samplers) turns this engine's draws into values
 with PyTorch's transforms (ATen's TransformationHelper.h, DistributionsHelper.h,
 DistributionTemplates.h, DistributionKernels.cpp), so a seeded `fgrad.torch.Generator` gives
-torch's float32 and float64 values bit for bit (half precision is drawn as float32 and rounded,
-which is not torch's algorithm for it).
+torch's float32 and float64 values bit for bit (float16: uniforms are torch's, normal_ on 16 or
+more elements is not: torch recomputes its last block differently).
 
 Two of torch's kernels depend on the CPU, and this module follows an x86-64 CPU with AVX2 (every
 x86 CPU since 2013, the machines torch's CPU wheels run fastest on):
