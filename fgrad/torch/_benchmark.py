@@ -155,8 +155,9 @@ class Measurement:
         times = np.asarray(self._sorted_times, dtype=np.float64)
         self._median, self._p25, self._p75 = (float(np.quantile(times, q)) for q in (.5, .25, .75))
         self._mean = float(times.mean())
-        for threshold, note in ((_IQR_GROSS_WARN_THRESHOLD, "This suggests significant environmental influence."),
-                                (_IQR_WARN_THRESHOLD, "This could indicate system fluctuation.")):
+        for threshold, note in (
+                (_IQR_GROSS_WARN_THRESHOLD, "This suggests significant environmental influence."),
+                (_IQR_WARN_THRESHOLD, "This could indicate system fluctuation.")):
             if not self.meets_confidence(threshold):
                 self._warnings += (f"  WARNING: Interquartile range is "
                                    f"{self.iqr / self.median * 100:.1f}% of the median measurement.\n"
@@ -188,7 +189,8 @@ class Measurement:
                          f"{self._p75 / scale:.2f})")
         threads = self.task_spec.num_threads
         lines.append(f"  {n} measurement{'s' if n > 1 else ''}, {self.number_per_run} runs "
-                     f"{'per measurement,' if n > 1 else ','} {threads} thread{'s' if threads > 1 else ''}")
+                     f"{'per measurement,' if n > 1 else ','} {threads} "
+                     f"thread{'s' if threads > 1 else ''}")
         lines.append("\n".join(self._warnings))
         return "\n".join("\n".join(lines).strip().splitlines())
 
@@ -389,7 +391,8 @@ class Timer:
         number = self._block_size(0.05)
 
         def stop(times: list) -> bool:
-            return len(times) > 3 and Measurement(number, times, self._task_spec).meets_confidence(threshold)
+            return (len(times) > 3
+                    and Measurement(number, times, self._task_spec).meets_confidence(threshold))
 
         times = self._loop(number, stop, min_run_time, max_run_time, callback)
         return Measurement(number, times, self._task_spec)

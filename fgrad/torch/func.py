@@ -19,6 +19,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ..core.errors import FgradRuntimeError, FgradValueError
+from ._tensor import stack as _stack
 from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.compile's engine)
     compile_function,
     grad,
@@ -32,8 +33,8 @@ from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.
     vmap,
 )
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "hessian", "jacrev",
-           "jacfwd", "vmap", "linearize"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp",
+           "hessian", "jacrev", "jacfwd", "vmap", "linearize"]
 
 
 def _lookup(module, name):
@@ -107,3 +108,44 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
         args = (args,)
     with _swapped(module, dict(dicts), strict, tie_weights):
         return module(*args, **(kwargs or {}))
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """Stack the parameters and buffers of same-class models along a new first axis, for running
+    an ensemble with `vmap` over `functional_call` (PyTorch's model-ensembling recipe).
+
+    Args:
+        models: a non-empty sequence of Modules of one class, all in training or all in eval mode.
+
+    Returns:
+        (params, buffers): dicts keyed as `named_parameters()` / `named_buffers()`, each value the
+        models' tensors stacked; stacked parameters that require grad are new leaves (detached
+        from the models) that require grad.
+
+    Raises:
+        RuntimeError: for no models, mixed modes or classes, or a name whose tensors disagree on
+            requires_grad.
+    """
+    models = list(models)
+    if not models:
+        raise FgradRuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise FgradRuntimeError("stack_module_state: Expected all models to have the same "
+                                "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise FgradRuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named: list[dict]) -> dict:
+        out = {}
+        for name in named[0]:
+            tensors = [d[name] for d in named]
+            flags = {t.requires_grad for t in tensors}
+            if len(flags) > 1:
+                raise FgradRuntimeError(f"Expected {name} from each model to have the same "
+                                        ".requires_grad")
+            value = _stack(tensors)
+            out[name] = value.detach().requires_grad_() if flags == {True} else value
+        return out
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
