@@ -317,14 +317,44 @@ def at_mul(x, idx, v):
     return _at_combine(x, idx, v, "at_mul", ew.mul)
 
 
+def _at_extreme(x, idx, v, name: str, combine):
+    """_at_combine with minimum/maximum, its derivative JAX's (and PyTorch's scatter_reduce
+    amax/amin's): each position's derivative is split evenly between every operand equal to
+    its result, x's element and the updates aimed at it alike. (Combining in rounds would
+    halve the share at each tie, so three tied operands would get 1/4, 1/4, 1/2.)
+
+    The value is the rounds' result r itself; the derivative rides on zero-valued carriers
+    (stop_gradient(e) - e for each tied finite operand e, which is +0 in value), summed per
+    position, divided by the tie count and subtracted from r, so r keeps every bit (-0.0 too).
+    Where r is infinite (no finite carrier exists) the result is the mean of the tied
+    operands, each of them r. Integers and untraced operands take the rounds' result as is."""
+    out = _at_combine(x, idx, v, name, combine)
+    if dtype_of(out).kind != "f" or not (isinstance(x, Tracer) or isinstance(v, Tracer)):
+        return out
+    x, _, _, _, _, _, v = _update_plan(x, idx, v, name)
+    r = ew.stop_gradient(out)
+    x_tie, v_tie = ew.eq(x, r), ew.eq(v, getitem(r, idx))
+    dt = dtype_of(out)
+    count = ew.maximum(at_add(cast(x_tie, dt), idx, cast(v_tie, dt)), ew.const(r, 1))
+
+    def carrier(e, tie):  # (selecting before subtracting: no inf - inf to warn about)
+        e = ew.select(ew.logical_and(tie, ew.isfinite(e)), e, ew.const(e, 0))
+        return ew.sub(ew.stop_gradient(e), e)
+    finite = ew.sub(r, ew.div(at_add(carrier(x, x_tie), idx, carrier(v, v_tie)), count))
+    tied_sum = at_add(ew.select(x_tie, x, ew.const(x, 0)), idx, ew.select(v_tie, v, ew.const(v, 0)))
+    return ew.select(ew.isinf(r), ew.div(tied_sum, count), finite)
+
+
 def at_min(x, idx, v):
-    """x with x[idx] replaced by minimum(x[idx], v) (repeated positions take every update)."""
-    return _at_combine(x, idx, v, "at_min", ew.minimum)
+    """x with x[idx] replaced by minimum(x[idx], v) (repeated positions take every update);
+    the derivative at a tie is shared evenly by the tied operands, as JAX's."""
+    return _at_extreme(x, idx, v, "at_min", ew.minimum)
 
 
 def at_max(x, idx, v):
-    """x with x[idx] replaced by maximum(x[idx], v) (repeated positions take every update)."""
-    return _at_combine(x, idx, v, "at_max", ew.maximum)
+    """x with x[idx] replaced by maximum(x[idx], v) (repeated positions take every update);
+    the derivative at a tie is shared evenly by the tied operands, as JAX's."""
+    return _at_extreme(x, idx, v, "at_max", ew.maximum)
 
 
 def at_get(x, idx):
