@@ -7,7 +7,8 @@ fixed number of times after a warm-up; `blocked_autorange` picks a block size th
 timer's own overhead negligible, then times blocks until `min_run_time` has passed;
 `adaptive_autorange` times blocks until the interquartile range is within `threshold` of the
 median. A Measurement prints like PyTorch's (statement, median, IQR, counts, and a warning when
-the spread is large). The statement runs with `torch` bound to fgrad.torch unless `globals`
+the spread is large), and `Compare` lays many out in PyTorch's tables (one per label, a row per
+sub-label or statement, a column per description, grouped by thread count). The statement runs with `torch` bound to fgrad.torch unless `globals`
 binds it. C++ statements and Callgrind (PyTorch's instruction counts) are not offered.
 """
 from __future__ import annotations
@@ -26,7 +27,8 @@ import numpy as np
 from .. import torch as _fgrad_torch  # statements see it as `torch` (fgrad.torch imports this last)
 from .runtime import get_num_threads, set_num_threads
 
-__all__ = ["Language", "Measurement", "TaskSpec", "Timer", "select_unit", "timer",
+__all__ = ["Colorize", "Compare", "Language", "Measurement", "TaskSpec", "Timer", "select_unit",
+           "timer",
            "unit_to_english", "trim_sigfig", "ordered_unique", "set_torch_threads"]
 
 _MAX_SIGNIFICANT_FIGURES = 4
@@ -396,3 +398,187 @@ class Timer:
 
         times = self._loop(number, stop, min_run_time, max_run_time, callback)
         return Measurement(number, times, self._task_spec)
+
+
+# ANSI colours of Compare.colorize(): best, within 10%, at least 2x and at least 5x the best
+_BEST, _GOOD, _BAD, _VERY_BAD = "\033[92m", "\033[34m", "\033[2m\033[91m", "\033[31m"
+_BOLD, _END = "\033[1m", "\033[0m"
+
+
+class Colorize(enum.Enum):
+    """How Compare colours times: not at all, against the best of a column, or of a row."""
+    NONE = "none"
+    COLUMNWISE = "columnwise"
+    ROWWISE = "rowwise"
+
+
+def _colored(text: str, value: float, best: float) -> str:
+    if value <= best * 1.01 or value <= best + 100e-9:
+        return _BEST + _BOLD + text + _END * 2
+    if value <= best * 1.1:
+        return _GOOD + _BOLD + text + _END * 2
+    if value >= best * 5:
+        return _VERY_BAD + _BOLD + text + _END * 2
+    if value >= best * 2:
+        return _BAD + text + _END * 2
+    return text
+
+
+class _Column:
+    """How one column writes its times: a shared width and number of decimals."""
+
+    def __init__(self, groups: list, scale: float, trim: bool, highlight: bool) -> None:
+        self.groups = groups  # per thread group, the column's results (None where missing)
+        results = [m for group in groups for m in group if m is not None]
+        self.trim = trim
+        self.highlight = highlight and any(m.has_warnings for m in results)
+        digits = [math.ceil(math.log10(m.median / scale)) for m in results]
+        decimals = (min(max(m.significant_figures - d, 0) for d, m in zip(digits, results))
+                    if trim else 1)
+        width = max(digits) + decimals + (1 if decimals else 0)
+        self.template = f"{{:>{width}.{decimals}f}}{{:>{7 if self.highlight else 0}}}"
+
+    def text(self, value: float | None, sigfigs: int, spread: float | None) -> str:
+        if value is None:
+            return " " * len(self.text(1, sigfigs, None))
+        if self.trim:
+            value = trim_sigfig(value, sigfigs)
+        note = f" (! {spread * 100:.0f}%)" if self.highlight and spread is not None else ""
+        return self.template.format(value, note)
+
+
+def _table(results: list, colorize: Colorize, trim: bool, highlight: bool) -> str:
+    """One label's table: rows (threads, env, row name) in first-seen order grouped by thread
+    count and env, columns by description."""
+    unit, scale = select_unit(min(m.median for m in results))
+
+    def row_key(m):
+        return m.num_threads, m.env, m.as_row_name
+
+    row_keys = ordered_unique(row_key(m) for m in results)
+    row_keys.sort(key=lambda key: key[:2])
+    col_keys = ordered_unique(m.description for m in results)
+    grid = [[None] * len(col_keys) for _ in row_keys]
+    for m in results:
+        grid[row_keys.index(row_key(m))][col_keys.index(m.description)] = m
+    envs = {m.env for m in results}
+    show_env = len(envs) > 1
+    env_width = max(len(e) for e in envs) if show_env else 0
+
+    # thread groups: consecutive rows with one thread count
+    group_of, groups, prior_threads = [], [], None
+    for (threads, _, _), row in zip(row_keys, grid):
+        if threads != prior_threads:
+            groups.append([])
+            prior_threads = threads
+        groups[-1].append(row)
+        group_of.append(len(groups) - 1)
+    columns = [_Column([[row[j] for row in g] for g in groups], scale, trim, highlight)
+               for j in range(len(col_keys))]
+
+    cells = [[""] + ["" if k is None else k for k in col_keys]]
+    prior_env, prior_threads = None, None
+    separators = []
+    for (threads, env, _), row in zip(row_keys, grid):
+        first = next(m for m in row if m is not None)
+        new_group = threads != prior_threads
+        if new_group:
+            prior_env = None
+        label = (f"({env})" if show_env and env != prior_env else "").ljust(env_width + 4)
+        line = ["  " + label + first.as_row_name]
+        for m, column in zip(row, columns):
+            line.append(column.text(None, 1, None) if m is None else column.text(
+                m.median / scale, m.significant_figures,
+                m.iqr / m.median if m.has_warnings else None))
+        cells.append(line)
+        separators.append(threads if new_group else None)
+        prior_env, prior_threads = env, threads
+    n_cols = max(len(c) for c in cells)
+    for c in cells:
+        c.extend([""] * (n_cols - len(c)))
+    widths = [max(len(c[i]) for c in cells) for i in range(n_cols)]
+    header = "  |  ".join(text.center(w) for text, w in zip(cells[0], widths))
+    lines = [header]
+    for line, row, threads, group in zip(cells[1:], grid, separators, group_of):
+        if threads is not None:
+            lines.append(f"{threads} threads: ".ljust(len(header), "-"))
+        if colorize is Colorize.ROWWISE:
+            best = [min(m.median for m in row if m is not None)] * len(columns)
+        elif colorize is Colorize.COLUMNWISE:
+            best = [min((m.median for m in col.groups[group] if m is not None), default=None)
+                    for col in columns]
+        else:
+            best = [None] * len(columns)
+        out = [line[0].ljust(widths[0])]
+        for text, width, m, b in zip(line[1:], widths[1:], row, best):
+            text = text.center(width)
+            if colorize is not Colorize.NONE and m is not None and b is not None:
+                text = _colored(text, m.median, b)
+            out.append(text)
+        lines.append("  |  ".join(out))
+    label = results[0].label or ""
+    warn = highlight and any(m.has_warnings for m in results)
+    return (f"[{(' ' + label + ' ').center(len(header) - 2, '-')}]\n" + "\n".join(lines)
+            + f"\n\nTimes are in {unit_to_english(unit)}s ({unit}).\n"
+            + ("(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n"
+               if warn else ""))
+
+
+class Compare:
+    """Tables of many Measurements, as PyTorch's `torch.utils.benchmark.Compare`.
+
+    One table per label; in it a row per (thread count, env, sub-label or statement) and a
+    column per description, each cell the median time of the replicates merged. `print()` or
+    `str()` shows them.
+
+    Args:
+        results: Measurements (from Timer) to show.
+
+    Raises:
+        ValueError: when a result is not a Measurement.
+    """
+
+    def __init__(self, results: list) -> None:
+        self._results: list = []
+        self.extend_results(results)
+        self._trim = False
+        self._colorize = Colorize.NONE
+        self._highlight = False
+
+    def extend_results(self, results) -> None:
+        """Add more Measurements.
+
+        Args:
+            results: Measurements.
+
+        Returns:
+            None.
+        """
+        results = list(results)
+        for r in results:
+            if not isinstance(r, Measurement):
+                raise ValueError(f"Expected an instance of `Measurement`, got {type(r)} instead.")
+        self._results.extend(results)
+
+    def trim_significant_figures(self) -> None:
+        """Show each time with only the figures its spread supports."""
+        self._trim = True
+
+    def colorize(self, rowwise: bool = False) -> None:
+        """Colour times against the best of their column (or row, with `rowwise=True`)."""
+        self._colorize = Colorize.ROWWISE if rowwise else Colorize.COLUMNWISE
+
+    def highlight_warnings(self) -> None:
+        """Mark times whose spread is large with their IQR as a share of the median."""
+        self._highlight = True
+
+    def __str__(self) -> str:
+        by_label: dict = collections.defaultdict(list)
+        for m in Measurement.merge(self._results):
+            by_label[m.label].append(m)
+        return "\n".join(_table(group, self._colorize, self._trim, self._highlight)
+                         for group in by_label.values())
+
+    def print(self) -> None:
+        """Print the tables."""
+        print(str(self))

@@ -119,3 +119,62 @@ def test_errors_match_torch():
                 getattr(bench.Timer("pass"), method)()
     with pytest.raises(NotImplementedError, match="Python statements only"):
         fbench.Timer("x;", language="cpp")
+
+
+def _results(bench, rows):
+    return [bench.Measurement(number_per_run=n, raw_times=list(times),
+                              task_spec=bench.TaskSpec(stmt="f(x)", setup="pass", **spec))
+            for n, times, spec in rows]
+
+
+NOISY = [1e-6 * v for v in (5, 9, 3, 12, 4, 8, 7)]
+STEADY = [2.0e-5, 2.02e-5, 1.98e-5, 2.01e-5]
+TABLES = {
+    "one column": [(10, STEADY, dict(label="add", sub_label="a", description="n=1")),
+                   (10, [3e-4], dict(label="add", sub_label="b", description="n=1"))],
+    "grid with a hole": [(10, STEADY, dict(label="mm", sub_label="a", description="n=1")),
+                         (100, [3e-3, 3.1e-3], dict(label="mm", sub_label="b", description="n=1")),
+                         (10, [4e-4], dict(label="mm", sub_label="b", description="n=64"))],
+    "threads and envs": [(10, STEADY, dict(label="t", sub_label="a", description="d", num_threads=1, env="old")),
+                         (10, [1e-5], dict(label="t", sub_label="a", description="d", num_threads=1, env="new")),
+                         (10, [6e-6], dict(label="t", sub_label="a", description="d", num_threads=4, env="old")),
+                         (10, NOISY, dict(label="t", sub_label="b", description="e", num_threads=4, env="new"))],
+    "two labels, replicates merged": [(10, STEADY, dict(label="x", sub_label="a", description="d")),
+                                      (10, [2.1e-5], dict(label="x", sub_label="a", description="d")),
+                                      (1, NOISY, dict(label="y", sub_label="b", description="d"))],
+    "statement as row name": [(5, [1e-2, 1.1e-2], dict(label="s", description="n=1")),
+                              (5, [4e-2], dict(label="s", description="n=2"))],
+}
+
+
+@pytest.mark.parametrize("options", ["", "trim", "colorize", "colorize rowwise", "highlight",
+                                     "trim highlight colorize"])
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_compare_prints_torch_tables(table, options):
+    outputs = []
+    for bench in (fbench, tbench):
+        compare = bench.Compare(_results(bench, TABLES[table]))
+        if "trim" in options:
+            compare.trim_significant_figures()
+        if "colorize" in options:
+            compare.colorize(rowwise="rowwise" in options)
+        if "highlight" in options:
+            compare.highlight_warnings()
+        outputs.append(str(compare))
+    assert outputs[0] == outputs[1]
+
+
+def test_compare_rejects_other_results():
+    for bench in (fbench, tbench):
+        with pytest.raises(ValueError, match="Expected an instance of `Measurement`, got <class 'int'> instead."):
+            bench.Compare([1])
+
+
+def test_compare_of_timer_results(capsys):
+    x = ftorch.ones(8)
+    results = [fbench.Timer("x * 2", globals={"x": x}, label="mul", sub_label=str(n),
+                            description="ones").timeit(20) for n in (1, 2)]
+    fbench.Compare(results).print()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[") and "mul" in lines[0] and lines[1].strip().startswith("|  ones")
+    assert [line for line in lines if line][-1].startswith("Times are in ")
