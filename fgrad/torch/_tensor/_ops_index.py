@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import lax
 from ... import numpy as fnp
 from ...core.errors import (
     FgradIndexError,
@@ -188,6 +189,21 @@ def _identity(reduce: str, dtype):
     return info.min if lowest else info.max
 
 
+def _shares_with_self(out, v, pos, vals):
+    """amax/amin without include_self, with PyTorch's derivative: fgrad.numpy's at_max/at_min
+    split a position's derivative evenly between the src elements tied at its result, but
+    PyTorch counts `input`'s own element among the ties when it equals the result, though it
+    takes no part and gets no derivative (so the shares sum to less than 1). The value stays
+    `out`'s: the scaled derivative rides on stop_gradient(out) - out, +0 where out is finite."""
+    r = lax.stop_gradient(out)
+    dt = r.dtype
+    n_src = fnp.at_add(fnp.zeros_like(r), pos, fnp.astype(fnp.equal(vals, fnp.getitem(r, pos)), dt))
+    self_tied = fnp.astype(fnp.equal(v, r), dt)
+    share = fnp.where(fnp.greater(n_src, 0), fnp.true_divide(n_src, fnp.add(n_src, self_tied)), np.ones((), dt))
+    scaled = fnp.subtract(r, fnp.multiply(share, fnp.subtract(r, out)))
+    return fnp.where(fnp.isfinite(r), scaled, out)
+
+
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """`input` with the src values at `index` along `dim` reduced into it by 'sum', 'prod',
@@ -207,7 +223,10 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         vals = values(s)
         base = v if include_self else fnp.at_set(v, pos, np.asarray(_identity(reduce, dt), dt))
         if reduce != "mean":
-            return _REDUCE_UPDATES[reduce](base, pos, vals)
+            out = _REDUCE_UPDATES[reduce](base, pos, vals)
+            if not include_self and reduce in ("amax", "amin") and dt.kind == "f":
+                out = _shares_with_self(out, v, pos, vals)
+            return out
         total = fnp.at_add(base, pos, vals)
         count = fnp.at_add(np.full(shape or (), 1 if include_self else 0, _I64), pos, np.ones(idx.shape, _I64))
         if not include_self:
