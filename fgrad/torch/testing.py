@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import cmath
 import collections.abc
+import math
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ._tensor import Tensor, as_tensor, promote_types
+from ._tensor import empty, randint, view_as_complex
 from ._tensor.creation import tensor
 from ._tensor import _dtypes as dt
 
-__all__ = ["assert_allclose", "assert_close"]
+__all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 # (rtol, atol) per dtype when the caller gives neither; other dtypes compare exactly
 _TOLERANCES = {
@@ -351,3 +353,104 @@ def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol:
         rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
                  check_dtype=False, check_stride=False, msg=msg or None)
+
+
+_INTEGRAL = (dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)
+_FLOATING = (dt.float16, dt.float32, dt.float64)
+_COMPLEX = {dt.complex64: dt.float32, dt.complex128: dt.float64}
+
+
+def make_tensor(*shape, dtype, device, low: float | None = None, high: float | None = None,
+                requires_grad: bool = False, noncontiguous: bool = False,
+                exclude_zero: bool = False, memory_format=None) -> Tensor:
+    """A tensor of `shape` with values drawn uniformly from [low, high), as PyTorch's
+    `torch.testing.make_tensor` (the same values after the same `torch.manual_seed`).
+
+    Defaults: bool [0, 2), unsigned [0, 10), signed integers [-9, 10), floating and complex
+    [-9, 9) (complex: both parts). Bounds outside the dtype's finite range are clamped to it.
+
+    Args:
+        *shape: the sizes, or one sequence of them.
+        dtype: the dtype (bool, integer, floating or complex).
+        device: the device.
+        low: the lowest value (inclusive; rounded up for bool and integers).
+        high: the bound (exclusive; rounded up for bool and integers).
+        requires_grad: whether the result requires grad (floating and complex only).
+        noncontiguous: draw twice the last dimension and keep every second value (as PyTorch,
+            whose result is then a non-contiguous view).
+        exclude_zero: replace zeros with 1 (bool, integers) or the dtype's smallest normal.
+        memory_format: passed to `clone`; exclusive with `noncontiguous`.
+
+    Returns:
+        The tensor.
+
+    Raises:
+        ValueError: for NaN bounds, `low >= high`, an interval outside the dtype, requires_grad
+            on bool or integers, or both `noncontiguous` and `memory_format`.
+        TypeError: for a dtype make_tensor does not draw.
+    """
+    def bounds(lowest, highest_exclusive, default_low, default_high):
+        lo = default_low if low is None else low
+        hi = default_high if high is None else high
+        if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+            raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
+        if lo == hi and dtype in _FLOATING + tuple(_COMPLEX):
+            warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex "
+                          "types is deprecated since 2.1 and will be removed in 2.3. Use "
+                          "`torch.full(...)` instead.", FutureWarning, stacklevel=3)
+        elif lo >= hi:
+            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+        elif hi < lowest or lo >= highest_exclusive:
+            raise ValueError(f"The value interval specified by `low` and `high` is [{lo}, {hi}), but "
+                             f"{dtype} only supports [{lowest}, {highest_exclusive})")
+        lo, hi = (min(max(v, lowest), highest_exclusive) for v in (lo, hi))
+        return (math.ceil(lo), math.ceil(hi)) if dtype is dt.bool or dtype in _INTEGRAL else (lo, hi)
+
+    def uniform(t: Tensor, lo: float, hi: float) -> Tensor:
+        # a range wider than the dtype's largest value is drawn at half size and doubled
+        if hi - lo >= float(np.finfo(t.dtype.dtype).max):
+            return t.uniform_(lo / 2, hi / 2).mul_(2)
+        return t.uniform_(lo, hi)
+
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
+                         f"but got noncontiguous={noncontiguous} and memory_format={memory_format}")
+    if requires_grad and (dtype is dt.bool or dtype in _INTEGRAL):
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, "
+                         f"but got dtype={dtype}")
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:
+        shape = (*shape[:-1], 2 * shape[-1])
+    if dtype is dt.bool:
+        result = randint(*bounds(0, 2, 0, 2), shape, device=device, dtype=dtype)
+    elif dtype in _INTEGRAL:
+        info = np.iinfo(dtype.dtype)
+        # randint cannot draw int64's largest value
+        top = int(info.max) + (1 if dtype is not dt.int64 else 0)
+        result = randint(*bounds(int(info.min), top, -9, 10), shape, device=device, dtype=dtype)
+    elif dtype in _FLOATING or dtype in _COMPLEX:
+        part = _COMPLEX.get(dtype, dtype)
+        info = np.finfo(part.dtype)
+        lo, hi = bounds(float(info.min), float(info.max), -9, 9)
+        if dtype in _COMPLEX:
+            # the real and imaginary parts are drawn interleaved, as PyTorch draws view_as_real
+            result = view_as_complex(uniform(empty((*shape, 2), device=device, dtype=part), lo, hi))
+        else:
+            result = uniform(empty(shape, device=device, dtype=dtype), lo, hi)
+    else:
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). "
+                        "To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        part = _COMPLEX.get(dtype, dtype)
+        result[result == 0] = (1 if dtype is dt.bool or dtype in _INTEGRAL
+                               else float(np.finfo(part.dtype).tiny))
+    if dtype in _FLOATING or dtype in _COMPLEX:
+        result.requires_grad = requires_grad
+    return result

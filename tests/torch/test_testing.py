@@ -131,3 +131,54 @@ def test_assert_allclose_matches_torch(case):
             except (AssertionError, ValueError) as error:
                 outcomes.append((type(error), str(error)))
     assert outcomes[0] == outcomes[1]
+
+
+MAKE_DTYPES = ["float16", "float32", "float64", "complex64", "complex128", "uint8", "int8",
+               "int16", "int32", "int64", "bool"]
+MAKE_OPTIONS = {
+    "default": {},
+    "bounds": {"low": -2, "high": 3.5},
+    "noncontiguous": {"noncontiguous": True},
+    "exclude_zero": {"low": 0, "high": 2, "exclude_zero": True},
+    "huge range": {"low": -1e308, "high": 1e308},
+}
+
+
+@pytest.mark.parametrize("options", sorted(MAKE_OPTIONS))
+@pytest.mark.parametrize("dtype", MAKE_DTYPES)
+def test_make_tensor_draws_torch_values(dtype, options):
+    outcomes = []
+    for lib in (ftorch, torch):
+        lib.manual_seed(7)
+        try:
+            x = lib.testing.make_tensor((3, 4), dtype=getattr(lib, dtype), device="cpu",
+                                        **MAKE_OPTIONS[options])
+            outcomes.append((x.detach().numpy(), tuple(x.shape), str(x.dtype), x.requires_grad))
+        except ValueError as error:
+            outcomes.append(str(error))
+    if isinstance(outcomes[1], str):
+        assert outcomes[0] == outcomes[1]
+        return
+    assert outcomes[0][1:] == outcomes[1][1:]
+    if options == "huge range" and dtype in ("float64", "complex128"):
+        # near float64's largest value fgrad's uniform_ rounds differently in the last bit
+        np.testing.assert_allclose(outcomes[0][0], outcomes[1][0], rtol=1e-15, atol=0)
+    else:
+        np.testing.assert_array_equal(outcomes[0][0], outcomes[1][0], strict=True)
+
+
+@pytest.mark.parametrize("lib", [ftorch, torch])
+def test_make_tensor_options_and_errors(lib):
+    x = lib.testing.make_tensor(2, 3, dtype=lib.float32, device="cpu", requires_grad=True)
+    assert x.requires_grad and x.is_leaf and tuple(x.shape) == (2, 3)
+    assert tuple(lib.testing.make_tensor([4], dtype=lib.int64, device="cpu").shape) == (4,)
+    with pytest.raises(ValueError, match="`requires_grad=True` is not supported for boolean and integral"):
+        lib.testing.make_tensor(2, dtype=lib.int64, device="cpu", requires_grad=True)
+    with pytest.raises(ValueError, match="`low` must be less than `high`, but got 3 >= 1"):
+        lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=3, high=1)
+    with pytest.raises(ValueError, match="cannot be NaN"):
+        lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=math.nan)
+    with pytest.raises(ValueError, match=r"The value interval specified by `low` and `high` is \[300, 400\)"):
+        lib.testing.make_tensor(2, dtype=lib.uint8, device="cpu", low=300, high=400)
+    with pytest.warns(FutureWarning, match="Passing `low==high`"):
+        lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=1.0, high=1.0)
