@@ -59,6 +59,8 @@ def install_as_torch() -> None:
 
 
 def __getattr__(name: str):
+    if name == "print_environment_info":  # (jax.print_environment_info; its imports load on first use)
+        return _importlib.import_module(f"{__name__}._environment").print_environment_info
     if name in _LAZY:
         return _importlib.import_module(f"{__name__}.{name}")
     # (dunder and private look-ups, which tools make all the time, never load the torch door)
@@ -72,4 +74,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"print_environment_info"})

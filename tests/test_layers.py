@@ -51,7 +51,7 @@ def test_function_level_imports_are_only_for_optional_dependencies_and_say_why()
             why = "#" in line or (i > 0 and lines[i - 1].strip().startswith("#"))
             if (str(path.relative_to(ROOT)), line.strip()) in _CYCLES:
                 continue
-            same_package = bool(m.group(1)) and re.match(r"\.[A-Za-z_]", m.group(1)) is not None
+            same_package = bool(m.group(1)) and re.match(r"\.+([A-Za-z_]|$)", m.group(1)) is not None
             guarded = (m.group(1) or m.group(2)).startswith(_VERSION_GUARDED)
             if not why or not (mod in _LAZY_OK or same_package or guarded):
                 bad.append(f"{path.relative_to(ROOT)}:{i + 1}: {line.strip()}")

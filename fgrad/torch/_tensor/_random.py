@@ -64,7 +64,7 @@ def _kernels(n: int):
         return None
     if _KERNELS is None:
         try:
-            from . import _random_kernels
+            from . import _random_kernels  # (Numba loads for the first large draw, not at import)
         except ImportError:  # pragma: no cover - numba is a dependency
             _KERNELS = False
             return None
