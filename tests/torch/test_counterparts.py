@@ -99,6 +99,8 @@ DIFFERENCES: dict[str, Difference] = {
                                            CONVENTIONS + "elu'' at 0"),
     "nn.functional.selu~nn.selu": Difference("vjp2", "selu''(0): 0 (PyTorch's) against jax.nn's scale * alpha",
                                              CONVENTIONS + "elu'' at 0"),
+    "nn.functional.relu6~nn.relu6": Difference("value", "relu6(-0.0): PyTorch's -0.0 (hardtanh's clamp keeps x at "
+                                               "a bound) against jax.nn's +0.0 (its max(x, 0))", "fgrad.nn.relu6"),
     "nn.functional.hardsigmoid~nn.hard_sigmoid": Difference(
         "vjp", "the slope inside (-3, 3): PyTorch's kernel constant, 1/6 rounded to float32 in every dtype, against "
         "1/6", "fgrad.torch.nn.functional.hardsigmoid"),

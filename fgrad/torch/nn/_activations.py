@@ -70,10 +70,11 @@ def _elu_family(x, alpha: float, scale: float, input_scale: float):
 def _edge(t, v):
     """t itself, computed as relu's tangent at a point that is positive wherever v is defined
     (PyTorch's threshold_backward(t, |v| + 1, 0)): the result keeps an edge to v whose
-    derivative is zero. PyTorch's backward ops of the piecewise-linear functions
-    (hardtanh_backward, leaky_relu_backward, ...) take the input, so a create_graph gradient
-    requires grad and differentiates again to 0; a gradient masked by comparisons alone
-    would have no edge, and differentiating it again would raise."""
+    derivative is zero, and so does its transpose (relu's rule is linear in t and takes the
+    point as an operand), so the edge survives into the pullback. PyTorch's backward ops of
+    the piecewise-linear functions (hardtanh_backward, leaky_relu_backward, ...) take the
+    input, so a create_graph gradient requires grad and differentiates again to 0; a gradient
+    masked by comparisons alone would have no edge, and differentiating it again would raise."""
     z = fnp.where(fnp.isnan(v), fnp.ones_like(v), fnp.add(fnp.abs(v), 1))
     return _jvp(nnops.relu, (z,), (t,))[1]
 
@@ -150,9 +151,9 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
         raise FgradValueError("min_val cannot be greater than max_val")
     x = arr(input, "hardtanh")
 
-    def value(v):
-        inner = fnp.where(fnp.greater_equal(v, max_val), fnp.asarray(max_val, dtype(v)), v)
-        return fnp.where(fnp.less_equal(v, min_val), fnp.asarray(min_val, dtype(v)), inner)
+    def value(v):  # (PyTorch's clamp: x itself at a bound, so relu6(-0.0) is -0.0)
+        inner = fnp.where(fnp.greater(v, max_val), fnp.asarray(max_val, dtype(v)), v)
+        return fnp.where(fnp.less(v, min_val), fnp.asarray(min_val, dtype(v)), inner)
 
     def tangent(v, t):
         outside = fnp.logical_or(fnp.less_equal(v, min_val), fnp.greater_equal(v, max_val))
@@ -228,15 +229,16 @@ def _dead_zone(v, t, lambd: float):
 
 @torch_op("SoftshrinkBackward0")
 def softshrink(input, lambd: float = 0.5):
-    """x - lambd above lambd, x + lambd below -lambd, x * 0 between (-0.0 for a negative x,
-    as PyTorch); the gradient is 0 on [-lambd, lambd], every later derivative 0."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (+0.0, as PyTorch's vectorised
+    kernel; its scalar loop, which takes 0-d tensors and the tail of a row, gives x * 0); the
+    gradient is 0 on [-lambd, lambd], every later derivative 0."""
     if lambd < 0:
         raise FgradRuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = _float("softshrink", input)
 
     def value(v):
         return fnp.where(fnp.greater(v, lambd), fnp.subtract(v, lambd),
-                         fnp.where(fnp.less(v, -lambd), fnp.add(v, lambd), fnp.multiply(v, 0.0)))
+                         fnp.where(fnp.less(v, -lambd), fnp.add(v, lambd), fnp.zeros_like(v)))
 
     return _piecewise_linear(x, value, lambda v, t: _dead_zone(v, t, lambd))
 
@@ -285,10 +287,25 @@ def prelu(input, weight):
 
 
 def _prelu(x, w):
+    """x for x > 0, w * x otherwise, with PyTorch's _prelu_kernel_backward as its rule (an edge
+    to x, so the second derivative in x is 0, as PyTorch's, rather than an error)."""
     n = int(np.prod(shape(w)))
     xs = shape(x)
     w = fnp.reshape(w, (n,) + (1,) * (len(xs) - 2)) if n != 1 else fnp.reshape(w, ())
-    return fnp.where(fnp.greater(x, 0), x, fnp.multiply(w, x))
+
+    @custom_jvp
+    def f(v, a):
+        return fnp.where(fnp.greater(v, 0), v, fnp.multiply(a, v))
+
+    @f.defjvp
+    def _f_jvp(p, dp):
+        (v, a), (dv, da) = p, dp
+        positive = fnp.greater(v, 0)
+        dx = fnp.where(positive, dv, fnp.multiply(a, dv))
+        dw = fnp.where(positive, fnp.zeros_like(dv), fnp.multiply(v, da))
+        return f(v, a), fnp.add(_edge(dx, v), dw)
+
+    return f(x, w)
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
