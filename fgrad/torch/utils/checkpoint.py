@@ -7,6 +7,7 @@ the parameters fn closes over (a Module's) receive their gradients then. For fun
 explicit arguments only, `fgrad.checkpoint` (functional, any transform) is the alternative."""
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Callable
 
@@ -75,3 +76,59 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
 
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
+
+
+class CheckpointError(RuntimeError):
+    """Raised when a recomputation does not reproduce the forward pass (PyTorch's name)."""
+
+
+def noop_context_fn() -> tuple:
+    """The default `context_fn` of `checkpoint`: two do-nothing context managers (one for the
+    forward pass, one for the recomputation).
+
+    Returns:
+        (contextlib.nullcontext(), contextlib.nullcontext()).
+    """
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """The Tensors of `inputs` detached, each keeping its requires_grad; other items unchanged.
+
+    Args:
+        inputs: a tuple.
+
+    Returns:
+        A tuple of the same length.
+
+    Raises:
+        RuntimeError: when `inputs` is not a tuple.
+    """
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for item in inputs:
+        if isinstance(item, Tensor):
+            detached = item.detach()
+            detached.requires_grad = item.requires_grad
+            item = detached
+        out.append(item)
+    return tuple(out)
+
+
+def check_backward_validity(inputs) -> None:
+    """Warn when no Tensor among `inputs` requires grad (a checkpoint would give no gradients).
+
+    Args:
+        inputs: an iterable of arguments.
+
+    Returns:
+        None.
+    """
+    if not any(item.requires_grad for item in inputs if isinstance(item, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+__all__ += ["CheckpointError", "noop_context_fn", "detach_variable", "check_backward_validity"]
