@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import math
@@ -13,6 +14,7 @@ import numpy as np
 from .core.avals import PY_NUMBERS, is_float, is_weak, weak_aval
 from .core.errors import (
     DifferentiationError,
+    FgradRuntimeError,
     FgradTypeError,
     FgradValueError,
     ShapeError,
@@ -28,7 +30,7 @@ from .core.trace import (
     snapshot,
     xp_of,
 )
-from .interpreters.backward import Leaf, backward_pass
+from .interpreters.backward import FREED_MESSAGE, Leaf, backward_pass, toposort
 from .interpreters.batching import BatchTrace, BatchTracer
 from .interpreters.compile.executable import Executable, JitStats, fast_args
 from .interpreters.jvp import JVPTrace, JVPTracer, WeakJVPTracer
@@ -51,8 +53,10 @@ from .ops.shape import slice as slice_array
 from .tree_util import (
     broadcast_prefix,
     keystr,
+    register_pytree_node,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves,
     tree_map,
     tree_unflatten,
 )
@@ -186,9 +190,164 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     convention: vjp_fn(ct) is ct times the transpose of the Jacobian (no conjugation), so
     for a real-valued f of a complex z, vjp_fn(1.0) is df/dx - i df/dy.
     `vjp_fn.forward_jaxpr()` is the recorded forward computation as a ClosedJaxpr (flattened
-    primals in, flattened outputs out), to print or to rerun on other values."""
+    primals in, flattened outputs out), to print or to rerun on other values. vjp_fn is a
+    pytree whose leaves are its residuals (`VJPFunction`), as JAX's is."""
     return _vjp(f, primals, has_aux, "vjp")
 
+
+
+class VJPFunction:
+    """The function vjp returns: `vjp_fn(ct)` gives one cotangent per primal (see `vjp`).
+
+    It is a pytree whose leaves are its residuals, the values the recorded graph keeps for
+    the backward pass (each array once, in recording order), as JAX's vjp function is: a
+    transform can take it in or out (`jit(lambda *a: vjp(f, *a))`), and
+    `tree_unflatten(tree_structure(vjp_fn), new_residuals)` is a pullback that reads the new
+    values (tracers, to stage the backward pass alone)."""
+
+    __slots__ = ("out_tree", "out_vals", "out_nodes", "in_tree", "vals", "leaves", "name",
+                 "transform", "once", "_residuals")
+
+    def __init__(self, out_tree, out_vals, out_nodes, in_tree, vals, leaves, name: str,
+                 transform: str, once: bool) -> None:
+        self.out_tree, self.out_vals, self.out_nodes = out_tree, out_vals, out_nodes
+        self.in_tree, self.vals, self.leaves = in_tree, vals, leaves
+        self.name, self.transform, self.once = name, transform, once
+        # (values, slots) when built by unflattening, whose leaves need not be arrays
+        # (tree_map(lambda r: r.shape, vjp_fn)); None: found in the graph (_residual_slots)
+        self._residuals = None
+
+    def __call__(self, ct):
+        out_tree, name, transform = self.out_tree, self.name, self.transform
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise FgradValueError(f"vjp_fn: the cotangent's structure {ct_tree} differs from the output's "
+                             f"{out_tree}; pass one cotangent per output, shaped like it.", doc="vjp-ct-structure")
+        roots = []
+        for k, (node, o, raw) in enumerate(zip(self.out_nodes, self.out_vals, ct_flat)):
+            c = plain_value(raw, f"fgrad.{transform}", "vjp_fn cotangent")
+            ca, oa = aval_of(c), aval_of(o)
+            if ca.shape != oa.shape:
+                raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
+                                 f"{oa.shape}; they must match.", doc="vjp-ct-shape")
+            # integer outputs have no cotangent space: any value is ignored (and an equal
+            # dtype needs no check: the message below is built only for a mismatch)
+            if ca.dtype != oa.dtype and is_float(oa.dtype):
+                c = _match_dtype(raw, c, oa.dtype, (
+                    f"vjp_fn of {name}: cotangent {k} has type {ca} but output {k} has type {oa}; a "
+                    "cotangent must have its output's shape and dtype (JAX's rule). Cast it, e.g. "
+                    f"ct.astype({oa.dtype.name}), or build it with ones_like/zeros_like of the output."),
+                    FgradValueError, "vjp-ct-dtype")
+            if node is not None:
+                roots.append((node, c))
+        cts = backward_pass(roots, add=fnp_add, retain=not self.once) if roots else {}
+        grads = [_zeros_like(v) if leaf is None or id(leaf) not in cts else cts[id(leaf)]
+                 for v, leaf in zip(self.vals, self.leaves)]
+        return tree_unflatten(self.in_tree, grads)
+
+    def forward_jaxpr(self) -> ClosedJaxpr:
+        """The recorded forward computation as a typed ClosedJaxpr (flat inputs -> flat
+        outputs), to print or to rerun on other values.
+
+        Returns:
+            The ClosedJaxpr.
+        """
+        return graph_to_jaxpr(list(zip(self.out_nodes, self.out_vals)), list(zip(self.leaves, self.vals)))
+
+    def __repr__(self) -> str:
+        values = _residual_slots(self)[0]
+        shown = ", ".join(aval_of(v).str_short() if _is_residual(v) else repr(v) for v in values)
+        return f"VJPFunction({self.name}, residuals=[{shown}])"
+
+
+def _is_residual(v) -> bool:
+    return isinstance(v, (np.ndarray, np.generic, Tracer))
+
+
+def _residual_slots(fn: VJPFunction) -> tuple[list, list]:
+    """(values, slots) of `fn`'s residuals: each array its graph keeps, once (by identity),
+    with the places it is kept: (node, "p", i) for input i of a node, (node, "o", 0) for its
+    output, (node, "r", j) for leaf j of its own forward's residuals. (The pullback reads
+    only the shapes and dtypes of vjp's inputs and outputs, which the treedef keeps.)"""
+    if fn._residuals is not None:
+        return fn._residuals
+    values: list = []
+    slots: list = []
+    where: dict[int, int] = {}
+
+    def keep(v, slot):
+        k = where.get(id(v))
+        if k is None:
+            k = where[id(v)] = len(values)
+            values.append(v)
+            slots.append([])
+        slots[k].append(slot)
+
+    for node in toposort([n for n in fn.out_nodes if n is not None]):
+        if node.prim is None:
+            continue
+        if node.primals is None:
+            raise FgradRuntimeError(FREED_MESSAGE)
+        for i, v in enumerate(node.primals):
+            if _is_residual(v):
+                keep(v, (node, "p", i))
+        if _is_residual(node.out):
+            keep(node.out, (node, "o", 0))
+        if node.residuals is not None:
+            for j, v in enumerate(tree_leaves(node.residuals)):
+                if _is_residual(v):
+                    keep(v, (node, "r", j))
+    return values, slots
+
+
+def _flatten_vjp(fn: VJPFunction) -> tuple[list, tuple]:
+    values, slots = _residual_slots(fn)
+    # (the static part is the function itself, equal only to itself: a pullback's graph is
+    # its own, as JAX's vjp functions of two calls have different jaxprs)
+    return values, (fn, tuple(tuple(s) for s in slots))
+
+
+def _unflatten_vjp(aux: tuple, values) -> VJPFunction:
+    """A pullback over a copy of the recorded graph whose residuals are `values` (the
+    nodes are copied, the leaves kept: cotangents are keyed by them)."""
+    fn, slots = aux
+    values = list(values)
+    if all(v is old for v, old in zip(values, _residual_slots(fn)[0])):
+        return fn
+    new_of: dict = {}
+    for v, places in zip(values, slots):
+        for node, kind, i in places:
+            new_of.setdefault(node, []).append((kind, i, v))
+    copies: dict = {}
+    for node in toposort([n for n in fn.out_nodes if n is not None]):
+        if node.prim is None:
+            continue
+        c = copy.copy(node)
+        c.parents = tuple(copies.get(p, p) for p in node.parents)
+        changes = new_of.get(node, ())
+        if changes:
+            primals = list(c.primals)
+            res = None
+            for kind, i, v in changes:
+                if kind == "p":
+                    primals[i] = v
+                elif kind == "o":
+                    c.out = v
+                else:
+                    if res is None:
+                        res, res_tree = tree_flatten(c.residuals)
+                    res[i] = v
+            c.primals = tuple(primals)
+            if res is not None:
+                c.residuals = tree_unflatten(res_tree, res)
+        copies[node] = c
+    new = VJPFunction(fn.out_tree, fn.out_vals, [copies.get(n, n) for n in fn.out_nodes], fn.in_tree,
+                      fn.vals, fn.leaves, fn.name, fn.transform, fn.once)
+    new._residuals = (values, [[(copies[n], kind, i) for n, kind, i in places] for places in slots])
+    return new
+
+
+register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
 def _vjp(f, primals, has_aux, transform, once: bool = False):
     """vjp's work; with `once` the vjp_fn frees each saved value after its last use, for
@@ -209,35 +368,7 @@ def _vjp(f, primals, has_aux, transform, once: bool = False):
             out, aux = _split_aux(out, f)
     out_tree, out_vals, out_nodes = _traced_outputs(out, trace, name, transform)
 
-    def vjp_fn(ct):
-        ct_flat, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise FgradValueError(f"vjp_fn: the cotangent's structure {ct_tree} differs from the output's "
-                             f"{out_tree}; pass one cotangent per output, shaped like it.", doc="vjp-ct-structure")
-        roots = []
-        for k, (node, o, raw) in enumerate(zip(out_nodes, out_vals, ct_flat)):
-            c = plain_value(raw, f"fgrad.{transform}", "vjp_fn cotangent")
-            ca, oa = aval_of(c), aval_of(o)
-            if ca.shape != oa.shape:
-                raise ShapeError(f"vjp_fn: cotangent of shape {ca.shape} for an output of shape "
-                                 f"{oa.shape}; they must match.", doc="vjp-ct-shape")
-            # integer outputs have no cotangent space: any value is ignored (and an equal
-            # dtype needs no check: the message below is built only for a mismatch)
-            if ca.dtype != oa.dtype and is_float(oa.dtype):
-                c = _match_dtype(raw, c, oa.dtype, (
-                    f"vjp_fn of {name}: cotangent {k} has type {ca} but output {k} has type {oa}; a "
-                    "cotangent must have its output's shape and dtype (JAX's rule). Cast it, e.g. "
-                    f"ct.astype({oa.dtype.name}), or build it with ones_like/zeros_like of the output."),
-                    FgradValueError, "vjp-ct-dtype")
-            if node is not None:
-                roots.append((node, c))
-        cts = backward_pass(roots, add=fnp_add, retain=not once) if roots else {}
-        grads = [_zeros_like(v) if leaf is None or id(leaf) not in cts else cts[id(leaf)]
-                 for v, leaf in zip(vals, leaves)]
-        return tree_unflatten(in_tree, grads)
-
-    # the recorded forward computation as a typed ClosedJaxpr (flat inputs -> flat outputs)
-    vjp_fn.forward_jaxpr = lambda: graph_to_jaxpr(list(zip(out_nodes, out_vals)), list(zip(leaves, vals)))
+    vjp_fn = VJPFunction(out_tree, out_vals, out_nodes, in_tree, vals, leaves, name, transform, once)
     shown = out_vals
     if not once:  # the caller's copies: the graph keeps the recorded values for vjp_fn
         shown = [_own(o) if n is not None or any(o is v for v in vals) else o

@@ -272,3 +272,52 @@ def test_rule_constants_keep_the_sign_of_zero():
     x = onp.ones(2)
     assert math.copysign(1.0, const(x, 0.0)) == 1.0 and math.copysign(1.0, const(x, -0.0)) == -1.0
     assert onp.isnan(const(x, float("nan"))) and const(x, 0) == 0
+
+
+# --- vjp's function is a pytree of its residuals (issue 25) ---------------------------------
+
+def test_vjp_function_flattens_to_its_residuals_and_unflattens_to_a_pullback():
+    """As JAX's vjp returns a Partial: the leaves are the arrays the graph keeps (x, read
+    twice by mul, once), and a pullback rebuilt from other residuals reads those."""
+    x = np.asarray([1.0, 2.0, 3.0])
+    y, f_vjp = fgrad.vjp(lambda v: v * v, x)
+    res, tree = fgrad.tree_util.tree_flatten(f_vjp)
+    assert len(res) == 1 and onp.array_equal(res[0], x)
+    assert fgrad.tree_util.tree_unflatten(tree, res) is f_vjp
+    doubled = fgrad.tree_util.tree_unflatten(tree, [2 * r for r in res])
+    onp.testing.assert_allclose(doubled(np.ones(3))[0], 4 * onp.asarray(x))
+    onp.testing.assert_allclose(f_vjp(np.ones(3))[0], 2 * onp.asarray(x))  # the original is kept
+    shapes = fgrad.tree_util.tree_leaves(fgrad.tree_util.tree_map(lambda a: a.shape, f_vjp))
+    assert shapes == [3]  # (the shape tuple's own leaves, as in JAX)
+    assert "residuals=[f64[3]]" in repr(f_vjp)
+    with pytest.raises(ValueError, match="has 1 leaves but 2 were given"):
+        fgrad.tree_util.tree_unflatten(tree, [x, x])
+
+
+def test_vjp_function_stages_its_backward_pass_alone():
+    """The docs' print_fwd_bwd: jit and make_jaxpr of the pullback rebuilt from residual
+    tracers, and vjp itself under jit (the function is an output pytree)."""
+    def f(w, v):
+        return np.sin(np.dot(w, v))
+
+    w, v = np.ones((3, 2)) / 3, np.arange(2.0)
+    y, f_vjp = fgrad.vjp(f, w, v)
+    res, tree = fgrad.tree_util.tree_flatten(f_vjp)
+
+    def bwd(*args):
+        *r, ct = args
+        return fgrad.tree_util.tree_unflatten(tree, r)(ct)
+
+    ct = np.asarray([1.0, -2.0, 0.5])
+    want = f_vjp(ct)
+    got = fgrad.jit(bwd)(*res, ct)
+    for g, e in zip(got, want):
+        onp.testing.assert_allclose(g, e)
+    assert "cos" in str(fgrad.make_jaxpr(bwd)(*res, ct))
+    y2, f_vjp2 = fgrad.jit(lambda a, b: fgrad.vjp(f, a, b))(w, v)
+    onp.testing.assert_allclose(y2, y)
+    for g, e in zip(f_vjp2(ct), want):
+        onp.testing.assert_allclose(g, e)
+    _, jax_vjp = jax.vjp(lambda a, b: jnp.sin(jnp.dot(a, b)), onp.asarray(w), onp.asarray(v))
+    for g, e in zip(got, jax_vjp(onp.asarray(ct))):
+        onp.testing.assert_allclose(g, e)

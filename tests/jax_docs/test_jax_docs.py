@@ -86,8 +86,6 @@ JIT_NUMPY = ("jit of a function of Python ints returns a NumPy scalar (numpy.int
              "which has no .block_until_ready() (fgrad/api.py)")
 RESIDUALS = ("jax.ad_checkpoint.print_saved_residuals: fgrad lists no saved residuals "
              "(checkpoint policies do not change what fgrad saves)")
-VJP_PYTREE = ("vjp's function is not a pytree of its residuals, so the page's print_fwd_bwd "
-              "cannot flatten it and stage the backward pass")
 OOB = ("out-of-bounds indexing: JAX clamps gathers (x[11] of 10 is x[9]), fgrad raises "
        "IndexError")
 LIST_ARG = "jnp.sum([1, 2, 3]): JAX refuses a list argument (TypeError), fgrad converts it"
@@ -102,9 +100,7 @@ XFAIL: dict[tuple[str, int], str] = {
     ("jit_compilation", 12): JIT_NUMPY,
     **{("gradient_checkpointing", i): RESIDUALS for i in (0, 1, 2, 3, 17, 18, 20, 21, 24, 25,
                                                           27, 28)},
-    **{("gradient_checkpointing", i): VJP_PYTREE for i in (5, 6, 29, 30)},
     **{("autodiff_remat", i): RESIDUALS for i in (1, 2, 3, 4, 18, 19, 21, 22, 23, 24, 26, 27)},
-    **{("autodiff_remat", i): VJP_PYTREE for i in (6, 7, 28, 29)},
     ("sharp_bits", 26): OOB,
     ("sharp_bits", 27): OOB,
     ("sharp_bits", 30): LIST_ARG,
