@@ -500,8 +500,58 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+_F64 = np.dtype(np.float64)
+_VELTKAMP = np.float64(2.0 ** 27 + 1)  # splits a double into two halves of 26 bits each
+
+
+def _fma64(a, b, c):
+    """a * b + c for float64 arrays, rounded once as a fused multiply-add rounds it (up to the
+    rare ties of a second rounding): the product's exact error by Veltkamp's split and
+    Dekker's product, the sum's by Knuth's two-sum, both added to the rounded sum. Values
+    only (its derivative is not the fma's: callers carry that separately)."""
+    def split(x):
+        t = fnp.multiply(x, _VELTKAMP)
+        hi = fnp.subtract(t, fnp.subtract(t, x))
+        return hi, fnp.subtract(x, hi)
+    p = fnp.multiply(a, b)
+    (ah, al), (bh, bl) = split(a), split(b)
+    e = fnp.add(fnp.add(fnp.add(fnp.subtract(fnp.multiply(ah, bh), p), fnp.multiply(ah, bl)), fnp.multiply(al, bh)),
+                fnp.multiply(al, bl))
+    s = fnp.add(p, c)
+    bb = fnp.subtract(s, p)
+    t = fnp.add(fnp.subtract(p, fnp.subtract(s, bb)), fnp.subtract(c, bb))
+    err = fnp.add(t, e)
+    return fnp.where(fnp.equal(err, 0), s, fnp.add(s, err))  # (s itself: -0.0 + 0.0 would lose the sign)
+
+
 def _lerp_values(a, e, w):
-    return fnp.add(a, fnp.multiply(w, fnp.subtract(e, a, policy=P), policy=P), policy=P)
+    """PyTorch's lerp, bit for bit: a + w * (e - a) where |w| < 0.5, else e + (w - 1) * (e - a),
+    each one fused multiply-add (its CPU kernel's fmadd, in float32 for half types, float32
+    through float64, where the product is exact). The derivative is that of the unfused
+    formula (1 - w, w, e - a), carried by stop_gradient(lin) - lin, +0 where lin is finite."""
+    diff = fnp.subtract(e, a, policy=P)
+    small = fnp.less(fnp.abs(w), 0.5)
+    lin = fnp.where(small, fnp.add(a, fnp.multiply(w, diff, policy=P), policy=P),
+                    fnp.add(e, fnp.multiply(w - 1 if isinstance(w, (int, float)) else fnp.subtract(w, 1, policy=P),
+                                            diff, policy=P), policy=P), policy=P)  # (a number stays a double)
+    dt = dtype_of(lin)
+    if dt.kind != "f":  # (complex: the unfused formula)
+        return lin
+    work = dt if dt.itemsize >= 4 else np.dtype(np.float32)  # (PyTorch's opmath type)
+    aw, ew_, ww = (cast(lax.stop_gradient(x) if isinstance(x, Tracer) else x, work) for x in (a, e, w))
+    small = fnp.less(fnp.abs(ww), np.asarray(0.5, work))
+    coeff = fnp.where(small, ww, fnp.subtract(ww, np.asarray(1, work)))
+    base = fnp.where(small, aw, ew_)
+    d = fnp.subtract(ew_, aw)
+    with np.errstate(invalid="ignore", over="ignore"):  # (infinities, and the split of values beyond 1e300)
+        if work == _F64:
+            fused = _fma64(coeff, d, base)
+        else:
+            fused = cast(fnp.add(fnp.multiply(cast(coeff, _F64), cast(d, _F64)), cast(base, _F64)), work)
+        fused = fnp.broadcast_to(cast(fused, dt), fnp.shape(lin))
+        # where either is not finite (infinities, NaNs, a split that overflowed) the unfused value
+        ok = fnp.logical_and(fnp.isfinite(fused), fnp.isfinite(lin))
+        return fnp.where(ok, fnp.subtract(fused, fnp.subtract(lax.stop_gradient(lin), lin)), lin)
 
 
 def lerp(input, end, weight):
