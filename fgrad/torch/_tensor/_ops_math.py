@@ -323,8 +323,27 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if use_mm:  # PyTorch's _euclidean_dist node, then a view to the result's shape
         out = call("EuclideanDistBackward0", _euclidean_dist, (x1, x2))
         return view(out, tuple(out._value.shape))
-    return call("CdistBackward0", lambda a, b: fnp.linalg.vector_norm(
-        fnp.subtract(fnp.expand_dims(a, -2), fnp.expand_dims(b, -3), policy=P), axis=-1, ord=float(p)), (x1, x2))
+    return call("CdistBackward0", lambda a, b: _cdist_values(a, b, float(p)), (x1, x2))
+
+
+def _cdist_values(a, b, p: float):
+    """The p-norm distances of the rows of a and b, with PyTorch's derivatives: fgrad.numpy's
+    vector_norm's (JAX's) for p >= 1; below 1, where |d|^(p-1) is infinite at a zero
+    difference d, PyTorch's cdist gives such a component (and a zero distance) derivative 0,
+    as here by selecting 1 for |d| before the power; p = 0 counts the nonzero differences,
+    with derivative 0 (a node all the same, as PyTorch's)."""
+    d = fnp.subtract(fnp.expand_dims(a, -2), fnp.expand_dims(b, -3), policy=P)
+    if p >= 1:
+        return fnp.linalg.vector_norm(d, axis=-1, ord=p)
+    nonzero = fnp.not_equal(d, 0)
+    zeros = fnp.multiply(fnp.where(nonzero, np.zeros((), d.dtype), d), np.zeros((), d.dtype))  # (+-0, no derivative)
+    if p == 0:
+        return fnp.add(fnp.astype(fnp.sum(nonzero, axis=-1), d.dtype), fnp.sum(zeros, axis=-1))
+    powered = fnp.power(fnp.abs(fnp.where(nonzero, d, np.ones((), d.dtype))), np.asarray(p, d.dtype))
+    total = fnp.sum(fnp.where(nonzero, powered, zeros), axis=-1)
+    positive = fnp.greater(total, 0)
+    root = fnp.power(fnp.where(positive, total, np.ones((), d.dtype)), np.asarray(1 / p, d.dtype))
+    return fnp.where(positive, root, fnp.sum(zeros, axis=-1))
 
 
 def _euclidean_dist(a, b):
