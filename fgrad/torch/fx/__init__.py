@@ -1,0 +1,38 @@
+"""torch.fx on fgrad.torch: symbolic tracing, Graph editing, code generation, interpreters.
+
+`symbolic_trace(module)` runs the module's forward on Proxy objects; everything done to
+them (operators, method calls, attribute reads, submodule calls, fgrad.torch functions)
+becomes a Node of a Graph, and `GraphModule` turns the graph back into a Module whose forward
+is generated Python. `Interpreter`/`Transformer` run or rebuild a graph node by node,
+`subgraph_rewriter.replace_pattern` rewrites matches of a pattern, `passes.shape_prop`
+records shapes.
+
+How fgrad.torch functions see a Proxy. PyTorch's functions are C functions that look for a
+`__torch_function__` on non-Tensor arguments; fgrad.torch's are Python functions, and giving
+each a check for Proxies would cost every call of every op. Instead, while a capture is held
+(during `Tracer.trace`, and while any Proxy object is alive — a hand-built graph in the style
+of `Proxy(graph.placeholder("x"))` holds it too), the public functions of `torch`,
+`torch.nn.functional`, `torch.linalg` and `torch.special` are replaced, as module attributes,
+by wrappers that record a call_function node (target: the original function) when a Proxy is
+among their arguments and call the original otherwise; the originals are restored when the
+last Proxy is gone. Programs that never build a Proxy never run a wrapper, so the Tensor path
+is untouched. The cost: a function bound by name before a trace (`from torch import relu`)
+is called directly and runs on the Proxy as Python code (often failing), where PyTorch would
+record it.
+
+Differences from torch.fx: no `concrete_args` placeholders (a concrete argument is simply a
+value), no `*args` forward parameters, no autowrap of `math`, GraphModules do not pickle.
+"""
+from . import passes  # noqa: F401
+from . import subgraph_rewriter  # noqa: F401
+from ._symbolic_trace import Tracer, symbolic_trace, wrap
+from .graph import Graph
+from .graph_module import GraphModule
+from .interpreter import Interpreter, Transformer
+from .node import Node, map_arg
+from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
+from . import node, proxy, graph, graph_module, interpreter  # noqa: F401,E402
+
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer", "map_arg",
+           "replace_pattern", "symbolic_trace", "wrap"]

@@ -1,0 +1,128 @@
+"""Capture of fgrad.torch function calls whose arguments hold a Proxy (see the package doc).
+
+While a capture is held (a Tracer is tracing, or a Proxy object is alive), every public
+function of the torch namespaces below is replaced, as a module attribute, by a wrapper
+that records a call_function node (target: the original function) when a Proxy is among its
+arguments, and calls the original otherwise. When the last holder lets go, the originals are
+put back, so a program that never builds a Proxy never runs a wrapper.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import types
+
+# the namespaces a traced program reaches torch functions through, as torch.fx prints them
+_NAMESPACES = (
+    ("torch.nn.functional", "fgrad.torch.nn.functional"),
+    ("torch.linalg", "fgrad.torch.linalg"),
+    ("torch.special", "fgrad.torch.special"),
+    ("torch", "fgrad.torch"),
+)
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType)
+
+_entries: list | None = None     # (module, name, original, wrapper)
+_paths: dict[int, str] = {}      # id(original) -> "torch.relu"
+_holders = 0
+_wrapped_ids: set[int] = set()   # functions fx.wrap made calls of (for code generation)
+
+
+def is_wrapped(fn) -> bool:
+    """Whether `fn` was recorded as a call because `fx.wrap` named it."""
+    return id(fn) in _wrapped_ids
+
+
+def _proxy_in(args, kwargs):
+    """The first Proxy inside args/kwargs (lists, tuples and dicts searched), or None."""
+    from .proxy import Proxy
+    stack = list(args)
+    if kwargs:
+        stack.extend(kwargs.values())
+    while stack:
+        a = stack.pop()
+        if isinstance(a, Proxy):
+            return a
+        if type(a) in (list, tuple):
+            stack.extend(a)
+        elif type(a) is dict:
+            stack.extend(a.values())
+    return None
+
+
+class _Capturing:
+    """The stand-in for a torch function while a capture is held: calls the original, or
+    records a call_function node when a Proxy is among the arguments. It compares and hashes
+    equal to the original (`node.target == torch.relu` holds while it is installed; `is`
+    cannot)."""
+
+    def __init__(self, original) -> None:
+        functools.update_wrapper(self, original)
+        self._fx_original = original
+
+    def __call__(self, *args, **kwargs):
+        p = _proxy_in(args, kwargs)
+        if p is None:
+            return self._fx_original(*args, **kwargs)
+        return p.tracer.create_proxy("call_function", self._fx_original, args, kwargs)
+
+    def __eq__(self, other) -> bool:
+        original = self._fx_original
+        return other is original or getattr(other, "_fx_original", None) is original
+
+    def __hash__(self) -> int:
+        return hash(self._fx_original)
+
+    def __repr__(self) -> str:
+        return repr(self._fx_original)
+
+
+def capturing(original) -> _Capturing:
+    """A stand-in for `original` that records a call_function node when a Proxy is among its
+    arguments (used for the torch namespaces and for `fx.wrap`)."""
+    return _Capturing(original)
+
+
+def _build() -> list:
+    global _entries
+    entries, seen = [], set()
+    for path, modname in _NAMESPACES:
+        mod = importlib.import_module(modname)
+        for name, value in list(vars(mod).items()):
+            if name.startswith("_") or not isinstance(value, _FUNCTION_TYPES):
+                continue
+            if (modname, name) in seen:
+                continue
+            seen.add((modname, name))
+            _paths.setdefault(id(value), f"{path}.{name}")
+            entries.append((mod, name, value, capturing(value)))
+    _entries = entries
+    return entries
+
+
+def path_of(target) -> str | None:
+    """The dotted name a torch namespace function is printed under (`torch.relu`), or None."""
+    if _entries is None:
+        _build()
+    return _paths.get(id(target))
+
+
+def acquire() -> None:
+    """Hold the capture: install the wrappers if nobody held it."""
+    global _holders
+    _holders += 1
+    if _holders == 1:
+        for mod, name, orig, wrapper in (_entries if _entries is not None else _build()):
+            if vars(mod).get(name) is orig:
+                setattr(mod, name, wrapper)
+
+
+def release() -> None:
+    """Let go of the capture: put the originals back when nobody holds it any more."""
+    global _holders
+    if _holders == 0:
+        return
+    _holders -= 1
+    if _holders == 0:
+        for mod, name, orig, wrapper in _entries:
+            if vars(mod).get(name) is wrapper:
+                setattr(mod, name, orig)

@@ -1,0 +1,272 @@
+"""fgrad.torch.fx against torch.fx: the graphs traced from the same module written for each
+library (node ops, targets by name, argument structure), generated code, GraphModule outputs,
+Interpreter/Transformer, graph editing, replace_pattern, ShapeProp, and the capture's release."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+import fgrad.torch.fx as ffx
+from fgrad.torch.fx.passes.shape_prop import ShapeProp
+
+torch = pytest.importorskip("torch")
+import torch.fx as tfx  # noqa: E402
+
+
+def _shape(g):
+    """Each node as (op, target name, args/kwargs with nodes as their position)."""
+    nodes = list(g.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
+
+    def arg(a):
+        if isinstance(a, (tfx.Node, ffx.Node)):
+            return ("node", pos[a])
+        if isinstance(a, (tuple, list)):
+            return ("list" if isinstance(a, list) else "tuple", tuple(arg(e) for e in a))
+        if isinstance(a, dict):
+            return ("dict", tuple((k, arg(v)) for k, v in a.items()))
+        if isinstance(a, (torch.dtype, ftorch.dtype)):
+            return ("dtype", str(a))
+        return a
+
+    def name(t):
+        return t if isinstance(t, str) else t.__name__
+    return [(n.op, name(n.target), arg(n.args)) for n in nodes]
+
+
+def _models(T):
+    F = T.nn.functional
+
+    class MLP(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = T.nn.Linear(4, 8)
+            self.act = T.nn.ReLU()
+            self.fc2 = T.nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x)))
+
+    class CNN(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = T.nn.Conv2d(1, 4, 3, padding=1)
+            self.pool = T.nn.MaxPool2d(2)
+            self.head = T.nn.Sequential(T.nn.Linear(4 * 4 * 4, 10), T.nn.Tanh())
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.conv(x)))
+            x = T.flatten(x, 1)
+            return F.log_softmax(self.head(x), dim=1)
+
+    class Funcs(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = T.nn.Parameter(T.ones(5))
+            self.register_buffer("b", T.zeros(5))
+
+        def forward(self, x, y, scale=2.0):
+            a = x * self.w + self.b
+            z = T.cat([a.exp(), T.sigmoid(y)], dim=0).view(2, -1)
+            s = z.sum(dim=1, keepdim=True) / scale - a.shape[0]
+            return T.relu(-s).transpose(0, 1)[0], z.float()
+
+    return MLP(), CNN(), Funcs()
+
+
+def _inputs(T):
+    g = np.random.default_rng(0)
+    return [(T.tensor(g.standard_normal((2, 4)).astype(np.float32)),),
+            (T.tensor(g.standard_normal((2, 1, 8, 8)).astype(np.float32)),),
+            (T.tensor(g.standard_normal(5).astype(np.float32)), T.tensor(g.standard_normal(5).astype(np.float32)))]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2], ids=["mlp", "cnn", "funcs"])
+def test_graph_matches_torch_fx(k):
+    tm, fm = _models(torch)[k], _models(ftorch)[k]
+    tg, fg = tfx.symbolic_trace(tm), ffx.symbolic_trace(fm)
+    assert _shape(fg.graph) == _shape(tg.graph)
+    assert [n.name for n in fg.graph.nodes] == [n.name for n in tg.graph.nodes]
+    args = _inputs(ftorch)[k]
+    out, ref = fg(*args), fm(*args)
+    for o, r in zip(out if isinstance(out, tuple) else (out,), ref if isinstance(ref, tuple) else (ref,)):
+        np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
+    assert type(fg).__name__ == type(fm).__name__
+
+
+def test_code_and_printout_match_torch_fx():
+    """Generated forward and print(graph), character for character, where the graph has no
+    torch.nn.functional call (whose keyword defaults torch's Python wrappers add)."""
+    tm, fm = _models(torch)[0], _models(ftorch)[0]
+    tg, fg = tfx.symbolic_trace(tm), ffx.symbolic_trace(fm)
+    assert fg.code == tg.code
+    assert str(fg.graph) == str(tg.graph)
+
+    def f(x, y):
+        return torch.relu(x) + y[0] * 2, x.shape
+    tg = tfx.symbolic_trace(f)
+    real = f.__globals__["torch"]
+    f.__globals__["torch"] = ftorch  # the same function body, on fgrad.torch
+    try:
+        fg = ffx.symbolic_trace(f)
+    finally:
+        f.__globals__["torch"] = real
+    assert fg.code == tg.code
+    assert str(fg.graph) == str(tg.graph)
+    assert fg.print_readable(print_output=False) == tg.print_readable(print_output=False)
+
+
+def _lowp(x):
+    return x.float().sigmoid() * 2
+
+
+ffx.wrap("_lowp")
+
+
+def test_wrap_records_one_call():
+    class M(ftorch.nn.Module):
+        def forward(self, x):
+            return _lowp(x) + 1
+    gm = ffx.symbolic_trace(M())
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert [c.target for c in calls] == [_lowp, operator.add]
+    assert 'torch.fx._symbolic_trace.wrap("tests_torch_fx_test_fx__lowp")' in gm.code
+    x = ftorch.randn(3)
+    np.testing.assert_array_equal(gm(x).numpy(), (_lowp(x) + 1).numpy())
+    # outside a trace the name is the plain function again
+    assert globals()["_lowp"] is _lowp and _lowp.__name__ == "_lowp"
+
+
+def test_interpreter_and_transformer():
+    fm = _models(ftorch)[2]
+    gm = ffx.symbolic_trace(fm)
+    x, y = _inputs(ftorch)[2]
+    ref = gm(x, y)
+    seen = []
+
+    class Count(ffx.Interpreter):
+        def call_function(self, target, args, kwargs):
+            seen.append(target)
+            return super().call_function(target, args, kwargs)
+    out = Count(gm).run(x, y)
+    np.testing.assert_array_equal(out[0].detach().numpy(), ref[0].detach().numpy())
+    assert operator.mul in seen and ftorch.cat in seen
+
+    class ReluToSigmoid(ffx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target == ftorch.relu:  # (while Proxies live, ftorch.relu is a stand-in equal to it)
+                target = ftorch.sigmoid
+            return super().call_function(target, args, kwargs)
+    same = ffx.Transformer(gm).transform()
+    np.testing.assert_array_equal(same(x, y)[0].detach().numpy(), ref[0].detach().numpy())
+    assert _shape(same.graph) == _shape(gm.graph)
+    swapped = ReluToSigmoid(gm).transform()
+    assert ftorch.sigmoid in [n.target for n in swapped.graph.nodes]
+    a = x * fm.w + fm.b
+    z = ftorch.cat([a.exp(), ftorch.sigmoid(y)], dim=0).view(2, -1)
+    s = z.sum(dim=1, keepdim=True) / 2.0 - 5
+    np.testing.assert_allclose(swapped(x, y)[0].detach().numpy(),
+                               ftorch.sigmoid(-s).transpose(0, 1)[0].detach().numpy())
+
+
+def test_replace_pattern_matches_torch():
+    def build(T, replace_pattern, trace):
+        class M(T.nn.Module):
+            def forward(self, x, w1, w2):
+                m1 = T.cat([T.neg(w1), w2]).sum()
+                m2 = T.cat([T.neg(w1), w2]).sum()
+                return x + T.max(m1) + T.max(m2)
+
+        def pattern(a1, a2):
+            return T.cat([T.neg(a1), a2]).sum()
+
+        def replacement(w1, w2):
+            return T.stack([w1, w2])
+        gm = trace(M())
+        matches = replace_pattern(gm, pattern, replacement)
+        return gm, matches
+    tg, tmatches = build(torch, tfx.replace_pattern, tfx.symbolic_trace)
+    fg, fmatches = build(ftorch, ffx.replace_pattern, ffx.symbolic_trace)
+    assert len(fmatches) == len(tmatches) == 2
+    assert fg.code == tg.code
+    x = ftorch.ones(3)
+    np.testing.assert_array_equal(fg(x, x, x).numpy(), tg(*[torch.ones(3)] * 3).numpy())
+
+
+def test_graph_editing():
+    gm = ffx.symbolic_trace(lambda_free)
+    g = gm.graph
+    add = next(n for n in g.nodes if n.target is operator.add)
+    with pytest.raises(RuntimeError, match="still had 1 users"):
+        g.erase_node(add)
+    with g.inserting_after(add):
+        new = g.call_function(ftorch.bitwise_and, add.args)
+    add.replace_all_uses_with(new)
+    g.erase_node(add)
+    g.lint()
+    gm.recompile()
+    a, b = ftorch.tensor([3, 5]), ftorch.tensor([6, 3])
+    np.testing.assert_array_equal(gm(a, b).numpy(), [2, 1])
+    assert "bitwise_and = torch.bitwise_and(x, y)" in gm.code
+    dead = g.call_function(ftorch.neg, (next(iter(g.nodes)),))
+    g.output_node = None
+    out = next(n for n in g.nodes if n.op == "output")
+    out.prepend(dead)
+    assert g.eliminate_dead_code() and dead not in list(g.nodes)
+    # a use before its definition
+    first = next(iter(g.nodes))
+    late = list(g.nodes)[-2]
+    first.prepend(late)
+    with pytest.raises(RuntimeError, match="used before it has been defined"):
+        g.lint()
+
+
+def lambda_free(x, y):
+    return (x + y) * 1
+
+
+def test_proxy_errors_and_hand_built_graph():
+    g = ffx.Graph()
+    x = ffx.Proxy(g.placeholder("x"))
+    y = ffx.Proxy(g.placeholder("y"))
+    with pytest.raises(ffx.proxy.TraceError, match="cannot be iterated"):
+        list(x)
+    with pytest.raises(ffx.proxy.TraceError, match="control flow"):
+        bool(x > 0)
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        len(x)
+    c = ftorch.neg(ftorch.tanh(ftorch.cat([x, y])))
+    g.output(c.node)
+    gm = ffx.GraphModule(ftorch.nn.Module(), g)
+    a = ftorch.tensor([0.5, -1.0])
+    np.testing.assert_allclose(gm(a, a).numpy(), -np.tanh([0.5, -1.0, 0.5, -1.0]), rtol=1e-6)
+
+
+def test_capture_released():
+    orig = ftorch.relu
+    ffx.symbolic_trace(_models(ftorch)[0])
+    assert ftorch.relu is orig and ftorch.nn.functional.relu.__module__ != "fgrad.torch.fx._capture"
+    g = ffx.Graph()
+    p = ffx.Proxy(g.placeholder("x"))
+    assert ftorch.relu is not orig and ftorch.relu == orig and hash(ftorch.relu) == hash(orig)
+    assert ftorch.relu(p).node.target is orig
+    del p
+    assert ftorch.relu is orig
+
+
+def test_shape_prop_and_custom_tracer():
+    fm = _models(ftorch)[1]
+    gm = ffx.symbolic_trace(fm)
+    ShapeProp(gm).propagate(*_inputs(ftorch)[1])
+    metas = {n.name: n.meta["tensor_meta"] for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    assert tuple(metas["conv"].shape) == (2, 4, 8, 8) and tuple(metas["flatten"].shape) == (2, 64)
+    assert metas["head_1"].dtype == ftorch.float32 and metas["log_softmax"].stride == (10, 1)
+
+    class Lower(ffx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return not isinstance(m, ftorch.nn.ReLU) and super().is_leaf_module(m, qualname)
+    g = Lower().trace(_models(ftorch)[0])
+    assert [n.op for n in g.nodes] == ["placeholder", "call_module", "call_function", "call_module", "output"]
