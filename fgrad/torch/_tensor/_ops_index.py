@@ -467,7 +467,7 @@ def bucketize(input: Tensor, boundaries: Tensor, *, out_int32: bool = False, rig
 
 def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     """A histogram of `input` with `bins` equal bins over [min, max] (the data's range when
-    both are 0, widened by 1 each way when empty); values outside are not counted. Of
+    min equals max, widened by 1 each way when that is empty); values outside are not counted. Of
     input's (floating) dtype, and not differentiable. (NumPy's histogram, fgrad.numpy's,
     bins by comparing with the edges, which can differ at a boundary.)"""
     v = input._value
@@ -478,7 +478,7 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     lo, hi = float(min), float(max)
     if lo == hi and v.size:
         data = concrete_array(input, "histc")
-        lo, hi = (float(data.min()), float(data.max())) if lo == 0 else (lo, hi)
+        lo, hi = float(data.min()), float(data.max())  # (PyTorch: for any equal min and max)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
