@@ -44,6 +44,8 @@ from .interpreters.replay import replay_grad
 from .interpreters.staging import StagingTrace
 from .numpy import add as fnp_add
 from .numpy._array import AnyArray as Array  # noqa: F401 (fgrad.Array: JAX's jax.Array)
+from .numpy._array import Array as EagerArray
+from .numpy._array import as_array
 from .numpy._util import MAX_NDIM, as_value, cast, plain_value, refuse_foreign
 from .ops import elementwise as ew
 from .ops._batching import loop_batch
@@ -1239,7 +1241,11 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
             closed, out_tree = _stage(f, args, kwargs, nums, "jit", names)[:2]
             stats.traces += 1
             entry = cache[key] = Executable(closed, out_tree, stats)
-        return entry, vals
+        # no array among the inputs (Python numbers only): the outputs are fgrad.numpy
+        # Arrays, as JAX's jit gives jax.Arrays; arrays in give arrays of their kind out
+        numbers = not any(isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__")
+                          for x in flat)
+        return entry, vals, numbers
 
     @functools.wraps(f)
     def jitted(*args, **kwargs):
@@ -1250,12 +1256,15 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
             run = fast.get(found[0])
             if run is not None and _state.trace is EVAL_TRACE and not _state.debug_nans:
                 return run(*found[1])
-        entry, vals = executable(args, kwargs)
+        entry, vals, numbers = executable(args, kwargs)
         out = entry(vals)
         if xp_of(vals) is not np:  # outputs that are constants of the trace come out on the host
             out = tree_map(lambda o: _beside(vals, o), out)
+        if numbers and _state.trace is EVAL_TRACE:
+            out = tree_map(as_array, out)
         if found is not None and entry.can_compile(vals):
-            fast[found[0]] = entry.fast()
+            run = entry.fast()
+            fast[found[0]] = _arrays_out(run) if numbers else run
         return out
 
     def lower(*args, **kwargs) -> Lowered:
@@ -1275,6 +1284,19 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
     jitted.lower = lower
     jitted.trace = trace
     return jitted
+
+
+def _arrays_out(run: Callable) -> Callable:
+    """`run` with its outputs (a pytree of NumPy arrays) as fgrad.numpy Arrays."""
+    def run_arrays(*args):
+        out = run(*args)
+        t = type(out)
+        if t is np.ndarray:
+            return out.view(EagerArray)
+        if t is tuple:
+            return tuple([o.view(EagerArray) if type(o) is np.ndarray else o for o in out])
+        return tree_map(as_array, out)
+    return run_arrays
 
 
 def _static_key(v, what: str = "static argument"):

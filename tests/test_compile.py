@@ -116,7 +116,7 @@ def test_scalar_tier_falls_back_where_math_raises():
     with onp.errstate(all="ignore"):
         outs = f(0.0, 1000.0)  # log(0), 1000 / 0 and exp(1000) raise in math; NumPy gives infinities
     assert [float(o) for o in outs] == [-onp.inf, onp.inf, onp.inf]
-    assert all(type(o) is onp.ndarray and o.dtype == onp.float64 for o in outs)
+    assert all(isinstance(o, onp.ndarray) and o.dtype == onp.float64 for o in outs)
 
 
 def test_python_numbers_and_bools_take_the_fast_path_and_keep_their_types():
@@ -126,7 +126,7 @@ def test_python_numbers_and_bools_take_the_fast_path_and_keep_their_types():
     onp.testing.assert_array_equal(f(x32, False), x32)
     g = fgrad.jit(lambda x: x * 3.0 + 1.0)
     out = g(2.0)
-    assert type(out) is onp.ndarray and out.dtype == onp.float64 and out == 7.0
+    assert isinstance(out, onp.ndarray) and out.dtype == onp.float64 and out == 7.0
 
 
 def test_outputs_inputs_literals_and_pytrees():

@@ -367,6 +367,7 @@ KEEPS_NOTHING = {
     "ShapeDtypeStruct": "a class: a shape and a dtype",
     "Compiled": "a class: jit(f).lower(...).compile() runs the jit cases' program",
     "Lowered": "a class: jit(f).lower(...), the jit cases' program",
+    "VJPFunction": "a class: the function vjp returns (the vjp cases)",
     "Traced": "a class: jit(f).trace(...), the jaxpr make_jaxpr stages",
 }
 

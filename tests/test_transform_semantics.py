@@ -321,3 +321,20 @@ def test_vjp_function_stages_its_backward_pass_alone():
     _, jax_vjp = jax.vjp(lambda a, b: jnp.sin(jnp.dot(a, b)), onp.asarray(w), onp.asarray(v))
     for g, e in zip(got, jax_vjp(onp.asarray(ct))):
         onp.testing.assert_allclose(g, e)
+
+
+from fgrad.numpy._array import Array as EagerArray  # noqa: E402 (beside its one test)
+
+
+def test_jit_of_python_numbers_gives_fgrad_arrays():
+    """JAX's jit returns jax.Arrays whatever it is given: of Python numbers, fgrad.numpy
+    Arrays (with .block_until_ready() and .at), on the general and the fast path; plain
+    NumPy arrays in still give plain arrays out."""
+    f = fgrad.jit(lambda a, b: (a + b, a * b))
+    for _ in range(2):  # (the second call takes the compiled fast path)
+        s, p = f(2, 3)
+        assert type(s) is EagerArray and type(p) is EagerArray and s.shape == ()
+        assert int(s.block_until_ready()) == 5 and int(p) == 6
+        assert type(10 + s) is EagerArray  # not a NumPy scalar: arithmetic keeps the type
+    assert type(f(onp.ones(2), onp.ones(2))[0]) is onp.ndarray
+    assert type(jax.jit(lambda a: a + 1)(2)) is type(jnp.asarray(3))

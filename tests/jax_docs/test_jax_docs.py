@@ -82,8 +82,6 @@ DIFFERENT: dict[tuple[str, int], str] = {
 MUTABLE = ("fgrad.numpy's eager arrays are NumPy arrays and can be written in place "
            "(x[i] = v, x += v), where JAX's arrays are immutable")
 MUTATED = "a consequence of the previous cell's in-place write (" + MUTABLE + ")"
-JIT_NUMPY = ("jit of a function of Python ints returns a NumPy scalar (numpy.int64), "
-             "which has no .block_until_ready() (fgrad/api.py)")
 RESIDUALS = ("jax.ad_checkpoint.print_saved_residuals: fgrad lists no saved residuals "
              "(checkpoint policies do not change what fgrad saves)")
 OOB = ("out-of-bounds indexing: JAX clamps gathers (x[11] of 10 is x[9]), fgrad raises "
@@ -97,7 +95,6 @@ XFAIL: dict[tuple[str, int], str] = {
     ("quickstart", 8): MUTATED,
     ("sharp_bits", 8): MUTABLE,
     ("sharp_bits", 9): MUTABLE,
-    ("jit_compilation", 12): JIT_NUMPY,
     **{("gradient_checkpointing", i): RESIDUALS for i in (0, 1, 2, 3, 17, 18, 20, 21, 24, 25,
                                                           27, 28)},
     **{("autodiff_remat", i): RESIDUALS for i in (1, 2, 3, 4, 18, 19, 21, 22, 23, 24, 26, 27)},
