@@ -82,9 +82,35 @@ def capturing(original) -> _Capturing:
     return _Capturing(original)
 
 
+# Tensor operator -> the method torch.fx records when a Tensor constant is the left operand
+# of a Proxy (`self.scale * x` is `scale.mul(x)`)
+_TENSOR_METHODS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
+                   "matmul": "matmul", "mod": "remainder", "eq": "eq", "ne": "ne", "lt": "lt",
+                   "le": "le", "gt": "gt", "ge": "ge", "floordiv": "__floordiv__", "and": "__and__",
+                   "or": "__or__", "xor": "__xor__", "lshift": "__lshift__", "rshift": "__rshift__"}
+
+
+def _tensor_operator(orig, method_name: str):
+    """A Tensor operator method that records a call_method node when the other operand is a
+    Proxy, and runs `orig` otherwise."""
+    from .proxy import Proxy
+
+    def method(self, other):
+        if isinstance(other, Proxy):
+            return other.tracer.create_proxy("call_method", method_name, (self, other), {})
+        return orig(self, other)
+    method.__name__ = orig.__name__
+    return method
+
+
 def _build() -> list:
     global _entries
+    from .._tensor import Tensor
     entries, seen = [], set()
+    for name, method_name in _TENSOR_METHODS.items():
+        orig = vars(Tensor).get(f"__{name}__")
+        if orig is not None:
+            entries.append((Tensor, f"__{name}__", orig, _tensor_operator(orig, method_name)))
     for path, modname in _NAMESPACES:
         mod = importlib.import_module(modname)
         for name, value in list(vars(mod).items()):

@@ -139,7 +139,12 @@ class Tracer(TracerBase):
             fn = root
             bound = ()
         self.graph = Graph()
+        # Tensors kept as plain module attributes (not parameters or buffers) are read by name
         self.tensor_attrs = {}
+        for prefix, m in self.root.named_modules():
+            for k, v in vars(m).items():
+                if isinstance(v, Tensor) and not k.startswith("__"):
+                    self.tensor_attrs.setdefault(id(v), f"{prefix}.{k}" if prefix else k)
         concrete_args = dict(concrete_args or {})
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())[len(bound):]
@@ -151,8 +156,8 @@ class Tracer(TracerBase):
             if p.name in concrete_args:
                 args.append(concrete_args[p.name])
                 continue
-            node = self.graph.placeholder(p.name, default_value=p.default)
-            args.append(self.proxy(node))
+            default = () if p.default is inspect.Parameter.empty else (p.default,)
+            args.append(self.create_proxy("placeholder", p.name, default, {}, name=p.name))
         cache: dict = {}
         tracer = self
         orig_call, orig_getattr = nn.Module.__call__, nn.Module.__getattr__

@@ -115,10 +115,11 @@ class Graph:
     def _target_to_str(target: Any) -> str:
         if callable(target) and not isinstance(target, str):
             name = getattr(target, "__name__", None) or type(target).__name__
-            if name.startswith("__") and name.endswith("__") and len(name) > 4:
-                name = name[2:-2]
-            return _snake_case(name)
-        return _snake_case(str(target).replace(".", "_"))
+        else:
+            name = str(target).replace(".", "_")
+        if name.startswith("__") and name.endswith("__") and len(name) > 4:
+            name = name[2:-2]
+        return _snake_case(name)
 
     def placeholder(self, name: str, type_expr: Any = None,
                     default_value: Any = inspect.Signature.empty) -> Node:

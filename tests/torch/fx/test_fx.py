@@ -116,7 +116,13 @@ def test_code_and_printout_match_torch_fx():
         f.__globals__["torch"] = real
     assert fg.code == tg.code
     assert str(fg.graph) == str(tg.graph)
-    assert fg.print_readable(print_output=False) == tg.print_readable(print_output=False)
+    # (torch's print_readable, as a literal: the first call of torch's costs a second)
+    assert fg.print_readable(print_output=False) == (
+        "class f(torch.nn.Module):\n    def forward(self, x, y):\n"
+        "        # No stacktrace found for following nodes\n        relu = torch.relu(x)\n"
+        "        getitem = y[0];  y = None\n        mul = getitem * 2;  getitem = None\n"
+        "        add = relu + mul;  relu = mul = None\n        getattr_1 = x.shape;  x = None\n"
+        "        return (add, getattr_1)\n")
 
 
 def _lowp(x):
@@ -270,3 +276,56 @@ def test_shape_prop_and_custom_tracer():
             return not isinstance(m, ftorch.nn.ReLU) and super().is_leaf_module(m, qualname)
     g = Lower().trace(_models(ftorch)[0])
     assert [n.op for n in g.nodes] == ["placeholder", "call_module", "call_function", "call_module", "output"]
+
+
+def test_tensor_constants_and_module_paths():
+    """Tensor attributes meeting a Proxy (torch.fx's call_method/get_attr records), and a
+    tracer that notes each node's module path (pytorch/examples fx/module_tracer.py)."""
+    def build(T):
+        class Block(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = T.nn.Linear(2, 2)
+                self.c = T.tensor([2.0, 3.0])
+
+            def forward(self, x):
+                return self.c * self.lin(x) - x, self.c // x, T.tensor([1.0, 1.0]) @ x
+
+        class Net(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(x)
+        return Net()
+
+    def module_paths(fx_mod, T, net):
+        class PathTracer(fx_mod.Tracer):
+            current = ""
+            origin: dict = {}
+
+            def call_module(self, m, forward, args, kwargs):
+                old = self.current
+                try:
+                    self.current = self.path_of_module(m)
+                    return super().call_module(m, forward, args, kwargs)
+                finally:
+                    self.current = old
+
+            def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+                proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+                self.origin[proxy.node] = self.current
+                return proxy
+        tracer = PathTracer()
+        g = tracer.trace(net)
+        return g, [(n.name, tracer.origin.get(n)) for n in g.nodes]
+    tg, tpaths = module_paths(tfx, torch, build(torch))
+    net = build(ftorch)
+    fg, fpaths = module_paths(ffx, ftorch, net)
+    assert fpaths == tpaths
+    assert _shape(fg) == _shape(tg)
+    gm = ffx.GraphModule(net, fg)
+    x = ftorch.tensor([1.5, 2.0])
+    for o, r in zip(gm(x), net(x)):
+        np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
