@@ -237,6 +237,11 @@ class DistributedTimeoutError(DistributedError):
     different collective. The MPI job is aborted when this process exits."""
 
 
+class CheckpointError(FgradRuntimeError):
+    """torch.utils.checkpoint.CheckpointError: a recomputation did not reproduce the forward
+    pass (PyTorch's name, raised by fgrad.torch.utils.checkpoint)."""
+
+
 class LinAlgError(FgradRuntimeError):
     """A numerical failure of a linear-algebra function: a singular matrix where an inverse
     or a solution is needed, a matrix that is not positive-definite for cholesky."""

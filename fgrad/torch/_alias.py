@@ -17,6 +17,8 @@ import importlib.abc
 import importlib.machinery
 import sys
 
+from ..core.errors import FgradRuntimeError
+
 ALIAS = "torch"
 TARGET = "fgrad.torch"
 
@@ -81,7 +83,7 @@ def install() -> None:
         return
     loaded = _real_torch_loaded()
     if loaded is not None:
-        raise RuntimeError(
+        raise FgradRuntimeError(
             f"fgrad.install_as_torch(): the real PyTorch is already imported (sys.modules[{loaded!r}] is "
             f"{sys.modules[loaded]!r}), and a process cannot hold both under the name 'torch'. Call it "
             f"before anything imports torch, or run the script with `python -m fgrad.run script.py`.")

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import torch as _fgrad_torch  # statements see it as `torch` (fgrad.torch imports this last)
 from .runtime import get_num_threads, set_num_threads
+from ..core.errors import FgradNotImplementedError, FgradValueError
 
 __all__ = ["Colorize", "Compare", "Language", "Measurement", "TaskSpec", "Timer", "select_unit",
            "timer",
@@ -241,7 +242,7 @@ def trim_sigfig(x: float, n: int) -> float:
         The rounded value.
     """
     if n != int(n):
-        raise ValueError(f"trim_sigfig: the number of significant figures must be an integer, got {n}")
+        raise FgradValueError(f"trim_sigfig: the number of significant figures must be an integer, got {n}")
     scale = 10 ** (math.ceil(math.log10(abs(x))) - n)
     return float(round(x / scale) * scale)
 
@@ -286,14 +287,14 @@ class Timer:
                  description: str | None = None, env: str | None = None, num_threads: int = 1,
                  language: Language | str = Language.PYTHON) -> None:
         if not isinstance(stmt, str):
-            raise ValueError("Currently only a `str` stmt is supported.")
+            raise FgradValueError("Currently only a `str` stmt is supported.")
         if language in (Language.CPP, "cpp", "c++"):
-            raise NotImplementedError("fgrad.torch's Timer times Python statements only "
+            raise FgradNotImplementedError("fgrad.torch's Timer times Python statements only "
                                       "(PyTorch compiles C++ statements with its own toolchain).")
         if language not in (Language.PYTHON, "py", "python"):
-            raise ValueError(f"Invalid language `{language}`.")
+            raise FgradValueError(f"Invalid language `{language}`.")
         if global_setup:
-            raise ValueError(f"global_setup is C++ only, got `{global_setup}`. Most likely this "
+            raise FgradValueError(f"global_setup is C++ only, got `{global_setup}`. Most likely this "
                              "code can simply be moved to `setup`.")
         self._globals = dict(globals or {})
         self._globals.setdefault("torch", _fgrad_torch)
@@ -326,11 +327,11 @@ class Timer:
 
     def repeat(self, repeat: int = -1, number: int = -1) -> None:
         """Not offered, as in PyTorch: use `blocked_autorange`."""
-        raise NotImplementedError("See `Timer.blocked_autorange.`")
+        raise FgradNotImplementedError("See `Timer.blocked_autorange.`")
 
     def autorange(self, callback: Callable | None = None) -> None:
         """Not offered, as in PyTorch: use `blocked_autorange`."""
-        raise NotImplementedError("See `Timer.blocked_autorange.`")
+        raise FgradNotImplementedError("See `Timer.blocked_autorange.`")
 
     def _block_size(self, min_run_time: float) -> int:
         """Grow the block tenfold until the clock's overhead is under 0.01% of a block's time."""
@@ -557,7 +558,7 @@ class Compare:
         results = list(results)
         for r in results:
             if not isinstance(r, Measurement):
-                raise ValueError(f"Expected an instance of `Measurement`, got {type(r)} instead.")
+                raise FgradValueError(f"Expected an instance of `Measurement`, got {type(r)} instead.")
         self._results.extend(results)
 
     def trim_significant_figures(self) -> None:

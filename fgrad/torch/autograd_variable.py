@@ -11,6 +11,7 @@ import warnings
 
 from ._tensor import Tensor
 from ._tensor.creation import tensor
+from ..core.errors import FgradRuntimeError, FgradTypeError
 
 __all__ = ["Variable", "variable"]
 
@@ -46,7 +47,7 @@ class Variable(metaclass=_VariableMeta):
         if data is None:
             data = tensor([])
         if not isinstance(data, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+            raise FgradTypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         out = data.detach()
         if requires_grad:
             out.requires_grad_(True)
@@ -66,4 +67,4 @@ def variable(*args, **kwargs):
     Raises:
         RuntimeError: always, pointing to `torch.tensor(...)`.
     """
-    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
+    raise FgradRuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")

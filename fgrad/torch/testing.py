@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..core.errors import FgradTypeError, FgradValueError
 from ._tensor import Tensor, as_tensor, promote_types
 from ._tensor import empty, randint, view_as_complex
 from ._tensor.creation import tensor
@@ -393,15 +394,15 @@ def make_tensor(*shape, dtype, device, low: float | None = None, high: float | N
         lo = default_low if low is None else low
         hi = default_high if high is None else high
         if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
-            raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
+            raise FgradValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
         if lo == hi and dtype in _FLOATING + tuple(_COMPLEX):
             warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex "
                           "types is deprecated since 2.1 and will be removed in 2.3. Use "
                           "`torch.full(...)` instead.", FutureWarning, stacklevel=3)
         elif lo >= hi:
-            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+            raise FgradValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
         elif hi < lowest or lo >= highest_exclusive:
-            raise ValueError(f"The value interval specified by `low` and `high` is [{lo}, {hi}), but "
+            raise FgradValueError(f"The value interval specified by `low` and `high` is [{lo}, {hi}), but "
                              f"{dtype} only supports [{lowest}, {highest_exclusive})")
         lo, hi = (min(max(v, lowest), highest_exclusive) for v in (lo, hi))
         return (math.ceil(lo), math.ceil(hi)) if dtype is dt.bool or dtype in _INTEGRAL else (lo, hi)
@@ -416,10 +417,10 @@ def make_tensor(*shape, dtype, device, low: float | None = None, high: float | N
         shape = shape[0]
     shape = tuple(shape)
     if noncontiguous and memory_format is not None:
-        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
+        raise FgradValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
                          f"but got noncontiguous={noncontiguous} and memory_format={memory_format}")
     if requires_grad and (dtype is dt.bool or dtype in _INTEGRAL):
-        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, "
+        raise FgradValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, "
                          f"but got dtype={dtype}")
     noncontiguous = noncontiguous and math.prod(shape) > 1
     if noncontiguous:
@@ -441,7 +442,7 @@ def make_tensor(*shape, dtype, device, low: float | None = None, high: float | N
         else:
             result = uniform(empty(shape, device=device, dtype=dtype), lo, hi)
     else:
-        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). "
+        raise FgradTypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). "
                         "To request support, file an issue at: https://github.com/pytorch/pytorch/issues")
     if noncontiguous:
         result = result[..., 1::2]

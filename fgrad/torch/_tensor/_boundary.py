@@ -24,6 +24,7 @@ from ...extend.lax import add as _lax_add
 from ...tree_util import tree_unflatten
 from ._names import grad_fn_name
 from .tensor import (
+    TRANSFORMS,
     _EMPTY,
     ModifiedValue,
     Tensor,
@@ -36,6 +37,7 @@ from .tensor import (
     _NODE_CLASSES,
     node_class,
     refresh_view,
+    refuse_captured,
 )
 
 _new = object.__new__
@@ -173,6 +175,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
                 _put(full, i, j, x)
             return fn(*full)
 
+    if TRANSFORMS[0]:
+        refuse_captured([t for _, _, t in tensors])
     # (no snapshots of the constant operands: the version counters below watch them)
     tree, outs, sub = record_call(of_diff, primals, False)
     if sub is None:

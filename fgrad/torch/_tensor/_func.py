@@ -25,9 +25,10 @@ from ...api import linearize as _linearize
 from ...api import value_and_grad as _value_and_grad
 from ...api import vjp as _vjp
 from ...api import vmap as _vmap
-from ...core.trace import Tracer
+from ...core.trace import Tracer, _state
 from ...tree_util import dicts_in_insertion_order, tree_flatten, tree_unflatten
-from .tensor import Tensor, _make
+from ._boundary import call
+from .tensor import TRANSFORMS, Tensor, _make
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "hessian", "jacrev", "jacfwd", "vmap",
            "compile_function"]
@@ -88,9 +89,37 @@ def _on_values(transform: Callable, func: Callable, *targs, **tkwargs) -> Callab
     def run(*args, **kwargs):
         with dicts_in_insertion_order():
             (vals, kw), boxed = _unbox((args, kwargs))
+            if not tkwargs.get("has_aux") and _records(args, kwargs):
+                return _recorded(lambda a, k: transform(_OnValues(func, boxed), *targs, **tkwargs)(*a, **k),
+                                 args, kwargs)
             out = transform(_OnValues(func, boxed), *targs, **tkwargs)(*vals, **kw)
             return _results(out, boxed)
     return functools.wraps(func)(run)
+
+
+def _records(args, kwargs) -> bool:
+    """Whether a Tensor among the arguments requires grad, with grad mode on: then the
+    transform's results join the autograd graph, as torch.func's do."""
+    return _state.grad_enabled and any(isinstance(x, Tensor) and x._requires_grad
+                                       for x in tree_flatten((args, kwargs))[0])
+
+
+def _recorded(run: Callable, args: tuple, kwargs: dict):
+    """`run(args, kwargs)` on values as one torch op (the boundary's `call`): its results are
+    Tensors whose grad_fn pulls back through the transform, so `loss.backward()` after a
+    vmapped model or a torch.func.grad reaches the parameters (to any order: the transforms
+    compose with the recorder)."""
+    leaves, treedef = tree_flatten((args, kwargs))
+
+    def on_values(*vals):
+        TRANSFORMS[0] += 1
+        try:
+            with dicts_in_insertion_order():  # (also when create_graph reruns it)
+                a, k = tree_unflatten(treedef, list(vals))
+                return run(a, k)
+        finally:
+            TRANSFORMS[0] -= 1
+    return call(None, on_values, tuple(leaves))
 
 
 # torch.func names for the transforms. Each runs under `dicts_in_insertion_order`, as
@@ -178,6 +207,8 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0) -> Callable:
                     return func(*a, **kwargs)
             inner = _OnValues(f, boxed)
             inner.__name__ = getattr(func, "__name__", type(func).__name__)
+            if _records(args, kwargs):
+                return _recorded(lambda a, k: _vmap(inner, in_axes=in_dims, out_axes=out_dims)(*a), args, {})
             return _results(_vmap(inner, in_axes=in_dims, out_axes=out_dims)(*vals), boxed)
     return wrapped
 

@@ -309,6 +309,25 @@ def _check_devices(args, vals):
     return vals
 
 
+# How many torch.func transforms whose results join the autograd graph are running (their
+# own torch op differentiates them through their arguments: see _func._recorded)
+TRANSFORMS = [0]
+
+
+def refuse_captured(tensors) -> None:
+    """Inside such a transform, a Tensor that requires grad and is not an argument (closed
+    over: its value is concrete, the arguments' are the transform's tracers) would get no
+    gradient from the transform's node: say so rather than drop its gradient."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._requires_grad and not isinstance(t._value, Tracer):
+            raise FgradRuntimeError(
+                f"a torch.func transform's function used a Tensor of shape {tuple(t._value.shape)} that requires "
+                "grad but is not one of the transform's arguments (it is closed over); fgrad.torch.func "
+                "differentiates a transform's results through its arguments only, so this Tensor would get no "
+                "gradient. Pass it as an argument (for a module: torch.func.functional_call(model, params, "
+                "inputs) with params an argument), or close over t.detach() if it needs no gradient.")
+
+
 def _tensor_bind(prim, args, params, cls=None):
     """A single-primitive torch op's fast path: run `prim` on the Tensors' values; in grad
     mode, when an input requires grad, the recorder (`record_primitive`, shared with
@@ -341,6 +360,8 @@ def _tensor_bind(prim, args, params, cls=None):
             if src is not None:
                 mark_view(t, src)
         return t
+    if TRANSFORMS[0]:
+        refuse_captured(args)
     # the node each input links to: its grad_fn, a leaf's AccumulateGrad, or None
     parents = tuple([(a._node if a._node is not None else _acc_node(a))
                      if isinstance(a, Tensor) and a._requires_grad else None for a in args])

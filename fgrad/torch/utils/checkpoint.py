@@ -11,6 +11,7 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
+from ...core.errors import CheckpointError, FgradRuntimeError  # noqa: F401 (CheckpointError: torch's name)
 from .._tensor import autograd as tensor_autograd
 from .._tensor.function import Function
 from .._tensor.grad_mode import enable_grad, no_grad
@@ -78,10 +79,6 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
 
-class CheckpointError(RuntimeError):
-    """Raised when a recomputation does not reproduce the forward pass (PyTorch's name)."""
-
-
 def noop_context_fn() -> tuple:
     """The default `context_fn` of `checkpoint`: two do-nothing context managers (one for the
     forward pass, one for the recomputation).
@@ -105,7 +102,7 @@ def detach_variable(inputs: tuple) -> tuple:
         RuntimeError: when `inputs` is not a tuple.
     """
     if not isinstance(inputs, tuple):
-        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+        raise FgradRuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
                            f"{type(inputs).__name__}")
     out = []
     for item in inputs:
