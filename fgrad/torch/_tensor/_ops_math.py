@@ -380,6 +380,22 @@ def _median_index(v, d: int, ignore_nan: bool):
     return idx
 
 
+def _evenly_shared(flat, chosen):
+    """`chosen` (an element of the 1-D `flat`) in value, with PyTorch's derivative of a
+    reduction to one of its elements (median and nanmedian of all elements): shared evenly by
+    every element equal to it (every NaN when it is NaN), not sent to the one picked. The
+    shares ride on stop_gradient(e) - e of the tied elements (+0 where finite, so the value
+    keeps every bit); an infinite result is the mean of the tied elements, each of them it."""
+    r = lax.stop_gradient(chosen)
+    tied = fnp.where(fnp.isnan(r), fnp.isnan(flat), fnp.equal(flat, r))
+    count = fnp.astype(fnp.sum(tied), flat.dtype)
+    # (selecting before subtracting: no inf - inf; a NaN carrier only where the result is NaN)
+    carried = fnp.where(fnp.logical_and(tied, fnp.logical_not(fnp.isinf(flat))), flat, np.zeros((), flat.dtype))
+    shared = fnp.subtract(r, fnp.true_divide(fnp.sum(fnp.subtract(lax.stop_gradient(carried), carried)), count))
+    mean = fnp.true_divide(fnp.sum(fnp.where(tied, flat, np.zeros((), flat.dtype))), count)
+    return fnp.where(fnp.isinf(r), mean, shared)
+
+
 def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
     """PyTorch's median: the lower of the two middle elements (no averaging), with its index;
     NaN (the first one) unless `ignore_nan` skips NaNs. The values are one node over the
@@ -390,7 +406,8 @@ def _lower_median(input, dim, keepdim: bool, ignore_nan: bool, rtype):
         if not v.size:
             return _make(np.full((), np.nan, v.dtype))
         idx = _median_index(fnp.ravel(v), 0, ignore_nan)
-        return call(stem + "0", lambda x: fnp.take_along_axis(fnp.ravel(x), idx, 0)[0], (input,))
+        return call(stem + "0", lambda x: _evenly_shared(fnp.ravel(x), fnp.take_along_axis(fnp.ravel(x), idx, 0)[0]),
+                    (input,))
     nd = v.ndim
     d = _dim(dim, nd)
     if not nd:
