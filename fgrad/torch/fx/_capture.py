@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import types
 
 # the namespaces a traced program reaches torch functions through, as torch.fx prints them
@@ -55,14 +56,20 @@ class _Capturing:
     equal to the original (`node.target == torch.relu` holds while it is installed; `is`
     cannot)."""
 
-    def __init__(self, original) -> None:
+    def __init__(self, original, normalize: bool = False, method: str | None = None) -> None:
         functools.update_wrapper(self, original)
         self._fx_original = original
+        self._fx_signature = inspect.signature(original) if normalize else None
+        self._fx_method = method
 
     def __call__(self, *args, **kwargs):
         p = _proxy_in(args, kwargs)
         if p is None:
             return self._fx_original(*args, **kwargs)
+        if self._fx_method is not None and len(args) == 1 and not kwargs:
+            return p.tracer.create_proxy("call_method", self._fx_method, args, {})
+        if self._fx_signature is not None:
+            args, kwargs = _normalized(self._fx_signature, args, kwargs)
         return p.tracer.create_proxy("call_function", self._fx_original, args, kwargs)
 
     def __eq__(self, other) -> bool:
@@ -76,10 +83,41 @@ class _Capturing:
         return repr(self._fx_original)
 
 
-def capturing(original) -> _Capturing:
+def capturing(original, normalize: bool = False) -> _Capturing:
     """A stand-in for `original` that records a call_function node when a Proxy is among its
-    arguments (used for the torch namespaces and for `fx.wrap`)."""
-    return _Capturing(original)
+    arguments (used for the torch namespaces and for `fx.wrap`); with `normalize`, the node's
+    arguments are the required parameters positionally and every defaulted one by keyword."""
+    return _Capturing(original, normalize)
+
+
+def _normalized(sig, args, kwargs):
+    """The arguments as torch.nn.functional's Python functions pass them on to torch.fx:
+    required parameters positionally, the others as keywords with their values or defaults."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    pos, kw = [], {}
+    for name, prm in sig.parameters.items():
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            return args, kwargs
+        if prm.default is prm.empty and prm.kind != prm.KEYWORD_ONLY:
+            pos.append(bound.arguments[name])
+        else:
+            kw[name] = bound.arguments.get(name, prm.default)
+    return tuple(pos), kw
+
+
+# torch.nn.functional's functions that are C functions in PyTorch: torch.fx records their
+# arguments as given (the others are Python functions that pass defaults on by keyword)
+_F_BUILTINS = frozenset({
+    "adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_similarity", "gelu",
+    "hardshrink", "linear", "logsigmoid", "one_hot", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "prelu", "scaled_dot_product_attention", "softplus", "softshrink",
+    "channel_shuffle"})
+# torch.nn.functional's functions that PyTorch writes as a method call on the input
+_F_METHODS = frozenset({"sigmoid", "tanh"})
 
 
 # Tensor operator -> the method torch.fx records when a Tensor constant is the left operand
@@ -120,7 +158,12 @@ def _build() -> list:
                 continue
             seen.add((modname, name))
             _paths.setdefault(id(value), f"{path}.{name}")
-            entries.append((mod, name, value, capturing(value)))
+            normalize = (path == "torch.nn.functional" and isinstance(value, types.FunctionType)
+                         and name not in _F_BUILTINS)
+            stand_in = capturing(value, normalize)
+            if path == "torch.nn.functional" and name in _F_METHODS:
+                stand_in._fx_method = name
+            entries.append((mod, name, value, stand_in))
     _entries = entries
     return entries
 

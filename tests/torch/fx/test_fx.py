@@ -34,7 +34,7 @@ def _shape(g):
 
     def name(t):
         return t if isinstance(t, str) else t.__name__
-    return [(n.op, name(n.target), arg(n.args)) for n in nodes]
+    return [(n.op, name(n.target), arg(n.args), arg(n.kwargs)) for n in nodes]
 
 
 def _models(T):
@@ -59,8 +59,8 @@ def _models(T):
 
         def forward(self, x):
             x = self.pool(F.relu(self.conv(x)))
-            x = T.flatten(x, 1)
-            return F.log_softmax(self.head(x), dim=1)
+            x = F.dropout(T.flatten(x, 1), 0.1, training=self.training)
+            return F.log_softmax(F.sigmoid(self.head(x)), dim=1), F.max_pool2d(x.view(2, 4, 4, 4), 2)
 
     class Funcs(T.nn.Module):
         def __init__(self):
@@ -74,7 +74,7 @@ def _models(T):
             s = z.sum(dim=1, keepdim=True) / scale - a.shape[0]
             return T.relu(-s).transpose(0, 1)[0], z.float()
 
-    return MLP(), CNN(), Funcs()
+    return MLP(), CNN().eval(), Funcs()
 
 
 def _inputs(T):
@@ -268,7 +268,7 @@ def test_shape_prop_and_custom_tracer():
     gm = ffx.symbolic_trace(fm)
     ShapeProp(gm).propagate(*_inputs(ftorch)[1])
     metas = {n.name: n.meta["tensor_meta"] for n in gm.graph.nodes if "tensor_meta" in n.meta}
-    assert tuple(metas["conv"].shape) == (2, 4, 8, 8) and tuple(metas["flatten"].shape) == (2, 64)
+    assert tuple(metas["conv"].shape) == (2, 4, 8, 8) and tuple(metas["dropout"].shape) == (2, 64)
     assert metas["head_1"].dtype == ftorch.float32 and metas["log_softmax"].stride == (10, 1)
 
     class Lower(ffx.Tracer):
