@@ -239,8 +239,8 @@ class Node:
             return f"return {_format_arg(self.args[0]).replace('%', '')}"
         head = f"%{self.name} : [num_users={len(self.users)}] = "
         if self.op == "placeholder":
-            default = f"default={self.args[0]}" if self.args else ""
-            return head + f"placeholder[target={self.target}]" + (f"[{default}]" if default else "")
+            default = f"(default={self.args[0]})" if self.args else ""
+            return head + f"placeholder[target={self.target}]" + default
         if self.op == "get_attr":
             return head + f"get_attr[target={self.target}]"
         target = _qualified_name(self.target) if self.op == "call_function" else self.target

@@ -90,6 +90,8 @@ def test_graph_matches_torch_fx(k):
     tg, fg = tfx.symbolic_trace(tm), ffx.symbolic_trace(fm)
     assert _shape(fg.graph) == _shape(tg.graph)
     assert [n.name for n in fg.graph.nodes] == [n.name for n in tg.graph.nodes]
+    assert str(fg.graph) == str(tg.graph)
+    assert fg.code == tg.code
     args = _inputs(ftorch)[k]
     out, ref = fg(*args), fm(*args)
     for o, r in zip(out if isinstance(out, tuple) else (out,), ref if isinstance(ref, tuple) else (ref,)):
