@@ -351,16 +351,18 @@ def _unflatten_vjp(aux: tuple, values) -> VJPFunction:
 
 register_pytree_node(VJPFunction, _flatten_vjp, _unflatten_vjp)
 
-def _vjp(f, primals, has_aux, transform, once: bool = False):
+def _vjp(f, primals, has_aux, transform, once: bool = False, trace_type: type = RecordTrace):
     """vjp's work; with `once` the vjp_fn frees each saved value after its last use, for
     callers that pull back exactly once (grad, jacrev), which so hold at most what the
-    remaining backward pass still reads."""
+    remaining backward pass still reads. `trace_type`: the recording trace's class (a
+    RecordTrace subclass that also notes where each node was recorded, for
+    ad_checkpoint.print_saved_residuals)."""
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals = _input_values(flat, transform, f"{transform} of {name}")
     if not once:  # vjp_fn may run after the caller has written into its arrays
         vals = [snapshot(v) for v in vals]
-    with new_trace(RecordTrace) as trace:
+    with new_trace(trace_type) as trace:
         leaves = [Leaf() if is_float(aval_of(v).dtype) else None for v in vals]
         # a Python number stays weakly typed (vjp(f, x32, 2.0) is float32, as f(x32, 2.0) is)
         args = [(WeakRecordTracer if type(x) in PY_NUMBERS else RecordTracer)(trace, v, leaf)
