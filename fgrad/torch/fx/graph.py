@@ -169,6 +169,16 @@ class Graph:
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
         return None
 
+    def __deepcopy__(self, memo: dict | None = None) -> "Graph":
+        """A copy with new nodes (same names, targets and constants; meta copied shallowly)."""
+        g = Graph()
+        val_map: dict = {}
+        out = g.graph_copy(self, val_map)
+        old_out = next((n for n in self.nodes if n.op == "output"), None)
+        if old_out is not None:
+            g.output(out, old_out.type)
+        return g
+
     def erase_node(self, to_erase: Node) -> None:
         """Remove a node that no other node uses.
 

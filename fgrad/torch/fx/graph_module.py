@@ -115,5 +115,57 @@ class GraphModule(nn.Module):
     def __str__(self) -> str:
         return super().__repr__() + "\n" + self.code + "\n# To see more debug info, please use `graph_module.print_readable()`"
 
-    def __reduce__(self):
-        raise NotImplementedError("pickling a GraphModule is not supported on fgrad.torch.fx")
+    def __deepcopy__(self, memo: dict) -> "GraphModule":
+        import copy
+        fake = nn.Module()
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        fake.__dict__.update(copy.deepcopy(state, memo))
+        return GraphModule(fake, copy.deepcopy(self.graph), type(self).__name__)
+
+    def add_submodule(self, target: str, m: nn.Module) -> bool:
+        """Install `m` at the dotted path `target`, creating empty Modules on the way.
+
+        Returns:
+            False when a non-Module attribute is in the way, else True."""
+        *prefix, last = target.split(".")
+        mod: nn.Module = self
+        for part in prefix:
+            sub = getattr(mod, part, None)
+            if sub is None:
+                sub = nn.Module()
+                mod.add_module(part, sub)
+            elif not isinstance(sub, nn.Module):
+                return False
+            mod = sub
+        mod.add_module(last, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at the dotted path `target`.
+
+        Returns:
+            whether there was one to remove."""
+        *prefix, last = target.split(".")
+        mod = self
+        for part in prefix:
+            mod = getattr(mod, part, None)
+            if not isinstance(mod, nn.Module):
+                return False
+        if last not in mod._modules:
+            return False
+        delattr(mod, last)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Remove the submodules no call_module or get_attr node of the graph refers to."""
+        used = set()
+        for node in self.graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                parts = node.target.split(".")
+                used.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if node.op == "call_module":  # everything inside a called module is in use
+                    sub = _fetch(self, node.target)
+                    used.update(f"{node.target}.{n}" for n, _ in sub.named_modules() if n)
+        for name, _ in reversed(list(self.named_modules())):
+            if name and name not in used:
+                self.delete_submodule(name)

@@ -331,3 +331,25 @@ def test_tensor_constants_and_module_paths():
     x = ftorch.tensor([1.5, 2.0])
     for o, r in zip(gm(x), net(x)):
         np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
+
+
+def test_copy_and_submodule_edits():
+    import copy
+    fm = _models(ftorch)[0]
+    gm = ffx.symbolic_trace(fm)
+    x = _inputs(ftorch)[0][0]
+    ref = gm(x).detach().numpy()
+    gm2 = copy.deepcopy(gm)
+    assert gm2.code == gm.code and gm2.fc1 is not gm.fc1
+    np.testing.assert_array_equal(gm2(x).detach().numpy(), ref)
+    # swap the activation for a new submodule at a nested path
+    act = next(n for n in gm2.graph.nodes if n.target == "act")
+    assert gm2.add_submodule("extra.gelu", ftorch.nn.GELU())
+    act.target = "extra.gelu"
+    gm2.recompile()
+    gm2.delete_all_unused_submodules()
+    assert not hasattr(gm2, "act") and hasattr(gm2.extra, "gelu")
+    h = ftorch.nn.functional.gelu(fm.fc1(x))
+    np.testing.assert_allclose(gm2(x).detach().numpy(), fm.fc2(h).detach().numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(gm(x).detach().numpy(), ref)  # the original is untouched
+    assert 'extra_gelu = self.extra.gelu(fc1)' not in gm2.code and "self.extra.gelu(fc1)" in gm2.code
