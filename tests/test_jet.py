@@ -391,6 +391,34 @@ def test_jet_of_jet() -> None:
     _close(fs[1], (2 + 0.7) * np.exp(0.7))
 
 
+def test_scan_to_order_8() -> None:
+    # scan's rule carries the coefficients through the loop (a body of polynomial size, not
+    # the jvp of the jvp of ... the body): order 8 of a loop equals the jet of the same loop
+    # unrolled in Python (direct rules only; nested grad through the loop takes minutes)
+    def step(x, c, xi):
+        c = fnp.sin(c) * x + xi * c
+        return c, c * c
+
+    def looped(x):
+        c, ys = fgrad.lax.scan(lambda c, xi: step(x, c, xi), x, fnp.arange(4.0) * 0.1 * x)
+        return c + fnp.sum(ys)
+
+    def unrolled(x):
+        c, total = x, 0.0
+        for i in range(4):
+            c, y = step(x, c, i * 0.1 * x)
+            total = total + y
+        return c + total
+    series = ((1.0, 0.5, -0.3, 0.2, 0.0, 0.1, -0.2, 0.4),)
+    fp, fs = jet(looped, (0.8,), series)
+    up, us = jet(unrolled, (0.8,), series)
+    _close(fp, up, rtol=1e-12)
+    for a, b in zip(fs, us):
+        _close(a, b, rtol=1e-10, atol=1e-10)
+    # and under jit, as the loop it is
+    _close(fgrad.jit(lambda x: jet(looped, (x,), series)[1][7])(0.8), us[7], rtol=1e-10)
+
+
 def test_custom_jvp_function_goes_through_its_own_body() -> None:
     # as JAX's jet: custom rules are first-order, so the series goes through the function
     # (JAX 0.10's jet leaks a tracer on a custom_jvp function, so JAX's reference is the

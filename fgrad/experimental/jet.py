@@ -729,3 +729,79 @@ def _series_by_jvp(primals: list, series: list, out, order: int, prim, params: d
         w = [fnp.zeros_like(w0)] * (order - 1)
     w = [w0, *w]
     return [w[k - 1] / k for k in range(1, order + 1)]
+
+
+# --- scan: the loop over the body's jet -------------------------------------------------------
+#
+# Derived from scan's jvp rule, each order would nest the jvp of the body once more (a body
+# 3^K times the size at order K); instead the loop carries every float carry's K coefficients
+# alongside it and runs the jet of the body each step, so the body grows as the rules do.
+
+def _scan_rule(primals, series, out, *, order, prim, jaxpr, num_consts, num_carry, length, reverse,
+               unroll):
+    from ..lax._common import stage
+    from ..lax._scan import _pack_tangents, bind_scan, scan_out_avals
+
+    nc, K, n = num_consts, num_carry, len(primals)
+    ins, outs = jaxpr.in_avals, jaxpr.out_avals
+    ny = len(outs) - K
+    live_c = [i for i in range(nc) if series[i] is not None]
+    carry_f = [i for i in range(K) if _inexact(ins[nc + i].dtype)]
+    live_x = [i for i in range(nc + K, n) if series[i] is not None]
+    y_f = [j for j in range(ny) if _inexact(outs[K + j].dtype)]
+    plain = [ShapedArray(a.shape, a.dtype) for a in ins]
+
+    def take(seq, m):
+        return [list(seq[q * order:(q + 1) * order]) for q in range(m)], seq[m * order:]
+
+    def body(*a):
+        cv, a = a[:nc], a[nc:]
+        cs, a = take(a, len(live_c))
+        carv, a = a[:K], a[K:]
+        cars, a = take(a, len(carry_f))
+        xv, a = a[:n - nc - K], a[n - nc - K:]
+        xss, _ = take(a, len(live_x))
+        ser: list = [None] * n
+        for i, s in zip(live_c, cs):
+            ser[i] = s
+        for i, s in zip(carry_f, cars):
+            ser[nc + i] = s
+        for i, s in zip(live_x, xss):
+            ser[i] = s
+        outs_p, outs_s = _jet_jaxpr(jaxpr, order, [*cv, *carv, *xv], ser)
+
+        def terms(j):
+            s = outs_s[j]
+            return [fnp.zeros_like(outs_p[j])] * order if s is None else s
+        carry_terms = [t for i in carry_f for t in terms(i)]
+        y_terms = [t for j in y_f for t in terms(K + j)]
+        return [*outs_p[:K], *carry_terms, *outs_p[K:], *y_terms]
+
+    avals = (plain[:nc] + [plain[i] for i in live_c for _ in range(order)] + plain[nc:nc + K]
+             + [plain[nc + i] for i in carry_f for _ in range(order)] + plain[nc + K:]
+             + [plain[i] for i in live_x for _ in range(order)])
+    st = stage(body, avals, "scan jet")
+    init_terms = []
+    for i in carry_f:
+        s = series[nc + i]
+        init_terms += [np.zeros(plain[nc + i].shape, plain[nc + i].dtype)] * order if s is None else list(s)
+    leaves = bind_scan(st.body,
+                       [*st.consts, *primals[:nc], *[t for i in live_c for t in series[i]]],
+                       [*primals[nc:nc + K], *init_terms],
+                       [*primals[nc + K:], *[t for i in live_x for t in series[i]]],
+                       length, reverse, unroll)
+    nf = len(carry_f)
+    carry_s, ys_s = leaves[K:K + nf * order], leaves[K + nf * order + ny:]
+    out_avals = scan_out_avals(jaxpr, K, length)
+    result = []
+    for k in range(order):
+        t_all: list = [None] * (K + ny)
+        for q, i in enumerate(carry_f):
+            t_all[i] = carry_s[q * order + k]
+        for q, j in enumerate(y_f):
+            t_all[K + j] = ys_s[q * order + k]
+        result.append(_pack_tangents(t_all, out_avals))
+    return result
+
+
+jet_rules["scan"] = _scan_rule
