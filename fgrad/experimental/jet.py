@@ -8,12 +8,19 @@ O(t^{K+1})`: the terms are derivatives (`factorial_scaled=True`, JAX's default),
 along v. With `factorial_scaled=False` (`jet2`) both series are plain Taylor coefficients.
 
 How: `fun` is traced to fgrad's IR (`make_jaxpr`) and the IR is interpreted equation by
-equation, each value carried as (primal, Taylor coefficients), with one propagation rule per
-primitive (`jet_rules`, keyed by the primitive's name): linear primitives map each
-coefficient, products are Cauchy products, and the elementary functions use the usual
-recurrences (:math:`v = e^u \Rightarrow k v_k = \sum_{j=1}^k j u_j v_{k-j}`, ...). Rules are
-written with fgrad's primitives and fgrad.numpy, so jet composes with grad, jit and vmap.
-A value that does not depend on the inputs carries no coefficients (JAX's `zero_series`).
+equation, each value carried as (primal, Taylor coefficients). The common primitives have a
+direct propagation rule (`jet_rules`, keyed by the primitive's name): linear primitives map
+each coefficient, products are Cauchy products, the elementary functions use the usual
+recurrences (:math:`v = e^u \Rightarrow k v_k = \sum_{j=1}^k j u_j v_{k-j}`, ...), and scan
+runs the jet of its body in the loop. Every other differentiable primitive gets its series
+from its own jvp rule (`_jvp_rule_series`: v' = jvp_f(u; u'), one order lower,
+recursively), so jet covers the whole registry; a primitive with a zero derivative
+(`nondiff`) gives zero terms. Rules are written with fgrad's primitives and fgrad.numpy, so
+jet composes with grad, jit and vmap. A value that does not depend on the inputs carries no
+coefficients (JAX's `zero_series`).
+
+`derivatives(f, order=k)(x)` is the scalar case: :math:`[f(x), f'(x), \dots, f^{(k)}(x)]`
+from one jet (also `fgrad.jet` and `fgrad.derivatives`).
 """
 from __future__ import annotations
 

@@ -186,3 +186,81 @@ def test_jet_refuses_what_jvp_refuses(name: str) -> None:
         jet(f, tuple(primals), tuple((np.ones_like(p),) for p in primals))
     assert str(from_jet.value).split(":")[0] == str(from_jvp.value).split(":")[0]
 
+
+
+# --- fgrad.jet / fgrad.derivatives, and jets through derived rules under the transforms ------
+
+def _f(x):
+    return fnp.sin(x) * fnp.exp(-x ** 2)
+
+
+def _bessel_mix(x):
+    # bessel_j1 and digamma have no direct rule: their series come from their jvp rules
+    import fgrad.scipy.special as sp
+    return sp.j1(x) * sp.digamma(x + 2.0)
+
+
+def _nested_grads(f, x, k):
+    out, g = [f(x)], f
+    for _ in range(k):
+        g = fgrad.grad(g)
+        out.append(g(x))
+    return out
+
+
+@pytest.mark.parametrize("f", [_f, _bessel_mix], ids=["sin_exp", "bessel_digamma"])
+def test_derivatives_equal_nested_grad(f) -> None:
+    got = fgrad.derivatives(f, order=5)(0.7)
+    assert len(got) == 6
+    for a, b in zip(got, _nested_grads(f, 0.7, 5)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [_f, _bessel_mix], ids=["sin_exp", "bessel_digamma"])
+def test_derivatives_compose_with_jit_vmap_grad(f) -> None:
+    d = fgrad.derivatives(f, order=4)
+    want = d(0.7)
+    for a, b in zip(fgrad.jit(d)(0.7), want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    xs = np.array([0.3, 0.7, 1.1])
+    batched = fgrad.vmap(d)(xs)
+    for k in range(5):
+        np.testing.assert_allclose(np.asarray(batched[k]), [np.asarray(d(x)[k]) for x in xs], rtol=1e-12)
+    # grad of the 4th derivative is the 5th
+    np.testing.assert_allclose(np.asarray(fgrad.grad(lambda x: d(x)[4])(0.7)),
+                               np.asarray(fgrad.derivatives(f, order=5)(0.7)[5]), rtol=1e-10)
+
+
+def test_jet_through_a_derived_rule_under_jit_vmap_grad() -> None:
+    def terms(x, v):
+        return fgrad.jet(_bessel_mix, (x,), ((v, v, v),))[1][2]
+    x, v = np.array([0.4, 0.9, 1.3]), np.array([1.0, -0.5, 0.25])
+    eager = terms(x, v)
+    np.testing.assert_allclose(np.asarray(fgrad.jit(terms)(x, v)), np.asarray(eager), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(fgrad.vmap(terms)(x, v)), np.asarray(eager), rtol=1e-12)
+    # d/dx of the third term, against nested grad of the scalar function along v: the third
+    # term of (1, 1, 1) is f''' + 3 f'' + f', so its derivative is f'''' + 3 f''' + f''
+    g = fgrad.grad(lambda x: fgrad.jet(_bessel_mix, (x,), ((1.0, 1.0, 1.0),))[1][2])(0.9)
+    d = _nested_grads(_bessel_mix, 0.9, 4)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(d[4] + 3 * d[3] + d[2]), rtol=1e-10)
+
+
+def test_top_level_names() -> None:
+    import fgrad.experimental.jet as jet_module
+    assert fgrad.jet is jet_module.jet is jet
+    assert fgrad.derivatives is jet_module.derivatives
+    assert fgrad.derivatives.__doc__ and "Example" in fgrad.derivatives.__doc__
+
+
+def test_derivatives_refuse_what_they_cannot_do() -> None:
+    with pytest.raises(TypeError, match=r"x must be a real floating-point scalar, got float64\[3\].*vmap"):
+        fgrad.derivatives(_f, order=2)(np.ones(3))
+    with pytest.raises(TypeError, match=r"must return one scalar.*got float64\[2\]"):
+        fgrad.derivatives(lambda x: fnp.stack([x, x]), order=2)(0.5)
+    with pytest.raises(TypeError, match="must return one scalar"):
+        fgrad.derivatives(lambda x: (x, x), order=2)(0.5)
+    with pytest.raises(ValueError, match="order must be an integer >= 0.*got -1"):
+        fgrad.derivatives(_f, order=-1)
+    with pytest.raises(ValueError, match="order must be an integer >= 0.*got 2.5"):
+        fgrad.derivatives(_f, order=2.5)
+    assert [float(v) for v in fgrad.derivatives(_f, order=0)(0.5)] == [float(_f(0.5))]
