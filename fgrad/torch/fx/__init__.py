@@ -20,8 +20,14 @@ is untouched. The cost: a function bound by name before a trace (`from torch imp
 is called directly and runs on the Proxy as Python code (often failing), where PyTorch would
 record it.
 
-Differences from torch.fx: no `concrete_args` placeholders (a concrete argument is simply a
-value), no `*args` forward parameters, no autowrap of `math`, GraphModules do not pickle.
+The stand-ins compare and hash equal to the functions they stand for, so
+`node.target == torch.relu` holds inside a Transformer (where Proxies are alive); `is` does
+not. Tensor operators get stand-ins too, for a Tensor constant on the left of a Proxy.
+
+Differences from torch.fx: no `*args` forward parameters, no autowrap of `math`, no pytree
+inputs; a concrete argument's guard calls `torch.fx._symbolic_trace._assert` (fgrad.torch has
+no `torch._assert`); functions that fgrad.torch defines once under two names (`atan` and
+`arctan`) name their nodes after the first.
 """
 from . import passes  # noqa: F401
 from . import subgraph_rewriter  # noqa: F401

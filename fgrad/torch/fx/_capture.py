@@ -168,6 +168,15 @@ def _build() -> list:
     return entries
 
 
+def name_target(fn, path: str) -> None:
+    """Print (and generate code for) `fn` as the dotted name `path` under `torch`."""
+    _paths[id(fn)] = path
+    _pinned.append(fn)  # (kept alive: the table is keyed by id)
+
+
+_pinned: list = []
+
+
 def path_of(target) -> str | None:
     """The dotted name a torch namespace function is printed under (`torch.relu`), or None."""
     if _entries is None:

@@ -1,6 +1,7 @@
 """Symbolic tracing: run a module's forward on Proxies and keep the Graph it records."""
 from __future__ import annotations
 
+import builtins
 import inspect
 import sys
 from typing import Any, Callable
@@ -33,6 +34,23 @@ def wrap(fn_or_name: Callable | str):
     if not any(g is frame.f_globals and n == name for g, n in _wrapped):
         _wrapped.append((frame.f_globals, name))
     return fn_or_name
+
+
+def _assert(condition, message: str) -> None:
+    """torch._assert: raise AssertionError(message) unless `condition` holds (a traced guard)."""
+    if not bool(condition):
+        raise AssertionError(message)
+
+
+def _assert_is_none(value, msg: str) -> None:
+    """The guard of a concrete argument specialized to None."""
+    if value is not None:
+        raise AssertionError(msg)
+
+
+_capture.name_target(_assert, "torch.fx._symbolic_trace._assert")
+_capture.name_target(_assert_is_none, "torch.fx._symbolic_trace._assert_is_none")
+_GUARDED = (bool, int, float, complex, str)
 
 
 class Tracer(TracerBase):
@@ -154,7 +172,15 @@ class Tracer(TracerBase):
                 raise NotImplementedError(f"tracing {fn.__qualname__}: *args/**kwargs parameters "
                                           f"({p.name}) are not supported; give named parameters")
             if p.name in concrete_args:
-                args.append(concrete_args[p.name])
+                # torch.fx's rule: the input stays (renamed), guarded to have the traced value
+                value = concrete_args[p.name]
+                ph = self.create_proxy("placeholder", f"{p.name}_1", (), {}, name=f"{p.name}_1")
+                msg = f"{p.name} has been specialized to have value {value} but got another value"
+                if value is None:
+                    self.create_proxy("call_function", _assert_is_none, (ph, msg), {})
+                elif type(value) in _GUARDED:
+                    self.create_proxy("call_function", _assert, (ph == value, msg), {})
+                args.append(value)
                 continue
             default = () if p.default is inspect.Parameter.empty else (p.default,)
             args.append(self.create_proxy("placeholder", p.name, default, {}, name=p.name))
@@ -170,7 +196,10 @@ class Tracer(TracerBase):
         def module_getattr(mod, name):
             return tracer.getattr(name, orig_getattr(mod, name), cache)
 
-        patched = [(g, n, g[n]) for g, n in _wrapped if n in g]
+        # (a wrapped builtin, `wrap("len")`, is shadowed in the module's globals while tracing)
+        patched = [(g, n, g[n] if n in g else getattr(builtins, n)) for g, n in _wrapped
+                   if n in g or hasattr(builtins, n)]
+        absent = [(g, n) for g, n in _wrapped if n not in g and hasattr(builtins, n)]
         for fn_ in self.autowrap_functions:
             g = getattr(fn, "__globals__", {})
             if fn_.__name__ in g:
@@ -189,6 +218,8 @@ class Tracer(TracerBase):
             nn.Module.__getattr__ = orig_getattr
             for g, n, orig in patched:
                 g[n] = orig
+            for g, n in absent:
+                g.pop(n, None)
             del args, cache
             _capture.release()
         return self.graph

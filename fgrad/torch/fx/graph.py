@@ -352,6 +352,8 @@ def _codegen(graph: Graph, root: str) -> PythonCode:
         if path is not None:
             return path
         if getattr(builtins, getattr(fn, "__name__", ""), None) is fn:
+            if _capture.is_wrapped(fn) and fn.__name__ not in wrapped:
+                wrapped.append(fn.__name__)
             return fn.__name__
         module = (getattr(fn, "__module__", None) or "").replace(".", "_")
         name = global_name(fn, f"{module}_{getattr(fn, '__name__', 'fn')}")

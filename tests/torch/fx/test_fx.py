@@ -132,6 +132,7 @@ def _lowp(x):
 
 
 ffx.wrap("_lowp")
+ffx.wrap("len")  # a builtin: shadowed in this module's globals only while tracing
 
 
 def test_wrap_records_one_call():
@@ -145,7 +146,15 @@ def test_wrap_records_one_call():
     x = ftorch.randn(3)
     np.testing.assert_array_equal(gm(x).numpy(), (_lowp(x) + 1).numpy())
     # outside a trace the name is the plain function again
-    assert globals()["_lowp"] is _lowp and _lowp.__name__ == "_lowp"
+    assert globals()["_lowp"] is _lowp and _lowp.__name__ == "_lowp" and "len" not in globals()
+
+    class L(ftorch.nn.Module):
+        def forward(self, x):
+            return x * len(x)
+    gm = ffx.symbolic_trace(L())
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [len, operator.mul]
+    assert gm.code.startswith('\ntorch.fx._symbolic_trace.wrap("len")\n\ndef forward(self, x):\n')
+    np.testing.assert_array_equal(gm(ftorch.ones(3)).numpy(), [3.0, 3.0, 3.0])
 
 
 def test_interpreter_and_transformer():
@@ -353,3 +362,17 @@ def test_copy_and_submodule_edits():
     np.testing.assert_allclose(gm2(x).detach().numpy(), fm.fc2(h).detach().numpy(), rtol=1e-6)
     np.testing.assert_array_equal(gm(x).detach().numpy(), ref)  # the original is untouched
     assert 'extra_gelu = self.extra.gelu(fc1)' not in gm2.code and "self.extra.gelu(fc1)" in gm2.code
+
+
+def test_concrete_args_guarded_as_torch_fx():
+    def f(x, flag, none):
+        return x * 2 if flag else x
+    tg = tfx.symbolic_trace(f, concrete_args={"flag": True, "none": None})
+    fg = ffx.symbolic_trace(f, concrete_args={"flag": True, "none": None})
+    assert _shape(fg.graph) == _shape(tg.graph)
+    x = ftorch.ones(2)
+    np.testing.assert_array_equal(fg(x, True, None).numpy(), [2.0, 2.0])
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True"):
+        fg(x, False, None)
+    with pytest.raises(AssertionError, match="none has been specialized to have value None"):
+        fg(x, True, 1)
