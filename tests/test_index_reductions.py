@@ -158,13 +158,12 @@ def test_gradient_goes_to_the_returned_indices(case):
         np.testing.assert_array_equal(g, tg)
 
 
-# Known disagreements, left for the facade's owners (fgrad/torch/_tensor/_ops.py, _ops_math.py): for
-# a full reduction PyTorch splits the gradient evenly between every element equal to the
-# result (evenly_distribute_backward; between the NaNs when the result is NaN), where fgrad's
-# median/nanmedian give it to the one element they pick and its max/min give NaN gradients
-# when the result is NaN. strict: a fix makes these pass, and then the marks must go.
-_FULL_DISAGREE = {("median", "ties"), ("nanmedian", "ties"), ("max", "nans"), ("min", "nans"),
-                  ("median", "nans"), ("nanmedian", "nans")}
+# Known disagreements, left for the facade's owners (fgrad/torch/_tensor/_ops.py): for a full
+# reduction PyTorch splits the gradient evenly between every element equal to the result
+# (evenly_distribute_backward; between the NaNs when the result is NaN), where fgrad's max/min
+# give NaN gradients when the result is NaN (median/nanmedian share it as PyTorch does).
+# strict: a fix makes these pass, and then the marks must go.
+_FULL_DISAGREE = {("max", "nans"), ("min", "nans")}
 
 
 @pytest.mark.parametrize("name, inp", [
