@@ -341,6 +341,7 @@ recipe("take_along_axis", "axis1", lambda M, x, i: M.take_along_axis(x, i, axis=
 for _n in ("nonzero", "flatnonzero", "argwhere"):
     _f = by_name(_n)
     recipe(_n, "2d", lambda M, x, f=_f: f(M)(x > 0), X, concrete=True)
+recipe("nonzero", "sized", lambda M, x: M.nonzero(x > 0, size=4, fill_value=-1), X, numpy=False)  # (JAX's size=)
 recipe("diagonal", "2d", lambda M, x: M.diagonal(x), X, dtypes=ALL)
 recipe("diagonal", "offset,axes", lambda M, x: M.diagonal(x, 1, 1, 2), X3)
 recipe("diag", "vector", lambda M, x: M.diag(x, -1), V, dtypes=ALL)

@@ -544,14 +544,67 @@ def take_along_axis(arr, indices, axis):
     return getitem(arr, tuple(idx))
 
 
-def nonzero(a):
-    """Indices of the non-zero entries, one array per axis. Needs a concrete value: under
-    jit/make_jaxpr use fgrad.numpy.where(cond, x, y) instead."""
+def nonzero(a, *, size: int | None = None, fill_value: Any = None):
+    """Indices of the non-zero entries, one array per axis, in row-major order (JAX's
+    signature).
+
+    Without `size` the count depends on the values, so `a` must be concrete (under jit or
+    vmap: ConcretizationError; pass size=). With `size` each index array has exactly `size`
+    entries, the first `size` non-zero positions, padded with `fill_value`: this stages under
+    jit and vmap (the k-th non-zero entry's flat position is scattered to slot k, k counted by
+    a running sum of the mask).
+
+    Args:
+      a: an array of rank >= 1.
+      size: the fixed length of the results (a non-negative int), or None.
+      fill_value: with size, the padding: one int for every axis or a tuple of one per axis
+        (default 0).
+
+    Returns:
+      A tuple of int64 index arrays, one per axis of `a`.
+    """
+    if size is not None:
+        return _nonzero_sized(a, size, fill_value)
+    if fill_value is not None:
+        raise FgradValueError("nonzero: fill_value is only used with size=; pass size= as well (or drop fill_value)")
     v = _concrete(as_value(a, "nonzero"), "nonzero")
     v = v if _is_cupy(v) else np.asarray(v)
     if v.ndim == 0:
         raise FgradValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d first")
     return tuple(v.nonzero())
+
+
+def _nonzero_sized(a, size: Any, fill_value: Any):
+    """nonzero with a fixed result length (see nonzero), from staged primitives only."""
+    x = as_value(a, "nonzero")
+    shape = tuple(aval_of(x).shape)
+    if not shape:
+        raise FgradValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d first")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise FgradValueError(f"nonzero: size must be a non-negative int (the results' fixed length), got {size!r}")
+    size = int(size)
+    fills = tuple(fill_value) if isinstance(fill_value, (tuple, list)) else (fill_value,) * len(shape)
+    if len(fills) != len(shape):
+        raise FgradValueError(f"nonzero: fill_value has {len(fills)} entries for an array of {len(shape)} axes; pass "
+                              "one int, or one per axis")
+    n = int(np.prod(shape, dtype=np.int64))
+    i64 = np.dtype(np.int64)
+    if n == 0 or size == 0:  # (JAX's: zeros, fill_value unused, when there is nothing to find or keep)
+        return tuple(np.zeros(size, i64) for _ in shape)
+    hit = sh.reshape(x, (n,))
+    hit = hit if dtype_of(hit) == np.bool_ else ew.ne(hit, ew.const(hit, 0))
+    # the k-th non-zero entry (k from 0) goes to slot k; the rest, and entries beyond `size`,
+    # to a spare slot `size` dropped at the end
+    k = ew.sub(cumulative.cumsum(cast(hit, i64), 0), np.ones((), i64))
+    slot = ew.select(ew.logical_and(hit, ew.lt(k, np.asarray(size, i64))), k, np.full((n,), size, i64))
+    flat = sh.slice(ix.scatter_add(np.arange(n, dtype=np.int64), [slot], (ARRAY,), (size + 1,)), (0,), (size,))
+    filled = ew.lt(np.arange(size, dtype=np.int64), _sum(cast(hit, i64)))
+    out = []
+    for axis, (dim, fill) in enumerate(zip(shape, fills)):
+        stride = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        idx = ew.mod(ew.floor_divide(flat, np.asarray(stride, i64)), np.asarray(dim, i64)) if n else flat
+        out.append(ew.select(filled, idx, np.full((size,), 0 if fill is None else fill, i64)))
+    return tuple(out)
 
 
 def flatnonzero(a):
