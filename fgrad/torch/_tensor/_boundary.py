@@ -223,6 +223,9 @@ def _one_primitive(sub, parents, where, cls, saved):
     """When the op's recorded subgraph is one primitive whose inputs are the op's operands in
     order (a transpose, an exp with a dtype argument, ...), the node for the op is that
     primitive's own node (its own rule, no pullback through a subgraph), or None otherwise."""
+    order = sub.order
+    if order is not None and len(order) != len(sub.leaves) + 1:  # (the tape: several primitives)
+        return None
     inner = sub.outs[0]
     prim = inner.prim
     # (not a primitive with a forward rule of its own, custom_vjp's call: its residuals are
