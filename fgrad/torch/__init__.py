@@ -63,3 +63,11 @@ from . import functional  # noqa: E402,F401
 from . import _benchmark  # noqa: E402
 utils.benchmark = _benchmark
 _sys.modules[__name__ + ".utils.benchmark"] = _benchmark
+
+
+def __getattr__(name: str):
+    """`torch.fx` after a plain `import torch`: imported on first use (it costs tens of ms)."""
+    if name == "fx":
+        import importlib
+        return importlib.import_module(__name__ + ".fx")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
