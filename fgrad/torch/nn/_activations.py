@@ -55,7 +55,11 @@ def _elu_family(x, alpha: float, scale: float, input_scale: float):
 
     def tangent(v, t):  # (PyTorch's elu_backward: grad * input_scale * alpha * scale * exp(...))
         neg_t = fnp.multiply(t if input_scale == 1 else fnp.multiply(t, input_scale), neg)
-        return fnp.where(fnp.greater(v, 0), fnp.multiply(t, scale), fnp.multiply(neg_t, growth(v)))
+        # (the exponential only where it is taken, x <= 0: no infinity for a zero cotangent to
+        # meet above; NaN takes the linear branch, as PyTorch's x <= 0 test does)
+        below = fnp.less_equal(v, 0)
+        e = growth(fnp.where(below, v, fnp.zeros_like(v)))
+        return fnp.where(below, fnp.multiply(neg_t, e), fnp.multiply(t, scale))
 
     f = custom_jvp(value)
 
@@ -68,15 +72,15 @@ def _elu_family(x, alpha: float, scale: float, input_scale: float):
 
 
 def _edge(t, v):
-    """t itself, computed as relu's tangent at a point that is positive wherever v is defined
-    (PyTorch's threshold_backward(t, |v| + 1, 0)): the result keeps an edge to v whose
-    derivative is zero, and so does its transpose (relu's rule is linear in t and takes the
-    point as an operand), so the edge survives into the pullback. PyTorch's backward ops of
-    the piecewise-linear functions (hardtanh_backward, leaky_relu_backward, ...) take the
-    input, so a create_graph gradient requires grad and differentiates again to 0; a gradient
-    masked by comparisons alone would have no edge, and differentiating it again would raise."""
-    z = fnp.where(fnp.isnan(v), fnp.ones_like(v), fnp.add(fnp.abs(v), 1))
-    return _jvp(nnops.relu, (z,), (t,))[1]
+    """t itself, times a one that is computed from v (1 + 0 * v, v's infinities and NaNs taken as
+    0): linear in t, so its transpose keeps the factor, and with it an edge to v whose
+    derivative is zeros. PyTorch's backward ops of the piecewise-linear functions
+    (hardtanh_backward, leaky_relu_backward, ...) take the input, so a create_graph gradient
+    requires grad and differentiates again to 0 (the next order raises: that 0 needs no grad);
+    a gradient masked by comparisons alone would have no edge, and differentiating it again
+    would raise already."""
+    finite = fnp.where(fnp.isfinite(v), v, fnp.zeros_like(v))
+    return fnp.multiply(t, fnp.add(fnp.multiply(finite, 0.0), 1.0))
 
 
 def _piecewise_linear(x, value, tangent):
@@ -155,9 +159,9 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
         inner = fnp.where(fnp.greater(v, max_val), fnp.asarray(max_val, dtype(v)), v)
         return fnp.where(fnp.less(v, min_val), fnp.asarray(min_val, dtype(v)), inner)
 
-    def tangent(v, t):
-        outside = fnp.logical_or(fnp.less_equal(v, min_val), fnp.greater_equal(v, max_val))
-        return fnp.where(outside, fnp.zeros_like(t), t)
+    def tangent(v, t):  # (0 at NaN, as PyTorch's vectorised kernel)
+        inside = fnp.logical_and(fnp.greater(v, min_val), fnp.less(v, max_val))
+        return fnp.where(inside, t, fnp.zeros_like(t))
 
     return _piecewise_linear(x, value, tangent)
 
@@ -191,18 +195,36 @@ def hardsigmoid(input, inplace: bool = False):
 
 @torch_op("HardswishBackward0")
 def hardswish(input, inplace: bool = False):
-    """x * relu6(x + 3) / 6; the derivative is 0 at -3 and 1 at 3 (PyTorch's)."""
+    """x * relu6(x + 3) / 6 with PyTorch's rounding (x * 6 / 6 above 3, x * 0 below -3: -0.0
+    for a negative x) and its hardswish_backward as the rule: 0 up to -3, x / 3 + 1/2 inside,
+    1 from 3 on; the second derivative is 1/3 strictly inside (-3, 3), else 0."""
     x = _float("hardswish", input)
-    mid = fnp.divide(fnp.multiply(x, fnp.add(x, 3.0)), 6.0)
-    # (x * 0 below -3: -0.0 for a negative x, as PyTorch's x * relu6(x + 3) / 6)
-    return fnp.where(fnp.less_equal(x, -3.0), fnp.multiply(x, 0.0), fnp.where(fnp.greater_equal(x, 3.0), x, mid))
+
+    def value(v):
+        gate = fnp.clip(fnp.add(v, 3.0), 0.0, 6.0)
+        return fnp.divide(fnp.multiply(v, gate), 6.0)
+
+    f = custom_jvp(value)
+
+    @f.defjvp
+    def _f_jvp(p, dp):
+        (v,), (dv,) = p, dp
+        # (the slope is 0 outside (-3, 3), not an infinity that a zero cotangent would meet)
+        between = fnp.logical_and(fnp.greater(v, -3.0), fnp.less(v, 3.0))
+        slope = fnp.where(between, fnp.add(fnp.divide(v, 3.0), 0.5), fnp.zeros_like(v))
+        inside = fnp.multiply(dv, slope)
+        dy = fnp.where(fnp.less_equal(v, -3.0), fnp.zeros_like(dv), fnp.where(fnp.less(v, 3.0), inside, dv))
+        return value(v), dy
+
+    return f(x)
 
 
 @torch_op("LogSigmoidBackward0")
 def logsigmoid(input):
     """log(sigmoid(x)) = -softplus(-x), finite for any x."""
     x = _float("logsigmoid", input)
-    return fnp.negative(nnops.softplus(fnp.negative(x), 1.0, 20.0))
+    # (+ 0.0 turns the -0.0 of an underflowed softplus into PyTorch's +0.0: min(x, 0) - log1p(0))
+    return fnp.add(fnp.negative(nnops.softplus(fnp.negative(x), 1.0, 20.0)), 0.0)
 
 
 @on_tensors
@@ -221,10 +243,10 @@ def tanhshrink(input):
 
 
 def _dead_zone(v, t, lambd: float):
-    """t outside [-lambd, lambd] (NaN included), 0 inside: PyTorch's hardshrink_backward and
-    softshrink_backward."""
-    inside = fnp.logical_and(fnp.greater_equal(v, -lambd), fnp.less_equal(v, lambd))
-    return fnp.where(inside, fnp.zeros_like(t), t)
+    """t outside [-lambd, lambd], 0 inside and at NaN: PyTorch's hardshrink_backward and
+    softshrink_backward (its vectorised kernel's choice at NaN)."""
+    outside = fnp.logical_or(fnp.less(v, -lambd), fnp.greater(v, lambd))
+    return fnp.where(outside, t, fnp.zeros_like(t))
 
 
 @torch_op("SoftshrinkBackward0")
@@ -238,7 +260,8 @@ def softshrink(input, lambd: float = 0.5):
 
     def value(v):
         return fnp.where(fnp.greater(v, lambd), fnp.subtract(v, lambd),
-                         fnp.where(fnp.less(v, -lambd), fnp.add(v, lambd), fnp.zeros_like(v)))
+                         fnp.where(fnp.less(v, -lambd), fnp.add(v, lambd),
+                                   fnp.where(fnp.isnan(v), v, fnp.zeros_like(v))))
 
     return _piecewise_linear(x, value, lambda v, t: _dead_zone(v, t, lambd))
 
