@@ -92,6 +92,7 @@ def test_graph_matches_torch_fx(k):
     assert [n.name for n in fg.graph.nodes] == [n.name for n in tg.graph.nodes]
     assert str(fg.graph) == str(tg.graph)
     assert fg.code == tg.code
+    assert str(fg) == str(tg)
     args = _inputs(ftorch)[k]
     out, ref = fg(*args), fm(*args)
     for o, r in zip(out if isinstance(out, tuple) else (out,), ref if isinstance(ref, tuple) else (ref,)):
@@ -376,3 +377,9 @@ def test_concrete_args_guarded_as_torch_fx():
         fg(x, False, None)
     with pytest.raises(AssertionError, match="none has been specialized to have value None"):
         fg(x, True, 1)
+
+
+def test_reachable_from_plain_import():
+    assert ftorch.fx is ffx and ffx.proxy.GraphAppendingTracer is not None
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        ftorch.no_such_name
