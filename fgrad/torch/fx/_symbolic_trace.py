@@ -93,8 +93,9 @@ class Tracer(TracerBase):
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
         """What a traced forward sees for a module attribute: a get_attr Proxy for a parameter
-        or buffer of the root, the value otherwise."""
-        if isinstance(attr_val, Tensor):
+        of the root (one per parameter and trace), the value otherwise (a buffer becomes a
+        get_attr node where it is used, as in torch.fx)."""
+        if isinstance(attr_val, Parameter):
             key = id(attr_val)
             if key in parameter_proxy_cache:
                 return parameter_proxy_cache[key]

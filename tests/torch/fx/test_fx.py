@@ -383,3 +383,18 @@ def test_reachable_from_plain_import():
     assert ftorch.fx is ffx and ffx.proxy.GraphAppendingTracer is not None
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         ftorch.no_such_name
+
+
+def test_buffers_and_parameters_read_as_torch_fx():
+    """A parameter is one get_attr node per trace; a buffer one per use (torch.fx's rule)."""
+    def mk(T):
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", T.ones(2))
+                self.w = T.nn.Parameter(T.ones(2))
+
+            def forward(self, x):
+                return (x + self.b) * self.b + self.w * self.w
+        return M()
+    assert ffx.symbolic_trace(mk(ftorch)).code == tfx.symbolic_trace(mk(torch)).code
