@@ -419,6 +419,30 @@ def test_scan_to_order_8() -> None:
     _close(fgrad.jit(lambda x: jet(looped, (x,), series)[1][7])(0.8), us[7], rtol=1e-10)
 
 
+def test_while_loop_to_order_8() -> None:
+    # while's rule: the same, the predicate reading the primal carry only
+    def step(x, c):
+        return fnp.sin(c) * x + 0.1 * c
+
+    def looped(x):
+        return fgrad.lax.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, step(x, s[1])), (0, x))[1]
+
+    def unrolled(x):
+        c = x
+        for _ in range(4):
+            c = step(x, c)
+        return c
+    series = ((1.0, 0.5, -0.3, 0.2, 0.0, 0.1, -0.2, 0.4),)
+    fp, fs = jet(looped, (0.8,), series)
+    up, us = jet(unrolled, (0.8,), series)
+    _close(fp, up, rtol=1e-12)
+    for a, b in zip(fs, us):
+        _close(a, b, rtol=1e-10, atol=1e-10)
+    xs = np.array([0.8, 0.5])
+    _close(fgrad.vmap(lambda x: jet(looped, (x,), series)[1][7])(xs),
+           [jet(unrolled, (x,), series)[1][7] for x in xs], rtol=1e-10)
+
+
 def test_custom_jvp_function_goes_through_its_own_body() -> None:
     # as JAX's jet: custom rules are first-order, so the series goes through the function
     # (JAX 0.10's jet leaks a tracer on a custom_jvp function, so JAX's reference is the

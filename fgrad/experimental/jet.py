@@ -812,3 +812,59 @@ def _scan_rule(primals, series, out, *, order, prim, jaxpr, num_consts, num_carr
 
 
 jet_rules["scan"] = _scan_rule
+
+
+# --- while: the same, with the predicate on the primal carry ------------------------------------
+
+def _while_rule(primals, series, out, *, order, prim, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+                checkpoint):
+    from ..lax._common import add_invars, stage
+    from ..lax._scan import _pack_tangents
+    from ..lax._while import _body_only, _carry_avals, bind_while
+
+    ncc, nbc = cond_nconsts, body_nconsts
+    cc, bc, init = primals[:ncc], primals[ncc:ncc + nbc], primals[ncc + nbc:]
+    bs, init_s = series[ncc:ncc + nbc], series[ncc + nbc:]
+    K = len(init)
+    avals = _carry_avals(body_jaxpr, nbc)
+    ins = body_jaxpr.in_avals
+    live_b = [i for i in range(nbc) if bs[i] is not None]
+    carry_f = [i for i in range(K) if _inexact(avals[i].dtype)]
+
+    def body(*a):
+        bv, a = a[:nbc], a[nbc:]
+        bser = [list(a[q * order:(q + 1) * order]) for q in range(len(live_b))]
+        a = a[len(live_b) * order:]
+        carv, a = a[:K], a[K:]
+        cser = [list(a[q * order:(q + 1) * order]) for q in range(len(carry_f))]
+        ser: list = [None] * (nbc + K)
+        for i, s in zip(live_b, bser):
+            ser[i] = s
+        for i, s in zip(carry_f, cser):
+            ser[nbc + i] = s
+        outs_p, outs_s = _jet_jaxpr(body_jaxpr, order, [*bv, *carv], ser)
+        terms = [t for i in carry_f
+                 for t in ([fnp.zeros_like(outs_p[i])] * order if outs_s[i] is None else outs_s[i])]
+        return [*outs_p, *terms]
+
+    b_avals = [ShapedArray(ins[i].shape, ins[i].dtype) for i in live_b for _ in range(order)]
+    t_avals = [avals[i] for i in carry_f for _ in range(order)]
+    st = stage(body, list(ins[:nbc]) + b_avals + list(ins[nbc:]) + t_avals, "while jet")
+    # the predicate reads the primal carry only
+    cond = _body_only(add_invars(cond_jaxpr, ncc + K, t_avals))
+    init_terms = []
+    for i in carry_f:
+        s = init_s[i]
+        init_terms += [np.zeros(avals[i].shape, avals[i].dtype)] * order if s is None else list(s)
+    leaves = bind_while(cond, st, cc, [*bc, *[t for i in live_b for t in bs[i]]], [*init, *init_terms],
+                        checkpoint)
+    result = []
+    for k in range(order):
+        t_all: list = [None] * K
+        for q, i in enumerate(carry_f):
+            t_all[i] = leaves[K + q * order + k]
+        result.append(_pack_tangents(t_all, avals))
+    return result
+
+
+jet_rules["while"] = _while_rule

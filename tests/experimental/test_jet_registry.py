@@ -123,12 +123,12 @@ _NO_DERIVATIVE = {"schur", "hessenberg", "riemann_zeta"}
 _NO_FORWARD_REFERENCE = {"custom_vjp_call"}
 # The series of a primitive without a direct rule comes from its jvp rule at one order lower,
 # recursively (fgrad.experimental.jet), and nested jvp's reference costs about 2^K the
-# function: for the control flow primitives (whose jvp rule is a loop over the jvp of the
-# body, so each order nests the body once more: scan's reference, while's series and
-# reference) and the factorizations whose rules bind several derived primitives, one order-8
-# check takes minutes, so these run to the order given. (scan's own rule runs the body's jet
-# in the loop: tests/test_jet.py::test_scan_to_order_8 checks it at order 8.)
-_ORDER_8_CAP = {"scan": 6, "while": 4, "deferred": 4, "expm": 6, "lu_packed": 6, "qr": 6,
+# function: for the loops (whose jvp rule is a loop over the jvp of the body, so each order
+# of the reference, and of a derived series, nests the body once more) and the
+# factorizations whose rules bind several derived primitives, one order-8 check takes
+# minutes, so these run to the order given. (scan's and while's own jet rules run the body's
+# jet in the loop: tests/test_jet.py checks them at order 8 against the unrolled loop.)
+_ORDER_8_CAP = {"scan": 6, "while": 6, "deferred": 4, "expm": 6, "lu_packed": 6, "qr": 6,
                 "triangular_solve": 6, "cholesky": 6, "rnn_scan_bwd": 6, "rnn_scan": 6}
 _DIFFERENTIABLE = sorted(p.name for p in ALL_PRIMITIVES if not p.nondiff)
 _CHECKED = [n for n in _DIFFERENTIABLE if n not in _NO_DERIVATIVE | _NO_FORWARD_REFERENCE]
