@@ -26,8 +26,8 @@ not. Tensor operators get stand-ins too, for a Tensor constant on the left of a 
 
 Differences from torch.fx: no `*args` forward parameters, no autowrap of `math`, no pytree
 inputs; a concrete argument's guard calls `torch.fx._symbolic_trace._assert` (fgrad.torch has
-no `torch._assert`); functions that fgrad.torch defines once under two names (`atan` and
-`arctan`) name their nodes after the first.
+no `torch._assert`); a function that fgrad.torch defines once under two names (`atan` and
+`arctan`) is printed in code under one of them.
 """
 from . import passes  # noqa: F401
 from . import subgraph_rewriter  # noqa: F401

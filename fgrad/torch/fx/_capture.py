@@ -61,6 +61,7 @@ class _Capturing:
         self._fx_original = original
         self._fx_signature = inspect.signature(original) if normalize else None
         self._fx_method = method
+        self._fx_name = getattr(original, "__name__", None)
 
     def __call__(self, *args, **kwargs):
         p = _proxy_in(args, kwargs)
@@ -70,7 +71,9 @@ class _Capturing:
             return p.tracer.create_proxy("call_method", self._fx_method, args, {})
         if self._fx_signature is not None:
             args, kwargs = _normalized(self._fx_signature, args, kwargs)
-        return p.tracer.create_proxy("call_function", self._fx_original, args, kwargs)
+        # (a function defined once under two names, atan/arctan: the node is named as called)
+        name = self._fx_name if self._fx_name != getattr(self._fx_original, "__name__", None) else None
+        return p.tracer.create_proxy("call_function", self._fx_original, args, kwargs, name)
 
     def __eq__(self, other) -> bool:
         original = self._fx_original
@@ -161,6 +164,7 @@ def _build() -> list:
             normalize = (path == "torch.nn.functional" and isinstance(value, types.FunctionType)
                          and name not in _F_BUILTINS)
             stand_in = capturing(value, normalize)
+            stand_in._fx_name = name
             if path == "torch.nn.functional" and name in _F_METHODS:
                 stand_in._fx_method = name
             entries.append((mod, name, value, stand_in))

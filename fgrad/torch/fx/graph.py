@@ -114,7 +114,10 @@ class Graph:
     @staticmethod
     def _target_to_str(target: Any) -> str:
         if callable(target) and not isinstance(target, str):
-            name = getattr(target, "__name__", None) or type(target).__name__
+            from . import _capture
+            path = _capture.path_of(target)  # (torch's name: fgrad's arctan is atan's code)
+            name = path.rsplit(".", 1)[1] if path else (getattr(target, "__name__", None)
+                                                         or type(target).__name__)
         else:
             name = str(target).replace(".", "_")
         if name.startswith("__") and name.endswith("__") and len(name) > 4:
@@ -362,13 +365,15 @@ def _codegen(graph: Graph, root: str) -> PythonCode:
         return name
 
     # the last user of each node: where the generated code drops its reference
+    # (walking backwards, each input is last used where it is first met; per node, in the
+    # order of its arguments, as torch.fx lists them)
     last_use: dict[Node, Node] = {}
-    for node in graph.nodes:
-        for inp in node.all_input_nodes:
-            last_use[inp] = node
     to_free: dict[Node, list[Node]] = {}
-    for n, user in last_use.items():
-        to_free.setdefault(user, []).append(n)
+    for node in reversed(graph.nodes):
+        for inp in node.all_input_nodes:
+            if inp not in last_use:
+                last_use[inp] = node
+                to_free.setdefault(node, []).append(inp)
     for node in graph.nodes:  # a value nothing reads is dropped where it is made
         if not node.users and node.op not in ("placeholder", "output"):
             to_free.setdefault(node, []).append(node)

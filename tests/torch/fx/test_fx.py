@@ -398,3 +398,19 @@ def test_buffers_and_parameters_read_as_torch_fx():
                 return (x + self.b) * self.b + self.w * self.w
         return M()
     assert ffx.symbolic_trace(mk(ftorch)).code == tfx.symbolic_trace(mk(torch)).code
+
+
+def test_function_calls_code_matches_torch_fx():
+    def make(T):
+        F = T.nn.functional
+
+        def f(x, y):
+            a = T.arctan(x) + T.clamp(y, min=0.0)
+            b = T.stack([a, y], 1).sum(dim=0, keepdim=True)
+            return F.softmax(b, dim=1), T.where(x > 0, x, y), F.elu(a, 0.5), T.matmul(a, y)
+        return f
+    tg, fg = tfx.symbolic_trace(make(torch)), ffx.symbolic_trace(make(ftorch))
+    assert fg.code == tg.code
+    x, y = ftorch.tensor([0.5, -1.0]), ftorch.tensor([2.0, 3.0])
+    for o, r in zip(fg(x, y), make(ftorch)(x, y)):
+        np.testing.assert_array_equal(o.numpy(), r.numpy())
