@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import math
 import sys
+import types
 from typing import Any, Callable
 
 from .. import nn
@@ -60,7 +62,9 @@ class Tracer(TracerBase):
     through. Parameters and buffers read in a traced forward become get_attr nodes; other
     Tensors met as arguments become `_tensor_constant<i>` attributes of the root."""
 
-    def __init__(self, autowrap_modules=(), autowrap_functions=(), param_shapes_constant: bool = False) -> None:
+    def __init__(self, autowrap_modules: tuple = (math,), autowrap_functions: tuple = (),
+                 param_shapes_constant: bool = False) -> None:
+        self.autowrap_modules = tuple(autowrap_modules)
         self.autowrap_functions = tuple(autowrap_functions)
         self.graph = Graph()
         self.root = None
@@ -201,10 +205,18 @@ class Tracer(TracerBase):
         patched = [(g, n, g[n] if n in g else getattr(builtins, n)) for g, n in _wrapped
                    if n in g or hasattr(builtins, n)]
         absent = [(g, n) for g, n in _wrapped if n not in g and hasattr(builtins, n)]
-        for fn_ in self.autowrap_functions:
-            g = getattr(fn, "__globals__", {})
-            if fn_.__name__ in g:
-                patched.append((g, fn_.__name__, g[fn_.__name__]))
+        # autowrap (math by default): the modules' functions, and the traced function's global
+        # names bound to them (`from math import sqrt`), record calls that receive a Proxy
+        fn_globals = getattr(fn, "__globals__", {})
+        auto = {id(f_) for f_ in self.autowrap_functions}
+        for mod in self.autowrap_modules:
+            for k, v in vars(mod).items():
+                if not k.startswith("_") and isinstance(v, (types.BuiltinFunctionType, types.FunctionType)):
+                    patched.append((vars(mod), k, v))
+                    auto.add(id(v))
+        for k, v in list(fn_globals.items()):
+            if id(v) in auto:
+                patched.append((fn_globals, k, v))
         _capture.acquire()
         nn.Module.__call__ = module_call
         nn.Module.__getattr__ = module_getattr

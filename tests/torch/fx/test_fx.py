@@ -3,6 +3,7 @@ library (node ops, targets by name, argument structure), generated code, GraphMo
 Interpreter/Transformer, graph editing, replace_pattern, ShapeProp, and the capture's release."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -414,3 +415,14 @@ def test_function_calls_code_matches_torch_fx():
     x, y = ftorch.tensor([0.5, -1.0]), ftorch.tensor([2.0, 3.0])
     for o, r in zip(fg(x, y), make(ftorch)(x, y)):
         np.testing.assert_array_equal(o.numpy(), r.numpy())
+
+
+def test_math_autowrapped_as_torch_fx():
+    def make(T):
+        def f(x):
+            return x / math.sqrt(x.shape[-1]) + math.sqrt(4) + T.tanh(x).size(0)
+        return f
+    tg, fg = tfx.symbolic_trace(make(torch)), ffx.symbolic_trace(make(ftorch))
+    assert fg.code == tg.code and str(fg.graph) == str(tg.graph)
+    assert math.sqrt(4.0) == 2.0 and type(math.sqrt).__name__ == "builtin_function_or_method"
+    np.testing.assert_allclose(fg(ftorch.ones(4)).numpy(), [6.5] * 4)
