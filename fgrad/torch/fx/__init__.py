@@ -22,12 +22,16 @@ record it.
 
 The stand-ins compare and hash equal to the functions they stand for, so
 `node.target == torch.relu` holds inside a Transformer (where Proxies are alive); `is` does
-not. Tensor operators get stand-ins too, for a Tensor constant on the left of a Proxy.
+not. While installed, a stand-in adds a few microseconds to each call. Tensor operators get
+stand-ins too, for a Tensor constant on the left of a Proxy (`scale * x` records
+`scale.mul(x)`, as torch.fx does), and so do `math`'s functions while tracing (torch.fx's
+autowrap). A torch.nn.functional call is recorded as PyTorch's Python functions pass it on:
+required parameters positionally, the others by keyword with their values or defaults.
 
-Differences from torch.fx: no `*args` forward parameters, no autowrap of `math`, no pytree
-inputs; a concrete argument's guard calls `torch.fx._symbolic_trace._assert` (fgrad.torch has
-no `torch._assert`); a function that fgrad.torch defines once under two names (`atan` and
-`arctan`) is printed in code under one of them.
+Differences from torch.fx: no `*args` forward parameters and no pytree inputs; a concrete
+argument's guard calls `torch.fx._symbolic_trace._assert` (fgrad.torch has no
+`torch._assert`); the functional calls that PyTorch implements in C under `torch._C._nn`
+(F.gelu, F.linear, ...) print under `torch.nn.functional`.
 """
 from . import passes  # noqa: F401
 from . import subgraph_rewriter  # noqa: F401

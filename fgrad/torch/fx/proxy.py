@@ -94,7 +94,8 @@ class Proxy:
     def __del__(self) -> None:
         if self.__dict__.get("_held"):
             self.__dict__["_held"] = False
-            _capture.release()
+            if _capture is not None:  # (None once the interpreter is tearing modules down)
+                _capture.release()
 
     def __repr__(self) -> str:
         return f"Proxy({self.node.name})"
