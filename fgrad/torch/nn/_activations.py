@@ -72,15 +72,18 @@ def _elu_family(x, alpha: float, scale: float, input_scale: float):
 
 
 def _edge(t, v):
-    """t itself, times a one that is computed from v (1 + 0 * v, v's infinities and NaNs taken as
-    0): linear in t, so its transpose keeps the factor, and with it an edge to v whose
-    derivative is zeros. PyTorch's backward ops of the piecewise-linear functions
+    """t itself, times a one computed from v's first element (1 + 0 * v, an infinity or NaN
+    taken as 0): linear in t, so its transpose keeps the factor, and with it an edge to v
+    whose derivative is zeros. PyTorch's backward ops of the piecewise-linear functions
     (hardtanh_backward, leaky_relu_backward, ...) take the input, so a create_graph gradient
     requires grad and differentiates again to 0 (the next order raises: that 0 needs no grad);
     a gradient masked by comparisons alone would have no edge, and differentiating it again
-    would raise already."""
-    finite = fnp.where(fnp.isfinite(v), v, fnp.zeros_like(v))
-    return fnp.multiply(t, fnp.add(fnp.multiply(finite, 0.0), 1.0))
+    would raise already. (One element carries the edge: the factor costs O(1).)"""
+    if math.prod(shape(v)) == 0:
+        return t
+    first = fnp.reshape(v, (-1,))[0]
+    first = fnp.where(fnp.isfinite(first), first, fnp.zeros_like(first))
+    return fnp.multiply(t, fnp.add(fnp.multiply(first, 0.0), 1.0))
 
 
 def _piecewise_linear(x, value, tangent):
@@ -161,7 +164,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
     def tangent(v, t):  # (0 at NaN, as PyTorch's vectorised kernel)
         inside = fnp.logical_and(fnp.greater(v, min_val), fnp.less(v, max_val))
-        return fnp.where(inside, t, fnp.zeros_like(t))
+        return fnp.where(inside, t, 0.0)
 
     return _piecewise_linear(x, value, tangent)
 
@@ -246,7 +249,7 @@ def _dead_zone(v, t, lambd: float):
     """t outside [-lambd, lambd], 0 inside and at NaN: PyTorch's hardshrink_backward and
     softshrink_backward (its vectorised kernel's choice at NaN)."""
     outside = fnp.logical_or(fnp.less(v, -lambd), fnp.greater(v, lambd))
-    return fnp.where(outside, t, fnp.zeros_like(t))
+    return fnp.where(outside, t, 0.0)
 
 
 @torch_op("SoftshrinkBackward0")
@@ -290,7 +293,7 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
         return fnp.where(fnp.less_equal(v, threshold), fnp.asarray(below, dtype(v)), v)
 
     def tangent(v, t):
-        return fnp.where(fnp.less_equal(v, threshold), fnp.zeros_like(t), t)
+        return fnp.where(fnp.less_equal(v, threshold), 0.0, t)
 
     return _piecewise_linear(x, value_of, tangent)
 
