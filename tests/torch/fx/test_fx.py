@@ -426,3 +426,25 @@ def test_math_autowrapped_as_torch_fx():
     assert fg.code == tg.code and str(fg.graph) == str(tg.graph)
     assert math.sqrt(4.0) == 2.0 and type(math.sqrt).__name__ == "builtin_function_or_method"
     np.testing.assert_allclose(fg(ftorch.ones(4)).numpy(), [6.5] * 4)
+
+
+def test_replace_pattern_skips_matches_used_outside():
+    """A match whose inner value is read elsewhere is left alone (torch.fx's rule)."""
+    def build(T, fx):
+        class M(T.nn.Module):
+            def forward(self, x, y):
+                a = x.relu() * 2
+                return a.sum() + (y.relu() * 2).sum() + a.mean()
+
+        def pattern(x):
+            return (x.relu() * 2).sum()
+
+        def replacement(x):
+            return x.sigmoid().sum()
+        gm = fx.symbolic_trace(M())
+        return gm, fx.replace_pattern(gm, pattern, replacement)
+    tg, tm = build(torch, tfx)
+    fg, fm = build(ftorch, ffx)
+    assert len(fm) == len(tm) == 1
+    assert fg.code == tg.code
+    fg.graph.lint()
