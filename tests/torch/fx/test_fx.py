@@ -448,3 +448,33 @@ def test_replace_pattern_skips_matches_used_outside():
     assert len(fm) == len(tm) == 1
     assert fg.code == tg.code
     fg.graph.lint()
+
+
+def test_errors_name_the_problem():
+    class Star(ftorch.nn.Module):
+        def forward(self, *xs):
+            return xs[0]
+    with pytest.raises(NotImplementedError, match=r"\*args/\*\*kwargs parameters \(xs\)"):
+        ffx.symbolic_trace(Star())
+
+    class Branch(ftorch.nn.Module):
+        def forward(self, x):
+            return x if x.sum() > 0 else -x
+    with pytest.raises(ffx.proxy.TraceError, match="control flow"):
+        ffx.symbolic_trace(Branch())
+    assert ftorch.relu.__class__.__name__ == "function"  # the failed trace let go of the capture
+
+    def inner():
+        ffx.wrap("len")
+    with pytest.raises(NotImplementedError, match="top level of a module"):
+        inner()
+    g = ffx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_module("lin", (x,)))
+    with pytest.raises(RuntimeError, match="referenced target lin but that target was not provided"):
+        ffx.GraphModule({}, g)
+    gm = ffx.GraphModule({"lin": ftorch.nn.Identity()}, g)
+    with pytest.raises(RuntimeError, match="Expected positional argument for parameter x"):
+        ffx.Interpreter(gm).run()
+    with pytest.raises(ValueError, match="Node op must be one of"):
+        g.create_node("call", "lin")
