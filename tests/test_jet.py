@@ -443,6 +443,31 @@ def test_while_loop_to_order_8() -> None:
            [jet(unrolled, (x,), series)[1][7] for x in xs], rtol=1e-10)
 
 
+def test_cond_and_switch_to_order_8() -> None:
+    # cond's rule: a cond over the branches' jets; each side equals the jet of its branch
+    def f(x):
+        return fgrad.lax.cond(x > 0, lambda x: fnp.sin(x) * x, lambda x: fnp.exp(x) * 2.0, x)
+    series = ((1.0, 0.5, -0.3, 0.2, 0.0, 0.1, -0.2, 0.4),)
+    for x0, branch in ((0.8, lambda x: fnp.sin(x) * x), (-0.8, lambda x: fnp.exp(x) * 2.0)):
+        fp, fs = jet(f, (x0,), series)
+        bp, bs = jet(branch, (x0,), series)
+        _close(fp, bp, rtol=1e-12)
+        for a, b in zip(fs, bs):
+            _close(a, b, rtol=1e-10, atol=1e-10)
+    # a batched predicate (vmap) takes each example's branch
+    xs = np.array([0.8, -0.8])
+    _close(fgrad.vmap(lambda x: jet(f, (x,), series)[1][7])(xs), [jet(f, (x,), series)[1][7] for x in xs],
+           rtol=1e-10)
+
+    def g(x, y):  # a switch with pytree branch outputs, one of them unused
+        return fgrad.lax.switch(1, [lambda x, y: (x * y, x), lambda x, y: (fnp.tanh(x) * y, y * y)], x, y)[0]
+    s2 = series + ((0.3,) * 8,)
+    _, fs = jet(g, (0.8, 1.2), s2)
+    _, bs = jet(lambda x, y: fnp.tanh(x) * y, (0.8, 1.2), s2)
+    for a, b in zip(fs, bs):
+        _close(a, b, rtol=1e-10, atol=1e-10)
+
+
 def test_custom_jvp_function_goes_through_its_own_body() -> None:
     # as JAX's jet: custom rules are first-order, so the series goes through the function
     # (JAX 0.10's jet leaks a tracer on a custom_jvp function, so JAX's reference is the

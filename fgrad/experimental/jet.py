@@ -868,3 +868,38 @@ def _while_rule(primals, series, out, *, order, prim, cond_jaxpr, body_jaxpr, co
 
 
 jet_rules["while"] = _while_rule
+
+
+# --- cond: a cond over the branches' jets ---------------------------------------------------
+
+def _cond_rule(primals, series, out, *, order, prim, branches):
+    from .._packing import pack
+    from ..lax._cond import _bind_cond
+    from ..lax._common import stage
+
+    index, args, aser = primals[0], list(primals[1:]), list(series[1:])
+    n = len(args)
+    outs = [ShapedArray(a.shape, a.dtype) for a in branches[0].out_avals]
+    live = [i for i in range(n) if aser[i] is not None]
+
+    def branch_jet(br):
+        def fn(*a):
+            ser: list = [None] * n
+            for q, i in enumerate(live):
+                ser[i] = list(a[n + q * order:n + (q + 1) * order])
+            outs_p, outs_s = _jet_jaxpr(br, order, list(a[:n]), ser)
+            terms = []
+            for k in range(order):
+                t = [None if s is None or not _inexact(av.dtype) else s[k] for s, av in zip(outs_s, outs)]
+                t = [fnp.zeros(av.shape, av.dtype) if x is None and _inexact(av.dtype) else x
+                     for x, av in zip(t, outs)]
+                terms.append(t[0] if len(outs) == 1 else pack(t, outs, zero_ints=True))
+            return terms
+        return fn
+    ins = branches[0].in_avals
+    avals = list(ins) + [ShapedArray(ins[i].shape, ins[i].dtype) for i in live for _ in range(order)]
+    staged = [stage(branch_jet(br), avals, "cond jet") for br in branches]
+    return _bind_cond(index, staged, args + [t for i in live for t in aser[i]])
+
+
+jet_rules["cond"] = _cond_rule
