@@ -489,6 +489,8 @@ recipe("diff", "last", lambda M, x: M.diff(x), X3, dtypes=ALL)
 recipe("diff", "n2_axis0", lambda M, x: M.diff(x, 2, axis=0), Arg((4, 3)), dtypes=REALS)
 recipe("diff", "prepend_append", lambda M, x, a: M.diff(x, axis=1, prepend=0.5, append=a), X, Arg((2, 1)))
 recipe("unique", "flat", lambda M, x: M.unique(x), Arg((3, 4), -2, 2), dtypes=ALL, concrete=True)
+recipe("unique", "sized", lambda M, x: M.unique(x, size=5, fill_value=0, return_counts=True), Arg((3, 4), -2, 2),
+       dtypes=REALS, numpy=False)  # (JAX's size=: stages)
 recipe("unique", "all_returns", lambda M, x: M.unique(x, True, True, True), Arg((3, 4), -2, 2), dtypes=REALS,
        concrete=True)
 recipe("unique", "axis", lambda M, x: M.unique(M.concatenate([x, x]), return_inverse=True, axis=0), X,

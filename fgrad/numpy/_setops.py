@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.errors import FgradTypeError, FgradValueError, ShapeError
 from ..core.trace import Tracer, xp_of
+from ..ops import cumulative
 from ..ops import elementwise as ew
 from ..ops import index as ix
 from ..ops import reduce as red
@@ -57,12 +58,25 @@ def concrete_array(x, what: str) -> np.ndarray:
 # --- unique -----------------------------------------------------------------------------------
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: Any = None, *, equal_nan: bool = True) -> Any:
+           axis: Any = None, *, equal_nan: bool = True, size: int | None = None, fill_value: Any = None) -> Any:
     """The sorted unique elements of `ar` (of the flattened array, or the unique slices along
     `axis`), NumPy's signature and results: with return_index the first occurrences, with
     return_inverse the indices that rebuild `ar` (of `ar`'s shape for axis=None), with
-    return_counts how often each occurs. Needs the values (not under jit/vmap); the unique
-    values are gathered from `ar`, so gradients reach the first occurrences."""
+    return_counts how often each occurs. Without `size` it needs the values (not under
+    jit/vmap); the unique values are gathered from `ar`, so gradients reach the first
+    occurrences.
+
+    With `size` (JAX's argument; axis=None only) the results have exactly `size` entries: the
+    first `size` unique values, padded with `fill_value` (default: the smallest value), their
+    indices padded with the smallest value's, counts padded with 0. They come from a stable
+    sort, a mask of where each run of equal values starts and fgrad.numpy.nonzero(size=), so
+    this stages under jit and vmap; gradients reach the element each value is gathered from
+    (the first occurrence).
+    """
+    if size is not None:
+        return _unique_sized(ar, size, fill_value, return_index, return_inverse, return_counts, axis, equal_nan)
+    if fill_value is not None:
+        raise FgradValueError("unique: fill_value is only used with size=; pass size= as well (or drop fill_value)")
     a = as_value(ar, "unique")
     raw = _concrete(a, "unique (the number of unique values depends on the values)")
     v = concrete_array(raw, "unique")
@@ -83,6 +97,59 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     extra = [xp.asarray(r.astype(np.int64)) for r, want in ((index, return_index), (inverse, return_inverse),
                                                             (counts, return_counts)) if want]
     return (values, *extra) if extra else values
+
+
+def _unique_sized(ar, size, fill_value, return_index: bool, return_inverse: bool, return_counts: bool, axis,
+                  equal_nan: bool):
+    """unique with a fixed result length (see unique), from staged primitives only."""
+    from ._index import nonzero
+    from ._sorting import argsort
+    a = as_value(ar, "unique")
+    if axis is not None:
+        raise FgradValueError(f"unique: size= is supported with axis=None only (got axis={axis!r}); flatten first, "
+                              "or drop size= (then the values must be concrete)")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise FgradValueError(f"unique: size must be a non-negative int (the results' fixed length), got {size!r}")
+    size = int(size)
+    shape = shape_of(a)
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0 and size and fill_value is None:
+        raise FgradValueError("unique: for an empty array with size > 0, fill_value must be given (there is no "
+                              "smallest value to pad with)")
+    i64 = np.dtype(np.int64)
+    dt = dtype_of(a)
+    flat = sh.reshape(a, (n,))
+    if n == 0:  # (JAX's results for an empty array)
+        out = [sh.broadcast_in_dim(cast(np.asarray(fill_value), dt), (size,), ()) if size else flat]
+        out += [np.zeros(0, i64) for want in (return_index, return_inverse) if want]
+        out += [np.zeros(0, i64)] if return_counts else []
+        return tuple(out) if len(out) > 1 else out[0]
+    perm = argsort(flat, stable=True)
+    aux = take(flat, perm)
+    later, earlier = getitem(aux, slice(1, None)), getitem(aux, slice(None, -1))
+    starts = ew.ne(later, earlier)
+    if dt.kind in "fc" and equal_nan:  # NaNs are one value (sorted last)
+        starts = ew.logical_and(starts, ew.logical_not(ew.logical_and(ew.isnan(later), ew.isnan(earlier))))
+    mask = sh.concatenate([np.ones(1, bool), starts], 0)
+    (first,) = nonzero(mask, size=size)
+    values = take(aux, first)
+    if fill_value is not None:
+        found = red.reduce_sum(cast(mask, i64), (0,))
+        values = ew.select(ew.lt(np.arange(size, dtype=np.int64), found),
+                           values, sh.broadcast_in_dim(cast(np.asarray(fill_value), dt), (size,), ()))
+    out = [values]
+    if return_index:
+        out.append(take(perm, first))
+    if return_inverse:
+        run = ew.sub(cumulative.cumsum(cast(mask, i64), 0), np.ones((), i64))
+        out.append(sh.reshape(ix.scatter_add(run, [perm], (ARRAY,), (n,)), shape))
+    if return_counts:
+        (bounds,) = nonzero(mask, size=size + 1)
+        ends = getitem(bounds, slice(1, None))
+        ends = ew.select(ew.ne(ends, np.zeros((), i64)), ends, np.full((size,), n, i64))  # (padding: n)
+        starts_at = sh.concatenate([getitem(bounds, slice(0, 1)), getitem(ends, slice(None, -1))], 0)
+        out.append(ew.sub(ends, starts_at))
+    return tuple(out) if len(out) > 1 else values
 
 
 # --- bincount ---------------------------------------------------------------------------------
