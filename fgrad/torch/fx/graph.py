@@ -273,9 +273,7 @@ class Graph:
 
     def print_tabular(self) -> None:
         """Print the nodes as a table: opcode, name, target, args, kwargs."""
-        rows = [[n.op, n.name, _qualified_name(n.target) if n.op == "call_function" else str(n.target),
-                 _format_arg(n.args).replace("%", ""), _format_arg(n.kwargs).replace("%", "")]
-                for n in self.nodes]
+        rows = [[n.op, n.name, str(n.target), str(n.args), str(n.kwargs)] for n in self.nodes]
         head = ["opcode", "name", "target", "args", "kwargs"]
         widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731

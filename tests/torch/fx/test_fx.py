@@ -478,3 +478,18 @@ def test_errors_name_the_problem():
         ffx.Interpreter(gm).run()
     with pytest.raises(ValueError, match="Node op must be one of"):
         g.create_node("call", "lin")
+
+
+def test_print_tabular(capsys):
+    class Lower(ffx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return False
+    Lower().trace(_models(ftorch)[0]).print_tabular()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    assert lines[2].split() == ["placeholder", "x", "x", "()", "{}"]
+    assert lines[4].startswith("get_attr ") and lines[4].split()[1:3] == ["fc1_bias", "fc1.bias"]
+    relu = next(line for line in lines if line.startswith("call_function") and " relu " in line)
+    assert "<function relu at " in relu and " (linear,) " in relu and relu.endswith("{'inplace': False}")
+    assert lines[-1].split() == ["output", "output", "output", "(linear_1,)", "{}"]
