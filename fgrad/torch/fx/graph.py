@@ -9,7 +9,7 @@ import operator
 import re
 from typing import Any, Callable, Iterator
 
-from .node import _INFIX, _PREFIX, Node, _format_arg, _qualified_name, map_arg
+from .node import _INFIX, _PREFIX, Node, map_arg
 
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"inf", "nan", "NoneType", "torch", "self"}
 _SUFFIX = re.compile(r"(.*)_(\d+)$")

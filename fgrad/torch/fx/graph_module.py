@@ -113,7 +113,8 @@ class GraphModule(nn.Module):
         return text
 
     def __str__(self) -> str:
-        return super().__repr__() + "\n" + self.code + "\n# To see more debug info, please use `graph_module.print_readable()`"
+        return (super().__repr__() + "\n" + self.code
+                + "\n# To see more debug info, please use `graph_module.print_readable()`")
 
     def __deepcopy__(self, memo: dict) -> "GraphModule":
         import copy

@@ -63,7 +63,8 @@ class Interpreter:
         except StopIteration:
             if args:
                 return args[0]
-            raise RuntimeError(f"Expected positional argument for parameter {target}, but one was not passed in!") from None
+            raise RuntimeError(f"Expected positional argument for parameter {target}, "
+                               "but one was not passed in!") from None
 
     def get_attr(self, target: str, args: tuple, kwargs: dict) -> Any:
         """The module attribute at the path `target`."""
