@@ -104,6 +104,8 @@ class Graph:
             type_expr: an optional type annotation.
         Returns:
             the new Node."""
+        # a function reached while Proxies live is a stand-in: the node keeps the function itself
+        target = getattr(target, "_fx_original", target) if op == "call_function" else target
         candidate = name if name is not None else self._target_to_str(target)
         node = Node(self, self._ns.create_name(candidate), op, target, tuple(args or ()),
                     dict(kwargs or {}), type_expr)
