@@ -16,9 +16,10 @@ of `Proxy(graph.placeholder("x"))` holds it too), the public functions of `torch
 by wrappers that record a call_function node (target: the original function) when a Proxy is
 among their arguments and call the original otherwise; the originals are restored when the
 last Proxy is gone. Programs that never build a Proxy never run a wrapper, so the Tensor path
-is untouched. The cost: a function bound by name before a trace (`from torch import relu`)
-is called directly and runs on the Proxy as Python code (often failing), where PyTorch would
-record it.
+is untouched. A trace also swaps in stand-ins for torch functions bound by name
+(`from torch import relu`) in the globals of the traced function and of the traced modules'
+classes; elsewhere such a name (a hand-built graph's helper, say) calls the function
+itself on the Proxy, where PyTorch would record it.
 
 The stand-ins compare and hash equal to the functions they stand for, so
 `node.target == torch.relu` holds inside a Transformer (where Proxies are alive); `is` does

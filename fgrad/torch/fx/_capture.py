@@ -181,6 +181,13 @@ def name_target(fn, path: str) -> None:
 _pinned: list = []
 
 
+def stand_ins() -> dict[int, "_Capturing"]:
+    """id(original torch function) -> its stand-in (for names bound outside the namespaces,
+    `from torch import relu`, which a trace patches in the traced code's globals)."""
+    entries = _entries if _entries is not None else _build()
+    return {id(orig): w for mod, _, orig, w in entries if isinstance(w, _Capturing)}
+
+
 def path_of(target) -> str | None:
     """The dotted name a torch namespace function is printed under (`torch.relu`), or None."""
     if _entries is None:

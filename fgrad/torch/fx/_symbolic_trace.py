@@ -217,19 +217,33 @@ class Tracer(TracerBase):
         for k, v in list(fn_globals.items()):
             if id(v) in auto:
                 patched.append((fn_globals, k, v))
+        # torch functions bound by name (`from torch import relu`) in the traced code's modules
+        stand_ins = _capture.stand_ins()
+        scopes = {id(fn_globals): fn_globals}
+        for _, m in self.root.named_modules():
+            g = getattr(type(m).forward, "__globals__", None)
+            if g is not None and not g.get("__name__", "").startswith("fgrad."):
+                scopes.setdefault(id(g), g)
+        by_name = []
+        for g in scopes.values():
+            for k, v in g.items():
+                if not k.startswith("__") and id(v) in stand_ins:
+                    by_name.append((g, k, v))
         _capture.acquire()
         nn.Module.__call__ = module_call
         nn.Module.__getattr__ = module_getattr
         for g, n, orig in patched:
             _capture._wrapped_ids.add(id(orig))
             g[n] = _capture.capturing(orig)
+        for g, n, orig in by_name:
+            g[n] = stand_ins[id(orig)]
         try:
             result = fn(*bound, *args)
             self.create_node("output", "output", (self.create_arg(result),), {}, name="output")
         finally:
             nn.Module.__call__ = orig_call
             nn.Module.__getattr__ = orig_getattr
-            for g, n, orig in patched:
+            for g, n, orig in patched + by_name:
                 g[n] = orig
             for g, n in absent:
                 g.pop(n, None)

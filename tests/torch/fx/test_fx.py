@@ -11,7 +11,9 @@ import pytest
 
 import fgrad.torch as ftorch
 import fgrad.torch.fx as ffx
+from fgrad.torch import cat as _cat  # (names bound outside the namespaces, for one test)
 from fgrad.torch.fx.passes.shape_prop import ShapeProp
+from fgrad.torch.nn.functional import softmax as _softmax
 
 torch = pytest.importorskip("torch")
 import torch.fx as tfx  # noqa: E402
@@ -495,3 +497,13 @@ def test_print_tabular(capsys):
     relu = next(line for line in lines if line.startswith("call_function") and " relu " in line)
     assert "<function relu at " in relu and " (linear,) " in relu and relu.endswith("{'inplace': False}")
     assert lines[-1].split() == ["output", "output", "output", "(linear_1,)", "{}"]
+
+
+def test_names_bound_from_torch_are_recorded():
+    class M(ftorch.nn.Module):
+        def forward(self, x):
+            return _softmax(_cat([x, x]), dim=0)
+    gm = ffx.symbolic_trace(M())
+    assert "cat = torch.cat([x, x]);  x = None" in gm.code
+    assert "softmax = torch.nn.functional.softmax(cat, dim = 0, _stacklevel = 3, dtype = None)" in gm.code
+    assert _cat is ftorch.cat and type(_softmax).__name__ == "function"  # put back after the trace
