@@ -507,3 +507,21 @@ def test_names_bound_from_torch_are_recorded():
     assert "cat = torch.cat([x, x]);  x = None" in gm.code
     assert "softmax = torch.nn.functional.softmax(cat, dim = 0, _stacklevel = 3, dtype = None)" in gm.code
     assert _cat is ftorch.cat and type(_softmax).__name__ == "function"  # put back after the trace
+
+
+def test_shape_prop_matches_torch():
+    from torch.fx.passes.shape_prop import ShapeProp as TShapeProp
+    tm, fm = _models(torch)[1], _models(ftorch)[1]
+    tg, fg = tfx.symbolic_trace(tm), ffx.symbolic_trace(fm)
+    TShapeProp(tg).propagate(torch.randn(2, 1, 8, 8))
+    ShapeProp(fg).propagate(ftorch.randn(2, 1, 8, 8))
+
+    def metas(g):
+        out = {}
+        for n in g.graph.nodes:
+            m = n.meta.get("tensor_meta")
+            if m is not None:
+                out[n.name] = [(tuple(t.shape), str(t.dtype).split(".")[-1], tuple(t.stride))
+                               for t in (m if isinstance(m, tuple) and not hasattr(m, "shape") else (m,))]
+        return out
+    assert metas(fg) == metas(tg)
