@@ -73,3 +73,16 @@ def test_arguments_without_grad_give_plain_results():
     with ftorch.no_grad():
         out = ftorch.func.grad(lambda r: r.sin().sum())(ftorch.tensor(X, requires_grad=True))
     assert not out.requires_grad
+
+
+def test_compiled_function_results_backpropagate():
+    # torch.compile of a function (fgrad.jit on the values) records one node per call
+    f = ftorch.compile(lambda a, b: (a * b).sin().sum())
+    a = ftorch.tensor(W, requires_grad=True)
+    b = ftorch.tensor(X[0])
+    y = f(a, b)
+    (g,) = ftorch.autograd.grad(y, a, create_graph=True)
+    (h,) = ftorch.autograd.grad(g.sum(), a)
+    np.testing.assert_allclose(g.detach().numpy(), np.cos(W * X[0]) * X[0], rtol=1e-14)
+    np.testing.assert_allclose(h.numpy(), -np.sin(W * X[0]) * X[0] ** 2, rtol=1e-14)
+    assert f(a.detach(), b).grad_fn is None

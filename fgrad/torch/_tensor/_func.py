@@ -225,6 +225,8 @@ def compile_function(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def compiled(*args, **kwargs):
         (vals, kw), boxed = _unbox((args, kwargs))
+        if _records(args, kwargs):  # the compiled program's results join the autograd graph
+            return _recorded(lambda a, k: jitted(boxed, *a, **k), args, kwargs)
         return _results(jitted(boxed, *vals, **kw), (True,))
     compiled.stats = jitted.stats
     return compiled
