@@ -21,6 +21,9 @@ CASES = {
                                                                      argnums=(0, 1))(x, w)),
     "jacrev": lambda L, x, w: L.func.jacrev(lambda w, x: (x * w).sin().sum(0))(w, x).square().sum(),
     "hessian": lambda L, x, w: L.func.hessian(lambda w: (w ** 4).sum())(w).sum(),
+    "vjp": lambda L, x, w: L.func.vjp(lambda r: (r * r).sin(), x)[1](w.expand(2, 3))[0].sum()
+                            + L.func.vjp(lambda r: (r * r).sin(), x)[0].sum(),
+    "jvp": lambda L, x, w: sum(o.sum() for o in L.func.jvp(lambda r: (r * r).sin(), (x,), (w.expand(2, 3),))),
     "vmap_of_grad": lambda L, x, w: L.func.vmap(L.func.grad(lambda r, w: (r * w).cos().sum()),
                                                 in_dims=(0, None))(x, w).square().sum(),
 }

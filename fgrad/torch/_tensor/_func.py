@@ -150,6 +150,14 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
         out = _results(res[0], boxed)
         aux = _results(res[2], boxed) if has_aux else None
     pullback = res[1]
+    if not has_aux and _records(primals, {}):
+        # the output and each cotangent's pullback join the autograd graph, as torch.func's
+        # (the pullback reruns the function's vjp on values, as one torch op of primals and ct)
+        out = _recorded(lambda a, k: _OnValues(func, boxed)(*a), primals, {})
+
+        def vjp_fn(ct):
+            return _recorded(lambda a, k: _vjp(_OnValues(func, boxed), *a[0])[1](a[1]), (primals, ct), {})
+        return out, vjp_fn
 
     def vjp_fn(ct):
         with dicts_in_insertion_order():
@@ -161,6 +169,9 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = Fals
     """torch.func.jvp: (output, tangent output[, aux])."""
     with dicts_in_insertion_order():
         vals, boxed = _unbox(tuple(primals))
+        if not has_aux and _records((primals, tangents), {}):  # (results in the autograd graph)
+            return _recorded(lambda a, k: _jvp(_OnValues(func, boxed), a[0], a[1]), (tuple(primals), tuple(tangents)),
+                             {})
         res = _jvp(_OnValues(func, boxed), vals, _unbox(tuple(tangents))[0], has_aux=has_aux)
         return _results(res, boxed)
 
