@@ -102,8 +102,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
 def _unique_sized(ar, size, fill_value, return_index: bool, return_inverse: bool, return_counts: bool, axis,
                   equal_nan: bool):
     """unique with a fixed result length (see unique), from staged primitives only."""
-    from ._index import nonzero
-    from ._sorting import argsort
+    from ._index import nonzero  # (imported on use: _index and _sorting import this module)
+    from ._sorting import argsort  # (the same cycle)
     a = as_value(ar, "unique")
     if axis is not None:
         raise FgradValueError(f"unique: size= is supported with axis=None only (got axis={axis!r}); flatten first, "

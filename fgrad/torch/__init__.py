@@ -3,6 +3,7 @@
 Tensors with `requires_grad`, `.grad`, `.grad_fn` and `.backward()`, `torch.nn`, `torch.optim`,
 `torch.utils.data`, `torch.func`, `torch.autograd`, `torch.linalg`, ... on the same primitives,
 derivative rules and backward engine as the functional door, `fgrad` (JAX's names)."""
+import importlib as _importlib
 import sys as _sys
 
 from .. import __version__  # noqa: F401  (torch.__version__: fgrad's)
@@ -68,6 +69,5 @@ _sys.modules[__name__ + ".utils.benchmark"] = _benchmark
 def __getattr__(name: str):
     """`torch.fx` after a plain `import torch`: imported on first use (it costs tens of ms)."""
     if name == "fx":
-        import importlib
-        return importlib.import_module(__name__ + ".fx")
+        return _importlib.import_module(__name__ + ".fx")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

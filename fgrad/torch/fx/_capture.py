@@ -35,7 +35,7 @@ def is_wrapped(fn) -> bool:
 
 def _proxy_in(args, kwargs):
     """The first Proxy inside args/kwargs (lists, tuples and dicts searched), or None."""
-    from .proxy import Proxy
+    from .proxy import Proxy  # (imported on use: a cycle within fgrad.torch)
     stack = list(args)
     if kwargs:
         stack.extend(kwargs.values())
@@ -134,7 +134,7 @@ _TENSOR_METHODS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "
 def _tensor_operator(orig, method_name: str):
     """A Tensor operator method that records a call_method node when the other operand is a
     Proxy, and runs `orig` otherwise."""
-    from .proxy import Proxy
+    from .proxy import Proxy  # (imported on use: a cycle within fgrad.torch)
 
     def method(self, other):
         if isinstance(other, Proxy):
@@ -146,7 +146,7 @@ def _tensor_operator(orig, method_name: str):
 
 def _build() -> list:
     global _entries
-    from .._tensor import Tensor
+    from .._tensor import Tensor  # (imported on use: a cycle within fgrad.torch)
     entries, seen = [], set()
     for name, method_name in _TENSOR_METHODS.items():
         orig = vars(Tensor).get(f"__{name}__")

@@ -14,6 +14,7 @@ from ..nn.parameter import Parameter
 from . import _capture
 from .graph import Graph
 from .proxy import Proxy, TracerBase
+from ...core.errors import FgradNotImplementedError
 
 # (globals dict, name) of the functions `wrap` registered: patched while tracing
 _wrapped: list[tuple[dict, str]] = []
@@ -29,10 +30,10 @@ def wrap(fn_or_name: Callable | str):
         `fn_or_name`, unchanged (so it works as a decorator)."""
     name = fn_or_name if isinstance(fn_or_name, str) else getattr(fn_or_name, "__name__", None)
     if not name or name == "<lambda>":
-        raise NotImplementedError(f"wrap needs a named module-level function or its name, got {fn_or_name!r}")
+        raise FgradNotImplementedError(f"wrap needs a named module-level function or its name, got {fn_or_name!r}")
     frame = sys._getframe(1)
     if frame.f_code.co_name != "<module>":
-        raise NotImplementedError("wrap must be called at the top level of a module")
+        raise FgradNotImplementedError("wrap must be called at the top level of a module")
     if not any(g is frame.f_globals and n == name for g, n in _wrapped):
         _wrapped.append((frame.f_globals, name))
     return fn_or_name
@@ -138,10 +139,10 @@ class Tracer(TracerBase):
             if isinstance(x, Tensor) and self.root is not None:
                 return self.create_node("get_attr", self._tensor_path(x, create=True), (), {})
             if isinstance(x, nn.Module):
-                raise NotImplementedError(f"argument of type {type(x).__name__} (a Module) cannot be "
+                raise FgradNotImplementedError(f"argument of type {type(x).__name__} (a Module) cannot be "
                                           "a node argument; call it instead")
             return x
-        from .node import map_aggregate
+        from .node import map_aggregate  # (imported on use: a cycle within fgrad.torch)
         return map_aggregate(a, leaf)
 
     # --- tracing -----------------------------------------------------------------------------
@@ -174,7 +175,7 @@ class Tracer(TracerBase):
         args = []
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise NotImplementedError(f"tracing {fn.__qualname__}: *args/**kwargs parameters "
+                raise FgradNotImplementedError(f"tracing {fn.__qualname__}: *args/**kwargs parameters "
                                           f"({p.name}) are not supported; give named parameters")
             if p.name in concrete_args:
                 # torch.fx's rule: the input stays (renamed), guarded to have the traced value
@@ -260,7 +261,7 @@ def symbolic_trace(root: nn.Module | Callable, concrete_args: dict | None = None
         concrete_args: inputs given values instead of placeholders.
     Returns:
         a GraphModule running the traced graph."""
-    from .graph_module import GraphModule
+    from .graph_module import GraphModule  # (imported on use: a cycle within fgrad.torch)
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, nn.Module) else root.__name__

@@ -10,6 +10,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from .node import _INFIX, _PREFIX, Node, map_arg
+from ...core.errors import FgradRuntimeError
 
 _RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"inf", "nan", "NoneType", "torch", "self"}
 _SUFFIX = re.compile(r"(.*)_(\d+)$")
@@ -116,7 +117,7 @@ class Graph:
     @staticmethod
     def _target_to_str(target: Any) -> str:
         if callable(target) and not isinstance(target, str):
-            from . import _capture
+            from . import _capture  # (imported on use: a cycle within fgrad.torch)
             path = _capture.path_of(target)  # (torch's name: fgrad's arctan is atan's code)
             name = path.rsplit(".", 1)[1] if path else (getattr(target, "__name__", None)
                                                          or type(target).__name__)
@@ -190,10 +191,10 @@ class Graph:
         Raises:
             RuntimeError: when the node still has users."""
         if to_erase.users:
-            raise RuntimeError(f"Tried to erase Node {to_erase} but it still had {len(to_erase.users)} "
+            raise FgradRuntimeError(f"Tried to erase Node {to_erase} but it still had {len(to_erase.users)} "
                                f"users in the graph: {to_erase.users}!")
         if to_erase.graph is not self:
-            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+            raise FgradRuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
         if to_erase._erased:
             return
         to_erase._remove_from_list()
@@ -239,16 +240,16 @@ class Graph:
         names: set[str] = set()
         for node in self.nodes:
             if node.graph is not self:
-                raise RuntimeError(f"Node {node} does not belong to this Graph")
+                raise FgradRuntimeError(f"Node {node} does not belong to this Graph")
             if node.name in names:
-                raise RuntimeError(f"Node redefined name {node.name}!")
+                raise FgradRuntimeError(f"Node redefined name {node.name}!")
             names.add(node.name)
             for inp in node.all_input_nodes:
                 if inp not in seen:
-                    raise RuntimeError(f"Argument '{inp}' of Node '{node}' was used before it has been "
+                    raise FgradRuntimeError(f"Argument '{inp}' of Node '{node}' was used before it has been "
                                        "defined! Please check that Nodes in the graph are topologically ordered")
             if node.op == "output" and node.next is not self._root:
-                raise RuntimeError(f"output node {node} is not the last node of the graph")
+                raise FgradRuntimeError(f"output node {node} is not the last node of the graph")
             seen.add(node)
 
     def eliminate_dead_code(self) -> bool:
@@ -303,7 +304,7 @@ def _attr_path(base: str, path: str) -> str:
 
 
 def _codegen(graph: Graph, root: str) -> PythonCode:
-    import fgrad.torch as _torch_mod
+    from ... import torch as _torch_mod  # (imported on use: a cycle within fgrad.torch)
 
     glb: dict[str, Any] = {"torch": _torch_mod, "inf": float("inf"), "nan": float("nan"),
                            "NoneType": type(None)}
@@ -350,7 +351,7 @@ def _codegen(graph: Graph, root: str) -> PythonCode:
         return ", ".join(parts)
 
     def fn_expr(fn: Callable) -> str:
-        from . import _capture
+        from . import _capture  # (imported on use: a cycle within fgrad.torch)
         path = _capture.path_of(fn)
         if path is not None:
             return path

@@ -5,6 +5,8 @@ from typing import Any
 
 from .. import nn
 from .graph import Graph
+import copy
+from ...core.errors import FgradRuntimeError
 
 
 def _fetch(obj: Any, path: str) -> Any:
@@ -26,7 +28,7 @@ def _assign(dst: nn.Module, path: str, value: Any) -> None:
     if isinstance(value, (nn.Module, nn.Parameter)):
         setattr(dst, last, value)
     else:
-        from .._tensor import Tensor
+        from .._tensor import Tensor  # (imported on use: a cycle within fgrad.torch)
         if isinstance(value, Tensor):
             dst.register_buffer(last, value)
         else:
@@ -60,11 +62,11 @@ class GraphModule(nn.Module):
             for node in graph.nodes:
                 if node.op in ("get_attr", "call_module"):
                     if node.target not in root:
-                        raise RuntimeError(f"Node {node.name} referenced target {node.target} but that "
+                        raise FgradRuntimeError(f"Node {node.name} referenced target {node.target} but that "
                                            "target was not provided in ``root``!")
                     _assign(self, node.target, root[node.target])
         else:
-            raise RuntimeError(f"Unsupported type {type(root).__name__} passed for root (Module or dict expected)")
+            raise FgradRuntimeError(f"Unsupported type {type(root).__name__} passed for root (Module or dict expected)")
         self.graph = graph
 
     @property
@@ -117,7 +119,6 @@ class GraphModule(nn.Module):
                 + "\n# To see more debug info, please use `graph_module.print_readable()`")
 
     def __deepcopy__(self, memo: dict) -> "GraphModule":
-        import copy
         fake = nn.Module()
         state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
         fake.__dict__.update(copy.deepcopy(state, memo))

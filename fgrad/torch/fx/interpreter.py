@@ -8,6 +8,8 @@ from .graph import Graph
 from .graph_module import GraphModule, _fetch
 from .node import Node, map_aggregate, map_arg
 from .proxy import Proxy, TracerBase
+import inspect
+from ...core.errors import FgradRuntimeError
 
 
 class Interpreter:
@@ -63,7 +65,7 @@ class Interpreter:
         except StopIteration:
             if args:
                 return args[0]
-            raise RuntimeError(f"Expected positional argument for parameter {target}, "
+            raise FgradRuntimeError(f"Expected positional argument for parameter {target}, "
                                "but one was not passed in!") from None
 
     def get_attr(self, target: str, args: tuple, kwargs: dict) -> Any:
@@ -99,7 +101,7 @@ class Interpreter:
         """`args` with every Node replaced by its value in the environment."""
         def load(x: Node):
             if x not in self.env:
-                raise RuntimeError(f"Node {n} referenced nonexistent value {x}! Run Graph.lint() "
+                raise FgradRuntimeError(f"Node {n} referenced nonexistent value {x}! Run Graph.lint() "
                                    "to diagnose such issues")
             return self.env[x]
         return map_arg(args, load)
@@ -122,7 +124,6 @@ class Transformer(Interpreter):
 
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Proxy:
         """A placeholder of the new graph (keeping its default)."""
-        import inspect
         default = args[0] if args else inspect.Signature.empty
         return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 import operator
 from typing import Any, Callable, Union
+from ...core.errors import FgradValueError
 
 _OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
@@ -59,7 +60,7 @@ def _qualified_name(target: Callable) -> str:
     """How torch.fx names a function target in printouts: `operator.add`,
     `torch.nn.functional.relu` (facade functions by the namespace they are reached through),
     `builtins.getattr`, else module.qualname."""
-    from . import _capture
+    from . import _capture  # (imported on use: a cycle within fgrad.torch)
     path = _capture.path_of(target)
     if path is not None:
         return path
@@ -97,11 +98,11 @@ class Node:
     def __init__(self, graph, name: str, op: str, target: Any, args: tuple, kwargs: dict,
                  return_type: Any = None) -> None:
         if op not in _OPS:
-            raise ValueError(f"Node op must be one of {_OPS}, got {op!r}")
+            raise FgradValueError(f"Node op must be one of {_OPS}, got {op!r}")
         if op == "call_function" and not callable(target):
-            raise ValueError(f"call_function node {name!r}: target {target!r} is not callable")
+            raise FgradValueError(f"call_function node {name!r}: target {target!r} is not callable")
         if op in ("get_attr", "call_method", "call_module", "placeholder") and not isinstance(target, str):
-            raise ValueError(f"{op} node {name!r}: target must be a string, got {type(target).__name__}")
+            raise FgradValueError(f"{op} node {name!r}: target must be a string, got {type(target).__name__}")
         self.graph = graph
         self.name = name
         self.op = op

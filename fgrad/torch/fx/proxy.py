@@ -8,11 +8,8 @@ from typing import Any
 from . import _capture
 from .graph import Graph
 from .node import Node, map_aggregate
+from ...core.errors import FgradRuntimeError, TraceError  # noqa: F401 (TraceError: torch.fx's name)
 
-
-class TraceError(ValueError):
-    """A traced program did something a symbolic value cannot stand for (control flow on it,
-    iterating it)."""
 
 
 class TracerBase:
@@ -115,7 +112,7 @@ class Proxy:
         return self.tracer.to_bool(self)
 
     def __len__(self) -> int:
-        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want this call "
+        raise FgradRuntimeError("'len' is not supported in symbolic tracing by default. If you want this call "
                            "to be recorded, please call torch.fx.wrap('len') at module scope")
 
     def keys(self):

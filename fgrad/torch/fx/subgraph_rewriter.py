@@ -6,6 +6,7 @@ from typing import Any, Callable, NamedTuple
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node
+from ...core.errors import FgradNotImplementedError, FgradValueError
 
 
 class Match(NamedTuple):
@@ -20,7 +21,7 @@ def _graph_of(fn: Callable | GraphModule | Graph) -> Graph:
         return fn
     if isinstance(fn, GraphModule):
         return fn.graph
-    from ._symbolic_trace import symbolic_trace
+    from ._symbolic_trace import symbolic_trace  # (imported on use: a cycle within fgrad.torch)
     return symbolic_trace(fn).graph
 
 
@@ -71,12 +72,12 @@ def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule | Graph,
     pg, rg = _graph_of(pattern), _graph_of(replacement)
     p_out = next(n for n in pg.nodes if n.op == "output")
     if not isinstance(p_out.args[0], Node):
-        raise NotImplementedError("replace_pattern: the pattern must return one value")
+        raise FgradNotImplementedError("replace_pattern: the pattern must return one value")
     anchor_p = p_out.args[0]
     p_phs = [n for n in pg.nodes if n.op == "placeholder"]
     r_phs = [n for n in rg.nodes if n.op == "placeholder"]
     if len(p_phs) != len(r_phs):
-        raise ValueError(f"replace_pattern: pattern takes {len(p_phs)} inputs, replacement {len(r_phs)}")
+        raise FgradValueError(f"replace_pattern: pattern takes {len(p_phs)} inputs, replacement {len(r_phs)}")
     phs = set(p_phs)
     graph = gm.graph
     taken: set[Node] = set()
@@ -104,7 +105,7 @@ def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule | Graph,
         with where:
             out = graph.graph_copy(rg, val_map)
         if not isinstance(out, Node):
-            raise NotImplementedError("replace_pattern: the replacement must return one value")
+            raise FgradNotImplementedError("replace_pattern: the replacement must return one value")
         gn.replace_all_uses_with(out)
         for node in reversed(list(graph.nodes)):
             if node in m.values() and node not in [m[p] for p in p_phs if p in m] and not node.users:
