@@ -109,6 +109,25 @@ def _switch_np(x):
 
 X = lambda rng, dt: (rng.uniform(-1, 1, (5, 3)).astype(dt), rng.uniform(0.5, 1.5, (3,)).astype(dt))  # noqa: E731
 
+def _linear_solve(a, b):
+    """custom_linear_solve of a symmetric positive definite system made from a (matvec closes over it)."""
+    m = fnp.matmul(a, fnp.swapaxes(a, 0, 1)) + 3.0 * fnp.eye(a.shape[0], dtype=a.dtype)
+    return lax.custom_linear_solve(lambda x: fnp.matmul(m, x), b,
+                                   lambda matvec, rhs: fnp.linalg.solve(m, rhs), symmetric=True)
+
+
+def _linear_solve_np(a, b):
+    return np.linalg.solve(a @ a.T + 3.0 * np.eye(a.shape[0]), b)
+
+
+def _root(y):
+    """custom_root: sqrt(y) by Newton's method, differentiated implicitly (not through the loop)."""
+    def solve(f, x0):
+        return lax.fori_loop(0, 30, lambda i, x: x - f(x) / (2.0 * x), x0)
+    return lax.custom_root(lambda x: x * x - y, fnp.ones_like(y), solve,
+                           lambda g, r: r / g(fnp.ones_like(r)))
+
+
 CASES = [
     ("lax.scan[rnn]", _rnn, _rnn_np, X, {"f32": True}),
     ("lax.scan[reverse,int_carry]", _reverse_scan, _reverse_scan_np, X),
@@ -125,4 +144,8 @@ CASES = [
     ("lax.cond[neg]", _cond, _cond_np, lambda rng, dt: (rng.uniform(-1, -0.1, (3,)).astype(dt),
                                                        rng.uniform(-1, 1, (3,)).astype(dt))),
     ("lax.switch", _switch, _switch_np, lambda rng, dt: (rng.uniform(-1, 1, (2, 3)).astype(dt),)),
+    ("lax.custom_linear_solve", _linear_solve, _linear_solve_np,
+     lambda rng, dt: (rng.uniform(-1, 1, (3, 3)).astype(dt), rng.uniform(-1, 1, (3,)).astype(dt)), {"rtol": 1e-9}),
+    ("lax.custom_root[newton]", _root, np.sqrt, lambda rng, dt: (rng.uniform(0.5, 4, (3,)).astype(dt),),
+     {"rtol": 1e-9}),
 ]
