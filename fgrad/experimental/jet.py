@@ -39,6 +39,11 @@ from ..core.errors import FgradNotImplementedError, FgradTypeError, FgradValueEr
 from ..core.ir import ClosedJaxpr, Literal
 from ..custom import _staged_fun
 from ..tree_util import tree_flatten, tree_unflatten
+from .._packing import pack
+from ..lax._common import add_invars, stage
+from ..lax._cond import _bind_cond
+from ..lax._scan import _pack_tangents, bind_scan, scan_out_avals
+from ..lax._while import _body_only, _carry_avals, bind_while
 
 __all__ = ["derivatives", "jet", "jet2", "jet_rules"]
 
@@ -746,8 +751,6 @@ def _series_by_jvp(primals: list, series: list, out, order: int, prim, params: d
 
 def _scan_rule(primals, series, out, *, order, prim, jaxpr, num_consts, num_carry, length, reverse,
                unroll):
-    from ..lax._common import stage
-    from ..lax._scan import _pack_tangents, bind_scan, scan_out_avals
 
     nc, K, n = num_consts, num_carry, len(primals)
     ins, outs = jaxpr.in_avals, jaxpr.out_avals
@@ -818,9 +821,6 @@ jet_rules["scan"] = _scan_rule
 
 def _while_rule(primals, series, out, *, order, prim, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
                 checkpoint):
-    from ..lax._common import add_invars, stage
-    from ..lax._scan import _pack_tangents
-    from ..lax._while import _body_only, _carry_avals, bind_while
 
     ncc, nbc = cond_nconsts, body_nconsts
     cc, bc, init = primals[:ncc], primals[ncc:ncc + nbc], primals[ncc + nbc:]
@@ -873,9 +873,6 @@ jet_rules["while"] = _while_rule
 # --- cond: a cond over the branches' jets ---------------------------------------------------
 
 def _cond_rule(primals, series, out, *, order, prim, branches):
-    from .._packing import pack
-    from ..lax._cond import _bind_cond
-    from ..lax._common import stage
 
     index, args, aser = primals[0], list(primals[1:]), list(series[1:])
     n = len(args)
