@@ -1295,10 +1295,18 @@ def _arrays_out(run: Callable) -> Callable:
         t = type(out)
         if t is np.ndarray:
             return out.view(EagerArray)
-        if t is tuple:
-            return tuple([o.view(EagerArray) if type(o) is np.ndarray else o for o in out])
-        return tree_map(as_array, out)
+        if t is tuple:  # (a flat tuple of arrays without a pytree walk)
+            flat = [o.view(EagerArray) for o in out if type(o) is np.ndarray]
+            if len(flat) == len(out):
+                return tuple(flat)
+        return tree_map(_eager_array, out)
     return run_arrays
+
+
+def _eager_array(o):
+    """An output leaf as an fgrad.numpy Array (a NumPy array viewed as one, so an input the
+    fast path passed through as a 0-d array comes out as the general path gives it)."""
+    return o.view(EagerArray) if type(o) is np.ndarray else as_array(o)
 
 
 def _static_key(v, what: str = "static argument"):
