@@ -16,6 +16,8 @@ cotangent, its function the pullback of `fn`), so derivatives of any order need 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import numpy as fnp
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved
@@ -42,6 +44,7 @@ from .tensor import (
 
 _new = object.__new__
 _SEQ = (list, tuple)
+_generic = np.generic
 
 
 class _TorchOp:
@@ -294,7 +297,8 @@ def _wrap_plain(out, vals, tensors):
         return type(out)(*res) if hasattr(out, "_fields") else tuple(res)
     if isinstance(out, list):
         return [_wrap_plain(o, vals, tensors) for o in out]
-    if out is None or isinstance(out, (bool, int, float, complex, str)):
+    # (a NumPy scalar is a float subclass, but a torch op's result: a 0-d Tensor)
+    if out is None or (isinstance(out, (bool, int, float, complex, str)) and not isinstance(out, _generic)):
         return out
     return _make(out)
 

@@ -1,0 +1,38 @@
+"""A backward pass recorded with create_graph=True stays a graph when a rule's result is a 0-d
+value: a torch op's result is always a Tensor, never a NumPy scalar (np.float64 is a Python
+float subclass, and a cotangent that became one cut the graph: the second derivative of
+(2 ** x) * 0.1 came out 0, found by tests/oracle/test_facade_vs_torch_ops.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+
+_SCALAR_FACTORS = {
+    "rpow_scaled": lambda L, x: (2.0 ** (x * 0.5)) * 0.1,
+    "sum_plus_scaled": lambda L, x: x.sum() + (2.0 ** x).sum() * 0.1,
+    "div_by_number": lambda L, x: x.exp() / 3.0,
+    "scaled_twice": lambda L, x: (x.sin() * 0.5) * 0.25,
+}
+
+
+@pytest.mark.parametrize("name", _SCALAR_FACTORS)
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_create_graph_survives_number_factors(name, shape):
+    got = {}
+    for L in (torch, ftorch):
+        x = L.tensor(np.full(shape, 0.41), requires_grad=True)
+        (g,) = L.autograd.grad(_SCALAR_FACTORS[name](L, x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        (h,) = L.autograd.grad(g.sum(), x)
+        got[L] = h.numpy()
+    np.testing.assert_allclose(got[ftorch], got[torch], rtol=1e-12)
+
+
+def test_op_results_are_tensors_not_numpy_scalars():
+    x = ftorch.tensor(0.5)
+    for out in (x * 2.0, x.sum(), ftorch.exp(x), x.mean(), ftorch.clamp(x, 0.0, 1.0)):
+        assert isinstance(out, ftorch.Tensor), type(out)
