@@ -124,6 +124,7 @@ _THIRD = {
 }
 
 
+@pytest.mark.slow  # (XLA's compiles for each JAX reference dominate; CI's slow step runs it)
 @pytest.mark.parametrize("name", sorted(_THIRD))
 def test_third_derivatives_agree_with_jax(name):
     f, x = _THIRD[name]

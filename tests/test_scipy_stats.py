@@ -204,6 +204,7 @@ def test_multivariate_normal_derivatives():
                                rtol=1e-12)
 
 
+@pytest.mark.slow  # (XLA's compiles for each JAX reference dominate; CI's slow step runs it)
 def test_gradients_match_jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)

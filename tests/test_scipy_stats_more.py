@@ -261,6 +261,7 @@ def test_values_match_jax(dist, names, args):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-20, equal_nan=True, err_msg=f"{dist}.{name}")
 
 
+@pytest.mark.slow  # (XLA's compiles for each JAX reference dominate; CI's slow step runs it)
 def test_gradients_match_jax_in_parameters():
     """Derivatives in every parameter against jax.grad (the discrete ones in p, n, a, b)."""
     cases = [

@@ -29,6 +29,7 @@ def _close(a, b, dtype):
                                 rtol=tol, atol=tol, equal_nan=True)
 
 
+@pytest.mark.slow  # (XLA's compiles for each JAX reference dominate; CI's slow step runs it)
 @pytest.mark.parametrize("dtype", [onp.float64, onp.float32])
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=__import__("hypothesis").strategies.data())

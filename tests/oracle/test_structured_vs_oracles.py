@@ -48,6 +48,7 @@ def matrices(draw, kind):
     return a + 2.0 * n * onp.eye(n)  # well conditioned
 
 
+@pytest.mark.slow  # (XLA's compiles for each JAX reference dominate; CI's slow step runs it)
 @pytest.mark.parametrize("name", LINALG)
 @SETTINGS
 @given(data=st.data())
