@@ -183,19 +183,26 @@ def _ls_batch(n, vals, dims, *, jaxprs, const_lengths, num_x):
     groups, b = _groups(vals, const_lengths)
     dgroups, db = _groups(dims, const_lengths)
     b = [_to_front(n, v, d, True) for v, d in zip(b, db)]
+    new_jaxprs, new_consts, new_lengths = _batched_bodies(n, jaxprs, groups, dgroups, "custom_linear_solve vmap")
+    out_avals = _out_avals(jaxprs[2])
+    leaves = _bind_ls(new_consts, b, tuple(new_jaxprs), tuple(new_lengths), num_x)
+    return _pack_batched(n, leaves, out_avals), 0
+
+
+def _batched_bodies(n: int, jaxprs, groups, dgroups, name: str) -> tuple[list, list, list]:
+    """Each staged body of a solve primitive vmapped (`_batched_body`; an absent one stays
+    None): the new bodies, their constants in one list, and each body's constant count."""
     new_jaxprs, new_consts, new_lengths = [], [], []
     for body, cs, ds in zip(jaxprs, groups, dgroups):
         if body is None:
             new_jaxprs.append(None)
             new_lengths.append(0)
             continue
-        st, cs = _batched_body(n, body, cs, ds, "custom_linear_solve vmap")
+        st, cs = _batched_body(n, body, cs, ds, name)
         new_jaxprs.append(st.body)
         new_consts += st.consts + cs
         new_lengths.append(len(st.consts) + len(cs))
-    out_avals = _out_avals(jaxprs[2])
-    leaves = _bind_ls(new_consts, b, tuple(new_jaxprs), tuple(new_lengths), num_x)
-    return _pack_batched(n, leaves, out_avals), 0
+    return new_jaxprs, new_consts, new_lengths
 
 
 def _batched_body(n: int, body, consts: list, dims: list, name: str) -> tuple[Staged, list]:
@@ -287,12 +294,7 @@ def _root_batch(n, vals, dims, *, jaxprs, const_lengths, num_x):
     groups, guess = _groups(vals, const_lengths)
     dgroups, dguess = _groups(dims, const_lengths)
     guess = [_to_front(n, v, d, True) for v, d in zip(guess, dguess)]
-    new_jaxprs, new_consts, new_lengths = [], [], []
-    for body, cs, ds in zip(jaxprs, groups, dgroups):
-        st, cs = _batched_body(n, body, cs, ds, "custom_root vmap")
-        new_jaxprs.append(st.body)
-        new_consts += st.consts + cs
-        new_lengths.append(len(st.consts) + len(cs))
+    new_jaxprs, new_consts, new_lengths = _batched_bodies(n, jaxprs, groups, dgroups, "custom_root vmap")
     out_avals = _out_avals(jaxprs[1])
     out = root_p.bind(*new_consts, *guess, jaxprs=tuple(new_jaxprs), const_lengths=tuple(new_lengths),
                       num_x=num_x)
