@@ -20,22 +20,10 @@ import pytest
 import fgrad
 import fgrad.numpy as fnp
 from fgrad.core.errors import DifferentiationError
-from fgrad.core.ir import ClosedJaxpr, Jaxpr
 from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.experimental.jet import jet, jet_rules
-from tests.test_primitives import CASES, _is_float, _random_like
+from tests.test_primitives import CASES, _eqns, _is_float, _random_like
 from tests.test_primitives import _coverage as _suite_coverage
-
-
-def _eqns(jaxpr):
-    for e in jaxpr.eqns:
-        yield e
-        for p in e.params.values():
-            for sub in (p if isinstance(p, (tuple, list)) else (p,)):
-                if isinstance(sub, ClosedJaxpr):
-                    yield from _eqns(sub.jaxpr)
-                elif isinstance(sub, Jaxpr):
-                    yield from _eqns(sub)
 
 
 def _views(case, args):
