@@ -237,16 +237,6 @@ class DistributedTimeoutError(DistributedError):
     different collective. The MPI job is aborted when this process exits."""
 
 
-class CheckpointError(FgradRuntimeError):
-    """torch.utils.checkpoint.CheckpointError: a recomputation did not reproduce the forward
-    pass (PyTorch's name, raised by fgrad.torch.utils.checkpoint)."""
-
-
-class TraceError(FgradValueError):
-    """torch.fx.proxy.TraceError: a symbolically traced program did something a symbolic
-    value cannot stand for (control flow on it, iterating it); raised by fgrad.torch.fx."""
-
-
 class LinAlgError(FgradRuntimeError):
     """A numerical failure of a linear-algebra function: a singular matrix where an inverse
     or a solution is needed, a matrix that is not positive-definite for cholesky."""

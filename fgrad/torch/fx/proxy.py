@@ -8,7 +8,8 @@ from typing import Any
 from . import _capture
 from .graph import Graph
 from .node import Node, map_aggregate
-from ...core.errors import FgradRuntimeError, TraceError  # noqa: F401 (TraceError: torch.fx's name)
+from ...core.errors import FgradRuntimeError
+from .._errors import TraceError  # noqa: F401 (torch.fx.proxy.TraceError)
 
 
 

@@ -11,7 +11,8 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
-from ...core.errors import CheckpointError, FgradRuntimeError  # noqa: F401 (CheckpointError: torch's name)
+from ...core.errors import FgradRuntimeError
+from .._errors import CheckpointError  # noqa: F401 (torch.utils.checkpoint.CheckpointError)
 from .._tensor import autograd as tensor_autograd
 from .._tensor.function import Function
 from .._tensor.grad_mode import enable_grad, no_grad
