@@ -146,18 +146,18 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     """torch.func.vjp: (output, vjp_fn[, aux])."""
     with dicts_in_insertion_order():  # (results rebuilt in it too: dicts in their caller's order)
         vals, boxed = _unbox(primals)
+        if not has_aux and _records(primals, {}):
+            # the output and each cotangent's pullback join the autograd graph, as torch.func's
+            # (the pullback reruns the function's vjp on values, as one torch op of primals and ct)
+            out = _recorded(lambda a, k: _OnValues(func, boxed)(*a), primals, {})
+
+            def recorded_vjp_fn(ct):
+                return _recorded(lambda a, k: _vjp(_OnValues(func, boxed), *a[0])[1](a[1]), (primals, ct), {})
+            return out, recorded_vjp_fn
         res = _vjp(_OnValues(func, boxed), *vals, has_aux=has_aux)
         out = _results(res[0], boxed)
         aux = _results(res[2], boxed) if has_aux else None
     pullback = res[1]
-    if not has_aux and _records(primals, {}):
-        # the output and each cotangent's pullback join the autograd graph, as torch.func's
-        # (the pullback reruns the function's vjp on values, as one torch op of primals and ct)
-        out = _recorded(lambda a, k: _OnValues(func, boxed)(*a), primals, {})
-
-        def vjp_fn(ct):
-            return _recorded(lambda a, k: _vjp(_OnValues(func, boxed), *a[0])[1](a[1]), (primals, ct), {})
-        return out, vjp_fn
 
     def vjp_fn(ct):
         with dicts_in_insertion_order():
