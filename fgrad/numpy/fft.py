@@ -7,11 +7,8 @@ complex64; integers and booleans compute in float64). Repeated axes are refused 
 would transform twice).
 
 Derivatives follow JAX's complex convention (fgrad.ops.complex): for a real-valued function
-of a complex z, the gradient is df/dx - i df/dy. fgrad's transforms do not yet carry
-derivatives through complex values (fgrad.grad raises DifferentiationError on a complex
-intermediate), so today these functions differentiate only where no complex value depends on
-the differentiated input: fftshift and ifftshift on real arrays, and the complex functions
-under jit and vmap. The primitives' own rules are complete and tested (tests/test_fft.py).
+of a complex z, the gradient is df/dx - i df/dy. hfft2/hfftn/ihfft2/ihfftn are scipy.fft's
+(NumPy has only the one-axis ones).
 """
 from __future__ import annotations
 
@@ -269,3 +266,29 @@ def fftshift(x: Any, axes: Any = None) -> Any:
 def ifftshift(x: Any, axes: Any = None) -> Any:
     """The inverse of fftshift."""
     return _shift(x, axes, "ifftshift", -1)
+
+
+# --- Hermitian transforms over several axes (scipy.fft's hfft2/hfftn/ihfft2/ihfftn) ----------------
+
+def hfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Any:
+    """The N-dimensional DFT of a signal Hermitian-symmetric along the last of `axes`, given
+    by its first half there (scipy.fft.hfftn): irfftn of the conjugate with the norm's
+    direction swapped, a real array with lengths s (the last default 2 (m - 1))."""
+    x = _complex_input(a, "hfftn")
+    return _c2r(cx.conj(x), s, axes, _SWAP[_norm(norm, "hfftn")], "hfftn", out)
+
+
+def ihfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None) -> Any:
+    """The inverse of hfftn (scipy.fft.ihfftn): the conjugate of rfftn of the real input
+    with the norm's direction swapped; the last of `axes` keeps n // 2 + 1 frequencies."""
+    return cx.conj(_r2c(a, s, axes, _SWAP[_norm(norm, "ihfftn")], "ihfftn", out))
+
+
+def hfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Any:
+    """Two-dimensional hfftn over `axes` (the last two by default)."""
+    return hfftn(a, s, axes, norm, out)
+
+
+def ihfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None) -> Any:
+    """Two-dimensional ihfftn over `axes` (the last two by default)."""
+    return ihfftn(a, s, axes, norm, out)

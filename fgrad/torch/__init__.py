@@ -11,17 +11,15 @@ from . import _tensor  # noqa: F401
 from ._tensor import *  # noqa: F401,F403
 from ._tensor import autograd, cuda  # noqa: F401
 from ._tensor.creation import tensor  # noqa: F401  (torch.tensor: a function here)
-# torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
-from . import linalg, sparse, special  # noqa: F401,E402
+# torch.fft, torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
+from . import fft, linalg, sparse, special  # noqa: F401,E402
 from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
 from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
 from ._tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
-# torch.det & co: the torch.linalg functions under their older top-level names, also as methods
+# torch.det & co: the torch.linalg functions under their older top-level names (also Tensor
+# methods: _tensor/_methods.py's table)
 det, inverse, slogdet, logdet = linalg.det, linalg.inv, linalg.slogdet, linalg.logdet
-for _name, _fn in (("det", det), ("inverse", inverse), ("slogdet", slogdet), ("logdet", logdet),
-                   ("nan_to_num", nan_to_num)):
-    setattr(Tensor, _name, _fn)  # noqa: F405
 
 _sys.modules[__name__ + ".autograd"] = autograd
 _sys.modules[__name__ + ".cuda"] = cuda
