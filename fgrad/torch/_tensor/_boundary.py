@@ -26,6 +26,7 @@ from ...extend.lax import add as _lax_add
 from ...tree_util import tree_unflatten
 from ._names import grad_fn_name
 from .tensor import (
+    FORWARD_AD,
     TRANSFORMS,
     _EMPTY,
     ModifiedValue,
@@ -131,6 +132,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
     made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
     one graph node for the whole op when an input requires grad (see the module doc)."""
+    if FORWARD_AD[0] is not None:  # a forward-AD dual level is open: tangents too (forward_ad.py)
+        return FORWARD_AD[0].call(name, fn, args, kwargs)
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
         n = len(args)
         keys = tuple(kwargs)

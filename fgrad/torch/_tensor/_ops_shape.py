@@ -31,7 +31,7 @@ from ._boundary import call
 from ._policy import TORCH as P
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
-from .tensor import Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
+from .tensor import FORWARD_AD, Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
 
 _nd = np.ndarray
 
@@ -824,7 +824,8 @@ def _copy_value(v):
 
 def clone(input, *, memory_format=None):
     v = input._value
-    if not input._requires_grad and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
+    # (the copy without a node; not for a dual tensor, whose tangent the boundary carries over)
+    if not input._requires_grad and FORWARD_AD[0] is None and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
         return _make(v.copy())
     return call("CloneBackward0", _copy_value, (input,))
 

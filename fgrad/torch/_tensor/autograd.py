@@ -18,7 +18,7 @@ from ...core.trace import _state
 from ...interpreters.backward import Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
 from ...extend.lax import convert_element_type
-from . import graph  # noqa: E402  (fgrad.torch.autograd.graph: the recorded graph as a Jaxpr)
+from . import forward_ad, graph  # noqa: F401  (torch.autograd.forward_ad and .graph)
 from ._device import is_cupy
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly,
@@ -50,6 +50,7 @@ from .tensor import (
 
 # `import fgrad.torch.autograd.graph` works as in PyTorch (fgrad.torch.autograd is this module's alias)
 _sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.graph", graph)
+_sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.forward_ad", forward_ad)
 
 __all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode"]

@@ -313,6 +313,11 @@ def _check_devices(args, vals):
 # own torch op differentiates them through their arguments: see _func._recorded)
 TRANSFORMS = [0]
 
+# While a forward-AD dual level is open (torch.autograd.forward_ad), that level: an object
+# whose `call(name, fn, args, kwargs)` and `bind(prim, args, params, cls)` the boundary and
+# `_tensor_bind` hand each op to (None otherwise: an op pays one test).
+FORWARD_AD = [None]
+
 
 def refuse_captured(tensors) -> None:
     """Inside such a transform, a Tensor that requires grad and is not an argument (closed
@@ -334,6 +339,8 @@ def _tensor_bind(prim, args, params, cls=None):
     fgrad.vjp) runs it and builds the node, of class `cls` (the op's grad_fn; by default the
     primitive's, _names.py), and the facade adds what is PyTorch's own: version counters of
     the saved values."""
+    if FORWARD_AD[0] is not None:  # a forward-AD dual level is open: tangents too (forward_ad.py)
+        return FORWARD_AD[0].bind(prim, args, params, cls)
     vals = []
     grad = False
     plain = True
@@ -584,6 +591,8 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
     history written over a tensor with one gets a node `name` (PyTorch's grad_fn of the
     in-place op: CopyBackwards for copy_, FillBackward2, ZeroBackward0, ...) over t's old
     history, which it passes no gradient."""
+    if FORWARD_AD[0] is not None:  # a dual level is open: `t` takes `new`'s tangent (forward_ad.py)
+        FORWARD_AD[0].inplace(t, new)
     nv = new._value
     tv = t._value
     if nv.dtype != tv.dtype:
