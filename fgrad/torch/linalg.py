@@ -5,6 +5,10 @@ errors are RuntimeErrors and numerical failures (a singular or non-positive-defi
 raise `fgrad.torch.linalg.LinAlgError`, a RuntimeError as torch.linalg.LinAlgError is. Every
 derivative is fgrad.numpy.linalg's (the decompositions' and matrix functions' rules).
 
+The _ex variants report LAPACK's info codes (getrf's, potrf's, computed on the host with SciPy's
+LAPACK, as PyTorch's kernels do); ldl_factor/ldl_solve run LAPACK's sytrf/sytrs (hetrf/hetrs)
+themselves, pivots and all, and like PyTorch's have no derivative.
+
 Each function is one torch op (fgrad.torch._tensor._boundary.call) over values, with PyTorch's
 grad_fn (LinalgInvExBackward0, LinalgSvdBackward0, ...) over its Tensor operands, where
 PyTorch's is one node; where PyTorch composes other ops (matrix_norm's orders other than
@@ -14,9 +18,12 @@ ops in PyTorch's order, so the graph is PyTorch's (tests/torch/test_graph_linalg
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
+import scipy.linalg
+import scipy.linalg.lapack
 
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
@@ -38,6 +45,15 @@ qr_t = _result_type("linalg_qr", ("Q", "R"))
 svd_t = _result_type("linalg_svd", ("U", "S", "Vh"))
 eigh_t = _result_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 lstsq_t = _result_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+eig_t = _result_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+cholesky_ex_t = _result_type("linalg_cholesky_ex", ("L", "info"))
+inv_ex_t = _result_type("linalg_inv_ex", ("inverse", "info"))
+solve_ex_t = _result_type("linalg_solve_ex", ("result", "info"))
+lu_t = _result_type("linalg_lu", ("P", "L", "U"))
+lu_factor_t = _result_type("linalg_lu_factor", ("LU", "pivots"))
+lu_factor_ex_t = _result_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+ldl_factor_t = _result_type("linalg_ldl_factor", ("LD", "pivots"))
+ldl_factor_ex_t = _result_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 
 def _numerical(name: str):
@@ -571,18 +587,561 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return _matmul(input, other)
 
 
+# --- the _ex variants: LAPACK's info codes --------------------------------------------------------------
+
+def _lapack(name: str, m: np.ndarray):
+    return scipy.linalg.lapack.get_lapack_funcs((name,), (m,))[0]
+
+
+def _matrices(A: Tensor) -> tuple:
+    """(the matrices of A's value as a stack, A's batch shape), on the host."""
+    v = np.asarray(A._value)
+    return v.reshape(-1, *v.shape[-2:]), v.shape[:-2]
+
+
+def _infos(kernel: str, A: Tensor) -> np.ndarray:
+    """LAPACK's info per matrix of A, int32 of A's batch shape: 0 where the factorization
+    succeeded, else k > 0: the k-th pivot of U is zero (getrf) or the leading minor of order k
+    is not positive-definite (potrf)."""
+    flat, lead = _matrices(A)
+    out = np.zeros(len(flat), np.int32)
+    for i, m in enumerate(flat):
+        if kernel == "potrf":
+            _, info = _lapack("potrf", m)(m, lower=1, clean=1)
+        else:
+            _, _, info = _lapack("getrf", m)(m)
+        out[i] = max(int(info), 0)
+    return out.reshape(lead)
+
+
+def _raise_info(name: str, info: np.ndarray, what: str) -> None:
+    """PyTorch's LinAlgError for the first failed matrix (`what` formatted with its info k)."""
+    flat = info.reshape(-1)
+    bad = int(np.flatnonzero(flat)[0])
+    where = f"(Batch element {bad}): " if info.ndim else ""
+    raise LinAlgError(f"linalg.{name}: {where}{what.format(k=int(flat[bad]))}")
+
+
+_SINGULAR = ("The diagonal element {k} is zero, the inversion could not be completed because the input matrix "
+             "is singular.")
+_NOT_PD = ("The factorization could not be completed because the input is not positive-definite (the leading "
+           "minor of order {k} is not positive-definite).")
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
+    """(L, info): cholesky's factor and LAPACK's info per matrix (0, or the order k of the first
+    leading minor that is not positive-definite), without raising unless check_errors.
+
+    Args:
+        A: a (batch of) symmetric (Hermitian) positive-definite matrices; the lower triangle is read.
+        upper: return the upper factor U = L^H instead.
+        check_errors: raise LinAlgError where a matrix is not positive-definite.
+
+    Returns:
+        (L, info): where info > 0, L holds LAPACK's partial factor (without a derivative).
+    """
+    _square("cholesky_ex", A)
+    info = _infos("potrf", A)
+    if check_errors and info.any():
+        _raise_info("cholesky_ex", info, _NOT_PD)
+    if not info.any():
+        return cholesky_ex_t(cholesky(A, upper=upper), _make(info))
+    flat, lead = _matrices(A)
+    factors = np.stack([np.tril(_lapack("potrf", m)(m, lower=1, clean=1)[0]) for m in flat])
+    if upper:
+        factors = np.conj(np.swapaxes(factors, -1, -2))
+    return cholesky_ex_t(_make(factors.reshape(*lead, *factors.shape[-2:])), _make(info))
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
+    """(inverse, info): inv's result and LAPACK's info per matrix (0, or k where U's k-th
+    diagonal element is zero: the matrix is singular), without raising unless check_errors.
+
+    Args:
+        A: a (batch of) square matrices.
+        check_errors: raise LinAlgError where a matrix is singular.
+
+    Returns:
+        (inverse, info): where a matrix is singular its inverse is NaN (the others' inverses
+        keep their derivatives).
+    """
+    _square("inv_ex", A)
+    info = _infos("getrf", A)
+    if check_errors and info.any():
+        _raise_info("inv_ex", info, _SINGULAR)
+    if not info.any():
+        return inv_ex_t(call("LinalgInvExBackward0", fnp.linalg.inv, (A,)), _make(info))
+    mask = info[..., None, None] != 0
+    out = call("LinalgInvExBackward0", fnp.linalg.inv, (_identity_where(A, mask),))
+    return inv_ex_t(_nan_where(out, mask), _make(info))
+
+
+def _identity_where(A: Tensor, mask: np.ndarray) -> Tensor:
+    """A with the identity in place of the matrices `mask` (batch shape + (1, 1)) selects, so
+    that inverses and solves of the others run (and keep their derivatives)."""
+    eye = np.eye(A._value.shape[-1])
+    return call("WhereBackward0", lambda a: fnp.where(mask, cast(eye, a.dtype), a), (A,))
+
+
+def _nan_where(out: Tensor, mask: np.ndarray) -> Tensor:
+    """out with NaN where `mask` (broadcast against it) holds: a singular matrix's result."""
+    return call("WhereBackward0", lambda v: fnp.where(mask, cast(np.nan, v.dtype), v), (out,))
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> tuple:
+    """(result, info): solve's X and LAPACK's info per matrix of A (0, or k where U's k-th
+    diagonal element is zero), without raising unless check_errors.
+
+    Args:
+        A: a (batch of) square matrices.
+        B: the right-hand sides (as for solve).
+        left: solve A X = B (True) or X A = B.
+        check_errors: raise LinAlgError where a matrix is singular.
+
+    Returns:
+        (result, info): where a matrix is singular its solution is NaN (the others keep their
+        derivatives).
+    """
+    _square("solve_ex", A)
+    info = _infos("getrf", A)
+    if check_errors and info.any():
+        _raise_info("solve_ex", info, "The solver failed because the input matrix is singular.")
+    if not info.any():
+        return solve_ex_t(solve(A, B, left=left), _make(info))
+    sa, sb = tuple(A._value.shape), tuple(B._value.shape)
+    vector = left and (len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1]))
+    out = solve(_identity_where(A, info[..., None, None] != 0), B, left=left)
+    return solve_ex_t(_nan_where(out, (info != 0).reshape(info.shape + (1,) * (1 if vector else 2))), _make(info))
+
+
+# --- eigenvalues of general matrices, the matrix exponential ---------------------------------------------
+
+@_numerical("eig")
+def eig(A: Tensor) -> tuple:
+    """(eigenvalues, eigenvectors) of each square matrix, complex (complex64 for float32), the
+    eigenvectors as unit-norm columns. The gradient is defined for functions that do not depend
+    on the eigenvectors' phases (as PyTorch's).
+
+    Args:
+        A: a (batch of) square matrices.
+
+    Returns:
+        The named tuple (eigenvalues, eigenvectors).
+    """
+    _square("eig", A)
+
+    def fn(a):
+        w, v = fnp.linalg.eig(a)
+        return w, v
+    return eig_t(*call("LinalgEigBackward0", fn, (A,)))
+
+
+@_numerical("eigvals")
+def eigvals(A: Tensor) -> Tensor:
+    """The eigenvalues of each square matrix, complex (complex64 for float32).
+
+    Args:
+        A: a (batch of) square matrices.
+
+    Returns:
+        A tensor of shape (..., n).
+    """
+    _square("eigvals", A)
+    return call("LinalgEigBackward0", fnp.linalg.eigvals, (A,))
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix (fgrad.scipy.linalg.expm: Pade approximation
+    with scaling and squaring, its derivative the Frechet derivative, to any order).
+
+    Args:
+        A: a (batch of) real square matrices.
+
+    Returns:
+        exp(A), of A's shape and dtype.
+    """
+    _square("matrix_exp", A)
+    if A._value.dtype.kind == "c":
+        raise FgradTypeError(f"linalg.matrix_exp: complex matrices are not supported yet (dtype "
+                             f"{D.of_np(A._value.dtype)}); fgrad's expm is real (split a complex A = X + iY only "
+                             "when X and Y commute)")
+    return call("LinalgMatrixExpBackward0", fsl.expm, (A,))
+
+
+# --- LU ------------------------------------------------------------------------------------------------
+
+def _lu_input(name: str, A, pivot: bool) -> Tensor:
+    _float_input(name, A, 2)
+    if not pivot:
+        raise FgradRuntimeError(f"linalg.{name}: LU without pivoting is not implemented on the CPU")
+    return A
+
+
+def _lu_packed(a):
+    lu, piv = fsl.lu_factor(a)
+    return lu, cast(piv + 1, np.int32)  # LAPACK's 1-based row swaps, as PyTorch reports them
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
+    """(LU, pivots, info): the LU factorization with partial pivoting in LAPACK's packed form
+    (L's strictly lower part, its unit diagonal implied, and U in one matrix; pivots the 1-based
+    row swaps, int32) and LAPACK's info (k > 0: U's k-th diagonal element is zero).
+
+    Args:
+        A: a (batch of) m x n matrices.
+        pivot: must be True (PyTorch's CPU has no LU without pivoting).
+        check_errors: raise LinAlgError where info > 0.
+
+    Returns:
+        The named tuple (LU, pivots, info); LU is differentiable (the pivots held fixed).
+    """
+    _lu_input("lu_factor_ex", A, pivot)
+    info = _infos("getrf", A)
+    if check_errors and info.any():
+        _raise_info("lu_factor_ex", info, "U[{k},{k}] is zero and using it on lu_solve would result in a "
+                    "division by zero.")
+    with warnings.catch_warnings():  # a singular matrix is what info reports
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        LU, piv = call("LinalgLuFactorExBackward0", _lu_packed, (A,))
+    return lu_factor_ex_t(LU, piv, _make(info))
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
+    """(LU, pivots) as lu_factor_ex, raising LinAlgError for a singular square matrix (whose
+    LU lu_solve could not use).
+
+    Args:
+        A: a (batch of) m x n matrices.
+        pivot: must be True.
+
+    Returns:
+        The named tuple (LU, pivots).
+    """
+    _lu_input("lu_factor", A, pivot)
+    info = _infos("getrf", A)
+    if info.any():
+        flat = info.reshape(-1)
+        k = int(flat[np.flatnonzero(flat)[0]])
+        where = f"(Batch element {int(np.flatnonzero(flat)[0])}): " if info.ndim else ""
+        raise LinAlgError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it on lu_solve would "
+                          "result in a division by zero. If you still want to perform the factorization, consider "
+                          "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    LU, piv = call("LinalgLuFactorExBackward0", _lu_packed, (A,))
+    return lu_factor_t(LU, piv)
+
+
+def lu(A: Tensor, *, pivot: bool = True) -> tuple:
+    """(P, L, U) with A = P L U: P a permutation matrix (no derivative), L (m, k) unit lower
+    triangular and U (k, n) upper triangular, k = min(m, n).
+
+    Args:
+        A: a (batch of) m x n matrices.
+        pivot: must be True.
+
+    Returns:
+        The named tuple (P, L, U).
+    """
+    _lu_input("lu", A, pivot)
+    P_ = call("LinalgLuBackward0", lambda a: fsl.lu(a)[0], (A.detach(),))
+
+    def fn(a):
+        _, L_, U_ = fsl.lu(a)
+        return L_, U_
+    L_, U_ = call("LinalgLuBackward0", fn, (A,))
+    return lu_t(P_, L_, U_)
+
+
+def _swap_last(v, adjoint: bool):
+    v = fnp.swapaxes(v, -1, -2)
+    return fnp.conj(v) if adjoint and v.dtype.kind == "c" else v
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """X with A X = B (A^H X = B with adjoint; X A = B or X A^H = B for left=False) from
+    lu_factor's (LU, pivots) of A; the batch dimensions broadcast.
+
+    Args:
+        LU: lu_factor's packed factors of a (batch of) square matrices.
+        pivots: lu_factor's 1-based row swaps (int32).
+        B: the right-hand sides, a (batch of) matrices.
+        left: solve A X = B (True) or X A = B.
+        adjoint: use A's conjugate transpose.
+
+    Returns:
+        X, of the broadcast batch shape; differentiable in LU and B.
+    """
+    _square("lu_solve", LU)
+    _float_input("lu_solve", B, 2)
+    if not isinstance(pivots, Tensor) or pivots._value.dtype != np.int32:
+        raise FgradRuntimeError("linalg.lu_solve: Expected pivots to be an int32 tensor (lu_factor's), got "
+                                f"{getattr(pivots, 'dtype', type(pivots).__name__)}")
+    n = LU._value.shape[-1]
+    rows = B._value.shape[-2] if left else B._value.shape[-1]
+    if rows != n:
+        raise FgradRuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                                f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {tuple(B._value.shape[-2:])})")
+    if tuple(pivots._value.shape) != tuple(LU._value.shape[:-1]):
+        raise FgradRuntimeError(f"linalg.lu_solve: pivots of shape {tuple(pivots._value.shape)} do not match LU of "
+                                f"shape {tuple(LU._value.shape)} (expected {tuple(LU._value.shape[:-1])})")
+    dt = P.result_dtype(LU, B)
+    # X A = B <=> A^T X^T = B^T; X A^H = B <=> A X^H = B^H
+    trans = (2 if dt.kind == "c" else 1) if adjoint == left else 0
+
+    def fn(lu_, piv, b):
+        lu_, b = cast(lu_, dt), cast(b, dt)
+        if not left:
+            b = _swap_last(b, adjoint)
+        batch = np.broadcast_shapes(tuple(lu_.shape[:-2]), tuple(b.shape[:-2]))
+        lu_ = fnp.broadcast_to(lu_, batch + tuple(lu_.shape[-2:]), policy=P)
+        piv = fnp.broadcast_to(piv - 1, batch + tuple(piv.shape[-1:]), policy=P)
+        b = fnp.broadcast_to(b, batch + tuple(b.shape[-2:]), policy=P)
+        x = fsl.lu_solve((lu_, piv), b, trans=trans)
+        return _swap_last(x, adjoint) if not left else x
+    return call("LinalgLuSolveBackward0", fn, (LU, pivots, B))
+
+
+# --- Householder products -----------------------------------------------------------------------------
+
+def _householder_values(a, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th column of
+    a below the diagonal and 1 on it."""
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    rows = np.arange(m)
+    q = fnp.broadcast_to(fnp.eye(m, dtype=a.dtype), tuple(a.shape[:-2]) + (m, m), policy=P)
+    for i in range(k):
+        v = fnp.where(rows > i, a[..., :, i], np.asarray(rows == i, a.dtype))
+        qv = fnp.matmul(q, v[..., :, None])
+        q = q - tau[..., i, None, None] * qv * fnp.conj(v)[..., None, :]
+    return q[..., :, :n]
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of the product of Householder reflectors H_1 ... H_k (LAPACK's orgqr):
+    H_i = I - tau_i v_i v_i^H, v_i the i-th column of A below the diagonal with a 1 on it (as
+    geqrf stores a QR factorization).
+
+    Args:
+        A: a (batch of) m x n matrices, m >= n, holding the reflectors' vectors.
+        tau: the reflectors' scales, shape (..., k) with k <= n.
+
+    Returns:
+        The m x n matrix (batch) Q; differentiable in A and tau.
+    """
+    _float_input("householder_product", A, 2)
+    _float_input("householder_product", tau, 1)
+    m, n = A._value.shape[-2:]
+    k = tau._value.shape[-1]
+    if m < n:
+        raise FgradRuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                                f"input.shape[-1] (got {m} x {n})")
+    if n < k:
+        raise FgradRuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                                f"tau.shape[-1] (got {n} and {k})")
+    if tau._value.shape[:-1] != A._value.shape[:-2]:
+        raise FgradRuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau "
+                                f"{tuple(tau._value.shape[:-1])} to be equal to input's "
+                                f"{tuple(A._value.shape[:-2])}")
+    dt = P.result_dtype(A, tau)
+    return call("LinalgHouseholderProductBackward0",
+                lambda a, t: _householder_values(cast(a, dt), cast(t, dt)), (A, tau))
+
+
+# --- LDL^T (Bunch-Kaufman) -----------------------------------------------------------------------------
+
+def _ldl_kernel(m: np.ndarray, hermitian: bool) -> str:
+    return "hetrf" if hermitian and m.dtype.kind == "c" else "sytrf"
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> tuple:
+    """(LD, pivots, info): LAPACK's sytrf (hetrf with hermitian) factorization A = L D L^T with
+    Bunch-Kaufman pivoting, in its compact form: L (unit lower, its diagonal implied) and the
+    block diagonal D (1x1 and 2x2 blocks) in LD's lower triangle, pivots LAPACK's (1-based;
+    negative for a 2x2 block), info k > 0 where D's k-th diagonal element is exactly zero. As
+    PyTorch's, these have no derivative.
+
+    Args:
+        A: a (batch of) symmetric (Hermitian) matrices; the lower triangle is read.
+        hermitian: for complex A, factor A = L D L^H.
+        check_errors: raise LinAlgError where info > 0.
+
+    Returns:
+        The named tuple (LD, pivots, info).
+    """
+    _square("ldl_factor_ex", A)
+    flat, lead = _matrices(A)
+    lds, pivs, infos = [], [], []
+    for m in flat:
+        ld, piv, info = _lapack(_ldl_kernel(m, hermitian), m)(m, lower=1)
+        lds.append(np.tril(ld))
+        pivs.append(piv.astype(np.int32))
+        infos.append(max(int(info), 0))
+    info = np.asarray(infos, np.int32).reshape(lead)
+    if check_errors and info.any():
+        _raise_info("ldl_factor_ex", info, "The factorization could not be completed because the diagonal element "
+                    "{k} of D is zero (the matrix is singular).")
+    n = A._value.shape[-1]
+    LD = np.stack(lds).reshape(A._value.shape) if lds else np.zeros(A._value.shape, A._value.dtype)
+    piv = np.stack(pivs).reshape(*lead, n) if pivs else np.zeros((*lead, n), np.int32)
+    return ldl_factor_ex_t(_make(LD), _make(piv), _make(info))
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False) -> tuple:
+    """(LD, pivots) as ldl_factor_ex, raising LinAlgError for a singular matrix.
+
+    Args:
+        A: a (batch of) symmetric (Hermitian) matrices; the lower triangle is read.
+        hermitian: for complex A, factor A = L D L^H.
+
+    Returns:
+        The named tuple (LD, pivots).
+    """
+    LD, piv, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return ldl_factor_t(LD, piv)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:
+    """X with A X = B from ldl_factor's (LD, pivots) of A (LAPACK's sytrs/hetrs); the batch
+    dimensions broadcast. As PyTorch's, the result has no derivative.
+
+    Args:
+        LD: ldl_factor's compact factorization.
+        pivots: ldl_factor's pivots (int32).
+        B: the right-hand sides, a (batch of) matrices.
+        hermitian: LD is a Hermitian factorization (ldl_factor(..., hermitian=True)).
+
+    Returns:
+        X, of the broadcast batch shape.
+    """
+    _square("ldl_solve", LD)
+    _float_input("ldl_solve", B, 2)
+    n = LD._value.shape[-1]
+    if B._value.shape[-2] != n:
+        raise FgradRuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B "
+                                f"({n}x{n} and {tuple(B._value.shape[-2:])})")
+    if not isinstance(pivots, Tensor) or pivots._value.dtype != np.int32:
+        raise FgradRuntimeError("torch.linalg.ldl_solve: Expected pivots to be an int32 tensor (ldl_factor's), got "
+                                f"{getattr(pivots, 'dtype', type(pivots).__name__)}")
+    dt = P.result_dtype(LD, B)
+    ld, piv, b = np.asarray(LD._value, dt), np.asarray(pivots._value), np.asarray(B._value, dt)
+    batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
+    ld = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape(-1, n, n)
+    piv = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, n)
+    b2 = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    kernel = "hetrs" if hermitian and dt.kind == "c" else "sytrs"
+    xs = [_lapack(kernel, m)(m, p, r, lower=1)[0] for m, p, r in zip(ld, piv, b2)]
+    x = np.stack(xs) if xs else np.zeros(b2.shape, dt)
+    return _make(x.reshape(batch + b.shape[-2:]))
+
+
+# --- tensor inverses and solves, Vandermonde matrices --------------------------------------------------------
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of A under tensordot over `ind` dims: the result X of shape
+    A.shape[ind:] + A.shape[:ind] has tensordot(A, X, ind) = identity; composed as PyTorch's
+    (a reshape to a square matrix, inv, a reshape).
+
+    Args:
+        A: a tensor with prod(A.shape[:ind]) == prod(A.shape[ind:]).
+        ind: how many leading dims index the result's rows.
+
+    Returns:
+        The tensor inverse.
+    """
+    _float_input("tensorinv", A)
+    if ind <= 0:
+        raise FgradRuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A._value.shape)
+    rows, cols = int(np.prod(shape[:ind])), int(np.prod(shape[ind:]))
+    if rows != cols:
+        raise FgradRuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                                f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B; with `dims`, those dims of A are moved to the end
+    first. Composed as PyTorch's (reshapes around linalg.solve).
+
+    Args:
+        A: a tensor whose leading dims are B's shape and whose trailing dims are X's.
+        B: the right-hand side.
+        dims: dims of A to move to the end before solving.
+
+    Returns:
+        X, of shape A.shape[B.ndim:].
+    """
+    _float_input("tensorsolve", A)
+    nd = A._value.ndim
+    if dims is not None:
+        if isinstance(dims, int):
+            raise FgradTypeError(f"linalg_tensorsolve(): argument 'dims' must be tuple of ints, not int ({dims}); "
+                                 f"pass ({dims},)")
+        dims = list(dims)
+        A = A.movedim(dims, list(range(nd - len(dims), nd)))
+    shape = tuple(A._value.shape)
+    bshape = tuple(B._value.shape)
+    if shape[:len(bshape)] != bshape:
+        raise FgradRuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                                f"prod(self.shape[:other.ndim]), but got shapes {shape} and {bshape} (A's leading "
+                                "dims must be B's shape)")
+    out = shape[len(bshape):]
+    rows, cols = int(np.prod(bshape)), int(np.prod(out))
+    if rows != cols:
+        raise FgradRuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                                f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    return solve(A.reshape(rows, cols), B.reshape(rows)).view(out)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of increasing powers: x[..., i] ** j in column j < N, composed
+    as PyTorch's (a column of ones and the cumulative products of x).
+
+    Args:
+        x: a tensor (..., n) of floats, complex or integers (bool is refused, as in PyTorch).
+        N: the number of columns (default n), at least 2.
+
+    Returns:
+        A tensor (..., n, N) of x's dtype.
+    """
+    if not isinstance(x, Tensor):
+        raise FgradTypeError(f"linalg.vander(): argument 'x' must be Tensor, not {type(x).__name__}")
+    if x._value.dtype == np.bool_:
+        raise FgradRuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    n = x._value.shape[-1] if x._value.ndim else 1
+    N = n if N is None else int(N)
+    if N <= 1:
+        raise FgradRuntimeError(f"N must be greater than 1. (got N={N})")
+    col = x.unsqueeze(-1)
+    powers = col.expand(*col.shape[:-1], N - 1).cumprod(-1)
+    return call("CatBackward0", lambda p, c: fnp.concatenate([fnp.ones_like(c), p], axis=-1), (powers, col))
+
+
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
     "cond",
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
+    "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",
@@ -592,9 +1151,13 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
