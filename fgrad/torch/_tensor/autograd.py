@@ -84,9 +84,37 @@ def _graph_rule(node, needs, ct, out, primals):
     return call(None, vjp_rule, (out, ct, *primals))
 
 
+def _values(node):
+    """(out, primals) of `node` for its rule: the saved values, those packed by saved-tensor
+    hooks unpacked (torch.autograd.graph.saved_tensors_hooks)."""
+    out, primals = saved_values(node)
+    if node in graph.PACKED:
+        out, primals = graph.unpacked_values(node, out, primals)
+    return out, primals
+
+
+def _engine_rule(node, needs, ct, out, primals):
+    """A node's VJP rule as the engine applies it (used when post hooks must see its results)."""
+    prim = node.prim
+    if prim.vjp_fwd is None:
+        return prim.vjp(needs, ct, out, *primals, **node.params)
+    return prim.vjp(needs, ct, out, *primals, residuals=getattr(node, "residuals", None), **node.params)
+
+
+def _with_post_hooks(rule):
+    """`rule` followed by the node's post hooks (Node.register_hook), which see and may replace
+    its results."""
+    def hooked(node, needs, ct, out, primals):
+        in_cts = rule(node, needs, ct, out, primals)
+        if node in graph.POST_HOOKS:
+            in_cts = graph.run_post_hooks(node, ct, tuple(in_cts))
+        return in_cts
+    return hooked
+
+
 def _graph_wrap(node):
     # values the rule does not read (Unsaved) stay stand-ins: there is nothing to connect
-    out, primals = saved_values(node)
+    out, primals = _values(node)
     if type(out) is not tuple and type(out) is not Unsaved:
         out = _make(out, node, True)
     primals = tuple(v if p is None or type(v) is Unsaved else _make(v, p, True)
@@ -98,10 +126,13 @@ def _run(roots, retain_graph, create_graph, capture=()) -> dict:
     retain = bool(create_graph) if retain_graph is None else bool(retain_graph)
     prev = _state.grad_enabled
     _state.grad_enabled = bool(create_graph)
+    wrap = _graph_wrap if create_graph else (_values if graph.PACKED else saved_values)
+    rule = _graph_rule if create_graph else None
+    if graph.POST_HOOKS:
+        rule = _with_post_hooks(rule or _engine_rule)
     try:
-        return backward_pass(roots, retain=retain, wrap=_graph_wrap if create_graph else saved_values,
-                             add=_add_ct, capture=capture, check=engine_check(),
-                             rule=_graph_rule if create_graph else None)
+        return backward_pass(roots, retain=retain, wrap=wrap, add=_add_ct, capture=capture,
+                             check=engine_check(), rule=rule)
     finally:
         _state.grad_enabled = prev
 
@@ -161,6 +192,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
              grad_variables=None, inputs=None) -> None:
     """Accumulate the gradients of `tensors` into the .grad of the graph's leaves (or only
     of `inputs`). Saved values are freed unless retain_graph=True (default: create_graph)."""
+    with _Call():
+        _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs)
+
+
+class _Call:
+    """One backward()/grad() call: what hooks queued for its end (register_multi_grad_hook)
+    runs when it returns."""
+
+    def __enter__(self) -> None:
+        self.frame: list = []
+        graph._END_OF_CALL.append(self.frame)
+
+    def __exit__(self, exc_type, *exc) -> None:
+        graph._END_OF_CALL.pop()
+        if exc_type is None:
+            for callback in self.frame:
+                callback()
+
+
+def _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs) -> None:
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     grads = grads or (None,) * len(tensors)
@@ -185,6 +236,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
 
 
 def _input_node(t, i):
+    if isinstance(t, graph.GradientEdge):
+        return t.node
     if not isinstance(t, Tensor):
         raise FgradTypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
     if not t._requires_grad:
@@ -195,9 +248,48 @@ def _input_node(t, i):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
          only_inputs: bool = True, allow_unused=None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
-    """The gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into .grad)."""
-    if is_grads_batched:
-        raise FgradNotImplementedError("is_grads_batched: use fgrad.vmap over fgrad.vjp instead")
+    """The gradients of `outputs` w.r.t. `inputs` (Tensors, or GradientEdges from
+    torch.autograd.graph.get_gradient_edge), returned (not accumulated into .grad).
+
+    With is_grads_batched=True, each of `grad_outputs` has a leading batch dimension and the
+    result holds, per input, the gradients for every batch entry stacked along a new first
+    dimension (as PyTorch computes with vmap)."""
+    with _Call():
+        if is_grads_batched:
+            return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                                 materialize_grads)
+        return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad(..., is_grads_batched=True): one backward pass per batch entry of grad_outputs."""
+    grads = _as_tuple(grad_outputs)
+    if not grads or any(g is None for g in grads):
+        raise FgradRuntimeError("is_grads_batched=True needs grad_outputs: one Tensor per output, with the batch "
+                                "as its first dimension")
+    sizes = {int(g.shape[0]) if isinstance(g, Tensor) and g.dim() > 0 else None for g in grads}
+    if len(sizes) != 1 or None in sizes:
+        raise FgradRuntimeError(f"is_grads_batched=True: every grad_output needs the same leading batch dimension; "
+                                f"got shapes {[tuple(g.shape) for g in grads]}")
+    n = sizes.pop()
+    per = []
+    for b in range(n):
+        keep = True if b < n - 1 else retain_graph
+        per.append(_grad(outputs, inputs, tuple(g[b] for g in grads), keep, create_graph, allow_unused,
+                         materialize_grads))
+    from ._ops_shape import stack  # (the ops import this module's package: resolved at call time)
+    res = []
+    for k in range(len(per[0]) if per else 0):
+        col = [p[k] for p in per]
+        if all(c is None for c in col):
+            res.append(None)
+            continue
+        like = next(c for c in col if c is not None)
+        res.append(stack([c if c is not None else _make(np.zeros_like(like._value)) for c in col]))
+    return tuple(res)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
@@ -214,8 +306,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             if not allow_unused:
                 raise FgradRuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
                                    "the graph. Set allow_unused=True if this is the desired behavior.", doc="grad-unused-input")
-            res.append(_make(np.zeros_like(t._value)) if materialize_grads else None)
+            materialize = materialize_grads and isinstance(t, Tensor)
+            res.append(_make(np.zeros_like(t._value)) if materialize else None)
             continue
-        ct = _user_grad(t, ct)
+        if isinstance(t, graph.GradientEdge):
+            ct = torch_convention(ct)
+        else:
+            ct = _user_grad(t, ct)
         res.append(ct if isinstance(ct, Tensor) else _make(ct))
     return tuple(res)

@@ -37,6 +37,30 @@ __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_le
 
 _SEQ = (list, tuple)
 
+# --- op interceptors: the open dual level and torch.autograd.graph's saved-tensor hooks ----------
+# Each has `call`, `bind` and `inplace` (see _Level). The innermost sits in FORWARD_AD; while one
+# runs an op it installs the one below it (`below`), so they compose in any order of entering.
+_STACK: list = []
+
+
+def install(obj) -> None:
+    """Make `obj` the innermost op interceptor."""
+    _STACK.append(obj)
+    FORWARD_AD[0] = obj
+
+
+def uninstall(obj) -> None:
+    """Remove `obj` from the interceptors (wherever it sits)."""
+    if obj in _STACK:
+        _STACK.remove(obj)
+    FORWARD_AD[0] = _STACK[-1] if _STACK else None
+
+
+def below(obj):
+    """The interceptor under `obj` (None: the ops themselves)."""
+    i = _STACK.index(obj) if obj in _STACK else 0
+    return _STACK[i - 1] if i else None
+
 
 class UnpackedDualTensor(NamedTuple):
     """What `unpack_dual` returns: the primal (a Tensor without tangent) and the tangent (None
@@ -75,7 +99,7 @@ class _Level:
         operand carries one."""
         operands = _operands(args, kwargs)
         tangents = [self.get(t) for t in operands]
-        FORWARD_AD[0] = None  # (the op's own Tensors, inside fn or its jvp, carry no tangents)
+        FORWARD_AD[0] = below(self)  # (the op's own Tensors, inside fn or its jvp, carry no tangents)
         try:
             out = _call(name, fn, args, kwargs)
             if any(g is not None for g in tangents):
@@ -88,7 +112,7 @@ class _Level:
         """`_tensor_bind`'s single-primitive op, with tangents when an operand carries one (it
         then runs as a boundary op named as the primitive's node would be)."""
         if not any(isinstance(a, Tensor) and self.get(a) is not None for a in args):
-            FORWARD_AD[0] = None
+            FORWARD_AD[0] = below(self)
             try:
                 return _tensor_module._tensor_bind(prim, args, params, cls)
             finally:
@@ -100,12 +124,15 @@ class _Level:
         """`t` is overwritten by `new` (an in-place op): it takes `new`'s tangent, written into
         its own tangent Tensor when it has one (PyTorch updates the tangent in place), zeros
         when `new` carries none."""
+        inner = below(self)
+        if inner is not None:
+            inner.inplace(t, new)
         old, g = self.get(t), self.get(new)
         if old is None:
             if g is not None:
                 self.set(t, g)
             return
-        FORWARD_AD[0] = None
+        FORWARD_AD[0] = inner
         try:
             old.copy_(g) if g is not None else old.zero_()
         finally:
@@ -185,7 +212,7 @@ def enter_dual_level() -> int:
         raise FgradRuntimeError("Nested forward mode AD is not supported at the moment (a dual level is open "
                                 "already); for higher-order forward derivatives use torch.func.jvp.")
     level = _LEVEL[0] = _Level(0)
-    FORWARD_AD[0] = level
+    install(level)
     return level.index
 
 
@@ -207,7 +234,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
                                 f"created ({current.index}). This is not supported.")
     current.tangents.clear()
     _LEVEL[0] = None
-    FORWARD_AD[0] = None
+    uninstall(current)
 
 
 def _current(level: int | None):
@@ -263,7 +290,7 @@ def _alias(t: Tensor, name: str) -> Tensor:
     """A Tensor sharing `t`'s storage and version counter; in grad mode, when `t` requires grad,
     one node `name` links it to `t`'s history (as PyTorch's view)."""
     saved = FORWARD_AD[0]
-    FORWARD_AD[0] = None
+    FORWARD_AD[0] = below(_LEVEL[0])
     try:
         if t._requires_grad and _state.grad_enabled:
             return _call(name, _identity, (t,))

@@ -1,4 +1,6 @@
-"""fgrad.torch.autograd.graph: the graph recorded by Tensor operations, as a typed Jaxpr.
+"""fgrad.torch.autograd.graph: the graph recorded by Tensor operations -- PyTorch's API over it
+(Node, saved-tensor hooks, gradient edges, hooks over several tensors) and, fgrad's own, the
+graph as a typed Jaxpr.
 
     x = fgrad.torch.randn(3, requires_grad=True)
     y = (x * x).sin().sum()
@@ -7,18 +9,49 @@
 
 The same conversion (`fgrad.interpreters.record.graph_to_jaxpr`) serves fgrad.vjp's
 recording (`vjp_fn.forward_jaxpr()`): both recorders build the same nodes.
+
+Saved-tensor hooks: while `saved_tensors_hooks` (or save_on_cpu, allow_mutation_on_saved_tensors)
+is in force, `_Saving` intercepts ops (forward_ad.install, as a dual level does) and packs the
+values each new node keeps for its rule (`saved_slots`: what the primitive's rule reads, or a
+torch op's inputs); the backward pass reads the unpacked values (autograd._values). The packed
+objects, node metadata and post hooks live in weak tables keyed by the node (nodes have slots).
 """
 from __future__ import annotations
 
-from typing import Sequence
+import abc
+import weakref
+from typing import Any, Callable, NamedTuple, Sequence
 
-from ...core.errors import FgradRuntimeError, FgradTypeError
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.ir import ClosedJaxpr
-from ...interpreters.backward import toposort
-from ...interpreters.record import graph_to_jaxpr
-from .tensor import AccumulateGrad, ModifiedValue, Tensor, live_node, saved_values
+from ...interpreters.backward import FREED_MESSAGE, Unsaved, toposort
+from ...interpreters.record import graph_to_jaxpr, record_call
+from ...tree_util import tree_flatten
+from . import forward_ad as _fa
+from . import tensor as _tensor_module
+from ._boundary import call as _boundary_call
+from .forward_ad import below
+from .tensor import (
+    _EMPTY,
+    FORWARD_AD,
+    AccumulateGrad,
+    ModifiedValue,
+    RemovableHandle,
+    Tensor,
+    TensorNode,
+    _TensorHook,
+    _add_node_hook,
+    _keep_old_contents,
+    _make,
+    grad_node,
+    live_node,
+    saved_values,
+    torch_convention,
+)
 
-__all__ = ["to_jaxpr"]
+__all__ = ["to_jaxpr", "Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks", "allow_mutation_on_saved_tensors",
+           "register_multi_grad_hook"]
 
 
 def _tensors(x, what: str) -> list:
@@ -62,3 +95,592 @@ def to_jaxpr(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tenso
         ins = _tensors(inputs, "inputs")
     return graph_to_jaxpr([(live_node(t), t._value) for t in outs], [(live_node(t), t._value) for t in ins],
                           _values_checked({id(t._value) for t in ins}))
+
+
+# --- grad_fn's type: torch.autograd.graph.Node ------------------------------------------------------
+
+class Node(abc.ABC):
+    """The type of every `grad_fn` (and of the AccumulateGrad nodes of leaves):
+    `isinstance(t.grad_fn, torch.autograd.graph.Node)` holds. A node offers `name()`,
+    `next_functions`, `metadata` (a dict of the user's), `register_hook` and `register_prehook`,
+    and `_saved_<name>` / `_raw_saved_<name>` for the values it keeps for backward."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The node's name (e.g. "MulBackward0")."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        """((parent node or None, 0), ...) per input of the op."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self) -> dict:
+        """A dict kept with the node for the user's own data."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` after the node computed its gradients."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` before the node computes its gradients."""
+
+
+Node.register(TensorNode)
+Node.register(AccumulateGrad)
+
+_METADATA: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# node -> its post hooks (fn(grad_inputs, grad_outputs)); the backward pass reads it (autograd.py)
+POST_HOOKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _metadata(node) -> dict:
+    d = _METADATA.get(node)
+    if d is None:
+        d = _METADATA[node] = {}
+    return d
+
+
+class _PreHook:
+    """A node pre-hook: `fn(grad_outputs) -> grad_outputs or None` (one output per node here),
+    in PyTorch's complex convention."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, fn: Callable) -> None:
+        def one(g):
+            res = fn((g,))
+            if res is None:
+                return None
+            if not isinstance(res, (tuple, list)) or len(res) != 1:
+                raise FgradTypeError(f"a node pre-hook returned {type(res).__name__}; return None or a tuple "
+                                     "with one gradient per output of the node (here: one)")
+            return res[0]
+        self.inner = _TensorHook(one, engine_side=True)
+
+    def __call__(self, ct):
+        return self.inner(ct)
+
+
+def _register_prehook(node, fn: Callable) -> RemovableHandle:
+    """Node.register_prehook: `fn(grad_outputs)` runs before the node's rule (and may return
+    replacement grad_outputs)."""
+    return _add_node_hook(node, _PreHook(fn))
+
+
+def _register_hook(node, fn: Callable) -> RemovableHandle:
+    """Node.register_hook: `fn(grad_inputs, grad_outputs)` runs after the node's rule (and may
+    return replacement grad_inputs)."""
+    if isinstance(node, AccumulateGrad):
+        raise FgradNotImplementedError(
+            "register_hook on an AccumulateGrad node: fgrad runs post hooks of operation nodes only; use "
+            "tensor.register_post_accumulate_grad_hook-style code after backward(), or register_prehook, "
+            "which sees the gradient arriving at the leaf")
+    hooks = POST_HOOKS.get(node)
+    if hooks is None:
+        hooks = POST_HOOKS[node] = []
+    hooks.append(fn)
+    return RemovableHandle(hooks, fn)
+
+
+for _cls in (TensorNode, AccumulateGrad):
+    _cls.metadata = property(_metadata, doc="A dict kept with the node for the user's own data.")
+    _cls.register_hook = _register_hook
+    _cls.register_prehook = _register_prehook
+
+
+def run_post_hooks(node, grad_outputs, grad_inputs):
+    """The node's post hooks on (grad_inputs, grad_outputs) as PyTorch shows them (Tensors or
+    None, its complex convention); returns the grad_inputs for the engine (a hook's replacement,
+    converted back), or `grad_inputs` itself when no hook replaced them."""
+    hooks = POST_HOOKS.get(node)
+    if not hooks:
+        return grad_inputs
+    boxed = tuple(_boxed(g) for g in grad_inputs)
+    outs = (_boxed(grad_outputs),)
+    replaced = False
+    for fn in list(hooks):
+        res = fn(boxed, outs)
+        if res is not None:
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(boxed):
+                raise FgradRuntimeError(f"hook of {type(node).__name__} returned {len(res)} gradients; it must "
+                                        f"return one per input of the node ({len(boxed)}) or None")
+            boxed, replaced = res, True
+    if not replaced:
+        return grad_inputs
+    engine = []
+    for g, old in zip(boxed, grad_inputs):
+        if g is None:
+            engine.append(None)
+            continue
+        g = torch_convention(g if isinstance(g, Tensor) else _make(g))
+        engine.append(g if isinstance(old, Tensor) else g._value)
+    return tuple(engine)
+
+
+def _boxed(g):
+    if g is None:
+        return None
+    return torch_convention(g if isinstance(g, Tensor) else _make(g))
+
+
+# --- the values a node saves: grad_fn._saved_<name>, _raw_saved_<name>, saved-tensor hooks --------
+
+# Argument names of the saved inputs where PyTorch's differ from (self, other)
+_INPUT_NAMES = {
+    "MmBackward0": ("self", "mat2"), "BmmBackward0": ("self", "mat2"), "MvBackward0": ("self", "vec"),
+    "DotBackward0": ("self", "tensor"), "AddmmBackward0": ("self", "mat1", "mat2"),
+    "PowBackward1": ("self", "exponent"), "PowBackward2": ("self", "exponent"),
+    "AddcmulBackward0": ("self", "tensor1", "tensor2"), "AddcdivBackward0": ("self", "tensor1", "tensor2"),
+}
+
+
+def saved_slots(node) -> list:
+    """The positions of the values `node` keeps for its rule: input indices, -1 for the output.
+    A single-primitive node keeps what its primitive's rule reads (Primitive.def_saves); a torch
+    op's node (several primitives, pulled back through its subgraph) keeps its inputs."""
+    primals = node.primals
+    if primals is None:
+        return []
+    prim = node.prim
+    if getattr(prim, "name", None) == "torch_op":
+        return [i for i, v in enumerate(primals) if type(v) is not Unsaved]
+    unread = prim.unread_inputs(len(primals)) if getattr(prim, "saved_inputs", None) is not None else ()
+    slots = [i for i, v in enumerate(primals) if i not in unread and type(v) is not Unsaved and _is_array(v)]
+    if getattr(prim, "saves_output", False) and type(node.out) is not Unsaved and node.out is not None \
+            and type(node.out) is not tuple:
+        slots.append(-1)
+    return slots
+
+
+def _is_array(v) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", None) is not None
+
+
+def _slot_names(node) -> dict:
+    names = _INPUT_NAMES.get(type(node).__name__, ("self", "other"))
+    out = {}
+    for i in saved_slots(node):
+        if i < 0:
+            out["result"] = i
+        elif i < len(names):
+            out[names[i]] = i
+        else:
+            out[f"input{i}"] = i
+    return out
+
+
+class SavedTensor:
+    """One value a node keeps for backward (`grad_fn._raw_saved_self`): `register_hooks(pack,
+    unpack)` packs it now and unpacks it when backward reads it."""
+
+    __slots__ = ("_node", "_slot")
+
+    def __init__(self, node, slot: int) -> None:
+        self._node, self._slot = node, slot
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        """Pack the saved value with `pack_hook(tensor)` (called now); backward reads
+        `unpack_hook(packed)`, which must return a Tensor.
+
+        Raises:
+            RuntimeError: when the value already has hooks, or was freed by a backward pass.
+            TypeError: when a hook is not callable.
+        """
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise FgradTypeError("register_hooks: pack_hook and unpack_hook must be callables")
+        entries = PACKED.get(self._node)
+        if entries is not None and self._slot in entries:
+            raise FgradRuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                                    "Hint: only one pair of hooks is allowed at a time.")
+        value = _saved_value(self._node, self._slot, unpack=False)
+        _pack(self._node, self._slot, _make(value), pack_hook, unpack_hook)
+
+    def __repr__(self) -> str:
+        return f"<SavedTensor of {type(self._node).__name__} at 0x{id(self):x}>"
+
+
+# node -> {slot: (packed object, unpack_hook)}: the values packed by saved-tensor hooks
+PACKED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _pack(node, slot: int, tensor: Tensor, pack_hook: Callable, unpack_hook: Callable) -> None:
+    entries = PACKED.get(node)
+    if entries is None:
+        entries = PACKED[node] = {}
+    entries[slot] = (pack_hook(tensor), unpack_hook)
+
+
+def _unpacked(node, slot: int):
+    """The value backward reads for `slot`: unpack_hook's Tensor's value (TypeError otherwise)."""
+    packed, unpack_hook = PACKED[node][slot]
+    t = unpack_hook(packed)
+    if not isinstance(t, Tensor):
+        raise FgradTypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                             f"{type(t).__name__}")
+    return t._value
+
+
+def _saved_value(node, slot: int, unpack: bool = True):
+    if node.primals is None:
+        raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
+    entries = PACKED.get(node)
+    if unpack and entries is not None and slot in entries:
+        return _unpacked(node, slot)
+    out, primals = saved_values(node)
+    v = out if slot < 0 else primals[slot]
+    if isinstance(v, ModifiedValue):
+        v._fail()
+    return v
+
+
+def _node_getattr(node, attr: str):
+    """grad_fn._saved_<name> (the saved value as a Tensor, through the unpack hook when one was
+    set; a leaf input is that leaf itself) and grad_fn._raw_saved_<name> (its SavedTensor)."""
+    for prefix, raw in (("_raw_saved_", True), ("_saved_", False)):
+        if attr.startswith(prefix):
+            if node.primals is None:  # (freed by a backward pass: which names it had is gone too)
+                raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
+            slot = _slot_names(node).get(attr[len(prefix):])
+            if slot is None:
+                break
+            if raw:
+                return SavedTensor(node, slot)
+            value = _saved_value(node, slot)
+            parent = node.parents[slot] if slot >= 0 else None
+            if isinstance(parent, AccumulateGrad) and parent.variable._value is value:
+                return parent.variable
+            return _make(value)
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+
+
+def _node_dir(node) -> list:
+    names = set(object.__dir__(node))
+    if node.primals is not None:
+        for name in _slot_names(node):
+            names.update((f"_saved_{name}", f"_raw_saved_{name}"))
+    return sorted(names)
+
+
+TensorNode.__getattr__ = _node_getattr
+TensorNode.__dir__ = _node_dir
+
+
+def unpacked_values(node, out, primals):
+    """(out, primals) with the values packed by saved-tensor hooks replaced by their unpacked
+    ones (the backward pass's `wrap` calls this for the nodes in PACKED). A torch op's node
+    re-records its subgraph on unpacked inputs that differ from what it ran on."""
+    entries = PACKED[node]
+    primals = list(primals)
+    changed = False
+    for slot in entries:
+        v = _unpacked(node, slot)
+        if slot < 0:
+            out = v
+        else:
+            changed = changed or v is not primals[slot]
+            primals[slot] = v
+    if changed and getattr(node.prim, "name", None) == "torch_op":
+        res = node.residuals
+        sub = record_call(res.sub.fn, [primals[i] for i in res.where], False)[2]
+        node.residuals = type(res)(sub, res.k, res.where)
+    return out, tuple(primals)
+
+
+# the saved_tensors_hooks in force, innermost last; a disable_saved_tensors_hooks message
+_HOOKS: list = []
+_DISABLED: list = [None]
+
+
+class _Saving:
+    """The op interceptor (forward_ad.install) while saved-tensor hooks are in force: after an
+    op that recorded nodes, each node's saved values are packed by the innermost hooks."""
+
+    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
+        FORWARD_AD[0] = below(self)
+        try:
+            out = _boundary_call(name, fn, args, kwargs)
+        finally:
+            FORWARD_AD[0] = self
+        self._pack_outputs(out, _fa._operands(args, kwargs))
+        return out
+
+    def bind(self, prim, args: tuple, params: dict, cls=None):
+        FORWARD_AD[0] = below(self)
+        try:
+            out = _tensor_module._tensor_bind(prim, args, params, cls)
+        finally:
+            FORWARD_AD[0] = self
+        self._pack_outputs(out, [a for a in args if isinstance(a, Tensor)])
+        return out
+
+    def inplace(self, t: Tensor, new: Tensor) -> None:
+        inner = below(self)
+        if inner is not None:
+            inner.inplace(t, new)
+        if _MUTATION[0] is not None:
+            _MUTATION[0].before_write(t)
+
+    def _pack_outputs(self, out, operands: list) -> None:
+        if _MUTATION[0] is not None:
+            _MUTATION[0].track(out)
+        if not _HOOKS or _DISABLED[0] is not None:
+            return
+        pack_hook, unpack_hook = _HOOKS[-1]
+        known = {id(t._node) for t in operands if t._node is not None}
+        outs = [o for o in tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))[0] if isinstance(o, Tensor)]
+        seen = set()
+        for o in outs:
+            node = o._node
+            if node is None or id(node) in known or id(node) in seen or node in PACKED:
+                continue
+            seen.add(id(node))
+            for slot in saved_slots(node):
+                if slot < 0:
+                    tensor = o
+                else:
+                    v = node.primals[slot]
+                    tensor = next((t for t in operands if t._value is v), None)
+                    tensor = _make(v) if tensor is None else tensor
+                _pack(node, slot, tensor, pack_hook, unpack_hook)
+
+
+_SAVING = _Saving()
+_MUTATION: list = [None]
+
+
+def _sync_interceptor() -> None:
+    """Install the saved-tensor interceptor while hooks or allow_mutation_on_saved_tensors are in
+    force, remove it otherwise."""
+    wanted = bool(_HOOKS) or _MUTATION[0] is not None
+    if wanted and _SAVING not in _fa._STACK:
+        _fa.install(_SAVING)
+    elif not wanted and _SAVING in _fa._STACK:
+        _fa.uninstall(_SAVING)
+
+
+class saved_tensors_hooks:
+    """Context manager: every value an op saves for backward inside it is packed by
+    `pack_hook(tensor)` when the op runs, and `unpack_hook(packed)` (which must return a Tensor)
+    gives the value back when backward reads it. Inner contexts override outer ones.
+
+    Args:
+        pack_hook: Tensor -> any object.
+        unpack_hook: that object -> Tensor.
+    """
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        if _DISABLED[0] is not None:
+            raise FgradRuntimeError(_DISABLED[0])
+        _HOOKS.append((self.pack_hook, self.unpack_hook))
+        _sync_interceptor()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _HOOKS.pop()
+        _sync_interceptor()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """saved_tensors_hooks that keep each saved value on the CPU and move it back to its device
+    when backward reads it (PyTorch's way of trading device memory for transfers).
+
+    Args:
+        pin_memory: accepted for PyTorch's signature (fgrad's CPU arrays are not pinned).
+        device_type: accepted for PyTorch's signature.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Tensor):
+            return (t.device, t.detach().cpu())
+
+        def unpack(packed) -> Tensor:
+            dev, t = packed
+            return t.to(dev)
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager under which saved-tensor hooks cannot be used: entering
+    saved_tensors_hooks (or save_on_cpu) inside it raises RuntimeError(error_message), and so
+    does entering it while such hooks are in force.
+
+    Args:
+        error_message: the message of that error.
+    """
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        if _HOOKS:
+            raise FgradRuntimeError(self.error_message)
+        self.prev = _DISABLED[0]
+        _DISABLED[0] = self.error_message
+
+    def __exit__(self, *exc: Any) -> None:
+        _DISABLED[0] = self.prev
+
+
+class allow_mutation_on_saved_tensors:
+    """Context manager: inside it, a Tensor that an op saved for backward may be modified in
+    place; the nodes that saved it keep a copy of the old contents (taken just before the
+    write), so backward computes the gradients of the values the ops saw.
+
+    Returns (on entering):
+        The context object.
+    """
+
+    def __enter__(self) -> "allow_mutation_on_saved_tensors":
+        if _MUTATION[0] is not None:
+            raise FgradRuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self.nodes: list = []
+        _MUTATION[0] = self
+        _sync_interceptor()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _MUTATION[0] = None
+        self.nodes = []
+        _sync_interceptor()
+
+    def track(self, out) -> None:
+        for o in tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))[0]:
+            if isinstance(o, Tensor) and o._node is not None:
+                self.nodes.append(weakref.ref(o._node))
+
+    def before_write(self, t: Tensor) -> None:
+        tv = t._value
+        for ref in self.nodes:
+            node = ref()
+            if node is None or node.primals is None:
+                continue
+            _keep_old_contents(node, tv)
+            if node.out is tv:
+                node.out = tv.copy()
+                node.saved = [([0], 0, i) if i < 0 else (b, v, i) for b, v, i in node.saved]
+
+
+# --- edges, versions, hooks over several tensors ------------------------------------------------------
+
+class GradientEdge(NamedTuple):
+    """Where a Tensor's gradient enters the graph: its node and the node's output index.
+    `torch.autograd.grad` takes one in place of a Tensor among its inputs."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The GradientEdge of `tensor`: its grad_fn (a leaf's AccumulateGrad) and output 0.
+
+    Args:
+        tensor: a Tensor that requires grad.
+
+    Returns:
+        GradientEdge(node, 0).
+
+    Raises:
+        RuntimeError: when `tensor` does not require grad.
+    """
+    if not isinstance(tensor, Tensor):
+        raise FgradTypeError(f"get_gradient_edge expects a Tensor, not {type(tensor).__name__}")
+    if not tensor._requires_grad:
+        raise FgradRuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                                "gradients (set requires_grad=True on the leaf it comes from)")
+    return GradientEdge(grad_node(tensor), 0)
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of `tensor` (or of each Tensor of an iterable), as an in-place
+    change made outside fgrad.torch's ops would: a node that saved it then refuses to run.
+
+    Args:
+        tensor: a Tensor, or an iterable of Tensors.
+    """
+    for t in ([tensor] if isinstance(tensor, Tensor) else list(tensor)):
+        if not isinstance(t, Tensor):
+            raise FgradTypeError(f"increment_version expects Tensors, not {type(t).__name__}")
+        t._vbox[0] += 1
+
+
+class _MultiHandle:
+    """The handle of register_multi_grad_hook: removes the hook from every tensor."""
+
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> "_MultiHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """A hook over several tensors' gradients in one backward call.
+
+    Args:
+        tensors: Tensors (those that do not require grad are ignored).
+        fn: with mode="all", `fn(grads)` once per backward()/grad() call that computed a gradient
+            of at least one of them, after the call computed them all (None for those it did
+            not); with mode="any", `fn(grad)` with the first of them computed in the call.
+        mode: "all" or "any".
+
+    Returns:
+        A handle whose remove() unregisters the hook.
+
+    Raises:
+        ValueError: for another mode.
+    """
+    if mode not in ("all", "any"):
+        raise FgradValueError(f"Expects mode to be one of ('all', 'any') but got {mode!r}")
+    tensors = list(tensors)
+    state: dict = {}  # id(call's callback list) -> grads of that call (or True: "any" has fired)
+
+    def make(i: int):
+        def hook(grad):
+            calls = _END_OF_CALL
+            if not calls:  # (a hook run outside backward()/grad(): nothing to wait for)
+                if mode == "any":
+                    fn(grad)
+                else:
+                    grads = [None] * len(tensors)
+                    grads[i] = grad
+                    fn(grads)
+                return None
+            frame = calls[-1]
+            key = id(frame)
+            if mode == "any":
+                if key not in state:
+                    state[key] = True
+                    frame.append(lambda: state.pop(key, None))
+                    fn(grad)
+                return None
+            grads = state.get(key)
+            if grads is None:
+                grads = state[key] = [None] * len(tensors)
+
+                def finish():
+                    fn(state.pop(key))
+                frame.append(finish)
+            grads[i] = grad
+            return None
+        return hook
+    handles = [t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad]
+    return _MultiHandle(handles)
+
+
+# one list per running backward()/grad() call, innermost last: what runs when that call ends
+_END_OF_CALL: list = []

@@ -313,9 +313,10 @@ def _check_devices(args, vals):
 # own torch op differentiates them through their arguments: see _func._recorded)
 TRANSFORMS = [0]
 
-# While a forward-AD dual level is open (torch.autograd.forward_ad), that level: an object
-# whose `call(name, fn, args, kwargs)` and `bind(prim, args, params, cls)` the boundary and
-# `_tensor_bind` hand each op to (None otherwise: an op pays one test).
+# While a forward-AD dual level is open or saved-tensor hooks are in force (torch.autograd's
+# forward_ad and graph), the innermost op interceptor (forward_ad.install): an object whose
+# `call(name, fn, args, kwargs)`, `bind(prim, args, params, cls)` and `inplace(t, new)` the
+# boundary, `_tensor_bind` and `commit_inplace` hand each op to (None otherwise: one test).
 FORWARD_AD = [None]
 
 

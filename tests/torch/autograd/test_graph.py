@@ -1,0 +1,281 @@
+"""torch.autograd.graph on fgrad.torch (fgrad/torch/_tensor/graph.py) against real PyTorch:
+saved-tensor hooks (pack/unpack calls per op, the saved-tensors tutorial's cells, hooks whose
+unpacked values differ), grad_fn as a Node (metadata, pre and post hooks), gradient edges,
+version bumps, hooks over several tensors and mutation of saved tensors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+
+A = np.array([0.5, -1.5, 2.0, 0.25])
+B = np.array([1.5, 0.5, -0.75, 2.0])
+
+OPS = {
+    "mul": lambda a, b: a * b,
+    "add": lambda a, b: a + b,
+    "sin": lambda a, b: a.sin(),
+    "exp": lambda a, b: a.exp(),
+    "pow": lambda a, b: a.pow(2),
+    "sum": lambda a, b: a.sum(),
+    "matmul": lambda a, b: a @ b,
+    "relu": lambda a, b: a.relu(),
+    "tanh": lambda a, b: a.tanh(),
+    "sigmoid": lambda a, b: a.sigmoid(),
+    "div": lambda a, b: a / b,
+    "chain": lambda a, b: (a * b).sin().sum(),
+}
+
+
+def _hooked(L, op, unpack_scale=1.0):
+    """(packs, unpacks, gradients of a and b) with logging hooks around OPS[op]."""
+    log = []
+
+    def pack(x):
+        log.append("pack")
+        return x
+
+    def unpack(x):
+        log.append("unpack")
+        return x * unpack_scale if unpack_scale != 1.0 else x
+    a = L.tensor(A, requires_grad=True)
+    b = L.tensor(B, requires_grad=True)
+    with L.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = OPS[op](a, b)
+    packs = len(log)
+    y.sum().backward()
+    grads = [None if t.grad is None else t.grad.numpy() for t in (a, b)]
+    return packs, len(log) - packs, grads
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_pack_and_unpack_calls_per_op_match_torch(op):
+    ours, theirs = _hooked(ftorch, op), _hooked(torch, op)
+    assert ours[:2] == theirs[:2]
+    for g, h in zip(ours[2], theirs[2]):
+        assert (g is None) == (h is None)
+        if g is not None:
+            np.testing.assert_allclose(g, h, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["mul", "sin", "exp", "chain"])  # (div: fgrad keeps other and the result)
+def test_backward_reads_the_unpacked_values(op):
+    ours, theirs = _hooked(ftorch, op, 3.0), _hooked(torch, op, 3.0)
+    for g, h in zip(ours[2], theirs[2]):
+        if g is not None:
+            np.testing.assert_allclose(g, h, rtol=1e-12)
+
+
+def test_unpacked_values_reach_a_torch_op_of_several_primitives():
+    # softplus is one boundary op recorded as several primitives: backward re-records it on the
+    # unpacked input (2 * x here)
+    res = {}
+    for L in (torch, ftorch):
+        x = L.tensor(A, requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t * 2):
+            y = L.nn.functional.softplus(x, beta=1.0, threshold=20.0)
+        y.sum().backward()
+        res[L] = x.grad.numpy()
+    np.testing.assert_allclose(res[ftorch], 1 / (1 + np.exp(-2 * A)), rtol=1e-12)
+    np.testing.assert_allclose(res[ftorch], res[torch], rtol=1e-12)
+
+
+def test_saved_tensors_tutorial_cells():
+    for L in (torch, ftorch):
+        x = L.randn(5, requires_grad=True)
+        y = x.pow(2)
+        assert x.equal(y.grad_fn._saved_self)
+        assert x is y.grad_fn._saved_self
+        y = x.exp()
+        assert y.equal(y.grad_fn._saved_result)
+        assert y is not y.grad_fn._saved_result
+        # hooks on one saved tensor
+        log = []
+        a = L.ones(5, requires_grad=True)
+        b = L.ones(5, requires_grad=True) * 2
+        y = a * b
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: log.append(("pack", t.sum().item())) or t,
+                                                 lambda t: log.append(("unpack", t.sum().item())) or t)
+        with pytest.raises(RuntimeError):
+            y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+        y.sum().backward()
+        assert log == [("pack", 5.0), ("unpack", 5.0)], L
+        assert a.grad.tolist() == [2.0] * 5
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.grad_fn._saved_self
+        with pytest.raises(AttributeError):
+            x.exp().grad_fn._saved_other
+
+
+def test_saving_on_disk_as_the_tutorial(tmp_path):
+    # the tutorial's pack hook writes each saved tensor to a file, the unpack hook reads it back
+    res = {}
+    for L in (torch, ftorch):
+        paths = []
+
+        def pack(t):
+            path = tmp_path / f"{L.__name__}-{len(paths)}.pt"
+            L.save(t.detach(), path)
+            paths.append(path)
+            return path
+
+        def unpack(path):
+            return L.load(path)
+        x = L.tensor(A, requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = (x * x).exp().sum()
+        y.backward()
+        res[L] = (len(paths), x.grad.numpy())
+    assert res[ftorch][0] == res[torch][0]
+    np.testing.assert_allclose(res[ftorch][1], res[torch][1], rtol=1e-12)
+
+
+def test_save_on_cpu_and_disable():
+    x = ftorch.tensor(A, requires_grad=True)
+    with ftorch.autograd.graph.save_on_cpu(pin_memory=False):
+        y = (x.sin() * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(A) * A + np.sin(A), rtol=1e-12)
+    for L in (torch, ftorch):
+        graph = L.autograd.graph
+        with graph.disable_saved_tensors_hooks("no hooks in this region"):
+            with pytest.raises(RuntimeError, match="no hooks in this region"):
+                with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        with graph.saved_tensors_hooks(lambda t: t, lambda t: t):  # (hooks in force: disabling fails)
+            with pytest.raises(RuntimeError, match="no hooks here either"):
+                with graph.disable_saved_tensors_hooks("no hooks here either"):
+                    pass
+
+
+def test_unpack_hook_must_return_a_tensor():
+    msgs = {}
+    for L in (torch, ftorch):
+        x = L.tensor(A, requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 1):
+            y = x * x
+        with pytest.raises(TypeError) as info:
+            y.sum().backward()
+        msgs[L] = str(info.value).splitlines()[0]
+    assert msgs[ftorch] == msgs[torch]
+
+
+def _node_hooks(L):
+    x = L.tensor(A, requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    node = z.grad_fn
+    assert isinstance(node, L.autograd.graph.Node) and isinstance(x.exp().grad_fn, L.autograd.graph.Node)
+    assert node.name() == "SinBackward0"
+    node.metadata["tag"] = 7
+    assert z.grad_fn.metadata == {"tag": 7}
+    order = []
+    node.register_prehook(lambda go: order.append(("pre", go[0].tolist())) or (go[0] * 3,))
+    handle = node.register_hook(lambda gi, go: order.append(("post", gi[0].tolist(), go[0].tolist())))
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] + 1,) + tuple(gi[1:]))
+    z.sum().backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    handle.remove()
+    x.grad = None
+    z.sum().backward()
+    return order, first, x.grad.numpy()
+
+
+def test_node_metadata_and_hooks_match_torch():
+    ours, theirs = _node_hooks(ftorch), _node_hooks(torch)
+    assert [o[0] for o in ours[0]] == [o[0] for o in theirs[0]] == ["pre", "post", "pre"]
+    for o, t in zip(ours[0], theirs[0]):
+        for u, v in zip(o[1:], t[1:]):
+            np.testing.assert_allclose(u, v, rtol=1e-12)
+    for o, t in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+
+
+def test_gradient_edges_and_version_bumps():
+    res = {}
+    for L in (torch, ftorch):
+        g = L.autograd.graph
+        x = L.tensor(A, requires_grad=True)
+        h = x.exp()
+        edge = g.get_gradient_edge(h)
+        assert edge.node is h.grad_fn and edge.output_nr == 0
+        out = (h * h).sum()
+        (gh,) = L.autograd.grad(out, (edge,), retain_graph=True)
+        with pytest.raises(RuntimeError):
+            g.get_gradient_edge(L.tensor(A))
+        y = x * 1
+        w = y.sin()
+        g.increment_version(y)
+        assert y._version == 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            w.sum().backward()
+        res[L] = gh.numpy()
+    np.testing.assert_allclose(res[ftorch], res[torch], rtol=1e-12)
+
+
+def _multi(L, mode):
+    calls = []
+    a = L.tensor(A, requires_grad=True)
+    b = L.tensor(B, requires_grad=True)
+    c = L.tensor(B, requires_grad=True)
+    handle = L.autograd.graph.register_multi_grad_hook(
+        (a, b, c), lambda g: calls.append(g if mode == "any" else [None if t is None else t.sum().item() for t in g]),
+        mode=mode)
+    (a * b).sum().backward(retain_graph=True)
+    (a.exp()).sum().backward()
+    handle.remove()
+    (b * 3).sum().backward()
+    if mode == "any":
+        return [c.sum().item() for c in calls]
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_register_multi_grad_hook_matches_torch(mode):
+    ours, theirs = _multi(ftorch, mode), _multi(torch, mode)
+    assert len(ours) == len(theirs) == 2
+    if mode == "all":
+        for o, t in zip(ours, theirs):
+            assert [v is None for v in o] == [v is None for v in t]
+            np.testing.assert_allclose([v for v in o if v is not None], [v for v in t if v is not None])
+    else:
+        # (which tensor's gradient comes first is the engine's order; both are a's or b's)
+        assert all(any(np.isclose(v, w) for w in (B.sum(), A.sum(), np.exp(A).sum())) for v in ours)
+    with pytest.raises(ValueError):
+        ftorch.autograd.graph.register_multi_grad_hook([], lambda g: None, mode="some")
+
+
+def test_allow_mutation_on_saved_tensors():
+    res = {}
+    for L in (torch, ftorch):
+        with L.autograd.graph.allow_mutation_on_saved_tensors():
+            a = L.tensor(A, requires_grad=True)
+            b = a.clone()
+            out = (b ** 2).sum()
+            b.sin_()
+            out.backward()
+        res[L] = a.grad.numpy()
+        # outside the context the same mutation is refused at backward
+        a = L.tensor(A, requires_grad=True)
+        b = a.clone()
+        out = (b ** 2).sum()
+        b.sin_()
+        with pytest.raises(RuntimeError, match="inplace"):
+            out.backward()
+    np.testing.assert_allclose(res[ftorch], 2 * A, rtol=1e-12)
+    np.testing.assert_allclose(res[ftorch], res[torch], rtol=1e-12)
+
+
+def test_grad_is_grads_batched():
+    res = {}
+    for L in (torch, ftorch):
+        x = L.tensor(A, requires_grad=True)
+        y = x.sin() * x
+        eye = L.eye(4, dtype=L.float64)
+        (jac,) = L.autograd.grad(y, x, eye, is_grads_batched=True)
+        res[L] = jac.numpy()
+    np.testing.assert_allclose(res[ftorch], res[torch], rtol=1e-12)
+    np.testing.assert_allclose(res[ftorch], np.diag(np.cos(A) * A + np.sin(A)), rtol=1e-12)
