@@ -1,10 +1,11 @@
 """fgrad.scipy.special: SciPy's special functions, differentiable to any order.
 
 The gamma family, incomplete gamma and beta functions, error-function inverses and the normal
-distribution's functions, Bessel functions and the x log y helpers live in _special_*.py (by
-family) over the primitives of fgrad/ops/special_*.py. Derivatives that have no closed form --
-in the shape parameters of betainc, gammainc, gammaincc and stdtr, in the order of a Bessel
-function -- raise DifferentiationError naming the argument.
+distribution's functions, Bessel and Airy functions, the orthogonal polynomials and the x log y
+helpers live in _special_*.py (by family) over the primitives of fgrad/ops/special_*.py.
+Derivatives that have no closed form -- in the shape parameters of betainc, gammainc, gammaincc
+and stdtr, in the order of a Bessel function or a polynomial's degree -- raise
+DifferentiationError naming the argument.
 
 logsumexp, softmax and log_softmax subtract the (gradient-stopped) maximum, so they are
 finite, with finite derivatives, for inputs of any magnitude."""
@@ -28,9 +29,13 @@ from ._special_hyper import *  # noqa: F401,F403
 from ._special_hyper import __all__ as _hyper
 from ._special_log import *  # noqa: F401,F403
 from ._special_log import __all__ as _log
+from ._special_kairy import *  # noqa: F401,F403
+from ._special_kairy import __all__ as _kairy
+from ._special_orthopoly import *  # noqa: F401,F403
+from ._special_orthopoly import __all__ as _orthopoly
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "erf", "expit", "logit", *_gamma, *_erf, *_bessel, *_log,
-           *_expint, *_hyper]
+           *_expint, *_hyper, *_kairy, *_orthopoly]
 
 
 def _float(x, name):

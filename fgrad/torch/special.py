@@ -2,12 +2,14 @@
 integer inputs computed in the default float dtype (float32) as PyTorch does. The functions
 and their derivatives are fgrad.scipy.special's; each is one torch op over values
 (fgrad.torch._tensor._boundary.call) named as PyTorch's grad_fn (ErfinvBackward0,
-LgammaBackward0, ...), ndtr PyTorch's composition, the Bessel functions without a gradient
-(as PyTorch's)."""
+LgammaBackward0, ...), ndtr PyTorch's composition. As in PyTorch, the Bessel and Airy
+functions and the orthogonal polynomials have no gradient; the polynomials take their degree
+n truncated to an integer (0 for n < 0), as PyTorch's kernels do."""
 from __future__ import annotations
 
 import math
 
+from .. import numpy as fnp
 from ..core.errors import FgradTypeError
 from ..lax import stop_gradient
 from ..extend.numpy import cast, dtype_of
@@ -80,10 +82,14 @@ _UNARY = {"expit": (fss.expit, "SigmoidBackward0"), "erf": (fss.erf, "ErfBackwar
           "i1": (fss.i1, "SpecialI1Backward0"), "i1e": (fss.i1e, "SpecialI1EBackward0"),
           "ndtri": (fss.ndtri, "SpecialNdtriBackward0"), "log_ndtr": (fss.log_ndtr, "SpecialLogNdtrBackward0"),
           "entr": (fss.entr, "SpecialEntrBackward0"), "bessel_j0": (fss.j0, None), "bessel_j1": (fss.j1, None),
-          "bessel_y0": (fss.y0, None), "bessel_y1": (fss.y1, None)}
+          "bessel_y0": (fss.y0, None), "bessel_y1": (fss.y1, None),
+          "modified_bessel_i0": (fss.i0, None), "modified_bessel_i1": (fss.i1, None),
+          "modified_bessel_k0": (fss.k0, None), "modified_bessel_k1": (fss.k1, None),
+          "scaled_modified_bessel_k0": (fss.k0e, None), "scaled_modified_bessel_k1": (fss.k1e, None),
+          "airy_ai": (lambda v: fss.airy(v)[0], None), "sinc": (fnp.sinc, "SincBackward0")}
 globals().update({name: _unary(fn, name, g) for name, (fn, g) in _UNARY.items()})
 _BINARY = {"xlog1py": (fss.xlog1py, "SpecialXlog1Py", True), "gammainc": (fss.gammainc, "Igamma", False),
-           "gammaincc": (fss.gammaincc, "Igammac", False)}
+           "gammaincc": (fss.gammaincc, "Igammac", False), "zeta": (fss.zeta, "SpecialZeta", True)}
 globals().update({name: _binary(fn, name, g, k) for name, (fn, g, k) in _BINARY.items()})
 
 
@@ -119,7 +125,76 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     return call("MvlgammaBackward0", lambda v: fss.multigammaln(_as_float(v), p), (input,))
 
 
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """The spherical Bessel function of the first kind of order 0, sin(x) / x (1 at 0); as
+    PyTorch's, without a gradient.
+
+    Args:
+        input: a tensor (integers computed as float32).
+
+    Returns:
+        j0(input), requiring no grad.
+    """
+    def fn(v):
+        v = stop_gradient(_as_float(v))
+        safe = fnp.where(fnp.equal(v, 0), fnp.ones_like(v), v)
+        return fnp.where(fnp.equal(v, 0), fnp.ones_like(v), fnp.sin(safe) / safe)
+    if not isinstance(input, Tensor):
+        return fn(input)
+    return call("NotDifferentiable", fn, (input,))
+
+
+def _degree_poly(name: str, values, shifted: bool):
+    """torch.special.`name`(input, n): values(n, x) at whole degrees n >= 0 (n truncated toward
+    zero; 0 where n < 0), at 2x - 1 when `shifted`; no gradient, as PyTorch's."""
+    def fn(x, n, dt):
+        x, n = stop_gradient(cast(x, dt)), stop_gradient(cast(n, dt))
+        k = fnp.trunc(n)
+        x = 2 * x - 1 if shifted else x
+        whole = fnp.maximum(k, 0)
+        return fnp.where(fnp.less(k, 0), fnp.zeros_like(x * k), values(whole, x))
+
+    def op(input, n):
+        a, b = _operand(input), _operand(n)
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            raise FgradTypeError(f"special.{name}(): at least one of input and n must be a Tensor")
+        dt = P.float_dtype(P.result_dtype(a, b))
+        return call("NotDifferentiable", lambda x, k: fn(x, k, dt), (a, b))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.special.{name}(input, n): the polynomial of degree n (truncated to an integer; 0 for "
+                  f"n < 0) at {'2 * input - 1' if shifted else 'input'}, without a gradient.\n\n"
+                  "Args:\n    input: the points (a tensor or a number).\n"
+                  "    n: the degrees (a tensor or a number).\n\n"
+                  "Returns:\n    A tensor of the promoted float dtype, requiring no grad.")
+    return op
+
+
+def _cheb_v(n, x):
+    """The Chebyshev polynomial of the third kind V_n = U_n - U_{n-1} (V_0 = 1)."""
+    lower = fss.eval_chebyu(fnp.maximum(n - 1, 0), x)
+    return fss.eval_chebyu(n, x) - fnp.where(fnp.equal(n, 0), fnp.zeros_like(x), lower)
+
+
+def _cheb_w(n, x):
+    """The Chebyshev polynomial of the fourth kind W_n = U_n + U_{n-1} (W_0 = 1)."""
+    lower = fss.eval_chebyu(fnp.maximum(n - 1, 0), x)
+    return fss.eval_chebyu(n, x) + fnp.where(fnp.equal(n, 0), fnp.zeros_like(x), lower)
+
+
+_POLYNOMIALS = {"chebyshev_polynomial_t": (fss.eval_chebyt, False), "chebyshev_polynomial_u": (fss.eval_chebyu, False),
+                "chebyshev_polynomial_v": (_cheb_v, False), "chebyshev_polynomial_w": (_cheb_w, False),
+                "shifted_chebyshev_polynomial_t": (fss.eval_chebyt, True),
+                "shifted_chebyshev_polynomial_u": (fss.eval_chebyu, True),
+                "shifted_chebyshev_polynomial_v": (_cheb_v, True), "shifted_chebyshev_polynomial_w": (_cheb_w, True),
+                "hermite_polynomial_h": (fss.eval_hermite, False), "hermite_polynomial_he": (fss.eval_hermitenorm, False),
+                "laguerre_polynomial_l": (fss.eval_laguerre, False),
+                "legendre_polynomial_p": (fss.eval_legendre, False)}
+globals().update({name: _degree_poly(name, f, sh) for name, (f, sh) in _POLYNOMIALS.items()})
+
+
 __all__ = ["expit", "erf", "erfc", "erfcx", "erfinv", "gammaln", "digamma", "psi", "i0", "i0e", "i1", "i1e", "ndtr",
            "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "xlog1py", "gammainc",
            "gammaincc", "polygamma", "multigammaln", "logit", "xlogy", "logsumexp", "softmax", "log_softmax",
-           "exp2", "expm1", "log1p", "round"]
+           "exp2", "expm1", "log1p", "round", "airy_ai", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "sinc", "spherical_bessel_j0", "zeta", *_POLYNOMIALS]
