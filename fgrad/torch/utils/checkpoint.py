@@ -11,20 +11,31 @@ import contextlib
 import warnings
 from typing import Any, Callable
 
-from ...core.errors import FgradRuntimeError
+from ...core.errors import FgradRuntimeError, FgradValueError
 from .._errors import CheckpointError  # noqa: F401 (torch.utils.checkpoint.CheckpointError)
 from .._tensor import autograd as tensor_autograd
+from .._tensor import cuda
+from .._tensor.creation import get_rng_state, set_rng_state
 from .._tensor.function import Function
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
 
 
-class _Checkpoint(Function):
+class CheckpointFunction(Function):
+    """PyTorch's reentrant checkpoint as an autograd.Function: `CheckpointFunction.apply(
+    run_function, preserve_rng_state, *args)` runs run_function(*args) without recording and
+    reruns it in backward (with the forward pass's RNG state when preserve_rng_state, so
+    dropout draws the same masks) to back-propagate through the recomputation."""
+
     @staticmethod
-    def forward(ctx, fn, n_args, *args):
-        ctx.fn, ctx.inputs = fn, args
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function, ctx.inputs = run_function, args
+        ctx.preserve_rng_state = bool(preserve_rng_state)
+        ctx.recompute_context = getattr(run_function, "_recompute_context", None)
+        if ctx.preserve_rng_state:
+            ctx.rng_state = get_rng_state()
         with no_grad():
-            out = fn(*args)
+            out = run_function(*args)
         ctx.single = isinstance(out, Tensor)
         return out if ctx.single else tuple(out)
 
@@ -32,8 +43,15 @@ class _Checkpoint(Function):
     def backward(ctx, *grads):
         needs = ctx.needs_input_grad[2:]  # (forward's inputs arrive detached: ask ctx which need grads)
         inputs = [a.detach().requires_grad_(bool(n)) if isinstance(a, Tensor) else a for a, n in zip(ctx.inputs, needs)]
-        with enable_grad():
-            out = ctx.fn(*inputs)
+        outer = get_rng_state() if ctx.preserve_rng_state else None
+        try:
+            if outer is not None:
+                set_rng_state(ctx.rng_state)
+            with enable_grad(), (ctx.recompute_context or contextlib.nullcontext()):
+                out = ctx.run_function(*inputs)
+        finally:
+            if outer is not None:
+                set_rng_state(outer)
         outs = (out,) if ctx.single else tuple(out)
         pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:
@@ -42,19 +60,59 @@ class _Checkpoint(Function):
         return (None, None) + in_grads
 
 
-def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None, context_fn: Any = None,
+class _WithContexts:
+    """run_function for CheckpointFunction with context_fn's two contexts: the first around the
+    forward run, the second (read by backward) around the recomputation."""
+
+    def __init__(self, fn: Callable, forward_context, recompute_context) -> None:
+        self.fn, self._forward_context, self._recompute_context = fn, forward_context, recompute_context
+        self._ran = False
+
+    def __call__(self, *args):
+        if self._ran:  # the recomputation (backward enters its context)
+            return self.fn(*args)
+        self._ran = True
+        with self._forward_context:
+            return self.fn(*args)
+
+
+def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None, context_fn: Callable = None,
                determinism_check: str = "default", debug: bool = False, preserve_rng_state: bool = True,
                **kwargs: Any) -> Any:
     """function(*args, **kwargs), recomputed during backward instead of keeping its
-    intermediate values (see the module docstring). `use_reentrant` is accepted; both
-    settings run the reentrant scheme."""
+    intermediate values (see the module docstring).
+
+    Args:
+        function: the checkpointed computation.
+        *args: its arguments; the Tensors among them that require grad get gradients.
+        use_reentrant: True or False (PyTorch's two schemes give the same gradients; fgrad runs
+            the reentrant one for both); None warns, as PyTorch does.
+        context_fn: (use_reentrant=False only) a function returning two context managers, one
+            entered around the forward run, one around the recomputation.
+        determinism_check, debug: accepted for PyTorch's signature.
+        preserve_rng_state: rerun with the forward pass's CPU RNG state (dropout then draws
+            the same masks in the recomputation).
+        **kwargs: keyword arguments of `function`.
+
+    Returns:
+        function's outputs.
+
+    Raises:
+        ValueError: for context_fn or debug with use_reentrant=True.
+    """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Pass "
                       "use_reentrant=True or use_reentrant=False (fgrad runs the reentrant scheme either way).",
                       UserWarning, stacklevel=2)
-    if kwargs:
-        return checkpoint(lambda *a: function(*a, **kwargs), *args, use_reentrant=True)
-    return _Checkpoint.apply(function, len(args), *args)
+        use_reentrant = True
+    if use_reentrant and ((context_fn is not None and context_fn is not noop_context_fn) or debug):
+        raise FgradValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    run = (lambda *a: function(*a, **kwargs)) if kwargs else function
+    if context_fn is not None and context_fn is not noop_context_fn:
+        forward_context, recompute_context = context_fn()
+        run = _WithContexts(run, forward_context, recompute_context)
+        run._recompute_context = recompute_context
+    return CheckpointFunction.apply(run, preserve_rng_state, *args)
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,
@@ -129,4 +187,35 @@ def check_backward_validity(inputs) -> None:
                       stacklevel=2)
 
 
-__all__ += ["CheckpointError", "noop_context_fn", "detach_variable", "check_backward_validity"]
+__all__ += ["CheckpointError", "noop_context_fn", "detach_variable", "check_backward_validity", "CheckpointFunction",
+            "DefaultDeviceType"]
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint preserves besides the CPU's (PyTorch's holder
+    of that setting): until set, "cuda" when a GPU is available, else "cpu".
+
+    fgrad's checkpoint restores the CPU generator's state, the one fgrad.torch's random
+    functions draw from on every device."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the device type (a string such as "cuda").
+
+        Args:
+            device: the device type.
+        """
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The device type set, or the default (see the class).
+
+        Returns:
+            A string.
+        """
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cuda" if cuda.is_available() else "cpu"
+        return DefaultDeviceType._default_device_type
