@@ -15,6 +15,7 @@ from ._tensor.creation import tensor  # noqa: F401  (torch.tensor: a function he
 from . import fft, linalg, sparse, special  # noqa: F401,E402
 from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
 from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
+from ._tensor._ops_breadth import *  # noqa: E402,F401,F403  (more of torch's top-level functions)
 from ._tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
 # torch.det & co: the torch.linalg functions under their older top-level names (also Tensor
@@ -56,6 +57,8 @@ autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_va
 _sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
 for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
+# nn/linalg functions under torch's top-level names, eager control flow, runtime queries
+from ._breadth import *  # noqa: E402,F401,F403
 # torch.functional: aliases of the top-level functions PyTorch defines there (reads the names above)
 from . import functional  # noqa: E402,F401
 # torch.utils.benchmark (Timer, Measurement): written on the package and runtime, so it sits above both

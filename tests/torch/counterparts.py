@@ -14,6 +14,7 @@ convention bites (0, ties, bounds), tried besides the random ones.
 """
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -408,6 +409,131 @@ def _build() -> list[Pair]:
     add(P(F + "log_softmax", "nn.log_softmax", "n:3,4", tkw={"dim": 1}))
     add(P(F + "softmax", "scipy.special.softmax", "n:3,4", tkw={"dim": 1}, tag="scipy"))
     add(P(F + "one_hot", "nn.one_hot", np.array([0, 2, 1, 2]), 3))
+    # --- torch's top-level breadth (fgrad/torch/_tensor/_ops_breadth.py, fgrad/torch/_breadth.py) -----
+    for name in ("deg2rad", "rad2deg", "sinc", "positive", "ravel", "fliplr", "flipud", "atleast_1d",
+                 "atleast_2d", "atleast_3d", "corrcoef", "cov", "diagflat"):
+        add(P(name, f"numpy.{name}", points=(Z,) if name in ("sinc", "deg2rad") else ()))
+    for name in ("fmax", "fmin", "copysign"):
+        add(P(name, f"numpy.{name}", *two, order=1 if name == "copysign" else 2))
+    add(P("heaviside", "numpy.heaviside", *two, order=0))
+    add(P("signbit", "numpy.signbit", points=(Z,), order=0))
+    add(P("isreal", "numpy.isreal", order=0))
+    add(P("nanmean", "numpy.nanmean", tkw={"dim": 1}))
+    add(P("tile", "numpy.tile", "n:3,4", (2, 1)))
+    add(P("vander", "numpy.vander", "n:4", 3, order=1))
+    add(P("vdot", "numpy.vdot", "n:4", "n:4"))
+    add(P("tensordot", "numpy.tensordot", "n:3,4", "n:4,2", 1))
+    add(P("trapezoid", "numpy.trapezoid"))
+    add(P("ldexp", "numpy.ldexp", "n:3,4", np.arange(4), order=1))
+    add(P("frexp", "numpy.frexp", tsel=first, fsel=first, order=1))
+    for name, args in (("column_stack", ("n:4", "n:4")), ("dstack", ("n:3,4", "n:3,4"))):
+        add(P(name, f"numpy.{name}", *args, targs=lambda *a: (list(a),), fargs=lambda *a: (list(a),)))
+    add(P("row_stack", "numpy.vstack", "n:3,4", "n:3,4", targs=lambda *a: (list(a),), fargs=lambda *a: (list(a),)))
+    for name, arr in (("hsplit", "n:3,4"), ("vsplit", "n:4,3"), ("dsplit", "n:2,3,4")):
+        add(P(name, f"numpy.{name}", arr, 2, tsel=first, fsel=first))
+    add(P("select", "numpy.take", "n:3,4", 1, 2, fargs=lambda x, d, i: (x, i, d)))
+    for name, fn in (("digamma", "digamma"), ("erfc", "erfc"), ("erfinv", "erfinv"), ("i0", "i0"),
+                     ("lgamma", "gammaln")):
+        add(_unary(name, f"scipy.special.{fn}"))
+    add(P("polygamma", "scipy.special.polygamma", 2, "p:3,4"))
+    add(P("mvlgamma", "scipy.special.multigammaln", "g:3,4", 2))
+    add(P("cholesky", "numpy.linalg.cholesky", "s:3"))
+    add(P("qr", "numpy.linalg.qr", "q:3", **sel1))
+    add(P("svd", "numpy.linalg.svd", "n:3,4", **sel1, fkw={"full_matrices": False}))
+    add(P("matrix_exp", "scipy.linalg.expm", "n:3,3", order=1))
+    add(P("pinverse", "numpy.linalg.pinv", "n:3,4"))
+    add(P("celu", "nn.celu", "n:3,4", points=(kinks,)))
+    add(P("selu", "nn.selu", "n:3,4", points=(kinks,)))
+    add(P("alias_copy", "numpy.copy"))
+    add(P("detach_copy", "numpy.copy", order=0))
+    add(P("diagonal_copy", "numpy.diagonal", "n:3,4", 1))
+    add(P("expand_copy", "numpy.broadcast_to", "n:4", (3, 4)))
+    add(P("permute_copy", "numpy.transpose", "n:3,4", (1, 0)))
+    add(P("t_copy", "numpy.transpose"))
+    add(P("transpose_copy", "numpy.swapaxes", "n:3,4", 0, 1))
+    add(P("select_copy", "numpy.take", "n:3,4", 1, 2, fargs=lambda x, d, i: (x, i, d)))
+    add(P("squeeze_copy", "numpy.squeeze", "n:3,1,4", 1))
+    add(P("unsqueeze_copy", "numpy.expand_dims", "n:3,4", 1))
+    add(P("view_copy", "numpy.reshape", "n:3,4", (2, 6)))
+    add(P("unbind_copy", "numpy.unstack", "n:3,4", tkw={"dim": 1}, tsel=lambda r: r[2], fsel=lambda r: r[2]))
+    add(P("split_copy", "numpy.split", "n:6,4", 2, fargs=lambda x, size: (x, 6 // size), tsel=lambda r: r[1],
+          fsel=lambda r: r[1]))
+    for name in ("split_with_sizes", "split_with_sizes_copy", "unsafe_split_with_sizes"):
+        add(P(name, "numpy.split", "n:6,4", [2, 4], fargs=lambda x, s: (x, [2]), tsel=lambda r: r[1],
+              fsel=lambda r: r[1]))
+    add(P("unsafe_split", "numpy.split", "n:6,4", 2, fargs=lambda x, size: (x, 6 // size), tsel=lambda r: r[1],
+          fsel=lambda r: r[1]))
+    add(P("unsafe_chunk", "numpy.array_split", "n:3,4", 2, tkw={"dim": 1}, tsel=lambda r: r[1], fsel=lambda r: r[1]))
+    add(P("take_along_dim", "numpy.take_along_axis", "n:3,4", np.array([[0, 3], [1, 1], [2, 0]]), 1))
+    add(P("broadcast_tensors", "numpy.broadcast_arrays", "n:3,4", "n:4", tsel=lambda r: r[1], fsel=lambda r: r[1]))
+    add(P("msort", "numpy.sort", fkw={"axis": 0}))
+    add(P("aminmax", "numpy.min", tsel=first, fsel=None, order=1))
+    add(P("trapz", "numpy.trapezoid"))
+    add(P("frobenius_norm", "numpy.linalg.norm", "n:3,4", (0, 1), fargs=lambda x, d: (x,)))
+    add(P("chain_matmul", "numpy.linalg.multi_dot", "n:3,4", "n:4,2", "n:2,3", fargs=lambda *a: (list(a),)))
+    add(P("matrix_power", "numpy.linalg.matrix_power", "q:3", 3))
+    add(P("adjoint", "numpy.matrix_transpose"))
+    add(P("deg2rad_", "numpy.deg2rad", targs=lambda x: (x * 1,)))
+    add(P("conv2d", "lax.conv_general_dilated", "n:2,3,6,5", "n:4,3,3,2",
+          fargs=lambda x, w: (x, w, (1, 1), [(0, 0), (0, 0)])))
+    add(P("layer_norm", "nn.standardize", "n:3,4", (4,), fargs=lambda x, s: (x,), fkw={"axis": -1, "epsilon": 1e-5}))
+    add(P("constant_pad_nd", "numpy.pad", "n:3,4", (1, 2), fargs=lambda x, p: (x, ((0, 0), p))))
+    add(P("embedding", "numpy.take", "n:4,3", np.array([1, 0, 3, 1]), fkw={"axis": 0}))
+    add(P("slice_copy", "numpy.take", "n:3,4", 1, 0, 3, 2, fargs=lambda x, d, a, b, st: (x, np.arange(a, b, st), d)))
+    add(P("narrow_copy", "numpy.take", "n:3,4", 1, 1, 2, fargs=lambda x, d, a, n: (x, np.arange(a, a + n), d)))
+    add(P("diag_embed", "numpy.diag", "n:4"))
+    add(P("kthvalue", "numpy.sort", "n:3,4", 2, tsel=first, fargs=lambda x, k: (x,), fsel=lambda r: r[:, 1]))
+    add(P("threshold", "numpy.where", "n:3,4", 0.25, -1.0, fargs=lambda x, t, v: (x > t, x, v)))
+    add(P("hardshrink", "numpy.where", "n:3,4", 0.5, fargs=lambda x, lam: (abs(x) > lam, x, 0.0)))
+    add(P("prelu", "numpy.where", "n:3,4", "p:1", fargs=lambda x, w: (x > 0, x, w * x), order=1))
+    add(P("bilinear", "numpy.einsum", "n:2,3", "n:2,4", "n:5,3,4",
+          fargs=lambda a, b, w: ("bi,oij,bj->bo", a, w, b), order=1))
+    add(P("cholesky_inverse", "numpy.linalg.inv", "t:3", fargs=lambda lo: (lo @ lo.T,), order=1))
+    add(P("detach", "numpy.copy", order=0))
+    # pools whose window is the whole input: the reductions
+    whole = {"fargs": lambda x, k: (x,), "fkw": {"axis": -1, "keepdims": True}}
+    add(P("avg_pool1d", "numpy.mean", "n:2,3,4", 4, **whole))
+    add(P("adaptive_avg_pool1d", "numpy.mean", "n:2,3,4", 1, **whole))
+    add(P("max_pool1d", "numpy.max", "n:2,3,4", 4, **whole))
+    add(P("max_pool1d_with_indices", "numpy.max", "n:2,3,4", 4, tsel=first, **whole))
+    add(P("adaptive_max_pool1d", "numpy.max", "n:2,3,4", 1, tsel=first, **whole))
+    add(P("max_pool2d", "numpy.max", "n:2,3,4", (3, 4), fargs=lambda x, k: (x,),
+          fkw={"axis": (-2, -1), "keepdims": True}))
+    add(P("group_norm", "nn.standardize", "n:2,3,4", 1, fargs=lambda x, g: (x,), fkw={"axis": (1, 2), "epsilon": 1e-5}))
+    add(P("pairwise_distance", "numpy.linalg.norm", "n:3,4", "n:3,4", fargs=lambda a, b: (a - b + 1e-6,),
+          fkw={"axis": -1}))
+    add(P("rrelu", "numpy.where", "n:3,4", fargs=lambda x: (x >= 0, x, x * ((1 / 8 + 1 / 3) / 2)), fkw={}))
+    for name, fn, args in (("zero_", "numpy.zeros_like", ()), ("fill", "numpy.full_like", (2.5,)),
+                           ("fill_", "numpy.full_like", (2.5,))):
+        add(P(name, fn, "n:3,4", *args, targs=lambda x, *r: (x * 1, *r), order=0))
+    add(P("sgn", "numpy.sign", points=(Z,)))
+    add(P("rsub", "numpy.subtract", *two, fargs=lambda x, y: (y, x)))
+    add(P("nuclear_norm", "numpy.linalg.norm", "n:3,4", fkw={"ord": "nuc"}, order=1))
+    add(P("cholesky_solve", "scipy.linalg.cho_solve", "n:3,2", "t:3", fargs=lambda b, lo: ((lo, True), b)))
+    add(P("triangular_solve", "scipy.linalg.solve_triangular", "n:3,2", "t:3", tkw={"upper": False},
+          fkw={"lower": True}, fargs=lambda b, a: (a, b), tsel=first))
+    for name, fn in (("igamma", "gammainc"), ("igammac", "gammaincc")):
+        add(P(name, f"scipy.special.{fn}", "p:3,4", "p:3,4", order=0))
+    # the in-place functions (torch.sin_(x) is x.sin_()) against the out-of-place ones' counterparts,
+    # on a non-leaf copy of the input (a leaf that requires grad cannot be written in place)
+    inplace_bases = {"abs_": "abs", "acos_": "acos", "acosh_": "acosh", "arccos_": "arccos", "arccosh_": "arccosh",
+                     "arcsin_": "arcsin", "arcsinh_": "arcsinh", "arctan_": "arctan", "arctanh_": "arctanh",
+                     "asin_": "asin", "asinh_": "asinh", "atan_": "atan", "atanh_": "atanh", "ceil_": "ceil",
+                     "clamp_": "clamp", "clip_": "clip", "cos_": "cos", "cosh_": "cosh", "erf_": "erf",
+                     "erfc_": "erfc", "exp2_": "exp2", "exp_": "exp", "expm1_": "expm1", "fix_": "fix",
+                     "floor_": "floor", "frac_": "frac", "i0_": "i0", "log10_": "log10", "log1p_": "log1p",
+                     "log2_": "log2", "log_": "log", "neg_": "neg", "negative_": "negative",
+                     "rad2deg_": "rad2deg", "reciprocal_": "reciprocal", "relu_": "relu", "round_": "round",
+                     "rsqrt_": "rsqrt", "sigmoid_": "sigmoid", "sin_": "sin", "sinc_": "sinc", "sinh_": "sinh",
+                     "sqrt_": "sqrt", "square_": "square", "tan_": "tan", "tanh_": "tanh", "trunc_": "trunc",
+                     "nan_to_num_": "nan_to_num", "clamp_min_": "clamp_min", "clamp_max_": "clamp_max"}
+    firsts = {}
+    for p in pairs:
+        firsts.setdefault(p.torch, p)
+    for name, base in inplace_bases.items():
+        p = firsts[base]
+        add(dataclasses.replace(p, torch=name, targs=(lambda *a, _t=p.targs: (a[0] * 1, *a[1:]) if _t is None
+                                                      else _t(a[0] * 1, *a[1:]))))
     return pairs
 
 

@@ -111,6 +111,12 @@ DIFFERENCES: dict[str, Difference] = {
     "nn.functional.one_hot~nn.one_hot": Difference("dtype", "int64 (PyTorch's) against jax.nn.one_hot's float "
                                                    "default", "fgrad.nn.one_hot"),
 }
+DIFFERENCES["cholesky_solve~scipy.linalg.cho_solve"] = Difference(
+    "vjp", "PyTorch differentiates (L L^H)^-1 B in every entry of L; scipy's cho_solve reads only L's triangle",
+    "fgrad.torch.cholesky_solve")
+# torch's top-level names of nn.functional's functions differ as those do
+DIFFERENCES.update({k.replace("nn.functional.", ""): DIFFERENCES[k]
+                    for k in ("nn.functional.celu~nn.celu", "nn.functional.selu~nn.selu")})
 
 # Last bits: the same mathematics rounded in another order (tolerance relative, and absolute
 # at the same size).
@@ -147,7 +153,30 @@ TOLERANCE: dict[str, tuple[float, str]] = {
                           "differentiates JAX's prefix scan, which sums in a tree order"),
     "cummin~lax.cummin": (1e-12, "as cummax~lax.cummax"),
     "linalg.matrix_power~numpy.linalg.matrix_power": (1e-12, "the matrix products associate in another order"),
+    "matrix_power~numpy.linalg.matrix_power": (1e-12, "the matrix products associate in another order"),
+    "pinverse~numpy.linalg.pinv": (1e-12, ORDER2),
 }
+# torch's top-level names of nn.functional's functions round as those do
+TOLERANCE.update({k.replace("nn.functional.", ""): TOLERANCE[k]
+                  for k in ("nn.functional.celu~nn.celu", "nn.functional.selu~nn.selu")})
+TOLERANCE.update({k: (1e-12, ORDER2) for k in (
+    "sinc~numpy.sinc", "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm",
+    "pairwise_distance~numpy.linalg.norm",
+    "chain_matmul~numpy.linalg.multi_dot")})
+TOLERANCE["triangular_solve~scipy.linalg.solve_triangular"] = (
+    1e-12, "torch.triangular_solve solves with the triangle by LU (numpy.linalg.solve); solve_triangular substitutes")
+TOLERANCE["layer_norm~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
+TOLERANCE["group_norm~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
+TOLERANCE["cholesky_inverse~numpy.linalg.inv"] = (1e-12, "torch.cholesky_inverse is inv(L)^H inv(L); the "
+                                                         "counterpart inverts the product L L^H")
+TOLERANCE["vander~numpy.vander"] = (1e-12, "torch.vander is a cumulative product of the columns (PyTorch's); "
+                                           "numpy.vander takes each power")
+# an in-place function (torch.sin_) differs from its counterpart as the out-of-place one does
+for _pid in [p.id for p in PAIRS if p.torch.endswith("_") and not p.torch.endswith("__")]:
+    _base = _pid.replace("_~", "~", 1)
+    for _table in (DIFFERENCES, TOLERANCE):
+        if _base in _table:
+            _table[_pid] = _table[_base]
 
 
 def _resolve(member: str) -> Any:
@@ -393,6 +422,18 @@ UNPAIRED = {
     "polar": "scipy.linalg.polar is the polar decomposition; torch.polar builds complex numbers from polar "
              "coordinates",
     "empty": "uninitialised values", "empty_like": "uninitialised values",
+    "cond": "lax.cond takes (pred, true_fun, false_fun, *operands) and traces both branches; torch.cond runs one "
+            "branch eagerly (tests/torch/test_ops_breadth_nn_linalg.py)",
+    "while_loop": "lax.while_loop carries one pytree; torch.while_loop a tuple of values (tested in "
+                  "test_ops_breadth_nn_linalg.py)",
+    "solve": "torch.solve is removed from PyTorch (it raises, as fgrad's does); linalg.solve is paired",
+    "lu": "scipy.linalg.lu returns (P, L, U); torch.lu LAPACK's packed LU and 1-based pivots (tested against torch)",
+    "lu_solve": "scipy.linalg.lu_solve takes ((lu, piv), b) with 0-based pivots; torch.lu_solve(b, LU, pivots) "
+                "(tested against torch)",
+    "histogram": "not differentiable, and torch.histogram's bins default to the data's range (tested against torch)",
+    "put": "numpy.put writes in place; torch.put returns a new tensor (tested against torch)",
+    "kl_div": "scipy.special.kl_div is elementwise x log(x/y) - x + y; torch.kl_div is a reduced loss on "
+              "log-probabilities (tested against torch)",
 }
 
 

@@ -1,0 +1,909 @@
+"""torch's top-level functions that PyTorch also offers in torch.nn.functional or torch.linalg
+(under its ATen signatures: positional flags, reductions as integers, `torch.embedding(weight,
+indices)`), its deprecated linear-algebra names (cholesky, qr, svd, lu, triangular_solve, ...)
+and small runtime queries (finfo, iinfo, warn_always, the deterministic debug mode).
+
+Each is written on fgrad.torch.nn.functional / fgrad.torch.linalg or, for the older
+linear-algebra names whose results differ from torch.linalg's (svd's V, lu's 1-based int32
+pivots, triangular_solve's argument order), one boundary op over fgrad.numpy.linalg /
+fgrad.scipy.linalg named as PyTorch's grad_fn. It sits above nn and linalg in fgrad.torch.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from ..extend.numpy import cast, dtype_of
+from ..scipy import linalg as fsl
+from . import amp as _amp
+from . import linalg as _linalg
+from .nn import functional as F
+from ._tensor import _dtypes as D
+from ._tensor import _ops as O
+from ._tensor import creation as C
+from ._tensor._boundary import call
+from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
+from ._tensor.tensor import Tensor, check_inplace, commit_inplace
+from . import runtime as _runtime
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
+
+
+def _input(name: str, x: Any, arg: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise FgradTypeError(f"torch.{name}(): argument '{arg}' (position 1) must be Tensor, not "
+                             f"{type(x).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+    return x
+
+
+def _reduction(name: str, reduction) -> str:
+    """PyTorch's ATen reduction (0 none, 1 mean, 2 sum; the names accepted too) as F's name."""
+    try:
+        return _REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise FgradValueError(f"torch.{name}(): reduction must be 0 ('none'), 1 ('mean') or 2 ('sum'), got "
+                              f"{reduction!r}") from None
+
+
+# --- nn.functional under ATen's signatures -------------------------------------------------------
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """nn.functional.conv1d (same arguments; ConvolutionBackward0)."""
+    return F.conv1d(_input("conv1d", input), weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """nn.functional.conv2d (same arguments; ConvolutionBackward0)."""
+    return F.conv2d(_input("conv2d", input), weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """nn.functional.conv3d (same arguments; ConvolutionBackward0)."""
+    return F.conv3d(_input("conv3d", input), weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1):
+    """nn.functional.conv_transpose1d (same arguments)."""
+    return F.conv_transpose1d(_input("conv_transpose1d", input), weight, bias, stride, padding, output_padding,
+                              groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1):
+    """nn.functional.conv_transpose2d (same arguments)."""
+    return F.conv_transpose2d(_input("conv_transpose2d", input), weight, bias, stride, padding, output_padding,
+                              groups, dilation)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed: bool, output_padding, groups: int):
+    """The general convolution behind conv{1,2,3}d and conv_transpose{1,2}d, chosen by the
+    input's spatial dims and `transposed` (every argument positional, as ATen's).
+
+    Args:
+        input: (N, C_in, *spatial).
+        weight: the kernel.
+        bias: (C_out,) or None.
+        stride, padding, dilation, output_padding: one int or one per spatial dim.
+        transposed: a transposed convolution.
+        groups: the channel groups.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("convolution", input)
+    nd = x._value.ndim - 2
+    if transposed:
+        fns = {1: F.conv_transpose1d, 2: F.conv_transpose2d}
+        if nd not in fns:
+            raise FgradRuntimeError(f"convolution(): transposed convolution over {nd} spatial dims is not available "
+                                    "(1 or 2)")
+        return fns[nd](x, weight, bias, stride, padding, output_padding, groups, dilation)
+    fns = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+    if nd not in fns:
+        raise FgradRuntimeError(f"convolution(): expected a 3-D, 4-D or 5-D input (batch, channels, spatial), got "
+                                f"{x._value.ndim}-D")
+    return fns[nd](x, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """A 1-D convolution over time-batch-channel data: input (T, B, C_in), weight (K, C_in,
+    C_out), bias (C_out,) -> (T + 2 pad - K + 1, B, C_out).
+
+    Args:
+        input: (time, batch, in channels).
+        weight: (kernel width, in channels, out channels).
+        bias: (out channels,).
+        pad: zero padding at both ends of time.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("conv_tbc", input)
+    if x._value.ndim != 3 or weight._value.ndim != 3 or bias._value.ndim != 1:
+        raise FgradRuntimeError(f"conv_tbc(): Input must have 3 dims: time, batch, in_channel; weight 3 dims; bias 1 "
+                                f"dim (got {x._value.ndim}, {weight._value.ndim}, {bias._value.ndim})")
+    if x._value.shape[2] != weight._value.shape[1]:
+        raise FgradRuntimeError(f"conv_tbc(): Input dim 2 (input channels) ({x._value.shape[2]}) is not == dim 1 in "
+                                f"the weight tensor ({weight._value.shape[1]})")
+    out = F.conv1d(O.permute(x, 1, 2, 0), O.permute(weight, 2, 1, 0), bias, 1, pad)
+    return O.permute(out, 2, 0, 1)
+
+
+def _pool_stride(stride):
+    return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    """nn.functional.max_pool1d without return_indices (an empty stride means the kernel size)."""
+    return F.max_pool1d(_input("max_pool1d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    """nn.functional.max_pool2d without return_indices (an empty stride means the kernel size)."""
+    return F.max_pool2d(_input("max_pool2d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    """(values, indices) of nn.functional.max_pool1d."""
+    return F.max_pool1d(_input("max_pool1d_with_indices", input), kernel_size, _pool_stride(stride), padding,
+                        dilation, ceil_mode, return_indices=True)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
+    """nn.functional.avg_pool1d (an empty stride means the kernel size)."""
+    return F.avg_pool1d(_input("avg_pool1d", input), kernel_size, _pool_stride(stride), padding, ceil_mode,
+                        count_include_pad)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """nn.functional.adaptive_avg_pool1d."""
+    return F.adaptive_avg_pool1d(_input("adaptive_avg_pool1d", input), output_size)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both)."""
+    return F.adaptive_max_pool1d(_input("adaptive_max_pool1d", input), output_size, return_indices=True)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float,
+               cudnn_enabled: bool = True):
+    """nn.functional.batch_norm under ATen's argument order (weight and bias first; every
+    argument positional; cudnn_enabled is ignored on the CPU).
+
+    Args:
+        input: (N, C, *).
+        weight, bias: (C,) or None.
+        running_mean, running_var: (C,) buffers updated in training, or None.
+        training: use the batch's statistics (and update the running ones).
+        momentum: the running statistics' update factor.
+        eps: added to the variance.
+        cudnn_enabled: accepted for the signature.
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    return F.batch_norm(_input("batch_norm", input), running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float,
+                  eps: float, cudnn_enabled: bool = True):
+    """nn.functional.instance_norm under ATen's argument order (see batch_norm)."""
+    return F.instance_norm(_input("instance_norm", input), running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
+    """nn.functional.layer_norm (cudnn_enable is accepted and ignored)."""
+    return F.layer_norm(_input("layer_norm", input), normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5, cudnn_enabled: bool = True):
+    """nn.functional.group_norm (cudnn_enabled is accepted and ignored)."""
+    return F.group_norm(_input("group_norm", input), num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """nn.functional.rms_norm."""
+    return F.rms_norm(_input("rms_norm", input), normalized_shape, weight, eps)
+
+
+def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False):
+    """The rows of `weight` at `indices` (ATen's order: weight first; padding_idx -1 means
+    none).
+
+    Args:
+        weight: (num_embeddings, dim).
+        indices: an integer Tensor.
+        padding_idx: a row that gets no gradient, or -1.
+        scale_grad_by_freq: scale gradients by the inverse frequency of the indices.
+        sparse: accepted (the gradient is dense).
+
+    Returns:
+        A Tensor indices.shape + (dim,).
+    """
+    _input("embedding", weight, "weight")
+    return F.embedding(indices, weight, None if padding_idx is None or padding_idx < 0 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq)
+
+
+def _dropout(name: str, fn, inplace: bool):
+    def op(input, p: float, train: bool):
+        x = _input(name, input)
+        if inplace:
+            check_inplace(x)
+            return commit_inplace(x, fn(x, p, train))
+        return fn(x, p, train)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, p, train): nn.functional's {fn.__name__} (torch's random stream)"
+                  + (", written into input" if inplace else "") + ".\n\nArgs:\n    input: a Tensor.\n    p: the "
+                  "probability of an element (a channel, for the feature variants) being zeroed.\n    train: apply "
+                  "it (else input is returned as it is).\n\nReturns:\n    A Tensor.")
+    return op
+
+
+def _feature(fn1, fn2, fn3):
+    """Channel-wise dropout over (N, C, *spatial) for 1 to 3 spatial dims (PyTorch's
+    feature_dropout, behind dropout1d/2d/3d)."""
+    def run(x, p, train):
+        nd = x._value.ndim
+        fns = {3: fn1, 4: fn2, 5: fn3}
+        if nd not in fns or fns[nd] is None:
+            raise FgradRuntimeError(f"feature dropout expects a 3-D to 5-D input (batch, channels, spatial), got "
+                                    f"{nd}-D")
+        return fns[nd](x, p, train)
+    run.__name__ = "feature dropout"
+    return run
+
+
+def _feature_alpha(x, p, train):
+    return F.feature_alpha_dropout(x, p, train)
+
+
+def _plain(fn):
+    def run(x, p, train):
+        return fn(x, p, train)
+    run.__name__ = fn.__name__
+    return run
+
+
+dropout = _dropout("dropout", _plain(F.dropout), False)
+dropout_ = _dropout("dropout_", _plain(F.dropout), True)
+alpha_dropout = _dropout("alpha_dropout", _plain(F.alpha_dropout), False)
+alpha_dropout_ = _dropout("alpha_dropout_", _plain(F.alpha_dropout), True)
+feature_alpha_dropout = _dropout("feature_alpha_dropout", _feature_alpha, False)
+feature_alpha_dropout_ = _dropout("feature_alpha_dropout_", _feature_alpha, True)
+feature_dropout = _dropout("feature_dropout", _feature(F.dropout1d, F.dropout2d, F.dropout3d), False)
+feature_dropout_ = _dropout("feature_dropout_", _feature(F.dropout1d, F.dropout2d, F.dropout3d), True)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """nn.functional.bilinear: x1^T A x2 + b per output feature."""
+    return F.bilinear(_input("bilinear", input1, "input1"), input2, weight, bias)
+
+
+def celu(input, alpha: float = 1.0):
+    """nn.functional.celu."""
+    return F.celu(_input("celu", input), alpha)
+
+
+def selu(input):
+    """nn.functional.selu."""
+    return F.selu(_input("selu", input))
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator=None):
+    """nn.functional.rrelu (the slope (lower + upper) / 2 outside training)."""
+    if generator is not None:
+        raise FgradValueError("torch.rrelu(): generator= is not supported; seed the default generator with "
+                              "torch.manual_seed instead")
+    return F.rrelu(_input("rrelu", input), lower, upper, training)
+
+
+def prelu(input, weight):
+    """nn.functional.prelu."""
+    return F.prelu(_input("prelu", input), weight)
+
+
+def threshold(input, threshold: float, value: float):
+    """nn.functional.threshold: `value` where input <= threshold, else input."""
+    return F.threshold(_input("threshold", input), threshold, value)
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """nn.functional.hardshrink."""
+    return F.hardshrink(_input("hardshrink", input), lambd)
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """nn.functional.pixel_shuffle."""
+    return F.pixel_shuffle(_input("pixel_shuffle", input), upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """nn.functional.pixel_unshuffle."""
+    return F.pixel_unshuffle(_input("pixel_unshuffle", input), downscale_factor)
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """nn.functional.cosine_similarity."""
+    return F.cosine_similarity(_input("cosine_similarity", x1, "x1"), x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """nn.functional.pairwise_distance."""
+    return F.pairwise_distance(_input("pairwise_distance", x1, "x1"), x2, p, eps, keepdim)
+
+
+def pdist(input, p: float = 2.0):
+    """The p-norm distances between the rows of a 2-D input, for each pair i < j in row-major
+    order (PdistBackward0).
+
+    Args:
+        input: (N, M).
+        p: the norm's order, >= 0.
+
+    Returns:
+        A 1-D Tensor of N (N - 1) / 2 distances.
+    """
+    x = _input("pdist", input)
+    if x._value.ndim != 2:
+        raise FgradRuntimeError(f"pdist only supports 2D tensors, got: {x._value.ndim}D")
+    if p < 0:
+        raise FgradRuntimeError("pdist only supports non-negative p values")
+    if x._value.dtype.kind != "f":
+        raise FgradRuntimeError(f"pdist only supports floating-point dtypes, got {x.dtype}")
+    n = x._value.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+
+    def values(v):
+        d = fnp.subtract(fnp.take(v, rows, axis=0), fnp.take(v, cols, axis=0))
+        return fnp.linalg.norm(d, ord=p, axis=-1) if p != 0 else cast(fnp.sum(fnp.not_equal(d, 0), axis=-1),
+                                                                      dtype_of(v))
+    return call("PdistBackward0", values, (x,))
+
+
+def kl_div(input, target, reduction=1, *, log_target: bool = False):
+    """nn.functional.kl_div with ATen's reduction (0 none, 1 mean, 2 sum)."""
+    return F.kl_div(_input("kl_div", input), target, reduction=_reduction("kl_div", reduction), log_target=log_target)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    """nn.functional.binary_cross_entropy_with_logits with ATen's order (pos_weight before the
+    reduction, an integer)."""
+    return F.binary_cross_entropy_with_logits(_input("binary_cross_entropy_with_logits", input), target, weight,
+                                              reduction=_reduction("binary_cross_entropy_with_logits", reduction),
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction=1):
+    """nn.functional.cosine_embedding_loss with ATen's integer reduction."""
+    return F.cosine_embedding_loss(_input("cosine_embedding_loss", input1, "input1"), input2, target, margin,
+                                   reduction=_reduction("cosine_embedding_loss", reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction=1):
+    """nn.functional.margin_ranking_loss with ATen's integer reduction."""
+    return F.margin_ranking_loss(_input("margin_ranking_loss", input1, "input1"), input2, target, margin,
+                                 reduction=_reduction("margin_ranking_loss", reduction))
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, reduction=1):
+    """nn.functional.hinge_embedding_loss with ATen's integer reduction."""
+    return F.hinge_embedding_loss(_input("hinge_embedding_loss", input), target, margin,
+                                  reduction=_reduction("hinge_embedding_loss", reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction=1):
+    """nn.functional.triplet_margin_loss with ATen's integer reduction."""
+    return F.triplet_margin_loss(_input("triplet_margin_loss", anchor, "anchor"), positive, negative, margin, p, eps,
+                                 swap, reduction=_reduction("triplet_margin_loss", reduction))
+
+
+def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction):
+    """nn.functional.poisson_nll_loss, every argument positional (reduction an integer)."""
+    return F.poisson_nll_loss(_input("poisson_nll_loss", input), target, log_input, full, eps=eps,
+                              reduction=_reduction("poisson_nll_loss", reduction))
+
+
+def _inplace(name: str, fn):
+    def op(input, *args, **kwargs):
+        x = _input(name, input)
+        check_inplace(x)
+        return commit_inplace(x, fn(x, *args, **kwargs))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"torch.{name}: torch.{name[:-1]} written into input (returned)."
+    return op
+
+
+celu_ = _inplace("celu_", celu)
+selu_ = _inplace("selu_", selu)
+rrelu_ = _inplace("rrelu_", rrelu)
+threshold_ = _inplace("threshold_", threshold)
+
+
+# --- the older linear-algebra names --------------------------------------------------------------------
+
+def _square(name: str, a: Tensor) -> None:
+    s = tuple(a._value.shape)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise FgradRuntimeError(f"torch.{name}: A must be batches of square matrices, but they are {s[-2] if len(s) > 1 else ''} "
+                                f"by {s[-1] if s else ''} matrices")
+
+
+def _mT(v):
+    return fnp.swapaxes(v, -1, -2)
+
+
+def _conj_t(v):
+    return fnp.conj(_mT(v)) if dtype_of(v).kind == "c" else _mT(v)
+
+
+def cholesky(input, upper: bool = False):
+    """The Cholesky factor of symmetric positive-definite matrices: L with A = L L^H, or U
+    = L^H with `upper` (CholeskyBackward0; PyTorch deprecates it for linalg.cholesky).
+
+    Args:
+        input: (*, n, n) positive-definite matrices.
+        upper: return the upper factor.
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    a = _input("cholesky", input)
+    _square("cholesky", a)
+    out = _linalg.cholesky(a, upper=upper)  # (its checks and errors: linalg.cholesky's)
+    del out
+
+    def values(v):
+        lo = fnp.linalg.cholesky(v)
+        return _conj_t(lo) if upper else lo
+    return call("CholeskyBackward0", values, (a,))
+
+
+def cholesky_inverse(input, upper: bool = False):
+    """The inverse of A from its Cholesky factor (L, or U with `upper`) (CholeskyInverseBackward0).
+
+    Args:
+        input: (*, n, n) a triangular Cholesky factor.
+        upper: the factor is upper-triangular.
+
+    Returns:
+        A Tensor (*, n, n).
+    """
+    f = _input("cholesky_inverse", input)
+    _square("cholesky_inverse", f)
+
+    # (PyTorch differentiates the full matrix's (L L^H)^-1, not only its triangle)
+    def values(v):
+        lo = _conj_t(v) if upper else v
+        inv_l = fnp.linalg.inv(lo)
+        return fnp.matmul(_conj_t(inv_l), inv_l)
+    return call("CholeskyInverseBackward0", values, (f,))
+
+
+def cholesky_solve(B, L, upper: bool = False):
+    """The solution X of A X = B given A's Cholesky factor L (or U with `upper`)
+    (CholeskySolveBackward0).
+
+    Args:
+        B: (*, n, k) right-hand sides.
+        L: (*, n, n) the factor.
+        upper: the factor is upper-triangular.
+
+    Returns:
+        A Tensor (*, n, k).
+    """
+    b, f = _input("cholesky_solve", B), L
+    if not isinstance(f, Tensor):
+        raise FgradTypeError(f"cholesky_solve(): argument 'input2' (position 2) must be Tensor, not {type(f).__name__}")
+    _square("cholesky_solve", f)
+    if b._value.ndim < 2:
+        raise FgradRuntimeError(f"b should have at least 2 dimensions, but has {b._value.ndim} dimensions instead")
+
+    # (PyTorch differentiates the full matrix's (L L^H)^-1 B, not only its triangle)
+    def values(bv, lv):
+        lo = _conj_t(lv) if upper else lv
+        return fnp.linalg.solve(_conj_t(lo), fnp.linalg.solve(lo, bv))
+    return call("CholeskySolveBackward0", values, (b, f))
+
+
+_qr_t = O.result_type("qr", ("Q", "R"))
+
+
+def qr(input, some: bool = True):
+    """(Q, R) with input = Q R: reduced (`some`) or complete (LinalgQrBackward0).
+
+    Args:
+        input: (*, m, n).
+        some: the reduced factorisation (else the complete one).
+
+    Returns:
+        torch.return_types.qr(Q, R).
+    """
+    q, r = _linalg.qr(_input("qr", input), "reduced" if some else "complete")
+    return _qr_t(q, r)
+
+
+_svd_t = O.result_type("svd", ("U", "S", "V"))
+
+
+def svd(input, some: bool = True, compute_uv: bool = True):
+    """(U, S, V) with input = U diag(S) V^H (V, not linalg.svd's Vh; LinalgSvdBackward0).
+    Without compute_uv, U and V are zero-filled and S carries no gradient... as PyTorch's,
+    S is then computed without the vectors.
+
+    Args:
+        input: (*, m, n).
+        some: the reduced factorisation (else the complete one).
+        compute_uv: compute U and V.
+
+    Returns:
+        torch.return_types.svd(U, S, V).
+    """
+    a = _input("svd", input)
+    if not compute_uv:
+        s = _linalg.svdvals(a)
+        m, n = a._value.shape[-2:]
+        batch = tuple(a._value.shape[:-2])
+        return _svd_t(C.zeros(batch + (m, m if not some else m), dtype=a.dtype),
+                      s, C.zeros(batch + (n, n), dtype=a.dtype))
+    u, s, vh = _linalg.svd(a, full_matrices=not some)
+    return _svd_t(u, s, O.conj(O.transpose(vh, -2, -1)))
+
+
+_triangular_t = O.result_type("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
+    """The solution X of A X = b (A^T X = b with `transpose`) for triangular A, and a copy of A
+    (TriangularSolveBackward0; PyTorch deprecates it for linalg.solve_triangular).
+
+    Args:
+        b: (*, n, k) right-hand sides.
+        A: (*, n, n) triangular matrices (only the `upper` or lower triangle is read).
+        upper: A is upper-triangular.
+        transpose: solve with A's transpose.
+        unitriangular: A's diagonal is taken as ones.
+
+    Returns:
+        torch.return_types.triangular_solve(solution, cloned_coefficient).
+    """
+    bb = _input("triangular_solve", b)
+    if not isinstance(A, Tensor):
+        raise FgradTypeError(f"triangular_solve(): argument 'A' (position 2) must be Tensor, not {type(A).__name__}")
+    _square("triangular_solve", A)
+    if bb._value.ndim < 2:
+        raise FgradRuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
+                                f"{bb._value.ndim} dimensions instead")
+
+    def values(bv, av):
+        t = fnp.triu(av) if upper else fnp.tril(av)
+        if unitriangular:
+            n = fnp.shape(av)[-1]
+            t = fnp.add(fnp.multiply(t, 1 - np.eye(n, dtype=dtype_of(av))), np.eye(n, dtype=dtype_of(av)))
+        if transpose:
+            t = _mT(t)
+        return fnp.linalg.solve(t, bv)
+    sol = call("TriangularSolveBackward0", values, (bb, A))
+    return _triangular_t(sol, O.clone(A))
+
+
+def pinverse(input, rcond: float = 1e-15):
+    """The Moore-Penrose pseudo-inverse, singular values below rcond * the largest cut
+    (linalg.pinv; LinalgPinvBackward0)."""
+    return _linalg.pinv(_input("pinverse", input), rtol=rcond)
+
+
+def matrix_power(input, n: int):
+    """linalg.matrix_power: the n-th power of square matrices (n < 0: of the inverse)."""
+    return _linalg.matrix_power(_input("matrix_power", input), n)
+
+
+def matrix_exp(input):
+    """The matrix exponential of square matrices (LinalgMatrixExpBackward0).
+
+    Args:
+        input: (*, n, n).
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    a = _input("matrix_exp", input)
+    _square("matrix_exp", a)
+
+    def values(v):
+        if fnp.ndim(v) == 2:
+            return fsl.expm(v)
+        flat = fnp.reshape(v, (-1,) + tuple(fnp.shape(v)[-2:]))
+        return fnp.reshape(fnp.stack([fsl.expm(flat[k]) for k in range(fnp.shape(flat)[0])]), fnp.shape(v))
+    return call("LinalgMatrixExpBackward0", values, (a,))
+
+
+_lu_unpack_t = O.result_type("lu_unpack", ("P", "L", "U"))
+
+
+def _lu_values(v):
+    """(LU, 1-based int32 pivots) of one matrix, or of each in a batch."""
+    if fnp.ndim(v) == 2:
+        lu_, piv = fsl.lu_factor(v)
+        return lu_, cast(fnp.add(piv, 1), np.dtype(np.int32))
+    shape = tuple(fnp.shape(v))
+    flat = fnp.reshape(v, (-1,) + shape[-2:])
+    pairs = [fsl.lu_factor(flat[k]) for k in range(shape[0] if len(shape) == 3 else fnp.shape(flat)[0])]
+    lus = fnp.reshape(fnp.stack([p[0] for p in pairs]), shape)
+    pivs = fnp.reshape(fnp.stack([p[1] for p in pairs]), shape[:-2] + (min(shape[-2:]),))
+    return lus, cast(fnp.add(pivs, 1), np.dtype(np.int32))
+
+
+def lu(A, pivot: bool = True, get_infos: bool = False):
+    """The LU factorisation with partial pivoting, packed as LAPACK's getrf: (LU, pivots) or
+    (LU, pivots, infos) with `get_infos` (pivots 1-based int32; LinalgLuFactorExBackward0).
+
+    Args:
+        A: (*, m, n) matrices.
+        pivot: must be True on the CPU.
+        get_infos: also return the int32 LAPACK info per matrix (0: success).
+
+    Returns:
+        A tuple of Tensors.
+    """
+    a = _input("lu", A, "A")
+    if not pivot:
+        raise FgradRuntimeError("lu without pivoting is not implemented on the CPU")
+    if a._value.ndim < 2:
+        raise FgradRuntimeError(f"torch.lu: Expected tensor with 2 or more dimensions. Got size: "
+                                f"{list(a._value.shape)} instead")
+    lu_, piv = call("LinalgLuFactorExBackward0", _lu_values, (a,))
+    if get_infos:
+        return lu_, piv, C.zeros(tuple(a._value.shape[:-2]), dtype=D.int32)
+    return lu_, piv
+
+
+def _perm_of(piv: np.ndarray, m: int) -> np.ndarray:
+    """The row order that LAPACK's 1-based row swaps `piv` make of range(m)."""
+    perm = np.arange(m)
+    for i, p in enumerate(piv):
+        j = int(p) - 1
+        perm[[i, j]] = perm[[j, i]]
+    return perm
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True):
+    """(P, L, U) from lu's packed factors, with A = P L U.
+
+    Args:
+        LU_data: (*, m, n) the packed factors.
+        LU_pivots: (*, min(m, n)) 1-based int32 pivots.
+        unpack_data: compute L and U (else empty tensors).
+        unpack_pivots: compute P (else an empty tensor).
+
+    Returns:
+        torch.return_types.lu_unpack(P, L, U).
+    """
+    f = _input("lu_unpack", LU_data, "LU_data")
+    shape = tuple(f._value.shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    piv = np.asarray(LU_pivots.detach().numpy()).reshape(-1, k)
+    perms = [np.eye(m, dtype=f._value.dtype)[:, _perm_of(p, m)] for p in piv]
+    p_mat = C.tensor(np.stack(perms).reshape(shape[:-2] + (m, m))) if unpack_pivots else C.empty(0, dtype=f.dtype)
+    if not unpack_data:
+        return _lu_unpack_t(p_mat, C.empty(0, dtype=f.dtype), C.empty(0, dtype=f.dtype))
+    eye = np.eye(m, k, dtype=f._value.dtype)
+
+    def values(v):
+        lo = fnp.add(fnp.tril(v[..., :, :k], -1), eye)
+        return lo, fnp.triu(v[..., :k, :])
+    lo, up = call("LuUnpackBackward0", values, (f,))
+    return _lu_unpack_t(p_mat, lo, up)
+
+
+def lu_solve(b, LU_data, LU_pivots):
+    """The solution X of A X = b from lu's factors of A (LinalgLuSolveBackward0).
+
+    Args:
+        b: (*, n, k) right-hand sides.
+        LU_data: (*, n, n) from torch.lu.
+        LU_pivots: (*, n) from torch.lu.
+
+    Returns:
+        A Tensor (*, n, k).
+    """
+    bb = _input("lu_solve", b)
+    p, lo, up = lu_unpack(LU_data, LU_pivots)
+
+    def values(bv, pv, lv, uv):
+        y = fnp.linalg.solve(lv, fnp.matmul(_mT(pv), bv))
+        return fnp.linalg.solve(uv, y)
+    return call("LinalgLuSolveBackward0", values, (bb, p, lo, up))
+
+
+def _removed(name: str, advice: str):
+    def op(*args, **kwargs):
+        raise FgradRuntimeError(f"This function was deprecated since version 1.9 and is now removed. {advice}")
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}: removed from PyTorch (1.9); raises RuntimeError saying what replaces it, as "
+                  f"PyTorch 2's does.\n\nArgs:\n    *args: ignored.\n\nReturns:\n    Never returns.")
+    return op
+
+
+lstsq = _removed("lstsq", "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`; it has reversed arguments "
+                          "and does not return the QR decomposition.")
+solve = _removed("solve", "`torch.solve` is deprecated in favor of `torch.linalg.solve`, which has its arguments "
+                          "reversed and does not return the LU factorization (see `torch.lu`).")
+eig = _removed("eig", "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+                      "tensors mimicking complex tensors; use `torch.linalg.eigvals(A)` for the eigenvalues.")
+symeig = _removed("symeig", "Use `torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')` for the eigenvalues and "
+                            "`torch.linalg.eigh(A, UPLO=...)` for both.")
+matrix_rank = _removed("matrix_rank", "Please use the `torch.linalg.matrix_rank` function instead. The parameter "
+                                      "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
+# --- control flow (eager, as PyTorch runs it outside torch.compile) -------------------------------------
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """true_fn(*operands) when `pred` holds, else false_fn(*operands) (PyTorch's eager cond).
+
+    Args:
+        pred: a bool, or a one-element Tensor.
+        true_fn, false_fn: functions of the operands returning the same structure.
+        operands: a tuple or list of operands.
+
+    Returns:
+        The chosen function's result.
+    """
+    if isinstance(pred, Tensor):
+        if pred._value.size != 1:
+            raise FgradRuntimeError(f"cond(): expected pred to be a bool or a one-element tensor, got shape "
+                                    f"{tuple(pred._value.shape)}")
+        pred = bool(pred.item())
+    if not isinstance(operands, (tuple, list)):
+        raise FgradRuntimeError(f"cond(): expected operands to be a tuple or list, got {type(operands).__name__}")
+    return (true_fn if pred else false_fn)(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Runs `carried = body_fn(*carried)` while cond_fn(*carried) holds (PyTorch's eager
+    while_loop); returns the final carried values as a tuple.
+
+    Args:
+        cond_fn: carried values -> a bool or one-element bool Tensor.
+        body_fn: carried values -> new carried values of the same structure.
+        carried_inputs: a tuple or list of the initial values.
+
+    Returns:
+        A tuple.
+    """
+    if not isinstance(carried_inputs, (tuple, list)):
+        raise FgradRuntimeError(f"while_loop(): carried_inputs must be a tuple or list, got "
+                                f"{type(carried_inputs).__name__}")
+    carried = tuple(carried_inputs)
+    while bool(cond_fn(*carried)):
+        out = body_fn(*carried)
+        carried = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return carried
+
+
+# --- runtime queries --------------------------------------------------------------------------------------
+
+class finfo:
+    """The numeric limits of a float dtype: bits, eps, max, min, tiny (= smallest_normal),
+    resolution, dtype (its name). finfo() is the default dtype's."""
+
+    def __init__(self, type=None) -> None:
+        d = D.get_default_dtype() if type is None else type
+        if not isinstance(d, D.dtype) or D.np_dtype(d).kind not in "fc":
+            raise FgradTypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                                 f"'{d}'")
+        info = np.finfo(D.np_dtype(d))
+        self.bits = int(info.bits)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = str(np.dtype(info.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype (or bool): bits, max, min, dtype (its name)."""
+
+    def __init__(self, type) -> None:
+        if not isinstance(type, D.dtype) or D.np_dtype(type).kind not in "biu":
+            raise FgradTypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{type}'")
+        npd = D.np_dtype(type)
+        if npd.kind == "b":
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            info = np.iinfo(npd)
+            self.bits, self.min, self.max = int(info.bits), int(info.min), int(info.max)
+        self.dtype = str(npd)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool) -> None:
+    """Whether warnings that PyTorch issues once per process are issued every time (a flag
+    that fgrad's own one-time warnings read through is_warn_always_enabled)."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """The flag set_warn_always sets (False by default)."""
+    return _warn_always[0]
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """use_deterministic_algorithms by level: 0 / "default" off, 1 / "warn" warn only, 2 /
+    "error" on.
+
+    Args:
+        debug_mode: 0, 1, 2 or "default", "warn", "error".
+    """
+    levels = {"default": 0, "warn": 1, "error": 2, 0: 0, 1: 1, 2: 2}
+    if debug_mode not in levels:
+        raise FgradRuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but "
+                                f"got {debug_mode}")
+    level = levels[debug_mode]
+    _runtime.use_deterministic_algorithms(level > 0, warn_only=level == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0 (off), 1 (warn only) or 2 (on): see set_deterministic_debug_mode."""
+    if not _runtime.are_deterministic_algorithms_enabled():
+        return 0
+    return 1 if _runtime.is_deterministic_algorithms_warn_only_enabled() else 2
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether flushing denormal floats to zero could be set: False, as NumPy offers no such
+    switch (PyTorch also returns False where the CPU has none); nothing changes."""
+    return False
+
+
+def init_num_threads() -> None:
+    """PyTorch's per-thread OpenMP initialisation: NumPy's threads need none."""
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off for the rest of the program (detect_anomaly's state)."""
+    _set_detect_anomaly(enabled, check_nan)
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether an autocast region is active (torch.amp's)."""
+    return _amp.is_autocast_enabled(device_type)
+
+
+def set_default_tensor_type(t) -> None:
+    """The default float dtype from a legacy tensor type (torch.DoubleTensor or its name);
+    PyTorch deprecates it for set_default_dtype.
+
+    Args:
+        t: a float tensor type or its name, e.g. "torch.FloatTensor".
+    """
+    name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    names = {"FloatTensor": D.float32, "DoubleTensor": D.float64, "HalfTensor": D.float16}
+    key = name.rsplit(".", 1)[-1]
+    if key not in names:
+        raise FgradTypeError(f"only floating-point types are supported as the default type (got {name})")
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() instead", UserWarning, stacklevel=2)
+    D.set_default_dtype(names[key])
+
+
+has_lapack = True  # (NumPy's LAPACK: torch.linalg runs on it)
+
+__all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__ ] + ["has_lapack"]

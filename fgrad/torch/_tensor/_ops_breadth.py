@@ -1,0 +1,1910 @@
+"""More of torch's top-level functions: elementwise maths, reductions, shape ops, copies of
+views, creation helpers and dtype queries, each one torch op through the boundary with
+PyTorch's grad_fn name (or PyTorch's composition of ops where PyTorch composes).
+
+Functions that map mechanically onto an fgrad.numpy function are rows of `_TABLE` (see
+_adapt.py); the rest are written here because PyTorch's semantics need it (values and
+indices results, views of the input, integer-to-float promotion, argument checks).
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ... import lax
+from ... import numpy as fnp
+from ...core.errors import (FgradIndexError, FgradNotImplementedError, FgradRuntimeError, FgradTypeError,
+                            FgradValueError)
+from ...extend.numpy import cast, dtype_of
+from ...scipy import special as fss
+from . import _dtypes as D
+from . import _ops as O
+from . import creation as C
+from ._adapt import _axis, adapt_table
+from ._boundary import call
+from ._ops import _constant_pieces, _float, _operand, _own, _tensor, result_type as _result_tuple
+from ._ops_index import _REDUCE_UPDATES, _along
+from ._ops_math import nan_to_num, on_copy
+from ._policy import TORCH as P
+from .tensor import Tensor, _dim, check_inplace, commit_inplace
+
+_I64 = np.dtype(np.int64)
+
+
+def _input(name: str, x: Any) -> Tensor:
+    """`x` when it is a Tensor; else PyTorch's TypeError naming the function and the fix."""
+    if not isinstance(x, Tensor):
+        raise FgradTypeError(f"torch.{name}(): argument 'input' (position 1) must be Tensor, not "
+                             f"{type(x).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+    return x
+
+
+def _floating(name: str, x: Tensor) -> None:
+    if x._value.dtype.kind not in "fc":
+        raise FgradRuntimeError(f"torch.{name}(): expected a floating point or complex tensor, got dtype "
+                                f"{x.dtype}; convert it first, e.g. x.float()")
+
+
+# --- elementwise ----------------------------------------------------------------------------------
+
+# torch name | fgrad.numpy function | torch parameters | grad_fn stem (empty: the torch name's)
+_TABLE = """
+deg2rad | deg2rad | input | Deg2Rad
+rad2deg | rad2deg | input | Rad2Deg
+fmax | fmax | input, other |
+fmin | fmin | input, other |
+sinc | sinc | input |
+"""
+
+
+def _checked(name: str, fn):
+    def op(input, *args, **kwargs):
+        return fn(_input(name, input), *args, **kwargs)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__, op.__signature__ = fn.__doc__, __import__("inspect").signature(fn)
+    return op
+
+
+globals().update({k: _checked(k, f) for k, f in adapt_table(_TABLE).items()})
+
+
+def copysign(input, other):
+    """|input| with the sign of `other` (integers as float32): CopysignBackward0 for a tensor
+    `other`, CopysignBackward1 for a number.
+
+    Args:
+        input: a Tensor.
+        other: a Tensor or a number, broadcast against `input`.
+
+    Returns:
+        A float Tensor.
+    """
+    a, b = _operand(_input("copysign", input)), _operand(other)
+    name = "CopysignBackward0" if isinstance(b, Tensor) else "CopysignBackward1"
+    return call(name, lambda x, y: fnp.copysign(x, y, policy=P), (a, b))
+
+
+def ldexp(input, other):
+    """input * 2 ** other, in the float dtype of the operands (LdexpBackward0 for PyTorch's
+    record; its gradient flows to `input` only, as `other` is an exponent).
+
+    Args:
+        input: a Tensor.
+        other: a Tensor of exponents (usually integers).
+
+    Returns:
+        A float Tensor.
+    """
+    a, b = _operand(_input("ldexp", input)), _operand(other)
+
+    def values(x, e):
+        dt = P.float_dtype(P.result_dtype(x, e))
+        return fnp.multiply(cast(x, dt), fnp.power(np.asarray(2.0, dt), cast(lax.stop_gradient(e), dt)))
+    return call("LdexpBackward0", values, (a, b))
+
+
+_frexp_t = _result_tuple("frexp", ("mantissa", "exponent"))
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1; the
+    exponent is int32 (FrexpBackward0 on the mantissa).
+
+    Args:
+        input: a float Tensor.
+
+    Returns:
+        torch.return_types.frexp(mantissa, exponent).
+    """
+    x = _input("frexp", input)
+    if x._value.dtype.kind != "f":
+        raise FgradRuntimeError(f"torch.frexp() only supports floating-point dtypes, got {x.dtype}")
+
+    def values(v):
+        m, e = fnp.frexp(v, policy=P)
+        return m, cast(e, np.dtype(np.int32))
+    m, e = call("FrexpBackward0", values, (x,))
+    return _frexp_t(m, e)
+
+
+def _slice_dim(v, start: int, stop: int, axis: int):
+    """v[..., start:stop, ...] along `axis` (on values)."""
+    return fnp.getitem(v, (slice(None),) * (axis % fnp.ndim(v)) + (slice(start, stop),))
+
+
+def _no_grad_binary(name: str, fn, kinds: str = "biufc"):
+    """torch.<name>(input, other) without a derivative (PyTorch records none, or refuses it)."""
+    def op(input, other):
+        a, b = _operand(_input(name, input)), _operand(other)
+        for t in (a, b):
+            if isinstance(t, Tensor) and t._value.dtype.kind not in kinds:
+                raise FgradNotImplementedError(f"torch.{name}(): not implemented for dtype {t.dtype}")
+        return call(None, lambda x, y: fn(lax.stop_gradient(x), lax.stop_gradient(y)), (a, b))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, other) on the broadcast operands; the result records no gradient "
+                  "(PyTorch defines none).\n\nArgs:\n    input: a Tensor.\n    other: a Tensor or a number.\n\n"
+                  "Returns:\n    A Tensor.")
+    return op
+
+
+def _gcd_values(a, b):
+    """Euclid's algorithm elementwise (|a|, |b|), as many rounds as the largest needs."""
+    a, b = fnp.broadcast_arrays(fnp.abs(a), fnp.abs(b))
+
+    def cond(ab):
+        return fnp.any(fnp.not_equal(ab[1], 0))
+
+    def body(ab):
+        x, y = ab
+        safe = fnp.where(fnp.equal(y, 0), 1, y)
+        return fnp.where(fnp.equal(y, 0), x, y), fnp.where(fnp.equal(y, 0), 0, fnp.remainder(x, safe))
+    return lax.while_loop(cond, body, (a, b))[0]
+
+
+def _lcm_values(a, b):
+    g = _gcd_values(a, b)
+    safe = fnp.where(fnp.equal(g, 0), 1, g)
+    return fnp.abs(fnp.multiply(fnp.floor_divide(a, safe), b))
+
+
+def _shift(left: bool):
+    def values(x, y):
+        x, y = fnp.broadcast_arrays(x, cast(y, dtype_of(x)) if not isinstance(y, (int, float)) else y)
+        dt = dtype_of(x)
+        bits = 8 * dt.itemsize
+        # (a signed right shift by bits - 1 or more is the sign's fill: 2 ** (bits - 1) wraps negative)
+        top = bits - 1 if not left and dt.kind == "i" else bits
+        ok = fnp.logical_and(fnp.greater_equal(y, 0), fnp.less(y, top))
+        k = fnp.where(ok, y, 0)
+        p = _pow2(k, dt)
+        if left:
+            return fnp.where(ok, fnp.multiply(x, p), fnp.zeros_like(x))
+        shifted = fnp.floor_divide(x, p)
+        fill = fnp.where(fnp.less(x, 0), -1, 0) if dt.kind == "i" else fnp.zeros_like(x)
+        return fnp.where(ok, shifted, cast(fill, dt))
+    return values
+
+
+def _pow2(k, dt):
+    """2 ** k in the integer dtype `dt` (wrapping at the sign bit, as a shift does)."""
+    table = np.array([np.array(1, np.uint64) << np.uint64(i) for i in builtins.range(8 * dt.itemsize)],
+                     np.uint64).astype(dt)
+    return fnp.take(table, cast(k, _I64))
+
+
+gcd = _no_grad_binary("gcd", _gcd_values, "biu")
+lcm = _no_grad_binary("lcm", _lcm_values, "biu")
+bitwise_left_shift = _no_grad_binary("bitwise_left_shift", _shift(True), "iu")
+bitwise_right_shift = _no_grad_binary("bitwise_right_shift", _shift(False), "iu")
+
+
+def _nextafter_values(x, y):
+    """The float after x towards y: x plus or minus one unit in the last place of x (half of
+    it below a power of two), the smallest subnormal from zero, the largest float from an
+    infinity; y where x == y, NaN where either is NaN."""
+    x, y = fnp.broadcast_arrays(x, y)
+    dt = dtype_of(x)
+    info = np.finfo(dt)
+    p = info.nmant + 1
+    tiny = np.asarray(np.ldexp(1.0, int(info.minexp) - info.nmant), dt)
+    ax = fnp.abs(x)
+    m, e = fnp.frexp(fnp.where(fnp.isfinite(ax), ax, 1.0))
+    up = fnp.equal(fnp.greater(y, x), fnp.greater(x, 0))  # away from zero in magnitude
+    ulp = fnp.ldexp(np.asarray(1.0, dt), fnp.subtract(e, p))
+    ulp = fnp.where(fnp.logical_and(fnp.logical_not(up), fnp.equal(m, 0.5)), fnp.multiply(ulp, 0.5), ulp)
+    ulp = cast(fnp.maximum(ulp, tiny), dt)
+    step = fnp.where(fnp.greater(y, x), ulp, fnp.negative(ulp))
+    out = fnp.add(x, step)
+    out = fnp.where(fnp.equal(x, 0), fnp.where(fnp.greater(y, 0), tiny, fnp.negative(tiny)), out)
+    big = np.asarray(info.max, dt)
+    out = fnp.where(fnp.isinf(x), fnp.where(fnp.greater(x, 0), big, fnp.negative(big)), out)
+    out = fnp.where(fnp.equal(x, y), y, out)
+    return cast(fnp.where(fnp.logical_or(fnp.isnan(x), fnp.isnan(y)), np.asarray(np.nan, dt), out), dt)
+
+
+nextafter = _no_grad_binary("nextafter", _nextafter_values, "f")
+
+
+def heaviside(input, values):
+    """0 where input < 0, `values` where input == 0, 1 where input > 0 (no gradient: PyTorch
+    defines none). The operands must have one dtype.
+
+    Args:
+        input: a Tensor.
+        values: a Tensor of the same dtype, broadcast against `input`.
+
+    Returns:
+        A Tensor of that dtype.
+    """
+    x = _input("heaviside", input)
+    if not isinstance(values, Tensor):
+        raise FgradTypeError(f"torch.heaviside(): argument 'values' (position 2) must be Tensor, not "
+                             f"{type(values).__name__}")
+    if x._value.dtype != values._value.dtype:
+        raise FgradRuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
+                                f"({x.dtype} and {values.dtype})")
+    return call(None, lambda a, b: fnp.heaviside(lax.stop_gradient(a), lax.stop_gradient(b), policy=P), (x, values))
+
+
+def signbit(input):
+    """Whether the sign bit is set (True for -0.0), as a bool Tensor."""
+    return call(None, lambda v: fnp.signbit(v) if dtype_of(v).kind == "f" else fnp.less(v, 0),
+                (_input("signbit", input),))
+
+
+def sgn(input):
+    """sign(input) for real tensors; z / |z| (0 at 0) for complex ones (SgnBackward0)."""
+    x = _input("sgn", input)
+
+    def values(v):
+        if dtype_of(v).kind != "c":
+            return _constant_pieces(fnp.sign(v), v)
+        r = fnp.abs(v)
+        return fnp.where(fnp.equal(r, 0), fnp.zeros_like(v), fnp.true_divide(v, fnp.where(fnp.equal(r, 0), 1, r)))
+    return call("SgnBackward0", values, (x,))
+
+
+def positive(input):
+    """`input` itself (PyTorch refuses bool tensors)."""
+    x = _input("positive", input)
+    if x._value.dtype.kind == "b":
+        raise FgradTypeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+def isposinf(input):
+    """Where input is +inf (a bool Tensor)."""
+    return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.greater(v, 0)) if dtype_of(v).kind == "f"
+                else fnp.zeros(fnp.shape(v), bool), (_input("isposinf", input),))
+
+
+def isneginf(input):
+    """Where input is -inf (a bool Tensor)."""
+    return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.less(v, 0)) if dtype_of(v).kind == "f"
+                else fnp.zeros(fnp.shape(v), bool), (_input("isneginf", input),))
+
+
+def isreal(input):
+    """Where the imaginary part is 0 (everywhere, for real tensors)."""
+    return call(None, lambda v: fnp.equal(fnp.imag(v), 0) if dtype_of(v).kind == "c"
+                else fnp.ones(fnp.shape(v), bool), (_input("isreal", input),))
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """Whether each of `elements` is among `test_elements` (its negation with `invert`).
+
+    Args:
+        elements: a Tensor or a number.
+        test_elements: a Tensor or a number.
+        assume_unique: accepted for PyTorch's signature (the result does not depend on it).
+        invert: return where elements are NOT in test_elements.
+
+    Returns:
+        A bool Tensor of `elements`' shape.
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise FgradTypeError("torch.isin(): at least one of 'elements' and 'test_elements' must be a Tensor")
+    e, t = _operand(elements), _operand(test_elements)
+
+    def values(a, b):
+        b = fnp.ravel(fnp.asarray(b))
+        hit = fnp.any(fnp.equal(fnp.expand_dims(a, -1), b), axis=-1) if fnp.size(b) else \
+            fnp.zeros(fnp.shape(a), bool)
+        return fnp.logical_not(hit) if invert else hit
+    if not isinstance(e, Tensor):
+        e = C.tensor(e)
+    return call(None, values, (e, t))
+
+
+def _special_unary(name: str, fn, grad_fn: str):
+    def op(input):
+        return call(grad_fn, lambda v: fn(_float(v)), (_input(name, input),))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}: fgrad.scipy.special.{fn.__name__} of input (integers as float32; "
+                  f"grad_fn {grad_fn}).\n\nArgs:\n    input: a Tensor.\n\nReturns:\n    A float Tensor.")
+    return op
+
+
+digamma = _special_unary("digamma", fss.digamma, "DigammaBackward0")
+lgamma = _special_unary("lgamma", fss.gammaln, "LgammaBackward0")
+erfc = _special_unary("erfc", fss.erfc, "ErfcBackward0")
+erfinv = _special_unary("erfinv", fss.erfinv, "ErfinvBackward0")
+i0 = _special_unary("i0", fss.i0, "I0Backward0")
+
+
+def polygamma(n: int, input):
+    """The n-th derivative of digamma (PolygammaBackward0).
+
+    Args:
+        n: the order, a non-negative int.
+        input: a Tensor.
+
+    Returns:
+        A float Tensor.
+    """
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise FgradRuntimeError(f"polygamma(n, x) does not support negative n (got n={n!r}); n must be an int >= 0")
+    return call("PolygammaBackward0", lambda v: fss.polygamma(int(n), _float(v)), (_input("polygamma", input),))
+
+
+def mvlgamma(input, p: int):
+    """The log of the p-variate gamma function; every element must exceed (p - 1) / 2.
+
+    Args:
+        input: a float Tensor.
+        p: the dimension, an int >= 1.
+
+    Returns:
+        A Tensor of input's dtype (MvlgammaBackward0).
+    """
+    x = _input("mvlgamma", input)
+    if x._value.dtype.kind not in "f":
+        raise FgradRuntimeError(f"mvlgamma(): expected a floating point tensor, got {x.dtype}")
+    if p < 1:
+        raise FgradRuntimeError(f"p has to be greater than or equal to 1 (got p={p})")
+    if not np.all(np.asarray(x._value) > (p - 1) / 2) if isinstance(x._value, np.ndarray) else False:
+        raise FgradRuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    return call("MvlgammaBackward0", lambda v: fss.multigammaln(v, p), (x,))
+
+
+def _igamma(name: str, fn, grad_fn: str):
+    def op(input, other):
+        a, b = _input(name, input), _operand(other)
+        dt = P.float_dtype(P.result_dtype(a, b))
+        # PyTorch gives no derivative in the shape parameter `input` (only in `other`)
+        return call(grad_fn, lambda x, y: fn(lax.stop_gradient(cast(x, dt)), cast(y, dt)), (a, b))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, other): the regularized {'lower' if name == 'igamma' else 'upper'} "
+                  f"incomplete gamma function (fgrad.scipy.special.{fn.__name__}); differentiable in `other`."
+                  "\n\nArgs:\n    input: a Tensor (the shape a > 0).\n    other: a Tensor (x >= 0).\n\n"
+                  "Returns:\n    A float Tensor.")
+    return op
+
+
+igamma = _igamma("igamma", fss.gammainc, "IgammaBackward0")
+igammac = _igamma("igammac", fss.gammaincc, "IgammacBackward0")
+
+
+# --- reductions --------------------------------------------------------------------------------------
+
+_aminmax_t = _result_tuple("aminmax", ("min", "max"))
+_kthvalue_t = _result_tuple("kthvalue")
+_mode_t = _result_tuple("mode")
+_histogram_t = _result_tuple("histogram", ("hist", "bin_edges"))
+
+
+def aminmax(input, *, dim=None, keepdim: bool = False):
+    """(min, max) of `input` (over `dim`, or every element), one AminmaxBackward0 node.
+
+    Args:
+        input: a Tensor.
+        dim: an int, or None for every element.
+        keepdim: keep `dim` with size 1.
+
+    Returns:
+        torch.return_types.aminmax(min, max).
+    """
+    x = _input("aminmax", input)
+    if x._value.size == 0:
+        raise FgradRuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                                "has no identity.")
+    axis = None if dim is None else _dim(dim, builtins.max(x._value.ndim, 1))
+    if axis is not None and x._value.ndim == 0:
+        axis = None
+
+    def values(v):
+        return (fnp.amin(v, axis=axis, keepdims=keepdim, policy=P),
+                fnp.amax(v, axis=axis, keepdims=keepdim, policy=P))
+    lo, hi = call("AminmaxBackward0", values, (x,))
+    return _aminmax_t(lo, hi)
+
+
+def _at_index(name: str, x: Tensor, d: int, keepdim: bool, pick):
+    """(values, indices) of `x` along `d` at the index `pick(v, d)` gives (keepdims), the
+    values gathered there, so the gradient goes to the index returned (PyTorch's rule)."""
+    nd = x._value.ndim
+
+    def values(v):
+        if not nd:
+            return v, np.zeros((), np.int64)
+        idx = pick(v, d)
+        vals = fnp.take_along_axis(v, idx, d)
+        return (vals, idx) if keepdim else (fnp.squeeze(vals, d), fnp.squeeze(idx, d))
+    vals, idx = call(name, values, (x,))
+    return _own(vals), idx
+
+
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+    """The k-th smallest element along `dim` and its index (KthvalueBackward0; NaN sorts last).
+
+    Args:
+        input: a Tensor.
+        k: 1-based rank.
+        dim: the dimension.
+        keepdim: keep `dim` with size 1.
+
+    Returns:
+        torch.return_types.kthvalue(values, indices).
+    """
+    x = _input("kthvalue", input)
+    nd = x._value.ndim
+    d = _dim(dim, builtins.max(nd, 1)) if nd else 0
+    n = x._value.shape[d] if nd else 1
+    if not 1 <= k <= n:
+        raise FgradRuntimeError(f"kthvalue(): selected number k={k} out of range for dimension {d} of size {n}")
+
+    def pick(v, d):
+        order = fnp.argsort(lax.stop_gradient(v), axis=d, stable=True)
+        return fnp.take(order, np.array([k - 1]), axis=d)
+    return _kthvalue_t(*_at_index("KthvalueBackward0", x, d, keepdim, pick))
+
+
+def mode(input, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along `dim` (the smallest among equally frequent ones) and the
+    last index where it occurs (ModeBackward0).
+
+    Args:
+        input: a Tensor.
+        dim: the dimension.
+        keepdim: keep `dim` with size 1.
+
+    Returns:
+        torch.return_types.mode(values, indices).
+    """
+    x = _input("mode", input)
+    nd = x._value.ndim
+    d = _dim(dim, builtins.max(nd, 1)) if nd else 0
+    if nd and x._value.shape[d] == 0:
+        raise FgradIndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+
+    def pick(v, d):
+        w = fnp.moveaxis(lax.stop_gradient(v), d, -1)
+        n = w.shape[-1]
+        same = fnp.equal(fnp.expand_dims(w, -1), fnp.expand_dims(w, -2))
+        counts = fnp.sum(same, axis=-1)
+        best = fnp.equal(counts, fnp.max(counts, axis=-1, keepdims=True))
+        # among the most frequent, the smallest value: rank by (value order) with a big key elsewhere
+        order = fnp.argsort(fnp.argsort(w, axis=-1, stable=True), axis=-1)
+        rank = fnp.where(best, order, n)
+        first = fnp.argmin(rank, axis=-1)
+        value = fnp.take_along_axis(w, fnp.expand_dims(first, -1), -1)
+        pos = fnp.where(fnp.equal(w, value), fnp.arange(n), -1)
+        idx = fnp.max(pos, axis=-1, keepdims=True)
+        return fnp.moveaxis(cast(idx, _I64), -1, d)
+    return _mode_t(*_at_index("ModeBackward0", x, d, keepdim, pick))
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """The mean of the non-NaN elements (nansum / their count: DivBackward0, as PyTorch's).
+
+    Args:
+        input: a float or complex Tensor.
+        dim: an int, a tuple of ints, or None for every element.
+        keepdim: keep the reduced dims with size 1.
+        dtype: the result's dtype.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("nanmean", input)
+    if x._value.dtype.kind not in "fc":
+        raise FgradRuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                                f"{x.dtype}")
+    axis = _axis(dim)
+    npd = D.np_dtype(dtype)
+
+    def values(v):
+        if npd is not None:
+            v = cast(v, npd)
+        ok = fnp.logical_not(fnp.isnan(v))
+        total = fnp.sum(fnp.where(ok, v, 0.0, policy=P), axis=axis, keepdims=keepdim, policy=P)
+        count = fnp.sum(ok, axis=axis, keepdims=keepdim, policy=P)
+        return fnp.true_divide(total, cast(count, dtype_of(total)), policy=P)
+    return call("DivBackward0", values, (x,))
+
+
+def msort(input):
+    """`input` sorted along its first dim (SortBackward0)."""
+    return O.sort(_input("msort", input), dim=0).values
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
+    """The histogram of a float tensor's values: counts (or weights, or a density) in `bins`
+    equal bins over `range` (the values' min and max by default), or in the given edges.
+
+    Args:
+        input: a float Tensor.
+        bins: the number of bins, or a 1-D Tensor of increasing edges.
+        range: (min, max) of the bins.
+        weight: a Tensor of input's shape, each element's weight.
+        density: normalise to a probability density.
+
+    Returns:
+        torch.return_types.histogram(hist, bin_edges), both of input's dtype.
+    """
+    x = _input("histogram", input)
+    if x._value.dtype.kind != "f":
+        raise FgradRuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype and be "
+                                f"floating point, got {x.dtype}")
+    v = np.asarray(x.detach().numpy(), np.float64).ravel()
+    w = None if weight is None else np.asarray(weight.detach().numpy(), np.float64).ravel()
+    b = bins.detach().numpy() if isinstance(bins, Tensor) else int(bins)
+    if range is None and not isinstance(b, np.ndarray) and v.size:
+        range = (float(v.min()), float(v.max()))
+    hist, edges = np.histogram(v, b, range=range, weights=w, density=density)
+    dt = x._value.dtype
+    return _histogram_t(C.tensor(hist.astype(dt)), C.tensor(edges.astype(dt)))
+
+
+def cov(input, *, correction: int = 1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in `input`'s rows (observations in columns).
+
+    Args:
+        input: a 1-D or 2-D Tensor.
+        correction: the difference between the number of observations and the divisor.
+        fweights: an integer Tensor of observation frequencies.
+        aweights: a float Tensor of observation weights.
+
+    Returns:
+        A Tensor (0-d for one variable).
+    """
+    x = _input("cov", input)
+    if x._value.ndim > 2:
+        raise FgradRuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                                f"{x._value.ndim} dimensions")
+    fw = None if fweights is None else fweights._value
+    aw = aweights
+
+    def values(v, a=None):
+        out = fnp.cov(_float(v), ddof=int(correction), fweights=fw, aweights=a, policy=P)
+        return out
+    args = (x,) if aw is None else (x, aw)
+    return call("SqueezeBackward0", values, args)
+
+
+def corrcoef(input):
+    """The Pearson correlation coefficients of `input`'s rows, clipped to [-1, 1] (ClampBackward1,
+    PyTorch's last op).
+
+    Args:
+        input: a 1-D or 2-D Tensor.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("corrcoef", input)
+    if x._value.ndim > 2:
+        raise FgradRuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input "
+                                f"with {x._value.ndim} dimensions")
+
+    def values(v):
+        c = fnp.cov(_float(v), policy=P)
+        if fnp.ndim(c) == 0:
+            return fnp.true_divide(c, c)
+        d = fnp.sqrt(fnp.diagonal(c) if dtype_of(c).kind != "c" else fnp.real(fnp.diagonal(c)))
+        c = fnp.true_divide(fnp.true_divide(c, fnp.expand_dims(d, 1)), fnp.expand_dims(d, 0))
+        return fnp.clip(c, -1, 1) if dtype_of(c).kind != "c" else c
+    return call("ClampBackward1", values, (x,))
+
+
+def _trapezoid_args(name, y, x, dx, dim):
+    yy = _input(name, y)
+    nd = yy._value.ndim
+    if nd == 0:
+        raise FgradIndexError(f"{name}(): cannot integrate a 0-d tensor (it has no dimension {dim})")
+    return yy, _dim(dim, nd)
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1):
+    """The trapezoid rule along `dim`: spacing `dx` (1 by default) or sample points `x`.
+
+    Args:
+        y: the values, a Tensor.
+        x: the sample points, a Tensor (or None).
+        dx: the constant spacing when `x` is None.
+        dim: the dimension to integrate along.
+
+    Returns:
+        A Tensor without `dim` (MulBackward1 with a spacing, DivBackward1 with points, PyTorch's).
+    """
+    yy, d = _trapezoid_args("trapezoid", y, x, dx, dim)
+    if x is not None and dx is not None:
+        raise FgradRuntimeError("trapezoid(): pass either the points x or the spacing dx, not both")
+    if isinstance(x, Tensor):
+        return call("DivBackward1", lambda a, b: fnp.trapezoid(_float(a), _float(b), axis=d, policy=P), (yy, x))
+    step = 1.0 if dx is None and x is None else (x if dx is None else dx)
+    return call("MulBackward1", lambda a: fnp.trapezoid(_float(a), dx=step, axis=d, policy=P), (yy,))
+
+
+def trapz(y, x=None, *, dx=None, dim: int = -1):
+    """The older name of `trapezoid` (same arguments)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+    """The running trapezoid rule along `dim` (one fewer element there; CumsumBackward0).
+
+    Args:
+        y: the values, a Tensor.
+        x: the sample points, a Tensor (or None).
+        dx: the constant spacing when `x` is None.
+        dim: the dimension to integrate along.
+
+    Returns:
+        A Tensor.
+    """
+    yy, d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+
+    def pieces(a, spacing):
+        a = _float(a)
+        n = fnp.shape(a)[d]
+        lo = _slice_dim(a, 0, builtins.max(n - 1, 0), axis=d)
+        hi = _slice_dim(a, 1, builtins.max(n, 1), axis=d)
+        return fnp.cumsum(fnp.multiply(fnp.multiply(fnp.add(lo, hi), 0.5), spacing), axis=d)
+    if isinstance(x, Tensor):
+        def values(a, b):
+            b = _float(b)
+            n = fnp.shape(b)[-1 if fnp.ndim(b) == 1 else d]
+            ax = -1 if fnp.ndim(b) == 1 else d
+            db = fnp.subtract(_slice_dim(b, 1, n, axis=ax), _slice_dim(b, 0, n - 1, axis=ax))
+            if fnp.ndim(b) == 1 and fnp.ndim(a) > 1:
+                db = fnp.reshape(db, (-1,) + (1,) * (fnp.ndim(a) - 1 - d))
+            return pieces(a, db)
+        return call("CumsumBackward0", values, (yy, x))
+    step = 1.0 if dx is None else dx
+    return call("CumsumBackward0", lambda a: pieces(a, step), (yy,))
+
+
+def frobenius_norm(input, dim=(), keepdim: bool = False):
+    """sqrt(sum |x|^2) over `dim` (every element by default; NormBackward1, PyTorch's).
+
+    Args:
+        input: a Tensor.
+        dim: a tuple of up to two dims.
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("frobenius_norm", input)
+    axis = _axis(dim)
+    if isinstance(axis, (tuple, list)) and len(axis) > 2:
+        raise FgradRuntimeError(f"frobenius norm expects at most two dims, got {tuple(axis)}")
+    axis = tuple(axis) if isinstance(axis, list) else axis
+    return call("NormBackward1", lambda v: fnp.sqrt(fnp.sum(fnp.square(fnp.abs(_float(v))), axis=axis,
+                                                            keepdims=keepdim)), (x,))
+
+
+def nuclear_norm(input, dim=None, keepdim: bool = False):
+    """The sum of the singular values (of a 2-D input, or of the matrices in the two `dim`).
+
+    Args:
+        input: a Tensor.
+        dim: two dims (None: a 2-D input's own), or a bool standing for keepdim
+            (PyTorch's `nuclear_norm(input, keepdim)` overload).
+        keepdim: keep the reduced dims with size 1.
+
+    Returns:
+        A Tensor (SumBackward1).
+    """
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    x = _input("nuclear_norm", input)
+    if dim is None and x._value.ndim != 2:
+        raise FgradRuntimeError(f"nuclear_norm(): expected a 2D tensor, got {x._value.ndim}D; pass two dims")
+    return O.norm(x, "nuc", dim=dim, keepdim=keepdim)
+
+
+def renorm(input, p, dim: int, maxnorm):
+    """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to norm `maxnorm`
+    (by maxnorm / (norm + 1e-7), PyTorch's factor; RenormBackward0).
+
+    Args:
+        input: a float Tensor of at least 2 dims... (1-D also accepted).
+        p: the norm's order, > 0.
+        dim: the dimension whose slices are renormalised.
+        maxnorm: the largest norm kept.
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    x = _input("renorm", input)
+    if p <= 0:
+        raise FgradRuntimeError(f"renorm: non-positive-norm not supported (got p={p})")
+    if maxnorm < 0:
+        raise FgradRuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    nd = x._value.ndim
+    d = _dim(dim, builtins.max(nd, 1))
+    axes = tuple(i for i in builtins.range(nd) if i != d)
+
+    def values(v):
+        a = fnp.abs(v)
+        if p == math.inf:
+            norm = fnp.max(a, axis=axes, keepdims=True)
+        else:
+            norm = fnp.power(fnp.sum(fnp.power(a, p), axis=axes, keepdims=True), 1.0 / p)
+        factor = fnp.where(fnp.greater(norm, maxnorm), fnp.true_divide(maxnorm, fnp.add(norm, 1e-7)), 1.0)
+        return fnp.multiply(v, cast(factor, dtype_of(v)))
+    return call("RenormBackward0", values, (x,))
+
+
+# --- shape ops -------------------------------------------------------------------------------------
+
+def _tensors(name: str, tensors) -> tuple:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise FgradTypeError(f"torch.{name}(): expected Tensors, got {type(t).__name__} at position {i}")
+    return tuple(tensors)
+
+
+def _at_least(name: str, tensors, nd: int):
+    ts = _tensors(name, tensors)
+    out = []
+    for t in ts:
+        k = t._value.ndim
+        if k >= nd:
+            out.append(t)
+        elif k == 0:
+            out.append(O.reshape(t, (1,) * nd))
+        elif nd == 2 or (nd == 3 and k == 2):
+            out.append(O.unsqueeze(t, 0 if nd == 2 else -1))
+        else:  # a 1-D tensor made 3-D: (1, n, 1)
+            out.append(O.unsqueeze(O.unsqueeze(t, 0), -1))
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim (a 0-d one viewed as (1,)): one Tensor for one
+    Tensor argument, else a tuple.
+
+    Args:
+        *tensors: Tensors, or one list/tuple of them.
+
+    Returns:
+        A Tensor or a tuple of Tensors.
+    """
+    return _at_least("atleast_1d", tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims ((n,) viewed as (1, n)); see atleast_1d."""
+    return _at_least("atleast_2d", tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims ((n,) as (1, n, 1), (m, n) as (m, n, 1)); see atleast_1d."""
+    return _at_least("atleast_3d", tensors, 3)
+
+
+def column_stack(tensors):
+    """The tensors side by side as columns: 0-d and 1-D ones as (n, 1) columns, then
+    concatenated along dim 1 (CatBackward0).
+
+    Args:
+        tensors: a sequence of Tensors.
+
+    Returns:
+        A Tensor.
+    """
+    ts = _tensors("column_stack", (tensors,))
+    if not ts:
+        raise FgradValueError("column_stack expects a non-empty TensorList")
+    cols = [O.reshape(t, (t._value.size, 1)) if t._value.ndim <= 1 else t for t in ts]
+    return O.cat(cols, 1)
+
+
+def row_stack(tensors):
+    """vstack's older name: the tensors stacked as rows."""
+    return O.vstack(tensors)
+
+
+def dstack(tensors):
+    """The tensors concatenated along their third dim, each made at least 3-D first."""
+    ts = _tensors("dstack", (tensors,))
+    if not ts:
+        raise FgradValueError("dstack expects a non-empty TensorList")
+    return O.cat(list(_at_least("dstack", (list(ts),), 3)), 2)
+
+
+def _split_dim(name: str, input, ios, d: int, need: int):
+    x = _input(name, input)
+    nd = x._value.ndim
+    if nd < need:
+        raise FgradRuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor "
+                                f"with {nd} dimensions!")
+    if isinstance(ios, (int, np.integer)):
+        n = x._value.shape[d]
+        if ios == 0 or n % int(ios):
+            raise FgradRuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                                    f"dimension {n} is not divisible by the split_size {ios}!")
+    return O.tensor_split(x, ios, d)
+
+
+def hsplit(input, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 for a 1-D input); an int must divide that dim.
+
+    Args:
+        input: a Tensor with at least 1 dim.
+        indices_or_sections: a number of equal pieces, or a list of cut indices.
+
+    Returns:
+        A tuple of views.
+    """
+    nd = _input("hsplit", input)._value.ndim
+    return _split_dim("hsplit", input, indices_or_sections, 0 if nd == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """tensor_split along dim 0 of a tensor with at least 2 dims; see hsplit."""
+    return _split_dim("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """tensor_split along dim 2 of a tensor with at least 3 dims; see hsplit."""
+    return _split_dim("dsplit", input, indices_or_sections, 2, 3)
+
+
+def tile(input, dims):
+    """`input` repeated `dims` times along each dim (dims padded with leading 1s to input's
+    dims; RepeatBackward0).
+
+    Args:
+        input: a Tensor.
+        dims: a sequence of repetition counts.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("tile", input)
+    dims = tuple(int(r) for r in (dims if isinstance(dims, (tuple, list)) else (dims,)))
+    dims = (1,) * (x._value.ndim - len(dims)) + dims
+    return O.repeat(x, *dims)
+
+
+def ravel(input):
+    """`input` flattened to 1-D (a view when it can be one)."""
+    return O.view(O.contiguous(_input("ravel", input)), -1)
+
+
+def take_along_dim(input, indices, dim=None):
+    """The elements of `input` at `indices` along `dim` (indices broadcast against input
+    except at dim), or at flat `indices` of the flattened input when dim is None
+    (GatherBackward0).
+
+    Args:
+        input: a Tensor.
+        indices: an int64 Tensor.
+        dim: the dimension, or None.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("take_along_dim", input)
+    if not isinstance(indices, Tensor) or indices._value.dtype.kind not in "iu":
+        raise FgradRuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                                f"{getattr(indices, 'dtype', type(indices).__name__)}")
+    if dim is None:
+        return O.gather(O.reshape(x, (-1,)), 0, O.reshape(indices, (-1,)))
+    nd = x._value.ndim
+    d = _dim(dim, builtins.max(nd, 1))
+    if indices._value.ndim != nd:
+        raise FgradRuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                                f"dimensions, but got {nd} dimensions for input, and {indices._value.ndim} "
+                                "dimensions for indices")
+    xs, ids = list(x._value.shape), list(indices._value.shape)
+    bx, bi = list(xs), list(ids)
+    for i in builtins.range(nd):
+        if i != d:
+            bx[i] = bi[i] = np.broadcast_shapes((xs[i],), (ids[i],))[0]
+    xe = x if bx == xs else O.expand(x, *bx)
+    ie = indices if bi == ids else O.expand(indices, *bi)
+    return O.gather(xe, d, ie)
+
+
+def select(input, dim: int, index: int):
+    """The slice at `index` along `dim`, without that dim (a view, SelectBackward0)."""
+    return O.select(_input("select", input), dim, index)
+
+
+def _scatter_mask(name, input, src, positions, want):
+    """`input` with `src` (of shape `want`) written at `positions` (an index tuple)."""
+    x = _input(name, input)
+    if not isinstance(src, Tensor):
+        raise FgradTypeError(f"torch.{name}(): argument 'src' (position 2) must be Tensor, not {type(src).__name__}")
+    if tuple(src._value.shape) != tuple(want):
+        raise FgradRuntimeError(f"{name}(): expected src to have a size equal to the slice of self. src size = "
+                                f"{list(src._value.shape)}, slice size = {list(want)}")
+    if src._value.dtype != x._value.dtype:
+        raise FgradRuntimeError(f"{name}(): expected src ({src.dtype}) to have the dtype of self ({x.dtype})")
+    return call(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0",
+                lambda v, s: fnp.at_set(v, positions, s), (x, src))
+
+
+def select_scatter(input, src, dim: int, index: int):
+    """`input` with its slice at `index` along `dim` replaced by `src` (a new tensor).
+
+    Args:
+        input: a Tensor.
+        src: a Tensor of the slice's shape (input's shape without `dim`).
+        dim: the dimension.
+        index: the position along `dim`.
+
+    Returns:
+        A Tensor (SelectScatterBackward0).
+    """
+    x = _input("select_scatter", input)
+    shape = tuple(x._value.shape)
+    d = _dim(dim, builtins.max(len(shape), 1))
+    n = shape[d]
+    if not -n <= index < n:
+        raise FgradIndexError(f"select_scatter(): index {index} out of range for tensor of size {list(shape)} "
+                              f"at dimension {d}")
+    return _scatter_mask("select_scatter", x, src, (slice(None),) * d + (index % n,), shape[:d] + shape[d + 1:])
+
+
+def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1):
+    """`input` with input[start:end:step] along `dim` replaced by `src` (SliceScatterBackward0).
+
+    Args:
+        input: a Tensor.
+        src: a Tensor of the slice's shape.
+        dim: the dimension.
+        start, end, step: the slice (step > 0).
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("slice_scatter", input)
+    if step <= 0:
+        raise FgradRuntimeError(f"slice_scatter(): slice step must be positive, got {step}")
+    shape = tuple(x._value.shape)
+    d = _dim(dim, builtins.max(len(shape), 1))
+    sl = slice(start, end, step)
+    want = shape[:d] + (len(builtins.range(*sl.indices(shape[d]))),) + shape[d + 1:]
+    return _scatter_mask("slice_scatter", x, src, (slice(None),) * d + (sl,), want)
+
+
+def _diag_positions(shape, offset, d1, d2):
+    n1, n2 = shape[d1], shape[d2]
+    r0, c0 = builtins.max(0, -offset), builtins.max(0, offset)
+    m = builtins.max(0, builtins.min(n1 - r0, n2 - c0))
+    return np.arange(r0, r0 + m), np.arange(c0, c0 + m), m
+
+
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1):
+    """`input` with its `offset` diagonal over (dim1, dim2) replaced by `src`, whose shape is
+    that of input.diagonal(offset, dim1, dim2) (DiagonalScatterBackward0).
+
+    Args:
+        input: a Tensor of at least 2 dims.
+        src: a Tensor.
+        offset: the diagonal (0 main, > 0 above, < 0 below).
+        dim1, dim2: the two dims of the matrices.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("diagonal_scatter", input)
+    shape = tuple(x._value.shape)
+    nd = len(shape)
+    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    if d1 == d2:
+        raise FgradRuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rows, cols, m = _diag_positions(shape, offset, d1, d2)
+    rest = [i for i in builtins.range(nd) if i not in (d1, d2)]
+    want = tuple(shape[i] for i in rest) + (m,)
+
+    def values(v, s):
+        # the diagonal's positions, with src's last dim (the diagonal) spread over (d1, d2)
+        w = fnp.moveaxis(v, (d1, d2), (-2, -1))
+        w = fnp.at_set(w, (Ellipsis, rows, cols), s)
+        return fnp.moveaxis(w, (-2, -1), (d1, d2))
+    if tuple(src._value.shape) != want if isinstance(src, Tensor) else True:
+        raise FgradRuntimeError(f"diagonal_scatter(): expected src to have a size equal to the diagonal of self. "
+                                f"src size = {list(getattr(src, 'shape', ()))}, diagonal size = {list(want)}")
+    return call("DiagonalScatterBackward0", values, (x, src))
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """Matrices whose `offset` diagonal (over the new dims dim1, dim2) holds input's last dim
+    (DiagEmbedBackward0).
+
+    Args:
+        input: a Tensor (its last dim becomes the diagonals).
+        offset: the diagonal.
+        dim1, dim2: where the matrices' two dims go in the result.
+
+    Returns:
+        A Tensor with one more dim than input.
+    """
+    x = _input("diag_embed", input)
+    nd = x._value.ndim + 1
+    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    if d1 == d2:
+        raise FgradRuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (x._value.shape[-1] if x._value.ndim else 1) + builtins.abs(offset)
+
+    def values(v):
+        if fnp.ndim(v) == 0:
+            v = fnp.reshape(v, (1,))
+        k = fnp.shape(v)[-1]
+        r0, c0 = builtins.max(0, -offset), builtins.max(0, offset)
+        out = fnp.zeros(fnp.shape(v)[:-1] + (n, n), dtype_of(v))
+        out = fnp.at_set(out, (Ellipsis, np.arange(r0, r0 + k), np.arange(c0, c0 + k)), v)
+        return fnp.moveaxis(out, (-2, -1), (d1, d2))
+    return call("DiagEmbedBackward0", values, (x,))
+
+
+def diagflat(input, offset: int = 0):
+    """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (DiagEmbedBackward0)."""
+    return call("DiagEmbedBackward0", lambda v: fnp.diagflat(v, offset), (_input("diagflat", input),))
+
+
+def fliplr(input):
+    """`input` reversed along dim 1 (at least 2-D)."""
+    x = _input("fliplr", input)
+    if x._value.ndim < 2:
+        raise FgradRuntimeError("Input must be >= 2-d.")
+    return O.flip(x, [1])
+
+
+def flipud(input):
+    """`input` reversed along dim 0 (at least 1-D)."""
+    x = _input("flipud", input)
+    if x._value.ndim < 1:
+        raise FgradRuntimeError("Input must be >= 1-d.")
+    return O.flip(x, [0])
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False):
+    """The r-length combinations of a 1-D tensor's elements, as rows (StackBackward0), in
+    itertools.combinations' order.
+
+    Args:
+        input: a 1-D Tensor.
+        r: the combinations' length, >= 0.
+        with_replacement: allow repeated elements.
+
+    Returns:
+        A Tensor of shape (count, r) (1-D for r = 1... as PyTorch: (count,) when r == 1).
+    """
+    x = _input("combinations", input)
+    if x._value.ndim != 1:
+        raise FgradRuntimeError(f"Expect a 1D vector, but got shape {list(x._value.shape)}")
+    if r < 0:
+        raise FgradRuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return C.empty(0, dtype=x.dtype)
+    n = x._value.shape[0]
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(gen(builtins.range(n), r)), np.int64).reshape(-1, r)
+
+    def values(v):
+        cols = [fnp.take(v, rows[:, j]) for j in builtins.range(r)]
+        return cols[0] if r == 1 else fnp.stack(cols, axis=1)
+    return call("StackBackward0", values, (x,))
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their broadcast shape (views; a tensor of that shape as it is).
+
+    Args:
+        *tensors: Tensors.
+
+    Returns:
+        A tuple of Tensors.
+    """
+    ts = _tensors("broadcast_tensors", tensors)
+    shape = O.broadcast_shapes(*(tuple(t._value.shape) for t in ts))
+    return tuple(t if tuple(t._value.shape) == tuple(shape) else O.expand(t, *shape) for t in ts)
+
+
+def split_with_sizes(input, split_sizes, dim: int = 0):
+    """Pieces of the given sizes along `dim` (views, SplitWithSizesBackward0)."""
+    return O.split(_input("split_with_sizes", input), list(split_sizes), dim)
+
+
+def _unsafe(outs):
+    return tuple(_own(o) for o in outs)
+
+
+def unsafe_split(input, split_size, dim: int = 0):
+    """split, as new tensors outside view tracking (UnsafeSplitBackward0)."""
+    x = _input("unsafe_split", input)
+    pieces = O.split(x, split_size, dim)
+    sizes = [p._value.shape[_dim(dim, x._value.ndim)] for p in pieces]
+    return _copies_of_split("UnsafeSplitBackward0", x, sizes, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
+    """split_with_sizes, as new tensors (UnsafeSplitWithSizesBackward0)."""
+    return _copies_of_split("UnsafeSplitWithSizesBackward0", _input("unsafe_split_with_sizes", input),
+                            list(split_sizes), dim, check=True)
+
+
+def unsafe_chunk(input, chunks: int, dim: int = 0):
+    """chunk, as new tensors (UnsafeSplitBackward0)."""
+    x = _input("unsafe_chunk", input)
+    sizes = [p._value.shape[_dim(dim, x._value.ndim)] for p in O.chunk(x, chunks, dim)]
+    return _copies_of_split("UnsafeSplitBackward0", x, sizes, dim)
+
+
+def _copies_of_split(name, x, sizes, dim, check=False):
+    shape = tuple(x._value.shape)
+    d = _dim(dim, len(shape))
+    if check and builtins.sum(sizes) != shape[d]:
+        raise FgradRuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} (input tensor's "
+                                f"size at dimension {d}), but got split_sizes={sizes}")
+    bounds = np.cumsum([0] + [int(s) for s in sizes]).tolist()
+    idxs = [(slice(None),) * d + (slice(a, b),) for a, b in zip(bounds[:-1], bounds[1:])]
+    return _unsafe(call(name, lambda v: tuple(fnp.copy(fnp.getitem(v, i)) for i in idxs), (x,)))
+
+
+def tensordot(a, b, dims=2):
+    """The sum of products over the last `dims` dims of `a` and first of `b`, or over the
+    paired dims ([dims_a], [dims_b]) (ViewBackward0, PyTorch's last op).
+
+    Args:
+        a, b: Tensors.
+        dims: an int, or two lists of dims.
+
+    Returns:
+        A Tensor.
+    """
+    x, y = _input("tensordot", a), b
+    if not isinstance(y, Tensor):
+        raise FgradTypeError(f"tensordot(): argument 'b' must be Tensor, not {type(y).__name__}")
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int) and dims < 0:
+        raise FgradRuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+    if x._value.dtype != y._value.dtype:
+        raise FgradRuntimeError(f"expected both tensors of tensordot to have one dtype, but got {x.dtype} and "
+                                f"{y.dtype}")
+    axes = dims if isinstance(dims, int) else (list(dims[0]) if isinstance(dims[0], (list, tuple)) else [dims[0]],
+                                               list(dims[1]) if isinstance(dims[1], (list, tuple)) else [dims[1]])
+    return call("ViewBackward0", lambda u, v: fnp.tensordot(u, v, axes), (x, y))
+
+
+def vdot(input, other):
+    """sum(conj(input) * other) of two 1-D tensors of one dtype (VdotBackward0)."""
+    x = _input("vdot", input)
+    if not isinstance(other, Tensor):
+        raise FgradTypeError(f"vdot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    if x._value.ndim != 1 or other._value.ndim != 1:
+        raise FgradRuntimeError(f"1D tensors expected, but got {x._value.ndim}D and {other._value.ndim}D tensors")
+    if x._value.dtype != other._value.dtype:
+        raise FgradRuntimeError(f"vdot : expected both vectors to have same dtype, but found {x.dtype} and "
+                                f"{other.dtype}")
+    if x._value.shape != other._value.shape:
+        raise FgradRuntimeError(f"inconsistent tensor size, expected tensor [{x._value.shape[0]}] and src "
+                                f"[{other._value.shape[0]}] to have the same number of elements, but got "
+                                f"{x._value.shape[0]} and {other._value.shape[0]} elements respectively")
+    return call("VdotBackward0", fnp.vdot, (x, other))
+
+
+def chain_matmul(*matrices):
+    """The product of 2-D matrices, left to right (PyTorch deprecates it for linalg.multi_dot)."""
+    ms = _tensors("chain_matmul", matrices)
+    if not ms:
+        raise FgradRuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in ms:
+        if m._value.ndim != 2:
+            raise FgradRuntimeError(f"Tensor dimension is {m._value.ndim}, expected 2 instead.")
+    if len(ms) == 1:
+        return O.clone(ms[0])
+    return call("ViewBackward0", lambda *vs: fnp.linalg.multi_dot(vs), ms)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; TransposeBackward0 for reals)."""
+    x = _input("adjoint", input)
+    if x._value.ndim < 2:
+        raise FgradRuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D "
+                                "tensor." if x._value.ndim == 1 else "tensor.adjoint() is only supported on "
+                                "matrices or batches of matrices. Got 0-D tensor.")
+    return O.conj(O.transpose(x, -2, -1))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2) (AddrBackward0).
+
+    Args:
+        input: a Tensor broadcastable to (n, m).
+        vec1: a 1-D Tensor (n,).
+        vec2: a 1-D Tensor (m,).
+        beta, alpha: numbers.
+
+    Returns:
+        A Tensor (n, m).
+    """
+    x = _input("addr", input)
+    for nm, v in (("vec1", vec1), ("vec2", vec2)):
+        if not isinstance(v, Tensor) or v._value.ndim != 1:
+            raise FgradRuntimeError(f"addr: Expected 1-D argument {nm}, but got "
+                                    f"{getattr(getattr(v, '_value', None), 'ndim', type(v).__name__)}-D")
+
+    def values(i, a, b):
+        prod = fnp.outer(a, b)
+        if alpha != 1:
+            prod = fnp.multiply(prod, alpha, policy=P)
+        if beta == 0:
+            return fnp.broadcast_to(prod, fnp.shape(prod))
+        return fnp.add(i if beta == 1 else fnp.multiply(i, beta, policy=P), prod, policy=P)
+    return call("AddrBackward0", values, (x, vec1, vec2))
+
+
+def vander(x, N=None, increasing: bool = False):
+    """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (reversed with
+    `increasing`); integer tensors stay int64 (FlipBackward0).
+
+    Args:
+        x: a 1-D Tensor.
+        N: the number of columns (len(x) by default).
+        increasing: powers increasing from left to right.
+
+    Returns:
+        A Tensor (len(x), N).
+    """
+    t = _input("vander", x)
+    if t._value.ndim != 1:
+        raise FgradRuntimeError("x must be a one-dimensional tensor.")
+    n = t._value.shape[0] if N is None else int(N)
+    if n < 0:
+        raise FgradRuntimeError("N must be non-negative.")
+
+    def values(v):
+        dt = dtype_of(v)
+        if dt.kind in "biu":
+            v = cast(v, _I64)
+        if n == 0:
+            return fnp.zeros((fnp.shape(v)[0], 0), dtype_of(v))
+        cols = [fnp.ones_like(v)] + [v] * (n - 1)
+        out = fnp.cumprod(fnp.stack(cols, axis=1), axis=1)
+        return out if increasing else fnp.flip(out, 1)
+    return call("FlipBackward0" if not increasing else "CumprodBackward0", values, (t,))
+
+
+def constant_pad_nd(input, pad, value=0):
+    """`input` padded with `value`: pad = (last dim's left, right, second-to-last's left,
+    right, ...); negative pads crop (ConstantPadNdBackward0).
+
+    Args:
+        input: a Tensor.
+        pad: a sequence of an even number of ints, at most 2 * input.dim().
+        value: the fill value.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("constant_pad_nd", input)
+    pad = [int(p) for p in pad]
+    nd = x._value.ndim
+    if len(pad) % 2 or len(pad) // 2 > nd:
+        raise FgradRuntimeError(f"Length of pad must be even but instead it equals {len(pad)}" if len(pad) % 2
+                                else f"Length of pad should be no more than twice the number of dimensions of the "
+                                f"input. Pad length is {len(pad)} while the input has {nd} dimensions.")
+    widths = [(0, 0)] * nd
+    for i in builtins.range(len(pad) // 2):
+        widths[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    shape = x._value.shape
+    for k, (lo, hi) in enumerate(widths):
+        if shape[k] + lo + hi < 0:
+            raise FgradRuntimeError(f"The input size {shape[k]}, plus negative padding {lo} and {hi} resulted in a "
+                                    f"negative output size, which is invalid. Check dimension {k} of your input.")
+
+    def values(v):
+        crop = tuple(slice(builtins.max(-lo, 0), fnp.shape(v)[k] - builtins.max(-hi, 0))
+                     for k, (lo, hi) in enumerate(widths))
+        v = fnp.getitem(v, crop)
+        grow = [(builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in widths]
+        return fnp.pad(v, grow, constant_values=np.asarray(value).astype(dtype_of(v)))
+    return call("ConstantPadNdBackward0", values, (x,))
+
+
+def channel_shuffle(input, groups: int):
+    """Channels (dim 1) of (N, C, *) regrouped: viewed as (groups, C / groups), transposed
+    (ChannelShuffleBackward0... PyTorch's native op).
+
+    Args:
+        input: a Tensor with at least 3 dims.
+        groups: divides C.
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    x = _input("channel_shuffle", input)
+    shape = tuple(x._value.shape)
+    if len(shape) < 3:
+        raise FgradRuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                                f"sizes {list(shape)}")
+    if groups <= 0:
+        raise FgradRuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if shape[1] % groups:
+        raise FgradRuntimeError(f"Number of channels must be divisible by groups. Got {shape[1]} channels and "
+                                f"{groups} groups.")
+
+    def values(v):
+        w = fnp.reshape(v, (shape[0], groups, shape[1] // groups) + shape[2:])
+        return fnp.reshape(fnp.swapaxes(w, 1, 2), shape)
+    return call("ChannelShuffleBackward0", values, (x,))
+
+
+def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True):
+    """`input` with source's slices along `dim` reduced into the positions `index` by 'prod',
+    'mean', 'amax' or 'amin' (without include_self, input's own values at those positions
+    take no part; integer means divide with floor) (IndexReduceBackward0).
+
+    Args:
+        input: a Tensor.
+        dim: the dimension.
+        index: a 1-D int64 Tensor, one position per slice of source along dim.
+        source: a Tensor of input's shape with index.numel() at dim.
+        reduce: 'prod', 'mean', 'amax' or 'amin'.
+        include_self: whether input's values take part.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("index_reduce", input)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise FgradRuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+                                f"{reduce}.")
+    pos, d = _along("index_reduce", x, dim, index, source)
+    dt = x._value.dtype
+    shape = tuple(x._value.shape)
+    ident = {"prod": 1, "mean": 0}.get(reduce)
+    if ident is None:
+        if dt.kind == "f":
+            ident = -np.inf if reduce == "amax" else np.inf
+        else:
+            info = np.iinfo(dt) if dt.kind in "iu" else None
+            ident = (info.min if reduce == "amax" else info.max) if info else (reduce == "amin")
+    n_idx = int(np.asarray(pos[-1]).shape[0]) if shape else 1
+
+    def values(v, s):
+        base = v if include_self else fnp.at_set(v, pos, np.asarray(ident, dt))
+        if reduce != "mean":
+            out = _REDUCE_UPDATES[reduce](base, pos, s)
+            return out
+        total = fnp.at_add(base, pos, s)
+        ones = np.ones(shape[:d] + (n_idx,) + shape[d + 1:], _I64)
+        count = fnp.at_add(np.full(shape, 1 if include_self else 0, _I64), pos, ones)
+        count = cast(fnp.maximum(count, np.ones((), _I64)), dt)
+        return fnp.floor_divide(total, count, policy=P) if dt.kind in "biu" else fnp.true_divide(total, count,
+                                                                                                policy=P)
+    return call("IndexReduceBackward0", values, (x, source))
+
+
+def put(input, index, source, accumulate: bool = False):
+    """`input` with `source`'s values written (or added, with `accumulate`) at the flat
+    positions `index` of the flattened input (PutBackward0).
+
+    Args:
+        input: a Tensor.
+        index: an int64 Tensor of flat positions (negative counts from the end).
+        source: a Tensor with index's number of elements, of input's dtype.
+        accumulate: add instead of write (repeated positions add up).
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    x = _input("put", input)
+    if not isinstance(index, Tensor) or index._value.dtype != _I64:
+        raise FgradRuntimeError(f"put_(): Expected a long tensor for index, but got "
+                                f"{getattr(index, 'dtype', type(index).__name__)}")
+    if not isinstance(source, Tensor) or source._value.dtype != x._value.dtype:
+        raise FgradRuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                                f"{x.dtype} and source.dtype = {getattr(source, 'dtype', type(source).__name__)}")
+    if index._value.size != source._value.size:
+        raise FgradRuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                                f"source.numel() = {source._value.size}, index.numel() = {index._value.size}")
+    n = x._value.size
+    flat = np.asarray(index.detach().numpy()).reshape(-1)
+    if flat.size and (flat.min() < -n or flat.max() >= n):
+        bad = int(flat[(flat < -n) | (flat >= n)][0])
+        raise FgradIndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    flat = flat % builtins.max(n, 1)
+    shape = tuple(x._value.shape)
+
+    def values(v, s):
+        f = fnp.reshape(v, (-1,))
+        s = fnp.reshape(s, (-1,))
+        f = fnp.at_add(f, flat, s) if accumulate else fnp.at_set(f, flat, s)
+        return fnp.reshape(f, shape)
+    return call("PutBackward0", values, (x, source))
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A tensor of `size` whose element (i0, i1, ...) is element offset + sum(ik * stride[k])
+    of input's elements in row-major order (AsStridedBackward0). fgrad tensors hold their
+    own values, so this reads input's row-major layout: PyTorch's result for a contiguous
+    input; a non-contiguous input is refused (call .contiguous() first).
+
+    Args:
+        input: a contiguous Tensor.
+        size: the result's shape.
+        stride: a stride per result dim, in elements.
+        storage_offset: the first element's position (0 by default).
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("as_strided", input)
+    if not O.is_contiguous(x):
+        raise FgradRuntimeError("as_strided(): fgrad reads the input's row-major elements, so the input must be "
+                                "contiguous; call .contiguous() on it first")
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise FgradRuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, {len(stride)} strides")
+    if builtins.any(s < 0 for s in stride):
+        raise FgradRuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                                f"{list(stride)}")
+    off = int(storage_offset or 0)
+    pos = np.full(size, off, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        pos = pos + (np.arange(n) * st).reshape((n,) + (1,) * (len(size) - k - 1))
+    if pos.size and pos.max() >= x._value.size:
+        raise FgradRuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off} "
+                                f"require {int(pos.max()) + 1} elements, but the input has {x._value.size}")
+    return call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,))
+
+
+# --- copies of views (PyTorch's *_copy functions: a new tensor, grad_fn "<view's>_copy") -----------
+
+def _copy_op(name: str, grad_fn, fn):
+    def op(input, *args, **kwargs):
+        x = _input(name, input)
+        label = grad_fn(x, *args, **kwargs) if callable(grad_fn) else grad_fn
+        out = call(label, lambda v: fn(v, *args, **kwargs), (x,))
+        return tuple(_own(o) for o in out) if isinstance(out, tuple) else _own(out)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def _squeeze_values(v, dim=None):
+    if dim is None:
+        return fnp.squeeze(v)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    nd = fnp.ndim(v)
+    keep = tuple(d % nd for d in dims if fnp.shape(v)[d % nd] == 1) if nd else ()
+    return fnp.squeeze(v, keep) if keep else v
+
+
+def _unfold_values(v, dimension, size, step):
+    nd = fnp.ndim(v)
+    d = dimension % nd if nd else 0
+    if nd == 0:
+        return fnp.reshape(v, (1,))
+    n = fnp.shape(v)[d]
+    count = (n - size) // step + 1
+    pieces = [_slice_dim(v, i * step, i * step + size, axis=d) for i in builtins.range(count)]
+    return fnp.moveaxis(fnp.stack(pieces, axis=d), d + 1, -1)
+
+
+def _slice_values(v, dim=0, start=None, end=None, step=1):
+    return fnp.getitem(v, (slice(None),) * (dim % fnp.ndim(v)) + (slice(start, end, step),))
+
+
+def _split_values(v, split_size, dim=0):
+    n = fnp.shape(v)[dim]
+    d = dim % fnp.ndim(v)
+    if isinstance(split_size, int):
+        bounds = list(builtins.range(0, n, split_size)) + [n] if split_size else [0, n]
+    else:
+        bounds = np.cumsum([0] + list(split_size)).tolist()
+    return tuple(_slice_dim(v, a, b, axis=d) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+alias_copy = _copy_op("alias_copy", "AliasBackward0_copy", fnp.copy)
+diagonal_copy = _copy_op("diagonal_copy", "DiagonalBackward0_copy",
+                         lambda v, offset=0, dim1=0, dim2=1: fnp.diagonal(v, offset, dim1, dim2))
+expand_copy = _copy_op("expand_copy", "ExpandBackward0_copy",
+                       lambda v, size, *, implicit=False: fnp.broadcast_to(
+                           v, tuple(fnp.shape(v)[i - (len(size) - fnp.ndim(v))] if s == -1 else s
+                                    for i, s in enumerate(size))))
+permute_copy = _copy_op("permute_copy", "PermuteBackward0_copy", lambda v, dims: fnp.transpose(v, tuple(dims)))
+select_copy = _copy_op("select_copy", "SelectBackward0_copy", lambda v, dim, index: fnp.take(v, index, axis=dim))
+slice_copy = _copy_op("slice_copy", "SliceBackward0_copy", _slice_values)
+squeeze_copy = _copy_op("squeeze_copy", lambda x, dim=None: "SqueezeBackward0_copy" if dim is None else
+                        "SqueezeBackward1_copy" if isinstance(dim, int) else "SqueezeBackward2_copy", _squeeze_values)
+t_copy = _copy_op("t_copy", "TBackward0_copy", lambda v: fnp.transpose(v))
+transpose_copy = _copy_op("transpose_copy", "TransposeBackward0_copy", lambda v, dim0, dim1: fnp.swapaxes(v, dim0, dim1))
+unbind_copy = _copy_op("unbind_copy", "UnbindBackward0_copy",
+                       lambda v, dim=0: tuple(fnp.take(v, i, axis=dim) for i in builtins.range(fnp.shape(v)[dim])))
+unfold_copy = _copy_op("unfold_copy", "UnfoldBackward0_copy", _unfold_values)
+unsqueeze_copy = _copy_op("unsqueeze_copy", "UnsqueezeBackward0_copy", lambda v, dim: fnp.expand_dims(v, dim))
+view_copy = _copy_op("view_copy", "ViewBackward0_copy", lambda v, size: fnp.reshape(v, tuple(size)))
+split_copy = _copy_op("split_copy", "SplitBackward0_copy", _split_values)
+split_with_sizes_copy = _copy_op("split_with_sizes_copy", "SplitWithSizesBackward0_copy", _split_values)
+narrow_copy = _copy_op("narrow_copy", "NarrowCopyBackward0",
+                       lambda v, dim, start, length: _slice_dim(v, start % fnp.shape(v)[dim] if start < 0
+                                                                      else start,
+                                                                      (start % fnp.shape(v)[dim] if start < 0
+                                                                       else start) + length, axis=dim % fnp.ndim(v)))
+
+
+def view_as_real_copy(input):
+    """view_as_real as a new tensor (ViewAsRealBackward0_copy)."""
+    O._complex_input(_input("view_as_real_copy", input), "view_as_real")
+    return _own(call("ViewAsRealBackward0_copy", lambda z: fnp.stack([fnp.real(z), fnp.imag(z)], axis=-1), (input,)))
+
+
+def view_as_complex_copy(input):
+    """view_as_complex as a new tensor (ViewAsComplexBackward0_copy)."""
+    out = O.view_as_complex(_input("view_as_complex_copy", input))
+    return _own(call("ViewAsComplexBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
+
+
+def detach_copy(input):
+    """A new tensor with input's values and no history."""
+    return _own(O.clone(_input("detach_copy", input).detach()))
+
+
+def detach(input):
+    """input.detach(): the values without history (shares them)."""
+    return _input("detach", input).detach()
+
+
+def fill(input, value):
+    """A new tensor of input's shape and dtype filled with `value` (a number or a 0-d Tensor,
+    through which the gradient flows) (FillBackward0; the input gets a zero gradient).
+
+    Args:
+        input: a Tensor.
+        value: a number or a 0-d Tensor.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("fill", input)
+    if isinstance(value, Tensor):
+        if value._value.ndim:
+            raise FgradRuntimeError(f"fill only supports 0-dimension value tensor but got tensor with "
+                                    f"{value._value.ndim} dimensions.")
+        return call("FillBackward1", lambda v, c: fnp.add(fnp.multiply(v, 0), cast(c, dtype_of(v))), (x, value))
+    return call("FillBackward0", lambda v: _constant_pieces(fnp.full(fnp.shape(v), value, dtype_of(v)), v), (x,))
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (RsubBackward0 / RsubBackward1)."""
+    return O.rsub(_input("rsub", input), other, alpha=alpha)
+
+
+# --- in-place functions (torch.relu_(x) is x.relu_()) ----------------------------------------------
+
+def _inplace(name: str, fn):
+    """torch.<name>(input, ...): `fn`'s result written into input (checked as Tensor methods
+    check in-place ops: leaves that require grad are refused under grad mode)."""
+    def op(input, *args, **kwargs):
+        x = _input(name, input)
+        check_inplace(x)
+        return commit_inplace(x, fn(x, *args, **kwargs))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, ...): torch.{name[:-1]} written into `input`, which is returned.\n\n"
+                  f"Args:\n    input: a Tensor (not a leaf that requires grad, under grad mode).\n\nReturns:\n"
+                  "    input.")
+    return op
+
+
+_INPLACE_FUNCTIONS = {
+    "abs_": O.abs, "acos_": O.acos, "acosh_": O.acosh, "arccos_": O.acos, "arccosh_": O.acosh, "arcsin_": O.asin,
+    "arcsinh_": O.asinh, "arctan_": O.atan, "arctanh_": O.atanh, "asin_": O.asin, "asinh_": O.asinh,
+    "atan_": O.atan, "atanh_": O.atanh, "ceil_": O.ceil, "clamp_": O.clamp, "clamp_max_": O.clamp_max,
+    "clamp_min_": O.clamp_min, "clip_": O.clamp, "conj_physical_": O.conj_physical, "cos_": O.cos,
+    "cosh_": O.cosh, "deg2rad_": deg2rad, "erf_": O.erf, "erfc_": erfc, "exp2_": O.exp2,  # noqa: F821
+    "exp_": O.exp, "expm1_": O.expm1, "fix_": O.trunc, "floor_": O.floor, "frac_": O.frac, "gcd_": gcd,
+    "i0_": i0, "lcm_": lcm, "ldexp_": ldexp, "log10_": O.log10, "log1p_": O.log1p, "log2_": O.log2,
+    "log_": O.log, "logit_": on_copy(O.logit), "nan_to_num_": nan_to_num, "neg_": O.neg,
+    "negative_": O.neg, "rad2deg_": rad2deg, "reciprocal_": O.reciprocal, "relu_": O.relu,  # noqa: F821
+    "round_": O.round, "rsqrt_": O.rsqrt, "sigmoid_": O.sigmoid, "sin_": O.sin, "sinc_": sinc,  # noqa: F821
+    "sinh_": O.sinh, "sqrt_": O.sqrt, "square_": O.square, "tan_": O.tan, "tanh_": O.tanh,
+    "trunc_": O.trunc, "xlogy_": on_copy(O.xlogy), "addmv_": O.addmv, "index_put_": O.index_put,
+}
+globals().update({n: _inplace(n, f) for n, f in _INPLACE_FUNCTIONS.items()})
+
+
+def _fill_inplace(name: str, input, value, grad_fn: str):
+    x = _input(name, input)
+    check_inplace(x)
+    if isinstance(value, Tensor):
+        if value._value.ndim:
+            raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                    f"{value._value.ndim} dimensions.")
+        if value.requires_grad:
+            return commit_inplace(x, O.expand(O._to_dtype(value, x._value.dtype), *x._value.shape))
+        value = value.item()
+    return commit_inplace(x, C.full(tuple(x._value.shape), value, dtype=x.dtype, device=x.device), grad_fn)
+
+
+def zero_(input):
+    """input filled with zeros in place (returned; ZeroBackward0 when input has history).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        input.
+    """
+    return _fill_inplace("zero_", input, 0, "ZeroBackward0")
+
+
+def fill_(input, value):
+    """input filled with `value` (a number or a 0-d Tensor) in place (returned; FillBackward2
+    when input has history).
+
+    Args:
+        input: a Tensor.
+        value: a number or a 0-d Tensor.
+
+    Returns:
+        input.
+    """
+    return _fill_inplace("fill_", input, value, "FillBackward2")
+
+
+def detach_(input):
+    """input detached from its history in place (returned)."""
+    return _input("detach_", input).detach_()
+
+
+# --- queries -----------------------------------------------------------------------------------------
+
+def is_complex(input) -> bool:
+    """Whether input's dtype is complex."""
+    return _input("is_complex", input)._value.dtype.kind == "c"
+
+
+def is_signed(input) -> bool:
+    """Whether input's dtype holds negative values (every dtype but bool and uint8)."""
+    return _input("is_signed", input)._value.dtype.kind not in "bu"
+
+
+def is_nonzero(input) -> bool:
+    """Whether a one-element tensor is not zero (an error for other sizes, as PyTorch's)."""
+    x = _input("is_nonzero", input)
+    if x._value.size == 0:
+        raise FgradRuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if x._value.size > 1:
+        raise FgradRuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(x.item() != 0)
+
+
+def is_same_size(input, other) -> bool:
+    """Whether the two tensors have one shape."""
+    return tuple(_input("is_same_size", input)._value.shape) == tuple(_input("is_same_size", other)._value.shape)
+
+
+def is_neg(input) -> bool:
+    """False: fgrad negates eagerly, so no tensor carries a lazy negation bit."""
+    _input("is_neg", input)
+    return False
+
+
+def resolve_neg(input):
+    """input itself: there is no lazy negation to resolve (see is_neg)."""
+    return _input("resolve_neg", input)
+
+
+def is_inference(input) -> bool:
+    """Whether input was made under inference_mode (fgrad marks no tensor so: False)."""
+    _input("is_inference", input)
+    return False
+
+
+def get_device(input) -> int:
+    """The CUDA device index of input, -1 for a CPU tensor."""
+    d = _input("get_device", input).device
+    return -1 if d.type == "cpu" else (d.index or 0)
+
+
+def can_cast(from_, to) -> bool:
+    """Whether PyTorch's casting rules allow `from_` to `to` in an in-place op: no float to
+    integer, no complex to non-complex, nothing but bool to bool.
+
+    Args:
+        from_: an fgrad.torch dtype.
+        to: an fgrad.torch dtype.
+
+    Returns:
+        bool.
+    """
+    for nm, dt in (("from", from_), ("to", to)):
+        if not isinstance(dt, D.dtype):
+            raise FgradTypeError(f"can_cast(): argument '{nm}' must be torch.dtype, not {type(dt).__name__}")
+    order = "biufc"
+    a, b = D.np_dtype(from_).kind, D.np_dtype(to).kind
+    ka, kb = order.index(a.replace("u", "i")), order.index(b.replace("u", "i"))
+    return ka <= kb
+
+
+def result_type(tensor1, tensor2):
+    """The dtype PyTorch's promotion gives an op on the two operands (Tensors or numbers).
+
+    Args:
+        tensor1: a Tensor or a number.
+        tensor2: a Tensor or a number.
+
+    Returns:
+        An fgrad.torch dtype.
+    """
+    a, b = _operand(tensor1), _operand(tensor2)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = C.tensor(a)
+    return D.of_np(P.result_dtype(a._value if isinstance(a, Tensor) else a,
+                                    b._value if isinstance(b, Tensor) else b))
+
+
+# --- creation ------------------------------------------------------------------------------------------
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    """Values from `start` to `end` INCLUSIVE in steps of `step`, in the default float dtype
+    (PyTorch deprecates it for arange, whose end is exclusive).
+
+    Args:
+        start: the first value (the end, when it is the only argument).
+        end: the last value reached.
+        step: the spacing, not 0.
+        dtype, device, requires_grad: as for torch.arange.
+
+    Returns:
+        A 1-D Tensor of floor((end - start) / step) + 1 values.
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise FgradRuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise FgradRuntimeError(f"upper bound and larger bound inconsistent with step sign (start={start}, "
+                                f"end={end}, step={step})")
+    n = int(math.floor((end - start) / step)) + 1
+    npd = D.np_dtype(dtype) if dtype is not None else D.np_dtype(D.get_default_dtype())
+    vals = (start + step * np.arange(n, dtype=np.float64)).astype(npd)
+    return C.tensor(vals, dtype=dtype or D.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    """A 0-d tensor holding the number `s`, in the default float dtype unless `dtype` is given."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    return C.tensor(s, dtype=dtype or D.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    """An uninitialised tensor of `size` (fgrad tensors are row-major; `stride` must fit in
+    len(size) entries, and the values are zeros).
+
+    Args:
+        size: the shape.
+        stride: one stride per dim (checked for its length only).
+        dtype, device, requires_grad: as for torch.empty.
+
+    Returns:
+        A Tensor.
+    """
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise FgradRuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, {len(stride)} strides")
+    return C.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+    """An uninitialised tensor of `size`; `physical_layout` (a permutation of its dims) is
+    checked, the memory stays row-major.
+
+    Args:
+        size: the shape.
+        physical_layout: a permutation of range(len(size)).
+        dtype, device, requires_grad: as for torch.empty.
+
+    Returns:
+        A Tensor.
+    """
+    size, layout = tuple(size), tuple(physical_layout)
+    if sorted(layout) != list(builtins.range(len(size))):
+        raise FgradRuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; "
+                                f"or it is not a permutation: size {list(size)}, physical_layout {list(layout)}")
+    return C.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _window(name: str, formula):
+    def op(window_length: int, periodic: bool = True, *args, dtype=None, layout=None, device=None,
+           requires_grad: bool = False, pin_memory: bool = False):
+        if window_length < 0:
+            raise FgradRuntimeError(f"{name} requires non-negative window_length, got window_length="
+                                    f"{window_length}")
+        dt = dtype or D.get_default_dtype()
+        if D.np_dtype(dt).kind not in "f":
+            raise FgradRuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+        if window_length == 0:
+            vals = np.zeros(0)
+        elif window_length == 1:
+            vals = np.ones(1)
+        else:
+            n = window_length + 1 if periodic else window_length
+            vals = formula(np.arange(n, dtype=np.float64), n, *args)[:window_length]
+        return C.tensor(vals.astype(D.np_dtype(dt)), dtype=dt, device=device, requires_grad=requires_grad)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def _cosine_sum(*a):
+    def formula(k, n):
+        return builtins.sum(((-1) ** j) * c * np.cos(2 * math.pi * j * k / (n - 1)) for j, c in enumerate(a))
+    return formula
+
+
+bartlett_window = _window("bartlett_window", lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1))
+blackman_window = _window("blackman_window", _cosine_sum(0.42, 0.5, 0.08))
+hann_window = _window("hann_window", _cosine_sum(0.5, 0.5))
+hamming_window = _window("hamming_window", lambda k, n, alpha=0.54, beta=0.46:
+                         alpha - beta * np.cos(2 * math.pi * k / (n - 1)))
+kaiser_window = _window("kaiser_window", lambda k, n, beta=12.0:
+                        np.i0(beta * np.sqrt(np.clip(1 - ((k - (n - 1) / 2) / ((n - 1) / 2)) ** 2, 0, None)))
+                        / np.i0(beta))
+for _w in (bartlett_window, blackman_window, hann_window, hamming_window, kaiser_window):
+    _w.__doc__ = (f"torch.{_w.__name__}(window_length, periodic=True, ...): the window as a 1-D float Tensor "
+                  "(periodic: the first window_length values of the symmetric window of window_length + 1).\n\n"
+                  "Args:\n    window_length: the number of values.\n    periodic: periodic (for spectral "
+                  "analysis) or symmetric (for filter design).\n\nReturns:\n    A Tensor (the default float "
+                  "dtype unless dtype= is given).")
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False):
+    """A 1-D tensor over an object exposing the buffer protocol (its memory shared, as
+    PyTorch's).
+
+    Args:
+        buffer: bytes, bytearray, memoryview, array.array, ...
+        dtype: the elements' fgrad.torch dtype.
+        count: how many elements (-1: all after offset).
+        offset: bytes to skip.
+        requires_grad: as for torch.tensor.
+
+    Returns:
+        A Tensor.
+    """
+    npd = D.np_dtype(dtype)
+    nbytes = memoryview(buffer).nbytes
+    if offset < 0 or offset >= nbytes and nbytes:
+        raise FgradValueError(f"both buffer length ({nbytes}) and offset ({offset}) must be positive and offset "
+                              "must be less than buffer length")
+    if count == 0 or (count < 0 and (nbytes - offset) % npd.itemsize):
+        raise FgradValueError(f"buffer length ({nbytes - offset} bytes after offset {offset}) must be a multiple of "
+                              f"the element size ({npd.itemsize}) when count is -1, and count must not be 0")
+    arr = np.frombuffer(buffer, dtype=npd, count=count, offset=offset)
+    t = C.from_numpy(arr) if arr.flags.writeable else C.tensor(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+__all__ = sorted({n for n, v in globals().items() if not n.startswith("_") and callable(v)
+                  and getattr(v, "__module__", None) == __name__ and not isinstance(v, type)}
+                 | {row.split("|")[0].strip() for row in _TABLE.strip().splitlines()} | set(_INPLACE_FUNCTIONS))

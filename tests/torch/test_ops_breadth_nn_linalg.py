@@ -1,0 +1,190 @@
+"""torch's top-level nn-functional and linear-algebra functions under their ATen signatures,
+the older linear-algebra names, eager control flow and runtime queries
+(fgrad/torch/_breadth.py), against PyTorch: values, dtypes, grad_fn names, first and second
+derivatives over a table of cases, random masks under one seed, and error classes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ft
+
+from .breadth_cases import Case, check, check_error
+
+torch = pytest.importorskip("torch")
+
+_rng = np.random.default_rng(1)
+
+
+def n(*shape, lo=-2.0, hi=2.0):
+    return _rng.uniform(lo, hi, size=shape)
+
+
+X3 = n(2, 3, 5)
+X4 = n(1, 4, 3, 4)
+W1 = n(4, 3, 2)
+A = n(3, 3)
+SPD = A @ A.T + 3 * np.eye(3)
+L = np.linalg.cholesky(SPD)
+B = n(3, 2)
+RM, RV, PW = n(3), n(3, lo=0.5), n(4, lo=0.5)
+
+CASES = [
+    Case("conv1d", lambda T, x, w: T.conv1d(x, w, None, 1, 1), (X3, W1)),
+    Case("conv2d", lambda T, x, w: T.conv2d(x, w, stride=2), (X4, n(2, 4, 2, 2))),
+    Case("conv3d", lambda T, x, w: T.conv3d(x, w), (X4.reshape(1, 1, 4, 3, 4), n(2, 1, 2, 2, 2)), order=1),
+    Case("conv_transpose1d", lambda T, x, w: T.conv_transpose1d(x, w), (X3, n(3, 4, 2))),
+    Case("conv_transpose2d", lambda T, x, w: T.conv_transpose2d(x, w, None, 2), (X4, n(4, 2, 2, 2)), order=1),
+    Case("convolution", lambda T, x, w, b: T.convolution(x, w, b, [1], [0], [1], False, [0], 1), (X3, W1, n(4))),
+    Case("convolution_t", lambda T, x, w: T.convolution(x, w, None, [2], [0], [1], True, [1], 1), (X3, n(3, 4, 2))),
+    Case("conv_tbc", lambda T, x, w, b: T.conv_tbc(x, w, b, 1), (n(5, 2, 3), n(2, 3, 4), n(4)), grad_fn=False),
+    Case("max_pool1d", lambda T, x: T.max_pool1d(x, 2), (X3,)),
+    Case("max_pool2d", lambda T, x: T.max_pool2d(x, 2, 1), (X4,)),
+    Case("max_pool1d_with_indices", lambda T, x: T.max_pool1d_with_indices(x, 2), (X3,)),
+    Case("avg_pool1d", lambda T, x: T.avg_pool1d(x, 2), (X3,)),
+    Case("adaptive_avg_pool1d", lambda T, x: T.adaptive_avg_pool1d(x, 2), (X3,)),
+    Case("adaptive_max_pool1d", lambda T, x: T.adaptive_max_pool1d(x, 2), (X3,)),
+    Case("batch_norm", lambda T, x, w, b: T.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False),
+         (X3, n(3), n(3))),
+    Case("batch_norm_eval", lambda T, x: T.batch_norm(x, None, None, T.tensor(RM), T.tensor(RV),
+                                                      False, 0.1, 1e-5, False), (X3,), grad_fn=False),
+    Case("instance_norm", lambda T, x: T.instance_norm(x, None, None, None, None, True, 0.1, 1e-5, False), (X3,),
+         grad_fn=False),
+    Case("layer_norm", lambda T, x, w: T.layer_norm(x, (5,), w), (X3, n(5))),
+    Case("group_norm", lambda T, x: T.group_norm(x, 1), (X3,)),
+    Case("rms_norm", lambda T, x: T.rms_norm(x, (5,)), (X3,)),
+    Case("embedding", lambda T, w: T.embedding(w, T.tensor([[1, 0], [3, 1]])), (n(4, 3),)),
+    Case("embedding_padding", lambda T, w: T.embedding(w, T.tensor([1, 0, 1]), 1), (n(4, 3),)),
+    Case("bilinear", lambda T, a, b, w: T.bilinear(a, b, w), (n(2, 3), n(2, 4), n(5, 3, 4)), grad_fn=False),
+    Case("celu", lambda T, x: T.celu(x, 0.7), (X3,)),
+    Case("selu", lambda T, x: T.selu(x), (X3,)),
+    Case("rrelu_eval", lambda T, x: T.rrelu(x), (X3,), grad_fn=False),
+    Case("prelu", lambda T, x, w: T.prelu(x, w), (X3, n(1)), order=1, grad_fn=False),
+    Case("threshold", lambda T, x: T.threshold(x, 0.5, -1.0), (X3,)),
+    Case("hardshrink", lambda T, x: T.hardshrink(x, 0.6), (X3,)),
+    Case("pixel_shuffle", lambda T, x: T.pixel_shuffle(x, 2), (X4,)),
+    Case("pixel_unshuffle", lambda T, x: T.pixel_unshuffle(x, 2), (n(1, 1, 4, 4),)),
+    Case("cosine_similarity", lambda T, a, b: T.cosine_similarity(a, b), (X3, n(2, 3, 5)), grad_fn=False),
+    Case("pairwise_distance", lambda T, a, b: T.pairwise_distance(a, b), (n(3, 4), n(3, 4)), grad_fn=False),
+    # (PyTorch's pdist has no second derivative)
+    Case("pdist", lambda T, x: T.pdist(x), (n(4, 3),), order=1),
+    Case("pdist_p1", lambda T, x: T.pdist(x, 1.0), (n(4, 3),), order=1),
+    Case("kl_div", lambda T, a, b: T.kl_div(a, b, 2), (n(3, 4), n(3, 4, lo=0.1, hi=1))),
+    Case("kl_div_log_target", lambda T, a, b: T.kl_div(a, b, 0, log_target=True), (n(3, 4), n(3, 4))),
+    Case("bce_logits", lambda T, a, t: T.binary_cross_entropy_with_logits(a, t, None, T.tensor(PW), 1),
+         (n(3, 4), n(3, 4, lo=0, hi=1))),
+    Case("cosine_embedding_loss", lambda T, a, b: T.cosine_embedding_loss(a, b, T.tensor([1.0, -1, 1],
+                                                                                        dtype=T.float64), 0.1, 2),
+         (n(3, 4), n(3, 4)), grad_fn=False),
+    Case("margin_ranking_loss", lambda T, a, b: T.margin_ranking_loss(a, b, T.tensor([1.0, -1, 1], dtype=T.float64),
+                                                                      0.2, 1), (n(3), n(3))),
+    Case("hinge_embedding_loss", lambda T, a: T.hinge_embedding_loss(a, T.tensor([1.0, -1, 1], dtype=T.float64),
+                                                                     1.0, 0), (n(3),), grad_fn=False),
+    Case("triplet_margin_loss", lambda T, a, p, q: T.triplet_margin_loss(a, p, q, 1.0, 2.0, 1e-6, False, 1),
+         (n(3, 4), n(3, 4), n(3, 4))),
+    Case("poisson_nll_loss", lambda T, a, t: T.poisson_nll_loss(a, t, True, False, 1e-8, 1), (n(3, 4), n(3, 4, lo=0))),
+    Case("celu_", lambda T, x: T.celu_(x * 1), (X3,), grad_fn=False),
+    Case("threshold_", lambda T, x: T.threshold_(x * 1, 0.1, 2.0), (X3,), grad_fn=False),
+    # linear algebra
+    Case("cholesky", lambda T, a: T.cholesky(a), (SPD,), tol=1e-8),
+    Case("cholesky_upper", lambda T, a: T.cholesky(a, upper=True), (SPD,), tol=1e-8),
+    Case("cholesky_inverse", lambda T, f: T.cholesky_inverse(f), (L,), tol=1e-8),
+    Case("cholesky_inverse_upper", lambda T, f: T.cholesky_inverse(f, True), (L.T.copy(),), tol=1e-8),
+    Case("cholesky_solve", lambda T, b, f: T.cholesky_solve(b, f), (B, L), tol=1e-8),
+    Case("qr", lambda T, a: T.qr(a), (n(4, 3),), tol=1e-8),
+    Case("qr_complete", lambda T, a: T.qr(a, some=False), (n(4, 3),), order=0, tol=1e-8),
+    Case("svd_values", lambda T, a: T.svd(a)[1], (A,), tol=1e-8),
+    Case("svd_uv", lambda T, a: T.svd(a)[0].abs() + T.svd(a)[2].abs(), (A,), order=0, tol=1e-8),
+    Case("svd_no_uv", lambda T, a: T.svd(a, compute_uv=False), (A,), order=0, tol=1e-8),
+    Case("triangular_solve", lambda T, b, a: T.triangular_solve(b, a), (B, L.T.copy()), tol=1e-8),
+    Case("triangular_solve_lower_t", lambda T, b, a: T.triangular_solve(b, a, False, True), (B, L), tol=1e-8,
+         grad_fn=True),
+    Case("triangular_solve_unit", lambda T, b, a: T.triangular_solve(b, a, True, False, True), (B, A), tol=1e-8),
+    Case("pinverse", lambda T, a: T.pinverse(a), (n(3, 4),), tol=1e-8),
+    Case("matrix_power", lambda T, a: T.matrix_power(a, 3), (A,), grad_fn=False, tol=1e-8),
+    Case("matrix_exp", lambda T, a: T.matrix_exp(a), (A,), order=1, tol=1e-8),
+    Case("lu", lambda T, a: T.lu(a), (A,), order=1, tol=1e-8),
+    Case("lu_infos", lambda T, a: T.lu(a, get_infos=True), (A,), order=0, tol=1e-8),
+    Case("lu_unpack", lambda T, a: T.lu_unpack(*T.lu(a)), (A,), order=0, tol=1e-8),
+    Case("lu_solve", lambda T, b, a: T.lu_solve(b, *T.lu(a)), (B, A), order=1, tol=1e-8, grad_fn=False),
+    # control flow and queries
+    Case("finfo", lambda T: tuple(getattr(T.finfo(d), k) for d in (T.float32, T.float64, T.float16)
+                                  for k in ("bits", "eps", "max", "min", "tiny", "resolution", "smallest_normal")),
+         (), order=0),
+    Case("iinfo", lambda T: tuple(getattr(T.iinfo(d), k) for d in (T.int8, T.uint8, T.int32, T.int64)
+                                  for k in ("bits", "max", "min")), (), order=0),
+    Case("finfo_repr", lambda T: (repr(T.finfo(T.float32)), repr(T.iinfo(T.int16)), T.finfo().dtype), (), order=0),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case(case):
+    check(torch, ft, case)
+
+
+@pytest.mark.parametrize("name,args", [("dropout", ()), ("alpha_dropout", ()), ("feature_dropout", ()),
+                                       ("feature_alpha_dropout", ())])
+def test_dropout_masks_follow_torch(name, args):
+    """With one seed, torch.<dropout>(x, p, True) zeroes the same elements (or channels)."""
+    x = n(2, 3, 4, 5).astype(np.float32)
+    outs = []
+    for lib in (torch, ft):
+        lib.manual_seed(7)
+        outs.append(getattr(lib, name)(lib.tensor(x), 0.4, True).numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6, atol=1e-6)
+
+
+def test_eager_control_flow():
+    """torch.cond and torch.while_loop run eagerly (PyTorch traces them with dynamo even in
+    eager mode, too slow for the default run: the results are checked directly)."""
+    x = ft.tensor(X3, requires_grad=True)
+    y = ft.cond(x.sum() > 100, lambda a: a.sin(), lambda a: a.cos(), (x,))
+    np.testing.assert_allclose(y.detach().numpy(), np.cos(X3))
+    assert y.grad_fn.name() == "CosBackward0"
+    i, z = ft.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (ft.tensor(0), x))
+    assert i.item() == 3
+    (g,) = ft.autograd.grad(z.sum(), [x])
+    np.testing.assert_allclose(g.numpy(), np.full(X3.shape, 8.0))
+
+
+def test_inplace_dropout_and_runtime_flags():
+    """dropout_ writes into its input; the deterministic debug mode and warn_always round-trip."""
+    for lib in (torch, ft):
+        y = lib.ones(4, 4)
+        assert lib.dropout_(y, 0.5, True) is y
+        lib.set_deterministic_debug_mode("warn")
+        assert lib.get_deterministic_debug_mode() == 1 and lib.are_deterministic_algorithms_enabled()
+        lib.set_deterministic_debug_mode(0)
+        assert lib.get_deterministic_debug_mode() == 0
+        lib.set_warn_always(True)
+        assert lib.is_warn_always_enabled()
+        lib.set_warn_always(False)
+        assert lib.has_lapack
+
+
+ERRORS = {
+    "conv_not_tensor": lambda T: T.conv1d([1.0], T.zeros(1, 1, 1)),
+    "embedding_weight_not_tensor": lambda T: T.embedding([1.0], T.tensor([0])),
+    "pdist_3d": lambda T: T.pdist(T.zeros(2, 2, 2)),
+    "pdist_negative_p": lambda T: T.pdist(T.zeros(2, 2), -1.0),
+    "conv_tbc_channels": lambda T: T.conv_tbc(T.zeros(3, 1, 2), T.zeros(1, 3, 2), T.zeros(2)),
+    "cholesky_non_square": lambda T: T.cholesky(T.zeros(2, 3)),
+    "cholesky_solve_1d": lambda T: T.cholesky_solve(T.zeros(2), T.eye(2)),
+    "triangular_solve_1d": lambda T: T.triangular_solve(T.zeros(2), T.eye(2)),
+    "lu_1d": lambda T: T.lu(T.zeros(3)),
+    "matrix_exp_non_square": lambda T: T.matrix_exp(T.zeros(2, 3)),
+    "solve_removed": lambda T: T.solve(T.eye(2), T.eye(2)),
+    "lstsq_removed": lambda T: T.lstsq(T.eye(2), T.eye(2)),
+    "eig_removed": lambda T: T.eig(T.eye(2)),
+    "symeig_removed": lambda T: T.symeig(T.eye(2)),
+    "matrix_rank_removed": lambda T: T.matrix_rank(T.eye(2)),
+    "finfo_int": lambda T: T.finfo(T.int32),
+    "iinfo_float": lambda T: T.iinfo(T.float32),
+    "debug_mode": lambda T: T.set_deterministic_debug_mode("loud"),
+    "cond_pred_shape": lambda T: T.cond(T.ones(2), lambda: 1, lambda: 2, ()),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_error(name):
+    check_error(torch, ft, ERRORS[name])
