@@ -141,8 +141,10 @@ def sqrtm(A: Any, disp: Any = None, blocksize: Any = None) -> Any:
 
 
 def expm(A: Any) -> Any:
-    """The matrix exponential of a square matrix (or stack)."""
-    return mf.expm(_square(_float(A, "expm"), "expm"))
+    """The matrix exponential of a real or complex square matrix (or stack); its derivative is
+    the Frechet derivative (itself an expm), to any order."""
+    A = as_value(A, "expm")
+    return mf.expm(_square(cast(A, float_dtype(dtype_of(A))), "expm"))
 
 
 def expm_frechet(A: Any, E: Any, method: Any = None, compute_expm: bool = True,

@@ -755,16 +755,12 @@ def matrix_exp(A: Tensor) -> Tensor:
     with scaling and squaring, its derivative the Frechet derivative, to any order).
 
     Args:
-        A: a (batch of) real square matrices.
+        A: a (batch of) real or complex square matrices.
 
     Returns:
         exp(A), of A's shape and dtype.
     """
     _square("matrix_exp", A)
-    if A._value.dtype.kind == "c":
-        raise FgradTypeError(f"linalg.matrix_exp: complex matrices are not supported yet (dtype "
-                             f"{D.of_np(A._value.dtype)}); fgrad's expm is real (split a complex A = X + iY only "
-                             "when X and Y commute)")
     return call("LinalgMatrixExpBackward0", fsl.expm, (A,))
 
 
