@@ -16,10 +16,13 @@ back as Tensors.
 """
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
+from typing import Callable
 
 from ..core.errors import FgradRuntimeError, FgradValueError
 from ._tensor import stack as _stack
+from .nn.layers import _BatchNorm
 from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.compile's engine)
     compile_function,
     grad,
@@ -34,7 +37,7 @@ from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.
 )
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp",
-           "hessian", "jacrev", "jacfwd", "vmap", "linearize"]
+           "hessian", "jacrev", "jacfwd", "vmap", "linearize", "functionalize", "replace_all_batch_norm_modules_"]
 
 
 def _lookup(module, name):
@@ -43,42 +46,57 @@ def _lookup(module, name):
     mod = module
     for item in path:
         if item not in mod._modules or mod._modules[item] is None:
-            raise KeyError(f"functional_call: {type(module).__name__} has no submodule "
-                           f"'{'.'.join(path)}' (from key '{name}')")
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{item}` (from the key '{name}' given "
+                                 f"to functional_call; the module's names: "
+                                 f"{', '.join(n for n, _ in module.named_parameters())})")
         mod = mod._modules[item]
     for store in (mod._parameters, mod._buffers):
         if leaf in store:
             return mod, store, leaf
-    raise KeyError(f"functional_call: '{name}' is not a parameter or buffer of "
-                   f"{type(module).__name__}; known names: "
-                   f"{', '.join(n for n, _ in module.named_parameters())}")
+    # (PyTorch sets such a name as a new attribute, so a misspelt key is silently unused)
+    raise KeyError(f"functional_call: '{name}' is not a parameter or buffer of {type(module).__name__}; known "
+                   f"names: {', '.join(n for n, _ in module.named_parameters())}")
+
+
+def _untied(module, values: dict) -> dict:
+    """`values` with each tensor the module registers under several names (tied weights) given
+    under all of them (ValueError when two of those names received different values)."""
+    groups: dict = {}
+    for n, t in list(module.named_parameters(remove_duplicate=False)) + \
+            list(module.named_buffers(remove_duplicate=False)):
+        groups.setdefault(id(t), []).append(n)
+    out = dict(values)
+    for names in groups.values():
+        given = [n for n in names if n in values]
+        if not given:
+            continue
+        if len({id(values[n]) for n in given}) > 1:
+            raise FgradValueError(f"functional_call got multiple values for keys {sorted(given)}, which are tied. "
+                                  "Consider using tie_weights=False")
+        for n in names:
+            out.setdefault(n, values[given[0]])
+    return out
 
 
 @contextmanager
 def _swapped(module, values: dict, strict: bool, tie_weights: bool):
-    targets = []
-    for name, value in values.items():
-        owner, store, key = _lookup(module, name)
-        targets.append((store, key, value))
     if tie_weights:
-        # a tensor registered under several names (tied weights) is replaced everywhere
-        by_id = {}
-        for n, t in list(module.named_parameters(remove_duplicate=False)) + \
-                list(module.named_buffers(remove_duplicate=False)):
-            by_id.setdefault(id(t), []).append(n)
-        given = set(values)
-        for name, value in values.items():
-            owner, store, key = _lookup(module, name)
-            for other in by_id.get(id(store[key]), ()):
-                if other not in given:
-                    o_owner, o_store, o_key = _lookup(module, other)
-                    targets.append((o_store, o_key, value))
+        values = _untied(module, values)
     if strict:
         names = {n for n, _ in module.named_parameters(remove_duplicate=False)} | \
                 {n for n, _ in module.named_buffers(remove_duplicate=False)}
+        errors = []
+        unexpected = sorted(set(values) - names)
         missing = sorted(names - set(values))
+        if unexpected:
+            errors.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
         if missing:
-            raise FgradRuntimeError(f"functional_call: strict=True but no value given for {missing}")
+            errors.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if errors:
+            raise FgradRuntimeError("Error(s) in reparametrizing for {}:\n\t{}\n(strict=True: give a value for "
+                                    "every parameter and buffer, and no other name)".format(
+                                        type(module).__name__, "\n\t".join(errors)))
+    targets = [(*_lookup(module, name)[1:], value) for name, value in values.items()]
     saved = [(store, key, store[key]) for store, key, _ in targets]
     try:
         for store, key, value in targets:
@@ -101,7 +119,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
         for d in dicts:
             dup = set(merged) & set(d)
             if dup:
-                raise FgradValueError(f"functional_call: {sorted(dup)} appeared in more than one dict")
+                raise FgradValueError(f"{sorted(dup)} appeared in multiple dictionaries; behavior of functional "
+                                      "call is ambiguous")
             merged.update(d)
         dicts = merged
     if not isinstance(args, tuple):
@@ -149,3 +168,57 @@ def stack_module_state(models) -> tuple[dict, dict]:
 
     return (stacked([dict(m.named_parameters()) for m in models]),
             stacked([dict(m.named_buffers()) for m in models]))
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """`func` with its in-place operations run as out-of-place ones, so the transforms can
+    differentiate and batch it (PyTorch's functionalize); mutations of its inputs are still
+    visible to the caller after the call.
+
+    fgrad.torch already runs an in-place operation on a transform's traced values as an
+    out-of-place one whose result is rebound into the Tensor (see tensor.commit_inplace), and
+    writes concrete values into the input's storage, so the function itself has these
+    semantics: the result calls it unchanged.
+
+    Args:
+        func: a function of Tensors.
+        remove: "mutations" or "mutations_and_views" (PyTorch's two modes; the values agree).
+
+    Returns:
+        A function with `func`'s signature and results.
+
+    Raises:
+        RuntimeError: for another `remove`.
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise FgradRuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for "
+                                f"remove={remove}. Valid options are:\n     remove='mutations': all inplace and out= "
+                                "operators will be removed from the program, and replaced with their "
+                                "out-of-place equivalents.\n     remove='mutations_and_views': In addition to the "
+                                "above, all aliasing operators {view} will be replaced with their non-aliasing "
+                                "counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+    return functionalized
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every BatchNorm in `root` use batch statistics only, in place: running_mean,
+    running_var and num_batches_tracked become None and track_running_stats False (PyTorch's
+    way of making a model with BatchNorm vmappable: no buffer is updated in place).
+
+    Args:
+        root: a Module.
+
+    Returns:
+        `root`.
+    """
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -18,7 +18,7 @@ from ...core.trace import _state
 from ...interpreters.backward import Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
 from ...extend.lax import convert_element_type
-from . import forward_ad, graph  # noqa: F401  (torch.autograd.forward_ad and .graph)
+from . import forward_ad, function, graph  # noqa: F401  (torch.autograd.forward_ad, .function, .graph)
 from ._device import is_cupy
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly,
@@ -51,6 +51,18 @@ from .tensor import (
 # `import fgrad.torch.autograd.graph` works as in PyTorch (fgrad.torch.autograd is this module's alias)
 _sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.graph", graph)
 _sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.forward_ad", forward_ad)
+# torch.autograd.function: the module of Function, FunctionCtx, once_differentiable
+_sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.function", function)
+SavedTensor = graph.SavedTensor
+
+
+def kineto_available() -> bool:
+    """Whether PyTorch's Kineto profiler backend is available: never in fgrad.
+
+    Returns:
+        False.
+    """
+    return False
 
 __all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "inference_mode"]

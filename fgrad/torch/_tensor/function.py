@@ -19,6 +19,7 @@ import functools
 
 import numpy as np
 
+from ...api import stop_gradient as _stop_gradient
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ..._packing import unpack_leaves
 from ...core.trace import Tracer, _state, aval_of
@@ -73,7 +74,15 @@ class FunctionCtx:
 class Function:
     """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grad_outputs)`;
     call `MyFunction.apply(*args)`. Tensor arguments are differentiable inputs; other
-    arguments are passed through as constants (their gradient slot returns None)."""
+    arguments are passed through as constants (their gradient slot returns None).
+
+    PyTorch's other style works too: `forward(*args)` without ctx plus a static
+    `setup_context(ctx, inputs, output)` that fills ctx. A static `jvp(ctx, *grad_inputs)` gives
+    forward mode (torch.func.jvp, forward_ad's dual tensors). fgrad batches forward and
+    backward itself under vmap, so `vmap` and `generate_vmap_rule` are not needed (and a
+    subclass's `vmap` is not called)."""
+
+    generate_vmap_rule = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -83,9 +92,27 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise FgradNotImplementedError("subclasses of fgrad.torch.autograd.Function define backward(ctx, *grads)")
 
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        """Fill `ctx` from forward's inputs and output (for a forward defined without ctx)."""
+        raise FgradNotImplementedError("setup_context is not implemented: define forward(ctx, *args), or "
+                                       "forward(*args) together with setup_context(ctx, inputs, output)")
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """PyTorch's batching rule hook. fgrad batches the Function's forward and backward
+        itself, so it does not call this; calling it raises, as PyTorch's default does."""
+        raise FgradNotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                       "staticmethod or set generate_vmap_rule=True (fgrad.torch.func.vmap "
+                                       "batches a Function without either).")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         return _apply(cls, args, kwargs)
+
+
+def _uses_setup_context(cls) -> bool:
+    return cls.setup_context is not Function.setup_context
 
 
 def _apply(cls, args, kwargs):
@@ -111,7 +138,11 @@ def _apply(cls, args, kwargs):
         prev = _state.grad_enabled
         _state.grad_enabled = False  # forward runs without recording, as in PyTorch
         try:
-            outputs = cls.forward(ctx, *full, **kwargs)
+            if _uses_setup_context(cls):
+                outputs = cls.forward(*full, **kwargs)
+                cls.setup_context(ctx, tuple(full), outputs)
+            else:
+                outputs = cls.forward(ctx, *full, **kwargs)
         finally:
             _state.grad_enabled = prev
         if isinstance(outputs, Tensor):
@@ -278,15 +309,25 @@ def _grad_outputs(ct: _Outputs, materialize: bool) -> tuple:
 
 
 def once_differentiable(fn):
-    """Decorator for Function.backward: the backward itself is run without recording."""
+    """Decorator for Function.backward: the backward itself runs without recording. When the
+    backward pass is recorded (create_graph=True), the gradients it returns are constants of
+    that graph, as in PyTorch (for grad_outputs that do not require grad): a second derivative
+    through them is not taken."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         prev = _state.grad_enabled
         _state.grad_enabled = False
         try:
-            return fn(ctx, *[a.detach() if isinstance(a, Tensor) else a for a in args])
+            grads = fn(ctx, *[a.detach() if isinstance(a, Tensor) else a for a in args])
         finally:
             _state.grad_enabled = prev
+        if not prev:
+            return grads
+        # (recorded, the backward runs on the recorder's traced values: cut them there)
+        single = not isinstance(grads, tuple)
+        cut = tuple(_make(_stop_gradient(g._value)) if isinstance(g, Tensor) else g
+                    for g in ((grads,) if single else grads))
+        return cut[0] if single else cut
     return wrapper
 
 

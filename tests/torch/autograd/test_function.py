@@ -1,0 +1,94 @@
+"""autograd.Function extras on fgrad.torch (fgrad/torch/_tensor/function.py) against real
+PyTorch: the setup_context style, once_differentiable under create_graph, the
+torch.autograd.function module path, the vmap hook's default and small torch.autograd names."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+
+X = np.array([0.5, -1.0, 2.0])
+
+
+def _scaled(L):
+    class Scaled(L.autograd.Function):
+        @staticmethod
+        def forward(x, k):
+            return x.exp() * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out, None
+    return Scaled
+
+
+def test_setup_context_style():
+    res = {}
+    for L in (torch, ftorch):
+        x = L.tensor(X, requires_grad=True)
+        y = _scaled(L).apply(x, 3.0)
+        (y ** 2).sum().backward()
+        res[L] = (y.detach().numpy(), x.grad.numpy())
+    for a, b in zip(res[ftorch], res[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    # fgrad batches such a Function under vmap without a vmap staticmethod
+    out = ftorch.func.vmap(lambda r: _scaled(ftorch).apply(r, 2.0))(ftorch.tensor(np.stack([X, 2 * X])))
+    np.testing.assert_allclose(out.numpy(), 2 * np.exp(np.stack([X, 2 * X])), rtol=1e-12)
+
+
+def _once(L):
+    function = importlib.import_module(L.__name__ + ".autograd.function")
+
+    class Square(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        @function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            assert not L.is_grad_enabled()
+            return 2 * x * g
+    return Square
+
+
+def test_once_differentiable_results_are_constants_of_a_recorded_backward():
+    res = {}
+    for L in (torch, ftorch):
+        x = L.tensor(X, requires_grad=True)
+        (g,) = L.autograd.grad(_once(L).apply(x).sum(), x, create_graph=True)
+        assert not g.requires_grad
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            g.sum().backward()
+        y = _once(L).apply(x)
+        y.sum().backward()
+        res[L] = (g.numpy(), x.grad.numpy())
+    for a, b in zip(res[ftorch], res[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_module_paths_and_names():
+    for L in (torch, ftorch):
+        function = importlib.import_module(L.__name__ + ".autograd.function")
+        assert function.Function is L.autograd.Function
+        assert function.FunctionCtx is L.autograd.function.FunctionCtx
+        assert L.autograd.Function.generate_vmap_rule is False
+        with pytest.raises(NotImplementedError, match="vmap"):
+            L.autograd.Function.vmap(None, (0,), L.ones(2))
+        assert isinstance(L.autograd.kineto_available(), bool)
+        x = L.tensor(X, requires_grad=True)
+        assert isinstance(x.exp().grad_fn._raw_saved_result, L.autograd.SavedTensor)
+    assert ftorch.autograd.kineto_available() is False
