@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.errors import FgradRuntimeError, FgradValueError, GradcheckError
 from ._tensor import autograd as tensor_autograd
-from ._tensor import creation
+from ._tensor import creation, forward_ad
 from ._tensor.tensor import Tensor
 
 
@@ -56,27 +56,56 @@ def _analytical(func, xs, i, o) -> np.ndarray:
     return np.stack(rows) if rows else np.zeros((0, xs[i].numel()))
 
 
+def _forward_analytical(func, xs, i, o) -> np.ndarray:
+    """d out[o] / d xs[i] by forward mode (dual tensors), one column per input element."""
+    x = xs[i]
+    base = np.zeros(tuple(x.shape), x.detach().numpy().dtype)
+    cols = []
+    for k in np.ndindex(base.shape):
+        e = base.copy()
+        e[k] = 1
+        with forward_ad.dual_level():
+            args = list(xs)
+            args[i] = forward_ad.make_dual(x, creation.tensor(e))
+            out = _outputs(func, args)[o]
+            t = forward_ad.unpack_dual(out).tangent
+            cols.append(np.zeros(out.numel()) if t is None else t.detach().numpy().astype(np.float64).reshape(-1))
+    n_out = _outputs(func, xs)[o].numel()
+    return np.stack(cols, 1) if cols else np.zeros((n_out, 0))
+
+
 def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
-              check_grad_dtypes: bool = False, check_batched_grad: bool = False, fast_mode: bool = False,
-              masked: bool | None = None) -> bool:
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
     """True when every Jacobian of func (w.r.t. the inputs that require grad) matches its
     finite-difference estimate within atol + rtol * |numerical|; otherwise GradcheckError
-    (or False with raise_exception=False). Inputs should be float64, as in PyTorch."""
+    (or False with raise_exception=False). Inputs should be float64, as in PyTorch.
+
+    check_backward_ad (default True) checks the Jacobian from backward(); check_forward_ad the
+    one from forward mode (torch.autograd.forward_ad's dual tensors, one per input element)."""
     xs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
         raise FgradValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
+    modes = [(name, jac) for name, jac, on in (("backward", _analytical, check_backward_ad),
+                                               ("forward", _forward_analytical, check_forward_ad)) if on]
+    if not modes:
+        raise FgradValueError("gradcheck: check_backward_ad and check_forward_ad are both False, so there is nothing "
+                              "to check; set one of them to True")
     for o in range(len(_outputs(func, xs))):
         for i in diff:
             num = _numerical(func, xs, i, o, eps)
-            ana = _analytical(func, xs, i, o)
-            if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                                         f"numerical:{creation.tensor(num)}\nanalytical:{creation.tensor(ana)}\n")
-                return False
+            for mode, jac in modes:
+                ana = jac(func, xs, i, o)
+                if not np.allclose(ana, num, rtol=rtol, atol=atol):
+                    if raise_exception:
+                        what = "Jacobian" if mode == "backward" else "Jacobian computed with forward mode"
+                        raise GradcheckError(f"{what} mismatch for output {o} with respect to input {i},\n"
+                                             f"numerical:{creation.tensor(num)}\nanalytical:{creation.tensor(ana)}\n")
+                    return False
     return True
 
 

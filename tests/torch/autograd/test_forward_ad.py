@@ -215,3 +215,16 @@ def test_errors_match_torchs(case):
     # fgrad's messages start with torch's sentence and may add the fix
     first = msgs[torch][1].split(". ")[0].rstrip(".")
     assert first in msgs[ftorch][1]
+
+
+def test_gradcheck_checks_forward_mode_as_the_tutorial():
+    for L in (torch, ftorch):
+        fn = _custom_function(L).apply
+        primal = L.tensor(X, requires_grad=True)
+        # the Function's jvp is 3x exp's true one: forward mode fails, backward mode passes
+        with pytest.raises(RuntimeError, match="forward mode"):  # (GradcheckError, a RuntimeError)
+            L.autograd.gradcheck(fn, (primal,), check_forward_ad=True, check_backward_ad=False,
+                                 check_undefined_grad=False, check_batched_grad=False)
+        assert L.autograd.gradcheck(fn, (primal,), check_undefined_grad=False)
+        assert L.autograd.gradcheck(lambda x: (x.sin() * x).exp(), (primal,), check_forward_ad=True,
+                                    check_undefined_grad=False)
