@@ -324,3 +324,143 @@ def sample_binomial(count: Tensor, prob: Tensor) -> Tensor:
     shape = np.broadcast_shapes(c.shape, p.shape)
     c, p = np.broadcast_to(c, shape), np.broadcast_to(p, shape)
     return creation.tensor(binomial_np(c, p).reshape(shape).astype(p.dtype))
+
+
+_DIRICHLET_COEF = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
+
+
+def _beta_grad_alpha_small(x, alpha, beta):
+    """-(dF/dalpha)/f / (1 - x) for Beta(alpha, beta) near x = 0: a series in x."""
+    factor = sps.digamma(alpha) - sps.digamma(alpha + beta) - np.log(x)
+    numer = np.ones_like(x)
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer = numer * (i - beta) * x / i
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1 / denom)
+    result = x * (1 - x) ** (-beta) * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_beta_small(x, alpha, beta):
+    """The same for the derivative in beta, near x = 0."""
+    factor = sps.digamma(alpha + beta) - sps.digamma(beta)
+    numer, betas, dbetas = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
+    series = factor / alpha
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    result = -(1 - x) ** (1 - beta) * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_alpha_mid(x, alpha, beta):
+    """The same for alpha and beta both large: a saddle-point expansion (a polynomial at the
+    mean, where the expansion is singular)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = np.sqrt(alpha * beta / (total + 1)) / total
+    b2 = beta * beta
+    poly = 47 * x * b2 * b2 + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * b2 * beta + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * b2 + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (8 * (1 - x) * (135 * beta - 11)))))
+    prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+    prefactor_den = 12960 * alpha ** 3 * b2 * (1 + 12 * total)
+    near = prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / np.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * b2))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    term1_num = 2 * alpha * alpha * (x - 1) + alpha * beta * (x - 1) - x * b2
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (np.sqrt(2 * alpha / beta) * total ** 1.5 * axbx * axbx)
+    term2 = 0.5 * np.log(alpha / (total * x))
+    term3 = np.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4 = (beta * np.log(beta / (total * (1 - x))) + alpha * np.log(alpha / (total * x))) ** -1.5
+    far = stirling * prefactor * (term1 + term2 * (term3 + np.where(x < mean, term4, -term4)))
+    return np.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), near, far)
+
+
+def dirichlet_grad_np(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """The scaled implicit reparameterisation gradient -(dF/dalpha)/f/(1 - x) of x ~
+    Beta(alpha, total - alpha), the marginal of a Dirichlet coordinate; approximated as PyTorch
+    does (series near 0 and 1, a saddle point for large parameters, a rational correction
+    elsewhere), so Dirichlet and Beta rsample gradients are PyTorch's for the same sample.
+
+    Args:
+        x, alpha, total: float64 arrays of one shape.
+    Returns:
+        float64 array.
+    """
+    x, alpha, total = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (x, alpha, total)))
+    beta = total - alpha
+    boundary = total * x * (1 - x)
+    with np.errstate(all="ignore"):
+        small_a = _beta_grad_alpha_small(x, alpha, beta)
+        small_b = -_beta_grad_beta_small(1 - x, beta, alpha)
+        mid = _beta_grad_alpha_mid(x, alpha, beta)
+        u = np.log(x)
+        a = np.log(alpha) - u
+        b = np.log(total) - a
+        pu, pa = [np.ones_like(u), u, u * u], [np.ones_like(a), a, a * a]
+        p = np.zeros_like(x)
+        q = np.zeros_like(x)
+        c = _DIRICHLET_COEF
+        for i in range(3):
+            for j in range(3):
+                ua = pu[i] * pa[j]
+                p = p + ua * (c[0, i, j, 0] + b * (c[0, i, j, 1] + b * (c[0, i, j, 2] + b * c[0, i, j, 3])))
+                q = q + ua * (c[1, i, j, 0] + b * (c[1, i, j, 1] + b * (c[1, i, j, 2] + b * c[1, i, j, 3])))
+        rational = p / q * (x * (sps.digamma(total) - sps.digamma(alpha)) / beta)
+        out = np.where((alpha > 6) & (beta > 6), mid, rational)
+        out = np.where((x >= 0.5) & (boundary < 0.75), small_b, out)
+        out = np.where((x <= 0.5) & (boundary < 2.5), small_a, out)
+    return out
+
+
+def sample_dirichlet(concentration: Tensor) -> Tensor:
+    """Dirichlet(concentration) samples (normalised Gamma draws) as one torch op (grad_fn
+    `DirichletBackward`): the derivative in concentration is PyTorch's implicit one, dx/dalpha_i =
+    G_i (e_i - x) with G from dirichlet_grad_np.
+
+    Args:
+        concentration: positive floating Tensor (..., K).
+    Returns:
+        Tensor of its shape and dtype.
+    """
+    a = concentration.detach().numpy()
+    dtype = a.dtype
+    g = gamma_np(a)
+    x = g / g.sum(-1, keepdims=True)
+    info = np.finfo(dtype)
+    x = np.clip(x.astype(dtype), info.tiny, 1 - info.eps)
+    total = np.broadcast_to(a.astype(np.float64).sum(-1, keepdims=True), a.shape)
+    G = dirichlet_grad_np(x.astype(np.float64), a.astype(np.float64), total).astype(dtype)
+    G = np.where(np.isfinite(G), G, 0).astype(dtype)
+
+    def fn(av):
+        # value x; tangent G * da - x * sum(G * da): PyTorch's Dirichlet backward, transposed
+        s = fnp.asarray(G) * (av - stop_gradient(av))
+        xv = fnp.asarray(x)
+        return xv + s - xv * fnp.sum(s, axis=-1, keepdims=True)
+    return call("DirichletBackward", fn, (concentration,))

@@ -7,9 +7,8 @@ Kumaraswamy, ContinuousBernoulli, GeneralizedPareto) use PyTorch's formula on fg
 streams, so with `manual_seed` their samples equal PyTorch's. Gamma and the distributions
 drawn through it (Chi2, StudentT, InverseGamma, FisherSnedecor, Beta, Dirichlet) and VonMises use
 rejection samplers (fgrad.torch.distributions._samplers) whose draws differ from PyTorch's.
-Dirichlet's (and so Beta's) reparameterised gradient is the pathwise one through normalised
-Gamma draws, each with the implicit Gamma gradient: an unbiased estimator, but not PyTorch's
-per-sample value (PyTorch differentiates each coordinate's Beta marginal implicitly).
+Their reparameterised gradients are PyTorch's implicit ones for the drawn sample (Gamma's, and
+Dirichlet's and Beta's through each coordinate's Beta marginal).
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from ..nn import functional as F
 from .._tensor import creation
 from .._tensor.tensor import Tensor
 from . import constraints
-from ._samplers import standard_gamma, von_mises_np
+from ._samplers import sample_dirichlet, standard_gamma, von_mises_np
 from .distribution import Distribution
 from .structure import ExponentialFamily, TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
@@ -1366,9 +1365,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        gammas = standard_gamma(self.concentration.expand(shape))
-        x = gammas / gammas.sum(-1, True)
-        return T.clamp(x, min=finfo_of(x).tiny, max=1 - finfo_of(x).eps)
+        return sample_dirichlet(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -85,11 +85,11 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args: bool | None = None) -> None:
-        if not isinstance(loc, Tensor) or loc.dim() < 1:
-            raise FgradValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
             raise FgradValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
                                   "specified.")
+        if not isinstance(loc, Tensor) or loc.dim() < 1:
+            raise FgradValueError("loc must be at least one-dimensional.")
         k = loc.shape[-1]
         for name, m in (("scale_tril", scale_tril), ("covariance_matrix", covariance_matrix),
                         ("precision_matrix", precision_matrix)):
