@@ -440,8 +440,8 @@ def dirichlet_grad_np(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np
 
 def sample_dirichlet(concentration: Tensor) -> Tensor:
     """Dirichlet(concentration) samples (normalised Gamma draws) as one torch op (grad_fn
-    `DirichletBackward`): the derivative in concentration is PyTorch's implicit one, dx/dalpha_i =
-    G_i (e_i - x) with G from dirichlet_grad_np.
+    `_DirichletBackward`, as PyTorch's): the derivative in concentration is PyTorch's implicit
+    one, dx/dalpha_i = G_i (e_i - x) with G from dirichlet_grad_np.
 
     Args:
         concentration: positive floating Tensor (..., K).
@@ -463,4 +463,4 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
         s = fnp.asarray(G) * (av - stop_gradient(av))
         xv = fnp.asarray(x)
         return xv + s - xv * fnp.sum(s, axis=-1, keepdims=True)
-    return call("DirichletBackward", fn, (concentration,))
+    return call("_DirichletBackward", fn, (concentration,))

@@ -103,6 +103,7 @@ def test_gamma_rsample_gradient_flows():
     r = ft.tensor([1.5, 0.5, 2.0], dtype=ft.float64, requires_grad=True)
     ft.manual_seed(0)
     x = ft.distributions.Gamma(a, r).rsample()
+    assert [type(f).__name__ for f, _ in x.grad_fn.next_functions] == ["StandardGammaBackward0", "ExpandBackward0"]
     ga, gr = ft.autograd.grad(x.sum(), [a, r])
     z = x.detach().numpy() * r.detach().numpy()  # the standard Gamma draw
     np.testing.assert_allclose(ga.numpy(), gamma_grad_np(a.detach().numpy(), z) / r.detach().numpy(), rtol=1e-12)
@@ -129,6 +130,7 @@ def test_dirichlet_and_beta_rsample_gradients_are_torchs(name):
         a = ft.tensor(conc, requires_grad=True)
         ft.manual_seed(0)
         x = ft.distributions.Dirichlet(a).rsample()
+        assert type(x.grad_fn).__name__ == "_DirichletBackward"  # torch's node
         w = np.array([[0.3, -1.0, 2.0], [1.5, 0.2, -0.7]])
         got, = ft.autograd.grad((x * ft.tensor(w)).sum(), [a])
         xs = x.detach().numpy()
