@@ -237,7 +237,8 @@ class Distribution:
 
     def __repr__(self) -> str:
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
-        args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in param_names)
+        def show(v):
+            # (an f-string of a 0-d torch.Tensor formats its number)
+            return (v.item() if v.dim() == 0 else v) if v.numel() == 1 else v.size()
+        args_string = ", ".join(f"{p}: {show(self.__dict__[p])}" for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"

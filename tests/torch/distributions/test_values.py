@@ -38,6 +38,7 @@ def test_values_match_torch(name):
     df, _ = build(name, ft)
     assert tuple(df.batch_shape) == tuple(dt.batch_shape) and tuple(df.event_shape) == tuple(dt.event_shape)
     assert repr(df.support) == repr(dt.support)
+    assert repr(df) == repr(dt)
     assert df.has_rsample == dt.has_rsample
     assert df.has_enumerate_support == dt.has_enumerate_support
     for attr in ATTRS:
