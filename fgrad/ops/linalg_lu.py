@@ -53,10 +53,10 @@ def _per_matrix(fn, a):
     return np.stack(outs).reshape(batch + outs[0].shape) if outs else np.zeros(batch + a.shape[-2:], a.dtype)
 
 
-def _matrix_aval(name, a):
+def _matrix_aval(name, a, complex_ok: bool = False):
     if a.ndim < 2:
         raise ShapeError(f"{name}: expected a matrix or a stack of them (shape (..., m, n)), got shape {a.shape}")
-    if not is_float(a.dtype) or a.dtype.kind == "c":
+    if not is_float(a.dtype) or (a.dtype.kind == "c" and not complex_ok):
         raise FgradTypeError(f"{name}: expected a real floating-point matrix, got dtype {a.dtype}")
 
 
@@ -89,7 +89,7 @@ def _lu_pivots_impl(a, *, swaps, xp):
 
 
 def _lu_pivots_aval(a, *, swaps):
-    _matrix_aval("lu", a)
+    _matrix_aval("lu", a, complex_ok=True)
     if swaps:
         return ShapedArray(a.shape[:-2] + (min(a.shape[-2:]),), np.dtype(np.int32))
     return ShapedArray(a.shape[:-1], np.dtype(np.int64))
@@ -150,7 +150,7 @@ def _lu_packed_impl(a, perm, *, xp):
 
 
 def _lu_packed_aval(a, perm):
-    _matrix_aval("lu", a)
+    _matrix_aval("lu", a, complex_ok=True)
     return ShapedArray(a.shape, a.dtype)
 
 

@@ -549,7 +549,8 @@ def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False, check_fi
 
 
 def _lu_parts(a, name):
-    a = _float(a, name)
+    a = as_value(a, name)
+    a = cast(a, float_dtype(dtype_of(a)))  # complex stays complex: LU is holomorphic
     if aval_of(a).ndim < 2:
         raise ShapeError(f"{name}: expected a matrix or a stack of them (shape (..., m, n)), got shape "
                          f"{aval_of(a).shape}")
@@ -588,7 +589,11 @@ def lu_solve(lu_and_piv: Any, b: Any, trans: int = 0, overwrite_b: bool = False,
     lu_, piv = lu_and_piv
     if trans not in (0, 1, 2):
         raise FgradValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
-    lu_, b = _common("lu_solve", lu_, b)
+    lu_, b = (as_value(v, "lu_solve") for v in (lu_, b))
+    dt = float_dtype(result_dtype(lu_, b))  # complex stays complex
+    lu_, b = cast(lu_, dt), cast(b, dt)
+    if trans == 2 and dt.kind == "c":  # a^H x = b  <=>  a^T conj(x) = conj(b)
+        return fnp.conj(lu_solve((lu_, piv), fnp.conj(b), trans=1))
     lu_ = _square(lu_, "lu_solve")
     n = aval_of(lu_).shape[-1]
     perm = lu_ops.swaps_to_perm(as_value(piv, "lu_solve"), n)

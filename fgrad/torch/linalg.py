@@ -881,7 +881,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
                                 f"shape {tuple(LU._value.shape)} (expected {tuple(LU._value.shape[:-1])})")
     dt = P.result_dtype(LU, B)
     # X A = B <=> A^T X^T = B^T; X A^H = B <=> A X^H = B^H
-    trans = (2 if dt.kind == "c" else 1) if adjoint == left else 0
+    if left:
+        trans = (2 if dt.kind == "c" else 1) if adjoint else 0
+    else:
+        trans = 0 if adjoint else 1
 
     def fn(lu_, piv, b):
         lu_, b = cast(lu_, dt), cast(b, dt)
