@@ -25,6 +25,7 @@ from .nn import functional as F
 from ._tensor import _dtypes as D
 from ._tensor import _ops as O
 from ._tensor import creation as C
+from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
@@ -427,6 +428,266 @@ rrelu_ = _inplace("rrelu_", rrelu)
 threshold_ = _inplace("threshold_", threshold)
 
 
+# --- recurrent cells (ATen's: one step of an RNN, LSTM or GRU) ----------------------------------------
+
+def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
+    g = O.add(O.matmul(x, O.t(w_ih)), O.matmul(h, O.t(w_hh)))
+    if b_ih is not None:
+        g = O.add(g, b_ih)
+    if b_hh is not None:
+        g = O.add(g, b_hh)
+    return g
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh): one step of an Elman RNN.
+
+    Args:
+        input: (batch, input_size).
+        hx: (batch, hidden_size).
+        w_ih, w_hh: (hidden_size, input_size), (hidden_size, hidden_size).
+        b_ih, b_hh: (hidden_size,) or None.
+
+    Returns:
+        The new hidden state (batch, hidden_size).
+    """
+    return O.tanh(_gates(_input("rnn_tanh_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """relu(input W_ih^T + b_ih + hx W_hh^T + b_hh): see rnn_tanh_cell."""
+    return O.relu(_gates(_input("rnn_relu_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step: gates (i, f, g, o) = input W_ih^T + b_ih + h W_hh^T + b_hh, c' = sigmoid(f) c
+    + sigmoid(i) tanh(g), h' = sigmoid(o) tanh(c').
+
+    Args:
+        input: (batch, input_size).
+        hx: (h, c), each (batch, hidden_size).
+        w_ih, w_hh: (4 hidden_size, input_size), (4 hidden_size, hidden_size).
+        b_ih, b_hh: (4 hidden_size,) or None.
+
+    Returns:
+        (h', c').
+    """
+    if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+        raise FgradTypeError("lstm_cell(): argument 'hx' must be a tuple of 2 Tensors (h, c)")
+    h, c = hx
+    i, f, g, o = O.chunk(_gates(_input("lstm_cell", input), h, w_ih, w_hh, b_ih, b_hh), 4, 1)
+    c2 = O.add(O.mul(O.sigmoid(f), c), O.mul(O.sigmoid(i), O.tanh(g)))
+    return O.mul(O.sigmoid(o), O.tanh(c2)), c2
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r h_n),
+    h' = (1 - z) n + z h, with x_* = input W_ih^T + b_ih and h_* = hx W_hh^T + b_hh split in three.
+
+    Args:
+        input: (batch, input_size).
+        hx: (batch, hidden_size).
+        w_ih, w_hh: (3 hidden_size, input_size), (3 hidden_size, hidden_size).
+        b_ih, b_hh: (3 hidden_size,) or None.
+
+    Returns:
+        The new hidden state (batch, hidden_size).
+    """
+    x = _input("gru_cell", input)
+    gi = O.matmul(x, O.t(w_ih)) if b_ih is None else O.add(O.matmul(x, O.t(w_ih)), b_ih)
+    gh = O.matmul(hx, O.t(w_hh)) if b_hh is None else O.add(O.matmul(hx, O.t(w_hh)), b_hh)
+    xr, xz, xn = O.chunk(gi, 3, 1)
+    hr, hz, hn = O.chunk(gh, 3, 1)
+    r, z = O.sigmoid(O.add(xr, hr)), O.sigmoid(O.add(xz, hz))
+    n = O.tanh(O.add(xn, O.mul(r, hn)))
+    return O.add(O.mul(O.rsub(z, 1), n), O.mul(z, hx))
+
+
+# --- ATen's native normalisations (their results with the saved statistics) ---------------------------
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
+    """(layer_norm(input, ...), mean, rstd): the statistics over the normalized dims, kept as
+    size-1 dims, rstd = 1 / sqrt(var + eps) (not differentiable, as PyTorch's).
+
+    Args:
+        input: a Tensor.
+        normalized_shape: the trailing dims normalised.
+        weight, bias: Tensors of normalized_shape, or None.
+        eps: added to the variance.
+
+    Returns:
+        (output, mean, rstd).
+    """
+    x = _input("native_layer_norm", input)
+    k = len(tuple(normalized_shape)) if isinstance(normalized_shape, (list, tuple)) else 1
+    out = F.layer_norm(x, normalized_shape, weight, bias, eps)
+    v = x.detach()
+    axes = tuple(range(v.dim() - k, v.dim()))
+    mean = O.mean(v, axes, keepdim=True)
+    rstd = O.rsqrt(O.add(O.var(v, axes, unbiased=False, keepdim=True), eps))
+    return out, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float):
+    """(batch_norm(...), save_mean, save_invstd): in training the batch's mean and 1 / sqrt(var
+    + eps) per channel (running statistics updated); in eval two empty tensors.
+
+    Args:
+        input: (N, C, *).
+        weight, bias: (C,) or None.
+        running_mean, running_var: (C,) or None.
+        training: use (and save) the batch's statistics.
+        momentum: the running statistics' update factor.
+        eps: added to the variance.
+
+    Returns:
+        (output, save_mean, save_invstd).
+    """
+    x = _input("native_batch_norm", input)
+    out = F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, C.empty(0, dtype=x.dtype), C.empty(0, dtype=x.dtype)
+    v = x.detach()
+    axes = (0,) + tuple(range(2, v.dim()))
+    return out, O.mean(v, axes), O.rsqrt(O.add(O.var(v, axes, unbiased=False), eps))
+
+
+def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int, eps: float):
+    """(group_norm(...), mean, rstd), the statistics per (sample, group) of shape (N, group),
+    all three one NativeGroupNormBackward0 node.
+
+    Args:
+        input: (N, C, *) with prod(*) == HxW.
+        weight, bias: (C,) or None.
+        N, C, HxW: input's sizes (checked).
+        group: the number of groups, dividing C.
+        eps: added to the variance.
+
+    Returns:
+        (output, mean, rstd).
+    """
+    x = _input("native_group_norm", input)
+    shape = tuple(x._value.shape)
+    if shape[0] != N or shape[1] != C or int(np.prod(shape[2:])) != HxW:
+        raise FgradRuntimeError(f"native_group_norm: input of shape {list(shape)} does not match N={N}, C={C}, "
+                                f"HxW={HxW}")
+    if C % group:
+        raise FgradRuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
+                                f"of shape {list(shape)} and num_groups={group}")
+    args = [x] + [t for t in (weight, bias) if t is not None]
+    has_w, has_b = weight is not None, bias is not None
+
+    def values(v, *wb):
+        it = iter(wb)
+        w = next(it) if has_w else None
+        b = next(it) if has_b else None
+        g = fnp.reshape(v, (N, group, -1))
+        mean = fnp.mean(g, axis=-1, keepdims=True)
+        var = fnp.mean(fnp.square(fnp.subtract(g, mean)), axis=-1, keepdims=True)
+        rstd = fnp.true_divide(1.0, fnp.sqrt(fnp.add(var, eps)))
+        out = fnp.reshape(fnp.multiply(fnp.subtract(g, mean), rstd), shape)
+        bshape = (1, C) + (1,) * (len(shape) - 2)
+        if w is not None:
+            out = fnp.multiply(out, fnp.reshape(w, bshape))
+        if b is not None:
+            out = fnp.add(out, fnp.reshape(b, bshape))
+        return out, fnp.reshape(mean, (N, group)), fnp.reshape(rstd, (N, group))
+    return call("NativeGroupNormBackward0", values, tuple(args))
+
+
+def native_channel_shuffle(input, groups: int):
+    """channel_shuffle (PyTorch's native kernel, the same values)."""
+    return _channel_shuffle(_input("native_channel_shuffle", input), groups)
+
+
+def norm_except_dim(v, pow: float = 2, dim: int = 0):
+    """The `pow`-norm of v over every dim but `dim`, kept with size-1 dims (dim = -1: the norm
+    of every element, 0-d) -- weight_norm's g.
+
+    Args:
+        v: a Tensor.
+        pow: the norm's order.
+        dim: the dim kept, or -1.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("norm_except_dim", v, "v")
+    if dim == -1:
+        return O.norm(x, pow)
+    nd = x.dim()
+    d = dim % nd
+    shape = tuple(1 if i != d else n for i, n in enumerate(x._value.shape))
+
+    def values(u):
+        return fnp.reshape(fnp.linalg.norm(fnp.reshape(fnp.moveaxis(u, d, 0), (shape[d], -1)), ord=pow, axis=1),
+                           shape)
+    return call("ViewBackward0", values, (x,))
+
+
+def embedding_renorm_(input, indices, max_norm: float, norm_type: float):
+    """The rows of `input` (an embedding table) listed in `indices` whose norm exceeds
+    `max_norm` scaled in place to norm max_norm (by max_norm / (norm + 1e-7)); returns input.
+
+    Args:
+        input: (num_embeddings, dim), written in place (under no_grad, as PyTorch's).
+        indices: an integer Tensor of rows.
+        max_norm: the largest norm kept.
+        norm_type: the norm's order.
+
+    Returns:
+        input.
+    """
+    w = _input("embedding_renorm_", input)
+    rows = np.unique(np.asarray(indices.detach().numpy()).reshape(-1))
+    v = w.detach().numpy().copy()
+    sel = v[rows]
+    norms = np.linalg.norm(sel, ord=norm_type, axis=1) if norm_type != 0 else np.count_nonzero(sel, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(v.dtype)
+    v[rows] = sel * scale[:, None]
+    from ._tensor.grad_mode import no_grad
+    with no_grad():
+        w.copy_(C.tensor(v))
+    return w
+
+
+def affine_grid_generator(theta, size, align_corners: bool):
+    """nn.functional.affine_grid with every argument positional."""
+    return F.affine_grid(_input("affine_grid_generator", theta, "theta"), list(size), align_corners=align_corners)
+
+
+_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    """nn.functional.grid_sample with ATen's integer modes (interpolation 0 bilinear, 1 nearest,
+    2 bicubic; padding 0 zeros, 1 border, 2 reflection).
+
+    Args:
+        input: (N, C, H, W).
+        grid: (N, H_out, W_out, 2) in [-1, 1].
+        interpolation_mode, padding_mode: the integer codes above.
+        align_corners: as nn.functional.grid_sample's.
+
+    Returns:
+        A Tensor (N, C, H_out, W_out).
+    """
+    if interpolation_mode not in _MODES or padding_mode not in _PADDINGS:
+        raise FgradRuntimeError(f"grid_sampler(): interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, "
+                                f"got {interpolation_mode} and {padding_mode}")
+    return F.grid_sample(_input("grid_sampler", input), grid, _MODES[interpolation_mode],
+                         _PADDINGS[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    """grid_sampler for 4-D inputs (PyTorch's 2-D kernel)."""
+    x = _input("grid_sampler_2d", input)
+    if x.dim() != 4:
+        raise FgradRuntimeError(f"grid_sampler_2d(): expected 4D input, got {x.dim()}D")
+    return grid_sampler(x, grid, interpolation_mode, padding_mode, align_corners)
+
+
 # --- the older linear-algebra names --------------------------------------------------------------------
 
 def _square(name: str, a: Tensor) -> None:
@@ -745,6 +1006,68 @@ matrix_rank = _removed("matrix_rank", "Please use the `torch.linalg.matrix_rank`
                                       "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
 
 
+_geqrf_t = O.result_type("geqrf", ("a", "tau"))
+
+
+def geqrf(input):
+    """LAPACK's geqrf: the QR factorisation packed as R above the diagonal and the Householder
+    vectors below it, with their scale factors tau (not differentiable, as PyTorch's).
+
+    Args:
+        input: (*, m, n).
+
+    Returns:
+        torch.return_types.geqrf(a, tau).
+    """
+    a = _input("geqrf", input)
+    if a.dim() < 2:
+        raise FgradRuntimeError(f"torch.geqrf: input must have at least 2 dimensions. (got {a.dim()})")
+    v = np.asarray(a.detach().numpy())
+    batch = v.shape[:-2]
+    flat = v.reshape((-1,) + v.shape[-2:])
+    hs, taus = [], []
+    for m in flat:
+        h, tau = np.linalg.qr(m, mode="raw")
+        hs.append(h.T)
+        taus.append(tau)
+    return _geqrf_t(C.tensor(np.stack(hs).reshape(v.shape) if flat.shape[0] else v.copy()),
+                    C.tensor(np.stack(taus).reshape(batch + (min(v.shape[-2:]),)) if flat.shape[0]
+                             else np.zeros(batch + (min(v.shape[-2:]),), v.dtype)))
+
+
+def orgqr(input, tau):
+    """The Q of geqrf's packed factors: linalg.householder_product(input, tau)."""
+    return _linalg.householder_product(_input("orgqr", input), tau)
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False):
+    """`other` multiplied by the Q of geqrf's packed factors (input, tau): Q other, Q^H other,
+    other Q or other Q^H (OrmqrBackward0).
+
+    Args:
+        input: (*, m, k) the packed Householder vectors.
+        tau: (*, k) their scale factors.
+        other: (*, m, n) when `left`, else (*, n, m).
+        left: multiply from the left.
+        transpose: use Q's conjugate transpose.
+
+    Returns:
+        A Tensor of other's shape.
+    """
+    a = _input("ormqr", input)
+    m = a._value.shape[-2]
+    k = a._value.shape[-1]
+    # Q (m, m): the product of the k reflectors, padded to square for the complete factor
+    pad = O.cat([a, C.zeros(tuple(a._value.shape[:-1]) + (max(m - k, 0),), dtype=a.dtype)], -1) if m > k else a
+    tau_full = O.cat([tau, C.zeros(tuple(tau._value.shape[:-1]) + (max(m - tau._value.shape[-1], 0),),
+                                   dtype=tau.dtype)], -1) if m > tau._value.shape[-1] else tau
+    q = _linalg.householder_product(pad, tau_full)
+    if transpose:
+        q = O.conj(O.transpose(q, -2, -1))
+    out = O.matmul(q, other) if left else O.matmul(other, q)
+    return call("OrmqrBackward0", fnp.copy, (out,)) if out._node is not None else out
+
+
 # --- control flow (eager, as PyTorch runs it outside torch.compile) -------------------------------------
 
 def cond(pred, true_fn, false_fn, operands=()):
@@ -904,6 +1227,122 @@ def set_default_tensor_type(t) -> None:
     D.set_default_dtype(names[key])
 
 
+has_spectral = True  # (torch.fft and stft are available)
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule over the tensor's values (shared, as PyTorch's; on the CPU).
+
+    Args:
+        tensor: a Tensor.
+
+    Returns:
+        A PyCapsule named "dltensor".
+    """
+    return np.asarray(_input("to_dlpack", tensor, "tensor").detach().numpy()).__dlpack__()
+
+
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype=None, **kwargs):
+    """A 1-D tensor of `size` elements read from the binary file `filename` (its raw bytes as
+    `dtype`, the default dtype by default). shared=True maps the file (writes go to it).
+
+    Args:
+        filename: the file's path.
+        shared: map the file instead of reading it.
+        size: the number of elements.
+        dtype: the elements' dtype.
+
+    Returns:
+        A Tensor.
+    """
+    npd = D.np_dtype(dtype or D.get_default_dtype())
+    need = size * npd.itemsize
+    import os
+    have = os.path.getsize(filename) if os.path.exists(filename) else -1
+    if have < need:
+        raise FgradRuntimeError(f"from_file: the file {filename!r} has {max(have, 0)} bytes, {need} are needed for "
+                                f"{size} elements of {npd}")
+    if shared:
+        return C.from_numpy(np.memmap(filename, dtype=npd, mode="r+", shape=(size,)))
+    return C.tensor(np.fromfile(filename, dtype=npd, count=size))
+
+
+# torch's symbolic-shape helpers: on plain Python numbers (eager mode) they are these
+def sym_float(a):
+    """float(a) (a symbolic float under torch.compile's tracing; a float here)."""
+    return float(a)
+
+
+def sym_int(a):
+    """int(a), rounding towards zero."""
+    return int(a)
+
+
+def sym_max(a, b):
+    """max(a, b)."""
+    return a if a >= b else b
+
+
+def sym_min(a, b):
+    """min(a, b)."""
+    return a if a <= b else b
+
+
+def sym_not(a):
+    """not a."""
+    return not a
+
+
+def sym_sqrt(a):
+    """math.sqrt(a)."""
+    import math
+    return math.sqrt(a)
+
+
+def sym_ite(b, t, f):
+    """t if b else f."""
+    return t if b else f
+
+
+def sym_sum(args):
+    """sum(args), starting from 0."""
+    total = 0
+    for a in args:
+        total = total + a
+    return total
+
+
+def thread_safe_generator(gen_func):
+    """A decorator making a generator function's generators safe to advance from several
+    threads (each next() under one lock), as torch.thread_safe_generator.
+
+    Args:
+        gen_func: a generator function.
+
+    Returns:
+        The wrapped function.
+    """
+    import functools
+    import threading
+
+    @functools.wraps(gen_func)
+    def wrapper(*args, **kwargs):
+        gen, lock = gen_func(*args, **kwargs), threading.Lock()
+
+        class _Locked:
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                with lock:
+                    return next(gen)
+        return _Locked()
+    return wrapper
+
+
+GradScaler = _amp.GradScaler
+
 has_lapack = True  # (NumPy's LAPACK: torch.linalg runs on it)
 
-__all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__ ] + ["has_lapack"]
+__all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__
+           ] + ["has_lapack", "has_spectral", "GradScaler"]

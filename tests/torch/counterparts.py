@@ -490,6 +490,38 @@ def _build() -> list[Pair]:
           fargs=lambda a, b, w: ("bi,oij,bj->bo", a, w, b), order=1))
     add(P("cholesky_inverse", "numpy.linalg.inv", "t:3", fargs=lambda lo: (lo @ lo.T,), order=1))
     add(P("detach", "numpy.copy", order=0))
+    add(P("gradient", "numpy.gradient", "n:3,4", tkw={"dim": 1}, fkw={"axis": 1}, tsel=first))
+    for name, fn in (("rnn_tanh_cell", "numpy.tanh"), ("rnn_relu_cell", "nn.relu")):
+        add(P(name, fn, "n:2,3", "n:2,4", "n:4,3", "n:4,4",
+              fargs=lambda x, h, wi, wh: (x @ wi.T + h @ wh.T,)))
+    std = {"tsel": first, "fargs": lambda x, *r: (x,)}
+    add(P("native_layer_norm", "nn.standardize", "n:3,4", (4,), None, None, 1e-5, fkw={"axis": -1, "epsilon": 1e-5},
+          **std))
+    add(P("native_batch_norm", "nn.standardize", "n:2,3,4", None, None, None, None, True, 0.1, 1e-5,
+          fkw={"axis": (0, 2), "epsilon": 1e-5}, **std))
+    add(P("native_group_norm", "nn.standardize", "n:2,3,4", None, None, 2, 3, 4, 1, 1e-5,
+          fkw={"axis": (1, 2), "epsilon": 1e-5}, **std))
+    add(P("batch_norm", "nn.standardize", "n:2,3,4", None, None, None, None, True, 0.1, 1e-5, False,
+          fargs=lambda x, *r: (x,), fkw={"axis": (0, 2), "epsilon": 1e-5}))
+    add(P("instance_norm", "nn.standardize", "n:2,3,4", None, None, None, None, True, 0.1, 1e-5, False,
+          fargs=lambda x, *r: (x,), fkw={"axis": (2,), "epsilon": 1e-5}))
+    add(P("norm_except_dim", "numpy.linalg.norm", "n:3,4", 2, 0, fargs=lambda v, p, d: (v,),
+          fkw={"axis": 1, "keepdims": True}))
+    add(P("as_strided_copy", "numpy.take", "n:3,4", (2, 3), (1, 2),
+          fargs=lambda x, size, st: (x.reshape(-1), np.array([[0, 2, 4], [1, 3, 5]]))))
+    # (the dropout family outside training: the identity)
+    for name in ("dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"):
+        add(P(name, "numpy.copy", "n:2,3,4", 0.5, False, fargs=lambda x, p, t: (x,)))
+    add(P("dropout_", "numpy.copy", "n:2,3,4", 0.5, False, fargs=lambda x, p, t: (x,),
+          targs=lambda x, p, t: (x * 1, p, t)))
+    add(P("threshold_", "numpy.where", "n:3,4", 0.25, -1.0, fargs=lambda x, t, v: (x > t, x, v),
+          targs=lambda x, t, v: (x * 1, t, v)))
+    add(P("pixel_shuffle", "numpy.reshape", "n:1,4,3,4", 2,
+          fargs=lambda x, r: (x.reshape(1, 1, 2, 2, 3, 4).transpose(0, 1, 4, 2, 5, 3), (1, 1, 6, 8))))
+    add(P("pixel_unshuffle", "numpy.reshape", "n:1,1,6,8", 2,
+          fargs=lambda x, r: (x.reshape(1, 1, 3, 2, 4, 2).transpose(0, 1, 3, 5, 2, 4), (1, 4, 3, 4))))
+    add(P("margin_ranking_loss", "numpy.maximum", "n:3", "n:3", np.array([1.0, -1.0, 1.0]), 0.2, 0,
+          fargs=lambda a, b, y, m, r: (0.0, -y * (a - b) + m)))
     # pools whose window is the whole input: the reductions
     whole = {"fargs": lambda x, k: (x,), "fkw": {"axis": -1, "keepdims": True}}
     add(P("avg_pool1d", "numpy.mean", "n:2,3,4", 4, **whole))

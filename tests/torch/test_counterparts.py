@@ -166,7 +166,9 @@ TOLERANCE.update({k: (1e-12, ORDER2) for k in (
 TOLERANCE["triangular_solve~scipy.linalg.solve_triangular"] = (
     1e-12, "torch.triangular_solve solves with the triangle by LU (numpy.linalg.solve); solve_triangular substitutes")
 TOLERANCE["layer_norm~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
-TOLERANCE["group_norm~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
+for _name in ("group_norm", "native_layer_norm", "native_batch_norm", "native_group_norm", "batch_norm",
+              "instance_norm"):
+    TOLERANCE[f"{_name}~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
 TOLERANCE["cholesky_inverse~numpy.linalg.inv"] = (1e-12, "torch.cholesky_inverse is inv(L)^H inv(L); the "
                                                          "counterpart inverts the product L L^H")
 TOLERANCE["vander~numpy.vander"] = (1e-12, "torch.vander is a cumulative product of the columns (PyTorch's); "

@@ -161,6 +161,21 @@ CASES = [
     Case("as_strided", lambda T, x: T.as_strided(x, (2, 3), (1, 2), 1), (X,)),
     Case("fill", lambda T, x: T.fill(x, 2.5), (X,)),
     Case("rsub", lambda T, x, y: T.rsub(x, y, alpha=2), (X, Y)),
+    # (PyTorch's gradient in `input` goes to the scattered positions instead of the others: src's only)
+    Case("as_strided_scatter", lambda T, s: T.as_strided_scatter(T.tensor(X), s, (2, 2), (1, 2), 1), (n(2, 2),)),
+    Case("as_strided_copy", lambda T, x: T.as_strided_copy(x, (2, 3), (1, 2)), (X,)),
+    Case("gradient", lambda T, x: T.gradient(x, dim=1), (X,), grad_fn=False),
+    Case("gradient_all_edge2", lambda T, x: T.gradient(x, spacing=[0.5, 2.0], edge_order=2), (X,), grad_fn=False),
+    Case("gradient_coordinates", lambda T, x, c: T.gradient(x, spacing=[c], dim=1), (X, np.array([0.0, 0.5, 1.5, 3.0])),
+         grad_fn=False, order=1),
+    Case("unravel_index", lambda T: T.unravel_index(T.tensor([5, 7, -1, 0]), (3, 4)), (), order=0),
+    Case("nonzero_static", lambda T, x: T.nonzero_static(x, size=4), (np.array([[0, 1], [2, 0], [3, 4]]),), order=0),
+    Case("nonzero_static_pad", lambda T, x: T.nonzero_static(x, size=4, fill_value=9), (np.array([0, 1, 0]),),
+         order=0),
+    Case("histogramdd", lambda T, x: T.histogramdd(x, bins=3), (n(10, 2),), order=0, grad_fn=False),
+    Case("histogramdd_range", lambda T, x, w: T.histogramdd(x, bins=[2, 3], range=[-1.0, 1.0, 0.0, 2.0], weight=w,
+                                                            density=True), (n(10, 2), n(10, lo=0.1)), order=0,
+         grad_fn=False),
     # copies of views
     Case("alias_copy", lambda T, x: T.alias_copy(x), (X,)),
     Case("diagonal_copy", lambda T, x: T.diagonal_copy(x, 1), (X,)),
@@ -250,6 +265,10 @@ ERRORS = {
     "not_tensor": lambda T: T.deg2rad([1.0]),
     "fliplr_1d": lambda T: T.fliplr(T.zeros(3)),
     "renorm_p": lambda T: T.renorm(T.zeros(2, 2), -1, 0, 1.0),
+    "gradient_edge_order": lambda T: T.gradient(T.zeros(4), edge_order=3),
+    "gradient_small": lambda T: T.gradient(T.zeros(1)),
+    "unravel_index_float": lambda T: T.unravel_index(T.tensor([1.0]), (2, 2)),
+    "nonzero_static_size": lambda T: T.nonzero_static(T.zeros(2), size=-1),
 }
 
 

@@ -85,6 +85,31 @@ CASES = [
     Case("poisson_nll_loss", lambda T, a, t: T.poisson_nll_loss(a, t, True, False, 1e-8, 1), (n(3, 4), n(3, 4, lo=0))),
     Case("celu_", lambda T, x: T.celu_(x * 1), (X3,), grad_fn=False),
     Case("threshold_", lambda T, x: T.threshold_(x * 1, 0.1, 2.0), (X3,), grad_fn=False),
+    Case("lstm_cell", lambda T, x, h, c, wi, wh, bi, bh: T.lstm_cell(x, (h, c), wi, wh, bi, bh),
+         (n(2, 3), n(2, 4), n(2, 4), n(16, 3), n(16, 4), n(16), n(16)), order=1),
+    Case("gru_cell", lambda T, x, h, wi, wh, bi, bh: T.gru_cell(x, h, wi, wh, bi, bh),
+         (n(2, 3), n(2, 4), n(12, 3), n(12, 4), n(12), n(12)), order=1),
+    Case("rnn_tanh_cell", lambda T, x, h, wi, wh: T.rnn_tanh_cell(x, h, wi, wh), (n(2, 3), n(2, 4), n(4, 3), n(4, 4))),
+    Case("rnn_relu_cell", lambda T, x, h, wi, wh, b: T.rnn_relu_cell(x, h, wi, wh, b, b),
+         (n(2, 3), n(2, 4), n(4, 3), n(4, 4), n(4)), order=1),
+    Case("native_layer_norm", lambda T, x, w, b: T.native_layer_norm(x, (5,), w, b, 1e-5), (X3, n(5), n(5))),
+    Case("native_batch_norm", lambda T, x: T.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5), (X3,)),
+    Case("native_batch_norm_eval", lambda T, x: T.native_batch_norm(x, None, None, T.tensor(RM), T.tensor(RV), False,
+                                                                    0.1, 1e-5), (X3,), grad_fn=False),
+    Case("native_group_norm", lambda T, x, w, b: T.native_group_norm(x, w, b, 1, 4, 12, 2, 1e-5), (X4, n(4), n(4))),
+    Case("native_channel_shuffle", lambda T, x: T.native_channel_shuffle(x, 2), (X4,), order=0),
+    Case("norm_except_dim", lambda T, v: T.norm_except_dim(v, 2, 0), (X3,)),
+    Case("norm_except_dim_all", lambda T, v: T.norm_except_dim(v, 3, -1), (X3,), grad_fn=False),
+    Case("affine_grid_generator", lambda T, t: T.affine_grid_generator(t, [1, 1, 3, 4], False), (n(1, 2, 3),)),
+    Case("grid_sampler", lambda T, x, g: T.grid_sampler(x, g, 0, 0, False), (X4, n(1, 2, 3, 2, lo=-1, hi=1)),
+         grad_fn=False, order=1),
+    Case("grid_sampler_2d", lambda T, x, g: T.grid_sampler_2d(x, g, 0, 1, True), (X4, n(1, 2, 3, 2, lo=-1, hi=1)),
+         order=1),
+    Case("geqrf", lambda T, a: T.geqrf(a), (n(4, 3),), order=0, tol=1e-10),
+    Case("orgqr", lambda T, a: T.orgqr(*T.geqrf(a)), (n(4, 3),), order=0, tol=1e-10),
+    Case("ormqr", lambda T, a, o: T.ormqr(*T.geqrf(a), o), (n(4, 3), n(4, 2)), order=0, tol=1e-10),
+    Case("ormqr_right_t", lambda T, a, o: T.ormqr(*T.geqrf(a), o, False, True), (n(4, 3), n(2, 4)), order=0,
+         tol=1e-10),
     # linear algebra
     Case("cholesky", lambda T, a: T.cholesky(a), (SPD,), tol=1e-8),
     Case("cholesky_upper", lambda T, a: T.cholesky(a, upper=True), (SPD,), tol=1e-8),
@@ -113,6 +138,9 @@ CASES = [
          (), order=0),
     Case("iinfo", lambda T: tuple(getattr(T.iinfo(d), k) for d in (T.int8, T.uint8, T.int32, T.int64)
                                   for k in ("bits", "max", "min")), (), order=0),
+    Case("sym", lambda T: (T.sym_float(3), T.sym_int(3.7), T.sym_int(-3.7), T.sym_max(2, 5), T.sym_min(2.5, 1),
+                           T.sym_not(True), T.sym_sqrt(4), T.sym_ite(False, 1, 2), T.sym_sum([1, 2.5, 3])),
+         (), order=0),
     Case("finfo_repr", lambda T: (repr(T.finfo(T.float32)), repr(T.iinfo(T.int16)), T.finfo().dtype), (), order=0),
 ]
 
@@ -145,6 +173,40 @@ def test_eager_control_flow():
     assert i.item() == 3
     (g,) = ft.autograd.grad(z.sum(), [x])
     np.testing.assert_allclose(g.numpy(), np.full(X3.shape, 8.0))
+
+
+def test_embedding_renorm_dlpack_file_and_generators(tmp_path):
+    """embedding_renorm_ scales the listed rows in place; to_dlpack shares the values; from_file
+    reads raw bytes; thread_safe_generator yields the generator's values."""
+    w = n(5, 3) * 3
+    outs = []
+    for lib in (torch, ft):
+        t = lib.tensor(w)
+        assert lib.embedding_renorm_(t, lib.tensor([0, 2, 2]), 1.0, 2.0) is t
+        outs.append(t.numpy().copy())
+        cap = lib.to_dlpack(lib.tensor([1.0, 2.0]))
+        np.testing.assert_array_equal(np.from_dlpack(_Capsule(cap)), [1.0, 2.0])
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
+    path = tmp_path / "raw.bin"
+    np.arange(6, dtype=np.float32).tofile(path)
+    got = [lib.from_file(str(path), size=4, dtype=lib.float32).numpy() for lib in (torch, ft)]
+    np.testing.assert_array_equal(got[1], got[0])
+    gen = ft.thread_safe_generator(lambda k: iter(range(k)))
+    assert list(gen(3)) == [0, 1, 2]
+    assert ft.GradScaler is ft.amp.GradScaler and ft.has_spectral
+
+
+class _Capsule:
+    """A DLPack capsule behind NumPy's from_dlpack protocol (it takes objects with __dlpack__)."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __dlpack__(self, **kwargs):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return (1, 0)
 
 
 def test_inplace_dropout_and_runtime_flags():
@@ -182,6 +244,10 @@ ERRORS = {
     "iinfo_float": lambda T: T.iinfo(T.float32),
     "debug_mode": lambda T: T.set_deterministic_debug_mode("loud"),
     "cond_pred_shape": lambda T: T.cond(T.ones(2), lambda: 1, lambda: 2, ()),
+    "native_group_norm_groups": lambda T: T.native_group_norm(T.zeros(2, 3, 4), None, None, 2, 3, 4, 2, 1e-5),
+    "lstm_cell_hx": lambda T: T.lstm_cell(T.zeros(1, 2), T.zeros(1, 2), T.zeros(8, 2), T.zeros(8, 2)),
+    "geqrf_1d": lambda T: T.geqrf(T.zeros(3)),
+    "grid_sampler_2d_5d": lambda T: T.grid_sampler_2d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 3), 0, 0, False),
 }
 
 

@@ -1476,6 +1476,173 @@ def as_strided(input, size, stride, storage_offset=None):
     return call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,))
 
 
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """`input` with `src` written at the positions as_strided(input, size, stride,
+    storage_offset) reads (a new tensor; AsStridedScatterBackward0; input contiguous).
+
+    Args:
+        input: a contiguous Tensor.
+        src: a Tensor of shape `size`, of input's dtype.
+        size, stride, storage_offset: as for as_strided.
+
+    Returns:
+        A Tensor of input's shape.
+    """
+    x = _input("as_strided_scatter", input)
+    view = as_strided(x.detach(), size, stride, storage_offset)  # (its checks)
+    if not isinstance(src, Tensor) or tuple(src._value.shape) != tuple(view._value.shape):
+        raise FgradRuntimeError(f"as_strided_scatter: expected src to have a size equal to the slice of self. src "
+                                f"size = {list(getattr(src, 'shape', ()))}, slice size = {list(view._value.shape)}")
+    off = int(storage_offset or 0)
+    pos = np.full(tuple(int(n) for n in size), off, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        pos = pos + (np.arange(int(n)) * int(st)).reshape((int(n),) + (1,) * (len(size) - k - 1))
+    shape = tuple(x._value.shape)
+
+    def values(v, s):
+        return fnp.reshape(fnp.at_set(fnp.reshape(v, (-1,)), pos.reshape(-1), fnp.reshape(s, (-1,))), shape)
+    return call("AsStridedScatterBackward0", values, (x, src))
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    """as_strided as a new tensor (AsStridedBackward0_copy)."""
+    out = as_strided(_input("as_strided_copy", input), size, stride, storage_offset)
+    return _own(call("AsStridedBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
+
+
+_gradient_args = ("spacing", "dim", "edge_order")
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
+    """The derivative estimated by central differences inside and one-sided ones at the edges
+    (of order `edge_order`), along each of `dim` (every dim by default).
+
+    Args:
+        input: a Tensor.
+        spacing: a number (the step of every dim), a list of numbers (one per dim), or a
+            list of 1-D Tensors of coordinates (one per dim).
+        dim: an int, a list of ints, or None.
+        edge_order: 1 or 2.
+
+    Returns:
+        A tuple of Tensors of input's shape, one per dim.
+    """
+    x = _input("gradient", input)
+    nd = x._value.ndim
+    dims = list(builtins.range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [_dim(d, nd) for d in dims]
+    if edge_order not in (1, 2):
+        raise FgradRuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
+    for d in dims:
+        if x._value.shape[d] < edge_order + 1:
+            raise FgradRuntimeError(f"torch.gradient expected each dimension size to be at least edge_order+1, got "
+                                    f"size {x._value.shape[d]} at dim {d}")
+    sp = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(sp) == 1 and len(dims) > 1:
+        sp = list(sp) * len(dims)
+    if len(sp) != len(dims):
+        raise FgradRuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                                f"arguments to have the same length, but got a spacing argument of length {len(sp)} and a "
+                                f"dim argument of length {len(dims)}.")
+    coords = [t for t in sp if isinstance(t, Tensor)]
+
+    def values(v, *cs):
+        it = iter(cs)
+        args = [next(it) if isinstance(t, Tensor) else t for t in sp]
+        v = _float(v)
+        outs = fnp.gradient(v, *args, axis=tuple(dims), edge_order=edge_order)
+        return tuple(outs) if isinstance(outs, (list, tuple)) else (outs,)
+    return tuple(call("CatBackward0", values, (x, *coords)))
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat (row-major) `indices`.
+
+    Args:
+        indices: an integer Tensor (or int) of flat positions, each in [-prod(shape), prod(shape)).
+        shape: the shape (a sequence of ints, or an int).
+
+    Returns:
+        A tuple of int64 Tensors of indices' shape, one per dim.
+    """
+    idx = indices if isinstance(indices, Tensor) else C.tensor(indices)
+    if idx._value.dtype.kind not in "iu":
+        raise FgradTypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if builtins.any(s < 0 for s in shape):
+        raise FgradValueError(f"'shape' cannot have negative values, but got {shape}")
+    total = int(np.prod(shape))
+    flat = np.asarray(idx.detach().numpy())
+    if flat.size and (flat.min() < -total or flat.max() >= total):
+        raise FgradValueError(f"'indices' must be in range [{-total}, {total - 1}] for shape {shape}")
+
+    def values(v):
+        v = fnp.remainder(cast(v, _I64), np.int64(builtins.max(total, 1)))
+        out = []
+        for s in reversed(shape):
+            out.append(fnp.remainder(v, np.int64(s)) if s else v)
+            v = fnp.floor_divide(v, np.int64(builtins.max(s, 1)))
+        return tuple(reversed(out))
+    return tuple(call(None, values, (idx,)))
+
+
+def nonzero_static(input, *, size: int, fill_value: int = -1):
+    """nonzero(input) with exactly `size` rows: cut, or padded with `fill_value`.
+
+    Args:
+        input: a Tensor.
+        size: the number of rows, >= 0.
+        fill_value: the padding value.
+
+    Returns:
+        An int64 Tensor (size, input.dim()).
+    """
+    x = _input("nonzero_static", input)
+    if size < 0:
+        raise FgradRuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
+    nz = np.argwhere(np.asarray(x.detach().numpy()))[:size]
+    nd = builtins.max(x._value.ndim, 1) if x._value.ndim else 0
+    out = np.full((size, nd), fill_value, np.int64)
+    out[:len(nz)] = nz.reshape(len(nz), nd)
+    return C.tensor(out)
+
+
+_histogramdd_t = _result_tuple("histogramdd", ("hist", "bin_edges"))
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):
+    """The D-dimensional histogram of the rows of `input` (N, D) (not differentiable).
+
+    Args:
+        input: a float Tensor (..., D), its last dim the coordinates.
+        bins: an int (each dim), a list of D ints, or a list of D 1-D Tensors of edges.
+        range: a flat sequence (min0, max0, min1, max1, ...) of the bins' range.
+        weight: a Tensor of the points' weights.
+        density: normalise to a probability density.
+
+    Returns:
+        torch.return_types.histogramdd(hist, bin_edges): hist, and a list of D edge Tensors.
+    """
+    x = _input("histogramdd", input)
+    if x._value.dtype.kind != "f":
+        raise FgradRuntimeError(f"torch.histogramdd: input tensor should be floating point, got {x.dtype}")
+    pts = np.asarray(x.detach().numpy(), np.float64)
+    d = pts.shape[-1]
+    pts = pts.reshape(-1, d)
+    b = [t.detach().numpy() for t in bins] if isinstance(bins, (list, tuple)) and bins and \
+        isinstance(bins[0], Tensor) else bins
+    rng = None
+    if range is not None:
+        rng = [(range[2 * k], range[2 * k + 1]) for k in builtins.range(d)]
+    elif not (isinstance(b, list) and b and isinstance(b[0], np.ndarray)):
+        rng = [(float(pts[:, k].min()), float(pts[:, k].max())) if len(pts) else (0.0, 1.0)
+               for k in builtins.range(d)]
+    w = None if weight is None else np.asarray(weight.detach().numpy(), np.float64).reshape(-1)
+    hist, edges = np.histogramdd(pts, b, range=rng, weights=w, density=density)
+    dt = x._value.dtype
+    return _histogramdd_t(C.tensor(hist.astype(dt)), [C.tensor(e.astype(dt)) for e in edges])
+
+
 # --- copies of views (PyTorch's *_copy functions: a new tensor, grad_fn "<view's>_copy") -----------
 
 def _copy_op(name: str, grad_fn, fn):
