@@ -1055,7 +1055,9 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     if rows != cols:
         raise FgradRuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                                 f"prod(self.shape[:ind]), but got {cols} != {rows}")
-    return inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
+    out = shape[ind:] + shape[:ind]
+    # (PyTorch's inverse is column-major, so its reshape copies: a ReshapeAlias node)
+    return call("ReshapeAliasBackward0", lambda v: fnp.reshape(v, out), (inv(A.reshape(rows, cols)),))
 
 
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
@@ -1071,6 +1073,10 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
         X, of shape A.shape[B.ndim:].
     """
     _float_input("tensorsolve", A)
+    _float_input("tensorsolve", B)
+    if A._value.dtype != B._value.dtype:
+        raise FgradRuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                                f"{D.of_np(A._value.dtype)} and B of type {D.of_np(B._value.dtype)} instead")
     nd = A._value.ndim
     if dims is not None:
         if isinstance(dims, int):

@@ -177,6 +177,9 @@ def test_tensorinv_tensorsolve():
     check(lambda L, a: L.linalg.tensorinv(a6(L, a).reshape(6, 2, 3), ind=1), R(2, 3, 6))
     check(lambda L, a, b: L.linalg.tensorsolve(a6(L, a), b), R(2, 3, 6), R(2, 3, seed=1))
     check(lambda L, a, b: L.linalg.tensorsolve(a6(L, a).movedim(2, 0), b, dims=(0,)), R(2, 3, 6), R(2, 3, seed=1))
+    for L in (fgrad.torch, torch):
+        a = L.tensor(R(2, 3, 6), requires_grad=True)
+        assert type(L.linalg.tensorinv(a6(L, a), ind=2).grad_fn).__name__ == "ReshapeAliasBackward0"
 
 
 def test_vander():
@@ -207,6 +210,7 @@ def test_vander():
     (lambda L, m: L.linalg.tensorinv(m, ind=1), (R(2, 3, 4),)),
     (lambda L, m: L.linalg.tensorsolve(m, m[0]), (R(2, 3, 4),)),
     (lambda L, m: L.linalg.tensorsolve(m, m[0, 0], dims=0), (R(2, 2, 4),)),
+    (lambda L, m: L.linalg.tensorsolve(m.reshape(2, 2, 4), L.ones(2, 2, dtype=L.float64)), (R(4, 4),)),
     (lambda L, x: L.linalg.vander(x, N=1), (R(3),)),
     (lambda L, x: L.linalg.vander(x > 0), (R(3),)),
 ])
