@@ -128,3 +128,19 @@ def test_exponential_family_entropy_by_bregman():
         generic = ft.distributions.ExponentialFamily.entropy(d)
         want = torch.distributions.ExponentialFamily.entropy(make(torch))
         np.testing.assert_allclose(generic.detach().numpy(), want.detach().numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "StudentT", "MultivariateNormal", "VonMises", "Binomial"])
+def test_log_prob_second_derivatives_match_torch(name):
+    """d/dθ |d log_prob / dθ|^2 (create_graph) agrees with torch."""
+    value = CASES[name][1]
+    outs = []
+    for lib in (torch, ft):
+        d, leaves = build(name, lib, True)
+        g = lib.autograd.grad(d.log_prob(t(lib, value)).sum(), leaves, create_graph=True)
+        h = lib.autograd.grad(sum((gi * gi).sum() for gi in g), leaves, allow_unused=True)
+        outs.append([None if x is None else x.detach().numpy() for x in h])
+    for got, want in zip(outs[1], outs[0]):
+        assert (got is None) == (want is None), name
+        if want is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=name)
