@@ -110,6 +110,10 @@ def _out(result: Tensor, out) -> Tensor:
         return result
     if not isinstance(out, Tensor):
         raise FgradTypeError(f"fft: argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad:
+        raise FgradRuntimeError("fft: functions with out=... arguments don't support automatic differentiation, "
+                                "but one of the arguments requires grad (call it under torch.no_grad(), or "
+                                "without out=)")
     if out._value.dtype != result._value.dtype:
         raise FgradRuntimeError(f"fft: the result's dtype {D.of_np(result._value.dtype)} can't be cast to the "
                                 f"desired output type {D.of_np(out._value.dtype)}")

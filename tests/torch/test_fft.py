@@ -136,6 +136,7 @@ def test_inverse_round_trips():
     (lambda L, x: L.fft.irfft(x), (R(1),)),
     (lambda L, x: L.fft.fftshift(x, dim=3), (R(4, 3),)),
     (lambda L, x: L.fft.fft(x.detach().numpy()), (R(4),)),
+    (lambda L, x: L.fft.rfft(x, out=L.empty(3, dtype=L.complex64)), (R(4),)),
 ])
 def test_errors_have_pytorchs_types(fn, args):
     _raises_like_torch(fn, *args)
