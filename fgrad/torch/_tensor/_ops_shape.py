@@ -562,7 +562,8 @@ def setitem(t, idx, value) -> None:
     raw = _raw_index(idx)
     value = _operand(value)
     vreq = isinstance(value, Tensor) and value._requires_grad
-    if not _state.grad_enabled or not (t._requires_grad or vreq):
+    # (written straight into the storage; not under a dual level: the boundary carries tangents)
+    if FORWARD_AD[0] is None and (not _state.grad_enabled or not (t._requires_grad or vreq)):
         tv = t._value
         if (type(tv) is _nd and tv.flags.writeable) or is_cupy(tv):
             tv[raw] = value._value if isinstance(value, Tensor) else value

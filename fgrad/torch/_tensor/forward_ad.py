@@ -23,6 +23,8 @@ import functools
 import weakref
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ...api import jvp as _jvp
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...core.trace import _state
@@ -30,7 +32,7 @@ from ...extend.lax import convert_element_type
 from ...tree_util import tree_flatten
 from . import tensor as _tensor_module
 from ._boundary import call as _call
-from .tensor import FORWARD_AD, Tensor, _EMPTY, _make
+from .tensor import FORWARD_AD, Tensor, _EMPTY, _make, view_positions
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual"]
@@ -128,15 +130,32 @@ class _Level:
         if inner is not None:
             inner.inplace(t, new)
         old, g = self.get(t), self.get(new)
-        if old is None:
-            if g is not None:
-                self.set(t, g)
-            return
         FORWARD_AD[0] = inner
         try:
+            if t._view is not None and not (_state.grad_enabled and (new._node is not None or t._requires_grad)):
+                # a write through a view that no graph records (commit_inplace writes the base's
+                # storage directly): the base's tangent takes the new tangent at the view's places
+                self._through_view(t, g)
+            if old is None:
+                if g is not None:
+                    self.set(t, g)
+                return
             old.copy_(g) if g is not None else old.zero_()
         finally:
             FORWARD_AD[0] = self
+
+    def _through_view(self, view: Tensor, g) -> None:
+        base = view._view[0]
+        pos = view_positions(view._value, base._value)
+        bt = self.get(base)
+        if pos is None or (g is None and bt is None):
+            return
+        full = np.zeros(base._value.shape, base._value.dtype) if bt is None else np.array(bt._value)
+        full.reshape(-1)[pos.reshape(-1)] = 0 if g is None else np.asarray(g._value).reshape(-1)
+        if bt is None:
+            self.set(base, _make(full))
+        else:
+            bt.copy_(_make(full))
 
     def _attach(self, out, touts) -> None:
         outs, _ = tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))

@@ -28,7 +28,15 @@ CASES = {
     "max_with_indices": lambda L, x: x.max(dim=1).values * 2,
     "keywords": lambda L, x: L.where(x > 0, x, L.zeros_like(x)).clamp(min=-0.5, max=0.7) + L.add(x, other=x, alpha=2),
     "scatter_of_tangent_free": lambda L, x: L.cumsum(x, 0) + L.linalg.norm(x, dim=1, keepdim=True),
+    # a dual value written into a plain tensor, by indexing and through a view's in-place op
+    "setitem": lambda L, x: _written(L.zeros(4, 3, dtype=L.float64), lambda z: z.__setitem__((1, slice(0, 2)), x[2, 1:])),
+    "view_inplace": lambda L, x: _written(L.ones(4, 3, dtype=L.float64), lambda z: z[1:3].mul_(x[:2].exp())),
 }
+
+
+def _written(z, write):
+    write(z)
+    return z
 
 
 def _dual_run(L, case, x_val, t_val):
