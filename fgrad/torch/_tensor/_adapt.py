@@ -17,7 +17,7 @@ from ... import numpy as fnp
 from ...core.errors import FgradValueError
 from ._policy import TORCH
 from . import _dtypes as D
-from ._boundary import call as call_op
+from ._boundary import call as call_op, replayable
 
 # torch parameter -> (fgrad.numpy keyword, how its value is mapped)
 RENAMES = {
@@ -84,6 +84,7 @@ def adapt(name: str, fn: Callable, params: str, grad_fn: str | None = None) -> C
                  "_default": default_name(name)}
     exec(src, namespace)  # noqa: S102  (the table's own text, as collections.namedtuple does)
     op = namespace[name]
+    replayable(namespace["_impl"])  # (fgrad.numpy's functions: no random numbers, no captured arrays)
     mapping = ", ".join(positional + keywords).replace("_P", "TORCH")
     op.__doc__ = (f"torch.{name}: fgrad.numpy.{fn.__name__}({mapping})"
                   + (f"; grad_fn {_grad_fn_doc(grad_fn)}" if grad_fn else "") + ".\n\n" + _doc_head(fn))

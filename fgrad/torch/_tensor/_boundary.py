@@ -19,12 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 from ... import numpy as fnp
-from ...core.trace import _state
+from ...core.trace import EVAL_TRACE, _state
 from ...interpreters.backward import Unsaved
 from ...interpreters.record import SubgraphOut, record_call
+from ...interpreters.tape import tape as tape_fn
 from ...extend.lax import add as _lax_add
 from ...tree_util import tree_unflatten
 from ._names import grad_fn_name
+from ._policy import TORCH as _P
+from ._dtypes import dtype as _torch_dtype
 from .tensor import (
     FORWARD_AD,
     TRANSFORMS,
@@ -134,12 +137,12 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     one graph node for the whole op when an input requires grad (see the module doc)."""
     if FORWARD_AD[0] is not None:  # a forward-AD dual level is open: tangents too (forward_ad.py)
         return FORWARD_AD[0].call(name, fn, args, kwargs)
+    base, keys = fn, ()
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
         n = len(args)
         keys = tuple(kwargs)
         args = (*args, *kwargs.values())
-        positional = fn
-        fn = lambda *xs: positional(*xs[:n], **dict(zip(keys, xs[n:])))  # noqa: E731
+        fn = lambda *xs: base(*xs[:n], **dict(zip(keys, xs[n:])))  # noqa: E731
     vals, tensors = _unbox(args)
     if not tensors:
         return _wrap_plain(fn(*vals), vals, tensors)
@@ -184,7 +187,13 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     if TRANSFORMS[0]:
         refuse_captured([t for _, _, t in tensors])
     # (no snapshots of the constant operands: the version counters below watch them)
-    tree, outs, sub = record_call(of_diff, primals, False)
+    tape = _tape_of(base, keys, fn, vals, tensors) if plain and base in REPLAYABLE and _state.trace is EVAL_TRACE \
+        else None
+    if tape is None:
+        tree, outs, sub = record_call(of_diff, primals, False)
+    else:
+        tape, slots, taped_diff = tape
+        tree, outs, sub = tape.record([vals[i] for i in slots], taped_diff, of_diff)
     if sub is None:
         return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
     cls = (_NODE_CLASSES.get(name) or node_class(name)) if name is not None else None
@@ -223,6 +232,87 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
         if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
             _mark_one(t, v, tensors)
     return results[0] if tree is None else tree_unflatten(tree, results)
+
+
+# --- taped ops ------------------------------------------------------------------------------------
+
+REPLAYABLE: set = set()
+_TAPES: dict = {}
+_MAX_TAPES = 4096
+_NOKEY = object()
+_INT_SEQ = (tuple, list)
+
+
+def replayable(fn):
+    """Mark `fn`, a torch op's functional computation, as one whose primitive applications
+    depend only on its array arguments' shapes and dtypes and on its other (hashable)
+    arguments: no random numbers, no global state but PyTorch's default dtype, no arrays
+    it closes over. The boundary then tapes it once per such key
+    (`interpreters.tape`) and reruns the tape when recording, without its Python.
+
+    Args:
+        fn: a module-level function of plain values.
+    Returns:
+        `fn` itself.
+    """
+    REPLAYABLE.add(fn)
+    return fn
+
+
+def _static(v):
+    """The key of a non-array argument, or _NOKEY when it cannot be part of one."""
+    t = type(v)
+    if t is int or t is bool or t is str or v is None or t is np.dtype or t is _torch_dtype:
+        return (t, v)
+    if t is float:
+        if v != v:
+            return _NOKEY
+        return (t, v) if v else (t, v, str(v))  # (-0.0 == 0.0, but they compute differently)
+    if t in _INT_SEQ:
+        for e in v:
+            if type(e) is not int:
+                return _NOKEY
+        return (t, tuple(v))
+    return _NOKEY
+
+
+def _tape_of(base, keys, fn, vals, tensors):
+    """(tape, slots, diff) for running `fn` on `vals` (its arguments, Tensors unboxed; `fn` is
+    `base` with the keywords `keys` passed by position, as `call` makes it): the
+    tape of its applications for these shapes, dtypes and other arguments (taped on first
+    sight), the positions in `vals` of its array arguments, and which of those require grad;
+    None where `fn` cannot be taped for them."""
+    key = [base, keys, _P.default_float]
+    slots = []
+    for i, v in enumerate(vals):
+        if type(v) is _nd:
+            key.append(v.shape)
+            key.append(v.dtype)
+            slots.append(i)
+        else:
+            k = _static(v)
+            if k is _NOKEY:
+                return None
+            key.append(k)
+    diff = []
+    for i, j, t in tensors:
+        if j is not None:  # (a Tensor inside a list argument)
+            return None
+        if t._requires_grad:
+            diff.append(slots.index(i))
+    key = tuple(key)
+    tape = _TAPES.get(key, _NOKEY)
+    if tape is _NOKEY:
+        if len(_TAPES) >= _MAX_TAPES:
+            _TAPES.clear()
+
+        def of_all(*xs):
+            full = list(vals)
+            for i, x in zip(slots, xs):
+                full[i] = x
+            return fn(*full)
+        tape = _TAPES[key] = tape_fn(of_all, [vals[i] for i in slots])
+    return None if tape is None else (tape, slots, diff)
 
 
 def _one_primitive(sub, parents, where, cls, saved):

@@ -40,7 +40,7 @@ from ._policy import TORCH as P
 from ...scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
 from ._adapt import _axis, adapt_table, default_name
-from ._boundary import call
+from ._boundary import call, replayable
 from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
@@ -184,6 +184,7 @@ def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_gr
     name = name or fnp_fn.__name__
     grad_fn = grad_fn or default_name(name)
 
+    @replayable
     def values(a, b):
         return fnp_fn(a, b, policy=P)
 
@@ -372,6 +373,7 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 def _unary(name: str, values, grad_fn: str | None = None):
     """torch.<name>(input): one torch op computing `values(x)` on the input's value."""
     grad_fn = grad_fn or default_name(name)
+    replayable(values)
 
     def op(input):
         return call(grad_fn, values, (input,))
@@ -470,6 +472,7 @@ def where(condition, input=None, other=None):
     return call("WhereBackward0", _where_values(cond._value), (a, b))
 
 
+@replayable
 def _clamp_values(x, lo, hi):
     """PyTorch's clamp on values: the gradient passes where lo <= x <= hi (bounds included)."""
     out = x
@@ -628,19 +631,34 @@ def _var_args(dim, unbiased, keepdim, correction) -> dict:
 def var(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=None):
     """The variance over `dim` (correction: 1 unless unbiased=False or given)."""
     args = _var_args(dim, unbiased, keepdim, correction)
-    return call("VarBackward0", lambda x: fnp.var(x, **args), (input,))
+    return call("VarBackward0", _var_values, (input, args["axis"], args["ddof"], keepdim))
 
 
 def std(input, dim=None, unbiased=True, keepdim: bool = False, *, correction=None):
     """sqrt(var) with the gradient 0 at zero spread (the norm'(0) = 0 convention of fgrad.numpy.std)."""
     args = _var_args(dim, unbiased, keepdim, correction)
-    return call("StdBackward0", lambda x: fnp.std(x, **args), (input,))
+    return call("StdBackward0", _std_values, (input, args["axis"], args["ddof"], keepdim))
+
+
+@replayable
+def _var_values(x, axis, ddof, keepdims):
+    return fnp.var(x, axis=axis, ddof=ddof, keepdims=keepdims, policy=P)
+
+
+@replayable
+def _std_values(x, axis, ddof, keepdims):
+    return fnp.std(x, axis=axis, ddof=ddof, keepdims=keepdims, policy=P)
 
 
 def logsumexp(input, dim, keepdim: bool = False):
     """log(sum(exp(input))) over `dim`, computed stably (integers as float32)."""
     axes = normalize_axes(_axis(dim), input._value.ndim, "logsumexp", policy=P)
-    return call("LogsumexpBackward0", lambda x: _logsumexp(_float(x), axis=axes, keepdims=keepdim), (input,))
+    return call("LogsumexpBackward0", _logsumexp_values, (input, axes, keepdim))
+
+
+@replayable
+def _logsumexp_values(x, axes, keepdims):
+    return _logsumexp(_float(x), axis=axes, keepdims=keepdims)
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
@@ -682,14 +700,24 @@ def softmax(input, dim, dtype=None):
     """exp(input) normalised along `dim` (the input converted to `dtype` first, as its own node)."""
     x = _dtype_arg(input, dtype)
     d = _dim(dim, x._value.ndim)
-    return call("SoftmaxBackward0", lambda v: _softmax(_float(v), d), (x,))
+    return call("SoftmaxBackward0", _softmax_values, (x, d))
 
 
 def log_softmax(input, dim, dtype=None):
     """log(softmax(input, dim)), computed stably (the input converted to `dtype` first)."""
     x = _dtype_arg(input, dtype)
     d = _dim(dim, x._value.ndim)
-    return call("LogSoftmaxBackward0", lambda v: _log_softmax(_float(v), d), (x,))
+    return call("LogSoftmaxBackward0", _log_softmax_values, (x, d))
+
+
+@replayable
+def _softmax_values(v, dim):
+    return _softmax(_float(v), dim)
+
+
+@replayable
+def _log_softmax_values(v, dim):
+    return _log_softmax(_float(v), dim)
 
 
 # --- complex numbers -----------------------------------------------------------------------------

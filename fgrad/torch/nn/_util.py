@@ -18,7 +18,7 @@ from ...core.errors import (
     FgradValueError,
 )
 from ...core.trace import Tracer, aval_of
-from .._tensor._boundary import call
+from .._tensor._boundary import call, replayable
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import _EMPTY, Tensor, wrap
 
@@ -162,6 +162,7 @@ def torch_op(name: str, consts: tuple = ()):
                         bound.arguments[c] = val(bound.arguments[c])
                 args, kwargs = bound.args, bound.kwargs
             return call(name, fn, args, kwargs)
+        replayable(fn)  # (free of side effects, as create_graph already requires)
         return torch_fn
     return deco
 

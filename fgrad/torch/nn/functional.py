@@ -19,7 +19,7 @@ from ...extend import lax as xlax
 from ...extend import nn as nnops
 from ...extend.nn import nll as _nll
 from ...extend.lax import reshape, transpose
-from .._tensor._boundary import call
+from .._tensor._boundary import call, replayable
 from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class
 from ._util import (
     arr,
@@ -143,6 +143,7 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     return torch_call("SoftmaxBackward0", _softmax, (input, dim, dtype))
 
 
+@replayable
 def _softmax(input, dim, dtype):
     input = _as_float("softmax", input, dtype)
     return nnops.softmax(input, _softmax_dim("softmax", len(_shape(input)), dim))
@@ -173,6 +174,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     return nnops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
+@replayable
 def _cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing):
     return nnops.cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing)
 
@@ -187,9 +189,19 @@ def _nll_op(logp, target, weight, ignore_index, reduction, name):
     and the class weights are constants of the op, as in PyTorch's graph)."""
     t, w = _val(target), _val(weight)
     if name == "nll_loss":
-        return call("NllLossBackward0", lambda lp: nnops.nll_loss(lp, t, w, ignore_index, reduction), (logp,))
+        return call("NllLossBackward0", _nll_values, (logp, t, w, ignore_index, reduction))
     # cross_entropy's log_softmax is already the input: the rest of it (its messages too)
-    return call("NllLossBackward0", lambda lp: _nll(lp, t, w, ignore_index, reduction, 0.0, name), (logp,))
+    return call("NllLossBackward0", _nll_of_log_softmax, (logp, t, w, ignore_index, reduction, name))
+
+
+@replayable
+def _nll_values(lp, target, weight, ignore_index, reduction):
+    return nnops.nll_loss(lp, target, weight, ignore_index, reduction)
+
+
+@replayable
+def _nll_of_log_softmax(lp, target, weight, ignore_index, reduction, name):
+    return _nll(lp, target, weight, ignore_index, reduction, 0.0, name)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -220,6 +232,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
                                                                                             reduction)})
 
 
+@replayable
 def _mse(input, target, reduction):
     return reduce_loss("mse_loss", fnp.square(fnp.subtract(input, target)), reduction)
 
