@@ -21,7 +21,9 @@ from contextlib import contextmanager
 from typing import Callable
 
 from ..core.errors import FgradRuntimeError, FgradValueError
+from ..core.trace import Tracer
 from ._tensor import stack as _stack
+from ._tensor.tensor import Tensor, _make
 from .nn.layers import _BatchNorm
 from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.compile's engine)
     compile_function,
@@ -37,7 +39,8 @@ from ._tensor._func import (  # noqa: F401  (torch.func's transforms, and torch.
 )
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp",
-           "hessian", "jacrev", "jacfwd", "vmap", "linearize", "functionalize", "replace_all_batch_norm_modules_"]
+           "hessian", "jacrev", "jacfwd", "vmap", "linearize", "functionalize", "replace_all_batch_norm_modules_",
+           "rearrange", "debug_unwrap"]
 
 
 def _lookup(module, name):
@@ -222,3 +225,134 @@ def replace_all_batch_norm_modules_(root):
             module.num_batches_tracked = None
             module.track_running_stats = False
     return root
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """The value under a transform's wrapping of `tensor`, for inspection while debugging
+    (PyTorch's debug_unwrap): inside vmap the whole batch (the batch dimension where vmap keeps
+    it), inside grad/jvp/vjp the primal; `tensor` itself outside any transform.
+
+    Args:
+        tensor: a Tensor (anything else is returned as it is).
+        recurse: unwrap every transform (True) or the innermost one only.
+
+    Returns:
+        A Tensor without the transform's tracking; computing with it inside the transformed
+        function breaks the transform's results.
+    """
+    if not isinstance(tensor, Tensor) or not isinstance(tensor._value, Tracer):
+        return tensor
+    v = tensor._value
+    while isinstance(v, Tracer):
+        inner = getattr(v, "val", None)  # vmap's tracer: the batched value
+        if inner is None:
+            inner = getattr(v, "primal", None)  # forward and reverse mode's tracers
+        if inner is None:  # a staged (jit) value has no concrete one under it
+            break
+        v = inner
+        if not recurse:
+            break
+    return _make(v)
+
+
+def rearrange(tensor, pattern: str, **axes_lengths: int):
+    """einops-style rearrangement (PyTorch's torch.func.rearrange): `pattern` "left -> right"
+    names the axes, groups them with parentheses (a group on the left is split, one on the
+    right is merged), `...` stands for the remaining axes and `1` or `()` for a unit axis;
+    `axes_lengths` gives the sizes a split cannot infer.
+
+    Args:
+        tensor: a Tensor, or a list/tuple of Tensors (stacked along a new first axis).
+        pattern: e.g. "b (h w) c -> b h w c".
+        **axes_lengths: sizes of named axes, e.g. h=2.
+
+    Returns:
+        A Tensor: a reshape, permute and reshape of the input.
+
+    Raises:
+        ValueError: for a malformed pattern, axes on one side only, or a rank mismatch.
+        RuntimeError: when sizes cannot be inferred or do not divide.
+    """
+    if isinstance(tensor, (list, tuple)):
+        tensor = _stack(list(tensor))
+    if pattern.count("->") != 1:
+        raise FgradValueError(f"rearrange: the pattern needs one '->' between its two sides: {pattern!r}")
+    left, right = (_einops_side(part, pattern) for part in pattern.split("->"))
+    names_l = {n for g in left for n in g if n not in ("...", "1")}
+    names_r = {n for g in right for n in g if n not in ("...", "1")}
+    if names_l != names_r:
+        raise FgradValueError(f"Identifiers only on one side of rearrange expression (should be on both): "
+                              f"{(names_l ^ names_r)}")
+    shape = tuple(tensor.shape)
+    ellipsis = [i for i, g in enumerate(left) if g == ["..."]]
+    if any("..." in g and g != ["..."] for g in left + right) or len(ellipsis) > 1:
+        raise FgradValueError(f"rearrange: '...' must stand alone, at most once per side: {pattern!r}")
+    if ellipsis:
+        n_rest = len(shape) - (len(left) - 1)
+        if n_rest < 0:
+            raise FgradValueError(f"Number of dimensions in pattern ({len(left) - 1} and '...') exceeds the number "
+                                  f"of dimensions in the tensor ({len(shape)})")
+        k = ellipsis[0]
+        rest = [f"...{i}" for i in range(n_rest)]
+        left = left[:k] + [[r] for r in rest] + left[k + 1:]
+        right = [g2 for g in right for g2 in ([[r] for r in rest] if g == ["..."] else [g])]
+    elif len(left) != len(shape):
+        raise FgradValueError(f"Number of dimensions in pattern ({len(left)}) must be equal to the number of "
+                              f"dimensions in the tensor ({len(shape)})")
+    sizes = dict(axes_lengths)
+    elementary = []
+    for group, dim in zip(left, shape):
+        names = [n for n in group if n != "1"]
+        unknown = [n for n in names if n not in sizes]
+        known = 1
+        for n in names:
+            if n in sizes:
+                known *= sizes[n]
+        if len(unknown) > 1:
+            raise FgradRuntimeError(f"cannot infer the sizes of two dimensions at once {unknown[0]} and {unknown[1]}: "
+                                    f"give one of them as a keyword argument, e.g. {unknown[0]}=...")
+        if unknown:
+            if known == 0 or dim % known:
+                raise FgradRuntimeError(f"inferred dimension does not evenly fit into larger dimension: {dim} vs "
+                                        f"{tuple(sizes[n] for n in names if n in sizes) + ('?',)}")
+            sizes[unknown[0]] = dim // known
+        elif known != dim:
+            raise FgradRuntimeError(f"rearrange: the axes {group} have sizes multiplying to {known}, but the "
+                                    f"tensor's dimension is {dim}")
+        elementary.extend(names)
+    out = tensor.reshape(tuple(sizes[n] for n in elementary)) if elementary else tensor.reshape(())
+    order = [n for g in right for n in g if n != "1"]
+    out = out.permute(tuple(elementary.index(n) for n in order)) if order else out
+    final = []
+    for g in right:
+        size = 1
+        for n in g:
+            if n != "1":
+                size *= sizes[n]
+        final.append(size)
+    return out.reshape(tuple(final))
+
+
+def _einops_side(side: str, pattern: str) -> list:
+    """One side of an einops pattern as groups of axis names ("1" a unit axis, "..." the rest)."""
+    groups, current = [], None
+    for tok in side.replace("(", " ( ").replace(")", " ) ").split():
+        if tok == "(":
+            if current is not None:
+                raise FgradValueError(f"rearrange: nested parentheses in {pattern!r}")
+            current = []
+        elif tok == ")":
+            if current is None:
+                raise FgradValueError(f"rearrange: unbalanced ')' in {pattern!r}")
+            groups.append(current or ["1"])
+            current = None
+        elif tok == "..." or tok == "1" or tok.isidentifier():
+            if current is not None:
+                current.append(tok)
+            else:
+                groups.append([tok])
+        else:
+            raise FgradValueError(f"rearrange: {tok!r} in {pattern!r} is not an axis name, '...', '1' or a group")
+    if current is not None:
+        raise FgradValueError(f"rearrange: unbalanced '(' in {pattern!r}")
+    return groups

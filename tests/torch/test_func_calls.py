@@ -94,3 +94,46 @@ def test_replace_all_batch_norm_modules_():
         res[L] = [(bn.running_mean, bn.running_var, bn.num_batches_tracked, bn.track_running_stats)
                   for bn in (m[1], m[2][0])] + [sorted(dict(m.named_buffers()))]
     assert res[ftorch] == res[torch] == [(None, None, None, False)] * 2 + [[]]
+
+
+X48 = np.arange(48.0).reshape(2, 6, 4)
+
+
+@pytest.mark.parametrize("pattern, lengths", [
+    ("b (h w) c -> b h w c", {"h": 2}), ("b ... -> ... b", {}), ("b s c -> b s 1 c", {}), ("b s c -> (b s c)", {}),
+    ("b s c -> c (s b)", {}), ("b (h w) c -> (b w) h c", {"w": 3}), ("... c -> c ...", {}), ("b s c -> b s c ()", {}),
+])
+def test_rearrange_matches_torch(pattern, lengths):
+    ours = ftorch.func.rearrange(ftorch.tensor(X48), pattern, **lengths).numpy()
+    np.testing.assert_array_equal(ours, torch.func.rearrange(torch.tensor(X48), pattern, **lengths).numpy())
+    stacked = [L.func.rearrange([L.tensor(X48), L.tensor(X48 + 1)], "n b s c -> b (n s) c").numpy()
+               for L in (torch, ftorch)]
+    np.testing.assert_array_equal(*stacked)
+
+
+@pytest.mark.parametrize("pattern, lengths", [("b (h w) c -> b h w c", {}), ("b s c -> b s", {}),
+                                              ("b s -> b s", {}), ("b (h w) c -> b h w c", {"h": 5})])
+def test_rearrange_errors_match_torch(pattern, lengths):
+    msgs = []
+    for L in (torch, ftorch):
+        with pytest.raises(Exception) as info:
+            L.func.rearrange(L.tensor(X48), pattern, **lengths)
+        msgs.append(str(info.value).splitlines()[0])
+    # (torch names the unknown axes d1, d2; fgrad names them and says how to give one)
+    assert msgs[1].startswith(msgs[0].split(" d1 ")[0])
+
+
+def test_debug_unwrap_inside_transforms():
+    shapes = {}
+    for L in (torch, ftorch):
+        seen = []
+
+        def f(v):
+            seen.append((tuple(L.func.debug_unwrap(v).shape), tuple(L.func.debug_unwrap(v, recurse=False).shape)))
+            return v.sum()
+        L.func.vmap(f)(L.ones(5, 3))
+        L.func.vmap(L.func.grad(f))(L.ones(5, 3))
+        plain = L.ones(2)
+        assert L.func.debug_unwrap(plain) is plain
+        shapes[L] = seen
+    assert shapes[ftorch] == shapes[torch] == [((5, 3), (5, 3)), ((5, 3), (3,))]
