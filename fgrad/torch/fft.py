@@ -121,7 +121,8 @@ def _out(result: Tensor, out) -> Tensor:
     return out
 
 
-def _run(name: str, grad_fn: str, fn, x: Tensor, out) -> Tensor:
+def _run(grad_fn: str, fn, x: Tensor, out) -> Tensor:
+    """The torch op computing fn on x's value (its node named grad_fn), written into `out` if given."""
     return _out(call(grad_fn, fn, (x,)), out)
 
 
@@ -136,7 +137,7 @@ def _c2c(name: str, x: Tensor, s, dim, norm, inverse: bool, out, one: bool) -> T
     grad_fn = "FftC2CBackward0"
     if one and real:  # PyTorch runs a real 1-D signal through its r2c transform (and a conj for ifft)
         grad_fn = "ConjBackward0" if inverse else "FftR2CBackward0"
-    return _run(name, grad_fn, lambda v: f(_as_float(v), lengths, dims, norm), x, out)
+    return _run(grad_fn, lambda v: f(_as_float(v), lengths, dims, norm), x, out)
 
 
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None) -> Tensor:
@@ -242,7 +243,7 @@ def _r2c(name: str, f, x: Tensor, s, dim, norm, out, one: bool, grad_fn: str = "
     x = _input(name, x)
     _real_only(name, x)
     dims, lengths = _one(name, x, s, dim) if one else _dims_lengths(name, x, s, dim)
-    return _run(name, grad_fn, lambda v: f(_as_float(v), lengths, dims, norm), x, out)
+    return _run(grad_fn, lambda v: f(_as_float(v), lengths, dims, norm), x, out)
 
 
 def _c2r(name: str, f, x: Tensor, s, dim, norm, out, one: bool) -> Tensor:
@@ -254,7 +255,7 @@ def _c2r(name: str, f, x: Tensor, s, dim, norm, out, one: bool) -> Tensor:
         if 2 * (m - 1) < 1:
             raise FgradRuntimeError(f"fft_{name}: Invalid number of data points ({2 * (m - 1)}) specified "
                                     f"(the input has {m} entries along dim {dims[-1]}; pass n/s)")
-    return _run(name, "FftC2RBackward0", lambda v: f(_as_float(v), lengths, dims, norm), x, out)
+    return _run("FftC2RBackward0", lambda v: f(_as_float(v), lengths, dims, norm), x, out)
 
 
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None) -> Tensor:

@@ -186,7 +186,8 @@ _POLYNOMIALS = {"chebyshev_polynomial_t": (fss.eval_chebyt, False), "chebyshev_p
                 "shifted_chebyshev_polynomial_t": (fss.eval_chebyt, True),
                 "shifted_chebyshev_polynomial_u": (fss.eval_chebyu, True),
                 "shifted_chebyshev_polynomial_v": (_cheb_v, True), "shifted_chebyshev_polynomial_w": (_cheb_w, True),
-                "hermite_polynomial_h": (fss.eval_hermite, False), "hermite_polynomial_he": (fss.eval_hermitenorm, False),
+                "hermite_polynomial_h": (fss.eval_hermite, False),
+                "hermite_polynomial_he": (fss.eval_hermitenorm, False),
                 "laguerre_polynomial_l": (fss.eval_laguerre, False),
                 "legendre_polynomial_p": (fss.eval_legendre, False)}
 globals().update({name: _degree_poly(name, f, sh) for name, (f, sh) in _POLYNOMIALS.items()})
