@@ -5,7 +5,7 @@ fgrad.random (JAX's streams), so an initializer gives jax's values for the same 
 the same key): zeros, ones, constant, uniform and the uniform variance-scaling initializers
 (glorot/lecun/he_uniform) are bit for bit; the normal and truncated-normal ones and
 orthogonal/delta_orthogonal agree to a few ulps of the largest entry (the erf_inv of
-fgrad.random's normal sampler, and LAPACK's QR against XLA's; tests/test_nn_jax.py bounds it). Complex dtypes are
+fgrad.random's normal sampler, and LAPACK's QR against XLA's; tests/nn/test_nn_jax.py bounds it). Complex dtypes are
 accepted where JAX accepts them (variance_scaling's uniform disk and truncated modulus), drawn
 from the real samplers exactly as JAX does.
 """

@@ -4,7 +4,7 @@ with NumPy's signatures and result types (EighResult, SVDResult, QRResult, EigRe
 Derivatives (fgrad.ops.decompositions): where eigenvalues (singular values) repeat, the
 derivative of the vectors is undefined and comes out inf/NaN; functions of the values alone
 stay finite there. eig and eigvals are always complex (as in JAX). All of them take complex
-matrices (eigh and eigvalsh: Hermitian ones), with JAX's derivatives (tests/test_complex_linalg.py).
+matrices (eigh and eigvalsh: Hermitian ones), with JAX's derivatives (tests/numpy/test_linalg_complex.py).
 """
 from __future__ import annotations
 

@@ -218,7 +218,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     complex matrix). Orders through abs (1, inf, odd p) take abs's derivatives at an entry that
     is exactly 0: first derivative 0; second derivative 0, as JAX's for real entries (for a
     complex entry JAX's abs rule gives the identity on its (re, im) block, an artifact: |z| has
-    no second derivative at 0; tests/test_complex_linalg.py pins both)."""
+    no second derivative at 0; tests/numpy/test_linalg_complex.py pins both)."""
     x = _float(x, "norm")
     shape = aval_of(x).shape
     nd = len(shape)

@@ -10,7 +10,7 @@ Bit equality with jax.random: keys, split, fold_in, bits, randint, uniform, bern
 permutation, shuffle and choice (uniform) are bit-identical. Samplers that apply transcendental
 functions (erf_inv, log, log1p, tan, pow, sqrt of products, ...) agree to a few ulps: XLA's CPU
 approximations and NumPy/SciPy's differ in the last bits (the measured bound is in
-tests/test_random.py); discrete results computed from them (categorical, poisson) agree except
+tests/random/test_samplers.py); discrete results computed from them (categorical, poisson) agree except
 where a value lands within those ulps of a decision boundary.
 """
 from ._continuous import (cauchy, double_sided_maxwell, exponential, gumbel, laplace, logistic,  # noqa: F401

@@ -6,7 +6,7 @@ double_sided_maxwell, multivariate_normal, orthogonal.
 Bit equality: uniform's values are exact (bits to mantissa, then one multiply-add). The
 others apply transcendental functions (log, log1p, erf_inv, tan, sqrt of products, ...),
 which XLA evaluates with its own approximations on CPU and fgrad with NumPy/SciPy: they agree
-to a few ulps (tests/test_random.py states the measured tolerance), not always bit for bit.
+to a few ulps (tests/random/test_samplers.py states the measured tolerance), not always bit for bit.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Cases for the control-flow primitives (cond, scan, while) of fgrad.lax, each against the
-Python loop or `if` it replaces (format: see tests/test_primitives.py). tests/test_control_flow.py
+Python loop or `if` it replaces (format: see tests/ops/test_primitives.py). tests/lax/test_control_flow.py
 tests them under every transform and their compositions."""
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Cases for counting, searching, cumulative products, differences, order statistics and
-pair products (format: see tests/test_primitives.py)."""
+pair products (format: see tests/ops/test_primitives.py)."""
 import numpy as np
 
 import fgrad.numpy as fnp

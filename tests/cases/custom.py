@@ -1,5 +1,5 @@
 """Cases for the primitives that carry user rules: custom_vjp, custom_jvp, checkpoint
-(format: see tests/test_primitives.py)."""
+(format: see tests/ops/test_primitives.py)."""
 from functools import partial
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Registry cases (format: tests/test_primitives.py) for the decompositions and the other
+"""Registry cases (format: tests/ops/test_primitives.py) for the decompositions and the other
 matrix functions of fgrad.numpy.linalg added with them: eigh, eigvalsh, svd, svdvals, qr,
 eig, eigvals, pinv, lstsq, matrix_power, matrix_rank, cond, multi_dot, the spectral norms
 and NumPy 2's array-API functions.
@@ -6,7 +6,7 @@ and NumPy 2's array-API functions.
 Eigen- and singular vectors are unique up to sign, so the cases differentiate functions that
 do not depend on the sign (squares of entries, reconstructions, projectors, v diag(f(w)) v^T);
 the complement columns of full_matrices/'complete' enter through their projector only.
-The inputs have well separated eigenvalues / singular values: tests/test_decompositions.py
+The inputs have well separated eigenvalues / singular values: tests/numpy/test_decompositions.py
 covers the degenerate ones."""
 import numpy as np
 

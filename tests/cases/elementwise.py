@@ -1,4 +1,4 @@
-"""Cases for elementwise functions (format: see tests/test_primitives.py)."""
+"""Cases for elementwise functions (format: see tests/ops/test_primitives.py)."""
 import numpy as np
 import scipy.special
 

@@ -1,10 +1,10 @@
-"""Registry cases (format: tests/test_primitives.py) for fgrad.numpy.fft and the complex parts
+"""Registry cases (format: tests/ops/test_primitives.py) for fgrad.numpy.fft and the complex parts
 (real, imag, conj).
 
 The transforms produce complex values, and fgrad's transforms do not yet differentiate
 through complex values (DifferentiationError), so these cases check values, dtypes, jit,
 abstract_eval and vmap ("grad": False); the derivative rules of the fft, rfft, irfft, real,
-imag, conj and complex primitives are checked on their own in tests/test_fft.py. fftshift
+imag, conj and complex primitives are checked on their own in tests/ops/test_fft.py. fftshift
 and ifftshift of real arrays are differentiated here."""
 import numpy as np
 

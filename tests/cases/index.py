@@ -1,5 +1,5 @@
 """Cases for indexing, diagonals, triangles and array creation (format: see
-tests/test_primitives.py)."""
+tests/ops/test_primitives.py)."""
 import numpy as np
 
 import fgrad.numpy as fnp

@@ -1,4 +1,4 @@
-"""Registry cases (format: tests/test_primitives.py) for the products of fgrad.numpy,
+"""Registry cases (format: tests/ops/test_primitives.py) for the products of fgrad.numpy,
 fgrad.numpy.linalg, fgrad.scipy.special and the primitives of fgrad.ops.linalg."""
 import numpy as np
 import scipy.special as ss

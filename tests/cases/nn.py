@@ -1,5 +1,5 @@
 """Cases for the neural-network primitives of fgrad.ops.nn and fgrad.torch.nn.functional
-(format: see tests/test_primitives.py). NumPy references are written out directly."""
+(format: see tests/ops/test_primitives.py). NumPy references are written out directly."""
 import numpy as np
 
 import fgrad.torch.nn.functional as F

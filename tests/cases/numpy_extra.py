@@ -1,7 +1,7 @@
 """Cases for fgrad.numpy's NaN-ignoring reductions, the floating-point helpers (sinc, ldexp,
 frexp, copysign, ...), discrete calculus (gradient, trapezoid) and the manipulation functions,
-and for the primitives of fgrad.ops.float_parts (format: see tests/test_primitives.py).
-Values away from ties and from the points where a piece switches (tests/test_numpy_extra.py
+and for the primitives of fgrad.ops.float_parts (format: see tests/ops/test_primitives.py).
+Values away from ties and from the points where a piece switches (tests/numpy/test_nanreductions_calculus.py
 checks those)."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Cases for reductions and scans (format: see tests/test_primitives.py)."""
+"""Cases for reductions and scans (format: see tests/ops/test_primitives.py)."""
 import numpy as np
 
 import fgrad.numpy as fnp

@@ -1,5 +1,5 @@
 """Cases for the recurrence primitives rnn_scan and rnn_scan_bwd of fgrad.torch.nn._rnn_ops (format:
-see tests/test_primitives.py). The NumPy reference writes PyTorch's cell equations out step by
+see tests/ops/test_primitives.py). The NumPy reference writes PyTorch's cell equations out step by
 step and lays the output out as the primitive does: per step and row the state (h, and c for
 LSTM) then the gate activations (LSTM i, f, g, o; GRU r, z, n and W_hn h + b_hn); rows past
 their length carry their state and have zero activations."""

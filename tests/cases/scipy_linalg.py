@@ -1,4 +1,4 @@
-"""Registry cases (format: tests/test_primitives.py) for fgrad.scipy.linalg and
+"""Registry cases (format: tests/ops/test_primitives.py) for fgrad.scipy.linalg and
 fgrad.scipy.signal, against SciPy."""
 import numpy as np
 import scipy.linalg as sl
@@ -84,7 +84,7 @@ CASES = [
 # LU on well-conditioned matrices with well-separated pivots (no ties in the pivot choice, so
 # the finite differences never switch permutation). Schur and Hessenberg have values only (no
 # derivative, as in JAX). These primitives factorize on the host with SciPy and refuse CuPy
-# arrays by design (see "gpu" in tests/test_primitives.py).
+# arrays by design (see "gpu" in tests/ops/test_primitives.py).
 HOST_ONLY = {"gpu": False}
 
 

@@ -1,4 +1,4 @@
-"""Cases for the sparse COO matrix product (format: see tests/test_primitives.py)."""
+"""Cases for the sparse COO matrix product (format: see tests/ops/test_primitives.py)."""
 import numpy as np
 
 from fgrad.ops.sparse import coo_matmul

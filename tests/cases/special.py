@@ -1,10 +1,10 @@
-"""Registry cases (format: tests/test_primitives.py) for fgrad.scipy.special's gamma, error-
+"""Registry cases (format: tests/ops/test_primitives.py) for fgrad.scipy.special's gamma, error-
 function, Bessel and x-log-y families and the primitives of fgrad/ops/special_*.py, against
 scipy.special. Arguments that have no derivative (betainc's a and b, Bessel orders, the df of
 stdtr) are constants of the case's function, or integer inputs, so check_grads differentiates
 only the rest; "[all_args]" cases map every argument (values, vmap, jit) without derivatives.
 The hard points (poles, the ends of the domains, large arguments) are in
-tests/test_scipy_special.py."""
+tests/scipy/test_special.py."""
 import numpy as np
 import scipy.special as ss
 

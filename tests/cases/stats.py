@@ -1,6 +1,6 @@
-"""Registry cases (format: tests/test_primitives.py) for fgrad.scipy.stats against
+"""Registry cases (format: tests/ops/test_primitives.py) for fgrad.scipy.stats against
 scipy.stats, in float64 (SciPy computes in float64 whatever the input dtype; fgrad keeps the
-input's, which tests/test_scipy_stats.py checks). Shape parameters without a derivative in a
+input's, which tests/scipy/stats/test_edges.py checks). Shape parameters without a derivative in a
 CDF (gamma's a, beta's a and b, t's df) are constants of the case's function."""
 import numpy as np
 import scipy.stats as st

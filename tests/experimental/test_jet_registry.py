@@ -22,8 +22,8 @@ import fgrad.numpy as fnp
 from fgrad.core.errors import DifferentiationError
 from fgrad.core.primitive import ALL_PRIMITIVES
 from fgrad.experimental.jet import jet, jet_rules
-from tests.test_primitives import CASES, _eqns, _is_float, _random_like
-from tests.test_primitives import _coverage as _suite_coverage
+from tests.ops.test_primitives import CASES, _eqns, _is_float, _random_like
+from tests.ops.test_primitives import _coverage as _suite_coverage
 
 
 def _views(case, args):
@@ -108,7 +108,7 @@ def _taylor_by_nested_jvp(f, primals, series, order):
 # jvp refuses these (no derivative defined), and jet must refuse them the same way
 _NO_DERIVATIVE = {"schur", "hessenberg", "riemann_zeta"}
 # a custom_vjp function refuses forward mode, so nested jvp gives no reference; jet runs its
-# body, checked against JAX in tests/test_jet.py::test_custom_vjp_function_goes_through_its_own_body
+# body, checked against JAX in tests/experimental/test_jet.py::test_custom_vjp_function_goes_through_its_own_body
 _NO_FORWARD_REFERENCE = {"custom_vjp_call"}
 # The series of a primitive without a direct rule comes from its jvp rule at one order lower,
 # recursively (fgrad.experimental.jet), and nested jvp's reference costs about 2^K the
@@ -116,7 +116,7 @@ _NO_FORWARD_REFERENCE = {"custom_vjp_call"}
 # of the reference, and of a derived series, nests the body once more) and the
 # factorizations whose rules bind several derived primitives, one order-8 check takes
 # minutes, so these run to the order given. (scan's and while's own jet rules run the body's
-# jet in the loop: tests/test_jet.py checks them at order 8 against the unrolled loop.)
+# jet in the loop: tests/experimental/test_jet.py checks them at order 8 against the unrolled loop.)
 _ORDER_8_CAP = {"scan": 6, "while": 6, "deferred": 4, "expm": 6, "lu_packed": 6, "qr": 6,
                 "triangular_solve": 6, "cholesky": 6, "rnn_scan_bwd": 6, "rnn_scan": 6}
 _DIFFERENTIABLE = sorted(p.name for p in ALL_PRIMITIVES if not p.nondiff)
@@ -127,7 +127,7 @@ def check_primitive(name: str, order: int) -> None:
     """jet's terms 1..order on the smallest case binding `name` equal nested jvp's."""
     if name not in _coverage():
         if name not in _suite_coverage():
-            # a primitive with no case at all: tests/test_primitives.py's
+            # a primitive with no case at all: tests/ops/test_primitives.py's
             # test_primitive_is_exercised fails for it, and this check runs once it has one
             pytest.skip(f"no case in tests/cases/*.py exercises '{name}' (test_primitives reports it)")
         pytest.fail(f"no case in tests/cases/*.py binds the primitive '{name}' in a function jet can "

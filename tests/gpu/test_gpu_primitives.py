@@ -1,5 +1,5 @@
 """The primitive registry on the GPU: every case of tests/cases/*.py (collected by
-tests/test_primitives.py, reused here) run with its arrays on the GPU.
+tests/ops/test_primitives.py, reused here) run with its arrays on the GPU.
 
 For each case: (1) the forward value on the GPU equals fgrad's on the CPU (float64, and
 float32 where the case asks for it) and stays on the GPU; (2) jvp and vjp on the GPU equal
@@ -20,7 +20,7 @@ cp = require_gpu()
 
 import fgrad  # noqa: E402
 from fgrad.test_util import check_grads  # noqa: E402
-from tests import test_primitives as registry  # noqa: E402
+from tests.ops import test_primitives as registry  # noqa: E402
 
 # GPU and CPU differ in summation order and in their libm / cuSOLVER / cuFFT: the tolerance
 # separates those roundings from wrong results.

@@ -1,5 +1,5 @@
 """The transforms on GPU arrays: jit and vmap of every registry case (tests/cases/*.py, as
-tests/test_primitives.py collects them) against the same transform on the CPU, and grad,
+tests/ops/test_primitives.py collects them) against the same transform on the CPU, and grad,
 jvp, vjp, jacfwd, jacrev, hessian, custom rules, checkpointing and control flow with their
 results checked to stay on the GPU."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ cp = require_gpu()
 
 import fgrad  # noqa: E402
 import fgrad.numpy as fnp  # noqa: E402
-from tests import test_primitives as registry  # noqa: E402
+from tests.ops import test_primitives as registry  # noqa: E402
 
 RTOL = 1e-7
 
@@ -31,7 +31,7 @@ def test_jit_matches_cpu(case):
 @pytest.mark.parametrize("case", case_params(registry.JIT_CASES, "vmap"))
 def test_vmap_matches_cpu(case):
     """vmap over a batch of two examples (float inputs mapped, integer inputs shared), as
-    tests/test_primitives.py's test_vmap_matches_loop builds it."""
+    tests/ops/test_primitives.py's test_vmap_matches_loop builds it."""
     examples = [case.make_args(seed=s) for s in (3, 4)]
     in_axes = tuple(0 if registry._is_float(a) else None for a in examples[0])
     if all(ax is None for ax in in_axes):

@@ -44,7 +44,7 @@ def test_program_matches_jax(dtype, data):
         with pytest.raises(ValueError):
             run(program, jnp, THEIRS, jnp.asarray(x), jnp.asarray(y))
         return
-    assume(not [k for k in kinks if not k.startswith("torch:")])  # SPEC 3b: at kinks fgrad follows its own table (tests/test_numerics.py)
+    assume(not [k for k in kinks if not k.startswith("torch:")])  # SPEC 3b: at kinks fgrad follows its own table (tests/api/test_numerics.py)
     with onp.errstate(all="ignore"):
         theirs = run(program, jnp, THEIRS, jnp.asarray(x), jnp.asarray(y))
     assert onp.asarray(ours).dtype == onp.asarray(theirs).dtype

@@ -7,7 +7,7 @@ code. Numba's own `math.exp` etc. call the C library one element at a time (tanh
 Kernels import them from one generated module (kernels.py, made from `numba_source`,
 compiled once and cached by Numba, force-inlined into each kernel), with `_f2i`/`_i2f`
 (a float64's bits as an int64 and back) defined as Numba intrinsics; here they are plain
-Python, so the functions also run, slowly, outside Numba (tests/test_compile_lowerings.py
+Python, so the functions also run, slowly, outside Numba (tests/interpreters/compile/test_lowerings.py
 checks both against NumPy and a long-double reference). A float32 argument is widened and
 the float64 result rounded by the caller (so float32 results are the correctly rounded ones
 but for double rounding).
