@@ -28,6 +28,7 @@ from ._tensor import creation as C
 from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
+from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import runtime as _runtime
 
@@ -230,6 +231,60 @@ def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool =
     _input("embedding", weight, "weight")
     return F.embedding(indices, weight, None if padding_idx is None or padding_idx < 0 else padding_idx,
                        scale_grad_by_freq=scale_grad_by_freq)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False, padding_idx=None):
+    """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices), the output that of
+    nn.functional.embedding_bag (mode 0 sum, 1 mean, 2 max) and the bookkeeping PyTorch's CPU
+    kernel returns beside it: each index's bag; each bag's size (zeros in sum mode); and in max
+    mode, per bag and feature, the row that gave the maximum (mean mode repeats bag_size, sum
+    mode gives zeros).
+
+    Args:
+        weight: (num_embeddings, dim).
+        indices: a 1-D integer Tensor.
+        offsets: a 1-D integer Tensor, where each bag starts in indices.
+        scale_grad_by_freq: scale gradients by the inverse frequency of the indices.
+        mode: 0 sum, 1 mean, 2 max.
+        sparse: accepted (the gradient is dense).
+        per_sample_weights: a Tensor of indices' shape (sum mode), or None.
+        include_last_offset: offsets has one more entry, the end of the last bag.
+        padding_idx: a row left out of every bag, or None.
+
+    Returns:
+        A tuple of four Tensors.
+    """
+    w = _input("embedding_bag", weight, "weight")
+    if mode not in (0, 1, 2):
+        raise FgradRuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    if indices.dim() != 1 or offsets.dim() != 1:
+        raise FgradRuntimeError(f"embedding_bag: expected 1-D indices and offsets, got {indices.dim()}-D and "
+                                f"{offsets.dim()}-D")
+    pad = None if padding_idx is None or padding_idx < 0 else padding_idx
+    out = F.embedding_bag(indices, w, offsets, None, 2.0, scale_grad_by_freq, ("sum", "mean", "max")[mode], sparse,
+                          per_sample_weights, include_last_offset, pad)
+    idx = np.asarray(indices.detach().numpy()).astype(np.int64)
+    offs = np.asarray(offsets.detach().numpy()).astype(np.int64)
+    starts = offs[:-1] if include_last_offset else offs
+    bags = len(starts)
+    where = np.clip(np.searchsorted(starts, np.arange(len(idx)), side="right") - 1, 0, max(bags - 1, 0))
+    keep = np.ones(len(idx), bool) if pad is None else idx != pad
+    sizes = np.bincount(where[keep], minlength=bags).astype(np.int64)[:bags] if bags else np.zeros(0, np.int64)
+    dim = w._value.shape[1]
+    if mode == 0:
+        bag_size, max_idx = np.zeros(bags, np.int64), np.zeros(bags, np.int64)
+    elif mode == 1:
+        bag_size, max_idx = sizes, sizes.copy()
+    else:
+        bag_size = sizes
+        wv = np.asarray(w.detach().numpy())
+        max_idx = np.zeros((bags, dim), np.int64)
+        for b in range(bags):
+            rows = idx[(where == b) & keep]
+            if len(rows):
+                max_idx[b] = rows[np.argmax(wv[rows], axis=0)]
+    return out, C.tensor(where.astype(np.int64)), C.tensor(bag_size), C.tensor(max_idx)
 
 
 def _dropout(name: str, fn, inplace: bool):
@@ -1345,4 +1400,4 @@ GradScaler = _amp.GradScaler
 has_lapack = True  # (NumPy's LAPACK: torch.linalg runs on it)
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__
-           ] + ["has_lapack", "has_spectral", "GradScaler"]
+           ] + ["has_lapack", "has_spectral", "GradScaler", "AcceleratorError", "FatalError", "OutOfMemoryError"]

@@ -3,7 +3,7 @@
 knows nothing of PyTorch)."""
 from __future__ import annotations
 
-from ..core.errors import FgradRuntimeError, FgradValueError
+from ..core.errors import FgradError, FgradRuntimeError, FgradValueError
 
 
 class CheckpointError(FgradRuntimeError):
@@ -14,3 +14,17 @@ class CheckpointError(FgradRuntimeError):
 class TraceError(FgradValueError):
     """torch.fx.proxy.TraceError: a symbolically traced program did something a symbolic
     value cannot stand for (control flow on it, iterating it); raised by fgrad.torch.fx."""
+
+
+class OutOfMemoryError(FgradRuntimeError):
+    """torch.OutOfMemoryError (also torch.cuda.OutOfMemoryError): a device could not allocate
+    memory; scripts catch it to retry with smaller batches."""
+
+
+class AcceleratorError(FgradRuntimeError):
+    """torch.AcceleratorError: an accelerator (GPU) reported a failure."""
+
+
+class FatalError(FgradError):
+    """torch.FatalError: an unrecoverable internal error (an Exception, not a RuntimeError, as
+    PyTorch's)."""

@@ -55,6 +55,15 @@ CASES = [
     Case("rms_norm", lambda T, x: T.rms_norm(x, (5,)), (X3,)),
     Case("embedding", lambda T, w: T.embedding(w, T.tensor([[1, 0], [3, 1]])), (n(4, 3),)),
     Case("embedding_padding", lambda T, w: T.embedding(w, T.tensor([1, 0, 1]), 1), (n(4, 3),)),
+    Case("embedding_bag_sum", lambda T, w: T.embedding_bag(w, T.tensor([0, 2, 1, 4, 3, 3]), T.tensor([0, 2, 2, 5])),
+         (n(5, 3),)),
+    Case("embedding_bag_mean", lambda T, w: T.embedding_bag(w, T.tensor([0, 2, 1, 4, 3, 3]), T.tensor([0, 2, 2, 5]),
+                                                            False, 1), (n(5, 3),)),
+    Case("embedding_bag_max_pad", lambda T, w: T.embedding_bag(w, T.tensor([0, 2, 1, 4, 3, 3]), T.tensor([0, 2, 2, 5]),
+                                                               False, 2, False, None, False, 1), (n(5, 3),), order=1),
+    Case("embedding_bag_last_offset", lambda T, w, p: T.embedding_bag(w, T.tensor([0, 2, 1, 4, 3, 3]),
+                                                                      T.tensor([0, 2, 2, 6]), False, 0, False, p, True),
+         (n(5, 3), n(6)), order=1),
     Case("bilinear", lambda T, a, b, w: T.bilinear(a, b, w), (n(2, 3), n(2, 4), n(5, 3, 4)), grad_fn=False),
     Case("celu", lambda T, x: T.celu(x, 0.7), (X3,)),
     Case("selu", lambda T, x: T.selu(x), (X3,)),
@@ -207,6 +216,16 @@ class _Capsule:
 
     def __dlpack_device__(self):
         return (1, 0)
+
+
+def test_error_classes_derive_as_torchs():
+    """torch.OutOfMemoryError and AcceleratorError are RuntimeErrors; FatalError is not."""
+    for name in ("OutOfMemoryError", "AcceleratorError", "FatalError"):
+        mine, theirs = getattr(ft, name), getattr(torch, name)
+        assert issubclass(mine, RuntimeError) == issubclass(theirs, RuntimeError), name
+        assert issubclass(mine, Exception)
+        with pytest.raises(mine):
+            raise mine("out of memory")
 
 
 def test_inplace_dropout_and_runtime_flags():

@@ -1643,6 +1643,155 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = Fals
     return _histogramdd_t(C.tensor(hist.astype(dt)), [C.tensor(e.astype(dt)) for e in edges])
 
 
+_PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
+
+
+def _stft_window(window, win_length: int, n_fft: int, name: str):
+    """(window values padded to n_fft, centred; whether it is real), from a Tensor or None."""
+    if win_length <= 0 or win_length > n_fft:
+        raise FgradRuntimeError(f"{name}: expected 0 < win_length <= n_fft, but got win_length={win_length}")
+    if window is not None and (window._value.ndim != 1 or window._value.shape[0] != win_length):
+        raise FgradRuntimeError(f"{name}: expected a 1D window tensor of size equal to win_length={win_length}, but "
+                                f"got window with size {list(window._value.shape)}")
+    left = (n_fft - win_length) // 2
+    return left, n_fft - win_length - left
+
+
+def stft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
+         pad_mode: str = "reflect", normalized: bool = False, onesided=None, return_complex=None):
+    """The short-time Fourier transform: the FFT of each windowed frame of n_fft samples, frames
+    hop_length apart (the signal padded by n_fft // 2 at both ends with `center`).
+
+    Args:
+        input: a 1-D (L,) or 2-D (B, L) Tensor, real or complex.
+        n_fft: the FFT size.
+        hop_length: the frame step (n_fft // 4 by default).
+        win_length: the window's size (n_fft by default), centred in the frame.
+        window: a 1-D Tensor of win_length (ones by default).
+        center: pad the signal so that frame t is centred at t * hop_length.
+        pad_mode: "reflect", "constant", "replicate" or "circular" (with center).
+        normalized: scale by n_fft ** -0.5.
+        onesided: keep the n_fft // 2 + 1 non-negative frequencies (the default for real input and window).
+        return_complex: a complex result (required for real input); False: a real one with a last dim of 2.
+
+    Returns:
+        A Tensor (B?, n_freq, n_frames) (complex), or (B?, n_freq, n_frames, 2).
+    """
+    x = _input("stft", input)
+    complex_in = x._value.dtype.kind == "c" or (window is not None and window._value.dtype.kind == "c")
+    if return_complex is None:
+        if not complex_in:
+            raise FgradRuntimeError("stft requires the return_complex parameter be given for real inputs, and will "
+                                    "further require that return_complex=True in a future PyTorch release.")
+        return_complex = True
+    if x._value.ndim not in (1, 2):
+        raise FgradRuntimeError(f"stft: expected a 1D or 2D tensor, got {x._value.ndim}D")
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    if hop <= 0:
+        raise FgradRuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    left, right = _stft_window(window, win, n_fft, "stft")
+    if pad_mode not in _PAD_MODES:
+        raise FgradRuntimeError(f"stft: pad_mode must be one of {sorted(_PAD_MODES)}, got {pad_mode!r}")
+    sided = (not complex_in) if onesided is None else bool(onesided)
+    if sided and complex_in:
+        raise FgradRuntimeError("Cannot have onesided output if window or input is complex")
+    length = x._value.shape[-1] + (2 * (n_fft // 2) if center else 0)
+    if n_fft <= 0 or n_fft > length:
+        raise FgradRuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    frames = 1 + (length - n_fft) // hop
+    idx = np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]
+    batched = x._value.ndim == 2
+    args = (x,) if window is None else (x, window)
+
+    def values(v, w=None):
+        v = v if batched else fnp.expand_dims(v, 0)
+        if dtype_of(v).kind not in "fc":
+            v = _float(v)
+        if center:
+            p = n_fft // 2
+            v = fnp.pad(v, ((0, 0), (p, p)), mode=_PAD_MODES[pad_mode])
+        w = fnp.ones((win,), dtype_of(v) if dtype_of(v).kind == "f" else np.dtype(np.float64)) if w is None else w
+        w = fnp.pad(w, ((left, right),))
+        f = fnp.multiply(fnp.take(v, idx, axis=1), w)  # (B, frames, n_fft)
+        out = fnp.fft.rfft(f, axis=-1) if sided else fnp.fft.fft(f, axis=-1)
+        if normalized:
+            out = fnp.multiply(out, np.asarray(n_fft ** -0.5, dtype_of(out).type(0).real.dtype))
+        out = fnp.swapaxes(out, -1, -2)
+        if not batched:
+            out = fnp.squeeze(out, 0)
+        if not return_complex:
+            out = fnp.stack([fnp.real(out), fnp.imag(out)], axis=-1)
+        return out
+    name = "ViewAsRealBackward0" if not return_complex else "TransposeBackward1" if batched else "SqueezeBackward4"
+    return call(name, values, args)
+
+
+def istft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
+          normalized: bool = False, onesided=None, length=None, return_complex: bool = False):
+    """The inverse of stft: each frame's inverse FFT, windowed, overlap-added and divided by the
+    overlap-added squared window (which must not vanish).
+
+    Args:
+        input: a complex Tensor (B?, n_freq, n_frames).
+        n_fft, hop_length, win_length, window, center, normalized: as given to stft.
+        onesided: input holds the n_fft // 2 + 1 non-negative frequencies (the default when
+            n_freq != n_fft).
+        length: the signal's length (cut or zero-padded to it).
+        return_complex: a complex signal (input was the stft of one).
+
+    Returns:
+        A Tensor (B?, length).
+    """
+    z = _input("istft", input)
+    if z._value.dtype.kind != "c":
+        raise FgradRuntimeError("istft requires a complex-valued input tensor")
+    if z._value.ndim not in (2, 3):
+        raise FgradRuntimeError(f"istft: expected a 2D or 3D complex tensor, got {z._value.ndim}D")
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    left, right = _stft_window(window, win, n_fft, "istft")
+    n_freq, frames = z._value.shape[-2:]
+    sided = (n_freq != n_fft) if onesided is None else bool(onesided)
+    if sided and n_freq != n_fft // 2 + 1:
+        raise FgradRuntimeError(f"istft: expected the frequency dim to have size n_fft // 2 + 1 = {n_fft // 2 + 1} "
+                                f"for a onesided input, got {n_freq}")
+    if sided and return_complex:
+        raise FgradRuntimeError("cannot have onesided output if window or input is complex")
+    total = n_fft + hop * (frames - 1)
+    wv = np.ones(win) if window is None else np.asarray(window.detach().numpy())
+    wfull = np.pad(wv, (left, right))
+    envelope = np.zeros(total, np.result_type(wfull.dtype, np.float32))
+    for k in builtins.range(frames):
+        envelope[k * hop:k * hop + n_fft] += np.abs(wfull) ** 2
+    start = n_fft // 2 if center else 0
+    end = total - (n_fft // 2 if center else 0) if length is None else min(start + int(length), total)
+    if np.abs(envelope[start:end]).min(initial=1.0) < 1e-11:
+        raise FgradRuntimeError("istft: window overlap add min below 1e-11: the window's overlap does not cover "
+                                "the signal (NOLA fails); use another window or hop_length")
+    batched = z._value.ndim == 3
+    args = (z,) if window is None else (z, window)
+
+    def values(v, w=None):
+        v = v if batched else fnp.expand_dims(v, 0)
+        f = fnp.swapaxes(v, -1, -2)  # (B, frames, n_freq)
+        f = fnp.fft.irfft(f, n=n_fft, axis=-1) if sided else fnp.fft.ifft(f, n=n_fft, axis=-1)
+        if not sided and not return_complex:
+            f = fnp.real(f)
+        if normalized:
+            f = fnp.multiply(f, n_fft ** 0.5)
+        w = np.ones(win, dtype_of(f).type(0).real.dtype) if w is None else w
+        f = fnp.multiply(f, fnp.pad(w, ((left, right),)))
+        y = builtins.sum(fnp.pad(fnp.take(f, k, axis=1), ((0, 0), (k * hop, total - k * hop - n_fft)))
+                         for k in builtins.range(frames))
+        y = fnp.true_divide(fnp.getitem(y, (slice(None), slice(start, end))), envelope[start:end].astype(
+            dtype_of(f).type(0).real.dtype))
+        if length is not None and end - start < int(length):
+            y = fnp.pad(y, ((0, 0), (0, int(length) - (end - start))))
+        return y if batched else fnp.squeeze(y, 0)
+    return call("DivBackward0", values, args)
+
+
 # --- copies of views (PyTorch's *_copy functions: a new tensor, grad_fn "<view's>_copy") -----------
 
 def _copy_op(name: str, grad_fn, fn):
