@@ -25,26 +25,11 @@ from ._tensor import _dtypes as D
 from ._tensor import creation as _creation
 from ._tensor._boundary import call
 from ._tensor._format import tensor_repr
+from ._tensor._layout import layout, sparse_coo, strided
 from ._tensor._policy import TORCH as P
 from ._tensor._ops import mul
 from ._tensor._ops_index import concrete_array
 from ._tensor.tensor import Size, Tensor, _make
-
-
-class layout:
-    """A tensor's memory layout: torch.strided (dense) or torch.sparse_coo."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self.name}"
-
-
-strided = layout("strided")
-sparse_coo = layout("sparse_coo")
 
 
 def _same(v):
@@ -419,17 +404,5 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Tensor | Spa
     vals = call("SparseSumBackward0", lambda v: _summed(dense_summed(v), inverse, count), (input._vals,))
     return SparseTensor(new_idx, vals, size, True)
 
-
-def _tensor_to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-    """A dense tensor's to_dense(): itself (cast to `dtype` when given)."""
-    return self if dtype is None else self.to(dtype)
-
-
-# dense Tensors: their layout, and the conversions
-Tensor.is_sparse = False
-Tensor.layout = strided
-Tensor.to_sparse = to_sparse
-Tensor.to_sparse_coo = to_sparse
-Tensor.to_dense = _tensor_to_dense
 
 __all__ = ["SparseTensor", "addmm", "layout", "mm", "sparse_coo", "sparse_coo_tensor", "strided", "sum"]

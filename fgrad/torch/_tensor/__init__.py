@@ -12,7 +12,7 @@ import types as _types
 from ...core.errors import FgradTypeError, FgradValueError
 from . import (  # noqa: F401
     _dtypes,
-    _methods,  # noqa: F401  (installs Tensor methods and operators)
+    tensor,  # first: building the Tensor class imports the ops (_methods.py's table)
     _ops,
     autograd,
     cuda,

@@ -1,8 +1,8 @@
 """The facade's door to fgrad's functional transforms: torch.func's transforms (grad, vjp,
 jvp, vmap, jacobians, hessian, linearize) and torch.compile's engine for functions of Tensors.
 
-fgrad's transforms compute on plain values and refuse Tensors (with the message `_refusal`
-gives, through the `__fgrad_foreign__` hook numpy._util.refuse_foreign reads). Each transform
+fgrad's transforms compute on plain values and refuse Tensors (with the message the Tensor's
+`__fgrad_foreign__` hook gives, _methods.py; numpy._util.refuse_foreign reads it). Each transform
 here unboxes the Tensors among its arguments, runs fgrad's transform on their values with the
 function seeing Tensors again (Tensors around the transform's tracers), and gives its results
 back as Tensors. fgrad.torch.func re-exports these under torch.func's names; they live in
@@ -241,30 +241,3 @@ def compile_function(fn: Callable) -> Callable:
         return _results(jitted(boxed, *vals, **kw), (True,))
     compiled.stats = jitted.stats
     return compiled
-
-
-# --- fgrad's functional entry points refuse Tensors, naming the door to use instead ----------
-
-_DOORS = {
-    "fgrad.grad": "fgrad.torch.func.grad", "fgrad.value_and_grad": "fgrad.torch.func.grad_and_value",
-    "fgrad.vjp": "fgrad.torch.func.vjp", "fgrad.jvp": "fgrad.torch.func.jvp",
-    "fgrad.vmap": "fgrad.torch.func.vmap", "fgrad.jacrev": "fgrad.torch.func.jacrev",
-    "fgrad.jacfwd": "fgrad.torch.func.jacfwd", "fgrad.hessian": "fgrad.torch.func.hessian",
-    "fgrad.jit": "fgrad.torch.compile", "fgrad.custom_vjp": "fgrad.torch.autograd.Function",
-    "fgrad.custom_jvp": "fgrad.torch.autograd.Function",
-    "fgrad.checkpoint": "fgrad.torch.utils.checkpoint.checkpoint",
-    "fgrad.stop_gradient": "Tensor.detach()",
-}
-
-
-def _refusal(entry: str) -> str:
-    """What an fgrad functional entry point says when given a Tensor (numpy._util.refuse_foreign)."""
-    door = _DOORS.get(entry)
-    if door is None and entry.startswith("fgrad.numpy."):  # the torch function of that name
-        door = f"fgrad.torch.{entry[len('fgrad.numpy.'):]} (import fgrad.torch as torch)"
-    use = f"use {door}, or pass" if door else "pass"
-    return (f"{entry} got a fgrad.torch.Tensor: {use} t.detach().numpy() (fgrad's functional "
-            "door computes on arrays; the facade's own doors unbox Tensors for it)")
-
-
-Tensor.__fgrad_foreign__ = staticmethod(_refusal)

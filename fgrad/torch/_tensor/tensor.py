@@ -653,8 +653,13 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
 
 # --- the Tensor ----------------------------------------------------------------------------------------
 
-class Tensor:
-    """A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives."""
+class TensorBase:
+    """What every Tensor is apart from its torch methods: storage, autograd state, metadata
+    and the Python protocols. The public class, `Tensor` at the end of this module, adds the
+    methods of _methods.py's table in its class body; those methods are the ops of
+    _ops*.py, which are imported while this module is still being built and so see this
+    class as `Tensor` (for isinstance only: every tensor is made by `_make`, an instance of
+    the public class or a subclass of it)."""
 
     # _view: None, or [base, base's grad_fn when this view's grad_fn was derived, the name of
     # the multi-view function that made it (unbind, split...) or None] for a Tensor whose
@@ -993,3 +998,18 @@ def wrap(value) -> Tensor:
     return _make(value)
 
 
+# --- the public class ------------------------------------------------------------------------------
+
+# The torch methods are the functions of _ops*.py, and those modules import this one: while
+# the import below builds them, `Tensor` is the base (their isinstance tests hold for every
+# tensor all the same); the statement after it binds the public class.
+Tensor = TensorBase
+from ._methods import tensor_methods  # noqa: E402  (the table; imports the ops)
+
+# One class, made once, with its methods in its own namespace (torch.fx patches operators
+# found in vars(Tensor)). `__hash__` is restated: a namespace that defines `__eq__` alone
+# would make the class unhashable.
+Tensor = type("Tensor", (TensorBase,), {
+    "__module__": __name__, "__qualname__": "Tensor", "__slots__": (), "__hash__": TensorBase.__hash__,
+    "__doc__": "A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives.",
+    **tensor_methods()})
