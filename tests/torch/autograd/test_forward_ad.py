@@ -48,8 +48,24 @@ def _dual_run(L, case, x_val, t_val):
         return primal.numpy(), tangent.numpy()
 
 
+def _torch_jvp(case):
+    """torch's (value, J @ T) of CASES[case] by reverse mode (autograd.functional.jvp: fast
+    to start, where torch's first forward-AD op imports its compiler, seconds)."""
+    value, tangent = torch.autograd.functional.jvp(lambda x: CASES[case](torch, x), torch.tensor(X),
+                                                   torch.tensor(T))
+    return value.detach().numpy(), tangent.numpy()
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_tangents_equal_torchs(case):
+    ours = _dual_run(ftorch, case, X, T)
+    for a, b in zip(ours, _torch_jvp(case)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_tangents_equal_torchs_forward_ad(case):
     ours = _dual_run(ftorch, case, X, T)
     theirs = _dual_run(torch, case, X, T)
     for a, b in zip(ours, theirs):
@@ -80,8 +96,15 @@ def _module_jvp(L, use_functional_call):
 @pytest.mark.parametrize("use_functional_call", [False, True])
 def test_module_parameters_as_dual_tensors(use_functional_call):
     ours = _module_jvp(ftorch, use_functional_call)
-    np.testing.assert_allclose(ours, _module_jvp(torch, use_functional_call), rtol=1e-12)
     np.testing.assert_allclose(ours, X @ W[::-1].T + B * 3, rtol=1e-12)
+
+
+# (torch's forward-AD runs, in the slow step: torch's first forward-AD op costs seconds)
+@pytest.mark.slow
+@pytest.mark.parametrize("use_functional_call", [False, True])
+def test_module_parameters_as_dual_tensors_as_torch(use_functional_call):
+    np.testing.assert_allclose(_module_jvp(ftorch, use_functional_call), _module_jvp(torch, use_functional_call),
+                               rtol=1e-12)
 
 
 def _custom_function(L):
@@ -104,9 +127,11 @@ def _custom_function(L):
     return Exp
 
 
-def test_autograd_function_jvp_staticmethod():
-    res = {}
-    for L in (torch, ftorch):
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_autograd_function_jvp_staticmethod(libs):
+    res = {torch: 3 * T * np.exp(X)}
+    for L in libs:
         fwAD = L.autograd.forward_ad
         primal = L.tensor(X, requires_grad=True)
         with fwAD.dual_level():
@@ -131,9 +156,12 @@ def test_function_without_jvp_is_refused_in_forward_mode():
             NoJvp.apply(fwAD.make_dual(ftorch.tensor(X), ftorch.tensor(T)))
 
 
-def test_in_place_op_updates_the_tangent_in_place_as_torch():
-    res = {}
-    for L in (torch, ftorch):
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_in_place_op_updates_the_tangent_in_place_as_torch(libs):
+    # d = sin(2 X) + X: tangent cos(2X) 2T, written into the given tangent tensor itself
+    res = {torch: (np.cos(2 * X) * 2 * T,) * 2}
+    for L in libs:
         fwAD = L.autograd.forward_ad
         t = L.tensor(T)
         with fwAD.dual_level():
@@ -145,9 +173,12 @@ def test_in_place_op_updates_the_tangent_in_place_as_torch():
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_reverse_mode_over_tangents_and_primals():
-    res = {}
-    for L in (torch, ftorch):
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_reverse_mode_over_tangents_and_primals(libs):
+    # (only the first factor is dual) p + tangent = sum(sin(x) x) + sum(cos(x) v x)
+    res = {torch: (np.cos(X) * X + np.sin(X) + (np.cos(X) - np.sin(X) * X) * T, np.cos(X) * X)}
+    for L in libs:
         fwAD = L.autograd.forward_ad
         x = L.tensor(X, requires_grad=True)
         v = L.tensor(T, requires_grad=True)
@@ -182,9 +213,11 @@ def test_level_lifetime_and_plain_tensors():
         fwAD.exit_dual_level(level=level)
 
 
-def test_dual_of_a_tensor_that_requires_grad_is_a_view_in_the_graph():
-    res = {}
-    for L in (torch, ftorch):
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_dual_of_a_tensor_that_requires_grad_is_a_view_in_the_graph(libs):
+    res = {torch: 2 * np.exp(X)}
+    for L in libs:
         fwAD = L.autograd.forward_ad
         x = L.tensor(X, requires_grad=True)
         with fwAD.dual_level():
@@ -225,8 +258,10 @@ def test_errors_match_torchs(case):
     assert first in msgs[ftorch][1]
 
 
-def test_gradcheck_checks_forward_mode_as_the_tutorial():
-    for L in (torch, ftorch):
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_gradcheck_checks_forward_mode_as_the_tutorial(libs):
+    for L in libs:
         fn = _custom_function(L).apply
         primal = L.tensor(X, requires_grad=True)
         # the Function's jvp is 3x exp's true one: forward mode fails, backward mode passes
