@@ -5,7 +5,9 @@ fgrad.torch ops, so gradients flow through rsample, log_prob and the rest.
 
 Sampling: where PyTorch's sampler is a transform of rand/randn/exponential_/cauchy_/bernoulli/
 multinomial, the same formula runs on fgrad.torch's streams (which are PyTorch's), so with
-`manual_seed` the samples equal PyTorch's; the rejection samplers (Gamma and what is drawn
+`manual_seed` the samples equal PyTorch's (bit for bit where the formula is arithmetic on the
+draws; where it takes a float32 log/exp/pow, to the last bits in which fgrad's results of those
+functions may differ from PyTorch's vectorised ones); the rejection samplers (Gamma and what is drawn
 through it, Poisson, Binomial, NegativeBinomial, VonMises) draw from the same generator by other
 algorithms, so their values differ (each class's docstring says which).
 

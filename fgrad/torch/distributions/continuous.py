@@ -4,7 +4,8 @@ constraints and expressions (so values and gradients are PyTorch's).
 Samplers that are a transform of rand/randn/exponential_/cauchy_ (Normal, Uniform,
 Exponential, Laplace, Cauchy, Gumbel, LogNormal, HalfNormal, HalfCauchy, Pareto, Weibull,
 Kumaraswamy, ContinuousBernoulli, GeneralizedPareto) use PyTorch's formula on fgrad.torch's
-streams, so with `manual_seed` their samples equal PyTorch's. Gamma and the distributions
+streams, so with `manual_seed` their samples equal PyTorch's (to the last bits of the float32
+log/exp/pow some of them take). Gamma and the distributions
 drawn through it (Chi2, StudentT, InverseGamma, FisherSnedecor, Beta, Dirichlet) and VonMises use
 rejection samplers (fgrad.torch.distributions._samplers) whose draws differ from PyTorch's.
 Their reparameterised gradients are PyTorch's implicit ones for the drawn sample (Gamma's, and
