@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ...core.errors import FgradNotImplementedError, FgradValueError
+from ...core.errors import ConcretizationError, FgradNotImplementedError, FgradValueError
 from .. import _tensor as T
 from .._tensor.tensor import Size, Tensor
 from . import constraints
@@ -14,7 +14,15 @@ __all__ = ["Distribution"]
 
 
 def _all_true(valid) -> bool:
-    return bool(valid.all()) if isinstance(valid, Tensor) else bool(valid)
+    """Whether a constraint check passed; True when the values are traced (under vmap or
+    torch.func transforms that stage the function, fgrad knows no values to check: validation
+    is skipped there)."""
+    if not isinstance(valid, Tensor):
+        return bool(valid)
+    try:
+        return bool(valid.all())
+    except ConcretizationError:
+        return True
 
 
 class Distribution:

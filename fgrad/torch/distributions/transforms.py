@@ -156,6 +156,11 @@ class _InverseTransform(Transform):
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
 
+    def __getstate__(self):
+        # the forward transform is held strongly here (not a weak reference): it is the state
+        # (PyTorch drops it, so a deep-copied Gumbel or Pareto cannot sample)
+        return self.__dict__.copy()
+
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return self._inv.codomain

@@ -241,3 +241,31 @@ def test_torch_module_paths_import():
         m = importlib.import_module(f"fgrad.torch.distributions.{mod}")
         assert getattr(m, name) is not None
     assert set(torch.distributions.__all__) <= set(dir(ft.distributions))
+
+
+def test_under_torch_func_transforms():
+    """log_prob and kl_divergence under vmap and func.grad agree with torch's (validation checks
+    values where they are known and is skipped on staged ones)."""
+    for lib in (torch, ft):
+        D = lib.distributions
+        lp = lib.vmap(lambda x: D.Normal(lib.tensor(0.0), lib.tensor(2.0)).log_prob(x))(lib.tensor([0.0, 1.0]))
+        kl = lib.vmap(lambda a, b: D.kl_divergence(D.Gamma(a, 1.0), D.Gamma(b, 2.0)))(lib.tensor([1.0, 2.0]),
+                                                                                  lib.tensor([3.0, 1.0]))
+        g = lib.func.grad(lambda s: D.Normal(lib.tensor(0.0), s).log_prob(lib.tensor(1.0)))(lib.tensor(2.0))
+        if lib is torch:
+            want = [lp.numpy(), kl.numpy(), g.numpy()]
+        else:
+            for got, w in zip([lp.numpy(), kl.numpy(), g.numpy()], want):
+                np.testing.assert_allclose(got, w, rtol=1e-6)
+
+
+def test_deepcopy_and_pickle():
+    import copy
+    import pickle
+    g = ft.distributions.Gumbel(ft.tensor(0.5), ft.tensor(2.0))
+    # (an inverse transform keeps its forward one when copied: torch's copy cannot sample)
+    assert tuple(copy.deepcopy(g).sample((2,)).shape) == (2,)
+    x = ft.tensor(0.3)
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(g)).log_prob(x).numpy(), g.log_prob(x).numpy())
+    assert repr(pickle.loads(pickle.dumps(ft.distributions.constraints.interval(0.0, 1.0)))) == \
+        "Interval(lower_bound=0.0, upper_bound=1.0)"
