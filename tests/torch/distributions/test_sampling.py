@@ -234,3 +234,25 @@ def test_samplers_follow_manual_seed():
         ft.manual_seed(4)
         b = make().sample((3,)).numpy()
         np.testing.assert_array_equal(a, b)
+
+
+FLOAT64_EXACT = {
+    "Normal": lambda D, p, q: D.Normal(p, q), "Uniform": lambda D, p, q: D.Uniform(p, p + q),
+    "Exponential": lambda D, p, q: D.Exponential(q), "Cauchy": lambda D, p, q: D.Cauchy(p, q),
+    "Gumbel": lambda D, p, q: D.Gumbel(p, q), "LogNormal": lambda D, p, q: D.LogNormal(p, q),
+    "Geometric": lambda D, p, q: D.Geometric(q / 3),
+}
+
+
+@pytest.mark.parametrize("name", list(FLOAT64_EXACT))
+def test_seeded_float64_samples_equal_torch(name):
+    """float64 parameters: float64 samples, bit for bit torch's (these samplers' float64 math
+    rounds as torch's)."""
+    out = []
+    for lib in (torch, ft):
+        p = lib.tensor([0.3, 1.7], dtype=lib.float64)
+        q = lib.tensor([2.0, 0.6], dtype=lib.float64)
+        lib.manual_seed(5)
+        out.append(FLOAT64_EXACT[name](lib.distributions, p, q).sample((20,)).numpy())
+    assert out[1].dtype == np.float64
+    np.testing.assert_array_equal(out[1], out[0])
