@@ -558,6 +558,69 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return O.add(O.mul(O.rsub(z, 1), n), O.mul(z, hx))
 
 
+def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
+    def op(input, hx, params, has_biases: bool, num_layers: int, dropout: float, train: bool, bidirectional: bool,
+           batch_first: bool):
+        x = _input(name, input)
+        dirs = 2 if bidirectional else 1
+        per = 4 if has_biases else 2
+        params = list(params)
+        if len(params) != num_layers * dirs * per:
+            raise FgradRuntimeError(f"{name}: expected {num_layers * dirs * per} parameter tensors ({per} per layer "
+                                    f"and direction), got {len(params)}")
+        h0, c0 = (hx[0], hx[1]) if has_c else (hx, None)
+        if has_c and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise FgradTypeError(f"{name}(): hx must be a tuple of 2 Tensors (h_0, c_0)")
+        seq = O.transpose(x, 0, 1) if batch_first else x
+        unbatched = seq.dim() == 2
+        if unbatched:
+            seq, h0 = O.unsqueeze(seq, 1), O.unsqueeze(h0, 1)
+            c0 = None if c0 is None else O.unsqueeze(c0, 1)
+        steps = O.unbind(seq, 0)
+        h_out, c_out = [], []
+        for layer in range(num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                w = params[k * per:(k + 1) * per]
+                b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+                h = O.select(h0, 0, k)
+                c = None if c0 is None else O.select(c0, 0, k)
+                ys = [None] * len(steps)
+                order = range(len(steps)) if d == 0 else reversed(range(len(steps)))
+                for t in order:
+                    if has_c:
+                        h, c = cell(steps[t], (h, c), w[0], w[1], b_ih, b_hh)
+                    else:
+                        h = cell(steps[t], h, w[0], w[1], b_ih, b_hh)
+                    ys[t] = h
+                outs.append(ys)
+                h_out.append(h)
+                if has_c:
+                    c_out.append(c)
+            steps = [ys_t[0] if dirs == 1 else O.cat([ys_t[0], ys_t[1]], 1) for ys_t in zip(*outs)]
+            if dropout and train and layer < num_layers - 1:
+                steps = [F.dropout(s_, dropout, True) for s_ in steps]
+        out = O.stack(steps, 0)
+        hn = O.stack(h_out, 0)
+        cn = O.stack(c_out, 0) if has_c else None
+        if unbatched:
+            out, hn = O.squeeze(out, 1), O.squeeze(hn, 1)
+            cn = None if cn is None else O.squeeze(cn, 1)
+        if batch_first:
+            out = O.transpose(out, 0, 1)
+        return (out, hn, cn) if has_c else (out, hn)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
+                  f"batch_first): a whole multi-layer {name} over a padded sequence, ATen's flat form of nn's "
+                  "recurrent modules: params lists w_ih, w_hh (and b_ih, b_hh) per layer and direction.\n\n"
+                  "Args:\n    input: (T, B, in) or (B, T, in) with batch_first.\n    hx: h_0 (layers * dirs, B, "
+                  "hidden)" + (", with c_0 as a tuple" if has_c else "") + ".\n    params: the weight Tensors.\n"
+                  "    has_biases, num_layers, dropout, train, bidirectional, batch_first: as nn's.\n\n"
+                  "Returns:\n    (output, h_n" + (", c_n)" if has_c else ")") + ".")
+    return op
+
+
 # --- ATen's native normalisations (their results with the saved statistics) ---------------------------
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
@@ -741,6 +804,168 @@ def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, ali
     if x.dim() != 4:
         raise FgradRuntimeError(f"grid_sampler_2d(): expected 4D input, got {x.dim()}D")
     return grid_sampler(x, grid, interpolation_mode, padding_mode, align_corners)
+
+
+lstm = _rnn("lstm", lstm_cell, 4, True)
+gru = _rnn("gru", gru_cell, 3, False)
+rnn_tanh = _rnn("rnn_tanh", rnn_tanh_cell, 1, False)
+rnn_relu = _rnn("rnn_relu", rnn_relu_cell, 1, False)
+
+
+def native_dropout(input, p: float, train):
+    """(output, mask): dropout with torch's mask stream (the same draws as nn.functional.dropout)
+    and the bool mask of the kept elements (all True outside training) (NativeDropoutBackward0).
+
+    Args:
+        input: a float Tensor.
+        p: the probability of zeroing an element.
+        train: apply dropout.
+
+    Returns:
+        (output, mask).
+    """
+    x = _input("native_dropout", input)
+    if not 0.0 <= p <= 1.0:
+        raise FgradRuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if train:
+        kept = F.dropout(C.ones(tuple(x._value.shape), dtype=x.dtype), p, True).detach().numpy() != 0
+    else:
+        kept = np.ones(tuple(x._value.shape), bool)
+    scale = 0.0 if p >= 1.0 else (1.0 / (1.0 - p) if train else 1.0)
+
+    def values(v):
+        return fnp.multiply(fnp.where(kept, v, fnp.zeros_like(v)), np.asarray(scale, dtype_of(v)))
+    return call("NativeDropoutBackward0", values, (x,)), C.tensor(kept)
+
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum: float):
+    """(mean, var) of each channel of (N, C, *) input (the variance biased), with running_mean
+    and running_var updated in place by momentum (the running variance unbiased).
+
+    Args:
+        input: (N, C, *).
+        running_mean, running_var: (C,) buffers, or None.
+        momentum: the update factor.
+
+    Returns:
+        (mean, var), not differentiable.
+    """
+    x = _input("batch_norm_update_stats", input).detach()
+    axes = (0,) + tuple(range(2, x.dim()))
+    n = int(np.prod([x._value.shape[a] for a in axes]))
+    mean, var = O.mean(x, axes), O.var(x, axes, unbiased=False)
+    from ._tensor.grad_mode import no_grad
+    with no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(O.mul(mean, momentum))
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(O.mul(var, momentum * n / max(n - 1, 1)))
+    return mean, var
+
+
+_SEGMENT_EMPTY = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf"), "prod": 1.0}
+
+
+def segment_reduce(data, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
+                   unsafe: bool = False, initial=None):
+    """The reduction ("sum", "mean", "max", "min", "prod") of consecutive segments of `data`
+    along `axis`, given their lengths or offsets (SegmentReduceBackward0). An empty segment
+    gives `initial`, else 0, NaN, -inf, inf, 1; with `initial` it also joins every reduction
+    (mean divides by the segment's length).
+
+    Args:
+        data: a Tensor.
+        reduce: the reduction's name.
+        lengths: a 1-D integer Tensor of segment lengths summing to data's size at axis.
+        indices: not supported (PyTorch's is not either).
+        offsets: a 1-D integer Tensor of segment bounds (len = segments + 1), instead of lengths.
+        axis: the dim segmented.
+        unsafe: skip the lengths check.
+        initial: a number.
+
+    Returns:
+        A Tensor with `axis` of size the number of segments.
+    """
+    x = _input("segment_reduce", data, "data")
+    if reduce not in _SEGMENT_EMPTY:
+        raise FgradRuntimeError(f"segment_reduce: reduce must be one of {sorted(_SEGMENT_EMPTY)}, got {reduce!r}")
+    if indices is not None:
+        raise FgradRuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if (lengths is None) == (offsets is None):
+        raise FgradRuntimeError("segment_reduce(): Either lengths or offsets must be defined (exactly one)")
+    nd = x.dim()
+    ax = axis % nd
+    if lengths is not None:
+        lens = np.asarray(lengths.detach().numpy()).astype(np.int64)
+        if lens.ndim != 1:
+            raise FgradRuntimeError("segment_reduce(): fgrad takes 1-D lengths (one segmentation for the whole data)")
+        bounds = np.concatenate([[0], np.cumsum(lens)])
+    else:
+        bounds = np.asarray(offsets.detach().numpy()).astype(np.int64)
+        if bounds.ndim != 1:
+            raise FgradRuntimeError("segment_reduce(): fgrad takes 1-D offsets (one segmentation for the whole data)")
+    if ax != 0:
+        raise FgradRuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis} "
+                                "(fgrad takes 1-D lengths or offsets, so axis 0)")
+    if not unsafe and (bounds[-1] != x._value.shape[ax] or np.any(np.diff(bounds) < 0)):
+        raise FgradRuntimeError(f"segment_reduce(): the segments must cover data's size {x._value.shape[ax]} at axis "
+                                f"{ax} (got bounds {bounds.tolist()})")
+    empty = _SEGMENT_EMPTY[reduce] if initial is None else float(initial)
+
+    def values(v):
+        outs = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            seg = fnp.getitem(v, (slice(None),) * ax + (slice(int(a), int(b)),))
+            shape = list(fnp.shape(v))
+            del shape[ax]
+            if b == a:
+                outs.append(fnp.full(tuple(shape), empty, dtype_of(v)))
+                continue
+            r = {"sum": fnp.sum, "mean": fnp.sum, "max": fnp.max, "min": fnp.min, "prod": fnp.prod}[reduce](seg, axis=ax)
+            if initial is not None:
+                r = {"sum": fnp.add, "mean": fnp.add, "max": fnp.maximum, "min": fnp.minimum,
+                     "prod": fnp.multiply}[reduce](r, np.asarray(initial, dtype_of(v)))
+            if reduce == "mean":
+                r = fnp.true_divide(r, np.asarray(b - a, dtype_of(v)))
+            outs.append(r)
+        return fnp.stack(outs, axis=ax)
+    return call("SegmentReduceBackward0", values, (x,))
+
+
+def _sparse_mm(name: str, sparse_out: bool):
+    def op(input, mat2, out_dtype=None):
+        from . import sparse as S
+        out = S.mm(input, mat2)
+        return out.to_sparse() if sparse_out else out
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, mat2): a sparse COO matrix times a dense one (torch.sparse.mm), "
+                  f"{'as a sparse COO tensor' if sparse_out else 'dense'}.\n\nArgs:\n    input: a sparse (n, m) "
+                  "tensor.\n    mat2: a dense (m, p) Tensor.\n\nReturns:\n    The (n, p) product.")
+    return op
+
+
+dsmm = _sparse_mm("dsmm", False)
+spmm = _sparse_mm("spmm", False)
+smm = _sparse_mm("smm", True)
+hsmm = _sparse_mm("hsmm", True)
+hspmm = _sparse_mm("hspmm", True)
+
+
+def _sparse_addmm(name: str):
+    def op(input, mat1, mat2, *, beta=1, alpha=1):
+        from . import sparse as S
+        base = input.to_dense() if getattr(input, "is_sparse", False) else input
+        return S.addmm(base, mat1, mat2, beta=beta, alpha=alpha).to_sparse()
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, mat1, mat2, *, beta=1, alpha=1): beta input + alpha mat1 @ mat2 for a "
+                  "sparse input and mat1, as a sparse COO tensor.\n\nArgs:\n    input: a sparse (n, p) tensor.\n"
+                  "    mat1: a sparse (n, m) tensor.\n    mat2: a dense (m, p) Tensor.\n    beta, alpha: numbers."
+                  "\n\nReturns:\n    A sparse (n, p) tensor.")
+    return op
+
+
+saddmm = _sparse_addmm("saddmm")
+sspaddmm = _sparse_addmm("sspaddmm")
 
 
 # --- the older linear-algebra names --------------------------------------------------------------------

@@ -522,6 +522,22 @@ def _build() -> list[Pair]:
           fargs=lambda x, r: (x.reshape(1, 1, 3, 2, 4, 2).transpose(0, 1, 3, 5, 2, 4), (1, 4, 3, 4))))
     add(P("margin_ranking_loss", "numpy.maximum", "n:3", "n:3", np.array([1.0, -1.0, 1.0]), 0.2, 0,
           fargs=lambda a, b, y, m, r: (0.0, -y * (a - b) + m)))
+    # the sparse products, on the first operand made sparse (torch.sparse.mm's values)
+    sp = {"targs": lambda a, b: (a.to_sparse(), b), "order": 0}
+    for name in ("dsmm", "spmm"):
+        add(P(name, "numpy.matmul", "n:3,3", "n:3,2", **sp))
+    for name in ("smm", "hsmm", "hspmm"):
+        add(P(name, "numpy.matmul", "n:3,3", "n:3,2", tsel=lambda r: r.to_dense(), **sp))
+    for name in ("saddmm", "sspaddmm"):
+        add(P(name, "numpy.add", "n:3,2", "n:3,3", "n:3,2", targs=lambda c, a, b: (c.to_sparse(), a.to_sparse(), b),
+              fargs=lambda c, a, b: (c, a @ b), tsel=lambda r: r.to_dense(), order=0))
+    add(P("native_dropout", "numpy.copy", "n:3,4", 0.3, False, fargs=lambda x, p, t: (x,), tsel=first))
+    for name, fn in (("rnn_tanh", "numpy.tanh"), ("rnn_relu", "nn.relu")):
+        add(P(name, fn, "n:1,2,3", "n:1,2,4", "n:4,3", "n:4,4",
+              targs=lambda x, h, wi, wh: (x, h, [wi, wh], False, 1, 0.0, False, False, False), tsel=first,
+              fargs=lambda x, h, wi, wh: ((x @ wi.T + h @ wh.T),)))
+    add(P("batch_norm_update_stats", "numpy.mean", "n:2,3,4", None, None, 0.1, fargs=lambda x, *r: (x,),
+          fkw={"axis": (0, 2)}, tsel=first, order=0))
     # pools whose window is the whole input: the reductions
     whole = {"fargs": lambda x, k: (x,), "fkw": {"axis": -1, "keepdims": True}}
     add(P("avg_pool1d", "numpy.mean", "n:2,3,4", 4, **whole))

@@ -171,6 +171,11 @@ for _name in ("group_norm", "native_layer_norm", "native_batch_norm", "native_gr
     TOLERANCE[f"{_name}~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]
 TOLERANCE["cholesky_inverse~numpy.linalg.inv"] = (1e-12, "torch.cholesky_inverse is inv(L)^H inv(L); the "
                                                          "counterpart inverts the product L L^H")
+TOLERANCE.update({f"{_name}~numpy.matmul": (1e-12, "torch.sparse.mm sums the nonzero products row by row, "
+                                                    "numpy.matmul in its own order")
+                  for _name in ("dsmm", "spmm", "smm", "hsmm", "hspmm")})
+TOLERANCE.update({f"{_name}~numpy.add": (1e-12, "the sparse product's sums (see dsmm~numpy.matmul)")
+                  for _name in ("saddmm", "sspaddmm")})
 TOLERANCE["vander~numpy.vander"] = (1e-12, "torch.vander is a cumulative product of the columns (PyTorch's); "
                                            "numpy.vander takes each power")
 # an in-place function (torch.sin_) differs from its counterpart as the out-of-place one does

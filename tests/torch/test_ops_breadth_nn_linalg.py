@@ -119,6 +119,33 @@ CASES = [
     Case("ormqr", lambda T, a, o: T.ormqr(*T.geqrf(a), o), (n(4, 3), n(4, 2)), order=0, tol=1e-10),
     Case("ormqr_right_t", lambda T, a, o: T.ormqr(*T.geqrf(a), o, False, True), (n(4, 3), n(2, 4)), order=0,
          tol=1e-10),
+    Case("lstm", lambda T, x, h, c, *w: T.lstm(x, (h, c), list(w), True, 1, 0.0, False, False, False),
+         (n(5, 2, 3), n(1, 2, 4), n(1, 2, 4), n(16, 3), n(16, 4), n(16), n(16)), order=1, grad_fn=False),
+    Case("gru_bidirectional", lambda T, x, h, *w: T.gru(x, h, list(w), True, 1, 0.0, False, True, False),
+         (n(4, 2, 3), n(2, 2, 4), n(12, 3), n(12, 4), n(12), n(12), n(12, 3), n(12, 4), n(12), n(12)), order=1,
+         grad_fn=False),
+    Case("rnn_tanh_2layers_batch_first", lambda T, x, h, *w: T.rnn_tanh(x, h, list(w), False, 2, 0.0, False, False,
+                                                                        True),
+         (n(2, 4, 3), n(2, 2, 4), n(4, 3), n(4, 4), n(4, 4), n(4, 4)), order=1, grad_fn=False),
+    Case("rnn_relu", lambda T, x, h, *w: T.rnn_relu(x, h, list(w), True, 1, 0.0, False, False, False),
+         (n(3, 2, 3), n(1, 2, 4), n(4, 3), n(4, 4), n(4), n(4)), order=1, grad_fn=False),
+    Case("native_dropout_eval", lambda T, x: T.native_dropout(x, 0.3, False), (X3,)),
+    # (PyTorch's segment_reduce has no second derivative)
+    Case("segment_reduce_sum", lambda T, d: T.segment_reduce(d, "sum", lengths=T.tensor([2, 0, 4])), (n(6),),
+         order=1),
+    Case("segment_reduce_mean_initial", lambda T, d: T.segment_reduce(d, "mean", lengths=T.tensor([2, 0, 4]),
+                                                                      initial=1.5), (n(6),), order=1),
+    Case("segment_reduce_max_offsets", lambda T, d: T.segment_reduce(d, "max", offsets=T.tensor([0, 2, 2, 6])),
+         (n(6, 2),), order=1),
+    Case("segment_reduce_prod", lambda T, d: T.segment_reduce(d, "prod", lengths=T.tensor([1, 3])), (n(4, 2),),
+         order=1),
+    Case("sparse_products", lambda T, m: (T.dsmm(T.eye(3, dtype=T.float64).to_sparse(), m),
+                                          T.spmm(T.eye(3, dtype=T.float64).to_sparse(), m),
+                                          T.smm(T.eye(3, dtype=T.float64).to_sparse(), m).to_dense(),
+                                          T.hspmm(T.eye(3, dtype=T.float64).to_sparse(), m).to_dense(),
+                                          T.saddmm(T.eye(3, dtype=T.float64).to_sparse(),
+                                                   T.eye(3, dtype=T.float64).to_sparse(), m @ m.t()).to_dense()),
+         (n(3, 2),), order=0),
     # linear algebra
     Case("cholesky", lambda T, a: T.cholesky(a), (SPD,), tol=1e-8),
     Case("cholesky_upper", lambda T, a: T.cholesky(a, upper=True), (SPD,), tol=1e-8),
@@ -169,6 +196,21 @@ def test_dropout_masks_follow_torch(name, args):
         lib.manual_seed(7)
         outs.append(getattr(lib, name)(lib.tensor(x), 0.4, True).numpy())
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6, atol=1e-6)
+
+
+def test_native_dropout_and_running_stats_follow_torch():
+    """native_dropout draws torch's mask for a seed; batch_norm_update_stats updates the running
+    buffers in place as torch does (the variance unbiased)."""
+    x = n(2, 3, 4)
+    res = []
+    for lib in (torch, ft):
+        lib.manual_seed(3)
+        out, mask = lib.native_dropout(lib.tensor(x), 0.4, True)
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        mean, var = lib.batch_norm_update_stats(lib.tensor(x), rm, rv, 0.1)
+        res.append([out.numpy(), mask.numpy(), mean.numpy(), var.numpy(), rm.numpy(), rv.numpy()])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_eager_control_flow():
@@ -266,6 +308,12 @@ ERRORS = {
     "native_group_norm_groups": lambda T: T.native_group_norm(T.zeros(2, 3, 4), None, None, 2, 3, 4, 2, 1e-5),
     "lstm_cell_hx": lambda T: T.lstm_cell(T.zeros(1, 2), T.zeros(1, 2), T.zeros(8, 2), T.zeros(8, 2)),
     "geqrf_1d": lambda T: T.geqrf(T.zeros(3)),
+    "segment_reduce_reduce": lambda T: T.segment_reduce(T.zeros(3), "median", lengths=T.tensor([3])),
+    "segment_reduce_both": lambda T: T.segment_reduce(T.zeros(3), "sum"),
+    "segment_reduce_axis": lambda T: T.segment_reduce(T.zeros(2, 4), "sum", lengths=T.tensor([1, 3]), axis=1),
+    "lstm_params": lambda T: T.lstm(T.zeros(2, 1, 3), (T.zeros(1, 1, 4), T.zeros(1, 1, 4)), [T.zeros(16, 3)], True, 1,
+                                    0.0, False, False, False),
+    "native_dropout_p": lambda T: T.native_dropout(T.zeros(3), 1.5, True),
     "grid_sampler_2d_5d": lambda T: T.grid_sampler_2d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 3), 0, 0, False),
 }
 
