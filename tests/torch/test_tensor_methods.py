@@ -131,6 +131,8 @@ def test_generated_methods_show_the_torch_signature_and_name_the_function():
             assert doc.startswith(f"Tensor.{name}(") and "torch" in doc, (name, doc)
         if kind in (M.INPLACE, M.INPLACE_ON_COPY):
             assert f"torch.{target.__name__} " in getattr(torch.Tensor, name).__doc__, name
+        if kind != M.CONSTANT:  # every method, property and torch function says what it is
+            assert (inspect.getdoc(getattr(torch.Tensor, name)) or "").strip(), name
 
 
 def test_generated_methods_compute_as_their_functions():

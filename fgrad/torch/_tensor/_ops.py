@@ -204,6 +204,8 @@ def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_gr
         a, b = _operand(input), _operand(other)
         return call(scalar_grad_fn if scalar_grad_fn and not isinstance(b, Tensor) else grad_fn, values, (a, b))
     op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input, other): fgrad.numpy.{fnp_fn.__name__} in PyTorch's dialect "
+                  f"(promotion, errors); grad_fn {grad_fn}.")
     return op
 
 
@@ -240,6 +242,7 @@ def _logical(fnp_fn):
     def op(input, other):
         return call(default_name(fnp_fn.__name__), values, (_operand(input), _operand(other)))
     op.__name__ = op.__qualname__ = fnp_fn.__name__
+    op.__doc__ = f"torch.{fnp_fn.__name__}(input, other): of the operands' truth values (a bool tensor)."
     return op
 
 
@@ -353,6 +356,8 @@ def _float_unary(fnp_fn, prim, name):
             return _tensor_bind(prim, (input,), _EMPTY)
         return call(grad_fn, values, (input,))
     op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"torch.{name}(input): fgrad.numpy.{getattr(fnp_fn, '__name__', name)} in PyTorch's "
+                  f"dialect (integer tensors give float32); grad_fn {grad_fn}.")
     return op
 
 
@@ -378,6 +383,7 @@ def _unary(name: str, values, grad_fn: str | None = None):
     def op(input):
         return call(grad_fn, values, (input,))
     op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"torch.{name}(input): elementwise, one {grad_fn} node."
     return op
 
 
@@ -614,6 +620,10 @@ def _extreme(fnp_fn, arg_fn, binary_fn, rtype):
         values, idx = call(f"{name}Backward0", along, (input,))
         return rtype(_own(values), idx)
     op.__name__ = op.__qualname__ = rtype._name
+    op.__doc__ = (f"torch.{rtype._name}(input, dim=None, keepdim=False): the {rtype._name}imum of every entry "
+                  f"({name}Backward1), or ({rtype._name}, indices) along `dim` ({name}Backward0; with ties the "
+                  f"gradient goes to the returned index); torch.{rtype._name}(input, other) is "
+                  f"torch.{binary_fn.__name__}.")
     return op
 
 

@@ -121,6 +121,8 @@ def _view_dtype(input, dtype):
 
 
 def is_contiguous(input, memory_format=None) -> bool:
+    """Tensor.is_contiguous(): whether the values are laid out in C order (a GPU or traced
+    value counts as contiguous)."""
     v = input._value
     return v.flags.c_contiguous if type(v) is _nd else True
 
@@ -140,6 +142,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 
 def unflatten(input, dim, sizes):
+    """torch.unflatten(input, dim, sizes): dim `dim` split into `sizes` (one of them may be -1)."""
     shape = tuple(input._value.shape)
     d = _dim(dim, len(shape))
     sizes = resolve_shape(_sizes((sizes,), "unflatten"), shape[d:d + 1], "unflatten", policy=P)
@@ -158,6 +161,7 @@ def squeeze(input, dim=None):
 
 
 def permute(input, *dims):
+    """torch.permute(input, dims): the dims reordered (PermuteBackward0)."""
     dims = _sizes(dims, "permute")
     return call("PermuteBackward0", lambda v: fnp.transpose(v, dims, policy=P), (input,))
 
@@ -177,6 +181,7 @@ def _swap(input, dim0: int, dim1: int, name: str):
 
 
 def transpose(input, dim0: int, dim1: int):
+    """torch.transpose(input, dim0, dim1) (also swapaxes, swapdims): two dims swapped, a view."""
     return _swap(input, dim0, dim1, "TransposeBackward0")
 
 
@@ -184,6 +189,7 @@ swapaxes = swapdims = transpose
 
 
 def t(input):
+    """torch.t(input): a matrix transposed; 0-d and 1-d tensors as they are."""
     nd = input._value.ndim
     if nd > 2:
         raise FgradRuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
@@ -207,14 +213,18 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """Tensor.expand_as(other): self.expand(other.shape)."""
     return expand(input, tuple(other._value.shape))
 
 
 def broadcast_to(input, shape):
+    """torch.broadcast_to(input, shape): input.expand(shape)."""
     return expand(input, tuple(shape))
 
 
 def repeat(input, *sizes):
+    """Tensor.repeat(*sizes): the tensor tiled `sizes` times along each dim (leading new dims
+    allowed)."""
     reps = _sizes(sizes, "repeat")
     if len(reps) < input._value.ndim:
         raise FgradRuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
@@ -297,6 +307,7 @@ def _slice_entry(input, d: int, e: slice):
 
 
 def narrow(input, dim: int, start: int, length: int):
+    """torch.narrow(input, dim, start, length): entries start .. start + length - 1 along `dim`, a view."""
     shape = tuple(input._value.shape)
     d = _dim(dim, len(shape))
     start, length = int(start), int(length)
@@ -369,6 +380,8 @@ def tensor_split(input, indices_or_sections, dim: int = 0):
 
 
 def chunk(input, chunks: int, dim: int = 0):
+    """torch.chunk(input, chunks, dim=0): at most `chunks` views of equal size along `dim`
+    (the last may be smaller)."""
     if chunks <= 0:
         raise FgradRuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._value.shape[_dim(dim, input._value.ndim)]
@@ -586,6 +599,7 @@ def _index(index, name: str | None = None):
 
 
 def gather(input, dim: int, index):
+    """torch.gather(input, dim, index): out[i][j] = input[index[i][j]][j] for dim 0, and so on."""
     idx = _index(index)
     if idx.ndim != input._value.ndim:
         raise FgradRuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
@@ -595,6 +609,7 @@ def gather(input, dim: int, index):
 
 
 def index_select(input, dim: int, index):
+    """torch.index_select(input, dim, index): the entries at the 1-d `index` along `dim`."""
     idx = _index(index)
     if idx.ndim > 1:
         raise FgradIndexError("index_select(): Index is supposed to be a vector")
@@ -603,6 +618,7 @@ def index_select(input, dim: int, index):
 
 
 def take(input, index):
+    """torch.take(input, index): entries of the flattened input at `index`, in index's shape."""
     idx = _index(index)
     return call("TakeBackward0", lambda v: fnp.take(fnp.ravel(v), idx, axis=0), (input,))
 
@@ -634,6 +650,8 @@ def masked_fill(input, mask, value):
 
 
 def masked_select(input, mask):
+    """torch.masked_select(input, mask): the entries where the broadcast `mask` is True, as a
+    1-d tensor."""
     m = _tensor(mask)
     shape = broadcast_shapes(input._value.shape, m._value.shape)
 
@@ -643,6 +661,8 @@ def masked_select(input, mask):
 
 
 def nonzero(input, *, as_tuple: bool = False):  # (argwhere: the same, as_tuple=False)
+    """torch.nonzero(input, *, as_tuple=False) (also argwhere): the indices of the nonzero
+    entries, (n, ndim) or one 1-d tensor per dim."""
     v = _concrete(_tensor(input)._value)
     xp = np if type(v) is _nd else __import__("cupy")
     if as_tuple:
@@ -671,6 +691,8 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
+    """torch.argsort(input, dim=-1, descending=False, stable=False): the indices that sort
+    `input` along `dim`."""
     d = _dim(dim, input._value.ndim)
     return call("ArgsortBackward0", lambda v: _argsort(v, d, descending), (input,))  # (integers: no node)
 
@@ -730,6 +752,7 @@ _MM = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a matrix pr
 
 
 def mm(input, mat2):
+    """torch.mm(input, mat2): the product of two matrices (a sparse operand: torch.sparse's product)."""
     if getattr(input, "is_sparse", False) or getattr(mat2, "is_sparse", False):
         return matmul(input, mat2)
     if input._value.ndim != 2 or mat2._value.ndim != 2:
@@ -739,6 +762,7 @@ def mm(input, mat2):
 
 
 def bmm(input, mat2):
+    """torch.bmm(input, mat2): the products of two batches of matrices, (b, n, m) @ (b, m, p)."""
     if input._value.ndim != 3 or mat2._value.ndim != 3:
         raise FgradRuntimeError(f"bmm: both arguments must be 3-D batches of matrices, got shapes "
                            f"{tuple(input._value.shape)} and {tuple(mat2._value.shape)}")
@@ -749,6 +773,7 @@ def bmm(input, mat2):
 
 
 def dot(input, other):
+    """torch.dot(input, other): the inner product of two 1-d tensors of one size."""
     if input._value.ndim != 1 or other._value.ndim != 1:
         raise FgradRuntimeError(f"1D tensors expected, but got {input._value.ndim}D and {other._value.ndim}D tensors")
     if input._value.shape != other._value.shape:
@@ -792,6 +817,7 @@ def inner(input, other):
 
 
 def mv(input, vec):
+    """torch.mv(input, vec): a matrix times a vector."""
     return matmul(input, vec)
 
 
@@ -824,6 +850,7 @@ def _copy_value(v):
 
 
 def clone(input, *, memory_format=None):
+    """torch.clone(input): a copy with its own storage (CloneBackward0)."""
     v = input._value
     # (the copy without a node; not for a dual tensor, whose tangent the boundary carries over)
     if not input._requires_grad and FORWARD_AD[0] is None and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
@@ -863,6 +890,7 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
 
 
 def type_as(input, other):
+    """Tensor.type_as(other): this tensor in other's dtype."""
     return _to_dtype(input, other._value.dtype)
 
 
@@ -873,6 +901,8 @@ def _caster(npdt):
 
 
 def tensor_type(self, dtype=None, non_blocking=False):
+    """Tensor.type(dtype=None): the type name ("torch.FloatTensor") without `dtype`; else this
+    tensor converted to it (a dtype, a legacy class or its name)."""
     if dtype is None:
         return ("torch.cuda." if self.device.type == "cuda" else "torch.") + self.dtype._torch
     if isinstance(dtype, type) and issubclass(dtype, Tensor):  # x.type(fgrad.torch.FloatTensor)
@@ -908,14 +938,19 @@ def _close(np_fn, input, other, rtol, atol, equal_nan):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """torch.allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): whether every
+    |input - other| <= atol + rtol * |other|."""
     return bool(_close(np.allclose, input, other, rtol, atol, equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """torch.isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): per entry, whether
+    |input - other| <= atol + rtol * |other| (a bool tensor)."""
     return _make(_close(np.isclose, input, other, rtol, atol, equal_nan))
 
 
 def equal(input, other) -> bool:
+    """torch.equal(input, other): whether both have the same shape and the same values."""
     a, b = input.detach().cpu().numpy(), _tensor(other).detach().cpu().numpy()
     return a.shape == b.shape and bool((a == b).all())
 
