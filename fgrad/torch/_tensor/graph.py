@@ -250,10 +250,19 @@ def saved_slots(node) -> list:
         return [i for i, v in enumerate(primals) if type(v) is not Unsaved]
     unread = prim.unread_inputs(len(primals)) if getattr(prim, "saved_inputs", None) is not None else ()
     slots = [i for i, v in enumerate(primals) if i not in unread and type(v) is not Unsaved and _is_array(v)]
+    if prim.name in _BILINEAR:
+        # an operand of a product is read only for the other operands' gradients: PyTorch saves
+        # it only when one of them requires grad (a first layer's weight is not saved)
+        parents = node.parents
+        slots = [i for i in slots if any(parents[j] is not None for j in slots if j != i)]
     if getattr(prim, "saves_output", False) and type(node.out) is not Unsaved and node.out is not None \
             and type(node.out) is not tuple:
         slots.append(-1)
     return slots
+
+
+# primitives linear in each operand they read (mul, matmul, linear layers, convolutions)
+_BILINEAR = frozenset({"mul", "dot_general", "addmm", "conv2d", "conv_general_dilated"})
 
 
 def _is_array(v) -> bool:
@@ -444,7 +453,8 @@ class _Saving:
                 else:
                     v = node.primals[slot]
                     tensor = next((t for t in operands if t._value is v), None)
-                    tensor = _make(v) if tensor is None else tensor
+                    if tensor is None:  # a number operand (x * 2): PyTorch saves no tensor for it
+                        continue
                 _pack(node, slot, tensor, pack_hook, unpack_hook)
 
 

@@ -27,6 +27,10 @@ OPS = {
     "sigmoid": lambda a, b: a.sigmoid(),
     "div": lambda a, b: a / b,
     "chain": lambda a, b: (a * b).sin().sum(),
+    # a product keeps an operand only for the other operands' gradients
+    "mul_const": lambda a, b: a * b.detach(),
+    "matmul_const": lambda a, b: b.detach() @ a,
+    "linear_const_input": lambda a, b: b.detach()[None] @ a[:, None] * 1.0,
 }
 
 
