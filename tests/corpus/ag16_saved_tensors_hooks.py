@@ -9,6 +9,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+torch.manual_seed(0)
+
 # what a node keeps for backward
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 y = x.pow(2)
