@@ -18,6 +18,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ..extend.numpy import cast, dtype_of
+from ..lax import stop_gradient
 from ..scipy import linalg as fsl
 from . import amp as _amp
 from . import linalg as _linalg
@@ -28,6 +29,7 @@ from ._tensor import creation as C
 from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
+from ._tensor.grad_mode import is_inference_mode_enabled
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import runtime as _runtime
@@ -465,6 +467,110 @@ def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, red
     """nn.functional.poisson_nll_loss, every argument positional (reduction an integer)."""
     return F.poisson_nll_loss(_input("poisson_nll_loss", input), target, log_input, full, eps=eps,
                               reduction=_reduction("poisson_nll_loss", reduction))
+
+
+def _lse3(a, b, c):
+    """log(exp(a) + exp(b) + exp(c)), -inf where all three are -inf, with finite derivatives there."""
+    m = fnp.maximum(fnp.maximum(a, b), c)
+    m = fnp.where(fnp.isfinite(m), m, 0.0)
+    total = fnp.add(fnp.add(fnp.exp(fnp.subtract(a, m)), fnp.exp(fnp.subtract(b, m))), fnp.exp(fnp.subtract(c, m)))
+    ok = fnp.greater(total, 0)
+    return fnp.where(ok, fnp.add(m, fnp.log(fnp.where(ok, total, 1.0))), -np.inf)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction=0,
+             zero_infinity: bool = False):
+    """The connectionist temporal classification loss: -log of the total probability of every
+    alignment of each target to its input frames (blanks between and around the labels,
+    repeats merged), by the forward recursion in log space (CtcLossBackward0).
+
+    Args:
+        log_probs: (T, N, C) or (T, C) log-probabilities (log_softmax over C).
+        targets: (N, S) padded label rows, or the labels of the batch concatenated (1-D).
+        input_lengths: (N,) frames used per sample (<= T).
+        target_lengths: (N,) labels per sample.
+        blank: the blank label.
+        reduction: 0 / "none" per-sample losses (torch.ctc_loss's default, unlike
+            nn.functional's), 1 / "mean" the mean of the losses each divided by its target
+            length, 2 / "sum".
+        zero_infinity: losses that are infinite (no alignment fits) and their gradients become 0.
+
+    Returns:
+        A Tensor.
+    """
+    lp = _input("ctc_loss", log_probs, "log_probs")
+    red = _reduction("ctc_loss", reduction)
+    unbatched = lp.dim() == 2
+    if lp.dim() not in (2, 3) or lp._value.dtype.kind != "f":
+        raise FgradRuntimeError(f"ctc_loss: expected float log_probs of 2 or 3 dims (T, [N,] C), got {lp.dim()} dims of "
+                                f"{lp.dtype}")
+    T_ = lp._value.shape[0]
+    N = 1 if unbatched else lp._value.shape[1]
+    C_ = lp._value.shape[-1]
+    il = np.asarray(input_lengths.detach().numpy() if isinstance(input_lengths, Tensor) else input_lengths,
+                    np.int64).reshape(-1)
+    tl = np.asarray(target_lengths.detach().numpy() if isinstance(target_lengths, Tensor) else target_lengths,
+                    np.int64).reshape(-1)
+    tg = np.asarray(targets.detach().numpy() if isinstance(targets, Tensor) else targets, np.int64)
+    if len(il) != N or len(tl) != N:
+        raise FgradRuntimeError(f"ctc_loss: expected input_lengths and target_lengths of length {N} (the batch), got "
+                                f"{len(il)} and {len(tl)}")
+    if np.any(il > T_) or np.any(il < 0):
+        raise FgradRuntimeError(f"ctc_loss: Expected input_lengths to have value at most {T_}, but got {il.tolist()}")
+    if not 0 <= blank < C_:
+        raise FgradRuntimeError(f"ctc_loss: blank must be in label range [0, {C_}), got {blank}")
+    if tg.ndim == 1 and not unbatched:
+        starts = np.concatenate([[0], np.cumsum(tl)[:-1]])
+        rows = [tg[a:a + n] for a, n in zip(starts, tl)]
+    elif unbatched:
+        rows = [tg.reshape(-1)[:tl[0]]]
+    else:
+        if np.any(tl > tg.shape[1]):
+            raise FgradRuntimeError(f"ctc_loss: Expected tensor to have size at least {tl.max()} at dimension 1, but "
+                                    f"got size {tg.shape[1]} for argument #2 'targets'")
+        rows = [tg[b, :tl[b]] for b in range(N)]
+    L = max([len(r) for r in rows] + [0])
+    S = 2 * L + 1
+    ext = np.full((N, S), blank, np.int64)
+    skip = np.zeros((N, S), bool)  # the s - 2 transition (a label differing from the one before it)
+    for b, r in enumerate(rows):
+        ext[b, 1:2 * len(r):2] = r
+        for k in range(1, len(r)):
+            skip[b, 2 * k + 1] = r[k] != r[k - 1]
+    valid = np.arange(S)[None, :] < (2 * tl + 1)[:, None]
+    last, prev = 2 * tl, np.maximum(2 * tl - 1, 0)
+
+    def values(v):
+        v = fnp.expand_dims(v, 1) if unbatched else v
+        emit = fnp.take_along_axis(v, np.broadcast_to(ext[None], (T_, N, S)), axis=2)  # (T, N, S)
+        neg = np.full((N, 1), -np.inf)
+        start = np.where(np.arange(S)[None, :] < 2, 0.0, -np.inf)
+        alpha = fnp.where(valid & (start == 0), fnp.take(emit, 0, axis=0), -np.inf)
+        for t in range(1, T_):
+            a1 = fnp.concatenate([neg, alpha[:, :-1]], axis=1)
+            a2 = fnp.where(skip, fnp.concatenate([neg, neg, alpha[:, :-2]], axis=1) if S > 2 else -np.inf, -np.inf)
+            new = fnp.where(valid, fnp.add(_lse3(alpha, a1, a2), fnp.take(emit, t, axis=0)), -np.inf)
+            alpha = fnp.where((t < il)[:, None], new, alpha)
+        end1 = fnp.take_along_axis(alpha, last[:, None], axis=1)[:, 0]
+        end2 = fnp.where(tl > 0, fnp.take_along_axis(alpha, prev[:, None], axis=1)[:, 0], -np.inf)
+        loss = fnp.negative(_lse3(end1, end2, np.full(N, -np.inf)))
+        loss = fnp.where(il == 0, np.where(tl == 0, 0.0, np.inf), loss)
+        # PyTorch's gradient in log_probs is exp(log_probs) - occupancy at the frames used, the
+        # true one (-occupancy) plus exp(log_probs): through a log_softmax both give the same
+        # gradient in the logits. The added term is 0 in value and carries that exp(log_probs).
+        used = (np.arange(T_)[:, None] < il[None, :])[:, :, None]
+        e = fnp.exp(v)
+        extra = fnp.sum(fnp.where(used, fnp.subtract(e, stop_gradient(e)), 0.0), axis=(0, 2))
+        loss = fnp.add(loss, extra)
+        if zero_infinity:
+            loss = fnp.where(fnp.isinf(loss), 0.0, loss)
+        return cast(loss, dtype_of(v))
+    loss = call("CtcLossBackward0", values, (lp,))
+    if red == "none":
+        return O.squeeze(loss, 0) if unbatched else loss
+    if red == "sum":
+        return O.sum(loss)
+    return O.mean(O.div(loss, C.tensor(np.maximum(tl, 1).astype(lp._value.dtype))))
 
 
 def _inplace(name: str, fn):
@@ -1625,4 +1731,4 @@ GradScaler = _amp.GradScaler
 has_lapack = True  # (NumPy's LAPACK: torch.linalg runs on it)
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__
-           ] + ["has_lapack", "has_spectral", "GradScaler", "AcceleratorError", "FatalError", "OutOfMemoryError"]
+           ] + ["has_lapack", "has_spectral", "GradScaler", "is_inference_mode_enabled", "AcceleratorError", "FatalError", "OutOfMemoryError"]

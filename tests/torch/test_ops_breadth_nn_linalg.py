@@ -146,6 +146,21 @@ CASES = [
                                           T.saddmm(T.eye(3, dtype=T.float64).to_sparse(),
                                                    T.eye(3, dtype=T.float64).to_sparse(), m @ m.t()).to_dense()),
          (n(3, 2),), order=0),
+    # (ctc_loss: first derivatives only, PyTorch's CTC has no second)
+    Case("ctc_loss_none", lambda T, x: T.ctc_loss(x.log_softmax(2), T.tensor([[1, 2, 2], [3, 1, 0]]),
+                                                  T.tensor([6, 5]), T.tensor([3, 2]), 0, 0), (n(6, 2, 4),), order=1,
+         grad_fn=False),
+    Case("ctc_loss_mean_logprobs", lambda T, x: T.ctc_loss(x, T.tensor([[1, 2, 2], [3, 1, 0]]), T.tensor([6, 5]),
+                                                           T.tensor([3, 2])),
+         (np.log(np.random.default_rng(5).dirichlet(np.ones(4), size=(6, 2))),), order=1),
+    Case("ctc_loss_sum_concatenated_blank3", lambda T, x: T.ctc_loss(x.log_softmax(2), T.tensor([1, 2, 2, 0, 1]),
+                                                                     T.tensor([6, 6]), T.tensor([3, 2]), 3, 2),
+         (n(6, 2, 4),), order=1),
+    Case("ctc_loss_unbatched", lambda T, x: T.ctc_loss(x.log_softmax(1), T.tensor([1, 1]), T.tensor([5]),
+                                                       T.tensor([2]), 0, 0), (n(5, 3),), order=1),
+    Case("ctc_loss_zero_infinity", lambda T, x: T.ctc_loss(x.log_softmax(2), T.tensor([[1, 1, 1], [1, 1, 1]]),
+                                                           T.tensor([2, 6]), T.tensor([3, 3]), 0, 0, True),
+         (n(6, 2, 4),), order=1, grad_fn=False),
     # linear algebra
     Case("cholesky", lambda T, a: T.cholesky(a), (SPD,), tol=1e-8),
     Case("cholesky_upper", lambda T, a: T.cholesky(a, upper=True), (SPD,), tol=1e-8),
@@ -211,6 +226,24 @@ def test_native_dropout_and_running_stats_follow_torch():
         res.append([out.numpy(), mask.numpy(), mean.numpy(), var.numpy(), rm.numpy(), rv.numpy()])
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_inference_mode_is_reported():
+    """is_inference_mode_enabled inside inference_mode(), not inside inference_mode(False), and
+    after the block as before."""
+    for lib in (torch, ft):
+        assert not lib.is_inference_mode_enabled()
+        with lib.inference_mode():
+            assert lib.is_inference_mode_enabled()
+            with lib.inference_mode(False):
+                assert not lib.is_inference_mode_enabled()
+            assert lib.is_inference_mode_enabled()
+        assert not lib.is_inference_mode_enabled()
+
+        @lib.inference_mode()
+        def inside():
+            return lib.is_inference_mode_enabled()
+        assert inside() and not lib.is_inference_mode_enabled()
 
 
 def test_eager_control_flow():
@@ -314,6 +347,8 @@ ERRORS = {
     "lstm_params": lambda T: T.lstm(T.zeros(2, 1, 3), (T.zeros(1, 1, 4), T.zeros(1, 1, 4)), [T.zeros(16, 3)], True, 1,
                                     0.0, False, False, False),
     "native_dropout_p": lambda T: T.native_dropout(T.zeros(3), 1.5, True),
+    "ctc_loss_input_lengths": lambda T: T.ctc_loss(T.zeros(4, 1, 3), T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
+    "ctc_loss_not_tensor": lambda T: T.ctc_loss([0.0], T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
     "grid_sampler_2d_5d": lambda T: T.grid_sampler_2d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 3), 0, 0, False),
 }
 

@@ -9,11 +9,17 @@ import inspect
 from ...core.errors import FgradTypeError
 from ...core.trace import _state
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
 
 
 def is_grad_enabled() -> bool:
     return _state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an inference_mode block (not one with mode=False) is active in this thread."""
+    return getattr(_state, "inference_mode", False)
 
 
 class _GradMode:
@@ -111,10 +117,20 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Like no_grad (fgrad has no separate inference tensors)."""
+    """Like no_grad (fgrad has no separate inference tensors); is_inference_mode_enabled()
+    reports it."""
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = not mode
+
+    def __enter__(self):
+        self._prev_inference = getattr(_state, "inference_mode", False)
+        _state.inference_mode = not self.mode
+        return super().__enter__()
+
+    def __exit__(self, *exc) -> bool:
+        _state.inference_mode = self._prev_inference
+        return super().__exit__(*exc)
 
     def _args(self) -> tuple:
         return (not self.mode,)
