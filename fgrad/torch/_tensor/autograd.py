@@ -235,7 +235,11 @@ def _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables,
         for k, ct in result.items():
             node = ACC_NODES.get(k)
             if node is not None:
-                accumulate_grad(node.variable, _user_grad(node.variable, ct))
+                g = _user_grad(node.variable, ct)
+                accumulate_grad(node.variable, g)
+                if node in graph.POST_HOOKS:  # AccumulateGrad's post hooks: after the accumulation
+                    for fn in list(graph.POST_HOOKS[node]):
+                        fn((), (g if isinstance(g, Tensor) else _make(g),))
         return
     inputs = _as_tuple(inputs)
     if not inputs:

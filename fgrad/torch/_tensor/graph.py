@@ -22,7 +22,7 @@ import abc
 import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError, FgradValueError
+from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.ir import ClosedJaxpr
 from ...interpreters.backward import FREED_MESSAGE, Unsaved, toposort
 from ...interpreters.record import graph_to_jaxpr, record_call
@@ -172,12 +172,8 @@ def _register_prehook(node, fn: Callable) -> RemovableHandle:
 
 def _register_hook(node, fn: Callable) -> RemovableHandle:
     """Node.register_hook: `fn(grad_inputs, grad_outputs)` runs after the node's rule (and may
-    return replacement grad_inputs)."""
-    if isinstance(node, AccumulateGrad):
-        raise FgradNotImplementedError(
-            "register_hook on an AccumulateGrad node: fgrad runs post hooks of operation nodes only; use "
-            "tensor.register_post_accumulate_grad_hook-style code after backward(), or register_prehook, "
-            "which sees the gradient arriving at the leaf")
+    return replacement grad_inputs); on a leaf's AccumulateGrad, after backward() accumulated
+    the gradient into .grad, with grad_inputs ()."""
     hooks = POST_HOOKS.get(node)
     if hooks is None:
         hooks = POST_HOOKS[node] = []

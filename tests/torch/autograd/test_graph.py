@@ -283,3 +283,18 @@ def test_grad_is_grads_batched():
         res[L] = jac.numpy()
     np.testing.assert_allclose(res[ftorch], res[torch], rtol=1e-12)
     np.testing.assert_allclose(res[ftorch], np.diag(np.cos(A) * A + np.sin(A)), rtol=1e-12)
+
+
+def test_accumulate_grad_node_hooks():
+    logs = {}
+    for L in (torch, ftorch):
+        log = []
+        x = L.tensor(A, requires_grad=True)
+        y = (x * 3).sum()
+        acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+        assert acc.name() == "torch::autograd::AccumulateGrad"
+        acc.register_prehook(lambda go: log.append(("pre", go[0].tolist(), x.grad)))
+        acc.register_hook(lambda gi, go: log.append(("post", gi, go[0].tolist(), x.grad.tolist())))
+        y.backward()
+        logs[L] = log
+    assert logs[ftorch] == logs[torch]
