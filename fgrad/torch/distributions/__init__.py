@@ -3,13 +3,15 @@ constraints, `sample`/`rsample`/`log_prob`/`cdf`/`icdf`/`entropy`/moments, the t
 constraint registries, and `kl_divergence` with PyTorch's registered pairs. They are written on
 fgrad.torch ops, so gradients flow through rsample, log_prob and the rest.
 
-Sampling: where PyTorch's sampler is a transform of rand/randn/exponential_/cauchy_/bernoulli/
-multinomial, the same formula runs on fgrad.torch's streams (which are PyTorch's), so with
-`manual_seed` the samples equal PyTorch's (bit for bit where the formula is arithmetic on the
-draws; where it takes a float32 log/exp/pow, to the last bits in which fgrad's results of those
-functions may differ from PyTorch's vectorised ones); the rejection samplers (Gamma and what is drawn
-through it, Poisson, Binomial, NegativeBinomial, VonMises) draw from the same generator by other
-algorithms, so their values differ (each class's docstring says which).
+Sampling follows PyTorch's on fgrad.torch's streams (which are PyTorch's), so with `manual_seed`
+the samples are PyTorch's: the transforms of rand/randn/exponential_/cauchy_/bernoulli/
+multinomial run PyTorch's formulas (bit for bit where the formula is arithmetic on the draws;
+where it takes a float32 log/exp/pow, to the last bits in which fgrad's results of those
+functions may differ from PyTorch's vectorised ones), and the rejection samplers (Gamma and what
+draws through it: Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, NegativeBinomial; Poisson,
+Binomial) are PyTorch's kernels run element by element on the same draws (bit for bit; Python
+loops, a few microseconds a draw). Wishart draws once where PyTorch 2.13 redraws (see its
+docstring).
 
 PyTorch's module paths (`torch.distributions.normal`, `...constraints`, `...transforms`,
 `...kl`, `...utils`) import too."""

@@ -1,224 +1,265 @@
-"""Rejection samplers (Gamma, Poisson, Binomial, von Mises) drawing from fgrad.torch's default
-generator, and the implicit reparameterisation of Gamma samples.
+"""The rejection samplers of torch.distributions (Gamma, Poisson, Binomial; Dirichlet through
+Gamma) and the implicit reparameterisation gradients of Gamma and Dirichlet samples.
 
-The draws follow the default generator (`manual_seed` makes them reproducible) but not
-PyTorch's per-element algorithms, so their values differ from torch's for the same seed. Each
-sampler runs vectorised in float64: every round draws for the elements still rejected.
+The samplers are PyTorch's CPU kernels (sample_gamma, Hörmann's PTRS and BTRS, the waiting-time
+inversion), run element by element in PyTorch's order on the default generator's
+uniform_real_distribution<double> and normal_distribution<double> draws, with libm's log, pow and
+sqrt (Python's math) and float32 rounding where PyTorch's kernel computes in the input's float
+type: with the same seed the samples are PyTorch's, bit for bit, and the generator is left in
+PyTorch's state. They are Python loops (a few microseconds a draw).
 
 `standard_gamma(alpha)` is one torch op (grad_fn `StandardGammaBackward0`) whose derivative
 with respect to alpha is the implicit reparameterisation gradient dx/dalpha =
 -(dF(x; alpha)/dalpha) / f(x; alpha) (F the Gamma cdf), approximated as PyTorch does
 (a series for small x, a saddle-point expansion for large alpha, a rational fit elsewhere;
-Jankowiak & Obermeyer 2018), so gradients through Gamma, Chi2, StudentT, Beta, Dirichlet,
-InverseGamma and FisherSnedecor samples are PyTorch's for the same sample.
+Jankowiak & Obermeyer 2018), so gradients through Gamma, Chi2, StudentT, InverseGamma and
+FisherSnedecor samples are PyTorch's for the same sample; `sample_dirichlet` does the same for
+Dirichlet (and Beta) samples.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.special as sps
 
 from ... import numpy as fnp
 from ...lax import stop_gradient
-from .. import _tensor as T
 from .._tensor import creation
 from .._tensor._boundary import call
 from .._tensor.tensor import Tensor
 
-
-def _uniform(n: int) -> np.ndarray:
-    return creation._engine().uniform(int(n))
-
-
-def _normal(n: int) -> np.ndarray:
-    return creation.randn((int(n),), dtype=_f64()).numpy().astype(np.float64)
+_MASK53 = (1 << 53) - 1
+_F32 = np.float32
+_K0331 = float(_F32(0.0331))  # PyTorch's float literals, widened to double
+_THIRD32 = _F32(1) / _F32(3)
 
 
-def _f64():
-    return T.float64
+class _Draws:
+    """The default generator's double draws in PyTorch's order: `uniform()` is
+    uniform_real_distribution<double> (53 bits of a 64-bit draw), `normal()` is
+    normal_distribution<double> (Box-Muller on two uniforms, the sine cached in the generator
+    for the next normal). 64-bit draws are read ahead in blocks; `close()` leaves the generator
+    exactly after the ones used."""
+
+    def __init__(self) -> None:
+        self._engine = creation._engine()
+        self._bits = self._engine.bits
+        self._saved = self._bits.state
+        self._buf: list = []
+        self._used = 0
+
+    def __enter__(self) -> "_Draws":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bits.state = self._saved
+        if self._used:
+            self._bits.random_raw(2 * self._used)
+
+    def _r64(self) -> int:
+        if not self._buf:
+            raw = self._bits.random_raw(512)
+            self._buf = ((raw[0::2] << np.uint64(32)) | raw[1::2]).tolist()[::-1]
+        self._used += 1
+        return self._buf.pop()
+
+    def uniform(self) -> float:
+        return (self._r64() & _MASK53) * (1.0 / (1 << 53))
+
+    def normal(self) -> float:
+        engine = self._engine
+        if engine.next_double_normal is not None:
+            value, engine.next_double_normal = engine.next_double_normal, None
+            return value
+        u1 = self.uniform()
+        u2 = self.uniform()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        engine.next_double_normal = r * math.sin(theta)
+        return r * math.cos(theta)
 
 
-def gamma_np(alpha: np.ndarray) -> np.ndarray:
-    """Standard Gamma(alpha) draws (Marsaglia & Tsang; alpha < 1 boosted by U**(1/alpha)).
+def _gamma_one(alpha: float, draws: _Draws, single: bool) -> float:
+    """PyTorch's sample_gamma: Marsaglia & Tsang, alpha < 1 boosted by U**(1/alpha); `single`:
+    alpha is a float32 and its own arithmetic rounds to float32, as in PyTorch's float kernel."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        inv = float(_F32(1) / _F32(alpha)) if single else 1.0 / alpha
+        scale *= math.pow(1 - draws.uniform(), inv)
+        alpha = float(_F32(alpha) + _F32(1)) if single else alpha + 1.0
+    d = float(_F32(alpha) - _THIRD32) if single else alpha - float(_THIRD32)
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = draws.normal()
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - draws.uniform()
+        xx = x * x
+        if u < 1.0 - _K0331 * xx * xx:
+            return scale * d * v
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def gamma_np(alpha: np.ndarray, single: bool | None = None) -> np.ndarray:
+    """Standard Gamma(alpha) draws in C order, as torch._standard_gamma's kernel.
 
     Args:
-        alpha: positive float64 array.
+        alpha: nonnegative float array.
+        single: float32 arithmetic on alpha (default: alpha is float32).
     Returns:
-        float64 array of alpha's shape.
+        float64 array of alpha's shape (the caller rounds to its dtype).
     """
-    alpha = np.asarray(alpha, np.float64)
-    flat = alpha.reshape(-1)
-    a = np.where(flat < 1, flat + 1, flat)
-    d = a - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
-    out = np.empty_like(a)
-    todo = np.arange(a.size)
-    while todo.size:
-        x = _normal(todo.size)
-        u = _uniform(todo.size)
-        v = 1.0 + c[todo] * x
-        ok = v > 0
-        v3 = np.where(ok, v, 1.0) ** 3
-        with np.errstate(divide="ignore", invalid="ignore"):
-            accept = ok & ((u < 1 - 0.0331 * x ** 4)
-                           | (np.log(u) < 0.5 * x * x + d[todo] * (1 - v3 + np.log(v3))))
-        out[todo[accept]] = d[todo[accept]] * v3[accept]
-        todo = todo[~accept]
-    small = flat < 1
-    if small.any():
-        u = _uniform(int(small.sum()))
-        out[small] *= u ** (1.0 / flat[small])
-    # a Gamma sample is positive: underflow (tiny alpha) gives the smallest positive float
-    return np.maximum(out, np.finfo(np.float64).tiny).reshape(alpha.shape)
+    alpha = np.asarray(alpha)
+    if single is None:
+        single = alpha.dtype == np.float32
+    with _Draws() as draws:
+        out = [_gamma_one(a, draws, single) for a in alpha.reshape(-1).tolist()]
+    return np.array(out, np.float64).reshape(alpha.shape)
 
 
-def poisson_np(rate: np.ndarray) -> np.ndarray:
-    """Poisson(rate) draws: counting exponential gaps for rate < 10, else Hörmann's
-    transformed rejection (PTRS).
-
-    Args:
-        rate: nonnegative float64 array.
-    Returns:
-        float64 array of counts.
-    """
-    rate = np.asarray(rate, np.float64).reshape(-1)
-    out = np.zeros_like(rate)
-    small = np.flatnonzero((rate < 10) & (rate > 0))
-    if small.size:
-        # multiply uniforms until the product drops below exp(-rate)
-        limit = np.exp(-rate[small])
-        prod = np.ones(small.size)
-        count = np.zeros(small.size)
-        live = np.arange(small.size)
-        while live.size:
-            prod[live] *= _uniform(live.size)
-            done = prod[live] <= limit[live]
-            count[live[~done]] += 1
-            live = live[~done]
-        out[small] = count
-    big = np.flatnonzero(rate >= 10)
-    if big.size:
-        lam = rate[big]
-        slam, loglam = np.sqrt(lam), np.log(lam)
+def _poisson_one(lam: float, draws: _Draws) -> float:
+    """PyTorch's sample_poisson: Hörmann's PTRS for rate >= 10, else multiplying uniforms."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
         b = 0.931 + 2.53 * slam
         a = -0.059 + 0.02483 * b
         invalpha = 1.1239 + 1.1328 / (b - 3.4)
         vr = 0.9277 - 3.6224 / (b - 2)
-        todo = np.arange(big.size)
-        res = np.zeros(big.size)
-        while todo.size:
-            U = _uniform(todo.size) - 0.5
-            V = _uniform(todo.size)
-            us = 0.5 - np.abs(U)
-            k = np.floor((2 * a[todo] / us + b[todo]) * U + lam[todo] + 0.43)
-            quick = (us >= 0.07) & (V <= vr[todo])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lhs = np.log(V) + np.log(invalpha[todo]) - np.log(a[todo] / (us * us) + b[todo])
-                rhs = -lam[todo] + k * loglam[todo] - sps.gammaln(k + 1)
-            valid = (k >= 0) & ~((us < 0.013) & (V > us))
-            accept = valid & (quick | (lhs <= rhs))
-            res[todo[accept]] = k[accept]
-            todo = todo[~accept]
-        out[big] = res
-    return out
+        while True:
+            U = draws.uniform() - 0.5
+            V = draws.uniform()
+            us = 0.5 - abs(U)
+            k = math.floor((2 * a / us + b) * U + lam + 0.43)
+            if us >= 0.07 and V <= vr:
+                return float(k)
+            if k < 0 or (us < 0.013 and V > us):
+                continue
+            if (math.log(V) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -lam + k * loglam - math.lgamma(k + 1.0)):
+                return float(k)
+    if lam == 0:
+        return 0.0
+    enlam = math.exp(-lam)
+    count, prod = 0, 1.0
+    while True:
+        prod *= draws.uniform()
+        if prod > enlam:
+            count += 1
+        else:
+            return float(count)
+
+
+def poisson_np(rate: np.ndarray) -> np.ndarray:
+    """Poisson(rate) draws in C order, as torch.poisson's kernel.
+
+    Args:
+        rate: nonnegative float array.
+    Returns:
+        float64 array of counts.
+    """
+    rate = np.asarray(rate)
+    with _Draws() as draws:
+        out = [_poisson_one(r, draws) for r in rate.astype(np.float64).reshape(-1).tolist()]
+    return np.array(out, np.float64).reshape(rate.shape)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    """log(k!) minus its Stirling approximation (a table below 10)."""
+    if k < 10:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_one(count: float, prob: float, draws: _Draws, single: bool) -> float:
+    """PyTorch's sample_binomial: BTRS where count * min(p, 1-p) >= 10, else waiting-time
+    inversion; `single`: count and prob are float32 and their own products round to float32."""
+    def rnd(v):
+        return float(_F32(v)) if single else v
+
+    def mul(x, y):
+        return float(_F32(x) * _F32(y)) if single else x * y
+
+    def inversion(p):
+        logprob = float(np.log1p(_F32(-p))) if single else math.log1p(-p)
+        geom_sum, num = 0.0, 0.0
+        while True:
+            geom_sum += math.ceil(math.log(draws.uniform()) / logprob)
+            if geom_sum > count:
+                return num
+            num = rnd(num + 1)
+
+    def btrs(p):
+        if single:
+            stddev = float(np.sqrt(_F32(count) * _F32(p) * (_F32(1) - _F32(p))))
+            r = float(_F32(p) / (_F32(1) - _F32(p)))
+            m = math.floor(float((_F32(count) + _F32(1)) * _F32(p)))
+        else:
+            stddev = math.sqrt(count * p * (1 - p))
+            r = p / (1 - p)
+            m = math.floor((count + 1) * p)
+        b = 1.15 + 2.53 * stddev
+        a = -0.0873 + 0.0248 * b + 0.01 * p
+        c = mul(count, p) + 0.5
+        v_r = 0.92 - 4.2 / b
+        alpha = (2.83 + 5.1 / b) * stddev
+        while True:
+            U = draws.uniform() - 0.5
+            V = draws.uniform()
+            us = 0.5 - abs(U)
+            k = rnd(math.floor((2 * a / us + b) * U + c))
+            if k < 0 or k > count:
+                continue
+            if us >= 0.07 and V <= v_r:
+                return k
+            V = math.log(V * alpha / (a / (us * us) + b))
+            upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                     + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                     + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                     + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+            if V <= upper:
+                return k
+
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        return btrs(prob) if mul(count, prob) >= 10.0 else inversion(prob)
+    if prob > 0.5:
+        q = rnd(1.0 - prob)
+        return rnd(count - (btrs(q) if mul(count, q) >= 10.0 else inversion(q)))
+    return math.nan
 
 
 def binomial_np(count: np.ndarray, prob: np.ndarray) -> np.ndarray:
-    """Binomial(count, prob) draws: by inversion (waiting times) where count * min(p, 1-p) < 10,
-    else Hörmann's BTRS rejection.
+    """Binomial(count, prob) draws in C order, as torch.binomial's kernel.
 
     Args:
-        count: nonnegative integer-valued float64 array.
-        prob: float64 array in [0, 1], of count's shape.
+        count: nonnegative integer-valued float array.
+        prob: float array of count's shape, in [0, 1].
     Returns:
         float64 array of successes.
     """
-    count = np.asarray(count, np.float64).reshape(-1)
-    prob = np.asarray(prob, np.float64).reshape(-1)
-    flip = prob > 0.5
-    p = np.where(flip, 1 - prob, prob)
-    out = np.zeros_like(count)
-    small = np.flatnonzero((count * p < 10) & (p > 0) & (count > 0))
-    if small.size:
-        # geometric waiting times between successes until they pass count trials
-        logq = np.log1p(-p[small])
-        trials = np.zeros(small.size)
-        succ = np.zeros(small.size)
-        live = np.arange(small.size)
-        while live.size:
-            u = _uniform(live.size)
-            with np.errstate(divide="ignore"):
-                gap = np.ceil(np.log1p(-u) / logq[live])
-            gap = np.maximum(gap, 1)
-            trials[live] += gap
-            over = trials[live] > count[small][live]
-            succ[live[~over]] += 1
-            live = live[~over]
-        out[small] = succ
-    big = np.flatnonzero(count * p >= 10)
-    if big.size:
-        n, pp = count[big], p[big]
-        spq = np.sqrt(n * pp * (1 - pp))
-        b = 1.15 + 2.53 * spq
-        a = -0.0873 + 0.0248 * b + 0.01 * pp
-        c = n * pp + 0.5
-        alpha = (2.83 + 5.1 / b) * spq
-        vr = 0.92 - 4.2 / b
-        m = np.floor((n + 1) * pp)
-        lpq = np.log(pp / (1 - pp))
-        h = sps.gammaln(m + 1) + sps.gammaln(n - m + 1)
-        todo = np.arange(big.size)
-        res = np.zeros(big.size)
-        while todo.size:
-            U = _uniform(todo.size) - 0.5
-            V = _uniform(todo.size)
-            us = 0.5 - np.abs(U)
-            k = np.floor((2 * a[todo] / us + b[todo]) * U + c[todo])
-            valid = (k >= 0) & (k <= n[todo])
-            quick = valid & (us >= 0.07) & (V <= vr[todo])
-            kk = np.clip(k, 0, n[todo])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lhs = np.log(V * alpha[todo] / (a[todo] / (us * us) + b[todo]))
-                rhs = h[todo] - sps.gammaln(kk + 1) - sps.gammaln(n[todo] - kk + 1) + (kk - m[todo]) * lpq[todo]
-            accept = quick | (valid & (lhs <= rhs))
-            res[todo[accept]] = k[accept]
-            todo = todo[~accept]
-        out[big] = res
-    out = np.where(p == 0, 0.0, out)
-    return np.where(flip, count - out, out)
-
-
-def von_mises_np(loc: np.ndarray, concentration: np.ndarray, n_shape: tuple) -> np.ndarray:
-    """von Mises draws in [-pi, pi) (Best & Fisher's rejection), shape `n_shape` (loc and
-    concentration broadcast to it).
-
-    Args:
-        loc, concentration: float64 arrays.
-        n_shape: the output shape.
-    Returns:
-        float64 array.
-    """
-    loc = np.broadcast_to(np.asarray(loc, np.float64), n_shape).reshape(-1)
-    kappa = np.broadcast_to(np.asarray(concentration, np.float64), n_shape).reshape(-1)
-    tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
-    rho = (tau - np.sqrt(2 * tau)) / (2 * np.where(kappa > 0, kappa, 1.0))
-    r = (1 + rho ** 2) / (2 * rho)
-    out = np.empty_like(loc)
-    todo = np.arange(loc.size)
-    while todo.size:
-        u1, u2, u3 = _uniform(todo.size), _uniform(todo.size), _uniform(todo.size)
-        z = np.cos(np.pi * u1)
-        f = (1 + r[todo] * z) / (r[todo] + z)
-        c = kappa[todo] * (r[todo] - f)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            accept = (c * (2 - c) - u2 > 0) | (np.log(c / u2) + 1 - c >= 0)
-        theta = np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1))
-        out[todo[accept]] = theta[accept]
-        todo = todo[~accept]
-    # a concentration of 0 is the uniform circle
-    zero = kappa == 0
-    if zero.any():
-        out[zero] = np.pi * (2 * _uniform(int(zero.sum())) - 1)
-    return (np.mod(out + loc + np.pi, 2 * np.pi) - np.pi).reshape(n_shape)
+    prob = np.asarray(prob)
+    single = prob.dtype == np.float32
+    count, prob = np.broadcast_arrays(np.asarray(count, prob.dtype), prob)
+    with _Draws() as draws:
+        out = [_binomial_one(c, p, draws, single)
+               for c, p in zip(count.reshape(-1).tolist(), prob.reshape(-1).tolist())]
+    return np.array(out, np.float64).reshape(prob.shape)
 
 
 def gamma_grad_np(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -288,8 +329,7 @@ def standard_gamma(alpha: Tensor) -> Tensor:
     """
     a = alpha.detach().numpy()
     dtype = a.dtype
-    x = gamma_np(a).astype(dtype)
-    x = np.maximum(x, np.finfo(dtype).tiny)  # the float32 cast may underflow to 0
+    x = np.maximum(gamma_np(a).astype(dtype), np.finfo(dtype).tiny)  # (a sample is positive)
     g = gamma_grad_np(a, x).astype(dtype)
     g = np.where(np.isfinite(g), g, 0).astype(dtype)
 
@@ -450,10 +490,12 @@ def sample_dirichlet(concentration: Tensor) -> Tensor:
     """
     a = concentration.detach().numpy()
     dtype = a.dtype
-    g = gamma_np(a)
-    x = g / g.sum(-1, keepdims=True)
     info = np.finfo(dtype)
-    x = np.clip(x.astype(dtype), info.tiny, 1 - info.eps)
+    # PyTorch's kernel: double Gamma draws (alpha widened), normalised, rounded to the dtype and
+    # kept inside (0, 1)
+    g = np.maximum(gamma_np(a.astype(np.float64), single=False), np.finfo(np.float64).tiny)
+    x = (g / g.sum(-1, keepdims=True)).astype(dtype)
+    x = np.minimum(np.nextafter(dtype.type(1), dtype.type(0)), np.maximum(info.tiny, x))
     total = np.broadcast_to(a.astype(np.float64).sum(-1, keepdims=True), a.shape)
     G = dirichlet_grad_np(x.astype(np.float64), a.astype(np.float64), total).astype(dtype)
     G = np.where(np.isfinite(G), G, 0).astype(dtype)

@@ -5,10 +5,10 @@ Samplers that are a transform of rand/randn/exponential_/cauchy_ (Normal, Unifor
 Exponential, Laplace, Cauchy, Gumbel, LogNormal, HalfNormal, HalfCauchy, Pareto, Weibull,
 Kumaraswamy, ContinuousBernoulli, GeneralizedPareto) use PyTorch's formula on fgrad.torch's
 streams, so with `manual_seed` their samples equal PyTorch's (to the last bits of the float32
-log/exp/pow some of them take). Gamma and the distributions
-drawn through it (Chi2, StudentT, InverseGamma, FisherSnedecor, Beta, Dirichlet) and VonMises use
-rejection samplers (fgrad.torch.distributions._samplers) whose draws differ from PyTorch's.
-Their reparameterised gradients are PyTorch's implicit ones for the drawn sample (Gamma's, and
+log/exp/pow some of them take). Gamma and the distributions drawn through it (Chi2, StudentT,
+InverseGamma, FisherSnedecor, Beta, Dirichlet) use PyTorch's Gamma kernel on the same draws
+(fgrad.torch.distributions._samplers): equal samples too; VonMises runs PyTorch's rejection loop
+on rand. Their reparameterised gradients are PyTorch's implicit ones for the drawn sample (Gamma's, and
 Dirichlet's and Beta's through each coordinate's Beta marginal).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..nn import functional as F
 from .._tensor import creation
 from .._tensor.tensor import Tensor
 from . import constraints
-from ._samplers import sample_dirichlet, standard_gamma, von_mises_np
+from ._samplers import sample_dirichlet, standard_gamma
 from .distribution import Distribution
 from .structure import ExponentialFamily, TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
@@ -732,8 +732,8 @@ class Kumaraswamy(TransformedDistribution):
 class Gamma(ExponentialFamily):
     """Gamma(concentration, rate): density rate**c x**(c-1) exp(-rate x) / Γ(c).
 
-    rsample draws with a rejection sampler (values differ from PyTorch's for the same seed);
-    its gradient in concentration is the implicit reparameterisation gradient, PyTorch's
+    rsample draws with PyTorch's Gamma kernel (the same values for the same seed); its
+    gradient in concentration is the implicit reparameterisation gradient, PyTorch's
     for the same sample.
 
     Args:
@@ -818,8 +818,8 @@ class Chi2(Gamma):
 
 
 class StudentT(Distribution):
-    """Student's t with df degrees of freedom, location loc and scale scale (draws through
-    Chi2, a rejection sampler: values differ from PyTorch's).
+    """Student's t with df degrees of freedom, location loc and scale scale (draws a normal,
+    then through Chi2, as PyTorch).
 
     Args:
         df: > 0. loc: real. scale: > 0.
@@ -878,7 +878,7 @@ class StudentT(Distribution):
 
 class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0) on (0, 1) (as PyTorch, the first coordinate of a
-    Dirichlet(c1, c0); its draws come from the Gamma rejection sampler).
+    Dirichlet(c1, c0)).
 
     Args:
         concentration1, concentration0: > 0 (alpha and beta).
@@ -996,8 +996,8 @@ class InverseGamma(TransformedDistribution):
 
 
 class FisherSnedecor(Distribution):
-    """F(df1, df2): the ratio of two scaled chi-squared draws (through the Gamma rejection
-    sampler: values differ from PyTorch's).
+    """F(df1, df2): the ratio of two scaled chi-squared draws (two Gamma draws, as
+    PyTorch).
 
     Args:
         df1, df2: > 0.
@@ -1064,8 +1064,9 @@ def _log_modified_bessel_fn(x, order: int = 0):
 
 
 class VonMises(Distribution):
-    """The von Mises (circular normal) distribution on [-pi, pi). Sampling uses Best & Fisher's
-    rejection method (values differ from PyTorch's for the same seed); no rsample, as PyTorch.
+    """The von Mises (circular normal) distribution on [-pi, pi). Sampling is PyTorch's Best &
+    Fisher rejection loop on rand (the same draws; values to the last bits of the float64
+    cos/acos); no rsample, as PyTorch.
 
     Args:
         loc: the mean angle. concentration: > 0.
@@ -1089,11 +1090,41 @@ class VonMises(Distribution):
         log_prob = self.concentration * T.cos(value - self.loc)
         return log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
 
+    @lazy_property
+    def _loc(self):
+        return self.loc.to(T.float64)
+
+    @lazy_property
+    def _concentration(self):
+        return self.concentration.to(T.float64)
+
+    @lazy_property
+    def _proposal_r(self):
+        kappa = self._concentration
+        tau = 1 + (1 + 4 * kappa ** 2).sqrt()
+        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+        proposal_r = (1 + rho ** 2) / (2 * rho)
+        # second-order Taylor expansion around 0 for small kappa
+        return T.where(kappa < 1e-5, 1 / kappa + kappa, proposal_r)
+
     def sample(self, sample_shape=()):
+        """Best & Fisher's rejection method in float64, as PyTorch's: rounds of three uniform
+        draws (rand) for every element until each is accepted."""
         shape = tuple(self._extended_shape(sample_shape))
         with T.no_grad():
-            x = von_mises_np(self.loc.detach().numpy(), self.concentration.detach().numpy(), shape)
-            return creation.tensor(x, dtype=self.loc.dtype, device=self.loc.device)
+            r, kappa = self._proposal_r, self._concentration
+            x = creation.zeros(shape, dtype=T.float64)
+            done = creation.zeros(shape, dtype=T.bool)
+            while not bool(done.all()):
+                u1, u2, u3 = creation.rand((3,) + shape, dtype=T.float64).unbind()
+                z = T.cos(math.pi * u1)
+                f = (1 + r * z) / (r + z)
+                c = kappa * (r - f)
+                accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+                if bool(accept.any()):
+                    x = T.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+                    done = done | accept
+            return ((x + math.pi + self._loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
 
     @property
     def mean(self):

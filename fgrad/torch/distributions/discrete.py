@@ -4,8 +4,9 @@ PyTorch's parameters (probs or logits: the one given is kept, the other derived 
 expressions.
 
 Bernoulli, Categorical, OneHotCategorical, Multinomial and Geometric sample as PyTorch
-(bernoulli, multinomial, uniform_ on fgrad.torch's streams: equal values for the same seed);
-Binomial, Poisson and NegativeBinomial use rejection samplers whose draws differ from PyTorch's.
+(bernoulli, multinomial, uniform_ on fgrad.torch's streams); Binomial, Poisson and
+NegativeBinomial run PyTorch's rejection kernels on the same draws: equal values for the same
+seed.
 """
 from __future__ import annotations
 
@@ -315,8 +316,8 @@ def _clamp_by_zero(x):
 
 
 class Binomial(Distribution):
-    """Binomial(total_count, probs): successes in total_count trials (rejection sampler:
-    draws differ from PyTorch's).
+    """Binomial(total_count, probs): successes in total_count trials (PyTorch's BTRS /
+    inversion kernel: the same draws for the same seed).
 
     Args:
         total_count: nonnegative integers (default 1). probs: in [0, 1]. logits: real.
@@ -562,7 +563,7 @@ class Multinomial(Distribution):
 
 class NegativeBinomial(Distribution):
     """Failures before total_count successes, success probability 1 - probs (a Gamma-Poisson
-    mixture; its draws come from rejection samplers and differ from PyTorch's).
+    mixture, sampled as PyTorch's).
 
     Args:
         total_count: > 0. probs: in [0, 1). logits: real. (probs or logits)
@@ -633,7 +634,8 @@ class NegativeBinomial(Distribution):
 
 
 class Poisson(ExponentialFamily):
-    """Poisson(rate) counts (rejection sampler: draws differ from PyTorch's).
+    """Poisson(rate) counts (PyTorch's PTRS / multiplication kernel: the same draws for the same
+    seed).
 
     Args:
         rate: >= 0.

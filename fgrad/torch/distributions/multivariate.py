@@ -2,10 +2,9 @@
 LowRankMultivariateNormal, Wishart, LKJCholesky and LogisticNormal (Dirichlet lives beside Beta in
 continuous.py, which draws through it), with PyTorch's parameters and expressions.
 
-MultivariateNormal, LowRankMultivariateNormal and LogisticNormal sample from randn as
-PyTorch (equal values for the same seed, to the matmul's rounding). Wishart (its chi-squared
-diagonal) and LKJCholesky (its Beta draws) use the Gamma rejection sampler, whose draws differ
-from PyTorch's.
+MultivariateNormal, LowRankMultivariateNormal, LogisticNormal and LKJCholesky sample as
+PyTorch (equal values for the same seed, to the rounding of their matmuls and float math).
+Wishart's Bartlett draws are PyTorch's, but PyTorch 2.13 redraws every sample once (see Wishart).
 """
 from __future__ import annotations
 
@@ -331,8 +330,11 @@ def _mvlgamma(x, p: int):
 
 class Wishart(ExponentialFamily):
     """Wishart(df, Σ) over positive-definite p x p matrices, Σ given as covariance_matrix,
-    precision_matrix or scale_tril. rsample is Bartlett's decomposition (chi-squared diagonal
-    from the Gamma rejection sampler: draws differ from PyTorch's).
+    precision_matrix or scale_tril. rsample is Bartlett's decomposition (chi-squared diagonal, normal
+    lower triangle), as PyTorch's; singular draws (possible when df < p) are redrawn. PyTorch
+    2.13's rsample tests its samples with the check inverted, so it warns "Singular sample
+    detected" and redraws every valid sample once: for the same seed its values (and the
+    generator's state after) differ from these, which are the first draws.
 
     Args:
         df: > p - 1. covariance_matrix, precision_matrix, scale_tril: exactly one.
@@ -452,9 +454,9 @@ class Wishart(ExponentialFamily):
 
     def rsample(self, sample_shape=(), max_try_correction=None):
         """Bartlett draws; singular ones (possible when df < p) are redrawn up to
-        `max_try_correction` times (default 3 when validating, else 0)."""
+        `max_try_correction` times (default 10, as PyTorch)."""
         if max_try_correction is None:
-            max_try_correction = 3 if Distribution._validate_args else 0
+            max_try_correction = 10
         sample = self._bartlett_sampling(sample_shape)
         for _ in range(max_try_correction):
             ok = linalg.eigvalsh(sample.detach()).gt(0).all(-1)
@@ -494,8 +496,7 @@ class Wishart(ExponentialFamily):
 
 class LKJCholesky(Distribution):
     """The LKJ distribution over Cholesky factors of dim x dim correlation matrices
-    (concentration eta), sampled by the onion method (Beta draws from the Gamma rejection
-    sampler: values differ from PyTorch's).
+    (concentration eta), sampled by the onion method as PyTorch (its Beta and normal draws).
 
     Args:
         dim: >= 2. concentration: > 0.

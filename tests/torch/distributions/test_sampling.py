@@ -1,6 +1,6 @@
-"""Sampling: shapes for every distribution, seeded samples equal to torch's where torch's sampler
-is a transform of its random streams, pathwise gradients of rsample, the implicit Gamma gradient,
-and the moments of the rejection samplers."""
+"""Sampling: shapes for every distribution, seeded samples equal to torch's (transforms of its
+streams and its rejection kernels), rsample gradients equal to torch's for the same sample (pathwise
+and implicit), and the moments of the rejection samplers."""
 import warnings
 
 import numpy as np
@@ -35,11 +35,13 @@ def test_sample_shapes_and_dtypes(name):
     assert bool(df.support.check(x).all()), name
 
 
-# samplers that are arithmetic on the draws: bit for bit. The others pass the (equal) draws
-# through log/exp/pow/tanh, where fgrad's float32 results may differ from PyTorch's vectorised
-# ones in the last bits (a few ulps), so they are compared to that rounding.
+# samplers that are arithmetic on the draws, or torch's rejection kernels (libm math in double):
+# bit for bit. The others pass the (equal) draws through a float32 log/exp/pow/tanh, where
+# fgrad's results may differ from PyTorch's vectorised ones in the last bits (a few ulps), so
+# they are compared to that rounding.
 EXACT = {"Normal", "Uniform", "Exponential", "Cauchy", "HalfNormal", "HalfCauchy", "Bernoulli", "Geometric",
-         "Categorical", "OneHotCategorical", "Multinomial", "Independent"}
+         "Categorical", "OneHotCategorical", "Multinomial", "Independent", "Gamma", "Chi2", "StudentT", "Beta",
+         "FisherSnedecor", "Dirichlet", "Poisson", "Binomial", "Binomial(logits)", "NegativeBinomial", "VonMises"}
 
 
 @pytest.mark.parametrize("name", SEEDED_EQUAL)
@@ -256,3 +258,17 @@ def test_seeded_float64_samples_equal_torch(name):
         out.append(FLOAT64_EXACT[name](lib.distributions, p, q).sample((20,)).numpy())
     assert out[1].dtype == np.float64
     np.testing.assert_array_equal(out[1], out[0])
+
+
+def test_wishart_draws_are_torchs_bartlett_draws():
+    """Wishart.rsample's draws are torch's Bartlett draws for the same seed (torch 2.13's own
+    rsample then redraws every valid sample once: its singularity check is inverted)."""
+    dt, _ = build("Wishart", torch)
+    df, _ = build("Wishart", ft)
+    for shape in ((), (3,)):
+        torch.manual_seed(2)
+        ft.manual_seed(2)
+        want = dt._bartlett_sampling(torch.Size(shape)).numpy()
+        got = df.rsample(shape).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert float(ft.rand(())) == float(torch.rand(()))
