@@ -152,6 +152,70 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: 
     return F.max_pool2d(_input("max_pool2d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
+def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
+    t = tuple(int(a) for a in v) if isinstance(v, (list, tuple)) else (int(v),) * n
+    if len(t) == 1:
+        t = t * n
+    if len(t) != n:
+        raise FgradRuntimeError(f"{name}: {what} must be a single int or a tuple of {n} ints, got {v!r}")
+    return t
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+    """The maximum over each kernel_size window of the last three dims of (N, C, D, H, W) or
+    (C, D, H, W) input, windows `stride` apart (the kernel size by default), the input padded
+    with -inf by `padding`, window taps `dilation` apart; ceil_mode keeps a last partial window
+    that starts inside the input or its left padding (MaxPool3DWithIndicesBackward0).
+
+    Args:
+        input: a 4-D or 5-D float Tensor.
+        kernel_size, stride, padding, dilation: an int or three.
+        ceil_mode: round the output size up.
+
+    Returns:
+        A Tensor.
+    """
+    x = _input("max_pool3d", input)
+    if x.dim() not in (4, 5):
+        raise FgradRuntimeError(f"max_pool3d: Expected 4D or 5D tensor for input, but got {x.dim()}D")
+    k = _tuple3("max_pool3d", kernel_size, "kernel_size")
+    st = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        _tuple3("max_pool3d", stride, "stride")
+    pd = _tuple3("max_pool3d", padding, "padding")
+    dl = _tuple3("max_pool3d", dilation, "dilation")
+    if any(p_ > k_ // 2 for p_, k_ in zip(pd, k)):
+        raise FgradRuntimeError(f"max_pool3d: pad should be at most half of effective kernel size, but got pad={pd}, "
+                                f"kernel_size={k}")
+    sizes = tuple(x._value.shape[-3:])
+    outs, right = [], []
+    for L, kk, ss, pp, dd in zip(sizes, k, st, pd, dl):
+        span = dd * (kk - 1) + 1
+        num = L + 2 * pp - span
+        o = (-(-num // ss) if ceil_mode else num // ss) + 1
+        if ceil_mode and (o - 1) * ss >= L + pp:
+            o -= 1
+        if o <= 0:
+            raise FgradRuntimeError(f"max_pool3d: the output size is too small for input {list(x._value.shape)} "
+                                    f"with kernel_size={k}, stride={st}, padding={pd}, dilation={dl}")
+        outs.append(o)
+        right.append(max(0, (o - 1) * ss + span - (L + pp)))
+    lead = x.dim() - 3
+
+    def values(v):
+        widths = [(0, 0)] * lead + [(p_, r_) for p_, r_ in zip(pd, right)]
+        v = fnp.pad(v, widths, constant_values=-np.inf)
+        taps = []
+        for a in range(k[0]):
+            for b in range(k[1]):
+                for c in range(k[2]):
+                    starts = (a * dl[0], b * dl[1], c * dl[2])
+                    idx = (slice(None),) * lead + tuple(slice(s0, s0 + ss * (o - 1) + 1, ss)
+                                                        for s0, ss, o in zip(starts, st, outs))
+                    taps.append(fnp.getitem(v, idx))
+        return fnp.max(fnp.stack(taps, axis=0), axis=0)
+    return call("MaxPool3DWithIndicesBackward0", values, (x,))
+
+
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
     """(values, indices) of nn.functional.max_pool1d."""
     return F.max_pool1d(_input("max_pool1d_with_indices", input), kernel_size, _pool_stride(stride), padding,
@@ -1452,6 +1516,108 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False):
         q = O.conj(O.transpose(q, -2, -1))
     out = O.matmul(q, other) if left else O.matmul(other, q)
     return call("OrmqrBackward0", fnp.copy, (out,)) if out._node is not None else out
+
+
+def _mH(t):
+    return O.conj(O.transpose(t, -2, -1))
+
+
+def _mm(a, b):
+    if a is None:
+        return b
+    if getattr(a, "is_sparse", False):
+        from . import sparse as S
+        return S.mm(a, b)
+    return O.matmul(a, b)
+
+
+def _approximate_basis(A, q: int, niter: int, M=None):
+    """Q with q orthonormal columns such that Q Q^H (A - M) approximates A - M: a random
+    Gaussian test matrix from the default generator (torch's stream), then niter subspace
+    iterations, each orthonormalised by QR (Halko, Martinsson and Tropp 2009, algorithm 4.4)."""
+    dt = A.dtype if A.dtype in (D.float16, D.float32, D.float64) or A.is_complex() else D.float32
+    R = C.randn(A.shape[-1], q, dtype=dt)
+    X = _mm(A, R)
+    if M is not None:
+        X = O.sub(X, _mm(M, R))
+    Q = _linalg.qr(X)[0]
+    for _ in range(niter):
+        X = _mm(_mH(A), Q)
+        if M is not None:
+            X = O.sub(X, _mm(_mH(M), Q))
+        Q = _linalg.qr(X)[0]
+        X = _mm(A, Q)
+        if M is not None:
+            X = O.sub(X, _mm(M, Q))
+        Q = _linalg.qr(X)[0]
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = O.broadcast_to(M, tuple(A.shape))
+    if m < n:
+        A = _mH(A)
+        M = None if M is None else _mH(M)
+    Q = _approximate_basis(A, q, niter, M)
+    B = _mm(_mH(Q), A)
+    if M is not None:
+        B = O.sub(B, _mm(_mH(Q), M))
+    U, S, Vh = _linalg.svd(B, full_matrices=False)
+    V = _mH(Vh)
+    U = O.matmul(Q, U)
+    if m < n:
+        U, V = V, U
+    return U, S, V
+
+
+def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None):
+    """An approximate SVD (U, S, V) of A - M (M = 0 when None) with q singular triplets, A ~ U
+    diag(S) V^H, by randomized subspace iteration (Halko et al. 2009, algorithm 5.1), drawing its
+    test matrix from the default generator as torch.svd_lowrank does (so one seed gives
+    PyTorch's result).
+
+    Args:
+        A: (*, m, n), dense or sparse.
+        q: the rank computed, a slight overestimate of A's.
+        niter: subspace iterations (2 by default).
+        M: (*, 1 or m, n) subtracted from A, or None.
+
+    Returns:
+        (U (*, m, q), S (*, q), V (*, n, q)).
+    """
+    a = A if getattr(A, "is_sparse", False) else _input("svd_lowrank", A, "A")
+    return _svd_lowrank(a, 6 if q is None else q, 2 if niter is None else niter, M)
+
+
+def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
+    """Principal component analysis of the rows of A by svd_lowrank, of A with its column
+    means removed when `center` (torch.pca_lowrank's algorithm and random stream).
+
+    Args:
+        A: (*, m, n), dense (or sparse 2-D, not centred).
+        q: the number of components (min(6, m, n) by default), at most min(m, n).
+        center: remove the column means first.
+        niter: subspace iterations.
+
+    Returns:
+        (U, S, V): A - mean ~ U diag(S) V^H; V's columns are the principal directions.
+    """
+    a = A if getattr(A, "is_sparse", False) else _input("pca_lowrank", A, "A")
+    m, n = a.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise FgradValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise FgradValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(a, q, niter, None)
+    if getattr(a, "is_sparse", False):
+        raise FgradValueError("pca_lowrank: centring a sparse input is not supported; pass center=False or a dense "
+                              "tensor")
+    return _svd_lowrank(O.sub(a, O.mean(a, -2, keepdim=True)), q, niter, None)
 
 
 # --- control flow (eager, as PyTorch runs it outside torch.compile) -------------------------------------

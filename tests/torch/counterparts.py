@@ -547,6 +547,8 @@ def _build() -> list[Pair]:
     add(P("adaptive_max_pool1d", "numpy.max", "n:2,3,4", 1, tsel=first, **whole))
     add(P("max_pool2d", "numpy.max", "n:2,3,4", (3, 4), fargs=lambda x, k: (x,),
           fkw={"axis": (-2, -1), "keepdims": True}))
+    add(P("max_pool3d", "numpy.max", "n:1,2,3,4", (2, 3, 4), fargs=lambda x, k: (x,),
+          fkw={"axis": (-3, -2, -1), "keepdims": True}))
     add(P("group_norm", "nn.standardize", "n:2,3,4", 1, fargs=lambda x, g: (x,), fkw={"axis": (1, 2), "epsilon": 1e-5}))
     add(P("pairwise_distance", "numpy.linalg.norm", "n:3,4", "n:3,4", fargs=lambda a, b: (a - b + 1e-6,),
           fkw={"axis": -1}))

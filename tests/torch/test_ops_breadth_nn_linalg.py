@@ -29,6 +29,11 @@ L = np.linalg.cholesky(SPD)
 B = n(3, 2)
 RM, RV, PW = n(3), n(3, lo=0.5), n(4, lo=0.5)
 
+def _seeded(T, seed: int, fn):
+    T.manual_seed(seed)
+    return fn()
+
+
 CASES = [
     Case("conv1d", lambda T, x, w: T.conv1d(x, w, None, 1, 1), (X3, W1)),
     Case("conv2d", lambda T, x, w: T.conv2d(x, w, stride=2), (X4, n(2, 4, 2, 2))),
@@ -40,6 +45,10 @@ CASES = [
     Case("conv_tbc", lambda T, x, w, b: T.conv_tbc(x, w, b, 1), (n(5, 2, 3), n(2, 3, 4), n(4)), grad_fn=False),
     Case("max_pool1d", lambda T, x: T.max_pool1d(x, 2), (X3,)),
     Case("max_pool2d", lambda T, x: T.max_pool2d(x, 2, 1), (X4,)),
+    Case("max_pool3d", lambda T, x: T.max_pool3d(x, 2), (n(1, 2, 4, 5, 4),)),
+    Case("max_pool3d_stride_pad_ceil", lambda T, x: T.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), 1, True),
+         (n(2, 5, 4, 5),)),
+    Case("max_pool3d_dilation", lambda T, x: T.max_pool3d(x, 2, 1, 0, 2), (n(1, 1, 5, 5, 5),)),
     Case("max_pool1d_with_indices", lambda T, x: T.max_pool1d_with_indices(x, 2), (X3,)),
     Case("avg_pool1d", lambda T, x: T.avg_pool1d(x, 2), (X3,)),
     Case("adaptive_avg_pool1d", lambda T, x: T.adaptive_avg_pool1d(x, 2), (X3,)),
@@ -161,6 +170,13 @@ CASES = [
     Case("ctc_loss_zero_infinity", lambda T, x: T.ctc_loss(x.log_softmax(2), T.tensor([[1, 1, 1], [1, 1, 1]]),
                                                            T.tensor([2, 6]), T.tensor([3, 3]), 0, 0, True),
          (n(6, 2, 4),), order=1, grad_fn=False),
+    # (randomized: one seed gives torch's test matrix; compared where the singular vectors' signs cancel)
+    Case("svd_lowrank", lambda T, a: _seeded(T, 0, lambda: (lambda u, s_, v: (s_, u @ T.diag(s_) @ v.mT))(
+        *T.svd_lowrank(a, q=3))), (n(7, 5),), order=1, grad_fn=False, tol=1e-8),
+    Case("svd_lowrank_wide_M", lambda T, a, m: _seeded(T, 1, lambda: (lambda u, s_, v: (s_, u @ T.diag(s_) @ v.mT))(
+        *T.svd_lowrank(a, q=2, niter=1, M=m))), (n(3, 6), n(1, 6)), order=1, grad_fn=False, tol=1e-8),
+    Case("pca_lowrank", lambda T, a: _seeded(T, 2, lambda: (lambda u, s_, v: (s_, u @ T.diag(s_) @ v.mT))(
+        *T.pca_lowrank(a))), (n(8, 4),), order=1, grad_fn=False, tol=1e-8),
     # linear algebra
     Case("cholesky", lambda T, a: T.cholesky(a), (SPD,), tol=1e-8),
     Case("cholesky_upper", lambda T, a: T.cholesky(a, upper=True), (SPD,), tol=1e-8),
@@ -347,6 +363,9 @@ ERRORS = {
     "lstm_params": lambda T: T.lstm(T.zeros(2, 1, 3), (T.zeros(1, 1, 4), T.zeros(1, 1, 4)), [T.zeros(16, 3)], True, 1,
                                     0.0, False, False, False),
     "native_dropout_p": lambda T: T.native_dropout(T.zeros(3), 1.5, True),
+    "max_pool3d_3d": lambda T: T.max_pool3d(T.zeros(2, 3, 4), 2),
+    "max_pool3d_pad": lambda T: T.max_pool3d(T.zeros(1, 1, 4, 4, 4), 2, 2, 2),
+    "pca_lowrank_q": lambda T: T.pca_lowrank(T.zeros(3, 2), q=3),
     "ctc_loss_input_lengths": lambda T: T.ctc_loss(T.zeros(4, 1, 3), T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
     "ctc_loss_not_tensor": lambda T: T.ctc_loss([0.0], T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
     "grid_sampler_2d_5d": lambda T: T.grid_sampler_2d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 3), 0, 0, False),
