@@ -10,6 +10,7 @@ higher order derivatives need no other machinery.
 from __future__ import annotations
 
 import sys as _sys
+import threading as _threading
 
 import numpy as np
 
@@ -54,6 +55,61 @@ _sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.forward_ad", for
 # torch.autograd.function: the module of Function, FunctionCtx, once_differentiable
 _sys.modules.setdefault(__name__.rsplit(".", 2)[0] + ".autograd.function", function)
 SavedTensor = graph.SavedTensor
+
+
+class _Threading(_threading.local):
+    def __init__(self) -> None:
+        self.multithreading = True
+
+
+_THREADING = _Threading()
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether multithreaded backward is enabled on this thread (the default).
+
+    fgrad's engine runs every backward pass on the calling thread, as PyTorch's does on the
+    CPU either way; the setting is kept and reported as PyTorch's.
+
+    Returns:
+        A bool.
+    """
+    return _THREADING.multithreading
+
+
+class set_multithreading_enabled:
+    """Enable or disable multithreaded backward on this thread: takes effect when called, and
+    as a context manager restores the previous setting on exit.
+
+    Args:
+        mode: the setting.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _THREADING.multithreading
+        self.mode = bool(mode)
+        _THREADING.multithreading = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _THREADING.multithreading = self.prev
+
+    def clone(self) -> "set_multithreading_enabled":
+        """A copy of this context manager (PyTorch's decorator protocol)."""
+        return type(self)(self.mode)
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether a view's grad_fn is rebuilt by replaying the view op after its base is modified
+    in place: never in fgrad, which rebuilds it as a gather of the base (AsStridedBackward0),
+    PyTorch's default too.
+
+    Returns:
+        False.
+    """
+    return False
 
 
 def kineto_available() -> bool:

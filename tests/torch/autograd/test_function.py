@@ -92,3 +92,16 @@ def test_module_paths_and_names():
         x = L.tensor(X, requires_grad=True)
         assert isinstance(x.exp().grad_fn._raw_saved_result, L.autograd.SavedTensor)
     assert ftorch.autograd.kineto_available() is False
+
+
+def test_multithreading_and_view_replay_settings():
+    for L in (torch, ftorch):
+        ag = L.autograd
+        assert ag.is_multithreading_enabled() and not ag.is_view_replay_enabled()
+        with ag.set_multithreading_enabled(False):
+            assert not ag.is_multithreading_enabled()
+        assert ag.is_multithreading_enabled()
+        ag.set_multithreading_enabled(False)  # (a call sets it at once)
+        assert not ag.is_multithreading_enabled()
+        ag.set_multithreading_enabled(True)
+        assert ag.is_multithreading_enabled()
