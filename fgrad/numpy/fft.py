@@ -26,7 +26,8 @@ from ._shape import roll
 from ._util import as_value, cast, dtype_of, fresh, int_arg, normalize_axis, reject_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
-           "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+           "hfft2", "hfftn", "ihfft2", "ihfftn"]
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 

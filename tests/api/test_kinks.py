@@ -400,6 +400,17 @@ NO_KINKS = _listing({
         numpy.fft.fft numpy.fft.ifft numpy.fft.fft2 numpy.fft.ifft2 numpy.fft.fftn numpy.fft.ifftn
         numpy.fft.rfft numpy.fft.irfft numpy.fft.rfft2 numpy.fft.irfft2 numpy.fft.rfftn
         numpy.fft.irfftn numpy.fft.hfft numpy.fft.ihfft numpy.fft.fftshift numpy.fft.ifftshift""",
+    "linear transforms: scipy.fft's Hermitian DFTs over several axes (irfftn/rfftn of the conjugate; "
+    "tests/numpy/test_fft_hermitian.py checks them against scipy.fft and at orders 1-2)": """
+        numpy.fft.hfft2 numpy.fft.hfftn numpy.fft.ihfft2 numpy.fft.ihfftn""",
+    "special functions JAX lacks, one primitive each over scipy.special with closed-form derivative "
+    "rules (the K recurrences, Ai'' = x Ai, the polynomials' differentiation identities at clamped "
+    "degrees, no pieces in x): tests/cases/special_more.py checks them against SciPy at orders 1-2": """
+        scipy.special.k0 scipy.special.k1 scipy.special.k0e scipy.special.k1e scipy.special.kv
+        scipy.special.kn scipy.special.kve scipy.special.airy scipy.special.eval_chebyt
+        scipy.special.eval_chebyu scipy.special.eval_sh_chebyt scipy.special.eval_sh_chebyu
+        scipy.special.eval_legendre scipy.special.eval_gegenbauer scipy.special.eval_hermite
+        scipy.special.eval_hermitenorm scipy.special.eval_laguerre scipy.special.eval_genlaguerre""",
     "smooth recurrences and attention: sigmoid/tanh gates, softmax and matmuls; masks (packed "
     "sequences, attention masks) select by fixed patterns, never by value. tests/torch/test_nn_rnn.py and "
     "tests/torch/test_nn_attention.py compare gradients and a second-order quantity with PyTorch's": """
