@@ -29,7 +29,7 @@ from .distribution import Distribution
 from .kl import kl_divergence, register_kl
 from .multivariate import (LKJCholesky, LogisticNormal, LowRankMultivariateNormal, MultivariateNormal,
                            Wishart)
-from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, MixtureSameFamily, RelaxedBernoulli,
+from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, MixtureSameFamily, RelaxedBernoulli,  # noqa: F401
                       RelaxedOneHotCategorical)
 from .structure import ExponentialFamily, Independent, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,

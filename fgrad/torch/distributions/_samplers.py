@@ -183,64 +183,68 @@ def _stirling_tail(k: float) -> float:
     return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
 
 
+def _binomial_inversion(count: float, p: float, draws: _Draws, single: bool) -> float:
+    """Successes as the number of geometric waiting times that fit in `count` trials."""
+    logprob = float(np.log1p(_F32(-p))) if single else math.log1p(-p)
+    geom_sum, num = 0.0, 0.0
+    while True:
+        geom_sum += math.ceil(math.log(draws.uniform()) / logprob)
+        if geom_sum > count:
+            return num
+        num = float(_F32(num + 1)) if single else num + 1
+
+
+def _binomial_btrs(count: float, p: float, draws: _Draws, single: bool) -> float:
+    """Hörmann's transformed rejection with squeeze (BTRS), PyTorch's variant."""
+    if single:
+        f_count, f_p = _F32(count), _F32(p)
+        stddev = float(np.sqrt(f_count * f_p * (_F32(1) - f_p)))
+        r = float(f_p / (_F32(1) - f_p))
+        m = math.floor(float((f_count + _F32(1)) * f_p))
+        c = float(f_count * f_p) + 0.5
+    else:
+        stddev = math.sqrt(count * p * (1 - p))
+        r = p / (1 - p)
+        m = math.floor((count + 1) * p)
+        c = count * p + 0.5
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * stddev
+    while True:
+        U = draws.uniform() - 0.5
+        V = draws.uniform()
+        us = 0.5 - abs(U)
+        k = math.floor((2 * a / us + b) * U + c)
+        k = float(_F32(k)) if single else float(k)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and V <= v_r:
+            return k
+        V = math.log(V * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if V <= upper:
+            return k
+
+
 def _binomial_one(count: float, prob: float, draws: _Draws, single: bool) -> float:
     """PyTorch's sample_binomial: BTRS where count * min(p, 1-p) >= 10, else waiting-time
     inversion; `single`: count and prob are float32 and their own products round to float32."""
-    def rnd(v):
-        return float(_F32(v)) if single else v
-
-    def mul(x, y):
-        return float(_F32(x) * _F32(y)) if single else x * y
-
-    def inversion(p):
-        logprob = float(np.log1p(_F32(-p))) if single else math.log1p(-p)
-        geom_sum, num = 0.0, 0.0
-        while True:
-            geom_sum += math.ceil(math.log(draws.uniform()) / logprob)
-            if geom_sum > count:
-                return num
-            num = rnd(num + 1)
-
-    def btrs(p):
-        if single:
-            stddev = float(np.sqrt(_F32(count) * _F32(p) * (_F32(1) - _F32(p))))
-            r = float(_F32(p) / (_F32(1) - _F32(p)))
-            m = math.floor(float((_F32(count) + _F32(1)) * _F32(p)))
-        else:
-            stddev = math.sqrt(count * p * (1 - p))
-            r = p / (1 - p)
-            m = math.floor((count + 1) * p)
-        b = 1.15 + 2.53 * stddev
-        a = -0.0873 + 0.0248 * b + 0.01 * p
-        c = mul(count, p) + 0.5
-        v_r = 0.92 - 4.2 / b
-        alpha = (2.83 + 5.1 / b) * stddev
-        while True:
-            U = draws.uniform() - 0.5
-            V = draws.uniform()
-            us = 0.5 - abs(U)
-            k = rnd(math.floor((2 * a / us + b) * U + c))
-            if k < 0 or k > count:
-                continue
-            if us >= 0.07 and V <= v_r:
-                return k
-            V = math.log(V * alpha / (a / (us * us) + b))
-            upper = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
-                     + (count + 1) * math.log((count - m + 1) / (count - k + 1))
-                     + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
-                     + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
-            if V <= upper:
-                return k
-
     if count <= 0.0 or prob <= 0.0:
         return 0.0
     if prob >= 1.0:
         return count
     if prob <= 0.5:
-        return btrs(prob) if mul(count, prob) >= 10.0 else inversion(prob)
+        cp = float(_F32(count) * _F32(prob)) if single else count * prob
+        return (_binomial_btrs if cp >= 10.0 else _binomial_inversion)(count, prob, draws, single)
     if prob > 0.5:
-        q = rnd(1.0 - prob)
-        return rnd(count - (btrs(q) if mul(count, q) >= 10.0 else inversion(q)))
+        q = float(_F32(1.0) - _F32(prob)) if single else 1.0 - prob
+        cq = float(_F32(count) * _F32(q)) if single else count * q
+        k = (_binomial_btrs if cq >= 10.0 else _binomial_inversion)(count, q, draws, single)
+        return float(_F32(count - k)) if single else count - k
     return math.nan
 
 

@@ -109,13 +109,15 @@ CASES = {
 # Distributions sampled as torch's (transforms of its streams, its rejection kernels): samples
 # equal torch's
 SEEDED_EQUAL = ["Gamma", "Chi2", "StudentT", "Beta", "InverseGamma", "FisherSnedecor", "Dirichlet", "Poisson",
-                "Binomial", "Binomial(logits)", "NegativeBinomial", "VonMises", "LKJCholesky", "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "HalfCauchy",
-                "LogNormal", "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli", "GeneralizedPareto",
-                "Bernoulli", "Geometric", "Categorical", "OneHotCategorical", "Multinomial", "MultivariateNormal",
-                "LowRankMultivariateNormal", "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-                "Independent", "TransformedDistribution"]
+                "Binomial", "Binomial(logits)", "NegativeBinomial", "VonMises", "LKJCholesky", "Normal", "Uniform",
+                "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "HalfCauchy", "LogNormal", "Pareto",
+                "Weibull", "Kumaraswamy", "ContinuousBernoulli", "GeneralizedPareto", "Bernoulli", "Geometric",
+                "Categorical", "OneHotCategorical", "Multinomial", "MultivariateNormal", "LowRankMultivariateNormal",
+                "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "Independent",
+                "TransformedDistribution"]
 # Their rsample is differentiable and equal: d(rsample)/d(params) for a fixed seed equals torch's
-RSAMPLE_EQUAL = ["Gamma", "Chi2", "StudentT", "Beta", "InverseGamma", "FisherSnedecor", "Dirichlet", "Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "HalfCauchy",
-                 "LogNormal", "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli", "GeneralizedPareto",
+RSAMPLE_EQUAL = ["Gamma", "Chi2", "StudentT", "Beta", "InverseGamma", "FisherSnedecor", "Dirichlet", "Normal",
+                 "Uniform", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "HalfCauchy", "LogNormal",
+                 "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli", "GeneralizedPareto",
                  "MultivariateNormal", "LowRankMultivariateNormal", "LogisticNormal", "RelaxedBernoulli",
                  "RelaxedOneHotCategorical", "Independent", "TransformedDistribution"]

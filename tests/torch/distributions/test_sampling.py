@@ -272,3 +272,29 @@ def test_wishart_draws_are_torchs_bartlett_draws():
         got = df.rsample(shape).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         assert float(ft.rand(())) == float(torch.rand(()))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rejection_kernels_equal_torchs_in_every_regime(dtype):
+    """The kernels against torch's own functions over their regimes: Gamma with alpha < 1 (the
+    boost), near 1 and large; Poisson below 10 (multiplication), at and above it (PTRS); Binomial
+    by inversion and BTRS on both sides of p = 1/2, with the edge cases; Dirichlet."""
+    from fgrad.torch.distributions import _samplers as S
+    alpha = np.array([0.05, 0.3, 0.999, 1.0, 2.5, 7.0, 30.0, 0.0] * 4, dtype)
+    rate = np.array([0.0, 0.3, 3.0, 9.99, 10.0, 25.0, 400.0, 4.0] * 4, dtype)
+    count = np.array([5.0, 200.0, 1000.0, 10.0, 40.0, 0.0, 7.0, 1000.0, 60.0] * 3, dtype)
+    prob = np.array([0.3, 0.4, 0.97, 0.5, 0.9, 0.5, 1.0, 0.013, 0.0] * 3, dtype)
+    conc = np.array([[0.4, 1.5, 3.0], [7.0, 0.2, 1.0]], dtype)
+    td = getattr(torch, dtype)
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        want = [torch._standard_gamma(torch.tensor(alpha)), torch.poisson(torch.tensor(rate)),
+                torch.binomial(torch.tensor(count), torch.tensor(prob)), torch._sample_dirichlet(torch.tensor(conc))]
+        ft.manual_seed(seed)
+        got = [np.maximum(S.gamma_np(alpha).astype(dtype), np.finfo(dtype).tiny),
+               S.poisson_np(rate).astype(dtype), S.binomial_np(count, prob).astype(dtype),
+               S.sample_dirichlet(ft.tensor(conc)).numpy()]
+        for g, w in zip(got, want):
+            assert w.dtype == td
+            np.testing.assert_array_equal(g, w.numpy())
+        assert float(ft.rand(())) == float(torch.rand(()))
