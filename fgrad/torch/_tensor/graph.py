@@ -445,7 +445,9 @@ class _Saving:
             seen.add(id(node))
             for slot in saved_slots(node):
                 if slot < 0:
-                    tensor = o
+                    # the output without its grad_fn: a packed object that is this Tensor would
+                    # keep the node (PACKED's key) alive through PACKED's value
+                    tensor = _make(o._value, None, o._requires_grad, o._vbox)
                 else:
                     v = node.primals[slot]
                     tensor = next((t for t in operands if t._value is v), None)

@@ -4,6 +4,9 @@ unpacked values differ), grad_fn as a Node (metadata, pre and post hooks), gradi
 version bumps, hooks over several tensors and mutation of saved tensors."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -298,3 +301,13 @@ def test_accumulate_grad_node_hooks():
         y.backward()
         logs[L] = log
     assert logs[ftorch] == logs[torch]
+
+
+def test_a_graph_whose_hooks_return_the_saved_tensors_is_freed():
+    x = ftorch.tensor(A, requires_grad=True)
+    with ftorch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x.exp().tanh()
+    node = weakref.ref(y.grad_fn)
+    del y
+    gc.collect()
+    assert node() is None
