@@ -5,9 +5,9 @@
         y = model(x)                                  # any torch ops
         value, jvp = forward_ad.unpack_dual(y)        # jvp = J(primal) @ tangent
 
-Built on the functional door's `fgrad.jvp`. While a level is open, `_Level` sits in
-`tensor.FORWARD_AD`, and the boundary (`_boundary.call`) and the single-primitive fast path
-(`tensor._tensor_bind`) hand it every op. An op none of whose Tensor operands carries a tangent
+Built on the functional door's `fgrad.jvp`. While a level is open, `_Level` is an op
+interceptor (`install`, below): the boundary (`_boundary.call`), the single-primitive fast path
+(`tensor._tensor_bind`) and in-place writes (`tensor.commit_inplace`) hand it every op. An op none of whose Tensor operands carries a tangent
 runs as usual. Otherwise the op runs as usual for its value (and its reverse-mode graph), and
 its tangents come from a second torch op, `fgrad.jvp` of the op's computation on values at
 the operands' values and tangents: a boundary op itself, so a tangent that depends on Tensors
@@ -46,20 +46,36 @@ _STACK: list = []
 
 
 def install(obj) -> None:
-    """Make `obj` the innermost op interceptor."""
+    """Make `obj` the innermost op interceptor.
+
+    Args:
+        obj: an object with `call(name, fn, args, kwargs)`, `bind(prim, args, params, cls)` and
+            `inplace(t, new)` (see _Level).
+    """
     _STACK.append(obj)
     FORWARD_AD[0] = obj
 
 
 def uninstall(obj) -> None:
-    """Remove `obj` from the interceptors (wherever it sits)."""
+    """Remove `obj` from the interceptors (wherever it sits).
+
+    Args:
+        obj: an interceptor given to `install` (others are ignored).
+    """
     if obj in _STACK:
         _STACK.remove(obj)
     FORWARD_AD[0] = _STACK[-1] if _STACK else None
 
 
 def below(obj):
-    """The interceptor under `obj` (None: the ops themselves)."""
+    """The interceptor under `obj`, which `obj` installs while it runs an op.
+
+    Args:
+        obj: an installed interceptor.
+
+    Returns:
+        The next interceptor down, or None (the ops themselves).
+    """
     i = _STACK.index(obj) if obj in _STACK else 0
     return _STACK[i - 1] if i else None
 

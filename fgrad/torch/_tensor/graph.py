@@ -187,10 +187,19 @@ for _cls in (TensorNode, AccumulateGrad):
     _cls.register_prehook = _register_prehook
 
 
-def run_post_hooks(node, grad_outputs, grad_inputs):
-    """The node's post hooks on (grad_inputs, grad_outputs) as PyTorch shows them (Tensors or
-    None, its complex convention); returns the grad_inputs for the engine (a hook's replacement,
-    converted back), or `grad_inputs` itself when no hook replaced them."""
+def run_post_hooks(node, grad_outputs, grad_inputs: tuple) -> tuple:
+    """Run the node's post hooks (Node.register_hook) on (grad_inputs, grad_outputs) as PyTorch
+    shows them (Tensors or None, in its complex convention).
+
+    Args:
+        node: the node whose rule just ran.
+        grad_outputs: the cotangent the rule received (the engine's value or Tensor).
+        grad_inputs: the rule's results, one per input of the node.
+
+    Returns:
+        The grad_inputs for the engine: a hook's replacement converted back, or `grad_inputs`
+        itself when no hook replaced them.
+    """
     hooks = POST_HOOKS.get(node)
     if not hooks:
         return grad_inputs
@@ -235,9 +244,17 @@ _INPUT_NAMES = {
 
 
 def saved_slots(node) -> list:
-    """The positions of the values `node` keeps for its rule: input indices, -1 for the output.
-    A single-primitive node keeps what its primitive's rule reads (Primitive.def_saves); a torch
-    op's node (several primitives, pulled back through its subgraph) keeps its inputs."""
+    """The values `node` keeps for its rule, as PyTorch would save them. A single-primitive
+    node keeps what its primitive's rule reads (Primitive.def_saves), a product's operand only
+    for the other operands' gradients; a torch op's node (several primitives, pulled back
+    through its subgraph) keeps its inputs.
+
+    Args:
+        node: a graph node.
+
+    Returns:
+        Input indices, and -1 for the output; [] once a backward pass freed the node.
+    """
     primals = node.primals
     if primals is None:
         return []
@@ -374,10 +391,18 @@ TensorNode.__getattr__ = _node_getattr
 TensorNode.__dir__ = _node_dir
 
 
-def unpacked_values(node, out, primals):
-    """(out, primals) with the values packed by saved-tensor hooks replaced by their unpacked
-    ones (the backward pass's `wrap` calls this for the nodes in PACKED). A torch op's node
-    re-records its subgraph on unpacked inputs that differ from what it ran on."""
+def unpacked_values(node, out, primals) -> tuple:
+    """The values a node's rule reads, with those packed by saved-tensor hooks unpacked (the
+    backward pass's `wrap` calls this for the nodes in PACKED). A torch op's node re-records its
+    subgraph on unpacked inputs that differ from what it ran on.
+
+    Args:
+        node: a node in PACKED.
+        out, primals: its saved output and inputs (tensor.saved_values).
+
+    Returns:
+        (out, primals) for the rule.
+    """
     entries = PACKED[node]
     primals = list(primals)
     changed = False
