@@ -84,6 +84,71 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               groups, dilation)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1, dilation=1):
+    """The transposed 3-D convolution (the gradient of conv3d in its input): each input voxel
+    scatters weight-scaled copies of its kernel into the output, `stride` apart, taps
+    `dilation` apart, `padding` cropped from both ends, `output_padding` added at the end
+    (ConvolutionBackward0).
+
+    Args:
+        input: (N, C_in, D, H, W) or (C_in, D, H, W).
+        weight: (C_in, C_out / groups, kD, kH, kW).
+        bias: (C_out,) or None.
+        stride, padding, output_padding, dilation: an int or three.
+        groups: channel groups, dividing C_in and C_out.
+
+    Returns:
+        A Tensor (N, C_out, D_out, H_out, W_out).
+    """
+    x = _input("conv_transpose3d", input)
+    if x.dim() == 4:  # (an unbatched input: a batch of one, as PyTorch's)
+        return O.squeeze(conv_transpose3d(O.unsqueeze(x, 0), weight, bias, stride, padding, output_padding, groups,
+                                          dilation), 0)
+    unbatched = False
+    if x.dim() not in (4, 5) or weight.dim() != 5:
+        raise FgradRuntimeError(f"conv_transpose3d: expected a 4-D or 5-D input and a 5-D weight, got {x.dim()}-D and "
+                                f"{weight.dim()}-D")
+    st, pd = _tuple3("conv_transpose3d", stride, "stride"), _tuple3("conv_transpose3d", padding, "padding")
+    op_, dl = _tuple3("conv_transpose3d", output_padding, "output_padding"), _tuple3("conv_transpose3d", dilation,
+                                                                                       "dilation")
+    cin, cout_g = weight._value.shape[:2]
+    c_x = x._value.shape[0 if unbatched else 1]
+    if c_x != cin or cin % groups:
+        raise FgradRuntimeError(f"conv_transpose3d: Given transposed=1, weight of size {list(weight._value.shape)}, "
+                                f"expected input {list(x._value.shape)} to have {cin} channels (divisible by groups="
+                                f"{groups}), but got {c_x} channels instead")
+    if any(o >= max(s_, d_) for o, s_, d_ in zip(op_, st, dl)):
+        raise FgradRuntimeError(f"conv_transpose3d: output padding must be smaller than either stride or dilation, "
+                                f"got output_padding={op_}, stride={st}, dilation={dl}")
+    k = tuple(weight._value.shape[2:])
+    sizes = tuple(x._value.shape[-3:])
+    full = tuple((i - 1) * s_ + d_ * (kk - 1) + 1 + o for i, s_, d_, kk, o in zip(sizes, st, dl, k, op_))
+    outs = tuple(f - 2 * p_ for f, p_ in zip(full, pd))
+    if any(o <= 0 for o in outs):
+        raise FgradRuntimeError(f"conv_transpose3d: the output size {outs} is too small")
+    args = [x, weight] + ([bias] if bias is not None else [])
+
+    def values(v, w, b=None):
+        v = fnp.expand_dims(v, 0) if unbatched else v
+        n = fnp.shape(v)[0]
+        vg = fnp.reshape(v, (n, groups, cin // groups) + sizes)
+        wg = fnp.reshape(w, (groups, cin // groups, cout_g) + k)
+        buf = fnp.zeros((n, groups, cout_g) + full, dtype_of(v))
+        for a in range(k[0]):
+            for b_ in range(k[1]):
+                for c in range(k[2]):
+                    part = fnp.einsum("ngcxyz,gco->ngoxyz", vg, wg[:, :, :, a, b_, c])
+                    idx = (slice(None),) * 3 + tuple(slice(t * d_, t * d_ + s_ * (i - 1) + 1, s_)
+                                                     for t, d_, s_, i in zip((a, b_, c), dl, st, sizes))
+                    buf = fnp.at_add(buf, idx, part)
+        out = fnp.reshape(buf, (n, groups * cout_g) + full)
+        out = fnp.getitem(out, (slice(None), slice(None)) + tuple(slice(p_, p_ + o) for p_, o in zip(pd, outs)))
+        if b is not None:
+            out = fnp.add(out, fnp.reshape(b, (1, -1, 1, 1, 1)))
+        return fnp.squeeze(out, 0) if unbatched else out
+    return call("ConvolutionBackward0", values, tuple(args))
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed: bool, output_padding, groups: int):
     """The general convolution behind conv{1,2,3}d and conv_transpose{1,2}d, chosen by the
     input's spatial dims and `transposed` (every argument positional, as ATen's).
@@ -102,10 +167,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed: bool
     x = _input("convolution", input)
     nd = x._value.ndim - 2
     if transposed:
-        fns = {1: F.conv_transpose1d, 2: F.conv_transpose2d}
+        fns = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: conv_transpose3d}
         if nd not in fns:
-            raise FgradRuntimeError(f"convolution(): transposed convolution over {nd} spatial dims is not available "
-                                    "(1 or 2)")
+            raise FgradRuntimeError(f"convolution(): expected a 3-D, 4-D or 5-D input (batch, channels, spatial), "
+                                    f"got {x._value.ndim}-D")
         return fns[nd](x, weight, bias, stride, padding, output_padding, groups, dilation)
     fns = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
     if nd not in fns:
@@ -1862,6 +1927,30 @@ def sym_sum(args):
     for a in args:
         total = total + a
     return total
+
+
+def sym_constrain_range(size, min=None, max=None) -> None:
+    """Checks that the int `size` lies in [min, max] (unbounded where None); on plain numbers
+    (eager mode) that is all torch's shape-constraint hint does.
+
+    Args:
+        size: an int.
+        min, max: the bounds, or None.
+    """
+    lo = -(2 ** 63) if min is None else int(min)
+    hi = 2 ** 63 - 1 if max is None else int(max)
+    if not lo <= int(size) <= hi:
+        raise FgradRuntimeError(f"Invalid value range for {size} between [{lo}, {hi}].")
+
+
+def sym_constrain_range_for_size(size, min=None, max=None) -> None:
+    """sym_constrain_range for a size: min defaults to 0."""
+    sym_constrain_range(size, 0 if min is None else min, max)
+
+
+def sym_fresh_size(expr):
+    """`expr` itself (a fresh symbolic size under tracing; a plain number here)."""
+    return expr
 
 
 def thread_safe_generator(gen_func):

@@ -547,6 +547,12 @@ def _build() -> list[Pair]:
     add(P("adaptive_max_pool1d", "numpy.max", "n:2,3,4", 1, tsel=first, **whole))
     add(P("max_pool2d", "numpy.max", "n:2,3,4", (3, 4), fargs=lambda x, k: (x,),
           fkw={"axis": (-2, -1), "keepdims": True}))
+    add(P("conv_transpose3d", "numpy.einsum", "n:1,2,2,3,2", "n:2,3,1,1,1",
+          fargs=lambda x, w: ("ncxyz,co->noxyz", x, w[:, :, 0, 0, 0])))
+    # (q = min(m, n): the randomized factorisation is exact up to rounding)
+    add(P("svd_lowrank", "numpy.linalg.svd", "n:5,3", 3, tsel=lambda r: r[1], fsel=lambda r: r[1], order=1))
+    add(P("pca_lowrank", "numpy.linalg.svd", "n:5,3", 3, False, tsel=lambda r: r[1],
+          fargs=lambda x, q, c: (x,), fsel=lambda r: r[1], order=1))
     add(P("max_pool3d", "numpy.max", "n:1,2,3,4", (2, 3, 4), fargs=lambda x, k: (x,),
           fkw={"axis": (-3, -2, -1), "keepdims": True}))
     add(P("group_norm", "nn.standardize", "n:2,3,4", 1, fargs=lambda x, g: (x,), fkw={"axis": (1, 2), "epsilon": 1e-5}))
