@@ -177,10 +177,13 @@ class TapedSubgraph(Subgraph):
 class Tape:
     """A function's taped applications (see the module doc); `record` reruns them."""
 
-    __slots__ = ("eqns", "consts", "n", "outs", "tree", "single")
+    __slots__ = ("eqns", "template", "n", "outs", "tree", "single")
 
     def __init__(self, eqns, consts, n, outs, tree, single) -> None:
-        self.eqns, self.consts, self.n = eqns, consts, n
+        self.eqns, self.n = eqns, n
+        self.template = [None] * n  # (the values a rerun starts from: the constants in place)
+        for slot, v in consts:
+            self.template[slot] = v
         self.outs, self.tree, self.single = outs, tree, single
 
     def record(self, values: Sequence, diff: Sequence[int], fn: Callable) -> tuple:
@@ -197,11 +200,9 @@ class Tape:
         Returns:
             (out_tree, out_values, subgraph) as `record_call` gives them.
         """
-        env = [None] * self.n
-        nodes = [None] * self.n
+        env = self.template.copy()
         env[:len(values)] = values
-        for slot, v in self.consts:
-            env[slot] = v
+        nodes = [None] * self.n
         leaves = []
         for i in diff:
             leaf = nodes[i] = Leaf()
@@ -211,21 +212,30 @@ class Tape:
         nbytes = 0
         max_nodes, max_bytes = RecordTrace.MAX_NODES, RecordTrace.MAX_BYTES
         for prim, params, slots, slot in self.eqns:
-            args = [env[s] for s in slots]
-            parents = [nodes[s] for s in slots]
-            if any(parents):
-                out, node = record_primitive(parent, prim, args, params, tuple(parents))
-                if node is not None:
-                    nodes[slot] = node
-                    if order is not None:  # (RecordTrace's tape and its budget)
-                        nbytes += out.nbytes
-                        if nbytes > max_bytes or len(order) >= max_nodes:
-                            order = None
-                        else:
-                            order.append(node)
+            if len(slots) == 1:  # (most applications: no lists to build)
+                s = slots[0]
+                p = nodes[s]
+                if p is None:
+                    env[slot] = parent.process_primitive(prim, (env[s],), params)
+                    continue
+                out, node = record_primitive(parent, prim, (env[s],), params, (p,))
             else:
-                out = parent.process_primitive(prim, args, params)
+                args = [env[s] for s in slots]
+                parents = [nodes[s] for s in slots]
+                if not any(parents):
+                    env[slot] = parent.process_primitive(prim, args, params)
+                    continue
+                out, node = record_primitive(parent, prim, args, params, tuple(parents))
             env[slot] = out
+            if node is not None:
+                nodes[slot] = node
+                if order is not None:  # (RecordTrace's tape and its budget)
+                    if type(out) is _ndarray:
+                        nbytes += out.nbytes
+                    if nbytes > max_bytes or len(order) >= max_nodes:
+                        order = None
+                    else:
+                        order.append(node)
         outs = [nodes[s] for s in self.outs]
         vals = [env[s] for s in self.outs]
         primals = tuple([values[i] for i in diff])
