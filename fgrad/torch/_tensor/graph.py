@@ -19,6 +19,7 @@ objects, node metadata and post hooks live in weak tables keyed by the node (nod
 from __future__ import annotations
 
 import abc
+import contextlib
 import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -539,10 +540,10 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(pack, unpack)
 
 
-class disable_saved_tensors_hooks:
-    """Context manager under which saved-tensor hooks cannot be used: entering
-    saved_tensors_hooks (or save_on_cpu) inside it raises RuntimeError(error_message), and so
-    does entering it while such hooks are in force.
+class disable_saved_tensors_hooks(contextlib.ContextDecorator):
+    """Context manager (or function decorator) under which saved-tensor hooks cannot be used:
+    entering saved_tensors_hooks (or save_on_cpu) inside it raises RuntimeError(error_message),
+    and so does entering it while such hooks are in force.
 
     Args:
         error_message: the message of that error.
@@ -561,7 +562,7 @@ class disable_saved_tensors_hooks:
         _DISABLED[0] = self.prev
 
 
-class allow_mutation_on_saved_tensors:
+class allow_mutation_on_saved_tensors(contextlib.ContextDecorator):
     """Context manager: inside it, a Tensor that an op saved for backward may be modified in
     place; the nodes that saved it keep a copy of the old contents (taken just before the
     write), so backward computes the gradients of the values the ops saw.

@@ -157,6 +157,15 @@ def test_save_on_cpu_and_disable():
                 with graph.disable_saved_tensors_hooks("no hooks here either"):
                     pass
 
+        @graph.disable_saved_tensors_hooks("not in this function")
+        def uses_hooks():
+            with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+        with pytest.raises(RuntimeError, match="not in this function"):
+            uses_hooks()
+        with graph.saved_tensors_hooks(lambda t: t, lambda t: t):  # (enabled again after the call)
+            pass
+
 
 def test_unpack_hook_must_return_a_tensor():
     msgs = {}
