@@ -475,6 +475,11 @@ recipe("fft.rfftn", "all", lambda M, x: M.fft.rfftn(x, norm="ortho"), X3)
 recipe("fft.irfftn", "s", lambda M, x: M.fft.irfftn(x, s=(3, 4), axes=(1, 2)), X3)
 recipe("fft.hfft", "1d", lambda M, x: M.fft.hfft(x), X)
 recipe("fft.ihfft", "1d", lambda M, x: M.fft.ihfft(x), X)
+# scipy.fft's Hermitian transforms over several axes (NumPy has none: parity under the transforms only)
+recipe("fft.hfftn", "s", lambda M, x: M.fft.hfftn(x, s=(3, 4), axes=(1, 2)), X3)
+recipe("fft.ihfftn", "all", lambda M, x: M.fft.ihfftn(x, norm="ortho"), X3)
+recipe("fft.hfft2", "2d", lambda M, x: M.fft.hfft2(x), X3)
+recipe("fft.ihfft2", "2d", lambda M, x: M.fft.ihfft2(x), X3)
 recipe("linalg.eig", "general", lambda M, m: tuple(M.linalg.eig(m)), Arg((3, 3)))
 recipe("linalg.eigvals", "general", lambda M, m: M.linalg.eigvals(m), Arg((3, 3)))
 recipe("fft.fftfreq", "spacing", lambda M: M.fft.fftfreq(5, 0.1))
@@ -607,6 +612,20 @@ _SPECIAL_MORE = {  # name: (call, args, dtypes)
     "sph_harm_y": (lambda f, t, p: f(onp.array([2, 3, 1]), onp.array([1, -2, 0]), t, p), (Arg(lo=0.2, hi=3), Arg((3,), -3, 3)),
                    (F8,)),
 }
+# K and Airy functions and the orthogonal polynomials (tests/cases/special_more.py); SciPy's loops
+# with an integer degree compute in float64, so the polynomials are compared in float64 only
+_SPECIAL_MORE.update({
+    **{n: (lambda f, x: f(x), (Arg(lo=0.2, hi=5),), REALS) for n in ("k0", "k1", "k0e", "k1e")},
+    "kv": (lambda f, x: f(1.5, x), (Arg(lo=0.2, hi=5),), FLOATS),
+    "kn": (lambda f, x: f(2.0, x), (Arg(lo=0.2, hi=5),), FLOATS),
+    "kve": (lambda f, x: f(0.5, x), (Arg(lo=0.2, hi=5),), FLOATS),
+    "airy": (lambda f, x: tuple(f(x)), (X,), FLOATS),
+    **{n: (lambda f, x: f(3, x), (Arg(lo=-1, hi=1),), (F8,))
+       for n in ("eval_chebyt", "eval_chebyu", "eval_sh_chebyt", "eval_sh_chebyu", "eval_legendre", "eval_hermite",
+                 "eval_hermitenorm", "eval_laguerre")},
+    "eval_gegenbauer": (lambda f, x: f(3, 0.5, x), (Arg(lo=-1, hi=1),), (F8,)),
+    "eval_genlaguerre": (lambda f, x: f(3, 1.5, x), (Arg(lo=0, hi=4),), (F8,)),
+})
 for _n, (_call, _args, _dts) in _SPECIAL_MORE.items():
     _f = by_name(f"scipy.special.{_n}")
     recipe(f"scipy.special.{_n}", "2d", lambda M, *xs, f=_f, c=_call: c(f(M), *xs), *_args, dtypes=_dts)
