@@ -56,30 +56,85 @@ def _reduction(name: str, reduction) -> str:
 # --- nn.functional under ATen's signatures -------------------------------------------------------
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """nn.functional.conv1d (same arguments; ConvolutionBackward0)."""
+    """nn.functional.conv1d (same arguments; ConvolutionBackward0).
+
+    Args:
+        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
+        weight: the kernel (C_out, C_in / groups, *kernel).
+        bias: (C_out,) or None.
+        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
+        groups: channel groups.
+
+    Returns:
+        A Tensor (N, C_out, L_out).
+    """
     return F.conv1d(_input("conv1d", input), weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """nn.functional.conv2d (same arguments; ConvolutionBackward0)."""
+    """nn.functional.conv2d (same arguments; ConvolutionBackward0).
+
+    Args:
+        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
+        weight: the kernel (C_out, C_in / groups, *kernel).
+        bias: (C_out,) or None.
+        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
+        groups: channel groups.
+
+    Returns:
+        A Tensor (N, C_out, H_out, W_out).
+    """
     return F.conv2d(_input("conv2d", input), weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """nn.functional.conv3d (same arguments; ConvolutionBackward0)."""
+    """nn.functional.conv3d (same arguments; ConvolutionBackward0).
+
+    Args:
+        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
+        weight: the kernel (C_out, C_in / groups, *kernel).
+        bias: (C_out,) or None.
+        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
+        groups: channel groups.
+
+    Returns:
+        A Tensor (N, C_out, D_out, H_out, W_out).
+    """
     return F.conv3d(_input("conv3d", input), weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
                      dilation=1):
-    """nn.functional.conv_transpose1d (same arguments)."""
+    """nn.functional.conv_transpose1d (same arguments).
+
+    Args:
+        input: (N, C_in, *spatial) or unbatched.
+        weight: (C_in, C_out / groups, *kernel).
+        bias: (C_out,) or None.
+        stride, padding, output_padding, dilation: an int or one per spatial dim.
+        groups: channel groups.
+
+    Returns:
+        A Tensor (N, C_out, L_out).
+    """
     return F.conv_transpose1d(_input("conv_transpose1d", input), weight, bias, stride, padding, output_padding,
                               groups, dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
                      dilation=1):
-    """nn.functional.conv_transpose2d (same arguments)."""
+    """nn.functional.conv_transpose2d (same arguments).
+
+    Args:
+        input: (N, C_in, *spatial) or unbatched.
+        weight: (C_in, C_out / groups, *kernel).
+        bias: (C_out,) or None.
+        stride, padding, output_padding, dilation: an int or one per spatial dim.
+        groups: channel groups.
+
+    Returns:
+        A Tensor (N, C_out, H_out, W_out).
+    """
     return F.conv_transpose2d(_input("conv_transpose2d", input), weight, bias, stride, padding, output_padding,
                               groups, dilation)
 
@@ -208,12 +263,36 @@ def _pool_stride(stride):
 
 
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
-    """nn.functional.max_pool1d without return_indices (an empty stride means the kernel size)."""
+    """nn.functional.max_pool1d without return_indices (an empty stride means the kernel size).
+
+    Args:
+        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
+        kernel_size: the window.
+        stride: the window step (an empty sequence: the kernel size).
+        padding: -inf (max) or zero (avg) padding at both ends.
+        dilation: the taps' spacing.
+        ceil_mode: round the output size up.
+
+    Returns:
+        A Tensor.
+    """
     return F.max_pool1d(_input("max_pool1d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
-    """nn.functional.max_pool2d without return_indices (an empty stride means the kernel size)."""
+    """nn.functional.max_pool2d without return_indices (an empty stride means the kernel size).
+
+    Args:
+        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
+        kernel_size: the window.
+        stride: the window step (an empty sequence: the kernel size).
+        padding: -inf (max) or zero (avg) padding at both ends.
+        dilation: the taps' spacing.
+        ceil_mode: round the output size up.
+
+    Returns:
+        A Tensor.
+    """
     return F.max_pool2d(_input("max_pool2d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
@@ -282,24 +361,64 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: 
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
-    """(values, indices) of nn.functional.max_pool1d."""
+    """(values, indices) of nn.functional.max_pool1d.
+
+    Args:
+        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
+        kernel_size: the window.
+        stride: the window step (an empty sequence: the kernel size).
+        padding: -inf (max) or zero (avg) padding at both ends.
+        dilation: the taps' spacing.
+        ceil_mode: round the output size up.
+
+    Returns:
+        (values, indices): the indices of the maxima along the input's last dim.
+    """
     return F.max_pool1d(_input("max_pool1d_with_indices", input), kernel_size, _pool_stride(stride), padding,
                         dilation, ceil_mode, return_indices=True)
 
 
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
-    """nn.functional.avg_pool1d (an empty stride means the kernel size)."""
+    """nn.functional.avg_pool1d (an empty stride means the kernel size).
+
+    Args:
+        input: (N, C, L) or (C, L).
+        kernel_size: the window.
+        stride: the step (empty: the kernel size).
+        padding: zero padding at both ends.
+        ceil_mode: round the output size up.
+        count_include_pad: count the padding in the averages.
+
+    Returns:
+        A Tensor.
+    """
     return F.avg_pool1d(_input("avg_pool1d", input), kernel_size, _pool_stride(stride), padding, ceil_mode,
                         count_include_pad)
 
 
 def adaptive_avg_pool1d(input, output_size):
-    """nn.functional.adaptive_avg_pool1d."""
+    """nn.functional.adaptive_avg_pool1d.
+
+    Args:
+        input: (N, C, L) or (C, L).
+        output_size: the output length.
+
+    Returns:
+        A Tensor (N, C, output_size).
+    """
     return F.adaptive_avg_pool1d(_input("adaptive_avg_pool1d", input), output_size)
 
 
 def adaptive_max_pool1d(input, output_size):
-    """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both)."""
+    """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both).
+
+    Args:
+        input: (N, C, L) or (C, L).
+        output_size: the output length.
+
+    Returns:
+        (values, indices).
+    """
     return F.adaptive_max_pool1d(_input("adaptive_max_pool1d", input), output_size, return_indices=True)
 
 
@@ -325,23 +444,68 @@ def batch_norm(input, weight, bias, running_mean, running_var, training: bool, m
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float,
                   eps: float, cudnn_enabled: bool = True):
-    """nn.functional.instance_norm under ATen's argument order (see batch_norm)."""
+    """nn.functional.instance_norm under ATen's argument order (see batch_norm).
+
+    Args:
+        input: (N, C, *).
+        weight, bias: (C,) or None.
+        running_mean, running_var: (C,) or None.
+        use_input_stats: normalise with each instance's statistics.
+        momentum: the running statistics' update factor.
+        eps: added to the variance.
+        cudnn_enabled: accepted for the signature.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return F.instance_norm(_input("instance_norm", input), running_mean, running_var, weight, bias, use_input_stats,
                            momentum, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
-    """nn.functional.layer_norm (cudnn_enable is accepted and ignored)."""
+    """nn.functional.layer_norm (cudnn_enable is accepted and ignored).
+
+    Args:
+        input: a Tensor.
+        normalized_shape: the trailing dims normalised.
+        weight, bias: Tensors of normalized_shape, or None.
+        eps: added to the variance.
+        cudnn_enable: accepted for the signature.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return F.layer_norm(_input("layer_norm", input), normalized_shape, weight, bias, eps)
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5, cudnn_enabled: bool = True):
-    """nn.functional.group_norm (cudnn_enabled is accepted and ignored)."""
+    """nn.functional.group_norm (cudnn_enabled is accepted and ignored).
+
+    Args:
+        input: (N, C, *).
+        num_groups: divides C.
+        weight, bias: (C,) or None.
+        eps: added to the variance.
+        cudnn_enabled: accepted for the signature.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return F.group_norm(_input("group_norm", input), num_groups, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    """nn.functional.rms_norm."""
+    """nn.functional.rms_norm.
+
+    Args:
+        input: a Tensor.
+        normalized_shape: the trailing dims normalised.
+        weight: a Tensor of normalized_shape, or None.
+        eps: added to the mean square (the dtype's eps when None).
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return F.rms_norm(_input("rms_norm", input), normalized_shape, weight, eps)
 
 
@@ -469,22 +633,57 @@ feature_dropout_ = _dropout("feature_dropout_", _feature(F.dropout1d, F.dropout2
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """nn.functional.bilinear: x1^T A x2 + b per output feature."""
+    """nn.functional.bilinear: x1^T A x2 + b per output feature.
+
+    Args:
+        input1: (*, in1).
+        input2: (*, in2).
+        weight: (out, in1, in2).
+        bias: (out,) or None.
+
+    Returns:
+        A Tensor (*, out).
+    """
     return F.bilinear(_input("bilinear", input1, "input1"), input2, weight, bias)
 
 
 def celu(input, alpha: float = 1.0):
-    """nn.functional.celu."""
+    """nn.functional.celu.
+
+    Args:
+        input: a Tensor.
+        alpha: the negative part's scale.
+
+    Returns:
+        A Tensor.
+    """
     return F.celu(_input("celu", input), alpha)
 
 
 def selu(input):
-    """nn.functional.selu."""
+    """nn.functional.selu.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A Tensor.
+    """
     return F.selu(_input("selu", input))
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator=None):
-    """nn.functional.rrelu (the slope (lower + upper) / 2 outside training)."""
+    """nn.functional.rrelu (the slope (lower + upper) / 2 outside training).
+
+    Args:
+        input: a Tensor.
+        lower, upper: the range of the random negative slope.
+        training: draw the slopes (else their mean).
+        generator: must be None (the default generator is used).
+
+    Returns:
+        A Tensor.
+    """
     if generator is not None:
         raise FgradValueError("torch.rrelu(): generator= is not supported; seed the default generator with "
                               "torch.manual_seed instead")
@@ -492,37 +691,97 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 
 
 def prelu(input, weight):
-    """nn.functional.prelu."""
+    """nn.functional.prelu.
+
+    Args:
+        input: a Tensor (channels at dim 1).
+        weight: one slope, or one per channel.
+
+    Returns:
+        A Tensor.
+    """
     return F.prelu(_input("prelu", input), weight)
 
 
 def threshold(input, threshold: float, value: float):
-    """nn.functional.threshold: `value` where input <= threshold, else input."""
+    """nn.functional.threshold: `value` where input <= threshold, else input.
+
+    Args:
+        input: a Tensor.
+        threshold: the cut.
+        value: the replacement at or below it.
+
+    Returns:
+        A Tensor.
+    """
     return F.threshold(_input("threshold", input), threshold, value)
 
 
 def hardshrink(input, lambd: float = 0.5):
-    """nn.functional.hardshrink."""
+    """nn.functional.hardshrink.
+
+    Args:
+        input: a Tensor.
+        lambd: values within [-lambd, lambd] become 0.
+
+    Returns:
+        A Tensor.
+    """
     return F.hardshrink(_input("hardshrink", input), lambd)
 
 
 def pixel_shuffle(input, upscale_factor: int):
-    """nn.functional.pixel_shuffle."""
+    """nn.functional.pixel_shuffle.
+
+    Args:
+        input: (*, C r^2, H, W).
+        upscale_factor: r.
+
+    Returns:
+        A Tensor (*, C, H r, W r).
+    """
     return F.pixel_shuffle(_input("pixel_shuffle", input), upscale_factor)
 
 
 def pixel_unshuffle(input, downscale_factor: int):
-    """nn.functional.pixel_unshuffle."""
+    """nn.functional.pixel_unshuffle.
+
+    Args:
+        input: (*, C, H r, W r).
+        downscale_factor: r.
+
+    Returns:
+        A Tensor (*, C r^2, H, W).
+    """
     return F.pixel_unshuffle(_input("pixel_unshuffle", input), downscale_factor)
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """nn.functional.cosine_similarity."""
+    """nn.functional.cosine_similarity.
+
+    Args:
+        x1, x2: Tensors broadcast together.
+        dim: the dimension of the vectors.
+        eps: the norms' floor.
+
+    Returns:
+        A Tensor without dim.
+    """
     return F.cosine_similarity(_input("cosine_similarity", x1, "x1"), x2, dim, eps)
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """nn.functional.pairwise_distance."""
+    """nn.functional.pairwise_distance.
+
+    Args:
+        x1, x2: Tensors broadcast together.
+        p: the norm's order.
+        eps: added to the differences.
+        keepdim: keep the last dim with size 1.
+
+    Returns:
+        A Tensor.
+    """
     return F.pairwise_distance(_input("pairwise_distance", x1, "x1"), x2, p, eps, keepdim)
 
 
@@ -555,45 +814,120 @@ def pdist(input, p: float = 2.0):
 
 
 def kl_div(input, target, reduction=1, *, log_target: bool = False):
-    """nn.functional.kl_div with ATen's reduction (0 none, 1 mean, 2 sum)."""
+    """nn.functional.kl_div with ATen's reduction (0 none, 1 mean, 2 sum).
+
+    Args:
+        input: log-probabilities.
+        target: probabilities (log-probabilities with log_target).
+        reduction: 0 none, 1 mean, 2 sum (or their names).
+        log_target: target holds log-probabilities.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.kl_div(_input("kl_div", input), target, reduction=_reduction("kl_div", reduction), log_target=log_target)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     """nn.functional.binary_cross_entropy_with_logits with ATen's order (pos_weight before the
-    reduction, an integer)."""
+    reduction, an integer).
+
+    Args:
+        input: logits.
+        target: probabilities of input's shape.
+        weight: per-element weights, or None.
+        pos_weight: the positive class's weight per class, or None.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.binary_cross_entropy_with_logits(_input("binary_cross_entropy_with_logits", input), target, weight,
                                               reduction=_reduction("binary_cross_entropy_with_logits", reduction),
                                               pos_weight=pos_weight)
 
 
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction=1):
-    """nn.functional.cosine_embedding_loss with ATen's integer reduction."""
+    """nn.functional.cosine_embedding_loss with ATen's integer reduction.
+
+    Args:
+        input1, input2: (N, D).
+        target: (N,) of 1 or -1.
+        margin: for dissimilar pairs.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.cosine_embedding_loss(_input("cosine_embedding_loss", input1, "input1"), input2, target, margin,
                                    reduction=_reduction("cosine_embedding_loss", reduction))
 
 
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction=1):
-    """nn.functional.margin_ranking_loss with ATen's integer reduction."""
+    """nn.functional.margin_ranking_loss with ATen's integer reduction.
+
+    Args:
+        input1, input2: Tensors.
+        target: 1 or -1 (which should rank higher).
+        margin: the required gap.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.margin_ranking_loss(_input("margin_ranking_loss", input1, "input1"), input2, target, margin,
                                  reduction=_reduction("margin_ranking_loss", reduction))
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, reduction=1):
-    """nn.functional.hinge_embedding_loss with ATen's integer reduction."""
+    """nn.functional.hinge_embedding_loss with ATen's integer reduction.
+
+    Args:
+        input: distances.
+        target: 1 or -1.
+        margin: for the -1 pairs.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.hinge_embedding_loss(_input("hinge_embedding_loss", input), target, margin,
                                   reduction=_reduction("hinge_embedding_loss", reduction))
 
 
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, reduction=1):
-    """nn.functional.triplet_margin_loss with ATen's integer reduction."""
+    """nn.functional.triplet_margin_loss with ATen's integer reduction.
+
+    Args:
+        anchor, positive, negative: (N, D).
+        margin: the required gap.
+        p: the distance's norm order.
+        eps: added to the differences.
+        swap: use the smaller of the two negative distances.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.triplet_margin_loss(_input("triplet_margin_loss", anchor, "anchor"), positive, negative, margin, p, eps,
                                  swap, reduction=_reduction("triplet_margin_loss", reduction))
 
 
 def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction):
-    """nn.functional.poisson_nll_loss, every argument positional (reduction an integer)."""
+    """nn.functional.poisson_nll_loss, every argument positional (reduction an integer).
+
+    Args:
+        input: the rate (its log with log_input).
+        target: counts.
+        log_input: input holds log-rates.
+        full: add Stirling's approximation term.
+        eps: keeps log(input) finite.
+        reduction: 0 none, 1 mean, 2 sum.
+
+    Returns:
+        A Tensor: per-element losses (reduction 0) or their mean (1) or sum (2).
+    """
     return F.poisson_nll_loss(_input("poisson_nll_loss", input), target, log_input, full, eps=eps,
                               reduction=_reduction("poisson_nll_loss", reduction))
 
@@ -708,7 +1042,9 @@ def _inplace(name: str, fn):
         check_inplace(x)
         return commit_inplace(x, fn(x, *args, **kwargs))
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"torch.{name}: torch.{name[:-1]} written into input (returned)."
+    op.__doc__ = (f"torch.{name}: torch.{name[:-1]} written into input (returned).\n\nArgs:\n    input: a Tensor (not "
+                  f"a leaf that requires grad, under grad mode).\n    *args, **kwargs: torch.{name[:-1]}'s other "
+                  "arguments.\n\nReturns:\n    input.")
     return op
 
 
@@ -745,7 +1081,17 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """relu(input W_ih^T + b_ih + hx W_hh^T + b_hh): see rnn_tanh_cell."""
+    """relu(input W_ih^T + b_ih + hx W_hh^T + b_hh): see rnn_tanh_cell.
+
+    Args:
+        input: (batch, input_size).
+        hx: (batch, hidden_size).
+        w_ih, w_hh: the weights.
+        b_ih, b_hh: the biases, or None.
+
+    Returns:
+        The new hidden state.
+    """
     return O.relu(_gates(_input("rnn_relu_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
 
 
@@ -949,7 +1295,15 @@ def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,
 
 
 def native_channel_shuffle(input, groups: int):
-    """channel_shuffle (PyTorch's native kernel, the same values)."""
+    """channel_shuffle (PyTorch's native kernel, the same values).
+
+    Args:
+        input: (N, C, *).
+        groups: divides C.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return _channel_shuffle(_input("native_channel_shuffle", input), groups)
 
 
@@ -1005,7 +1359,16 @@ def embedding_renorm_(input, indices, max_norm: float, norm_type: float):
 
 
 def affine_grid_generator(theta, size, align_corners: bool):
-    """nn.functional.affine_grid with every argument positional."""
+    """nn.functional.affine_grid with every argument positional.
+
+    Args:
+        theta: (N, 2, 3) or (N, 3, 4) affine matrices.
+        size: the output's (N, C, H, W) or (N, C, D, H, W).
+        align_corners: as nn.functional.affine_grid's.
+
+    Returns:
+        The sampling grid.
+    """
     return F.affine_grid(_input("affine_grid_generator", theta, "theta"), list(size), align_corners=align_corners)
 
 
@@ -1034,7 +1397,18 @@ def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_
 
 
 def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
-    """grid_sampler for 4-D inputs (PyTorch's 2-D kernel)."""
+    """grid_sampler for 4-D inputs (PyTorch's 2-D kernel).
+
+    Args:
+        input: (N, C, H, W).
+        grid: (N, H_out, W_out, 2).
+        interpolation_mode: 0 bilinear, 1 nearest, 2 bicubic.
+        padding_mode: 0 zeros, 1 border, 2 reflection.
+        align_corners: as nn.functional.grid_sample's.
+
+    Returns:
+        A Tensor (N, C, H_out, W_out).
+    """
     x = _input("grid_sampler_2d", input)
     if x.dim() != 4:
         raise FgradRuntimeError(f"grid_sampler_2d(): expected 4D input, got {x.dim()}D")
@@ -1372,12 +1746,28 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitrian
 
 def pinverse(input, rcond: float = 1e-15):
     """The Moore-Penrose pseudo-inverse, singular values below rcond * the largest cut
-    (linalg.pinv; LinalgPinvBackward0)."""
+    (linalg.pinv; LinalgPinvBackward0).
+
+    Args:
+        input: (*, m, n).
+        rcond: relative cut-off of the singular values.
+
+    Returns:
+        A Tensor (*, n, m).
+    """
     return _linalg.pinv(_input("pinverse", input), rtol=rcond)
 
 
 def matrix_power(input, n: int):
-    """linalg.matrix_power: the n-th power of square matrices (n < 0: of the inverse)."""
+    """linalg.matrix_power: the n-th power of square matrices (n < 0: of the inverse).
+
+    Args:
+        input: (*, n, n).
+        n: the power (negative: of the inverse).
+
+    Returns:
+        A Tensor (*, n, n).
+    """
     return _linalg.matrix_power(_input("matrix_power", input), n)
 
 
@@ -1551,7 +1941,15 @@ def geqrf(input):
 
 
 def orgqr(input, tau):
-    """The Q of geqrf's packed factors: linalg.householder_product(input, tau)."""
+    """The Q of geqrf's packed factors: linalg.householder_product(input, tau).
+
+    Args:
+        input: (*, m, n) geqrf's packed reflectors.
+        tau: (*, k) their scale factors.
+
+    Returns:
+        Q, a Tensor (*, m, n).
+    """
     return _linalg.householder_product(_input("orgqr", input), tau)
 
 
@@ -1776,12 +2174,23 @@ _warn_always = [False]
 
 def set_warn_always(b: bool) -> None:
     """Whether warnings that PyTorch issues once per process are issued every time (a flag
-    that fgrad's own one-time warnings read through is_warn_always_enabled)."""
+    that fgrad's own one-time warnings read through is_warn_always_enabled).
+
+    Args:
+        b: the flag.
+
+    Returns:
+        None.
+    """
     _warn_always[0] = bool(b)
 
 
 def is_warn_always_enabled() -> bool:
-    """The flag set_warn_always sets (False by default)."""
+    """The flag set_warn_always sets (False by default).
+
+    Returns:
+        bool.
+    """
     return _warn_always[0]
 
 
@@ -1801,7 +2210,11 @@ def set_deterministic_debug_mode(debug_mode) -> None:
 
 
 def get_deterministic_debug_mode() -> int:
-    """0 (off), 1 (warn only) or 2 (on): see set_deterministic_debug_mode."""
+    """0 (off), 1 (warn only) or 2 (on): see set_deterministic_debug_mode.
+
+    Returns:
+        0, 1 or 2.
+    """
     if not _runtime.are_deterministic_algorithms_enabled():
         return 0
     return 1 if _runtime.is_deterministic_algorithms_warn_only_enabled() else 2
@@ -1809,21 +2222,47 @@ def get_deterministic_debug_mode() -> int:
 
 def set_flush_denormal(mode: bool) -> bool:
     """Whether flushing denormal floats to zero could be set: False, as NumPy offers no such
-    switch (PyTorch also returns False where the CPU has none); nothing changes."""
+    switch (PyTorch also returns False where the CPU has none); nothing changes.
+
+    Args:
+        mode: whether to flush denormals.
+
+    Returns:
+        False.
+    """
     return False
 
 
 def init_num_threads() -> None:
-    """PyTorch's per-thread OpenMP initialisation: NumPy's threads need none."""
+    """PyTorch's per-thread OpenMP initialisation: NumPy's threads need none.
+
+    Returns:
+        None.
+    """
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
-    """Turn anomaly detection on or off for the rest of the program (detect_anomaly's state)."""
+    """Turn anomaly detection on or off for the rest of the program (detect_anomaly's state).
+
+    Args:
+        enabled: turn anomaly detection on.
+        check_nan: check each rule's results for NaN.
+
+    Returns:
+        None.
+    """
     _set_detect_anomaly(enabled, check_nan)
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether an autocast region is active (torch.amp's)."""
+    """Whether an autocast region is active (torch.amp's).
+
+    Args:
+        device_type: the device ('cuda', 'cpu'), or None.
+
+    Returns:
+        bool.
+    """
     return _amp.is_autocast_enabled(device_type)
 
 
@@ -1886,43 +2325,101 @@ def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype
 
 # torch's symbolic-shape helpers: on plain Python numbers (eager mode) they are these
 def sym_float(a):
-    """float(a) (a symbolic float under torch.compile's tracing; a float here)."""
+    """float(a) (a symbolic float under torch.compile's tracing; a float here).
+
+    Args:
+        a: a number.
+
+    Returns:
+        A float.
+    """
     return float(a)
 
 
 def sym_int(a):
-    """int(a), rounding towards zero."""
+    """int(a), rounding towards zero.
+
+    Args:
+        a: a number.
+
+    Returns:
+        An int.
+    """
     return int(a)
 
 
 def sym_max(a, b):
-    """max(a, b)."""
+    """max(a, b).
+
+    Args:
+        a, b: numbers.
+
+    Returns:
+        The larger.
+    """
     return a if a >= b else b
 
 
 def sym_min(a, b):
-    """min(a, b)."""
+    """min(a, b).
+
+    Args:
+        a, b: numbers.
+
+    Returns:
+        The smaller.
+    """
     return a if a <= b else b
 
 
 def sym_not(a):
-    """not a."""
+    """not a.
+
+    Args:
+        a: a bool.
+
+    Returns:
+        bool.
+    """
     return not a
 
 
 def sym_sqrt(a):
-    """math.sqrt(a)."""
+    """math.sqrt(a).
+
+    Args:
+        a: a non-negative number.
+
+    Returns:
+        A float.
+    """
     import math
     return math.sqrt(a)
 
 
 def sym_ite(b, t, f):
-    """t if b else f."""
+    """t if b else f.
+
+    Args:
+        b: the condition.
+        t: the value when it holds.
+        f: the value otherwise.
+
+    Returns:
+        t or f.
+    """
     return t if b else f
 
 
 def sym_sum(args):
-    """sum(args), starting from 0."""
+    """sum(args), starting from 0.
+
+    Args:
+        args: an iterable of numbers.
+
+    Returns:
+        Their sum.
+    """
     total = 0
     for a in args:
         total = total + a
@@ -1944,12 +2441,28 @@ def sym_constrain_range(size, min=None, max=None) -> None:
 
 
 def sym_constrain_range_for_size(size, min=None, max=None) -> None:
-    """sym_constrain_range for a size: min defaults to 0."""
+    """sym_constrain_range for a size: min defaults to 0.
+
+    Args:
+        size: an int.
+        min: the lower bound (0 when None).
+        max: the upper bound, or None.
+
+    Returns:
+        None.
+    """
     sym_constrain_range(size, 0 if min is None else min, max)
 
 
 def sym_fresh_size(expr):
-    """`expr` itself (a fresh symbolic size under tracing; a plain number here)."""
+    """`expr` itself (a fresh symbolic size under tracing; a plain number here).
+
+    Args:
+        expr: a number.
+
+    Returns:
+        expr.
+    """
     return expr
 
 

@@ -65,7 +65,11 @@ def _checked(name: str, fn):
     def op(input, *args, **kwargs):
         return fn(_input(name, input), *args, **kwargs)
     op.__name__ = op.__qualname__ = name
-    op.__doc__, op.__signature__ = fn.__doc__, __import__("inspect").signature(fn)
+    sig = __import__("inspect").signature(fn)
+    args = "".join(f"\n    {p}: a Tensor" + (" or a number, broadcast against input." if p == "other" else ".")
+                   for p in sig.parameters)
+    op.__doc__ = f"{fn.__doc__}\n\nArgs:{args}\n\nReturns:\n    A Tensor."
+    op.__signature__ = sig
     return op
 
 
@@ -251,13 +255,27 @@ def heaviside(input, values):
 
 
 def signbit(input):
-    """Whether the sign bit is set (True for -0.0), as a bool Tensor."""
+    """Whether the sign bit is set (True for -0.0), as a bool Tensor.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A bool Tensor of input's shape.
+    """
     return call(None, lambda v: fnp.signbit(v) if dtype_of(v).kind == "f" else fnp.less(v, 0),
                 (_input("signbit", input),))
 
 
 def sgn(input):
-    """sign(input) for real tensors; z / |z| (0 at 0) for complex ones (SgnBackward0)."""
+    """sign(input) for real tensors; z / |z| (0 at 0) for complex ones (SgnBackward0).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
     x = _input("sgn", input)
 
     def values(v):
@@ -269,7 +287,14 @@ def sgn(input):
 
 
 def positive(input):
-    """`input` itself (PyTorch refuses bool tensors)."""
+    """`input` itself (PyTorch refuses bool tensors).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        input.
+    """
     x = _input("positive", input)
     if x._value.dtype.kind == "b":
         raise FgradTypeError("The `+` operator, on a bool tensor is not supported.")
@@ -277,19 +302,40 @@ def positive(input):
 
 
 def isposinf(input):
-    """Where input is +inf (a bool Tensor)."""
+    """Where input is +inf (a bool Tensor).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A bool Tensor of input's shape.
+    """
     return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.greater(v, 0)) if dtype_of(v).kind == "f"
                 else fnp.zeros(fnp.shape(v), bool), (_input("isposinf", input),))
 
 
 def isneginf(input):
-    """Where input is -inf (a bool Tensor)."""
+    """Where input is -inf (a bool Tensor).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A bool Tensor of input's shape.
+    """
     return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.less(v, 0)) if dtype_of(v).kind == "f"
                 else fnp.zeros(fnp.shape(v), bool), (_input("isneginf", input),))
 
 
 def isreal(input):
-    """Where the imaginary part is 0 (everywhere, for real tensors)."""
+    """Where the imaginary part is 0 (everywhere, for real tensors).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A bool Tensor of input's shape.
+    """
     return call(None, lambda v: fnp.equal(fnp.imag(v), 0) if dtype_of(v).kind == "c"
                 else fnp.ones(fnp.shape(v), bool), (_input("isreal", input),))
 
@@ -528,7 +574,14 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
 
 
 def msort(input):
-    """`input` sorted along its first dim (SortBackward0)."""
+    """`input` sorted along its first dim (SortBackward0).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return O.sort(_input("msort", input), dim=0).values
 
 
@@ -641,7 +694,17 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
 
 
 def trapz(y, x=None, *, dx=None, dim: int = -1):
-    """The older name of `trapezoid` (same arguments)."""
+    """The older name of `trapezoid` (same arguments).
+
+    Args:
+        y: the values, a Tensor.
+        x: the sample points, or None.
+        dx: the constant spacing when x is None.
+        dim: the dimension to integrate along.
+
+    Returns:
+        A Tensor without dim.
+    """
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
@@ -793,12 +856,26 @@ def atleast_1d(*tensors):
 
 
 def atleast_2d(*tensors):
-    """Each tensor with at least two dims ((n,) viewed as (1, n)); see atleast_1d."""
+    """Each tensor with at least two dims ((n,) viewed as (1, n)); see atleast_1d.
+
+    Args:
+        *tensors: Tensors, or one list/tuple of them.
+
+    Returns:
+        A Tensor or a tuple of Tensors.
+    """
     return _at_least("atleast_2d", tensors, 2)
 
 
 def atleast_3d(*tensors):
-    """Each tensor with at least three dims ((n,) as (1, n, 1), (m, n) as (m, n, 1)); see atleast_1d."""
+    """Each tensor with at least three dims ((n,) as (1, n, 1), (m, n) as (m, n, 1)); see atleast_1d.
+
+    Args:
+        *tensors: Tensors, or one list/tuple of them.
+
+    Returns:
+        A Tensor or a tuple of Tensors.
+    """
     return _at_least("atleast_3d", tensors, 3)
 
 
@@ -820,12 +897,26 @@ def column_stack(tensors):
 
 
 def row_stack(tensors):
-    """vstack's older name: the tensors stacked as rows."""
+    """vstack's older name: the tensors stacked as rows.
+
+    Args:
+        tensors: a non-empty sequence of Tensors.
+
+    Returns:
+        A Tensor.
+    """
     return O.vstack(tensors)
 
 
 def dstack(tensors):
-    """The tensors concatenated along their third dim, each made at least 3-D first."""
+    """The tensors concatenated along their third dim, each made at least 3-D first.
+
+    Args:
+        tensors: a non-empty sequence of Tensors.
+
+    Returns:
+        A Tensor.
+    """
     ts = _tensors("dstack", (tensors,))
     if not ts:
         raise FgradValueError("dstack expects a non-empty TensorList")
@@ -861,12 +952,28 @@ def hsplit(input, indices_or_sections):
 
 
 def vsplit(input, indices_or_sections):
-    """tensor_split along dim 0 of a tensor with at least 2 dims; see hsplit."""
+    """tensor_split along dim 0 of a tensor with at least 2 dims; see hsplit.
+
+    Args:
+        input: a Tensor with at least 2 dims.
+        indices_or_sections: a number of equal pieces, or a list of cut indices.
+
+    Returns:
+        A tuple of views.
+    """
     return _split_dim("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input, indices_or_sections):
-    """tensor_split along dim 2 of a tensor with at least 3 dims; see hsplit."""
+    """tensor_split along dim 2 of a tensor with at least 3 dims; see hsplit.
+
+    Args:
+        input: a Tensor with at least 3 dims.
+        indices_or_sections: a number of equal pieces, or a list of cut indices.
+
+    Returns:
+        A tuple of views.
+    """
     return _split_dim("dsplit", input, indices_or_sections, 2, 3)
 
 
@@ -888,7 +995,14 @@ def tile(input, dims):
 
 
 def ravel(input):
-    """`input` flattened to 1-D (a view when it can be one)."""
+    """`input` flattened to 1-D (a view when it can be one).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A 1-D Tensor (a view when input is contiguous).
+    """
     return O.view(O.contiguous(_input("ravel", input)), -1)
 
 
@@ -928,7 +1042,16 @@ def take_along_dim(input, indices, dim=None):
 
 
 def select(input, dim: int, index: int):
-    """The slice at `index` along `dim`, without that dim (a view, SelectBackward0)."""
+    """The slice at `index` along `dim`, without that dim (a view, SelectBackward0).
+
+    Args:
+        input: a Tensor.
+        dim: the dimension.
+        index: the position along dim (negative counts from the end).
+
+    Returns:
+        A view with one dim fewer.
+    """
     return O.select(_input("select", input), dim, index)
 
 
@@ -1062,12 +1185,27 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
 
 
 def diagflat(input, offset: int = 0):
-    """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (DiagEmbedBackward0)."""
+    """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (DiagEmbedBackward0).
+
+    Args:
+        input: a Tensor (flattened).
+        offset: the diagonal (0 main, > 0 above, < 0 below).
+
+    Returns:
+        A 2-D Tensor.
+    """
     return call("DiagEmbedBackward0", lambda v: fnp.diagflat(v, offset), (_input("diagflat", input),))
 
 
 def fliplr(input):
-    """`input` reversed along dim 1 (at least 2-D)."""
+    """`input` reversed along dim 1 (at least 2-D).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A new Tensor.
+    """
     x = _input("fliplr", input)
     if x._value.ndim < 2:
         raise FgradRuntimeError("Input must be >= 2-d.")
@@ -1075,7 +1213,14 @@ def fliplr(input):
 
 
 def flipud(input):
-    """`input` reversed along dim 0 (at least 1-D)."""
+    """`input` reversed along dim 0 (at least 1-D).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A new Tensor.
+    """
     x = _input("flipud", input)
     if x._value.ndim < 1:
         raise FgradRuntimeError("Input must be >= 1-d.")
@@ -1126,7 +1271,16 @@ def broadcast_tensors(*tensors):
 
 
 def split_with_sizes(input, split_sizes, dim: int = 0):
-    """Pieces of the given sizes along `dim` (views, SplitWithSizesBackward0)."""
+    """Pieces of the given sizes along `dim` (views, SplitWithSizesBackward0).
+
+    Args:
+        input: a Tensor.
+        split_sizes: the pieces' sizes, summing to input's size at dim.
+        dim: the dimension.
+
+    Returns:
+        A tuple of views.
+    """
     return O.split(_input("split_with_sizes", input), list(split_sizes), dim)
 
 
@@ -1135,7 +1289,16 @@ def _unsafe(outs):
 
 
 def unsafe_split(input, split_size, dim: int = 0):
-    """split, as new tensors outside view tracking (UnsafeSplitBackward0)."""
+    """split, as new tensors outside view tracking (UnsafeSplitBackward0).
+
+    Args:
+        input: a Tensor.
+        split_size: the pieces' size (the last may be smaller).
+        dim: the dimension.
+
+    Returns:
+        A tuple of Tensors.
+    """
     x = _input("unsafe_split", input)
     pieces = O.split(x, split_size, dim)
     sizes = [p._value.shape[_dim(dim, x._value.ndim)] for p in pieces]
@@ -1143,13 +1306,31 @@ def unsafe_split(input, split_size, dim: int = 0):
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
-    """split_with_sizes, as new tensors (UnsafeSplitWithSizesBackward0)."""
+    """split_with_sizes, as new tensors (UnsafeSplitWithSizesBackward0).
+
+    Args:
+        input: a Tensor.
+        split_sizes: the pieces' sizes, summing to input's size at dim.
+        dim: the dimension.
+
+    Returns:
+        A tuple of Tensors.
+    """
     return _copies_of_split("UnsafeSplitWithSizesBackward0", _input("unsafe_split_with_sizes", input),
                             list(split_sizes), dim, check=True)
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
-    """chunk, as new tensors (UnsafeSplitBackward0)."""
+    """chunk, as new tensors (UnsafeSplitBackward0).
+
+    Args:
+        input: a Tensor.
+        chunks: the number of pieces.
+        dim: the dimension.
+
+    Returns:
+        A tuple of Tensors.
+    """
     x = _input("unsafe_chunk", input)
     sizes = [p._value.shape[_dim(dim, x._value.ndim)] for p in O.chunk(x, chunks, dim)]
     return _copies_of_split("UnsafeSplitBackward0", x, sizes, dim)
@@ -1193,7 +1374,15 @@ def tensordot(a, b, dims=2):
 
 
 def vdot(input, other):
-    """sum(conj(input) * other) of two 1-D tensors of one dtype (VdotBackward0)."""
+    """sum(conj(input) * other) of two 1-D tensors of one dtype (VdotBackward0).
+
+    Args:
+        input: a 1-D Tensor.
+        other: a 1-D Tensor of input's size and dtype.
+
+    Returns:
+        A 0-d Tensor.
+    """
     x = _input("vdot", input)
     if not isinstance(other, Tensor):
         raise FgradTypeError(f"vdot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
@@ -1210,7 +1399,14 @@ def vdot(input, other):
 
 
 def chain_matmul(*matrices):
-    """The product of 2-D matrices, left to right (PyTorch deprecates it for linalg.multi_dot)."""
+    """The product of 2-D matrices, left to right (PyTorch deprecates it for linalg.multi_dot).
+
+    Args:
+        *matrices: 2-D Tensors with matching inner sizes.
+
+    Returns:
+        Their product, a 2-D Tensor.
+    """
     ms = _tensors("chain_matmul", matrices)
     if not ms:
         raise FgradRuntimeError("chain_matmul(): Expected one or more matrices")
@@ -1223,7 +1419,14 @@ def chain_matmul(*matrices):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; TransposeBackward0 for reals)."""
+    """The conjugate transpose of the last two dims (a view; TransposeBackward0 for reals).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A view of input with its last two dims swapped and conjugated.
+    """
     x = _input("adjoint", input)
     if x._value.ndim < 2:
         raise FgradRuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D "
@@ -1505,7 +1708,15 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 def as_strided_copy(input, size, stride, storage_offset=None):
-    """as_strided as a new tensor (AsStridedBackward0_copy)."""
+    """as_strided as a new tensor (AsStridedBackward0_copy).
+
+    Args:
+        input: a contiguous Tensor.
+        size, stride, storage_offset: as for as_strided.
+
+    Returns:
+        A new Tensor.
+    """
     out = as_strided(_input("as_strided_copy", input), size, stride, storage_offset)
     return _own(call("AsStridedBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
 
@@ -1801,6 +2012,10 @@ def _copy_op(name: str, grad_fn, fn):
         out = call(label, lambda v: fn(v, *args, **kwargs), (x,))
         return tuple(_own(o) for o in out) if isinstance(out, tuple) else _own(out)
     op.__name__ = op.__qualname__ = name
+    view = name[:-len("_copy")]
+    op.__doc__ = (f"torch.{name}(input, ...): torch.{view}(input, ...) as a new tensor, not a view of input.\n\n"
+                  f"Args:\n    input: a Tensor.\n    *args, **kwargs: torch.{view}'s other arguments.\n\n"
+                  f"Returns:\n    A Tensor (or a tuple of them, as torch.{view} returns) with storage of its own.")
     return op
 
 
@@ -1867,24 +2082,52 @@ narrow_copy = _copy_op("narrow_copy", "NarrowCopyBackward0",
 
 
 def view_as_real_copy(input):
-    """view_as_real as a new tensor (ViewAsRealBackward0_copy)."""
+    """view_as_real as a new tensor (ViewAsRealBackward0_copy).
+
+    Args:
+        input: a complex Tensor.
+
+    Returns:
+        A new real Tensor with a last dim of 2.
+    """
     O._complex_input(_input("view_as_real_copy", input), "view_as_real")
     return _own(call("ViewAsRealBackward0_copy", lambda z: fnp.stack([fnp.real(z), fnp.imag(z)], axis=-1), (input,)))
 
 
 def view_as_complex_copy(input):
-    """view_as_complex as a new tensor (ViewAsComplexBackward0_copy)."""
+    """view_as_complex as a new tensor (ViewAsComplexBackward0_copy).
+
+    Args:
+        input: a float32/float64 Tensor with a last dim of 2.
+
+    Returns:
+        A new complex Tensor.
+    """
     out = O.view_as_complex(_input("view_as_complex_copy", input))
     return _own(call("ViewAsComplexBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
 
 
 def detach_copy(input):
-    """A new tensor with input's values and no history."""
+    """A new tensor with input's values and no history.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A Tensor with a copy of input's values, without history.
+    """
     return _own(O.clone(_input("detach_copy", input).detach()))
 
 
 def detach(input):
-    """input.detach(): the values without history (shares them)."""
+    """input.detach(): the values without history (shares them).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A Tensor sharing input's values, without history.
+    """
     return _input("detach", input).detach()
 
 
@@ -1909,7 +2152,16 @@ def fill(input, value):
 
 
 def rsub(input, other, *, alpha=1):
-    """other - alpha * input (RsubBackward0 / RsubBackward1)."""
+    """other - alpha * input (RsubBackward0 / RsubBackward1).
+
+    Args:
+        input: a Tensor.
+        other: a Tensor or a number.
+        alpha: input's factor.
+
+    Returns:
+        A Tensor.
+    """
     return O.rsub(_input("rsub", input), other, alpha=alpha)
 
 
@@ -1986,24 +2238,52 @@ def fill_(input, value):
 
 
 def detach_(input):
-    """input detached from its history in place (returned)."""
+    """input detached from its history in place (returned).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        input, detached.
+    """
     return _input("detach_", input).detach_()
 
 
 # --- queries -----------------------------------------------------------------------------------------
 
 def is_complex(input) -> bool:
-    """Whether input's dtype is complex."""
+    """Whether input's dtype is complex.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        bool.
+    """
     return _input("is_complex", input)._value.dtype.kind == "c"
 
 
 def is_signed(input) -> bool:
-    """Whether input's dtype holds negative values (every dtype but bool and uint8)."""
+    """Whether input's dtype holds negative values (every dtype but bool and uint8).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        bool.
+    """
     return _input("is_signed", input)._value.dtype.kind not in "bu"
 
 
 def is_nonzero(input) -> bool:
-    """Whether a one-element tensor is not zero (an error for other sizes, as PyTorch's)."""
+    """Whether a one-element tensor is not zero (an error for other sizes, as PyTorch's).
+
+    Args:
+        input: a one-element Tensor.
+
+    Returns:
+        bool.
+    """
     x = _input("is_nonzero", input)
     if x._value.size == 0:
         raise FgradRuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -2013,29 +2293,65 @@ def is_nonzero(input) -> bool:
 
 
 def is_same_size(input, other) -> bool:
-    """Whether the two tensors have one shape."""
+    """Whether the two tensors have one shape.
+
+    Args:
+        input: a Tensor.
+        other: a Tensor.
+
+    Returns:
+        bool.
+    """
     return tuple(_input("is_same_size", input)._value.shape) == tuple(_input("is_same_size", other)._value.shape)
 
 
 def is_neg(input) -> bool:
-    """False: fgrad negates eagerly, so no tensor carries a lazy negation bit."""
+    """False: fgrad negates eagerly, so no tensor carries a lazy negation bit.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        False.
+    """
     _input("is_neg", input)
     return False
 
 
 def resolve_neg(input):
-    """input itself: there is no lazy negation to resolve (see is_neg)."""
+    """input itself: there is no lazy negation to resolve (see is_neg).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        input.
+    """
     return _input("resolve_neg", input)
 
 
 def is_inference(input) -> bool:
-    """Whether input was made under inference_mode (fgrad marks no tensor so: False)."""
+    """Whether input was made under inference_mode (fgrad marks no tensor so: False).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        bool.
+    """
     _input("is_inference", input)
     return False
 
 
 def get_device(input) -> int:
-    """The CUDA device index of input, -1 for a CPU tensor."""
+    """The CUDA device index of input, -1 for a CPU tensor.
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        An int.
+    """
     d = _input("get_device", input).device
     return -1 if d.type == "cpu" else (d.index or 0)
 
@@ -2106,7 +2422,15 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: 
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
-    """A 0-d tensor holding the number `s`, in the default float dtype unless `dtype` is given."""
+    """A 0-d tensor holding the number `s`, in the default float dtype unless `dtype` is given.
+
+    Args:
+        s: a number (or a one-element Tensor).
+        dtype, device, requires_grad: as for torch.tensor.
+
+    Returns:
+        A 0-d Tensor.
+    """
     if isinstance(s, Tensor):
         s = s.item()
     return C.tensor(s, dtype=dtype or D.get_default_dtype(), device=device, requires_grad=requires_grad)

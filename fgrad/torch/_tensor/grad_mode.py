@@ -18,7 +18,11 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
-    """Whether an inference_mode block (not one with mode=False) is active in this thread."""
+    """Whether an inference_mode block (not one with mode=False) is active in this thread.
+
+    Returns:
+        bool.
+    """
     return getattr(_state, "inference_mode", False)
 
 
