@@ -24,6 +24,7 @@ import numpy as np
 import scipy.special as sps
 
 from ... import numpy as fnp
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 from ...lax import stop_gradient
 from .._tensor import creation
 from .._tensor._boundary import call
@@ -42,8 +43,8 @@ class _Draws:
     for the next normal). 64-bit draws are read ahead in blocks; `close()` leaves the generator
     exactly after the ones used."""
 
-    def __init__(self) -> None:
-        self._engine = creation._engine()
+    def __init__(self, generator=None) -> None:
+        self._engine = creation._engine(generator)
         self._bits = self._engine.bits
         self._saved = self._bits.state
         self._buf: list = []
@@ -107,19 +108,20 @@ def _gamma_one(alpha: float, draws: _Draws, single: bool) -> float:
             return scale * d * v
 
 
-def gamma_np(alpha: np.ndarray, single: bool | None = None) -> np.ndarray:
+def gamma_np(alpha: np.ndarray, single: bool | None = None, generator=None) -> np.ndarray:
     """Standard Gamma(alpha) draws in C order, as torch._standard_gamma's kernel.
 
     Args:
         alpha: nonnegative float array.
         single: float32 arithmetic on alpha (default: alpha is float32).
+        generator: a torch Generator (default: the default one).
     Returns:
         float64 array of alpha's shape (the caller rounds to its dtype).
     """
     alpha = np.asarray(alpha)
     if single is None:
         single = alpha.dtype == np.float32
-    with _Draws() as draws:
+    with _Draws(generator) as draws:
         out = [_gamma_one(a, draws, single) for a in alpha.reshape(-1).tolist()]
     return np.array(out, np.float64).reshape(alpha.shape)
 
@@ -156,16 +158,17 @@ def _poisson_one(lam: float, draws: _Draws) -> float:
             return float(count)
 
 
-def poisson_np(rate: np.ndarray) -> np.ndarray:
+def poisson_np(rate: np.ndarray, generator=None) -> np.ndarray:
     """Poisson(rate) draws in C order, as torch.poisson's kernel.
 
     Args:
         rate: nonnegative float array.
+        generator: a torch Generator (default: the default one).
     Returns:
         float64 array of counts.
     """
     rate = np.asarray(rate)
-    with _Draws() as draws:
+    with _Draws(generator) as draws:
         out = [_poisson_one(r, draws) for r in rate.astype(np.float64).reshape(-1).tolist()]
     return np.array(out, np.float64).reshape(rate.shape)
 
@@ -248,19 +251,20 @@ def _binomial_one(count: float, prob: float, draws: _Draws, single: bool) -> flo
     return math.nan
 
 
-def binomial_np(count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+def binomial_np(count: np.ndarray, prob: np.ndarray, generator=None) -> np.ndarray:
     """Binomial(count, prob) draws in C order, as torch.binomial's kernel.
 
     Args:
         count: nonnegative integer-valued float array.
         prob: float array of count's shape, in [0, 1].
+        generator: a torch Generator (default: the default one).
     Returns:
         float64 array of successes.
     """
     prob = np.asarray(prob)
     single = prob.dtype == np.float32
     count, prob = np.broadcast_arrays(np.asarray(count, prob.dtype), prob)
-    with _Draws() as draws:
+    with _Draws(generator) as draws:
         out = [_binomial_one(c, p, draws, single)
                for c, p in zip(count.reshape(-1).tolist(), prob.reshape(-1).tolist())]
     return np.array(out, np.float64).reshape(prob.shape)
@@ -343,31 +347,66 @@ def standard_gamma(alpha: Tensor) -> Tensor:
     return call("StandardGammaBackward0", fn, (alpha,))
 
 
-def sample_poisson(rate: Tensor) -> Tensor:
-    """torch.poisson(rate): Poisson counts (a float Tensor of rate's dtype), no gradient.
+def _floating(name: str, x) -> np.ndarray:
+    if not isinstance(x, Tensor):
+        raise FgradTypeError(f"{name}(): expected a Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise FgradNotImplementedError(f"{name}(): not implemented for {x.dtype} (a floating Tensor of rates or "
+                                       "probabilities is expected; convert with .float() or .double())")
+    return x.detach().numpy()
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """torch.poisson: a Poisson count for each rate of input, drawn as PyTorch's kernel (the same
+    values for the same seed). Its derivative is zero (PoissonBackward0), as PyTorch's.
 
     Args:
-        rate: nonnegative floating Tensor.
+        input: a floating Tensor of nonnegative rates.
+        generator: a torch Generator (default: the default one).
     Returns:
-        Tensor.
+        Tensor of input's shape and dtype.
+    Raises:
+        RuntimeError: a rate is negative.
     """
-    r = rate.detach().numpy()
-    return creation.tensor(poisson_np(r).reshape(r.shape).astype(r.dtype))
+    r = _floating("poisson", input)
+    if np.any(r < 0):
+        raise FgradRuntimeError(f"invalid Poisson rate, expected rate to be non-negative (got {float(r.min())}); "
+                                "torch.poisson takes rates >= 0")
+    x = poisson_np(r, generator).astype(r.dtype)
+
+    def fn(rv):
+        # the counts, with a zero derivative in the rates
+        return fnp.asarray(x) + 0 * (rv - stop_gradient(rv))
+    if not input.requires_grad:
+        return creation.tensor(x)
+    return call("PoissonBackward0", fn, (input,))
+
+
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """torch.binomial: a Binomial(count, prob) draw per element (count and prob broadcast),
+    drawn as PyTorch's kernel (the same values for the same seed); no derivative.
+
+    Args:
+        count: a floating Tensor of trial counts.
+        prob: a floating Tensor of success probabilities.
+        generator: a torch Generator (default: the default one).
+    Returns:
+        Tensor of the broadcast shape, in prob's dtype.
+    """
+    c, p = _floating("binomial", count), _floating("binomial", prob)
+    shape = np.broadcast_shapes(c.shape, p.shape)
+    c, p = np.broadcast_to(c, shape), np.broadcast_to(p, shape)
+    return creation.tensor(binomial_np(c, p, generator).reshape(shape).astype(p.dtype))
+
+
+def sample_poisson(rate: Tensor) -> Tensor:
+    """Poisson counts for Poisson.sample (torch.poisson of the rates, outside the graph)."""
+    return poisson(rate.detach())
 
 
 def sample_binomial(count: Tensor, prob: Tensor) -> Tensor:
-    """torch.binomial(count, prob): Binomial successes (a float Tensor), no gradient.
-
-    Args:
-        count: Tensor of trial counts.
-        prob: Tensor of success probabilities, of count's shape.
-    Returns:
-        Tensor.
-    """
-    c, p = count.detach().numpy(), prob.detach().numpy()
-    shape = np.broadcast_shapes(c.shape, p.shape)
-    c, p = np.broadcast_to(c, shape), np.broadcast_to(p, shape)
-    return creation.tensor(binomial_np(c, p).reshape(shape).astype(p.dtype))
+    """Binomial draws for Binomial.sample (torch.binomial, outside the graph)."""
+    return binomial(count.detach(), prob.detach())
 
 
 _DIRICHLET_COEF = np.array([

@@ -298,3 +298,24 @@ def test_rejection_kernels_equal_torchs_in_every_regime(dtype):
             assert w.dtype == td
             np.testing.assert_array_equal(g, w.numpy())
         assert float(ft.rand(())) == float(torch.rand(()))
+
+
+def test_torch_poisson_and_binomial():
+    """torch.poisson / torch.binomial (the kernels the distributions draw with): a Generator's
+    stream, poisson's zero derivative, torch's errors."""
+    g, tg = ft.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    for _ in range(2):
+        np.testing.assert_array_equal(ft.poisson(ft.full((6,), 12.0), generator=g).numpy(),
+                                      torch.poisson(torch.full((6,), 12.0), generator=tg).numpy())
+        np.testing.assert_array_equal(
+            ft.binomial(ft.full((6,), 40.0), ft.tensor([0.1, 0.3, 0.5, 0.7, 0.9, 0.99]), generator=g).numpy(),
+            torch.binomial(torch.full((6,), 40.0), torch.tensor([0.1, 0.3, 0.5, 0.7, 0.9, 0.99]), generator=tg).numpy())
+    r = ft.tensor([1.0, 30.0], requires_grad=True)
+    y = ft.poisson(r)
+    assert type(y.grad_fn).__name__ == "PoissonBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(r.grad.numpy(), [0.0, 0.0])
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        ft.poisson(ft.tensor([-1.0]))
+    with pytest.raises(NotImplementedError, match="not implemented for torch.int64"):
+        ft.poisson(ft.tensor([1]))
