@@ -30,6 +30,7 @@ from . import nn, optim, func, utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
 from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
+from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.poisson/binomial: its kernels)
 from . import random  # noqa: E402,F401  (torch.random: seeding, states, fork_rng)
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
 from .amp import autocast  # noqa: E402,F401

@@ -64,6 +64,9 @@ TABLE = {
     "normal__tensor_mean": (lambda m, s, d: m.normal(m.full(s, 0.5, dtype=d), 3.0), SHAPES),
     "bernoulli": (lambda m, s, d: m.bernoulli(_probs(m, s, d)), SHAPES),
     "bernoulli__p": (lambda m, s, d: m.bernoulli(m.zeros(s, dtype=d), 0.3), SHAPES),
+    "poisson": (lambda m, s, d: m.poisson(m.full(s, 4.0, dtype=d) + m.arange(math.prod(s), dtype=d).reshape(s)),
+                SHAPES),
+    "binomial": (lambda m, s, d: m.binomial(m.full(s, 30.0, dtype=d), m.full(s, 0.45, dtype=d)), SHAPES),
     "multinomial": (lambda m, s, d: m.multinomial(_probs(m, (9,), d), 4), SHAPES[:1]),
     "multinomial__replacement": (lambda m, s, d: m.multinomial(_probs(m, (9,), d), 7, True), SHAPES[:1]),
     "multinomial__rows": (lambda m, s, d: m.multinomial(_probs(m, (3, 6), d), 2), SHAPES[:1]),
@@ -120,7 +123,7 @@ TOLERANT = {"init.orthogonal_"}
 NOT_TORCH_STREAM: dict[str, str] = {}
 # torch's random functions and methods (names that exist on fgrad.torch must be covered above)
 TORCH_RANDOM = (["rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm", "normal",
-                 "bernoulli", "multinomial", "poisson"]
+                 "bernoulli", "multinomial", "poisson", "binomial"]
                 + ["Tensor." + n for n in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_",
                                            "geometric_", "cauchy_", "log_normal_", "multinomial")]
                 + ["F." + n for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
