@@ -135,7 +135,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
     """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
     made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
     one graph node for the whole op when an input requires grad (see the module doc)."""
-    if FORWARD_AD[0] is not None:  # a forward-AD dual level is open: tangents too (forward_ad.py)
+    if FORWARD_AD[0] is not None:  # a dual level or saved-tensor hooks: the interceptor runs it (forward_ad.install)
         return FORWARD_AD[0].call(name, fn, args, kwargs)
     base, keys = fn, ()
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones

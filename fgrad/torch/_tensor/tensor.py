@@ -340,7 +340,7 @@ def _tensor_bind(prim, args, params, cls=None):
     fgrad.vjp) runs it and builds the node, of class `cls` (the op's grad_fn; by default the
     primitive's, _names.py), and the facade adds what is PyTorch's own: version counters of
     the saved values."""
-    if FORWARD_AD[0] is not None:  # a forward-AD dual level is open: tangents too (forward_ad.py)
+    if FORWARD_AD[0] is not None:  # a dual level or saved-tensor hooks: the interceptor runs it (forward_ad.install)
         return FORWARD_AD[0].bind(prim, args, params, cls)
     vals = []
     grad = False
@@ -592,7 +592,7 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
     history written over a tensor with one gets a node `name` (PyTorch's grad_fn of the
     in-place op: CopyBackwards for copy_, FillBackward2, ZeroBackward0, ...) over t's old
     history, which it passes no gradient."""
-    if FORWARD_AD[0] is not None:  # a dual level is open: `t` takes `new`'s tangent (forward_ad.py)
+    if FORWARD_AD[0] is not None:  # an op interceptor sees the write first (forward_ad.install)
         FORWARD_AD[0].inplace(t, new)
     nv = new._value
     tv = t._value
