@@ -2266,6 +2266,52 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
     return _amp.is_autocast_enabled(device_type)
 
 
+def autocast_increment_nesting() -> int:
+    """One more level of autocast nesting (autocast regions count themselves too).
+
+    Returns:
+        The new nesting level.
+    """
+    _amp._AUTOCAST["nesting"] += 1
+    return _amp._AUTOCAST["nesting"]
+
+
+def autocast_decrement_nesting() -> int:
+    """One level of autocast nesting less (PyTorch lets it go below 0, and so does this).
+
+    Returns:
+        The new nesting level.
+    """
+    _amp._AUTOCAST["nesting"] -= 1
+    return _amp._AUTOCAST["nesting"]
+
+
+_AUTOCAST_CACHE = [True]
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast may cache its casts of leaf tensors (fgrad's autocast casts nothing,
+    so nothing is cached either way); True by default.
+
+    Returns:
+        bool.
+    """
+    return _AUTOCAST_CACHE[0]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Sets the flag is_autocast_cache_enabled reads.
+
+    Args:
+        enabled: the flag.
+    """
+    _AUTOCAST_CACHE[0] = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Empties autocast's cache of casts: fgrad's autocast keeps none, so there is nothing to drop."""
+
+
 def set_default_tensor_type(t) -> None:
     """The default float dtype from a legacy tensor type (torch.DoubleTensor or its name);
     PyTorch deprecates it for set_default_dtype.

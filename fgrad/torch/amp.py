@@ -18,7 +18,9 @@ from ._tensor import _ops as ops
 from ._tensor import cuda, no_grad
 from ._tensor.tensor import Tensor
 
-_AUTOCAST = {"depth": 0}
+# depth: enabled autocast regions; nesting: every autocast region, and the explicit
+# autocast_increment_nesting() calls (PyTorch's counter, separate from the enabled state)
+_AUTOCAST = {"depth": 0, "nesting": 0}
 
 
 class autocast:
@@ -32,11 +34,13 @@ class autocast:
         self.device_type, self.fast_dtype, self.enabled = device_type, dtype, bool(enabled)
 
     def __enter__(self) -> "autocast":
+        _AUTOCAST["nesting"] += 1
         if self.enabled:
             _AUTOCAST["depth"] += 1
         return self
 
     def __exit__(self, *exc) -> None:
+        _AUTOCAST["nesting"] -= 1
         if self.enabled:
             _AUTOCAST["depth"] -= 1
 

@@ -553,6 +553,17 @@ def _build() -> list[Pair]:
     add(P("svd_lowrank", "numpy.linalg.svd", "n:5,3", 3, tsel=lambda r: r[1], fsel=lambda r: r[1], order=1))
     add(P("pca_lowrank", "numpy.linalg.svd", "n:5,3", 3, False, tsel=lambda r: r[1],
           fargs=lambda x, q, c: (x,), fsel=lambda r: r[1], order=1))
+    add(P("select_scatter", "lax.dynamic_update_slice", "n:3,4", "n:4", 0, 1,
+          fargs=lambda x, src, d, i: (x, src[None], (i, 0))))
+    add(P("slice_scatter", "lax.dynamic_update_slice", "n:3,4", "n:3,2", 1, 1, 3,
+          fargs=lambda x, src, d, a, b: (x, src, (0, a))))
+    add(P("as_strided", "numpy.take", "n:3,4", (2, 3), (1, 2),
+          fargs=lambda x, size, st: (x.reshape(-1), np.array([[0, 2, 4], [1, 3, 5]]))))
+    add(P("cumulative_trapezoid", "numpy.cumsum", "n:3,4", fargs=lambda y: ((y[:, 1:] + y[:, :-1]) * 0.5,),
+          fkw={"axis": -1}))
+    for name in ("channel_shuffle", "native_channel_shuffle"):
+        add(P(name, "numpy.reshape", "n:1,4,3", 2, fargs=lambda x, g: (x.reshape(1, 2, 2, 3).transpose(0, 2, 1, 3),
+                                                                       (1, 4, 3))))
     add(P("max_pool3d", "numpy.max", "n:1,2,3,4", (2, 3, 4), fargs=lambda x, k: (x,),
           fkw={"axis": (-3, -2, -1), "keepdims": True}))
     add(P("group_norm", "nn.standardize", "n:2,3,4", 1, fargs=lambda x, g: (x,), fkw={"axis": (1, 2), "epsilon": 1e-5}))

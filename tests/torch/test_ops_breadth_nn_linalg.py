@@ -270,6 +270,22 @@ def test_inference_mode_is_reported():
         assert inside() and not lib.is_inference_mode_enabled()
 
 
+def test_autocast_nesting_and_cache_flags():
+    """The nesting counter counts explicit increments and autocast regions; the cache flag
+    round-trips."""
+    for lib in (torch, ft):
+        assert lib.autocast_increment_nesting() == 1 and lib.autocast_increment_nesting() == 2
+        assert lib.autocast_decrement_nesting() == 1 and lib.autocast_decrement_nesting() == 0
+        with lib.autocast("cpu"):
+            assert lib.autocast_increment_nesting() == 2
+            assert lib.autocast_decrement_nesting() == 1
+        assert lib.is_autocast_cache_enabled()
+        lib.set_autocast_cache_enabled(False)
+        assert not lib.is_autocast_cache_enabled()
+        lib.set_autocast_cache_enabled(True)
+        lib.clear_autocast_cache()
+
+
 def test_eager_control_flow():
     """torch.cond and torch.while_loop run eagerly (PyTorch traces them with dynamo even in
     eager mode, too slow for the default run: the results are checked directly)."""
