@@ -5,11 +5,11 @@
         y = model(x)                                  # any torch ops
         value, jvp = forward_ad.unpack_dual(y)        # jvp = J(primal) @ tangent
 
-Built on the functional door's `fgrad.jvp`. While a level is open, `_Level` is an op
+Built on the functional door's forward mode (fgrad.jvp's trace). While a level is open, `_Level` is an op
 interceptor (`install`, below): the boundary (`_boundary.call`), the single-primitive fast path
 (`tensor._tensor_bind`) and in-place writes (`tensor.commit_inplace`) hand it every op. An op none of whose Tensor operands carries a tangent
 runs as usual. Otherwise the op runs as usual for its value (and its reverse-mode graph), and
-its tangents come from a second torch op, `fgrad.jvp` of the op's computation on values at
+its tangents come from a second torch op, the jvp of the op's computation on values at
 the operands' values and tangents: a boundary op itself, so a tangent that depends on Tensors
 requiring grad has a graph of its own (reverse over forward).
 
@@ -25,11 +25,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...api import jvp as _jvp
+from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradValueError
-from ...core.trace import _state
+from ...core.trace import Tracer, _state, new_trace
 from ...extend.lax import convert_element_type
-from ...tree_util import tree_flatten
+from ...interpreters.jvp import JVPTrace, JVPTracer
+from ...tree_util import tree_flatten, tree_unflatten
 from . import tensor as _tensor_module
 from ._boundary import call as _call
 from .tensor import FORWARD_AD, Tensor, _EMPTY, _make, view_positions
@@ -229,8 +230,20 @@ def _tangent_op(fn, args: tuple, kwargs: dict, operands: list, tangents: list):
         # (a tangent of another float dtype than its primal's is cast for the product)
         tvals = [tv if tv.dtype == vals[i].dtype else convert_element_type(tv, vals[i].dtype)
                  for i, tv in zip(dual, tvals)]
-        return _jvp(of_duals, [vals[i] for i in dual], tvals)[1]
+        return _pushforward(of_duals, [vals[i] for i in dual], tvals)
     return _call(None, tangent_of, (*operands, *[tangents[i] for i in dual]))
+
+
+def _pushforward(f, primals: list, tangents: list):
+    """The tangents of f's outputs (a pytree like f's; zeros where an output does not depend on
+    the primals, None for a non-array output): fgrad.jvp's trace, without its argument checks
+    (the operands and make_dual's tangents are checked already; they cost more than the op)."""
+    with new_trace(JVPTrace) as trace:
+        out = f(*[JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
+    flat, tree = tree_flatten(out)
+    tans = [o.tangent if isinstance(o, Tracer) and o._trace is trace
+            else (fnp.zeros_like(o) if hasattr(o, "shape") and hasattr(o, "dtype") else None) for o in flat]
+    return tree_unflatten(tree, tans)
 
 
 def enter_dual_level() -> int:
