@@ -14,7 +14,7 @@ import threading as _threading
 
 import numpy as np
 
-from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
+from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
 from ...interpreters.backward import Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
