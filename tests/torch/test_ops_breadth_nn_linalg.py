@@ -343,6 +343,26 @@ def test_error_classes_derive_as_torchs():
             raise mine("out of memory")
 
 
+def test_poisson_and_binomial_follow_torchs_stream():
+    """With one seed, torch.poisson and torch.binomial give PyTorch's draws (float64 and float32),
+    and leave the generator where PyTorch's does; poisson's gradient in the rates is zero."""
+    rates = np.array([0.5, 3.0, 1.2, 0.0, 3.9, 25.0, 12.0])
+    count, prob = np.array([5.0, 10.0, 20.0, 100.0]), np.array([0.2, 0.5, 0.9, 0.3])
+    outs = []
+    for lib in (torch, ft):
+        lib.manual_seed(4)
+        r = lib.tensor(rates, requires_grad=True)
+        a = lib.poisson(r)
+        b = lib.poisson(lib.tensor(rates, dtype=lib.float32))
+        c = lib.binomial(lib.tensor(count), lib.tensor(prob))
+        d = lib.binomial(lib.tensor(count, dtype=lib.float32), lib.tensor(prob, dtype=lib.float32))
+        (g,) = lib.autograd.grad(a.sum(), [r])
+        outs.append([a.detach().numpy(), b.numpy(), c.numpy(), d.numpy(), g.numpy(), lib.rand(2).numpy(),
+                     str(a.dtype), str(d.dtype), type(a.grad_fn).__name__])
+    for u, v in zip(*outs):
+        assert np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v, (u, v)
+
+
 def test_inplace_dropout_and_runtime_flags():
     """dropout_ writes into its input; the deterministic debug mode and warn_always round-trip."""
     for lib in (torch, ft):
@@ -394,6 +414,8 @@ ERRORS = {
     "conv_transpose3d_channels": lambda T: T.conv_transpose3d(T.zeros(1, 3, 2, 2, 2), T.zeros(2, 1, 1, 1, 1)),
     "conv_transpose3d_output_padding": lambda T: T.conv_transpose3d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 1),
                                                                     output_padding=1),
+    "poisson_negative": lambda T: T.poisson(T.tensor([-1.0])),
+    "binomial_prob_not_tensor": lambda T: T.binomial(T.tensor([1.0]), 0.5),
     "pca_lowrank_q": lambda T: T.pca_lowrank(T.zeros(3, 2), q=3),
     "ctc_loss_input_lengths": lambda T: T.ctc_loss(T.zeros(4, 1, 3), T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
     "ctc_loss_not_tensor": lambda T: T.ctc_loss([0.0], T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
