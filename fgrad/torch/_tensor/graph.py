@@ -510,6 +510,10 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self) -> "saved_tensors_hooks":
+        for what, hook in (("pack_hook", self.pack_hook), ("unpack_hook", self.unpack_hook)):
+            if not callable(hook):
+                raise FgradTypeError(f"saved_tensors_hooks: {what} must be a callable (Tensor -> object for "
+                                     f"pack_hook, object -> Tensor for unpack_hook), not {type(hook).__name__}")
         if _DISABLED[0] is not None:
             raise FgradRuntimeError(_DISABLED[0])
         _HOOKS.append((self.pack_hook, self.unpack_hook))

@@ -167,6 +167,13 @@ def test_save_on_cpu_and_disable():
             pass
 
 
+def test_hooks_must_be_callables():
+    for L in (torch, ftorch):
+        with pytest.raises(TypeError):
+            with L.autograd.graph.saved_tensors_hooks(1, lambda t: t):
+                pass
+
+
 def test_unpack_hook_must_return_a_tensor():
     msgs = {}
     for L in (torch, ftorch):
