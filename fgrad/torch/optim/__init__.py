@@ -2,15 +2,18 @@
 fgrad.torch.optim.lr_scheduler, PyTorch's learning-rate schedulers."""
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta  # noqa: F401
+from .adafactor import Adafactor  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .adamax import Adamax  # noqa: F401
+from .asgd import ASGD  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
+from .rprop import Rprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam", "LBFGS", "lr_scheduler"]
+           "RAdam", "LBFGS", "Rprop", "ASGD", "Adafactor", "lr_scheduler"]
