@@ -34,6 +34,7 @@ from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import runtime as _runtime
 
+_I64 = np.dtype(np.int64)
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
 
 
@@ -1394,6 +1395,94 @@ def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_
                                 f"got {interpolation_mode} and {padding_mode}")
     return F.grid_sample(_input("grid_sampler", input), grid, _MODES[interpolation_mode],
                          _PADDINGS[padding_mode], align_corners)
+
+
+def _unnormalize(coord, size: int, align_corners: bool):
+    if align_corners:
+        return fnp.multiply(fnp.add(coord, 1.0), (size - 1) / 2.0)
+    return fnp.true_divide(fnp.subtract(fnp.multiply(fnp.add(coord, 1.0), float(size)), 1.0), 2.0)
+
+
+def _reflect(x, twice_low: int, twice_high: int):
+    """PyTorch's reflect_coordinates: x mirrored into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return fnp.zeros_like(x)
+    low, span = twice_low / 2.0, (twice_high - twice_low) / 2.0
+    d = fnp.abs(fnp.subtract(x, low))
+    extra = fnp.fmod(d, span)
+    flips = fnp.floor(fnp.true_divide(stop_gradient(d), span))
+    return fnp.where(fnp.equal(fnp.fmod(flips, 2.0), 0.0), fnp.add(extra, low), fnp.add(fnp.subtract(span, extra), low))
+
+
+def _source_index(coord, size: int, padding: str, align_corners: bool):
+    x = _unnormalize(coord, size, align_corners)
+    if padding == "border":
+        x = fnp.clip(x, 0, size - 1)
+    elif padding == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+        x = fnp.clip(x, 0, size - 1)
+    return x
+
+
+def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    """Samples (N, C, D, H, W) input at the points of grid (N, D_out, H_out, W_out, 3), whose last
+    dim holds (x, y, z) in [-1, 1] across W, H and D: trilinear (interpolation_mode 0) or
+    nearest (1, ties to even) interpolation, points outside read zeros (padding_mode 0), the
+    border (1) or the reflection (2) (GridSampler3DBackward0).
+
+    Args:
+        input: (N, C, D, H, W).
+        grid: (N, D_out, H_out, W_out, 3).
+        interpolation_mode: 0 bilinear or 1 nearest.
+        padding_mode: 0 zeros, 1 border, 2 reflection.
+        align_corners: -1 and 1 are the centres of the corner voxels (else their outer edges).
+
+    Returns:
+        A Tensor (N, C, D_out, H_out, W_out).
+    """
+    x = _input("grid_sampler_3d", input)
+    if x.dim() != 5 or grid.dim() != 5 or grid._value.shape[-1] != 3 or grid._value.shape[0] != x._value.shape[0]:
+        raise FgradRuntimeError(f"grid_sampler_3d(): expected 5D input (N, C, D, H, W) and grid (N, D, H, W, 3) with "
+                                f"one batch size, got {list(x._value.shape)} and {list(grid._value.shape)}")
+    if interpolation_mode not in (0, 1):
+        raise FgradRuntimeError(f"grid_sampler_3d(): interpolation_mode must be 0 (bilinear) or 1 (nearest) for 3-D "
+                                f"inputs, got {interpolation_mode}")
+    if padding_mode not in _PADDINGS:
+        raise FgradRuntimeError(f"grid_sampler_3d(): padding_mode must be 0, 1 or 2, got {padding_mode}")
+    pad = _PADDINGS[padding_mode]
+    n, c, D_, H, W = x._value.shape
+    out_sp = tuple(grid._value.shape[1:4])
+
+    def values(v, g):
+        g = fnp.reshape(g, (n, -1, 3))
+        ix = _source_index(g[..., 0], W, pad, align_corners)
+        iy = _source_index(g[..., 1], H, pad, align_corners)
+        iz = _source_index(g[..., 2], D_, pad, align_corners)
+        flat = fnp.reshape(v, (n, c, D_ * H * W))
+
+        def read(zi, yi, xi):
+            ok = (zi >= 0) & (zi < D_) & (yi >= 0) & (yi < H) & (xi >= 0) & (xi < W)
+            lin = cast(fnp.clip(zi, 0, D_ - 1) * (H * W) + fnp.clip(yi, 0, H - 1) * W + fnp.clip(xi, 0, W - 1), _I64)
+            vals = fnp.take_along_axis(flat, fnp.broadcast_to(fnp.expand_dims(lin, 1), (n, c, fnp.shape(lin)[1])), 2)
+            return fnp.where(fnp.expand_dims(ok, 1), vals, 0.0)
+        if interpolation_mode == 1:
+            out = read(*(stop_gradient(fnp.round(t)) for t in (iz, iy, ix)))
+            # (the grid's gradient is zero, but the result depends on it, as PyTorch records)
+            out = fnp.where(True, out, fnp.expand_dims(g[..., 0], 1))
+        else:
+            x0, y0, z0 = (stop_gradient(fnp.floor(t)) for t in (ix, iy, iz))
+            fx, fy, fz = fnp.subtract(ix, x0), fnp.subtract(iy, y0), fnp.subtract(iz, z0)
+            out = 0.0
+            for dz in (0, 1):
+                wz = fz if dz else fnp.subtract(1.0, fz)
+                for dy in (0, 1):
+                    wy = fy if dy else fnp.subtract(1.0, fy)
+                    for dx in (0, 1):
+                        wx = fx if dx else fnp.subtract(1.0, fx)
+                        w = fnp.expand_dims(fnp.multiply(fnp.multiply(wz, wy), wx), 1)
+                        out = fnp.add(out, fnp.multiply(w, read(z0 + dz, y0 + dy, x0 + dx)))
+        return fnp.reshape(out, (n, c) + out_sp)
+    return call("GridSampler3DBackward0", values, (x, grid))
 
 
 def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):

@@ -129,6 +129,9 @@ CASES = [
          grad_fn=False, order=1),
     Case("grid_sampler_2d", lambda T, x, g: T.grid_sampler_2d(x, g, 0, 1, True), (X4, n(1, 2, 3, 2, lo=-1, hi=1)),
          order=1),
+    *[Case(f"grid_sampler_3d_{m}_{p}_{a}", lambda T, x, g, m=m, p=p, a=a: T.grid_sampler_3d(x, g, m, p, a),
+           (n(1, 2, 3, 4, 3), n(1, 2, 3, 2, 3, lo=-1.2, hi=1.2)), order=1)
+      for m, p, a in ((0, 0, False), (0, 1, True), (0, 2, False), (0, 2, True), (1, 0, False), (1, 2, True))],
     Case("geqrf", lambda T, a: T.geqrf(a), (n(4, 3),), order=0, tol=1e-10),
     Case("orgqr", lambda T, a: T.orgqr(*T.geqrf(a)), (n(4, 3),), order=0, tol=1e-10),
     Case("ormqr", lambda T, a, o: T.ormqr(*T.geqrf(a), o), (n(4, 3), n(4, 2)), order=0, tol=1e-10),
@@ -416,6 +419,8 @@ ERRORS = {
                                                                     output_padding=1),
     "poisson_negative": lambda T: T.poisson(T.tensor([-1.0])),
     "binomial_prob_not_tensor": lambda T: T.binomial(T.tensor([1.0]), 0.5),
+    "grid_sampler_3d_bicubic": lambda T: T.grid_sampler_3d(T.zeros(1, 1, 2, 2, 2), T.zeros(1, 1, 1, 1, 3), 2, 0, False),
+    "grid_sampler_3d_4d": lambda T: T.grid_sampler_3d(T.zeros(1, 1, 2, 2), T.zeros(1, 1, 1, 2), 0, 0, False),
     "pca_lowrank_q": lambda T: T.pca_lowrank(T.zeros(3, 2), q=3),
     "ctc_loss_input_lengths": lambda T: T.ctc_loss(T.zeros(4, 1, 3), T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
     "ctc_loss_not_tensor": lambda T: T.ctc_loss([0.0], T.tensor([[1]]), T.tensor([5]), T.tensor([1])),
