@@ -28,7 +28,7 @@ from ...tree_util import register_pytree_node, tree_flatten, tree_unflatten
 from ._boundary import call as _boundary_call
 from ._device import device_of_value
 from ._device import to_device as move
-from .tensor import Tensor, _make, torch_convention, version_message
+from .tensor import Tensor, _make, check_inplace, commit_inplace, torch_convention, version_message
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -66,6 +66,16 @@ class FunctionCtx:
 
     def mark_non_differentiable(self, *tensors) -> None:
         self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare the input Tensors that forward modified in place (each must also be returned
+        as an output): apply then returns the caller's input Tensor itself, with the new
+        contents and the Function as its grad_fn, as PyTorch does."""
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise FgradTypeError(f"mark_dirty takes the input Tensors forward modified in place, not "
+                                     f"{type(t).__name__}")
+        self._dirty = getattr(self, "_dirty", set()) | {id(t) for t in tensors}
 
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
@@ -126,6 +136,7 @@ def _apply(cls, args, kwargs):
     # custom_vjp's forward rule keeps in that application's node). `seen` is this apply's own:
     # the ctx of the forward run on concrete values, whose output Tensor the caller receives.
     seen: list = []
+    dirty: dict = {}  # output index -> argument position, for inputs forward marked dirty
 
     def run_forward(*xs):
         full = list(args)
@@ -148,6 +159,8 @@ def _apply(cls, args, kwargs):
         if isinstance(outputs, Tensor):
             # the returned Tensor and the one forward made (maybe saved in ctx) share a version
             ctx._out_box = outputs._vbox
+        if getattr(ctx, "_dirty", None):
+            _dirty_outputs(cls, ctx, outputs, full, positions, dirty)
         if not any(isinstance(x, Tracer) for x in xs):
             seen.append(ctx)
         return _Outputs.of(cls, outputs, ctx), ctx
@@ -214,7 +227,37 @@ def _apply(cls, args, kwargs):
         values = [packed]
     else:  # several Tensor outputs: slices of the packed one (each a node of the Function's name)
         values = list(_boundary_call(name, lambda p: tuple(unpack_leaves(p, out_avals)), (packed,)))
-    return _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
+    result = _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
+    if dirty:
+        result = _commit_dirty(result, dirty, args)
+    return result
+
+
+def _dirty_outputs(cls, ctx, outputs, full, positions, dirty: dict) -> None:
+    """Fill `dirty` (output index -> argument position) from ctx.mark_dirty's Tensors, each of
+    which forward must return."""
+    outs = (outputs,) if not isinstance(outputs, tuple) else outputs
+    for i in positions:
+        if id(full[i]) not in ctx._dirty:
+            continue
+        k = next((k for k, o in enumerate(outs) if o is full[i]), None)
+        if k is None:
+            raise FgradRuntimeError(f"{cls.__name__}.forward marked argument {i} dirty (mark_dirty) but did not "
+                                    "return it: an input modified in place must also be an output")
+        dirty[k] = i
+
+
+def _commit_dirty(result, dirty: dict, args):
+    """apply's outputs with each one of an input marked dirty replaced by that input Tensor,
+    which takes the output's contents and history (an in-place op of the Function)."""
+    single = not isinstance(result, tuple)
+    outs = [result] if single else list(result)
+    for k, i in dirty.items():
+        t = args[i]
+        check_inplace(t)
+        commit_inplace(t, outs[k], "CopyBackwards")
+        outs[k] = t
+    return outs[0] if single else tuple(outs)
 
 
 class _Static:

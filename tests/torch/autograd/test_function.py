@@ -105,3 +105,34 @@ def test_multithreading_and_view_replay_settings():
         assert not ag.is_multithreading_enabled()
         ag.set_multithreading_enabled(True)
         assert ag.is_multithreading_enabled()
+
+
+def _mul_two_(L):
+    class MulTwo_(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return MulTwo_
+
+
+def test_mark_dirty_returns_the_input_modified_in_place():
+    res = {}
+    for L in (torch, ftorch):
+        a = L.tensor(X, requires_grad=True)
+        b = a.clone()
+        out = _mul_two_(L).apply(b)
+        assert out is b and b.grad_fn is not None and b._version == 2
+        (out * out).sum().backward()
+        c = L.tensor(X)
+        assert _mul_two_(L).apply(c) is c
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            _mul_two_(L).apply(L.tensor(X, requires_grad=True))
+        res[L] = (b.detach().numpy(), a.grad.numpy(), c.numpy())
+    for u, v in zip(res[ftorch], res[torch]):
+        np.testing.assert_allclose(u, v, rtol=1e-12)
