@@ -37,7 +37,8 @@ from ..ops import (complex as _complex, convolve as _convolve, cumulative as _cu
                    reduce as _reduce, search as _search, shape as _shape, sort as _sort,
                    sparse as _sparse, special_bessel as _special_bessel, special_erf as _special_erf,
                    special_expint as _special_expint, special_gamma as _special_gamma,
-                   special_hyper as _special_hyper, special_xlogy as _special_xlogy)
+                   special_hyper as _special_hyper, special_kairy as _special_kairy,
+                   special_orthopoly as _special_orthopoly, special_xlogy as _special_xlogy)
 
 
 def _primitives_of_lax_and_below() -> list:
