@@ -67,6 +67,15 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors) -> None:
         self._non_differentiable.update(id(t) for t in tensors)
 
+    def save_for_forward(self, *tensors) -> None:
+        """Save Tensors for the Function's `jvp` (forward mode), where `ctx.saved_tensors` gives
+        them, as PyTorch's ctx.save_for_forward."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise FgradTypeError(f"save_for_forward can only save Tensors or None, not {type(t).__name__}; "
+                                     "store other values as ctx attributes")
+        self._saved_forward = tuple((t, t._vbox, t._vbox[0]) if t is not None else None for t in tensors)
+
     def mark_dirty(self, *tensors) -> None:
         """Declare the input Tensors that forward modified in place (each must also be returned
         as an output): apply then returns the caller's input Tensor itself, with the new
@@ -199,6 +208,8 @@ def _apply(cls, args, kwargs):
         grad_inputs = [None] * len(args)
         for i, p, t in zip(positions, primals, tangents):
             grad_inputs[i] = _make(np.zeros(aval_of(p).shape, aval_of(p).dtype) if t is None else t)
+        if getattr(ctx, "_saved_forward", None) is not None:
+            ctx._saved = ctx._saved_forward  # (what jvp reads as ctx.saved_tensors)
         touts = cls.jvp(ctx, *grad_inputs)
         touts = touts if isinstance(touts, tuple) else (touts,)
         tvals = [t._value if isinstance(t, Tensor) else t for t, e in zip(touts, outs.spec[1])

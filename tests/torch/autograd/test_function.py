@@ -136,3 +136,34 @@ def test_mark_dirty_returns_the_input_modified_in_place():
         res[L] = (b.detach().numpy(), a.grad.numpy(), c.numpy())
     for u, v in zip(res[ftorch], res[torch]):
         np.testing.assert_allclose(u, v, rtol=1e-12)
+
+
+def test_save_for_forward_is_what_jvp_reads():
+    # (closed form: PyTorch's forward AD gives the same, see the slow comparisons in
+    # test_forward_ad; its first forward-AD op costs seconds)
+    class Exp(ftorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_forward(y)
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+        @staticmethod
+        def jvp(ctx, t):
+            (y,) = ctx.saved_tensors
+            return t * y * 2
+    fw = ftorch.autograd.forward_ad
+    with fw.dual_level():
+        tangent = fw.unpack_dual(Exp.apply(fw.make_dual(ftorch.tensor(X), ftorch.ones(3, dtype=ftorch.float64))))[1]
+    np.testing.assert_allclose(tangent.numpy(), 2 * np.exp(X), rtol=1e-12)
+    x = ftorch.tensor(X, requires_grad=True)
+    Exp.apply(x).sum().backward()  # (backward still reads save_for_backward's tensors)
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(X), rtol=1e-12)
+    with pytest.raises(TypeError, match="save_for_forward"):
+        ftorch.autograd.function.FunctionCtx().save_for_forward(1.0)
