@@ -38,7 +38,9 @@ import numpy as np
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
 from . import _ops as O
+from . import _ops_breadth as B
 from . import _random
+from . import _tensor_api as A
 from . import creation
 from ._device import is_cupy, to_device
 from ._layout import strided
@@ -393,6 +395,69 @@ TABLE.update({name: (UPPER, target) for name, target in {
                       "self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None"),
 }.items()})
 TABLE.update({"is_sparse": (CONSTANT, False), "layout": (CONSTANT, strided)})
+
+# --- breadth: the rest of torch.Tensor's public methods ------------------------------------------
+
+# same-name torch functions of _ops_breadth.py (and creation.py's bernoulli)
+TABLE.update({name: (FUNCTION, getattr(B, name)) for name in (
+    "addr", "aminmax", "as_strided", "as_strided_scatter", "bitwise_left_shift", "bitwise_right_shift",
+    "copysign", "corrcoef", "cov", "deg2rad", "diag_embed", "diagflat", "diagonal_scatter", "digamma", "dsplit",
+    "erfc", "erfinv", "fliplr", "flipud", "fmax", "fmin", "frexp", "gcd", "get_device", "heaviside", "histogram",
+    "hsplit", "i0", "igamma", "igammac", "index_reduce", "is_inference", "is_neg", "is_nonzero", "is_same_size",
+    "is_signed", "isneginf", "isposinf", "isreal", "istft", "kthvalue", "lcm", "ldexp", "lgamma", "mode",
+    "msort", "mvlgamma", "nanmean", "narrow_copy", "nextafter", "nonzero_static", "positive", "put",
+    "rad2deg", "ravel", "renorm", "resolve_neg", "select_scatter", "sgn", "signbit", "sinc", "slice_scatter",
+    "split_with_sizes", "stft", "take_along_dim", "tile", "unsafe_chunk", "unsafe_split",
+    "unsafe_split_with_sizes", "vdot", "vsplit")})
+TABLE["bernoulli"] = (FUNCTION, creation.bernoulli)
+
+# in-place forms of functions that had only the out-of-place method
+TABLE.update({name: (INPLACE, fn) for name, fn in {
+    "absolute_": O.abs, "acos_": O.acos, "arccos_": O.acos, "arcsin_": O.asin, "arctan_": O.atan,
+    "asin_": O.asin, "atan_": O.atan, "cosh_": O.cosh, "sinh_": O.sinh, "tan_": O.tan,
+    "erf_": O.erf, "exp2_": O.exp2, "log10_": O.log10, "log2_": O.log2, "fix_": O.trunc, "negative_": O.neg,
+    "conj_physical_": O.conj_physical, "atan2_": O.atan2, "arctan2_": O.atan2,
+    "bitwise_and_": O.bitwise_and, "bitwise_or_": O.bitwise_or, "bitwise_xor_": O.bitwise_xor,
+    "bitwise_not_": O.bitwise_not, "eq_": O.eq, "ne_": O.ne, "lt_": O.lt, "le_": O.le, "gt_": O.gt, "ge_": O.ge,
+    "greater_": O.gt, "greater_equal_": O.ge, "less_": O.lt, "less_equal_": O.le, "not_equal_": O.ne,
+    "logical_and_": O.logical_and, "logical_or_": O.logical_or, "logical_xor_": O.logical_xor,
+    "cumsum_": O.cumsum, "tril_": O.tril, "triu_": O.triu, "nan_to_num_": nan_to_num,
+    "addr_": B.addr, "bitwise_left_shift_": B.bitwise_left_shift, "bitwise_right_shift_": B.bitwise_right_shift,
+    "copysign_": B.copysign, "deg2rad_": B.deg2rad, "rad2deg_": B.rad2deg, "digamma_": B.digamma,
+    "erfc_": B.erfc, "erfinv_": B.erfinv, "gcd_": B.gcd, "lcm_": B.lcm, "heaviside_": B.heaviside,
+    "i0_": B.i0, "igamma_": B.igamma, "igammac_": B.igammac, "index_reduce_": B.index_reduce,
+    "ldexp_": B.ldexp, "lgamma_": B.lgamma, "mvlgamma_": B.mvlgamma, "nextafter_": B.nextafter,
+    "put_": B.put, "renorm_": B.renorm, "sgn_": B.sgn, "sinc_": B.sinc}.items()})
+TABLE.update({f"__{op}__": (INPLACE, fn) for op, fn in {
+    "ixor": O.bitwise_xor, "ilshift": B.bitwise_left_shift, "irshift": B.bitwise_right_shift}.items()})
+TABLE.update({f"__{op}__": (FUNCTION, fn) for op, fn in {
+    "lshift": B.bitwise_left_shift, "rshift": B.bitwise_right_shift}.items()})
+
+# methods only a Tensor has, and those whose torch function takes the tensor second
+TABLE.update({name: (FUNCTION, getattr(A, name)) for name in (
+    "stride", "storage_offset", "dim_order", "is_pinned", "pin_memory", "const_data_ptr", "dense_dim",
+    "sparse_dim", "reinforce", "new", "new_empty_strided", "apply_", "map_", "map2_", "fill_diagonal_",
+    "sum_to_size", "unfold", "resize_", "resize_as_", "resize", "resize_as", "polygamma", "polygamma_",
+    "float_power_")})
+TABLE.update({name: (FUNCTION, fn) for name, fn in {**A.VIEW_INPLACE, **A.NO_DERIVATIVE_INPLACE}.items()})
+TABLE.update({name: (PROPERTY, fn) for name, fn in {
+    "nbytes": A._nbytes, "itemsize": A._itemsize, "is_cpu": A._is_cpu, "output_nr": A._output_nr,
+    "volatile": A._volatile, "name": A._name, "grad_dtype": A._grad_dtype}.items()})
+TABLE.update({name: (CASTER, dt) for name, dt in {"cfloat": np.complex64, "cdouble": np.complex128}.items()})
+
+# torch functions of fgrad.torch._breadth (above the Tensor): linear algebra under its older
+# names, the sparse products, hardshrink/prelu
+TABLE.update({name: (UPPER, ("fgrad.torch._breadth", name, params)) for name, params in {
+    "cholesky": "self, upper=False", "cholesky_inverse": "self, upper=False",
+    "cholesky_solve": "self, L, upper=False", "geqrf": "self", "hardshrink": "self, lambd=0.5",
+    "lu": "self, pivot=True, get_infos=False", "lu_solve": "self, LU_data, LU_pivots", "matrix_exp": "self",
+    "matrix_power": "self, n", "orgqr": "self, tau", "ormqr": "self, tau, other, left=True, transpose=False",
+    "pinverse": "self, rcond=1e-15", "prelu": "self, weight", "qr": "self, some=True",
+    "smm": "self, mat2, out_dtype=None", "sspaddmm": "self, mat1, mat2, *, beta=1, alpha=1",
+    "svd": "self, some=True, compute_uv=True",
+    "triangular_solve": "self, A, upper=True, transpose=False, unitriangular=False"}.items()})
+# removed from PyTorch (1.9): the methods raise the functions' errors, which name the replacement
+TABLE.update({name: (FUNCTION, A.REMOVED[name]) for name in ("eig", "lstsq", "solve", "symeig")})
 
 
 # --- methods from rows ----------------------------------------------------------------------------------
