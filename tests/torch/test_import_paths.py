@@ -63,6 +63,14 @@ def test_nn_modules_alias_nn():
     assert Module is ftorch.nn.Module
 
 
+def test_linear_has_attention_out_proj_class():
+    # pytorch/examples' word_language_model names it among the safe globals of a pickled model
+    from fgrad.torch.nn.modules.linear import NonDynamicallyQuantizableLinear
+    assert "NonDynamicallyQuantizableLinear" not in torch.nn.modules.linear.__all__
+    assert type(ftorch.nn.MultiheadAttention(4, 2).out_proj) is NonDynamicallyQuantizableLinear
+    assert issubclass(NonDynamicallyQuantizableLinear, ftorch.nn.Linear)
+
+
 @pytest.mark.parametrize("submodule", sorted(fmodules._BASES))
 def test_bases_have_torch_subclasses(submodule):
     # A base is where PyTorch has it, and every public class of that file deriving from it in

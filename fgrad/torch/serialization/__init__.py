@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 import zipfile
 
-from ...core.errors import FgradTypeError, FgradValueError
+from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from . import _npz, _read, _write
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
@@ -67,6 +68,36 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = DEFAULT_PROTOCOL,
     _write.write_archive(obj, f, "archive", protocol)
 
 
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _weights_only_default(weights_only: bool | None) -> bool:
+    """load's weights_only after PyTorch's two environment overrides.
+
+    Args:
+        weights_only: what the caller passed (None when not passed).
+
+    Returns:
+        True or False.
+
+    Raises:
+        FgradRuntimeError: both TORCH_FORCE_WEIGHTS_ONLY_LOAD and TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD are set.
+    """
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise FgradRuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                                "should be set, but both were set: unset one of them.")
+    if force:
+        return True
+    if force_no and weights_only is None:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        return False
+    return True if weights_only is None else bool(weights_only)
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args):
     """Read a checkpoint written by fgrad.torch.save or torch.save (zip or legacy format), or by
@@ -80,7 +111,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         pickle_module: accepted for PyTorch's signature; only the standard `pickle` is supported.
         weights_only: True (the default, None) unpickles only tensors, containers, numbers,
             strings, dtypes, sizes, devices and the globals allowed by `add_safe_globals`;
-            False unpickles any object (run only on files you trust).
+            False unpickles any object (run only on files you trust). As in PyTorch, the
+            environment variable TORCH_FORCE_WEIGHTS_ONLY_LOAD=1 forces True, and
+            TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 makes the default (None) False, with a warning.
         mmap: map the file's storages into memory copy-on-write instead of reading them (zip
             checkpoints given by path).
         **pickle_load_args: `encoding='utf-8'` is accepted (the only encoding used).
@@ -94,7 +127,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     extra = set(pickle_load_args) - {"encoding"}
     if extra:
         raise FgradTypeError(f"fgrad.torch.load: unexpected keyword arguments {sorted(extra)}")
-    weights_only = True if weights_only is None else bool(weights_only)
+    weights_only = _weights_only_default(weights_only)
     fh, path, close = _read.opened(f)
     try:
         start = fh.tell()

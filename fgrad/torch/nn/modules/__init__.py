@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import types
 
-from .. import conv as _conv, layers as _layers, loss as _loss
+from .. import attention as _attention, conv as _conv, layers as _layers, loss as _loss
 from .. import normalization as _normalization, padding as _padding, pooling as _pooling
 from ... import nn as _nn
 
@@ -110,3 +110,7 @@ for _submodule, _names in _TORCH_LAYOUT.items():
             globals()[_name] = getattr(_module, _name)
             __all__.append(_name)
 del _submodule, _names, _module, _name
+
+# A class PyTorch defines in torch.nn.modules.linear without listing it in __all__, named by
+# scripts that list the classes of a pickled model (MultiheadAttention's out_proj is one).
+linear.NonDynamicallyQuantizableLinear = _attention.NonDynamicallyQuantizableLinear
