@@ -11,7 +11,7 @@ fgrad.scipy.linalg named as PyTorch's grad_fn. It sits above nn and linalg in fg
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -56,7 +56,8 @@ def _reduction(name: str, reduction) -> str:
 
 # --- nn.functional under ATen's signatures -------------------------------------------------------
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1):
     """nn.functional.conv1d (same arguments; ConvolutionBackward0).
 
     Args:
@@ -72,7 +73,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return F.conv1d(_input("conv1d", input), weight, bias, stride, padding, dilation, groups)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1):
     """nn.functional.conv2d (same arguments; ConvolutionBackward0).
 
     Args:
@@ -88,7 +90,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return F.conv2d(_input("conv2d", input), weight, bias, stride, padding, dilation, groups)
 
 
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1):
     """nn.functional.conv3d (same arguments; ConvolutionBackward0).
 
     Args:
@@ -104,8 +107,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return F.conv3d(_input("conv3d", input), weight, bias, stride, padding, dilation, groups)
 
 
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
-                     dilation=1):
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
     """nn.functional.conv_transpose1d (same arguments).
 
     Args:
@@ -122,8 +125,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               groups, dilation)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
-                     dilation=1):
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
     """nn.functional.conv_transpose2d (same arguments).
 
     Args:
@@ -140,7 +143,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               groups, dilation)
 
 
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1, dilation=1):
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
     """The transposed 3-D convolution (the gradient of conv3d in its input): each input voxel
     scatters weight-scaled copies of its kernel into the output, `stride` apart, taps
     `dilation` apart, `padding` cropped from both ends, `output_padding` added at the end
@@ -205,7 +209,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return call("ConvolutionBackward0", values, tuple(args))
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed: bool, output_padding, groups: int):
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
+                transposed: bool, output_padding: Any, groups: int):
     """The general convolution behind conv{1,2,3}d and conv_transpose{1,2}d, chosen by the
     input's spatial dims and `transposed` (every argument positional, as ATen's).
 
@@ -235,7 +240,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed: bool
     return fns[nd](x, weight, bias, stride, padding, dilation, groups)
 
 
-def conv_tbc(input, weight, bias, pad: int = 0):
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor | None, pad: int = 0):
     """A 1-D convolution over time-batch-channel data: input (T, B, C_in), weight (K, C_in,
     C_out), bias (C_out,) -> (T + 2 pad - K + 1, B, C_out).
 
@@ -263,7 +268,8 @@ def _pool_stride(stride):
     return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
 
 
-def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False):
     """nn.functional.max_pool1d without return_indices (an empty stride means the kernel size).
 
     Args:
@@ -280,7 +286,8 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: 
     return F.max_pool1d(_input("max_pool1d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
-def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False):
     """nn.functional.max_pool2d without return_indices (an empty stride means the kernel size).
 
     Args:
@@ -306,7 +313,8 @@ def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
     return t
 
 
-def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False):
     """The maximum over each kernel_size window of the last three dims of (N, C, D, H, W) or
     (C, D, H, W) input, windows `stride` apart (the kernel size by default), the input padded
     with -inf by `padding`, window taps `dilation` apart; ceil_mode keeps a last partial window
@@ -361,7 +369,8 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: 
     return call("MaxPool3DWithIndicesBackward0", values, (x,))
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False):
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False):
     """(values, indices) of nn.functional.max_pool1d.
 
     Args:
@@ -379,7 +388,8 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
                         dilation, ceil_mode, return_indices=True)
 
 
-def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True):
     """nn.functional.avg_pool1d (an empty stride means the kernel size).
 
     Args:
@@ -397,7 +407,7 @@ def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode: bool = False
                         count_include_pad)
 
 
-def adaptive_avg_pool1d(input, output_size):
+def adaptive_avg_pool1d(input: Tensor, output_size: Any):
     """nn.functional.adaptive_avg_pool1d.
 
     Args:
@@ -410,7 +420,7 @@ def adaptive_avg_pool1d(input, output_size):
     return F.adaptive_avg_pool1d(_input("adaptive_avg_pool1d", input), output_size)
 
 
-def adaptive_max_pool1d(input, output_size):
+def adaptive_max_pool1d(input: Tensor, output_size: Any):
     """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both).
 
     Args:
@@ -423,8 +433,8 @@ def adaptive_max_pool1d(input, output_size):
     return F.adaptive_max_pool1d(_input("adaptive_max_pool1d", input), output_size, return_indices=True)
 
 
-def batch_norm(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float,
-               cudnn_enabled: bool = True):
+def batch_norm(input: Tensor, weight: Tensor, bias: Tensor | None, running_mean: Tensor | None,
+               running_var: Tensor | None, training: bool, momentum: float, eps: float, cudnn_enabled: bool = True):
     """nn.functional.batch_norm under ATen's argument order (weight and bias first; every
     argument positional; cudnn_enabled is ignored on the CPU).
 
@@ -443,8 +453,9 @@ def batch_norm(input, weight, bias, running_mean, running_var, training: bool, m
     return F.batch_norm(_input("batch_norm", input), running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float,
-                  eps: float, cudnn_enabled: bool = True):
+def instance_norm(input: Tensor, weight: Tensor, bias: Tensor | None, running_mean: Tensor | None,
+                  running_var: Tensor | None, use_input_stats: bool, momentum: float, eps: float,
+                  cudnn_enabled: bool = True):
     """nn.functional.instance_norm under ATen's argument order (see batch_norm).
 
     Args:
@@ -463,7 +474,8 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
                            momentum, eps)
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5, cudnn_enable: bool = True):
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor = None, bias: Tensor | None = None,
+               eps: float = 1e-05, cudnn_enable: bool = True):
     """nn.functional.layer_norm (cudnn_enable is accepted and ignored).
 
     Args:
@@ -479,7 +491,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return F.layer_norm(_input("layer_norm", input), normalized_shape, weight, bias, eps)
 
 
-def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5, cudnn_enabled: bool = True):
+def group_norm(input: Tensor, num_groups: int, weight: Tensor = None, bias: Tensor | None = None, eps: float = 1e-05,
+               cudnn_enabled: bool = True):
     """nn.functional.group_norm (cudnn_enabled is accepted and ignored).
 
     Args:
@@ -495,7 +508,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     return F.group_norm(_input("group_norm", input), num_groups, weight, bias, eps)
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor = None, eps: float = None):
     """nn.functional.rms_norm.
 
     Args:
@@ -510,7 +523,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return F.rms_norm(_input("rms_norm", input), normalized_shape, weight, eps)
 
 
-def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False):
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+              sparse: bool = False):
     """The rows of `weight` at `indices` (ATen's order: weight first; padding_idx -1 means
     none).
 
@@ -529,8 +543,9 @@ def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool =
                        scale_grad_by_freq=scale_grad_by_freq)
 
 
-def embedding_bag(weight, indices, offsets, scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
-                  per_sample_weights=None, include_last_offset: bool = False, padding_idx=None):
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False, mode: int = 0,
+                  sparse: bool = False, per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None):
     """ATen's embedding_bag: (output, offset2bag, bag_size, max_indices), the output that of
     nn.functional.embedding_bag (mode 0 sum, 1 mean, 2 max) and the bookkeeping PyTorch's CPU
     kernel returns beside it: each index's bag; each bag's size (zeros in sum mode); and in max
@@ -633,7 +648,7 @@ feature_dropout = _dropout("feature_dropout", _feature(F.dropout1d, F.dropout2d,
 feature_dropout_ = _dropout("feature_dropout_", _feature(F.dropout1d, F.dropout2d, F.dropout3d), True)
 
 
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
     """nn.functional.bilinear: x1^T A x2 + b per output feature.
 
     Args:
@@ -648,7 +663,7 @@ def bilinear(input1, input2, weight, bias=None):
     return F.bilinear(_input("bilinear", input1, "input1"), input2, weight, bias)
 
 
-def celu(input, alpha: float = 1.0):
+def celu(input: Tensor, alpha: float = 1.0):
     """nn.functional.celu.
 
     Args:
@@ -661,7 +676,7 @@ def celu(input, alpha: float = 1.0):
     return F.celu(_input("celu", input), alpha)
 
 
-def selu(input):
+def selu(input: Tensor):
     """nn.functional.selu.
 
     Args:
@@ -673,7 +688,7 @@ def selu(input):
     return F.selu(_input("selu", input))
 
 
-def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator=None):
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator: Any = None):
     """nn.functional.rrelu (the slope (lower + upper) / 2 outside training).
 
     Args:
@@ -691,7 +706,7 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     return F.rrelu(_input("rrelu", input), lower, upper, training)
 
 
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor):
     """nn.functional.prelu.
 
     Args:
@@ -704,7 +719,7 @@ def prelu(input, weight):
     return F.prelu(_input("prelu", input), weight)
 
 
-def threshold(input, threshold: float, value: float):
+def threshold(input: Tensor, threshold: float, value: float):
     """nn.functional.threshold: `value` where input <= threshold, else input.
 
     Args:
@@ -718,7 +733,7 @@ def threshold(input, threshold: float, value: float):
     return F.threshold(_input("threshold", input), threshold, value)
 
 
-def hardshrink(input, lambd: float = 0.5):
+def hardshrink(input: Tensor, lambd: float = 0.5):
     """nn.functional.hardshrink.
 
     Args:
@@ -731,7 +746,7 @@ def hardshrink(input, lambd: float = 0.5):
     return F.hardshrink(_input("hardshrink", input), lambd)
 
 
-def pixel_shuffle(input, upscale_factor: int):
+def pixel_shuffle(input: Tensor, upscale_factor: int):
     """nn.functional.pixel_shuffle.
 
     Args:
@@ -744,7 +759,7 @@ def pixel_shuffle(input, upscale_factor: int):
     return F.pixel_shuffle(_input("pixel_shuffle", input), upscale_factor)
 
 
-def pixel_unshuffle(input, downscale_factor: int):
+def pixel_unshuffle(input: Tensor, downscale_factor: int):
     """nn.functional.pixel_unshuffle.
 
     Args:
@@ -757,7 +772,7 @@ def pixel_unshuffle(input, downscale_factor: int):
     return F.pixel_unshuffle(_input("pixel_unshuffle", input), downscale_factor)
 
 
-def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8):
     """nn.functional.cosine_similarity.
 
     Args:
@@ -771,7 +786,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     return F.cosine_similarity(_input("cosine_similarity", x1, "x1"), x2, dim, eps)
 
 
-def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """nn.functional.pairwise_distance.
 
     Args:
@@ -786,7 +801,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return F.pairwise_distance(_input("pairwise_distance", x1, "x1"), x2, p, eps, keepdim)
 
 
-def pdist(input, p: float = 2.0):
+def pdist(input: Tensor, p: float = 2.0):
     """The p-norm distances between the rows of a 2-D input, for each pair i < j in row-major
     order (PdistBackward0).
 
@@ -814,7 +829,7 @@ def pdist(input, p: float = 2.0):
     return call("PdistBackward0", values, (x,))
 
 
-def kl_div(input, target, reduction=1, *, log_target: bool = False):
+def kl_div(input: Tensor, target: Tensor, reduction: int | str = 1, *, log_target: bool = False):
     """nn.functional.kl_div with ATen's reduction (0 none, 1 mean, 2 sum).
 
     Args:
@@ -829,7 +844,8 @@ def kl_div(input, target, reduction=1, *, log_target: bool = False):
     return F.kl_div(_input("kl_div", input), target, reduction=_reduction("kl_div", reduction), log_target=log_target)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor = None,
+                                     pos_weight: Tensor | None = None, reduction: int | str = 1):
     """nn.functional.binary_cross_entropy_with_logits with ATen's order (pos_weight before the
     reduction, an integer).
 
@@ -848,7 +864,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction=1):
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int | str = 1):
     """nn.functional.cosine_embedding_loss with ATen's integer reduction.
 
     Args:
@@ -864,7 +881,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction
                                    reduction=_reduction("cosine_embedding_loss", reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction=1):
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int | str = 1):
     """nn.functional.margin_ranking_loss with ATen's integer reduction.
 
     Args:
@@ -880,7 +897,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction=1
                                  reduction=_reduction("margin_ranking_loss", reduction))
 
 
-def hinge_embedding_loss(input, target, margin: float = 1.0, reduction=1):
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int | str = 1):
     """nn.functional.hinge_embedding_loss with ATen's integer reduction.
 
     Args:
@@ -896,8 +913,8 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, reduction=1):
                                   reduction=_reduction("hinge_embedding_loss", reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
-                        swap: bool = False, reduction=1):
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-06, swap: bool = False, reduction: int | str = 1):
     """nn.functional.triplet_margin_loss with ATen's integer reduction.
 
     Args:
@@ -915,7 +932,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                                  swap, reduction=_reduction("triplet_margin_loss", reduction))
 
 
-def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction):
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction: int | str):
     """nn.functional.poisson_nll_loss, every argument positional (reduction an integer).
 
     Args:
@@ -942,8 +959,8 @@ def _lse3(a, b, c):
     return fnp.where(ok, fnp.add(m, fnp.log(fnp.where(ok, total, 1.0))), -np.inf)
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction=0,
-             zero_infinity: bool = False):
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: int | str = 0, zero_infinity: bool = False):
     """The connectionist temporal classification loss: -log of the total probability of every
     alignment of each target to its input frames (blanks between and around the labels,
     repeats merged), by the forward recursion in log space (CtcLossBackward0).
@@ -966,8 +983,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     red = _reduction("ctc_loss", reduction)
     unbatched = lp.dim() == 2
     if lp.dim() not in (2, 3) or lp._value.dtype.kind != "f":
-        raise FgradRuntimeError(f"ctc_loss: expected float log_probs of 2 or 3 dims (T, [N,] C), got {lp.dim()} dims of "
-                                f"{lp.dtype}")
+        raise FgradRuntimeError(f"ctc_loss: expected float log_probs of 2 or 3 dims (T, [N,] C), got {lp.dim()} "
+                                f"dims of {lp.dtype}")
     T_ = lp._value.shape[0]
     N = 1 if unbatched else lp._value.shape[1]
     C_ = lp._value.shape[-1]
@@ -1066,7 +1083,8 @@ def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
     return g
 
 
-def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+def rnn_tanh_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                  b_hh: Tensor | None = None):
     """tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh): one step of an Elman RNN.
 
     Args:
@@ -1081,7 +1099,8 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return O.tanh(_gates(_input("rnn_tanh_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
 
 
-def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+def rnn_relu_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                  b_hh: Tensor | None = None):
     """relu(input W_ih^T + b_ih + hx W_hh^T + b_hh): see rnn_tanh_cell.
 
     Args:
@@ -1096,7 +1115,8 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return O.relu(_gates(_input("rnn_relu_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
 
 
-def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+              b_hh: Tensor | None = None):
     """One LSTM step: gates (i, f, g, o) = input W_ih^T + b_ih + h W_hh^T + b_hh, c' = sigmoid(f) c
     + sigmoid(i) tanh(g), h' = sigmoid(o) tanh(c').
 
@@ -1117,7 +1137,8 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return O.mul(O.sigmoid(o), O.tanh(c2)), c2
 
 
-def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+def gru_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+             b_hh: Tensor | None = None):
     """One GRU step: r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z), n = tanh(x_n + r h_n),
     h' = (1 - z) n + z h, with x_* = input W_ih^T + b_ih and h_* = hx W_hh^T + b_hh split in three.
 
@@ -1205,7 +1226,7 @@ def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
 
 # --- ATen's native normalisations (their results with the saved statistics) ---------------------------
 
-def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
+def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor, bias: Tensor | None, eps: float):
     """(layer_norm(input, ...), mean, rstd): the statistics over the normalized dims, kept as
     size-1 dims, rstd = 1 / sqrt(var + eps) (not differentiable, as PyTorch's).
 
@@ -1228,7 +1249,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
     return out, mean, rstd
 
 
-def native_batch_norm(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float):
+def native_batch_norm(input: Tensor, weight: Tensor, bias: Tensor | None, running_mean: Tensor | None,
+                      running_var: Tensor | None, training: bool, momentum: float, eps: float):
     """(batch_norm(...), save_mean, save_invstd): in training the batch's mean and 1 / sqrt(var
     + eps) per channel (running statistics updated); in eval two empty tensors.
 
@@ -1252,7 +1274,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training: 
     return out, O.mean(v, axes), O.rsqrt(O.add(O.var(v, axes, unbiased=False), eps))
 
 
-def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int, eps: float):
+def native_group_norm(input: Tensor, weight: Tensor, bias: Tensor | None, N: int, C: int, HxW: int, group: int,
+                      eps: float):
     """(group_norm(...), mean, rstd), the statistics per (sample, group) of shape (N, group),
     all three one NativeGroupNormBackward0 node.
 
@@ -1295,7 +1318,7 @@ def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,
     return call("NativeGroupNormBackward0", values, tuple(args))
 
 
-def native_channel_shuffle(input, groups: int):
+def native_channel_shuffle(input: Tensor, groups: int):
     """channel_shuffle (PyTorch's native kernel, the same values).
 
     Args:
@@ -1308,7 +1331,7 @@ def native_channel_shuffle(input, groups: int):
     return _channel_shuffle(_input("native_channel_shuffle", input), groups)
 
 
-def norm_except_dim(v, pow: float = 2, dim: int = 0):
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0):
     """The `pow`-norm of v over every dim but `dim`, kept with size-1 dims (dim = -1: the norm
     of every element, 0-d) -- weight_norm's g.
 
@@ -1333,7 +1356,7 @@ def norm_except_dim(v, pow: float = 2, dim: int = 0):
     return call("ViewBackward0", values, (x,))
 
 
-def embedding_renorm_(input, indices, max_norm: float, norm_type: float):
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float):
     """The rows of `input` (an embedding table) listed in `indices` whose norm exceeds
     `max_norm` scaled in place to norm max_norm (by max_norm / (norm + 1e-7)); returns input.
 
@@ -1359,7 +1382,7 @@ def embedding_renorm_(input, indices, max_norm: float, norm_type: float):
     return w
 
 
-def affine_grid_generator(theta, size, align_corners: bool):
+def affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool):
     """nn.functional.affine_grid with every argument positional.
 
     Args:
@@ -1377,7 +1400,7 @@ _MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
 
 
-def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool):
     """nn.functional.grid_sample with ATen's integer modes (interpolation 0 bilinear, 1 nearest,
     2 bicubic; padding 0 zeros, 1 border, 2 reflection).
 
@@ -1424,7 +1447,7 @@ def _source_index(coord, size: int, padding: str, align_corners: bool):
     return x
 
 
-def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool):
     """Samples (N, C, D, H, W) input at the points of grid (N, D_out, H_out, W_out, 3), whose last
     dim holds (x, y, z) in [-1, 1] across W, H and D: trilinear (interpolation_mode 0) or
     nearest (1, ties to even) interpolation, points outside read zeros (padding_mode 0), the
@@ -1485,7 +1508,7 @@ def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, ali
     return call("GridSampler3DBackward0", values, (x, grid))
 
 
-def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool):
     """grid_sampler for 4-D inputs (PyTorch's 2-D kernel).
 
     Args:
@@ -1510,7 +1533,7 @@ rnn_tanh = _rnn("rnn_tanh", rnn_tanh_cell, 1, False)
 rnn_relu = _rnn("rnn_relu", rnn_relu_cell, 1, False)
 
 
-def poisson(input, generator=None):
+def poisson(input: Tensor, generator: Any = None):
     """Poisson draws with the rates `input`, from torch's kernel and stream (a seed gives
     PyTorch's samples); the result records a zero gradient in the rates (PoissonBackward0).
 
@@ -1535,7 +1558,7 @@ def poisson(input, generator=None):
     return call("PoissonBackward0", values, (x,))
 
 
-def binomial(count, prob, generator=None):
+def binomial(count: Tensor, prob: Tensor, generator: Any = None):
     """Binomial(count, prob) draws from torch's kernel and stream (not differentiable).
 
     Args:
@@ -1556,7 +1579,7 @@ def binomial(count, prob, generator=None):
     return C.tensor(binomial_np(np.asarray(c.detach().numpy()), pv, generator).astype(pv.dtype))
 
 
-def native_dropout(input, p: float, train):
+def native_dropout(input: Tensor, p: float, train: bool):
     """(output, mask): dropout with torch's mask stream (the same draws as nn.functional.dropout)
     and the bool mask of the kept elements (all True outside training) (NativeDropoutBackward0).
 
@@ -1582,7 +1605,7 @@ def native_dropout(input, p: float, train):
     return call("NativeDropoutBackward0", values, (x,)), C.tensor(kept)
 
 
-def batch_norm_update_stats(input, running_mean, running_var, momentum: float):
+def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, momentum: float):
     """(mean, var) of each channel of (N, C, *) input (the variance biased), with running_mean
     and running_var updated in place by momentum (the running variance unbiased).
 
@@ -1610,8 +1633,8 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum: float):
 _SEGMENT_EMPTY = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf"), "prod": 1.0}
 
 
-def segment_reduce(data, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
-                   unsafe: bool = False, initial=None):
+def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, indices: Tensor = None,
+                   offsets: Tensor = None, axis: int = 0, unsafe: bool = False, initial: float | None = None):
     """The reduction ("sum", "mean", "max", "min", "prod") of consecutive segments of `data`
     along `axis`, given their lengths or offsets (SegmentReduceBackward0). An empty segment
     gives `initial`, else 0, NaN, -inf, inf, 1; with `initial` it also joins every reduction
@@ -1665,7 +1688,8 @@ def segment_reduce(data, reduce: str, *, lengths=None, indices=None, offsets=Non
             if b == a:
                 outs.append(fnp.full(tuple(shape), empty, dtype_of(v)))
                 continue
-            r = {"sum": fnp.sum, "mean": fnp.sum, "max": fnp.max, "min": fnp.min, "prod": fnp.prod}[reduce](seg, axis=ax)
+            fn = {"sum": fnp.sum, "mean": fnp.sum, "max": fnp.max, "min": fnp.min, "prod": fnp.prod}[reduce]
+            r = fn(seg, axis=ax)
             if initial is not None:
                 r = {"sum": fnp.add, "mean": fnp.add, "max": fnp.maximum, "min": fnp.minimum,
                      "prod": fnp.multiply}[reduce](r, np.asarray(initial, dtype_of(v)))
@@ -1717,8 +1741,8 @@ sspaddmm = _sparse_addmm("sspaddmm")
 def _square(name: str, a: Tensor) -> None:
     s = tuple(a._value.shape)
     if len(s) < 2 or s[-1] != s[-2]:
-        raise FgradRuntimeError(f"torch.{name}: A must be batches of square matrices, but they are {s[-2] if len(s) > 1 else ''} "
-                                f"by {s[-1] if s else ''} matrices")
+        raise FgradRuntimeError(f"torch.{name}: A must be batches of square matrices, but they are "
+                                f"{s[-2] if len(s) > 1 else ''} by {s[-1] if s else ''} matrices")
 
 
 def _mT(v):
@@ -1729,7 +1753,7 @@ def _conj_t(v):
     return fnp.conj(_mT(v)) if dtype_of(v).kind == "c" else _mT(v)
 
 
-def cholesky(input, upper: bool = False):
+def cholesky(input: Tensor, upper: bool = False):
     """The Cholesky factor of symmetric positive-definite matrices: L with A = L L^H, or U
     = L^H with `upper` (CholeskyBackward0; PyTorch deprecates it for linalg.cholesky).
 
@@ -1751,7 +1775,7 @@ def cholesky(input, upper: bool = False):
     return call("CholeskyBackward0", values, (a,))
 
 
-def cholesky_inverse(input, upper: bool = False):
+def cholesky_inverse(input: Tensor, upper: bool = False):
     """The inverse of A from its Cholesky factor (L, or U with `upper`) (CholeskyInverseBackward0).
 
     Args:
@@ -1772,7 +1796,7 @@ def cholesky_inverse(input, upper: bool = False):
     return call("CholeskyInverseBackward0", values, (f,))
 
 
-def cholesky_solve(B, L, upper: bool = False):
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False):
     """The solution X of A X = B given A's Cholesky factor L (or U with `upper`)
     (CholeskySolveBackward0).
 
@@ -1801,7 +1825,7 @@ def cholesky_solve(B, L, upper: bool = False):
 _qr_t = O.result_type("qr", ("Q", "R"))
 
 
-def qr(input, some: bool = True):
+def qr(input: Tensor, some: bool = True):
     """(Q, R) with input = Q R: reduced (`some`) or complete (LinalgQrBackward0).
 
     Args:
@@ -1818,7 +1842,7 @@ def qr(input, some: bool = True):
 _svd_t = O.result_type("svd", ("U", "S", "V"))
 
 
-def svd(input, some: bool = True, compute_uv: bool = True):
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """(U, S, V) with input = U diag(S) V^H (V, not linalg.svd's Vh; LinalgSvdBackward0).
     Without compute_uv, U and V are zero-filled and S carries no gradient... as PyTorch's,
     S is then computed without the vectors.
@@ -1845,7 +1869,7 @@ def svd(input, some: bool = True, compute_uv: bool = True):
 _triangular_t = O.result_type("triangular_solve", ("solution", "cloned_coefficient"))
 
 
-def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False):
     """The solution X of A X = b (A^T X = b with `transpose`) for triangular A, and a copy of A
     (TriangularSolveBackward0; PyTorch deprecates it for linalg.solve_triangular).
 
@@ -1879,7 +1903,7 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitrian
     return _triangular_t(sol, O.clone(A))
 
 
-def pinverse(input, rcond: float = 1e-15):
+def pinverse(input: Tensor, rcond: float = 1e-15):
     """The Moore-Penrose pseudo-inverse, singular values below rcond * the largest cut
     (linalg.pinv; LinalgPinvBackward0).
 
@@ -1893,7 +1917,7 @@ def pinverse(input, rcond: float = 1e-15):
     return _linalg.pinv(_input("pinverse", input), rtol=rcond)
 
 
-def matrix_power(input, n: int):
+def matrix_power(input: Tensor, n: int):
     """linalg.matrix_power: the n-th power of square matrices (n < 0: of the inverse).
 
     Args:
@@ -1906,7 +1930,7 @@ def matrix_power(input, n: int):
     return _linalg.matrix_power(_input("matrix_power", input), n)
 
 
-def matrix_exp(input):
+def matrix_exp(input: Tensor):
     """The matrix exponential of square matrices (LinalgMatrixExpBackward0).
 
     Args:
@@ -1942,7 +1966,7 @@ def _lu_values(v):
     return lus, cast(fnp.add(pivs, 1), np.dtype(np.int32))
 
 
-def lu(A, pivot: bool = True, get_infos: bool = False):
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
     """The LU factorisation with partial pivoting, packed as LAPACK's getrf: (LU, pivots) or
     (LU, pivots, infos) with `get_infos` (pivots 1-based int32; LinalgLuFactorExBackward0).
 
@@ -1975,7 +1999,7 @@ def _perm_of(piv: np.ndarray, m: int) -> np.ndarray:
     return perm
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True):
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True):
     """(P, L, U) from lu's packed factors, with A = P L U.
 
     Args:
@@ -2005,7 +2029,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     return _lu_unpack_t(p_mat, lo, up)
 
 
-def lu_solve(b, LU_data, LU_pivots):
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor):
     """The solution X of A X = b from lu's factors of A (LinalgLuSolveBackward0).
 
     Args:
@@ -2049,7 +2073,7 @@ matrix_rank = _removed("matrix_rank", "Please use the `torch.linalg.matrix_rank`
 _geqrf_t = O.result_type("geqrf", ("a", "tau"))
 
 
-def geqrf(input):
+def geqrf(input: Tensor):
     """LAPACK's geqrf: the QR factorisation packed as R above the diagonal and the Householder
     vectors below it, with their scale factors tau (not differentiable, as PyTorch's).
 
@@ -2075,7 +2099,7 @@ def geqrf(input):
                              else np.zeros(batch + (min(v.shape[-2:]),), v.dtype)))
 
 
-def orgqr(input, tau):
+def orgqr(input: Tensor, tau: Tensor):
     """The Q of geqrf's packed factors: linalg.householder_product(input, tau).
 
     Args:
@@ -2088,7 +2112,7 @@ def orgqr(input, tau):
     return _linalg.householder_product(_input("orgqr", input), tau)
 
 
-def ormqr(input, tau, other, left: bool = True, transpose: bool = False):
+def ormqr(input: Tensor, tau: Tensor, other: Any, left: bool = True, transpose: bool = False):
     """`other` multiplied by the Q of geqrf's packed factors (input, tau): Q other, Q^H other,
     other Q or other Q^H (OrmqrBackward0).
 
@@ -2170,7 +2194,7 @@ def _svd_lowrank(A, q, niter, M):
     return U, S, V
 
 
-def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None):
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None):
     """An approximate SVD (U, S, V) of A - M (M = 0 when None) with q singular triplets, A ~ U
     diag(S) V^H, by randomized subspace iteration (Halko et al. 2009, algorithm 5.1), drawing its
     test matrix from the default generator as torch.svd_lowrank does (so one seed gives
@@ -2189,7 +2213,7 @@ def svd_lowrank(A, q: int | None = 6, niter: int | None = 2, M=None):
     return _svd_lowrank(a, 6 if q is None else q, 2 if niter is None else niter, M)
 
 
-def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
     """Principal component analysis of the rows of A by svd_lowrank, of A with its column
     means removed when `center` (torch.pca_lowrank's algorithm and random stream).
 
@@ -2220,7 +2244,7 @@ def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
 
 # --- control flow (eager, as PyTorch runs it outside torch.compile) -------------------------------------
 
-def cond(pred, true_fn, false_fn, operands=()):
+def cond(pred: Any, true_fn: Callable, false_fn: Callable, operands: Any = ()):
     """true_fn(*operands) when `pred` holds, else false_fn(*operands) (PyTorch's eager cond).
 
     Args:
@@ -2241,7 +2265,7 @@ def cond(pred, true_fn, false_fn, operands=()):
     return (true_fn if pred else false_fn)(*operands)
 
 
-def while_loop(cond_fn, body_fn, carried_inputs):
+def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Any):
     """Runs `carried = body_fn(*carried)` while cond_fn(*carried) holds (PyTorch's eager
     while_loop); returns the final carried values as a tuple.
 
@@ -2329,7 +2353,7 @@ def is_warn_always_enabled() -> bool:
     return _warn_always[0]
 
 
-def set_deterministic_debug_mode(debug_mode) -> None:
+def set_deterministic_debug_mode(debug_mode: Any) -> None:
     """use_deterministic_algorithms by level: 0 / "default" off, 1 / "warn" warn only, 2 /
     "error" on.
 
@@ -2447,7 +2471,7 @@ def clear_autocast_cache() -> None:
     """Empties autocast's cache of casts: fgrad's autocast keeps none, so there is nothing to drop."""
 
 
-def set_default_tensor_type(t) -> None:
+def set_default_tensor_type(t: Any) -> None:
     """The default float dtype from a legacy tensor type (torch.DoubleTensor or its name);
     PyTorch deprecates it for set_default_dtype.
 
@@ -2467,7 +2491,7 @@ def set_default_tensor_type(t) -> None:
 has_spectral = True  # (torch.fft and stft are available)
 
 
-def to_dlpack(tensor):
+def to_dlpack(tensor: Tensor):
     """A DLPack capsule over the tensor's values (shared, as PyTorch's; on the CPU).
 
     Args:
@@ -2479,7 +2503,7 @@ def to_dlpack(tensor):
     return np.asarray(_input("to_dlpack", tensor, "tensor").detach().numpy()).__dlpack__()
 
 
-def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype=None, **kwargs):
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype: Any = None, **kwargs):
     """A 1-D tensor of `size` elements read from the binary file `filename` (its raw bytes as
     `dtype`, the default dtype by default). shared=True maps the file (writes go to it).
 
@@ -2505,7 +2529,7 @@ def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype
 
 
 # torch's symbolic-shape helpers: on plain Python numbers (eager mode) they are these
-def sym_float(a):
+def sym_float(a: Any):
     """float(a) (a symbolic float under torch.compile's tracing; a float here).
 
     Args:
@@ -2517,7 +2541,7 @@ def sym_float(a):
     return float(a)
 
 
-def sym_int(a):
+def sym_int(a: Any):
     """int(a), rounding towards zero.
 
     Args:
@@ -2529,7 +2553,7 @@ def sym_int(a):
     return int(a)
 
 
-def sym_max(a, b):
+def sym_max(a: Any, b: Tensor):
     """max(a, b).
 
     Args:
@@ -2541,7 +2565,7 @@ def sym_max(a, b):
     return a if a >= b else b
 
 
-def sym_min(a, b):
+def sym_min(a: Any, b: Tensor):
     """min(a, b).
 
     Args:
@@ -2553,7 +2577,7 @@ def sym_min(a, b):
     return a if a <= b else b
 
 
-def sym_not(a):
+def sym_not(a: Any):
     """not a.
 
     Args:
@@ -2565,7 +2589,7 @@ def sym_not(a):
     return not a
 
 
-def sym_sqrt(a):
+def sym_sqrt(a: Any):
     """math.sqrt(a).
 
     Args:
@@ -2578,7 +2602,7 @@ def sym_sqrt(a):
     return math.sqrt(a)
 
 
-def sym_ite(b, t, f):
+def sym_ite(b: Tensor, t: Any, f: Any):
     """t if b else f.
 
     Args:
@@ -2592,7 +2616,7 @@ def sym_ite(b, t, f):
     return t if b else f
 
 
-def sym_sum(args):
+def sym_sum(args: Any):
     """sum(args), starting from 0.
 
     Args:
@@ -2607,7 +2631,7 @@ def sym_sum(args):
     return total
 
 
-def sym_constrain_range(size, min=None, max=None) -> None:
+def sym_constrain_range(size: Sequence[int], min: int | None = None, max: int | None = None) -> None:
     """Checks that the int `size` lies in [min, max] (unbounded where None); on plain numbers
     (eager mode) that is all torch's shape-constraint hint does.
 
@@ -2621,7 +2645,7 @@ def sym_constrain_range(size, min=None, max=None) -> None:
         raise FgradRuntimeError(f"Invalid value range for {size} between [{lo}, {hi}].")
 
 
-def sym_constrain_range_for_size(size, min=None, max=None) -> None:
+def sym_constrain_range_for_size(size: Sequence[int], min: int | None = None, max: int | None = None) -> None:
     """sym_constrain_range for a size: min defaults to 0.
 
     Args:
@@ -2635,7 +2659,7 @@ def sym_constrain_range_for_size(size, min=None, max=None) -> None:
     sym_constrain_range(size, 0 if min is None else min, max)
 
 
-def sym_fresh_size(expr):
+def sym_fresh_size(expr: Any):
     """`expr` itself (a fresh symbolic size under tracing; a plain number here).
 
     Args:
@@ -2647,7 +2671,7 @@ def sym_fresh_size(expr):
     return expr
 
 
-def thread_safe_generator(gen_func):
+def thread_safe_generator(gen_func: Callable):
     """A decorator making a generator function's generators safe to advance from several
     threads (each next() under one lock), as torch.thread_safe_generator.
 
@@ -2680,4 +2704,5 @@ GradScaler = _amp.GradScaler
 has_lapack = True  # (NumPy's LAPACK: torch.linalg runs on it)
 
 __all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and getattr(v, "__module__", None) == __name__
-           ] + ["has_lapack", "has_spectral", "GradScaler", "is_inference_mode_enabled", "AcceleratorError", "FatalError", "OutOfMemoryError"]
+           ] + ["has_lapack", "has_spectral", "GradScaler", "is_inference_mode_enabled", "AcceleratorError",
+                "FatalError", "OutOfMemoryError"]

@@ -76,7 +76,7 @@ def _checked(name: str, fn):
 globals().update({k: _checked(k, f) for k, f in adapt_table(_TABLE).items()})
 
 
-def copysign(input, other):
+def copysign(input: Tensor, other: Any):
     """|input| with the sign of `other` (integers as float32): CopysignBackward0 for a tensor
     `other`, CopysignBackward1 for a number.
 
@@ -92,7 +92,7 @@ def copysign(input, other):
     return call(name, lambda x, y: fnp.copysign(x, y, policy=P), (a, b))
 
 
-def ldexp(input, other):
+def ldexp(input: Tensor, other: Any):
     """input * 2 ** other, in the float dtype of the operands (LdexpBackward0 for PyTorch's
     record; its gradient flows to `input` only, as `other` is an exponent).
 
@@ -114,7 +114,7 @@ def ldexp(input, other):
 _frexp_t = _result_tuple("frexp", ("mantissa", "exponent"))
 
 
-def frexp(input):
+def frexp(input: Tensor):
     """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1; the
     exponent is int32 (FrexpBackward0 on the mantissa).
 
@@ -233,7 +233,7 @@ def _nextafter_values(x, y):
 nextafter = _no_grad_binary("nextafter", _nextafter_values, "f")
 
 
-def heaviside(input, values):
+def heaviside(input: Tensor, values: Tensor):
     """0 where input < 0, `values` where input == 0, 1 where input > 0 (no gradient: PyTorch
     defines none). The operands must have one dtype.
 
@@ -254,7 +254,7 @@ def heaviside(input, values):
     return call(None, lambda a, b: fnp.heaviside(lax.stop_gradient(a), lax.stop_gradient(b), policy=P), (x, values))
 
 
-def signbit(input):
+def signbit(input: Tensor):
     """Whether the sign bit is set (True for -0.0), as a bool Tensor.
 
     Args:
@@ -267,7 +267,7 @@ def signbit(input):
                 (_input("signbit", input),))
 
 
-def sgn(input):
+def sgn(input: Tensor):
     """sign(input) for real tensors; z / |z| (0 at 0) for complex ones (SgnBackward0).
 
     Args:
@@ -286,7 +286,7 @@ def sgn(input):
     return call("SgnBackward0", values, (x,))
 
 
-def positive(input):
+def positive(input: Tensor):
     """`input` itself (PyTorch refuses bool tensors).
 
     Args:
@@ -301,7 +301,7 @@ def positive(input):
     return x
 
 
-def isposinf(input):
+def isposinf(input: Tensor):
     """Where input is +inf (a bool Tensor).
 
     Args:
@@ -314,7 +314,7 @@ def isposinf(input):
                 else fnp.zeros(fnp.shape(v), bool), (_input("isposinf", input),))
 
 
-def isneginf(input):
+def isneginf(input: Tensor):
     """Where input is -inf (a bool Tensor).
 
     Args:
@@ -327,7 +327,7 @@ def isneginf(input):
                 else fnp.zeros(fnp.shape(v), bool), (_input("isneginf", input),))
 
 
-def isreal(input):
+def isreal(input: Tensor):
     """Where the imaginary part is 0 (everywhere, for real tensors).
 
     Args:
@@ -340,7 +340,7 @@ def isreal(input):
                 else fnp.ones(fnp.shape(v), bool), (_input("isreal", input),))
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False):
     """Whether each of `elements` is among `test_elements` (its negation with `invert`).
 
     Args:
@@ -382,7 +382,7 @@ erfinv = _special_unary("erfinv", fss.erfinv, "ErfinvBackward0")
 i0 = _special_unary("i0", fss.i0, "I0Backward0")
 
 
-def polygamma(n: int, input):
+def polygamma(n: int, input: Tensor):
     """The n-th derivative of digamma (PolygammaBackward0).
 
     Args:
@@ -397,7 +397,7 @@ def polygamma(n: int, input):
     return call("PolygammaBackward0", lambda v: fss.polygamma(int(n), _float(v)), (_input("polygamma", input),))
 
 
-def mvlgamma(input, p: int):
+def mvlgamma(input: Tensor, p: int):
     """The log of the p-variate gamma function; every element must exceed (p - 1) / 2.
 
     Args:
@@ -443,7 +443,7 @@ _mode_t = _result_tuple("mode")
 _histogram_t = _result_tuple("histogram", ("hist", "bin_edges"))
 
 
-def aminmax(input, *, dim=None, keepdim: bool = False):
+def aminmax(input: Tensor, *, dim: int = None, keepdim: bool = False):
     """(min, max) of `input` (over `dim`, or every element), one AminmaxBackward0 node.
 
     Args:
@@ -484,7 +484,7 @@ def _at_index(name: str, x: Tensor, d: int, keepdim: bool, pick):
     return _own(vals), idx
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """The k-th smallest element along `dim` and its index (KthvalueBackward0; NaN sorts last).
 
     Args:
@@ -509,7 +509,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     return _kthvalue_t(*_at_index("KthvalueBackward0", x, d, keepdim, pick))
 
 
-def mode(input, dim: int = -1, keepdim: bool = False):
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along `dim` (the smallest among equally frequent ones) and the
     last index where it occurs (ModeBackward0).
 
@@ -544,7 +544,7 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     return _mode_t(*_at_index("ModeBackward0", x, d, keepdim, pick))
 
 
-def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
+def nanmean(input: Tensor, dim: int = None, keepdim: bool = False, *, dtype: Any = None):
     """The mean of the non-NaN elements (nansum / their count: DivBackward0, as PyTorch's).
 
     Args:
@@ -573,7 +573,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None):
     return call("DivBackward0", values, (x,))
 
 
-def msort(input):
+def msort(input: Tensor):
     """`input` sorted along its first dim (SortBackward0).
 
     Args:
@@ -585,7 +585,7 @@ def msort(input):
     return O.sort(_input("msort", input), dim=0).values
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):
+def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor = None, density: bool = False):
     """The histogram of a float tensor's values: counts (or weights, or a density) in `bins`
     equal bins over `range` (the values' min and max by default), or in the given edges.
 
@@ -613,7 +613,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     return _histogram_t(C.tensor(hist.astype(dt)), C.tensor(edges.astype(dt)))
 
 
-def cov(input, *, correction: int = 1, fweights=None, aweights=None):
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None):
     """The covariance matrix of the variables in `input`'s rows (observations in columns).
 
     Args:
@@ -639,7 +639,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):
     return call("SqueezeBackward0", values, args)
 
 
-def corrcoef(input):
+def corrcoef(input: Tensor):
     """The Pearson correlation coefficients of `input`'s rows, clipped to [-1, 1] (ClampBackward1,
     PyTorch's last op).
 
@@ -672,7 +672,7 @@ def _trapezoid_args(name, y, x, dx, dim):
     return yy, _dim(dim, nd)
 
 
-def trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
     """The trapezoid rule along `dim`: spacing `dx` (1 by default) or sample points `x`.
 
     Args:
@@ -693,7 +693,7 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return call("MulBackward1", lambda a: fnp.trapezoid(_float(a), dx=step, axis=d, policy=P), (yy,))
 
 
-def trapz(y, x=None, *, dx=None, dim: int = -1):
+def trapz(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
     """The older name of `trapezoid` (same arguments).
 
     Args:
@@ -708,7 +708,7 @@ def trapz(y, x=None, *, dx=None, dim: int = -1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
     """The running trapezoid rule along `dim` (one fewer element there; CumsumBackward0).
 
     Args:
@@ -742,7 +742,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
     return call("CumsumBackward0", lambda a: pieces(a, step), (yy,))
 
 
-def frobenius_norm(input, dim=(), keepdim: bool = False):
+def frobenius_norm(input: Tensor, dim: int = (), keepdim: bool = False):
     """sqrt(sum |x|^2) over `dim` (every element by default; NormBackward1, PyTorch's).
 
     Args:
@@ -762,7 +762,7 @@ def frobenius_norm(input, dim=(), keepdim: bool = False):
                                                             keepdims=keepdim)), (x,))
 
 
-def nuclear_norm(input, dim=None, keepdim: bool = False):
+def nuclear_norm(input: Tensor, dim: int = None, keepdim: bool = False):
     """The sum of the singular values (of a 2-D input, or of the matrices in the two `dim`).
 
     Args:
@@ -782,7 +782,7 @@ def nuclear_norm(input, dim=None, keepdim: bool = False):
     return O.norm(x, "nuc", dim=dim, keepdim=keepdim)
 
 
-def renorm(input, p, dim: int, maxnorm):
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float):
     """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to norm `maxnorm`
     (by maxnorm / (norm + 1e-7), PyTorch's factor; RenormBackward0).
 
@@ -879,7 +879,7 @@ def atleast_3d(*tensors):
     return _at_least("atleast_3d", tensors, 3)
 
 
-def column_stack(tensors):
+def column_stack(tensors: Any):
     """The tensors side by side as columns: 0-d and 1-D ones as (n, 1) columns, then
     concatenated along dim 1 (CatBackward0).
 
@@ -896,7 +896,7 @@ def column_stack(tensors):
     return O.cat(cols, 1)
 
 
-def row_stack(tensors):
+def row_stack(tensors: Any):
     """vstack's older name: the tensors stacked as rows.
 
     Args:
@@ -908,7 +908,7 @@ def row_stack(tensors):
     return O.vstack(tensors)
 
 
-def dstack(tensors):
+def dstack(tensors: Any):
     """The tensors concatenated along their third dim, each made at least 3-D first.
 
     Args:
@@ -937,7 +937,7 @@ def _split_dim(name: str, input, ios, d: int, need: int):
     return O.tensor_split(x, ios, d)
 
 
-def hsplit(input, indices_or_sections):
+def hsplit(input: Tensor, indices_or_sections: Any):
     """tensor_split along dim 1 (dim 0 for a 1-D input); an int must divide that dim.
 
     Args:
@@ -951,7 +951,7 @@ def hsplit(input, indices_or_sections):
     return _split_dim("hsplit", input, indices_or_sections, 0 if nd == 1 else 1, 1)
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input: Tensor, indices_or_sections: Any):
     """tensor_split along dim 0 of a tensor with at least 2 dims; see hsplit.
 
     Args:
@@ -964,7 +964,7 @@ def vsplit(input, indices_or_sections):
     return _split_dim("vsplit", input, indices_or_sections, 0, 2)
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input: Tensor, indices_or_sections: Any):
     """tensor_split along dim 2 of a tensor with at least 3 dims; see hsplit.
 
     Args:
@@ -977,7 +977,7 @@ def dsplit(input, indices_or_sections):
     return _split_dim("dsplit", input, indices_or_sections, 2, 3)
 
 
-def tile(input, dims):
+def tile(input: Tensor, dims: Sequence[int]):
     """`input` repeated `dims` times along each dim (dims padded with leading 1s to input's
     dims; RepeatBackward0).
 
@@ -994,7 +994,7 @@ def tile(input, dims):
     return O.repeat(x, *dims)
 
 
-def ravel(input):
+def ravel(input: Tensor):
     """`input` flattened to 1-D (a view when it can be one).
 
     Args:
@@ -1006,7 +1006,7 @@ def ravel(input):
     return O.view(O.contiguous(_input("ravel", input)), -1)
 
 
-def take_along_dim(input, indices, dim=None):
+def take_along_dim(input: Tensor, indices: Tensor, dim: int = None):
     """The elements of `input` at `indices` along `dim` (indices broadcast against input
     except at dim), or at flat `indices` of the flattened input when dim is None
     (GatherBackward0).
@@ -1041,7 +1041,7 @@ def take_along_dim(input, indices, dim=None):
     return O.gather(xe, d, ie)
 
 
-def select(input, dim: int, index: int):
+def select(input: Tensor, dim: int, index: int):
     """The slice at `index` along `dim`, without that dim (a view, SelectBackward0).
 
     Args:
@@ -1069,7 +1069,7 @@ def _scatter_mask(name, input, src, positions, want):
                 lambda v, s: fnp.at_set(v, positions, s), (x, src))
 
 
-def select_scatter(input, src, dim: int, index: int):
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int):
     """`input` with its slice at `index` along `dim` replaced by `src` (a new tensor).
 
     Args:
@@ -1091,7 +1091,7 @@ def select_scatter(input, src, dim: int, index: int):
     return _scatter_mask("select_scatter", x, src, (slice(None),) * d + (index % n,), shape[:d] + shape[d + 1:])
 
 
-def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1):
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1):
     """`input` with input[start:end:step] along `dim` replaced by `src` (SliceScatterBackward0).
 
     Args:
@@ -1120,7 +1120,7 @@ def _diag_positions(shape, offset, d1, d2):
     return np.arange(r0, r0 + m), np.arange(c0, c0 + m), m
 
 
-def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1):
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
     """`input` with its `offset` diagonal over (dim1, dim2) replaced by `src`, whose shape is
     that of input.diagonal(offset, dim1, dim2) (DiagonalScatterBackward0).
 
@@ -1154,7 +1154,7 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1):
     return call("DiagonalScatterBackward0", values, (x, src))
 
 
-def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1):
     """Matrices whose `offset` diagonal (over the new dims dim1, dim2) holds input's last dim
     (DiagEmbedBackward0).
 
@@ -1184,7 +1184,7 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
     return call("DiagEmbedBackward0", values, (x,))
 
 
-def diagflat(input, offset: int = 0):
+def diagflat(input: Tensor, offset: int = 0):
     """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (DiagEmbedBackward0).
 
     Args:
@@ -1197,7 +1197,7 @@ def diagflat(input, offset: int = 0):
     return call("DiagEmbedBackward0", lambda v: fnp.diagflat(v, offset), (_input("diagflat", input),))
 
 
-def fliplr(input):
+def fliplr(input: Tensor):
     """`input` reversed along dim 1 (at least 2-D).
 
     Args:
@@ -1212,7 +1212,7 @@ def fliplr(input):
     return O.flip(x, [1])
 
 
-def flipud(input):
+def flipud(input: Tensor):
     """`input` reversed along dim 0 (at least 1-D).
 
     Args:
@@ -1227,7 +1227,7 @@ def flipud(input):
     return O.flip(x, [0])
 
 
-def combinations(input, r: int = 2, with_replacement: bool = False):
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False):
     """The r-length combinations of a 1-D tensor's elements, as rows (StackBackward0), in
     itertools.combinations' order.
 
@@ -1270,7 +1270,7 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t._value.shape) == tuple(shape) else O.expand(t, *shape) for t in ts)
 
 
-def split_with_sizes(input, split_sizes, dim: int = 0):
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0):
     """Pieces of the given sizes along `dim` (views, SplitWithSizesBackward0).
 
     Args:
@@ -1288,7 +1288,7 @@ def _unsafe(outs):
     return tuple(_own(o) for o in outs)
 
 
-def unsafe_split(input, split_size, dim: int = 0):
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0):
     """split, as new tensors outside view tracking (UnsafeSplitBackward0).
 
     Args:
@@ -1305,7 +1305,7 @@ def unsafe_split(input, split_size, dim: int = 0):
     return _copies_of_split("UnsafeSplitBackward0", x, sizes, dim)
 
 
-def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0):
     """split_with_sizes, as new tensors (UnsafeSplitWithSizesBackward0).
 
     Args:
@@ -1320,7 +1320,7 @@ def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
                             list(split_sizes), dim, check=True)
 
 
-def unsafe_chunk(input, chunks: int, dim: int = 0):
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0):
     """chunk, as new tensors (UnsafeSplitBackward0).
 
     Args:
@@ -1347,7 +1347,7 @@ def _copies_of_split(name, x, sizes, dim, check=False):
     return _unsafe(call(name, lambda v: tuple(fnp.copy(fnp.getitem(v, i)) for i in idxs), (x,)))
 
 
-def tensordot(a, b, dims=2):
+def tensordot(a: Any, b: Tensor, dims: Sequence[int] = 2):
     """The sum of products over the last `dims` dims of `a` and first of `b`, or over the
     paired dims ([dims_a], [dims_b]) (ViewBackward0, PyTorch's last op).
 
@@ -1373,7 +1373,7 @@ def tensordot(a, b, dims=2):
     return call("ViewBackward0", lambda u, v: fnp.tensordot(u, v, axes), (x, y))
 
 
-def vdot(input, other):
+def vdot(input: Tensor, other: Any):
     """sum(conj(input) * other) of two 1-D tensors of one dtype (VdotBackward0).
 
     Args:
@@ -1418,7 +1418,7 @@ def chain_matmul(*matrices):
     return call("ViewBackward0", lambda *vs: fnp.linalg.multi_dot(vs), ms)
 
 
-def adjoint(input):
+def adjoint(input: Tensor):
     """The conjugate transpose of the last two dims (a view; TransposeBackward0 for reals).
 
     Args:
@@ -1435,7 +1435,7 @@ def adjoint(input):
     return O.conj(O.transpose(x, -2, -1))
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1, alpha: float = 1):
     """beta * input + alpha * outer(vec1, vec2) (AddrBackward0).
 
     Args:
@@ -1463,7 +1463,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return call("AddrBackward0", values, (x, vec1, vec2))
 
 
-def vander(x, N=None, increasing: bool = False):
+def vander(x: Any, N: Any = None, increasing: bool = False):
     """The Vandermonde matrix of a 1-D tensor: columns x**(N-1), ..., x**0 (reversed with
     `increasing`); integer tensors stay int64 (FlipBackward0).
 
@@ -1494,7 +1494,7 @@ def vander(x, N=None, increasing: bool = False):
     return call("FlipBackward0" if not increasing else "CumprodBackward0", values, (t,))
 
 
-def constant_pad_nd(input, pad, value=0):
+def constant_pad_nd(input: Tensor, pad, value: Any = 0):
     """`input` padded with `value`: pad = (last dim's left, right, second-to-last's left,
     right, ...); negative pads crop (ConstantPadNdBackward0).
 
@@ -1531,7 +1531,7 @@ def constant_pad_nd(input, pad, value=0):
     return call("ConstantPadNdBackward0", values, (x,))
 
 
-def channel_shuffle(input, groups: int):
+def channel_shuffle(input: Tensor, groups: int):
     """Channels (dim 1) of (N, C, *) regrouped: viewed as (groups, C / groups), transposed
     (ChannelShuffleBackward0... PyTorch's native op).
 
@@ -1559,7 +1559,7 @@ def channel_shuffle(input, groups: int):
     return call("ChannelShuffleBackward0", values, (x,))
 
 
-def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True):
+def index_reduce(input: Tensor, dim: int, index: int, source: Tensor, reduce: str, *, include_self: bool = True):
     """`input` with source's slices along `dim` reduced into the positions `index` by 'prod',
     'mean', 'amax' or 'amin' (without include_self, input's own values at those positions
     take no part; integer means divide with floor) (IndexReduceBackward0).
@@ -1605,7 +1605,7 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     return call("IndexReduceBackward0", values, (x, source))
 
 
-def put(input, index, source, accumulate: bool = False):
+def put(input: Tensor, index: int, source: Tensor, accumulate: bool = False):
     """`input` with `source`'s values written (or added, with `accumulate`) at the flat
     positions `index` of the flattened input (PutBackward0).
 
@@ -1644,7 +1644,7 @@ def put(input, index, source, accumulate: bool = False):
     return call("PutBackward0", values, (x, source))
 
 
-def as_strided(input, size, stride, storage_offset=None):
+def as_strided(input: Tensor, size: Sequence[int], stride: Any, storage_offset: int | None = None):
     """A tensor of `size` whose element (i0, i1, ...) is element offset + sum(ik * stride[k])
     of input's elements in row-major order (AsStridedBackward0). fgrad tensors hold their
     own values, so this reads input's row-major layout: PyTorch's result for a contiguous
@@ -1679,7 +1679,7 @@ def as_strided(input, size, stride, storage_offset=None):
     return call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,))
 
 
-def as_strided_scatter(input, src, size, stride, storage_offset=None):
+def as_strided_scatter(input: Tensor, src: Tensor, size: Sequence[int], stride: Any, storage_offset: int | None = None):
     """`input` with `src` written at the positions as_strided(input, size, stride,
     storage_offset) reads (a new tensor; AsStridedScatterBackward0; input contiguous).
 
@@ -1707,7 +1707,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return call("AsStridedScatterBackward0", values, (x, src))
 
 
-def as_strided_copy(input, size, stride, storage_offset=None):
+def as_strided_copy(input: Tensor, size: Sequence[int], stride: Any, storage_offset: int | None = None):
     """as_strided as a new tensor (AsStridedBackward0_copy).
 
     Args:
@@ -1724,7 +1724,7 @@ def as_strided_copy(input, size, stride, storage_offset=None):
 _gradient_args = ("spacing", "dim", "edge_order")
 
 
-def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
+def gradient(input: Tensor, *, spacing: Any = 1, dim: int = None, edge_order: int = 1):
     """The derivative estimated by central differences inside and one-sided ones at the edges
     (of order `edge_order`), along each of `dim` (every dim by default).
 
@@ -1752,9 +1752,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
     if len(sp) == 1 and len(dims) > 1:
         sp = list(sp) * len(dims)
     if len(sp) != len(dims):
-        raise FgradRuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
-                                f"arguments to have the same length, but got a spacing argument of length {len(sp)} and a "
-                                f"dim argument of length {len(dims)}.")
+        raise FgradRuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+                                f"dim arguments to have the same length, but got a spacing argument of length "
+                                f"{len(sp)} and a dim argument of length {len(dims)}.")
     coords = [t for t in sp if isinstance(t, Tensor)]
 
     def values(v, *cs):
@@ -1766,7 +1766,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
     return tuple(call("CatBackward0", values, (x, *coords)))
 
 
-def unravel_index(indices, shape):
+def unravel_index(indices: Tensor, shape: Any):
     """The coordinates in `shape` of flat (row-major) `indices`.
 
     Args:
@@ -1797,7 +1797,7 @@ def unravel_index(indices, shape):
     return tuple(call(None, values, (idx,)))
 
 
-def nonzero_static(input, *, size: int, fill_value: int = -1):
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1):
     """nonzero(input) with exactly `size` rows: cut, or padded with `fill_value`.
 
     Args:
@@ -1821,7 +1821,7 @@ def nonzero_static(input, *, size: int, fill_value: int = -1):
 _histogramdd_t = _result_tuple("histogramdd", ("hist", "bin_edges"))
 
 
-def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):
+def histogramdd(input: Tensor, bins: Any = 10, *, range: Any = None, weight: Tensor = None, density: bool = False):
     """The D-dimensional histogram of the rows of `input` (N, D) (not differentiable).
 
     Args:
@@ -1868,8 +1868,9 @@ def _stft_window(window, win_length: int, n_fft: int, name: str):
     return left, n_fft - win_length - left
 
 
-def stft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
-         pad_mode: str = "reflect", normalized: bool = False, onesided=None, return_complex=None):
+def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+         window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
+         onesided: bool | None = None, return_complex: bool | None = None):
     """The short-time Fourier transform: the FFT of each windowed frame of n_fft samples, frames
     hop_length apart (the signal padded by n_fft // 2 at both ends with `center`).
 
@@ -1938,8 +1939,9 @@ def stft(input, n_fft: int, hop_length=None, win_length=None, window=None, cente
     return call(name, values, args)
 
 
-def istft(input, n_fft: int, hop_length=None, win_length=None, window=None, center: bool = True,
-          normalized: bool = False, onesided=None, length=None, return_complex: bool = False):
+def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+          window: Tensor | None = None, center: bool = True, normalized: bool = False, onesided: bool | None = None,
+          length: int | None = None, return_complex: bool = False):
     """The inverse of stft: each frame's inverse FFT, windowed, overlap-added and divided by the
     overlap-added squared window (which must not vanish).
 
@@ -2066,7 +2068,8 @@ slice_copy = _copy_op("slice_copy", "SliceBackward0_copy", _slice_values)
 squeeze_copy = _copy_op("squeeze_copy", lambda x, dim=None: "SqueezeBackward0_copy" if dim is None else
                         "SqueezeBackward1_copy" if isinstance(dim, int) else "SqueezeBackward2_copy", _squeeze_values)
 t_copy = _copy_op("t_copy", "TBackward0_copy", lambda v: fnp.transpose(v))
-transpose_copy = _copy_op("transpose_copy", "TransposeBackward0_copy", lambda v, dim0, dim1: fnp.swapaxes(v, dim0, dim1))
+transpose_copy = _copy_op("transpose_copy", "TransposeBackward0_copy",
+                          lambda v, dim0, dim1: fnp.swapaxes(v, dim0, dim1))
 unbind_copy = _copy_op("unbind_copy", "UnbindBackward0_copy",
                        lambda v, dim=0: tuple(fnp.take(v, i, axis=dim) for i in builtins.range(fnp.shape(v)[dim])))
 unfold_copy = _copy_op("unfold_copy", "UnfoldBackward0_copy", _unfold_values)
@@ -2081,7 +2084,7 @@ narrow_copy = _copy_op("narrow_copy", "NarrowCopyBackward0",
                                                                        else start) + length, axis=dim % fnp.ndim(v)))
 
 
-def view_as_real_copy(input):
+def view_as_real_copy(input: Tensor):
     """view_as_real as a new tensor (ViewAsRealBackward0_copy).
 
     Args:
@@ -2094,7 +2097,7 @@ def view_as_real_copy(input):
     return _own(call("ViewAsRealBackward0_copy", lambda z: fnp.stack([fnp.real(z), fnp.imag(z)], axis=-1), (input,)))
 
 
-def view_as_complex_copy(input):
+def view_as_complex_copy(input: Tensor):
     """view_as_complex as a new tensor (ViewAsComplexBackward0_copy).
 
     Args:
@@ -2107,7 +2110,7 @@ def view_as_complex_copy(input):
     return _own(call("ViewAsComplexBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
 
 
-def detach_copy(input):
+def detach_copy(input: Tensor):
     """A new tensor with input's values and no history.
 
     Args:
@@ -2119,7 +2122,7 @@ def detach_copy(input):
     return _own(O.clone(_input("detach_copy", input).detach()))
 
 
-def detach(input):
+def detach(input: Tensor):
     """input.detach(): the values without history (shares them).
 
     Args:
@@ -2131,7 +2134,7 @@ def detach(input):
     return _input("detach", input).detach()
 
 
-def fill(input, value):
+def fill(input: Tensor, value: Any):
     """A new tensor of input's shape and dtype filled with `value` (a number or a 0-d Tensor,
     through which the gradient flows) (FillBackward0; the input gets a zero gradient).
 
@@ -2151,7 +2154,7 @@ def fill(input, value):
     return call("FillBackward0", lambda v: _constant_pieces(fnp.full(fnp.shape(v), value, dtype_of(v)), v), (x,))
 
 
-def rsub(input, other, *, alpha=1):
+def rsub(input: Tensor, other: Any, *, alpha: float = 1):
     """other - alpha * input (RsubBackward0 / RsubBackward1).
 
     Args:
@@ -2211,7 +2214,7 @@ def _fill_inplace(name: str, input, value, grad_fn: str):
     return commit_inplace(x, C.full(tuple(x._value.shape), value, dtype=x.dtype, device=x.device), grad_fn)
 
 
-def zero_(input):
+def zero_(input: Tensor):
     """input filled with zeros in place (returned; ZeroBackward0 when input has history).
 
     Args:
@@ -2223,7 +2226,7 @@ def zero_(input):
     return _fill_inplace("zero_", input, 0, "ZeroBackward0")
 
 
-def fill_(input, value):
+def fill_(input: Tensor, value: Any):
     """input filled with `value` (a number or a 0-d Tensor) in place (returned; FillBackward2
     when input has history).
 
@@ -2237,7 +2240,7 @@ def fill_(input, value):
     return _fill_inplace("fill_", input, value, "FillBackward2")
 
 
-def detach_(input):
+def detach_(input: Tensor):
     """input detached from its history in place (returned).
 
     Args:
@@ -2251,7 +2254,7 @@ def detach_(input):
 
 # --- queries -----------------------------------------------------------------------------------------
 
-def is_complex(input) -> bool:
+def is_complex(input: Tensor) -> bool:
     """Whether input's dtype is complex.
 
     Args:
@@ -2263,7 +2266,7 @@ def is_complex(input) -> bool:
     return _input("is_complex", input)._value.dtype.kind == "c"
 
 
-def is_signed(input) -> bool:
+def is_signed(input: Tensor) -> bool:
     """Whether input's dtype holds negative values (every dtype but bool and uint8).
 
     Args:
@@ -2275,7 +2278,7 @@ def is_signed(input) -> bool:
     return _input("is_signed", input)._value.dtype.kind not in "bu"
 
 
-def is_nonzero(input) -> bool:
+def is_nonzero(input: Tensor) -> bool:
     """Whether a one-element tensor is not zero (an error for other sizes, as PyTorch's).
 
     Args:
@@ -2292,7 +2295,7 @@ def is_nonzero(input) -> bool:
     return bool(x.item() != 0)
 
 
-def is_same_size(input, other) -> bool:
+def is_same_size(input: Tensor, other: Any) -> bool:
     """Whether the two tensors have one shape.
 
     Args:
@@ -2305,7 +2308,7 @@ def is_same_size(input, other) -> bool:
     return tuple(_input("is_same_size", input)._value.shape) == tuple(_input("is_same_size", other)._value.shape)
 
 
-def is_neg(input) -> bool:
+def is_neg(input: Tensor) -> bool:
     """False: fgrad negates eagerly, so no tensor carries a lazy negation bit.
 
     Args:
@@ -2318,7 +2321,7 @@ def is_neg(input) -> bool:
     return False
 
 
-def resolve_neg(input):
+def resolve_neg(input: Tensor):
     """input itself: there is no lazy negation to resolve (see is_neg).
 
     Args:
@@ -2330,7 +2333,7 @@ def resolve_neg(input):
     return _input("resolve_neg", input)
 
 
-def is_inference(input) -> bool:
+def is_inference(input: Tensor) -> bool:
     """Whether input was made under inference_mode (fgrad marks no tensor so: False).
 
     Args:
@@ -2343,7 +2346,7 @@ def is_inference(input) -> bool:
     return False
 
 
-def get_device(input) -> int:
+def get_device(input: Tensor) -> int:
     """The CUDA device index of input, -1 for a CPU tensor.
 
     Args:
@@ -2356,7 +2359,7 @@ def get_device(input) -> int:
     return -1 if d.type == "cpu" else (d.index or 0)
 
 
-def can_cast(from_, to) -> bool:
+def can_cast(from_: Any, to: Any) -> bool:
     """Whether PyTorch's casting rules allow `from_` to `to` in an in-place op: no float to
     integer, no complex to non-complex, nothing but bool to bool.
 
@@ -2376,7 +2379,7 @@ def can_cast(from_, to) -> bool:
     return ka <= kb
 
 
-def result_type(tensor1, tensor2):
+def result_type(tensor1: Any, tensor2: Any):
     """The dtype PyTorch's promotion gives an op on the two operands (Tensors or numbers).
 
     Args:
@@ -2395,7 +2398,8 @@ def result_type(tensor1, tensor2):
 
 # --- creation ------------------------------------------------------------------------------------------
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False, **kwargs):
     """Values from `start` to `end` INCLUSIVE in steps of `step`, in the default float dtype
     (PyTorch deprecates it for arange, whose end is exclusive).
 
@@ -2421,7 +2425,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: 
     return C.tensor(vals, dtype=dtype or D.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kwargs):
     """A 0-d tensor holding the number `s`, in the default float dtype unless `dtype` is given.
 
     Args:
@@ -2436,7 +2440,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False, **
     return C.tensor(s, dtype=dtype or D.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+def empty_strided(size: Sequence[int], stride: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, **kwargs):
     """An uninitialised tensor of `size` (fgrad tensors are row-major; `stride` must fit in
     len(size) entries, and the values are zeros).
 
@@ -2454,7 +2459,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad: bool 
     return C.empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_permuted(size, physical_layout, *, dtype=None, device=None, requires_grad: bool = False, **kwargs):
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False, **kwargs):
     """An uninitialised tensor of `size`; `physical_layout` (a permutation of its dims) is
     checked, the memory stays row-major.
 
@@ -2516,7 +2522,7 @@ for _w in (bartlett_window, blackman_window, hann_window, hamming_window, kaiser
                   "dtype unless dtype= is given).")
 
 
-def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False):
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False):
     """A 1-D tensor over an object exposing the buffer protocol (its memory shared, as
     PyTorch's).
 
