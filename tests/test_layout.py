@@ -22,6 +22,7 @@ NOT_PACKAGES = {
     "corpus": "whole PyTorch scripts run under both libraries",
     "data": "stored oracle results",
     "jax_docs": "JAX's documentation examples run on fgrad",
+    "pytorch_scripts": "PyTorch's tutorials and pytorch/examples' scripts run on fgrad",
     "oracle": "programs compared against JAX and PyTorch",
     "gpu": "the tests that need a GPU (bench/gpu_check.sh runs this folder)",
 }
