@@ -25,6 +25,7 @@ from ..._packing import unpack_leaves
 from ...core.trace import Tracer, _state, aval_of
 from ...custom import _bind, _Call, _pack_jvp, custom_vjp_call_p
 from ...tree_util import register_pytree_node, tree_flatten, tree_unflatten
+from . import graph
 from ._boundary import call as _boundary_call
 from ._device import device_of_value
 from ._device import to_device as move
@@ -47,6 +48,11 @@ class FunctionCtx:
             if t is not None and not isinstance(t, Tensor):
                 raise FgradTypeError(f"save_for_backward can only save variables, but argument is of type "
                                 f"{type(t).__name__}; store other values as ctx attributes")
+        hooks = graph.active_hooks()
+        if hooks is not None:  # saved-tensor hooks: packed now, unpacked when backward reads them
+            pack_hook, unpack_hook = hooks
+            self._saved = tuple(_Packed(pack_hook(t), unpack_hook) if t is not None else None for t in tensors)
+            return
         self._saved = tuple((t, t._vbox, t._vbox[0]) if t is not None else None for t in tensors)
 
     @property
@@ -55,6 +61,9 @@ class FunctionCtx:
         for entry in self._saved:
             if entry is None:
                 out.append(None)
+                continue
+            if type(entry) is _Packed:
+                out.append(entry.unpack())
                 continue
             t, box, ver = entry
             if box[0] != ver:
@@ -88,6 +97,22 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
+
+
+class _Packed:
+    """A Tensor saved by save_for_backward while saved-tensor hooks were in force."""
+
+    __slots__ = ("packed", "unpack_hook")
+
+    def __init__(self, packed, unpack_hook) -> None:
+        self.packed, self.unpack_hook = packed, unpack_hook
+
+    def unpack(self) -> Tensor:
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise FgradTypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                                 f"{type(t).__name__}")
+        return t
 
 
 class Function:
@@ -232,12 +257,14 @@ def _apply(cls, args, kwargs):
         return packed
 
     # one graph node, named after the Function, whose parents are the Tensor arguments
-    packed = _boundary_call(name, on_values, tuple(args[i] for i in positions))
-    out_tree, out_avals = spec
-    if len(out_avals) == 1:
-        values = [packed]
-    else:  # several Tensor outputs: slices of the packed one (each a node of the Function's name)
-        values = list(_boundary_call(name, lambda p: tuple(unpack_leaves(p, out_avals)), (packed,)))
+    # (its node keeps what save_for_backward got, which saved-tensor hooks pack there)
+    with graph.unhooked_nodes():
+        packed = _boundary_call(name, on_values, tuple(args[i] for i in positions))
+        out_tree, out_avals = spec
+        if len(out_avals) == 1:
+            values = [packed]
+        else:  # several Tensor outputs: slices of the packed one (each a node of the Function's name)
+            values = list(_boundary_call(name, lambda p: tuple(unpack_leaves(p, out_avals)), (packed,)))
     result = _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
     if dirty:
         result = _commit_dirty(result, dirty, args)

@@ -458,7 +458,7 @@ class _Saving:
     def _pack_outputs(self, out, operands: list) -> None:
         if _MUTATION[0] is not None:
             _MUTATION[0].track(out)
-        if not _HOOKS or _DISABLED[0] is not None:
+        if not _HOOKS or _DISABLED[0] is not None or _UNHOOKED[0]:
             return
         pack_hook, unpack_hook = _HOOKS[-1]
         known = {id(t._node) for t in operands if t._node is not None}
@@ -483,6 +483,27 @@ class _Saving:
 
 
 _SAVING = _Saving()
+_UNHOOKED = [0]  # >0 while ops run whose nodes pack nothing themselves (autograd.Function's)
+
+
+def active_hooks():
+    """The (pack_hook, unpack_hook) in force, or None (none, or disabled).
+
+    Returns:
+        A pair of callables, or None.
+    """
+    return _HOOKS[-1] if _HOOKS and _DISABLED[0] is None else None
+
+
+@contextlib.contextmanager
+def unhooked_nodes():
+    """The nodes made inside pack nothing: an autograd.Function's node keeps what its
+    save_for_backward got, packed there (FunctionCtx.save_for_backward), as PyTorch packs it."""
+    _UNHOOKED[0] += 1
+    try:
+        yield
+    finally:
+        _UNHOOKED[0] -= 1
 _MUTATION: list = [None]
 
 

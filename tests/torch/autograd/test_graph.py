@@ -327,3 +327,30 @@ def test_a_graph_whose_hooks_return_the_saved_tensors_is_freed():
     del y
     gc.collect()
     assert node() is None
+
+
+def _function_hooks(L):
+    class Scale(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            return g * w, None
+    log = []
+    x = L.tensor(A, requires_grad=True)
+    with L.autograd.graph.saved_tensors_hooks(lambda t: log.append(("pack", t.tolist())) or t,
+                                              lambda t: log.append(("unpack", t.tolist())) or t * 2):
+        y = Scale.apply(x, L.tensor(B))
+    y.sum().backward()
+    return log, x.grad.numpy()
+
+
+def test_an_autograd_function_packs_what_save_for_backward_got():
+    ours, theirs = _function_hooks(ftorch), _function_hooks(torch)
+    assert ours[0] == theirs[0] == [("pack", B.tolist()), ("unpack", B.tolist())]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+    np.testing.assert_allclose(ours[1], 2 * B, rtol=1e-12)
