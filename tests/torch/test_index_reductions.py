@@ -139,7 +139,20 @@ def _run(lib, name, form, x_np, args, kwargs):
     return values.detach().numpy(), indices.numpy(), x.grad.numpy(), ct
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
+# Known disagreements of the MAYBE ops, left for their owners (fgrad/torch/_tensor/_ops_breadth.py):
+# torch's kthvalue picks among tied elements by its quickselect's swaps (for a row of equal
+# values, k=2 gives index 2; fgrad's stable order gives 1), and torch's mode sorts rows holding
+# NaN with std::sort and `<`, which is no ordering there: equal values end up apart ([0, nan, 5,
+# nan, -1, 5] has mode -1 in torch) and a NaN can come out as the mode. strict: a fix makes
+# these pass, and then the marks must go.
+_CASE_DISAGREE = {("kthvalue", "ties", (2, 1)), ("kthvalue", "nans", (2, 1)), ("mode", "nans", (1,)),
+                  ("mode", "nans", (0,))}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="see _CASE_DISAGREE"))
+    if (c[0], c[2], c[3]) in _CASE_DISAGREE else c for c in CASES],
+    ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}-{c[4]}")
 def test_gradient_goes_to_the_returned_indices(case):
     name, form, inp, args, kwargs = case
     x = INPUTS[inp]
