@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from .api import _residual_slots, _vjp
 from .core.trace import aval_of
-from .custom import checkpoint, checkpoint_name, checkpoint_policies, remat  # noqa: F401
+from .custom import _Saved, checkpoint, checkpoint_name, checkpoint_p, checkpoint_policies, name_p, remat  # noqa: F401
+from .interpreters import staging
 from .interpreters.record import RecordTrace
 from .tree_util import keystr, tree_flatten_with_path
 
@@ -62,6 +63,40 @@ def _argument_names(f: Callable, args: tuple) -> list[str]:
     return names
 
 
+def _staged_of(node):
+    """The staged jaxpr of a recorded checkpoint application, or None."""
+    staged = list(node.params["call"].staged.values())
+    return staged[0].closed.jaxpr if len(staged) == 1 and staged[0] is not None else None
+
+
+def _describe_eqn(eqn, where: dict) -> str | None:
+    """Where a value an equation computed came from, as JAX words it: ``named 'a' from
+    <place>`` for checkpoint_name, the innermost producer for a nested checkpoint, ``output of
+    <primitive> from <place>`` otherwise; None where the place is unknown."""
+    prim = eqn.primitive
+    if prim is checkpoint_p:
+        staged = list(eqn.params["call"].staged.values())
+        if len(staged) == 1 and staged[0] is not None:
+            inner = _producer(staged[0].closed.jaxpr)
+            if inner is not None:
+                return _describe_eqn(inner, where)
+    place = where.get(id(eqn))
+    if place is None:
+        return None
+    if prim is name_p:
+        return f"named {eqn.params['name']!r} from {place[1]}"
+    return f"output of {prim.name} from {place[1]}"
+
+
+def _producer(jaxpr):
+    """The equation that computes a one-output jaxpr's output, or None (an input, a constant)."""
+    target = jaxpr.outvars[0]
+    for e in reversed(jaxpr.eqns):
+        if e.outvars[0] is target:
+            return e
+    return None
+
+
 def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, str]]:
     """What fgrad keeps from the forward pass of ``vjp(f, *args, **kwargs)`` for the
     backward pass: one entry per array its recorded graph holds (each once, arguments
@@ -69,8 +104,8 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, s
 
     The values are fgrad's: each primitive's VJP rule declares what it reads
     (Primitive.def_saves), so they need not be JAX's (fgrad's sin keeps its input where
-    JAX keeps cos of it), and a ``checkpoint`` keeps its inputs only, whatever its policy
-    (fgrad recomputes everything inside it).
+    JAX keeps cos of it). A ``checkpoint`` keeps its inputs and what its policy saves
+    (the outputs of the operations it names inside the function).
 
     Args:
         f: the function, of arrays (pytrees of them) and Python numbers.
@@ -78,9 +113,10 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, s
     Returns:
         A list of ``(aval, description)``: the residual's shape and dtype, and where it
         came from (``from the argument x``, ``output of sin from file:line:col (func)``,
-        ``a constant``, ``saved by scan's forward from ...``).
+        ``named 'a' from ...``, ``a constant``, ``saved by scan's forward from ...``).
     """
     where: dict = {}
+    staged_at: dict = {}
 
     class _Locating(RecordTrace):
         # (the one place every recorded node passes through: see RecordTrace._tracer)
@@ -88,7 +124,14 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, s
             where[node] = _user_frame()
             return super()._tracer(out, node)
 
-    _, fn = _vjp(lambda *a: f(*a, **kwargs), args, False, "saved_residuals", trace_type=_Locating)
+    def locate(eqn):  # (the equation is held, so that its id is not reused meanwhile)
+        staged_at[id(eqn)] = (eqn, _user_frame())
+
+    staging.EQN_HOOKS.append(locate)
+    try:
+        _, fn = _vjp(lambda *a: f(*a, **kwargs), args, False, "saved_residuals", trace_type=_Locating)
+    finally:
+        staging.EQN_HOOKS.remove(locate)
     names = _argument_names(f, args)
     argument = {id(v): k for k, v in enumerate(fn.vals)}
     values, slots = _residual_slots(fn)
@@ -109,11 +152,19 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, s
         if made is None and kind == "p":
             others.append((aval, "a constant"))
         elif made is None:
-            others.append((aval, f"saved by {node.prim.name}'s forward from "
-                                 f"{where.get(node, 'an unknown place')}"))
+            res = node.residuals
+            inner = (_describe_eqn(res.eqns[i], staged_at)
+                     if node.prim is checkpoint_p and isinstance(res, _Saved) else None)
+            others.append((aval, inner or f"saved by {node.prim.name}'s forward from "
+                                          f"{where.get(node, 'an unknown place')}"))
         else:
-            others.append((aval, f"output of {made.prim.name} from "
-                                 f"{where.get(made, 'an unknown place')}"))
+            inner = None
+            if made.prim is checkpoint_p:  # the value inside the function that it returns
+                jaxpr = _staged_of(made)
+                producer = None if jaxpr is None else _producer(jaxpr)
+                inner = None if producer is None else _describe_eqn(producer, staged_at)
+            others.append((aval, inner or f"output of {made.prim.name} from "
+                                          f"{where.get(made, 'an unknown place')}"))
     return [e for _, e in sorted(args_first, key=lambda t: t[0])] + others
 
 

@@ -36,9 +36,11 @@ from .api import jvp, make_jaxpr, vjp, vmap
 from .core import errors
 from .core.avals import ShapedArray
 from .core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from .core.ir import eval_jaxpr
+from .core.ir import Literal, eval_jaxpr
 from .core.primitive import Primitive
 from .core.trace import EVAL_TRACE, Tracer, _state, aval_of, new_trace, snapshot
+from .core.rules import def_linear
+from .interpreters.record import record_known
 from .interpreters.staging import StagingTrace
 from .numpy._util import as_value, is_array, plain_value, refuse_foreign
 from .ops._batching import loop_batch
@@ -54,11 +56,12 @@ class _Call:
     identity. Immutable: see the module docstring."""
 
     __slots__ = ("fun", "fwd", "bwd", "jvp", "in_tree", "statics", "diff", "nondiff_argnums", "kind",
-                 "staged", "__weakref__")
+                 "staged", "policy", "__weakref__")
 
     def __init__(self, fun: Callable, in_tree, fwd: Callable | None = None, bwd: Callable | None = None,
                  jvp: Callable | None = None, *, statics: tuple = (), nondiff_argnums: tuple = (),
-                 kind: str = "custom_vjp", diff: tuple | None = None) -> None:
+                 kind: str = "custom_vjp", diff: tuple | None = None,
+                 policy: Callable | None = None) -> None:
         if diff is None:  # per primitive input: does it belong to a differentiable argument
             static_idx = {i for i, _ in statics}
             owners = _owners(in_tree)
@@ -74,6 +77,7 @@ class _Call:
         init(self, "diff", diff)
         init(self, "nondiff_argnums", tuple(nondiff_argnums))
         init(self, "kind", kind)
+        init(self, "policy", policy)  # checkpoint's: which values its forward keeps (None: none)
         # fun staged once per input signature (_staged_fun): a cache of what the function is,
         # like a compiled program, never of one application's values
         init(self, "staged", {})
@@ -751,15 +755,78 @@ def _tree_add(a, b):
 checkpoint_p = Primitive("checkpoint")
 
 
+class _Saved(NamedTuple):
+    """What a checkpoint's forward keeps under a saving policy: the outputs of the staged
+    equations the policy names (`values`, each the output of `eqns[k]`), so the backward
+    pass reads them instead of recomputing them. The arrays come first: `tree_leaves` of
+    this tuple lists them in order (saved_residuals describes leaf k by `eqns[k]`)."""
+    values: tuple
+    eqns: tuple
+
+
+def _saves(policy: Callable, eqn) -> bool:
+    """Whether `policy` keeps `eqn`'s output. A primitive with a forward rule of its own (a
+    nested checkpoint, custom_vjp, a loop) keeps what that rule keeps, and is recomputed."""
+    prim = eqn.primitive
+    if prim.vjp_fwd is not None:
+        return False
+    return bool(policy(prim, *[a.aval for a in eqn.invars], **eqn.params))
+
+
+def _env_reader(jaxpr, consts, xs) -> tuple[dict, Callable]:
+    env = {id(v): x for v, x in zip(jaxpr.constvars, consts)}
+    env.update((id(v), x) for v, x in zip(jaxpr.invars, xs))
+    return env, (lambda a: a.val if isinstance(a, Literal) else env[id(a)])
+
+
+def _run_saving(staged: _StagedFun, xs: Sequence, policy: Callable) -> tuple:
+    """Evaluate the staged function on values, keeping what `policy` saves: (packed output,
+    `_Saved` or None when it saves nothing)."""
+    jaxpr = staged.closed.jaxpr
+    env, read = _env_reader(jaxpr, staged.closed.consts, xs)
+    values, eqns = [], []
+    for e in jaxpr.eqns:
+        out = e.primitive.bind(*[read(a) for a in e.invars], **e.params)
+        env[id(e.outvars[0])] = out
+        if _saves(policy, e):
+            values.append(out)
+            eqns.append(e)
+    out = read(jaxpr.outvars[0])
+    return out, (_Saved(tuple(values), tuple(eqns)) if values else None)
+
+
+def _rerun_with_saved(staged: _StagedFun, xs: Sequence, saved: _Saved):
+    """Evaluate the staged function under the current trace, reading the saved outputs
+    instead of recomputing them: each saved equation is still recorded (`record_known`), so
+    reverse mode goes through its rule, with the saved value as its output."""
+    jaxpr = staged.closed.jaxpr
+    env, read = _env_reader(jaxpr, staged.closed.consts, xs)
+    known = {id(e): v for e, v in zip(saved.eqns, saved.values)}
+    for e in jaxpr.eqns:
+        args = [read(a) for a in e.invars]
+        v = known.get(id(e))
+        if v is None:
+            out = e.primitive.bind(*args, **e.params)
+        else:
+            out = record_known(e.primitive, args, e.params, v)
+        env[id(e.outvars[0])] = out
+    return read(jaxpr.outvars[0])
+
+
 def _checkpoint_vjp(needs, ct, out, *xs, call: _Call, residuals=None):
-    # Rematerialise: only the inputs were saved, so the function (its staged equations) runs
-    # again under vjp here.
+    # Rematerialise: the inputs (and what the policy saved) were kept, so the function (its
+    # staged equations) runs again under vjp here.
     live = [i for i, n in enumerate(needs) if n]
+    staged = None if residuals is None else call.staged.get(
+        tuple((tuple(aval_of(x).shape), aval_of(x).dtype) for x in xs))
 
     def f(*ys):
         full = list(xs)
         for i, y in zip(live, ys):
             full[i] = y
+        if staged is not None:
+            _report_out(call, staged.out_tree, staged.out_avals)
+            return _rerun_with_saved(staged, full, residuals)
         return _fun_on(call, full)
     _, f_vjp = vjp(f, *[xs[i] for i in live])
     cts = f_vjp(ct)
@@ -770,13 +837,20 @@ def _checkpoint_vjp(needs, ct, out, *xs, call: _Call, residuals=None):
 
 
 def _checkpoint_fwd(*xs, call: _Call):
-    """The forward half a recorder runs: checkpoint's output and no residuals (only the inputs
-    are saved). Under an enclosing transform (its tracers among `xs`) the function runs under
-    vjp, as JAX's linearize runs it, and the pullback is dropped: the custom_vjp calls inside
-    then run their fwd, so forward mode over this reverse pass (hessian, jvp of grad)
-    differentiates their rules instead of meeting them in forward mode, which they refuse."""
+    """The forward half a recorder runs: checkpoint's output and its residuals, the outputs
+    its policy saves (None: only the inputs are kept). Under an enclosing transform (its
+    tracers among `xs`) the function runs under vjp, as JAX's linearize runs it, and the
+    pullback is dropped: the custom_vjp calls inside then run their fwd, so forward mode over
+    this reverse pass (hessian, jvp of grad) differentiates their rules instead of meeting
+    them in forward mode, which they refuse. There the policy is not applied: everything is
+    recomputed, which gives the same values."""
     live = [i for i, x in enumerate(xs) if isinstance(x, Tracer) and aval_of(x).dtype.kind in "fc"]
     if not live:  # staged here: the recomputation replays it (the Python runs once)
+        if call.policy is not None:
+            staged = _staged_fun(call, [aval_of(x) for x in xs])
+            if staged is not None:
+                _report_out(call, staged.out_tree, staged.out_avals)
+                return _run_saving(staged, xs, call.policy)
         return _fun_on(call, xs), None
 
     def f(*ys):
@@ -802,17 +876,34 @@ checkpoint_p.def_vjp_fwd(_checkpoint_fwd)
 
 def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy: Callable | None = None,
                static_argnums: int | Sequence[int] = ()) -> Callable:
-    """Rematerialise fun's intermediates in the backward pass: only its inputs are saved.
-    Arguments (positional and keyword) and outputs may be pytrees of arrays; those at
-    `static_argnums` are Python values, not traced. Without fun, a decorator.
+    """Rematerialise fun's intermediates in the backward pass instead of keeping them.
 
-    `policy` (one of `checkpoint_policies`) is accepted and every policy behaves as
-    `nothing_saveable`: fgrad's checkpoint recomputes everything inside fun, so values and
-    derivatives are JAX's, only the memory/time trade differs. `prevent_cse` has no effect
-    (fgrad never merges a checkpointed region with its recomputation)."""
+    Reverse mode keeps fun's inputs and, with a `policy`, the outputs of the operations
+    inside fun that the policy names; everything else inside fun is recomputed from those
+    when the backward pass reaches it. Values and derivatives are those of fun itself.
+
+    Args:
+        fun: the function; arguments (positional and keyword) and outputs may be pytrees of
+            arrays. Without it, a decorator.
+        prevent_cse: accepted; fgrad never merges a checkpointed region with its
+            recomputation, so it has no effect.
+        policy: a predicate ``policy(primitive, *avals, **params) -> bool`` saying which
+            operations' outputs are kept (one of `checkpoint_policies`, as JAX's); None keeps
+            none (``nothing_saveable``). It applies where fun's inputs are concrete (eager
+            ``grad``/``vjp``); under an enclosing transform (jit, vmap, a higher order) fun
+            is recomputed whole.
+        static_argnums: positions of arguments that are Python values, not traced.
+    Returns:
+        The checkpointed function.
+    """
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
                                  static_argnums=static_argnums)
+    if policy is not None and not callable(policy):
+        raise FgradTypeError(f"checkpoint: policy must be a predicate (one of "
+                             f"fgrad.checkpoint_policies) or None, got {policy!r:.60}")
+    if policy is checkpoint_policies.nothing_saveable:
+        policy = None
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
@@ -825,17 +916,36 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy:
             it = iter(a)
             return fun(*[fixed[i] if i in fixed else next(it) for i in range(len(args))], **k)
         positional.__name__ = _name(fun)
-        return _apply(checkpoint_p, positional, (traced, kwargs), (), "checkpoint")
+        return _apply(checkpoint_p, positional, (traced, kwargs), (), "checkpoint", policy=policy)
     return wrapped
 
 
 remat = checkpoint
 
 
+# --- checkpoint_name: a named value, for save_only_these_names ------------------------------
+
+name_p = Primitive("name")
+name_p.def_impl(lambda x, *, name, xp: x)
+name_p.def_abstract_eval(lambda x, *, name: x)
+def_linear(name_p, lambda ct, aval, *, name: ct)
+name_p.def_batch(lambda n, vals, dims, *, name: (name_p.bind(vals[0], name=name), dims[0]))
+
+
 def checkpoint_name(x: Any, name: str) -> Any:
-    """x itself, named for a checkpoint policy (`save_only_these_names`); fgrad's
-    checkpoint recomputes everything, so the name has no effect on what is saved."""
-    return x
+    """x itself, each array leaf named `name` for a checkpoint policy
+    (`checkpoint_policies.save_only_these_names`, `save_any_names_but_these`).
+
+    Args:
+        x: an array or a pytree of arrays.
+        name: the name (a string).
+    Returns:
+        x's values: traced leaves go through the identity primitive `name`, which a
+        policy can select; concrete ones are returned as they are.
+    """
+    if not isinstance(name, str):
+        raise FgradTypeError(f"checkpoint_name: name must be a string, got {name!r:.60}")
+    return tree_map(lambda v: name_p.bind(v, name=name) if isinstance(v, Tracer) else v, x)
 
 
 def _saveable_dot(prim, *_, **params) -> bool:
@@ -855,12 +965,26 @@ def _save_any_names_but_these(*names: str) -> Callable:
     return lambda prim, *_, **params: prim.name == "name" and params.get("name") not in names
 
 
+def _save_anything_except_these_names(*names: str) -> Callable:
+    return lambda prim, *_, **params: prim.name != "name" or params.get("name") not in names
+
+
 def _save_from_both_policies(a: Callable, b: Callable) -> Callable:
     return lambda *args, **params: a(*args, **params) or b(*args, **params)
 
 
+def _save_and_offload_only_these_names(*, names_which_can_be_saved, names_which_can_be_offloaded,
+                                       offload_src=None, offload_dst=None) -> Callable:
+    # fgrad has one memory (the host's): what JAX would offload is saved
+    return _save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def _offload_dot_with_no_batch_dims(offload_src=None, offload_dst=None) -> Callable:
+    return _no_batch_dot
+
+
 # JAX's jax.checkpoint_policies: predicates (primitive, *avals, **params) -> save it?
-# Accepted by checkpoint(policy=), which recomputes everything whichever is given.
+# Offloading policies save on the host, fgrad's one memory.
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=lambda *_, **__: True,
     nothing_saveable=lambda *_, **__: False,
@@ -870,5 +994,8 @@ checkpoint_policies = types.SimpleNamespace(
     checkpoint_dots_with_no_batch_dims=_no_batch_dot,
     save_only_these_names=_save_only_these_names,
     save_any_names_but_these=_save_any_names_but_these,
+    save_anything_except_these_names=_save_anything_except_these_names,
     save_from_both_policies=_save_from_both_policies,
+    save_and_offload_only_these_names=_save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=_offload_dot_with_no_batch_dims,
 )

@@ -91,7 +91,8 @@ ArrayMethods.__neg__ = lambda self: _weak_result(_fnp().negative(self), self)
 ArrayMethods.__pos__ = lambda self: _fnp().positive(self)
 ArrayMethods.__abs__ = lambda self: _weak_result(_fnp().abs(self), self)
 ArrayMethods.__invert__ = lambda self: _fnp().invert(self)
-ArrayMethods.__getitem__ = lambda self, idx: _fnp().getitem(self, idx)
+# JAX's indexing (out-of-bounds indices clamp; fgrad.numpy.getitem, fgrad.torch's, raises)
+ArrayMethods.__getitem__ = lambda self, idx: _fnp()._index.jax_getitem(self, idx)
 ArrayMethods.T = property(lambda self: _fnp().transpose(self))
 
 

@@ -87,6 +87,43 @@ def record_primitive(parent: Trace, prim, primals: Sequence, params: dict, paren
     return out, node
 
 
+class _Known:
+    """A stand-in parent trace for `record_known`: its one answer is the known output."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, out) -> None:
+        self.out = out
+
+    def process_primitive(self, prim, primals, params):
+        return self.out
+
+
+def record_known(prim, args: Sequence, params: dict, out):
+    """`prim` applied to `args` under the current trace when its output `out` is already
+    known (a value a checkpoint's forward saved): under a recording trace the application
+    is recorded as `record_primitive` records it (so reverse mode goes through prim's rule),
+    without running prim again; under any other trace, or with no recorded argument, `out`
+    itself, a constant there.
+
+    Args:
+        prim: the primitive.
+        args: its arguments (this trace's tracers, or values).
+        params: its params.
+        out: its output on those arguments' values.
+    Returns:
+        A tracer of the recording trace holding `out`, or `out`.
+    """
+    trace = _state.trace
+    if not isinstance(trace, RecordTrace):
+        return out
+    primals, parents, recorded = trace.partition(args)
+    if not recorded:
+        return out
+    _, node = record_primitive(_Known(out), prim, tuple(primals), params, tuple(parents), fwd=False)
+    return out if node is None else trace._tracer(out, node)
+
+
 class RecordTracer(Tracer):
     __slots__ = ("primal", "node")
 

@@ -106,6 +106,11 @@ def cached_abstract_eval(prim, avals, params) -> ShapedArray:
     return out
 
 
+# Callables run on each equation a StagingTrace stages, while they are listed (saved_residuals
+# notes where the user's code staged each one).
+EQN_HOOKS: list = []
+
+
 class StagingTrace(Trace):
     """Stages the current function into equations.
 
@@ -206,7 +211,11 @@ class StagingTrace(Trace):
             atoms = [self._const_atom(a) if v is None else v for v, a in zip(atoms, args)]
         aval = cached_abstract_eval(prim, [v.aval for v in atoms], params)
         out = Var(aval)
-        self.eqns.append(Eqn(prim, atoms, [out], params))
+        eqn = Eqn(prim, atoms, [out], params)
+        self.eqns.append(eqn)
+        if EQN_HOOKS:
+            for hook in EQN_HOOKS:
+                hook(eqn)
         return _tracer(self, aval, out, origins)
 
     def to_jaxpr(self, outs) -> tuple[Jaxpr, list]:

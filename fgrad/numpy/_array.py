@@ -35,8 +35,19 @@ class Array(np.ndarray):
         # An index holding a traced value (x[i] inside a fori_loop body or under jit) is a
         # traced gather; NumPy's indexing would try to read the tracer's value.
         if isinstance(idx, Tracer) or (type(idx) is tuple and any(isinstance(i, Tracer) for i in idx)):
-            return _index.getitem(self, idx)
-        return super().__getitem__(idx)
+            return _index.jax_getitem(self, idx)
+        try:
+            return super().__getitem__(idx)
+        except IndexError:  # out of bounds: JAX clamps (other index errors raise again there)
+            return _index.jax_getitem(self, idx)
+
+    def __iter__(self):
+        # NumPy iterates a subclass through its __getitem__ until IndexError, which clamped
+        # indexing never raises: the rows are read with NumPy's own indexing
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array")
+        n = len(self)
+        return map(np.ndarray.__getitem__, [self] * n, range(n))
 
     def block_until_ready(self) -> "Array":
         """JAX's x.block_until_ready(): fgrad computes eagerly on the host, so x is ready.

@@ -383,26 +383,53 @@ class _IndexUpdateRef:
         Returns:
             The gathered values, differentiable in x.
         """
-        if mode is None or mode == "promise_in_bounds":
+        if mode is None:
+            return jax_getitem(self.x, self.idx)
+        if mode == "promise_in_bounds":
             return getitem(self.x, self.idx)
         return _get_with_mode(self.x, self.idx, mode, fill_value)
 
-    def set(self, v):
-        return at_set(self.x, self.idx, v)
+    def _update(self, update, v, mode):
+        x, idx, shape = _scatter_plan(self.x, self.idx, mode)
+        out = update(x, idx, v)
+        return out if shape is None else getitem(out, tuple(slice(0, n) for n in shape))
 
-    def add(self, v):
-        return at_add(self.x, self.idx, v)
+    def set(self, v, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None):
+        """x with x[idx] replaced by v (JAX's ``x.at[idx].set``); a new array.
 
-    def mul(self, v):
-        return at_mul(self.x, self.idx, v)
+        Args:
+            v: the values, broadcast to x[idx]'s shape.
+            indices_are_sorted, unique_indices: hints, accepted and unused.
+            mode: None or "drop" (JAX's default: updates at out-of-bounds integer indices are
+                dropped), "clip" (those indices are clamped to the axis) or
+                "promise_in_bounds" (fgrad's indexing: out of bounds raises IndexError).
+        Returns:
+            The updated array.
+        """
+        return self._update(at_set, v, mode)
+
+    def add(self, v, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None):
+        """x with v added at x[idx] (repeated indices accumulate); modes as `set`."""
+        return self._update(at_add, v, mode)
+
+    def mul(self, v, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None):
+        """x with x[idx] multiplied by v; modes as `set`."""
+        return self._update(at_mul, v, mode)
 
     multiply = mul
 
-    def min(self, v):
-        return at_min(self.x, self.idx, v)
+    def min(self, v, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None):
+        """x with x[idx] replaced by its minimum with v; modes as `set`."""
+        return self._update(at_min, v, mode)
 
-    def max(self, v):
-        return at_max(self.x, self.idx, v)
+    def max(self, v, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: str | None = None):
+        """x with x[idx] replaced by its maximum with v; modes as `set`."""
+        return self._update(at_max, v, mode)
 
 
 def _default_fill(dtype: np.dtype):
@@ -461,6 +488,86 @@ def _get_with_mode(x, idx, mode: str, fill_value: Any):
         pad = fnp.full(xshape[:axis] + (1,) + xshape[axis + 1:], fill, dtype=dtype)
         x = fnp.concatenate([x, pad], axis=axis)
     return getitem(x, tuple(new))
+
+
+def _has_traced_index(idx) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(i, Tracer) and i.aval.dtype.kind in "iu" for i in items)
+
+
+def jax_getitem(x, idx):
+    """x[idx] with JAX's semantics, what `x[idx]` and `x.at[idx].get()` mean on fgrad.numpy's
+    arrays and traced values: NumPy's indexing, except that an out-of-bounds integer index
+    (a Python int, or an entry of an index array) is clamped to its axis after negative
+    indices count from the end (x[11] of 10 entries is x[9], x[-11] is x[0]), where NumPy
+    raises IndexError. fgrad.numpy.getitem, which fgrad.torch indexes with, raises.
+
+    Args:
+        x: the array.
+        idx: a NumPy index.
+    Returns:
+        The selected values, differentiable in x.
+    """
+    if _has_traced_index(idx):  # its values are unknown here: clamped in the program
+        return _get_with_mode(x, idx, "clip", None)
+    try:
+        return getitem(x, idx)
+    except IndexError as e:
+        try:
+            return _get_with_mode(x, idx, "clip", None)
+        except Exception:
+            raise e from None  # not an out-of-bounds index: the first error says what is wrong
+
+
+def _scatter_plan(x, idx, mode):
+    """(x, idx, shape) to run an update of x at idx with JAX's scatter `mode` (None: "drop").
+    "drop": an out-of-bounds integer index points at one extra entry appended to its axis
+    (the update lands there), and `shape` is x's shape to slice the result back to (None
+    when no entry can be out of bounds). "clip": indices clamped. "promise_in_bounds": as is."""
+    from .. import numpy as fnp  # the package's functions, imported once it is loaded
+
+    if mode == "promise_in_bounds":
+        return x, idx, None
+    if mode not in (None, "drop", "clip", "fill"):
+        raise FgradValueError(f"at[...] update: mode must be None, 'drop', 'clip' or "
+                              f"'promise_in_bounds', got {mode!r}")
+    x = as_value(x, "at[...]")
+    shape = aval_of(x).shape
+    raw = list(idx) if isinstance(idx, tuple) else [idx]
+    kinds = [_classify(i) for i in raw]
+    consumed = sum(kind in ("int", "slice", "array") for kind, _ in kinds)
+    if any(kind == "mask" for kind, _ in kinds) or consumed > len(shape):
+        return x, idx, None  # (masks are in bounds by shape; too many indices raises later)
+    new, padded, d = [], [], 0
+    for (kind, v), item in zip(kinds, raw):
+        if kind == "ellipsis":
+            d += len(shape) - consumed
+        elif kind in ("int", "array"):
+            n = shape[d]
+            if not is_traced(v) and not _is_cupy(v):
+                a = np.asarray(v)
+                if a.size == 0 or bool(((a >= -n) & (a < n)).all()):
+                    new.append(item)
+                    d += 1
+                    continue
+            i = fnp.asarray(v)
+            i = fnp.where(i < 0, i + n, i)
+            if mode == "clip":
+                i = fnp.clip(i, 0, max(n - 1, 0))
+            else:
+                i = fnp.where((i >= 0) & (i < n), i, n)
+                padded.append(d)
+            new.append(i)
+            d += 1
+            continue
+        elif kind == "slice":
+            d += 1
+        new.append(item)
+    for axis in padded:
+        xshape = aval_of(x).shape
+        pad = fnp.zeros(xshape[:axis] + (1,) + xshape[axis + 1:], dtype=dtype_of(x))
+        x = fnp.concatenate([x, pad], axis=axis)
+    return x, tuple(new), (shape if padded else None)
 
 
 class _IndexUpdateHelper:

@@ -57,6 +57,11 @@ REPRS = ("reprs of fgrad's own types: class names, key arrays and treedefs print
          "form (the numbers they hold are compared)")
 CUSTOM_VJP_JVP = ("custom_vjp under forward mode: fgrad refuses before running the rule, "
                   "so nothing the rule prints appears")
+RESIDUALS = ("saved residuals follow fgrad's VJP rules: print_saved_residuals lists what "
+             "fgrad's rules keep, which is not what JAX's linearization keeps (sin keeps its "
+             "input, JAX cos of it; x ** 2 its input, JAX 2 * x; every argument is kept)")
+CHECKPOINT_CACHE = ("checkpoint traces its function at every call: JAX reuses its trace of the "
+                    "same function, made before a global it calls was redefined")
 MUTABLE = ("fgrad.numpy's eager arrays can be written in place: they are NumPy arrays, so "
            "x[i] = v and x += v change x, where JAX's arrays are immutable (TypeError)")
 
@@ -81,25 +86,20 @@ DIFFERENT: dict[tuple[str, int], str] = {
     ("quickstart", 8): MUTABLE,   # so x prints with the 10
     ("sharp_bits", 8): MUTABLE,
     ("sharp_bits", 9): MUTABLE,   # jax_array += 10 changes jax_array_new's array too
+    **{("gradient_checkpointing", i): RESIDUALS for i in (0, 17, 20, 24, 25, 27, 28)},
+    **{("autodiff_remat", i): RESIDUALS for i in (1, 18, 21, 23, 24, 26, 27)},
+    # loss, checkpointed again after predict (which it calls) was redefined with names
+    ("gradient_checkpointing", 21): CHECKPOINT_CACHE,
+    ("autodiff_remat", 22): CHECKPOINT_CACHE,
 }
 
 # Causes of today's failures, one line each; the owner of the area is named where it is not
 # this runner's.
-RESIDUALS = ("jax.ad_checkpoint.print_saved_residuals lists fgrad's residuals, which are not "
-             "JAX's: fgrad's rules keep other values (sin keeps its input, JAX keeps cos of it) "
-             "and a checkpoint keeps its inputs only, whatever its policy (fgrad/custom.py)")
-OOB = ("out-of-bounds indexing: JAX clamps gathers (x[11] of 10 is x[9]), fgrad raises "
-       "IndexError")
 LIST_ARG = "jnp.sum([1, 2, 3]): JAX refuses a list argument (TypeError), fgrad converts it"
 CONV_1D = "lax.conv_general_dilated: fgrad supports 2-D convolutions only (1-D here)"
 
 # (page, cell index) -> why the cell fails under fgrad today (strict: a fix makes it XPASS).
 XFAIL: dict[tuple[str, int], str] = {
-    **{("gradient_checkpointing", i): RESIDUALS for i in (0, 1, 2, 3, 17, 18, 20, 24, 25, 27,
-                                                          28)},
-    **{("autodiff_remat", i): RESIDUALS for i in (1, 2, 3, 4, 18, 19, 21, 23, 24, 26, 27)},
-    ("sharp_bits", 26): OOB,
-    ("sharp_bits", 27): OOB,
     ("sharp_bits", 30): LIST_ARG,
     ("key_concepts", 12): CONV_1D,
 }
