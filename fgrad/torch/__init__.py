@@ -60,6 +60,8 @@ for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
 # nn/linalg functions under torch's top-level names, eager control flow, runtime queries
 from ._breadth import *  # noqa: E402,F401,F403
+# nn.functional's names for some of them (pdist, conv_tbc, max_pool3d, ctc_loss, ...)
+from . import _functional_aliases  # noqa: E402,F401
 # torch.functional: aliases of the top-level functions PyTorch defines there (reads the names above)
 from . import functional  # noqa: E402,F401
 # torch.utils.benchmark (Timer, Measurement): written on the package and runtime, so it sits above both

@@ -601,6 +601,22 @@ def _build() -> list[Pair]:
         p = firsts[base]
         add(dataclasses.replace(p, torch=name, targs=(lambda *a, _t=p.targs: (a[0] * 1, *a[1:]) if _t is None
                                                       else _t(a[0] * 1, *a[1:]))))
+    # nn.functional's in-place activations, as the out-of-place ones (on a non-leaf copy), and its
+    # spellings of torch's top-level functions, as those
+    for name, base in (("relu_", F + "relu"), ("elu_", F + "elu"), ("leaky_relu_", F + "leaky_relu"),
+                       ("hardtanh_", F + "hardtanh"), ("celu_", F + "celu"), ("selu_", F + "selu"),
+                       ("threshold_", "threshold_"), ("rrelu_", "rrelu")):
+        p = firsts[base]
+        add(dataclasses.replace(p, torch=F + name, targs=(lambda *a, _t=p.targs: (a[0] * 1, *a[1:]) if _t is None
+                                                          else _t(a[0] * 1, *a[1:]))))
+    for name in ("channel_shuffle", "native_channel_shuffle", "conv_transpose3d", "max_pool3d",
+                 "max_pool1d_with_indices"):
+        add(dataclasses.replace(firsts[name], torch=F + name))
+    add(P(F + "max_pool2d_with_indices", "numpy.max", "n:2,3,4", (3, 4), fargs=lambda x, k: (x,),
+          fkw={"axis": (-2, -1), "keepdims": True}, tsel=first))
+    add(P(F + "adaptive_max_pool1d_with_indices", "numpy.max", "n:2,3,4", 1, tsel=first, **whole))
+    add(P(F + "adaptive_max_pool2d_with_indices", "numpy.max", "n:2,3,4", 1, fargs=lambda x, k: (x,),
+          fkw={"axis": (-2, -1), "keepdims": True}, tsel=first))
     return pairs
 
 

@@ -449,3 +449,10 @@ from ._attention_functional import *  # noqa: E402,F401,F403
 from .._tensor.tensor import wrap as _wrap
 
 __all__ += _attention_functional.__all__
+
+# in-place activations, *_with_indices, margin losses over classes, gumbel_softmax, and the
+# nn.functional names of torch's top-level functions
+from . import _functional_more  # noqa: E402
+from ._functional_more import *  # noqa: E402,F401,F403
+
+__all__ += _functional_more.__all__
