@@ -271,9 +271,12 @@ def test_register_multi_grad_hook_matches_torch(mode):
         ftorch.autograd.graph.register_multi_grad_hook([], lambda g: None, mode="some")
 
 
-def test_allow_mutation_on_saved_tensors():
-    res = {}
-    for L in (torch, ftorch):
+# (torch's side in the slow step: its first use imports its dispatch-mode machinery, ~2 s)
+@pytest.mark.parametrize("libs", [pytest.param((torch, ftorch), marks=pytest.mark.slow), (ftorch,)],
+                         ids=["as_torch", "fgrad"])
+def test_allow_mutation_on_saved_tensors(libs):
+    res = {torch: 2 * A}
+    for L in libs:
         with L.autograd.graph.allow_mutation_on_saved_tensors():
             a = L.tensor(A, requires_grad=True)
             b = a.clone()
