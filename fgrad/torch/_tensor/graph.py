@@ -600,6 +600,7 @@ class allow_mutation_on_saved_tensors(contextlib.ContextDecorator):
         if _MUTATION[0] is not None:
             raise FgradRuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
         self.nodes: list = []
+        self.live = 0
         _MUTATION[0] = self
         _sync_interceptor()
         return self
@@ -613,6 +614,9 @@ class allow_mutation_on_saved_tensors(contextlib.ContextDecorator):
         for o in tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))[0]:
             if isinstance(o, Tensor) and o._node is not None:
                 self.nodes.append(weakref.ref(o._node))
+        if len(self.nodes) > 2 * self.live + 1024:  # (a long context: drop the graphs that died)
+            self.nodes = [r for r in self.nodes if r() is not None]
+            self.live = len(self.nodes)
 
     def before_write(self, t: Tensor) -> None:
         tv = t._value
