@@ -274,3 +274,38 @@ def test_inplace_views_change_the_shape_and_history_as_torch():
         (y * ft.tensor(w)).sum().backward()
         (ty * torch.tensor(w)).sum().backward()
         np.testing.assert_array_equal(leaf.grad.numpy(), tleaf.grad.numpy(), err_msg=name)
+
+
+def test_post_accumulate_grad_hooks_are_torchs():
+    import gc
+    import weakref
+    results = []
+    for lib in (ft, torch):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        handle = w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+        gc.collect()  # the hook outlives collections while the leaf lives
+        (w * 3).sum().backward()
+        (w * w).sum().backward()
+        lib.autograd.grad((w * 2).sum(), w)  # no accumulation: no hook
+        handle.remove()
+        (w * 3).sum().backward()
+        v = lib.tensor([1.0, 2.0], requires_grad=True)
+
+        def step(p, lib=lib):  # the optimizer-in-backward pattern
+            with lib.no_grad():
+                p.sub_(0.5 * p.grad)
+            p.grad = None
+        v.register_post_accumulate_grad_hook(step)
+        (v * v).sum().backward()
+        results.append((seen, v.tolist(), v.grad))
+        for bad, message in ((w * 1, "non-leaf"), (lib.ones(2), "doesn't require gradient")):
+            with pytest.raises(RuntimeError, match=message):
+                bad.register_post_accumulate_grad_hook(print)
+    assert results[0] == results[1]
+    leaf = ft.ones(2, requires_grad=True)
+    leaf.register_post_accumulate_grad_hook(lambda p: None)
+    ref = weakref.ref(leaf)
+    del leaf
+    gc.collect()
+    assert ref() is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import math
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from ...core.trace import _state
 from . import _ops as O
 from . import _ops_breadth as B
 from . import creation
-from .tensor import TensorBase, _dim, _make, check_inplace, commit_inplace, node_class
+from .tensor import TensorBase, _acc_node, _dim, _make, check_inplace, commit_inplace, node_class
 
 
 def _root(v):
@@ -559,3 +560,49 @@ def _no_derivative_inplace(name: str, fn: Callable) -> Callable:
 NO_DERIVATIVE_INPLACE = {name: _no_derivative_inplace(name, fn) for name, fn in {
     "acosh_": O.acosh, "arccosh_": O.acosh, "asinh_": O.asinh, "arcsinh_": O.asinh, "atanh_": O.atanh,
     "arctanh_": O.atanh}.items()}
+
+
+class _KeepNode:
+    """A no-op tensor hook holding a leaf's AccumulateGrad node, so the node (and the post hooks
+    registered on it, which graph.POST_HOOKS keys weakly by node) lives as long as the leaf:
+    leaf -> hook list -> this -> node -> leaf is a cycle the garbage collector frees."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __call__(self, grad):
+        return None
+
+
+def register_post_accumulate_grad_hook(self, hook: Callable):
+    """Tensor.register_post_accumulate_grad_hook(hook): `hook(tensor)` runs after backward()
+    has accumulated this leaf's gradient into .grad (torch.autograd.grad does not run it).
+
+    Args:
+        hook: a callable taking the tensor and returning None.
+
+    Returns:
+        A handle whose remove() unregisters the hook.
+    """
+    if not callable(hook):
+        raise FgradTypeError(f"register_post_accumulate_grad_hook expects a callable, got {type(hook).__name__}")
+    if self._node is not None:
+        raise FgradRuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not self._requires_grad:
+        raise FgradRuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    from . import graph  # (graph imports the Tensor class this module helps build)
+    node = _acc_node(self)
+    if self._hooks is None:
+        self._hooks = []
+    if not any(isinstance(h, _KeepNode) and h.node is node for h in self._hooks):
+        self._hooks.append(_KeepNode(node))
+    ref = weakref.ref(self)  # (POST_HOOKS' values must not hold its keys' leaf strongly)
+
+    def after_accumulation(grad_inputs, grad_outputs):
+        leaf = ref()
+        if leaf is not None and hook(leaf) is not None:
+            raise FgradRuntimeError("post accumulate grad hooks should return None (got a value from "
+                                    f"{getattr(hook, '__name__', hook)!r}); write to tensor.grad instead")
+    return graph._register_hook(node, after_accumulation)
