@@ -305,6 +305,18 @@ def test_inplace_functions_write_their_input():
         assert type(out.grad_fn).__name__ == "SinBackward0"
 
 
+def test_resize_as_and_as_strided_write_their_input():
+    """torch.resize_as_ and torch.as_strided_ change their input in place and return it."""
+    got = []
+    for lib in (torch, ft):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4))
+        y = lib.as_strided_(x, (2, 2), (1, 2), 1)
+        z = lib.zeros(2, 3)
+        w = lib.resize_as_(z, lib.zeros(3, 2))
+        got.append((y is x, y.numpy().tolist(), tuple(x.shape), w is z, tuple(z.shape)))
+    assert got[0] == got[1], got
+
+
 def test_vander_gradient():
     """d vander(x)[i, j] / dx_i = k x_i ** (k - 1) for the column's power k, to second order."""
     x = ft.tensor(V, requires_grad=True)

@@ -155,6 +155,33 @@ def _no_grad_binary(name: str, fn, kinds: str = "biufc"):
     return op
 
 
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """input resized in place to the_template's shape (Tensor.resize_as_).
+
+    Args:
+        input: a Tensor (not one that requires grad).
+        the_template: the Tensor whose shape input takes.
+        memory_format: accepted for PyTorch's signature.
+
+    Returns:
+        input.
+    """
+    return _input("resize_as_", input).resize_as_(the_template)
+
+
+def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """input made in place the as_strided view of its own elements (Tensor.as_strided_).
+
+    Args:
+        input: a contiguous Tensor.
+        size, stride, storage_offset: as for as_strided.
+
+    Returns:
+        input.
+    """
+    return _input("as_strided_", input).as_strided_(size, stride, storage_offset)
+
+
 def _gcd_values(a, b):
     """Euclid's algorithm elementwise (|a|, |b|), as many rounds as the largest needs."""
     a, b = fnp.broadcast_arrays(fnp.abs(a), fnp.abs(b))
