@@ -196,7 +196,7 @@ def _run(roots, retain_graph, create_graph, capture=()) -> dict:
     _state.grad_enabled = bool(create_graph)
     wrap = _graph_wrap if create_graph else (_values if graph.PACKED else saved_values)
     rule = _graph_rule if create_graph else None
-    if graph.POST_HOOKS:
+    if graph.OP_HOOKED:
         rule = _with_post_hooks(rule or _engine_rule)
     try:
         return backward_pass(roots, retain=retain, wrap=wrap, add=_add_ct, capture=capture,

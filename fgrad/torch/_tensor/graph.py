@@ -135,6 +135,9 @@ Node.register(AccumulateGrad)
 _METADATA: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # node -> its post hooks (fn(grad_inputs, grad_outputs)); the backward pass reads it (autograd.py)
 POST_HOOKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# the operation nodes (not leaves) that have post hooks: while there are none, the engine runs
+# the rules without the hook wrapper (autograd._run)
+OP_HOOKED: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _metadata(node) -> dict:
@@ -179,6 +182,8 @@ def _register_hook(node, fn: Callable) -> RemovableHandle:
     if hooks is None:
         hooks = POST_HOOKS[node] = []
     hooks.append(fn)
+    if not isinstance(node, AccumulateGrad):  # (a leaf's run in backward(), not in the engine)
+        OP_HOOKED.add(node)
     return RemovableHandle(hooks, fn)
 
 
