@@ -372,15 +372,24 @@ def _build() -> list[Pair]:
     add(P("inverse", "numpy.linalg.inv", "q:3"))
     add(P("slogdet", "numpy.linalg.slogdet", "q:3", **sel1))
     add(P("logdet", "numpy.linalg.slogdet", "s:3", fsel=lambda r: r[1]))
+    add(P("linalg.matrix_exp", "scipy.linalg.expm", "n:3,3"))
+    add(P("linalg.tensorinv", "numpy.linalg.tensorinv", "q:4", tkw={"ind": 1}))
+    add(P("linalg.tensorsolve", "numpy.linalg.tensorsolve", "q:4", "n:4"))
+    add(P("linalg.lu_factor", "scipy.linalg.lu_factor", "q:3", **sel))
+    add(P("linalg.lu", "scipy.linalg.lu", "q:3", tsel=lambda r: r[2], fsel=lambda r: r[2]))
     # --- scipy.special ------------------------------------------------------------------------
     for name in ("digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit", "gammaln", "i0", "i0e", "i1",
                  "i1e", "log_ndtr", "logit", "ndtr", "ndtri", "psi"):
         add(_unary(f"special.{name}", f"scipy.special.{name}"))
-    for tname, fname in {"bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1"}.items():
+    for tname, fname in {"bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1",
+                         "modified_bessel_i0": "i0", "modified_bessel_i1": "i1", "modified_bessel_k0": "k0",
+                         "modified_bessel_k1": "k1", "scaled_modified_bessel_k0": "k0e",
+                         "scaled_modified_bessel_k1": "k1e"}.items():
         # (PyTorch defines no derivative for its Bessel functions, nor does fgrad.torch)
         add(P(f"special.{tname}", f"scipy.special.{fname}", f"{DOMAIN.get(tname, 'n')}:3,4", order=0))
-    for name in ("exp2", "expm1", "log1p", "round"):
+    for name in ("exp2", "expm1", "log1p", "round", "sinc"):
         add(_unary(f"special.{name}", f"numpy.{name}"))
+    add(P("special.airy_ai", "scipy.special.airy", "n:3,4", order=0, fsel=lambda r: r[0]))
     for name in ("xlogy", "xlog1py"):
         add(P(f"special.{name}", f"scipy.special.{name}", "p:3,4", "p:3,4",
               points=(XLOGY0 if name == "xlogy" else pt([[0.0, 1.0]], [[0.0, -1.0]]),)))

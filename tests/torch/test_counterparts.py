@@ -160,7 +160,8 @@ TOLERANCE: dict[str, tuple[float, str]] = {
 TOLERANCE.update({k.replace("nn.functional.", ""): TOLERANCE[k]
                   for k in ("nn.functional.celu~nn.celu", "nn.functional.selu~nn.selu")})
 TOLERANCE.update({k: (1e-12, ORDER2) for k in (
-    "sinc~numpy.sinc", "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm",
+    "sinc~numpy.sinc", "special.sinc~numpy.sinc", "linalg.tensorsolve~numpy.linalg.tensorsolve",
+    "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm",
     "pairwise_distance~numpy.linalg.norm",
     "chain_matmul~numpy.linalg.multi_dot")})
 TOLERANCE["triangular_solve~scipy.linalg.solve_triangular"] = (
@@ -444,18 +445,12 @@ UNPAIRED = {
     "put": "numpy.put writes in place; torch.put returns a new tensor (tested against torch)",
     "kl_div": "scipy.special.kl_div is elementwise x log(x/y) - x + y; torch.kl_div is a reduced loss on "
               "log-probabilities (tested against torch)",
-    "special.sinc": "torch.special.sinc is fgrad.numpy.sinc in one op (tests/torch/test_special_bessel_polynomials.py "
-                    "compares it with torch to second order)",
     "special.zeta": "torch.special.zeta has no derivative in x (scipy.special.zeta's raises, as torch's backward "
                     "does), which the pairs differentiate (tested against torch in "
                     "tests/torch/test_special_bessel_polynomials.py)",
     "linalg.eig": "complex results, which the pairs' float64 comparisons do not take (tested against torch in "
                   "tests/torch/test_linalg_factorizations.py)",
     "linalg.eigvals": "complex results (tested against torch in tests/torch/test_linalg_factorizations.py)",
-    "linalg.tensorinv": "composed as PyTorch's, reshapes around linalg.inv (tested against torch in "
-                        "tests/torch/test_linalg_factorizations.py)",
-    "linalg.tensorsolve": "composed as PyTorch's, reshapes around linalg.solve (tested against torch in "
-                          "tests/torch/test_linalg_factorizations.py)",
 }
 
 
