@@ -309,3 +309,29 @@ def test_post_accumulate_grad_hooks_are_torchs():
     del leaf
     gc.collect()
     assert ref() is None
+
+
+def test_as_subclass_and_sparse_methods_are_torchs():
+    for lib in (ft, torch):
+        class Marked(lib.Tensor):
+            pass
+        leaf = lib.ones(2, requires_grad=True)
+        z = leaf.as_subclass(Marked)
+        assert type(z) is Marked and z.requires_grad and not z.is_leaf
+        assert type(z.grad_fn).__name__ == "AliasBackward0" and z.data_ptr() == leaf.data_ptr()
+        (z * 3).sum().backward()
+        assert leaf.grad.tolist() == [3.0, 3.0]
+        with pytest.raises(TypeError, match="does not inherit from Tensor"):
+            leaf.as_subclass(int)
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        r = x.sparse_mask(lib.tensor([[1.0, 0, 2], [0, 3, 0]]).to_sparse())
+        assert r.is_coalesced() and r.indices().tolist() == [[0, 0, 1], [0, 2, 1]]
+        assert r.values().tolist() == [0.0, 2.0, 4.0]
+        r.to_dense().sum().backward()
+        assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+        with pytest.raises(NotImplementedError):
+            x.sparse_mask(lib.ones(2, 3))
+        for name, wants in (("indices", "sparse coordinate tensor"), ("values", "sparse tensor"),
+                            ("coalesce", "sparse coordinate tensor"), ("is_coalesced", "sparse coordinate tensor")):
+            with pytest.raises(RuntimeError, match=f"{name} expected {wants} layout but got Strided"):
+                getattr(x, name)()

@@ -438,8 +438,9 @@ TABLE.update({name: (FUNCTION, getattr(A, name)) for name in (
     "stride", "storage_offset", "dim_order", "is_pinned", "pin_memory", "const_data_ptr", "dense_dim",
     "sparse_dim", "reinforce", "new", "new_empty_strided", "apply_", "map_", "map2_", "fill_diagonal_",
     "sum_to_size", "unfold", "resize_", "resize_as_", "resize", "resize_as", "polygamma", "polygamma_",
-    "float_power_", "register_post_accumulate_grad_hook")})
-TABLE.update({name: (FUNCTION, fn) for name, fn in {**A.VIEW_INPLACE, **A.NO_DERIVATIVE_INPLACE}.items()})
+    "float_power_", "register_post_accumulate_grad_hook", "as_subclass", "sparse_mask")})
+TABLE.update({name: (FUNCTION, fn) for name, fn in {**A.VIEW_INPLACE, **A.NO_DERIVATIVE_INPLACE,
+                                                     **A.SPARSE_ONLY}.items()})
 TABLE.update({name: (PROPERTY, fn) for name, fn in {
     "nbytes": A._nbytes, "itemsize": A._itemsize, "is_cpu": A._is_cpu, "output_nr": A._output_nr,
     "volatile": A._volatile, "name": A._name, "grad_dtype": A._grad_dtype}.items()})

@@ -22,6 +22,7 @@ from ...core.trace import _state
 from . import _ops as O
 from . import _ops_breadth as B
 from . import creation
+from ._layout import strided
 from .tensor import TensorBase, _acc_node, _dim, _make, check_inplace, commit_inplace, node_class
 
 
@@ -606,3 +607,66 @@ def register_post_accumulate_grad_hook(self, hook: Callable):
             raise FgradRuntimeError("post accumulate grad hooks should return None (got a value from "
                                     f"{getattr(hook, '__name__', hook)!r}); write to tensor.grad instead")
     return graph._register_hook(node, after_accumulation)
+
+
+def as_subclass(self, cls: type):
+    """Tensor.as_subclass(cls): an instance of `cls` (a subclass of Tensor) over the same
+    memory, attached to this tensor's graph (AliasBackward0); cls.__init__ is not called.
+
+    Args:
+        cls: a subclass of Tensor.
+
+    Returns:
+        A `cls` instance.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, TensorBase)):
+        raise FgradTypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+                             f"possible (got {cls!r}). Make sure your class inherits from Tensor.")
+    out = O.view(self, tuple(self._value.shape))
+    node = out._node
+    if node is not None:
+        node.__class__ = node_class("AliasBackward0")
+    inst = _make(out._value, node, out._requires_grad, out._vbox, into=object.__new__(cls))
+    inst._view = out._view
+    return inst
+
+
+def sparse_mask(self, mask):
+    """Tensor.sparse_mask(mask): a sparse COO tensor with this tensor's values at the
+    positions `mask` (sparse COO, the same size) stores; the gradient goes to those positions.
+
+    Args:
+        mask: a sparse COO tensor of this tensor's shape.
+
+    Returns:
+        A sparse COO tensor, coalesced.
+    """
+    if getattr(mask, "layout", None) is strided or isinstance(mask, TensorBase):
+        raise FgradNotImplementedError("Could not run 'aten::sparse_mask' with a strided mask: sparse_mask takes a "
+                                       "sparse COO mask (mask.to_sparse())")
+    shape = tuple(self._value.shape)
+    if tuple(mask.shape) != shape:
+        raise FgradRuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(shape)} "
+                                f"but mask has size {list(mask.shape)}.")
+    m = mask.coalesce()
+    idx = m._indices()
+    vals = O.getitem(self, tuple(idx[d] for d in range(idx.shape[0])))
+    sparse = importlib.import_module("fgrad.torch.sparse")
+    return sparse.sparse_coo_tensor(idx, vals, shape, is_coalesced=True)
+
+
+def _layout_error(name: str, wants: str) -> Callable:
+    """Tensor.<name>(): a sparse tensor's query; a strided tensor raises, as in PyTorch (fgrad's
+    sparse COO tensors are their own class, torch.sparse)."""
+    def method(self):
+        raise FgradRuntimeError(f"{name} expected {wants} layout but got Strided (a dense tensor; "
+                                "x.to_sparse() gives a sparse COO one)")
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    method.__doc__ = (f"Tensor.{name}(): defined for sparse COO tensors (fgrad.torch.sparse); a dense tensor "
+                      f"raises torch's error.\n\nRaises:\n    RuntimeError: always, for a dense tensor.")
+    return method
+
+
+SPARSE_ONLY = {name: _layout_error(name, wants) for name, wants in {
+    "indices": "sparse coordinate tensor", "values": "sparse tensor", "coalesce": "sparse coordinate tensor",
+    "is_coalesced": "sparse coordinate tensor"}.items()}
