@@ -593,9 +593,20 @@ def _lapack(name: str, m: np.ndarray):
     return scipy.linalg.lapack.get_lapack_funcs((name,), (m,))[0]
 
 
+def _host(t: Tensor) -> np.ndarray:
+    """t's value as a NumPy array (copied from a GPU), for the host's LAPACK kernels."""
+    return t.detach().cpu().numpy()
+
+
+def _like(values: np.ndarray, t: Tensor) -> Tensor:
+    """A tensor of the host result `values` on t's device (no grad: LAPACK's codes and factors)."""
+    out = _make(values)
+    return out if t.device.type == "cpu" else out.to(t.device)
+
+
 def _matrices(A: Tensor) -> tuple:
     """(the matrices of A's value as a stack, A's batch shape), on the host."""
-    v = np.asarray(A._value)
+    v = _host(A)
     return v.reshape(-1, *v.shape[-2:]), v.shape[:-2]
 
 
@@ -645,12 +656,12 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     if check_errors and info.any():
         _raise_info("cholesky_ex", info, _NOT_PD)
     if not info.any():
-        return cholesky_ex_t(cholesky(A, upper=upper), _make(info))
+        return cholesky_ex_t(cholesky(A, upper=upper), _like(info, A))
     flat, lead = _matrices(A)
     factors = np.stack([np.tril(_lapack("potrf", m)(m, lower=1, clean=1)[0]) for m in flat])
     if upper:
         factors = np.conj(np.swapaxes(factors, -1, -2))
-    return cholesky_ex_t(_make(factors.reshape(*lead, *factors.shape[-2:])), _make(info))
+    return cholesky_ex_t(_like(factors.reshape(*lead, *factors.shape[-2:]), A), _like(info, A))
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
@@ -670,10 +681,10 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     if check_errors and info.any():
         _raise_info("inv_ex", info, _SINGULAR)
     if not info.any():
-        return inv_ex_t(call("LinalgInvExBackward0", fnp.linalg.inv, (A,)), _make(info))
+        return inv_ex_t(call("LinalgInvExBackward0", fnp.linalg.inv, (A,)), _like(info, A))
     mask = info[..., None, None] != 0
     out = call("LinalgInvExBackward0", fnp.linalg.inv, (_identity_where(A, mask),))
-    return inv_ex_t(_nan_where(out, mask), _make(info))
+    return inv_ex_t(_nan_where(out, mask), _like(info, A))
 
 
 def _identity_where(A: Tensor, mask: np.ndarray) -> Tensor:
@@ -707,11 +718,12 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     if check_errors and info.any():
         _raise_info("solve_ex", info, "The solver failed because the input matrix is singular.")
     if not info.any():
-        return solve_ex_t(solve(A, B, left=left), _make(info))
+        return solve_ex_t(solve(A, B, left=left), _like(info, A))
     sa, sb = tuple(A._value.shape), tuple(B._value.shape)
     vector = left and (len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1]))
     out = solve(_identity_where(A, info[..., None, None] != 0), B, left=left)
-    return solve_ex_t(_nan_where(out, (info != 0).reshape(info.shape + (1,) * (1 if vector else 2))), _make(info))
+    return solve_ex_t(_nan_where(out, (info != 0).reshape(info.shape + (1,) * (1 if vector else 2))),
+                      _like(info, A))
 
 
 # --- eigenvalues of general matrices, the matrix exponential ---------------------------------------------
@@ -799,7 +811,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     with warnings.catch_warnings():  # a singular matrix is what info reports
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         LU, piv = call("LinalgLuFactorExBackward0", _lu_packed, (A,))
-    return lu_factor_ex_t(LU, piv, _make(info))
+    return lu_factor_ex_t(LU, piv, _like(info, A))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
@@ -982,7 +994,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     n = A._value.shape[-1]
     LD = np.stack(lds).reshape(A._value.shape) if lds else np.zeros(A._value.shape, A._value.dtype)
     piv = np.stack(pivs).reshape(*lead, n) if pivs else np.zeros((*lead, n), np.int32)
-    return ldl_factor_ex_t(_make(LD), _make(piv), _make(info))
+    return ldl_factor_ex_t(_like(LD, A), _like(piv, A), _like(info, A))
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> tuple:
@@ -1022,7 +1034,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
         raise FgradRuntimeError("torch.linalg.ldl_solve: Expected pivots to be an int32 tensor (ldl_factor's), got "
                                 f"{getattr(pivots, 'dtype', type(pivots).__name__)}")
     dt = P.result_dtype(LD, B)
-    ld, piv, b = np.asarray(LD._value, dt), np.asarray(pivots._value), np.asarray(B._value, dt)
+    ld, piv, b = _host(LD).astype(dt), _host(pivots), _host(B).astype(dt)
     batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
     ld = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape(-1, n, n)
     piv = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, n)
@@ -1030,7 +1042,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     kernel = "hetrs" if hermitian and dt.kind == "c" else "sytrs"
     xs = [_lapack(kernel, m)(m, p, r, lower=1)[0] for m, p, r in zip(ld, piv, b2)]
     x = np.stack(xs) if xs else np.zeros(b2.shape, dt)
-    return _make(x.reshape(batch + b.shape[-2:]))
+    return _like(x.reshape(batch + b.shape[-2:]), B)
 
 
 # --- tensor inverses and solves, Vandermonde matrices --------------------------------------------------------
