@@ -335,3 +335,50 @@ def test_as_subclass_and_sparse_methods_are_torchs():
                             ("coalesce", "sparse coordinate tensor"), ("is_coalesced", "sparse coordinate tensor")):
             with pytest.raises(RuntimeError, match=f"{name} expected {wants} layout but got Strided"):
                 getattr(x, name)()
+
+
+_R = np.random.default_rng(1)
+_S = UNIT[:3, :3] @ UNIT[:3, :3].T + np.eye(3)
+
+
+def _T(a):
+    """An argument both libraries get as their own tensor."""
+    return ("tensor", a)
+
+
+# (method, self, args, kwargs): the rows of same-name torch functions, torch's method as reference
+ARGUMENT_CASES = [
+    ("stft", _R.normal(size=64), (16,), {"return_complex": True}), ("histogram", UNIT, (5,), {}),
+    ("nonzero_static", np.array([0.0, 1, 0, 2]), (), {"size": 3}),
+    ("index_reduce", UNIT, (0, _T(np.array([0, 2])), _T(OTHER[:2]), "amax"), {}),
+    ("index_reduce", UNIT, (1, _T(np.array([0, 0, 3])), _T(OTHER[:, :3]), "mean"), {"include_self": False}),
+    ("as_strided", UNIT, ((2, 2), (1, 2), 1), {}), ("as_strided_scatter", UNIT, (_T(OTHER[:2, :2]), (2, 2), (1, 2), 1), {}),
+    ("diagonal_scatter", UNIT, (_T(OTHER[0, :3]),), {}), ("unsafe_split", UNIT, (2, 1), {}),
+    ("unsafe_chunk", UNIT, (2, 1), {}), ("bitwise_left_shift", INTS, (_T(INTS2 % 3),), {}),
+    ("igamma", UNIT, (_T(OTHER),), {}), ("igammac", UNIT, (_T(OTHER),), {}), ("nextafter", UNIT, (_T(OTHER),), {}),
+    ("heaviside", UNIT - 0.5, (_T(OTHER),), {}), ("addr", UNIT, (_T(OTHER[:, 0]), _T(OTHER[0])), {"beta": 0.5, "alpha": 2}),
+    ("get_device", UNIT, (), {}), ("is_same_size", UNIT, (_T(OTHER),), {}), ("narrow_copy", UNIT, (1, 1, 2), {}),
+    ("aminmax", UNIT, (), {"dim": 1}), ("dsplit", _R.normal(size=(2, 2, 4)), (2,), {}), ("cov", UNIT, (), {"correction": 0}),
+    ("put", UNIT, (_T(np.array([0, 3])), _T(np.array([9.0, 8.0]))), {"accumulate": True}), ("ldexp", UNIT, (_T(INTS),), {}),
+    ("prelu", UNIT - 0.5, (_T(np.array([0.25])),), {}), ("hardshrink", UNIT - 0.5, (0.2,), {}),
+    ("cholesky_solve", OTHER[:, :2], (_T(np.linalg.cholesky(_S)),), {}), ("take_along_dim", UNIT, (_T(np.argsort(UNIT, 1)),), {"dim": 1}),
+    ("fmin", UNIT, (_T(OTHER),), {}), ("kthvalue", UNIT, (1, 0), {}), ("frexp", UNIT * 10, (), {}), ("ravel", UNIT.T, (), {}),
+    ("slice_scatter", UNIT, (_T(OTHER[:1]),), {"dim": 0, "start": 2}), ("matrix_power", _S, (-1,), {}),
+    ("triangular_solve", OTHER[:, :2], (_T(np.triu(_S)),), {"upper": True, "transpose": True}),
+]
+
+
+@pytest.mark.parametrize("case", ARGUMENT_CASES, ids=lambda c: c[0])
+def test_same_name_function_rows_give_torchs_values(case):
+    name, x, args, kwargs = case
+
+    def run(lib):
+        conv = [lib.tensor(a[1]) if isinstance(a, tuple) and a[:1] == ("tensor",) else a for a in args]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = getattr(lib.tensor(x), name)(*conv, **kwargs)
+        return [_np(o) for o in out] if isinstance(out, (tuple, list)) else [_np(out)]
+    got, want = run(ft), run(torch)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-10, equal_nan=True, err_msg=name)
