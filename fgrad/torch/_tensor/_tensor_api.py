@@ -18,10 +18,13 @@ from typing import Any
 import numpy as np
 
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
+from ... import numpy as fnp
 from ...core.trace import _state
+from ...custom import custom_vjp
 from . import _ops as O
 from . import _ops_breadth as B
 from . import creation
+from ._boundary import call
 from ._layout import strided
 from .tensor import TensorBase, _acc_node, _dim, _make, check_inplace, commit_inplace, node_class
 
@@ -542,25 +545,42 @@ def _removed(name: str) -> Callable:
 REMOVED = {name: _removed(name) for name in ("eig", "lstsq", "solve", "symeig")}
 
 
-def _no_derivative_inplace(name: str, fn: Callable) -> Callable:
-    """Tensor.<name>: `fn` written in place. PyTorch has no derivative for this in-place form:
-    its backward() raises; fgrad refuses earlier, at the call on a tensor that requires grad
-    under grad mode, with the same error."""
+def _refusing_derivative(name: str, values: Callable) -> Callable:
+    """`values` (a function of one array) whose derivative raises PyTorch's error for the
+    in-place form `name`_: computing is fine, backward() through it is not."""
+    @custom_vjp
+    def f(x):
+        return values(x)
+
+    def fwd(x):
+        return values(x), None
+
+    def bwd(res, ct):
+        raise FgradNotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented. (use "
+                                       f"the out-of-place torch.{name}(x) in graphs)")
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _no_derivative_inplace(name: str, torch_name: str, values: Callable) -> Callable:
+    """Tensor.<name>: torch.<torch_name> written in place, with a grad_fn whose backward raises
+    (PyTorch records <Name>Backward1 for it and has no derivative)."""
+    refusing = _refusing_derivative(torch_name, values)
+    node_name = f"{torch_name.capitalize()}Backward1"
+
     def method(self):
-        if _state.grad_enabled and self._requires_grad:
-            raise FgradNotImplementedError(f"the derivative for 'inplace version of {fn.__name__}' is not "
-                                           f"implemented. (use the out-of-place torch.{fn.__name__}(x) in graphs)")
         check_inplace(self)
-        return commit_inplace(self, fn(self))
+        return commit_inplace(self, call(node_name, lambda v: refusing(O._float(v)), (self,)))
     method.__name__, method.__qualname__ = name, f"Tensor.{name}"
-    method.__doc__ = (f"Tensor.{name}(): torch.{fn.__name__} written into this tensor in place (not for tensors "
-                      "that require grad: PyTorch defines no derivative for it).\n\nReturns:\n    self.")
+    method.__doc__ = (f"Tensor.{name}(): torch.{torch_name} written into this tensor in place. As in PyTorch, "
+                      "backward() through it raises: there is no derivative for the in-place form.\n\nReturns:\n"
+                      "    self.")
     return method
 
 
-NO_DERIVATIVE_INPLACE = {name: _no_derivative_inplace(name, fn) for name, fn in {
-    "acosh_": O.acosh, "arccosh_": O.acosh, "asinh_": O.asinh, "arcsinh_": O.asinh, "atanh_": O.atanh,
-    "arctanh_": O.atanh}.items()}
+NO_DERIVATIVE_INPLACE = {name: _no_derivative_inplace(name, torch_name, values) for name, (torch_name, values) in {
+    "acosh_": ("acosh", fnp.arccosh), "arccosh_": ("acosh", fnp.arccosh), "asinh_": ("asinh", fnp.arcsinh),
+    "arcsinh_": ("asinh", fnp.arcsinh), "atanh_": ("atanh", fnp.arctanh), "arctanh_": ("atanh", fnp.arctanh)}.items()}
 
 
 class _KeepNode:
