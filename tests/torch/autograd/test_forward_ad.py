@@ -271,3 +271,33 @@ def test_gradcheck_checks_forward_mode_as_the_tutorial(libs):
         assert L.autograd.gradcheck(fn, (primal,), check_undefined_grad=False)
         assert L.autograd.gradcheck(lambda x: (x.sin() * x).exp(), (primal,), check_forward_ad=True,
                                     check_undefined_grad=False)
+
+
+def _seeded(L, module):
+    with L.no_grad():
+        for i, p in enumerate(module.parameters()):
+            p.copy_(L.tensor(np.random.default_rng(i).standard_normal(tuple(p.shape)) / 2))
+    return module
+
+
+MODELS = {
+    "conv_batchnorm_relu": (lambda L: L.nn.Sequential(L.nn.Conv2d(3, 4, 3), L.nn.BatchNorm2d(4), L.nn.ReLU()),
+                            (2, 3, 5, 5), lambda out: out),
+    "lstm": (lambda L: L.nn.LSTM(3, 4, batch_first=True), (2, 5, 3), lambda out: out[0]),
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_models_push_tangents_as_torch(name):
+    make, shape, first = MODELS[name]
+    rng = np.random.default_rng(1)
+    x, t = rng.standard_normal(shape), rng.standard_normal(shape)
+    fm = _seeded(ftorch, make(ftorch).double())
+    fw = ftorch.autograd.forward_ad
+    with fw.dual_level():
+        ours = fw.unpack_dual(first(fm(fw.make_dual(ftorch.tensor(x), ftorch.tensor(t))))).tangent
+        # a batch norm's running statistics (updated without grad) carry no tangent, as in torch
+        assert name != "conv_batchnorm_relu" or fw.unpack_dual(fm[1].running_mean).tangent is None
+    tm = _seeded(torch, make(torch).double())
+    theirs = torch.autograd.functional.jvp(lambda v: first(tm(v)), torch.tensor(x), torch.tensor(t))[1]
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
