@@ -46,6 +46,7 @@ from ._dtypes import (  # noqa: F401
 )
 from ._format import set_printoptions
 from ._methods import SHARED_NAMES
+from ._out import with_out as _with_out
 from .creation import tensor as _tensor_fn
 from .grad_mode import (
     enable_grad,
@@ -93,12 +94,13 @@ def _checked(name, fn):
 
 
 for _name in FUNCTIONS:
-    globals()[_name] = _checked(_name, getattr(_ops, _name))
+    globals()[_name] = _with_out(_name, _checked(_name, getattr(_ops, _name)))
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
 # fgrad namespace it is this (callable) package
 _creation_all = [n for n in _creation.__all__ if n != "tensor"]
 for _name in _creation_all:
-    globals()[_name] = getattr(_creation, _name)
+    _obj = getattr(_creation, _name)
+    globals()[_name] = _with_out(_name, _obj, creation=True) if isinstance(_obj, _types.FunctionType) else _obj
 
 __all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
             "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
