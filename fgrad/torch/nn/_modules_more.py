@@ -1,0 +1,224 @@
+"""More of torch.nn's modules, thin over fgrad.torch.nn.functional with PyTorch's constructor
+arguments, parameters (initialised by the same init calls in the same order, so a seed gives
+PyTorch's values), state_dict keys and repr: BatchNorm3d, MaxPool3d, ConvTranspose3d,
+Softmax2d, Bilinear, ChannelShuffle, MultiMarginLoss, MultiLabelMarginLoss,
+TripletMarginWithDistanceLoss, CTCLoss, NLLLoss2d and Container (deprecated), DataParallel
+(on the CPU PyTorch's runs the module itself), and factory_kwargs."""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable
+
+from .. import _tensor as T
+from ...core.errors import FgradTypeError, FgradValueError
+from . import functional as F
+from . import init
+from ._functional_more import channel_shuffle, multi_margin_loss, multilabel_margin_loss
+from ._functional_more import triplet_margin_with_distance_loss
+from .conv import _ConvTransposeNd
+from .layers import NLLLoss, _BatchNorm, _Loss, _WeightedLoss
+from .loss import PairwiseDistance
+from .module import Module
+from .parameter import Parameter
+from .pooling import _MaxPoolNd
+
+__all__ = ["BatchNorm3d", "MaxPool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
+           "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+           "NLLLoss2d", "Container", "DataParallel", "factory_kwargs"]
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of [N, C, D, H, W] inputs."""
+    _expected_dims = (5,)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over windows of [N, C, D, H, W] (or [C, D, H, W]); return_indices is not supported
+    (fgrad's 3-D max pooling has no indices) and raises in forward."""
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+def _conv_transpose3d(*args):
+    return F.conv_transpose3d(*args)  # (set on functional when fgrad.torch has loaded)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over [N, C_in, D, H, W] (or unbatched); weight
+    [in_channels, out_channels/groups, kD, kH, kW]. forward(input, output_size) picks the
+    output_padding that gives output_size."""
+
+    _n, _conv = 3, staticmethod(_conv_transpose3d)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of [N, C, H, W] or [C, H, W] input (dim -3)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise FgradValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, with weight A of shape (out_features, in1_features, in2_features),
+    both parameters drawn from U(-1/sqrt(in1_features), 1/sqrt(in1_features)) as PyTorch does."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(T.empty((out_features, in1_features, in2_features), dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(T.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class ChannelShuffle(Module):
+    """Regroups the channels of (N, g * k, ...) input as (N, k * g, ...)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss (functional.multi_margin_loss)."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise FgradValueError(f"only p == 1 and p == 2 supported, got p={p}")
+        if weight is not None and weight.dim() != 1:
+            raise FgradValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                                  f"{weight.dim()}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                 reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss (functional.multilabel_margin_loss)."""
+
+    def forward(self, input, target):
+        return multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """The triplet loss with a distance function of your choice
+    (functional.triplet_margin_with_distance_loss)."""
+
+    def __init__(self, *, distance_function: Callable | None = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise FgradValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                                  f"got {margin} instead")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                 distance_function=self.distance_function,
+                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (functional.ctc_loss)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated NLLLoss2d: NLLLoss (which takes (N, C, H, W) input), with a warning."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement "
+                      "and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class Container(Module):
+    """PyTorch's deprecated Container: a Module holding the keyword modules, with a warning."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in "
+                      "nn.Module. Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
+class DataParallel(Module):
+    """PyTorch's DataParallel where no accelerator is present (fgrad's case): it holds `module`
+    (so the state_dict keys read module.<name>) and forward runs it on the inputs."""
+
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0) -> None:
+        super().__init__()
+        self.module = module
+        self.device_ids: list = []
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def factory_kwargs(kwargs: dict | None) -> dict:
+    """The device/dtype/memory_format keywords of `kwargs`, merged with its 'factory_kwargs'
+    dict (PyTorch's helper for module constructors).
+
+    Args:
+        kwargs: a dict with only those keys (or None).
+
+    Returns:
+        A new dict.
+
+    Raises:
+        TypeError: another key, or a key given both directly and in factory_kwargs."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    expected = simple | {"factory_kwargs"}
+    if not kwargs.keys() <= expected:
+        raise FgradTypeError(f"unexpected kwargs {kwargs.keys() - expected}")
+    r = dict(kwargs.get("factory_kwargs", {}))
+    for k in simple:
+        if k in kwargs:
+            if k in r:
+                raise FgradTypeError(f"{k} specified twice, in **kwargs and in factory_kwargs")
+            r[k] = kwargs[k]
+    return r

@@ -1,0 +1,114 @@
+"""BatchNorm3d, MaxPool3d, ConvTranspose3d, Softmax2d, Bilinear, ChannelShuffle, the margin
+losses over classes, TripletMarginWithDistanceLoss, CTCLoss, NLLLoss2d, Container,
+DataParallel and factory_kwargs against PyTorch 2.13: initial parameters from the same seed,
+state_dict keys, repr, forward values and gradients, errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ft
+
+torch = pytest.importorskip("torch")
+R = np.random.default_rng(0)
+X5 = R.standard_normal((2, 4, 3, 4, 4)).astype(np.float32)
+X4 = X5[:, :, 0]
+
+
+def _run(lib, build, inputs, train=True):
+    lib.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = build(lib)
+    m.train(train)
+    xs = [lib.tensor(a, requires_grad=a.dtype.kind == "f") if isinstance(a, np.ndarray) else a for a in inputs]
+    y = m(*xs)
+    (y * y).sum().backward() if y.dtype.is_floating_point else None
+    sd = m.state_dict()
+    return (repr(m), list(sd), [v.detach().numpy() for v in sd.values()], y.detach().numpy(),
+            [x.grad.numpy() for x in xs if hasattr(x, "grad") and x.grad is not None],
+            [p.grad.numpy() for p in m.parameters()])
+
+
+TGT = np.array([0, 3])
+LABELS = np.array([[3, 0, -1, 1], [1, -1, 0, 0]])
+CASES = {
+    "BatchNorm3d": (lambda lib: lib.nn.BatchNorm3d(4, momentum=0.2), [X5]),
+    "MaxPool3d": (lambda lib: lib.nn.MaxPool3d((2, 2, 2), stride=1, padding=1), [X5]),
+    "ConvTranspose3d": (lambda lib: lib.nn.ConvTranspose3d(4, 2, 2, stride=2, padding=1, output_padding=1), [X5]),
+    "ConvTranspose3d-groups": (lambda lib: lib.nn.ConvTranspose3d(4, 6, (1, 2, 3), groups=2, bias=False), [X5]),
+    "Softmax2d": (lambda lib: lib.nn.Softmax2d(), [X4]),
+    "Bilinear": (lambda lib: lib.nn.Bilinear(4, 3, 5), [X4[:, 0, 0], X4[:, 1, 1, :3]]),
+    "Bilinear-nobias": (lambda lib: lib.nn.Bilinear(4, 4, 2, bias=False, dtype=getattr(lib, "float64")),
+                        [X4[:, 0].astype(np.float64), X4[:, 1].astype(np.float64)]),
+    "ChannelShuffle": (lambda lib: lib.nn.ChannelShuffle(2), [X4]),
+    "MultiMarginLoss": (lambda lib: lib.nn.MultiMarginLoss(p=2, margin=0.5, weight=lib.tensor([1.0, 2, 3, 4])),
+                        [X4[:, 0, 0], TGT]),
+    "MultiLabelMarginLoss": (lambda lib: lib.nn.MultiLabelMarginLoss(reduction="sum"), [X4[:, 0, 0], LABELS]),
+    "TripletMarginWithDistanceLoss": (lambda lib: lib.nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True),
+                                      [X4[:, 0], X4[:, 1], X4[:, 2]]),
+    "NLLLoss2d": (lambda lib: lib.nn.NLLLoss2d(), [X4, np.zeros((2, 4, 4), np.int64) + 1]),
+    "DataParallel": (lambda lib: lib.nn.DataParallel(lib.nn.Linear(4, 3)), [X4[:, 0]]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_module_matches_torch(name):
+    build, inputs = CASES[name]
+    f, t = _run(ft, build, inputs), _run(torch, build, inputs)
+    assert f[0] == t[0]  # repr
+    assert f[1] == t[1]  # state_dict keys
+    np.testing.assert_allclose(f[3], t[3], rtol=2e-5, atol=2e-5)  # forward
+    for group in (2, 4, 5):  # buffers/parameters, input grads, parameter grads
+        assert len(f[group]) == len(t[group])
+        for a, b in zip(f[group], t[group]):
+            np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+def test_batchnorm3d_eval_and_input_check():
+    f = _run(ft, CASES["BatchNorm3d"][0], [X5], train=False)
+    t = _run(torch, CASES["BatchNorm3d"][0], [X5], train=False)
+    np.testing.assert_allclose(f[3], t[3], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="expected 5D input"):
+        ft.nn.BatchNorm3d(4)(ft.tensor(X4))
+
+
+def test_ctc_loss_module():
+    lp = np.log(np.random.default_rng(4).dirichlet(np.ones(5), (8, 2))).astype(np.float32)
+    tg, il, tl = np.array([[1, 2, 1], [3, 4, 0]]), np.array([8, 7]), np.array([3, 2])
+    for red in ("mean", "sum", "none"):
+        a, b = ft.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
+        la = ft.nn.CTCLoss(reduction=red)(a, ft.tensor(tg), ft.tensor(il), ft.tensor(tl))
+        lb = torch.nn.CTCLoss(reduction=red)(b, torch.tensor(tg), torch.tensor(il), torch.tensor(tl))
+        la.sum().backward()
+        lb.sum().backward()
+        np.testing.assert_allclose(la.detach().numpy(), lb.detach().numpy(), rtol=1e-5)
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert repr(ft.nn.CTCLoss(blank=2)) == repr(torch.nn.CTCLoss(blank=2))
+
+
+def test_errors_and_deprecations():
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D"):
+        ft.nn.Softmax2d()(ft.zeros(2, 3))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        ft.nn.MultiMarginLoss(p=3)
+    with pytest.raises(ValueError, match="expected weight to be None or 1D tensor, got 2D"):
+        ft.nn.MultiMarginLoss(weight=ft.ones(2, 2))
+    with pytest.raises(ValueError, match="expected margin to be greater than 0"):
+        ft.nn.TripletMarginWithDistanceLoss(margin=0)
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        ft.nn.MaxPool3d(2, return_indices=True)(ft.tensor(X5))
+    with pytest.warns(UserWarning, match="NLLLoss2d has been deprecated"):
+        ft.nn.NLLLoss2d()
+    with pytest.warns(UserWarning, match="nn.Container is deprecated"):
+        c = ft.nn.Container(a=ft.nn.Linear(2, 2))
+    assert list(c.state_dict()) == ["a.weight", "a.bias"]
+
+
+def test_factory_kwargs():
+    for kw in (None, {}, {"device": "cpu", "dtype": 1}, {"factory_kwargs": {"dtype": 2}, "device": "cpu"}):
+        assert ft.nn.factory_kwargs(kw) == torch.nn.factory_kwargs(kw)
+    with pytest.raises(TypeError, match="unexpected kwargs"):
+        ft.nn.factory_kwargs({"bias": True})
+    with pytest.raises(TypeError, match="dtype specified twice"):
+        ft.nn.factory_kwargs({"dtype": 1, "factory_kwargs": {"dtype": 2}})
