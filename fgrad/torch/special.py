@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import numpy as fnp
 from ..core.errors import FgradTypeError
 from ..lax import stop_gradient
@@ -27,7 +29,7 @@ from ._tensor._ops import (
     softmax,
 )
 from ._tensor._ops_math import logit, xlogy
-from ._tensor.tensor import Tensor
+from ._tensor.tensor import Tensor, _make
 
 _SQRT1_2 = math.sqrt(0.5)
 
@@ -57,6 +59,14 @@ def _unary(fn, name: str, grad_fn: str | None):
     return op
 
 
+def _on_device_of(x, other: Tensor, dt):
+    """x as it is when a Tensor; a Python number as a 0-d tensor of dtype dt on other's device
+    (a GPU operand's computation cannot mix in a host array)."""
+    if isinstance(x, Tensor) or other.device.type == "cpu":
+        return x
+    return _make(np.asarray(x, dt)).to(other.device)
+
+
 def _binary(fn, name: str, grad_fn: str, numbered: bool):
     """torch.special.`name`(input, other): one op computing fn on the promoted float
     operands, its node named grad_fn + "Backward0" ("Backward1" where input is a number,
@@ -67,6 +77,7 @@ def _binary(fn, name: str, grad_fn: str, numbered: bool):
             raise FgradTypeError(f"special.{name}(): at least one of input and other must be a Tensor")
         dt = P.float_dtype(P.result_dtype(a, b))
         k = 1 if numbered and not isinstance(a, Tensor) else 2 if numbered and not isinstance(b, Tensor) else 0
+        a, b = _on_device_of(a, b, dt), _on_device_of(b, a, dt)
         return call(f"{grad_fn}Backward{k}", lambda x, y: fn(cast(x, dt), cast(y, dt)), (a, b))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"torch.special.{name}: fgrad.scipy.special.{fn.__name__} of the operands (promoted)."
@@ -159,6 +170,7 @@ def _degree_poly(name: str, values, shifted: bool):
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             raise FgradTypeError(f"special.{name}(): at least one of input and n must be a Tensor")
         dt = P.float_dtype(P.result_dtype(a, b))
+        a, b = _on_device_of(a, b, dt), _on_device_of(b, a, dt)
         return call("NotDifferentiable", lambda x, k: fn(x, k, dt), (a, b))
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"torch.special.{name}(input, n): the polynomial of degree n (truncated to an integer; 0 for "
