@@ -690,3 +690,23 @@ def _layout_error(name: str, wants: str) -> Callable:
 SPARSE_ONLY = {name: _layout_error(name, wants) for name, wants in {
     "indices": "sparse coordinate tensor", "values": "sparse tensor", "coalesce": "sparse coordinate tensor",
     "is_coalesced": "sparse coordinate tensor"}.items()}
+
+
+def _compare_inplace(name: str, fn: Callable, node_name: str) -> Callable:
+    """Tensor.<name>(other): the comparison `fn` written into this tensor in its own dtype (1
+    and 0); over a tensor with history the node is PyTorch's <Op>Backward1, which passes no
+    gradient."""
+    def method(self, other):
+        check_inplace(self)
+        return commit_inplace(self, fn(self, other), node_name)
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    method.__doc__ = (f"Tensor.{name}(other): torch.{fn.__name__}(self, other) written into this tensor in place, "
+                      "as 1 and 0 of its dtype.\n\nArgs:\n    other: a Tensor or a number.\n\nReturns:\n    self.")
+    return method
+
+
+COMPARE_INPLACE = {name: _compare_inplace(name, fn, node) for name, (fn, node) in {
+    "eq_": (O.eq, "EqBackward1"), "ne_": (O.ne, "NeBackward1"), "not_equal_": (O.ne, "NeBackward1"),
+    "lt_": (O.lt, "LtBackward1"), "less_": (O.lt, "LtBackward1"), "le_": (O.le, "LeBackward1"),
+    "less_equal_": (O.le, "LeBackward1"), "gt_": (O.gt, "GtBackward1"), "greater_": (O.gt, "GtBackward1"),
+    "ge_": (O.ge, "GeBackward1"), "greater_equal_": (O.ge, "GeBackward1")}.items()}
