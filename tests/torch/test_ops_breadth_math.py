@@ -103,6 +103,9 @@ CASES = [
     Case("trapz", lambda T, y: T.trapz(y), (X,)),
     Case("cumulative_trapezoid", lambda T, y: T.cumulative_trapezoid(y), (X,)),
     Case("cumulative_trapezoid_x", lambda T, y, x: T.cumulative_trapezoid(y, x), (X, np.sort(V)), grad_fn=False),
+    # (torch.norm with a number p over two dims: the vector norm of their elements, not a matrix norm)
+    *[Case(f"norm_two_dims_p{p}", lambda T, x, p=p: T.norm(x, p, dim=(0, 1)), (X,)) for p in (2, 1, 3.0)],
+    Case("norm_two_dims_inf_keepdim", lambda T, x: T.norm(x, float("inf"), dim=(0, 1), keepdim=True), (X,)),
     Case("frobenius_norm", lambda T, x: T.frobenius_norm(x, (0, 1)), (X,)),
     Case("nuclear_norm", lambda T, x: T.nuclear_norm(x), (X,), order=1, tol=1e-5),
     Case("renorm", lambda T, x: T.renorm(x, 2, 0, 1.5), (X,)),
