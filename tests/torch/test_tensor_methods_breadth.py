@@ -40,6 +40,8 @@ RECIPES.update({n: (UNIT, (OTHER,), n not in ("heaviside_", "nextafter_", "igamm
                 for n in _BINARY})
 RECIPES["ldexp_"] = (UNIT, (INTS2,), True)
 RECIPES.update({n: (np.round(UNIT * 2), (np.round(OTHER * 2),), False) for n in _COMPARE})
+# torch records no node for the logical ones: the tensor's old grad_fn stays, gradients pass
+RECIPES.update({n: (np.round(UNIT * 2), (np.round(OTHER * 2),), True) for n in _COMPARE if n.startswith("logical")})
 RECIPES.update({n: (INTS, (INTS2,), False) for n in _INTEGER})
 RECIPES.update({
     "bitwise_not_": (INTS, (), False), "cumsum_": (UNIT, (1,), True), "mvlgamma_": (UNIT + 1.0, (2,), True),
@@ -51,15 +53,16 @@ RECIPES.update({
 
 def _inplace_rows():
     generated = {n for n, (kind, _) in M.TABLE.items() if kind in (M.INPLACE, M.INPLACE_ON_COPY)}
-    return sorted((generated | set(A.COMPARE_INPLACE) | set(A.NO_DERIVATIVE_INPLACE)) & set(RECIPES))
+    return sorted((generated | set(A.COMPARE_INPLACE) | set(A.NO_DERIVATIVE_INPLACE) | set(A.LOGICAL_INPLACE))
+                  & set(RECIPES))
 
 
-# grad_fn classes that differ from torch's over a tensor with history (values and gradients
-# agree): torch keeps the old grad_fn for the logical ops, records nodes that refuse to
-# differentiate for heaviside_/igamma(c)_/nextafter_ (fgrad: a constant written, CopyBackwards)
-# and ConjPhysicalBackward1 for a real conj_physical_ (fgrad: the identity's MulBackward0)
-GRAD_FN_DIFFERS = {"logical_and_", "logical_or_", "logical_xor_", "heaviside_", "igamma_", "igammac_",
-                   "nextafter_", "conj_physical_"}
+# grad_fn classes that differ from torch's over a tensor with history, left for the owners of
+# the functions (_ops_breadth.py): fgrad's heaviside/igamma/igammac/nextafter record no node
+# (torch: nodes whose backward raises, nextafter's passes the gradient), so their in-place
+# forms write a constant (CopyBackwards); a real conj_physical_ is torch's
+# ConjPhysicalBackward1, fgrad's identity a MulBackward0 (the same gradient)
+GRAD_FN_DIFFERS = {"heaviside_", "igamma_", "igammac_", "nextafter_", "conj_physical_"}
 
 
 def test_every_breadth_inplace_row_has_a_recipe():

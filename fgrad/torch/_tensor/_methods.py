@@ -418,7 +418,7 @@ TABLE.update({name: (INPLACE, fn) for name, fn in {
     "erf_": O.erf, "exp2_": O.exp2, "log10_": O.log10, "log2_": O.log2, "fix_": O.trunc, "negative_": O.neg,
     "conj_physical_": O.conj_physical, "atan2_": O.atan2, "arctan2_": O.atan2,
     "bitwise_and_": O.bitwise_and, "bitwise_or_": O.bitwise_or, "bitwise_xor_": O.bitwise_xor,
-    "bitwise_not_": O.bitwise_not, "logical_and_": O.logical_and, "logical_or_": O.logical_or, "logical_xor_": O.logical_xor,
+    "bitwise_not_": O.bitwise_not,
     "cumsum_": O.cumsum, "tril_": O.tril, "triu_": O.triu, "nan_to_num_": nan_to_num,
     "addr_": B.addr, "bitwise_left_shift_": B.bitwise_left_shift, "bitwise_right_shift_": B.bitwise_right_shift,
     "copysign_": B.copysign, "deg2rad_": B.deg2rad, "rad2deg_": B.rad2deg, "digamma_": B.digamma,
@@ -438,7 +438,8 @@ TABLE.update({name: (FUNCTION, getattr(A, name)) for name in (
     "sum_to_size", "unfold", "resize_", "resize_as_", "resize", "resize_as", "polygamma", "polygamma_",
     "float_power_", "register_post_accumulate_grad_hook", "as_subclass", "sparse_mask")})
 TABLE.update({name: (FUNCTION, fn) for name, fn in {**A.VIEW_INPLACE, **A.NO_DERIVATIVE_INPLACE,
-                                                     **A.SPARSE_ONLY, **A.COMPARE_INPLACE}.items()})
+                                                     **A.SPARSE_ONLY, **A.COMPARE_INPLACE,
+                                                     **A.LOGICAL_INPLACE}.items()})
 TABLE.update({name: (PROPERTY, fn) for name, fn in {
     "nbytes": A._nbytes, "itemsize": A._itemsize, "is_cpu": A._is_cpu, "output_nr": A._output_nr,
     "volatile": A._volatile, "name": A._name, "grad_dtype": A._grad_dtype}.items()})

@@ -710,3 +710,30 @@ COMPARE_INPLACE = {name: _compare_inplace(name, fn, node) for name, (fn, node) i
     "lt_": (O.lt, "LtBackward1"), "less_": (O.lt, "LtBackward1"), "le_": (O.le, "LeBackward1"),
     "less_equal_": (O.le, "LeBackward1"), "gt_": (O.gt, "GtBackward1"), "greater_": (O.gt, "GtBackward1"),
     "ge_": (O.ge, "GeBackward1"), "greater_equal_": (O.ge, "GeBackward1")}.items()}
+
+
+def _logical_inplace(name: str, fn: Callable) -> Callable:
+    """Tensor.<name>(other): the logical op `fn` written into this tensor in its own dtype.
+    PyTorch records no node for it: a tensor with history keeps its grad_fn (gradients pass
+    as if the values had not changed), so the values are written under it."""
+    def method(self, other):
+        check_inplace(self)
+        new = fn(self, other)
+        if self._node is None or not _state.grad_enabled or self._view is not None:
+            return commit_inplace(self, new)
+        v, nv = self._value, new._value
+        if isinstance(v, np.ndarray) and v.flags.writeable:
+            v[...] = nv.astype(v.dtype)
+        else:
+            self._value = nv.astype(v.dtype)
+        self._vbox[0] += 1
+        return self
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    method.__doc__ = (f"Tensor.{name}(other): torch.{fn.__name__}(self, other) written into this tensor in place "
+                      "(1 and 0 of its dtype; its grad_fn is kept, as PyTorch's).\n\nArgs:\n    other: a Tensor "
+                      "or a number.\n\nReturns:\n    self.")
+    return method
+
+
+LOGICAL_INPLACE = {name: _logical_inplace(name, fn) for name, fn in {
+    "logical_and_": O.logical_and, "logical_or_": O.logical_or, "logical_xor_": O.logical_xor}.items()}
