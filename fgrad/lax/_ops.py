@@ -7,7 +7,7 @@ primitives (fgrad.ops) and fgrad.numpy, so every transform goes through them.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -28,7 +28,8 @@ __all__ = [
     "min", "pow", "integer_pow", "sqrt", "rsqrt", "abs", "sign", "square", "select",
     "convert_element_type", "broadcast_in_dim", "reshape", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "reduce_sum", "reduce_max", "reduce_min",
-    "dot_general", "dot", "conv_general_dilated", "iota", "full", "cumsum", "cummax", "cummin",
+    "dot_general", "dot", "conv_general_dilated", "conv", "conv_with_general_padding",
+    "ConvDimensionNumbers", "conv_dimension_numbers", "iota", "full", "cumsum", "cummax", "cummin",
     "cumlogsumexp", "cumprod", "sort", "argmax",
     "clamp", "eq", "ne", "lt", "le", "gt", "ge",
 ]
@@ -319,48 +320,206 @@ def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = N
     return dot_general(a, b, dimension_numbers, precision, preferred_element_type)
 
 
+class ConvDimensionNumbers(NamedTuple):
+    """A convolution's layouts as axis positions (JAX's lax.ConvDimensionNumbers): for lhs
+    and out (batch, feature, spatial...), for rhs (out feature, in feature, spatial...)."""
+    lhs_spec: tuple
+    rhs_spec: tuple
+    out_spec: tuple
+
+
+def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                           dimension_numbers: Any) -> ConvDimensionNumbers:
+    """`dimension_numbers` (None, three strings or axis tuples) as ConvDimensionNumbers.
+
+    Args:
+        lhs_shape, rhs_shape: the operands' shapes (their rank is what matters).
+        dimension_numbers: as conv_general_dilated takes it.
+    Returns:
+        The ConvDimensionNumbers.
+    """
+    nd = len(lhs_shape)
+    if len(rhs_shape) != nd:
+        raise FgradValueError(f"conv_dimension_numbers: lhs and rhs need the same rank, got shapes "
+                              f"{tuple(lhs_shape)} and {tuple(rhs_shape)}")
+    return ConvDimensionNumbers(*_conv_perms(dimension_numbers, nd, "conv_dimension_numbers"))
+
+
+def _conv_perms(specs, nd: int, name: str) -> tuple[tuple, tuple, tuple]:
+    """(lhs, rhs, out) permutations to (N, C, spatial...), (O, I, spatial...), (N, C,
+    spatial...) from JAX's dimension_numbers: None (that layout already), three strings
+    ("NWC", "WIO", "NWC": spatial axes in the rhs string's order) or three tuples of axis
+    positions (ConvDimensionNumbers)."""
+    if specs is None:
+        same = tuple(range(nd))
+        return same, same, same
+    if not (isinstance(specs, (tuple, list)) and len(specs) == 3):
+        raise FgradTypeError(f"{name}: dimension_numbers must be None, three strings such as "
+                             f"('NHWC', 'HWIO', 'NHWC') or three tuples of axes, got {specs!r:.80}")
+    if builtins.all(isinstance(s, str) for s in specs):
+        lhs, rhs, out = specs
+        if builtins.any(len(s) != nd for s in specs) or sorted(lhs) != sorted(out) or \
+                {"N", "C"} - set(lhs) or {"O", "I"} - set(rhs) or \
+                sorted(c for c in lhs if c not in "NC") != sorted(c for c in rhs if c not in "OI"):
+            raise FgradValueError(f"{name}: dimension_numbers {tuple(specs)} do not describe "
+                                  f"{nd}-d operands: each string names every axis once (N and C, "
+                                  "O and I, and the same spatial letters)")
+        spatial = [c for c in rhs if c not in "OI"]
+        return (tuple(lhs.index(c) for c in ["N", "C", *spatial]),
+                tuple(rhs.index(c) for c in ["O", "I", *spatial]),
+                tuple(out.index(c) for c in ["N", "C", *spatial]))
+    perms = tuple(tuple(int(i) for i in p) for p in specs)
+    if builtins.any(sorted(p) != list(range(nd)) for p in perms):
+        raise FgradValueError(f"{name}: dimension_numbers {perms} must each be a permutation of "
+                              f"the {nd} axes")
+    return perms
+
+
+def _conv_canonical(x, w, strides: tuple, dil: tuple, groups: int):
+    """Convolution of x (N, C, spatial...) with w (O, I, spatial...), no padding: 2-D directly,
+    1-D as 2-D with a unit axis, more axes as a sum over the first spatial axis's taps of
+    convolutions of one axis less (the positions that axis's output reads, folded into the
+    batch)."""
+    xs, ws = aval_of(x).shape, aval_of(w).shape
+    nsp = len(xs) - 2
+    if nsp == 2:
+        return _conv.conv2d(x, w, stride=strides, padding=(0, 0), dilation=dil, groups=groups)
+    if nsp == 1:
+        out = _conv.conv2d(_shape.reshape(x, (xs[0], xs[1], 1, xs[2])), _shape.reshape(w, (ws[0], ws[1], 1, ws[2])),
+                           stride=(1, strides[0]), padding=(0, 0), dilation=(1, dil[0]), groups=groups)
+        return _shape.reshape(out, (xs[0], ws[0], aval_of(out).shape[-1]))
+    n, depth, k, s, d = xs[0], xs[2], ws[2], strides[0], dil[0]
+    od = builtins.max((depth - (k - 1) * d - 1) // s + 1, 0)
+    rest = xs[3:]
+    total = None
+    for tap in range(k):
+        lo = tap * d
+        xk = fnp.getitem(x, (builtins.slice(None), builtins.slice(None),
+                             builtins.slice(lo, lo + (od - 1) * s + 1 if od else lo, s)))
+        xk = _shape.transpose(xk, (0, 2, 1) + tuple(range(3, len(xs))))
+        xk = _shape.reshape(xk, (n * od, xs[1]) + rest)
+        wk = _shape.reshape(_shape.slice(w, (0, 0, tap) + (0,) * len(rest), (ws[0], ws[1], tap + 1) + ws[3:]),
+                            (ws[0], ws[1]) + ws[3:])
+        ok = _conv_canonical(xk, wk, strides[1:], dil[1:], groups)
+        total = ok if total is None else ew.add(total, ok)
+    orest = aval_of(total).shape[2:]
+    total = _shape.reshape(total, (n, od, ws[0]) + orest)
+    return _shape.transpose(total, (0, 2, 1) + tuple(range(3, 3 + len(orest))))
+
+
 def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
                          dimension_numbers: Any = None, feature_group_count: int = 1,
                          batch_group_count: int = 1, precision: Any = None,
                          preferred_element_type: Any = None) -> Any:
-    """2-D convolution (JAX's lax.conv_general_dilated, cross-correlation): padding "VALID",
-    "SAME", "SAME_LOWER" or ((lo, hi), (lo, hi)); rhs_dilation, feature_group_count and
-    dimension_numbers as strings ("NCHW", "OIHW", "NCHW") or None. lhs_dilation (transposed
-    convolution), batch_group_count and 1-D/3-D convolutions are not supported (an error)."""
-    x, w = _operands_any_shape("conv_general_dilated", [lhs, rhs])
-    if aval_of(x).ndim != 4:
-        raise FgradNotImplementedError(f"conv_general_dilated: fgrad supports 2-D convolutions (4-D operands), "
-                                  f"got lhs of shape {aval_of(x).shape}")
-    if (lhs_dilation is not None and builtins.any(d != 1 for d in lhs_dilation)) or batch_group_count != 1:
-        raise FgradNotImplementedError("conv_general_dilated: lhs_dilation != 1 and batch_group_count != 1 "
-                                  "are not supported by fgrad")
-    specs = dimension_numbers or ("NCHW", "OIHW", "NCHW")
-    if not (isinstance(specs, (tuple, list)) and builtins.all(isinstance(s, str) for s in specs)):
-        raise FgradNotImplementedError("conv_general_dilated: give dimension_numbers as three strings "
-                                  "such as ('NHWC', 'HWIO', 'NHWC')")
-    lhs_spec, rhs_spec, out_spec = specs
-    x = _shape.transpose(x, tuple(lhs_spec.index(c) for c in "NCHW"))
-    w = _shape.transpose(w, tuple(rhs_spec.index(c) for c in "OIHW"))
-    kh, kw = aval_of(w).shape[2:]
-    dil = tuple(rhs_dilation or (1, 1))
-    strides = tuple(window_strides)
+    """N-d convolution (JAX's lax.conv_general_dilated: a cross-correlation), differentiable
+    in both operands to any order.
+
+    Args:
+        lhs: the input, (N, C, spatial...) unless dimension_numbers says otherwise; 1 to 3
+            spatial axes (or more).
+        rhs: the kernel, (O, I, spatial...), I = C / feature_group_count.
+        window_strides: one stride per spatial axis.
+        padding: "VALID", "SAME", "SAME_LOWER" or one (low, high) pair per spatial axis
+            (negative values crop).
+        lhs_dilation: per spatial axis, the input's dilation (zeros between its entries: a
+            transposed convolution); None is 1.
+        rhs_dilation: per spatial axis, the kernel's dilation (atrous); None is 1.
+        dimension_numbers: None, three strings ("NCH", "OIH", "NCH"; "NHWC", "HWIO", "NHWC";
+            ...) or three tuples of axes (ConvDimensionNumbers).
+        feature_group_count: grouped convolution's group count.
+        batch_group_count: must be 1 (not supported).
+        precision: accepted; fgrad computes in the operands' dtype.
+        preferred_element_type: the result's dtype, if given.
+    Returns:
+        The output, in the layout dimension_numbers gives for it.
+    """
+    name = "conv_general_dilated"
+    x, w = _operands_any_shape(name, [lhs, rhs])
+    nd = aval_of(x).ndim
+    if nd < 3 or aval_of(w).ndim != nd:
+        raise FgradValueError(f"{name}: lhs and rhs need the same rank, at least 3 (batch, feature and "
+                              f"a spatial axis), got shapes {aval_of(x).shape} and {aval_of(w).shape}")
+    if batch_group_count != 1:
+        raise FgradNotImplementedError(f"{name}: batch_group_count != 1 is not supported by fgrad")
+    nsp = nd - 2
+    lhs_perm, rhs_perm, out_perm = _conv_perms(dimension_numbers, nd, name)
+    x = _shape.transpose(x, lhs_perm)
+    w = _shape.transpose(w, rhs_perm)
+
+    def per_axis(v, what):
+        v = (1,) * nsp if v is None else tuple(int(i) for i in v)
+        if len(v) != nsp or builtins.any(i < 1 for i in v):
+            raise FgradValueError(f"{name}: {what} must give one positive int per spatial axis ({nsp}), got {v}")
+        return v
+    strides = per_axis(window_strides, "window_strides")
+    dil = per_axis(rhs_dilation, "rhs_dilation")
+    ldil = per_axis(lhs_dilation, "lhs_dilation")
+    groups = int(feature_group_count)
+    c, i = aval_of(x).shape[1], aval_of(w).shape[1]
+    if groups < 1 or c != i * groups or aval_of(w).shape[0] % groups:
+        raise FgradValueError(f"{name}: lhs has {c} features, rhs takes {i} per group and "
+                              f"feature_group_count is {groups}: need features = in-features x groups, "
+                              f"and out-features ({aval_of(w).shape[0]}) divisible by the groups")
     if isinstance(padding, str):
+        if ldil != (1,) * nsp:
+            raise FgradValueError(f"{name}: string padding ({padding!r}) with lhs_dilation {ldil} (a "
+                                  "transposed convolution) is ambiguous, as in JAX: give the (low, high) "
+                                  "pairs explicitly")
+        if padding not in ("VALID", "SAME", "SAME_LOWER"):
+            raise FgradValueError(f"{name}: padding must be 'VALID', 'SAME', 'SAME_LOWER' or (low, high) "
+                                  f"pairs, got {padding!r}")
         pads = []
-        for n, k, s, d in zip(aval_of(x).shape[2:], (kh, kw), strides, dil):
+        for n, k, s, d in zip(aval_of(x).shape[2:], aval_of(w).shape[2:], strides, dil):
             eff = (k - 1) * d + 1
             total = 0 if padding == "VALID" else builtins.max((-(-n // s) - 1) * s + eff - n, 0)
-            lo = total // 2 if padding in ("SAME", "VALID") else total - total // 2
+            lo = total // 2 if padding == "SAME" else total - total // 2
             pads.append((lo, total - lo))
     else:
-        pads = [tuple(p) for p in padding]
-    if builtins.any(lo != hi for lo, hi in pads) or builtins.any(lo < 0 for lo, _ in pads):
-        x = pad(x, np.zeros((), aval_of(x).dtype), [(0, 0, 0), (0, 0, 0)] + [(lo, hi, 0) for lo, hi in pads])
-        pads = [(0, 0), (0, 0)]
-    out = _conv.conv2d(x, w, stride=strides, padding=tuple(lo for lo, _ in pads), dilation=dil,
-                       groups=int(feature_group_count))
-    out = _shape.transpose(out, tuple("NCHW".index(c) for c in out_spec))
+        pads = [tuple(int(v) for v in p) for p in padding]
+        if len(pads) != nsp or builtins.any(len(p) != 2 for p in pads):
+            raise FgradValueError(f"{name}: padding needs one (low, high) pair per spatial axis ({nsp}), "
+                                  f"got {padding!r:.80}")
+    if nsp == 2 and ldil == (1, 1) and builtins.all(lo == hi >= 0 for lo, hi in pads):
+        out = _conv.conv2d(x, w, stride=strides, padding=tuple(lo for lo, _ in pads), dilation=dil,
+                           groups=groups)
+    else:
+        if builtins.any(p != (0, 0) for p in pads) or ldil != (1,) * nsp:
+            x = pad(x, np.zeros((), aval_of(x).dtype),
+                    [(0, 0, 0), (0, 0, 0)] + [(lo, hi, ld - 1) for (lo, hi), ld in zip(pads, ldil)])
+        out = _conv_canonical(x, w, strides, dil, groups)
+    out = _shape.transpose(out, tuple(int(j) for j in np.argsort(out_perm)))
     return out if preferred_element_type is None else ew.convert_element_type(out, np.dtype(preferred_element_type))
+
+
+def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any, precision: Any = None,
+         preferred_element_type: Any = None) -> Any:
+    """conv_general_dilated with (N, C, spatial...) operands and no dilation (JAX's lax.conv).
+
+    Args:
+        lhs, rhs, window_strides, padding, precision, preferred_element_type: as
+            conv_general_dilated.
+    Returns:
+        The (N, O, spatial...) output.
+    """
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                              lhs_dilation: Sequence[int] | None, rhs_dilation: Sequence[int] | None,
+                              precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """conv_general_dilated with (N, C, spatial...) operands (JAX's
+    lax.conv_with_general_padding).
+
+    Args:
+        lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, precision,
+            preferred_element_type: as conv_general_dilated.
+    Returns:
+        The (N, O, spatial...) output.
+    """
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                precision=precision, preferred_element_type=preferred_element_type)
 
 
 def iota(dtype: Any, size: int) -> Any:

@@ -96,12 +96,10 @@ DIFFERENT: dict[tuple[str, int], str] = {
 # Causes of today's failures, one line each; the owner of the area is named where it is not
 # this runner's.
 LIST_ARG = "jnp.sum([1, 2, 3]): JAX refuses a list argument (TypeError), fgrad converts it"
-CONV_1D = "lax.conv_general_dilated: fgrad supports 2-D convolutions only (1-D here)"
 
 # (page, cell index) -> why the cell fails under fgrad today (strict: a fix makes it XPASS).
 XFAIL: dict[tuple[str, int], str] = {
     ("sharp_bits", 30): LIST_ARG,
-    ("key_concepts", 12): CONV_1D,
 }
 
 
