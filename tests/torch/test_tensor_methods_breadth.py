@@ -401,3 +401,17 @@ def test_same_name_function_rows_give_torchs_values(case):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-10, equal_nan=True, err_msg=name)
+
+
+def test_bernoulli_method_draws_torchs_stream_and_as_strided_inplace_gives_torchs_values():
+    draws = []
+    for lib in (ft, torch):
+        lib.manual_seed(3)
+        x = lib.full((2, 5), 0.3)
+        draws.append((x.bernoulli().tolist(), x.bernoulli(0.7).tolist()))
+        leaf = lib.arange(6.0, requires_grad=True)
+        y = leaf * 1.0
+        y.as_strided_((2, 2), (1, 2), 1)
+        (y * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        draws.append((y.tolist(), type(y.grad_fn).__name__, leaf.grad.tolist(), lib.zeros(3, 1).expand(3, 4).stride()))
+    assert draws[:2] == draws[2:]
