@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -62,6 +63,8 @@ RESIDUALS = ("saved residuals follow fgrad's VJP rules: print_saved_residuals li
              "input, JAX cos of it; x ** 2 its input, JAX 2 * x; every argument is kept)")
 CHECKPOINT_CACHE = ("checkpoint traces its function at every call: JAX reuses its trace of the "
                     "same function, made before a global it calls was redefined")
+LIST_ARG = ("fgrad.numpy's functions take Python lists: jnp.sum([1, 2, 3]) is 6, where JAX "
+            "refuses a list argument (TypeError)")
 MUTABLE = ("fgrad.numpy's eager arrays can be written in place: they are NumPy arrays, so "
            "x[i] = v and x += v change x, where JAX's arrays are immutable (TypeError)")
 
@@ -86,6 +89,7 @@ DIFFERENT: dict[tuple[str, int], str] = {
     ("quickstart", 8): MUTABLE,   # so x prints with the 10
     ("sharp_bits", 8): MUTABLE,
     ("sharp_bits", 9): MUTABLE,   # jax_array += 10 changes jax_array_new's array too
+    ("sharp_bits", 30): LIST_ARG,
     **{("gradient_checkpointing", i): RESIDUALS for i in (0, 17, 20, 24, 25, 27, 28)},
     **{("autodiff_remat", i): RESIDUALS for i in (1, 18, 21, 23, 24, 26, 27)},
     # loss, checkpointed again after predict (which it calls) was redefined with names
@@ -93,19 +97,14 @@ DIFFERENT: dict[tuple[str, int], str] = {
     ("autodiff_remat", 22): CHECKPOINT_CACHE,
 }
 
-# Causes of today's failures, one line each; the owner of the area is named where it is not
-# this runner's.
-LIST_ARG = "jnp.sum([1, 2, 3]): JAX refuses a list argument (TypeError), fgrad converts it"
-
 # (page, cell index) -> why the cell fails under fgrad today (strict: a fix makes it XPASS).
-XFAIL: dict[tuple[str, int], str] = {
-    ("sharp_bits", 30): LIST_ARG,
-}
+# Empty: every in-scope cell runs as JAX's or is a listed difference.
+XFAIL: dict[tuple[str, int], str] = {}
 
 
 # (page, cell index) -> a package the cell imports that fgrad's test extras do not list
-# (matplotlib is listed); without it the cell is skipped. What it defines is used only by
-# XFAIL cells, which fail either way.
+# (matplotlib is listed); without it that cell's test is skipped, and so are the tests of later
+# cells that call a function it defines (print_fwd_bwd).
 NEEDS: dict[tuple[str, int], str] = {
     ("gradient_checkpointing", 4): "rich",
     ("autodiff_remat", 5): "rich",
@@ -184,10 +183,24 @@ def _params():
             yield pytest.param(page, i, marks=marks, id=f"{page}[{i}]")
 
 
+def _needs(page: str, index: int) -> list[str]:
+    """The packages of NEEDS that cell `index` of `page` needs: its own, and those of earlier
+    cells defining a function it calls."""
+    cells = _load(page)
+    out = []
+    for (p, j), package in NEEDS.items():
+        if p != page or j > index:
+            continue
+        defined = re.findall(r"^def (\w+)", cells[j]["source"], re.M)
+        if j == index or any(re.search(rf"\b{name}\(", cells[index]["source"]) for name in defined):
+            out.append(package)
+    return out
+
+
 @pytest.mark.parametrize("page,index", list(_params()))
 def test_cell(page: str, index: int) -> None:
-    if (page, index) in NEEDS:
-        pytest.importorskip(NEEDS[(page, index)])
+    for package in _needs(page, index):
+        pytest.importorskip(package)
     check_cell(page, index)
 
 
