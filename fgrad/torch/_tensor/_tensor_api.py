@@ -110,9 +110,10 @@ def _is_cpu(self) -> bool:
 
 
 def _output_nr(self) -> int:
-    """Tensor.output_nr: which output of its grad_fn this tensor is (0 for one-output ops and
-    leaves)."""
-    return int(getattr(self._node, "index", 0) or 0) if self._node is not None else 0
+    """Tensor.output_nr: which output of its grad_fn this tensor is. fgrad gives each output of
+    a multi-output op a node of its own (its GradientEdge is (grad_fn, 0)), so this is 0, where
+    PyTorch numbers the outputs of one node (aminmax's max is its output 1)."""
+    return 0
 
 
 def _volatile(self) -> bool:
