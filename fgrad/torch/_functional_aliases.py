@@ -1,7 +1,6 @@
 """nn.functional's names for torch's top-level functions that fgrad.torch defines above the nn
-package (fgrad/torch/_breadth.py): pdist, conv_tbc, native_channel_shuffle, conv_transpose3d,
-max_pool3d (with nn.functional's stride=None and return_indices) and ctc_loss (with
-nn.functional's reduction='mean'). The package imports this module after _breadth, and it sets
+package (fgrad/torch/_breadth.py): pdist, conv_tbc, native_channel_shuffle, conv_transpose3d and
+ctc_loss (with nn.functional's reduction='mean'). The package imports this module after _breadth, and it sets
 them on fgrad.torch.nn.functional, so nn itself imports nothing above its layer."""
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from . import _breadth as B
 from ._tensor.tensor import Tensor
 from .nn import functional as _F
 
-__all__ = ["pdist", "conv_tbc", "native_channel_shuffle", "conv_transpose3d", "max_pool3d", "ctc_loss"]
+__all__ = ["pdist", "conv_tbc", "native_channel_shuffle", "conv_transpose3d", "ctc_loss"]
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
@@ -68,27 +67,6 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         The output Tensor."""
     return B.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
-
-
-def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    """torch.max_pool3d over (N, C, D, H, W) or (C, D, H, W) input.
-
-    Args:
-        input: the input Tensor.
-        kernel_size, stride, padding, dilation, ceil_mode: as PyTorch's (stride None: the kernel).
-        return_indices: not supported (raises).
-
-    Returns:
-        The pooled Tensor.
-
-    Raises:
-        NotImplementedError: return_indices=True (fgrad has no 3-D max-pooling indices)."""
-    if return_indices:
-        raise NotImplementedError("max_pool3d(return_indices=True): fgrad computes 3-D max pooling without "
-                                  "indices; use return_indices=False")
-    return B.max_pool3d(input, kernel_size, () if stride is None else stride, padding, dilation,
-                        ceil_mode)
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,

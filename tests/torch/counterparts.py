@@ -626,6 +626,15 @@ def _build() -> list[Pair]:
     add(P(F + "adaptive_max_pool1d_with_indices", "numpy.max", "n:2,3,4", 1, tsel=first, **whole))
     add(P(F + "adaptive_max_pool2d_with_indices", "numpy.max", "n:2,3,4", 1, fargs=lambda x, k: (x,),
           fkw={"axis": (-2, -1), "keepdims": True}, tsel=first))
+    # 3-D pools whose window is the whole volume: the reductions
+    whole3 = {"fargs": lambda x, k: (x,), "fkw": {"axis": (-3, -2, -1), "keepdims": True}}
+    add(P(F + "avg_pool3d", "numpy.mean", "n:1,2,3,4", (2, 3, 4), **whole3))
+    add(P(F + "max_pool3d_with_indices", "numpy.max", "n:1,2,3,4", (2, 3, 4), tsel=first, **whole3))
+    add(P(F + "adaptive_max_pool3d", "numpy.max", "n:1,2,3,4", 1, **whole3))
+    add(P(F + "adaptive_max_pool3d_with_indices", "numpy.max", "n:1,2,3,4", 1, tsel=first, **whole3))
+    # (p = 1 on positive inputs: sum pooling)
+    add(P(F + "lp_pool3d", "numpy.sum", "p:1,2,3,4", 1.0, (2, 3, 4), fargs=lambda x, p, k: (x,),
+          fkw={"axis": (-3, -2, -1), "keepdims": True}))
     return pairs
 
 

@@ -21,9 +21,10 @@ from .layers import NLLLoss, _BatchNorm, _Loss, _WeightedLoss
 from .loss import PairwiseDistance
 from .module import Module
 from .parameter import Parameter
-from .pooling import _MaxPoolNd
+from ._spatial import ntuple
+from .pooling import _AdaptiveMaxPool, _LPPool, _MaxPoolNd, _MaxUnpool, AvgPool2d
 
-__all__ = ["BatchNorm3d", "MaxPool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
+__all__ = ["BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
            "NLLLoss2d", "Container", "DataParallel", "factory_kwargs"]
 
@@ -34,12 +35,48 @@ class BatchNorm3d(_BatchNorm):
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over windows of [N, C, D, H, W] (or [C, D, H, W]); return_indices is not supported
-    (fgrad's 3-D max pooling has no indices) and raises in forward."""
+    """Max over windows of [N, C, D, H, W] (or [C, D, H, W]); the derivative goes to each
+    window's first maximum."""
 
     def forward(self, input):
         return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over windows of [N, C, D, H, W] (or [C, D, H, W])."""
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class LPPool3d(_LPPool):
+    """(sum over each window of x**p)**(1/p) on [N, C, D, H, W]."""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of [N, C, D, H, W] into output_size adaptive windows."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """The partial inverse of MaxPool3d: values placed at their indices, zeros elsewhere."""
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__(kernel_size, stride, padding)
+        # stored as triples, as PyTorch's MaxUnpool3d (its repr shows them)
+        self.kernel_size = ntuple(kernel_size, 3, "kernel_size")
+        self.stride = ntuple(stride if stride is not None else kernel_size, 3, "stride")
+        self.padding = ntuple(padding, 3, "padding")
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 def _conv_transpose3d(*args):

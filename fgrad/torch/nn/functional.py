@@ -456,3 +456,9 @@ from . import _functional_more  # noqa: E402
 from ._functional_more import *  # noqa: E402,F401,F403
 
 __all__ += _functional_more.__all__
+
+# 3-D pooling: max with indices, average, power-average, adaptive max, unpooling
+from . import _pool3d  # noqa: E402
+from ._pool3d import *  # noqa: E402,F401,F403
+
+__all__ += _pool3d.__all__

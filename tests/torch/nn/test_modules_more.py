@@ -35,6 +35,9 @@ LABELS = np.array([[3, 0, -1, 1], [1, -1, 0, 0]])
 CASES = {
     "BatchNorm3d": (lambda lib: lib.nn.BatchNorm3d(4, momentum=0.2), [X5]),
     "MaxPool3d": (lambda lib: lib.nn.MaxPool3d((2, 2, 2), stride=1, padding=1), [X5]),
+    "AvgPool3d": (lambda lib: lib.nn.AvgPool3d(3, 2, 1, ceil_mode=True, count_include_pad=False), [X5]),
+    "LPPool3d": (lambda lib: lib.nn.LPPool3d(2, (2, 2, 3), stride=1), [np.abs(X5)]),
+    "AdaptiveMaxPool3d": (lambda lib: lib.nn.AdaptiveMaxPool3d((2, None, 3)), [X5]),
     "ConvTranspose3d": (lambda lib: lib.nn.ConvTranspose3d(4, 2, 2, stride=2, padding=1, output_padding=1), [X5]),
     "ConvTranspose3d-groups": (lambda lib: lib.nn.ConvTranspose3d(4, 6, (1, 2, 3), groups=2, bias=False), [X5]),
     "Softmax2d": (lambda lib: lib.nn.Softmax2d(), [X4]),
@@ -63,6 +66,19 @@ def test_module_matches_torch(name):
         assert len(f[group]) == len(t[group])
         for a, b in zip(f[group], t[group]):
             np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+def test_maxpool3d_indices_and_unpool():
+    outs = []
+    for lib in (ft, torch):
+        x = lib.tensor(X5, requires_grad=True)
+        y, idx = lib.nn.MaxPool3d(2, return_indices=True)(x)
+        z = lib.nn.MaxUnpool3d(2)(y, idx, output_size=X5.shape[2:])
+        (z * z).sum().backward()
+        outs.append((y.detach().numpy(), idx.numpy(), z.detach().numpy(), x.grad.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+    assert repr(ft.nn.MaxUnpool3d(2)) == repr(torch.nn.MaxUnpool3d(2))
 
 
 def test_batchnorm3d_eval_and_input_check():
@@ -96,8 +112,6 @@ def test_errors_and_deprecations():
         ft.nn.MultiMarginLoss(weight=ft.ones(2, 2))
     with pytest.raises(ValueError, match="expected margin to be greater than 0"):
         ft.nn.TripletMarginWithDistanceLoss(margin=0)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        ft.nn.MaxPool3d(2, return_indices=True)(ft.tensor(X5))
     with pytest.warns(UserWarning, match="NLLLoss2d has been deprecated"):
         ft.nn.NLLLoss2d()
     with pytest.warns(UserWarning, match="nn.Container is deprecated"):
