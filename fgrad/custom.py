@@ -842,8 +842,8 @@ def _checkpoint_fwd(*xs, call: _Call):
     tracers among `xs`) the function runs under vjp, as JAX's linearize runs it, and the
     pullback is dropped: the custom_vjp calls inside then run their fwd, so forward mode over
     this reverse pass (hessian, jvp of grad) differentiates their rules instead of meeting
-    them in forward mode, which they refuse. There the policy is not applied: everything is
-    recomputed, which gives the same values."""
+    them in forward mode, which they refuse. There the policy is not applied (the values are
+    the same)."""
     live = [i for i, x in enumerate(xs) if isinstance(x, Tracer) and aval_of(x).dtype.kind in "fc"]
     if not live:  # staged here: the recomputation replays it (the Python runs once)
         if call.policy is not None:
@@ -890,8 +890,8 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy:
         policy: a predicate ``policy(primitive, *avals, **params) -> bool`` saying which
             operations' outputs are kept (one of `checkpoint_policies`, as JAX's); None keeps
             none (``nothing_saveable``). It applies where fun's inputs are concrete (eager
-            ``grad``/``vjp``); under an enclosing transform (jit, vmap, a higher order) fun
-            is recomputed whole.
+            ``grad``/``vjp``); under an enclosing transform (jit, vmap, a higher order) it is
+            not applied, with the same values and derivatives.
         static_argnums: positions of arguments that are Python values, not traced.
     Returns:
         The checkpointed function.

@@ -51,7 +51,7 @@ def test_gradients_are_the_functions(name):
 
 @pytest.mark.parametrize("transform", ["jit(grad)", "hessian", "vmap(grad)"])
 def test_under_enclosing_transforms_the_values_stay(transform):
-    """Under jit, vmap or a higher order the function is recomputed whole: same values."""
+    """Under jit, vmap or a higher order the policy is not applied: the same values."""
     pol = fgrad.checkpoint(lambda x: _net(W, x), policy=P.dots_saveable)
     plain = lambda x: _net(W, x)  # noqa: E731
     if transform == "jit(grad)":
