@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from ..core.errors import FgradTypeError
+from ..core.errors import FgradNotImplementedError, FgradTypeError
+from ..custom import custom_vjp
 from ..lax import stop_gradient
 from ..extend.numpy import cast, dtype_of
 from ..scipy import special as fss
@@ -29,6 +30,7 @@ from ._tensor._ops import (
     softmax,
 )
 from ._tensor._ops_math import logit, xlogy
+from ._tensor.grad_mode import is_grad_enabled
 from ._tensor.tensor import Tensor, _make
 
 _SQRT1_2 = math.sqrt(0.5)
@@ -100,8 +102,44 @@ _UNARY = {"expit": (fss.expit, "SigmoidBackward0"), "erf": (fss.erf, "ErfBackwar
           "airy_ai": (lambda v: fss.airy(v)[0], None), "sinc": (fnp.sinc, "SincBackward0")}
 globals().update({name: _unary(fn, name, g) for name, (fn, g) in _UNARY.items()})
 _BINARY = {"xlog1py": (fss.xlog1py, "SpecialXlog1Py", True), "gammainc": (fss.gammainc, "Igamma", False),
-           "gammaincc": (fss.gammaincc, "Igammac", False), "zeta": (fss.zeta, "SpecialZeta", True)}
+           "gammaincc": (fss.gammaincc, "Igammac", False)}
 globals().update({name: _binary(fn, name, g, k) for name, (fn, g, k) in _BINARY.items()})
+
+
+@custom_vjp
+def _zeta_no_x_derivative(x, q):
+    """zeta(x, q) whose backward raises: PyTorch defines no derivative in x, and its backward
+    raises as soon as x requires grad (whatever q does)."""
+    return fss.zeta(x, q)
+
+
+def _zeta_fwd(x, q):
+    return _zeta_no_x_derivative(x, q), None
+
+
+def _zeta_bwd(res, ct):
+    raise FgradNotImplementedError("the derivative for 'zeta' is not implemented (torch.special.zeta has none in "
+                                   "its first argument x; pass x without requires_grad, or detach it)")
+
+
+_zeta_no_x_derivative.defvjp(_zeta_fwd, _zeta_bwd)
+_zeta_q = _binary(lambda x, q: fss.zeta(stop_gradient(x), q), "zeta", "SpecialZeta", True)
+_zeta_x = _binary(_zeta_no_x_derivative, "zeta", "SpecialZeta", True)
+
+
+def zeta(input: Tensor, other: Tensor) -> Tensor:
+    """The Hurwitz zeta function sum_k (k + other) ** -input, differentiable in other
+    (d/dq = -x zeta(x + 1, q)); its backward raises where input requires grad, as PyTorch's.
+
+    Args:
+        input: the exponent x (a tensor or a number).
+        other: the shift q (a tensor or a number).
+
+    Returns:
+        zeta(input, other), of the promoted float dtype.
+    """
+    x_needs_grad = isinstance(input, Tensor) and input.requires_grad and is_grad_enabled()
+    return (_zeta_x if x_needs_grad else _zeta_q)(input, other)
 
 
 def ndtr(input: Tensor) -> Tensor:

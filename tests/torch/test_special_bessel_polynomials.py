@@ -55,6 +55,11 @@ def test_zeta():
     for L in (fgrad.torch, torch):
         z = L.special.zeta(L.tensor(s), L.tensor(q, requires_grad=True))
         assert type(z.grad_fn).__name__ == "SpecialZetaBackward0"
+        # no derivative in x: the backward raises as soon as x requires grad
+        z = L.special.zeta(L.tensor(s, requires_grad=True), L.tensor(q, requires_grad=True))
+        assert type(z.grad_fn).__name__ == "SpecialZetaBackward0"
+        with pytest.raises(NotImplementedError, match="derivative for 'zeta' is not implemented"):
+            z.sum().backward()
 
 
 @pytest.mark.parametrize("name", POLYNOMIALS)
