@@ -7,7 +7,8 @@ with x = a_dot[perm], L padded to (m, m) and U to (n, n) with identity blocks,
   lau = L^-1 x U^-1,   lu_dot = L tril(lau, -1) + triu(lau) U,
 and the VJP is that linear map's transpose; both are written with fgrad ops (triangular
 solves, products), so every order is differentiable. The pivots are held fixed: the
-factorization is differentiable away from ties in the pivot choice, as in JAX.
+factorization is differentiable away from ties in the pivot choice, as in JAX. LU takes real
+and complex matrices (it is holomorphic in a: the transpose, not the conjugate, in the VJP).
 
 schur and hessenberg give values only, as JAX: their factors are not unique (Schur's blocks,
 Hessenberg's reflector signs) and neither JAX nor fgrad defines their derivatives; asking for
