@@ -35,7 +35,8 @@ from . import random  # noqa: E402,F401  (torch.random: seeding, states, fork_rn
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
 from .amp import autocast  # noqa: E402,F401
 from .legacy_tensors import *  # noqa: E402,F401,F403
-from .runtime import (accelerator, are_deterministic_algorithms_enabled, compile,  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401  (torch.compile: functions and Modules)
+from .runtime import (accelerator, are_deterministic_algorithms_enabled,  # noqa: E402,F401
                       get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
                       is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                       set_num_interop_threads, set_num_threads, use_deterministic_algorithms)

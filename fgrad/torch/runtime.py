@@ -1,5 +1,6 @@
 """Script-level switches of the Tensor facade (`torch.set_num_threads`, determinism,
-matmul precision, `torch.compile`, `torch.accelerator`): what a training script sets up
+matmul precision, `torch.accelerator`; `torch.compile` is fgrad.torch._compile, its function
+engine `_Compiled` is here): what a training script sets up
 before its model runs. Each does what it can on fgrad's CPU back end and says so."""
 from __future__ import annotations
 
@@ -76,29 +77,6 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _MATMUL_PRECISION["value"]
-
-
-def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",
-            mode: Any = None, options: Any = None, disable: bool = False) -> Any:
-    """torch.compile: a function is wrapped with fgrad.jit (on the Tensors' values: see
-    fgrad.torch._tensor._func.compile_function), which traces it once per input
-    signature and replays the compiled program; when tracing fails (data-dependent Python
-    control flow, side effects), the call runs eagerly with a warning that says why, and
-    later calls stay eager. A Module is returned unchanged with a warning: its forward reads
-    parameters that training updates in place, which a trace would freeze as constants."""
-    if model is None:  # @torch.compile(mode=...)
-        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
-                                 options=options, disable=disable)
-    if disable:
-        return model
-    if hasattr(model, "parameters") and hasattr(model, "forward"):
-        warnings.warn("fgrad.torch.compile: a Module is returned unchanged (fgrad.jit traces functions of their "
-                      "inputs; a Module's parameters change in place during training). Compile a pure "
-                      "function of the parameters with fgrad.jit instead.", UserWarning, stacklevel=2)
-        return model
-    if not callable(model):
-        raise FgradTypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
-    return _Compiled(model)
 
 
 class _Compiled:

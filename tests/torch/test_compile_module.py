@@ -1,0 +1,151 @@
+"""fgrad.torch.compile of a Module: fx capture, one jitted program of parameters, buffers and
+inputs, gradients through the jitted vjp; equal to eager on training steps."""
+import numpy as np
+import pytest
+
+import fgrad.torch as torch
+import fgrad.torch.nn as nn
+import fgrad.torch.nn.functional as F
+
+
+def _steps(model, step_model, x, y, n=3, lr=0.05):
+    """n SGD steps of step_model (model itself or its compiled form); the losses and the final
+    parameters."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    losses = []
+    for _ in range(n):
+        opt.zero_grad()
+        loss = F.cross_entropy(step_model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10))
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(8 * 2 * 2, 10))
+
+
+@pytest.mark.parametrize("build, shape", [(_mlp, (16, 20)), (_cnn, (8, 1, 8, 8))])
+def test_compiled_training_steps_equal_eager(build, shape):
+    # parameters are inputs of the program: each step's update is seen by the next call
+    torch.manual_seed(0)
+    x, y = torch.randn(*shape), torch.randint(0, 10, (shape[0],))
+    torch.manual_seed(1)
+    eager = build()
+    torch.manual_seed(1)
+    model = build()
+    compiled = torch.compile(model)
+    assert compiled.capture == "fx"
+    l_e, p_e = _steps(eager, eager, x, y)
+    l_c, p_c = _steps(model, compiled, x, y)
+    np.testing.assert_allclose(l_c, l_e, rtol=1e-5, atol=1e-6)
+    for a, b in zip(p_c, p_e):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert compiled.stats == {"programs": 1, "forward_traces": 1, "backward_traces": 1}
+
+
+def test_compiled_gradients_equal_eager_in_float64():
+    torch.manual_seed(0)
+    m = _mlp().double()
+    x = torch.randn(4, 20, dtype=torch.float64, requires_grad=True)
+    out = torch.compile(m)(x)
+    assert type(out.grad_fn).__name__ == "_CompiledFunctionBackward"
+    (out ** 2).sum().backward()
+    g_c = [p.grad.clone() for p in m.parameters()] + [x.grad.clone()]
+    m.zero_grad()
+    x.grad = None
+    (m(x) ** 2).sum().backward()
+    for a, b in zip(g_c, [p.grad for p in m.parameters()] + [x.grad]):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_recompiles_on_new_shapes_and_dtypes_and_guards_training_mode():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.Linear(6, 2))
+    c = torch.compile(m)
+    x = torch.randn(5, 6)
+    c(x)
+    c(torch.randn(7, 6))                        # a new batch size: a new trace, same program
+    assert c.stats == {"programs": 1, "forward_traces": 2, "backward_traces": 0}
+    c.eval()                                    # dropout off: its own program
+    with torch.no_grad():
+        np.testing.assert_array_equal(c(x).numpy(), m(x).numpy())
+    assert c.stats["programs"] == 2
+    c.train()
+    c(torch.randn(7, 6))                        # back in training: the first program, traced already
+    assert c.stats == {"programs": 2, "forward_traces": 3, "backward_traces": 0}
+    with torch.no_grad():
+        c.eval()
+        m.double()                              # new parameter dtypes: a new trace
+        out = c(x.double())
+    assert out.dtype == torch.float64 and c.stats["forward_traces"] == 4
+
+
+def test_batch_norm_runs_eagerly_in_training_and_compiles_in_eval():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(6, 6), nn.BatchNorm1d(6), nn.Linear(6, 2))
+    c = torch.compile(m)
+    x = torch.randn(5, 6)
+    with pytest.warns(UserWarning, match="runs eagerly in training mode"):
+        c(x)
+    assert int(m[1].num_batches_tracked) == 1 and not torch.equal(m[1].running_mean, torch.zeros(6))
+    c.eval()
+    with torch.no_grad():
+        np.testing.assert_allclose(c(x).numpy(), m(x).numpy(), rtol=1e-6, atol=1e-6)
+    assert c.stats["programs"] == 1
+
+
+def test_a_forward_fx_cannot_trace_is_compiled_by_tracing_the_module():
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            if x.shape[0] > 2:                  # fine for fgrad.jit (shapes are static)
+                return self.lin(x).relu()
+            return self.lin(x)
+
+    torch.manual_seed(0)
+    m = Branchy()
+    c = torch.compile(m)
+    x = torch.randn(4, 3)
+    np.testing.assert_array_equal(c(x).detach().numpy(), m(x).detach().numpy())
+
+
+def test_data_dependent_forward_falls_back_to_eager_with_a_warning():
+    class Data(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.lin(x) if float(x.sum()) > 0 else -x
+
+    m = Data()
+    c = torch.compile(m)
+    with pytest.warns(UserWarning, match="runs eagerly"):
+        out = c(torch.ones(2, 3))
+    np.testing.assert_array_equal(out.detach().numpy(), m(torch.ones(2, 3)).detach().numpy())
+
+
+def test_compiled_module_reaches_the_original():
+    m = _mlp()
+    c = torch.compile(m)
+    assert c._orig_mod is m and list(c.parameters()) == list(m.parameters())
+    assert c.eval() is c and not m.training
+    assert "OptimizedModule" in repr(c)
+
+
+def test_create_graph_through_a_compiled_module_raises():
+    m = nn.Linear(3, 1)
+    y = torch.compile(m)(torch.randn(2, 3)).sum()
+    with pytest.raises(NotImplementedError, match="first-order gradients only"):
+        torch.autograd.grad(y, m.weight, create_graph=True)
