@@ -6,6 +6,7 @@ import os
 import statistics
 
 from wl_memory import CHECKPOINT_ROW
+from wl_throughput import DTYPES, SIZES, row_name
 
 BEGIN, END = "<!-- workloads:begin -->", "<!-- workloads:end -->"
 
@@ -25,6 +26,10 @@ TARGETS = [
     ("W2", "W2", "functional + jit ≤ 1.0x jax.jit", [("functional + jit", "fgrad functional + jit", "le", 1.0)]),
     ("W7", "W7", "≤ 0.2x jax.make_jaxpr", [("", "fgrad.make_jaxpr", "le", 0.2)]),
     ("E200", "200-op n=1e4", "jit ≥ 3x faster than eager", [("jit", "fgrad jit f(x)", "speedup", 3.0)]),
+] + [
+    ("W8", f"W8 {dtype} n={n:.0e}", "eager ≤ 1.0x PyTorch; jit ≤ 1.0x jax.jit",
+     [("eager", row_name("fgrad grad", dtype, n), "le", 1.0), ("jit", row_name("fgrad jit(grad)", dtype, n), "le", 1.0)])
+    for dtype in DTYPES for n in SIZES
 ]
 
 

@@ -4,7 +4,8 @@
                               [--cold-cache] [--mem-cap MIB] [--timeout S]
 
 W1 grad of a 200-op chain · W2 MLP step · W3 CNN step · W4 Hessian n=256 · W5 grad^4 and IR
-sizes · W6 peak memory · W7 tracing 5,000 ops · E200 the 200-op chain at n=10^4, jit vs eager
+sizes · W6 peak memory · W7 tracing 5,000 ops · W8 grad of a 20-step sin/tanh chain over n = 10^3..10^6,
+float64 and float32 · E200 the 200-op chain at n=10^4, jit vs eager
 (definitions and method: /work/shared/bench/WORKLOADS.md). Each workload runs in its own
 process, pinned to one core with one thread per library (wl_harness); W6 additionally runs
 each library in a fresh process. Markdown goes to stdout; --write also replaces the marked
@@ -12,7 +13,8 @@ section of bench/RESULTS.md. Progress goes to stderr. The exit status is 1 when 
 implementation disagreed with the reference, failed, or a workload did not finish.
 
 Modules: wl_harness (pinning, timing, cross-checks), wl_libs (library imports),
-wl_calculus (W1, W4, W5, W7, E200), wl_training (W2, W3), wl_memory (W6), wl_report (Markdown).
+wl_calculus (W1, W4, W5, W7, E200), wl_training (W2, W3), wl_memory (W6), wl_throughput (W8),
+wl_report (Markdown).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ WORKLOADS = {
     "W6": ("wl_memory", "w6"),
     "W7": ("wl_calculus", "w7"),
     "E200": ("wl_calculus", "e200"),
+    "W8": ("wl_throughput", "w8"),
 }
 
 
