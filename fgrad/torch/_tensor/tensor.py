@@ -888,9 +888,15 @@ class TensorBase:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._value.ndim == 0 and spec:
+        # as PyTorch: a plain 0-d tensor formats as its number (f"{loss}" prints 0.25), others
+        # (and subclasses such as Parameter) as their repr
+        if self._value.ndim == 0 and type(self) is Tensor:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise FgradTypeError(f"unsupported format string {spec!r} passed to Tensor.__format__: only a 0-d "
+                                 f"tensor formats as a number; this one has shape {tuple(self._value.shape)} "
+                                 "(format x.item() or x.tolist() instead)")
+        return repr(self)
 
     def __hash__(self) -> int:
         return id(self)
