@@ -10,6 +10,10 @@ fgrad.scipy.linalg named as PyTorch's grad_fn. It sits above nn and linalg in fg
 """
 from __future__ import annotations
 
+import functools
+import math
+import os
+import threading
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -29,10 +33,12 @@ from ._tensor import creation as C
 from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
-from ._tensor.grad_mode import is_inference_mode_enabled
+from ._tensor.grad_mode import is_inference_mode_enabled, no_grad
 from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import runtime as _runtime
+from . import sparse as S
+from .distributions._samplers import binomial_np, poisson_np
 
 _I64 = np.dtype(np.int64)
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
@@ -1376,7 +1382,6 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
     norms = np.linalg.norm(sel, ord=norm_type, axis=1) if norm_type != 0 else np.count_nonzero(sel, axis=1)
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(v.dtype)
     v[rows] = sel * scale[:, None]
-    from ._tensor.grad_mode import no_grad
     with no_grad():
         w.copy_(C.tensor(v))
     return w
@@ -1544,7 +1549,6 @@ def poisson(input: Tensor, generator: Any = None):
     Returns:
         A Tensor of input's shape and dtype holding the counts.
     """
-    from .distributions._samplers import poisson_np
     x = _input("poisson", input)
     if x._value.dtype.kind != "f":
         raise FgradRuntimeError(f"poisson is not implemented for {x.dtype}: pass a float tensor of rates")
@@ -1569,7 +1573,6 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None):
     Returns:
         A Tensor of prob's dtype holding the successes.
     """
-    from .distributions._samplers import binomial_np
     c = _input("binomial", count, "count")
     if not isinstance(prob, Tensor):
         raise FgradTypeError(f"binomial(): argument 'prob' (position 2) must be Tensor, not {type(prob).__name__}")
@@ -1621,7 +1624,6 @@ def batch_norm_update_stats(input: Tensor, running_mean: Tensor | None, running_
     axes = (0,) + tuple(range(2, x.dim()))
     n = int(np.prod([x._value.shape[a] for a in axes]))
     mean, var = O.mean(x, axes), O.var(x, axes, unbiased=False)
-    from ._tensor.grad_mode import no_grad
     with no_grad():
         if running_mean is not None:
             running_mean.mul_(1 - momentum).add_(O.mul(mean, momentum))
@@ -1702,7 +1704,6 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None, 
 
 def _sparse_mm(name: str, sparse_out: bool):
     def op(input, mat2, out_dtype=None):
-        from . import sparse as S
         out = S.mm(input, mat2)
         return out.to_sparse() if sparse_out else out
     op.__name__ = op.__qualname__ = name
@@ -1721,7 +1722,6 @@ hspmm = _sparse_mm("hspmm", True)
 
 def _sparse_addmm(name: str):
     def op(input, mat1, mat2, *, beta=1, alpha=1):
-        from . import sparse as S
         base = input.to_dense() if getattr(input, "is_sparse", False) else input
         return S.addmm(base, mat1, mat2, beta=beta, alpha=alpha).to_sparse()
     op.__name__ = op.__qualname__ = name
@@ -2148,7 +2148,6 @@ def _mm(a, b):
     if a is None:
         return b
     if getattr(a, "is_sparse", False):
-        from . import sparse as S
         return S.mm(a, b)
     return O.matmul(a, b)
 
@@ -2518,7 +2517,6 @@ def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype
     """
     npd = D.np_dtype(dtype or D.get_default_dtype())
     need = size * npd.itemsize
-    import os
     have = os.path.getsize(filename) if os.path.exists(filename) else -1
     if have < need:
         raise FgradRuntimeError(f"from_file: the file {filename!r} has {max(have, 0)} bytes, {need} are needed for "
@@ -2598,7 +2596,6 @@ def sym_sqrt(a: Any):
     Returns:
         A float.
     """
-    import math
     return math.sqrt(a)
 
 
@@ -2681,8 +2678,6 @@ def thread_safe_generator(gen_func: Callable):
     Returns:
         The wrapped function.
     """
-    import functools
-    import threading
 
     @functools.wraps(gen_func)
     def wrapper(*args, **kwargs):
