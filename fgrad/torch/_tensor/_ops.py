@@ -250,8 +250,21 @@ logical_and, logical_or, logical_xor = (_logical(f) for f in (fnp.logical_and, f
 
 
 def _scaled_values(fnp_fn, alpha):
-    """input <op> alpha * other on values (add/sub with alpha: one node, as PyTorch's)."""
+    """input <op> alpha * other on values (add/sub with alpha: one node, as PyTorch's).
+
+    PyTorch's CPU kernel rounds once, a fused multiply-add with alpha in the tensors' dtype. For
+    float32 the sum is taken in float64 (the float32 product is exact there) and rounded back,
+    which gives that single rounding; optimizers step with add_(grad, alpha=-lr), so two
+    roundings would drift from PyTorch's trajectories. float64 keeps two roundings (NumPy has no
+    fused multiply-add).
+    """
+    fused = isinstance(alpha, (bool, int, float)) and not isinstance(alpha, bool)
+
     def values(a, b):
+        if fused and getattr(a, "dtype", None) == np.float32 and getattr(b, "dtype", None) == np.float32:
+            wide = float(np.float32(alpha))
+            return fnp_fn(a.astype(np.float64), fnp.multiply(b.astype(np.float64), wide, policy=P),
+                          policy=P).astype(np.float32)
         return fnp_fn(a, fnp.multiply(b, alpha, policy=P), policy=P)
     return values
 

@@ -62,6 +62,34 @@ def _lerp_(a, end, weight: float) -> None:
         a[...] = end - (end - a) * (f(1) - w)
 
 
+def _fma(a, x, y):
+    """a + x * y rounded once, as PyTorch's CPU kernels compute add(alpha=), sub(alpha=) and
+    addcmul (a fused multiply-add). For float32 the product and sum are taken in float64, where
+    the float32 product is exact, and rounded back once; other dtypes round twice.
+
+    Args:
+        a: an array.
+        x, y: arrays or scalars of a's dtype, broadcasting against a.
+
+    Returns:
+        A new array of a's dtype and shape.
+    """
+    if a.dtype != np.float32:
+        return a + x * y
+    wide = np.float64
+    x64 = x.astype(wide) if hasattr(x, "astype") else wide(x)
+    y64 = y.astype(wide) if hasattr(y, "astype") else wide(y)
+    return (a.astype(wide) + x64 * y64).astype(np.float32)
+
+
+def _fma_(a, x, y) -> None:
+    """a += x * y in place, rounded once as `_fma` rounds it."""
+    if a.dtype != np.float32:
+        a += x * y
+    else:
+        a[...] = _fma(a, x, y)
+
+
 def _number(x):
     """A hyperparameter as a Python number: a 1-element Tensor lr (PyTorch accepts one) reads
     as its value."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...core.errors import FgradValueError
-from .optimizer import Optimizer, ParamsT, _lerp_, _number, _xp
+from .optimizer import Optimizer, ParamsT, _fma, _fma_, _lerp_, _number, _xp
 
 
 class RMSprop(Optimizer):
@@ -46,11 +46,12 @@ class RMSprop(Optimizer):
             if group["maximize"]:
                 g = -g
             self._next_step(p)
+            # PyTorch's add(alpha=) and addcmul_ are fused multiply-adds: (1 - alpha) * g, times g
             if wd != 0:
-                g = g + f(wd) * w
+                g = _fma(g, f(wd), w)
             sq = self._buffer(p, "square_avg", xp.zeros_like)
             sq *= f(alpha)
-            sq += f(1 - alpha) * g * g
+            _fma_(sq, f(1 - alpha) * g, g)
             if centered:
                 g_avg = self._buffer(p, "grad_avg", xp.zeros_like)
                 _lerp_(g_avg, g, 1 - alpha)

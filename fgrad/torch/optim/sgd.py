@@ -5,7 +5,7 @@ import numpy as np
 
 from ...extend import kernels as numba_kernels
 from ...core.errors import FgradValueError
-from .optimizer import Optimizer, ParamsT, _check_flags, _number
+from .optimizer import Optimizer, ParamsT, _check_flags, _fma, _fma_, _number
 
 
 class SGD(Optimizer):
@@ -54,19 +54,21 @@ class SGD(Optimizer):
                 continue
             if maximize:
                 g = -g
+            # PyTorch's single-tensor SGD: add(alpha=) steps, each a fused multiply-add
+            f = w.dtype.type
             if wd != 0:
-                g = g + w.dtype.type(wd) * w
+                g = _fma(g, f(wd), w)
             if mom != 0:
                 st = self.state[p]
                 if st.get("momentum_buffer") is None:
                     buf = self._buffer(p, "momentum_buffer", lambda v, g=g: g.copy())
                 else:
                     buf = st["momentum_buffer"]._value
-                    buf *= w.dtype.type(mom)
-                    buf += w.dtype.type(1 - damp) * g if damp else g
-                g = g + w.dtype.type(mom) * buf if nesterov else buf
+                    buf *= f(mom)
+                    _fma_(buf, f(1 - damp), g)
+                g = _fma(g, f(mom), buf) if nesterov else buf
             if lr == 1:
                 w -= g
             else:
-                w -= w.dtype.type(lr) * g
+                _fma_(w, f(-lr), g)
             self._bump(p)
