@@ -46,6 +46,8 @@ from . import _modules_more  # noqa: E402
 from ._modules_more import *  # noqa: E402,F401,F403
 from . import _lazy  # noqa: E402
 from ._lazy import *  # noqa: E402,F401,F403
+from . import _adaptive  # noqa: E402
+from ._adaptive import *  # noqa: E402,F401,F403
 from .parameter import Parameter  # noqa: F401
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "functional", "init", "utils",
@@ -55,7 +57,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "fun
 __all__ += activation.__all__ + containers.__all__ + loss.__all__ + normalization.__all__ + sparse.__all__
 __all__ += rnn.__all__ + attention.__all__ + transformer.__all__
 __all__ += conv.__all__ + dropout.__all__ + padding.__all__ + pooling.__all__ + upsampling.__all__
-__all__ += _modules_more.__all__ + _lazy.__all__
+__all__ += _modules_more.__all__ + _lazy.__all__ + _adaptive.__all__
 
 # torch.nn.modules.<file>: PyTorch's import paths for the classes above (aliases; reads nn's names)
 from . import modules  # noqa: E402,F401

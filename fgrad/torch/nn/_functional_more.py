@@ -1,16 +1,21 @@
 """More of torch.nn.functional: the in-place activations (relu_, elu_, ...), the
 `*_with_indices` pooling spellings, the margin losses over classes (multi_margin_loss,
-multilabel_margin_loss), gumbel_softmax, triplet_margin_with_distance_loss and channel_shuffle.
+multilabel_margin_loss), gumbel_softmax, triplet_margin_with_distance_loss, channel_shuffle and
+linear_cross_entropy (with its LinearCrossEntropyOptions).
 The nn.functional names of torch's top-level functions that fgrad.torch defines above this
 package (pdist, conv_tbc, conv_transpose3d, ...) are set by fgrad/torch/_functional_aliases.py."""
 from __future__ import annotations
 
+import dataclasses
+import math
+import warnings
 from typing import Callable
 
 import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from .. import _tensor as T
 from .._tensor._ops_breadth import channel_shuffle as _channel_shuffle
 from .._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import _activations as A
@@ -21,7 +26,7 @@ __all__ = ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "rrelu
            "max_pool1d_with_indices", "max_pool2d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
-           "triplet_margin_with_distance_loss", "channel_shuffle"]
+           "triplet_margin_with_distance_loss", "channel_shuffle", "linear_cross_entropy"]
 
 
 # --- in-place activations ----------------------------------------------------------------------
@@ -317,3 +322,105 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     Returns:
         A Tensor of input's shape."""
     return _channel_shuffle(input, groups)
+
+
+# --- linear + cross-entropy ----------------------------------------------------------------------
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's options of linear_cross_entropy's chunked path (fgrad computes the logits
+    whole, PyTorch's reference path, whichever options are given: the values agree up to
+    rounding). The fields are validated as PyTorch's.
+
+    Args:
+        allow_retain_graph: allow retain_graph=True on backward.
+        batch_chunk_size: rows per chunk (a positive int or None).
+        chunking_method: "auto", None or "aspect_ratio[:k]".
+        acc_policy: "auto", "accurate", "balanced" or "compact".
+        acc_dtype: the accumulation dtype or None."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+    def __post_init__(self):
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise FgradValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            if not sep:
+                factor = "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise FgradValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        if not (self.batch_chunk_size is None
+                or (isinstance(self.batch_chunk_size, int) and self.batch_chunk_size > 0)):
+            raise FgradValueError(f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}")
+        if self.acc_dtype is not None and self.acc_dtype not in (T.float16, T.float32, T.float64) \
+                and str(self.acc_dtype) != "torch.bfloat16":
+            raise FgradValueError(f"acc_dtype must be one of {{None, torch.float16, torch.bfloat16, torch.float32, "
+                                  f"torch.float64}}, got {self.acc_dtype!r}. Pass acc_dtype=None to let the op "
+                                  "pick automatically.")
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): the logits of a
+    (num_classes, *out_features, in_features) weight, then PyTorch's cross-entropy (class
+    weights, ignore_index, label smoothing, probability targets).
+
+    Args:
+        input: (N, in_features) or (in_features,).
+        linear_weight: (num_classes, *out_features, in_features).
+        target: class indices of shape (N, *out_features), or probabilities of the logits' shape.
+        linear_bias: optional (num_classes, *out_features).
+        weight: optional (num_classes,) class weights.
+        reduction: 'none', 'mean' or 'sum'.
+        ignore_index: a target value that contributes nothing (not with probability targets).
+        label_smoothing: in [0, 1].
+        options: a LinearCrossEntropyOptions (accepted; fgrad computes the logits whole).
+
+    Returns:
+        The loss.
+
+    Raises:
+        RuntimeError: inconsistent shapes, or ignore_index with probability targets."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise FgradRuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise FgradRuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise FgradRuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                                f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise FgradRuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                                f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise FgradRuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+                                f"requires batched input, (N, {in_features}), got unbatched input with shape "
+                                f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise FgradRuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if options is not None and (out_features or reduction not in {"mean", "sum", "none"}
+                                or label_smoothing != 0.0 or target.dtype != T.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                      "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={tuple(out_features)}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes), in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    from . import functional as F  # (functional imports this module at its end)
+    logits = F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return F.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                           label_smoothing=label_smoothing)
