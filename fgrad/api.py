@@ -193,7 +193,24 @@ def vjp(f: Callable, *primals, has_aux: bool = False):
     for a real-valued f of a complex z, vjp_fn(1.0) is df/dx - i df/dy.
     `vjp_fn.forward_jaxpr()` is the recorded forward computation as a ClosedJaxpr (flattened
     primals in, flattened outputs out), to print or to rerun on other values. vjp_fn is a
-    pytree whose leaves are its residuals (`VJPFunction`), as JAX's is."""
+    pytree whose leaves are its residuals (`VJPFunction`), as JAX's is.
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays or numbers.
+        *primals: the point at which to differentiate, one value per positional argument.
+        has_aux: f returns (output, aux); vjp then returns (output, vjp_fn, aux).
+
+    Returns:
+        (output, vjp_fn): f(*primals) and the pullback, which maps a cotangent of the
+        output to a tuple with one cotangent per primal.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> out, vjp_fn = fgrad.vjp(lambda x: x * 2.0, jnp.array([1.0, 2.0]))
+        >>> print(out, vjp_fn(jnp.array([1.0, 10.0])))
+        [2. 4.] (array([ 2., 20.]),)
+    """
     return _vjp(f, primals, has_aux, "vjp")
 
 
@@ -437,13 +454,31 @@ def _ones_like(v):
     return xp_of((v,)).ones(a.shape, a.dtype)  # grad's seed on the output's device
 
 
-def value_and_grad(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Function returning (f(*args), gradient of f w.r.t. args[argnums]).
 
     f returns a real scalar; its arguments may be real or complex, and the gradient of a
     complex argument z = x + iy is df/dx - i df/dy (JAX's convention). With holomorphic=True,
     f maps complex arguments to a complex scalar and the result is the complex derivative
-    f'(z) (the arguments and the output must then be complex)."""
+    f'(z) (the arguments and the output must then be complex).
+
+    Args:
+        f: the function, returning a real scalar (or (scalar, aux) with has_aux=True).
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: f returns (value, aux); the function then returns ((value, aux), gradient).
+        holomorphic: f is holomorphic in complex arguments; see above.
+
+    Returns:
+        A function of f's arguments returning (value, gradient); the gradient has the
+        structure of args[argnums] (a tuple when argnums is a tuple).
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> value, g = fgrad.value_and_grad(lambda x: jnp.sum(x ** 2))(jnp.array([1.0, 2.0]))
+        >>> print(value, g)
+        5.0 [2. 4.]
+    """
     # One positional argument with argnums an int: when it is a float NumPy array, a Python
     # float or a value traced by an enclosing grad, _grad_one does the work without pytrees
     # (grad's fixed cost, paid once per order of a nested grad)
@@ -527,13 +562,34 @@ def _grad_one(f, args, kwargs, i: int, has_aux: bool):
     return value, g
 
 
-def grad(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Gradient of a scalar-valued `f` with respect to args[argnums]; composes to any order.
 
     For a real-valued f of a complex z = x + iy it is df/dx - i df/dy (JAX's and HIPS
     autograd's convention: grad(abs)(1+2j) == (1-2j)/sqrt(5)). A complex-valued f is a
     TypeError unless holomorphic=True, which gives the complex derivative f'(z) (inputs and
-    output must then be complex)."""
+    output must then be complex).
+
+    Args:
+        f: the function, returning a real scalar (or (scalar, aux) with has_aux=True); its
+            arguments are pytrees of arrays or numbers.
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: f returns (value, aux); the gradient function then returns (gradient, aux).
+        holomorphic: f is holomorphic in complex arguments; see above.
+
+    Returns:
+        A function of f's arguments returning the gradient, with the structure of
+        args[argnums] (a tuple of gradients when argnums is a tuple).
+
+    Example:
+        >>> import fgrad
+        >>> print(fgrad.grad(lambda x: x ** 3)(2.0))
+        12.0
+        >>> print(fgrad.grad(fgrad.grad(lambda x: x ** 3))(2.0))
+        12.0
+        >>> fgrad.grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 5.0)
+        (array(5.), array(2.))
+    """
     vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @functools.wraps(f)
@@ -590,7 +646,23 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
     Each tangent has its primal's shape and dtype (a Python number adapts to a float primal).
     An integer primal is held constant and takes a zero tangent of its own dtype (JAX's
     float0). A complex primal takes a complex tangent, pushed forward complex-linearly (JAX's
-    convention)."""
+    convention).
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays or numbers.
+        primals: a tuple or list with one value per positional argument of f.
+        tangents: a tuple or list like primals: the direction of differentiation.
+        has_aux: f returns (output, aux).
+
+    Returns:
+        (f(*primals), the directional derivative of f along tangents), and aux with
+        has_aux=True.
+
+    Example:
+        >>> import fgrad
+        >>> fgrad.jvp(lambda x: x ** 2, (3.0,), (1.0,))
+        (array(9.), array(6.))
+    """
     name = _fname(f)
     vals, in_tree, ts = _check_tangents(primals, tangents, name)
     raw = tree_flatten(tuple(primals))[0]
@@ -612,7 +684,23 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
 def linearize(f: Callable, *primals, has_aux: bool = False):
     """(f(*primals), f_jvp): f_jvp(*tangents) replays only the tangent computation. With
     has_aux=True, f returns (output, aux) and linearize returns (output, f_jvp, aux).
-    Every primal must be a real or complex float (DifferentiationError otherwise)."""
+    Every primal must be a real or complex float (DifferentiationError otherwise).
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays or numbers.
+        *primals: the point at which to linearize, one value per positional argument.
+        has_aux: f returns (output, aux).
+
+    Returns:
+        (output, f_jvp), f_jvp mapping tangents (one per primal) to the output's tangent.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> y, f_jvp = fgrad.linearize(jnp.sin, 0.0)
+        >>> print(y, f_jvp(2.0))
+        0.0 2.0
+    """
     name = _fname(f)
     flat, in_tree = tree_flatten(primals)
     vals = _input_values(flat, "linearize", f"linearize of {name}")
@@ -700,13 +788,31 @@ def _check_jacobian_rank(transform: str, fname: str, out_shape, in_shape):
                          f"{MAX_NDIM}. Reshape the input or the output (e.g. ravel it) first.")
 
 
-def jacrev(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Jacobian by reverse mode: f is recorded once and its pullback applied to every basis
     cotangent at once (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
     The outputs must be real (a complex input's row is then df/dx - i df/dy, as grad's),
     unless holomorphic=True: inputs and outputs complex, and the Jacobian of complex
-    derivatives (TypeError otherwise, as JAX's)."""
+    derivatives (TypeError otherwise, as JAX's).
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays.
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: f returns (output, aux).
+        holomorphic: f is holomorphic in complex arguments.
+
+    Returns:
+        A function of f's arguments returning the Jacobian (a pytree like the output, each
+        leaf of shape out.shape + in.shape).
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> print(fgrad.jacrev(lambda x: jnp.array([x[0] * x[1], x[0]]))(jnp.array([2.0, 3.0])))
+        [[3. 2.]
+         [1. 0.]]
+    """
     return _jacrev(f, argnums, has_aux, "jacrev", holomorphic)
 
 
@@ -750,13 +856,31 @@ def _jacrev(f, argnums, has_aux, transform, holomorphic=False):
     return jac_f
 
 
-def jacfwd(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Jacobian by forward mode: every basis tangent is pushed through one jvp at once
     (vmap); shape out.shape + in.shape.
     With has_aux=True, f returns (output, aux) and the Jacobian function returns (jac, aux).
     The differentiated arguments must be real floats (outputs may be complex), unless
     holomorphic=True: inputs and outputs complex, and the Jacobian of complex derivatives
-    (DifferentiationError/TypeError otherwise, as JAX's)."""
+    (DifferentiationError/TypeError otherwise, as JAX's).
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays.
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: f returns (output, aux).
+        holomorphic: f is holomorphic in complex arguments.
+
+    Returns:
+        A function of f's arguments returning the Jacobian (a pytree like the output, each
+        leaf of shape out.shape + in.shape).
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> print(fgrad.jacfwd(lambda x: x ** 2)(jnp.array([1.0, 2.0])))
+        [[2. 0.]
+         [0. 4.]]
+    """
     return _jacfwd(f, argnums, has_aux, "jacfwd", holomorphic)
 
 
@@ -803,10 +927,27 @@ def _jacfwd(f, argnums, has_aux, transform, holomorphic=False):
     return jac_f
 
 
-def hessian(f: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """jacfwd(jacrev(f)): forward-over-reverse second derivatives. With has_aux=True, f
     returns (output, aux) and the Hessian function returns (hessian, aux). holomorphic=True
-    passes to both (a holomorphic f of complex inputs: the matrix of f''(z))."""
+    passes to both (a holomorphic f of complex inputs: the matrix of f''(z)).
+
+    Args:
+        f: the function, returning a real scalar.
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: f returns (output, aux).
+        holomorphic: f is holomorphic in complex arguments.
+
+    Returns:
+        A function of f's arguments returning the Hessian, of shape in.shape + in.shape.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> print(fgrad.hessian(lambda x: jnp.sum(x ** 3))(jnp.array([1.0, 2.0])))
+        [[ 6.  0.]
+         [ 0. 12.]]
+    """
     return _jacfwd(_jacrev(f, argnums, has_aux, "hessian", holomorphic), argnums, has_aux, "hessian",
                    holomorphic)
 
@@ -860,7 +1001,25 @@ def vmap(f: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> Ca
     Python number stays a weakly typed Python number).
     out_axes: an int, None, or a pytree prefix of the output; None marks an output that is
     the same for every example (an error if it depends on a mapped input).
-    axis_size: the batch size, needed when no input is mapped; checked against mapped axes."""
+    axis_size: the batch size, needed when no input is mapped; checked against mapped axes.
+
+    Args:
+        f: the function to map; its arguments and output are pytrees of arrays.
+        in_axes: see above.
+        out_axes: see above.
+        axis_size: see above.
+
+    Returns:
+        A function taking batched arguments and returning f's outputs stacked along
+        out_axes.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> rows_dot_w = fgrad.vmap(jnp.dot, in_axes=(0, None))
+        >>> print(rows_dot_w(jnp.ones((3, 2)), jnp.array([1.0, 2.0])))
+        [3. 3. 3.]
+    """
     @functools.wraps(f)
     def vf(*args, **kwargs):
         name = _fname(f)
@@ -1222,7 +1381,26 @@ def jit(f: Callable | None = None, static_argnums: Sequence[int] | int = (),
     (positionally too), and `jit(static_argnums=...)` without f is a decorator.
     `jitted.trace(*args).jaxpr` is the traced IR and `jitted.lower(*args).compile()` the
     compiled program, callable on arguments like args. Under `disable_jit()` (or
-    `config.update("jax_disable_jit", True)`) f runs eagerly."""
+    `config.update("jax_disable_jit", True)`) f runs eagerly.
+
+    Args:
+        f: the function; its arguments and output are pytrees of arrays. Without it, jit
+            returns a decorator.
+        static_argnums: positions of arguments that are hashable Python values, not traced.
+        static_argnames: names of arguments that are hashable Python values, not traced.
+
+    Returns:
+        The compiled function, called like f.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> f = fgrad.jit(lambda x: jnp.sum(x ** 2))
+        >>> print(f(jnp.array([1.0, 2.0])), f(jnp.array([3.0, 4.0])))
+        5.0 25.0
+        >>> f.stats
+        JitStats(traces=1, compiles=1)
+    """
     if f is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
     nums, names = _static_args(f, static_argnums, static_argnames)

@@ -543,9 +543,13 @@ def forward_through_fun(f: "custom_vjp") -> "custom_vjp":
 class custom_vjp:
     """Decorator: give a function a hand-written reverse-mode rule (JAX's API).
 
-    >>> @custom_vjp
-    ... def f(x): return fnp.sin(x)
-    >>> f.defvjp(lambda x: (fnp.sin(x), fnp.cos(x)), lambda cos_x, ct: (ct * cos_x,))
+    >>> import fgrad
+    >>> import fgrad.numpy as jnp
+    >>> @fgrad.custom_vjp
+    ... def f(x): return jnp.sin(x)
+    >>> f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda cos_x, ct: (ct * cos_x,))
+    >>> print(fgrad.grad(f)(0.0))
+    1.0
 
     `fwd(*args) -> (output, residuals)` runs once per application under a reverse-mode
     transform; `bwd(*nondiff_args, residuals, ct) -> tuple` returns one cotangent per
@@ -553,6 +557,11 @@ class custom_vjp:
     keyword arguments are bound to positions. As in JAX, forward mode (jvp, linearize,
     jacfwd) applied to it raises a TypeError: the rule is reverse-only, and differentiating
     `fun` would ignore it. Forward over reverse (hessian, jvp of grad) differentiates bwd.
+    
+    Args:
+        fun: the function whose derivative the rules give.
+        nondiff_argnums: positions of arguments that are not differentiated; bwd receives
+            them first.
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
@@ -699,6 +708,26 @@ class custom_jvp:
     The rule is `jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`, with
     `primals`/`tangents` tuples of the other arguments (`defjvp`), or one function per
     argument (`defjvps`). Outputs may be pytrees; keyword arguments are bound to positions.
+
+    Args:
+        fun: the function whose derivative the rule gives.
+        nondiff_argnums: positions of arguments that are not differentiated; the rule
+            receives them first.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> @fgrad.custom_jvp
+        ... def softplus(x):
+        ...     return jnp.logaddexp(0.0, x)
+        >>> @softplus.defjvp
+        ... def softplus_jvp(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return softplus(x), t / (1.0 + jnp.exp(-x))
+        >>> print(fgrad.grad(softplus)(0.0))
+        0.5
+        >>> print(fgrad.grad(fgrad.grad(softplus))(0.0))  # reverse mode transposes the rule
+        0.25
     """
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
@@ -895,6 +924,13 @@ def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy:
         static_argnums: positions of arguments that are Python values, not traced.
     Returns:
         The checkpointed function.
+    
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> f = fgrad.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+        >>> print(fgrad.grad(f)(0.0))
+        1.0
     """
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,

@@ -71,6 +71,12 @@ def jet(fun: Callable, primals: Sequence, series: Sequence[Sequence], factorial_
     Example: with :math:`h(z) = z^3` at 0.5, h's terms are :math:`(3 z^2, 6 z)`, and
     `jet(sin, (h0,), ((h1, h2),))` gives :math:`\sin(h_0)`, :math:`(\cos(h_0) h_1, -\sin(h_0)
     h_1^2 + \cos(h_0) h_2)` (Faà di Bruno).
+
+        >>> import fgrad.numpy as jnp
+        >>> from fgrad.experimental.jet import jet
+        >>> y, terms = jet(jnp.exp, (0.0,), ((1.0, 0.0),))  # exp along the path x(t) = t
+        >>> print(y, [float(t) for t in terms])
+        1.0 [1.0, 1.0]
     """
     try:
         order, = set(map(len, series))

@@ -204,7 +204,26 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
 
     Both branches are staged on the operands' types and must return the same structure,
     shapes and dtypes. Only the branch taken runs and is differentiated; under vmap with a
-    batched predicate both run and each example selects its own (as in JAX)."""
+    batched predicate both run and each example selects its own (as in JAX).
+
+    Args:
+        pred: a boolean or integer scalar.
+        true_fun: the branch taken when pred is true.
+        false_fun: the branch taken when pred is false.
+        *operands: the branches' arguments.
+
+    Returns:
+        The output of the branch taken.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> from fgrad import lax
+        >>> print(lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 5.0))
+        6.0
+        >>> print(fgrad.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))(0.5))
+        0.8775825618903728
+    """
     fname = "cond"
     if not (callable(true_fun) and callable(false_fun)):
         raise FgradTypeError("cond: true_fun and false_fun must be callables; the operands come after them: "

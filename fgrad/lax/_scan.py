@@ -411,6 +411,23 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
     transform composes with it; reverse mode saves the
     carry entering each step (length x the carry's size) and recomputes the rest of the body
     in the backward loop.
+    
+    Args:
+        f: the body, ``f(carry, x) -> (carry, y)``.
+        init: the initial carry.
+        xs: the values to loop over (their leading axis), or None with `length`.
+        length: the number of steps; checked against xs' leading axis when both are given.
+        reverse: run from the last index to the first.
+        unroll: body copies per compiled iteration (no effect on values).
+
+    Returns:
+        (final carry, ys stacked along a new leading axis).
+
+    Example:
+        >>> import fgrad.numpy as jnp
+        >>> from fgrad import lax
+        >>> lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.array([1.0, 2.0, 3.0]))
+        (array(6.), array([0., 2., 9.]))
     """
     fname = "scan"
     if not callable(f):

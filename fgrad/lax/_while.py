@@ -453,6 +453,27 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, checkpo
     same way, so every transform still composes. Under vmap, reverse mode reruns every lane
     for the largest trip count with finished lanes masked: as with jnp.where, a body that is
     NaN or infinite on a finished lane's values gives NaN cotangents.
+    
+    Args:
+        cond_fun: ``cond_fun(val) -> bool scalar``.
+        body_fun: ``body_fun(val) -> val``, keeping the carry's structure, shapes and dtypes.
+        init_val: the initial carry.
+        checkpoint: steps between saved carries in reverse mode (see above).
+
+    Returns:
+        The final carry.
+
+    Example:
+        >>> import fgrad
+        >>> import fgrad.numpy as jnp
+        >>> from fgrad import lax
+        >>> print(lax.while_loop(lambda i: i < 10, lambda i: i * 2, 1))
+        16
+        >>> def sqrt(a):  # Newton's method; grad goes through the loop
+        ...     step = lambda y: y - (y * y - a) / (2 * y)
+        ...     return lax.while_loop(lambda y: jnp.abs(y * y - a) > 1e-12, step, a)
+        >>> print(round(float(fgrad.grad(sqrt)(4.0)), 6))
+        0.25
     """
     fname = "while_loop"
     if not (callable(cond_fun) and callable(body_fun)):
@@ -531,7 +552,23 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
     length (as in JAX); `unroll` is passed to that scan. With traced bounds it is a
     while_loop (reverse mode then needs concrete values, see while_loop). `i` has the bounds'
     dtype; Python-int bounds give a weakly typed int64, which combines with float32 arrays
-    as a Python int would."""
+    as a Python int would.
+
+    Args:
+        lower: the first index (int).
+        upper: one past the last index (int).
+        body_fun: ``body_fun(i, val) -> val``.
+        init_val: the initial carry.
+        unroll: passed to scan for concrete bounds.
+
+    Returns:
+        The final carry.
+
+    Example:
+        >>> from fgrad import lax
+        >>> print(lax.fori_loop(0, 4, lambda i, acc: acc + i, 0))
+        6
+    """
     if not callable(body_fun):
         raise FgradTypeError("fori_loop: body_fun must be callable: fori_loop(lower, upper, body_fun, init_val)",
                              doc="lax-arguments")
