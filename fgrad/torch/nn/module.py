@@ -75,7 +75,20 @@ class Module:
             res = hook(self, args, out)
             if res is not None:
                 out = res
+        legacy = self.__dict__.get("_legacy_backward_hooks")
+        if legacy:
+            self._attach_legacy_backward_hooks(out, legacy)
         return wrap_outputs(state, out) if hooked else out
+
+    def _attach_legacy_backward_hooks(self, out, hooks) -> None:
+        """register_backward_hook's hooks go on the node that made the output's first tensor, as
+        PyTorch's: they see that node's grad_inputs (parameters' included), not the module's."""
+        first = _first_tensor(out)
+        grad_fn = getattr(first, "grad_fn", None)
+        if grad_fn is None:
+            return
+        for hook in tuple(hooks.values()):
+            grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(self, grad_input, grad_output))
 
     def register_forward_hook(self, hook):
         return _Handle(self._forward_hooks, hook)
@@ -86,7 +99,32 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """hook(module, grad_input, grad_output) -> new grad_input or None, run when the
         gradients w.r.t. the module's tensor inputs are computed."""
+        if self.__dict__.get("_legacy_backward_hooks"):
+            raise FgradRuntimeError(_MIXED_HOOKS)
         return _Handle(self._backward_hooks, hook)
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated backward hook: hook(module, grad_input, grad_output) -> new
+        grad_input or None, registered on the autograd node that produced the first tensor of
+        the module's output at each call. grad_input holds that node's input gradients (for a
+        one-op layer such as Conv2d or Linear: the input's, the weight's and the bias's), which
+        is all of the module's only when its forward is one op; register_full_backward_hook
+        gives the module's.
+
+        Args:
+            hook: the function to call.
+
+        Returns:
+            A handle whose remove() unregisters the hook.
+
+        Raises:
+            RuntimeError: the module already has full backward hooks.
+        """
+        if self._backward_hooks:
+            raise FgradRuntimeError(_MIXED_HOOKS)
+        if "_legacy_backward_hooks" not in self.__dict__:
+            object.__setattr__(self, "_legacy_backward_hooks", OrderedDict())
+        return _Handle(self._legacy_backward_hooks, hook)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         """hook(module, grad_output) -> new grad_output or None, run before the module's
@@ -477,6 +515,22 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+_MIXED_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please "
+                "use only one of them (register_full_backward_hook is the supported one).")
+
+
+def _first_tensor(out):
+    """The first Tensor in a module's output (a Tensor, or nested tuples/lists/dicts), or None."""
+    if isinstance(out, Tensor):
+        return out
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (tuple, list)) else ()
+    for item in items:
+        found = _first_tensor(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _is_dtype(a) -> bool:
