@@ -177,10 +177,12 @@ class Tracer(TracerBase):
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise FgradNotImplementedError(f"tracing {fn.__qualname__}: *args/**kwargs parameters "
                                           f"({p.name}) are not supported; give named parameters")
+            default = () if p.default is inspect.Parameter.empty else (p.default,)
             if p.name in concrete_args:
-                # torch.fx's rule: the input stays (renamed), guarded to have the traced value
+                # torch.fx's rule: the input stays (renamed, with its default), guarded to have
+                # the traced value
                 value = concrete_args[p.name]
-                ph = self.create_proxy("placeholder", f"{p.name}_1", (), {}, name=f"{p.name}_1")
+                ph = self.create_proxy("placeholder", f"{p.name}_1", default, {}, name=f"{p.name}_1")
                 msg = f"{p.name} has been specialized to have value {value} but got another value"
                 if value is None:
                     self.create_proxy("call_function", _assert_is_none, (ph, msg), {})
@@ -188,7 +190,6 @@ class Tracer(TracerBase):
                     self.create_proxy("call_function", _assert, (ph == value, msg), {})
                 args.append(value)
                 continue
-            default = () if p.default is inspect.Parameter.empty else (p.default,)
             args.append(self.create_proxy("placeholder", p.name, default, {}, name=p.name))
         cache: dict = {}
         tracer = self
