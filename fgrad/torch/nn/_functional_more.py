@@ -26,7 +26,8 @@ __all__ = ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "rrelu
            "max_pool1d_with_indices", "max_pool2d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "multi_margin_loss", "multilabel_margin_loss", "gumbel_softmax",
-           "triplet_margin_with_distance_loss", "channel_shuffle", "linear_cross_entropy"]
+           "triplet_margin_with_distance_loss", "channel_shuffle", "linear_cross_entropy",
+           "assert_int_or_pair"]
 
 
 # --- in-place activations ----------------------------------------------------------------------
@@ -424,3 +425,17 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits = F.linear(input, linear_weight, linear_bias).reshape(logits_shape)
     return F.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
                            label_smoothing=label_smoothing)
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """PyTorch's argument check: `arg` is an int or has two entries.
+
+    Args:
+        arg: the value checked.
+        arg_name: its name, put into `message`.
+        message: a format string with one {} for arg_name.
+
+    Raises:
+        AssertionError: message.format(arg_name), otherwise."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))

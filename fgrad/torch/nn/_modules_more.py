@@ -24,7 +24,7 @@ from .parameter import Parameter
 from ._spatial import ntuple
 from .pooling import _AdaptiveMaxPool, _LPPool, _MaxPoolNd, _MaxUnpool, AvgPool2d
 
-__all__ = ["BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
+__all__ = ["SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
            "NLLLoss2d", "Container", "DataParallel", "factory_kwargs"]
 
@@ -32,6 +32,56 @@ __all__ = ["BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool
 class BatchNorm3d(_BatchNorm):
     """Batch normalisation of [N, C, D, H, W] inputs."""
     _expected_dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """PyTorch's SyncBatchNorm in a single process (fgrad's case: no initialised process
+    group): the statistics are the batch's own, as PyTorch falls back to batch_norm when there
+    is nothing to synchronise. Takes input of any rank >= 2.
+
+    Args:
+        num_features, eps, momentum, affine, track_running_stats, device, dtype, bias: as
+            BatchNorm's.
+        process_group: kept as an attribute (PyTorch's)."""
+
+    _expected_dims = tuple(range(2, 33))
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def forward(self, input):
+        if input.dim() < 2:
+            raise FgradValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.size(1) == 0:
+            raise FgradValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """`module` with every BatchNorm layer replaced by a SyncBatchNorm sharing its
+        parameters and buffers (PyTorch's conversion).
+
+        Args:
+            module: a module (tree).
+            process_group: the process group to record.
+
+        Returns:
+            The converted module (`module` itself when it is not a batch norm)."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group, bias=module.bias is not None)
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class MaxPool3d(_MaxPoolNd):

@@ -33,6 +33,8 @@ def _run(lib, build, inputs, train=True):
 TGT = np.array([0, 3])
 LABELS = np.array([[3, 0, -1, 1], [1, -1, 0, 0]])
 CASES = {
+    "SyncBatchNorm": (lambda lib: lib.nn.SyncBatchNorm(4, momentum=None), [X5]),
+    "SyncBatchNorm-2d": (lambda lib: lib.nn.SyncBatchNorm(4, affine=False), [X4[:, :, 0]]),
     "BatchNorm3d": (lambda lib: lib.nn.BatchNorm3d(4, momentum=0.2), [X5]),
     "MaxPool3d": (lambda lib: lib.nn.MaxPool3d((2, 2, 2), stride=1, padding=1), [X5]),
     "AvgPool3d": (lambda lib: lib.nn.AvgPool3d(3, 2, 1, ceil_mode=True, count_include_pad=False), [X5]),
@@ -117,6 +119,28 @@ def test_errors_and_deprecations():
     with pytest.warns(UserWarning, match="nn.Container is deprecated"):
         c = ft.nn.Container(a=ft.nn.Linear(2, 2))
     assert list(c.state_dict()) == ["a.weight", "a.bias"]
+
+
+def test_sync_batchnorm_conversion_and_errors():
+    for lib in (ft, torch):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 1), lib.nn.BatchNorm2d(4), lib.nn.Sequential(lib.nn.BatchNorm1d(2)))
+        conv = lib.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        assert [type(m).__name__ for m in conv.modules()] == ["Sequential", "Conv2d", "SyncBatchNorm", "Sequential",
+                                                              "SyncBatchNorm"]
+        assert conv[1].weight is net[1].weight and conv[1].running_mean is net[1].running_mean
+    assert repr(ft.nn.SyncBatchNorm(3)) == repr(torch.nn.SyncBatchNorm(3))
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        ft.nn.SyncBatchNorm(3)(ft.zeros(3))
+    with pytest.raises(ValueError, match="number of input channels should be non-zero"):
+        ft.nn.SyncBatchNorm(3)(ft.zeros(2, 0))
+
+
+def test_assert_int_or_pair():
+    ft.nn.functional.assert_int_or_pair(3, "k", "{} must be an int or a pair")
+    ft.nn.functional.assert_int_or_pair((3, 4), "k", "{} must be an int or a pair")
+    with pytest.raises(AssertionError, match="k must be an int or a pair"):
+        ft.nn.functional.assert_int_or_pair((1, 2, 3), "k", "{} must be an int or a pair")
 
 
 def test_factory_kwargs():
