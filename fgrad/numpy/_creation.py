@@ -69,6 +69,15 @@ def zeros(shape, dtype=float):
 
 
 def ones(shape, dtype=float):
+    """A new array of ones (float64 by default; NumPy's ones).
+
+    Args:
+        shape: an int or a tuple of ints.
+        dtype: the dtype.
+
+    Returns:
+        A NumPy array.
+    """
     return np.ones(_shape(shape, "ones"), dtype=dtype_arg(dtype, "ones"))
 
 
@@ -111,6 +120,15 @@ def eye(N, M=None, k: int = 0, dtype=float):
 
 
 def identity(n, dtype=None):
+    """The n x n identity matrix (float64 by default; NumPy's identity).
+
+    Args:
+        n: the number of rows and columns.
+        dtype: the dtype, or None for float64.
+
+    Returns:
+        A NumPy array.
+    """
     n, _, _ = _matrix("identity", n, None, 0, "n")
     return np.identity(n, dtype=float if dtype is None else dtype_arg(dtype, "identity"))
 
@@ -217,6 +235,17 @@ def zeros_like(a, dtype=None, shape=None):
 
 
 def ones_like(a, dtype=None, shape=None):
+    """An array of ones with a's shape and dtype (or those given; NumPy's ones_like). A
+    CuPy input gives a CuPy array.
+
+    Args:
+        a: an array.
+        dtype: the dtype, or None for a's.
+        shape: the shape, or None for a's.
+
+    Returns:
+        A new array.
+    """
     s, d = _like(a, dtype, shape, "ones_like")
     return _xp_like(a).ones(s, dtype=d)
 

@@ -150,6 +150,16 @@ bitwise_not = invert
 true_divide = divide = _float_binary(ew.div, "divide")
 true_divide.__doc__ = "Elementwise x / y (integers divide to float64, as in NumPy)."
 arctan2 = _float_binary(ew.atan2, "arctan2")
+arctan2.__doc__ = """The arc tangent of x / y in radians, in [-pi, pi], with the quadrant given by the signs
+of both: the angle of the point with first coordinate y and second coordinate x (NumPy's
+arctan2(x1, x2) with x1 = x, x2 = y; `atan2` is the same function). Integer inputs give floats.
+
+Args:
+    x: the numerators (NumPy's x1).
+    y: the denominators (NumPy's x2).
+
+Returns:
+    A float array of the broadcast shape."""
 
 
 def subtract(x: Any, y: Any, *, policy=NUMPY) -> Any:
@@ -211,6 +221,14 @@ def positive(x: Any) -> Any:
 
 
 def absolute(x):
+    """The absolute value, element-wise (NumPy's absolute; `abs` is the same function). The derivative at 0 is 0.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        An array of x's dtype (a complex x gives its real dtype).
+    """
     return ew.abs(as_value(x, "abs"))
 
 
@@ -218,6 +236,14 @@ abs = absolute
 
 
 def sign(x):
+    """-1, 0 or 1 by the sign of each element (NumPy's sign); its derivative is 0.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        An array of x's dtype.
+    """
     return ew.sign(as_value(x, "sign"))
 
 
@@ -242,26 +268,70 @@ cbrt = unary_float(ew.cbrt, "cbrt")
 
 
 def exp2(x):
+    """2 ** x, element-wise (NumPy's exp2); integer inputs give floats.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        A float array.
+    """
     x = as_value(x, "exp2")
     x = cast(x, NUMPY.float_dtype(dtype_of(x)))
     return ew.exp(ew.mul(x, ew.const(x, np.log(2.0))))
 
 
 def log2(x, *, policy=NUMPY):
+    """The base-2 logarithm, element-wise (NumPy's log2); integer inputs give floats.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    policy: internal: the dtype rules of the calling door.
+
+    Returns:
+        A float array.
+    """
     y = log(x, policy=policy)
     return ew.div(y, ew.const(y, np.log(2.0)))
 
 
 def log10(x, *, policy=NUMPY):
+    """The base-10 logarithm, element-wise (NumPy's log10); integer inputs give floats.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    policy: internal: the dtype rules of the calling door.
+
+    Returns:
+        A float array.
+    """
     y = log(x, policy=policy)
     return ew.div(y, ew.const(y, np.log(10.0)))
 
 
 def floor(x):
+    """The largest integer not greater than each element (NumPy's floor); its derivative is 0.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        An array of x's dtype.
+    """
     return ew.floor(as_value(x, "floor"))
 
 
 def ceil(x):
+    """The smallest integer not less than each element (NumPy's ceil); its derivative is 0.
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        An array of x's dtype.
+    """
     return ew.ceil(as_value(x, "ceil"))
 
 
@@ -293,18 +363,50 @@ _MAX_DECIMALS = 308  # 10.0 ** decimals must be a finite float64
 
 
 def logical_not(x):
+    """NOT of each element's truth value (NumPy's logical_not).
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        A boolean array.
+    """
     return ew.logical_not(as_value(x, "logical_not"))
 
 
 def isnan(x):
+    """Whether each element is NaN (NumPy's isnan).
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        A boolean array.
+    """
     return ew.isnan(as_value(x, "isnan"))
 
 
 def isinf(x):
+    """Whether each element is +inf or -inf (NumPy's isinf).
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        A boolean array.
+    """
     return ew.isinf(as_value(x, "isinf"))
 
 
 def isfinite(x):
+    """Whether each element is neither infinite nor NaN (NumPy's isfinite).
+
+    Args:
+        x: an array, a number or a nested list.
+
+    Returns:
+        A boolean array.
+    """
     return ew.isfinite(as_value(x, "isfinite"))
 
 

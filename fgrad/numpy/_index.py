@@ -584,6 +584,15 @@ class _IndexUpdateHelper:
 
 
 def at(x):
+    """JAX's functional index update, as a function: `at(x)[idx].set(v)` is x with x[idx] = v,
+    without writing into x (also `.add`, `.multiply`, `.min`, `.max`, `.get`).
+
+    Args:
+        x: an array.
+
+    Returns:
+        A helper indexed like x, whose methods return updated copies.
+    """
     return _IndexUpdateHelper(x)
 
 
@@ -715,11 +724,29 @@ def _nonzero_sized(a, size: Any, fill_value: Any):
 
 
 def flatnonzero(a):
+    """The indices of the non-zero elements of `a` flattened (NumPy's flatnonzero). The
+    result's size depends on the values, so `a` must be concrete (not under jit or vmap).
+
+    Args:
+        a: an array.
+
+    Returns:
+        A 1-D int64 array.
+    """
     v = _concrete(as_value(a, "flatnonzero"), "flatnonzero")
     return (v if _is_cupy(v) else np.asarray(v)).ravel().nonzero()[0]
 
 
 def argwhere(a):
+    """The indices of the non-zero elements of `a`, one row per element (NumPy's argwhere).
+    The result's size depends on the values, so `a` must be concrete (not under jit or vmap).
+
+    Args:
+        a: an array.
+
+    Returns:
+        An int64 array of shape (count, a.ndim).
+    """
     v = _concrete(as_value(a, "argwhere"), "argwhere")
     v = v if _is_cupy(v) else np.asarray(v)
     xp = np if not _is_cupy(v) else __import__("cupy")
@@ -767,6 +794,15 @@ def diag(v, k: int = 0):
 
 
 def diagflat(v, k: int = 0):
+    """A 2-D array with `v` flattened on diagonal k (NumPy's diagflat).
+
+    Args:
+        v: an array; it is flattened.
+        k: the diagonal (0 the main one, > 0 above it).
+
+    Returns:
+        A square 2-D array.
+    """
     v = as_value(v, "diagflat")
     return diag(sh.reshape(v, (aval_of(v).size,)), k)
 

@@ -60,6 +60,18 @@ def resolve_shape(shape, in_shape: tuple, name: str = "reshape", policy=NUMPY) -
 
 
 def reshape(a, newshape, *more, policy=NUMPY):
+    """`a` with a new shape and the same elements in C order (NumPy's reshape; one entry of
+    newshape may be -1, and the shape may also be given as separate ints).
+
+    Args:
+        a: an array, a number or a nested list.
+        newshape: an int or a tuple of ints.
+        *more: further dimensions, when newshape is an int.
+        policy: internal: the error rules of the calling door.
+
+    Returns:
+        The reshaped array.
+    """
     a = as_value(a, "reshape")
     if more:
         newshape = (newshape,) + more
@@ -67,11 +79,29 @@ def reshape(a, newshape, *more, policy=NUMPY):
 
 
 def ravel(a):
+    """`a` flattened to one dimension, in C order (NumPy's ravel).
+
+    Args:
+        a: an array, a number or a nested list.
+
+    Returns:
+        A 1-D array of a.size elements.
+    """
     a = as_value(a, "ravel")
     return sh.reshape(a, (aval_of(a).size,))
 
 
 def transpose(a, axes=None, *, policy=NUMPY):
+    """`a` with its axes permuted (NumPy's transpose; reversed by default).
+
+    Args:
+        a: an array, a number or a nested list.
+        axes: a permutation of range(a.ndim), or None.
+        policy: internal: the error rules of the calling door.
+
+    Returns:
+        The transposed array.
+    """
     a = as_value(a, "transpose")
     nd = len(shape_of(a))
     if axes is None:
@@ -87,6 +117,16 @@ def transpose(a, axes=None, *, policy=NUMPY):
 
 
 def swapaxes(a, axis1: int, axis2: int):
+    """`a` with axes axis1 and axis2 exchanged (NumPy's swapaxes).
+
+    Args:
+        a: an array, a number or a nested list.
+        axis1: an axis (negative counts from the end).
+        axis2: another axis.
+
+    Returns:
+        The array with the two axes swapped.
+    """
     a = as_value(a, "swapaxes")
     nd = len(shape_of(a))
     perm = list(range(nd))
@@ -96,6 +136,18 @@ def swapaxes(a, axis1: int, axis2: int):
 
 
 def moveaxis(a, source, destination, *, policy=NUMPY):
+    """`a` with the axes `source` moved to positions `destination`, the others kept in order
+    (NumPy's moveaxis).
+
+    Args:
+        a: an array, a number or a nested list.
+        source: an axis or a sequence of axes.
+        destination: as many target positions.
+        policy: internal: the error rules of the calling door.
+
+    Returns:
+        The array with its axes moved.
+    """
     a = as_value(a, "moveaxis")
     nd = len(shape_of(a))
     src = [normalize_axis(s, nd, "moveaxis", "source", policy=policy)
@@ -115,6 +167,17 @@ def moveaxis(a, source, destination, *, policy=NUMPY):
 
 
 def expand_dims(a, axis, *, policy=NUMPY):
+    """`a` with new axes of length 1 at the positions `axis` of the result (NumPy's
+    expand_dims).
+
+    Args:
+        a: an array, a number or a nested list.
+        axis: an int or a tuple of ints.
+        policy: internal: the error rules of the calling door.
+
+    Returns:
+        The array with a.ndim + len(axis) dimensions.
+    """
     a = as_value(a, "expand_dims")
     shape = list(shape_of(a))
     axes = ints_arg(axis, "expand_dims", "axis")
@@ -124,6 +187,16 @@ def expand_dims(a, axis, *, policy=NUMPY):
 
 
 def squeeze(a, axis=None):
+    """`a` without its axes of length 1 (all of them, or those in `axis`, which must have
+    length 1; NumPy's squeeze).
+
+    Args:
+        a: an array, a number or a nested list.
+        axis: None, an int or a tuple of ints.
+
+    Returns:
+        The squeezed array.
+    """
     a = as_value(a, "squeeze")
     shape = shape_of(a)
     if axis is None:
@@ -145,27 +218,75 @@ def _atleast(arys, name, expand):
 
 
 def atleast_1d(*arys):
+    """Each input viewed with at least 1 dimension (NumPy's atleast_1d: missing axes of length 1 are added).
+
+    Args:
+        *arys: arrays, numbers or nested lists.
+
+    Returns:
+        One array for one input, else a tuple of arrays.
+    """
     return _atleast(arys, "atleast_1d", lambda s: s if len(s) >= 1 else (1,))
 
 
 def atleast_2d(*arys):
+    """Each input viewed with at least 2 dimensions (NumPy's atleast_2d: missing axes of length 1 are added).
+
+    Args:
+        *arys: arrays, numbers or nested lists.
+
+    Returns:
+        One array for one input, else a tuple of arrays.
+    """
     return _atleast(arys, "atleast_2d", lambda s: s if len(s) >= 2 else (1,) + s if len(s) == 1 else (1, 1))
 
 
 def atleast_3d(*arys):
+    """Each input viewed with at least 3 dimensions (NumPy's atleast_3d: missing axes of length 1 are added).
+
+    Args:
+        *arys: arrays, numbers or nested lists.
+
+    Returns:
+        One array for one input, else a tuple of arrays.
+    """
     return _atleast(arys, "atleast_3d", lambda s: s if len(s) >= 3 else
                     (1, 1, 1) if len(s) == 0 else (1,) + s + (1,) if len(s) == 1 else s + (1,))
 
 
 def shape(a) -> tuple:
+    """The shape of `a` (NumPy's shape; also for traced values).
+
+    Args:
+        a: an array, a number or a nested list.
+
+    Returns:
+        A tuple of ints.
+    """
     return shape_of(as_value(a, "shape"))
 
 
 def ndim(a) -> int:
+    """The number of dimensions of `a` (NumPy's ndim).
+
+    Args:
+        a: an array, a number or a nested list.
+
+    Returns:
+        An int.
+    """
     return len(shape(a))
 
 
 def size(a) -> int:
+    """The number of elements of `a` (NumPy's size, without its axis argument).
+
+    Args:
+        a: an array, a number or a nested list.
+
+    Returns:
+        An int.
+    """
     return aval_of(as_value(a, "size")).size
 
 
@@ -179,6 +300,14 @@ def astype(a, dtype, /, *, copy: bool = True, device=None):
 
 
 def flatten(a):
+    """`a` flattened to one dimension, in C order (ndarray.flatten as a function; as ravel).
+
+    Args:
+        a: an array, a number or a nested list.
+
+    Returns:
+        A 1-D array of a.size elements.
+    """
     return ravel(a)
 
 
@@ -240,21 +369,58 @@ def _as_list(x):
 
 
 def hstack(tup, dtype=None, *, policy=NUMPY):
+    """Arrays joined along axis 1 (axis 0 for 1-D arrays; NumPy's hstack).
+
+    Args:
+        tup: a sequence of arrays.
+        dtype: the result's dtype, or None for NumPy's promotion.
+        policy: internal: the dtype rules of the calling door.
+
+    Returns:
+        The joined array.
+    """
     dtype = dtype_arg(dtype, "hstack")
     arrs = [atleast_1d(a) for a in _as_list(tup)]
     return concatenate(arrs, axis=0 if arrs and len(shape_of(arrs[0])) == 1 else 1, dtype=dtype, policy=policy)
 
 
 def vstack(tup, dtype=None, *, policy=NUMPY):
+    """Arrays, each at least 2-D, joined along axis 0 (NumPy's vstack).
+
+    Args:
+        tup: a sequence of arrays.
+        dtype: the result's dtype, or None for NumPy's promotion.
+        policy: internal: the dtype rules of the calling door.
+
+    Returns:
+        The joined array.
+    """
     dtype = dtype_arg(dtype, "vstack")
     return concatenate([atleast_2d(a) for a in _as_list(tup)], axis=0, dtype=dtype, policy=policy)
 
 
 def dstack(tup):
+    """Arrays, each at least 3-D, joined along axis 2 (NumPy's dstack).
+
+    Args:
+        tup: a sequence of arrays.
+
+    Returns:
+        The joined array.
+    """
     return concatenate([atleast_3d(a) for a in _as_list(tup)], axis=2)
 
 
 def column_stack(tup):
+    """1-D arrays as columns (2-D arrays as they are) joined along axis 1 (NumPy's
+    column_stack).
+
+    Args:
+        tup: a sequence of arrays.
+
+    Returns:
+        A 2-D array.
+    """
     arrs = []
     for a in _as_list(tup):
         a = as_value(a, "column_stack")
@@ -304,15 +470,42 @@ def split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
+    """`ary` split along axis 1 (axis 0 for 1-D arrays) (NumPy's hsplit, as split).
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of equal parts, or the indices to split at.
+
+    Returns:
+        A list of arrays.
+    """
     a = as_value(ary, "hsplit")
     return split(a, indices_or_sections, axis=1 if len(shape_of(a)) > 1 else 0)
 
 
 def vsplit(ary, indices_or_sections):
+    """`ary` split along axis 0 (NumPy's vsplit, as split).
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of equal parts, or the indices to split at.
+
+    Returns:
+        A list of arrays.
+    """
     return split(ary, indices_or_sections, axis=0)
 
 
 def dsplit(ary, indices_or_sections):
+    """`ary` split along axis 2 (NumPy's dsplit, as split).
+
+    Args:
+        ary: an array.
+        indices_or_sections: a number of equal parts, or the indices to split at.
+
+    Returns:
+        A list of arrays.
+    """
     return split(ary, indices_or_sections, axis=2)
 
 
@@ -375,6 +568,14 @@ def flip(m, axis=None, *, policy=NUMPY):
 
 
 def fliplr(m):
+    """`m` reversed along axis 1 (NumPy's fliplr; m must be at least 2-D).
+
+    Args:
+        m: an array.
+
+    Returns:
+        The flipped array.
+    """
     m = as_value(m, "fliplr")
     if len(shape_of(m)) < 2:
         raise FgradValueError("fliplr: input must be >= 2-d")
@@ -382,6 +583,14 @@ def fliplr(m):
 
 
 def flipud(m):
+    """`m` reversed along axis 0 (NumPy's flipud; m must be at least 1-D).
+
+    Args:
+        m: an array.
+
+    Returns:
+        The flipped array.
+    """
     m = as_value(m, "flipud")
     if len(shape_of(m)) < 1:
         raise FgradValueError("flipud: input must be >= 1-d")
@@ -500,6 +709,15 @@ def broadcast_to(array, shape, *, policy=NUMPY):
 
 
 def broadcast_arrays(*args):
+    """The inputs broadcast to their common shape (NumPy's broadcast_arrays; results are
+    new read-only arrays where NumPy returns views).
+
+    Args:
+        *args: arrays, numbers or nested lists.
+
+    Returns:
+        A tuple of arrays of the broadcast shape.
+    """
     args = [as_value(a, "broadcast_arrays") for a in args]
     shape = broadcast_shapes("broadcast_arrays", *[shape_of(a) for a in args])
     return tuple(_broadcast_to(a, shape) for a in args)
