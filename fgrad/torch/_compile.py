@@ -124,7 +124,7 @@ class CompiledModule:
         input signature)."""
         total = {"programs": len(self._programs), "forward_traces": 0, "backward_traces": 0}
         for prog in self._programs.values():
-            total["forward_traces"] += prog.forward.stats.traces
+            total["forward_traces"] += prog.forward.stats.traces + prog.forward_vjp.stats.traces
             total["backward_traces"] += prog.backward.stats.traces
         return total
 
@@ -140,9 +140,8 @@ def _hashable(statics: tuple) -> Any:
 
 class _Program:
     """One guarded program: the forward as a jitted function of the call's Tensor values
-    (the other leaves are constants of it), and its backward, a jitted vjp of that function in
-    the inputs that require grad. The backward reruns the forward inside its program (the
-    residuals of a jitted forward cannot leave it), trading compute for one fused pass."""
+    (the other leaves are constants of it); with grad, a jitted forward that also returns the
+    vjp's residuals (in the inputs that require grad), and a jitted backward that reads them."""
 
     def __init__(self, fwd: Callable, leaves: list, treedef: Any) -> None:
         self.slots = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
@@ -162,14 +161,22 @@ class _Program:
         self.on_values = on_values
         self.forward = _jit(on_values)
 
-        def backward(diff_vals, other_vals, cts, where):
+        def forward_vjp(diff_vals, other_vals, where):
             def of_diff(*d):
                 full, it_d, it_o = [], iter(d), iter(other_vals)
                 for w in where:
                     full.append(next(it_d) if w else next(it_o))
                 return on_values(*full)
-            return _vjp(of_diff, *diff_vals)[1](list(cts))
-        self.backward = _jit(backward, static_argnums=3)
+            return _vjp(of_diff, *diff_vals)
+        # with grad: (outputs, pullback) in one program, the pullback a pytree of the residuals
+        # the backward needs (fgrad.vjp's VJPFunction), so the backward does not rerun the forward
+        self.forward_vjp = _jit(forward_vjp, static_argnums=2)
+        # a pullback's treedef holds the pullback object itself (equal only to itself), so the
+        # backward is keyed on the first pullback's treedef per input signature: the residuals
+        # of later calls, laid out alike, are unflattened into it
+        self.pullback_trees: dict = {}
+        self.backward = _jit(lambda res, cts, key: tree_unflatten(self.pullback_trees[key], res)(cts),
+                             static_argnums=2)
 
     def run(self, leaves: list) -> Any:
         tensors = [leaves[i] for i in self.slots]
@@ -188,10 +195,14 @@ class _CompiledFunction(Function):
     @staticmethod
     def forward(ctx, prog: _Program, *tensors):
         vals = [t._value for t in tensors]
-        outs = prog.forward(*vals)
         ctx.prog = prog
-        ctx.where = tuple(bool(n) and t._value.dtype.kind in "fc" for n, t in zip(ctx.needs_input_grad[1:], tensors))
-        ctx.vals = vals
+        ctx.where = where = tuple(bool(n) and t._value.dtype.kind in "fc"
+                                  for n, t in zip(ctx.needs_input_grad[1:], tensors))
+        outs, pullback = prog.forward_vjp([v for v, w in zip(vals, where) if w],
+                                          [v for v, w in zip(vals, where) if not w], where)
+        ctx.residuals, tree = tree_flatten(pullback)
+        ctx.key = (where, tuple((v.shape, v.dtype) for v in vals))
+        prog.pullback_trees.setdefault(ctx.key, tree)
         results = tuple(_make(v) for v in outs)
         ctx.out_meta = [(v.shape, v.dtype) for v in outs]
         ctx.mark_non_differentiable(*[r for r, v in zip(results, outs) if v.dtype.kind not in "fc"])
@@ -204,11 +215,9 @@ class _CompiledFunction(Function):
                 "fgrad.torch.compile: a compiled Module gives first-order gradients only; for "
                 "create_graph=True (higher derivatives) call the module itself, or differentiate a "
                 "compiled function of the parameters (torch.func.functional_call under torch.compile)")
-        cts = [np.zeros(s, d) if g is None else g._value for g, (s, d) in zip(grads, ctx.out_meta)]
-        cts = [c if c.dtype.kind in "fc" else np.zeros(c.shape, np.float32) for c in cts]
-        diff = [v for v, w in zip(ctx.vals, ctx.where) if w]
-        other = [v for v, w in zip(ctx.vals, ctx.where) if not w]
-        gs = iter(ctx.prog.backward(diff, other, cts, ctx.where))
+        cts = [np.zeros(s, d) if g is None or d.kind not in "fc" else g._value
+               for g, (s, d) in zip(grads, ctx.out_meta)]
+        gs = iter(ctx.prog.backward(ctx.residuals, cts, ctx.key))
         return (None, *[_make(next(gs)) if w else None for w in ctx.where])
 
 
