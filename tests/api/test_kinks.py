@@ -224,6 +224,8 @@ NON_SMOOTH = _listing({
 NOT_DIFFERENTIABLE = _listing({
     "lax's comparisons, argmax and iota: boolean or integer results": """
         lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.argmax lax.iota""",
+    "lax.conv_dimension_numbers: axis positions computed from shapes and layout strings": """
+        lax.conv_dimension_numbers""",
     "integer, boolean or piecewise-constant results (zero derivative where defined)": """
         numpy.sign numpy.floor numpy.ceil numpy.round numpy.around numpy.argmax numpy.argmin numpy.argsort
         numpy.argwhere numpy.nonzero numpy.flatnonzero numpy.count_nonzero numpy.isnan numpy.isinf numpy.isfinite
@@ -272,7 +274,7 @@ NO_KINKS = _listing({
         lax.rsqrt lax.integer_pow lax.square lax.convert_element_type lax.broadcast_in_dim
         lax.reshape lax.transpose lax.slice lax.dynamic_slice lax.dynamic_update_slice
         lax.concatenate lax.pad lax.reduce_sum lax.dot_general lax.dot lax.conv_general_dilated
-        lax.full lax.cumsum lax.stop_gradient""",
+        lax.conv lax.conv_with_general_padding lax.full lax.cumsum lax.stop_gradient""",
     "smooth: polar(abs, angle) = abs (cos(angle) + i sin(angle)) (tests/numpy/test_complex.py)": "facade.polar",
     "apply_along_axis/apply_over_axes only route slices to the user's function (as smooth as it is); "
     "detrend, stft and istft are linear in the signal (fixed projections, windows, FFTs, overlap-add "
