@@ -776,6 +776,15 @@ recipe("lax.dot_general", "batched", lambda M, x, y: _LAX.dot_general(x, y, (((2
 recipe("lax.dot", "matvec", lambda M, x, v: _LAX.dot(x, v), X, V, numpy=False)
 recipe("lax.conv_general_dilated", "same", lambda M, x, w: _LAX.conv_general_dilated(
     x, w, (1, 1), "SAME", rhs_dilation=(1, 2)), Arg((1, 2, 4, 5)), Arg((3, 2, 2, 2)), numpy=False)
+recipe("lax.conv", "1d_same", lambda M, x, w: _LAX.conv(x, w, (2,), "SAME"), Arg((2, 3, 7)), Arg((4, 3, 3)),
+       numpy=False)
+recipe("lax.conv_with_general_padding", "3d", lambda M, x, w: _LAX.conv_with_general_padding(
+    x, w, (1, 2, 1), [(1, 0), (0, 2), (1, 1)], (2, 1, 1), (1, 1, 2)), Arg((1, 2, 4, 3, 5)), Arg((3, 2, 2, 2, 3)),
+       numpy=False)
+recipe("lax.conv_dimension_numbers", "nhwc", lambda M: M.asarray(_LAX.conv_dimension_numbers(
+    (1, 5, 6, 3), (3, 2, 3, 4), ("NHWC", "HWIO", "NHWC"))), dtypes=(F8,), numpy=False)
+recipe("lax.ConvDimensionNumbers", "axes", lambda M: M.asarray(_LAX.ConvDimensionNumbers(
+    (0, 2, 1), (2, 1, 0), (0, 1, 2))), dtypes=(F8,), numpy=False)
 recipe("lax.iota", "int32", lambda M: _LAX.iota(onp.int32, 5), dtypes=(F8,), numpy=False)
 recipe("lax.full", "shape", lambda M: _LAX.full((2, 3), 1.5), dtypes=(F8,), numpy=False)
 recipe("lax.cumsum", "reverse", lambda M, x: _LAX.cumsum(x, 1, reverse=True), X, dtypes=REALS, numpy=False)
