@@ -632,6 +632,12 @@ def _build() -> list[Pair]:
     add(P(F + "max_pool3d_with_indices", "numpy.max", "n:1,2,3,4", (2, 3, 4), tsel=first, **whole3))
     add(P(F + "adaptive_max_pool3d", "numpy.max", "n:1,2,3,4", 1, **whole3))
     add(P(F + "adaptive_max_pool3d_with_indices", "numpy.max", "n:1,2,3,4", 1, tsel=first, **whole3))
+    # fractional pools with one window covering the input (its placement is then fixed)
+    for name, sel in (("fractional_max_pool2d", {}), ("fractional_max_pool2d_with_indices", {"tsel": first})):
+        add(P(F + name, "numpy.max", "n:2,3,4", (3, 4), tkw={"output_size": 1}, fargs=lambda x, k: (x,),
+              fkw={"axis": (-2, -1), "keepdims": True}, **sel))
+    for name, sel in (("fractional_max_pool3d", {}), ("fractional_max_pool3d_with_indices", {"tsel": first})):
+        add(P(F + name, "numpy.max", "n:1,2,3,4", (2, 3, 4), tkw={"output_size": 1}, **whole3, **sel))
     # (p = 1 on positive inputs: sum pooling)
     add(P(F + "lp_pool3d", "numpy.sum", "p:1,2,3,4", 1.0, (2, 3, 4), fargs=lambda x, p, k: (x,),
           fkw={"axis": (-3, -2, -1), "keepdims": True}))

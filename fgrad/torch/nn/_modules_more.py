@@ -24,7 +24,7 @@ from .parameter import Parameter
 from ._spatial import ntuple
 from .pooling import _AdaptiveMaxPool, _LPPool, _MaxPoolNd, _MaxUnpool, AvgPool2d
 
-__all__ = ["SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
+__all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d", "SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
            "NLLLoss2d", "Container", "DataParallel", "factory_kwargs"]
 
@@ -32,6 +32,43 @@ __all__ = ["SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d",
 class BatchNorm3d(_BatchNorm):
     """Batch normalisation of [N, C, D, H, W] inputs."""
     _expected_dims = (5,)
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        self.kernel_size = ntuple(kernel_size, n, "kernel_size")
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size, n, "output_size") if output_size is not None else None
+        self.output_ratio = (None if output_ratio is None else tuple(output_ratio)
+                             if isinstance(output_ratio, (list, tuple)) else (output_ratio,) * n)
+        if output_size is None and output_ratio is None:
+            raise FgradValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise FgradValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise FgradValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of [N, C, H, W] (functional.fractional_max_pool2d): windows placed
+    by samples drawn from the default generator each call, or by the _random_samples buffer."""
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of [N, C, T, H, W] (functional.fractional_max_pool3d)."""
+    _n = 3
 
 
 class SyncBatchNorm(_BatchNorm):

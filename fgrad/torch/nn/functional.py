@@ -7,6 +7,7 @@ runs under `loss.backward()` and under `fgrad.grad`/`jvp`/`hessian`/`vmap`.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -348,7 +349,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),) + shape[e + 1:])
 
 
-def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training).
     The mask is torch's for the same seed (`bernoulli_(1 - p)` on the default generator)."""
     if not 0.0 <= p <= 1.0:
@@ -462,3 +463,9 @@ from . import _pool3d  # noqa: E402
 from ._pool3d import *  # noqa: E402,F401,F403
 
 __all__ += _pool3d.__all__
+
+# fractional max pooling (torch's random window placement)
+from . import _fractional  # noqa: E402
+from ._fractional import *  # noqa: E402,F401,F403
+
+__all__ += _fractional.__all__
