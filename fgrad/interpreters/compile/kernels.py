@@ -16,8 +16,8 @@ it); Numba builds the kernels that translator rejects, and any whose IR llvmlite
 A kernel over `vmath.LARGE` elements or more computes exp, log, tanh, sin, cos and the logistic
 function with vmath's vectorisable versions (LLVM turns its loop into SIMD code); smaller
 ones call the C library, which compiles faster. Sine and cosine are exact enough only up to
-`vmath.TRIG_MAX`: such a kernel first checks their arguments (a cheap vectorised pass) and
-runs the C library's loop instead when one is larger, infinite or NaN. vmath's functions
+`vmath.TRIG_MAX`: such a kernel counts the arguments beyond it (infinities included) in its vectorised loop and,
+where there was one, computes every output again with the C library. vmath's functions
 live in one generated module beside the kernels (`fgrad_vmath_<hash>`), which Numba compiles
 once and caches; each kernel imports them and LLVM inlines them into its loop.
 """
@@ -132,13 +132,16 @@ class KernelSpec:
     ("array", var) for an input read element by element, ("scalar", var) for a 0-d input,
     ("out", var) for an output)."""
 
-    __slots__ = ("args", "cabi", "fallback", "llvm", "name", "source")
+    __slots__ = ("args", "cabi", "fallback", "in_place", "llvm", "name", "source")
 
-    def __init__(self, source: str, name: str, args: list, cabi: bool = False) -> None:
+    def __init__(self, source: str, name: str, args: list, cabi: bool = False, in_place: bool = True) -> None:
         self.source = source
         self.name = name
         self.args = args
         self.cabi = cabi  # its `kernel` is a cfunc taking array objects (else a Numba function)
+        # whether an output may take over a dying input's buffer: not where the kernel may
+        # read its inputs again after writing its outputs
+        self.in_place = in_place
         self.llvm = None  # llvm_kernels.LLVMKernel when that backend builds it; then
         self.fallback = None  # the Numba kernel's spec, used where llvmlite cannot compile it
 
@@ -206,12 +209,12 @@ def kernel_spec(step) -> KernelSpec:
         lines = [*loop, *_assign(exprs), *stores]
     elif not checked:
         lines = [*loop, *_assign(vexprs), *stores]
-    else:  # count the sine and cosine arguments out of vmath's range, then pick a loop
-        prefix = _needed(vexprs, checked)
-        lines = ["bad = 0", *loop, *_assign(vexprs, prefix),
-                 *(f"    bad += abs({a}) > TRIG_MAX" for a in checked),
-                 "if bad == 0:", *_indent([*loop, *_assign(vexprs), *stores]),
-                 "else:  # an argument only the C library reduces exactly", *_indent([*loop, *_assign(exprs), *stores])]
+    else:  # one pass with vmath's functions that also counts the sine and cosine arguments
+        # out of their range; where there was one, the C library's pass rewrites every output
+        # (reading the inputs again: so the program gives this kernel outputs of their own)
+        lines = ["bad = 0", *loop, *_assign(vexprs), *(f"    bad += abs({a}) > TRIG_MAX" for a in checked), *stores,
+                 "if bad != 0:  # an argument only the C library reduces exactly",
+                 *_indent([*loop, *_assign(exprs), *stores])]
     text = "\n".join(lines)
     helpers = sorted(set(_HELPER_RE.findall(text)))
     lines = [f"@numba.cfunc(_t.void({', '.join(sig)}), cache=True, **_OPTS)",
@@ -227,7 +230,7 @@ def kernel_spec(step) -> KernelSpec:
         helper_src.extend("@numba.njit(**_OPTS)\n" + scalar_lib.numba_source(h) for h in plain)
     text = "\n\n".join(helper_src + ["\n".join(lines)]) + "\n"
     name = "k_" + hashlib.sha256((_HEADER + text).encode()).hexdigest()[:20]
-    spec = KernelSpec(_HEADER.format(name=name) + "\n\n" + text, name, args, cabi=True)
+    spec = KernelSpec(_HEADER.format(name=name) + "\n\n" + text, name, args, cabi=True, in_place=not checked)
     if fallback is None:
         return spec
     head = (f"; fgrad kernel {fallback.name}: LLVM IR written by fgrad.interpreters.compile.llvm_kernels "
@@ -289,22 +292,9 @@ def vectorised(exprs: list[str], trig: bool = True) -> tuple[list[str], list[str
     return [_CALL_RE.sub(swap, e) for e in exprs], checked
 
 
-def _needed(exprs: list[str], names: list[str]) -> set[int]:
-    """The indices of the equations (local t<k> is exprs[k]) that computing `names` needs."""
-    out: set[int] = set()
-    stack = list(names)
-    while stack:
-        name = stack.pop()
-        if name.startswith("t") and name[1:].isdigit() and int(name[1:]) not in out:
-            k = int(name[1:])
-            out.add(k)
-            stack.extend(re.findall(r"\bt\d+\b", exprs[k]))
-    return out
-
-
-def _assign(exprs: list[str], only=None) -> list[str]:
-    """The loop body's assignments t<k> = exprs[k] (those in `only`, if given)."""
-    return [f"    t{k} = {e}" for k, e in enumerate(exprs) if only is None or k in only]
+def _assign(exprs: list[str]) -> list[str]:
+    """The loop body's assignments t<k> = exprs[k]."""
+    return [f"    t{k} = {e}" for k, e in enumerate(exprs)]
 
 
 def _indent(lines: list[str], by: str = "    ") -> list[str]:

@@ -182,7 +182,7 @@ class _Emitter:
         self.lines.append(f"    # {step.eqns[0].primitive.name}... ({len(step.eqns)} equations): kernel {spec.name}")
         call, taken, allocs = [], set(), []
         dying = [a for kind, a in spec.args if kind == "array" and id(a) in self.fresh
-                 and self.last.get(id(a)) == step.index and id(a) not in self.outs]
+                 and self.last.get(id(a)) == step.index and id(a) not in self.outs] if spec.in_place else []
         for kind, v in spec.args:
             if kind == "array":
                 call.append(f"{self.boxed(v)}.ravel()")

@@ -306,6 +306,22 @@ def test_vector_trig_takes_the_c_library_beyond_its_range(name):
         assert_same(got, want, True, f"{name} with {big}")
 
 
+def test_vector_trig_fallback_rereads_inputs_it_did_not_overwrite():
+    """The C-library pass runs after the vectorised one has written the outputs and reads the
+    inputs again, so such a kernel must not write into a dying input's buffer: here the second
+    kernel's input y (the first kernel's output, dead after it) reaches sin beyond TRIG_MAX."""
+    from fgrad.interpreters.compile.vmath import LARGE
+
+    def f(x):
+        y = ((x * 2.0 + 0.5) * 1.5 - 0.25) * 0.5 + 1.0
+        return fnp.sin(y * fnp.sum(x) * 1e3)
+
+    x = np.linspace(0.5, 3.0, 2 * LARGE)
+    jitted = fgrad.jit(f)
+    assert "in place" not in jitted.lower(x).as_text()
+    np.testing.assert_array_equal(np.asarray(jitted(x)), np.asarray(f(x)))
+
+
 def _ulps(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """|got - ref| in float64 ulps of the long-double reference (0 where both agree exactly)."""
     r64 = ref.astype(np.float64)
