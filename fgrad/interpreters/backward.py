@@ -115,7 +115,9 @@ def toposort(roots, stop=None) -> list:
             for p in it:
                 if p is not None and p not in seen:
                     seen.add(p)
-                    stack.append((p, iter(() if stop and id(p) in stop else _leaves_last(p.parents))))
+                    ps = p.parents
+                    # (_leaves_last inlined for nodes of one parent: most of a graph)
+                    stack.append((p, iter(() if stop and id(p) in stop else ps if len(ps) < 2 else _leaves_last(ps))))
                     break
             else:
                 stack.pop()
