@@ -45,7 +45,8 @@ class Array(np.ndarray):
         # NumPy iterates a subclass through its __getitem__ until IndexError, which clamped
         # indexing never raises: the rows are read with NumPy's own indexing
         if not self.ndim:
-            raise TypeError("iteration over a 0-d array")
+            raise FgradTypeError("iteration over a 0-d array (shape ()): read its value with "
+                                 "x.item() or float(x)")
         n = len(self)
         return map(np.ndarray.__getitem__, [self] * n, range(n))
 
