@@ -93,10 +93,20 @@ def manual_seed(seed) -> Generator:
 
 
 def seed() -> int:
+    """Seed the default generator from a non-deterministic source (PyTorch's torch.seed).
+
+    Returns:
+        The seed used, an int.
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with (PyTorch's torch.initial_seed).
+
+    Returns:
+        An int.
+    """
     return default_generator.initial_seed()
 
 
@@ -238,10 +248,26 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 def is_tensor(obj) -> bool:
+    """Whether `obj` is an fgrad.torch.Tensor (PyTorch's torch.is_tensor).
+
+    Args:
+        obj: any object.
+
+    Returns:
+        A bool.
+    """
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input) -> bool:
+    """Whether `input`'s dtype is a floating-point one (PyTorch's torch.is_floating_point).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        A bool.
+    """
     return input._value.dtype.kind == "f"
 
 
@@ -291,28 +317,103 @@ def _factory(make_np, size, dtype, device, requires_grad, default=None) -> Tenso
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """A tensor of zeros (PyTorch's torch.zeros).
+
+    Args:
+        *size: the sizes, as ints or one tuple.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+        out: a Tensor to write the result into.
+
+    Returns:
+        A new Tensor.
+    """
     return _factory(lambda xp, s, d: xp.zeros(s, d), _size(size), dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones (PyTorch's torch.ones).
+
+    Args:
+        *size: the sizes, as ints or one tuple.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new Tensor.
+    """
     return _factory(lambda xp, s, d: xp.ones(s, d), _size(size), dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    """A tensor of the given size (PyTorch's torch.empty); unlike PyTorch's its values are
+    zeros, never stale memory.
+
+    Args:
+        *size: the sizes, as ints or one tuple.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+        memory_format: accepted for PyTorch's signature; ignored.
+
+    Returns:
+        A new Tensor.
+    """
     return _factory(lambda xp, s, d: xp.empty(s, d), _size(size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with `fill_value` (PyTorch's torch.full; the dtype follows the value when
+    not given).
+
+    Args:
+        size: a tuple of sizes.
+        fill_value: the value, a Python number.
+        dtype: the dtype, or None for the value's.
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new Tensor.
+    """
     default = _infer_value(fill_value).dtype if dtype is None else None
     return _factory(lambda xp, s, d: xp.full(s, fill_value, d), _size((size,)), dtype, device,
                     requires_grad, default)
 
 
 def eye(n: int, m=None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """The n x m identity matrix (PyTorch's torch.eye; m defaults to n).
+
+    Args:
+        n: the number of rows.
+        m: the number of columns, or None.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new 2-D Tensor.
+    """
     return _factory(lambda xp, s, d: xp.eye(n, n if m is None else m, dtype=d), (), dtype, device, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Values from start to end (excluded) by step (PyTorch's torch.arange: int64 for integer
+    arguments, the default float dtype when one is a float).
+
+    Args:
+        start: the first value, or the end when end is None.
+        end: the end (excluded).
+        step: the step, nonzero.
+        dtype: the dtype, or None for int64 or the default float dtype.
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new 1-D Tensor.
+    """
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -325,11 +426,38 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """`steps` evenly spaced values from start to end, both included (PyTorch's torch.linspace).
+
+    Args:
+        start: the first value.
+        end: the last value.
+        steps: the number of values.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new 1-D Tensor.
+    """
     return _finish(np.linspace(float(start), float(end), int(steps)), dtype, device, requires_grad, P.default_float)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """`steps` values base ** t for t evenly spaced from start to end (PyTorch's torch.logspace).
+
+    Args:
+        start: the first exponent.
+        end: the last exponent.
+        steps: the number of values.
+        base: the base.
+        dtype: the dtype, or None for the default float dtype (torch.get_default_dtype()).
+        device: "cpu" (default) or a CUDA device (needs CuPy).
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new 1-D Tensor.
+    """
     return _finish(np.logspace(float(start), float(end), int(steps), base=base), dtype, device, requires_grad,
                    P.default_float)
 
@@ -415,6 +543,11 @@ def _like(fn):
         return fn(tuple(input._value.shape), dtype=dtype or input.dtype, device=device or input.device,
                   requires_grad=requires_grad)
     like.__name__ = fn.__name__ + "_like"
+    like.__doc__ = (f"A tensor shaped like `input`, as {fn.__name__} makes them (PyTorch's torch.{fn.__name__}_like)."
+                    "\n\nArgs:\n    input: a Tensor.\n    dtype: the dtype, or None for input's.\n    device: the "
+                    "device, or None for input's.\n    requires_grad: make the result a leaf that records "
+                    "operations.\n    memory_format: accepted for PyTorch's signature; ignored.\n\nReturns:\n"
+                    "    A new Tensor.")
     return like
 
 
@@ -451,6 +584,18 @@ def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, m
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor shaped like `input` filled with `fill_value` (PyTorch's torch.full_like).
+
+    Args:
+        input: a Tensor.
+        fill_value: the value, a Python number.
+        dtype: the dtype, or None for input's.
+        device: the device, or None for input's.
+        requires_grad: make the result a leaf that records operations.
+
+    Returns:
+        A new Tensor.
+    """
     return full(tuple(input._value.shape), fill_value, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
