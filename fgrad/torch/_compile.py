@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.errors import FgradError, FgradNotImplementedError, FgradTypeError
 from ..api import jit as _jit
+from ..api import make_jaxpr as _make_jaxpr
 from ..api import vjp as _vjp
 from ..core.trace import _state
 from ..tree_util import tree_flatten, tree_unflatten
@@ -271,3 +272,23 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
     if not callable(model):
         raise FgradTypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
     return _Compiled(model)
+
+
+def module_jaxpr(module: Any, *args, **kwargs) -> Any:
+    """fgrad's typed IR of `module(*args, **kwargs)` (a GraphModule, or any Module): the
+    ClosedJaxpr of the program torch.compile runs, whose inputs are the parameters, then the
+    buffers (each group by sorted name, as fgrad's pytrees order dict keys), then the Tensor
+    arguments; its outputs are the forward's Tensor outputs, flattened.
+
+    Args:
+        module: the Module.
+        *args, **kwargs: example inputs (Tensors, and Python values, which become constants).
+
+    Returns:
+        the ClosedJaxpr (print it, or run it with fgrad.core's eval_jaxpr).
+    """
+    params = dict(module.named_parameters())
+    buffers = {k: b for k, b in module.named_buffers() if b is not None}
+    leaves, treedef = tree_flatten((params, buffers, args, kwargs))
+    prog = _Program(_pure_forward(module), leaves, treedef)
+    return _make_jaxpr(prog.on_values)(*[leaves[i]._value for i in prog.slots])

@@ -85,6 +85,19 @@ class GraphModule(nn.Module):
         """The generated source of forward."""
         return self.__dict__["_code"]
 
+    def to_jaxpr(self, *args, **kwargs):
+        """fgrad's typed IR of this module on example inputs (beyond torch.fx): the ClosedJaxpr
+        whose inputs are the parameters, the buffers and the Tensor arguments (see
+        fgrad.torch._compile.module_jaxpr; fgrad.torch.compile runs this program).
+
+        Args:
+            *args, **kwargs: example inputs, as forward takes them.
+
+        Returns:
+            the ClosedJaxpr."""
+        from .._compile import module_jaxpr  # (imported on use: _compile imports fx)
+        return module_jaxpr(self, *args, **kwargs)
+
     def recompile(self):
         """Regenerate forward from the (edited) graph.
 

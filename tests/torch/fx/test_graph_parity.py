@@ -167,3 +167,20 @@ def test_wrapped_function_runs_and_matches_torch():
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     np.testing.assert_allclose(fg(ftorch.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_graph_module_converts_to_fgrads_ir():
+    # beyond torch.fx: the program fgrad.torch.compile runs, parameters and buffers as inputs
+    ftorch.manual_seed(0)
+    m = ftorch.nn.Sequential(ftorch.nn.Linear(3, 4), ftorch.nn.BatchNorm1d(4), ftorch.nn.ReLU()).eval()
+    gm = ffx.symbolic_trace(m)
+    x = ftorch.randn(5, 3)
+    closed = gm.to_jaxpr(x)
+    names = sorted(k for k, _ in m.named_parameters()) + sorted(k for k, _ in m.named_buffers())
+    assert len(closed.jaxpr.invars) == len(names) + 1
+    assert [str(v.aval.shape) for v in closed.jaxpr.invars] == [
+        str(tuple(dict([*m.named_parameters(), *m.named_buffers()])[k].shape)) for k in names] + ["(5, 3)"]
+    assert [e.primitive.name for e in closed.jaxpr.eqns][-1] == "relu"
+    values = [dict([*m.named_parameters(), *m.named_buffers()])[k].detach().numpy() for k in names]
+    (out,) = closed(*values, x.numpy())
+    np.testing.assert_array_equal(np.asarray(out), gm(x).detach().numpy())
