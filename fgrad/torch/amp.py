@@ -53,6 +53,14 @@ class autocast:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether an autocast region is active (PyTorch's torch.is_autocast_enabled).
+
+    Args:
+        device_type: accepted for PyTorch's signature; one flag serves every device.
+
+    Returns:
+        A bool.
+    """
     return _AUTOCAST["depth"] > 0
 
 

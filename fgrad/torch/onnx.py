@@ -17,4 +17,9 @@ def export(model: Any, args: Any = None, f: Any = None, *unused: Any, **kwargs: 
 
 
 def is_in_onnx_export() -> bool:
+    """Always False: fgrad has no ONNX exporter (PyTorch's torch.onnx.is_in_onnx_export).
+
+    Returns:
+        False.
+    """
     return False

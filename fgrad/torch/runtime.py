@@ -47,6 +47,11 @@ def set_num_interop_threads(n: int) -> None:
 
 
 def get_num_interop_threads() -> int:
+    """The value last given to set_num_interop_threads (PyTorch's; fgrad has no inter-op pool).
+
+    Returns:
+        An int.
+    """
     return _THREADS["interop"]
 
 
@@ -57,10 +62,21 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """Whether use_deterministic_algorithms(True) is in force (PyTorch's; fgrad's CPU kernels
+    are deterministic either way).
+
+    Returns:
+        A bool.
+    """
     return _DETERMINISTIC["on"]
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The warn_only flag of the last use_deterministic_algorithms call (PyTorch's).
+
+    Returns:
+        A bool.
+    """
     return _DETERMINISTIC["warn_only"]
 
 
@@ -76,6 +92,12 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The value last set by set_float32_matmul_precision ('highest' by default; every
+    setting computes the same in fgrad).
+
+    Returns:
+        'highest', 'high' or 'medium'.
+    """
     return _MATMUL_PRECISION["value"]
 
 

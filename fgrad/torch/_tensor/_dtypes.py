@@ -14,6 +14,10 @@ from ._policy import promote_types as _promote_types
 
 
 class dtype:
+    """A tensor element type, as PyTorch's torch.dtype (torch.float32, torch.int64, ...): its
+    `name`, the NumPy `dtype` that holds the values, and PyTorch's attributes
+    `is_floating_point`, `is_complex`, `is_signed` and `itemsize`."""
+
     __slots__ = ("name", "dtype", "is_floating_point", "is_complex", "is_signed", "itemsize", "_torch")
 
     def __init__(self, name: str, np_dtype, torch_name: str) -> None:
@@ -89,10 +93,24 @@ def of_np(npd) -> dtype:
 # --- default float dtype and promotion: PyTorch's dialect of fgrad.numpy (numpy/_policy.py) ----------
 
 def get_default_dtype() -> dtype:
+    """The dtype of floating-point tensors made from Python floats (PyTorch's
+    torch.get_default_dtype; float32 unless changed).
+
+    Returns:
+        A torch dtype.
+    """
     return _BY_NP[TORCH.default_float]
 
 
 def set_default_dtype(d) -> None:
+    """Set the default floating-point dtype (PyTorch's torch.set_default_dtype).
+
+    Args:
+        d: a floating-point dtype (torch.float32, torch.float64, ...).
+
+    Raises:
+        TypeError: d is not a floating-point dtype.
+    """
     d = np_dtype(d)
     if d.kind != "f":
         raise FgradTypeError(f"only floating-point types are supported as the default type, got {d}")

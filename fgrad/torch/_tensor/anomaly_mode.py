@@ -11,10 +11,20 @@ _MODE = {"on": False, "check_nan": True}
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (set_detect_anomaly / detect_anomaly; PyTorch's).
+
+    Returns:
+        A bool.
+    """
     return _MODE["on"]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks backward results for NaN (PyTorch's).
+
+    Returns:
+        A bool.
+    """
     return _MODE["check_nan"]
 
 
