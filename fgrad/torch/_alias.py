@@ -54,6 +54,12 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
                 f"No module named {fullname!r}: `torch` is fgrad.torch here (fgrad.install_as_torch or "
                 f"python -m fgrad.run), and fgrad.torch has no {real!r}. See docs/torch-coverage.md "
                 f"for what fgrad.torch provides.", name=fullname) from None
+        # fgrad.torch.autograd is a module, not a package, with submodules (forward_ad, graph, ...)
+        # that fgrad.torch registers under dotted names: `import torch.autograd.forward_ad` finds
+        # them under the alias, where the import system would refuse a non-package parent
+        for name, sub in list(sys.modules.items()):
+            if sub is not None and name.startswith(real + "."):
+                sys.modules.setdefault(fullname + name[len(real):], sub)
         loader = _Loader(module)
         spec = importlib.machinery.ModuleSpec(fullname, loader, origin=getattr(module, "__file__", None))
         if hasattr(module, "__path__"):

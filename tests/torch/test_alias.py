@@ -51,6 +51,22 @@ def test_run_script_resolves_every_torch_import_to_fgrad_torch(tmp_path):
     assert r.stdout.split() == ["ran", "__main__", "['--epochs',", "'1']", "MseLossBackward0", "7"]
 
 
+def test_submodules_of_a_module_parent_import(tmp_path):
+    # torch.autograd is a package in PyTorch, a module with registered submodules in fgrad.torch
+    script = tmp_path / "fwd.py"
+    script.write_text(textwrap.dedent("""
+        import torch.autograd.forward_ad as fwAD
+        from torch.autograd.graph import saved_tensors_hooks
+        import fgrad.torch
+        assert fwAD is fgrad.torch.autograd.forward_ad
+        assert saved_tensors_hooks is fgrad.torch.autograd.graph.saved_tensors_hooks
+        print("ok")
+    """))
+    r = _python("-m", "fgrad.run", str(script))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok"]
+
+
 @pytest.mark.slow  # (four more interpreters)
 def test_run_module_and_usage_and_failing_script(tmp_path):
     (tmp_path / "pkg").mkdir()
