@@ -127,10 +127,38 @@ def _accelerator_namespace() -> types.ModuleType:
     accelerator in PyTorch's sense)."""
     ns = types.ModuleType("fgrad.torch.accelerator")
     ns.is_available = cuda.is_available
-    ns.current_accelerator = lambda check_available=False: device("cuda") if cuda.is_available() else None
+
+    def current_accelerator(check_available: bool = False) -> device | None:
+        """The CUDA device when CuPy sees a GPU, else None (PyTorch's).
+
+        Args:
+            check_available: accepted for PyTorch's signature.
+
+        Returns:
+            device("cuda") or None.
+        """
+        return device("cuda") if cuda.is_available() else None
+
+    def current_device_index() -> int:
+        """0 when a GPU is available (fgrad's current device), else -1 (PyTorch's).
+
+        Returns:
+            An int.
+        """
+        return 0 if cuda.is_available() else -1
+
+    def synchronize(device: Any = None) -> None:
+        """Wait for the GPU's queued work to finish (cuda.synchronize; PyTorch's).
+
+        Args:
+            device: accepted for PyTorch's signature; the current GPU is synchronised.
+        """
+        cuda.synchronize()
+
+    ns.current_accelerator = current_accelerator
     ns.device_count = cuda.device_count
-    ns.current_device_index = lambda: 0 if cuda.is_available() else -1
-    ns.synchronize = lambda device=None: cuda.synchronize()
+    ns.current_device_index = current_device_index
+    ns.synchronize = synchronize
     return ns
 
 
