@@ -1,0 +1,71 @@
+"""pytorch/examples' fx scripts, unchanged, under real torch and under fgrad.torch (installed as
+`torch` by fgrad.torch._alias): the printed outputs must be equal. Exported from a clone of
+pytorch/examples at the pinned commit (tests/pytorch_scripts/sources.py); skipped without one."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ...pytorch_scripts.sources import export_example
+
+pytestmark = pytest.mark.slow
+
+RUNNER = r"""
+import runpy, sys
+if sys.argv[1] == "fgrad":
+    from fgrad.torch import _alias
+    _alias.install()
+import torch
+torch.manual_seed(0)
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+# the outputs equal line for line
+EQUAL = ["inline_function", "primitive_library", "proxy_based_graph_creation", "replace_op",
+         "subgraph_rewriter_basic_use", "wrap_output_dynamically"]
+_ADDRESS = re.compile(r"0x[0-9a-f]+")
+_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _run(lib: str, script: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", RUNNER, lib, script.name], cwd=script.parent, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _lines(text: str) -> list[str]:
+    return [_ADDRESS.sub("0x?", line) for line in text.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def fx_folder(tmp_path_factory):
+    pytest.importorskip("torch")
+    return export_example("fx", tmp_path_factory.mktemp("examples"))
+
+
+@pytest.mark.parametrize("name", EQUAL)
+def test_fx_example_prints_what_torch_prints(name, fx_folder):
+    ref, got = _run("torch", fx_folder / f"{name}.py"), _run("fgrad", fx_folder / f"{name}.py")
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert _lines(got.stdout) == _lines(ref.stdout)
+
+
+def test_invert_example_graphs_equal_and_values_close(fx_folder):
+    # invert prints exp(log(x)): torch's float32 exp and log round to the integers exactly,
+    # NumPy's do not (the printout then shows four decimals); every other line is equal
+    ref, got = _run("torch", fx_folder / "invert.py"), _run("fgrad", fx_folder / "invert.py")
+    assert ref.returncode == 0 and got.returncode == 0, got.stderr[-2000:]
+    r, g = _lines(ref.stdout), _lines(got.stdout)
+    assert len(r) == len(g)
+    for a, b in zip(g, r):
+        if a != b:
+            nums = [[float(v) for v in re.findall(r"-?\d+\.\d*", s)] for s in (a, b)]
+            assert a.startswith("tensor(") and len(nums[0]) == len(nums[1])
+            assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(*nums))
