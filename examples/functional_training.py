@@ -20,6 +20,8 @@ from fgrad.tree_util import tree_map
 # the model class of train_digits.py (examples/ is not a package)
 _spec = importlib.util.spec_from_file_location(
     "train_digits", os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_digits.py"))
+if _spec is None or _spec.loader is None:
+    raise ImportError("examples/functional_training.py needs train_digits.py beside it")
 train_digits = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(train_digits)
 

@@ -51,7 +51,7 @@ class ConvNet(nn.Module):
         self.conv2 = nn.Conv2d(depth[0], depth[1], 5, padding=2)
         self.fc1 = nn.Linear(image_size // 4 * image_size // 4 * depth[1], 512)
         self.fc2 = nn.Linear(512, num_classes)
-        self.shard = None  # (world size, rank) when each process sees a shard of the batch
+        self.shard: tuple[int, int] | None = None  # (world size, rank) when each process sees a shard of the batch
 
     def forward(self, x):
         x = F.relu(self.conv1(x))
@@ -71,6 +71,7 @@ class ConvNet(nn.Module):
         which a DistributedSampler deals out round-robin (rank r has rows r, r + N, ...)."""
         if not self.training:
             return x
+        assert self.shard is not None
         world, rank = self.shard
         mask = F.dropout(torch.ones(x.shape[0] * world, x.shape[1]), training=True)
         return x * mask[rank::world]
@@ -92,8 +93,8 @@ def evaluate(net, loader):
     return sum(r[0].item() for r in rights) / sum(r[1] for r in rights)
 
 
-def model_training(net, train_loader, test_loader, num_epochs, lr, record_every, progress=True, model=None,
-                   steps_per_epoch=None, all_reduce=None):
+def model_training(net, train_loader, test_loader, num_epochs, lr, record_every, progress: bool | None = True,
+                   model=None, steps_per_epoch=None, all_reduce=None):
     """Train `net` (through `model`, its DistributedDataParallel wrapper, when given) for
     `num_epochs` of at most `steps_per_epoch` batches; `all_reduce(array)` sums the epoch's
     counts over the processes. progress: True shows a bar and prints each epoch, False only
@@ -119,9 +120,10 @@ def model_training(net, train_loader, test_loader, num_epochs, lr, record_every,
         if hasattr(train_loader.sampler, "set_epoch"):  # a DistributedSampler: this epoch's order
             train_loader.sampler.set_epoch(epoch)
         batches = train_loader if steps_per_epoch is None else itertools.islice(train_loader, steps_per_epoch)
+        bar = None
         if tqdm is not None and progress:
-            batches = tqdm(batches, desc=f"epoch {epoch + 1}/{num_epochs}", leave=False, ncols=80,
-                           total=steps_per_epoch or len(train_loader))
+            batches = bar = tqdm(batches, desc=f"epoch {epoch + 1}/{num_epochs}", leave=False, ncols=80,
+                                 total=steps_per_epoch or len(train_loader))
         for batch_idx, (data, target) in enumerate(batches):  # 对容器中的每一个批进行循环
             data, target = data.clone().requires_grad_(True), target.clone().detach()
             model.train()
@@ -137,8 +139,8 @@ def model_training(net, train_loader, test_loader, num_epochs, lr, record_every,
                 weights.append([net.conv1.weight.data.clone(), net.conv1.bias.data.clone(),
                                 net.conv2.weight.data.clone(), net.conv2.bias.data.clone()])
             step += 1
-            if tqdm is not None and progress:
-                batches.set_postfix(loss=f"{losses[-1]:.3f}")
+            if bar is not None:
+                bar.set_postfix(loss=f"{losses[-1]:.3f}")
         counts = np.array([sum(r[0].item() for r in train_rights), sum(r[1] for r in train_rights),
                            sum(losses[-len(train_rights):]), len(train_rights)], np.float64)
         if all_reduce is not None:  # every process's share of the epoch
@@ -203,7 +205,7 @@ def _one_blas_thread(enable: bool):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--mnist", metavar="DIR", help="train on MNIST IDX files in DIR instead of digits")
     parser.add_argument("--epochs", type=int, default=None, help="default: 20 (digits), 2 (MNIST)")
     parser.add_argument("--batch-size", type=int, default=None, help="default: 32 (digits), 64 (MNIST)")
@@ -232,6 +234,7 @@ def main(argv=None):
     image_size = tuple(train_set.tensors[0].shape)[-1]
     steps, all_reduce = None, None
     if args.distributed:
+        import fgrad.distributed as dist  # (imported and initialised above)
         if batch_size % world:
             parser.error(f"--batch-size {batch_size} (the global batch) must be a multiple of the {world} processes")
         # Each process loads its round-robin share of every global batch; only whole global
@@ -240,13 +243,15 @@ def main(argv=None):
         train_loader = DataLoader(train_set, batch_size=batch_size // world, sampler=sampler)
         steps = len(train_set) // batch_size
 
-        def all_reduce(a):
+        def sum_over_processes(a):
             return dist.all_reduce(a, "sum")
+        all_reduce = sum_over_processes
     else:
         train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=1000)
     net = model = ConvNet(image_size, SEED_DEPTH if args.mnist else DIGITS_DEPTH)
     if args.distributed:
+        import fgrad.distributed as dist  # (imported and initialised above)
         net.shard = (world, rank)
         model = dist.DistributedDataParallel(net)  # starts every process from rank 0's weights
     speaks = rank == 0  # one process prints and writes files

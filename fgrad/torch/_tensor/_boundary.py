@@ -16,6 +16,8 @@ cotangent, its function the pullback of `fn`), so derivatives of any order need 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ... import numpy as fnp
@@ -131,7 +133,7 @@ def _unbox(args):
     return vals, tensors
 
 
-def call(name, fn, args: tuple, kwargs: dict = _EMPTY):
+def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
     """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
     made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
     one graph node for the whole op when an input requires grad (see the module doc)."""

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Callable, Literal, TypeVar, cast, overload
 
 from ...core.errors import FgradTypeError
 from ...core.trace import _state
+
+# A decorated function keeps its own type: `@no_grad()` changes what it records, not its signature.
+_F = TypeVar("_F", bound=Callable)
+_M = TypeVar("_M", bound="_BareDecorator")
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled"]
@@ -36,11 +41,11 @@ class _GradMode:
         _state.grad_enabled = self.mode
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         _state.grad_enabled = self._prev
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         if inspect.isclass(fn):
             raise FgradTypeError(f"{type(self).__name__} decorates functions, not classes")
         mode_cls, args = type(self), self._args()
@@ -62,13 +67,13 @@ class _GradMode:
                             value = gen.send(sent)
                         except StopIteration as stop:
                             return stop.value
-            return gen_wrapper
+            return cast(_F, gen_wrapper)
 
         @functools.wraps(fn)
         def wrapper(*a, **k):
             with mode_cls(*args):
                 return fn(*a, **k)
-        return wrapper
+        return cast(_F, wrapper)
 
     def _args(self) -> tuple:
         return ()
@@ -79,6 +84,12 @@ class _GradMode:
 
 class _BareDecorator(_GradMode):
     """A mode whose class also decorates a function itself: `@fgrad.torch.no_grad`, no call."""
+
+    @overload
+    def __new__(cls: type[_M], fn: None = None) -> _M: ...
+
+    @overload
+    def __new__(cls: type[_M], fn: _F) -> _F: ...
 
     def __new__(cls, fn=None):
         self = super().__new__(cls)
@@ -115,7 +126,7 @@ class set_grad_enabled(_GradMode):
     def _args(self) -> tuple:
         return (self.mode,)
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         _state.grad_enabled = self._prev  # used as a decorator: do not leave the mode switched
         return super().__call__(fn)
 
@@ -132,7 +143,7 @@ class inference_mode(_GradMode):
         _state.inference_mode = not self.mode
         return super().__enter__()
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         _state.inference_mode = self._prev_inference
         return super().__exit__(*exc)
 

@@ -701,7 +701,7 @@ class TensorBase:
         return self
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         if self._node is not None and self._retain is None and self._grad is None:
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -1009,13 +1009,22 @@ def wrap(value) -> Tensor:
 # The torch methods are the functions of _ops*.py, and those modules import this one: while
 # the import below builds them, `Tensor` is the base (their isinstance tests hold for every
 # tensor all the same); the statement after it binds the public class.
-Tensor = TensorBase
-from ._methods import tensor_methods  # noqa: E402  (the table; imports the ops)
+# A static checker cannot read a class made by type(...): it sees this declaration instead,
+# whose methods tools/gen_type_stubs.py writes from the same table.
+import typing as _typing  # noqa: E402
+if _typing.TYPE_CHECKING:
+    from ._tensor_methods import TensorMethods  # a stub only: never imported at run time
 
-# One class, made once, with its methods in its own namespace (torch.fx patches operators
-# found in vars(Tensor)). `__hash__` is restated: a namespace that defines `__eq__` alone
-# would make the class unhashable.
-Tensor = type("Tensor", (TensorBase,), {
-    "__module__": __name__, "__qualname__": "Tensor", "__slots__": (), "__hash__": TensorBase.__hash__,
-    "__doc__": "A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives.",
-    **tensor_methods()})
+    class Tensor(TensorMethods, TensorBase):
+        """A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives."""
+else:
+    Tensor = TensorBase
+    from ._methods import tensor_methods  # noqa: E402  (the table; imports the ops)
+
+    # One class, made once, with its methods in its own namespace (torch.fx patches operators
+    # found in vars(Tensor)). `__hash__` is restated: a namespace that defines `__eq__` alone
+    # would make the class unhashable.
+    Tensor = type("Tensor", (TensorBase,), {
+        "__module__": __name__, "__qualname__": "Tensor", "__slots__": (), "__hash__": TensorBase.__hash__,
+        "__doc__": "A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives.",
+        **tensor_methods()})

@@ -3,7 +3,7 @@ ModuleList and ModuleDict."""
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class Module:
         raise FgradNotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" '
                                   "function")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for hook in tuple(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
