@@ -31,41 +31,68 @@ class _Stateless(Module):
 
 
 class SELU(_Stateless):
+    """PyTorch's torch.nn.SELU: the module form of `fgrad.torch.nn.functional.selu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     fn = staticmethod(F.selu)
 
 
 class SiLU(_Stateless):
+    """PyTorch's torch.nn.SiLU: the module form of `fgrad.torch.nn.functional.silu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     fn = staticmethod(F.silu)
 
 
 class Mish(_Stateless):
+    """PyTorch's torch.nn.Mish: the module form of `fgrad.torch.nn.functional.mish`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     fn = staticmethod(F.mish)
 
 
 class Hardsigmoid(_Stateless):
+    """PyTorch's torch.nn.Hardsigmoid: the module form of `fgrad.torch.nn.functional.hardsigmoid`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     fn = staticmethod(F.hardsigmoid)
 
 
 class Hardswish(_Stateless):
+    """PyTorch's torch.nn.Hardswish: the module form of `fgrad.torch.nn.functional.hardswish`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     fn = staticmethod(F.hardswish)
 
 
 class LogSigmoid(Module):
+    """PyTorch's torch.nn.LogSigmoid: the module form of `fgrad.torch.nn.functional.logsigmoid`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.logsigmoid(input)
 
 
 class Softsign(Module):
+    """PyTorch's torch.nn.Softsign: the module form of `fgrad.torch.nn.functional.softsign`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    """PyTorch's torch.nn.Tanhshrink: the module form of `fgrad.torch.nn.functional.tanhshrink`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.tanhshrink(input)
 
 
 class ELU(Module):
+    """PyTorch's torch.nn.ELU: the module form of `fgrad.torch.nn.functional.elu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -78,11 +105,17 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    """PyTorch's torch.nn.CELU: the module form of `fgrad.torch.nn.functional.celu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.celu(input, self.alpha)
 
 
 class GELU(Module):
+    """PyTorch's torch.nn.GELU: the module form of `fgrad.torch.nn.functional.gelu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -95,6 +128,9 @@ class GELU(Module):
 
 
 class Hardtanh(Module):
+    """PyTorch's torch.nn.Hardtanh: the module form of `fgrad.torch.nn.functional.hardtanh`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if min_val > max_val:
@@ -109,6 +145,9 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    """PyTorch's torch.nn.ReLU6: the module form of `fgrad.torch.nn.functional.relu6`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
@@ -117,6 +156,9 @@ class ReLU6(Hardtanh):
 
 
 class Softplus(Module):
+    """PyTorch's torch.nn.Softplus: the module form of `fgrad.torch.nn.functional.softplus`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -129,6 +171,9 @@ class Softplus(Module):
 
 
 class Softshrink(Module):
+    """PyTorch's torch.nn.Softshrink: the module form of `fgrad.torch.nn.functional.softshrink`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
@@ -141,11 +186,17 @@ class Softshrink(Module):
 
 
 class Hardshrink(Softshrink):
+    """PyTorch's torch.nn.Hardshrink: the module form of `fgrad.torch.nn.functional.hardshrink`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.hardshrink(input, self.lambd)
 
 
 class Threshold(Module):
+    """PyTorch's torch.nn.Threshold: the module form of `fgrad.torch.nn.functional.threshold`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -177,6 +228,9 @@ class PReLU(Module):
 
 
 class RReLU(Module):
+    """PyTorch's torch.nn.RReLU: the module form of `fgrad.torch.nn.functional.rrelu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
@@ -189,6 +243,9 @@ class RReLU(Module):
 
 
 class GLU(Module):
+    """PyTorch's torch.nn.GLU: the module form of `fgrad.torch.nn.functional.glu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
@@ -201,6 +258,9 @@ class GLU(Module):
 
 
 class Softmin(Module):
+    """PyTorch's torch.nn.Softmin: the module form of `fgrad.torch.nn.functional.softmin`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, dim=None) -> None:
         super().__init__()
         self.dim = dim

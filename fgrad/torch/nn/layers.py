@@ -23,6 +23,8 @@ def _empty(shape, dtype=None, device=None):
 
 
 class Identity(Module):
+    """PyTorch's torch.nn.Identity: returns its input unchanged (constructor arguments are accepted and ignored)."""
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__()
 
@@ -61,6 +63,9 @@ class Linear(Module):
 
 
 class ReLU(Module):
+    """PyTorch's torch.nn.ReLU: the module form of `fgrad.torch.nn.functional.relu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -73,6 +78,9 @@ class ReLU(Module):
 
 
 class LeakyReLU(Module):
+    """PyTorch's torch.nn.LeakyReLU: the module form of `fgrad.torch.nn.functional.leaky_relu`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -85,16 +93,25 @@ class LeakyReLU(Module):
 
 
 class Tanh(Module):
+    """PyTorch's torch.nn.Tanh: the module form of `fgrad.torch.nn.functional.tanh`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.tanh(input)
 
 
 class Sigmoid(Module):
+    """PyTorch's torch.nn.Sigmoid: the module form of `fgrad.torch.nn.functional.sigmoid`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.sigmoid(input)
 
 
 class Softmax(Module):
+    """PyTorch's torch.nn.Softmax: the module form of `fgrad.torch.nn.functional.softmax`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, dim=None) -> None:
         super().__init__()
         self.dim = dim
@@ -107,6 +124,9 @@ class Softmax(Module):
 
 
 class LogSoftmax(Softmax):
+    """PyTorch's torch.nn.LogSoftmax: the module form of `fgrad.torch.nn.functional.log_softmax`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input):
         return F.log_softmax(input, self.dim)
 
@@ -199,6 +219,8 @@ class BatchNorm2d(_BatchNorm):
 
 
 class Flatten(Module):
+    """PyTorch's torch.nn.Flatten: the module form of `fgrad.torch.flatten(input, start_dim, end_dim)`, with PyTorch's defaults (start_dim=1, end_dim=-1)."""
+
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -253,6 +275,9 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class NLLLoss(_WeightedLoss):
+    """PyTorch's torch.nn.NLLLoss: the module form of `fgrad.torch.nn.functional.nll_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -264,10 +289,16 @@ class NLLLoss(_WeightedLoss):
 
 
 class MSELoss(_Loss):
+    """PyTorch's torch.nn.MSELoss: the module form of `fgrad.torch.nn.functional.mse_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
+    """PyTorch's torch.nn.L1Loss: the module form of `fgrad.torch.nn.functional.l1_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)

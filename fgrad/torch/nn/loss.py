@@ -8,11 +8,17 @@ from .module import Module
 
 
 class BCELoss(_WeightedLoss):
+    """PyTorch's torch.nn.BCELoss: the module form of `fgrad.torch.nn.functional.binary_cross_entropy`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_WeightedLoss):
+    """PyTorch's torch.nn.BCEWithLogitsLoss: the module form of `fgrad.torch.nn.functional.binary_cross_entropy_with_logits`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", pos_weight)
@@ -23,6 +29,9 @@ class BCEWithLogitsLoss(_WeightedLoss):
 
 
 class SmoothL1Loss(_Loss):
+    """PyTorch's torch.nn.SmoothL1Loss: the module form of `fgrad.torch.nn.functional.smooth_l1_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
@@ -32,6 +41,9 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """PyTorch's torch.nn.HuberLoss: the module form of `fgrad.torch.nn.functional.huber_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -41,6 +53,9 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    """PyTorch's torch.nn.KLDivLoss: the module form of `fgrad.torch.nn.functional.kl_div`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
@@ -56,16 +71,25 @@ class _MarginLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_MarginLoss):
+    """PyTorch's torch.nn.CosineEmbeddingLoss: the module form of `fgrad.torch.nn.functional.cosine_embedding_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input1, input2, target):
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class MarginRankingLoss(_MarginLoss):
+    """PyTorch's torch.nn.MarginRankingLoss: the module form of `fgrad.torch.nn.functional.margin_ranking_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_MarginLoss):
+    """PyTorch's torch.nn.HingeEmbeddingLoss: the module form of `fgrad.torch.nn.functional.hinge_embedding_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(margin, size_average, reduce, reduction)
 
@@ -74,6 +98,9 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class TripletMarginLoss(_Loss):
+    """PyTorch's torch.nn.TripletMarginLoss: the module form of `fgrad.torch.nn.functional.triplet_margin_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -85,16 +112,25 @@ class TripletMarginLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """PyTorch's torch.nn.SoftMarginLoss: the module form of `fgrad.torch.nn.functional.soft_margin_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input, target):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """PyTorch's torch.nn.MultiLabelSoftMarginLoss: the module form of `fgrad.torch.nn.functional.multilabel_soft_margin_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):
+    """PyTorch's torch.nn.PoissonNLLLoss: the module form of `fgrad.torch.nn.functional.poisson_nll_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
                  reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -106,6 +142,9 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """PyTorch's torch.nn.GaussianNLLLoss: the module form of `fgrad.torch.nn.functional.gaussian_nll_loss`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
@@ -115,6 +154,9 @@ class GaussianNLLLoss(_Loss):
 
 
 class CosineSimilarity(Module):
+    """PyTorch's torch.nn.CosineSimilarity: the module form of `fgrad.torch.nn.functional.cosine_similarity`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
         super().__init__()
         self.dim, self.eps = dim, eps
@@ -124,6 +166,9 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
+    """PyTorch's torch.nn.PairwiseDistance: the module form of `fgrad.torch.nn.functional.pairwise_distance`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
         super().__init__()
         self.norm, self.eps, self.keepdim = p, eps, keepdim

@@ -63,6 +63,9 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
+    """PyTorch's torch.nn.RMSNorm: the module form of `fgrad.torch.nn.functional.rms_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True,
                  device=None, dtype=None) -> None:
         super().__init__()
@@ -81,6 +84,9 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
+    """PyTorch's torch.nn.GroupNorm: the module form of `fgrad.torch.nn.functional.group_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
@@ -132,18 +138,30 @@ class _InstanceNorm(Module):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """PyTorch's torch.nn.InstanceNorm1d: the module form of `fgrad.torch.nn.functional.instance_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     _spatial = 1
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """PyTorch's torch.nn.InstanceNorm2d: the module form of `fgrad.torch.nn.functional.instance_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     _spatial = 2
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """PyTorch's torch.nn.InstanceNorm3d: the module form of `fgrad.torch.nn.functional.instance_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     _spatial = 3
 
 
 class LocalResponseNorm(Module):
+    """PyTorch's torch.nn.LocalResponseNorm: the module form of `fgrad.torch.nn.functional.local_response_norm`, with PyTorch's
+    constructor arguments, defaults and parameters."""
+
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
