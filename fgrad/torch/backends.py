@@ -2,6 +2,7 @@
 kernels (impl overrides and fused optimiser updates); it is imported by the modules that use
 it and imports Numba only when a kernel is first needed."""
 
+import contextlib as _contextlib
 import types as _types
 
 
@@ -52,6 +53,35 @@ def _cpu_capability() -> str:
 # TF32, and its CPU kernels are deterministic, so the flags are kept but change nothing.
 cudnn = _flags("cudnn", "cuDNN switches (accepted; fgrad does not use cuDNN).", enabled=True, benchmark=False,
                deterministic=False, allow_tf32=True, is_available=_false, version=_no_version)
+
+
+@_contextlib.contextmanager
+def _cudnn_flags(enabled: bool = False, benchmark: bool = False, benchmark_limit: int = 10,
+                 deterministic: bool = False, allow_tf32: bool = True, fp32_precision: str = "none",
+                 depthwise_kernel: str = "auto"):
+    """torch.backends.cudnn.flags: set the cuDNN switches for the `with` block, then restore them
+    (they change nothing in fgrad, which has no cuDNN; scripts set them around GPU-free code too).
+
+    Args:
+        enabled, benchmark, benchmark_limit, deterministic, allow_tf32, fp32_precision,
+            depthwise_kernel: the values of torch.backends.cudnn's switches inside the block.
+
+    Returns:
+        A context manager.
+    """
+    new = dict(enabled=enabled, benchmark=benchmark, benchmark_limit=benchmark_limit,
+               deterministic=deterministic, allow_tf32=allow_tf32, fp32_precision=fp32_precision,
+               depthwise_kernel=depthwise_kernel)
+    saved = {k: getattr(cudnn, k) for k in new}
+    cudnn.__dict__.update(new)
+    try:
+        yield
+    finally:
+        cudnn.__dict__.update(saved)
+
+
+cudnn.flags = _cudnn_flags
+cudnn.benchmark_limit, cudnn.fp32_precision, cudnn.depthwise_kernel = 10, "none", "auto"
 mps = _flags("mps", "Apple MPS (not a fgrad back end).", is_available=_false, is_built=_false)
 cpu = _flags("cpu", "The CPU back end.", get_cpu_capability=_cpu_capability)
 cuda = _flags("cuda", "CUDA switches (accepted; fgrad's GPU path is CuPy).",
