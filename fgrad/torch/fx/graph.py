@@ -278,7 +278,9 @@ class Graph:
         """Print the nodes as a table: opcode, name, target, args, kwargs."""
         rows = [[n.op, n.name, str(n.target), str(n.args), str(n.kwargs)] for n in self.nodes]
         head = ["opcode", "name", "target", "args", "kwargs"]
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+        # tabulate's "simple" layout, which torch.fx prints with: a column is at least its
+        # header plus two wide
+        widths = [max([len(h) + 2] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
         fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
         print("\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]))
 
