@@ -171,6 +171,16 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 @torch_op("HardtanhBackward0")
 def relu6(input, inplace: bool = False):
+    """min(max(input, 0), 6), element-wise (PyTorch's F.relu6: hardtanh(input, 0, 6), grad_fn
+    HardtanhBackward0).
+
+    Args:
+        input: a Tensor.
+        inplace: write the result into input.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     return hardtanh(input, 0.0, 6.0)
 
 

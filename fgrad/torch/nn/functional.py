@@ -79,6 +79,14 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def sigmoid(input):
+    """1 / (1 + exp(-input)), element-wise (PyTorch's F.sigmoid; also for fgrad.numpy arrays).
+
+    Args:
+        input: a floating-point Tensor.
+
+    Returns:
+        A Tensor of input's shape (grad_fn SigmoidBackward0).
+    """
     if isinstance(input, Tensor):
         _float_input("sigmoid", input)
         return _tensor_bind(_LOGISTIC, (input,), _EMPTY)
@@ -100,6 +108,14 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 
 def tanh(input):
+    """The hyperbolic tangent, element-wise (PyTorch's F.tanh; also for fgrad.numpy arrays).
+
+    Args:
+        input: a floating-point Tensor.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     if isinstance(input, Tensor):
         _float_input("tanh", input)
         return _tensor_bind(_TANH, (input,), _EMPTY)
@@ -138,6 +154,17 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """exp(input) normalised to sum 1 along `dim` (PyTorch's F.softmax).
+
+    Args:
+        input: a Tensor.
+        dim: the axis (None: PyTorch's legacy choice, with its warning).
+        _stacklevel: accepted for PyTorch's signature.
+        dtype: cast input to this dtype first.
+
+    Returns:
+        A Tensor of input's shape.
+    """
     if isinstance(input, Tensor) and dtype is not None:  # PyTorch casts first (ToCopyBackward0)
         input = input.to(dtype)
         dtype = None
@@ -336,6 +363,16 @@ def _trilinear(x1, w, x2):
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
+    """`input` with dimensions start_dim..end_dim merged into one (PyTorch's torch.flatten).
+
+    Args:
+        input: a Tensor.
+        start_dim: the first dimension merged.
+        end_dim: the last dimension merged.
+
+    Returns:
+        The flattened Tensor.
+    """
     input = _arr(input, "flatten")
     if isinstance(input, Tensor):
         return input.flatten(start_dim, end_dim)

@@ -30,6 +30,20 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for a nonlinearity (PyTorch's nn.init.calculate_gain): 1 for linear
+    layers and sigmoid, 5/3 for tanh, sqrt(2) for relu, sqrt(2 / (1 + slope**2)) for
+    leaky_relu, 3/4 for selu.
+
+    Args:
+        nonlinearity: the function's name.
+        param: leaky_relu's negative slope (0.01 when None).
+
+    Returns:
+        A float.
+
+    Raises:
+        ValueError: an unknown nonlinearity.
+    """
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
@@ -47,6 +61,15 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor):
+    """(fan_in, fan_out) of a weight of shape (out, in, *kernel): in and out times the kernel's
+    size (PyTorch's private helper, which scripts call).
+
+    Args:
+        tensor: a Tensor of at least 2 dimensions.
+
+    Returns:
+        A pair of ints.
+    """
     shape = tuple(tensor.shape)
     if len(shape) < 2:
         raise FgradValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
@@ -120,24 +143,68 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill `tensor` with `val` (PyTorch's nn.init.constant_).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+        val: the value.
+
+    Returns:
+        tensor.
+    """
     return _fill(tensor, np.full(tuple(tensor.shape), val))
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill `tensor` with zeros (PyTorch's nn.init.zeros_).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+
+    Returns:
+        tensor.
+    """
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill `tensor` with ones (PyTorch's nn.init.ones_).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+
+    Returns:
+        tensor.
+    """
     return constant_(tensor, 1.0)
 
 
 def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D `tensor` with the identity matrix (PyTorch's nn.init.eye_).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+
+    Returns:
+        tensor.
+    """
     if tensor.dim() != 2:
         raise FgradValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, np.eye(*tuple(tensor.shape)))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (PyTorch's
+    nn.init.xavier_uniform_, torch's values for the same seed).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+        gain: the scale.
+        generator: the Generator to draw from, or None for the default one.
+
+    Returns:
+        tensor.
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std  # torch's expression (its rounding decides the last bits)
@@ -145,6 +212,17 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out)) (PyTorch's
+    nn.init.xavier_normal_, torch's values for the same seed).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+        gain: the scale.
+        generator: the Generator to draw from, or None for the default one.
+
+    Returns:
+        tensor.
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
@@ -163,6 +241,19 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """He normal: N(0, std**2) with std = gain / sqrt(fan) (PyTorch's nn.init.kaiming_normal_,
+    torch's values for the same seed).
+
+    Args:
+        tensor: the Tensor to fill in place (without recording it for autograd).
+        a: the negative slope for leaky_relu's gain.
+        mode: "fan_in" or "fan_out".
+        nonlinearity: the name given to calculate_gain.
+        generator: the Generator to draw from, or None for the default one.
+
+    Returns:
+        tensor.
+    """
     fan = _fan(tensor, mode)
     if fan == 0:
         return tensor
