@@ -34,6 +34,22 @@ def _train(lib, kw):
     return [p.detach().numpy() for p in ps], opt, (w0, w1)
 
 
+def test_one_step_is_torchs_formula():
+    """One step against PyTorch's formula written out with its Newton-Schulz iteration (without
+    torch.optim.Muon, whose first call imports torch._dynamo: seconds of the default run)."""
+    from torch.optim._muon import _zeropower_via_newtonschulz as tz
+    r = np.random.default_rng(5)
+    w, g = r.standard_normal((6, 4)).astype(np.float32), r.standard_normal((6, 4)).astype(np.float32)
+    p = ft.nn.Parameter(ft.tensor(w))
+    p.grad = ft.tensor(g)
+    ft.optim.Muon([p], lr=0.02, weight_decay=0.1).step()
+    buf = torch.zeros(6, 4).lerp_(torch.tensor(g), 1 - 0.95)
+    upd = tz(torch.tensor(g).lerp(buf, 0.95), (fmuon.DEFAULT_A, fmuon.DEFAULT_B, fmuon.DEFAULT_C), 5, 1e-7)
+    want = torch.tensor(w).mul_(1 - 0.02 * 0.1).add_(upd, alpha=-0.02 * (6 / 4) ** 0.5)
+    np.testing.assert_allclose(p.detach().numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kw", [dict(), dict(lr=0.02, nesterov=False, weight_decay=0.0),
                                 dict(lr=0.01, adjust_lr_fn="match_rms_adamw", momentum=0.9)])
 def test_twenty_steps_match_torch(kw):
