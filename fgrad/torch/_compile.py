@@ -56,7 +56,8 @@ class CompiledModule:
         object.__setattr__(self, "_programs", {})
         object.__setattr__(self, "_eager", False)
         object.__setattr__(self, "_warned_stats", False)
-        object.__setattr__(self, "_captured", _capture(module))
+        object.__setattr__(self, "_captures", {})  # guard -> fx's GraphModule (or the module)
+        object.__setattr__(self, "_captured", None)   # the latest capture
 
     # --- reaching the wrapped module ---------------------------------------------------------
 
@@ -82,19 +83,24 @@ class CompiledModule:
     def capture(self) -> str:
         """'fx' when the forward was captured by fx.symbolic_trace, 'trace' when fgrad.jit
         traces the module itself."""
+        if self._captured is None:
+            return "none yet"
         return "fx" if self._captured is not self._orig_mod else "trace"
 
     def _guard(self) -> tuple:
-        """What a trace freezes besides shapes and dtypes: every submodule's training flag."""
-        return tuple(m.training for m in self._orig_mod.modules())
+        """What a capture freezes besides shapes and dtypes: every submodule's training flag
+        (fx records `self.training` as a constant) and which parameter and buffer objects the
+        module holds (a replaced submodule or parameter needs a new capture)."""
+        mod = self._orig_mod
+        return (tuple(m.training for m in mod.modules()), tuple(map(id, mod.parameters())),
+                tuple(id(b) for b in mod.buffers() if b is not None))
 
-    def _program(self, leaves: list, treedef: Any) -> "_Program":
+    def _program(self, captured: Any, guard: tuple, leaves: list, treedef: Any) -> "_Program":
         statics = tuple((i, x) for i, x in enumerate(leaves) if not isinstance(x, Tensor))
-        key = (self._guard(), treedef, _hashable(statics))
+        key = (guard, treedef, _hashable(statics))
         prog = self._programs.get(key)
         if prog is None:
-            fwd = _pure_forward(self._captured)
-            prog = self._programs[key] = _Program(fwd, leaves, treedef)
+            prog = self._programs[key] = _Program(_pure_forward(captured), leaves, treedef)
         return prog
 
     def __call__(self, *args, **kwargs):
@@ -108,11 +114,16 @@ class CompiledModule:
                               "running statistics (BatchNorm), which fgrad updates on concrete values only; "
                               "in eval mode it is compiled", UserWarning, stacklevel=2)
             return mod(*args, **kwargs)
-        params = dict(self._captured.named_parameters())
-        buffers = {k: b for k, b in self._captured.named_buffers() if b is not None}
+        guard = self._guard()
+        captured = self._captures.get(guard)
+        if captured is None:
+            captured = self._captures[guard] = _capture(mod)
+        object.__setattr__(self, "_captured", captured)
+        params = dict(captured.named_parameters())
+        buffers = {k: b for k, b in captured.named_buffers() if b is not None}
         leaves, treedef = tree_flatten((params, buffers, args, kwargs))
         try:
-            return self._program(leaves, treedef).run(leaves)
+            return self._program(captured, guard, leaves, treedef).run(leaves)
         except (FgradError, TypeError) as e:
             object.__setattr__(self, "_eager", True)
             warnings.warn(f"fgrad.torch.compile: {type(mod).__name__} runs eagerly: tracing it failed "
@@ -121,7 +132,7 @@ class CompiledModule:
 
     @property
     def stats(self) -> dict:
-        """Programs kept (one per guard), and the traces of their forwards and backwards (one per
+        """Programs kept (one per guard and call structure), and the traces of their forwards and backwards (one per
         input signature)."""
         total = {"programs": len(self._programs), "forward_traces": 0, "backward_traces": 0}
         for prog in self._programs.values():

@@ -42,7 +42,6 @@ def test_compiled_training_steps_equal_eager(build, shape):
     torch.manual_seed(1)
     model = build()
     compiled = torch.compile(model)
-    assert compiled.capture == "fx"
     l_e, p_e = _steps(eager, eager, x, y)
     l_c, p_c = _steps(model, compiled, x, y)
     # the compiled program computes the same primitives in the same order: bit for bit
@@ -50,6 +49,7 @@ def test_compiled_training_steps_equal_eager(build, shape):
     for a, b in zip(p_c, p_e):
         np.testing.assert_array_equal(a, b)
     assert compiled.stats == {"programs": 1, "forward_traces": 1, "backward_traces": 1}
+    assert compiled.capture == "fx"
 
 
 def test_compiled_gradients_equal_eager_in_float64():
@@ -119,6 +119,7 @@ def test_a_forward_fx_cannot_trace_is_compiled_by_tracing_the_module():
     c = torch.compile(m)
     x = torch.randn(4, 3)
     np.testing.assert_array_equal(c(x).detach().numpy(), m(x).detach().numpy())
+    assert c.capture == "trace"
 
 
 def test_data_dependent_forward_falls_back_to_eager_with_a_warning():
@@ -150,3 +151,28 @@ def test_create_graph_through_a_compiled_module_raises():
     y = torch.compile(m)(torch.randn(2, 3)).sum()
     with pytest.raises(NotImplementedError, match="first-order gradients only"):
         torch.autograd.grad(y, m.weight, create_graph=True)
+
+
+def test_root_training_flag_and_replaced_submodules_are_guarded():
+    # fx records `self.training` read in the root's forward as a constant: each mode is its
+    # own capture; a replaced submodule (new parameters) is captured anew
+    class Root(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return F.dropout(self.lin(x), 0.5, training=self.training)
+
+    torch.manual_seed(0)
+    m = Root()
+    c = torch.compile(m)
+    x = torch.ones(64, 4)
+    with torch.no_grad():
+        assert (c(x) == 0).any()                # dropout on in training
+        c.eval()
+        np.testing.assert_array_equal(c(x).numpy(), m.lin(x).numpy())
+        m.lin = nn.Linear(4, 2)
+        assert c(x).shape == (64, 2)
+        np.testing.assert_array_equal(c(x).numpy(), m.lin(x).numpy())
+    assert c.capture == "fx" and len(c._captures) == 3
