@@ -44,6 +44,17 @@ def _sizes(args, name: str) -> tuple:
 
 
 def broadcast_shapes(*shapes) -> tuple:
+    """The shape that tensors of `shapes` broadcast to (PyTorch's torch.broadcast_shapes).
+
+    Args:
+        *shapes: shapes (tuples of ints, or ints).
+
+    Returns:
+        A tuple of ints (PyTorch's is a torch.Size, a tuple subclass).
+
+    Raises:
+        RuntimeError: the shapes do not broadcast.
+    """
     return _broadcast_shapes("broadcast_shapes", *shapes, policy=P)
 
 
@@ -264,6 +275,16 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim: int = 0):
+    """The tensors joined along a new dimension `dim` (PyTorch's torch.stack, grad_fn
+    StackBackward0).
+
+    Args:
+        tensors: a sequence of Tensors of one shape.
+        dim: where the new dimension goes.
+
+    Returns:
+        A Tensor with one more dimension.
+    """
     tensors = [_tensor(x) for x in tensors]
     return call("StackBackward0", lambda vs: fnp.stack(vs, axis=dim, policy=P), (tensors,))
 
@@ -281,11 +302,27 @@ def _at_least(x, nd: int):
 
 
 def hstack(tensors):
+    """The tensors joined along dim 1 (dim 0 for 1-D tensors; PyTorch's torch.hstack).
+
+    Args:
+        tensors: a sequence of Tensors.
+
+    Returns:
+        A Tensor.
+    """
     tensors = [_at_least(x, 1) for x in tensors]
     return cat(tensors, 0 if tensors and tensors[0]._value.ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """The tensors, each made at least 2-D, joined along dim 0 (PyTorch's torch.vstack).
+
+    Args:
+        tensors: a sequence of Tensors.
+
+    Returns:
+        A Tensor.
+    """
     return cat([_at_least(x, 2) for x in tensors], 0)
 
 
@@ -956,4 +993,12 @@ def equal(input, other) -> bool:
 
 
 def numel(input) -> int:
+    """The number of elements of `input` (PyTorch's torch.numel).
+
+    Args:
+        input: a Tensor.
+
+    Returns:
+        An int.
+    """
     return input.numel()

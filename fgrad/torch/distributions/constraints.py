@@ -185,6 +185,8 @@ class _OneHot(Constraint):
 
 
 class _IntegerInterval(Constraint):
+    """Integers in [lower_bound, upper_bound] (PyTorch's constraints.integer_interval)."""
+
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound) -> None:
@@ -233,6 +235,8 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Values > lower_bound (PyTorch's constraints.greater_than)."""
+
     def __init__(self, lower_bound) -> None:
         self.lower_bound = lower_bound
         super().__init__()
@@ -245,6 +249,8 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(Constraint):
+    """Values >= lower_bound (PyTorch's constraints.greater_than_eq)."""
+
     def __init__(self, lower_bound) -> None:
         self.lower_bound = lower_bound
         super().__init__()
@@ -257,6 +263,8 @@ class _GreaterThanEq(Constraint):
 
 
 class _LessThan(Constraint):
+    """Values < upper_bound (PyTorch's constraints.less_than)."""
+
     def __init__(self, upper_bound) -> None:
         self.upper_bound = upper_bound
         super().__init__()
@@ -269,6 +277,8 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Values in [lower_bound, upper_bound] (PyTorch's constraints.interval)."""
+
     def __init__(self, lower_bound, upper_bound) -> None:
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -282,6 +292,8 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(Constraint):
+    """Values in [lower_bound, upper_bound) (PyTorch's constraints.half_open_interval)."""
+
     def __init__(self, lower_bound, upper_bound) -> None:
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
