@@ -183,7 +183,7 @@ def _match_dtype(raw, value, want, what: str, exc: type, doc: str | None = None)
 
 # --- vjp, grad ----------------------------------------------------------------------------
 
-def vjp(f: Callable, *primals, has_aux: bool = False):
+def vjp(f: Callable, *primals, has_aux: bool = False) -> tuple[Any, ...]:
     """(f(*primals), vjp_fn) where vjp_fn(ct) gives one cotangent per primal.
 
     The cotangent passed to vjp_fn has the output's structure, and each leaf the shape and
@@ -639,7 +639,7 @@ def _check_tangent(fname: str, i: int, p, raw, t):
     return None
 
 
-def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False) -> tuple[Any, ...]:
     """(f(*primals), J·tangents) : forward-mode derivative; with has_aux=True, f returns
     (output, aux) and jvp returns (output, tangent_out, aux).
 
@@ -681,7 +681,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fals
     return res
 
 
-def linearize(f: Callable, *primals, has_aux: bool = False):
+def linearize(f: Callable, *primals, has_aux: bool = False) -> tuple[Any, ...]:
     """(f(*primals), f_jvp): f_jvp(*tangents) replays only the tangent computation. With
     has_aux=True, f returns (output, aux) and linearize returns (output, f_jvp, aux).
     Every primal must be a real or complex float (DifferentiationError otherwise).

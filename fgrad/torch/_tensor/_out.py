@@ -98,7 +98,25 @@ def with_out(name: str, fn: Callable, creation: bool = False) -> Callable:
         if takes_dtype and kwargs.get("dtype") is None and isinstance(out, Tensor):
             kwargs["dtype"] = out.dtype
         return write_out(name, fn(*args, **kwargs), out)
+    signature = _with_out_keyword(fn)
+    if signature is not None:
+        call.__signature__ = signature  # help() and type checkers (tools/gen_type_stubs.py) show out=
     return call
+
+
+def _with_out_keyword(fn: Callable) -> inspect.Signature | None:
+    """fn's signature with a keyword-only `out=None` added (before **kwargs); None when fn has
+    no readable signature or already takes `out`."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = list(signature.parameters.values())
+    if "out" in signature.parameters:
+        return None
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=params)
 
 
 def _parameters(fn: Callable) -> dict:
