@@ -1,0 +1,37 @@
+"""The API reference pages (tools/gen_api_docs.py, built into the site by mkdocs.yml's hook) list
+every public name, so a name added to a namespace appears without editing a page."""
+from __future__ import annotations
+
+import fgrad.lax
+import fgrad.numpy
+from tests.packaging.docstring_walk import gen_api_docs
+
+
+def test_the_walk_reaches_the_submodules_users_import():
+    modules = gen_api_docs.modules()
+    for name in ("fgrad", "fgrad.numpy", "fgrad.numpy.linalg", "fgrad.lax", "fgrad.scipy.special",
+                 "fgrad.random", "fgrad.nn", "fgrad.tree_util", "fgrad.torch", "fgrad.torch.nn",
+                 "fgrad.torch.nn.functional", "fgrad.torch.autograd", "fgrad.torch.optim",
+                 "fgrad.torch.utils.data", "fgrad.torch.linalg"):
+        assert name in modules, name
+    assert len(modules) == len(set(modules))
+    # an import inside a namespace (fgrad.torch.nn.functional's `lax`) is not a page of its own
+    assert not any(m.startswith("fgrad.torch.") and ".lax" in m for m in modules), modules
+
+
+def test_a_module_page_has_an_entry_per_public_name():
+    text = gen_api_docs.page("fgrad.lax")
+    for name in gen_api_docs.public_names(fgrad.lax):
+        assert f"### `fgrad.lax.{name}`" in text, name
+    assert "fgrad.lax.scan" in text and ">>> lax.scan(" in text  # the docstring, example included
+
+
+def test_a_new_name_appears_on_the_next_build(monkeypatch):
+    def planted_for_the_reference(x):
+        """A name added after the pages were written."""
+        return x
+
+    monkeypatch.setattr(fgrad.numpy, "planted_for_the_reference", planted_for_the_reference, raising=False)
+    text = gen_api_docs.page("fgrad.numpy")
+    assert "### `fgrad.numpy.planted_for_the_reference`" in text
+    assert "A name added after the pages were written." in text
