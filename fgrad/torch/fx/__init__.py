@@ -7,6 +7,10 @@ is generated Python. `Interpreter`/`Transformer` run or rebuild a graph node by 
 `subgraph_rewriter.replace_pattern` rewrites matches of a pattern, `passes.shape_prop`
 records shapes.
 
+Beyond torch.fx: `GraphModule.to_jaxpr(*example_inputs)` gives fgrad's typed IR of the module
+(parameters and buffers as inputs), and `fgrad.torch.compile(model)` captures a model with
+`symbolic_trace` and runs that program under fgrad.jit, with gradients (fgrad/torch/_compile.py).
+
 How fgrad.torch functions see a Proxy. PyTorch's functions are C functions that look for a
 `__torch_function__` on non-Tensor arguments; fgrad.torch's are Python functions, and giving
 each a check for Proxies would cost every call of every op. Instead, while a capture is held
