@@ -48,9 +48,9 @@ from . import _lazy  # noqa: E402
 from ._lazy import *  # noqa: E402,F401,F403
 from . import _adaptive  # noqa: E402
 from ._adaptive import *  # noqa: E402,F401,F403
-from .parameter import Parameter  # noqa: F401
+from .parameter import Buffer, Parameter  # noqa: F401
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "functional", "init", "utils",
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "Buffer", "functional", "init", "utils",
            "Identity", "Linear", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "BatchNorm1d", "BatchNorm2d", "Flatten", "Unflatten",
            "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss"]

@@ -19,7 +19,7 @@ from .._tensor import _dtypes as D
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
 from ._backward_hooks import wrap_inputs, wrap_outputs
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .._tensor.tensor import wrap as _wrap
 
 
@@ -158,6 +158,9 @@ class Module:
                 raise FgradTypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(fgrad.torch.nn.Module or None expected)")
             d["_modules"][name] = value
+        elif isinstance(value, Buffer):
+            self._check_ready()
+            self.register_buffer(name, value, value.persistent)
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise FgradTypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "

@@ -1,4 +1,5 @@
-"""Parameter: a Tensor that a Module registers as trainable."""
+"""Parameter: a Tensor that a Module registers as trainable; Buffer: one it registers as a
+buffer."""
 from __future__ import annotations
 
 import copy
@@ -48,3 +49,28 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array, requires_grad):
     return Parameter(T.from_numpy(array), requires_grad)
+
+
+class Buffer(Tensor):
+    """A Tensor that a Module registers as a buffer when assigned as an attribute
+    (`self.running = nn.Buffer(torch.zeros(3))`), persistent (in state_dict) or not. It shares
+    `data`'s storage, as PyTorch's Buffer; unlike PyTorch's (a plain Tensor marked as a
+    buffer) its type is this subclass of Tensor.
+
+    Args:
+        data: the values (default: an empty tensor).
+        persistent: whether state_dict() includes it."""
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data=None, *, persistent: bool = True):
+        if data is None:
+            data = T.empty(0)
+        elif not isinstance(data, Tensor):
+            data = T(data)
+        self = _make(data._value, vbox=data._vbox, requires_grad=data._requires_grad, into=object.__new__(cls))
+        self.persistent = persistent
+        return self
+
+    def __init__(self, data=None, *, persistent: bool = True) -> None:
+        pass  # everything happens in __new__ (Tensor.__init__ would reinterpret `data`)

@@ -150,3 +150,21 @@ def test_factory_kwargs():
         ft.nn.factory_kwargs({"bias": True})
     with pytest.raises(TypeError, match="dtype specified twice"):
         ft.nn.factory_kwargs({"dtype": 1, "factory_kwargs": {"dtype": 2}})
+
+
+def test_buffer_registers_as_torch():
+    out = []
+    for lib in (ft, torch):
+        m = lib.nn.Linear(2, 2)
+        data = lib.ones(3)
+        m.stats = lib.nn.Buffer(data)
+        m.scratch = lib.nn.Buffer(lib.zeros(2), persistent=False)
+        m.stats.add_(1)  # shares data's storage
+        out.append((list(m.state_dict()), [n for n, _ in m.named_buffers()], m.stats.numpy().tolist(),
+                    data.numpy().tolist(), isinstance(m.stats, lib.nn.Buffer), isinstance(lib.ones(1), lib.nn.Buffer),
+                    m.scratch.persistent, repr(lib.nn.Buffer())))
+    assert out[0] == out[1]
+    m = ft.nn.Module()
+    m.plain = 3
+    with pytest.raises(KeyError, match="attribute 'plain' already exists"):
+        m.plain = ft.nn.Buffer(ft.ones(1))
