@@ -10,7 +10,10 @@ import math
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _tensor as T
+from .._tensor.function import Function
 from ...core.errors import FgradTypeError, FgradValueError
 from . import functional as F
 from . import init
@@ -24,7 +27,7 @@ from .parameter import Parameter
 from ._spatial import ntuple
 from .pooling import _AdaptiveMaxPool, _LPPool, _MaxPoolNd, _MaxUnpool, AvgPool2d
 
-__all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d", "SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
+__all__ = ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "SyncBatchNorm", "BatchNorm3d", "MaxPool3d", "AvgPool3d", "LPPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "ConvTranspose3d", "Softmax2d", "Bilinear", "ChannelShuffle",
            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
            "NLLLoss2d", "Container", "DataParallel", "factory_kwargs"]
 
@@ -346,3 +349,73 @@ def factory_kwargs(kwargs: dict | None) -> dict:
                 raise FgradTypeError(f"{k} specified twice, in **kwargs and in factory_kwargs")
             r[k] = kwargs[k]
     return r
+
+
+def _lrn_window_matrices(channels: int, size: int) -> tuple:
+    """(M, B): the channel windows of PyTorch's legacy CrossMapLRN2d. M[c, j] = 1 where the
+    forward's running sum for channel c holds x[j]^2 (built by replaying its recurrence, whose
+    window at c = pre_pad still holds channel 0); B[c, j] = 1 where its hand-written backward
+    sums channel j's ratio for channel c."""
+    pre_pad = int((size - 1) / 2 + 1)
+    m = np.zeros((channels, channels))
+    m[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        m[c] = m[c - 1]
+        if c < channels - pre_pad + 1:
+            m[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            m[c, c - pre_pad] -= 1
+    inverse_pre_pad = int(size - (size - 1) / 2)
+    c, j = np.arange(channels)[:, None], np.arange(channels)[None, :]
+    b = ((j >= c - inverse_pre_pad) & (j <= c + size - 1 - inverse_pre_pad)).astype(np.float64)
+    return m, b
+
+
+class _CrossMapLRN2dFn(Function):
+    """PyTorch's legacy cross-channel LRN (torch.nn._functions.CrossMapLRN2d): its forward's
+    windows and its hand-written backward, so gradients are PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        if input.dim() != 4:
+            raise FgradValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        m, b = _lrn_window_matrices(input.size(1), size)
+        x = input.detach()
+        dt = x.dtype
+        sq = x * x
+        scale = T.einsum("cj,njhw->nchw", T(m, dtype=dt), sq) * (alpha / size) + k
+        output = scale.pow(-beta) * x
+        ctx.save_for_backward(input, output)
+        ctx.scale, ctx.b, ctx.coef, ctx.beta = scale, T(b, dtype=dt), 2 * alpha * beta / size, beta
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output = ctx.saved_tensors
+        ratio = grad_output * output / ctx.scale
+        accum = T.einsum("cj,njhw->nchw", ctx.b, ratio)
+        grad_input = ctx.scale.pow(-ctx.beta) * grad_output - ctx.coef * input * accum
+        return grad_input, None, None, None, None
+
+
+_CrossMapLRN2dFn.__name__ = "CrossMapLRN2d"  # (its node: CrossMapLRN2dBackward, PyTorch's name)
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy cross-channel local response normalisation of 4-D input:
+    x / (k + alpha / size * sum of x^2 over neighbouring channels)^beta, with PyTorch's
+    windows and backward (torch.nn._functions.CrossMapLRN2d).
+
+    Args:
+        size: the number of channels in a window.
+        alpha, beta, k: the normalisation's constants."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _CrossMapLRN2dFn.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

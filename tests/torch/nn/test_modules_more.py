@@ -168,3 +168,22 @@ def test_buffer_registers_as_torch():
     m.plain = 3
     with pytest.raises(KeyError, match="attribute 'plain' already exists"):
         m.plain = ft.nn.Buffer(ft.ones(1))
+
+
+@pytest.mark.parametrize("size,channels", [(5, 6), (3, 4), (2, 7), (6, 3)])
+def test_cross_map_lrn2d_matches_torch(size, channels):
+    shape = (2, channels, 3, 4)
+    x = np.random.default_rng(channels).standard_normal(shape).astype(np.float32) * 3
+    w = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    out = []
+    for lib in (ft, torch):
+        a = lib.tensor(x, requires_grad=True)
+        m = lib.nn.CrossMapLRN2d(size, alpha=0.1, beta=0.75, k=2.0)
+        y = m(a)
+        (y * lib.tensor(w)).sum().backward()
+        out.append((y.detach().numpy(), a.grad.numpy(), repr(m), y.grad_fn.name()))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-5, atol=1e-5)
+    assert out[0][2:] == out[1][2:]
+    with pytest.raises(ValueError, match="Expected input to be 4D, got 3D"):
+        ft.nn.CrossMapLRN2d(3)(ft.zeros(2, 3, 4))
