@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from threadpoolctl import threadpool_limits
 
-from ..core.errors import FgradError, FgradTypeError, FgradValueError
+from ..core.errors import FgradError, FgradValueError
 from ._tensor import cuda
 from ._tensor._func import compile_function
 from ._tensor._device import device
