@@ -204,6 +204,8 @@ class _Program:
 class _CompiledFunction(Function):
     """The compiled forward as one node of the autograd graph; its backward is the jitted vjp."""
 
+    _backward_name = "CompiledFunctionBackward"  # the node torch.compile's (AOTAutograd's) graphs hold
+
     @staticmethod
     def forward(ctx, prog: _Program, *tensors):
         vals = [t._value for t in tensors]
