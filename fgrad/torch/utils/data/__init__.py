@@ -12,8 +12,14 @@ from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 from . import datasets  # noqa: F401
+from .datapipes import (DFIterDataPipe, DataChunk, IterDataPipe, MapDataPipe, argument_validation,
+                        functional_datapipe, guaranteed_datapipes_determinism, non_deterministic, runtime_validation,
+                        runtime_validation_disabled)
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
            "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "_DatasetKind",
-           "datasets", "default_collate", "default_convert", "get_worker_info", "random_split"]
+           "datasets", "default_collate", "default_convert", "get_worker_info", "random_split",
+           "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation", "functional_datapipe",
+           "guaranteed_datapipes_determinism", "non_deterministic", "runtime_validation",
+           "runtime_validation_disabled"]
