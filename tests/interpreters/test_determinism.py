@@ -2,7 +2,8 @@
 same inputs give the same bits in a fresh process with an empty cache (kernels compiled), in
 a second one on the cache the first filled (kernels loaded), and in a third with a cache of
 its own. The programs cover transcendental chains in float32 and float64 on both sides of
-vmath.LARGE (C library below, vectorised math above), their gradients, and a loop."""
+vmath.LARGE (C library below, vectorised math above), their gradients, and a loop; a fourth
+process compiles with LLVM's default vector width instead of fgrad's wider one."""
 from __future__ import annotations
 
 import json
@@ -55,8 +56,8 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _run(cache: str) -> dict:
-    env = dict(os.environ, FGRAD_CACHE_DIR=cache)
+def _run(cache: str, **env_vars: str) -> dict:
+    env = dict(os.environ, FGRAD_CACHE_DIR=cache, **env_vars)
     proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env,
                           timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -69,8 +70,13 @@ def test_jit_bits_equal_across_processes_and_caches(tmp_path):
     cold = _run(shared)   # empty cache: every kernel compiled in this process
     warm = _run(shared)   # the same cache, now filled: kernels loaded
     fresh = _run(other)   # a cache of its own, compiled again
+    # the host's features as Numba is told them: LLVM's own choice of vector width, which
+    # fgrad widens to 512 bits on AVX-512 CPUs (the width must not change any element's bits)
+    import llvmlite.binding as llvm
+    narrow = _run(str(tmp_path / "narrow"), NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
     assert os.listdir(shared), "the first process left nothing in its cache"
     assert len(cold) == 2 * 3 * 5
-    for label, got in (("warm cache", warm), ("second empty cache", fresh)):
+    for label, got in (("warm cache", warm), ("second empty cache", fresh),
+                       ("Numba's default vector width", narrow)):
         differ = sorted(k for k in cold if got.get(k) != cold[k])
         assert not differ, f"jit results differ in bits with a {label}: {differ}"

@@ -57,9 +57,10 @@ define void @NRT_MemInfo_call_dtor(i8* %mi) {
 }
 """
 
-# the layout of what this module writes (object code, metadata); a cache entry of another
+# the layout of what this module writes (object code, metadata), and how the object code is
+# made (3: 512-bit vectors on AVX-512, kernels._prefer_wide_vectors); a cache entry of another
 # format is rebuilt
-FORMAT = 2
+FORMAT = 3
 
 DISCARDED: set[str] = set()  # kernels whose damaged cache entries this process deleted
 
