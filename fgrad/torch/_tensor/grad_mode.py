@@ -19,6 +19,12 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inf
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations are recorded for autograd now: False inside no_grad() or
+    set_grad_enabled(False) (PyTorch's torch.is_grad_enabled).
+
+    Returns:
+        A bool.
+    """
     return _state.grad_enabled
 
 

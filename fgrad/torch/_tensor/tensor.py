@@ -679,6 +679,9 @@ class TensorBase:
     # --- autograd attributes ---
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for autograd (PyTorch's; settable
+        on leaves, as requires_grad_).
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -686,6 +689,15 @@ class TensorBase:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set requires_grad in place (PyTorch's): only on leaves, and only for floating-point
+        or complex dtypes.
+        
+        Args:
+            requires_grad: the new flag.
+        
+        Returns:
+            self.
+        """
         requires_grad = bool(requires_grad)
         if self._node is not None:
             if not requires_grad:
@@ -702,6 +714,9 @@ class TensorBase:
 
     @property
     def grad(self) -> Tensor | None:
+        """The gradient accumulated by backward(), or None (PyTorch's; a non-leaf's grad is None
+        unless retain_grad() was called, with PyTorch's warning). Settable and deletable.
+        """
         if self._node is not None and self._retain is None and self._grad is None:
             warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -726,19 +741,29 @@ class TensorBase:
 
     @property
     def grad_fn(self):
+        """The autograd node that made this tensor (e.g. MulBackward0), or None for a leaf
+        (PyTorch's).
+        """
         if self._view is not None and self._view[0]._node is not self._view[1]:
             refresh_view(self)
         return self._node
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors made by the user rather than by a recorded operation (PyTorch's).
+        """
         return self._node is None
 
     @property
     def retains_grad(self) -> bool:
+        """Whether retain_grad() was called on this non-leaf tensor (PyTorch's).
+        """
         return self._retain is not None
 
     def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in .grad during backward (PyTorch's; a no-op on
+        a leaf that requires grad).
+        """
         if self._node is None:
             if not self._requires_grad:
                 raise FgradRuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -787,54 +812,103 @@ class TensorBase:
         return _make(self._value, None, False, self._vbox)
 
     def detach_(self) -> "Tensor":
+        """Detach this tensor from its graph in place: no grad_fn, requires_grad False
+        (PyTorch's).
+        
+        Returns:
+            self.
+        """
         self._node = None
         self._requires_grad = False
         return self
 
     @property
     def shape(self) -> "Size":
+        """The sizes, as a torch.Size (PyTorch's).
+        """
         return Size(self._value.shape)
 
     def size(self, dim=None):
+        """The sizes (PyTorch's): a torch.Size, or the size of dimension `dim`.
+        
+        Args:
+            dim: a dimension (negative counts from the end), or None.
+        
+        Returns:
+            A torch.Size, or an int when dim is given.
+        """
         shape = self._value.shape
         if dim is None:
             return Size(shape)
         return shape[_dim(dim, len(shape))]
 
     def dim(self) -> int:
+        """The number of dimensions (PyTorch's; ndimension is the same method).
+        
+        Returns:
+            An int.
+        """
         return self._value.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (PyTorch's).
+        """
         return self._value.ndim
 
     def numel(self) -> int:
+        """The number of elements (PyTorch's; nelement is the same method).
+        
+        Returns:
+            An int.
+        """
         return math.prod(self._value.shape)
 
     nelement = numel
 
     @property
     def dtype(self):
+        """The element type, a torch dtype (PyTorch's).
+        """
         return D.of_np(self._value.dtype)
 
     @property
     def device(self) -> device:
+        """Where the values live: cpu, or a CUDA device for a CuPy-backed tensor (PyTorch's).
+        """
         v = self._value
         return CPU if type(v) is _nd else device_of_value(v)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor lives on a CUDA device (PyTorch's).
+        """
         return self.device.type == "cuda"
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one (PyTorch's).
+        
+        Returns:
+            A bool.
+        """
         return self._value.dtype.kind == "f"
 
     def is_complex(self) -> bool:
+        """Whether the dtype is a complex one (PyTorch's).
+        
+        Returns:
+            A bool.
+        """
         return self._value.dtype.kind == "c"
 
     def element_size(self) -> int:
+        """The size of one element in bytes (PyTorch's).
+        
+        Returns:
+            An int.
+        """
         return self._value.dtype.itemsize
 
     def data_ptr(self) -> int:
@@ -847,12 +921,25 @@ class TensorBase:
         return int(v.__array_interface__["data"][0])
 
     def item(self):
+        """The value of a one-element tensor as a Python number, outside the graph (PyTorch's).
+        
+        Returns:
+            An int, float, complex or bool.
+        
+        Raises:
+            RuntimeError: the tensor has more than one element.
+        """
         v = self._value
         if getattr(v, "size", 1) != 1:
             raise FgradRuntimeError(f"a Tensor with {v.size} elements cannot be converted to Scalar")
         return concrete_value(v).item()  # PyTorch's .item(): a number without gradient
 
     def tolist(self):
+        """The values as nested Python lists of numbers (a number for a 0-d tensor; PyTorch's).
+        
+        Returns:
+            A list, or a number.
+        """
         v = self._value
         if is_cupy(v):
             v = v.get()
@@ -860,6 +947,18 @@ class TensorBase:
         return v.tolist() if hasattr(v, "tolist") else v.item()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array sharing this tensor's memory (PyTorch's).
+        
+        Args:
+            force: copy a GPU tensor to the host and allow a tensor that requires grad.
+        
+        Returns:
+            A NumPy array.
+        
+        Raises:
+            RuntimeError: the tensor requires grad and force is False.
+            TypeError: the tensor is on a GPU and force is False.
+        """
         if self._requires_grad and not force:
             raise FgradRuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.", doc="numpy-requires-grad")
