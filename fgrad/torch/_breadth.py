@@ -38,7 +38,6 @@ from ._errors import AcceleratorError, FatalError, OutOfMemoryError
 from ._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import runtime as _runtime
 from . import sparse as S
-from .distributions._samplers import binomial_np, poisson_np
 
 _I64 = np.dtype(np.int64)
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
@@ -1536,50 +1535,6 @@ lstm = _rnn("lstm", lstm_cell, 4, True)
 gru = _rnn("gru", gru_cell, 3, False)
 rnn_tanh = _rnn("rnn_tanh", rnn_tanh_cell, 1, False)
 rnn_relu = _rnn("rnn_relu", rnn_relu_cell, 1, False)
-
-
-def poisson(input: Tensor, generator: Any = None):
-    """Poisson draws with the rates `input`, from torch's kernel and stream (a seed gives
-    PyTorch's samples); the result records a zero gradient in the rates (PoissonBackward0).
-
-    Args:
-        input: a float Tensor of non-negative rates.
-        generator: a Generator, or None for the default one.
-
-    Returns:
-        A Tensor of input's shape and dtype holding the counts.
-    """
-    x = _input("poisson", input)
-    if x._value.dtype.kind != "f":
-        raise FgradRuntimeError(f"poisson is not implemented for {x.dtype}: pass a float tensor of rates")
-    rate = np.asarray(x.detach().numpy())
-    if np.any(rate < 0) or np.any(np.isnan(rate)):
-        raise FgradRuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draws = poisson_np(rate, generator).astype(rate.dtype)
-
-    def values(v):
-        return fnp.where(True, draws, fnp.multiply(v, 0))
-    return call("PoissonBackward0", values, (x,))
-
-
-def binomial(count: Tensor, prob: Tensor, generator: Any = None):
-    """Binomial(count, prob) draws from torch's kernel and stream (not differentiable).
-
-    Args:
-        count: a float Tensor of non-negative whole numbers of trials.
-        prob: a float Tensor of success probabilities in [0, 1], of count's shape.
-        generator: a Generator, or None for the default one.
-
-    Returns:
-        A Tensor of prob's dtype holding the successes.
-    """
-    c = _input("binomial", count, "count")
-    if not isinstance(prob, Tensor):
-        raise FgradTypeError(f"binomial(): argument 'prob' (position 2) must be Tensor, not {type(prob).__name__}")
-    if c._value.dtype.kind != "f" or prob._value.dtype.kind != "f":
-        raise FgradRuntimeError(f"binomial is not implemented for {c.dtype} and {prob.dtype}: pass float tensors")
-    pv = np.asarray(prob.detach().numpy())
-    return C.tensor(binomial_np(np.asarray(c.detach().numpy()), pv, generator).astype(pv.dtype))
 
 
 def native_dropout(input: Tensor, p: float, train: bool):

@@ -369,8 +369,8 @@ def poisson(input: Tensor, generator=None) -> Tensor:
         RuntimeError: a rate is negative.
     """
     r = _floating("poisson", input)
-    if np.any(r < 0):
-        raise FgradRuntimeError(f"invalid Poisson rate, expected rate to be non-negative (got {float(r.min())}); "
+    if not np.all(r >= 0):  # (a NaN rate too, as PyTorch's check)
+        raise FgradRuntimeError(f"invalid Poisson rate, expected rate to be non-negative (got {float(np.min(r))}); "
                                 "torch.poisson takes rates >= 0")
     x = poisson_np(r, generator).astype(r.dtype)
 
