@@ -73,3 +73,10 @@ def array(object: _Any, dtype: _Any = None, *, copy: _Any = True, order: _Any = 
 
 # traced values' operators and methods (fgrad.core.array_methods) compute with this namespace
 _array_api.module = _sys.modules[__name__]
+
+# What the star imports above bring in from modules whose __all__ is computed, re-exported by
+# name for static checkers (mypy reads no names from such a star import); the stub is generated
+# by tools/gen_type_stubs.py and never imported at run time.
+import typing as _typing  # noqa: E402
+if _typing.TYPE_CHECKING:
+    from ._numpy_names import *  # noqa: F401,F403
