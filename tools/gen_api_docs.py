@@ -108,14 +108,15 @@ def _fence(text: str) -> str:
 
 def _entry(title: str, obj: object) -> str:
     lines = [f"### `{title}`\n"]
-    if callable(obj):
+    if isinstance(obj, property):
+        lines.append("*property*\n")
+    elif inspect.isclass(obj) or callable(obj):
         kind = "class" if inspect.isclass(obj) else "function"
         lines.append(f"```python\n{kind} {title.rsplit('.', 1)[-1]}{_signature(obj)}\n```\n")
-    doc = inspect.getdoc(obj) if (callable(obj) or isinstance(obj, types.ModuleType)) else None
-    if callable(obj) or isinstance(obj, types.ModuleType):
-        lines.append(_fence(doc) if doc else "*No docstring.*\n")
-    else:
-        lines.append(f"A value: `{type(obj).__name__}`.\n")
+    elif not isinstance(obj, types.ModuleType):
+        return "\n".join(lines + [f"A value: `{type(obj).__name__}`.\n"])
+    doc = inspect.getdoc(obj)
+    lines.append(_fence(doc) if doc else "*No docstring.*\n")
     return "\n".join(lines)
 
 
@@ -141,11 +142,11 @@ def page(modname: str) -> str:
             continue
         parts.append(_entry(f"{modname}.{name}", getattr(module, name)))
     if modname == "fgrad.torch":
-        parts.append(f"## `Tensor` methods\n\nThe methods and properties of `fgrad.torch.Tensor`.\n")
+        parts.append("## `Tensor` methods\n\nThe methods and properties of `fgrad.torch.Tensor`.\n")
         tensor = module.Tensor
         for name in sorted(n for n in dir(tensor) if not n.startswith("_")):
-            parts.append(_entry(f"Tensor.{name}", inspect.getattr_static(tensor, name)
-                                if isinstance(inspect.getattr_static(tensor, name), property)
+            static = inspect.getattr_static(tensor, name)
+            parts.append(_entry(f"Tensor.{name}", static if isinstance(static, property)
                                 else getattr(tensor, name)))
     return "\n".join(parts)
 

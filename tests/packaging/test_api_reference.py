@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fgrad.lax
 import fgrad.numpy
+import fgrad.torch
 from tests.packaging.docstring_walk import gen_api_docs
 
 
@@ -35,3 +36,11 @@ def test_a_new_name_appears_on_the_next_build(monkeypatch):
     text = gen_api_docs.page("fgrad.numpy")
     assert "### `fgrad.numpy.planted_for_the_reference`" in text
     assert "A name added after the pages were written." in text
+
+
+def test_the_torch_page_lists_tensor_methods_and_properties_with_their_docstrings():
+    text = gen_api_docs.page("fgrad.torch")
+    assert "### `Tensor.backward`" in text
+    # a property shows its getter's docstring
+    assert "### `Tensor.grad_fn`\n\n*property*" in text
+    assert fgrad.torch.Tensor.grad_fn.__doc__.splitlines()[0] in text
