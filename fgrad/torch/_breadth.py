@@ -320,10 +320,8 @@ def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
 
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False):
-    """The maximum over each kernel_size window of the last three dims of (N, C, D, H, W) or
-    (C, D, H, W) input, windows `stride` apart (the kernel size by default), the input padded
-    with -inf by `padding`, window taps `dilation` apart; ceil_mode keeps a last partial window
-    that starts inside the input or its left padding (MaxPool3DWithIndicesBackward0).
+    """nn.functional.max_pool3d under torch's top-level signature (an empty stride means the
+    kernel size); MaxPool3DWithIndicesBackward0.
 
     Args:
         input: a 4-D or 5-D float Tensor.
@@ -333,45 +331,7 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     Returns:
         A Tensor.
     """
-    x = _input("max_pool3d", input)
-    if x.dim() not in (4, 5):
-        raise FgradRuntimeError(f"max_pool3d: Expected 4D or 5D tensor for input, but got {x.dim()}D")
-    k = _tuple3("max_pool3d", kernel_size, "kernel_size")
-    st = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
-        _tuple3("max_pool3d", stride, "stride")
-    pd = _tuple3("max_pool3d", padding, "padding")
-    dl = _tuple3("max_pool3d", dilation, "dilation")
-    if any(p_ > k_ // 2 for p_, k_ in zip(pd, k)):
-        raise FgradRuntimeError(f"max_pool3d: pad should be at most half of effective kernel size, but got pad={pd}, "
-                                f"kernel_size={k}")
-    sizes = tuple(x._value.shape[-3:])
-    outs, right = [], []
-    for L, kk, ss, pp, dd in zip(sizes, k, st, pd, dl):
-        span = dd * (kk - 1) + 1
-        num = L + 2 * pp - span
-        o = (-(-num // ss) if ceil_mode else num // ss) + 1
-        if ceil_mode and (o - 1) * ss >= L + pp:
-            o -= 1
-        if o <= 0:
-            raise FgradRuntimeError(f"max_pool3d: the output size is too small for input {list(x._value.shape)} "
-                                    f"with kernel_size={k}, stride={st}, padding={pd}, dilation={dl}")
-        outs.append(o)
-        right.append(max(0, (o - 1) * ss + span - (L + pp)))
-    lead = x.dim() - 3
-
-    def values(v):
-        widths = [(0, 0)] * lead + [(p_, r_) for p_, r_ in zip(pd, right)]
-        v = fnp.pad(v, widths, constant_values=-np.inf)
-        taps = []
-        for a in range(k[0]):
-            for b in range(k[1]):
-                for c in range(k[2]):
-                    starts = (a * dl[0], b * dl[1], c * dl[2])
-                    idx = (slice(None),) * lead + tuple(slice(s0, s0 + ss * (o - 1) + 1, ss)
-                                                        for s0, ss, o in zip(starts, st, outs))
-                    taps.append(fnp.getitem(v, idx))
-        return fnp.max(fnp.stack(taps, axis=0), axis=0)
-    return call("MaxPool3DWithIndicesBackward0", values, (x,))
+    return F.max_pool3d(_input("max_pool3d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
