@@ -120,9 +120,11 @@ def test_upper_rows_declare_their_functions_signature():
 
 
 def test_generated_methods_show_the_torch_signature_and_name_the_function():
-    assert inspect.signature(torch.Tensor.add) == inspect.signature(torch.add)
+    # torch.add/cumsum also take out= (_out.py), which the methods do not
+    assert str(inspect.signature(torch.Tensor.add)) == "(input, other, *, alpha=1)"
+    assert str(inspect.signature(torch.add)) == "(input, other, *, alpha=1, out=None)"
     assert str(inspect.signature(torch.Tensor.add_)) == "(self, other, *, alpha=1)"
-    assert str(inspect.signature(torch.Tensor.cumsum)) == str(inspect.signature(torch.cumsum))
+    assert str(inspect.signature(torch.Tensor.cumsum)) == "(input, dim, *, dtype=None)"
     assert str(inspect.signature(torch.Tensor.uniform_)) == "(self, a=0.0, b=1.0, *, generator=None)"
     assert str(inspect.signature(torch.Tensor.det)) == "(self)"
     for name, (kind, target) in M.TABLE.items():
