@@ -446,7 +446,7 @@ def _prefer_wide_vectors() -> None:
     _WIDE.append(True)
     try:
         import llvmlite.binding as llvm  # optional dependency (comes with Numba)
-        from numba.core import config
+        from numba.core import config  # optional dependency, as llvmlite above
     except ImportError:
         return
     features = llvm.get_host_cpu_features()

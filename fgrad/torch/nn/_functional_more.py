@@ -17,9 +17,12 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .. import _tensor as T
 from .._tensor._ops_breadth import channel_shuffle as _channel_shuffle
+from .._tensor import _ops as O
+from .._tensor import creation
 from .._tensor.tensor import Tensor, check_inplace, commit_inplace
 from . import _activations as A
 from . import _pool_functional as P
+from ._losses import _reduced, pairwise_distance
 from ._util import arr, concrete_or_none, dtype, reduce_loss, reduction_mode, shape, torch_op
 
 __all__ = ["relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "rrelu_", "threshold_",
@@ -54,7 +57,7 @@ def _relu(input):
 
 
 def _leaky_relu(input, negative_slope: float = 0.01):
-    from . import functional
+    from . import functional  # (functional imports this module at its end)
     return functional.leaky_relu(input, negative_slope)
 
 
@@ -257,11 +260,9 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
 
     Returns:
         A Tensor of logits' shape."""
-    from .._tensor import creation
     if not isinstance(logits, Tensor):
         raise FgradTypeError(f"gumbel_softmax: logits must be a Tensor, got {type(logits).__name__}")
     if eps != 1e-10:
-        import warnings
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     gumbels = -creation.empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
@@ -292,8 +293,6 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     Raises:
         ValueError: margin <= 0 or an unknown reduction.
         RuntimeError: inputs of different numbers of dimensions."""
-    from .._tensor import _ops as O
-    from ._losses import _reduced, pairwise_distance
     if margin <= 0:
         raise FgradValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, "
                               f"got {margin} instead")

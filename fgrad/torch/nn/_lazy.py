@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _tensor as T
-from ...core.errors import FgradRuntimeError, FgradValueError
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor, _make
 from . import init
@@ -131,7 +131,7 @@ class LazyModuleMixin:
 
         Args:
             *args, **kwargs: the first forward's inputs."""
-        raise NotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
+        raise FgradNotImplementedError(f"initialize_parameters is not implemented for {type(self).__name__}")
 
 
 def _infer_parameters(module, args) -> None:

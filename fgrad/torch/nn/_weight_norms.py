@@ -9,6 +9,7 @@ from typing import Any
 from ...core.errors import FgradRuntimeError, FgradValueError
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
+from . import functional as F
 from .module import Module
 from .parameter import Parameter
 
@@ -115,7 +116,6 @@ class SpectralNorm:
         return weight.reshape(weight.size(0), -1)
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
-        from . import functional as F
         weight = getattr(module, self.name + "_orig")
         u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
         mat = self.reshape_weight_to_matrix(weight)
@@ -162,7 +162,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     Raises:
         RuntimeError: the parameter already has a spectral_norm hook.
         ValueError: n_power_iterations <= 0, or the parameter is None."""
-    from . import functional as F
     if dim is None:
         dim = 1 if type(module).__name__ in ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") else 0
     for hook in module._forward_pre_hooks.values():

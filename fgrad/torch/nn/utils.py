@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import random as _random
 from .. import _tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
 from ...core.errors import FgradRuntimeError, FgradValueError
 from .._tensor.grad_mode import no_grad
@@ -245,7 +246,6 @@ def skip_init(module_cls, *args, **kwargs):
         raise FgradRuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise FgradRuntimeError("Module must support a 'device' arg to skip initialization")
-    from .. import random as _random
     state = _random.get_rng_state()
     try:
         return module_cls(*args, **kwargs)
