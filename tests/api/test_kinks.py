@@ -114,6 +114,17 @@ NON_SMOOTH = _listing({
         nn.Threshold nn.PReLU nn.RReLU nn.Softsign nn.SmoothL1Loss nn.HuberLoss nn.MarginRankingLoss
         nn.TripletMarginLoss nn.HingeEmbeddingLoss nn.CosineEmbeddingLoss nn.GaussianNLLLoss nn.PairwiseDistance
         nn.EmbeddingBag nn.CosineSimilarity""",
+    "the in-place activations are their out-of-place forms above written into the input, with the "
+    "same convention at the switch points (rrelu_, like rrelu, is leaky relu with the mean slope "
+    "unless training=True draws the slopes); the margin losses over classes and the triplet loss "
+    "with a user distance are hinges max(0, margin - ...) (relu'(0) = 0, as PyTorch): "
+    "tests/torch/nn/test_functional_inplace_margin.py and tests/torch/nn/test_modules_3d_margin_ctc.py "
+    "compare them with PyTorch": """
+        nn.functional.relu_ nn.functional.leaky_relu_ nn.functional.elu_ nn.functional.selu_
+        nn.functional.celu_ nn.functional.hardtanh_ nn.functional.threshold_ nn.functional.rrelu_
+        nn.functional.multi_margin_loss nn.functional.multilabel_margin_loss
+        nn.functional.triplet_margin_with_distance_loss nn.MultiMarginLoss nn.MultiLabelMarginLoss
+        nn.TripletMarginWithDistanceLoss""",
     "kink at 0 (abs'(0) = sign(0) = 0; relu'(0) = 0; leaky_relu'(0) = slope, as PyTorch)": """
         numpy.abs numpy.absolute numpy.fabs numpy.copysign facade.abs facade.absolute facade.relu nn.functional.relu
         nn.functional.leaky_relu nn.functional.l1_loss nn.ReLU nn.LeakyReLU nn.L1Loss""",
@@ -137,14 +148,25 @@ NON_SMOOTH = _listing({
     "clip/clamp bounds (numpy: ties split; facade: gradient passes at the bound, as PyTorch)": """
         numpy.clip facade.clamp facade.clip""",
     "max pooling: the first maximum of a window takes the gradient (as PyTorch)": """
-        nn.functional.max_pool2d nn.MaxPool2d""",
+        nn.functional.max_pool2d nn.MaxPool2d nn.functional.max_pool3d nn.MaxPool3d
+        nn.functional.max_pool1d_with_indices nn.functional.max_pool2d_with_indices
+        nn.functional.max_pool3d_with_indices""",
     "max pooling in 1-D and adaptive max pooling: the first maximum of a window takes the gradient "
     "(as PyTorch; tests/torch/test_nn_conv.py checks ties against it)": """
         nn.functional.max_pool1d nn.MaxPool1d nn.functional.adaptive_max_pool1d
-        nn.functional.adaptive_max_pool2d nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d""",
+        nn.functional.adaptive_max_pool2d nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d
+        nn.functional.adaptive_max_pool3d nn.AdaptiveMaxPool3d nn.functional.adaptive_max_pool1d_with_indices
+        nn.functional.adaptive_max_pool2d_with_indices nn.functional.adaptive_max_pool3d_with_indices""",
+    "fractional max pooling: max pooling over windows whose boundaries are drawn at random (or fixed "
+    "by _random_samples); the first maximum of a window takes the gradient, as PyTorch "
+    "(tests/torch/nn/test_fractional.py)": """
+        nn.functional.fractional_max_pool2d nn.functional.fractional_max_pool2d_with_indices
+        nn.functional.fractional_max_pool3d nn.functional.fractional_max_pool3d_with_indices
+        nn.FractionalMaxPool2d nn.FractionalMaxPool3d""",
     "LP pooling: PyTorch's formula (sign(s) relu(|s|) * window)^(1/p), s the mean of x^p over a "
     "window: relu'(0) = 0 where s = 0, and x^p's own kink for odd or fractional p": """
-        nn.functional.lp_pool1d nn.functional.lp_pool2d nn.LPPool1d nn.LPPool2d""",
+        nn.functional.lp_pool1d nn.functional.lp_pool2d nn.LPPool1d nn.LPPool2d nn.functional.lp_pool3d
+        nn.LPPool3d""",
     "grid_sample: piecewise bilinear in the grid (at integer pixel coordinates the piece above the "
     "floor); clipped coordinates (padding_mode border, reflection) have derivative 0 at and beyond "
     "the border and reflection points +1, as PyTorch; mode nearest has none in the grid "
@@ -196,7 +218,7 @@ NON_SMOOTH = _listing({
         facade.clamp_min facade.clamp_max facade.logit""",
     "kink at zero distance: hypot'(0, 0) = 0 and the p-norm distances' gradient is 0 there (the "
     "norm's convention; PyTorch gives NaN for hypot); p = inf ties split evenly": """
-        numpy.hypot facade.hypot facade.cdist facade.dist""",
+        numpy.hypot facade.hypot facade.cdist facade.dist nn.functional.pdist""",
     "xlogy at input = 0 with other <= 0: PyTorch's convention, d/dinput = 0 (not log 0)": "facade.xlogy",
     "distributions with a kink in the density: laplace's |x - loc| (derivative of logpdf 0 at x = loc, "
     "sign(0) = 0 as JAX; the CDFs take the piece of x >= loc, whose first derivative is the density), "
@@ -255,6 +277,9 @@ NOT_DIFFERENTIABLE = _listing({
         numpy.triu_indices facade.bincount facade.histc facade.searchsorted facade.bucketize
         facade.tril_indices facade.triu_indices facade.multinomial""",
     "random (a fixed mask times the input)": "nn.functional.dropout nn.Dropout",
+    "random: gumbel_softmax is softmax((logits + g) / tau) with fresh Gumbel noise g each call (hard=True "
+    "adds a straight-through one-hot), no deterministic value to compare at a point": "nn.functional.gumbel_softmax",
+    "argument check (returns None)": "nn.functional.assert_int_or_pair",
     "random: channel masks, and alpha dropout's fixed mask and shift, times / plus the input": """
         nn.functional.dropout1d nn.functional.dropout2d nn.functional.dropout3d
         nn.functional.alpha_dropout nn.functional.feature_alpha_dropout nn.Dropout1d nn.Dropout2d
@@ -299,7 +324,15 @@ NO_KINKS = _listing({
         nn.functional.embedding nn.GELU nn.SiLU nn.Mish nn.LogSigmoid nn.Tanhshrink nn.GLU nn.Softmin nn.Softplus
         nn.BCELoss nn.BCEWithLogitsLoss nn.KLDivLoss nn.SoftMarginLoss nn.MultiLabelSoftMarginLoss nn.PoissonNLLLoss
         nn.LayerNorm nn.GroupNorm nn.InstanceNorm1d nn.InstanceNorm2d nn.InstanceNorm3d nn.RMSNorm
-        nn.LocalResponseNorm nn.Embedding nn.Unflatten nn.ParameterList nn.ParameterDict""",
+        nn.LocalResponseNorm nn.Embedding nn.Unflatten nn.ParameterList nn.ParameterDict
+        nn.LazyInstanceNorm1d nn.LazyInstanceNorm2d nn.LazyInstanceNorm3d nn.CrossMapLRN2d""",
+    "cross entropy through a linear layer (linear_cross_entropy, LinearCrossEntropyLoss) and the "
+    "adaptive softmax's cluster log_softmax: matmuls into cross_entropy/log_softmax, whose ties are "
+    "the cases F.cross_entropy[ties] and F.softmax[ties]; CTC's loss is a log-space forward recursion "
+    "of logsumexps over alignments (the lengths and targets are integers): "
+    "tests/torch/nn/test_modules_3d_margin_ctc.py compares it with PyTorch": """
+        nn.functional.linear_cross_entropy nn.LinearCrossEntropyLoss nn.AdaptiveLogSoftmaxWithLoss
+        nn.functional.ctc_loss nn.CTCLoss""",
     "linear/structural: shape, indexing, stacking, reductions by sum": """
         numpy.add numpy.subtract numpy.negative numpy.positive numpy.sum numpy.mean numpy.cumsum
         numpy.trace numpy.at numpy.at_add numpy.at_get numpy.at_set numpy.at_mul numpy.getitem numpy.take
@@ -329,7 +362,7 @@ NO_KINKS = _listing({
         facade.concatenate facade.stack facade.hstack facade.vstack
         nn.functional.flatten nn.functional.avg_pool2d nn.functional.nll_loss nn.Flatten
         nn.Identity nn.AvgPool2d nn.NLLLoss nn.Module nn.Sequential nn.ModuleList
-        nn.ModuleDict""",
+        nn.ModuleDict nn.NLLLoss2d nn.Container nn.DataParallel""",
     "multilinear products (polynomial, no pieces)": """
         numpy.dot numpy.matmul numpy.inner numpy.outer numpy.tensordot numpy.vdot numpy.einsum
         numpy.linalg.matmul numpy.linalg.outer numpy.linalg.tensordot numpy.linalg.cross
@@ -340,12 +373,15 @@ NO_KINKS = _listing({
         numpy.polyder numpy.polyint numpy.polydiv
         facade.matmul facade.mm facade.bmm facade.mv facade.dot facade.inner facade.outer
         facade.ger facade.einsum facade.lerp
-        nn.functional.linear nn.functional.bilinear nn.functional.conv2d nn.Linear nn.Conv2d""",
+        nn.functional.linear nn.functional.bilinear nn.functional.conv2d nn.Linear nn.Conv2d
+        nn.Bilinear nn.LazyLinear""",
     "convolutions (bilinear in input and weight) and affine_grid (linear in theta): "
     "tests/torch/test_nn_conv.py": """
         nn.functional.conv1d nn.functional.conv3d nn.functional.conv_transpose1d
         nn.functional.conv_transpose2d nn.functional.affine_grid nn.Conv1d nn.Conv3d
-        nn.ConvTranspose1d nn.ConvTranspose2d""",
+        nn.ConvTranspose1d nn.ConvTranspose2d nn.functional.conv_transpose3d nn.functional.conv_tbc
+        nn.ConvTranspose3d nn.LazyConv1d nn.LazyConv2d nn.LazyConv3d nn.LazyConvTranspose1d
+        nn.LazyConvTranspose2d nn.LazyConvTranspose3d""",
     "linear in the input with fixed routing: padding, pixel (un)shuffling, sliding blocks, average "
     "and adaptive-average pooling, max unpooling (the indices only route), resampling (fixed taps "
     "and weights): tests/torch/test_nn_conv.py": """
@@ -353,6 +389,8 @@ NO_KINKS = _listing({
         nn.functional.unfold nn.functional.fold nn.functional.avg_pool1d
         nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
         nn.functional.adaptive_avg_pool3d nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.interpolate
+        nn.functional.avg_pool3d nn.functional.max_unpool3d nn.functional.channel_shuffle
+        nn.functional.native_channel_shuffle nn.AvgPool3d nn.MaxUnpool3d nn.ChannelShuffle
         nn.functional.upsample nn.functional.upsample_nearest nn.functional.upsample_bilinear
         nn.ConstantPad1d nn.ConstantPad2d nn.ConstantPad3d nn.ZeroPad1d nn.ZeroPad2d nn.ZeroPad3d
         nn.ReflectionPad1d nn.ReflectionPad2d nn.ReflectionPad3d nn.ReplicationPad1d
@@ -902,6 +940,26 @@ case("nanprod[zeros]", "numpy.nanprod numpy.nancumprod numpy.cumulative_prod", "
      _ROWS)
 case("nanvar_nanstd[ties]", "numpy.nanvar numpy.nanstd", "jax",
      lambda np, sp, x: np.nanvar(x, axis=1) + np.nanstd(x, axis=1, ddof=1), _TIED)
+
+# layers added later, against torch.nn (appended here: the cases above keep their directions,
+# drawn from their positions, so the stored JAX values still match their inputs)
+for _layer, _make, _pts in (
+        ("BatchNorm3d", lambda nn: nn.BatchNorm3d(1, affine=False, track_running_stats=False),
+         [[[[[1.0, 0.0]]]], [[[[1.0, 0.0]]]], [[[[2.0, 3.0]]]]]),
+        ("SyncBatchNorm", lambda nn: nn.SyncBatchNorm(2, affine=False, track_running_stats=False),
+         [[1.0, 0.0], [1.0, 0.0], [2.0, 3.0]]),
+        # the lazy forms infer num_features from the first input, then are the layers above
+        ("LazyBatchNorm1d", lambda nn: nn.LazyBatchNorm1d(affine=False, track_running_stats=False),
+         [[1.0, 0.0], [1.0, 0.0], [2.0, 3.0]]),
+        ("LazyBatchNorm2d", lambda nn: nn.LazyBatchNorm2d(affine=False, track_running_stats=False),
+         [[[[1.0, 0.0]]], [[[1.0, 0.0]]], [[[2.0, 3.0]]]]),
+        ("LazyBatchNorm3d", lambda nn: nn.LazyBatchNorm3d(affine=False, track_running_stats=False),
+         [[[[[1.0, 0.0]]]], [[[[1.0, 0.0]]]], [[[[2.0, 3.0]]]]]),
+        # softmax over dim -3 of a (C, H, W) input: the rows of _TIED_LOGITS as its channels
+        ("Softmax2d", lambda nn: nn.Softmax2d(), onp.asarray(_TIED_LOGITS).T[:, :, None].tolist())):
+    case(f"nn.{_layer}", f"nn.{_layer}", "torch",
+         lambda L, Fn, x, _make=_make: _make(L.nn)(x), _pts,
+         torch_order=2 if "BatchNorm" in _layer else ORDER)
 
 for _k, _c in enumerate(CASES):  # a direction per argument: equal arguments move apart
     _rng = onp.random.default_rng(_k)
