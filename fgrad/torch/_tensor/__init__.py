@@ -5,11 +5,10 @@ This package is also callable: `fgrad.torch.tensor(data, dtype=None, device=None
 requires_grad=False)` builds a Tensor, as `torch.tensor` does, while `fgrad.torch._tensor.Tensor`,
 `fgrad.torch._tensor.autograd`, ... stay importable submodule paths.
 """
-import functools as _functools
 import sys as _sys
 import types as _types
 
-from ...core.errors import FgradTypeError, FgradValueError
+from ...core.errors import FgradTypeError
 from . import (  # noqa: F401
     _dtypes,
     tensor,  # first: building the Tensor class imports the ops (_methods.py's table)
@@ -46,7 +45,7 @@ from ._dtypes import (  # noqa: F401
 )
 from ._format import set_printoptions
 from ._methods import SHARED_NAMES
-from ._out import with_out as _with_out
+from ._out import torch_function as _torch_function
 from .creation import tensor as _tensor_fn
 from .grad_mode import (
     enable_grad,
@@ -73,34 +72,33 @@ _TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cr
                 "vdot", "cdist", "dist", "complex", "polar"}
 
 
-def _checked(name, fn):
-    """PyTorch's argument check at the API boundary: `input` must be a Tensor; integers
-    that do not fit 64 bits are a ValueError naming the function, not an OverflowError."""
-    @_functools.wraps(fn)
-    def checked(*args, **kwargs):
-        if args and name not in _NOT_INPUT_FIRST and not isinstance(args[0], _Tensor) \
+def _check_args(name):
+    """PyTorch's argument check at the API boundary for torch.`name`: `input` must be a
+    Tensor (and the second operand of the two-tensor products)."""
+    first = name not in _NOT_INPUT_FIRST
+    second = name in _TWO_TENSORS
+
+    def check(args):
+        if first and args and not isinstance(args[0], _Tensor) \
                 and not getattr(args[0], "is_sparse", False):  # (a sparse tensor: mm, matmul)
             raise FgradTypeError(f"torch.{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(args[0]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
-        if name in _TWO_TENSORS and len(args) > 1 and not isinstance(args[1], _Tensor) \
+                                 f"{type(args[0]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+        if second and len(args) > 1 and not isinstance(args[1], _Tensor) \
                 and not getattr(args[1], "is_sparse", False):
             raise FgradTypeError(f"torch.{name}(): argument (position 2) must be Tensor, not "
-                            f"{type(args[1]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
-        try:
-            return fn(*args, **kwargs)
-        except OverflowError as e:
-            raise FgradValueError(f"torch.{name}(): an integer argument does not fit in 64 bits ({e})") from None
-    return checked
+                                 f"{type(args[1]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+    return check
 
 
 for _name in FUNCTIONS:
-    globals()[_name] = _with_out(_name, _checked(_name, getattr(_ops, _name)))
+    globals()[_name] = _torch_function(_name, getattr(_ops, _name), _check_args(_name))
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
 # fgrad namespace it is this (callable) package
 _creation_all = [n for n in _creation.__all__ if n != "tensor"]
 for _name in _creation_all:
     _obj = getattr(_creation, _name)
-    globals()[_name] = _with_out(_name, _obj, creation=True) if isinstance(_obj, _types.FunctionType) else _obj
+    globals()[_name] = _torch_function(_name, _obj, creation=True) if isinstance(_obj, _types.FunctionType) \
+        else _obj
 
 __all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", "enable_grad",
             "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import warnings
 from typing import Any, Callable
 
-from ...core.errors import FgradRuntimeError, FgradTypeError
+from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
 from .grad_mode import no_grad
 from .tensor import Tensor
 
@@ -102,6 +103,84 @@ def with_out(name: str, fn: Callable, creation: bool = False) -> Callable:
     if signature is not None:
         call.__signature__ = signature  # help() and type checkers (tools/gen_type_stubs.py) show out=
     return call
+
+
+def _overflow(name: str, e: OverflowError) -> Exception:
+    """An integer that does not fit 64 bits: a ValueError naming the torch function, not
+    NumPy's OverflowError."""
+    return FgradValueError(f"torch.{name}(): an integer argument does not fit in 64 bits ({e})")
+
+
+def torch_function(name: str, fn: Callable, check: Callable | None = None, creation: bool = False) -> Callable:
+    """The public torch.`name`: `fn` with PyTorch's keyword `out=` and, if given, the argument
+    check `check(args)` at the API boundary, written as one function with fn's own parameters
+    (as collections.namedtuple writes its methods) so a call costs one extra frame and no
+    packing of *args/**kwargs; `with_out` where fn's signature cannot be written out.
+
+    Args:
+        name: the torch function's name.
+        fn: the function computing the result.
+        check: called with the positional arguments before fn (raises on bad input).
+        creation: a factory: with no dtype given, the result takes out's dtype.
+
+    Returns:
+        The public function.
+    """
+    signature = _with_out_keyword(fn)
+    if signature is None or any(p.kind is p.POSITIONAL_ONLY for p in signature.parameters.values()):
+        return with_out(name, fn, creation)
+    defs, args, namespace = [], [], {"_fn": fn, "_write": write_out, "_check": check, "_Tensor": Tensor,
+                                      "_name": name}
+    star = False
+    positional = []
+    for i, p in enumerate(signature.parameters.values()):
+        default = ""
+        if p.default is not p.empty:
+            namespace[f"_d{i}"] = p.default
+            default = f"=_d{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            defs.append(f"*{p.name}")
+            args.append(f"*{p.name}")
+            positional.append(f"*{p.name}")
+            star = True
+        elif p.kind is p.VAR_KEYWORD:
+            defs.append(f"**{p.name}")
+            args.append(f"**{p.name}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                defs.append("*")
+                star = True
+            defs.append(p.name + default)
+            if p.name != "out":
+                args.append(f"{p.name}={p.name}")
+        else:
+            defs.append(p.name + default)
+            args.append(p.name)
+            positional.append(p.name)
+    takes_dtype = creation and "dtype" in signature.parameters
+    fname = fn.__name__ if fn.__name__.isidentifier() else name
+    lines = [f"def {fname}({', '.join(defs)}):"]
+    if check is not None:
+        lines.append(f"    _check(({', '.join(positional)}{',' if positional else ''}))")
+    if takes_dtype:
+        lines.append("    if out is not None and dtype is None and isinstance(out, _Tensor):")
+        lines.append("        dtype = out.dtype")
+    lines.append("    try:")
+    lines.append(f"        result = _fn({', '.join(args)})")
+    lines.append("    except OverflowError as e:")
+    lines.append("        raise _overflow(_name, e) from None")
+    lines.append("    return result if out is None else _write(_name, result, out)")
+    src = "\n".join(lines) + "\n"
+    # a file name under fgrad's directory: error messages point past this frame to the
+    # user's line (core/errors.py); linecache shows the source in tracebacks
+    filename = f"{__file__}:torch.{name}"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace["_overflow"] = _overflow
+    exec(compile(src, filename, "exec"), namespace)  # noqa: S102  (fn's own signature)
+    op = namespace[fname]
+    functools.update_wrapper(op, fn)
+    del op.__wrapped__  # the signature is op's own (with out=)
+    return op
 
 
 def _with_out_keyword(fn: Callable) -> inspect.Signature | None:
