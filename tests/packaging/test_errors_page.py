@@ -2,7 +2,6 @@
 (fgrad/docs/errors.md) and holds an anchor for every id fgrad's source raises with."""
 from __future__ import annotations
 
-import importlib.resources
 import pathlib
 import re
 import tomllib
@@ -25,7 +24,9 @@ def referenced_ids() -> set[str]:
 
 
 def shipped_page() -> str:
-    return importlib.resources.files("fgrad").joinpath(DOCS_PAGE).read_text(encoding="utf-8")
+    # the file beside the installed package's modules (importlib.resources cannot open it
+    # through setuptools' editable finder: "Can't open orphan path")
+    return (PACKAGE / DOCS_PAGE).read_text(encoding="utf-8")
 
 
 def test_the_page_is_package_data_and_the_repository_page():
