@@ -62,7 +62,6 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 # name -> why it fails under fgrad today (the missing piece, not a script problem)
 XFAIL: dict[str, str] = {
-    "loss05_metric_learning_losses": "nn.MultiMarginLoss is missing",
     "nn24_amp_autocast_gradscaler": "torch.bfloat16 is missing, and torch.autocast('cpu') does not run matmuls in "
                                     "the lower precision (outputs stay float32 where PyTorch gives float16/bfloat16)",
     "nn34_parametrizations": "torch.nn.utils.parametrize and torch.nn.utils.parametrizations (weight_norm, "
