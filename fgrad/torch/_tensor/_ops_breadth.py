@@ -363,8 +363,7 @@ def isreal(input: Tensor):
     Returns:
         A bool Tensor of input's shape.
     """
-    return call(None, lambda v: fnp.equal(fnp.imag(v), 0) if dtype_of(v).kind == "c"
-                else fnp.ones(fnp.shape(v), bool), (_input("isreal", input),))
+    return call(None, fnp.isreal, (_input("isreal", input),))
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False):
