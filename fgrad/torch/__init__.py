@@ -16,6 +16,12 @@ from . import fft, linalg, sparse, special  # noqa: F401,E402
 from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
 from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
 from ._tensor._ops_breadth import *  # noqa: E402,F401,F403  (more of torch's top-level functions)
+from ._tensor import _ops_breadth as _ops_breadth_module  # noqa: E402
+from ._tensor._out import torch_function as _torch_function  # noqa: E402
+
+# PyTorch's out= on these too, by the same generated wrapper as _tensor's functions (they had none)
+for _name in _ops_breadth_module.__all__:
+    globals()[_name] = _torch_function(_name, getattr(_ops_breadth_module, _name))
 from ._tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
 # torch.det & co: the torch.linalg functions under their older top-level names (also Tensor

@@ -90,3 +90,16 @@ def test_factories_fill_out_with_torchs_draws():
     np.testing.assert_array_equal(draws[0][0], draws[1][0])
     np.testing.assert_array_equal(draws[0][1], draws[1][1])
     assert draws[0][2] == draws[1][2] == "torch.float64"
+
+
+def test_every_table_and_breadth_function_takes_out():
+    """Class test: the torch.* functions of _tensor's list and of _ops_breadth all take out=
+    through the one generated wrapper (the breadth functions had none at first)."""
+    import inspect
+
+    import fgrad.torch as ft
+    from fgrad.torch import _tensor
+    from fgrad.torch._tensor import _ops_breadth
+    names = set(_tensor.FUNCTIONS) | set(_ops_breadth.__all__)
+    missing = sorted(n for n in names if "out" not in inspect.signature(getattr(ft, n)).parameters)
+    assert not missing, missing

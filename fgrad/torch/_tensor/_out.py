@@ -179,7 +179,8 @@ def torch_function(name: str, fn: Callable, check: Callable | None = None, creat
     exec(compile(src, filename, "exec"), namespace)  # noqa: S102  (fn's own signature)
     op = namespace[fname]
     functools.update_wrapper(op, fn)
-    del op.__wrapped__  # the signature is op's own (with out=)
+    del op.__wrapped__  # the signature is op's own (with out=), not one fn declares
+    op.__dict__.pop("__signature__", None)
     return op
 
 
