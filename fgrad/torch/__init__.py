@@ -14,6 +14,8 @@ from ._tensor.creation import tensor  # noqa: F401  (torch.tensor: a function he
 # torch.fft, torch.linalg, torch.sparse, torch.special: namespaces over Tensor (like nn), beside the facade
 from . import fft, linalg, sparse, special  # noqa: F401,E402
 from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
+from ._tensor._layout import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401,E402
+                              layout, legacy_contiguous_format, memory_format, preserve_format)
 from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
 from ._tensor._ops_breadth import *  # noqa: E402,F401,F403  (more of torch's top-level functions)
 from ._tensor import _ops_breadth as _ops_breadth_module  # noqa: E402

@@ -25,6 +25,7 @@ from ...extend import lax as xlax
 from ...extend.numpy import broadcast_shapes as _broadcast_shapes
 from ...extend.numpy import cast, ints_arg, normalize_axes, resolve_shape
 from . import _dtypes as D
+from ._layout import CHANNELS_LAST_ORDER, contiguous_format, memory_format, preserve_format
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
 from ._boundary import call
@@ -131,11 +132,53 @@ def _view_dtype(input, dtype):
     return _make(v.view(npd), None, False, input._vbox)
 
 
+def _memory_format(fmt, where: str):
+    """`fmt` checked to be a torch.memory_format (None: contiguous_format)."""
+    if fmt is None:
+        return contiguous_format
+    if not isinstance(fmt, memory_format):
+        raise FgradTypeError(f"{where}(): argument 'memory_format' must be torch.memory_format, not "
+                             f"{type(fmt).__name__} (use torch.contiguous_format, torch.channels_last, "
+                             f"torch.channels_last_3d or torch.preserve_format)")
+    return fmt
+
+
+def _strides_follow(shape, strides, order) -> bool:
+    """Whether `strides` (in elements) lay out `shape` densely with dims varying fastest to
+    slowest in `order`; dims of size 1 may have any stride (as PyTorch decides contiguity)."""
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
 def is_contiguous(input, memory_format=None) -> bool:
-    """Tensor.is_contiguous(): whether the values are laid out in C order (a GPU or traced
-    value counts as contiguous)."""
+    """Tensor.is_contiguous(memory_format=torch.contiguous_format): whether the values are laid
+    out densely in that format's order (C order; NHWC for channels_last on a 4-d tensor, NDHWC
+    for channels_last_3d on a 5-d one; other ranks are never channels-last). A GPU or traced
+    value counts as C-contiguous."""
+    fmt = _memory_format(memory_format, "is_contiguous")
     v = input._value
-    return v.flags.c_contiguous if type(v) is _nd else True
+    order = CHANNELS_LAST_ORDER.get(fmt)
+    if order is None:
+        return v.flags.c_contiguous if type(v) is _nd else True
+    if v.ndim != len(order):
+        return False
+    item = v.dtype.itemsize
+    strides = [s // item for s in v.strides] if type(v) is _nd else _c_strides(v.shape)
+    return _strides_follow(v.shape, strides, order)
+
+
+def _c_strides(shape) -> list:
+    """The row-major strides (in elements) of `shape`."""
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return out[::-1]
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
@@ -887,12 +930,40 @@ def _copy_value(v):
 
 
 def clone(input, *, memory_format=None):
-    """torch.clone(input): a copy with its own storage (CloneBackward0)."""
+    """torch.clone(input, memory_format=torch.preserve_format): a copy with its own storage
+    (CloneBackward0), laid out as `input` (preserve_format) or in the format given."""
+    fmt = preserve_format if memory_format is None else _memory_format(memory_format, "clone")
+    _check_rank(input, fmt)
     v = input._value
     # (the copy without a node; not for a dual tensor, whose tangent the boundary carries over)
     if not input._requires_grad and FORWARD_AD[0] is None and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
-        return _make(v.copy())
-    return call("CloneBackward0", _copy_value, (input,))
+        out = _make(v.copy())
+    else:
+        out = call("CloneBackward0", _copy_value, (input,))
+    if type(v) is _nd:
+        if fmt is preserve_format:  # a channels-last input stays so, as PyTorch's suggested format
+            fmt = next((f for f, order in CHANNELS_LAST_ORDER.items() if v.ndim == len(order)
+                        and not v.flags.c_contiguous and is_contiguous(input, f)), contiguous_format)
+        if fmt is not contiguous_format or not out._value.flags.c_contiguous:
+            out._value = _laid_out(out._value, fmt)
+    return out
+
+
+def _check_rank(input, fmt) -> None:
+    """Raise unless `input` has the rank the channels-last format `fmt` is defined for."""
+    order = CHANNELS_LAST_ORDER.get(fmt)
+    if order is not None and input.ndim != len(order):
+        raise FgradRuntimeError(f"required rank {len(order)} tensor to use {fmt.name} format; this tensor "
+                                f"has shape {tuple(input.shape)}")
+
+
+def _laid_out(v, fmt):
+    """The NumPy array `v` copied into memory format `fmt` (its values and shape unchanged)."""
+    order = CHANNELS_LAST_ORDER.get(fmt)
+    if order is None or v.ndim != len(order):
+        return np.ascontiguousarray(v)
+    perm = order[::-1]  # a C-ordered copy of the dims in memory order, viewed back in the logical order
+    return np.ascontiguousarray(v.transpose(perm)).transpose(np.argsort(perm))
 
 
 def _to_dtype(input, npd):
@@ -953,12 +1024,18 @@ def tensor_type(self, dtype=None, non_blocking=False):
 
 
 def contiguous(input, memory_format=None):
-    """`input` itself if its storage is contiguous, else a contiguous copy."""
-    if is_contiguous(input):
+    """Tensor.contiguous(memory_format=torch.contiguous_format): `input` itself if it is laid
+    out in that format already, else a copy that is (CloneBackward0).
+
+    Raises:
+        RuntimeError: channels_last on a tensor that is not 4-d (channels_last_3d: 5-d).
+        TypeError: memory_format is not a torch.memory_format.
+    """
+    fmt = _memory_format(memory_format, "contiguous")
+    _check_rank(input, fmt)
+    if is_contiguous(input, fmt):
         return input
-    out = clone(input)
-    out._value = np.ascontiguousarray(out._value)
-    return out
+    return clone(input, memory_format=fmt)
 
 
 def _close(np_fn, input, other, rtol, atol, equal_nan):

@@ -19,6 +19,7 @@ from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
 from . import utils_rnn as rnn
 from ._weight_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
+from ._memory_formats import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from .module import Module
 from .parameter import Parameter
 
@@ -30,7 +31,7 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "weight_norm",
            "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "fuse_conv_bn_eval",
            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
-           "tune_malloc"]
+           "tune_malloc", "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 
 
 def _params(parameters) -> list:

@@ -1,0 +1,125 @@
+"""torch.memory_format and its four formats: Tensor.contiguous / is_contiguous / clone with a
+memory_format give torch 2.13's strides, values, grad_fn and errors; torch.layout; and
+nn.utils.convert_conv2d/3d_weight_memory_format rewrite conv weights as torch's do."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+
+FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
+
+
+def _pair(shape, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return ftorch.tensor(x), torch.tensor(x)
+
+
+def test_format_objects_as_torch():
+    for name in FORMATS:
+        f, t = getattr(ftorch, name), getattr(torch, name)
+        assert repr(f) == repr(t)
+        assert isinstance(f, ftorch.memory_format)
+        assert pickle.loads(pickle.dumps(f)) is f
+    assert ftorch.legacy_contiguous_format is ftorch.contiguous_format
+    assert repr(ftorch.legacy_contiguous_format) == repr(torch.legacy_contiguous_format)
+    with pytest.raises(TypeError):
+        ftorch.memory_format()
+    assert isinstance(ftorch.strided, ftorch.layout) and isinstance(ftorch.sparse_coo, ftorch.layout)
+    assert ftorch.randn(2).layout is ftorch.strided
+    assert repr(ftorch.strided) == repr(torch.strided)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 4, 5, 6), (2, 1, 1, 1), (1, 3, 1, 5), (2, 3)])
+def test_contiguous_and_is_contiguous(shape):
+    f, t = _pair(shape)
+    for name in FORMATS:
+        ff, tf = getattr(ftorch, name), getattr(torch, name)
+        try:
+            tr = t.contiguous(memory_format=tf)
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match="required rank"):
+                f.contiguous(memory_format=ff)
+            continue
+        fr = f.contiguous(memory_format=ff)
+        assert fr.stride() == tr.stride(), name
+        np.testing.assert_array_equal(fr.numpy(), tr.numpy())
+        assert (fr is f) == (tr is t)
+        for probe in FORMATS:
+            assert fr.is_contiguous(memory_format=getattr(ftorch, probe)) == \
+                tr.is_contiguous(memory_format=getattr(torch, probe)), (name, probe)
+        assert fr.is_contiguous() == tr.is_contiguous()
+        # later ops keep the layout as torch's do
+        assert fr.clone().stride() == tr.clone().stride()
+        for probe in FORMATS[:3]:
+            assert (fr * 2).is_contiguous(memory_format=getattr(ftorch, probe)) == \
+                tr.mul(2).is_contiguous(memory_format=getattr(torch, probe))
+
+
+def test_clone_memory_format_and_gradient():
+    f, t = _pair((2, 3, 4, 5), 1)
+    f.requires_grad_(), t.requires_grad_()
+    fr = f.contiguous(memory_format=ftorch.channels_last)
+    tr = t.contiguous(memory_format=torch.channels_last)
+    assert type(fr.grad_fn).__name__ == type(tr.grad_fn).__name__ == "CloneBackward0"
+    w = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    (fr * ftorch.tensor(w)).sum().backward()
+    (tr * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(f.grad.numpy(), t.grad.numpy())
+    back_f = fr.clone(memory_format=ftorch.contiguous_format)
+    back_t = tr.clone(memory_format=torch.contiguous_format)
+    assert back_f.stride() == back_t.stride()
+    assert fr.clone().stride() == tr.clone().stride()  # preserve_format: channels_last kept
+
+
+def test_bad_memory_format():
+    f, t = _pair((2, 3))
+    for fn in ("contiguous", "is_contiguous"):
+        with pytest.raises(TypeError):
+            getattr(t, fn)(memory_format="channels_last")
+        with pytest.raises(TypeError, match="torch.memory_format"):
+            getattr(f, fn)(memory_format="channels_last")
+    with pytest.raises(RuntimeError):
+        t.clone(memory_format=torch.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 4"):
+        f.clone(memory_format=ftorch.channels_last)
+
+
+def _models(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.ReLU(), lib.nn.ConvTranspose2d(4, 2, 3),
+                             lib.nn.Flatten(), lib.nn.Linear(2 * 8 * 8, 1))
+
+
+def test_convert_conv2d_weight_memory_format():
+    out = {}
+    for lib in (ftorch, torch):
+        m = _models(lib)
+        weight = m[0].weight
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(m, lib.channels_last) is m
+        assert m[0].weight is weight  # the same Parameter, new storage
+        out[lib] = [m[0].weight.stride(), m[2].weight.stride(), m[4].weight.stride()]
+        x = lib.ones(1, 3, 8, 8)
+        m(x).sum().backward()
+        out[lib].append(tuple(m[0].weight.grad.shape))
+    assert out[ftorch] == out[torch]
+
+
+def test_convert_conv3d_weight_memory_format():
+    strides = []
+    for lib in (ftorch, torch):
+        m = lib.nn.Sequential(lib.nn.Conv3d(2, 3, 2), lib.nn.Conv2d(3, 3, 1))
+        lib.nn.utils.convert_conv3d_weight_memory_format(m, lib.channels_last_3d)
+        strides.append((m[0].weight.stride(), m[1].weight.stride()))
+        with pytest.raises(RuntimeError):  # a 4-d weight in a 5-d format
+            lib.nn.utils.convert_conv2d_weight_memory_format(m, lib.channels_last_3d)
+    assert strides[0] == strides[1]
+    with pytest.raises(TypeError, match="memory_format"):
+        ftorch.nn.utils.convert_conv2d_weight_memory_format(ftorch.nn.Conv2d(1, 1, 1), 3)
+    with pytest.raises(TypeError, match="Module"):
+        ftorch.nn.utils.convert_conv2d_weight_memory_format(5, ftorch.channels_last)
