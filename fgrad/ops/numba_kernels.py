@@ -69,26 +69,36 @@ def _build(numba):
 
     @jit
     def max_pool22_grad(ct, x, y):
-        # the first (row-major) element of each 2x2 window equal to its max gets ct
+        # the first (row-major) element of each 2x2 window equal to its max gets ct. Every
+        # element is written once (no zero-filled allocation first): the windows cover all
+        # but an odd last row or column, which are zeroed below
         N, C, Ho, Wo = ct.shape
-        g = np.zeros(x.shape, ct.dtype)
+        H, W = x.shape[2], x.shape[3]
+        g = np.empty(x.shape, ct.dtype)
         zero = np.zeros(1, ct.dtype)[0]
         for n in range(N):
             for c in range(C):
+                xc, yc, cc, gc = x[n, c], y[n, c], ct[n, c], g[n, c]
                 for oy in range(Ho):
+                    x0, x1, g0, g1 = xc[2 * oy], xc[2 * oy + 1], gc[2 * oy], gc[2 * oy + 1]
                     for ox in range(Wo):
-                        t, v = y[n, c, oy, ox], ct[n, c, oy, ox]
+                        t, v = yc[oy, ox], cc[oy, ox]
                         nan = t != t  # NaN counts as the maximum
-                        a, b = x[n, c, 2 * oy, 2 * ox], x[n, c, 2 * oy, 2 * ox + 1]
-                        d = x[n, c, 2 * oy + 1, 2 * ox]
+                        a, b, d = x0[2 * ox], x0[2 * ox + 1], x1[2 * ox]
                         ha = (a == t) | (nan & (a != a))
                         hb = ((b == t) | (nan & (b != b))) & ~ha
                         hc = ((d == t) | (nan & (d != d))) & ~(ha | hb)
                         hd = ~(ha | hb | hc)
-                        g[n, c, 2 * oy, 2 * ox] = v if ha else zero
-                        g[n, c, 2 * oy, 2 * ox + 1] = v if hb else zero
-                        g[n, c, 2 * oy + 1, 2 * ox] = v if hc else zero
-                        g[n, c, 2 * oy + 1, 2 * ox + 1] = v if hd else zero
+                        g0[2 * ox] = v if ha else zero
+                        g0[2 * ox + 1] = v if hb else zero
+                        g1[2 * ox] = v if hc else zero
+                        g1[2 * ox + 1] = v if hd else zero
+                    for j in range(2 * Wo, W):
+                        g0[j] = zero
+                        g1[j] = zero
+                for i in range(2 * Ho, H):
+                    for j in range(W):
+                        gc[i, j] = zero
         return g
 
     @jit
