@@ -30,6 +30,7 @@ ShortTensor = _legacy("ShortTensor", D.int16)
 CharTensor = _legacy("CharTensor", D.int8)
 ByteTensor = _legacy("ByteTensor", D.uint8)
 BoolTensor = _legacy("BoolTensor", D.bool)
+BFloat16Tensor = _legacy("BFloat16Tensor", D.bfloat16)
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-           "ByteTensor", "BoolTensor"]
+           "ByteTensor", "BoolTensor", "BFloat16Tensor"]

@@ -42,6 +42,17 @@ from ._dtypes import (  # noqa: F401
     set_default_dtype,
     short,
     uint8,
+    bfloat16,
+    chalf,
+    complex32,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._format import set_printoptions
 from ._methods import SHARED_NAMES
@@ -104,7 +115,7 @@ __all__ = (["Tensor", "Size", "dtype", "device", "autograd", "cuda", "no_grad", 
             "set_grad_enabled", "is_grad_enabled", "inference_mode", "set_printoptions", "get_default_dtype",
             "set_default_dtype", "promote_types"]
            + [d.name for d in _dtypes.ALL]
-           + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble"]
+           + ["float", "double", "half", "long", "int", "short", "bool", "cfloat", "cdouble", "chalf"]
            + list(_creation_all) + list(FUNCTIONS))
 
 

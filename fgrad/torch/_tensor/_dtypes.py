@@ -6,6 +6,7 @@ compares equal to the matching NumPy dtype, and NumPy accepts it anywhere a dtyp
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ...core.errors import FgradTypeError
@@ -20,12 +21,13 @@ class dtype:
 
     __slots__ = ("name", "dtype", "is_floating_point", "is_complex", "is_signed", "itemsize", "_torch")
 
-    def __init__(self, name: str, np_dtype, torch_name: str) -> None:
+    def __init__(self, name: str, np_dtype, torch_name: str, signed: bool | None = None) -> None:
         self.name = name
         self.dtype = np.dtype(np_dtype)
-        self.is_floating_point = self.dtype.kind == "f"
-        self.is_complex = self.dtype.kind == "c"
-        self.is_signed = self.dtype.kind in "ifc"
+        k = kind(self.dtype)
+        self.is_floating_point = k == "f"
+        self.is_complex = k == "c"
+        self.is_signed = k in "ifc" if signed is None else signed
         self.itemsize = self.dtype.itemsize
         self._torch = torch_name  # legacy type name, e.g. FloatTensor (used in error messages)
 
@@ -47,7 +49,19 @@ class dtype:
         return (as_dtype, (self.name,))
 
 
+# ml_dtypes' floating-point types: NumPy calls their kind "V" (void); they are floats to PyTorch
+_ML_FLOATS = {np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+                                    ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e8m0fnu)}
+
+
+def kind(npd) -> str:
+    """PyTorch's kind of the NumPy dtype `npd`, as NumPy's one-letter kinds ("b", "u", "i",
+    "f", "c"): NumPy's own, except "f" for ml_dtypes' floats (bfloat16, float8_*)."""
+    return "f" if npd in _ML_FLOATS else npd.kind
+
+
 float16 = half = dtype("float16", np.float16, "HalfTensor")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, "BFloat16Tensor")
 float32 = float = dtype("float32", np.float32, "FloatTensor")
 float64 = double = dtype("float64", np.float64, "DoubleTensor")
 complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloatTensor")
@@ -58,8 +72,20 @@ int16 = short = dtype("int16", np.int16, "ShortTensor")
 int32 = int = dtype("int32", np.int32, "IntTensor")
 int64 = long = dtype("int64", np.int64, "LongTensor")
 bool = dtype("bool", np.bool_, "BoolTensor")
+uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
+uint32 = dtype("uint32", np.uint32, "UInt32Tensor")
+uint64 = dtype("uint64", np.uint64, "UInt64Tensor")
+complex32 = chalf = dtype("complex32", ml_dtypes.complex32, "ComplexHalfTensor")
+# PyTorch's 8-bit floats: storage formats (conversion in and out; PyTorch has no arithmetic on them)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, "Float8_e4m3fnTensor")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, "Float8_e4m3fnuzTensor")
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, "Float8_e5m2Tensor")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, "Float8_e5m2fnuzTensor")
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, "Float8_e8m0fnuTensor", signed=False)
 
-ALL = (float16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
+ALL = (float16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool,
+       bfloat16, uint16, uint32, uint64, complex32, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+       float8_e5m2fnuz, float8_e8m0fnu)
 _BY_NP = {d.dtype: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 

@@ -124,8 +124,10 @@ def tensor_str(arr: np.ndarray, indent: int) -> str:
     if arr.size == 0:
         return "[]"
     summarize = arr.size > OPTS.threshold
-    if arr.dtype == np.float16:
+    if arr.dtype == np.float16 or arr.dtype.kind == "V":  # (bfloat16, float8_*: printed as their float32 values)
         arr = arr.astype(np.float32)
+    elif arr.dtype == D.complex32.dtype:
+        arr = arr.astype(np.complex64)
     if arr.dtype.kind == "c":
         return np.array2string(arr, separator=", ", prefix=" " * indent)
     fmt = _Formatter(_summarized(arr) if summarize else arr)

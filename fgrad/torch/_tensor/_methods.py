@@ -37,6 +37,7 @@ import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
+from . import _dtypes as D
 from . import _ops as O
 from . import _ops_breadth as B
 from . import _random
@@ -377,7 +378,8 @@ TABLE.update({name: (PROPERTY, fn) for name, fn in {
     "T": _T, "mT": _mT, "H": _H, "mH": _mH, "real": O.real, "imag": O.imag}.items()})
 TABLE.update({name: (CASTER, dt) for name, dt in {
     "float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64, "int": np.int32,
-    "short": np.int16, "char": np.int8, "byte": np.uint8, "bool": np.bool_}.items()})
+    "short": np.int16, "char": np.int8, "byte": np.uint8, "bool": np.bool_,
+    "bfloat16": D.bfloat16.dtype, "chalf": D.complex32.dtype}.items()})
 TABLE.update({f"new_{name}": (FACTORY, name) for name in ("tensor", "zeros", "ones", "empty", "full")})
 TABLE.update({name: (RANDOM, draw) for name, draw in {
     "uniform_": _uniform_draw, "normal_": _normal_draw, "bernoulli_": _bernoulli_draw,

@@ -971,7 +971,25 @@ def _to_dtype(input, npd):
     (ToCopyBackward0)."""
     if input._value.dtype == npd:
         return input
-    return _tensor_bind(lax.convert_element_type_p, (input,), {"new_dtype": np.dtype(npd)})
+    npd = np.dtype(npd)
+    if npd in _FLOAT8_INPUT_RULES and input._value.dtype.kind in "fiu" and type(input._value) is _nd:
+        # PyTorch's rounding into these two formats differs from the plain cast: float8_e4m3fn
+        # saturates at +-448 (infinities included), float8_e8m0fnu (exponent only) drops the
+        # sign and takes zero to its smallest value
+        return _make(_FLOAT8_INPUT_RULES[npd](input._value.astype(np.float32)).astype(npd))
+    return _tensor_bind(lax.convert_element_type_p, (input,), {"new_dtype": npd})
+
+
+def _saturate_e4m3fn(v):
+    return np.clip(v, -448.0, 448.0)
+
+
+def _e8m0_magnitude(v):
+    v = np.abs(v)
+    return np.where(v == 0, np.float32(2.0 ** -127), v)
+
+
+_FLOAT8_INPUT_RULES = {D.float8_e4m3fn.dtype: _saturate_e4m3fn, D.float8_e8m0fnu.dtype: _e8m0_magnitude}
 
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):

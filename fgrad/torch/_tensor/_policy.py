@@ -4,6 +4,7 @@ exception types and messages. The facade maps PyTorch's names and arguments onto
 and passes `policy=TORCH`; fgrad.numpy itself knows only the `Policy` interface."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ...core.avals import PY_NUMBERS as _PY_SCALARS
@@ -26,14 +27,42 @@ _NP_BOOL = np.dtype(np.bool_)
 _COMPLEX = {np.dtype(np.float64): np.dtype(np.complex128)}
 
 
+def _kind(d) -> str:
+    """NumPy's kind of dtype `d`, with ml_dtypes' floats (bfloat16, float8_*; NumPy's kind "V",
+    except float8_e5m2's "f") as "f"."""
+    return "f" if d.kind == "V" else d.kind
+
+
+_BAREBONES_UNSIGNED = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
+_COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32), np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
+_REAL_OF = {c: f for f, c in _COMPLEX_OF.items()}
+_FLOAT8 = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
+                                 ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e8m0fnu)}
+
+
 def promote_types(a, b):
     """torch.promote_types on NumPy dtypes: within a category NumPy's rule, across
-    categories the higher category's type (int64 + float16 -> float16)."""
+    categories the higher category's type (int64 + float16 -> float16), a complex type and a
+    float one the complex type of both precisions (complex64 + float64 -> complex128).
+    PyTorch promotes uint16/32/64 and the float8 types with no other type.
+
+    Raises:
+        RuntimeError: for uint16/32/64 or a float8 type and another type.
+    """
     if a == b:
         return a
-    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    for d, other in ((a, b), (b, a)):
+        if d in _FLOAT8 or d in _BAREBONES_UNSIGNED and _kind(other) != "f":
+            family = "uint16, uint32, uint64 types" if d.kind == "u" else "Float8 Types"
+            raise FgradRuntimeError(f"Promotion for {family} is not supported, attempted to promote {a.name} and "
+                                    f"{b.name}; convert one of them first (e.g. .to(torch.float32))")
+    ca, cb = _CATEGORY[_kind(a)], _CATEGORY[_kind(b)]
     if ca == cb:
         return np.promote_types(a, b)
+    if {ca, cb} == {2, 3}:
+        c, f = (a, b) if ca == 3 else (b, a)
+        return _COMPLEX_OF[np.promote_types(_REAL_OF[c], f)]
     return a if ca > cb else b
 
 
@@ -81,7 +110,7 @@ class TorchPolicy(Policy):
             return lower
         if lower is None:
             return higher
-        ch, cl = _CATEGORY[higher.kind], _CATEGORY[lower.kind]
+        ch, cl = _CATEGORY[_kind(higher)], _CATEGORY[_kind(lower)]
         if ch == 3:
             return higher
         if cl == 3:

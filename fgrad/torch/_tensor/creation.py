@@ -268,7 +268,7 @@ def is_floating_point(input) -> bool:
     Returns:
         A bool.
     """
-    return input._value.dtype.kind == "f"
+    return D.kind(input._value.dtype) == "f"
 
 
 def _legacy_tensor_value(data, dtype, device):

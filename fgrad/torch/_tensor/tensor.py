@@ -893,7 +893,7 @@ class TensorBase:
         Returns:
             A bool.
         """
-        return self._value.dtype.kind == "f"
+        return D.kind(self._value.dtype) == "f"
 
     def is_complex(self) -> bool:
         """Whether the dtype is a complex one (PyTorch's).
