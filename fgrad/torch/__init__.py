@@ -41,7 +41,9 @@ from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F4
 from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.poisson/binomial: its kernels)
 from . import random  # noqa: E402,F401  (torch.random: seeding, states, fork_rng)
 from . import testing  # noqa: E402,F401  (torch.testing.assert_close)
-from .amp import autocast  # noqa: E402,F401
+from .amp import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402,F401
+                  get_autocast_gpu_dtype, is_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                  set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype)
 from .legacy_tensors import *  # noqa: E402,F401,F403
 from ._compile import compile  # noqa: E402,F401  (torch.compile: functions and Modules)
 from .runtime import (accelerator, are_deterministic_algorithms_enabled,  # noqa: E402,F401
