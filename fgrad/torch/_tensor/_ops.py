@@ -704,7 +704,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         if axes is None:
             out = fnp.linalg.norm(fnp.ravel(x), ord=ord_)
             return fnp.reshape(out, (1,) * nd) if keepdim else out
-        if len(axes) == 2 and p != "fro":  # a number p over two dims: PyTorch's vector norm of their elements
+        # a number p over two dims, or any p over more: PyTorch's vector norm of their elements
+        if len(axes) > 2 or (len(axes) == 2 and p != "fro"):
             return fnp.linalg.vector_norm(x, ord=ord_, axis=axes, keepdims=keepdim)
         return fnp.linalg.norm(x, ord="fro" if len(axes) == 2 and p == "fro" else ord_, axis=axes, keepdims=keepdim)
     return call("LinalgVectorNormBackward0", values, (input,))

@@ -49,6 +49,14 @@ from ._lazy import *  # noqa: E402,F401,F403
 from . import _adaptive  # noqa: E402
 from ._adaptive import *  # noqa: E402,F401,F403
 from .parameter import Buffer, Parameter  # noqa: F401
+from . import parametrizations, parametrize, prune  # noqa: E402
+
+# torch.nn.utils.parametrize / parametrizations / prune: `utils` is a module, so its submodules are registered under
+# their PyTorch paths for `import torch.nn.utils.prune` (as utils registers its `rnn`)
+for _sub in (parametrize, parametrizations, prune):
+    _name = _sub.__name__.rpartition(".")[2]
+    setattr(utils, _name, _sub)
+    __import__("sys").modules[f"{utils.__name__}.{_name}"] = _sub
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "Buffer", "functional", "init", "utils",
            "Identity", "Linear", "ReLU", "LeakyReLU", "Tanh",

@@ -548,8 +548,9 @@ class _Handle:
     _next = 0
 
     def __init__(self, hooks: dict, hook) -> None:
-        _Handle._next += 1
+        # ids count from 0 across all hooks, as PyTorch's RemovableHandle (scripts print hook dicts)
         self.id = _Handle._next
+        _Handle._next += 1
         self.hooks = hooks
         hooks[self.id] = hook
 
