@@ -91,14 +91,18 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, xp)
 
 
 def _scan_jit(eqn) -> Callable:
-    """jit's callable for one scan equation: the compiled loop, else a Python loop over the
-    body compiled by jit's region compiler."""
+    """jit's callable for one scan equation: a Python loop over the body compiled by jit's
+    region compiler for its first calls (loops.JIT_MIN_WORK), then the compiled loop; the
+    Python loop for good when the body has no loop lowering."""
     p = dict(eqn.params)
     body, nc, K, length, reverse = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"], p["reverse"]
-    loop = _compiled_scan(body, nc, K, length, reverse, p["unroll"])
-    run = None if loop is not None else body.region_program()
+    tier = loops.JitLoopTier(len(body.jaxpr.eqns))
+    run = body.region_program()
 
     def scan_compiled(*args):
+        loop = None
+        if tier.compiled(length):
+            loop = _compiled_scan(body, nc, K, length, reverse, p["unroll"])
         return _run_scan(args, body, nc, K, length, reverse, loop, run, np)
     return scan_compiled
 

@@ -113,21 +113,24 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, check
 
 
 def _while_jit(eqn) -> Callable:
-    """jit's callable for one while equation: the compiled loop, else a Python loop over the
-    cond and body compiled by jit's region compiler."""
+    """jit's callable for one while equation: a Python loop over the cond and body compiled
+    by jit's region compiler until the equation has run loops.JIT_MIN_WORK body equations
+    over its calls, then (mid-loop, as eagerly) the compiled loop; the Python loop for good
+    when the loop has no lowering."""
     p = eqn.params
     cond, body, ncc, nbc = p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"]
-    _compiled_while(cond, body, ncc, nbc)  # generated with the program (compiled on first run)
+    tier = loops.JitLoopTier(len(cond.jaxpr.eqns) + len(body.jaxpr.eqns))
     test, step = cond.region_program(), body.region_program()
 
     def while_compiled(*args):
-        return _run_while(args, cond, body, ncc, nbc, 0, test, step, np)
+        return _run_while(args, cond, body, ncc, nbc, tier.budget(), test, step, np, tier)
     return while_compiled
 
 
-def _run_while(args, cond_jaxpr, body_jaxpr, ncc, nbc, budget, test, step, xp):
+def _run_while(args, cond_jaxpr, body_jaxpr, ncc, nbc, budget, test, step, xp, tier=None):
     """The loop's packed output: `test` and `step` (args -> outputs) run per trip; after
-    `budget` trips (None: never) the rest runs compiled when the loop has a lowering."""
+    `budget` trips (None: never) the rest runs compiled when the loop has a lowering. The
+    trips run by `test` and `step` are counted in `tier` (a loops.JitLoopTier) if given."""
     cc, bc, carry = _split(args, ncc, nbc)
     trips = 0
     while True:
@@ -141,6 +144,8 @@ def _run_while(args, cond_jaxpr, body_jaxpr, ncc, nbc, budget, test, step, xp):
             break
         carry = step(bc + carry)
         trips += 1
+    if tier is not None:
+        tier.count(min(trips, budget))
     return pack_arrays(carry, _carry_avals(body_jaxpr, nbc), xp)
 
 

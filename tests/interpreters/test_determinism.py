@@ -2,8 +2,9 @@
 same inputs give the same bits in a fresh process with an empty cache (kernels compiled), in
 a second one on the cache the first filled (kernels loaded), and in a third with a cache of
 its own. The programs cover transcendental chains in float32 and float64 on both sides of
-vmath.LARGE (C library below, vectorised math above), their gradients, and a loop; a fourth
-process compiles with LLVM's default vector width instead of fgrad's wider one."""
+vmath.LARGE (C library below, vectorised math above), their gradients, and a loop (run in
+Python, as jit's first calls run it, and compiled); a fourth process compiles with LLVM's
+default vector width instead of fgrad's wider one."""
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ _CHILD = textwrap.dedent("""
     import numpy as onp
     import fgrad, fgrad.numpy as np
     from fgrad import lax
+    from fgrad.interpreters.compile import loops
     warnings.simplefilter("ignore")
 
     def chain(x):
@@ -38,12 +40,16 @@ _CHILD = textwrap.dedent("""
         "grad mixed": fgrad.grad(lambda x: np.sum(mixed(x))),
         "loop": lambda x: lax.fori_loop(0, 5, lambda i, c: c * 0.5 + np.sin(c) * 0.25, x),
     }
+    # the loop again, compiled on jit's first call (by default its first calls run in Python)
+    programs["compiled loop"] = programs["loop"]
     rng = onp.random.default_rng(0)
     out = {}
+    default_work = loops.JIT_MIN_WORK
     for dtype in ("float64", "float32"):
         for n in (7, 300, 5000):
             x = rng.uniform(-2, 2, n).astype(dtype)
             for name, f in programs.items():
+                loops.JIT_MIN_WORK = 0 if name == "compiled loop" else default_work
                 y = onp.asarray(fgrad.jit(f)(x))
                 assert y.dtype == onp.dtype(dtype), (name, dtype, y.dtype)
                 # a sanity bound against the uncompiled program: equal bits across processes
@@ -75,7 +81,7 @@ def test_jit_bits_equal_across_processes_and_caches(tmp_path):
     import llvmlite.binding as llvm
     narrow = _run(str(tmp_path / "narrow"), NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
     assert os.listdir(shared), "the first process left nothing in its cache"
-    assert len(cold) == 2 * 3 * 5
+    assert len(cold) == 2 * 3 * 6
     for label, got in (("warm cache", warm), ("second empty cache", fresh),
                        ("Numba's default vector width", narrow)):
         differ = sorted(k for k in cold if got.get(k) != cold[k])

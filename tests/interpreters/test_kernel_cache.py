@@ -27,6 +27,8 @@ x = onp.linspace(-3.0, 3.0, 500)
 out = [fgrad.jit(lambda x: (x * 1.5 + 0.25) * x - x / 3.0)(x)]
 """
 _NUMBA = """
+from fgrad.interpreters.compile import loops
+loops.JIT_MIN_WORK = 0  # the loop compiled on jit's first call
 x = onp.linspace(-3.0, 3.0, 3000)
 out = [fgrad.jit(lambda x: np.tanh(np.sin(x) * 1.5 + 0.25) * x - np.exp(np.cos(x)))(x),
        fgrad.jit(lambda x: lax.fori_loop(0, 5, lambda i, c: c * 0.5 + np.sin(c) * 0.25, x))(x[:40])]

@@ -646,6 +646,7 @@ def always_compiled(monkeypatch):
     """Every loop compiled, eagerly too, and the interpreter of lax's bodies forbidden for
     loops (a cond's branch, outside jit, still runs through it)."""
     monkeypatch.setattr(loops, "EAGER_MIN_WORK", 0)
+    monkeypatch.setattr(loops, "JIT_MIN_WORK", 0)
     return loops.STATS
 
 
@@ -697,10 +698,12 @@ def test_compiled_loops_check_grads_under_jit_and_vmap(name, always_compiled, mo
 
 
 def test_jit_runs_loops_as_compiled_code(never_compiled, monkeypatch):
-    """Under jit a scan, its reverse-mode loop and a while_loop are each one call of a
-    generated Numba function, which the program calls directly: no iteration runs through
-    the interpreter, even with eager compilation turned off. (A while_loop's VJP under jit is
-    deferred to run time, where it runs eagerly: not checked here.)"""
+    """Under jit (past its interpreted first calls, loops.JIT_MIN_WORK) a scan, its
+    reverse-mode loop and a while_loop are each one call of a generated Numba function, which
+    the program calls directly: no iteration runs through the interpreter, even with eager
+    compilation turned off. (A while_loop's VJP under jit is deferred to run time, where it
+    runs eagerly: not checked here.)"""
+    monkeypatch.setattr(loops, "JIT_MIN_WORK", 0)
     _forbid_interpreter(monkeypatch)
     grad = fgrad.jit(fgrad.grad(ode, argnums=(0, 1, 2)))
     runs = loops.STATS["compiled_runs"]

@@ -1,0 +1,44 @@
+"""A jitted function's first call in a fresh process with an empty kernel cache neither imports
+Numba (0.2-0.6 s to import) nor compiles with it: small element-wise programs run through the
+scalar tier and NumPy, larger regions through llvmlite's kernels, and loops' first calls in
+Python over their region-compiled bodies (loops.JIT_MIN_WORK)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as onp
+    import fgrad
+    import fgrad.numpy as np
+    from fgrad import lax
+
+    def check(what):
+        assert "numba" not in sys.modules, f"{what} imported numba"
+
+    check("import fgrad")
+    out = fgrad.jit(lambda x: x * 2 + 1)(onp.ones(3))
+    assert out.tolist() == [3.0, 3.0, 3.0]
+    check("jit(lambda x: x * 2 + 1)")
+    x = onp.linspace(0.0, 1.0, 16)
+    s = fgrad.jit(lambda x: lax.scan(lambda c, xi: (c * 0.5 + np.sin(xi), c), x[:4], x.reshape(4, 4)))(x)
+    check("jit of a scan")
+    y = fgrad.jit(lambda x: lax.fori_loop(0, 20, lambda i, v: v * 0.5 + np.cos(v), x))(x)
+    check("jit of a fori_loop")
+    w = fgrad.jit(lambda a: lax.while_loop(lambda v: np.max(np.abs(v * v - a)) > 1e-12,
+                                           lambda v: 0.5 * (v + a / v), a + 1.0))(x + 1.0)
+    check("jit of a while_loop")
+    assert onp.allclose(w, onp.sqrt(x + 1.0))
+    print("ok")
+""")
+
+
+def test_first_jit_calls_do_not_import_numba(tmp_path):
+    env = dict(os.environ, FGRAD_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("ok")
