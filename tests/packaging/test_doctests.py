@@ -1,6 +1,6 @@
-"""The Examples in the docstrings of the functional door's main functions run, and print what
-they say (doctest). A function listed here without an example fails, so the list is also the
-list of functions that must keep one."""
+"""The Examples in the docstrings of both doors' main functions run, and print what they say
+(doctest). A function listed here without an example fails, so the lists are also the lists of
+functions that must keep one."""
 from __future__ import annotations
 
 import doctest
@@ -8,6 +8,7 @@ import doctest
 import pytest
 
 import fgrad
+import fgrad.torch as torch
 from fgrad import lax
 from fgrad.experimental import jet
 
@@ -20,6 +21,15 @@ MAIN = {
     "fgrad.experimental.jet.jet": jet.jet, "fgrad.lax.scan": lax.scan,
     "fgrad.lax.while_loop": lax.while_loop, "fgrad.lax.fori_loop": lax.fori_loop,
     "fgrad.lax.cond": lax.cond,
+}
+MAIN_TORCH = {
+    "fgrad.torch.autograd.backward": torch.autograd.backward,
+    "fgrad.torch.autograd.grad": torch.autograd.grad,
+    "fgrad.torch.autograd.Function": torch.autograd.Function,
+    "fgrad.torch.no_grad": torch.no_grad,
+    "fgrad.torch.func.grad": torch.func.grad,
+    "fgrad.torch.func.vmap": torch.func.vmap,
+    "fgrad.torch.optim.SGD": torch.optim.SGD,
 }
 
 
@@ -34,9 +44,9 @@ def run_examples(name: str, obj: object) -> doctest.TestResults:
     return doctest.TestResults(runner.failures, sum(len(t.examples) for t in tests))
 
 
-@pytest.mark.parametrize("name", sorted(MAIN))
+@pytest.mark.parametrize("name", sorted(MAIN) + sorted(MAIN_TORCH))
 def test_example_runs(name):
-    failed, attempted = run_examples(name, MAIN[name])
+    failed, attempted = run_examples(name, {**MAIN, **MAIN_TORCH}[name])
     assert attempted > 0, f"{name}'s docstring has no example (>>> lines)"
     assert failed == 0, f"{name}'s example fails (doctest output above)"
 

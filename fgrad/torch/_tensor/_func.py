@@ -127,7 +127,28 @@ def _recorded(run: Callable, args: tuple, kwargs: dict):
 # sort dict keys, as JAX does), and so does every function a transform returns (vjp's pullback).
 
 def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
-    """torch.func.grad: the gradient of func's scalar output in the arguments `argnums`."""
+    """The gradient of `func`'s scalar output with respect to its arguments `argnums`, as
+    ``torch.func.grad`` (fgrad.grad on the Tensors' values; no graph is recorded).
+
+    Args:
+        func: a function of Tensors (or pytrees of Tensors) returning a scalar Tensor, or
+            (scalar, aux) with `has_aux`.
+        argnums: the position, or a tuple of positions, of the arguments to differentiate.
+        has_aux: func returns (value, aux); the gradient function then returns
+            (gradient, aux).
+
+    Returns:
+        A function of func's arguments returning the gradient, shaped like
+        args[argnums] (a tuple of gradients when argnums is a tuple).
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> from fgrad.torch.func import grad
+        >>> grad(lambda x: (x ** 3).sum())(torch.tensor([1.0, 2.0]))
+        tensor([ 3., 12.])
+        >>> grad(grad(lambda x: x ** 3))(torch.tensor(2.0))
+        tensor(12.)
+    """
     return _on_values(_grad, func, argnums, has_aux)
 
 
@@ -205,8 +226,28 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0) -> Callable:
-    """torch.func.vmap: in_dims applies to the positional arguments; keyword arguments are
-    passed to func unmapped (PyTorch's rule; fgrad.vmap maps them over axis 0, as JAX)."""
+    """Map `func` over a batch dimension of its arguments, as ``torch.func.vmap``.
+
+    `in_dims` applies to the positional arguments; keyword arguments are passed to func
+    unmapped (PyTorch's rule; fgrad.vmap maps them over axis 0, as JAX does).
+
+    Args:
+        func: a function of Tensors (or pytrees of Tensors).
+        in_dims: the batch dimension of each positional argument: an int for all, or a
+            tuple (or pytree prefix) with an int or None (not mapped) per argument.
+        out_dims: where the batch dimension goes in each output (an int or a tuple).
+
+    Returns:
+        A function taking batched arguments and returning func's outputs stacked along
+        `out_dims`.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> from fgrad.torch.func import vmap
+        >>> rows_dot_w = vmap(torch.dot, in_dims=(0, None))
+        >>> rows_dot_w(torch.ones(3, 2), torch.tensor([1.0, 2.0]))
+        tensor([3., 3., 3.])
+    """
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):

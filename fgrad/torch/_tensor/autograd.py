@@ -258,8 +258,31 @@ def _user_grad(t, ct):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
-    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves (or only
-    of `inputs`). Saved values are freed unless retain_graph=True (default: create_graph)."""
+    """Accumulate the gradients of `tensors` into the .grad of the graph's leaves, as
+    ``torch.autograd.backward``.
+
+    Args:
+        tensors: a Tensor or a sequence of Tensors to differentiate.
+        grad_tensors: the vector each Tensor's Jacobian is contracted with, one per Tensor
+            (a Tensor of its shape, or None for a scalar, which means 1).
+        retain_graph: keep the values the graph saved, so a second backward can run through
+            it (default: `create_graph`); otherwise they are freed.
+        create_graph: record the backward pass itself, so the .grad it produces can be
+            differentiated again.
+        grad_variables: PyTorch's old name for `grad_tensors`.
+        inputs: accumulate only into these leaves (Tensors); default: every leaf that
+            requires grad.
+
+    Returns:
+        None; the gradients are added into each leaf's ``.grad``.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+        >>> torch.autograd.backward((w ** 2).sum())
+        >>> w.grad
+        tensor([2., 4.])
+    """
     with _Call():
         _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs)
 
@@ -320,12 +343,40 @@ def _input_node(t, i):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
          only_inputs: bool = True, allow_unused=None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
-    """The gradients of `outputs` w.r.t. `inputs` (Tensors, or GradientEdges from
-    torch.autograd.graph.get_gradient_edge), returned (not accumulated into .grad).
+    """The gradients of `outputs` with respect to `inputs`, returned rather than accumulated
+    into ``.grad``, as ``torch.autograd.grad``.
 
-    With is_grads_batched=True, each of `grad_outputs` has a leading batch dimension and the
-    result holds, per input, the gradients for every batch entry stacked along a new first
-    dimension (as PyTorch computes with vmap)."""
+    Args:
+        outputs: a Tensor or a sequence of Tensors to differentiate.
+        inputs: a Tensor or a sequence of Tensors (or GradientEdges from
+            ``torch.autograd.graph.get_gradient_edge``) to differentiate with respect to.
+        grad_outputs: the vector each output's Jacobian is contracted with, one per output
+            (None for a scalar output, which means 1).
+        retain_graph: keep the values the graph saved for another backward pass through it
+            (default: `create_graph`).
+        create_graph: record the backward pass, so the gradients can be differentiated
+            again (higher derivatives).
+        only_inputs: accepted for PyTorch compatibility (deprecated there); changes nothing.
+        allow_unused: give None for an input the outputs do not depend on, instead of
+            raising.
+        is_grads_batched: each of `grad_outputs` has a leading batch dimension; the result
+            holds, per input, the gradients for every batch entry stacked along a new first
+            dimension (as PyTorch computes with vmap).
+        materialize_grads: give zeros instead of None for unused inputs (implies
+            `allow_unused`).
+
+    Returns:
+        A tuple with one gradient per input, each of its input's shape.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> x = torch.tensor([3.0], requires_grad=True)
+        >>> dx, = torch.autograd.grad(x ** 2, x, create_graph=True)
+        >>> dx
+        tensor([6.], grad_fn=<MulBackward0>)
+        >>> torch.autograd.grad(dx, x)
+        (tensor([2.]),)
+    """
     with _Call():
         if is_grads_batched:
             return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,

@@ -124,7 +124,28 @@ class Function:
     `setup_context(ctx, inputs, output)` that fills ctx. A static `jvp(ctx, *grad_inputs)` gives
     forward mode (torch.func.jvp, forward_ad's dual tensors). fgrad batches forward and
     backward itself under vmap, so `vmap` and `generate_vmap_rule` are not needed (and a
-    subclass's `vmap` is not called)."""
+    subclass's `vmap` is not called).
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> class Exp(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = x.exp()
+        ...         ctx.save_for_backward(y)
+        ...         return y
+        ...     @staticmethod
+        ...     def backward(ctx, grad_y):
+        ...         y, = ctx.saved_tensors
+        ...         return grad_y * y
+        >>> x = torch.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = Exp.apply(x)
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([1.0000, 2.7183])
+        >>> y.grad_fn.name()
+        'ExpBackward'
+    """
 
     generate_vmap_rule = False
 

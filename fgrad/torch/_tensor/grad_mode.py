@@ -106,7 +106,24 @@ class _BareDecorator(_GradMode):
 
 
 class no_grad(_BareDecorator):
-    """Ops on tensors record nothing inside `with torch.no_grad():` (or a decorated function)."""
+    """Ops on tensors record nothing inside ``with torch.no_grad():`` or a function decorated
+    with ``@torch.no_grad()`` (or bare ``@torch.no_grad``), as in PyTorch: results have
+    ``requires_grad=False`` and no ``grad_fn``, and nothing is saved for backward.
+
+    Args:
+        fn: with the bare decorator form, the function to wrap; otherwise omitted.
+
+    Returns:
+        A context manager that is also a decorator (or, given `fn`, the wrapped function).
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+        >>> with torch.no_grad():
+        ...     y = w * 2
+        >>> y.requires_grad, y.grad_fn
+        (False, None)
+    """
 
     mode = False
 

@@ -17,7 +17,32 @@ class SGD(Optimizer):
         p -= lr * g
 
     lr defaults to 1e-3 as in PyTorch 2.x. foreach, differentiable and fused are accepted and
-    change nothing (see Optimizer)."""
+    change nothing (see Optimizer).
+
+    Args:
+        params: the Tensors to optimise, or a list of parameter-group dicts ({"params": [...],
+            plus any of the options below for that group}).
+        lr: the learning rate.
+        momentum: the momentum factor (0: plain SGD).
+        dampening: the dampening of the momentum buffer's update.
+        weight_decay: the L2 penalty added to each gradient.
+        nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
+        maximize: ascend the objective instead of descending it.
+        foreach: accepted for PyTorch compatibility.
+        differentiable: accepted for PyTorch compatibility.
+        fused: accepted for PyTorch compatibility.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> for _ in range(2):
+        ...     opt.zero_grad()
+        ...     (w ** 2).sum().backward()
+        ...     opt.step()
+        >>> w.detach()
+        tensor([ 0.4600, -0.9200])
+    """
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
