@@ -17,6 +17,7 @@ from .sparse import sparse_coo, sparse_coo_tensor, strided  # noqa: F401,E402
 from ._tensor._layout import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401,E402
                               layout, legacy_contiguous_format, memory_format, preserve_format)
 from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
+from ._tensor._ops_hash import hash_tensor  # noqa: E402,F401
 from ._tensor._ops_breadth import *  # noqa: E402,F401,F403  (more of torch's top-level functions)
 from ._tensor import _ops_breadth as _ops_breadth_module  # noqa: E402
 from ._tensor._out import torch_function as _torch_function  # noqa: E402
@@ -46,7 +47,7 @@ from .amp import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa:
                   set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype)
 from .legacy_tensors import *  # noqa: E402,F401,F403
 from ._compile import compile  # noqa: E402,F401  (torch.compile: functions and Modules)
-from .runtime import (accelerator, are_deterministic_algorithms_enabled,  # noqa: E402,F401
+from .runtime import (accelerator, are_deterministic_algorithms_enabled, get_device_module,  # noqa: E402,F401
                       get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
                       is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
                       set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
@@ -67,7 +68,11 @@ _sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
 from . import autograd_variable as _autograd_variable  # noqa: E402
 autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_variable.variable
 _sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
-for _name in ("distributions", "onnx", "amp", "backends", "accelerator"):
+# torch.cpu (the CPU's device module) and the device-generic Stream and Event, on the CPU
+from . import cpu  # noqa: E402,F401
+from .cpu import Event, Stream  # noqa: E402,F401
+cpu.amp = amp
+for _name in ("distributions", "onnx", "amp", "backends", "accelerator", "cpu"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
 # nn/linalg functions under torch's top-level names, eager control flow, runtime queries
 from ._breadth import *  # noqa: E402,F401,F403

@@ -12,10 +12,12 @@ from typing import Any, Callable
 
 from threadpoolctl import threadpool_limits
 
-from ..core.errors import FgradError, FgradValueError
+from ..core.errors import FgradError, FgradRuntimeError, FgradValueError
+from . import cpu
 from ._tensor import cuda
 from ._tensor._func import compile_function
 from ._tensor._device import device
+from ._tensor._device import device as _device_cls
 
 _THREADS = {"n": os.cpu_count() or 1, "interop": 1}
 _DETERMINISTIC = {"on": False, "warn_only": False}
@@ -163,3 +165,26 @@ def _accelerator_namespace() -> types.ModuleType:
 
 
 accelerator = _accelerator_namespace()
+
+
+def get_device_module(device: Any = None) -> types.ModuleType:
+    """The module of a device type (torch.get_device_module): fgrad.torch.cuda for "cuda",
+    fgrad.torch.cpu for "cpu"; with no argument, the current accelerator's (CUDA when a GPU is
+    available), else the CPU's.
+
+    Args:
+        device: a device, a device string ("cuda:0", "cpu") or None.
+
+    Returns:
+        A module.
+
+    Raises:
+        RuntimeError: device is of another type, or names no device type fgrad has.
+    """
+    if device is None:
+        kind = "cuda" if cuda.is_available() else "cpu"
+    elif isinstance(device, (str, _device_cls)):
+        kind = _device_cls(device).type
+    else:
+        raise FgradRuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    return cuda if kind == "cuda" else cpu

@@ -45,6 +45,7 @@ from . import _tensor_api as A
 from . import creation
 from ._device import is_cupy, to_device
 from ._layout import strided
+from ._ops_hash import hash_tensor
 from ._ops_math import nan_to_num
 # (the base class: this module is imported while tensor.py builds the public one from it)
 from .tensor import TensorBase, _make, _writable, check_inplace, commit_inplace
@@ -412,6 +413,7 @@ TABLE.update({name: (FUNCTION, getattr(B, name)) for name in (
     "split_with_sizes", "stft", "take_along_dim", "tile", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "vdot", "vsplit")})
 TABLE["bernoulli"] = (FUNCTION, creation.bernoulli)
+TABLE["hash_tensor"] = (FUNCTION, hash_tensor)
 
 # in-place forms of functions that had only the out-of-place method
 TABLE.update({name: (INPLACE, fn) for name, fn in {
