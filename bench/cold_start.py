@@ -75,6 +75,15 @@ def _scan(jnp, lax, lib, np):
     return f, (np.zeros(16), np.linspace(0, 1, 100 * 16).reshape(100, 16))
 
 
+def _long_scan(jnp, lax, lib, np):
+    def f(c0, xs):
+        def body(c, x):
+            c = c * 0.9 + jnp.sin(x)
+            return c, jnp.sum(c)
+        return lax.scan(body, c0, xs)
+    return f, (np.zeros(16), np.linspace(0, 1, 10_000 * 16).reshape(10_000, 16))
+
+
 def _while(jnp, lax, lib, np):
     def f(a):  # Newton's square root, to convergence
         def cond(s):
@@ -129,7 +138,7 @@ CASES = {
     "elementwise chain": _elementwise, "MLP loss": _mlp_loss, "MLP value_and_grad": _mlp_grad,
     "Hessian": _hessian, "scan": _scan, "while_loop": _while, "fori_loop": _fori,
     "reduction": _reduction, "matmul chain": _matmul, "softmax/logsumexp": _softmax,
-    "vmap": _vmap,
+    "vmap": _vmap, "scan, 10,000 steps": _long_scan,
 }
 
 

@@ -58,12 +58,15 @@ EAGER_MIN_WORK = 20_000
 # compiled by jit's region compiler (no Numba import, no Numba compile: what keeps a jitted
 # function's first call fast), until that equation has run this many body equations over
 # all its calls; the calls after that run the compiled loop (a while_loop switches mid-loop,
-# as eagerly). The switch depends on the call history only, never on a measured time, so
-# a program called the same way computes the same bits on every run and machine.
+# as eagerly). The threshold is eager's: a call with that much work compiles at once, as
+# compiling repays itself within the call; smaller loops never pay for Numba unless they
+# are called often. The
+# switch depends on the call history only, never on a measured time, so a program called
+# the same way computes the same bits on every run and machine.
 # Element-wise arithmetic (+, -, *, /, sqrt, comparisons, max/min) gives the same bits in
 # both tiers; transcendental functions (vmath's in the compiled loop), reductions and dot
 # products (other summation orders) may differ by a few ulps between them.
-JIT_MIN_WORK = 20_000
+JIT_MIN_WORK = EAGER_MIN_WORK
 
 
 class JitLoopTier:
