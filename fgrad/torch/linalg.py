@@ -29,12 +29,12 @@ from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
 from ..lax import stop_gradient
 from ..extend.numpy import cast
-from ..extend.numpy import chain_order as _chain_order
 from ..scipy import linalg as fsl
 from ._tensor import _dtypes as D
 from ._tensor._boundary import call
 from ._tensor._policy import TORCH as P
 from ._tensor._ops import result_type as _result_type
+from ._tensor._ops_breadth import _multi_dot
 from ._tensor._ops_math import linalg_cross
 from ._tensor._ops_shape import matmul as _matmul
 from ._tensor.tensor import Tensor, _dim, _make
@@ -522,30 +522,7 @@ def multi_dot(tensors: Any) -> Tensor:
         if nd not in (1, 2) or (nd == 1 and 0 < k < len(tensors) - 1):
             raise FgradRuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
                                f"but got {nd}D")
-    dt = P.result_dtype(*tensors)
-    ts = [t if t._value.dtype == dt else t.to(D.of_np(dt)) for t in tensors]
-    out_shape = []
-    if ts[0]._value.ndim == 1:
-        ts[0] = ts[0].unsqueeze(0)
-    else:
-        out_shape.append(ts[0]._value.shape[0])
-    if ts[-1]._value.ndim == 1:
-        ts[-1] = ts[-1].unsqueeze(-1)
-    else:
-        out_shape.append(ts[-1]._value.shape[1])
-    if len(ts) == 3:  # PyTorch's rule for three: (A B) C unless A (B C) is strictly cheaper
-        a, b = ts[0]._value.shape
-        c, d = ts[2]._value.shape
-        if a * c * (b + d) > b * d * (a + c):
-            return _matmul(ts[0], _matmul(ts[1], ts[2])).view(tuple(out_shape))
-        return _matmul(_matmul(ts[0], ts[1]), ts[2]).view(tuple(out_shape))
-    split = _chain_order([ts[0]._value.shape[0]] + [t._value.shape[1] for t in ts])
-
-    def product(i, j):
-        if i == j:
-            return ts[i]
-        return _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
-    return product(0, len(ts) - 1).view(tuple(out_shape))
+    return _multi_dot(tensors)
 
 
 @_numerical("cond")

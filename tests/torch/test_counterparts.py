@@ -162,8 +162,10 @@ TOLERANCE.update({k.replace("nn.functional.", ""): TOLERANCE[k]
 TOLERANCE.update({k: (1e-12, ORDER2) for k in (
     "sinc~numpy.sinc", "special.sinc~numpy.sinc", "linalg.tensorsolve~numpy.linalg.tensorsolve",
     "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm",
-    "pairwise_distance~numpy.linalg.norm",
-    "chain_matmul~numpy.linalg.multi_dot")})
+    "pairwise_distance~numpy.linalg.norm")})
+TOLERANCE.update({f"{_name}~numpy.trapezoid": (1e-12, "torch.trapezoid is PyTorch's composition (the sum less half "
+                                                      "the two ends, times dx); NumPy sums the pairs' means")
+                  for _name in ("trapezoid", "trapz")})
 TOLERANCE["triangular_solve~scipy.linalg.solve_triangular"] = (
     1e-12, "torch.triangular_solve solves with the triangle by LU (numpy.linalg.solve); solve_triangular substitutes")
 TOLERANCE["layer_norm~nn.standardize"] = TOLERANCE["nn.functional.layer_norm~nn.standardize"]

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.errors import FgradRuntimeError, FgradTypeError
+from ...core.errors import FgradTypeError
 from ...core.trace import _state
 from . import _dtypes as D
 from . import _ops as O
@@ -43,12 +43,12 @@ from . import _ops_breadth as B
 from . import _random
 from . import _tensor_api as A
 from . import creation
-from ._device import is_cupy, to_device
+from ._device import to_device
 from ._layout import strided
 from ._ops_hash import hash_tensor
 from ._ops_math import nan_to_num
 # (the base class: this module is imported while tensor.py builds the public one from it)
-from .tensor import TensorBase, _make, _writable, check_inplace, commit_inplace
+from .tensor import TensorBase, _make, check_inplace, commit_inplace
 
 FUNCTION, REFLECTED, INPLACE, INPLACE_ON_COPY, ALIAS = "function", "reflected", "inplace", "inplace_on_copy", "alias"
 PROPERTY, CASTER, FACTORY, RANDOM, UPPER, CONSTANT = "property", "caster", "factory", "random", "upper", "constant"
@@ -149,28 +149,14 @@ def _mH(self):
 
 
 def zero_(self):
-    """Tensor.zero_(): fill with zeros in place."""
-    return fill_(self, 0)
+    """Tensor.zero_(): fill with zeros in place (ZeroBackward0 over a tensor with history)."""
+    return B.zero_(self)
 
 
 def fill_(self, value):
-    """Tensor.fill_(value): every entry set to `value` (a number or a 0-d tensor) in place."""
-    check_inplace(self)
-    v = self._value
-    if isinstance(value, TensorBase):
-        if value._value.ndim != 0:
-            raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                                    f"{value._value.ndim} dimensions.")
-        if value._requires_grad and _state.grad_enabled:
-            return commit_inplace(self, O.expand(O._to_dtype(value, v.dtype), tuple(v.shape)))
-        value = value.item()
-    if not (_state.grad_enabled and self._requires_grad) and _writable(v):
-        v.fill(value)
-        self._vbox[0] += 1
-        return self
-    xp = __import__("cupy") if is_cupy(v) else np
-    const = _make(xp.full(tuple(v.shape), value, v.dtype))
-    return commit_inplace(self, const)
+    """Tensor.fill_(value): every entry set to `value` (a number or a 0-d tensor) in place
+    (FillBackward2, or FillBackward3 for a tensor value, over a tensor with history)."""
+    return B.fill_(self, value)
 
 
 def copy_(self, src, non_blocking: bool = False):

@@ -9,17 +9,18 @@ indices results, views of the input, integer-to-float promotion, argument checks
 from __future__ import annotations
 
 import builtins
-import itertools
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from ... import lax
 from ... import numpy as fnp
+from ...core.trace import _state
 from ...core.errors import (FgradIndexError, FgradNotImplementedError, FgradRuntimeError, FgradTypeError,
                             FgradValueError)
-from ...extend.numpy import cast, dtype_of
+from ...extend.numpy import cast, chain_order, dtype_of
 from ...scipy import special as fss
 from . import _dtypes as D
 from . import _ops as O
@@ -29,8 +30,9 @@ from ._boundary import call
 from ._ops import _constant_pieces, _float, _operand, _own, _tensor, result_type as _result_tuple
 from ._ops_index import _REDUCE_UPDATES, _along
 from ._ops_math import nan_to_num, on_copy
+from ._ops_shape import matmul as _matmul
 from ._policy import TORCH as P
-from .tensor import Tensor, _dim, check_inplace, commit_inplace
+from .tensor import Tensor, _dim, _writable, check_inplace, commit_inplace
 
 _I64 = np.dtype(np.int64)
 
@@ -93,8 +95,8 @@ def copysign(input: Tensor, other: Any):
 
 
 def ldexp(input: Tensor, other: Any):
-    """input * 2 ** other, in the float dtype of the operands (LdexpBackward0 for PyTorch's
-    record; its gradient flows to `input` only, as `other` is an exponent).
+    """input * 2 ** other, in the float dtype of the operands (LdexpBackward0, whose inputs are
+    both operands, as PyTorch's: an integer exponent is one without gradient).
 
     Args:
         input: a Tensor.
@@ -104,10 +106,13 @@ def ldexp(input: Tensor, other: Any):
         A float Tensor.
     """
     a, b = _operand(_input("ldexp", input)), _operand(other)
+    if isinstance(b, Tensor) and b._value.dtype.kind not in "fc":
+        # (as a float operand it is an input of the node with no gradient, PyTorch's (None, 0))
+        b = b.to(D.of_np(P.float_dtype(P.result_dtype(a._value, b._value))))
 
     def values(x, e):
         dt = P.float_dtype(P.result_dtype(x, e))
-        return fnp.multiply(cast(x, dt), fnp.power(np.asarray(2.0, dt), cast(lax.stop_gradient(e), dt)))
+        return fnp.multiply(cast(x, dt), fnp.power(np.asarray(2.0, dt), cast(e, dt)))
     return call("LdexpBackward0", values, (a, b))
 
 
@@ -571,7 +576,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
 
 
 def nanmean(input: Tensor, dim: int = None, keepdim: bool = False, *, dtype: Any = None):
-    """The mean of the non-NaN elements (nansum / their count: DivBackward0, as PyTorch's).
+    """The mean of the non-NaN elements: nansum / their count (DivBackward0 over
+    NansumBackward0, PyTorch's composition).
 
     Args:
         input: a float or complex Tensor.
@@ -586,17 +592,12 @@ def nanmean(input: Tensor, dim: int = None, keepdim: bool = False, *, dtype: Any
     if x._value.dtype.kind not in "fc":
         raise FgradRuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                                 f"{x.dtype}")
-    axis = _axis(dim)
-    npd = D.np_dtype(dtype)
-
-    def values(v):
-        if npd is not None:
-            v = cast(v, npd)
-        ok = fnp.logical_not(fnp.isnan(v))
-        total = fnp.sum(fnp.where(ok, v, 0.0, policy=P), axis=axis, keepdims=keepdim, policy=P)
-        count = fnp.sum(ok, axis=axis, keepdims=keepdim, policy=P)
-        return fnp.true_divide(total, cast(count, dtype_of(total)), policy=P)
-    return call("DivBackward0", values, (x,))
+    # PyTorch's composition: nansum / the count of non-NaN elements (an operand without gradient
+    # of the division; as a float one it is the node's (None, 0) input)
+    total = O.nansum(x, dim, keepdim, dtype=dtype)
+    count = O.logical_not(O.isnan(x)).sum(dim, keepdim)
+    real = np.finfo(total._value.dtype).dtype
+    return total.div(count.to(D.of_np(real)))
 
 
 def msort(input: Tensor):
@@ -639,8 +640,39 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     return _histogram_t(C.tensor(hist.astype(dt)), C.tensor(edges.astype(dt)))
 
 
+def _by_scalar(name: str, fnp_fn, x: Tensor, c: Any) -> Tensor:
+    """`fnp_fn(x, c)` for a Python number `c`, the Scalar overload PyTorch's C++ composites
+    call (`x * 0.5` there): its node (MulBackward1, DivBackward1) has `x` as its only input,
+    where the Python operator's (MulBackward0) lists the number as a second one."""
+    return call(name, lambda v: fnp_fn(v, c, policy=P), (x,))
+
+
+def _weights_check(kind: str, w: Any, n: int, integral: bool) -> Tensor:
+    """cov's fweights/aweights, checked as PyTorch checks them (at most 1-D, one per observation,
+    integral or floating, none negative)."""
+    if not isinstance(w, Tensor):
+        raise FgradTypeError(f"cov(): argument '{kind}' must be Tensor, not {type(w).__name__}")
+    v = w._value
+    if v.ndim > 1:
+        raise FgradRuntimeError(f"cov(): expected {kind} to have one or fewer dimensions but got {kind} with "
+                                f"{v.ndim} dimensions")
+    if integral and v.dtype.kind not in "iu":
+        raise FgradRuntimeError(f"cov(): expected {kind} to have integral dtype but got {kind} with {w.dtype} dtype")
+    if not integral and v.dtype.kind != "f":
+        raise FgradRuntimeError(f"cov(): expected {kind} to have floating point dtype but got {kind} with "
+                                f"{w.dtype} dtype")
+    if v.size != n:
+        raise FgradRuntimeError(f"cov(): expected {kind} to have the same numel as there are observations in the "
+                                f"input but got {v.size} != {n}")
+    if n and w.detach().min().item() < 0:
+        raise FgradRuntimeError(f"cov(): {kind} cannot be negative")
+    return w
+
+
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None):
-    """The covariance matrix of the variables in `input`'s rows (observations in columns).
+    """The covariance matrix of the variables in `input`'s rows (observations in columns), as
+    PyTorch composes it: the (weighted) mean subtracted, a matrix product, a division by the
+    degrees of freedom, a squeeze.
 
     Args:
         input: a 1-D or 2-D Tensor.
@@ -652,22 +684,55 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, a
         A Tensor (0-d for one variable).
     """
     x = _input("cov", input)
-    if x._value.ndim > 2:
+    nd = x._value.ndim
+    if nd > 2:
         raise FgradRuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
-                                f"{x._value.ndim} dimensions")
-    fw = None if fweights is None else fweights._value
-    aw = aweights
-
-    def values(v, a=None):
-        out = fnp.cov(_float(v), ddof=int(correction), fweights=fw, aweights=a, policy=P)
-        return out
-    args = (x,) if aw is None else (x, aw)
-    return call("SqueezeBackward0", values, args)
+                                f"{nd} dimensions")
+    kind = x._value.dtype.kind
+    if kind == "b":
+        raise FgradRuntimeError("cov(): bool dtype is not supported for input")
+    if kind in "iu":  # (PyTorch's true division makes the mean, and so everything after it, float)
+        x = x.to(D.get_default_dtype())
+    obs = x if nd == 2 else x.view(1, -1)
+    n = obs._value.shape[1]
+    real = D.of_np(np.finfo(obs._value.dtype).dtype)
+    w = None
+    if fweights is not None:
+        w = _weights_check("fweights", fweights, n, True)
+    if aweights is not None:
+        aw = _weights_check("aweights", aweights, n, False)
+        w = aw if w is None else w * aw
+    if w is None:
+        # (constants of the divisions: float operands without gradient, PyTorch's Long scalars)
+        w_sum = C.tensor(float(n), dtype=real, device=x.device)
+        avg = obs.sum(1) / w_sum
+        norm = C.tensor(float(n - correction), dtype=real, device=x.device)
+    else:
+        w_sum = w.sum()
+        if w_sum.item() == 0:
+            raise FgradRuntimeError("cov(): weights sum to zero, can't be normalized")
+        avg = (obs * w).sum(1) / w_sum
+        if aweights is not None and correction != 0:
+            norm = w_sum - _by_scalar("MulBackward1", fnp.multiply, (w * aweights).sum(), correction) / w_sum
+        else:
+            norm = w_sum - correction
+        if norm._value.dtype.kind not in "fc":
+            norm = norm.to(real)
+    if norm.item() <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm = norm.detach().zero_() if norm._node is None else norm.zero_()
+    centred = obs - avg.unsqueeze(1)
+    right = centred if w is None else centred * w
+    right = right.t()
+    if right._value.dtype.kind == "c":
+        right = right.conj()
+    return centred.mm(right).div(norm).squeeze()
 
 
 def corrcoef(input: Tensor):
-    """The Pearson correlation coefficients of `input`'s rows, clipped to [-1, 1] (ClampBackward1,
-    PyTorch's last op).
+    """The Pearson correlation coefficients of `input`'s rows, clipped to [-1, 1], as PyTorch
+    composes them from cov (ClampBackward1 last).
 
     Args:
         input: a 1-D or 2-D Tensor.
@@ -679,15 +744,14 @@ def corrcoef(input: Tensor):
     if x._value.ndim > 2:
         raise FgradRuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input "
                                 f"with {x._value.ndim} dimensions")
-
-    def values(v):
-        c = fnp.cov(_float(v), policy=P)
-        if fnp.ndim(c) == 0:
-            return fnp.true_divide(c, c)
-        d = fnp.sqrt(fnp.diagonal(c) if dtype_of(c).kind != "c" else fnp.real(fnp.diagonal(c)))
-        c = fnp.true_divide(fnp.true_divide(c, fnp.expand_dims(d, 1)), fnp.expand_dims(d, 0))
-        return fnp.clip(c, -1, 1) if dtype_of(c).kind != "c" else c
-    return call("ClampBackward1", values, (x,))
+    c = cov(x)
+    if c._value.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = (d.real if d._value.dtype.kind == "c" else d).sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c if c._value.dtype.kind == "c" else O.clamp(c, -1, 1)
 
 
 def _trapezoid_args(name, y, x, dx, dim):
@@ -695,11 +759,38 @@ def _trapezoid_args(name, y, x, dx, dim):
     nd = yy._value.ndim
     if nd == 0:
         raise FgradIndexError(f"{name}(): cannot integrate a 0-d tensor (it has no dimension {dim})")
+    if x is not None and dx is not None:
+        raise FgradRuntimeError(f"{name}(): pass either the points x or the spacing dx, not both")
+    if yy._value.dtype.kind == "b" or (isinstance(x, Tensor) and x._value.dtype.kind == "b"):
+        raise FgradRuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
     return yy, _dim(dim, nd)
 
 
+def _sliced(v: Tensor, d: int, start: Any, stop: Any) -> Tensor:
+    """v[..., start:stop, ...] with the slice at dim d (SliceBackward0)."""
+    return v[(slice(None),) * d + (slice(start, stop),)]
+
+
+def _spacing(name: str, y: Tensor, x: Tensor, d: int) -> Tensor:
+    """The differences of the sample points `x` along `d`, as PyTorch takes them: a 1-D `x`
+    viewed along `d`, a lower-dimensional one with leading ones, then right minus left."""
+    xv, nd = x._value, y._value.ndim
+    if xv.ndim == 1:
+        if xv.shape[0] != y._value.shape[d]:
+            raise FgradRuntimeError(f"{name}: There must be one `x` value for each sample point (x has "
+                                    f"{xv.shape[0]}, y has {y._value.shape[d]} along dim {d})")
+        shape = [1] * nd
+        shape[d] = xv.shape[0]
+        x = x.view(*shape)
+    elif xv.ndim < nd:
+        x = x.view(*([1] * (nd - xv.ndim) + list(xv.shape)))
+    return _sliced(x, d, 1, None) - _sliced(x, d, None, -1)
+
+
 def trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
-    """The trapezoid rule along `dim`: spacing `dx` (1 by default) or sample points `x`.
+    """The trapezoid rule along `dim`: spacing `dx` (1 by default) or sample points `x`, as
+    PyTorch composes it (the sum less half the ends, times dx: MulBackward1; or the sum of
+    the pairs' means times the differences of x: DivBackward1).
 
     Args:
         y: the values, a Tensor.
@@ -708,15 +799,18 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -
         dim: the dimension to integrate along.
 
     Returns:
-        A Tensor without `dim` (MulBackward1 with a spacing, DivBackward1 with points, PyTorch's).
+        A Tensor without `dim`.
     """
     yy, d = _trapezoid_args("trapezoid", y, x, dx, dim)
-    if x is not None and dx is not None:
-        raise FgradRuntimeError("trapezoid(): pass either the points x or the spacing dx, not both")
+    if yy._value.shape[d] == 0:  # (no samples: 0, NumPy's answer)
+        shape = yy._value.shape[:d] + yy._value.shape[d + 1:]
+        return C.zeros(shape, dtype=yy.dtype, device=yy.device)
     if isinstance(x, Tensor):
-        return call("DivBackward1", lambda a, b: fnp.trapezoid(_float(a), _float(b), axis=d, policy=P), (yy, x))
+        pairs = (_sliced(yy, d, 1, None) + _sliced(yy, d, None, -1)) * _spacing("trapezoid", yy, x, d)
+        return _by_scalar("DivBackward1", fnp.true_divide, pairs.sum(d), 2.0)
     step = 1.0 if dx is None and x is None else (x if dx is None else dx)
-    return call("MulBackward1", lambda a: fnp.trapezoid(_float(a), dx=step, axis=d, policy=P), (yy,))
+    ends = _by_scalar("MulBackward1", fnp.multiply, yy.select(d, 0) + yy.select(d, -1), 0.5)
+    return _by_scalar("MulBackward1", fnp.multiply, yy.sum(d) - ends, step)
 
 
 def trapz(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
@@ -735,7 +829,8 @@ def trapz(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
-    """The running trapezoid rule along `dim` (one fewer element there; CumsumBackward0).
+    """The running trapezoid rule along `dim` (one fewer element there), as PyTorch composes it
+    (CumsumBackward0 with a spacing, DivBackward1 with points).
 
     Args:
         y: the values, a Tensor.
@@ -747,25 +842,12 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, d
         A Tensor.
     """
     yy, d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
-
-    def pieces(a, spacing):
-        a = _float(a)
-        n = fnp.shape(a)[d]
-        lo = _slice_dim(a, 0, builtins.max(n - 1, 0), axis=d)
-        hi = _slice_dim(a, 1, builtins.max(n, 1), axis=d)
-        return fnp.cumsum(fnp.multiply(fnp.multiply(fnp.add(lo, hi), 0.5), spacing), axis=d)
+    pairs = _sliced(yy, d, None, -1) + _sliced(yy, d, 1, None)
     if isinstance(x, Tensor):
-        def values(a, b):
-            b = _float(b)
-            n = fnp.shape(b)[-1 if fnp.ndim(b) == 1 else d]
-            ax = -1 if fnp.ndim(b) == 1 else d
-            db = fnp.subtract(_slice_dim(b, 1, n, axis=ax), _slice_dim(b, 0, n - 1, axis=ax))
-            if fnp.ndim(b) == 1 and fnp.ndim(a) > 1:
-                db = fnp.reshape(db, (-1,) + (1,) * (fnp.ndim(a) - 1 - d))
-            return pieces(a, db)
-        return call("CumsumBackward0", values, (yy, x))
-    step = 1.0 if dx is None else dx
-    return call("CumsumBackward0", lambda a: pieces(a, step), (yy,))
+        return _by_scalar("DivBackward1", fnp.true_divide,
+                          (pairs * _spacing("cumulative_trapezoid", yy, x, d)).cumsum(d), 2.0)
+    step = 1.0 if dx is None and x is None else (x if dx is None else dx)
+    return _by_scalar("MulBackward1", fnp.multiply, pairs, step / 2.0).cumsum(d)
 
 
 def frobenius_norm(input: Tensor, dim: int = (), keepdim: bool = False):
@@ -803,9 +885,20 @@ def nuclear_norm(input: Tensor, dim: int = None, keepdim: bool = False):
     if isinstance(dim, bool):
         dim, keepdim = None, dim
     x = _input("nuclear_norm", input)
-    if dim is None and x._value.ndim != 2:
-        raise FgradRuntimeError(f"nuclear_norm(): expected a 2D tensor, got {x._value.ndim}D; pass two dims")
-    return O.norm(x, "nuc", dim=dim, keepdim=keepdim)
+    nd = x._value.ndim
+    if dim is None and nd != 2:
+        raise FgradRuntimeError(f"nuclear_norm(): expected a 2D tensor, got {nd}D; pass two dims")
+    d0, d1 = (0, 1) if dim is None else (_dim(dim[0], nd), _dim(dim[1], nd))
+    if d0 == d1:
+        raise FgradRuntimeError(f"nuclear_norm(): dims must be different, got ({d0}, {d1})")
+    if x._value.dtype.kind not in "fc":
+        raise FgradRuntimeError(f"nuclear_norm(): expected a floating point or complex tensor, got {x.dtype}")
+    # PyTorch's composition: the two dims moved last, the singular values, their sum
+    perm = [k for k in builtins.range(nd) if k not in (d0, d1)] + [d0, d1]
+    out = call("LinalgSvdBackward0", fnp.linalg.svdvals, (x.permute(*perm),)).sum(-1)
+    if keepdim:
+        out = out.unsqueeze(-1).unsqueeze(-1).permute(*np.argsort(perm).tolist())
+    return out
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float):
@@ -1062,9 +1155,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int = None):
     for i in builtins.range(nd):
         if i != d:
             bx[i] = bi[i] = np.broadcast_shapes((xs[i],), (ids[i],))[0]
-    xe = x if bx == xs else O.expand(x, *bx)
-    ie = indices if bi == ids else O.expand(indices, *bi)
-    return O.gather(xe, d, ie)
+    # (PyTorch's broadcast_to: an ExpandBackward0 node even where the shape stays)
+    return O.gather(O.expand(x, *bx), d, O.expand(indices, *bi))
 
 
 def select(input: Tensor, dim: int, index: int):
@@ -1211,7 +1303,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1):
 
 
 def diagflat(input: Tensor, offset: int = 0):
-    """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (DiagEmbedBackward0).
+    """A 2-D tensor with input's elements (flattened) on its `offset` diagonal (PyTorch's
+    composition: a view of the elements, then diag_embed).
 
     Args:
         input: a Tensor (flattened).
@@ -1220,7 +1313,7 @@ def diagflat(input: Tensor, offset: int = 0):
     Returns:
         A 2-D Tensor.
     """
-    return call("DiagEmbedBackward0", lambda v: fnp.diagflat(v, offset), (_input("diagflat", input),))
+    return diag_embed(_input("diagflat", input).contiguous().view(-1), offset)
 
 
 def fliplr(input: Tensor):
@@ -1254,8 +1347,9 @@ def flipud(input: Tensor):
 
 
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False):
-    """The r-length combinations of a 1-D tensor's elements, as rows (StackBackward0), in
-    itertools.combinations' order.
+    """The r-length combinations of a 1-D tensor's elements, as rows, in
+    itertools.combinations' order (PyTorch's composition: masked_select of a meshgrid, then
+    stack).
 
     Args:
         input: a 1-D Tensor.
@@ -1263,7 +1357,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False):
         with_replacement: allow repeated elements.
 
     Returns:
-        A Tensor of shape (count, r) (1-D for r = 1... as PyTorch: (count,) when r == 1).
+        A Tensor of shape (count, r).
     """
     x = _input("combinations", input)
     if x._value.ndim != 1:
@@ -1272,14 +1366,20 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False):
         raise FgradRuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return C.empty(0, dtype=x.dtype)
+    # PyTorch's composition: a meshgrid of r views of the input, each masked to the index
+    # tuples in increasing (non-decreasing with replacement) order, stacked as columns
     n = x._value.shape[0]
-    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = np.array(list(gen(builtins.range(n), r)), np.int64).reshape(-1, r)
-
-    def values(v):
-        cols = [fnp.take(v, rows[:, j]) for j in builtins.range(r)]
-        return cols[0] if r == 1 else fnp.stack(cols, axis=1)
-    return call("StackBackward0", values, (x,))
+    grid = np.indices((n,) * r)
+    mask = np.ones((n,) * r, np.bool_)
+    for k in builtins.range(r - 1):
+        mask &= grid[k] <= grid[k + 1] if with_replacement else grid[k] < grid[k + 1]
+    m = C.tensor(mask, device=x.device)
+    cols = []
+    for k in builtins.range(r):
+        shape = [1] * r
+        shape[k] = n
+        cols.append(x.view(*shape).expand(*(n,) * r).masked_select(m))
+    return O.stack(cols, 1)
 
 
 def broadcast_tensors(*tensors):
@@ -1375,7 +1475,7 @@ def _copies_of_split(name, x, sizes, dim, check=False):
 
 def tensordot(a: Any, b: Tensor, dims: Sequence[int] = 2):
     """The sum of products over the last `dims` dims of `a` and first of `b`, or over the
-    paired dims ([dims_a], [dims_b]) (ViewBackward0, PyTorch's last op).
+    paired dims ([dims_a], [dims_b]), as PyTorch composes it (permutes, reshapes, one mm).
 
     Args:
         a, b: Tensors.
@@ -1394,9 +1494,35 @@ def tensordot(a: Any, b: Tensor, dims: Sequence[int] = 2):
     if x._value.dtype != y._value.dtype:
         raise FgradRuntimeError(f"expected both tensors of tensordot to have one dtype, but got {x.dtype} and "
                                 f"{y.dtype}")
-    axes = dims if isinstance(dims, int) else (list(dims[0]) if isinstance(dims[0], (list, tuple)) else [dims[0]],
-                                               list(dims[1]) if isinstance(dims[1], (list, tuple)) else [dims[1]])
-    return call("ViewBackward0", lambda u, v: fnp.tensordot(u, v, axes), (x, y))
+    na, nb = x._value.ndim, y._value.ndim
+    if isinstance(dims, int):
+        da, db = list(builtins.range(na - dims, na)), list(builtins.range(dims))
+    else:
+        da = list(dims[0]) if isinstance(dims[0], (list, tuple)) else [dims[0]]
+        db = list(dims[1]) if isinstance(dims[1], (list, tuple)) else [dims[1]]
+    if len(da) != len(db):
+        raise FgradRuntimeError(f"both dimension lists should have same length, got {da} and {db}")
+    da, db = [_dim(d, na) for d in da], [_dim(d, nb) for d in db]
+    # PyTorch's composition: size-1 contracted dims summed away, both operands permuted to
+    # (free, contracted) / (contracted, free) and reshaped to matrices, one mm, a reshape
+    csize = 1
+    for i, j in zip(da, db):
+        s1, s2 = x._value.shape[i], y._value.shape[j]
+        if s2 == 1:
+            x = x.sum(i, True, dtype=x.dtype)
+        elif s1 == 1:
+            y = y.sum(j, True, dtype=y.dtype)
+        elif s1 != s2:
+            raise FgradRuntimeError(f"contracted dimensions need to match, but first has size {s1} in dim {i} and "
+                                    f"second has size {s2} in dim {j}")
+        else:
+            csize *= s1
+    free_a = [i for i in builtins.range(na) if i not in da]
+    free_b = [j for j in builtins.range(nb) if j not in db]
+    sizes = [x._value.shape[i] for i in free_a] + [y._value.shape[j] for j in free_b]
+    ma = x.permute(*free_a, *da).reshape(math.prod(sizes[:len(free_a)]), csize)
+    mb = y.permute(*db, *free_b).reshape(csize, math.prod(sizes[len(free_a):]))
+    return O.mm(ma, mb).reshape(*sizes)
 
 
 def vdot(input: Tensor, other: Any):
@@ -1424,8 +1550,47 @@ def vdot(input: Tensor, other: Any):
     return call("VdotBackward0", fnp.vdot, (x, other))
 
 
+def _multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """The product of a chain of matrices (the first may be a row, the last a column vector,
+    each 1-D), multiplied in the cheapest order as PyTorch composes it: the 1-D ends
+    unsqueezed, matrix products, a view to the result's shape. torch.linalg.multi_dot and
+    chain_matmul check their arguments and call it.
+
+    Args:
+        tensors: two or more Tensors, 2-D but for the ends.
+
+    Returns:
+        A Tensor.
+    """
+    dt = P.result_dtype(*tensors)
+    ts = [t if t._value.dtype == dt else t.to(D.of_np(dt)) for t in tensors]
+    out_shape = []
+    if ts[0]._value.ndim == 1:
+        ts[0] = ts[0].unsqueeze(0)
+    else:
+        out_shape.append(ts[0]._value.shape[0])
+    if ts[-1]._value.ndim == 1:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    else:
+        out_shape.append(ts[-1]._value.shape[1])
+    if len(ts) == 3:  # PyTorch's rule for three: (A B) C unless A (B C) is strictly cheaper
+        a, b = ts[0]._value.shape
+        c, d = ts[2]._value.shape
+        if a * c * (b + d) > b * d * (a + c):
+            return _matmul(ts[0], _matmul(ts[1], ts[2])).view(tuple(out_shape))
+        return _matmul(_matmul(ts[0], ts[1]), ts[2]).view(tuple(out_shape))
+    split = chain_order([ts[0]._value.shape[0]] + [t._value.shape[1] for t in ts])
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        return _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+    return product(0, len(ts) - 1).view(tuple(out_shape))
+
+
 def chain_matmul(*matrices):
-    """The product of 2-D matrices, left to right (PyTorch deprecates it for linalg.multi_dot).
+    """The product of 2-D matrices (PyTorch deprecates it for linalg.multi_dot, whose
+    composition it is: products in the cheapest order, then a view).
 
     Args:
         *matrices: 2-D Tensors with matching inner sizes.
@@ -1441,7 +1606,7 @@ def chain_matmul(*matrices):
             raise FgradRuntimeError(f"Tensor dimension is {m._value.ndim}, expected 2 instead.")
     if len(ms) == 1:
         return O.clone(ms[0])
-    return call("ViewBackward0", lambda *vs: fnp.linalg.multi_dot(vs), ms)
+    return _multi_dot(ms)
 
 
 def adjoint(input: Tensor):
@@ -1686,8 +1851,15 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Any, storage_offset: 
         A Tensor.
     """
     x = _input("as_strided", input)
+    pos = _strided_positions("as_strided", x, size, stride, storage_offset)
+    return call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,))
+
+
+def _strided_positions(name: str, x: Tensor, size: Sequence[int], stride: Any, storage_offset: int | None):
+    """The row-major element positions as_strided(x, size, stride, storage_offset) reads, an
+    int64 array of shape `size`, with PyTorch's checks (x contiguous: see as_strided)."""
     if not O.is_contiguous(x):
-        raise FgradRuntimeError("as_strided(): fgrad reads the input's row-major elements, so the input must be "
+        raise FgradRuntimeError(f"{name}(): fgrad reads the input's row-major elements, so the input must be "
                                 "contiguous; call .contiguous() on it first")
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
@@ -1702,7 +1874,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Any, storage_offset: 
     if pos.size and pos.max() >= x._value.size:
         raise FgradRuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off} "
                                 f"require {int(pos.max()) + 1} elements, but the input has {x._value.size}")
-    return call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,))
+    return pos
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size: Sequence[int], stride: Any, storage_offset: int | None = None):
@@ -1743,8 +1915,9 @@ def as_strided_copy(input: Tensor, size: Sequence[int], stride: Any, storage_off
     Returns:
         A new Tensor.
     """
-    out = as_strided(_input("as_strided_copy", input), size, stride, storage_offset)
-    return _own(call("AsStridedBackward0_copy", fnp.copy, (out,))) if out._node is not None else _own(out)
+    x = _input("as_strided_copy", input)
+    pos = _strided_positions("as_strided_copy", x, size, stride, storage_offset)
+    return _own(call("AsStridedBackward0_copy", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (x,)))
 
 
 _gradient_args = ("spacing", "dim", "edge_order")
@@ -1938,31 +2111,48 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     if n_fft <= 0 or n_fft > length:
         raise FgradRuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
     frames = 1 + (length - n_fft) // hop
-    idx = np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]
     batched = x._value.ndim == 2
-    args = (x,) if window is None else (x, window)
-
-    def values(v, w=None):
-        v = v if batched else fnp.expand_dims(v, 0)
-        if dtype_of(v).kind not in "fc":
-            v = _float(v)
-        if center:
-            p = n_fft // 2
-            v = fnp.pad(v, ((0, 0), (p, p)), mode=_PAD_MODES[pad_mode])
-        w = fnp.ones((win,), dtype_of(v) if dtype_of(v).kind == "f" else np.dtype(np.float64)) if w is None else w
-        w = fnp.pad(w, ((left, right),))
-        f = fnp.multiply(fnp.take(v, idx, axis=1), w)  # (B, frames, n_fft)
-        out = fnp.fft.rfft(f, axis=-1) if sided else fnp.fft.fft(f, axis=-1)
-        if normalized:
-            out = fnp.multiply(out, np.asarray(n_fft ** -0.5, dtype_of(out).type(0).real.dtype))
-        out = fnp.swapaxes(out, -1, -2)
-        if not batched:
-            out = fnp.squeeze(out, 0)
-        if not return_complex:
-            out = fnp.stack([fnp.real(out), fnp.imag(out)], axis=-1)
-        return out
-    name = "ViewAsRealBackward0" if not return_complex else "TransposeBackward1" if batched else "SqueezeBackward4"
-    return call(name, values, args)
+    if x._value.dtype.kind not in "fc":
+        x = x.to(D.get_default_dtype())
+    # PyTorch's composition, op by op (its graph): the signal viewed as 3-D, padded by n_fft // 2
+    # at both ends and viewed back; one row for a 1-D signal; the frames as a strided view;
+    # times the window (centred in n_fft); the FFT of each frame; (B, freq, frame) by an
+    # in-place transpose; the row squeezed away in place; a real view last
+    if center:
+        p = n_fft // 2
+        if pad_mode == "reflect" and p >= x._value.shape[-1]:
+            raise FgradRuntimeError(f"stft: reflect padding {p} (n_fft // 2) must be less than the signal's length "
+                                    f"{x._value.shape[-1]}; pass center=False or pad_mode='constant'")
+        nd = x._value.ndim
+        mode = _PAD_MODES[pad_mode]
+        pad_name = {"constant": "ConstantPadNdBackward0", "circular": "CopySlices"}.get(pad_mode) or \
+            f"{'Reflection' if pad_mode == 'reflect' else 'Replication'}Pad1DBackward0"
+        padded = call(pad_name, lambda v: fnp.pad(v, ((0, 0), (0, 0), (p, p)), mode=mode),
+                      (x.view(*(1,) * (3 - nd), *x._value.shape),))
+        x = padded.view(*padded._value.shape[3 - nd:])
+    rows = x if batched else x.unsqueeze(0)
+    # (PyTorch's as_strided over the rows' own strides reads frame t as elements t * hop ...
+    # of each row, whatever the layout: those positions of the row-major elements here)
+    b, n = rows._value.shape
+    pos = (np.arange(b) * n)[:, None, None] + (np.arange(frames) * hop)[None, :, None] + np.arange(n_fft)
+    framed = call("AsStridedBackward0", lambda v: fnp.take(fnp.reshape(v, (-1,)), pos), (rows,))
+    w = window
+    if win < n_fft:
+        w = C.zeros(n_fft, dtype=window.dtype if window is not None else x.dtype, device=x.device)
+        w[left:left + win] = 1 if window is None else window
+    if w is not None:
+        framed = framed.mul(w)
+    norm = "ortho" if normalized else "backward"
+    if framed._value.dtype.kind == "c":
+        out = call("FftC2CBackward0", lambda v: fnp.fft.fft(v, axis=-1, norm=norm), (framed,))
+    elif sided:
+        out = call("FftR2CBackward0", lambda v: fnp.fft.rfft(v, axis=-1, norm=norm), (framed,))
+    else:
+        out = call("FftR2CBackward0", lambda v: fnp.fft.fft(v, axis=-1, norm=norm), (framed,))
+    out = out.transpose_(1, 2)
+    if not batched:
+        out = out.squeeze_(0)
+    return out if return_complex else O.view_as_real(out)
 
 
 def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
@@ -2228,16 +2418,35 @@ globals().update({n: _inplace(n, f) for n, f in _INPLACE_FUNCTIONS.items()})
 
 
 def _fill_inplace(name: str, input, value, grad_fn: str):
+    """`input` filled with `value` in place (torch.fill_/zero_ and the Tensor methods). With
+    history, the write is one node over input's old history alone, as PyTorch's (`grad_fn`:
+    FillBackward2 or ZeroBackward0; FillBackward3 for a 0-d Tensor value, which is its second
+    input); without, the values are written where they are."""
     x = _input(name, input)
     check_inplace(x)
+    v = x._value
+    grad = _state.grad_enabled
     if isinstance(value, Tensor):
         if value._value.ndim:
             raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                     f"{value._value.ndim} dimensions.")
-        if value.requires_grad:
-            return commit_inplace(x, O.expand(O._to_dtype(value, x._value.dtype), *x._value.shape))
+        if grad and x._view is None and (value._requires_grad or x._requires_grad):
+            if not value._requires_grad and value._value.dtype != v.dtype:
+                value = value.to(x.dtype)
+            dt = v.dtype
+            return commit_inplace(x, call("FillBackward3", lambda a, c: _constant_pieces(
+                fnp.add(fnp.zeros(fnp.shape(a), dt), cast(c, dt)), a), (x, value)))
+        if value._requires_grad and grad:  # (a view: written through its base, CopySlices)
+            return commit_inplace(x, O.expand(O._to_dtype(value, v.dtype), *v.shape))
         value = value.item()
-    return commit_inplace(x, C.full(tuple(x._value.shape), value, dtype=x.dtype, device=x.device), grad_fn)
+    if not (grad and x._requires_grad) and _writable(v):
+        v.fill(value)
+        x._vbox[0] += 1
+        return x
+    if grad and x._requires_grad and x._view is None:  # (a view: CopySlices over its base, tensor.py)
+        dt = v.dtype
+        return commit_inplace(x, call(grad_fn, lambda a: _constant_pieces(fnp.full(fnp.shape(a), value, dt), a), (x,)))
+    return commit_inplace(x, C.full(tuple(v.shape), value, dtype=x.dtype, device=x.device), grad_fn)
 
 
 def zero_(input: Tensor):
