@@ -115,7 +115,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
     """module(*args, **kwargs) with parameters and buffers replaced by the values of
     `parameter_and_buffer_dicts` (a dict name -> value, or a tuple of such dicts), keyed as in
     module.named_parameters(). Values are Tensors (inside the transforms here, Tensors around
-    their tracers); the module itself is restored afterwards."""
+    their tracers); the module itself is restored afterwards.
+
+    Args:
+        module: the nn.Module to call.
+        parameter_and_buffer_dicts: a dict from names (as in ``named_parameters()`` and
+            ``named_buffers()``) to Tensors, or a tuple of such dicts with distinct keys.
+        args: the positional arguments of the call (a single non-tuple value is one argument).
+        kwargs: the keyword arguments of the call.
+        tie_weights: a value given for one of several tied names (the same Parameter
+            registered twice) replaces it under every name, as PyTorch does.
+        strict: every parameter and buffer must be given, and no other name.
+
+    Returns:
+        What ``module(*args, **kwargs)`` returns with those values in place.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> from fgrad.torch.func import functional_call, grad
+        >>> net = torch.nn.Linear(2, 1)
+        >>> params = {"weight": torch.tensor([[1.0, 2.0]]), "bias": torch.tensor([0.5])}
+        >>> x = torch.tensor([[3.0, 4.0]])
+        >>> functional_call(net, params, (x,))
+        tensor([[11.5000]])
+        >>> loss = lambda p: functional_call(net, p, (x,)).sum()
+        >>> grad(loss)(params)["weight"]
+        tensor([[3., 4.]])
+    """
     dicts = parameter_and_buffer_dicts
     if isinstance(dicts, (tuple, list)):
         merged = {}

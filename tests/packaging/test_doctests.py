@@ -30,6 +30,8 @@ MAIN_TORCH = {
     "fgrad.torch.func.grad": torch.func.grad,
     "fgrad.torch.func.vmap": torch.func.vmap,
     "fgrad.torch.optim.SGD": torch.optim.SGD,
+    "fgrad.torch.func.functional_call": torch.func.functional_call,
+    "fgrad.torch.save": torch.save,
 }
 
 

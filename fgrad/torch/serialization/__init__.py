@@ -51,6 +51,15 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = DEFAULT_PROTOCOL,
 
     Returns:
         None.
+
+    Example:
+        >>> import io
+        >>> import fgrad.torch as torch
+        >>> buffer = io.BytesIO()
+        >>> torch.save({"w": torch.tensor([1.0, 2.0]), "step": 3}, buffer)
+        >>> _ = buffer.seek(0)
+        >>> torch.load(buffer)
+        {'w': tensor([1., 2.]), 'step': 3}
     """
     if pickle_module is not None and pickle_module is not pickle:
         raise FgradValueError(f"fgrad.torch.save: only the standard pickle module is supported, "
