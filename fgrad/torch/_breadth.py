@@ -27,10 +27,12 @@ from ..scipy import linalg as fsl
 from . import amp as _amp
 from . import linalg as _linalg
 from .nn import functional as F
+from .nn._util import aten_norm
 from ._tensor import _dtypes as D
 from ._tensor import _ops as O
 from ._tensor import creation as C
 from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
+from ._tensor._ops_breadth import unsafe_chunk as _unsafe_chunk
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
 from ._tensor.grad_mode import is_inference_mode_enabled, no_grad
@@ -191,7 +193,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     outs = tuple(f - 2 * p_ for f, p_ in zip(full, pd))
     if any(o <= 0 for o in outs):
         raise FgradRuntimeError(f"conv_transpose3d: the output size {outs} is too small")
-    args = [x, weight] + ([bias] if bias is not None else [])
+    args = (x, weight, bias)
 
     def values(v, w, b=None):
         v = fnp.expand_dims(v, 0) if unbatched else v
@@ -211,7 +213,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         if b is not None:
             out = fnp.add(out, fnp.reshape(b, (1, -1, 1, 1, 1)))
         return fnp.squeeze(out, 0) if unbatched else out
-    return call("ConvolutionBackward0", values, tuple(args))
+    return call("ConvolutionBackward0", values, args, operands=(0, 1, 2))
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any, dilation: Any,
@@ -1117,13 +1119,14 @@ def gru_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | 
         The new hidden state (batch, hidden_size).
     """
     x = _input("gru_cell", input)
-    gi = O.matmul(x, O.t(w_ih)) if b_ih is None else O.add(O.matmul(x, O.t(w_ih)), b_ih)
-    gh = O.matmul(hx, O.t(w_hh)) if b_hh is None else O.add(O.matmul(hx, O.t(w_hh)), b_hh)
-    xr, xz, xn = O.chunk(gi, 3, 1)
-    hr, hz, hn = O.chunk(gh, 3, 1)
-    r, z = O.sigmoid(O.add(xr, hr)), O.sigmoid(O.add(xz, hz))
-    n = O.tanh(O.add(xn, O.mul(r, hn)))
-    return O.add(O.mul(O.rsub(z, 1), n), O.mul(z, hx))
+    # PyTorch's CPU composition, its in-place steps included (they name the nodes): the gates
+    # are unsafe chunks of the two linear maps, h' = (hx - n) * z + n
+    xr, xz, xn = _unsafe_chunk(F.linear(x, w_ih, b_ih), 3, 1)
+    hr, hz, hn = _unsafe_chunk(F.linear(hx, w_hh, b_hh), 3, 1)
+    r = hr.add_(xr).sigmoid_()
+    z = hz.add_(xz).sigmoid_()
+    n = xn.add(hn.mul_(r)).tanh_()
+    return O.sub(hx, n).mul_(z).add_(n)
 
 
 def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
@@ -1262,13 +1265,8 @@ def native_group_norm(input: Tensor, weight: Tensor, bias: Tensor | None, N: int
     if C % group:
         raise FgradRuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                                 f"of shape {list(shape)} and num_groups={group}")
-    args = [x] + [t for t in (weight, bias) if t is not None]
-    has_w, has_b = weight is not None, bias is not None
 
-    def values(v, *wb):
-        it = iter(wb)
-        w = next(it) if has_w else None
-        b = next(it) if has_b else None
+    def values(v, w, b):
         g = fnp.reshape(v, (N, group, -1))
         mean = fnp.mean(g, axis=-1, keepdims=True)
         var = fnp.mean(fnp.square(fnp.subtract(g, mean)), axis=-1, keepdims=True)
@@ -1280,7 +1278,7 @@ def native_group_norm(input: Tensor, weight: Tensor, bias: Tensor | None, N: int
         if b is not None:
             out = fnp.add(out, fnp.reshape(b, bshape))
         return out, fnp.reshape(mean, (N, group)), fnp.reshape(rstd, (N, group))
-    return call("NativeGroupNormBackward0", values, tuple(args))
+    return call("NativeGroupNormBackward0", values, (x, weight, bias), operands=(0, 1, 2))
 
 
 def native_channel_shuffle(input: Tensor, groups: int):
@@ -1309,16 +1307,15 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0):
         A Tensor.
     """
     x = _input("norm_except_dim", v, "v")
+    # PyTorch's composition: the norm of a 2-D view with dim first (or last), viewed back
     if dim == -1:
-        return O.norm(x, pow)
+        return aten_norm(x, pow)
     nd = x.dim()
-    d = dim % nd
-    shape = tuple(1 if i != d else n for i, n in enumerate(x._value.shape))
-
-    def values(u):
-        return fnp.reshape(fnp.linalg.norm(fnp.reshape(fnp.moveaxis(u, d, 0), (shape[d], -1)), ord=pow, axis=1),
-                           shape)
-    return call("ViewBackward0", values, (x,))
+    if dim == 0 or dim == nd - 1:
+        n = x.shape[dim]
+        flat = O.reshape(x.contiguous(), (n, -1) if dim == 0 else (-1, n))
+        return O.reshape(aten_norm(flat, pow, 1 if dim == 0 else 0), tuple(n if i == dim else 1 for i in range(nd)))
+    return O.transpose(norm_except_dim(O.transpose(x, 0, dim), pow, 0), 0, dim)
 
 
 def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float):

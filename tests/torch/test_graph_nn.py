@@ -169,9 +169,6 @@ CASES = {
 # fgrad records these as ONE node (the function over values, named as PyTorch's last node)
 # where PyTorch composes several ops; mirroring each composition op by op is not done yet.
 _COMPOSED = "PyTorch composes this from several ops; fgrad records one node named as the last one"
-# PyTorch keeps an (empty) edge for embedding_bag's absent per_sample_weights; the boundary
-# gives edges to Tensor operands only, and fgrad's embedding_bag gets None there
-_NONE_EDGE = "PyTorch keeps a None edge for an absent optional operand; the boundary has no operand for it"
 XFAIL = {
     "cross_entropy_label_smoothing": _COMPOSED, "cross_entropy_probabilities": _COMPOSED,
     "gaussian_nll_loss": _COMPOSED,
@@ -179,10 +176,8 @@ XFAIL = {
     # composed as PyTorch's, but the facade's Tensor + Python float is AddBackward0 with an
     # empty edge for the scalar, where PyTorch's is AddBackward1 (one edge)
     "margin_ranking_loss": "the facade's tensor + float is AddBackward0 (PyTorch: AddBackward1)",
-    "triplet_margin_loss": _COMPOSED, "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED,
-    "pairwise_distance": _COMPOSED, "instance_norm": _COMPOSED, "rms_norm": _COMPOSED,
+    "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED, "instance_norm": _COMPOSED,
     "local_response_norm": _COMPOSED, "lp_pool2d": _COMPOSED, "pad_circular": _COMPOSED,
-    "embedding_bag": _NONE_EDGE,
 }
 
 

@@ -133,10 +133,24 @@ def _unbox(args):
     return vals, tensors
 
 
-def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
+def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = None) -> Any:
     """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
     made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
-    one graph node for the whole op when an input requires grad (see the module doc)."""
+    one graph node for the whole op when an input requires grad (see the module doc).
+
+    Args:
+        name: PyTorch's grad_fn class name, or None.
+        fn: the op's computation over plain values.
+        args, kwargs: its arguments, Tensors among them.
+        operands: the positions in `args` of PyTorch's differentiable Tensor operands, in the
+            order its node lists them, or None to take every floating Tensor argument in
+            argument order. Declared, each position is one entry of `next_functions`: its
+            Tensor's node, or (None, 0) where the Tensor needs no gradient or the argument
+            is None or missing (a bias left out); Tensors elsewhere are constants of the op.
+
+    Returns:
+        The results of `fn` as Tensors.
+    """
     if FORWARD_AD[0] is not None:  # a dual level or saved-tensor hooks: the interceptor runs it (forward_ad.install)
         return FORWARD_AD[0].call(name, fn, args, kwargs)
     base, keys = fn, ()
@@ -148,6 +162,15 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
     vals, tensors = _unbox(args)
     if not tensors:
         return _wrap_plain(fn(*vals), vals, tensors)
+    if operands is not None:
+        # PyTorch's operand list: each declared position's Tensor, or None (an absent operand)
+        at = {e[0]: e for e in tensors if e[1] is None}
+        ops = [at.get(i) for i in operands]
+        tensors = [e for e in ops if e is not None]
+        if not tensors:  # (no Tensor operand: the Tensor arguments are constants)
+            return _wrap_plain(fn(*vals), vals, tensors)
+    else:
+        ops = None
     grad, plain = False, True
     for _, _, t in tensors:
         if t._requires_grad:
@@ -158,7 +181,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
         _devices(vals, tensors)
     if not grad or not _state.grad_enabled:
         return _wrap_plain(fn(*vals), vals, tensors)
-    if len(tensors) == 1 and tensors[0][1] is None:  # one Tensor operand (most ops): no list to fill
+    if ops is None and len(tensors) == 1 and tensors[0][1] is None:  # one Tensor operand (most ops): no list
         i, _, t = tensors[0]
         primals = (t._value,)
         where = _WHERE_ONE
@@ -171,14 +194,15 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
                 full[i] = x
                 return fn(*full)
     else:
-        # every floating Tensor operand is an input of the node (PyTorch lists a None parent
-        # for one that needs no gradient, and no edge for an integer or boolean one: a mask,
-        # an index); the differentiated ones are the subgraph's leaves
-        tensors = [e for e in tensors if e[2]._requires_grad or e[2]._value.dtype.kind in "fc"]
-        where = tuple([n for n, (_, _, t) in enumerate(tensors) if t._requires_grad])
-        diff = [tensors[n] for n in where]
+        if ops is None:
+            # every floating Tensor operand is an input of the node (PyTorch lists a None parent
+            # for one that needs no gradient, and no edge for an integer or boolean one: a mask,
+            # an index); the differentiated ones are the subgraph's leaves
+            ops = tensors = [e for e in tensors if e[2]._requires_grad or e[2]._value.dtype.kind in "fc"]
+        where = tuple([n for n, e in enumerate(ops) if e is not None and e[2]._requires_grad])
+        diff = [ops[n] for n in where]
         primals = tuple([t._value for _, _, t in diff])
-        parents = tuple([grad_node(t) if t._requires_grad else None for _, _, t in tensors])
+        parents = tuple([grad_node(e[2]) if e is not None and e[2]._requires_grad else None for e in ops])
 
         def of_diff(*xs):
             full = list(vals)
@@ -199,7 +223,10 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
     if sub is None:
         return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
     cls = (_NODE_CLASSES.get(name) or node_class(name)) if name is not None else None
-    saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
+    if ops is None:
+        saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
+    else:  # (an absent operand's input is None, watched by no counter)
+        saved = [(e[2]._vbox, e[2]._vbox[0], n) for n, e in enumerate(ops) if e is not None]
     if tree is None:
         node = _one_primitive(sub, parents, where, cls, saved)
         if node is not None:  # the op is one primitive on its operands: that primitive's node
@@ -208,14 +235,14 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY) -> Any:
             if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
                 _mark_one(t, v, tensors)
             return t
-    inputs = primals if where is _WHERE_ONE else tuple([t._value for _, _, t in tensors])
+    inputs = primals if where is _WHERE_ONE else tuple([e[2]._value if e is not None else None for e in ops])
     results = []
     k = 0
     for v, inner in zip(outs, sub.outs):
         if inner is None or v.dtype.kind not in "fc":
             results.append(_make(v))
         elif inner.prim is None and name is None:  # an input passed through: that Tensor itself
-            results.append([t for _, _, t in tensors][where[sub.leaves.index(inner)]])
+            results.append(tensors[0][2] if ops is None else ops[where[sub.leaves.index(inner)]][2])
         else:
             # (no name: the node is named after the primitive that made this output, as
             # PyTorch names a node after the last op of a formula)

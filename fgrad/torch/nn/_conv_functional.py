@@ -26,6 +26,9 @@ from .._tensor.tensor import Tensor, _tensor_bind
 from ._spatial import batched, ntuple, unbatched
 from ._util import arr, same_dtype, shape, torch_op
 
+# PyTorch's ConvolutionBackward0 lists (input, weight, bias), a missing bias as (None, 0)
+_CONV_OPERANDS = ("input", "weight", "bias")
+
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
 
@@ -100,7 +103,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return unbatched(y, squeeze)
 
 
-@torch_op("ConvolutionBackward0")
+@torch_op("ConvolutionBackward0", operands=_CONV_OPERANDS)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """1-D cross-correlation: input [N, C, L] (or [C, L]), weight [O, C/groups, kL], bias [O]
     (conv2d of height 1)."""
@@ -115,7 +118,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return unbatched(reshape(y, shape(y)[:2] + (shape(y)[3],)), squeeze)
 
 
-@torch_op("ConvolutionBackward0")
+@torch_op("ConvolutionBackward0", operands=_CONV_OPERANDS)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """3-D cross-correlation: input [N, C, D, H, W] (or [C, D, H, W]), weight
     [O, C/groups, kD, kH, kW], bias [O]."""
@@ -211,7 +214,7 @@ def _conv_transpose(x, w, b, G, stride, dilation, pad, out):
     return y
 
 
-@torch_op("ConvolutionBackward0")
+@torch_op("ConvolutionBackward0", operands=_CONV_OPERANDS)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """The transposed 2-D convolution ("deconvolution"), the adjoint of conv2d in its input:
@@ -223,7 +226,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return unbatched(_conv_transpose(x, w, b, G, stride, dilation, pad, out), squeeze)
 
 
-@torch_op("ConvolutionBackward0")
+@torch_op("ConvolutionBackward0", operands=_CONV_OPERANDS)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups: int = 1, dilation=1):
     """The transposed 1-D convolution: input [N, C_in, L] (or [C_in, L]), weight

@@ -16,6 +16,8 @@ from ...api import stop_gradient
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...extend import nn as nnops
 from ._util import (
+    add_scalar,
+    aten_norm,
     arr,
     concrete_or_none,
     dtype,
@@ -29,7 +31,7 @@ from ._util import (
 )
 from .._tensor._boundary import call
 from .._tensor.creation import full, full_like, ones_like, zeros_like
-from .._tensor._ops import where
+from .._tensor._ops import minimum, where
 from .._tensor._ops_math import xlogy
 
 
@@ -177,14 +179,12 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     return fnp.sum(fnp.multiply(fnp.divide(a, na), fnp.divide(b, nb)), axis=dim)
 
 
-@torch_op("NormBackward1")
+@on_tensors
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """‖x1 - x2 + eps‖_p along the last dimension."""
-    d = fnp.add(fnp.subtract(arr(x1, "pairwise_distance"), arr(x2, "pairwise_distance")), eps)
-    nd = len(shape(d))
-    if p == math.inf:
-        return fnp.max(fnp.abs(d), axis=-1, keepdims=keepdim)
-    return fnp.linalg.norm(d, ord=p, axis=-1 if nd else None, keepdims=keepdim)
+    """‖x1 - x2 + eps‖_p along the last dimension of the broadcast pair, as PyTorch's
+    composition (NormBackward1 of AddBackward1 of SubBackward0)."""
+    nd = max(x1.dim(), x2.dim())
+    return aten_norm(add_scalar(x1 - x2, eps), p, nd - 1 if nd else None, keepdim)
 
 
 @loss_op("WhereBackward0")
@@ -213,18 +213,23 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     return _reduced("margin_ranking_loss", (-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
-@loss_op("ClampMinBackward0")
+@on_tensors
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-distance (swap: the closer of
-    d(a, n) and d(p, n))."""
+    d(a, n) and d(p, n)); PyTorch's composition (ClampMinBackward0 of SubBackward0 of
+    AddBackward1 of the distances, then the reduction)."""
     reduction = reduction_mode(size_average, reduce, reduction)
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise FgradRuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number "
+                                f"of dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+                                f"{dims[2]}D inputs")
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_an = fnp.minimum(d_an, pairwise_distance(positive, negative, p, eps))
-    val = fnp.add(fnp.subtract(d_ap, d_an), margin)
-    return reduce_loss("triplet_margin_loss", fnp.maximum(val, fnp.zeros_like(val)), reduction)
+        d_an = minimum(d_an, pairwise_distance(positive, negative, p, eps))
+    return _reduced("triplet_margin_loss", (add_scalar(d_ap, margin) - d_an).clamp_min(0), reduction)
 
 
 @on_tensors

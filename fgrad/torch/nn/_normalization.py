@@ -11,6 +11,7 @@ from ... import numpy as fnp
 from ...api import stop_gradient
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from ._util import (
+    add_scalar,
     arr,
     concrete_or_none,
     dtype,
@@ -31,7 +32,7 @@ def _normalize_over(x, axes: tuple, eps: float):
     return fnp.divide(centered, fnp.sqrt(fnp.add(var, eps)))
 
 
-@torch_op("NativeLayerNormBackward0")
+@torch_op("NativeLayerNormBackward0", operands=("input", "weight", "bias"))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dimensions (biased
     variance, as PyTorch), then * weight + bias."""
@@ -50,25 +51,34 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return y
 
 
-@torch_op("MulBackward0")
+@on_tensors
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
-    """x / sqrt(mean(x²) + eps) over the trailing normalized_shape dims, then * weight
-    (eps defaults to the dtype's machine epsilon, as PyTorch)."""
-    x = arr(input, "rms_norm")
-    float_input("rms_norm", x)
+    """x * rsqrt(mean(x²) + eps) over the trailing normalized_shape dims, then * weight: PyTorch's
+    composition of torch ops (MulBackward0 over the input and RsqrtBackward0 of AddBackward1 of
+    MeanBackward1 of PowBackward0; a half-precision input is computed in float32 and cast
+    back). eps defaults to the machine epsilon of the computing dtype, as PyTorch's."""
+    float_input("rms_norm", input)
     ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    xs = shape(x)
-    axes = tuple(range(len(xs) - len(ns), len(xs)))
-    eps = float(np.finfo(dtype(x)).eps) if eps is None else eps
-    y = fnp.divide(x, fnp.sqrt(fnp.add(fnp.mean(fnp.square(x), axis=axes, keepdims=True), eps)))
-    return fnp.multiply(y, weight) if weight is not None else y
+    xs = tuple(input.shape)
+    if len(ns) > len(xs) or xs[len(xs) - len(ns):] != ns:
+        raise FgradRuntimeError(f"rms_norm: given normalized_shape={list(ns)}, expected input with shape "
+                                f"[*, {', '.join(map(str, ns))}], but got input of size {list(xs)}")
+    low = dtype(input).itemsize < 4  # (float16, bfloat16: PyTorch computes in float32)
+    x = input.float() if low else input
+    if eps is None:
+        eps = float(np.finfo(dtype(x)).eps)
+    dims = tuple(range(len(xs) - len(ns), len(xs)))
+    y = x.mul(add_scalar(x.pow(2).mean(dims, keepdim=True), eps).rsqrt())
+    if low:
+        y = y.type_as(input)
+    return y.mul(weight) if weight is not None else y
 
 
 def _channel_shape(xs: tuple) -> tuple:
     return (1, xs[1]) + (1,) * (len(xs) - 2)
 
 
-@torch_op("NativeGroupNormBackward0")
+@torch_op("NativeGroupNormBackward0", operands=("input", "weight", "bias"))
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise each group of num_groups channels over its channels and spatial dims."""
     x = arr(input, "group_norm")
@@ -249,7 +259,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     # PyTorch's one node EmbeddingBagBackward0, with edges to weight and per_sample_weights
     return torch_call("EmbeddingBagBackward0", _embedding_bag, (weight, per_sample_weights),
                       {"idx": val(input), "offsets": val(offsets), "mode": mode,
-                       "include_last_offset": include_last_offset, "padding_idx": padding_idx})
+                       "include_last_offset": include_last_offset, "padding_idx": padding_idx}, (0, 1))
 
 
 def _embedding_bag(weight, per_sample_weights, idx, offsets, mode, include_last_offset, padding_idx):

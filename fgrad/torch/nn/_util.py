@@ -132,39 +132,104 @@ def has_tensor(args, kwargs=_EMPTY) -> bool:
     return any(isinstance(v, Tensor) for v in kwargs.values()) if kwargs else False
 
 
-def torch_call(name: str, fn, args: tuple, kwargs: dict = _EMPTY):
+def torch_call(name: str, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = None):
     """`fn(*args, **kwargs)`, `fn` written over plain values (arrays, tracers): through the
     facade's boundary as ONE torch op whose grad_fn is `name` when a Tensor is among the
-    arguments (the result is Tensors), directly otherwise (arrays or tracers in, out)."""
+    arguments (the result is Tensors), directly otherwise (arrays or tracers in, out).
+    `operands`: the positions in `args` of PyTorch's differentiable operands, in its order
+    (see `_boundary.call`; an absent one, None, is a (None, 0) entry of the node)."""
     if has_tensor(args, kwargs):
-        return call(name, fn, args, kwargs)
+        return call(name, fn, args, kwargs, operands)
     return fn(*args, **kwargs)
 
 
-def torch_op(name: str, consts: tuple = ()):
+def torch_op(name: str, consts: tuple = (), operands: tuple = ()):
     """Decorator: a function over plain values becomes a torch op whose grad_fn is `name`
     (PyTorch's, e.g. GeluBackward0) when called with Tensors, and stays itself on arrays and
     tracers (see torch_call). `consts` names the parameters PyTorch does not differentiate
     (a target, class weights): their Tensors enter as values, so the node has no edge for them.
+    `operands`, when given, names PyTorch's differentiable Tensor parameters in the order its
+    node lists them (("input", "weight", "bias")): each is one entry of next_functions, (None,
+    0) where it is None, left out or needs no gradient, and every other Tensor is a constant.
     `fn` runs again for create_graph, so it must be free of side effects (random draws,
     running statistics): those stay outside it."""
     def deco(fn):
-        sig = inspect.signature(fn) if consts else None
+        sig = inspect.signature(fn) if consts or operands else None
+        if operands:
+            params = list(sig.parameters)
+            positions = tuple(params.index(p) for p in operands)
+            last = max(positions)
+        else:
+            positions, last = None, -1
 
         @functools.wraps(fn)
         def torch_fn(*args, **kwargs):
             if not has_tensor(args, kwargs):
                 return fn(*args, **kwargs)
-            if sig is not None:
+            if consts or len(args) <= last:  # (every operand by position: absent ones get their default)
                 bound = sig.bind(*args, **kwargs)
+                if positions is not None:
+                    bound.apply_defaults()
                 for c in consts:
                     if c in bound.arguments:
                         bound.arguments[c] = val(bound.arguments[c])
                 args, kwargs = bound.args, bound.kwargs
-            return call(name, fn, args, kwargs)
+            return call(name, fn, args, kwargs, positions)
         replayable(fn)  # (free of side effects, as create_graph already requires)
         return torch_fn
     return deco
+
+
+# --- ATen's own ops inside its composites ------------------------------------------------------------
+# PyTorch's composite functions (rms_norm, pairwise_distance, norm_except_dim, ...) call ATen
+# overloads that Python code does not reach under the same node: `tensor + double` in C++ is
+# add(Tensor, Scalar), AddBackward1 with one edge (Python's `t + 1.0` is AddBackward0 with a
+# (None, 0) entry for the wrapped number), and at::norm(x, p, dim) is NormBackward1 (Python's
+# Tensor.norm is linalg.vector_norm). A composite written on Tensors uses these for those steps.
+
+def add_scalar(input: Tensor, other: float) -> Tensor:
+    """ATen's add(Tensor, Scalar): input + other, one AddBackward1 node with input's edge only.
+
+    Args:
+        input: a Tensor.
+        other: a Python number (keeps input's dtype, as a wrapped number does).
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
+    return call("AddBackward1", _add_scalar_values, (input, other))
+
+
+@replayable
+def _add_scalar_values(v, other):
+    return fnp.add(v, fnp.asarray(other, dtype=v.dtype))
+
+
+def aten_norm(input: Tensor, p: float = 2, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """ATen's norm(Tensor, p, dim, keepdim): the p-norm along `dim` (NormBackward1), or of
+    every element when dim is None (NormBackward0).
+
+    Args:
+        input: a floating-point Tensor.
+        p: the order (inf and -inf: the largest and smallest magnitude; 0: the count of
+            non-zeros).
+        dim: one dimension, or None for all of them.
+        keepdim: keep `dim` with size 1.
+
+    Returns:
+        A Tensor.
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise FgradValueError(f"norm(): p must be a number, got {p!r}")
+    return call("NormBackward0" if dim is None else "NormBackward1", _norm_values, (input, float(p), dim, keepdim))
+
+
+@replayable
+def _norm_values(v, p, dim, keepdim):
+    if dim is None:
+        out = fnp.linalg.norm(fnp.reshape(v, (-1,)), ord=p)
+        return fnp.reshape(out, (1,) * len(shape(v))) if keepdim else out
+    return fnp.linalg.norm(v, ord=p, axis=dim, keepdims=keepdim)
 
 
 def on_tensors(fn):

@@ -418,7 +418,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         rm, rv = _val(running_mean), _val(running_var)
     # the running statistics are constants of the op (PyTorch's graph has no edge to them)
     y, mean, var = torch_call("NativeBatchNormBackward0", _batch_norm, (input, weight, bias),
-                              {"rm": rm, "rv": rv, "training": training, "eps": eps})
+                              {"rm": rm, "rv": rv, "training": training, "eps": eps}, (0, 1, 2))
     if training and (running_mean is not None or running_var is not None):
         _update_running(running_mean, running_var, _val(mean), _val(var), momentum, n)
     return y
