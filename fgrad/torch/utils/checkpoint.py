@@ -19,6 +19,8 @@ from .._tensor.creation import get_rng_state, set_rng_state
 from .._tensor.function import Function
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
+from ._selective_checkpoint import (SAC_IGNORED_OPS, CheckpointPolicy,  # noqa: F401
+                                     SelectiveCheckpointContext, create_selective_checkpoint_contexts)
 
 
 class CheckpointFunction(Function):
@@ -219,3 +221,69 @@ class DefaultDeviceType:
         if not DefaultDeviceType._default_device_type:
             DefaultDeviceType._default_device_type = "cuda" if cuda.is_available() else "cpu"
         return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple:
+    """The devices of the non-CPU Tensors among `args` (nested lists, tuples and dicts
+    included) and, for each, the state of the generator its random numbers come from: fgrad
+    draws on every device from the CPU generator, so that generator's state.
+
+    Args:
+        *args: a checkpointed function's arguments.
+
+    Returns:
+        (a list of device indices, a list of state Tensors); both empty for CPU tensors.
+    """
+    ids: list = []
+
+    def visit(a):
+        if isinstance(a, Tensor):
+            if a.device.type not in ("cpu", "meta"):
+                ids.append(a.get_device())
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                visit(x)
+        elif isinstance(a, dict):
+            for x in a.values():
+                visit(x)
+    visit(args)
+    return ids, [get_rng_state() for _ in ids]
+
+
+def set_device_states(devices: list, states: list, *, device_type: str | None = None) -> None:
+    """Restore the generator states get_device_states returned (fgrad's one generator serves
+    every device: each state is set on it in turn).
+
+    Args:
+        devices: device indices.
+        states: their states.
+        device_type: accepted as PyTorch's; "meta" sets nothing.
+    """
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    for _, state in zip(devices, states):
+        set_rng_state(state)
+
+
+class GraphExecGroup:
+    """PyTorch's grouping of backward calls so that a non-reentrant checkpoint recomputes at
+    most once across them. fgrad runs the reentrant scheme, for which PyTorch documents the
+    group as having no effect; as in PyTorch, groups cannot be nested."""
+
+    _current: "GraphExecGroup | None" = None
+
+    def __enter__(self) -> "GraphExecGroup":
+        if GraphExecGroup._current is not None:
+            raise FgradRuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group "
+                                    f"{GraphExecGroup._current}")
+        GraphExecGroup._current = self
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        GraphExecGroup._current = None
+
+
+__all__ += ["get_device_states", "set_device_states", "GraphExecGroup", "CheckpointPolicy",
+            "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS"]
