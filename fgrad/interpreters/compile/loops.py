@@ -71,7 +71,9 @@ JIT_MIN_WORK = EAGER_MIN_WORK
 
 class JitLoopTier:
     """The tier counter of one loop equation of a jit program: how many body equations its
-    interpreted calls have run (see JIT_MIN_WORK)."""
+    interpreted calls have run (see JIT_MIN_WORK). Calls are counted in the order they
+    start; concurrent calls from several threads have no order, so which of them is the
+    first compiled one is not fixed."""
 
     __slots__ = ("done", "eqns")
 
