@@ -101,9 +101,11 @@ OUT_OF_SCOPE = (
     Rule("CUDA, cuDNN and MKLDNN internals",
          _any_prefix("cuda", "cudnn", "miopen", "mkldnn", "mkl", "cufft", "nnpack", "xnnpack",
                      "cudagraph", "nccl", "cublas", "onednn")),
+    # (the compressed layouts' index accessors and constructor have no layout word in their names)
     Rule("sparse CSR/CSC/BSR/BSC layouts",
-         _any_token("csr", "csc", "bsr", "bsc", "crow", "ccol")
-         or (lambda n: n in {"col_indices", "row_indices"})),
+         lambda n: _any_token("csr", "csc", "bsr", "bsc", "crow", "ccol")(n)
+         or n in {"col_indices", "row_indices", "col_indices_copy", "row_indices_copy",
+                  "sparse_compressed_tensor"}),
     Rule("named tensors", lambda n: n in {"names", "rename", "rename_", "refine_names", "align_to",
                                           "align_as", "align_tensors", "has_names"}),
     Rule("nested tensors", lambda n: n.startswith(("nested", "is_nested"))
@@ -123,7 +125,8 @@ OUT_OF_SCOPE = (
 def out_of_scope_reason(namespace: str, name: str) -> str | None:
     """The first out-of-scope reason whose rule picks `name` of `namespace`, or None when it is in
     scope (torch's top level also re-exports the TorchScript compiler's classes, _TORCHSCRIPT)."""
-    if namespace == "torch" and name in _TORCHSCRIPT:
+    # (torch.testing re-exports FileCheck, the TorchScript IR checker)
+    if namespace in ("torch", "torch.testing") and name in _TORCHSCRIPT:
         return "TorchScript's compiler"
     for rule in OUT_OF_SCOPE:
         if rule.matches(name):
