@@ -20,11 +20,14 @@ from ._tensor._ops_math import nan_to_num  # noqa: E402,F401
 from ._tensor._ops_hash import hash_tensor  # noqa: E402,F401
 from ._tensor._ops_breadth import *  # noqa: E402,F401,F403  (more of torch's top-level functions)
 from ._tensor import _ops_breadth as _ops_breadth_module  # noqa: E402
+from ._tensor._out import argument_check as _argument_check  # noqa: E402
 from ._tensor._out import torch_function as _torch_function  # noqa: E402
 
-# PyTorch's out= on these too, by the same generated wrapper as _tensor's functions (they had none)
+# PyTorch's out= (and the table rows' input check) on these too, by the same generated wrapper
+# as _tensor's functions
 for _name in _ops_breadth_module.__all__:
-    globals()[_name] = _torch_function(_name, getattr(_ops_breadth_module, _name))
+    globals()[_name] = _torch_function(_name, getattr(_ops_breadth_module, _name),
+                                       _argument_check(_name) if _name in _ops_breadth_module.TABLE_NAMES else None)
 from ._tensor.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 
 # torch.det & co: the torch.linalg functions under their older top-level names (also Tensor
@@ -70,9 +73,6 @@ autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_va
 _sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
 # torch.cpu (the CPU's device module) and the device-generic Stream and Event, on the CPU
 from . import cpu  # noqa: E402,F401
-# torch.ops.aten.<op>.<overload>: aten op names for selective checkpoint policies
-from .utils._selective_checkpoint import ops  # noqa: E402,F401
-_sys.modules.setdefault(__name__ + ".ops", ops)
 from .cpu import Event, Stream  # noqa: E402,F401
 cpu.amp = amp
 for _name in ("distributions", "onnx", "amp", "backends", "accelerator", "cpu"):

@@ -8,7 +8,6 @@ requires_grad=False)` builds a Tensor, as `torch.tensor` does, while `fgrad.torc
 import sys as _sys
 import types as _types
 
-from ...core.errors import FgradTypeError
 from . import (  # noqa: F401
     _dtypes,
     tensor,  # first: building the Tensor class imports the ops (_methods.py's table)
@@ -56,6 +55,7 @@ from ._dtypes import (  # noqa: F401
 )
 from ._format import set_printoptions
 from ._methods import SHARED_NAMES
+from ._out import argument_check as _argument_check
 from ._out import torch_function as _torch_function
 from .creation import tensor as _tensor_fn
 from .grad_mode import (
@@ -66,7 +66,6 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .tensor import Size, Tensor
-from .tensor import Tensor as _Tensor
 
 FUNCTIONS = SHARED_NAMES + ("where", "broadcast_shapes", "cat", "concat", "concatenate", "stack",
                             "hstack", "vstack", "einsum", "numel", "meshgrid", "cartesian_prod", "block_diag",
@@ -83,26 +82,9 @@ _TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cr
                 "vdot", "cdist", "dist", "complex", "polar"}
 
 
-def _check_args(name):
-    """PyTorch's argument check at the API boundary for torch.`name`: `input` must be a
-    Tensor (and the second operand of the two-tensor products)."""
-    first = name not in _NOT_INPUT_FIRST
-    second = name in _TWO_TENSORS
-
-    def check(args):
-        if first and args and not isinstance(args[0], _Tensor) \
-                and not getattr(args[0], "is_sparse", False):  # (a sparse tensor: mm, matmul)
-            raise FgradTypeError(f"torch.{name}(): argument 'input' (position 1) must be Tensor, not "
-                                 f"{type(args[0]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
-        if second and len(args) > 1 and not isinstance(args[1], _Tensor) \
-                and not getattr(args[1], "is_sparse", False):
-            raise FgradTypeError(f"torch.{name}(): argument (position 2) must be Tensor, not "
-                                 f"{type(args[1]).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
-    return check
-
-
 for _name in FUNCTIONS:
-    globals()[_name] = _torch_function(_name, getattr(_ops, _name), _check_args(_name))
+    globals()[_name] = _torch_function(_name, getattr(_ops, _name),
+                                       _argument_check(_name, _name not in _NOT_INPUT_FIRST, _name in _TWO_TENSORS))
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
 # fgrad namespace it is this (callable) package
 _creation_all = [n for n in _creation.__all__ if n != "tensor"]

@@ -27,6 +27,7 @@ from . import _ops as O
 from . import creation as C
 from ._adapt import _axis, adapt_table
 from ._boundary import call
+from ._out import require_tensor
 from ._ops import _constant_pieces, _float, _operand, _own, _tensor, result_type as _result_tuple
 from ._ops_index import _REDUCE_UPDATES, _along
 from ._ops_math import nan_to_num, on_copy
@@ -38,11 +39,9 @@ _I64 = np.dtype(np.int64)
 
 
 def _input(name: str, x: Any) -> Tensor:
-    """`x` when it is a Tensor; else PyTorch's TypeError naming the function and the fix."""
-    if not isinstance(x, Tensor):
-        raise FgradTypeError(f"torch.{name}(): argument 'input' (position 1) must be Tensor, not "
-                             f"{type(x).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
-    return x
+    """`x` when it is a Tensor; else PyTorch's TypeError naming the function and the fix (the
+    check torch.* functions run at the API boundary, _out.require_tensor)."""
+    return require_tensor(name, x)
 
 
 def _floating(name: str, x: Tensor) -> None:
@@ -63,19 +62,11 @@ sinc | sinc | input |
 """
 
 
-def _checked(name: str, fn):
-    def op(input, *args, **kwargs):
-        return fn(_input(name, input), *args, **kwargs)
-    op.__name__ = op.__qualname__ = name
-    sig = __import__("inspect").signature(fn)
-    args = "".join(f"\n    {p}: a Tensor" + (" or a number, broadcast against input." if p == "other" else ".")
-                   for p in sig.parameters)
-    op.__doc__ = f"{fn.__doc__}\n\nArgs:{args}\n\nReturns:\n    A Tensor."
-    op.__signature__ = sig
-    return op
-
-
-globals().update({k: _checked(k, f) for k, f in adapt_table(_TABLE).items()})
+_ROWS = adapt_table(_TABLE)
+globals().update(_ROWS)
+# the rows, whose `input` is checked at the API boundary (fgrad.torch installs them with
+# _out.argument_check; the functions below check their arguments themselves)
+TABLE_NAMES = frozenset(_ROWS)
 
 
 def copysign(input: Tensor, other: Any):

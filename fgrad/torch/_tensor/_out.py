@@ -1,5 +1,6 @@
-"""PyTorch's `out=` keyword on torch.* functions: the result is computed as without it, then
-written into the given tensor, which is returned.
+"""The public torch.* function around an op: PyTorch's argument check at the API boundary
+(`require_tensor`, `argument_check`) and its `out=` keyword (the result is computed as without
+it, then written into the given tensor, which is returned).
 
 As in PyTorch: `out` is resized to the result's shape (with a warning when it held elements of
 another shape), the result is cast to `out`'s dtype when that loses no kind (float into an
@@ -103,6 +104,51 @@ def with_out(name: str, fn: Callable, creation: bool = False) -> Callable:
     if signature is not None:
         call.__signature__ = signature  # help() and type checkers (tools/gen_type_stubs.py) show out=
     return call
+
+
+def require_tensor(name: str, x: Any, position: int = 1, arg: str = "input", sparse: bool = False) -> Any:
+    """`x` when it is a Tensor (or, with `sparse`, a sparse tensor); else PyTorch's TypeError
+    naming the function, the argument and the fix.
+
+    Args:
+        name: the torch function's name.
+        x: the argument.
+        position: its position (1-based), for the message.
+        arg: its name ("input"; "" for an argument PyTorch's message does not name).
+        sparse: a sparse tensor is accepted too (mm, matmul).
+
+    Returns:
+        `x`.
+    """
+    if isinstance(x, Tensor) or (sparse and getattr(x, "is_sparse", False)):
+        return x
+    named = f"'{arg}' " if arg else ""
+    raise FgradTypeError(f"torch.{name}(): argument {named}(position {position}) must be Tensor, not "
+                         f"{type(x).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
+
+
+def argument_check(name: str, first: bool = True, second: bool = False) -> Callable | None:
+    """The check `torch_function` runs on torch.`name`'s positional arguments: the first
+    (`input`) must be a Tensor, and with `second` the second operand too (the two-tensor
+    products); a sparse tensor passes (mm, matmul take one).
+
+    Args:
+        name: the torch function's name.
+        first: check the first argument.
+        second: check the second argument.
+
+    Returns:
+        The check (a function of the positional-argument tuple), or None when nothing is checked.
+    """
+    if not (first or second):
+        return None
+
+    def check(args: tuple) -> None:
+        if first and args:
+            require_tensor(name, args[0], sparse=True)
+        if second and len(args) > 1:
+            require_tensor(name, args[1], 2, "", sparse=True)
+    return check
 
 
 def _overflow(name: str, e: OverflowError) -> Exception:
