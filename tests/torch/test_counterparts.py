@@ -161,8 +161,7 @@ TOLERANCE.update({k.replace("nn.functional.", ""): TOLERANCE[k]
                   for k in ("nn.functional.celu~nn.celu", "nn.functional.selu~nn.selu")})
 TOLERANCE.update({k: (1e-12, ORDER2) for k in (
     "sinc~numpy.sinc", "special.sinc~numpy.sinc", "linalg.tensorsolve~numpy.linalg.tensorsolve",
-    "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm",
-    "pairwise_distance~numpy.linalg.norm")})
+    "corrcoef~numpy.corrcoef", "frobenius_norm~numpy.linalg.norm")})
 TOLERANCE.update({f"{_name}~numpy.trapezoid": (1e-12, "torch.trapezoid is PyTorch's composition (the sum less half "
                                                       "the two ends, times dx); NumPy sums the pairs' means")
                   for _name in ("trapezoid", "trapz")})
