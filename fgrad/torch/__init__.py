@@ -73,6 +73,9 @@ autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_va
 _sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
 # torch.cpu (the CPU's device module) and the device-generic Stream and Event, on the CPU
 from . import cpu  # noqa: E402,F401
+# torch.ops.aten.<op>.<overload>: aten op names for selective checkpoint policies
+from .utils._selective_checkpoint import ops  # noqa: E402,F401
+_sys.modules.setdefault(__name__ + ".ops", ops)
 from .cpu import Event, Stream  # noqa: E402,F401
 cpu.amp = amp
 for _name in ("distributions", "onnx", "amp", "backends", "accelerator", "cpu"):
