@@ -27,6 +27,7 @@ from ...interpreters.record import SubgraphOut, record_call
 from ...interpreters.tape import tape as tape_fn
 from ...extend.lax import add as _lax_add
 from ...tree_util import tree_unflatten
+from ._meta_ops import has_meta, meta_call
 from ._names import grad_fn_name
 from ._policy import TORCH as _P
 from ._dtypes import dtype as _torch_dtype
@@ -178,6 +179,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
         if type(t._value) is not _nd:
             plain = False
     if not plain:
+        if has_meta(tensors):  # the meta device: shapes and dtypes, nothing computed
+            return meta_call(name, fn, vals, tensors, grad and _state.grad_enabled)
         _devices(vals, tensors)
     if not grad or not _state.grad_enabled:
         return _wrap_plain(fn(*vals), vals, tensors)

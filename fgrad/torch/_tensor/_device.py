@@ -1,9 +1,11 @@
-"""Devices: "cpu" keeps NumPy arrays, "cuda"/"cuda:N" keeps CuPy arrays (imported lazily)."""
+"""Devices: "cpu" keeps NumPy arrays, "cuda"/"cuda:N" keeps CuPy arrays (imported lazily),
+"meta" keeps shapes and dtypes only (_meta.MetaArray)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...core.errors import FgradRuntimeError, FgradValueError
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
+from ._meta import NO_DATA, MetaArray
 
 
 class device:
@@ -24,9 +26,9 @@ class device:
                 index = int(idx)
             except ValueError:
                 raise FgradRuntimeError(f"Invalid device string: '{type}:{idx}'") from None
-        if type not in ("cpu", "cuda"):
-            raise FgradRuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
-        if index is not None and (type == "cpu" and index != 0 or index < 0):
+        if type not in ("cpu", "cuda", "meta"):
+            raise FgradRuntimeError(f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        if index is not None and (type in ("cpu", "meta") and index != 0 or index < 0):
             raise FgradRuntimeError(f"Invalid device index {index} for device type {type}")
         self.type = type
         self.index = index
@@ -50,8 +52,46 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> "device":
+        """`with torch.device("meta"):` factories called without a device allocate on this one
+        (the default device, restored on exit)."""
+        set_default(self)
+        _PREVIOUS.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _PREVIOUS.pop()
+        set_default(_PREVIOUS[-1] if _PREVIOUS else _OUTSIDE[0])
+
 
 CPU = device("cpu")
+META = device("meta")
+
+# The device factories allocate on when given none (torch.set_default_device, `with device`):
+# the CPU or the meta device. _PREVIOUS holds the open `with device(...)` blocks, _OUTSIDE the
+# default set outside them.
+DEFAULT = [CPU]
+_PREVIOUS: list = []
+_OUTSIDE = [CPU]
+
+
+def set_default(d: device, outside: bool = False) -> None:
+    """Make `d` the default device (outside=True: as set_default_device does, also the one the
+    outermost `with device` block restores). Only the CPU and the meta device can be defaults:
+    fgrad's factories place values on a GPU only when given device=."""
+    if d.type not in ("cpu", "meta"):
+        raise FgradNotImplementedError(
+            f"{str(d)!r} as the default device: fgrad's factories allocate on the CPU (or the meta device) "
+            f"unless given a device; pass device={str(d)!r} to them or move tensors and modules with "
+            f".to({str(d)!r}) instead.")
+    DEFAULT[0] = d
+    if outside:
+        _OUTSIDE[0] = d
+
+
+def factory_device(d) -> device:
+    """The device a factory given `d` (None: the default device) allocates on."""
+    return DEFAULT[0] if d is None else as_device(d)
 
 
 def as_device(d) -> device:
@@ -86,8 +126,12 @@ def is_cupy(v) -> bool:
 
 
 def device_of_value(v) -> device:
-    """The device an array lives on: cuda:N for a CuPy array, else the CPU."""
-    if type(v) is np.ndarray or not is_cupy(v):
+    """The device an array lives on: cuda:N for a CuPy array, meta for a meta value, else the CPU."""
+    if type(v) is np.ndarray:
+        return CPU
+    if is_meta(v):
+        return META
+    if not is_cupy(v):
         return CPU
     return device("cuda", int(v.device.id))
 
@@ -109,8 +153,21 @@ def resolved(dev: device) -> device:
     return device("cuda", _cuda_index(cupy(), dev)) if dev.type == "cuda" and dev.index is None else dev
 
 
+def is_meta(v) -> bool:
+    """True for a meta device value (a _meta.MetaArray)."""
+    return type(v) is MetaArray
+
+
 def to_device(v, dev: device):
-    """`v` (a NumPy or CuPy array) on `dev`; returns `v` itself when it is already there."""
+    """`v` (a NumPy or CuPy array, or a meta value) on `dev`; returns `v` itself when it is already
+    there. To the meta device a value keeps its shape and dtype; from it there is nothing to copy."""
+    if dev.type == "meta":
+        if is_meta(v):
+            return v
+        return MetaArray(v.shape, v.dtype)
+    if is_meta(v):
+        raise FgradNotImplementedError(f"{NO_DATA} (moving a meta tensor to {dev}: make a tensor there, e.g. "
+                                       f"torch.empty_like(t, device='{dev}'), or module.to_empty(device='{dev}'))")
     if dev.type == "cpu":
         return v.get() if is_cupy(v) else v
     cp = cupy()
@@ -125,5 +182,6 @@ def to_device(v, dev: device):
 
 
 def array_module(dev: device):
-    """numpy for the CPU, cupy for a GPU (imported, with its clear error, only then)."""
-    return np if dev.type == "cpu" else cupy()
+    """numpy for the CPU (and the meta device, whose values are made from NumPy's shapes), cupy for
+    a GPU (imported, with its clear error, only then)."""
+    return np if dev.type in ("cpu", "meta") else cupy()

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...core.trace import Tracer
 from . import _dtypes as D
-from ._device import is_cupy
+from ._device import is_cupy, is_meta
 
 
 class PrintOptions:
@@ -155,6 +155,12 @@ def tensor_repr(t) -> str:
     suffixes = []
     if isinstance(v, Tracer):
         body = f"<traced {v.aval}>" if hasattr(v, "aval") else repr(v)
+    elif is_meta(v):  # no values: PyTorch prints `...` with the device and the size
+        body = "..."
+        suffixes.append("device='meta'")
+        suffixes.append(f"size={tuple(v.shape)}")
+        if v.dtype != D.TORCH.default_float:
+            suffixes.append(f"dtype={D.of_np(v.dtype)!r}")
     else:
         if is_cupy(v):
             suffixes.append(f"device='{t.device}'")

@@ -45,6 +45,7 @@ from . import _tensor_api as A
 from . import creation
 from ._device import to_device
 from ._layout import strided
+from ._meta import MetaArray
 from ._ops_hash import hash_tensor
 from ._ops_math import nan_to_num
 # (the base class: this module is imported while tensor.py builds the public one from it)
@@ -208,6 +209,8 @@ def _random_fill(self, generator, draw, args, kwargs, layout):
     kernel runs on contiguous tensors only)."""
     check_inplace(self)
     v = self._value
+    if type(v) is MetaArray:  # no values to fill, nothing drawn (the generator does not advance, as PyTorch's)
+        return self
     n = int(np.prod(v.shape))
     if layout:
         kwargs["contiguous"] = self.is_contiguous()

@@ -32,6 +32,7 @@ from ._boundary import call
 from ._policy import TORCH as P
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
+from ._meta_ops import to_meta
 from .tensor import FORWARD_AD, Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
 
 _nd = np.ndarray
@@ -1007,7 +1008,7 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
     if device is not None:
         dev = resolved(as_device(device))
         if dev != out.device:  # already there: the tensor itself, as PyTorch
-            out = to_device(out, dev)
+            out = to_meta(out) if dev.type == "meta" else to_device(out, dev)
     if dtype is not None:
         out = _to_dtype(out, D.np_dtype(dtype))
     if copy and out is input:

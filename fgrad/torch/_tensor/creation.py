@@ -13,7 +13,8 @@ from . import (
     _ops,  # (a cycle: _ops makes tensors here, as_tensor converts with _ops.to; both at call time)
 )
 from ._policy import TORCH as P
-from ._device import _cuda_index, array_module, as_device, is_cupy, to_device
+from ._device import CPU, DEFAULT, META, _cuda_index, array_module, as_device, factory_device, is_cupy, to_device
+from ._meta import MetaArray
 from . import _random
 from ._random import DEFAULT_SEED, TorchMT19937
 from .tensor import Tensor, _make
@@ -199,8 +200,8 @@ def _finish(value, dtype, device, requires_grad, default=None) -> Tensor:
     npd = D.np_dtype(dtype) if dtype is not None else default
     if npd is not None and value.dtype != npd:
         value = value.astype(npd)
-    if device is not None:
-        value = to_device(value, as_device(device))
+    if device is not None or DEFAULT[0] is not CPU:  # (set_default_device, `with torch.device(...)`)
+        value = to_device(value, factory_device(device))
     t = _make(value)
     if requires_grad:
         if value.dtype.kind not in "fc":
@@ -304,9 +305,16 @@ def _dtype(dtype, default=None):
     return D.np_dtype(dtype) or default or P.default_float
 
 
-def _factory(make_np, size, dtype, device, requires_grad, default=None) -> Tensor:
+def _meta_leaf(shape, npd, requires_grad) -> Tensor:
+    """A leaf meta tensor: a shape and a dtype, nothing allocated or drawn."""
+    return _finish(MetaArray(shape, npd), None, None, requires_grad)
+
+
+def _factory(make_np, size, dtype, device, requires_grad, default=None, shape=None) -> Tensor:
     npd = _dtype(dtype, default)
-    dev = as_device(device)
+    dev = factory_device(device)
+    if dev.type == "meta":
+        return _meta_leaf(size if shape is None else shape, npd, requires_grad)
     xp = array_module(dev)
     if xp is np:
         value = make_np(np, size, npd)
@@ -396,7 +404,8 @@ def eye(n: int, m=None, *, dtype=None, device=None, requires_grad: bool = False)
     Returns:
         A new 2-D Tensor.
     """
-    return _factory(lambda xp, s, d: xp.eye(n, n if m is None else m, dtype=d), (), dtype, device, requires_grad)
+    return _factory(lambda xp, s, d: xp.eye(n, n if m is None else m, dtype=d), (), dtype, device, requires_grad,
+                    shape=(n, n if m is None else m))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -466,6 +475,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     """Uniform on [0, 1): torch's values for the same seed."""
     npd, draw = _float_dtype(dtype)
     shape = _size(size)
+    if factory_device(device).type == "meta":  # (nothing drawn: the generator does not advance, as PyTorch's)
+        return _meta_leaf(shape, npd, requires_grad)
     value = _engine(generator).uniform_(math.prod(shape), draw, out_dtype=npd).reshape(shape)
     return _finish(value, None, device, requires_grad)
 
@@ -474,6 +485,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     """Standard normal: torch's values for the same seed."""
     npd, draw = _float_dtype(dtype)
     shape = _size(size)
+    if factory_device(device).type == "meta":
+        return _meta_leaf(shape, npd, requires_grad)
     value = _engine(generator).normal_(math.prod(shape), draw).reshape(shape)
     return _finish(value.astype(npd, copy=False), None, device, requires_grad)
 
@@ -491,12 +504,16 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
                              "positional arguments")
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     shape = _size((size,))
+    if factory_device(device).type == "meta":
+        return _meta_leaf(shape, D.np_dtype(dtype) or np.dtype(np.int64), requires_grad)
     value = _engine(generator).random_(math.prod(shape), int(low), int(high)).reshape(shape)
     return _finish(value, dtype, device, requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of 0 .. n - 1: torch's for the same seed."""
+    if factory_device(device).type == "meta":
+        return _meta_leaf((int(n),), D.np_dtype(dtype) or np.dtype(np.int64), requires_grad)
     return _finish(_engine(generator).randperm_array(int(n)), dtype, device, requires_grad)
 
 
@@ -522,6 +539,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         raise FgradTypeError("normal(mean: float, std: float) needs size=")
     npd, draw = _float_dtype(dtype)
     shape = _size((size,))
+    if factory_device(device).type == "meta":
+        return _meta_leaf(shape, npd, requires_grad)
     value = engine.normal_(math.prod(shape), draw, float(mean), float(std)).reshape(shape)
     return _finish(value.astype(npd, copy=False), None, device, requires_grad)
 
@@ -560,6 +579,8 @@ def _random_like(input, draw, dtype, device, requires_grad: bool) -> Tensor:
     """A random tensor shaped like `input`, its draws placed as torch's empty_like(input) fills
     them (in `input`'s memory order): `draw(n, contiguous)` gives the n values in that order."""
     v = input._value
+    if (device or input.device) == META:
+        return _meta_leaf(v.shape, D.np_dtype(dtype or input.dtype), requires_grad)
     order = _random.memory_order(v)
     value = _random.place(np.asarray(draw(int(np.prod(v.shape)), order is None)), v.shape, order)
     return _finish(value, dtype or input.dtype, device or input.device, requires_grad)

@@ -38,6 +38,7 @@ from ...extend.lax import convert_element_type, select
 from . import _dtypes as D
 from ._policy import TORCH
 from ._device import CPU, device, device_of_value, is_cupy, to_device
+from ._meta import MetaArray
 from ._format import tensor_repr
 from ._names import grad_fn_name
 
@@ -358,6 +359,9 @@ def _tensor_bind(prim, args, params, cls=None):
             plain = False
         vals.append(v)
     if not plain:
+        if any(type(v) is MetaArray for v in vals):  # the meta device: shapes and dtypes, nothing computed
+            from ._meta_ops import meta_bind  # (_meta_ops builds on this module: a cycle, resolved at call time)
+            return meta_bind(prim, args, vals, params, cls, grad and _state.grad_enabled)
         vals = _check_devices(args, vals)
     state = _state
     if not grad or not state.grad_enabled:
@@ -887,6 +891,12 @@ class TensorBase:
         """
         return self.device.type == "cuda"
 
+    @property
+    def is_meta(self) -> bool:
+        """Whether the tensor is on the meta device: a shape and a dtype, no values (PyTorch's).
+        """
+        return type(self._value) is MetaArray
+
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one (PyTorch's).
         
@@ -970,6 +980,8 @@ class TensorBase:
             return v.get()
         if isinstance(v, Tracer):
             return np.asarray(v)  # raises fgrad's TracerArrayConversionError with advice
+        if type(v) is MetaArray:
+            return np.asarray(v)  # raises: a meta tensor has no values
         return v
 
     def __array__(self, dtype=None, copy=None):

@@ -23,7 +23,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
-    """Write `values` into tensor (in place, no grad), keeping its dtype and device."""
+    """Write `values` into tensor (in place, no grad), keeping its dtype and device (a meta tensor
+    has nothing to write into)."""
+    if tensor.is_meta:
+        return tensor
     with no_grad():
         tensor.copy_(_wrap(np.asarray(values, dtype=tensor._value.dtype)))
     return tensor
@@ -311,6 +314,24 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
 
 
 __all__ += ["orthogonal_", "dirac_", "sparse_"]
+
+
+def _skip_meta(init: Callable) -> Callable:
+    """`init` leaving a meta tensor as it is: it has no values to fill, and nothing is drawn from
+    the generator for it (PyTorch's in-place random fills are no-ops on the meta device)."""
+    @functools.wraps(init)
+    def on_values(tensor, *args, **kwargs):
+        if isinstance(tensor, Tensor) and tensor.is_meta:
+            return tensor
+        return init(tensor, *args, **kwargs)
+    return on_values
+
+
+# (the initialisers that draw; the others write through _fill, which skips meta tensors, and
+# the composite ones, xavier_* and kaiming_*, check their fans and then call these)
+uniform_, normal_, trunc_normal_, orthogonal_, sparse_ = (
+    _skip_meta(uniform_), _skip_meta(normal_), _skip_meta(trunc_normal_), _skip_meta(orthogonal_),
+    _skip_meta(sparse_))
 
 
 def _deprecated(init: Callable) -> Callable:

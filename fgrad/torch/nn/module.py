@@ -467,6 +467,29 @@ class Module:
             return out
         return self._apply_to_tensors(convert)
 
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer new storage on `device`, of its shape and dtype and
+        with no values kept (PyTorch's `to_empty`; fgrad's fresh storage holds zeros): how a
+        model built on the meta device is materialised before loading weights.
+
+        Args:
+            device: the device to allocate on ("cpu", "meta", ...).
+            recurse: include submodules' tensors (False: this module's own only).
+
+        Returns:
+            The module itself.
+        """
+        def fresh(t):
+            return T.empty_like(t, device=device)
+        if recurse:
+            return self._apply_to_tensors(fresh)
+        for store in ("_parameters", "_buffers"):
+            for t in getattr(self, store).values():
+                if t is not None:
+                    t._value = fresh(t)._value
+                    t._vbox[0] += 1
+        return self
+
     def cpu(self) -> "Module":
         return self.to("cpu")
 
