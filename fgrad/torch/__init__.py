@@ -40,6 +40,7 @@ _sys.modules[__name__ + ".cuda"] = cuda
 # The training-script layer comes last: it is written on the facade imported above.
 from . import nn, optim, func, utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from .serialization._container import PyTorchFileReader, PyTorchFileWriter  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401  (torch.from_dlpack)
 from . import amp, backends, distributions, onnx, serialization  # noqa: E402,F401
 from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.poisson/binomial: its kernels)
