@@ -16,6 +16,8 @@ from ...core.errors import (
     FgradValueError,
 )
 from .._tensor import _dtypes as D
+from .. import __future__ as _future
+from .._tensor._swap import swap_tensors
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
 from ._backward_hooks import wrap_inputs, wrap_outputs
@@ -426,14 +428,23 @@ class Module:
     # --- devices and dtypes ----------------------------------------------------------------
     def _apply_to_tensors(self, fn) -> "Module":
         """Replace every parameter's and buffer's value by fn(tensor) (a Tensor); gradients
-        follow. Parameters stay the same objects (their storage changes)."""
+        follow. Parameters stay the same objects (their storage changes), unless
+        torch.__future__ says otherwise: with set_swap_module_params_on_conversion(True) each
+        parameter is swapped (torch.utils.swap_tensors) with a new Parameter of the result, with
+        set_overwrite_module_params_on_conversion(True) a new Parameter takes its place."""
+        swap = _future.get_swap_module_params_on_conversion()
+        overwrite = _future.get_overwrite_module_params_on_conversion()
         for m in self.modules():
             for store in ("_parameters", "_buffers"):
                 for name, t in getattr(m, store).items():
                     if t is None:
                         continue
-                    new = fn(t)
+                    with no_grad():
+                        new = fn(t)
                     if new is t:
+                        continue
+                    if store == "_parameters" and (swap or overwrite):
+                        self._replace_parameter(m, name, t, new, fn, swap)
                         continue
                     t._value = new._value
                     t._vbox[0] += 1
@@ -441,6 +452,25 @@ class Module:
                         g = fn(t._grad)
                         t._grad = g if g is not t._grad else t._grad
         return self
+
+    @staticmethod
+    def _replace_parameter(m, name, param, new, fn, swap) -> None:
+        """PyTorch's conversion of one parameter under torch.__future__'s switches: swapped with
+        a new Parameter of `new` (the object stays), or replaced by one in m._parameters."""
+        grad = param._grad
+        with no_grad():
+            grad_new = fn(grad) if grad is not None else None
+        out = Parameter(new, param.requires_grad)
+        if swap:
+            param._grad = None
+            try:
+                swap_tensors(param, out)
+            except RuntimeError as e:
+                raise FgradRuntimeError(f"_apply(): Couldn't swap {m._get_name()}.{name}") from e
+            out = param
+        else:
+            m._parameters[name] = out
+        out._grad = grad_new
 
     def to(self, *args, **kwargs) -> "Module":
         """Move/cast parameters and buffers: to(device), to(dtype), to(device, dtype),
