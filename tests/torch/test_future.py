@@ -1,54 +1,42 @@
-"""torch.Future against torch 2.13: set once, wait across threads, value, then / add_done_callback
-chains, a callback's error reaching the chained Future, and the constructor's device check."""
-from __future__ import annotations
-
-import threading
-
+"""torch.__future__'s switches on fgrad.torch: their defaults and round trips as PyTorch's, and
+parametrize's assignment exchanging tensors (swap_tensors) when the swap switch is on."""
 import pytest
 
-import fgrad.torch as ftorch
+import fgrad.torch as ft
+import fgrad.torch.nn.utils.parametrize as fP
 
 torch = pytest.importorskip("torch")
-LIBS = pytest.mark.parametrize("lib", [ftorch, torch], ids=["fgrad", "torch"])
 
 
-@LIBS
-def test_set_wait_value(lib):
-    f = lib.Future([])
-    assert not f.done()
-    f.set_result(3)
-    assert f.done() and f.wait() == 3 and f.value() == 3
-    with pytest.raises(RuntimeError, match="completed Future as complete again"):
-        f.set_result(4)
-    late = lib.Future([])
-    threading.Timer(0.02, lambda: late.set_result("late")).start()
-    assert late.wait() == "late"
+@pytest.mark.parametrize("which", ["overwrite", "swap"])
+def test_switches(which):
+    for lib in (ft, torch):
+        get = getattr(lib.__future__, f"get_{which}_module_params_on_conversion")
+        set_ = getattr(lib.__future__, f"set_{which}_module_params_on_conversion")
+        assert get() is False
+        set_(True)
+        try:
+            assert get() is True
+        finally:
+            set_(False)
+        assert get() is False
 
 
-@LIBS
-def test_callbacks(lib):
-    g = lib.Future([])
-    h = g.then(lambda fut: fut.wait() + 1)
-    assert isinstance(h, lib.Future) and not h.done()
-    seen = []
-    g.add_done_callback(lambda fut: seen.append(fut.value()))
-    g.set_result(10)
-    assert h.wait() == 11 and seen == [10]
-    done = lib.Future([])
-    done.set_result(2)
-    assert done.then(lambda fut: fut.value() * 3).wait() == 6  # on a completed Future: at once
-    t = lib.Future([])
-    chained = t.then(lambda fut: 1 / 0)
-    t.set_result(1)
-    with pytest.raises(RuntimeError, match="ZeroDivisionError: division by zero"):
-        chained.wait()
+def test_parametrize_assignment_swaps_under_the_switch():
+    class Double(ft.nn.Module):
+        def forward(self, x):
+            return x * 2
 
-
-@LIBS
-def test_errors(lib):
-    with pytest.raises(RuntimeError):
-        lib.Future([]).value()
-    with pytest.raises(ValueError, match="Expected devices to have indices"):
-        lib.Future([lib.device("cpu")])
-    with pytest.raises(TypeError):
-        lib.Future()
+        def right_inverse(self, y):
+            return y / 2
+    layer = ft.nn.Linear(2, 2)
+    fP.register_parametrization(layer, "weight", Double())
+    original = layer.parametrizations.weight.original
+    ft.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        layer.weight = ft.ones(2, 2)
+    finally:
+        ft.__future__.set_swap_module_params_on_conversion(False)
+    assert layer.parametrizations.weight.original is original
+    assert type(original).__name__ == "Tensor"  # it took the new tensor's class, as swap_tensors does
+    assert original.tolist() == [[0.5, 0.5], [0.5, 0.5]]
