@@ -26,6 +26,8 @@ MAIN_TORCH = {
     "fgrad.torch.autograd.backward": torch.autograd.backward,
     "fgrad.torch.autograd.grad": torch.autograd.grad,
     "fgrad.torch.autograd.Function": torch.autograd.Function,
+    "fgrad.torch.tensor": torch.tensor,
+    "fgrad.torch.Tensor.backward": torch.Tensor.backward,
     "fgrad.torch.no_grad": torch.no_grad,
     "fgrad.torch.func.grad": torch.func.grad,
     "fgrad.torch.func.vmap": torch.func.vmap,

@@ -212,8 +212,33 @@ def _finish(value, dtype, device, requires_grad, default=None) -> Tensor:
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A new leaf Tensor holding a copy of `data`. Python floats become float32, ints int64,
-    bools bool; NumPy arrays keep their dtype."""
+    """A new leaf Tensor holding a copy of `data`, as ``torch.tensor``.
+
+    Python floats become float32 (the default dtype), ints int64, bools bool, complex
+    complex64; NumPy arrays keep their dtype.
+
+    Args:
+        data: a number, a (nested) list or tuple of numbers, a NumPy or CuPy array, or a
+            Tensor (copied, with PyTorch's warning to use ``clone().detach()`` instead).
+        dtype: the dtype of the result (default: inferred from `data` as above).
+        device: where the result lives (``"cpu"``, ``"cuda"``/``"cuda:N"`` with CuPy);
+            default: the default device.
+        requires_grad: make the new leaf record operations for autograd; only for floating
+            point and complex dtypes.
+        pin_memory: accepted for PyTorch compatibility; changes nothing.
+
+    Returns:
+        A leaf Tensor that shares no memory with `data`.
+
+    Example:
+        >>> import fgrad.torch as torch
+        >>> torch.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> x = torch.tensor(2.0, requires_grad=True)
+        >>> (x ** 3).backward(); x.grad
+        tensor(12.)
+    """
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
                       "detach() or sourceTensor.clone().detach().requires_grad_(True), rather than "

@@ -793,7 +793,28 @@ class TensorBase:
         return self._vbox[0]
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's .grad (see fgrad.torch.autograd.backward)."""
+        """Accumulate d(self)/d(leaf) into every leaf's .grad, as ``Tensor.backward``.
+
+        Args:
+            gradient: the vector the Jacobian is contracted with, of self's shape; None for a
+                scalar (which means 1), required otherwise.
+            retain_graph: keep the graph's saved values for another backward pass (default:
+                `create_graph`).
+            create_graph: record the backward pass, so the gradients can be differentiated
+                again.
+            inputs: accumulate only into these leaves; default: every leaf that requires grad.
+
+        Returns:
+            None (see ``fgrad.torch.autograd.backward``).
+
+        Example:
+            >>> import fgrad.torch as torch
+            >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * x
+            >>> y.backward(gradient=torch.tensor([1.0, 10.0]))
+            >>> x.grad
+            tensor([ 2., 40.])
+        """
         # autograd imports Tensor from this module: a cycle, resolved at call time
         from .autograd import backward
         backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
