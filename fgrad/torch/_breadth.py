@@ -11,6 +11,7 @@ fgrad.scipy.linalg named as PyTorch's grad_fn. It sits above nn and linalg in fg
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 import threading
@@ -31,7 +32,7 @@ from .nn._util import aten_norm
 from ._tensor import _dtypes as D
 from ._tensor import _ops as O
 from ._tensor import creation as C
-from ._tensor._ops_breadth import channel_shuffle as _channel_shuffle
+from ._tensor import _ops_breadth
 from ._tensor._ops_breadth import unsafe_chunk as _unsafe_chunk
 from ._tensor._boundary import call
 from ._tensor.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
@@ -61,94 +62,76 @@ def _reduction(name: str, reduction) -> str:
                               f"{reduction!r}") from None
 
 
+# --- top-level aliases -----------------------------------------------------------------------------
+# A row per torch function that IS another module's function under torch's top-level name (same
+# signature, same arguments): (torch's name, the module, its name there). Each row becomes one
+# generated function (see _alias), so a new alias is a row. Functions whose ATen signature differs
+# from nn.functional's (positional flags, integer reductions, an empty stride) are written below.
+
+_ALIASES = (
+    ("conv1d", F, "conv1d"),
+    ("conv2d", F, "conv2d"),
+    ("conv3d", F, "conv3d"),
+    ("conv_transpose1d", F, "conv_transpose1d"),
+    ("conv_transpose2d", F, "conv_transpose2d"),
+    ("adaptive_avg_pool1d", F, "adaptive_avg_pool1d"),
+    ("rms_norm", F, "rms_norm"),
+    ("bilinear", F, "bilinear"),
+    ("prelu", F, "prelu"),
+    ("hardshrink", F, "hardshrink"),
+    ("pixel_shuffle", F, "pixel_shuffle"),
+    ("pixel_unshuffle", F, "pixel_unshuffle"),
+    ("cosine_similarity", F, "cosine_similarity"),
+    ("pairwise_distance", F, "pairwise_distance"),
+    ("native_channel_shuffle", _ops_breadth, "channel_shuffle"),
+)
+
+
+def _alias(name: str, module: Any, target_name: str, tensor_first: bool = True, home: str = __name__) -> Callable:
+    """The function `name` that is `module.target_name` under another name: the target's
+    signature (inspect follows `__wrapped__`) and docstring, headed by what it aliases.
+
+    Args:
+        name: the alias's name.
+        module: the module holding the target.
+        target_name: the target's name there.
+        tensor_first: check, as torch's top-level functions do, that the first argument is a
+            Tensor (nn.functional's functions also take arrays and tracers).
+        home: the module the alias is listed in (its `__module__`).
+
+    Returns:
+        The alias.
+    """
+    target = getattr(module, target_name)
+    # (the target's public home: fgrad.torch._tensor._ops_breadth's functions are torch's own)
+    where = ".".join(part for part in module.__name__.split(".")[1:] if not part.startswith("_"))
+    if tensor_first:
+        first = next(iter(inspect.signature(target).parameters))
+
+        @functools.wraps(target)
+        def alias(*args, **kwargs):
+            if args:
+                _input(name, args[0], first)
+            elif first in kwargs:
+                _input(name, kwargs[first], first)
+            return target(*args, **kwargs)
+    else:
+        @functools.wraps(target)
+        def alias(*args, **kwargs):
+            return target(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__module__ = home
+    head = f"The same function as {where}.{name}." if name == target_name else \
+        f"{where}.{target_name} under the name {name}."
+    alias.__doc__ = f"{head}\n\n{inspect.cleandoc(target.__doc__ or '')}"
+    return alias
+
+
+for _row in _ALIASES:
+    globals()[_row[0]] = _alias(*_row)
+
+
 # --- nn.functional under ATen's signatures -------------------------------------------------------
-
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1):
-    """nn.functional.conv1d (same arguments; ConvolutionBackward0).
-
-    Args:
-        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
-        weight: the kernel (C_out, C_in / groups, *kernel).
-        bias: (C_out,) or None.
-        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
-        groups: channel groups.
-
-    Returns:
-        A Tensor (N, C_out, L_out).
-    """
-    return F.conv1d(_input("conv1d", input), weight, bias, stride, padding, dilation, groups)
-
-
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1):
-    """nn.functional.conv2d (same arguments; ConvolutionBackward0).
-
-    Args:
-        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
-        weight: the kernel (C_out, C_in / groups, *kernel).
-        bias: (C_out,) or None.
-        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
-        groups: channel groups.
-
-    Returns:
-        A Tensor (N, C_out, H_out, W_out).
-    """
-    return F.conv2d(_input("conv2d", input), weight, bias, stride, padding, dilation, groups)
-
-
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1):
-    """nn.functional.conv3d (same arguments; ConvolutionBackward0).
-
-    Args:
-        input: (N, C_in, *spatial) or unbatched (C_in, *spatial).
-        weight: the kernel (C_out, C_in / groups, *kernel).
-        bias: (C_out,) or None.
-        stride, padding, dilation: an int or one per spatial dim (padding also 'same'/'valid').
-        groups: channel groups.
-
-    Returns:
-        A Tensor (N, C_out, D_out, H_out, W_out).
-    """
-    return F.conv3d(_input("conv3d", input), weight, bias, stride, padding, dilation, groups)
-
-
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
-    """nn.functional.conv_transpose1d (same arguments).
-
-    Args:
-        input: (N, C_in, *spatial) or unbatched.
-        weight: (C_in, C_out / groups, *kernel).
-        bias: (C_out,) or None.
-        stride, padding, output_padding, dilation: an int or one per spatial dim.
-        groups: channel groups.
-
-    Returns:
-        A Tensor (N, C_out, L_out).
-    """
-    return F.conv_transpose1d(_input("conv_transpose1d", input), weight, bias, stride, padding, output_padding,
-                              groups, dilation)
-
-
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
-    """nn.functional.conv_transpose2d (same arguments).
-
-    Args:
-        input: (N, C_in, *spatial) or unbatched.
-        weight: (C_in, C_out / groups, *kernel).
-        bias: (C_out,) or None.
-        stride, padding, output_padding, dilation: an int or one per spatial dim.
-        groups: channel groups.
-
-    Returns:
-        A Tensor (N, C_out, H_out, W_out).
-    """
-    return F.conv_transpose2d(_input("conv_transpose2d", input), weight, bias, stride, padding, output_padding,
-                              groups, dilation)
-
 
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1):
@@ -374,19 +357,6 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
                         count_include_pad)
 
 
-def adaptive_avg_pool1d(input: Tensor, output_size: Any):
-    """nn.functional.adaptive_avg_pool1d.
-
-    Args:
-        input: (N, C, L) or (C, L).
-        output_size: the output length.
-
-    Returns:
-        A Tensor (N, C, output_size).
-    """
-    return F.adaptive_avg_pool1d(_input("adaptive_avg_pool1d", input), output_size)
-
-
 def adaptive_max_pool1d(input: Tensor, output_size: Any):
     """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both).
 
@@ -473,21 +443,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor = None, bias: Tens
         A Tensor of input's shape.
     """
     return F.group_norm(_input("group_norm", input), num_groups, weight, bias, eps)
-
-
-def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor = None, eps: float = None):
-    """nn.functional.rms_norm.
-
-    Args:
-        input: a Tensor.
-        normalized_shape: the trailing dims normalised.
-        weight: a Tensor of normalized_shape, or None.
-        eps: added to the mean square (the dtype's eps when None).
-
-    Returns:
-        A Tensor of input's shape.
-    """
-    return F.rms_norm(_input("rms_norm", input), normalized_shape, weight, eps)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
@@ -615,21 +570,6 @@ feature_dropout = _dropout("feature_dropout", _feature(F.dropout1d, F.dropout2d,
 feature_dropout_ = _dropout("feature_dropout_", _feature(F.dropout1d, F.dropout2d, F.dropout3d), True)
 
 
-def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None):
-    """nn.functional.bilinear: x1^T A x2 + b per output feature.
-
-    Args:
-        input1: (*, in1).
-        input2: (*, in2).
-        weight: (out, in1, in2).
-        bias: (out,) or None.
-
-    Returns:
-        A Tensor (*, out).
-    """
-    return F.bilinear(_input("bilinear", input1, "input1"), input2, weight, bias)
-
-
 def celu(input: Tensor, alpha: float = 1.0):
     """nn.functional.celu.
 
@@ -673,19 +613,6 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return F.rrelu(_input("rrelu", input), lower, upper, training)
 
 
-def prelu(input: Tensor, weight: Tensor):
-    """nn.functional.prelu.
-
-    Args:
-        input: a Tensor (channels at dim 1).
-        weight: one slope, or one per channel.
-
-    Returns:
-        A Tensor.
-    """
-    return F.prelu(_input("prelu", input), weight)
-
-
 def threshold(input: Tensor, threshold: float, value: float):
     """nn.functional.threshold: `value` where input <= threshold, else input.
 
@@ -698,74 +625,6 @@ def threshold(input: Tensor, threshold: float, value: float):
         A Tensor.
     """
     return F.threshold(_input("threshold", input), threshold, value)
-
-
-def hardshrink(input: Tensor, lambd: float = 0.5):
-    """nn.functional.hardshrink.
-
-    Args:
-        input: a Tensor.
-        lambd: values within [-lambd, lambd] become 0.
-
-    Returns:
-        A Tensor.
-    """
-    return F.hardshrink(_input("hardshrink", input), lambd)
-
-
-def pixel_shuffle(input: Tensor, upscale_factor: int):
-    """nn.functional.pixel_shuffle.
-
-    Args:
-        input: (*, C r^2, H, W).
-        upscale_factor: r.
-
-    Returns:
-        A Tensor (*, C, H r, W r).
-    """
-    return F.pixel_shuffle(_input("pixel_shuffle", input), upscale_factor)
-
-
-def pixel_unshuffle(input: Tensor, downscale_factor: int):
-    """nn.functional.pixel_unshuffle.
-
-    Args:
-        input: (*, C, H r, W r).
-        downscale_factor: r.
-
-    Returns:
-        A Tensor (*, C r^2, H, W).
-    """
-    return F.pixel_unshuffle(_input("pixel_unshuffle", input), downscale_factor)
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8):
-    """nn.functional.cosine_similarity.
-
-    Args:
-        x1, x2: Tensors broadcast together.
-        dim: the dimension of the vectors.
-        eps: the norms' floor.
-
-    Returns:
-        A Tensor without dim.
-    """
-    return F.cosine_similarity(_input("cosine_similarity", x1, "x1"), x2, dim, eps)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """nn.functional.pairwise_distance.
-
-    Args:
-        x1, x2: Tensors broadcast together.
-        p: the norm's order.
-        eps: added to the differences.
-        keepdim: keep the last dim with size 1.
-
-    Returns:
-        A Tensor.
-    """
-    return F.pairwise_distance(_input("pairwise_distance", x1, "x1"), x2, p, eps, keepdim)
 
 
 def pdist(input: Tensor, p: float = 2.0):
@@ -1279,19 +1138,6 @@ def native_group_norm(input: Tensor, weight: Tensor, bias: Tensor | None, N: int
             out = fnp.add(out, fnp.reshape(b, bshape))
         return out, fnp.reshape(mean, (N, group)), fnp.reshape(rstd, (N, group))
     return call("NativeGroupNormBackward0", values, (x, weight, bias), operands=(0, 1, 2))
-
-
-def native_channel_shuffle(input: Tensor, groups: int):
-    """channel_shuffle (PyTorch's native kernel, the same values).
-
-    Args:
-        input: (N, C, *).
-        groups: divides C.
-
-    Returns:
-        A Tensor of input's shape.
-    """
-    return _channel_shuffle(_input("native_channel_shuffle", input), groups)
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0):
