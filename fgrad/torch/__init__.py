@@ -81,6 +81,7 @@ from .cpu import Event, Stream  # noqa: E402,F401
 from ._throughput import BenchmarkConfig, BenchmarkExecutionStats, ThroughputBenchmark  # noqa: E402,F401
 from ._future import Future  # noqa: E402,F401
 from ._lobpcg import lobpcg  # noqa: E402,F401
+from ._symbolic import SymBool, SymFloat, SymInt  # noqa: E402,F401
 cpu.amp = amp
 for _name in ("distributions", "onnx", "amp", "backends", "accelerator", "cpu"):
     _sys.modules.setdefault(__name__ + "." + _name, globals()[_name])
