@@ -115,6 +115,58 @@ def _i2f(typingctx, i):
     return _t.float64(_t.int64), codegen
 '''
 
+# Element loads and stores tagged with LLVM alias scopes (one scope per array of the kernel).
+# A kernel writes each output into a buffer of its own, or into a dying input's buffer (then
+# the kernel reads that input through the output's pointer: kernel_spec's `reuse`), but LLVM
+# sees only pointers: without these tags its loop vectoriser compares every pair of a written
+# and another pointer at run time, and gives up (a scalar loop) beyond a few pairs, which a
+# fused chain with many outputs (the residuals of a vjp) or inputs exceeds; and a check of
+# an output against the input it overwrites always fails (one buffer), so such a kernel ran
+# its scalar loop. A store names the arrays it cannot alias: all the others.
+_ALIAS = '''
+
+def _scope(builder, name):
+    mod = builder.module
+    domain = mod.add_metadata([_ir.MetaDataString(mod, "fgrad kernel arrays")])
+    return mod.add_metadata([_ir.MetaDataString(mod, name), domain])
+
+
+def _load_as(name):
+    """A load of element i through a typed pointer, in array `name`'s scope."""
+    @_intrinsic
+    def load(typingctx, ptr, i):
+        def codegen(context, builder, sig, args):
+            value = builder.load(builder.gep(args[0], [args[1]]))
+            value.set_metadata("alias.scope", builder.module.add_metadata([_scope(builder, name)]))
+            return value
+        return ptr.dtype(ptr, i), codegen
+    return load
+
+
+def _store_as(name, apart):
+    """A store of element i through a typed pointer, in array `name`'s scope, declared not to
+    alias the arrays named in `apart`."""
+    @_intrinsic
+    def store(typingctx, ptr, i, value):
+        def codegen(context, builder, sig, args):
+            v = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
+            st = builder.store(v, builder.gep(args[0], [args[1]]))
+            st.set_metadata("alias.scope", builder.module.add_metadata([_scope(builder, name)]))
+            if apart:
+                st.set_metadata("noalias", builder.module.add_metadata([_scope(builder, n) for n in apart]))
+            return context.get_dummy_value()
+        return _t.none(ptr, i, value), codegen
+    return store
+'''
+
+# How many vectors of elements the loop of a kernel with vmath's functions computes per
+# iteration (LLVM's interleave count). vmath's functions are long chains of dependent
+# operations (polynomials, a division), so one vector at a time leaves the CPU waiting on
+# each result; LLVM picks the count from its estimate of register pressure, which for a
+# fused chain of more than a few such functions says 1: a 24-equation sin/tanh chain
+# ran 3x slower than at 4, and the forward of a vjp of 200 equations (100 outputs) 2.5x.
+INTERLEAVE = 4
+
 _HELPER_RE = re.compile(r"\b(fg_\w+)\(")
 # a call of a library function that vmath may replace, on a plain operand
 _CALL_RE = re.compile(r"\b(math\.\w+|fg_\w+)\((\w+)\)")
@@ -132,9 +184,10 @@ class KernelSpec:
     ("array", var) for an input read element by element, ("scalar", var) for a 0-d input,
     ("out", var) for an output)."""
 
-    __slots__ = ("args", "cabi", "fallback", "in_place", "llvm", "name", "source")
+    __slots__ = ("args", "cabi", "fallback", "in_place", "interleave", "llvm", "name", "source")
 
-    def __init__(self, source: str, name: str, args: list, cabi: bool = False, in_place: bool = True) -> None:
+    def __init__(self, source: str, name: str, args: list, cabi: bool = False, in_place: bool = True,
+                 interleave: int = 0) -> None:
         self.source = source
         self.name = name
         self.args = args
@@ -142,17 +195,35 @@ class KernelSpec:
         # whether an output may take over a dying input's buffer: not where the kernel may
         # read its inputs again after writing its outputs
         self.in_place = in_place
+        # LLVM's interleave count for the kernel's vectorised loop (0: LLVM's own choice)
+        self.interleave = interleave
         self.llvm = None  # llvm_kernels.LLVMKernel when that backend builds it; then
         self.fallback = None  # the Numba kernel's spec, used where llvmlite cannot compile it
 
 
-def kernel_spec(step) -> KernelSpec:
-    """The kernel of region `step` (kind "kernel")."""
+def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
+    """The kernel of region `step` (kind "kernel").
+
+    Args:
+        step: the region.
+        reuse: output position -> position in `step.inputs` of the input whose buffer that
+            output takes over (the caller passes one buffer for both: a dying input of the
+            same shape and dtype, and only where the first spec's `in_place` allows it). The
+            kernel reads that input through the output's pointer, so LLVM sees one array
+            read and written at the same element; every other pair of arrays is declared
+            apart.
+
+    Returns:
+        The KernelSpec.
+    """
+    reuse = reuse or {}
+    read_via = {k: j for j, k in reuse.items()}  # input position -> the output it is read through
     names: dict[int, str] = {}
     params, sig, args, pre, loads = [], [], [], [], []
     consts: dict[str, str] = {}  # typed constant -> the local made before the loop
     views = []  # typed pointers to the data of the objects the kernel takes
-    for a in step.inputs:
+    tags = []  # the loads' and stores' alias scopes (module level, before the kernel)
+    for pos, a in enumerate(step.inputs):
         d = a.aval.dtype
         if a.aval.shape == ():
             name = f"s{len(params)}"
@@ -163,7 +234,9 @@ def kernel_spec(step) -> KernelSpec:
             name = f"x{len(params)}"
             sig.append("_t.voidptr")
             args.append(("array", a))
-            loads.append(f"    {name} = a{len(params)}[i]" + (" != 0" if d == np.bool_ else ""))
+            ptr = f"o{read_via[pos]}" if pos in read_via else f"a{len(params)}"
+            loads.append(f"    {name} = _ld{len(params)}({ptr}, i)" + (" != 0" if d == np.bool_ else ""))
+            tags.append(f"_ld{len(params)} = _load_as({ptr!r})")
             views.append(f"    a{len(params)} = _data(p{len(params)}, {_np_type(d)})")
             params.append(f"p{len(params)}")
         names[id(a)] = name
@@ -183,6 +256,10 @@ def kernel_spec(step) -> KernelSpec:
     for k, e in enumerate(step.eqns):
         exprs.append(lower_expr(e, [operand_of(a) for a in e.invars]))
         names[id(e.outvars[0])] = f"t{k}"
+    vexprs, checked = vectorised(exprs) if math.prod(step.shape) >= vmath.LARGE else (exprs, [])
+    if checked and reuse:
+        raise ValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
+                         "(its sine or cosine fallback), so no output may take over an input's buffer")
     stores = []
     for j, v in enumerate(step.outputs):
         params.append(f"q{j}")
@@ -190,8 +267,11 @@ def kernel_spec(step) -> KernelSpec:
         args.append(("out", v))
         views.append(f"    o{j} = _data(q{j}, {_np_type(v.aval.dtype)})")
         value = names[id(v)]
-        stores.append(f"    o{j}[i] = " + (f"np.uint8({value})" if v.aval.dtype == np.bool_ else value))
-    vexprs, checked = vectorised(exprs) if math.prod(step.shape) >= vmath.LARGE else (exprs, [])
+        stores.append(f"    _st{j}(o{j}, i, " + (f"np.uint8({value}))" if v.aval.dtype == np.bool_ else f"{value})"))
+        # apart from every other output and from every input read through its own pointer
+        apart = [f"o{k}" for k in range(len(step.outputs)) if k != j]
+        apart += [f"a{k}" for k, (kind, _) in enumerate(args) if kind == "array" and k not in read_via]
+        tags.append(f"_st{j} = _store_as('o{j}', {tuple(apart)!r})")
     fallback = None
     if vexprs == exprs and llvm_kernels.enabled():  # (vmath's functions stay with Numba)
         try:
@@ -223,6 +303,10 @@ def kernel_spec(step) -> KernelSpec:
              # Numba compilation per kernel)
              "    _d = _dims(q0)", "    _n = 1", "    for _k in range(_ndim(q0)):", "        _n *= _d[_k]",
              *views, *pre, *_indent(lines, "    ")]
+    interleave = INTERLEAVE if vexprs != exprs else 0
+    if interleave:  # (in the source, so that the kernel's name, its cache key, says it)
+        lines = [f"# compiled with LLVM's interleave count {interleave}", *lines]
+    lines = [_ALIAS.strip("\n") + "\n\n", *tags, "", "", *lines]
     helper_src = vmath_helpers(helpers)
     plain = [h for h in helpers if h in scalar_lib.HELPERS]
     if plain:
@@ -230,7 +314,8 @@ def kernel_spec(step) -> KernelSpec:
         helper_src.extend("@numba.njit(**_OPTS)\n" + scalar_lib.numba_source(h) for h in plain)
     text = "\n\n".join(helper_src + ["\n".join(lines)]) + "\n"
     name = "k_" + hashlib.sha256((_HEADER + text).encode()).hexdigest()[:20]
-    spec = KernelSpec(_HEADER.format(name=name) + "\n\n" + text, name, args, cabi=True, in_place=not checked)
+    spec = KernelSpec(_HEADER.format(name=name) + "\n\n" + text, name, args, cabi=True, in_place=not checked,
+                      interleave=interleave)
     if fallback is None:
         return spec
     head = (f"; fgrad kernel {fallback.name}: LLVM IR written by fgrad.interpreters.compile.llvm_kernels "
@@ -454,19 +539,33 @@ def _prefer_wide_vectors() -> None:
         config.CPU_FEATURES = features.flatten() + ",-prefer-256-bit"
 
 
-def _import_file(path: Path, module_name: str):
+def _interleave(count: int) -> None:
+    """Set LLVM's forced interleave count for the loops compiled next in this process (0:
+    LLVM chooses, its default). A process-wide LLVM option: set only around the compilation
+    of a kernel that asks for it (see KernelSpec.interleave)."""
+    import llvmlite.binding as llvm  # optional dependency (comes with Numba)
+    llvm.set_option("", f"-force-vector-interleave={count}")
+
+
+def _import_file(path: Path, module_name: str, interleave: int = 0):
     """The module `module_name` run from `path` (registered in sys.modules before it runs:
-    Numba's cached code refers to its module by name)."""
+    Numba's cached code refers to its module by name), its loops compiled with LLVM's
+    interleave count `interleave` (0: LLVM's choice)."""
     _prefer_wide_vectors()
     _check_numba_cache(path)
     loader = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader)
     sys.modules[module_name] = module
+    if interleave:
+        _interleave(interleave)
     try:
         loader.loader.exec_module(module)  # compiles the kernel, or loads Numba's cached code
     except BaseException:
         del sys.modules[module_name]
         raise
+    finally:
+        if interleave:
+            _interleave(0)
     _IMPORTED[path] = None
     _record_numba_cache(path)  # (a cfunc compiles at import)
     return module
@@ -506,7 +605,7 @@ def load_kernel(spec: KernelSpec):
     if f"from {vm_name} import" in spec.source and vm_name not in sys.modules:
         # the kernel imports it by name: loaded first, from the same folder
         _import_file(_write_source(path.parent, KernelSpec(vm_source, vm_name, [])), vm_name)
-    module = _import_file(path, f"_fgrad_kernel_{spec.name}")
+    module = _import_file(path, f"_fgrad_kernel_{spec.name}", spec.interleave)
     fn = module.kernel
     STATS["kernels_built"] += 1
     if spec.cabi:

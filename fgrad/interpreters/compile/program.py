@@ -177,12 +177,20 @@ class _Emitter:
 
     def kernel(self, step) -> None:
         spec = kernel_spec(step)
+        dying = [k for k, a in enumerate(step.inputs) if a.aval.shape and id(a) in self.fresh
+                 and self.last.get(id(a)) == step.index and id(a) not in self.outs] if spec.in_place else []
+        reuse: dict[int, int] = {}  # output position -> the input position whose buffer it takes
+        for j, v in enumerate(step.outputs):
+            k = next((k for k in dying if k not in reuse.values() and step.inputs[k].aval == v.aval), None)
+            if k is not None:
+                reuse[j] = k
+        if reuse:  # the kernel must know: it reads such an input through its output's pointer
+            spec = kernel_spec(step, reuse)
         kname = self._global(f"_k{len(self.kernels)}", None)
         self.kernels.append((spec, kname))
         self.lines.append(f"    # {step.eqns[0].primitive.name}... ({len(step.eqns)} equations): kernel {spec.name}")
-        call, taken, allocs = [], set(), []
-        dying = [a for kind, a in spec.args if kind == "array" and id(a) in self.fresh
-                 and self.last.get(id(a)) == step.index and id(a) not in self.outs] if spec.in_place else []
+        call, allocs = [], []
+        j = 0
         for kind, v in spec.args:
             if kind == "array":
                 call.append(f"{self.boxed(v)}.ravel()")
@@ -190,10 +198,9 @@ class _Emitter:
                 call.append(self.flt[id(v)] if id(v) in self.flt else f"{self.boxed(v)}[()]")
             else:
                 out = self._new()
-                reuse = next((a for a in dying if id(a) not in taken and a.aval == v.aval), None)
-                if reuse is not None:
-                    taken.add(id(reuse))
-                    allocs.append(f"    {out} = {self.box[id(reuse)]}  # in place: its input dies here")
+                k, j = reuse.get(j), j + 1
+                if k is not None:
+                    allocs.append(f"    {out} = {self.box[id(step.inputs[k])]}  # in place: its input dies here")
                 else:
                     dt = self._global(f"_dt_{v.aval.dtype.name}", v.aval.dtype)
                     allocs.append(f"    {out} = _empty({v.aval.shape!r}, {dt})")
