@@ -97,12 +97,11 @@ def _scan_jit(eqn) -> Callable:
     p = dict(eqn.params)
     body, nc, K, length, reverse = p["jaxpr"], p["num_consts"], p["num_carry"], p["length"], p["reverse"]
     tier = loops.JitLoopTier(len(body.jaxpr.eqns))
-    run = body.region_program()
 
     def scan_compiled(*args):
-        loop = None
-        if tier.compiled(length):
-            loop = _compiled_scan(body, nc, K, length, reverse, p["unroll"])
+        loop = _compiled_scan(body, nc, K, length, reverse, p["unroll"]) if tier.compiled(length) else None
+        # (the region program is built on first use and kept on the body)
+        run = body.region_program() if loop is None else None
         return _run_scan(args, body, nc, K, length, reverse, loop, run, np)
     return scan_compiled
 

@@ -120,10 +120,12 @@ def _while_jit(eqn) -> Callable:
     p = eqn.params
     cond, body, ncc, nbc = p["cond_jaxpr"], p["body_jaxpr"], p["cond_nconsts"], p["body_nconsts"]
     tier = loops.JitLoopTier(len(cond.jaxpr.eqns) + len(body.jaxpr.eqns))
-    test, step = cond.region_program(), body.region_program()
 
     def while_compiled(*args):
-        return _run_while(args, cond, body, ncc, nbc, tier.budget(), test, step, np, tier)
+        budget = tier.budget()
+        # (with no budget, _run_while builds the region programs only if there is no loop)
+        test, step = (cond.region_program(), body.region_program()) if budget else (None, None)
+        return _run_while(args, cond, body, ncc, nbc, budget, test, step, np, tier)
     return while_compiled
 
 
