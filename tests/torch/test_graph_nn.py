@@ -176,7 +176,7 @@ XFAIL = {
     # composed as PyTorch's, but the facade's Tensor + Python float is AddBackward0 with an
     # empty edge for the scalar, where PyTorch's is AddBackward1 (one edge)
     "margin_ranking_loss": "the facade's tensor + float is AddBackward0 (PyTorch: AddBackward1)",
-    "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED, "instance_norm": _COMPOSED,
+    "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED,
     "local_response_norm": _COMPOSED, "lp_pool2d": _COMPOSED, "pad_circular": _COMPOSED,
 }
 
@@ -242,3 +242,46 @@ def test_create_graph_reruns_an_op_with_its_own_dropout_mask(fn):
         (g,) = ftorch.autograd.grad((y * y).sum(), qt, create_graph=create_graph)
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+# nn modules whose optional parameters are off: PyTorch's node keeps a (None, 0) entry for the
+# missing bias or affine weights, and the composed norms show their inner nodes
+MODULES = {
+    "Conv1d_no_bias": (lambda nn: nn.Conv1d(3, 4, 2, bias=False), (2, 3, 5)),
+    "Conv2d_no_bias": (lambda nn: nn.Conv2d(3, 4, 2, bias=False), (2, 3, 5, 5)),
+    "Conv3d_no_bias": (lambda nn: nn.Conv3d(2, 3, 2, bias=False), (1, 2, 3, 3, 3)),
+    "ConvTranspose1d_no_bias": (lambda nn: nn.ConvTranspose1d(3, 4, 2, bias=False), (2, 3, 5)),
+    "ConvTranspose2d_no_bias": (lambda nn: nn.ConvTranspose2d(3, 4, 2, bias=False), (2, 3, 4, 4)),
+    "ConvTranspose3d_no_bias": (lambda nn: nn.ConvTranspose3d(2, 3, 2, bias=False), (1, 2, 3, 3, 3)),
+    "LayerNorm_no_affine": (lambda nn: nn.LayerNorm(5, elementwise_affine=False), (2, 3, 5)),
+    "LayerNorm_no_bias": (lambda nn: nn.LayerNorm(5, bias=False), (2, 3, 5)),
+    "GroupNorm_no_affine": (lambda nn: nn.GroupNorm(1, 3, affine=False), (2, 3, 5)),
+    "BatchNorm1d_no_affine": (lambda nn: nn.BatchNorm1d(3, affine=False), (2, 3, 5)),
+    "BatchNorm1d_eval": (lambda nn: nn.BatchNorm1d(3, affine=False).eval(), (2, 3, 5)),
+    "InstanceNorm1d": (lambda nn: nn.InstanceNorm1d(3), (2, 3, 5)),
+    "InstanceNorm1d_affine_tracked": (lambda nn: nn.InstanceNorm1d(3, affine=True, track_running_stats=True),
+                                      (2, 3, 5)),
+    "RMSNorm": (lambda nn: nn.RMSNorm(5), (2, 3, 5)),
+    "RMSNorm_no_affine": (lambda nn: nn.RMSNorm(5, elementwise_affine=False), (2, 3, 5)),
+    "Linear_no_bias": (lambda nn: nn.Linear(5, 2, bias=False), (2, 3, 5)),
+}
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_graph_is_pytorchs(name):
+    build, shape = MODULES[name]
+
+    def run(lib):
+        lib.manual_seed(0)
+        return build(lib.nn)(_leaves(lib)(shape, low=-1.5, high=1.5))
+
+    assert_same_graph(lambda lib: run(lib), lambda lib: (), depth=3)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_module_graph_is_pytorchs(mode):
+    def run(lib):
+        lib.manual_seed(0)
+        return lib.nn.EmbeddingBag(10, 3, mode=mode)(lib.tensor([1, 2, 4, 5, 4, 3, 2, 9]), lib.tensor([0, 4]))
+
+    assert_same_graph(lambda lib: run(lib), lambda lib: (), depth=2)

@@ -10,17 +10,20 @@ import numpy as np
 from ... import numpy as fnp
 from ...api import stop_gradient
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
+from ...core.trace import Tracer
+from .._tensor.grad_mode import no_grad
+from .._tensor.tensor import Tensor, wrap
 from ._util import (
     add_scalar,
     arr,
     concrete_or_none,
     dtype,
     float_input,
+    has_tensor,
     on_tensors,
     shape,
     torch_call,
     torch_op,
-    update_running,
     val,
 )
 
@@ -99,44 +102,47 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
     """Normalise each (example, channel) over its spatial dims; with running statistics when
-    use_input_stats is False (tracked ones are updated when given and use_input_stats)."""
-    x = arr(input, "instance_norm")
+    use_input_stats is False (tracked ones are updated when given and use_input_stats).
+    PyTorch's composition of torch ops: a batch norm of the input viewed as [1, N * C, *spatial],
+    with weight, bias and running statistics repeated N times, viewed back (ViewBackward0 of
+    NativeBatchNormBackward0 of ViewBackward0 and RepeatBackward0s); each running statistic
+    then takes the mean of its N updated copies. Arrays and tracers run the same composition."""
+    from .functional import batch_norm  # (nn.functional imports this module)
+    on_values = not has_tensor((input, weight, bias))
+    x, w, b = (None if a is None else _as_tensor(a) for a in (input, weight, bias))
     float_input("instance_norm", x)
-    xs = shape(x)
+    xs = tuple(x.shape)
     if len(xs) < 3:
         raise FgradValueError(f"instance_norm: expected an input [N, C, *spatial] with spatial dims, got shape {list(xs)}")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise FgradValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
-    rm = None if running_mean is None else val(running_mean)
-    rv = None if running_var is None else val(running_var)
-    # PyTorch's graph: a batch norm of the [1, N * C, ...] view, viewed back
-    y, mean, var = torch_call("ViewBackward0", _instance_norm, (x, weight, bias),
-                              {"rm": rm, "rv": rv, "use_input_stats": use_input_stats, "eps": eps})
-    if use_input_stats and (running_mean is not None or running_var is not None):
-        # the running statistics average the per-instance ones over the batch
-        update_running(running_mean, running_var, val(mean), val(var), momentum, int(np.prod(xs[2:])))
-    return y
-
-
-def _instance_norm(x, weight, bias, rm, rv, use_input_stats, eps):
-    """(y, mean and biased variance of the per-instance statistics over the batch) on values."""
-    xs = shape(x)
-    mean = var = None
+    n, c = xs[0], xs[1]
+    rm, rv, w, b = (None if a is None else _as_tensor(a).repeat(n) for a in (running_mean, running_var, w, b))
+    out = batch_norm(x.contiguous().view(1, n * c, *xs[2:]), rm, rv, w, b, use_input_stats, momentum, eps)
     if use_input_stats:
-        axes = tuple(range(2, len(xs)))
-        y = _normalize_over(x, axes, eps)
-        if rm is not None or rv is not None:
-            m = fnp.mean(x, axis=axes)
-            v = fnp.mean(fnp.square(fnp.subtract(x, fnp.mean(x, axis=axes, keepdims=True))), axis=axes)
-            mean, var = fnp.mean(m, axis=0), fnp.mean(v, axis=0)
-    else:
-        cs = _channel_shape(xs)
-        y = fnp.divide(fnp.subtract(x, fnp.reshape(rm, cs)), fnp.sqrt(fnp.add(fnp.reshape(rv, cs), eps)))
-    if weight is not None:
-        y = fnp.multiply(y, fnp.reshape(weight, _channel_shape(xs)))
-    if bias is not None:
-        y = fnp.add(y, fnp.reshape(bias, _channel_shape(xs)))
-    return y, mean, var
+        for buf, copies in ((running_mean, rm), (running_var, rv)):
+            if buf is not None:
+                _store(buf, copies.view(n, c).mean(0))
+    y = out.view(xs)
+    return y._value if on_values else y
+
+
+def _as_tensor(a):
+    """a as a Tensor (an array or tracer wrapped, needing no grad)."""
+    return a if isinstance(a, Tensor) else wrap(arr(a, "instance_norm"))
+
+
+def _store(buf, new) -> None:
+    """The running statistic `buf` (a Tensor or an array) := new, in place and outside any graph;
+    skipped while staging (jit/vmap), where values are abstract."""
+    v = concrete_or_none(new)
+    if v is None:
+        return
+    if isinstance(buf, Tensor):
+        with no_grad():
+            buf.copy_(new)
+    elif not isinstance(buf, Tracer):
+        buf[...] = np.asarray(v).astype(buf.dtype, copy=False)
 
 
 @on_tensors
