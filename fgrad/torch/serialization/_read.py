@@ -85,6 +85,9 @@ class LoadedStorage:
         return self._raw[:usable].view(dtype)
 
 
+_ML_DTYPES = {d.dtype for d in D.ALL if d.dtype.type.__module__ != "numpy"}  # bfloat16, float8_*, complex32
+
+
 def _tensor_from(storage: LoadedStorage, offset: int, size, stride) -> Tensor:
     """A Tensor viewing `storage` (its elements from `offset`, with element strides), checked
     to lie inside the storage: a file cannot make it read memory beyond its own bytes."""
@@ -105,7 +108,13 @@ def _tensor_from(storage: LoadedStorage, offset: int, size, stride) -> Tensor:
         if last >= elems.size:
             raise FgradValueError(f"fgrad.torch.load: a tensor of size {size}, stride {stride} and offset "
                                   f"{offset} reaches past its storage of {elems.size} elements (damaged file?)")
-        arr = np.lib.stride_tricks.as_strided(elems[offset:], size, tuple(s * dtype.itemsize for s in stride))
+        steps = tuple(s * dtype.itemsize for s in stride)
+        if dtype in _ML_DTYPES:  # (as_strided rebuilds the dtype from its typestr, which NumPy cannot
+            # read back for ml_dtypes' types: stride raw items of the same size, then reinterpret)
+            raw = elems.view(np.dtype(f"V{dtype.itemsize}"))[offset:]
+            arr = np.lib.stride_tricks.as_strided(raw, size, steps).view(dtype)
+        else:
+            arr = np.lib.stride_tricks.as_strided(elems[offset:], size, steps)
     t = _make(arr)
     if storage.device != "cpu":
         t = t.to(storage.device)
@@ -125,6 +134,17 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """torch's rebuild for dtypes without a legacy storage class: the storage's bytes (an
+    UntypedStorage) read as `dtype`."""
+    if not isinstance(storage, LoadedStorage):
+        raise FgradValueError(f"fgrad.torch.load: expected a storage, got {type(storage).__name__}")
+    if not isinstance(dtype, D.dtype):
+        raise FgradValueError(f"fgrad.torch.load: expected a dtype in _rebuild_tensor_v3, got {dtype!r}")
+    typed = LoadedStorage(storage._raw, dtype.dtype, storage.device)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
@@ -154,6 +174,7 @@ def _torch_globals() -> dict:
     table = {
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,

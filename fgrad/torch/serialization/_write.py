@@ -52,6 +52,10 @@ class _TorchGlobal:
 
 
 _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+# dtypes without a legacy storage class (uint16/32/64, float8_*, complex32): torch writes their
+# bytes as an UntypedStorage and names the dtype in _rebuild_tensor_v3's arguments
+_REBUILD_TENSOR_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _TorchGlobal("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _REBUILD_FROM_TYPE = _TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
@@ -74,8 +78,9 @@ def _array_module_value(v):
 
 
 def _address(a) -> int:
-    data = a.data
-    return int(data.ptr) if hasattr(data, "ptr") else int(a.__array_interface__["data"][0])
+    if isinstance(a, np.ndarray):  # (not a.data: a memoryview refuses ml_dtypes' bfloat16 & co)
+        return int(a.__array_interface__["data"][0])
+    return int(a.data.ptr)
 
 
 class _Storage:
@@ -103,7 +108,7 @@ class _StoragePlan:
     def locate(self, value):
         """(storage, element offset, element strides) of an array."""
         a, location = _array_module_value(value)
-        if a.dtype not in STORAGE_NAMES:
+        if a.dtype not in STORAGE_NAMES and a.dtype not in D._BY_NP:
             raise FgradTypeError(f"fgrad.torch.save: no PyTorch storage type for dtype {a.dtype}")
         root = a
         while getattr(root, "base", None) is not None and type(root.base) is type(a):
@@ -148,7 +153,10 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _Storage:
-            return ("storage", _STORAGE_GLOBALS[obj.dtype], obj.key, obj.location, int(obj.root.size))
+            typed = _STORAGE_GLOBALS.get(obj.dtype)
+            if typed is None:  # counted in bytes, as an UntypedStorage
+                return ("storage", _UNTYPED_STORAGE, obj.key, obj.location, int(obj.root.nbytes))
+            return ("storage", typed, obj.key, obj.location, int(obj.root.size))
         return None
 
     def reducer_override(self, obj):
@@ -157,6 +165,12 @@ class _Pickler(pickle._Pickler):
                 return (_REBUILD_PARAMETER, (obj.detach(), bool(obj.requires_grad), OrderedDict()))
             storage, offset, strides = self._plan.locate(obj._value)
             args = (storage, offset, tuple(obj.shape), strides, bool(obj.requires_grad), OrderedDict())
+            if storage.dtype not in STORAGE_NAMES:
+                args = args + (D.of_np(storage.dtype),)
+                if type(obj) is not Tensor:
+                    return (_REBUILD_FROM_TYPE, (_REBUILD_TENSOR_V3, type(obj), args,
+                                                 dict(getattr(obj, "__dict__", {}))))
+                return (_REBUILD_TENSOR_V3, args)
             if type(obj) is not Tensor:  # a user's subclass: torch's spelling, with its attributes
                 return (_REBUILD_FROM_TYPE, (_REBUILD_TENSOR, type(obj), args, dict(getattr(obj, "__dict__", {}))))
             return (_REBUILD_TENSOR, args)
