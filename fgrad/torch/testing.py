@@ -29,6 +29,8 @@ __all__ = ["assert_allclose", "assert_close", "make_tensor"]
 # (rtol, atol) per dtype when the caller gives neither; other dtypes compare exactly
 _TOLERANCES = {
     dt.float16: (1e-3, 1e-5),
+    dt.bfloat16: (1.6e-2, 1e-5),
+    dt.complex32: (1e-3, 1e-5),
     dt.float32: (1.3e-6, 1e-5),
     dt.float64: (1e-7, 1e-7),
     dt.complex64: (1.3e-6, 1e-5),
@@ -131,6 +133,14 @@ def _isclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: 
         return np.abs(a64 - b64) <= atol + rtol * np.abs(b64)
 
 
+def _computable(x: np.ndarray) -> np.ndarray:
+    """`x` with ml_dtypes' types (bfloat16, float8_*, complex32) widened to float32/complex64,
+    which hold their values exactly, for NumPy's arithmetic."""
+    if x.dtype.type.__module__ != "numpy":
+        return x.astype(np.complex64 if x.dtype.kind == "c" else np.float32)
+    return x
+
+
 def _tensor_message(a: np.ndarray, b: np.ndarray, close: np.ndarray, rtol: float,
                     atol: float) -> str:
     equality = rtol == 0 and atol == 0
@@ -202,6 +212,7 @@ def _compare_tensors(actual, expected, *, rtol, atol, equal_nan, check_device, c
     if actual.dtype != expected.dtype:
         common = promote_types(actual.dtype, expected.dtype).dtype
         a, b = a.astype(common), b.astype(common)
+    a, b = _computable(a), _computable(b)
     close = _isclose(a, b, rtol, atol, equal_nan)
     if close.all():
         return

@@ -117,3 +117,23 @@ def test_arithmetic_on_storage_formats_is_refused_clearly():
         fb + fb
     with pytest.raises(RuntimeError, match="floating point"):
         ftorch.ones(2, dtype=ftorch.uint16).requires_grad_()
+
+
+def test_assert_close_tolerances():
+    """torch.testing.assert_close's default tolerances for bfloat16 and complex32 (torch's)."""
+    cases = [("bfloat16", [1.0, 2.0], [1.01, 2.0]), ("bfloat16", [1.0, 2.0], [1.05, 2.0]),
+             ("complex32", [1.0, 2.0], [1.0005, 2.0]), ("complex32", [1.0, 2.0], [1.01, 2.0]),
+             ("float8_e4m3fn", [1.0, 2.0], [1.0, 2.0]), ("float8_e4m3fn", [1.0, 2.0], [1.2, 2.0])]
+    for name, x, y in cases:
+        outcome = []
+        for lib in (ftorch, torch):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # (torch: ComplexHalf is experimental)
+                a = lib.tensor(x).to(getattr(lib, name))
+                b = lib.tensor(y).to(getattr(lib, name))
+            try:
+                lib.testing.assert_close(a, b)
+                outcome.append(True)
+            except AssertionError:
+                outcome.append(False)
+        assert outcome[0] == outcome[1], (name, x, y, outcome)
