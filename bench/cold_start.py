@@ -7,7 +7,9 @@ Every measurement is a new Python process (this file run with --child), which im
 first, then times the library's import, then the first call: wrapping the function with jit,
 calling it, and waiting for the result. "cold" gives fgrad a new empty cache directory
 ($FGRAD_CACHE_DIR) per run; "warm" gives it one that an earlier process filled by running
-the same function. Each cell is the median over --runs processes, in milliseconds. Prints a
+the same function. The children share a bytecode cache (PYTHONPYCACHEPREFIX, filled by one
+process per library first), as an installed package has its .pyc files. Each cell is the
+median over --runs processes, in milliseconds. Prints a
 Markdown table and the ratios to jax.jit (first call, and import plus first call), plus, per
 run, which of Numba and llvmlite the fgrad process imported.
 """
@@ -165,8 +167,15 @@ def child(lib_name: str, case: str) -> None:
                       "llvmlite": "llvmlite" in sys.modules}))
 
 
+# Bytecode for the children, as an installed package has it (pip compiles it at install
+# time): where PYTHONDONTWRITEBYTECODE is set, fgrad's import would otherwise compile its
+# sources in every process while JAX's come with .pyc files. Set up by main().
+_PYC: dict = {}
+
+
 def spawn(lib_name: str, case: str, cache: str | None) -> dict:
-    env = {**os.environ, **ONE_THREAD}
+    env = {**os.environ, **ONE_THREAD, **_PYC}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if cache is not None:
         env["FGRAD_CACHE_DIR"] = cache
     res = subprocess.run([sys.executable, __file__, "--child", lib_name, case], env=env,
@@ -214,6 +223,19 @@ def main() -> None:
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         raise SystemExit(f"unknown case(s) {unknown}; choose from {list(CASES)}")
+    scratch = tempfile.mkdtemp(prefix="fgrad-cold-start-")
+    try:
+        _PYC["PYTHONPYCACHEPREFIX"] = os.path.join(scratch, "pyc")
+        for lib_name in ("fgrad", "jax"):  # fills the bytecode cache
+            spawn(lib_name, cases[0], os.path.join(scratch, "kernels") if lib_name == "fgrad" else None)
+        report(cases, a.runs, a.skip_jax)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def report(cases: list[str], runs: int, skip_jax: bool) -> None:
+    """Measure each case and print the table and the ratios' summary."""
+    a = argparse.Namespace(runs=runs, skip_jax=skip_jax)
     print(f"median of {a.runs} fresh processes, ms; load average {os.getloadavg()[0]:.2f} at start\n")
     head = ("| function | fgrad import | cold first | warm first | jax import | jax first "
             "| cold/jax first | warm/jax first | cold/jax total | numba imported (cold/warm) |")
