@@ -98,9 +98,12 @@ OUT_OF_SCOPE = (
          or _any_prefix("qint", "quint")(n)
          or n in {"per_channel_affine", "per_channel_affine_float_qparams", "per_channel_symmetric",
                   "per_tensor_affine", "per_tensor_symmetric", "int_repr", "is_quantized"}),
+    # (two autograd switches about CUDA streams name no CUDA word: stream mismatches at
+    # AccumulateGrad, and stale streams during CUDA graph capture)
     Rule("CUDA, cuDNN and MKLDNN internals",
-         _any_prefix("cuda", "cudnn", "miopen", "mkldnn", "mkl", "cufft", "nnpack", "xnnpack",
-                     "cudagraph", "nccl", "cublas", "onednn")),
+         lambda n: _any_prefix("cuda", "cudnn", "miopen", "mkldnn", "mkl", "cufft", "nnpack", "xnnpack",
+                               "cudagraph", "nccl", "cublas", "onednn")(n)
+         or n in {"set_warn_on_accumulate_grad_stream_mismatch", "set_override_stale_capture_stream"}),
     # (the compressed layouts' index accessors and constructor have no layout word in their names)
     Rule("sparse CSR/CSC/BSR/BSC layouts",
          lambda n: _any_token("csr", "csc", "bsr", "bsc", "crow", "ccol")(n)
