@@ -1,7 +1,8 @@
 """More of NumPy's elementwise mathematics: NaN-ignoring fmax/fmin, nan_to_num, sinc, angle,
 degree/radian conversions, fabs, copysign, heaviside, float_power, ldexp/frexp, signbit,
-truncation (trunc, fix, rint), the NumPy 2 short names of the inverse trigonometric functions
-and pow, and the predicates isclose, allclose, iscomplex, isreal, iscomplexobj, isrealobj.
+nextafter, truncation (trunc, fix, rint), the NumPy 2 short names of the inverse trigonometric
+functions and pow, gcd and lcm of integers, and the predicates isposinf, isneginf, isclose,
+allclose, iscomplex, isreal, iscomplexobj, isrealobj.
 
 Derivatives at the points where a function switches pieces: heaviside has none in x1 and passes
 the cotangent to x2 where x1 == 0, nan_to_num passes it where the entry is kept, frexp's
@@ -223,6 +224,111 @@ def frexp(x: Any, *, policy=NUMPY) -> tuple:
     return fp.ldexp(x, ew.neg(e)), e
 
 
+def nextafter(x1: Any, x2: Any, *, policy=NUMPY) -> Any:
+    """The next representable float after x1 in the direction of x2, elementwise, NumPy's
+    nextafter: x2 where x1 == x2 (x1 for float16, NumPy's own loop), NaN where either is NaN, the smallest subnormal (signed)
+    from zero, the largest finite float from an infinity; integers compute in the policy's
+    float dtype. Complex input is a TypeError, as NumPy's. Its derivative is zero (a step
+    function of its inputs, as floor's)."""
+    x, y = promote("nextafter", x1, x2, policy=policy, to_float=True)
+    _real_only(x, "nextafter")
+    x, y = ew.stop_gradient(x), ew.stop_gradient(y)
+    dt = dtype_of(x)
+    info = np.finfo(dt)
+    zero = ew.const(x, 0.0)
+    tiny = ew.const(x, np.ldexp(1.0, int(info.minexp) - info.nmant))  # the smallest subnormal
+    ax = ew.abs(x)
+    m, e = frexp(ew.select(ew.isfinite(ax), ax, ew.const(ax, 1.0)))
+    # one unit in the last place of |x|, half of it stepping down from a power of two
+    ulp = ldexp(ew.const(m, 1.0), ew.sub(e, ew.const(e, info.nmant + 1)))
+    down = ew.ne(ew.gt(y, x), ew.gt(x, zero))  # towards zero in magnitude
+    ulp = ew.select(ew.logical_and(down, ew.eq(m, ew.const(m, 0.5))), ew.mul(ulp, ew.const(ulp, 0.5)), ulp)
+    ulp = ew.select(ew.lt(ulp, tiny), tiny, ulp)
+    big = ew.const(x, info.max)
+    # (past the largest finite float is the infinity of its sign: not added, which would warn)
+    over = ew.logical_and(ew.eq(ax, big), ew.logical_not(down))
+    out = ew.add(ew.select(over, zero, x), ew.select(ew.gt(y, x), ulp, ew.neg(ulp)))
+    out = ew.select(over, ew.select(ew.gt(x, zero), ew.const(x, np.inf), ew.const(x, -np.inf)), out)
+    # (a subnormal stepping to zero keeps its sign)
+    out = ew.select(ew.eq(out, zero), ew.select(fp.signbit(x), ew.neg(zero), zero), out)
+    out = ew.select(ew.eq(x, zero), ew.select(ew.gt(y, zero), tiny, ew.neg(tiny)), out)
+    out = ew.select(ew.isinf(x), ew.select(ew.gt(x, zero), big, ew.neg(big)), out)
+    # equal operands: C's nextafter returns y (the sign of zero it has), NumPy's own float16 loop x
+    out = ew.select(ew.eq(x, y), x if dt == np.float16 else y, out)
+    return ew.select(ew.logical_or(ew.isnan(x), ew.isnan(y)), ew.const(x, np.nan), out)
+
+
+# --- infinities by sign ----------------------------------------------------------------------------
+
+def _signed_inf(x: Any, name: str, positive: bool) -> Any:
+    x = as_value(x, name)
+    if dtype_of(x).kind == "c":
+        raise FgradTypeError(f"{name}: this operation is not supported for complex values because it would be "
+                             "ambiguous (NumPy's error); test the real and imaginary parts separately")
+    if dtype_of(x).kind != "f":
+        return ew.ne(x, x)  # integers and booleans are never infinite: all False
+    zero = ew.const(x, 0.0)
+    return ew.logical_and(ew.isinf(x), ew.gt(x, zero) if positive else ew.lt(x, zero))
+
+
+def isposinf(x: Any) -> Any:
+    """Element-wise: whether x is +inf (all False for integers and booleans), NumPy's
+    isposinf; complex input is a TypeError, as NumPy's. A boolean result, with no derivative."""
+    return _signed_inf(x, "isposinf", True)
+
+
+def isneginf(x: Any) -> Any:
+    """Element-wise: whether x is -inf (all False for integers and booleans), NumPy's
+    isneginf; complex input is a TypeError, as NumPy's. A boolean result, with no derivative."""
+    return _signed_inf(x, "isneginf", False)
+
+
+# --- greatest common divisor and least common multiple ---------------------------------------------
+
+def _integers(name: str, x1: Any, x2: Any, policy) -> tuple:
+    x, y = promote(name, x1, x2, policy=policy)
+    if dtype_of(x).kind not in "iu":
+        raise FgradTypeError(f"{name}: expected integer operands, got dtype {dtype_of(x)} (NumPy's {name} has no "
+                             "loop for it); convert them first, e.g. x.astype(int)")
+    return x, y
+
+
+def _euclid_rounds(bits: int) -> int:
+    """The most remainder steps Euclid's algorithm takes on operands below 2 ** bits (its
+    worst case is two consecutive Fibonacci numbers)."""
+    a, b, k = 1, 1, 0
+    while b < 2 ** bits:
+        a, b, k = b, a + b, k + 1
+    return k + 1
+
+
+def gcd(x1: Any, x2: Any, *, policy=NUMPY) -> Any:
+    """The greatest common divisor of |x1| and |x2|, elementwise (0 for two zeros), NumPy's
+    gcd: integer operands only (a TypeError otherwise), in their promoted dtype. Euclid's
+    algorithm: on concrete values until every pair is done, traced (jit, vmap) for as many
+    rounds as the dtype's worst case."""
+    x, y = _integers("gcd", x1, x2, policy)
+    a, b = broadcast_args("gcd", ew.abs(x), ew.abs(y), policy=policy)
+    zero, one = ew.const(b, 0), ew.const(b, 1)
+    traced = is_traced(a) or is_traced(b)
+    for _ in range(_euclid_rounds(8 * dtype_of(x).itemsize)):
+        if not traced and not bool(red.reduce_max(ew.ne(b, zero), tuple(range(len(shape_of(b)))))):
+            break
+        done = ew.eq(b, zero)
+        a, b = ew.select(done, a, b), ew.select(done, zero, ew.fmod(a, ew.select(done, one, b)))
+    return a
+
+
+def lcm(x1: Any, x2: Any, *, policy=NUMPY) -> Any:
+    """The least common multiple of |x1| and |x2|, elementwise (0 where either is 0), NumPy's
+    lcm: integer operands only (a TypeError otherwise), in their promoted dtype."""
+    x, y = _integers("lcm", x1, x2, policy)
+    g = gcd(x, y, policy=policy)
+    safe = ew.select(ew.eq(g, ew.const(g, 0)), ew.const(g, 1), g)
+    # (|x| // g * |y|, wrapping where it overflows the dtype, as NumPy's)
+    return ew.mul(*broadcast_args("lcm", ew.floor_divide(*broadcast_args("lcm", ew.abs(x), safe)), ew.abs(y)))
+
+
 # --- truncation ----------------------------------------------------------------------------------
 
 def trunc(x: Any) -> Any:
@@ -348,4 +454,5 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
 __all__ = ["fmax", "fmin", "nan_to_num", "sinc", "angle", "deg2rad", "radians", "rad2deg", "degrees",
            "fabs", "signbit", "copysign", "heaviside", "float_power", "ldexp", "frexp", "trunc", "fix",
            "rint", "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "pow", "bitwise_invert",
-           "isclose", "allclose", "iscomplexobj", "isrealobj", "iscomplex", "isreal", "real_if_close"]
+           "isclose", "allclose", "iscomplexobj", "isrealobj", "iscomplex", "isreal", "real_if_close",
+           "nextafter", "isposinf", "isneginf", "gcd", "lcm"]

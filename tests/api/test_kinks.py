@@ -257,6 +257,7 @@ NOT_DIFFERENTIABLE = _listing({
         numpy.bitwise_and numpy.bitwise_or numpy.bitwise_xor numpy.bitwise_not numpy.invert
         numpy.bitwise_invert numpy.signbit numpy.trunc numpy.fix numpy.rint numpy.isclose numpy.allclose
         numpy.iscomplex numpy.isreal numpy.iscomplexobj numpy.isrealobj numpy.nanargmax numpy.nanargmin
+        numpy.isposinf numpy.isneginf numpy.gcd numpy.lcm numpy.nextafter
         numpy.argpartition numpy.angle facade.angle facade.is_conj facade.resolve_conj
         facade.sign facade.floor facade.ceil facade.round facade.trunc facade.fix facade.argmax
         facade.argmin facade.argsort facade.argwhere facade.nonzero facade.isnan facade.isinf

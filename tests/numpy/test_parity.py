@@ -845,6 +845,22 @@ recipe("ldexp", "int_exponent", lambda M, x, n: M.ldexp(x, n), X, Arg(lo=-3, hi=
 recipe("ldexp", "scalar_exponent", lambda M, x: M.ldexp(x, 3), X)
 recipe("ldexp", "float_exponent", lambda M, x, n: M.ldexp(x, n), X, X, raises=True)
 recipe("frexp", "2d", lambda M, x: M.frexp(x * 37.0), X, dtypes=REALS)
+for _n in ("gcd", "lcm"):
+    _f = by_name(_n)
+    _k = Arg(lo=-12, hi=12)
+    recipe(_n, "same_shape", lambda M, x, y, f=_f: f(M)(x, y), _k, _k, dtypes=(I8, I4))
+    recipe(_n, "broadcast", lambda M, x, y, f=_f: f(M)(x, y), _k, Arg((3,), -12, 12), dtypes=(I8, I4))
+    recipe(_n, "x,scalar", lambda M, x, f=_f: f(M)(x, 6), _k, dtypes=(I8, I4))
+    recipe(_n, "float", lambda M, x, y, f=_f: f(M)(x, y), X, X, raises=True)
+for _n in ("isposinf", "isneginf"):
+    _f = by_name(_n)
+    recipe(_n, "2d", lambda M, x, f=_f: f(M)(x), Arg(lo=-3, hi=3), dtypes=ALL)
+    recipe(_n, "specials", lambda M, x, f=_f: f(M)(M.where(x > 1.0, M.inf, M.where(x < -1.0, -M.inf, x))), X)
+recipe("nextafter", "same_shape", lambda M, x, y: M.nextafter(x, y), X, X, dtypes=REALS)
+recipe("nextafter", "broadcast", lambda M, x, y: M.nextafter(x, y), X, Arg((3,), -2, 2))
+recipe("nextafter", "x,scalar", lambda M, x: M.nextafter(x, 0.0), X)
+recipe("nextafter", "zeros_infinities", lambda M, x, y: M.nextafter(M.floor(x) * 0.0, M.where(y > 1.0, M.inf, y)),
+       X, X)
 recipe("isclose", "near", lambda M, x, y: M.isclose(x, x + y * 1e-6), X, X, dtypes=REALS)
 recipe("isclose", "specials", lambda M, x: M.isclose(M.where(x > 1.0, M.inf, x), M.where(x > 1.5, M.nan, x),
                                                      equal_nan=True), X)
@@ -1321,7 +1337,7 @@ _NUMPY_REFUSED = {
     "sum(out=)": lambda x: onp.sum(x, out=onp.zeros(())),
     "cumsum(out=)": lambda x: onp.cumsum(x, out=onp.zeros(6)),
     "sin(out=)": lambda x: onp.sin(x, out=onp.zeros((2, 3))),
-    "add.reduce": lambda x: onp.add.reduce(x), "nextafter": lambda x: onp.nextafter(x, x),
+    "add.reduce": lambda x: onp.add.reduce(x), "spacing": lambda x: onp.spacing(x),
     "sort": lambda x: onp.sort(x), "dot": lambda x: onp.dot(x, x.T), "ravel": lambda x: onp.ravel(x),
     "concatenate": lambda x: onp.concatenate([x, x]), "asarray": lambda x: onp.asarray(x),
 }

@@ -427,6 +427,13 @@ def _build() -> list[Pair]:
     add(P("heaviside", "numpy.heaviside", *two, order=0))
     add(P("signbit", "numpy.signbit", points=(Z,), order=0))
     add(P("isreal", "numpy.isreal", order=0))
+    inf = np.inf
+    for name in ("isposinf", "isneginf"):
+        add(P(name, f"numpy.{name}", points=(pt([[inf, -inf, np.nan, 0.0, -0.0]]),), order=0))
+    add(P("nextafter", "numpy.nextafter", *two, order=0,
+          points=(pt([[0.0, -0.0, 1.0, inf, -inf, np.nan, 1.0]], [[-0.0, 0.0, 0.5, 0.0, inf, 1.0, 1.0]]),)))
+    for name in ("gcd", "lcm"):
+        add(P(name, f"numpy.{name}", *ints, points=(pt(np.array([[-4, 6, 0, 9, 0]]), np.array([[6, -4, 0, 12, 5]])),)))
     add(P("nanmean", "numpy.nanmean", tkw={"dim": 1}))
     add(P("tile", "numpy.tile", "n:3,4", (2, 1)))
     add(P("vander", "numpy.vander", "n:4", 3, order=1))

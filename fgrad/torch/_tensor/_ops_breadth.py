@@ -178,26 +178,6 @@ def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int], stora
     return _input("as_strided_", input).as_strided_(size, stride, storage_offset)
 
 
-def _gcd_values(a, b):
-    """Euclid's algorithm elementwise (|a|, |b|), as many rounds as the largest needs."""
-    a, b = fnp.broadcast_arrays(fnp.abs(a), fnp.abs(b))
-
-    def cond(ab):
-        return fnp.any(fnp.not_equal(ab[1], 0))
-
-    def body(ab):
-        x, y = ab
-        safe = fnp.where(fnp.equal(y, 0), 1, y)
-        return fnp.where(fnp.equal(y, 0), x, y), fnp.where(fnp.equal(y, 0), 0, fnp.remainder(x, safe))
-    return lax.while_loop(cond, body, (a, b))[0]
-
-
-def _lcm_values(a, b):
-    g = _gcd_values(a, b)
-    safe = fnp.where(fnp.equal(g, 0), 1, g)
-    return fnp.abs(fnp.multiply(fnp.floor_divide(a, safe), b))
-
-
 def _shift(left: bool):
     def values(x, y):
         x, y = fnp.broadcast_arrays(x, cast(y, dtype_of(x)) if not isinstance(y, (int, float)) else y)
@@ -223,37 +203,13 @@ def _pow2(k, dt):
     return fnp.take(table, cast(k, _I64))
 
 
-gcd = _no_grad_binary("gcd", _gcd_values, "biu")
-lcm = _no_grad_binary("lcm", _lcm_values, "biu")
+gcd = _no_grad_binary("gcd", lambda x, y: fnp.gcd(x, y, policy=P), "iu")
+lcm = _no_grad_binary("lcm", lambda x, y: fnp.lcm(x, y, policy=P), "iu")
 bitwise_left_shift = _no_grad_binary("bitwise_left_shift", _shift(True), "iu")
 bitwise_right_shift = _no_grad_binary("bitwise_right_shift", _shift(False), "iu")
 
 
-def _nextafter_values(x, y):
-    """The float after x towards y: x plus or minus one unit in the last place of x (half of
-    it below a power of two), the smallest subnormal from zero, the largest float from an
-    infinity; y where x == y, NaN where either is NaN."""
-    x, y = fnp.broadcast_arrays(x, y)
-    dt = dtype_of(x)
-    info = np.finfo(dt)
-    p = info.nmant + 1
-    tiny = np.asarray(np.ldexp(1.0, int(info.minexp) - info.nmant), dt)
-    ax = fnp.abs(x)
-    m, e = fnp.frexp(fnp.where(fnp.isfinite(ax), ax, 1.0))
-    up = fnp.equal(fnp.greater(y, x), fnp.greater(x, 0))  # away from zero in magnitude
-    ulp = fnp.ldexp(np.asarray(1.0, dt), fnp.subtract(e, p))
-    ulp = fnp.where(fnp.logical_and(fnp.logical_not(up), fnp.equal(m, 0.5)), fnp.multiply(ulp, 0.5), ulp)
-    ulp = cast(fnp.maximum(ulp, tiny), dt)
-    step = fnp.where(fnp.greater(y, x), ulp, fnp.negative(ulp))
-    out = fnp.add(x, step)
-    out = fnp.where(fnp.equal(x, 0), fnp.where(fnp.greater(y, 0), tiny, fnp.negative(tiny)), out)
-    big = np.asarray(info.max, dt)
-    out = fnp.where(fnp.isinf(x), fnp.where(fnp.greater(x, 0), big, fnp.negative(big)), out)
-    out = fnp.where(fnp.equal(x, y), y, out)
-    return cast(fnp.where(fnp.logical_or(fnp.isnan(x), fnp.isnan(y)), np.asarray(np.nan, dt), out), dt)
-
-
-nextafter = _no_grad_binary("nextafter", _nextafter_values, "f")
+nextafter = _no_grad_binary("nextafter", lambda x, y: fnp.nextafter(x, y, policy=P), "f")
 
 
 def heaviside(input: Tensor, values: Tensor):
@@ -325,29 +281,33 @@ def positive(input: Tensor):
 
 
 def isposinf(input: Tensor):
-    """Where input is +inf (a bool Tensor).
+    """Where input is +inf (a bool Tensor; fgrad.numpy.isposinf).
 
     Args:
-        input: a Tensor.
+        input: a real Tensor.
 
     Returns:
         A bool Tensor of input's shape.
     """
-    return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.greater(v, 0)) if dtype_of(v).kind == "f"
-                else fnp.zeros(fnp.shape(v), bool), (_input("isposinf", input),))
+    return call(None, fnp.isposinf, (_real("isposinf", _input("isposinf", input)),))
 
 
 def isneginf(input: Tensor):
-    """Where input is -inf (a bool Tensor).
+    """Where input is -inf (a bool Tensor; fgrad.numpy.isneginf).
 
     Args:
-        input: a Tensor.
+        input: a real Tensor.
 
     Returns:
         A bool Tensor of input's shape.
     """
-    return call(None, lambda v: fnp.logical_and(fnp.isinf(v), fnp.less(v, 0)) if dtype_of(v).kind == "f"
-                else fnp.zeros(fnp.shape(v), bool), (_input("isneginf", input),))
+    return call(None, fnp.isneginf, (_real("isneginf", _input("isneginf", input)),))
+
+
+def _real(name: str, x: Tensor) -> Tensor:
+    if x._value.dtype.kind == "c":
+        raise FgradRuntimeError(f"{name} does not support complex inputs; test x.real and x.imag instead")
+    return x
 
 
 def isreal(input: Tensor):
