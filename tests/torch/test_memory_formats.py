@@ -123,3 +123,29 @@ def test_convert_conv3d_weight_memory_format():
         ftorch.nn.utils.convert_conv2d_weight_memory_format(ftorch.nn.Conv2d(1, 1, 1), 3)
     with pytest.raises(TypeError, match="Module"):
         ftorch.nn.utils.convert_conv2d_weight_memory_format(5, ftorch.channels_last)
+
+
+def test_to_and_like_functions():
+    f, t = _pair((2, 3, 4, 5), 2)
+    fl, tl = f.to(memory_format=ftorch.channels_last), t.to(memory_format=torch.channels_last)
+    assert fl.stride() == tl.stride() and (fl is f) == (tl is t)
+    assert (fl.to(memory_format=ftorch.channels_last) is fl) and (tl.to(memory_format=torch.channels_last) is tl)
+    assert fl.to(ftorch.float64).stride() == tl.to(torch.float64).stride()
+    assert fl.to(ftorch.float64, memory_format=ftorch.contiguous_format).stride() == \
+        tl.to(torch.float64, memory_format=torch.contiguous_format).stride()
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        for fmt in (None, "contiguous_format", "channels_last", "preserve_format"):
+            kw_f = {} if fmt is None else {"memory_format": getattr(ftorch, fmt)}
+            kw_t = {} if fmt is None else {"memory_format": getattr(torch, fmt)}
+            for fsrc, tsrc in ((fl, tl), (f, t)):
+                assert getattr(ftorch, name)(fsrc, **kw_f).stride() == getattr(torch, name)(tsrc, **kw_t).stride(), \
+                    (name, fmt)
+    np.testing.assert_array_equal(ftorch.ones_like(fl).numpy(), np.ones((2, 3, 4, 5), np.float32))
+    f2, t2 = _pair((2, 3))
+    for lib, x in ((ftorch, f2), (torch, t2)):
+        with pytest.raises(RuntimeError, match="required rank 4"):
+            x.to(memory_format=lib.channels_last)
+        with pytest.raises(TypeError):
+            x.to(memory_format="channels_last")
+    with pytest.raises(TypeError, match="memory_format"):
+        ftorch.zeros_like(f2, memory_format="channels_last")

@@ -1,4 +1,8 @@
-"""Memory layouts (torch.layout): `strided` for dense tensors, `sparse_coo` for fgrad.torch.sparse's."""
+"""Memory layouts (torch.layout): `strided` for dense tensors, `sparse_coo` for fgrad.torch.sparse's;
+memory formats (torch.memory_format) and the NumPy array layouts that realise them."""
+from __future__ import annotations
+
+import numpy as np
 
 
 class layout:
@@ -55,3 +59,37 @@ _FORMATS = {f.name: f for f in (contiguous_format, channels_last, channels_last_
 
 # the order of dims from fastest- to slowest-varying in memory, per channels-last format
 CHANNELS_LAST_ORDER = {channels_last: (1, 3, 2, 0), channels_last_3d: (1, 4, 3, 2, 0)}
+
+
+def strides_follow(shape, strides, order) -> bool:
+    """Whether `strides` (in elements) lay out `shape` densely with dims varying fastest to
+    slowest in `order`; dims of size 1 may have any stride (as PyTorch decides contiguity)."""
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def array_format(v) -> memory_format:
+    """The memory format PyTorch suggests for a tensor with the NumPy array `v`: a channels-last
+    one when v's strides follow it and C order does not hold, else contiguous_format."""
+    if not isinstance(v, np.ndarray) or v.flags.c_contiguous:
+        return contiguous_format
+    steps = [s // v.itemsize for s in v.strides]
+    for fmt, order in CHANNELS_LAST_ORDER.items():
+        if v.ndim == len(order) and strides_follow(v.shape, steps, order):
+            return fmt
+    return contiguous_format
+
+
+def laid_out(v: np.ndarray, fmt: memory_format) -> np.ndarray:
+    """The NumPy array `v` copied into memory format `fmt` (values and shape unchanged; C order
+    for contiguous_format or a rank the format does not apply to)."""
+    order = CHANNELS_LAST_ORDER.get(fmt)
+    if order is None or v.ndim != len(order):
+        return np.ascontiguousarray(v)
+    perm = order[::-1]  # a C-ordered copy of the dims in memory order, viewed back in the logical order
+    return np.ascontiguousarray(v.transpose(perm)).transpose(np.argsort(perm))

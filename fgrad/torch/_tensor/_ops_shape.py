@@ -25,7 +25,8 @@ from ...extend import lax as xlax
 from ...extend.numpy import broadcast_shapes as _broadcast_shapes
 from ...extend.numpy import cast, ints_arg, normalize_axes, resolve_shape
 from . import _dtypes as D
-from ._layout import CHANNELS_LAST_ORDER, contiguous_format, memory_format, preserve_format
+from ._layout import (CHANNELS_LAST_ORDER, array_format, contiguous_format, laid_out, memory_format,
+                      preserve_format, strides_follow)
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
 from ._boundary import call
@@ -144,18 +145,6 @@ def _memory_format(fmt, where: str):
     return fmt
 
 
-def _strides_follow(shape, strides, order) -> bool:
-    """Whether `strides` (in elements) lay out `shape` densely with dims varying fastest to
-    slowest in `order`; dims of size 1 may have any stride (as PyTorch decides contiguity)."""
-    expected = 1
-    for d in order:
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
-
-
 def is_contiguous(input, memory_format=None) -> bool:
     """Tensor.is_contiguous(memory_format=torch.contiguous_format): whether the values are laid
     out densely in that format's order (C order; NHWC for channels_last on a 4-d tensor, NDHWC
@@ -170,7 +159,7 @@ def is_contiguous(input, memory_format=None) -> bool:
         return False
     item = v.dtype.itemsize
     strides = [s // item for s in v.strides] if type(v) is _nd else _c_strides(v.shape)
-    return _strides_follow(v.shape, strides, order)
+    return strides_follow(v.shape, strides, order)
 
 
 def _c_strides(shape) -> list:
@@ -943,10 +932,9 @@ def clone(input, *, memory_format=None):
         out = call("CloneBackward0", _copy_value, (input,))
     if type(v) is _nd:
         if fmt is preserve_format:  # a channels-last input stays so, as PyTorch's suggested format
-            fmt = next((f for f, order in CHANNELS_LAST_ORDER.items() if v.ndim == len(order)
-                        and not v.flags.c_contiguous and is_contiguous(input, f)), contiguous_format)
+            fmt = array_format(v)
         if fmt is not contiguous_format or not out._value.flags.c_contiguous:
-            out._value = _laid_out(out._value, fmt)
+            out._value = laid_out(out._value, fmt)
     return out
 
 
@@ -956,15 +944,6 @@ def _check_rank(input, fmt) -> None:
     if order is not None and input.ndim != len(order):
         raise FgradRuntimeError(f"required rank {len(order)} tensor to use {fmt.name} format; this tensor "
                                 f"has shape {tuple(input.shape)}")
-
-
-def _laid_out(v, fmt):
-    """The NumPy array `v` copied into memory format `fmt` (its values and shape unchanged)."""
-    order = CHANNELS_LAST_ORDER.get(fmt)
-    if order is None or v.ndim != len(order):
-        return np.ascontiguousarray(v)
-    perm = order[::-1]  # a C-ordered copy of the dims in memory order, viewed back in the logical order
-    return np.ascontiguousarray(v.transpose(perm)).transpose(np.argsort(perm))
 
 
 def _to_dtype(input, npd):
@@ -993,8 +972,10 @@ def _e8m0_magnitude(v):
 _FLOAT8_INPUT_RULES = {D.float8_e4m3fn.dtype: _saturate_e4m3fn, D.float8_e8m0fnu.dtype: _e8m0_magnitude}
 
 
-def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False, **kwargs):
-    """to(dtype) / to(device) / to(device, dtype) / to(other_tensor)."""
+def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,
+       memory_format=None, **kwargs):
+    """to(dtype) / to(device) / to(device, dtype) / to(other_tensor); memory_format= lays the
+    result out in that format (a copy unless it is already)."""
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -1011,6 +992,12 @@ def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: 
             out = to_meta(out) if dev.type == "meta" else to_device(out, dev)
     if dtype is not None:
         out = _to_dtype(out, D.np_dtype(dtype))
+    if memory_format is not None:
+        fmt = _memory_format(memory_format, "to")
+        if fmt is not preserve_format:
+            _check_rank(out, fmt)
+            if not is_contiguous(out, fmt):
+                out = clone(out, memory_format=fmt)
     if copy and out is input:
         out = clone(input)
     return out

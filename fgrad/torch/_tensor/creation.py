@@ -14,6 +14,8 @@ from . import (
 )
 from ._policy import TORCH as P
 from ._device import CPU, DEFAULT, META, _cuda_index, array_module, as_device, factory_device, is_cupy, to_device
+from ._layout import array_format, contiguous_format, laid_out, preserve_format
+from ._layout import memory_format as memory_format_cls
 from ._meta import MetaArray
 from . import _random
 from ._random import DEFAULT_SEED, TorchMT19937
@@ -584,14 +586,22 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:
 
 def _like(fn):
     def like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None):
-        return fn(tuple(input._value.shape), dtype=dtype or input.dtype, device=device or input.device,
-                  requires_grad=requires_grad)
+        if memory_format is not None and not isinstance(memory_format, memory_format_cls):
+            raise FgradTypeError(f"{fn.__name__}_like(): memory_format must be a torch.memory_format, not "
+                                 f"{type(memory_format).__name__}")
+        out = fn(tuple(input._value.shape), dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+        fmt = array_format(input._value) if memory_format is None or memory_format is preserve_format \
+            else memory_format
+        if fmt is not contiguous_format and isinstance(out._value, np.ndarray):
+            out._value = laid_out(out._value, fmt)
+        return out
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = (f"A tensor shaped like `input`, as {fn.__name__} makes them (PyTorch's torch.{fn.__name__}_like)."
                     "\n\nArgs:\n    input: a Tensor.\n    dtype: the dtype, or None for input's.\n    device: the "
                     "device, or None for input's.\n    requires_grad: make the result a leaf that records "
-                    "operations.\n    memory_format: accepted for PyTorch's signature; ignored.\n\nReturns:\n"
-                    "    A new Tensor.")
+                    "operations.\n    memory_format: the result's layout; torch.preserve_format (the default) "
+                    "keeps a channels-last input's.\n\nReturns:\n    A new Tensor.")
     return like
 
 
