@@ -171,13 +171,7 @@ CASES = {
 _COMPOSED = "PyTorch composes this from several ops; fgrad records one node named as the last one"
 XFAIL = {
     "cross_entropy_label_smoothing": _COMPOSED, "cross_entropy_probabilities": _COMPOSED,
-    "gaussian_nll_loss": _COMPOSED,
-    "cosine_embedding_loss": _COMPOSED,
-    # composed as PyTorch's, but the facade's Tensor + Python float is AddBackward0 with an
-    # empty edge for the scalar, where PyTorch's is AddBackward1 (one edge)
-    "margin_ranking_loss": "the facade's tensor + float is AddBackward0 (PyTorch: AddBackward1)",
-    "multilabel_soft_margin_loss": _COMPOSED, "cosine_similarity": _COMPOSED,
-    "local_response_norm": _COMPOSED, "lp_pool2d": _COMPOSED, "pad_circular": _COMPOSED,
+    "pad_circular": _COMPOSED,
 }
 
 

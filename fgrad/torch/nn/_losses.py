@@ -11,13 +11,18 @@ import inspect
 import math
 import warnings
 
+import numpy as np
+
 from ... import numpy as fnp
 from ...api import stop_gradient
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...extend import nn as nnops
+from ._activations import logsigmoid
 from ._util import (
     add_scalar,
     aten_norm,
+    scalar_sub,
+    sub_scalar,
     arr,
     concrete_or_none,
     dtype,
@@ -31,6 +36,7 @@ from ._util import (
 )
 from .._tensor._boundary import call
 from .._tensor.creation import full, full_like, ones_like, zeros_like
+from .._tensor.grad_mode import no_grad
 from .._tensor._ops import minimum, where
 from .._tensor._ops_math import xlogy
 
@@ -166,17 +172,21 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return _reduced("kl_div", loss, reduction)
 
 
-@torch_op("SumBackward1")
+@on_tensors
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """(x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) along dim (PyTorch's: each norm is
-    clamped on its own)."""
-    a, b = arr(x1, "cosine_similarity"), arr(x2, "cosine_similarity")
-
-    def clamped_norm(v):  # PyTorch clamps the norm's value, not its derivative
-        n = fnp.sqrt(fnp.sum(fnp.square(v), axis=dim, keepdims=True))
-        return fnp.add(n, stop_gradient(fnp.subtract(fnp.maximum(n, eps), n)))
-    na, nb = clamped_norm(a), clamped_norm(b)
-    return fnp.sum(fnp.multiply(fnp.divide(a, na), fnp.divide(b, nb)), axis=dim)
+    """(x1 / max(‖x1‖, eps)) · (x2 / max(‖x2‖, eps)) along dim, as PyTorch's composition: each
+    norm is cloned and clamped in place outside the graph (the clamp changes the value, not
+    the derivative), the pair broadcast first (SumBackward1 of MulBackward0 of two DivBackward0
+    over the input and CloneBackward0 of LinalgVectorNormBackward0)."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        both = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+        x1, x2 = x1.expand(both), x2.expand(both)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 @on_tensors
@@ -187,21 +197,27 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return aten_norm(add_scalar(x1 - x2, eps), p, nd - 1 if nd else None, keepdim)
 
 
-@loss_op("WhereBackward0")
+@on_tensors
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                           reduction: str = "mean"):
-    """1 - cos(x1, x2) for target 1, max(0, cos - margin) for target -1."""
+    """1 - cos(x1, x2) for target 1, max(0, cos - margin) for target -1, as PyTorch's composition
+    (the squared norms get 1e-12; a WhereBackward0 per target sign, summed, then reduced)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    a, b, y = (arr(v, "cosine_embedding_loss") for v in (input1, input2, target))
-    dim = len(shape(a)) - 1
+    d = target.dim()
+    if d not in (0, 1):
+        raise FgradRuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if (input1.dim(), input2.dim()) != (d + 1, d + 1):
+        raise FgradRuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found inputs with sizes "
+                                f"{list(input1.shape)} and {list(input2.shape)}.")
     eps = 1e-12  # PyTorch's EPSILON in the squared norms
-    na = fnp.add(fnp.sum(fnp.square(a), axis=dim), eps)
-    nb = fnp.add(fnp.sum(fnp.square(b), axis=dim), eps)
-    cos = fnp.divide(fnp.sum(fnp.multiply(a, b), axis=dim), fnp.sqrt(fnp.multiply(na, nb)))
-    zeros = fnp.zeros_like(cos)
-    loss = fnp.where(fnp.equal(y, 1), fnp.subtract(1.0, cos),
-                     fnp.where(fnp.equal(y, -1), fnp.maximum(zeros, fnp.subtract(cos, margin)), zeros))
-    return reduce_loss("cosine_embedding_loss", loss, reduction)
+    prod_sum = (input1 * input2).sum(d)
+    denom = (add_scalar((input1 * input1).sum(d), eps) * add_scalar((input2 * input2).sum(d), eps)).sqrt()
+    cos = prod_sum / denom
+    zeros = zeros_like(cos)
+    pos = scalar_sub(1, cos)
+    neg = sub_scalar(cos, margin).clamp_min(0)
+    loss = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
+    return _reduced("cosine_embedding_loss", loss, reduction)
 
 
 @on_tensors
@@ -210,7 +226,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     """max(0, -y (x1 - x2) + margin), as PyTorch's composition of torch ops (ClampMinBackward0
     over AddBackward1 over MulBackward0 of -target and SubBackward0)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    return _reduced("margin_ranking_loss", (-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return _reduced("margin_ranking_loss", add_scalar(-target * (input1 - input2), margin).clamp_min(0), reduction)
 
 
 @on_tensors
@@ -263,18 +279,17 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     return reduce_loss("soft_margin_loss", _softplus(fnp.negative(fnp.multiply(y, x))), reduction)
 
 
-@loss_op("DivBackward0")
+@on_tensors
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):
-    """The mean over classes of the binary cross-entropy of sigmoid(x) with targets y."""
+    """The mean over classes of the binary cross-entropy of sigmoid(x) with targets y, as
+    PyTorch's composition (DivBackward0 of SumBackward1 of NegBackward0 ..., then reduced)."""
     reduction = reduction_mode(size_average, reduce, reduction)
-    x, y = arr(input, "multilabel_soft_margin_loss"), arr(target, "multilabel_soft_margin_loss")
-    loss = fnp.negative(fnp.add(fnp.multiply(y, fnp.negative(_softplus(fnp.negative(x)))),
-                                fnp.multiply(fnp.subtract(1.0, y), fnp.negative(_softplus(x)))))
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
-        loss = fnp.multiply(loss, weight)
-    loss = fnp.mean(loss, axis=-1)
-    return reduce_loss("multilabel_soft_margin_loss", loss, reduction)
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    return _reduced("multilabel_soft_margin_loss", loss.sum(dim=class_dim) / input.size(class_dim), reduction)
 
 
 @on_tensors
@@ -296,27 +311,34 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     return _reduced("poisson_nll_loss", loss, reduction)
 
 
-@loss_op("MulBackward0")
+@on_tensors
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
-    """0.5 (log v + (x - t)² / v) (+ 0.5 log 2π when full), v = var clamped at eps; as in
-    PyTorch the clamp passes the gradient through unchanged. `var` may lack the last
-    dimension of `input` or have size 1 there (one variance per example)."""
-    x, t, v = arr(input, "gaussian_nll_loss"), arr(target, "gaussian_nll_loss"), arr(var, "gaussian_nll_loss")
-    xs, vs = shape(x), shape(v)
+    """0.5 (log v + (x - t)² / v) (+ 0.5 log 2π when full), v = var clamped at eps, as PyTorch's
+    composition: var is cloned and clamped in place outside the graph, so the clamp passes
+    the gradient through unchanged. `var` may be a float, lack the last dimension of `input`,
+    or differ from it in one dimension of size 1 (a variance shared along it)."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise FgradValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    else:
+        concrete = concrete_or_none(var)
+        if concrete is not None and (np.asarray(concrete) < 0).any():
+            raise FgradValueError("var has negative entry/entries")
+    xs, vs = tuple(input.shape), tuple(var.shape)
     if vs != xs:
         if xs[:-1] == vs:
-            v = fnp.expand_dims(v, -1)
-        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+            var = var.unsqueeze(-1)
+        elif not (len(xs) == len(vs) and sum(v for x, v in zip(xs, vs) if x != v) == 1):
             raise FgradValueError(f"var is of incorrect size: got {list(vs)} for an input of size {list(xs)}")
-    concrete = concrete_or_none(v)
-    if concrete is not None and (concrete < 0).any():
-        raise FgradValueError("var has negative entry/entries")
-    v = fnp.add(v, stop_gradient(fnp.subtract(fnp.maximum(v, fnp.asarray(eps, dtype(v))), v)))
-    loss = fnp.multiply(fnp.add(fnp.log(v), fnp.divide(fnp.square(fnp.subtract(x, t)), v)), 0.5)
+    _check_reduction(reduction)
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
-        loss = fnp.add(loss, 0.5 * math.log(2 * math.pi))
-    return reduce_loss("gaussian_nll_loss", loss, reduction)
-
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduced("gaussian_nll_loss", loss, reduction)
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div",
            "cosine_similarity", "pairwise_distance", "cosine_embedding_loss", "margin_ranking_loss",

@@ -13,6 +13,9 @@ from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradVal
 from ...core.trace import Tracer
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor, wrap
+from ._pool3d import avg_pool3d
+from ._pool_functional import avg_pool2d
+from ._spatial import pad
 from ._util import (
     add_scalar,
     arr,
@@ -154,20 +157,26 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
 
 
-@torch_op("DivBackward0")
+@on_tensors
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
-    """x / (k + alpha/size * (sum of x² over `size` neighbouring channels))**beta."""
-    x = arr(input, "local_response_norm")
-    xs = shape(x)
-    if len(xs) < 3:
-        raise FgradValueError(f"Expected 3D or higher dimensionality input (got {len(xs)} dimensions)")
-    sq = fnp.square(x)
-    pad = [(0, 0)] * len(xs)
-    pad[1] = (size // 2, (size - 1) // 2)
-    padded = fnp.pad(sq, pad)
-    windows = [padded[(slice(None), slice(i, i + xs[1]))] for i in range(size)]
-    div = fnp.add(fnp.multiply(fnp.divide(sum(windows[1:], windows[0]), size), alpha), k)
-    return fnp.divide(x, fnp.power(div, beta))
+    """x / (k + alpha/size * (sum of x² over `size` neighbouring channels))**beta, as PyTorch's
+    composition of torch ops (the windowed mean of x² is an average pooling of the padded
+    squares: DivBackward0 over the input and PowBackward0 of AddBackward0 of MulBackward0 ...)."""
+    dim = input.dim()
+    if dim < 3:
+        raise FgradValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = tuple(input.shape)
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,

@@ -12,9 +12,9 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError
-from ._pool_functional import _lp, _max_unpool, _output_size, _unpool_size, _window_indices
+from ._pool_functional import _max_unpool, lp_pool, _output_size, _unpool_size, _window_indices
 from ._spatial import batched, ntuple, unbatched
-from ._util import arr, dtype, shape, torch_op
+from ._util import arr, dtype, on_tensors, shape, torch_op
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "lp_pool3d", "adaptive_max_pool3d",
            "adaptive_max_pool3d_with_indices", "max_unpool3d"]
@@ -162,7 +162,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return unbatched(y, squeeze)
 
 
-@torch_op("PowBackward0")
+@on_tensors
 def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """(sum over each window of x**p)**(1/p) on (N, C, D, H, W) or (C, D, H, W) input, as
     PyTorch computes it (through avg_pool3d of x**p).
@@ -176,9 +176,7 @@ def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool
     Returns:
         The pooled Tensor."""
     k = ntuple(kernel_size, 3, "lp_pool3d: kernel_size")
-    x = arr(input, "lp_pool3d")
-    out = avg_pool3d(fnp.power(x, norm_type), k, stride, 0, ceil_mode)
-    return _lp(out, norm_type, k[0] * k[1] * k[2])
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, k[0] * k[1] * k[2], avg_pool3d, max_pool3d)
 
 
 def _adaptive_max3d(input, output_size):

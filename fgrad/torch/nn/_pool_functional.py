@@ -31,7 +31,7 @@ from ...extend.numpy import fresh
 from ...extend.nn import pool_params as _pool_params
 from .._tensor._boundary import call
 from .._tensor.tensor import Tensor, _tensor_bind
-from ._util import arr, concrete_or_none, shape, torch_op, val
+from ._util import arr, concrete_or_none, on_tensors, shape, torch_op, val
 from .._tensor.tensor import wrap as _wrap
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -273,30 +273,32 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
 
 # --- power-average pooling -----------------------------------------------------------------------
 
-def _lp(out, norm_type: float, window: int):
-    # PyTorch's formula: sign(avg) * relu(|avg|) keeps a zero window's power at 0 (not
-    # NaN from a negative rounding error) before the window-sized sum's 1/p-th power
-    s = fnp.multiply(fnp.sign(out), nnops.relu(fnp.abs(out)))
-    return fnp.power(fnp.multiply(s, float(window)), 1.0 / norm_type)
+def lp_pool(input, norm_type: float, kernel_size, stride, ceil_mode: bool, window: int, avg_pool, max_pool):
+    """PyTorch's composition of lp_pool1d/2d/3d on Tensors: the window-sized sum of x**p as
+    `avg_pool` times the window, sign(s) * relu(|s|) keeping a zero window's power at 0 (not
+    NaN from a negative rounding error), then its 1/p-th power (PowBackward0 of MulBackward0
+    of ...); p = ±inf is `max_pool` of |x| (of -|x|, negated)."""
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
 
 
-@torch_op("PowBackward0")
+@on_tensors
 def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """(sum over each window of x**p)**(1/p) on input [N, C, H, W] (or [C, H, W]):
     p = inf is max pooling, p = 1 sum pooling."""
     kh, kw = ntuple(kernel_size, 2, "lp_pool2d: kernel_size")
-    x = arr(input, "lp_pool2d")
-    out = avg_pool2d(fnp.power(x, norm_type), (kh, kw), stride, 0, ceil_mode)
-    return _lp(out, norm_type, kh * kw)
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, kh * kw, avg_pool2d, max_pool2d)
 
 
-@torch_op("PowBackward0")
+@on_tensors
 def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
     """(sum over each window of x**p)**(1/p) on input [N, C, L] (or [C, L])."""
     (k,) = ntuple(kernel_size, 1, "lp_pool1d: kernel_size")
-    x = arr(input, "lp_pool1d")
-    out = avg_pool1d(fnp.power(x, norm_type), k, stride, 0, ceil_mode)
-    return _lp(out, norm_type, k)
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, k, avg_pool1d, max_pool1d)
 
 
 # --- max unpooling -------------------------------------------------------------------------------

@@ -200,9 +200,50 @@ def add_scalar(input: Tensor, other: float) -> Tensor:
     return call("AddBackward1", _add_scalar_values, (input, other))
 
 
+def sub_scalar(input: Tensor, other: float) -> Tensor:
+    """ATen's sub(Tensor, Scalar): input - other, one SubBackward1 node with input's edge only.
+
+    Args:
+        input: a Tensor.
+        other: a Python number (keeps input's dtype).
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
+    return call("SubBackward1", _sub_scalar_values, (input, other))
+
+
+def scalar_sub(other: float, input: Tensor) -> Tensor:
+    """C++'s `Scalar - Tensor` inside ATen's composites: a tensor filled with `other`, minus
+    input in place, one SubBackward0 node whose first entry (the filled tensor) is (None, 0).
+
+    Args:
+        other: a Python number.
+        input: a Tensor.
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
+    return call("SubBackward0", _scalar_sub_values, (_filled(input, other), input))
+
+
 @replayable
 def _add_scalar_values(v, other):
     return fnp.add(v, fnp.asarray(other, dtype=v.dtype))
+
+
+@replayable
+def _sub_scalar_values(v, other):
+    return fnp.subtract(v, fnp.asarray(other, dtype=v.dtype))
+
+
+@replayable
+def _scalar_sub_values(filled, v):
+    return fnp.subtract(filled, v)
+
+
+def _filled(like: Tensor, value: float) -> Tensor:
+    return wrap(fnp.full(shape(like), value, dtype(like)))
 
 
 def aten_norm(input: Tensor, p: float = 2, dim: int | None = None, keepdim: bool = False) -> Tensor:
