@@ -32,6 +32,7 @@ from .creation import as_tensor
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import (  # noqa: F401
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     no_grad,
@@ -121,7 +122,7 @@ def kineto_available() -> bool:
     return False
 
 __all__ = ["backward", "grad", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+           "set_grad_enabled", "is_grad_enabled", "inference_mode", "enforce_grad_layout_policy"]
 
 
 def _add_ct(a, b):

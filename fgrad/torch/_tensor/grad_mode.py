@@ -172,3 +172,49 @@ class inference_mode(_GradMode):
 
     def _args(self) -> tuple:
         return (not self.mode,)
+
+
+# whether a parameter's first gradient follows its layout (enforce_grad_layout_policy; read by
+# tensor.accumulate_grad)
+GRAD_LAYOUT = [True]
+
+
+class enforce_grad_layout_policy:
+    """Whether a parameter's first gradient follows the parameter's strides (PyTorch's gradient
+    layout contract, on by default): `with enforce_grad_layout_policy(False):` lets it keep the
+    layout the backward pass produced. Usable as a function, a context manager or a decorator.
+
+    Args:
+        enable: enforce the contract (True) or relax it (False).
+    """
+
+    def __init__(self, enable: bool = True) -> None:
+        self._flag = GRAD_LAYOUT
+        self.prev = GRAD_LAYOUT[0]
+        self.mode = bool(enable)
+        GRAD_LAYOUT[0] = self.mode
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> Literal[False]:
+        self._flag[0] = self.prev
+        return False
+
+    def __call__(self, fn: _F) -> _F:
+        self._flag[0] = self.prev  # used as a decorator: the switch applies inside fn only
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with enforce_grad_layout_policy(mode):
+                return fn(*a, **k)
+        return cast(_F, wrapper)
+
+    def clone(self) -> "enforce_grad_layout_policy":
+        """A new switch with this one's setting.
+
+        Returns:
+            An enforce_grad_layout_policy.
+        """
+        return type(self)(self.mode)

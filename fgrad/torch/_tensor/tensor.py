@@ -40,6 +40,7 @@ from ._policy import TORCH
 from ._device import CPU, device, device_of_value, is_cupy, to_device
 from ._meta import MetaArray
 from ._format import tensor_repr
+from .grad_mode import GRAD_LAYOUT
 from ._names import grad_fn_name
 
 _nd = np.ndarray
@@ -237,6 +238,17 @@ def _add_node_hook(node, hook) -> RemovableHandle:
     return RemovableHandle(hooks, hook)
 
 
+def _dense(v) -> bool:
+    """Whether the NumPy array `v` covers its memory without gaps or overlaps, in some order of
+    its dims (dims of size 1 aside)."""
+    expected = v.itemsize
+    for step, n in sorted((s, n) for s, n in zip(v.strides, v.shape) if n != 1):
+        if step != expected:
+            return False
+        expected *= n
+    return True
+
+
 def accumulate_grad(t, ct) -> None:
     """t.grad = ct if t.grad is None else t.grad + ct (in place when no graph is involved,
     as PyTorch's AccumulateGrad does)."""
@@ -245,7 +257,22 @@ def accumulate_grad(t, ct) -> None:
         t._grad = _make(ct._value, ct._node, ct._requires_grad) if g is None else g + ct
         return
     if g is None:
-        t._grad = _make(ct.copy() if type(ct) is _nd or is_cupy(ct) else ct)
+        if type(ct) is not _nd:
+            t._grad = _make(ct.copy() if is_cupy(ct) else ct)
+            return
+        v = t._value
+        if type(v) is _nd and not v.flags.c_contiguous and v.shape == ct.shape:
+            # PyTorch's gradient layout contract: a dense parameter's first gradient has its
+            # strides (a channels-last weight, a transposed matrix); relaxed, the incoming layout
+            if GRAD_LAYOUT[0] and _dense(v):
+                out = np.empty_like(v, dtype=ct.dtype)
+                out[...] = ct
+                t._grad = _make(out)
+                return
+            if not GRAD_LAYOUT[0]:
+                t._grad = _make(ct.copy(order="K"))
+                return
+        t._grad = _make(ct.copy())
         return
     gv = g._value
     if g._node is None and _writable(gv) and gv.shape == ct.shape and gv.dtype == ct.dtype:
