@@ -144,3 +144,27 @@ def test_backward_is_refused_with_a_reason():
     x = ft.ones(2, device="meta", requires_grad=True)
     with pytest.raises(NotImplementedError, match="meta tensors"):
         (x * 2).sum().backward()
+
+
+def test_meta_models_load_weights_and_run():
+    def build(lib):
+        src = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Dropout(0.5), lib.nn.Linear(4, 2))
+        with lib.device("meta"):
+            m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Dropout(0.5),
+                                  lib.nn.Linear(4, 2))
+            skeleton = m(lib.randn(5, 3))
+        m.load_state_dict(src.state_dict(), assign=True)
+        on_cpu = [str(p.device) for p in m.parameters()]
+        out = m.eval()(lib.ones(2, 3)).tolist()
+        with lib.device("meta"):
+            lone = lib.nn.Linear(3, 4)
+        with pytest.warns(UserWarning, match="copying from a non-meta parameter"):
+            lone.load_state_dict(lib.nn.Linear(3, 4).state_dict())
+        tr = lib.nn.TransformerEncoderLayer(8, 2, 16, device="meta")(lib.randn(5, 2, 8, device="meta"))
+        lstm = lib.nn.LSTM(3, 5, device="meta")(lib.randn(7, 2, 3, device="meta"))[0]
+        # (the LSTM output's grad_fn is left out: torch's CPU build names its oneDNN kernel's node)
+        return (_desc(skeleton), on_cpu, out, str(lone.weight.device), _desc(tr), _desc(lstm)[:3],
+                lib.rand(1).item())
+    f, t = _both(build)
+    assert f[:2] == t[:2] and f[3:] == t[3:]
+    assert sum(f[2], []) == pytest.approx(sum(t[2], []), rel=1e-5)

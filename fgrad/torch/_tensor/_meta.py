@@ -120,7 +120,45 @@ class MetaArray:
         raise FgradNotImplementedError(f"Tensor.tolist() cannot be called on meta tensors: {NO_DATA}")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise FgradNotImplementedError(f"{ufunc.__name__} on a meta value: {NO_DATA}")
+        """An elementwise NumPy function of meta values: the broadcast shape and the dtype NumPy's
+        rules give (found on empty arrays), nothing computed."""
+        if method != "__call__" or kwargs.get("out") is not None or ufunc.nout != 1:
+            raise FgradNotImplementedError(f"{ufunc.__name__}.{method} on a meta value: {NO_DATA}")
+        shapes, empties = [], []
+        for x in inputs:
+            if type(x) is MetaArray:
+                shapes.append(x.shape)
+                empties.append(np.zeros((0,), x.dtype))
+            else:
+                a = np.asarray(x)
+                shapes.append(a.shape)
+                empties.append(a.reshape(-1)[:0] if a.ndim else a)  # (a 0-d operand keeps NumPy's scalar rules)
+        dtype = ufunc(*empties, **kwargs).dtype
+        return MetaArray(np.broadcast_shapes(*shapes), dtype)
+
+    def __add__(self, other):
+        return np.add(self, other)
+
+    def __radd__(self, other):
+        return np.add(other, self)
+
+    def __sub__(self, other):
+        return np.subtract(self, other)
+
+    def __rsub__(self, other):
+        return np.subtract(other, self)
+
+    def __mul__(self, other):
+        return np.multiply(self, other)
+
+    def __rmul__(self, other):
+        return np.multiply(other, self)
+
+    def __truediv__(self, other):
+        return np.true_divide(self, other)
+
+    def __rtruediv__(self, other):
+        return np.true_divide(other, self)
 
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"

@@ -30,6 +30,7 @@ from ...extend.lax import broadcast_in_dim, concatenate, reshape, rev, slice, tr
 from .._tensor import _random
 from .._tensor.creation import _gen
 from ...extend.numpy import fresh
+from .._tensor._meta import SHAPES_ONLY, MetaArray
 from .._tensor.tensor import Tensor
 from ._util import arr, dtype, shape, torch_call, torch_op, val
 from .._tensor.tensor import wrap as _wrap
@@ -260,6 +261,8 @@ def _check_p(p: float) -> None:
 
 def _on_device_of(x, mask):
     v = val(x)
+    if type(v) is MetaArray:  # (the mask is a meta value too: _keep_mask drew nothing)
+        return mask
     if not isinstance(v, (np.ndarray, np.generic, Tracer)):  # another device: move the mask there
         # optional dependency (GPU arrays): imported only when a CuPy array is seen
         import cupy
@@ -307,6 +310,10 @@ def _keep_mask(x, p: float, feature: bool):
         return draws.masks[draws.next - 1]
     s = shape(x)
     mshape = (s[:2] + (1,) * (len(s) - 2)) if feature else s
+    if type(val(x)) is MetaArray:  # no values, nothing drawn (the generator does not advance, as PyTorch's)
+        return MetaArray(mshape, np.bool_)
+    if SHAPES_ONLY[0]:  # a meta op traced for its shapes (attention's dropout inside it): nothing drawn either
+        return np.broadcast_to(np.ones((), np.bool_), mshape)
     # torch's noise is empty_like(input) (feature dropout: a new contiguous [N, C, 1, ...]): a
     # transposed input gets its draws in memory order
     order = None if feature else _random.memory_order(val(x))

@@ -2,6 +2,7 @@
 ModuleList and ModuleDict."""
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Iterator
 
@@ -422,6 +423,12 @@ class Module:
                         new = Parameter(new, cur.requires_grad)
                     getattr(m, store)[name] = new
                 else:
+                    if cur.is_meta and not (isinstance(src, Tensor) and src.is_meta):
+                        warnings.warn(f"for {name}: copying from a non-meta parameter in the checkpoint to a meta "
+                                      "parameter in the current model, which is a no-op. (Did you mean to pass "
+                                      "`assign=True` to assign items in the state dictionary to their "
+                                      "corresponding key in the module instead of copying them in place?)",
+                                      UserWarning, stacklevel=2)
                     cur.copy_(src if isinstance(src, Tensor) else _tensor_of(arr))
         return _IncompatibleKeys(missing, unexpected)
 
