@@ -187,3 +187,23 @@ def test_errors_match_torch():
         return got
     f, t = _both(errors)
     assert f == t
+
+
+def test_transfer_parametrizations_and_params():
+    def build(lib, P):
+        _, Skew, _, Split = _modules(lib)
+        a = lib.nn.Linear(3, 3)
+        P.register_parametrization(a, "weight", Skew())
+        P.register_parametrization(a, "bias", Split())
+        b = lib.nn.Linear(3, 3)
+        P.transfer_parametrizations_and_params(a, b)
+        c = lib.nn.Linear(3, 3)
+        P.transfer_parametrizations_and_params(a, c, "weight")
+        return (_np(b.weight), _np(b.bias), [n for n, _ in b.named_parameters()], _np(c.weight),
+                [n for n, _ in c.named_parameters()], b.parametrizations.weight[0] is a.parametrizations.weight[0])
+    f, t = _both(build)
+    for x, y in zip(f, t):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_allclose(x, y, rtol=1e-6)
+        else:
+            assert x == y
