@@ -244,6 +244,48 @@ class _Cached:
             inner.inplace(t, new)
 
 
+class _Logging:
+    """An op interceptor that appends each op's name to a list (checkpoint's debug mode)."""
+
+    def __init__(self, ops: list) -> None:
+        self.ops = ops
+
+    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
+        FORWARD_AD[0] = _fa.below(self)
+        try:
+            out = _boundary_call(name, fn, args, kwargs)
+        finally:
+            FORWARD_AD[0] = self
+        self.ops.append(str(_op_of(name, getattr(fn, "__name__", "op"))))
+        return out
+
+    def bind(self, prim, args: tuple, params: dict, cls=None):
+        FORWARD_AD[0] = _fa.below(self)
+        try:
+            out = _tensor_bind(prim, args, params, cls)
+        finally:
+            FORWARD_AD[0] = self
+        self.ops.append(str(_op_of(cls.__name__ if cls is not None else grad_fn_name(prim.name), prim.name)))
+        return out
+
+    def inplace(self, t: Tensor, new: Tensor) -> None:
+        inner = _fa.below(self)
+        if inner is not None:
+            inner.inplace(t, new)
+
+
+def op_log(ops: list) -> "_Installed":
+    """A context in which every torch op's aten name is appended to `ops`.
+
+    Args:
+        ops: the list to append to.
+
+    Returns:
+        A context manager.
+    """
+    return _Installed(lambda: _Logging(ops))
+
+
 class _Installed:
     """A context manager that makes an interceptor the innermost one while it is entered."""
 

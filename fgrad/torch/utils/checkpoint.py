@@ -20,7 +20,7 @@ from .._tensor.function import Function
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
 from ._selective_checkpoint import (SAC_IGNORED_OPS, CheckpointPolicy,  # noqa: F401
-                                     SelectiveCheckpointContext, create_selective_checkpoint_contexts)
+                                     SelectiveCheckpointContext, create_selective_checkpoint_contexts, op_log)
 
 
 class CheckpointFunction(Function):
@@ -39,6 +39,9 @@ class CheckpointFunction(Function):
         with no_grad():
             out = run_function(*args)
         ctx.single = isinstance(out, Tensor)
+        ctx.check = getattr(run_function, "_determinism", None)
+        if ctx.check is not None:
+            ctx.out_meta = [_meta(o) for o in ((out,) if ctx.single else tuple(out))]
         return out if ctx.single else tuple(out)
 
     @staticmethod
@@ -55,11 +58,68 @@ class CheckpointFunction(Function):
             if outer is not None:
                 set_rng_state(outer)
         outs = (out,) if ctx.single else tuple(out)
+        if ctx.check is not None:
+            _check_recomputation(ctx.out_meta, [_meta(o) for o in outs], ctx.check)
         pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:
             tensor_autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         in_grads = tuple(a.grad if isinstance(a, Tensor) and a.requires_grad else None for a in inputs)
         return (None, None) + in_grads
+
+
+def _meta(x) -> Any:
+    """What the determinism check compares of a value: a Tensor's shape, dtype and device."""
+    return {"shape": x.shape, "dtype": x.dtype, "device": x.device} if isinstance(x, Tensor) else None
+
+
+_DEBUG_TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to "
+              "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block with "
+              "`with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to enable checkpoint-debug mode "
+              "globally.\n")
+
+
+def _check_recomputation(saved: list, recomputed: list, check: "_Determinism") -> None:
+    """Raise CheckpointError when the recomputation's outputs differ in metadata from the
+    forward pass's (PyTorch compares the tensors saved for backward; fgrad, which
+    differentiates through the recomputation, compares the region's outputs)."""
+    lines = [f"tensor at position {i}:\nsaved metadata: {a}\nrecomputed metadata: {b}\n"
+             for i, (a, b) in enumerate(zip(saved, recomputed)) if a != b]
+    if len(saved) != len(recomputed):
+        lines.append(f"the forward pass returned {len(saved)} values, the recomputation {len(recomputed)}\n")
+    if not lines:
+        return
+    message = ("torch.utils.checkpoint: Recomputed values for the following tensors have different metadata than "
+               "during the forward pass.\n" + "".join(lines))
+    if check.log is None:
+        raise CheckpointError(message + _DEBUG_TIP)
+    forward_ops, recompute_ops = check.log.runs + [[]] * (2 - len(check.log.runs))
+    raise CheckpointError(message + "\nOperations executed during the original forward:\n\n" + "\n".join(forward_ops)
+                          + "\n\nOperations executed during recomputation:\n\n" + "\n".join(recompute_ops)
+                          + "\n\nERROR: Detected non-determinism while running activation checkpointing: "
+                          "compare the operators of the two runs above to find where they differ.")
+
+
+class _Determinism:
+    """checkpoint's determinism check of a use_reentrant=False region, with the op log of
+    debug mode (None without it)."""
+
+    def __init__(self, log: "_OpLogRun | None") -> None:
+        self.log = log
+
+
+class _OpLogRun:
+    """run_function for debug mode: each run of the function (the forward pass, then each
+    recomputation) logs the ops it executes."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.runs: list = []
+
+    def __call__(self, *args):
+        ops: list = []
+        self.runs.append(ops)
+        with op_log(ops):
+            return self.fn(*args)
 
 
 class _WithContexts:
@@ -109,11 +169,21 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         use_reentrant = True
     if use_reentrant and ((context_fn is not None and context_fn is not noop_context_fn) or debug):
         raise FgradValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    if not use_reentrant and determinism_check not in ("default", "none"):
+        raise FgradValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    debug = _DEBUG[0] if _DEBUG[0] is not None else debug
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
+    log = None
+    if not use_reentrant and debug:
+        run = log = _OpLogRun(run)
     if context_fn is not None and context_fn is not noop_context_fn:
         forward_context, recompute_context = context_fn()
         run = _WithContexts(run, forward_context, recompute_context)
         run._recompute_context = recompute_context
+    if not use_reentrant and determinism_check == "default":
+        if not isinstance(run, (_WithContexts, _OpLogRun)):
+            run = _WithContexts(run, contextlib.nullcontext(), None)
+        run._determinism = _Determinism(log)
     return CheckpointFunction.apply(run, preserve_rng_state, *args)
 
 
@@ -287,3 +357,30 @@ class GraphExecGroup:
 
 __all__ += ["get_device_states", "set_device_states", "GraphExecGroup", "CheckpointPolicy",
             "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS"]
+
+
+# set_checkpoint_debug_enabled's setting: None defers to each checkpoint's `debug`
+_DEBUG: list = [None]
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, checkpoint's debug mode is `enabled` whatever `debug=` a call passes
+    (None: each call's own): a use_reentrant=False region whose recomputation differs from its
+    forward pass then reports the ops each run executed.
+
+    Args:
+        enabled: True, False or None.
+
+    Yields:
+        None.
+    """
+    prev = _DEBUG[0]
+    _DEBUG[0] = enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = prev
+
+
+__all__ += ["set_checkpoint_debug_enabled"]
