@@ -14,9 +14,12 @@ a NumPy call, and of the kernels and compiled loop bodies they split).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 import re
+from typing import Iterator
 
 import numpy as np
 
@@ -25,6 +28,8 @@ from ...core.ir import Literal
 
 MATH = os.environ.get("FGRAD_JIT_MATH", "fused")
 _MATH_MODES = ("fused", "eager")
+# MATH for the programs lowered in a `math_as` block (None: MATH)
+_MATH_HERE: contextvars.ContextVar[str | None] = contextvars.ContextVar("fgrad_jit_math", default=None)
 # Calls a lowering may make that compute exactly what NumPy computes on every machine
 # (correctly rounded, or exact): everything else is a library's approximation (see above)
 EXACT_CALLS = frozenset({"math.sqrt", "math.isinf", "math.isfinite", "abs", "float", "int", "bool",
@@ -106,8 +111,32 @@ def approximated(expr: str) -> bool:
     return any(c not in EXACT_CALLS and not c.startswith("np.") for c in _CALL.findall(expr))
 
 
+@contextlib.contextmanager
+def math_as(mode: str) -> Iterator[None]:
+    """Lower the programs that jit compiles inside the block with MATH `mode`, whatever MATH
+    is (a program is lowered once, on its first call: a caller that wants one mode for a
+    jitted function enters the block around each of its calls; fgrad.torch.compile does).
+
+    Args:
+        mode: "fused" or "eager" (see MATH).
+
+    Raises:
+        FgradValueError: for another mode.
+    """
+    if mode not in _MATH_MODES:
+        raise FgradValueError(f"math_as: mode {mode!r}; expected one of {_MATH_MODES}")
+    token = _MATH_HERE.set(mode)
+    try:
+        yield
+    finally:
+        _MATH_HERE.reset(token)
+
+
 def math_mode() -> str:
-    """MATH, checked: "fused" or "eager"."""
+    """The MATH in effect (math_as's, else MATH), checked: "fused" or "eager"."""
+    here = _MATH_HERE.get()
+    if here is not None:
+        return here
     if MATH not in _MATH_MODES:
         raise FgradValueError(f"FGRAD_JIT_MATH / compile.scalar.MATH is {MATH!r}; expected one of "
                               f"{_MATH_MODES}: 'fused' (kernels compute exp, tanh, pow, ... with the "
