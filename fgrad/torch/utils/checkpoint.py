@@ -151,7 +151,10 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
             the reentrant one for both); None warns, as PyTorch does.
         context_fn: (use_reentrant=False only) a function returning two context managers, one
             entered around the forward run, one around the recomputation.
-        determinism_check, debug: accepted for PyTorch's signature.
+        determinism_check: (use_reentrant=False) "default" checks that the recomputation's
+            outputs have the forward pass's shapes, dtypes and devices; "none" skips that.
+        debug: (use_reentrant=False) on a failed check, list the ops of both runs
+            (set_checkpoint_debug_enabled overrides it).
         preserve_rng_state: rerun with the forward pass's CPU RNG state (dropout then draws
             the same masks in the recomputation).
         **kwargs: keyword arguments of `function`.
@@ -160,7 +163,9 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         function's outputs.
 
     Raises:
-        ValueError: for context_fn or debug with use_reentrant=True.
+        ValueError: for context_fn or debug with use_reentrant=True, or an unknown
+            determinism_check.
+        CheckpointError: (in backward) the recomputation differs from the forward pass.
     """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Pass "
