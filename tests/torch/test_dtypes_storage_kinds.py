@@ -137,3 +137,19 @@ def test_assert_close_tolerances():
             except AssertionError:
                 outcome.append(False)
         assert outcome[0] == outcome[1], (name, x, y, outcome)
+
+
+def test_module_bfloat16_and_its_checkpoint():
+    """Module.bfloat16 casts floating parameters and buffers (not integer ones), and the bfloat16
+    state dict loads into torch's bfloat16 model with the same values."""
+    import io
+    f, t = ftorch.nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3)
+    with ftorch.no_grad():
+        f.weight.copy_(ftorch.tensor([0.1, 0.2, 0.3]))
+    assert f.bfloat16() is f and t.bfloat16() is t
+    for name, value in f.state_dict().items():
+        assert repr(value.dtype) == repr(t.state_dict()[name].dtype), name
+    buf = io.BytesIO()
+    ftorch.save(f.state_dict(), buf)
+    t.load_state_dict(torch.load(io.BytesIO(buf.getvalue())))
+    np.testing.assert_array_equal(t.weight.float().detach().numpy(), f.weight.float().detach().numpy())

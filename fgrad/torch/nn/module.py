@@ -542,6 +542,14 @@ class Module:
     def half(self) -> "Module":
         return self._cast("float16")
 
+    def bfloat16(self) -> "Module":
+        """Cast the floating-point parameters and buffers to bfloat16 (PyTorch's Module.bfloat16).
+
+        Returns:
+            self.
+        """
+        return self._cast("bfloat16")
+
     def _cast(self, name):
         return self.to(getattr(T, name))
 
