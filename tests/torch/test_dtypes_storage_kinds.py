@@ -5,6 +5,7 @@ saturation of float8_e4m3fn and its sign rule for float8_e8m0fnu), creation, Ten
 Tensor.chalf, torch.BFloat16Tensor and printing."""
 from __future__ import annotations
 
+import io
 import pickle
 import warnings
 
@@ -142,7 +143,6 @@ def test_assert_close_tolerances():
 def test_module_bfloat16_and_its_checkpoint():
     """Module.bfloat16 casts floating parameters and buffers (not integer ones), and the bfloat16
     state dict loads into torch's bfloat16 model with the same values."""
-    import io
     f, t = ftorch.nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3)
     with ftorch.no_grad():
         f.weight.copy_(ftorch.tensor([0.1, 0.2, 0.3]))
