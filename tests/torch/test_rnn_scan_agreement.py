@@ -151,3 +151,33 @@ def test_the_primitive_runs_the_fused_loops():
     the fused loops (def_impl keeps the function as raw_impl)."""
     assert R.rnn_scan_p.raw_impl is R._scan_impl
     assert R.rnn_scan_bwd_p.raw_impl is R._bwd_impl
+
+
+LSTM_CONFIGS = [c for c in CONFIGS if c[0] == "LSTM"]
+
+
+@pytest.mark.parametrize("config", LSTM_CONFIGS, ids=_id)
+def test_float32_lstm_kernel_agrees_over_saturating_gates(config):
+    """The float32 LSTM forward step is one Numba kernel with its own tanh (a rational fit,
+    clamped beyond +-7.9): over pre-activations out to +-20 (both saturated ends, and the
+    clamp) it agrees with the composite, reversed, packed and projected alike."""
+    mode, reverse, lengths, bias, proj = config
+    params = _params(mode, reverse, lengths, bias, proj)
+    xs = list(_inputs(mode, bias, proj, np.float32, seed=3))
+    xs[0] = (np.random.default_rng(4).uniform(-20, 20, xs[0].shape)).astype(np.float32)
+    Y = _fused_scan(tuple(xs), params)
+    assert Y.dtype == np.float32
+    np.testing.assert_allclose(Y, np.asarray(R._scan_composite(tuple(xs), **params)), rtol=2e-6, atol=2e-6)
+
+
+def test_float32_lstm_kernel_passes_nan_on():
+    """A NaN in one gate pre-activation makes that row's state NaN from that step on, as the
+    composite (and PyTorch) do: the kernel's clamp must not turn NaN into +-1."""
+    params = _params("LSTM", False, None, True, None)
+    xs = list(_inputs("LSTM", True, None, np.float32))
+    xs[0] = xs[0].copy()
+    xs[0][1, 0, 0] = np.nan          # step 1, row 0, input gate of unit 0
+    Y = _fused_scan(tuple(xs), params)
+    ref = np.asarray(R._scan_composite(tuple(xs), **params))
+    np.testing.assert_array_equal(np.isnan(Y), np.isnan(ref))
+    assert np.isnan(Y[1, 0, 0]) and not np.isnan(Y[0]).any() and not np.isnan(Y[:, 1:]).any()

@@ -28,7 +28,8 @@ b_hh [G] (has_bias), w_hr [Hr, H] (LSTM with has_proj). G = H, 4H or 3H by mode.
 
 vmap folds the mapped axis into the rows B (rows are independent) unless the weights are
 mapped too; rnn_scan_bwd loops (per-example weight gradients). On the CPU the element-wise
-part of an LSTM step's backward is one Numba kernel (~25 ufunc calls otherwise).
+part of an LSTM step's backward is one Numba kernel (~25 ufunc calls otherwise), and in
+float32 so is its forward (_lstm_kernels.py).
 
 These primitives sit in fgrad.torch.nn, not fgrad.ops, because their higher derivatives are
 fgrad.api's jvp/vjp of the composite, and fgrad.ops is below fgrad.api in the layering.
@@ -183,10 +184,28 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
         half_shift = xp.full(G, 0.5, xw.dtype)
         half_shift[2 * H:3 * H] = 0
     h, c = h0, c0
+    kern = _lstm_kernels()[0] if mode == "LSTM" and xp is np and xw.dtype == np.float32 else None
+    if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
+        xwb = np.ascontiguousarray(xwb)
+        c = np.array(c0, order="C")                           # updated in place, step by step
+        m_buf = np.empty((B, H), xw.dtype)
     for s in range(T):
         t = T - 1 - s if reverse else s
         row = Y[t]
         xp.matmul(h, w_t, out=gates)
+        if kern is not None:  # the element-wise part of the step in one pass (Numba)
+            rows = idle[t]
+            keep_c = None if rows is None else c[rows]
+            kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj)
+            if has_proj:
+                xp.matmul(m_buf, w_hr_t, out=row[:, :Hr])
+            if rows is not None:
+                row[rows, :Hr] = h[rows]
+                row[rows, Hr:S] = keep_c
+                row[rows, S:] = 0
+                c[rows] = keep_c
+            h = row[:, :Hr]
+            continue
         if mode == "LSTM":
             # in the contiguous gates buffer (ufuncs on strided rows of Y take ~2x longer):
             # sigmoid(x) = (1 + tanh(x / 2)) / 2 for i, f, o and tanh for g, one tanh call
@@ -265,7 +284,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     m_all = xp.zeros((T, B, H), dt) if has_proj else None
     dh = xp.zeros((B, Hr), dt)
     dc = xp.zeros((B, H), dt) if mode == "LSTM" else None
-    kern = _lstm_cell_grad() if mode == "LSTM" and xp is np and dt in (np.float32, np.float64) else None
+    kern = _lstm_kernels()[1] if mode == "LSTM" and xp is np and dt in (np.float32, np.float64) else None
     if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
         ct, Y, one = np.ascontiguousarray(ct), np.ascontiguousarray(Y), dt.type(1)
     # cotangents on the activation columns (zero unless someone reads them): skipped when zero,
@@ -380,47 +399,22 @@ def _step_back(dh_new, dh, rows):
     return dh_new
 
 
-_KERNEL = None
+_KERNELS = None
 
 
-def _lstm_cell_grad():
-    """The Numba kernel of one LSTM step's element-wise backward (None without Numba): given
-    dm (cotangent of o tanh(c)), dc (of c, updated in place to that of c_prev), tanh(c), c_prev
-    and the activations, it writes the gate pre-activation cotangents da, NumPy's values in
-    one pass instead of ~25 ufunc calls."""
-    global _KERNEL
-    if _KERNEL is None:
+def _lstm_kernels():
+    """The Numba kernels of an LSTM step's element-wise part, (forward, backward), from
+    _lstm_kernels.py (forward float32 only), or (None, None) without Numba. Imported on first
+    use: importing Numba costs ~0.1 s that programs without an LSTM skip."""
+    global _KERNELS
+    if _KERNELS is None:
         try:
-            import numba  # on first use: importing it costs ~0.1 s that programs without an LSTM skip
+            from . import _lstm_kernels as K
         except ImportError:  # pragma: no cover - numba is a dependency
-            _KERNEL = False
-            return None
-
-        @numba.njit(cache=True, nogil=True)
-        def lstm_cell_grad(dm, dc, tc, c_prev, row, S, ct_row, has_act, da, one):
-            # row: this step's output row [B, W], activations i, f, g, o from column S; ct_row
-            # its cotangent; `one` has the arrays' dtype (float32 stays float32)
-            B, H = dm.shape
-            for b in range(B):
-                a = row[b, S:]
-                ca = ct_row[b, S:]
-                for j in range(H):
-                    i, f, g, o = a[j], a[H + j], a[2 * H + j], a[3 * H + j]
-                    t, d = tc[b, j], dm[b, j]
-                    dcv = dc[b, j] + d * o * (one - t * t)
-                    di, df, dg, do = dcv * g, dcv * c_prev[b, j], dcv * i, d * t
-                    if has_act:
-                        di += ca[j]
-                        df += ca[H + j]
-                        dg += ca[2 * H + j]
-                        do += ca[3 * H + j]
-                    da[b, j] = di * i * (one - i)
-                    da[b, H + j] = df * f * (one - f)
-                    da[b, 2 * H + j] = dg * (one - g * g)
-                    da[b, 3 * H + j] = do * o * (one - o)
-                    dc[b, j] = dcv * f
-        _KERNEL = lstm_cell_grad
-    return _KERNEL or None
+            _KERNELS = (None, None)
+        else:
+            _KERNELS = (K.lstm_cell_fwd, K.lstm_cell_grad)
+    return _KERNELS
 
 
 def _bwd_aval(ct, Y, *avals, mode, reverse, lengths, has_bias, has_proj):

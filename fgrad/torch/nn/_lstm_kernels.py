@@ -1,0 +1,101 @@
+"""Numba kernels of one LSTM step's element-wise part, for rnn_scan's fused loops
+(fgrad/torch/nn/_rnn_ops.py imports this module on first use, so programs without an LSTM do
+not import Numba). Each computes what the NumPy path around it computes, in the operands'
+dtype, on C-contiguous arrays (the layout they are compiled for).
+
+Loops index per-gate slices (gate_i[j], not a[H + j]): with a computed offset Numba cannot
+prove an index non-negative, and the wraparound check it inserts keeps LLVM from vectorising
+the loop. error_model="numpy" for the same reason (no zero-division check on p / q).
+No fastmath: without contraction into FMAs the bits do not depend on the machine's
+instruction set, only the vector width, which element-wise loops do not see.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# tanh on [-_LIM, _LIM] as x p(x^2) / q(x^2), the minimax fit Eigen uses for float tanh;
+# beyond _LIM tanh is +-1 to float32 precision. Within 6 float32 ulp of tanh.
+_LIM = np.float32(7.90531110763549805)
+_P0, _P1, _P2 = np.float32(4.89352455891786e-03), np.float32(6.37261928875436e-04), np.float32(1.48572235717979e-05)
+_P3, _P4 = np.float32(5.12229709037114e-08), np.float32(-8.60467152213735e-11)
+_P5, _P6 = np.float32(2.00018790482477e-13), np.float32(-2.76076847742355e-16)
+_Q0, _Q1 = np.float32(4.89352518554385e-03), np.float32(2.26843463243900e-03)
+_Q2, _Q3 = np.float32(1.18534705686654e-04), np.float32(1.19825839466702e-06)
+_HALF = np.float32(0.5)
+
+
+@numba.njit(inline="always", error_model="numpy", cache=True)
+def tanh_f32(x):
+    """float32 tanh that LLVM vectorises (NumPy's is a call per array, libm's a call per
+    element, ~5x slower than the whole NumPy step). The clamp is written as comparisons so a
+    NaN passes through (a NaN gate stays NaN, as in PyTorch)."""
+    x = -_LIM if x < -_LIM else x
+    x = _LIM if x > _LIM else x
+    x2 = x * x
+    p = ((((((_P6 * x2 + _P5) * x2 + _P4) * x2 + _P3) * x2 + _P2) * x2 + _P1) * x2 + _P0) * x
+    q = ((_Q3 * x2 + _Q2) * x2 + _Q1) * x2 + _Q0
+    return p / q
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def lstm_cell_fwd(gates, xb, c, row, Hr, m, h_in_row):
+    """One float32 LSTM step after its GEMM. gates = h W_hh^T and xb = x W_ih^T + b ([B, 4H],
+    gate blocks i, f, g, o); c [B, H] is updated in place to c'. Writes the output row's c'
+    (columns Hr:Hr+H) and activations (from Hr+H), and m = o tanh(c') into m [B, H] and, when
+    h_in_row, into the row's first H columns. The sigmoid is (1 + tanh(x / 2)) / 2, as in the
+    NumPy path."""
+    B, H = c.shape
+    S = Hr + H
+    for b in range(B):
+        gb, xr, rb, cb, mb = gates[b], xb[b], row[b], c[b], m[b]
+        gi, gf, gg, go = gb[:H], gb[H:2 * H], gb[2 * H:3 * H], gb[3 * H:4 * H]
+        xi, xf, xg, xo = xr[:H], xr[H:2 * H], xr[2 * H:3 * H], xr[3 * H:4 * H]
+        ri, rf, rg, ro = rb[S:S + H], rb[S + H:S + 2 * H], rb[S + 2 * H:S + 3 * H], rb[S + 3 * H:S + 4 * H]
+        rc = rb[Hr:S]
+        for j in range(H):
+            i = _HALF * tanh_f32(_HALF * (gi[j] + xi[j])) + _HALF
+            f = _HALF * tanh_f32(_HALF * (gf[j] + xf[j])) + _HALF
+            g = tanh_f32(gg[j] + xg[j])
+            o = _HALF * tanh_f32(_HALF * (go[j] + xo[j])) + _HALF
+            cn = f * cb[j] + i * g
+            ri[j] = i
+            rf[j] = f
+            rg[j] = g
+            ro[j] = o
+            cb[j] = cn
+            rc[j] = cn
+            mb[j] = o * tanh_f32(cn)
+        if h_in_row:
+            rb[:H] = mb
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def lstm_cell_grad(dm, dc, tc, c_prev, row, S, ct_row, has_act, da, one):
+    """One LSTM step's element-wise backward (float32 or float64). dm is the cotangent of
+    o tanh(c), dc that of c (updated in place to that of c_prev), tc = tanh(c); row is the
+    step's output row [B, W] with activations i, f, g, o from column S and ct_row its
+    cotangent (read when has_act). Writes the gate pre-activation cotangents da [B, 4H];
+    `one` has the arrays' dtype (float32 stays float32)."""
+    B, H = dm.shape
+    for b in range(B):
+        rb, cb, db = row[b], ct_row[b], da[b]
+        ai, af, ag, ao = rb[S:S + H], rb[S + H:S + 2 * H], rb[S + 2 * H:S + 3 * H], rb[S + 3 * H:S + 4 * H]
+        ci, cf, cg, co = cb[S:S + H], cb[S + H:S + 2 * H], cb[S + 2 * H:S + 3 * H], cb[S + 3 * H:S + 4 * H]
+        di_, df_, dg_, do_ = db[:H], db[H:2 * H], db[2 * H:3 * H], db[3 * H:4 * H]
+        dmb, dcb, tcb, cpb = dm[b], dc[b], tc[b], c_prev[b]
+        for j in range(H):
+            i, f, g, o = ai[j], af[j], ag[j], ao[j]
+            t, d = tcb[j], dmb[j]
+            dcv = dcb[j] + d * o * (one - t * t)
+            di, df, dg, do = dcv * g, dcv * cpb[j], dcv * i, d * t
+            if has_act:
+                di += ci[j]
+                df += cf[j]
+                dg += cg[j]
+                do += co[j]
+            di_[j] = di * i * (one - i)
+            df_[j] = df * f * (one - f)
+            dg_[j] = dg * (one - g * g)
+            do_[j] = do * o * (one - o)
+            dcb[j] = dcv * f
