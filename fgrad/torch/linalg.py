@@ -34,6 +34,8 @@ from ._tensor import _dtypes as D
 from ._tensor._boundary import call
 from ._tensor._policy import TORCH as P
 from ._tensor._ops import result_type as _result_type
+from ._tensor._ops import _svd_without_vectors
+from ._tensor._ops import _svdvals
 from ._tensor._ops_breadth import _multi_dot
 from ._tensor._ops_math import linalg_cross
 from ._tensor._ops_shape import matmul as _matmul
@@ -128,9 +130,9 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 
 def _svdvals_of(A: Tensor, dims: tuple, dtype: Any) -> Tensor:
     """The singular values of the matrices in dims (d0, d1) of A (PyTorch moves them last)."""
-    def fn(v):
-        return fnp.linalg.svdvals(fnp.moveaxis(_as(v, dtype), dims, (-2, -1)))
-    return call("LinalgSvdBackward0", fn, (A,))
+    def fn(v):  # (S is output 1 of PyTorch's LinalgSvdBackward0)
+        return _svd_without_vectors(fnp.moveaxis(_as(v, dtype), dims, (-2, -1)))
+    return call("LinalgSvdBackward0", fn, (A,))[1]
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
@@ -328,7 +330,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 @_numerical("svdvals")
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values of each matrix, descending."""
-    return call("LinalgSvdBackward0", fnp.linalg.svdvals, (_float_input("svdvals", A, 2),))
+    return _svdvals(_float_input("svdvals", A, 2))
 
 
 def _uplo(name: str, UPLO: str) -> str:

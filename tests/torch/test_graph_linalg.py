@@ -2,11 +2,7 @@
 recurrent layers: each function's result has PyTorch's grad_fn (name) and next_functions
 (parent names, in operand order), compared with real PyTorch (tests/torch/graphs.py).
 
-Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why; the
-recurring reasons:
-- IDX: PyTorch's multi-output ops are one node with several outputs, and next_functions
-  names the output a child reads (("LinalgSvdBackward0", 1) for the singular values of svd);
-  fgrad gives each output of an op its own node, so every index is 0.
+Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why.
 """
 from __future__ import annotations
 
@@ -17,10 +13,6 @@ import fgrad.torch as ftorch
 from tests.torch.graphs import assert_same_graph, leaf, assert_same_gradients
 
 torch = pytest.importorskip("torch")
-
-IDX = ("fgrad gives each output of a multi-output op its own node, so next_functions' output index is "
-       "always 0 where PyTorch's names output 1")
-
 
 def _matrix(lib, n=3, seed=0, kind="general", shape=None):
     """A leaf matrix that requires grad: well conditioned ('general'), symmetric positive
@@ -56,8 +48,7 @@ LINALG = {
     "det": _case(lambda lib, a: lib.linalg.det(a), A),
     "torch.det": _case(lambda lib, a: lib.det(a), A),
     "slogdet": _case(lambda lib, a: lib.linalg.slogdet(a), A),
-    "logdet": _case(lambda lib, a: lib.logdet(a), A,
-                    IDX + "; and PyTorch's where lists its NaN scalar operand as a None parent"),
+    "logdet": _case(lambda lib, a: lib.logdet(a), A),
     "solve": _case(lambda lib, a, b: lib.linalg.solve(a, b), AB),
     "solve vector": _case(lambda lib, a, b: lib.linalg.solve(a, b), lambda lib: (_matrix(lib), _rect(lib, (3,)))),
     "solve left=False": _case(lambda lib, a, b: lib.linalg.solve(a, b, left=False),
@@ -115,9 +106,9 @@ LINALG = {
     "vector_norm dtype": _case(lambda lib, a: lib.linalg.vector_norm(a, dtype=lib.float64),
                                lambda lib: (leaf(lib),)),
     "matrix_norm": _case(lambda lib, a: lib.linalg.matrix_norm(a), A),
-    "matrix_norm nuc": _case(lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), A, IDX),
-    "matrix_norm 2": _case(lambda lib, a: lib.linalg.matrix_norm(a, 2), A, IDX),
-    "matrix_norm -2": _case(lambda lib, a: lib.linalg.matrix_norm(a, -2), A, IDX),
+    "matrix_norm nuc": _case(lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), A),
+    "matrix_norm 2": _case(lambda lib, a: lib.linalg.matrix_norm(a, 2), A),
+    "matrix_norm -2": _case(lambda lib, a: lib.linalg.matrix_norm(a, -2), A),
     "matrix_norm 1": _case(lambda lib, a: lib.linalg.matrix_norm(a, 1), A),
     "matrix_norm -inf": _case(lambda lib, a: lib.linalg.matrix_norm(a, float("-inf")), A),
     "matrix_norm inf keepdim": _case(lambda lib, a: lib.linalg.matrix_norm(a, float("inf"), keepdim=True), A),

@@ -684,6 +684,44 @@ def _logsumexp_values(x, axes, keepdims):
     return _logsumexp(_float(x), axis=axes, keepdims=keepdims)
 
 
+def _svd_without_vectors(v):
+    s = fnp.linalg.svdvals(v)
+    return fnp.zeros((0,), s.dtype), s, fnp.zeros((0,), s.dtype)
+
+
+def _svdvals(x: Tensor) -> Tensor:
+    """The singular values of each matrix of `x` (its last two dims), descending, as PyTorch
+    records them: output 1 (S) of a LinalgSvdBackward0 node whose U and V are empty
+    (torch.linalg.svdvals and the nuclear and spectral norms call it).
+
+    Args:
+        x: a float or complex Tensor of matrices.
+
+    Returns:
+        A real Tensor.
+    """
+    return call("LinalgSvdBackward0", _svd_without_vectors, (x,))[1]
+
+
+def _nuclear(x: Tensor, d0: int, d1: int, keepdim: bool) -> Tensor:
+    """The nuclear norm of the matrices in dims (d0, d1) of `x`, as PyTorch composes it: the
+    two dims moved last, the singular values, their sum (SumBackward1).
+
+    Args:
+        x: a float or complex Tensor.
+        d0, d1: two different dims of x, non-negative.
+        keepdim: keep d0 and d1 with size 1.
+
+    Returns:
+        A real Tensor.
+    """
+    perm = [k for k in builtins.range(x._value.ndim) if k not in (d0, d1)] + [d0, d1]
+    out = _svdvals(x.permute(*perm)).sum(-1)
+    if keepdim:
+        out = out.unsqueeze(-1).unsqueeze(-1).permute(*np.argsort(perm).tolist())
+    return out
+
+
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector p-norm (matrix Frobenius norm for p='fro', nuclear norm for p='nuc', over two
     dims), via fgrad.numpy.linalg.norm: one LinalgVectorNormBackward0 node, as PyTorch's
@@ -694,8 +732,9 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         if len(axes) != 2:
             raise FgradRuntimeError(f"nuclear norm requires a 2-D input or two dims, got dims {axes} of a "
                                     f"{nd}-D tensor")
-        return call("SumBackward1", lambda v: fnp.linalg.norm(_float(v, dtype), "nuc", axis=axes,
-                                                              keepdims=keepdim), (input,))
+        x = input if dtype is None and input._value.dtype.kind in "fc" else \
+            call("ToCopyBackward0", lambda v: _float(v, dtype), (input,))
+        return _nuclear(x, axes[0], axes[1], keepdim)
     ord_ = 2 if p in ("fro", 2, 2.0, None) else p
     axes = None if dim is None else normalize_axes(dim, nd, "norm", policy=P)
 

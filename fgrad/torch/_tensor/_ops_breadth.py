@@ -844,12 +844,7 @@ def nuclear_norm(input: Tensor, dim: int = None, keepdim: bool = False):
         raise FgradRuntimeError(f"nuclear_norm(): dims must be different, got ({d0}, {d1})")
     if x._value.dtype.kind not in "fc":
         raise FgradRuntimeError(f"nuclear_norm(): expected a floating point or complex tensor, got {x.dtype}")
-    # PyTorch's composition: the two dims moved last, the singular values, their sum
-    perm = [k for k in builtins.range(nd) if k not in (d0, d1)] + [d0, d1]
-    out = call("LinalgSvdBackward0", fnp.linalg.svdvals, (x.permute(*perm),)).sum(-1)
-    if keepdim:
-        out = out.unsqueeze(-1).unsqueeze(-1).permute(*np.argsort(perm).tolist())
-    return out
+    return O._nuclear(x, d0, d1, keepdim)
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float):

@@ -31,6 +31,7 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import Tracer, _state, concrete_value
 from ...interpreters.backward import Leaf, Node
+from ...interpreters.record import SubgraphOut as _SubgraphOut
 from ...interpreters.record import record_call, record_primitive
 from ...extend.numpy import normalize_axis
 from ...extend.lax import conj as _lax_conj
@@ -71,10 +72,17 @@ class TensorNode(Node):
 
     @property
     def next_functions(self) -> tuple:
-        return tuple((p, 0) for p in self.parents)
+        return tuple((p, _output_number(p)) for p in self.parents)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at 0x{id(self):x}>"
+
+
+def _output_number(node) -> int:
+    """Which output of its op `node` stands for: output k of a torch op recorded as one call
+    (PyTorch's output_nr, e.g. 1 for linalg.svd's S), else 0."""
+    r = getattr(node, "residuals", None)
+    return r.k if type(r) is _SubgraphOut else 0
 
 
 class CopySlices(TensorNode):
