@@ -149,3 +149,25 @@ def test_to_and_like_functions():
             x.to(memory_format="channels_last")
     with pytest.raises(TypeError, match="memory_format"):
         ftorch.zeros_like(f2, memory_format="channels_last")
+
+
+PRESERVE_CASES = {
+    "transposed": lambda lib: lib.ones(3, 4).t(),
+    "permuted": lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1),
+    "channels_last with size-1 dims": lambda lib: lib.ones(1, 3, 1, 5).contiguous(memory_format=lib.channels_last),
+    "sliced": lambda lib: lib.ones(4, 6)[:, ::2],
+    "sliced and transposed": lambda lib: lib.ones(4, 6)[:, ::2].t(),
+    "expanded": lambda lib: lib.ones(3, 1).expand(3, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(PRESERVE_CASES))
+def test_preserve_format_strides(name):
+    """clone and the *_like functions lay a copy out as torch's preserve_format does: a dense
+    input's strides exactly, a strided one's order of strides made dense."""
+    got = {}
+    for lib in (ftorch, torch):
+        x = PRESERVE_CASES[name](lib)
+        got[lib.__name__] = (x.clone().stride(), x.detach().requires_grad_().clone().stride(),
+                             lib.zeros_like(x).stride(), lib.empty_like(x, dtype=lib.float64).stride())
+    assert got["fgrad.torch"] == got["torch"]

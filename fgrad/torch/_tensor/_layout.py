@@ -73,18 +73,6 @@ def strides_follow(shape, strides, order) -> bool:
     return True
 
 
-def array_format(v) -> memory_format:
-    """The memory format PyTorch suggests for a tensor with the NumPy array `v`: a channels-last
-    one when v's strides follow it and C order does not hold, else contiguous_format."""
-    if not isinstance(v, np.ndarray) or v.flags.c_contiguous:
-        return contiguous_format
-    steps = [s // v.itemsize for s in v.strides]
-    for fmt, order in CHANNELS_LAST_ORDER.items():
-        if v.ndim == len(order) and strides_follow(v.shape, steps, order):
-            return fmt
-    return contiguous_format
-
-
 def laid_out(v: np.ndarray, fmt: memory_format) -> np.ndarray:
     """The NumPy array `v` copied into memory format `fmt` (values and shape unchanged; C order
     for contiguous_format or a rank the format does not apply to)."""
@@ -93,3 +81,59 @@ def laid_out(v: np.ndarray, fmt: memory_format) -> np.ndarray:
         return np.ascontiguousarray(v)
     perm = order[::-1]  # a C-ordered copy of the dims in memory order, viewed back in the logical order
     return np.ascontiguousarray(v.transpose(perm)).transpose(np.argsort(perm))
+
+
+def dense(v: np.ndarray) -> bool:
+    """Whether the NumPy array `v` covers its memory without gaps or overlaps, in some order of
+    its dims (dims of size 1 aside)."""
+    expected = v.itemsize
+    for step, n in sorted((s, n) for s, n in zip(v.strides, v.shape) if n != 1):
+        if step != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _dense_strides(shape, strides) -> list:
+    """PyTorch's infer_dense_strides: element strides of a dense layout that keeps the order of
+    `strides` (fastest first; equal strides put the smaller dim first, zero strides stay put)."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))
+
+    def swap(d0, d1) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+    for i in range(1, ndim):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            c = swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * ndim
+    step = 1
+    for idx in perm:
+        out[idx] = step
+        if shape[idx] > 1:
+            step *= shape[idx]
+    return out
+
+
+def empty_preserving(v: np.ndarray, dtype=None) -> np.ndarray:
+    """An uninitialised array shaped like `v` in the layout PyTorch's preserve_format gives a
+    copy of it: v's own strides when v is dense, else a dense layout in v's order of strides."""
+    dtype = v.dtype if dtype is None else np.dtype(dtype)
+    if v.flags.c_contiguous or v.size == 0:
+        return np.empty(v.shape, dtype)
+    if dense(v) and dtype.itemsize == v.itemsize:
+        steps = v.strides
+    else:
+        steps = [s * dtype.itemsize for s in _dense_strides(v.shape, [s // v.itemsize for s in v.strides])]
+    return np.ndarray(v.shape, dtype, buffer=np.empty(v.size * dtype.itemsize, np.uint8), strides=steps)

@@ -25,7 +25,7 @@ from ...extend import lax as xlax
 from ...extend.numpy import broadcast_shapes as _broadcast_shapes
 from ...extend.numpy import cast, ints_arg, normalize_axes, resolve_shape
 from . import _dtypes as D
-from ._layout import (CHANNELS_LAST_ORDER, array_format, contiguous_format, laid_out, memory_format,
+from ._layout import (CHANNELS_LAST_ORDER, contiguous_format, empty_preserving, laid_out, memory_format,
                       preserve_format, strides_follow)
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
@@ -930,9 +930,15 @@ def clone(input, *, memory_format=None):
         out = _make(v.copy())
     else:
         out = call("CloneBackward0", _copy_value, (input,))
-    if type(v) is _nd:
-        if fmt is preserve_format:  # a channels-last input stays so, as PyTorch's suggested format
-            fmt = array_format(v)
+    if type(v) is _nd and type(out._value) is _nd:
+        if fmt is preserve_format:
+            if not v.flags.c_contiguous:  # (PyTorch's layout for a copy: see empty_preserving)
+                same = empty_preserving(v, out._value.dtype)
+                same[...] = out._value
+                out._value = same
+            elif not out._value.flags.c_contiguous:
+                out._value = np.ascontiguousarray(out._value)
+            return out
         if fmt is not contiguous_format or not out._value.flags.c_contiguous:
             out._value = laid_out(out._value, fmt)
     return out

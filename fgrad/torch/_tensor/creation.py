@@ -14,7 +14,7 @@ from . import (
 )
 from ._policy import TORCH as P
 from ._device import CPU, DEFAULT, META, _cuda_index, array_module, as_device, factory_device, is_cupy, to_device
-from ._layout import array_format, contiguous_format, laid_out, preserve_format
+from ._layout import contiguous_format, empty_preserving, laid_out, preserve_format
 from ._layout import memory_format as memory_format_cls
 from ._meta import MetaArray
 from . import _random
@@ -591,10 +591,16 @@ def _like(fn):
                                  f"{type(memory_format).__name__}")
         out = fn(tuple(input._value.shape), dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
-        fmt = array_format(input._value) if memory_format is None or memory_format is preserve_format \
-            else memory_format
-        if fmt is not contiguous_format and isinstance(out._value, np.ndarray):
-            out._value = laid_out(out._value, fmt)
+        v = input._value
+        if not isinstance(out._value, np.ndarray) or not isinstance(v, np.ndarray):
+            return out
+        if memory_format is None or memory_format is preserve_format:
+            if not v.flags.c_contiguous:  # PyTorch's layout for a tensor like v (see empty_preserving)
+                same = empty_preserving(v, out._value.dtype)
+                same[...] = out._value
+                out._value = same
+        elif memory_format is not contiguous_format:
+            out._value = laid_out(out._value, memory_format)
         return out
     like.__name__ = fn.__name__ + "_like"
     like.__doc__ = (f"A tensor shaped like `input`, as {fn.__name__} makes them (PyTorch's torch.{fn.__name__}_like)."

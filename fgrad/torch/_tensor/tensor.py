@@ -42,6 +42,7 @@ from ._device import CPU, device, device_of_value, is_cupy, to_device
 from ._meta import MetaArray
 from ._format import tensor_repr
 from .grad_mode import GRAD_LAYOUT
+from ._layout import dense as _dense
 from ._names import grad_fn_name
 
 _nd = np.ndarray
@@ -244,17 +245,6 @@ def _add_node_hook(node, hook) -> RemovableHandle:
     else:
         hooks.append(hook)
     return RemovableHandle(hooks, hook)
-
-
-def _dense(v) -> bool:
-    """Whether the NumPy array `v` covers its memory without gaps or overlaps, in some order of
-    its dims (dims of size 1 aside)."""
-    expected = v.itemsize
-    for step, n in sorted((s, n) for s, n in zip(v.strides, v.shape) if n != 1):
-        if step != expected:
-            return False
-        expected *= n
-    return True
 
 
 def accumulate_grad(t, ct) -> None:
