@@ -285,11 +285,15 @@ class RNNBase(Module):
                 cs = _layer_state(c0, k, B, H, x, dt) if lstm else None
                 Y = rnn_scan(self.mode, xw, hs, cs, w["weight_hh"], b_hh, w.get("weight_hr"),
                              reverse=d == 1, lengths=lengths)
-                outs.append(_slice(Y, (0, 0, 0), (Tn, B, Hr)))
+                # the final states are sliced from the state columns, not from Y: each slice's
+                # backward pads its cotangent to its operand's shape, and Y is ~6x wider
+                states = _slice(Y, (0, 0, 0), (Tn, B, Hr + H)) if lstm else Y
+                out_d = _slice(states, (0, 0, 0), (Tn, B, Hr))
+                outs.append(out_d)
                 last = 0 if d == 1 else Tn - 1  # the step that ran last holds every row's final state
-                h_out.append(_slice(Y, (last, 0, 0), (last + 1, B, Hr)))
+                h_out.append(_slice(out_d, (last, 0, 0), (last + 1, B, Hr)))
                 if lstm:
-                    c_out.append(_slice(Y, (last, 0, Hr), (last + 1, B, Hr + H)))
+                    c_out.append(_slice(states, (last, 0, Hr), (last + 1, B, Hr + H)))
             layer_in = outs[0] if D == 1 else concatenate(outs, 2)
             m = masks[layer]
             if isinstance(m, float):  # p = 1: everything dropped
