@@ -184,11 +184,12 @@ class KernelSpec:
     ("array", var) for an input read element by element, ("scalar", var) for a 0-d input,
     ("out", var) for an output)."""
 
-    __slots__ = ("args", "cabi", "fallback", "in_place", "interleave", "llvm", "name", "source")
+    __slots__ = ("_source", "args", "cabi", "fallback", "in_place", "interleave", "llvm", "name")
 
-    def __init__(self, source: str, name: str, args: list, cabi: bool = False, in_place: bool = True,
+    def __init__(self, source, name: str, args: list, cabi: bool = False, in_place: bool = True,
                  interleave: int = 0) -> None:
-        self.source = source
+        self._source = source  # the text, or a function making it (on first use)
+        self.name = name
         self.name = name
         self.args = args
         self.cabi = cabi  # its `kernel` is a cfunc taking array objects (else a Numba function)
@@ -199,6 +200,12 @@ class KernelSpec:
         self.interleave = interleave
         self.llvm = None  # llvm_kernels.LLVMKernel when that backend builds it; then
         self.fallback = None  # the Numba kernel's spec, used where llvmlite cannot compile it
+
+    @property
+    def source(self) -> str:
+        if callable(self._source):
+            self._source = self._source()
+        return self._source
 
 
 def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
@@ -274,16 +281,21 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         tags.append(f"_st{j} = _store_as('o{j}', {tuple(apart)!r})")
     fallback = None
     if vexprs == exprs and llvm_kernels.enabled():  # (vmath's functions stay with Numba)
-        try:
-            ll = llvm_kernels.build_kernel(
-                [(kind, names[id(a)], a.aval.dtype) for kind, a in args if kind != "out"],
-                [(v, k) for k, v in consts.items()], exprs,
-                [(names[id(v)], v.aval.dtype) for v in step.outputs])
-        except llvm_kernels.Unsupported as e:
-            if llvm_kernels.strict():
-                raise llvm_kernels.unsupported_error(f"of {len(exprs)} equations", str(e)) from e
-        else:  # Numba's source is made too: the fallback where llvmlite cannot compile the IR
-            fallback = ll
+        ll_args = ([(kind, names[id(a)], a.aval.dtype) for kind, a in args if kind != "out"],
+                   [(v, k) for k, v in consts.items()], exprs,
+                   [(names[id(v)], v.aval.dtype) for v in step.outputs])
+        ll_name = llvm_kernels.kernel_name(*ll_args)
+        if not llvm_kernels.strict() and native.saved(cache_dir() / "kernels", ll_name):
+            # an earlier process built this IR (the name hashes everything it depends on) and
+            # saved its object code: linked by name, the IR is built only if that fails
+            fallback = llvm_kernels.LLVMKernel(ll_name, build=lambda: llvm_kernels.build_kernel(*ll_args).text)
+        else:
+            try:
+                fallback = llvm_kernels.build_kernel(*ll_args)
+            except llvm_kernels.Unsupported as e:
+                if llvm_kernels.strict():
+                    raise llvm_kernels.unsupported_error(f"of {len(exprs)} equations", str(e)) from e
+        # (Numba's source is made too: the fallback where llvmlite cannot compile the IR)
     loop = ["for i in range(_n):", *loads]
     if vexprs == exprs:  # nothing to vectorise
         lines = [*loop, *_assign(exprs), *stores]
@@ -320,8 +332,14 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         return spec
     head = (f"; fgrad kernel {fallback.name}: LLVM IR written by fgrad.interpreters.compile.llvm_kernels "
             f"(Numba's source, the fallback: {name})")
-    listing = [head, *(f";   t{k} = {e}" for k, e in enumerate(exprs)), fallback.text]
-    out = KernelSpec("\n".join(listing), fallback.name, args, cabi=True)
+
+    def listing() -> str:
+        try:
+            ir = fallback.text
+        except llvm_kernels.Unsupported as e:  # (only where a cached kernel's IR is rebuilt)
+            ir = f"; not translated ({e}): Numba builds it from its source\n{spec.source}"
+        return "\n".join([head, *(f";   t{k} = {e}" for k, e in enumerate(exprs)), ir])
+    out = KernelSpec(listing, fallback.name, args, cabi=True)
     out.llvm, out.fallback = fallback, spec
     return out
 
@@ -628,7 +646,11 @@ def _load_llvm(spec: KernelSpec):
         STATS["kernels_built"] += 1
         STATS["disk_cache_hits"] += 1
         return _c_function(address, spec)
-    built = native.compile_ir(spec.llvm.text, spec.name, *llvm_kernels.OPT)
+    try:
+        text = spec.llvm.text
+    except llvm_kernels.Unsupported:
+        return None
+    built = native.compile_ir(text, spec.name, *llvm_kernels.OPT)
     if built is None:
         return None
     obj, meta = built

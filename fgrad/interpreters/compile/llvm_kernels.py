@@ -34,6 +34,7 @@ import inspect
 import os
 import textwrap
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -541,13 +542,22 @@ def _version() -> str:
 
 
 class LLVMKernel:
-    """A kernel's IR (`text`) and entry symbol (`name`, also its cache key)."""
+    """A kernel's IR (`text`) and entry symbol (`name`, also its cache key). The IR may be
+    given as `build() -> text`, called on first use of `text` (it may raise Unsupported): a
+    kernel whose object code is cached is linked by name and never needs its IR."""
 
-    __slots__ = ("name", "text")
+    __slots__ = ("_build", "_text", "name")
 
-    def __init__(self, name: str, text: str) -> None:
+    def __init__(self, name: str, text: str | None = None, build: Callable[[], str] | None = None) -> None:
         self.name = name
-        self.text = text
+        self._text = text
+        self._build = build
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self._build()
+        return self._text
 
 
 def kernel_name(inputs, pre, exprs, outputs) -> str:

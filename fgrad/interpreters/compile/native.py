@@ -103,6 +103,12 @@ def _engine():
     return _ENGINE[0] if _ENGINE else None
 
 
+def saved(folder: Path, name: str) -> bool:
+    """Whether `folder` holds an entry for kernel `name` (its metadata file: what load reads
+    first; whether the entry is sound is load's to check)."""
+    return (folder / f"{name}.json").is_file()
+
+
 def load(folder: Path, name: str) -> int | None:
     """The address of kernel `name`'s entry point, linked from `folder`, or None (no usable
     object code there: the caller goes through Numba or llvmlite, and writes it anew). An

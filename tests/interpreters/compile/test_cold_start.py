@@ -1,13 +1,17 @@
 """A jitted function's first call in a fresh process with an empty kernel cache neither imports
 Numba (0.2-0.6 s to import) nor compiles with it: small element-wise programs run through the
 scalar tier and NumPy, larger regions through llvmlite's kernels, and loops' first calls in
-Python over their region-compiled bodies (loops.JIT_MIN_WORK)."""
+Python over their region-compiled bodies (loops.JIT_MIN_WORK). With a warm cache, kernels
+are linked from their saved object code without building their IR."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 _CHILD = textwrap.dedent("""
     import sys
@@ -42,3 +46,47 @@ def test_first_jit_calls_do_not_import_numba(tmp_path):
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ok")
+
+
+_WARM_CHILD = textwrap.dedent("""
+    import json
+    import numpy as onp
+    import fgrad
+    from fgrad.interpreters.compile import STATS, llvm_kernels
+
+    built = []
+    build = llvm_kernels.build_kernel
+
+    def counted(*args):
+        built.append(1)
+        return build(*args)
+    llvm_kernels.build_kernel = counted
+    x = onp.linspace(-3.0, 3.0, 500)
+    y = fgrad.jit(lambda x: (x * 1.5 + 0.25) * x - x / 3.0)(x)
+    print(json.dumps({"built": len(built), "compiled": STATS["llvm_compiled"], "out": y.tolist()}))
+""")
+
+
+def _warm_run(cache) -> dict:
+    env = dict(os.environ, FGRAD_CACHE_DIR=str(cache), FGRAD_KERNELS="auto")
+    proc = subprocess.run([sys.executable, "-c", _WARM_CHILD], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_a_warm_cache_links_kernels_without_building_their_ir(tmp_path):
+    """A kernel whose object code an earlier process saved is linked by name: its LLVM IR is
+    not built. Where the saved entry turns out damaged,
+    the IR is built then, compiled and saved again, with the same result."""
+    cache = tmp_path / "cache"
+    cold = _warm_run(cache)
+    assert cold["built"] == 1 and cold["compiled"] == 1
+    warm = _warm_run(cache)
+    assert (warm["built"], warm["compiled"]) == (0, 0)
+    for obj in (cache / "kernels").glob("*.o"):
+        obj.write_bytes(obj.read_bytes()[:10])
+    damaged = _warm_run(cache)
+    assert (damaged["built"], damaged["compiled"]) == (1, 1)
+    assert cold["out"] == warm["out"] == damaged["out"]
