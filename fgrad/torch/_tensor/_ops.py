@@ -48,6 +48,7 @@ from . import (
 from .tensor import _EMPTY, Tensor, _dim, _make, _tensor_bind, refresh_view
 
 _PY_NUMBERS = (bool, int, float, complex)
+_BOTH = (0, 1)  # the operand positions of a binary op's node
 
 
 # --- operands and grad_fn names ------------------------------------------------------------------
@@ -202,7 +203,10 @@ def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_gr
                     and other._value.dtype.kind in "fc":
                 return _tensor_bind(prim, (other._value.dtype.type(input), other), _EMPTY)
         a, b = _operand(input), _operand(other)
-        return call(scalar_grad_fn if scalar_grad_fn and not isinstance(b, Tensor) else grad_fn, values, (a, b))
+        if scalar_grad_fn and not isinstance(b, Tensor):  # (PyTorch's Scalar overload: one operand)
+            return call(scalar_grad_fn, values, (a, b))
+        # (both are operands of PyTorch's node: an integer Tensor or a number is a (None, 0) entry)
+        return call(grad_fn, values, (a, b), operands=_BOTH)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"torch.{name}(input, other): fgrad.numpy.{fnp_fn.__name__} in PyTorch's dialect "
                   f"(promotion, errors); grad_fn {grad_fn}.")
@@ -275,7 +279,7 @@ def add(input, other, *, alpha=1):
         return _add(input, other)
     if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
         return _add(input, other * alpha)
-    return call("AddBackward0", _scaled_values(fnp.add, alpha), (_operand(input), _operand(other)))
+    return call("AddBackward0", _scaled_values(fnp.add, alpha), (_operand(input), _operand(other)), operands=_BOTH)
 
 
 def sub(input, other, *, alpha=1):
@@ -284,7 +288,8 @@ def sub(input, other, *, alpha=1):
         return _sub(input, other)
     if type(other) in _PY_NUMBERS and type(alpha) in _PY_NUMBERS:
         return _sub(input, other * alpha)
-    return call("SubBackward0", _scaled_values(fnp.subtract, alpha), (_operand(input), _operand(other)))
+    return call("SubBackward0", _scaled_values(fnp.subtract, alpha), (_operand(input), _operand(other)),
+                operands=_BOTH)
 
 
 subtract = sub
@@ -346,7 +351,9 @@ def pow(input, exponent):
         if type(exponent) is int and input._value.dtype.kind in "fc":
             return _tensor_bind(lax.integer_pow_p, (input,), {"y": exponent})
         e = _operand(exponent)
-        return call("PowBackward1" if isinstance(e, Tensor) else "PowBackward0", _power_values, (input, e))
+        if isinstance(e, Tensor):
+            return call("PowBackward1", _power_values, (input, e), operands=_BOTH)
+        return call("PowBackward0", _power_values, (input, e))
     return call("PowBackward2", _power_values, (_operand(input), _operand(exponent)))
 
 
