@@ -170,7 +170,7 @@ def copy_(self, src, non_blocking: bool = False):
     shape = tuple(self._value.shape)
     if tuple(src._value.shape) != shape:
         src = O.expand(src, shape)
-    if src._node is None and not (_state.grad_enabled and self._requires_grad):
+    if src._node is None and not (_state.grad_enabled and (self._requires_grad or src._requires_grad)):
         return commit_inplace(self, src)
     return commit_inplace(self, src if src._node is not None else O.clone(src))  # (on src's device)
 
