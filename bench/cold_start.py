@@ -1,7 +1,11 @@
 """Cold start of jit: the first call of a jitted function in a fresh process, fgrad.jit with
 an empty kernel cache and with a warm one, against jax.jit (one thread, x64).
 
-    python bench/cold_start.py [--runs 3] [--only NAME ...] [--skip-jax]
+    python bench/cold_start.py [--runs 3] [--only NAME ...] [--skip-jax] [--baseline DIR]
+
+With --baseline DIR (a source tree, e.g. `git archive <commit> | tar -x -C DIR`), the fgrad
+package in DIR is measured too, cold and warm, interleaved with the rest: a before/after
+comparison that a loaded machine skews less than two separate runs.
 
 Every measurement is a new Python process (this file run with --child), which imports NumPy
 first, then times the library's import, then the first call: wrapping the function with jit,
@@ -173,11 +177,14 @@ def child(lib_name: str, case: str) -> None:
 _PYC: dict = {}
 
 
-def spawn(lib_name: str, case: str, cache: str | None) -> dict:
+def spawn(lib_name: str, case: str, cache: str | None, source: str | None = None) -> dict:
+    """One child's result; `source`: a folder whose fgrad package the child imports instead."""
     env = {**os.environ, **ONE_THREAD, **_PYC}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if cache is not None:
         env["FGRAD_CACHE_DIR"] = cache
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([source, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     res = subprocess.run([sys.executable, __file__, "--child", lib_name, case], env=env,
                          capture_output=True, text=True, check=False)
     if res.returncode != 0:
@@ -185,23 +192,25 @@ def spawn(lib_name: str, case: str, cache: str | None) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def measure(case: str, runs: int, skip_jax: bool) -> dict:
-    """{config: [result per run]} for configs fgrad cold, fgrad warm, jax; runs interleaved."""
-    out: dict = {"cold": [], "warm": [], "jax": []}
-    warm_dir = tempfile.mkdtemp(prefix="fgrad-warm-")
+def measure(case: str, runs: int, skip_jax: bool, baseline: str | None = None) -> dict:
+    """{config: [result per run]} for configs fgrad cold, fgrad warm, jax, and with a
+    `baseline` source folder its fgrad cold and warm ("base cold", "base warm"); runs
+    interleaved, so that a loaded machine slows every configuration alike."""
+    sources = {"": None} if baseline is None else {"": None, "base ": baseline}
+    out: dict = {f"{p}{k}": [] for p in sources for k in ("cold", "warm")}
+    out["jax"] = []
+    scratch = tempfile.mkdtemp(prefix="fgrad-cases-")
     try:
-        spawn("fgrad", case, warm_dir)  # fills the warm cache
-        for _ in range(runs):
-            cold_dir = tempfile.mkdtemp(prefix="fgrad-cold-")
-            try:
-                out["cold"].append(spawn("fgrad", case, cold_dir))
-            finally:
-                shutil.rmtree(cold_dir, ignore_errors=True)
-            out["warm"].append(spawn("fgrad", case, warm_dir))
+        for p, src in sources.items():
+            spawn("fgrad", case, os.path.join(scratch, f"{p}warm"), src)  # fills the warm cache
+        for k in range(runs):
+            for p, src in sources.items():
+                out[f"{p}cold"].append(spawn("fgrad", case, os.path.join(scratch, f"{p}cold{k}"), src))
+                out[f"{p}warm"].append(spawn("fgrad", case, os.path.join(scratch, f"{p}warm"), src))
             if not skip_jax:
                 out["jax"].append(spawn("jax", case, None))
     finally:
-        shutil.rmtree(warm_dir, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return out
 
 
@@ -214,6 +223,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", nargs="*", help="case names (default: all)")
     ap.add_argument("--skip-jax", action="store_true")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also measure the fgrad package in DIR (e.g. an older commit's `git archive`), interleaved")
     ap.add_argument("--child", nargs=2, metavar=("LIB", "CASE"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -228,39 +239,49 @@ def main() -> None:
         _PYC["PYTHONPYCACHEPREFIX"] = os.path.join(scratch, "pyc")
         for lib_name in ("fgrad", "jax"):  # fills the bytecode cache
             spawn(lib_name, cases[0], os.path.join(scratch, "kernels") if lib_name == "fgrad" else None)
-        report(cases, a.runs, a.skip_jax)
+        report(cases, a.runs, a.skip_jax, a.baseline)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def report(cases: list[str], runs: int, skip_jax: bool) -> None:
-    """Measure each case and print the table and the ratios' summary."""
-    a = argparse.Namespace(runs=runs, skip_jax=skip_jax)
-    print(f"median of {a.runs} fresh processes, ms; load average {os.getloadavg()[0]:.2f} at start\n")
-    head = ("| function | fgrad import | cold first | warm first | jax import | jax first "
-            "| cold/jax first | warm/jax first | cold/jax total | numba imported (cold/warm) |")
-    print(head)
-    print("|" + "---|" * (head.count("|") - 1))
-    ratios: dict = {"cold": [], "warm": [], "total": []}
+def report(cases: list[str], runs: int, skip_jax: bool, baseline: str | None) -> None:
+    """Measure each case and print the table (with the baseline's columns when given) and a
+    summary of the ratios to jax.jit."""
+    print(f"median of {runs} fresh processes, ms; load average {os.getloadavg()[0]:.2f} at start\n")
+    cols = ["function", "fgrad import", "cold first", "warm first"]
+    if baseline:
+        cols += ["baseline cold first", "baseline warm first"]
+    cols += ["jax import", "jax first", "cold/jax first", "warm/jax first", "cold/jax total"]
+    if baseline:
+        cols += ["baseline cold/jax", "baseline warm/jax"]
+    cols.append("numba imported (cold/warm)")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    keys = ["cold", "warm", "total"] + (["base cold", "base warm"] if baseline else [])
+    ratios: dict = {k: [] for k in keys}
     for case in cases:
-        r = measure(case, a.runs, a.skip_jax)
-        imp, cold, warm = _med(r["cold"], "import"), _med(r["cold"], "first"), _med(r["warm"], "first")
-        nb = f"{sum(x['numba'] for x in r['cold'])}/{sum(x['numba'] for x in r['warm'])} of {a.runs}"
+        r = measure(case, runs, skip_jax, baseline)
+        cold, warm = _med(r["cold"], "first"), _med(r["warm"], "first")
+        cells = [case, f"{_med(r['cold'], 'import'):.0f}", f"{cold:.1f}", f"{warm:.1f}"]
+        if baseline:
+            cells += [f"{_med(r['base cold'], 'first'):.1f}", f"{_med(r['base warm'], 'first'):.1f}"]
         if r["jax"]:
-            jimp, jfirst = _med(r["jax"], "import"), _med(r["jax"], "first")
-            rc, rw, rt = cold / jfirst, warm / jfirst, _med(r["cold"], "total") / _med(r["jax"], "total")
-            ratios["cold"].append(rc)
-            ratios["warm"].append(rw)
-            ratios["total"].append(rt)
-            jx = f"{jimp:.0f} | {jfirst:.1f} | {rc:.2f}x | {rw:.2f}x | {rt:.2f}x"
+            jfirst = _med(r["jax"], "first")
+            got = {"cold": cold / jfirst, "warm": warm / jfirst,
+                   "total": _med(r["cold"], "total") / _med(r["jax"], "total")}
+            if baseline:
+                got["base cold"] = _med(r["base cold"], "first") / jfirst
+                got["base warm"] = _med(r["base warm"], "first") / jfirst
+            for k, v in got.items():
+                ratios[k].append(v)
+            cells += [f"{_med(r['jax'], 'import'):.0f}", f"{jfirst:.1f}"] + [f"{got[k]:.2f}x" for k in keys]
         else:
-            jx = "- | - | - | - | -"
-        print(f"| {case} | {imp:.0f} | {cold:.1f} | {warm:.1f} | {jx} | {nb} |", flush=True)
+            cells += ["-"] * (2 + len(keys))
+        cells.append(f"{sum(x['numba'] for x in r['cold'])}/{sum(x['numba'] for x in r['warm'])} of {runs}")
+        print("| " + " | ".join(cells) + " |", flush=True)
     if ratios["cold"]:
-        g = {k: statistics.geometric_mean(v) for k, v in ratios.items()}
-        print(f"\ngeometric mean: cold/jax first {g['cold']:.2f}x, warm/jax first {g['warm']:.2f}x, "
-              f"cold/jax import+first {g['total']:.2f}x; worst cold/jax first {max(ratios['cold']):.2f}x, "
-              f"worst warm/jax first {max(ratios['warm']):.2f}x")
+        print("\nratios to jax.jit's first call over the cases (geometric mean; worst): " + "; ".join(
+            f"{k} {statistics.geometric_mean(v):.2f}x, {max(v):.2f}x" for k, v in ratios.items()))
 
 
 if __name__ == "__main__":
