@@ -99,11 +99,15 @@ OUT_OF_SCOPE = (
          or n in {"per_channel_affine", "per_channel_affine_float_qparams", "per_channel_symmetric",
                   "per_tensor_affine", "per_tensor_symmetric", "int_repr", "is_quantized"}),
     # (two autograd switches about CUDA streams name no CUDA word: stream mismatches at
-    # AccumulateGrad, and stale streams during CUDA graph capture)
+    # AccumulateGrad, and stale streams during CUDA graph capture; and SyncBatchNorm's kernels,
+    # which PyTorch implements for CUDA only: on the CPU torch itself raises NotImplementedError)
     Rule("CUDA, cuDNN and MKLDNN internals",
          lambda n: _any_prefix("cuda", "cudnn", "miopen", "mkldnn", "mkl", "cufft", "nnpack", "xnnpack",
                                "cudagraph", "nccl", "cublas", "onednn")(n)
-         or n in {"set_warn_on_accumulate_grad_stream_mismatch", "set_override_stale_capture_stream"}),
+         or n in {"set_warn_on_accumulate_grad_stream_mismatch", "set_override_stale_capture_stream",
+                  "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
+                  "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
+                  "batch_norm_backward_elemt"}),
     # (the compressed layouts' index accessors and constructor have no layout word in their names)
     Rule("sparse CSR/CSC/BSR/BSC layouts",
          lambda n: _any_token("csr", "csc", "bsr", "bsc", "crow", "ccol")(n)
