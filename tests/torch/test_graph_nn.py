@@ -164,15 +164,21 @@ CASES = {
     # attention
     "scaled_dot_product_attention": lambda lib, F, L: F.scaled_dot_product_attention(
         L((1, 2, 3, 4)), L((1, 2, 3, 4), seed=1), L((1, 2, 3, 4), seed=2)),
+    "cross_entropy_3d_none": lambda lib, F, L: F.cross_entropy(L((2, 4, 3)), lib.tensor([[1, 0, 3], [2, -100, 1]]),
+                                                               reduction="none"),
+    "cross_entropy_4d_smoothing": lambda lib, F, L: F.cross_entropy(
+        L((2, 4, 2, 2)), lib.tensor([[[1, 0], [3, 2]], [[2, 1], [0, -100]]]), label_smoothing=0.1),
+    "cross_entropy_weighted_smoothing": lambda lib, F, L: F.cross_entropy(
+        L((3, 4)), lib.tensor([1, 0, 3]), weight=lib.tensor([0.5, 1.0, 2.0, 1.5]), label_smoothing=0.2),
+    "cross_entropy_probabilities_sum": lambda lib, F, L: F.cross_entropy(
+        L((3, 4)), L((3, 4), seed=5, low=0.0, high=1.0), reduction="sum", label_smoothing=0.1),
+    "nll_loss_5d": lambda lib, F, L: F.nll_loss(L((1, 3, 2, 2, 2)), lib.tensor([[[[0, 1], [2, 0]], [[1, 1], [2, 2]]]])),
 }
 
 # fgrad records these as ONE node (the function over values, named as PyTorch's last node)
 # where PyTorch composes several ops; mirroring each composition op by op is not done yet.
 _COMPOSED = "PyTorch composes this from several ops; fgrad records one node named as the last one"
-XFAIL = {
-    "cross_entropy_label_smoothing": _COMPOSED, "cross_entropy_probabilities": _COMPOSED,
-    "pad_circular": _COMPOSED,
-}
+XFAIL = {"pad_circular": _COMPOSED}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))

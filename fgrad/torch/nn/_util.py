@@ -213,6 +213,43 @@ def sub_scalar(input: Tensor, other: float) -> Tensor:
     return call("SubBackward1", _sub_scalar_values, (input, other))
 
 
+def mul_scalar(input: Tensor, other: float) -> Tensor:
+    """ATen's mul(Tensor, Scalar) (C++'s `double * Tensor` too): input * other, one MulBackward1
+    node with input's edge only.
+
+    Args:
+        input: a Tensor.
+        other: a Python number (keeps input's dtype).
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
+    return call("MulBackward1", _mul_scalar_values, (input, other))
+
+
+def div_scalar(input: Tensor, other: float) -> Tensor:
+    """ATen's div(Tensor, Scalar): input / other, one DivBackward1 node with input's edge only.
+
+    Args:
+        input: a floating-point Tensor.
+        other: a Python number (keeps input's dtype).
+
+    Returns:
+        A Tensor of input's shape and dtype.
+    """
+    return call("DivBackward1", _div_scalar_values, (input, other))
+
+
+@replayable
+def _mul_scalar_values(v, other):
+    return fnp.multiply(v, fnp.asarray(other, dtype=v.dtype))
+
+
+@replayable
+def _div_scalar_values(v, other):
+    return fnp.true_divide(v, fnp.asarray(other, dtype=v.dtype))
+
+
 def scalar_sub(other: float, input: Tensor) -> Tensor:
     """C++'s `Scalar - Tensor` inside ATen's composites: a tensor filled with `other`, minus
     input in place, one SubBackward0 node whose first entry (the filled tensor) is (None, 0).

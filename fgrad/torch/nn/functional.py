@@ -21,11 +21,14 @@ from ...extend import nn as nnops
 from ...extend.nn import nll as _nll
 from ...extend.lax import reshape, transpose
 from .._tensor._boundary import call, replayable
-from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class
+from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class, wrap
 from ._util import (
+    add_scalar,
     arr,
+    div_scalar,
     dtype,
     float_input,
+    mul_scalar,
     on_tensors,
     reduce_loss,
     reduction_mode,
@@ -194,17 +197,64 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             nd = len(input._value.shape)
             logp = _tensor_bind(_LOG_SOFTMAX, (input,), {"axis": 1 if nd > 1 else 0})
             return _nll_op(logp, target, weight, ignore_index, reduction, "cross_entropy")
-        return call("NllLossBackward0" if not _is_prob_target(target) else "DivBackward1",
-                    _cross_entropy, (input, _val(target), _val(weight), ignore_index, reduction,
-                                     label_smoothing))
+        return _composed_cross_entropy(input, target, weight, ignore_index, reduction, float(label_smoothing))
     input = _arr(input, "cross_entropy")
     _float_input("cross_entropy", input)
     return nnops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
-@replayable
-def _cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing):
-    return nnops.cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing)
+def _composed_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
+    """cross_entropy on a Tensor with probability targets or label smoothing, as PyTorch's
+    composition of torch ops: probabilities give the negated sum of log_softmax(x) * target
+    (times the class weights), divided by the number of rows for 'mean' (DivBackward1 of
+    NegBackward0 of SumBackward0 ...); label smoothing adds the smoothing term to nll_loss
+    (AddBackward0 of two MulBackward1: (1 - ε) nll and ε / C times the masked negated sum
+    of log_softmax(x))."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise FgradValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if reduction not in ("mean", "sum", "none"):
+        raise FgradValueError(f"{reduction} is not a valid value for reduction")
+    class_dim = 0 if input.dim() == 1 else 1
+    n = input.shape[class_dim]
+    if weight is not None:
+        weight = _as_tensor(weight)
+        if weight.dim() != 1 or weight.numel() != n:
+            raise FgradRuntimeError(f"cross_entropy: weight tensor should be defined either for all {n} classes or no "
+                                    f"classes but got weight tensor of shape: {list(weight.shape)}")
+        if input.dim() > 1:
+            weight = weight.view([n if d == class_dim else 1 for d in range(input.dim())])
+    logp = _tensor_bind(_LOG_SOFTMAX, (input,), {"axis": class_dim})
+    if _is_prob_target(target):
+        target = _as_tensor(target)
+        if tuple(target.shape) != tuple(input.shape):
+            raise FgradValueError(f"cross_entropy: probability targets of shape {list(target.shape)} must match the "
+                                  f"input's shape {list(input.shape)}")
+        if label_smoothing > 0.0:
+            target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n)
+        prod = logp * target if weight is None else logp * target * weight
+        if reduction == "mean":
+            if not logp.numel():
+                return -prod.sum() * float("nan")
+            return div_scalar(-prod.sum(), logp.numel() // n)
+        return -prod.sum() if reduction == "sum" else -prod.sum(class_dim)
+    target = _as_tensor(target)
+    nll = _nll_op(logp, target, None if weight is None else weight.reshape(-1), ignore_index, reduction,
+                  "cross_entropy")
+    ignore = target == ignore_index
+    smooth = -logp.sum(class_dim) if weight is None else -(logp * weight).sum(class_dim)
+    smooth.masked_fill_(ignore, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            ret = smooth.sum() / (~ignore).sum()
+        else:
+            ret = smooth.sum() / weight.reshape(-1).gather(0, target.masked_select(~ignore).flatten()).sum()
+    else:
+        ret = smooth.sum() if reduction == "sum" else smooth
+    return mul_scalar(nll, 1 - label_smoothing) + mul_scalar(ret, label_smoothing / n)
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else wrap(_arr(x, "cross_entropy"))
 
 
 def _is_prob_target(target) -> bool:
@@ -216,10 +266,22 @@ def _nll_op(logp, target, weight, ignore_index, reduction, name):
     """nll_loss on a Tensor of log-probabilities: one NllLossBackward0 node over it (the target
     and the class weights are constants of the op, as in PyTorch's graph)."""
     t, w = _val(target), _val(weight)
+    nd = len(logp._value.shape)
+    node = "NllLossBackward0" if nd <= 2 else "NllLoss2DBackward0"
+    out_shape = None
+    if nd == 3 or nd > 4:
+        # PyTorch's nll_loss_nd: nll_loss2d of the [N, C, 1, -1] view (viewed back for 'none')
+        s = logp._value.shape
+        if logp._value.size and getattr(t, "shape", ())[1:] == s[2:]:
+            logp, t = logp.contiguous().view(s[0], s[1], 1, -1), fnp.reshape(t, (s[0], 1, -1))
+            out_shape = (s[0],) + tuple(s[2:]) if reduction == "none" else None
+        else:
+            node = "NllLossBackward0"
     if name == "nll_loss":
-        return call("NllLossBackward0", _nll_values, (logp, t, w, ignore_index, reduction))
-    # cross_entropy's log_softmax is already the input: the rest of it (its messages too)
-    return call("NllLossBackward0", _nll_of_log_softmax, (logp, t, w, ignore_index, reduction, name))
+        out = call(node, _nll_values, (logp, t, w, ignore_index, reduction))
+    else:  # cross_entropy's log_softmax is already the input: the rest of it (its messages too)
+        out = call(node, _nll_of_log_softmax, (logp, t, w, ignore_index, reduction, name))
+    return out if out_shape is None else out.view(out_shape)
 
 
 @replayable
