@@ -196,7 +196,7 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
         if kern is not None:  # the element-wise part of the step in one pass (Numba)
             rows = idle[t]
             keep_c = None if rows is None else c[rows]
-            kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj)
+            kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj, half, half_shift)
             if has_proj:
                 xp.matmul(m_buf, w_hr_t, out=row[:, :Hr])
             if rows is not None:
