@@ -189,13 +189,30 @@ class _Program:
             return _vjp(of_diff, *diff_vals)
         # with grad: (outputs, pullback) in one program, the pullback a pytree of the residuals
         # the backward needs (fgrad.vjp's VJPFunction), so the backward does not rerun the forward
+        self.forward_vjp_fn = forward_vjp
         self.forward_vjp = _jit(forward_vjp, static_argnums=2)
+        self.passthrough: dict = {}  # input signature -> passed_through's answer
         # a pullback's treedef holds the pullback object itself (equal only to itself), so the
         # backward is keyed on the first pullback's treedef per input signature: the residuals
         # of later calls, laid out alike, are unflattened into it
         self.pullback_trees: dict = {}
         self.backward = _jit(lambda res, cts, key: tree_unflatten(self.pullback_trees[key], res)(cts),
                              static_argnums=2)
+
+    def passed_through(self, key: tuple, diff: list, other: list, where: tuple, n_outs: int) -> list:
+        """(position among the residuals, position among diff + other) of each residual that is
+        one of forward_vjp's inputs itself (a layer's input or weight, which its vjp keeps).
+        jit returns a copy of such an output (a program's outputs never alias its inputs);
+        the backward is given the input array instead, as eager's vjp holds it: work cached
+        per input array in the forward (an FFT convolution's transforms) is then found again,
+        where a copy missed it and the backward transformed the input once more."""
+        found = self.passthrough.get(key)
+        if found is None:
+            jaxpr = _make_jaxpr(self.forward_vjp_fn, static_argnums=2)(diff, other, where).jaxpr
+            position = {id(v): k for k, v in enumerate(jaxpr.invars)}
+            found = self.passthrough[key] = [(j - n_outs, position[id(o)]) for j, o in enumerate(jaxpr.outvars)
+                                             if j >= n_outs and id(o) in position]
+        return found
 
     def run(self, leaves: list) -> Any:
         tensors = [leaves[i] for i in self.slots]
@@ -220,12 +237,15 @@ class _CompiledFunction(Function):
         ctx.prog = prog
         ctx.where = where = tuple(bool(n) and t._value.dtype.kind in "fc"
                                   for n, t in zip(ctx.needs_input_grad[1:], tensors))
+        diff, other = [v for v, w in zip(vals, where) if w], [v for v, w in zip(vals, where) if not w]
         with math_as("eager"):
-            outs, pullback = prog.forward_vjp([v for v, w in zip(vals, where) if w],
-                                              [v for v, w in zip(vals, where) if not w], where)
+            outs, pullback = prog.forward_vjp(diff, other, where)
         ctx.residuals, tree = tree_flatten(pullback)
         ctx.key = (where, tuple((v.shape, v.dtype) for v in vals))
         prog.pullback_trees.setdefault(ctx.key, tree)
+        inputs = diff + other
+        for r, k in prog.passed_through(ctx.key, diff, other, where, len(outs)):
+            ctx.residuals[r] = inputs[k]
         results = tuple(_make(v) for v in outs)
         ctx.out_meta = [(v.shape, v.dtype) for v in outs]
         ctx.mark_non_differentiable(*[r for r, v in zip(results, outs) if v.dtype.kind not in "fc"])

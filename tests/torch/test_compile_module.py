@@ -95,6 +95,26 @@ def test_compiled_transcendental_chain_equals_eager_bit_for_bit(dtype):
         assert torch.compile(m)(x).item() == m(x).item()
 
 
+def test_backward_reads_the_inputs_the_vjp_keeps_not_copies():
+    """A residual that is an input of the forward (a Linear's input and weight) reaches the
+    backward as that array, as in eager (jit copies an output that is one of its inputs; a
+    copy missed the FFT convolution's per-array cache, so W3's backward transformed again)."""
+    torch.manual_seed(0)
+    m = _mlp()
+    x = torch.randn(4, 20, requires_grad=True)
+    compiled = torch.compile(m)
+    compiled(x).sum().backward()
+    (prog,) = compiled._programs.values()
+    seen, jitted = [], prog.backward
+    prog.backward = lambda res, cts, key: (seen.append(res), jitted(res, cts, key))[1]
+    g_first = x.grad.numpy().copy()
+    x.grad = None
+    compiled(x).sum().backward()
+    kept = {id(v) for v in seen[0]}
+    assert id(x._value) in kept and id(m[0].weight._value) in kept
+    np.testing.assert_array_equal(x.grad.numpy(), g_first)
+
+
 def test_recompiles_on_new_shapes_and_dtypes_and_guards_training_mode():
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.Linear(6, 2))
