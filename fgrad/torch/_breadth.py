@@ -64,11 +64,22 @@ def _reduction(name: str, reduction) -> str:
 
 # --- top-level aliases -----------------------------------------------------------------------------
 # A row per torch function that IS another module's function under torch's top-level name (same
-# signature, same arguments): (torch's name, the module, its name there). Each row becomes one
-# generated function (see _alias), so a new alias is a row. Functions whose ATen signature differs
-# from nn.functional's (positional flags, integer reductions, an empty stride) are written below.
+# signature and arguments, but for keywords torch's form fixes): (torch's name, the module, its
+# name there[, the fixed keywords]). Each row becomes one generated function (see _alias), so a
+# new alias is a row. Functions whose ATen signature differs from nn.functional's otherwise
+# (another argument order, integer reductions, extra flags) are written below.
 
 _ALIASES = (
+    # (a dict: keywords fixed for torch's form, left out of its signature)
+    ("max_pool1d", F, "max_pool1d", {"return_indices": False}),
+    ("max_pool2d", F, "max_pool2d", {"return_indices": False}),
+    ("max_pool3d", F, "max_pool3d", {"return_indices": False}),
+    ("max_pool1d_with_indices", F, "max_pool1d", {"return_indices": True}),
+    ("avg_pool1d", F, "avg_pool1d"),
+    ("adaptive_max_pool1d", F, "adaptive_max_pool1d", {"return_indices": True}),
+    ("celu", F, "celu", {"inplace": False}),
+    ("selu", F, "selu", {"inplace": False}),
+    ("threshold", F, "threshold", {"inplace": False}),
     ("conv1d", F, "conv1d"),
     ("conv2d", F, "conv2d"),
     ("conv3d", F, "conv3d"),
@@ -87,14 +98,17 @@ _ALIASES = (
 )
 
 
-def _alias(name: str, module: Any, target_name: str, tensor_first: bool = True, home: str = __name__) -> Callable:
+def _alias(name: str, module: Any, target_name: str, fixed: dict | None = None, tensor_first: bool = True,
+           home: str = __name__) -> Callable:
     """The function `name` that is `module.target_name` under another name: the target's
-    signature (inspect follows `__wrapped__`) and docstring, headed by what it aliases.
+    signature (less the `fixed` keywords) and docstring, headed by what it aliases.
 
     Args:
         name: the alias's name.
         module: the module holding the target.
         target_name: the target's name there.
+        fixed: keywords always passed to the target with these values (torch's form has no
+            such parameter: max_pool2d's return_indices, celu's inplace), or None.
         tensor_first: check, as torch's top-level functions do, that the first argument is a
             Tensor (nn.functional's functions also take arrays and tracers).
         home: the module the alias is listed in (its `__module__`).
@@ -103,8 +117,14 @@ def _alias(name: str, module: Any, target_name: str, tensor_first: bool = True, 
         The alias.
     """
     target = getattr(module, target_name)
-    # (the target's public home: fgrad.torch._tensor._ops_breadth's functions are torch's own)
-    where = ".".join(part for part in module.__name__.split(".")[1:] if not part.startswith("_"))
+    if fixed:
+        alias = _with_fixed(_alias(name, module, target_name, None, tensor_first, home), fixed)
+        settings = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
+        alias.__doc__ = (f"{_public(module)}.{target_name} with {settings}"
+                         f"{'' if name == target_name else ' under the name ' + name}.\n\n"
+                         f"{inspect.cleandoc(target.__doc__ or '')}")
+        return alias
+    where = _public(module)
     if tensor_first:
         first = next(iter(inspect.signature(target).parameters))
 
@@ -125,6 +145,23 @@ def _alias(name: str, module: Any, target_name: str, tensor_first: bool = True, 
         f"{where}.{target_name} under the name {name}."
     alias.__doc__ = f"{head}\n\n{inspect.cleandoc(target.__doc__ or '')}"
     return alias
+
+
+def _public(module: Any) -> str:
+    """The public name of a module of fgrad.torch (its private parts left out:
+    fgrad.torch._tensor._ops_breadth's functions are torch's own)."""
+    return ".".join(part for part in module.__name__.split(".")[1:] if not part.startswith("_"))
+
+
+def _with_fixed(alias: Callable, fixed: dict) -> Callable:
+    """`alias` with the keywords `fixed` always passed, and left out of its signature."""
+    sig = inspect.signature(alias)
+
+    @functools.wraps(alias)
+    def fixed_alias(*args, **kwargs):
+        return alias(*args, **kwargs, **fixed)
+    fixed_alias.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values() if p.name not in fixed])
+    return fixed_alias
 
 
 for _row in _ALIASES:
@@ -254,46 +291,6 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor | None, pad: int = 0):
     return O.permute(out, 2, 0, 1)
 
 
-def _pool_stride(stride):
-    return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
-
-
-def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False):
-    """nn.functional.max_pool1d without return_indices (an empty stride means the kernel size).
-
-    Args:
-        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
-        kernel_size: the window.
-        stride: the window step (an empty sequence: the kernel size).
-        padding: -inf (max) or zero (avg) padding at both ends.
-        dilation: the taps' spacing.
-        ceil_mode: round the output size up.
-
-    Returns:
-        A Tensor.
-    """
-    return F.max_pool1d(_input("max_pool1d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False):
-    """nn.functional.max_pool2d without return_indices (an empty stride means the kernel size).
-
-    Args:
-        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
-        kernel_size: the window.
-        stride: the window step (an empty sequence: the kernel size).
-        padding: -inf (max) or zero (avg) padding at both ends.
-        dilation: the taps' spacing.
-        ceil_mode: round the output size up.
-
-    Returns:
-        A Tensor.
-    """
-    return F.max_pool2d(_input("max_pool2d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
-
-
 def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
     t = tuple(int(a) for a in v) if isinstance(v, (list, tuple)) else (int(v),) * n
     if len(t) == 1:
@@ -301,73 +298,6 @@ def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
     if len(t) != n:
         raise FgradRuntimeError(f"{name}: {what} must be a single int or a tuple of {n} ints, got {v!r}")
     return t
-
-
-def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
-               ceil_mode: bool = False):
-    """nn.functional.max_pool3d under torch's top-level signature (an empty stride means the
-    kernel size); MaxPool3DWithIndicesBackward0.
-
-    Args:
-        input: a 4-D or 5-D float Tensor.
-        kernel_size, stride, padding, dilation: an int or three.
-        ceil_mode: round the output size up.
-
-    Returns:
-        A Tensor.
-    """
-    return F.max_pool3d(_input("max_pool3d", input), kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
-
-
-def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,
-                            ceil_mode: bool = False):
-    """(values, indices) of nn.functional.max_pool1d.
-
-    Args:
-        input: (N, C, L) or (C, L) (max_pool2d: (N, C, H, W) or (C, H, W)).
-        kernel_size: the window.
-        stride: the window step (an empty sequence: the kernel size).
-        padding: -inf (max) or zero (avg) padding at both ends.
-        dilation: the taps' spacing.
-        ceil_mode: round the output size up.
-
-    Returns:
-        (values, indices): the indices of the maxima along the input's last dim.
-    """
-    return F.max_pool1d(_input("max_pool1d_with_indices", input), kernel_size, _pool_stride(stride), padding,
-                        dilation, ceil_mode, return_indices=True)
-
-
-def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True):
-    """nn.functional.avg_pool1d (an empty stride means the kernel size).
-
-    Args:
-        input: (N, C, L) or (C, L).
-        kernel_size: the window.
-        stride: the step (empty: the kernel size).
-        padding: zero padding at both ends.
-        ceil_mode: round the output size up.
-        count_include_pad: count the padding in the averages.
-
-    Returns:
-        A Tensor.
-    """
-    return F.avg_pool1d(_input("avg_pool1d", input), kernel_size, _pool_stride(stride), padding, ceil_mode,
-                        count_include_pad)
-
-
-def adaptive_max_pool1d(input: Tensor, output_size: Any):
-    """(values, indices) of nn.functional.adaptive_max_pool1d (ATen's always returns both).
-
-    Args:
-        input: (N, C, L) or (C, L).
-        output_size: the output length.
-
-    Returns:
-        (values, indices).
-    """
-    return F.adaptive_max_pool1d(_input("adaptive_max_pool1d", input), output_size, return_indices=True)
 
 
 def batch_norm(input: Tensor, weight: Tensor, bias: Tensor | None, running_mean: Tensor | None,
@@ -570,31 +500,6 @@ feature_dropout = _dropout("feature_dropout", _feature(F.dropout1d, F.dropout2d,
 feature_dropout_ = _dropout("feature_dropout_", _feature(F.dropout1d, F.dropout2d, F.dropout3d), True)
 
 
-def celu(input: Tensor, alpha: float = 1.0):
-    """nn.functional.celu.
-
-    Args:
-        input: a Tensor.
-        alpha: the negative part's scale.
-
-    Returns:
-        A Tensor.
-    """
-    return F.celu(_input("celu", input), alpha)
-
-
-def selu(input: Tensor):
-    """nn.functional.selu.
-
-    Args:
-        input: a Tensor.
-
-    Returns:
-        A Tensor.
-    """
-    return F.selu(_input("selu", input))
-
-
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, generator: Any = None):
     """nn.functional.rrelu (the slope (lower + upper) / 2 outside training).
 
@@ -611,20 +516,6 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         raise FgradValueError("torch.rrelu(): generator= is not supported; seed the default generator with "
                               "torch.manual_seed instead")
     return F.rrelu(_input("rrelu", input), lower, upper, training)
-
-
-def threshold(input: Tensor, threshold: float, value: float):
-    """nn.functional.threshold: `value` where input <= threshold, else input.
-
-    Args:
-        input: a Tensor.
-        threshold: the cut.
-        value: the replacement at or below it.
-
-    Returns:
-        A Tensor.
-    """
-    return F.threshold(_input("threshold", input), threshold, value)
 
 
 def pdist(input: Tensor, p: float = 2.0):

@@ -21,7 +21,7 @@ _ALIASES = (
     ("conv_transpose3d", B, "conv_transpose3d"),
 )
 for _row in _ALIASES:
-    globals()[_row[0]] = B._alias(*_row, tensor_first=False, home=__name__)
+    globals()[_row[0]] = B._alias(*_row, None, tensor_first=False, home=__name__)
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
