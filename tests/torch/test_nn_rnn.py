@@ -387,3 +387,24 @@ def test_constructor_errors_match_torch(make):
         make(tnn)
     with pytest.raises(type(want.value), match=str(want.value)[:30].replace("(", r"\(")):
         make(fnn)
+
+
+def test_float32_layer_under_jit_and_vmap_agrees_with_eager():
+    """float32 runs the LSTM step's Numba kernels (fgrad/torch/nn/_lstm_kernels.py) in every
+    path: jit and vmap (which folds examples into the batch rows) agree with eager."""
+    from fgrad.torch.func import functional_call
+    net = fnn.LSTM(3, 4, num_layers=2)
+    x = np.random.default_rng(15).standard_normal((5, 2, 3)).astype(np.float32)
+    params = {k: v.detach().numpy() for k, v in net.named_parameters()}
+
+    def loss(p, x):
+        out, (h, c) = functional_call(net, p, (x,))
+        return fgrad.numpy.sum(fgrad.numpy.tanh(out)) + fgrad.numpy.sum(h * c)
+    assert np.asarray(loss(params, x)).dtype == np.float32
+    np.testing.assert_allclose(fgrad.jit(loss)(params, x), loss(params, x), rtol=1e-6)
+    g, gj = fgrad.grad(loss)(params, x), fgrad.jit(fgrad.grad(loss))(params, x)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(gj[k]), np.asarray(g[k]), rtol=1e-5, atol=1e-6, err_msg=k)
+    xs = np.random.default_rng(16).standard_normal((3, 5, 2, 3)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(fgrad.vmap(lambda v: loss(params, v))(xs)),
+                               [loss(params, v) for v in xs], rtol=1e-5)
