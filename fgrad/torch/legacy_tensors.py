@@ -10,14 +10,14 @@ from ._tensor.tensor import Tensor
 
 class _LegacyType(type(Tensor)):
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Tensor) and obj._value.dtype == cls._np_dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype is cls._dtype and obj.device.type == "cpu"
 
 
 def _legacy(name: str, dt) -> type:
     def __new__(cls, *data, device=None):
         """Sizes give an uninitialised (zero-filled) tensor, data a copy in this dtype."""
         return Tensor(*data, dtype=dt, device=device)
-    return _LegacyType(name, (Tensor,), {"__slots__": (), "__new__": __new__, "_np_dtype": dt.dtype,
+    return _LegacyType(name, (Tensor,), {"__slots__": (), "__new__": __new__, "_dtype": dt,
                                          "__doc__": f"Legacy constructor of {dt} tensors."})
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import pickle
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -153,3 +155,13 @@ def test_module_bfloat16_and_its_checkpoint():
     ftorch.save(f.state_dict(), buf)
     t.load_state_dict(torch.load(io.BytesIO(buf.getvalue())))
     np.testing.assert_array_equal(t.weight.float().detach().numpy(), f.weight.float().detach().numpy())
+
+
+@pytest.mark.slow  # (a fresh interpreter importing fgrad.torch)
+def test_import_does_not_load_ml_dtypes():
+    """ml_dtypes' import takes about a second: `import fgrad.torch` defers it to the first use of
+    one of its dtypes (its NumPy dtype, an array of it, a checkpoint holding it)."""
+    code = ("import sys, fgrad.torch as t; t.zeros(2) + 1; repr(t.bfloat16); t.bfloat16.is_floating_point; "
+            "t.get_autocast_dtype('cpu'); print('ml_dtypes' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False"], out.stderr[-2000:]

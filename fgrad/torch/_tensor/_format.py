@@ -126,7 +126,7 @@ def tensor_str(arr: np.ndarray, indent: int) -> str:
     summarize = arr.size > OPTS.threshold
     if arr.dtype == np.float16 or arr.dtype.kind == "V":  # (bfloat16, float8_*: printed as their float32 values)
         arr = arr.astype(np.float32)
-    elif arr.dtype == D.complex32.dtype:
+    elif arr.dtype.kind == "c" and arr.dtype.itemsize == 4:  # complex32
         arr = arr.astype(np.complex64)
     if arr.dtype.kind == "c":
         return np.array2string(arr, separator=", ", prefix=" " * indent)

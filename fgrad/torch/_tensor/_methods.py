@@ -369,7 +369,7 @@ TABLE.update({name: (PROPERTY, fn) for name, fn in {
 TABLE.update({name: (CASTER, dt) for name, dt in {
     "float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64, "int": np.int32,
     "short": np.int16, "char": np.int8, "byte": np.uint8, "bool": np.bool_,
-    "bfloat16": D.bfloat16.dtype, "chalf": D.complex32.dtype}.items()})
+    "bfloat16": D.bfloat16, "chalf": D.complex32}.items()})
 TABLE.update({f"new_{name}": (FACTORY, name) for name in ("tensor", "zeros", "ones", "empty", "full")})
 TABLE.update({name: (RANDOM, draw) for name, draw in {
     "uniform_": _uniform_draw, "normal_": _normal_draw, "bernoulli_": _bernoulli_draw,
@@ -532,10 +532,12 @@ def _reflected(name: str, fn: Callable) -> Callable:
 
 
 def _caster(name: str, dt) -> Callable:
+    # (a facade dtype for ml_dtypes' types: its NumPy dtype resolves when the method first runs)
+    target = dt if isinstance(dt, D.dtype) else np.dtype(dt)
+    label = dt.name if isinstance(dt, D.dtype) else np.dtype(dt).name if dt is not np.bool_ else "bool"
     return _compile(name, "self, memory_format=None", "return _to_dtype(self, _dt)",
-                    {"_to_dtype": O._to_dtype, "_dt": np.dtype(dt)},
-                    f"this tensor as torch.{np.dtype(dt).name if dt is not np.bool_ else 'bool'} "
-                    f"(self.to(dtype); itself when it has that dtype already).")
+                    {"_to_dtype": O._to_dtype, "_dt": target},
+                    f"this tensor as torch.{label} (self.to(dtype); itself when it has that dtype already).")
 
 
 def _factory(name: str, creator: str) -> Callable:

@@ -958,11 +958,12 @@ def _to_dtype(input, npd):
     if input._value.dtype == npd:
         return input
     npd = np.dtype(npd)
-    if npd in _FLOAT8_INPUT_RULES and input._value.dtype.kind in "fiu" and type(input._value) is _nd:
+    rule = _FLOAT8_INPUT_RULES.get(npd.name) if npd.itemsize == 1 else None
+    if rule is not None and input._value.dtype.kind in "fiu" and type(input._value) is _nd:
         # PyTorch's rounding into these two formats differs from the plain cast: float8_e4m3fn
         # saturates at +-448 (infinities included), float8_e8m0fnu (exponent only) drops the
         # sign and takes zero to its smallest value
-        return _make(_FLOAT8_INPUT_RULES[npd](input._value.astype(np.float32)).astype(npd))
+        return _make(rule(input._value.astype(np.float32)).astype(npd))
     return _tensor_bind(lax.convert_element_type_p, (input,), {"new_dtype": npd})
 
 
@@ -975,7 +976,7 @@ def _e8m0_magnitude(v):
     return np.where(v == 0, np.float32(2.0 ** -127), v)
 
 
-_FLOAT8_INPUT_RULES = {D.float8_e4m3fn.dtype: _saturate_e4m3fn, D.float8_e8m0fnu.dtype: _e8m0_magnitude}
+_FLOAT8_INPUT_RULES = {"float8_e4m3fn": _saturate_e4m3fn, "float8_e8m0fnu": _e8m0_magnitude}  # (by NumPy name)
 
 
 def to(input, *args, dtype=None, device=None, non_blocking: bool = False, copy: bool = False,

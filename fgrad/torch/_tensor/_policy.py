@@ -4,7 +4,6 @@ exception types and messages. The facade maps PyTorch's names and arguments onto
 and passes `policy=TORCH`; fgrad.numpy itself knows only the `Policy` interface."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from ...core.avals import PY_NUMBERS as _PY_SCALARS
@@ -34,11 +33,26 @@ def _kind(d) -> str:
 
 
 _BAREBONES_UNSIGNED = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
-_COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32), np.dtype(np.float32): np.dtype(np.complex64),
-               np.dtype(np.float64): np.dtype(np.complex128)}
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 _REAL_OF = {c: f for f, c in _COMPLEX_OF.items()}
-_FLOAT8 = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
-                                 ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e8m0fnu)}
+
+
+def _float8(d) -> bool:
+    """Whether d is one of ml_dtypes' 8-bit floats (PyTorch's float8_* dtypes)."""
+    return d.itemsize == 1 and d.kind in "Vf" and d.type.__module__ == "ml_dtypes"
+
+
+def _complex_of(f):
+    """The complex dtype with float parts `f` (complex32 for float16: an ml_dtypes dtype)."""
+    if f == np.float16:
+        import ml_dtypes  # here: a complex32 operand means ml_dtypes is loaded already
+        return np.dtype(ml_dtypes.complex32)
+    return _COMPLEX_OF[f]
+
+
+def _real_of(c):
+    """The float dtype of the complex dtype `c`'s parts."""
+    return np.dtype(np.float16) if c.itemsize == 4 else _REAL_OF[c]
 
 
 def promote_types(a, b):
@@ -53,7 +67,7 @@ def promote_types(a, b):
     if a == b:
         return a
     for d, other in ((a, b), (b, a)):
-        if d in _FLOAT8 or d in _BAREBONES_UNSIGNED and _kind(other) != "f":
+        if _float8(d) or d in _BAREBONES_UNSIGNED and _kind(other) != "f":
             family = "uint16, uint32, uint64 types" if d.kind == "u" else "Float8 Types"
             raise FgradRuntimeError(f"Promotion for {family} is not supported, attempted to promote {a.name} and "
                                     f"{b.name}; convert one of them first (e.g. .to(torch.float32))")
@@ -62,7 +76,7 @@ def promote_types(a, b):
         return np.promote_types(a, b)
     if {ca, cb} == {2, 3}:
         c, f = (a, b) if ca == 3 else (b, a)
-        return _COMPLEX_OF[np.promote_types(_REAL_OF[c], f)]
+        return _complex_of(np.promote_types(_real_of(c), f))
     return a if ca > cb else b
 
 

@@ -43,9 +43,18 @@ class StorageType:
         self.name = name
         if name in _STORAGE_DTYPES:
             self.dtype = _STORAGE_DTYPES[name]
+        elif name == "BFloat16Storage":
+            pass  # (its dtype, ml_dtypes' bfloat16, resolves when a checkpoint uses it: __getattr__)
         else:  # a structured dtype whose field names the torch dtype, for the error message
             what = _OPAQUE[name]
             self.dtype = np.dtype([(what, f"V{_OPAQUE_ITEMSIZE[what]}")])
+
+    def __getattr__(self, attr: str):
+        # only reached while BFloat16Storage's `dtype` slot is unset
+        if attr == "dtype" and self.name == "BFloat16Storage":
+            self.dtype = D.bfloat16.dtype
+            return self.dtype
+        raise AttributeError(attr)
 
     def __repr__(self) -> str:
         return f"StorageType(torch.{self.name})"
@@ -85,13 +94,14 @@ class LoadedStorage:
         return self._raw[:usable].view(dtype)
 
 
-_ML_DTYPES = {d.dtype for d in D.ALL if d.dtype.type.__module__ != "numpy"}  # bfloat16, float8_*, complex32
 
 
 def _tensor_from(storage: LoadedStorage, offset: int, size, stride) -> Tensor:
     """A Tensor viewing `storage` (its elements from `offset`, with element strides), checked
     to lie inside the storage: a file cannot make it read memory beyond its own bytes."""
     dtype = storage.dtype
+    if dtype.type.__module__ == "ml_dtypes":
+        D.load_ml_dtypes()
     if dtype not in D._BY_NP:
         name = dtype.names[0] if dtype.names else str(dtype)
         raise FgradNotImplementedError(f"fgrad.torch.load: the checkpoint holds a {name} tensor, a dtype "
@@ -109,7 +119,7 @@ def _tensor_from(storage: LoadedStorage, offset: int, size, stride) -> Tensor:
             raise FgradValueError(f"fgrad.torch.load: a tensor of size {size}, stride {stride} and offset "
                                   f"{offset} reaches past its storage of {elems.size} elements (damaged file?)")
         steps = tuple(s * dtype.itemsize for s in stride)
-        if dtype in _ML_DTYPES:  # (as_strided rebuilds the dtype from its typestr, which NumPy cannot
+        if dtype.type.__module__ == "ml_dtypes":  # (bfloat16, float8_*, complex32: as_strided rebuilds the dtype from its typestr, which NumPy cannot
             # read back for ml_dtypes' types: stride raw items of the same size, then reinterpret)
             raw = elems.view(np.dtype(f"V{dtype.itemsize}"))[offset:]
             arr = np.lib.stride_tricks.as_strided(raw, size, steps).view(dtype)

@@ -35,8 +35,7 @@ STORAGE_NAMES = {
     np.dtype(np.bool_): "BoolStorage", np.dtype(np.complex64): "ComplexFloatStorage",
     np.dtype(np.complex128): "ComplexDoubleStorage",
 }
-if hasattr(D, "bfloat16"):  # where fgrad.torch has the dtype (an ml_dtypes array underneath)
-    STORAGE_NAMES[D.bfloat16.dtype] = "BFloat16Storage"
+# (bfloat16's storage class is named in persistent_id: its NumPy dtype comes with ml_dtypes)
 
 
 class _TorchGlobal:
@@ -61,6 +60,13 @@ _REBUILD_FROM_TYPE = _TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _STORAGE_GLOBALS = {dt: _TorchGlobal("torch", name) for dt, name in STORAGE_NAMES.items()}
+_BFLOAT16_STORAGE = _TorchGlobal("torch", "BFloat16Storage")
+
+
+def _typed_storage(npd) -> bool:
+    """Whether torch writes arrays of `npd` with a legacy typed storage (FloatStorage, ...;
+    BFloat16Storage), rather than an UntypedStorage and _rebuild_tensor_v3."""
+    return npd in STORAGE_NAMES or npd.name == "bfloat16"
 
 
 def _array_module_value(v):
@@ -108,7 +114,7 @@ class _StoragePlan:
     def locate(self, value):
         """(storage, element offset, element strides) of an array."""
         a, location = _array_module_value(value)
-        if a.dtype not in STORAGE_NAMES and a.dtype not in D._BY_NP:
+        if not _typed_storage(a.dtype) and a.dtype not in D._BY_NP:
             raise FgradTypeError(f"fgrad.torch.save: no PyTorch storage type for dtype {a.dtype}")
         root = a
         while getattr(root, "base", None) is not None and type(root.base) is type(a):
@@ -153,7 +159,7 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _Storage:
-            typed = _STORAGE_GLOBALS.get(obj.dtype)
+            typed = _STORAGE_GLOBALS.get(obj.dtype) or (_BFLOAT16_STORAGE if obj.dtype.name == "bfloat16" else None)
             if typed is None:  # counted in bytes, as an UntypedStorage
                 return ("storage", _UNTYPED_STORAGE, obj.key, obj.location, int(obj.root.nbytes))
             return ("storage", typed, obj.key, obj.location, int(obj.root.size))
@@ -165,7 +171,7 @@ class _Pickler(pickle._Pickler):
                 return (_REBUILD_PARAMETER, (obj.detach(), bool(obj.requires_grad), OrderedDict()))
             storage, offset, strides = self._plan.locate(obj._value)
             args = (storage, offset, tuple(obj.shape), strides, bool(obj.requires_grad), OrderedDict())
-            if storage.dtype not in STORAGE_NAMES:
+            if not _typed_storage(storage.dtype):
                 args = args + (D.of_np(storage.dtype),)
                 if type(obj) is not Tensor:
                     return (_REBUILD_FROM_TYPE, (_REBUILD_TENSOR_V3, type(obj), args,
