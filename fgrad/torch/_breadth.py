@@ -792,12 +792,8 @@ threshold_ = _inplace("threshold_", threshold)
 # --- recurrent cells (ATen's: one step of an RNN, LSTM or GRU) ----------------------------------------
 
 def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
-    g = O.add(O.matmul(x, O.t(w_ih)), O.matmul(h, O.t(w_hh)))
-    if b_ih is not None:
-        g = O.add(g, b_ih)
-    if b_hh is not None:
-        g = O.add(g, b_hh)
-    return g
+    # PyTorch's cells: the hidden state's linear map, the input's added in place
+    return F.linear(h, w_hh, b_hh).add_(F.linear(x, w_ih, b_ih))
 
 
 def rnn_tanh_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -849,9 +845,11 @@ def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor |
     if not isinstance(hx, (tuple, list)) or len(hx) != 2:
         raise FgradTypeError("lstm_cell(): argument 'hx' must be a tuple of 2 Tensors (h, c)")
     h, c = hx
-    i, f, g, o = O.chunk(_gates(_input("lstm_cell", input), h, w_ih, w_hh, b_ih, b_hh), 4, 1)
-    c2 = O.add(O.mul(O.sigmoid(f), c), O.mul(O.sigmoid(i), O.tanh(g)))
-    return O.mul(O.sigmoid(o), O.tanh(c2)), c2
+    # PyTorch's CPU composition: the four gates are unsafe chunks, activated in place
+    i, f, g, o = _unsafe_chunk(_gates(_input("lstm_cell", input), h, w_ih, w_hh, b_ih, b_hh), 4, 1)
+    i, f, g, o = i.sigmoid_(), f.sigmoid_(), g.tanh_(), o.sigmoid_()
+    c2 = O.mul(f, c).add_(O.mul(i, g))
+    return O.mul(o, O.tanh(c2)), c2
 
 
 def gru_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,

@@ -56,6 +56,12 @@ CASES = {
     "linear_3d": lambda lib, F, L: F.linear(L((2, 4, 3)), L((5, 3), seed=1), L((5,), seed=2)),
     "linear_3d_no_bias": lambda lib, F, L: F.linear(L((2, 4, 3)), L((5, 3), seed=1)),
     "linear_1d": lambda lib, F, L: F.linear(L((3,)), L((5, 3), seed=1), L((5,), seed=2)),
+    "linear_1d_no_bias": lambda lib, F, L: F.linear(L((3,)), L((5, 3), seed=1)),
+    "lstm_cell_no_bias": lambda lib, F, L: lib.lstm_cell(L((2, 3)), (L((2, 4), seed=1), L((2, 4), seed=2)),
+                                                         L((16, 3), seed=3), L((16, 4), seed=4))[0],
+    "rnn_tanh_cell": lambda lib, F, L: lib.rnn_tanh_cell(L((2, 3)), L((2, 4), seed=1), L((4, 3), seed=3),
+                                                         L((4, 4), seed=4), L((4,), seed=5), L((4,), seed=6)),
+    "linear_1d": lambda lib, F, L: F.linear(L((3,)), L((5, 3), seed=1), L((5,), seed=2)),
     "bilinear": lambda lib, F, L: F.bilinear(L((4, 3)), L((4, 2), seed=1), L((5, 3, 2), seed=2), L((5,), seed=3)),
     "bilinear_no_bias": lambda lib, F, L: F.bilinear(L((4, 3)), L((4, 2), seed=1), L((5, 3, 2), seed=2)),
     # losses

@@ -367,6 +367,9 @@ def linear(input, weight, bias=None):
             return _tensor_bind(_LINEAR, (input, weight, bias), _EMPTY)
         return call("MmBackward0", nnops.linear, (input, weight))
     wt = weight.t() if isinstance(weight, Tensor) else weight.T
+    if len(xs) == 1 and bias is None and isinstance(input, Tensor):
+        # (PyTorch's matmul of a vector: a one-row matrix product, its row squeezed in place)
+        return call("MmBackward0", _mm_t, (input.unsqueeze(0), wt)).squeeze_(0)
     if len(xs) == 2:
         if bias is None:
             return call("MmBackward0", _mm_t, (input, wt))
