@@ -203,6 +203,7 @@ class KernelSpec:
 
     @property
     def source(self) -> str:
+        """The kernel's source text (made now if it was given as a function)."""
         if callable(self._source):
             self._source = self._source()
         return self._source

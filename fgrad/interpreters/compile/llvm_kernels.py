@@ -555,6 +555,7 @@ class LLVMKernel:
 
     @property
     def text(self) -> str:
+        """The kernel's LLVM IR (built now if it was given as a function)."""
         if self._text is None:
             self._text = self._build()
         return self._text
