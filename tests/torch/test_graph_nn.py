@@ -294,3 +294,21 @@ def test_embedding_bag_module_graph_is_pytorchs(mode):
         return lib.nn.EmbeddingBag(10, 3, mode=mode)(lib.tensor([1, 2, 4, 5, 4, 3, 2, 9]), lib.tensor([0, 4]))
 
     assert_same_graph(lambda lib: run(lib), lambda lib: (), depth=2)
+
+
+@pytest.mark.parametrize("mode", ["saved_tensors_hooks", "forward_ad"])
+def test_declared_operands_survive_an_interceptor(mode):
+    """Under saved-tensor hooks or a dual level the boundary hands each op to an interceptor,
+    which calls it back: the op's declared operands ((None, 0) for the missing bias, for the
+    integer divisor) still shape its node."""
+    def run(lib):
+        x, w = _leaves(lib)((1, 2, 5)), _leaves(lib)((3, 2, 2), seed=1)
+        if mode == "saved_tensors_hooks":
+            with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                return lib.nn.functional.conv1d(x, w), x.sum() / lib.tensor(3)
+        fa = lib.autograd.forward_ad
+        with fa.dual_level():
+            xd = fa.make_dual(x, lib.ones(1, 2, 5))
+            return lib.nn.functional.conv1d(xd, w), xd.sum() / lib.tensor(3)
+
+    assert_same_graph(lambda lib: run(lib), lambda lib: (), depth=1)

@@ -86,6 +86,7 @@ class _TorchOp:
 
 TORCH_OP = _TorchOp()
 _WHERE_ONE = (0,)
+_PENDING: list = [None]  # (fn, operands) of an op an interceptor is running
 
 
 def _pullback_op(sub, k, n_out, where, primals, ct):
@@ -153,7 +154,17 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
         The results of `fn` as Tensors.
     """
     if FORWARD_AD[0] is not None:  # a dual level or saved-tensor hooks: the interceptor runs it (forward_ad.install)
-        return FORWARD_AD[0].call(name, fn, args, kwargs)
+        if operands is None:
+            return FORWARD_AD[0].call(name, fn, args, kwargs)
+        # (the interceptor calls back with (name, fn, args, kwargs): the declaration waits for
+        # that call of this fn)
+        prev, _PENDING[0] = _PENDING[0], (fn, operands)
+        try:
+            return FORWARD_AD[0].call(name, fn, args, kwargs)
+        finally:
+            _PENDING[0] = prev
+    if operands is None and _PENDING[0] is not None and _PENDING[0][0] is fn:
+        operands = _PENDING[0][1]
     base, keys = fn, ()
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
         n = len(args)
