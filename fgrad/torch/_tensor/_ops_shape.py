@@ -927,6 +927,10 @@ def clone(input, *, memory_format=None):
     v = input._value
     # (the copy without a node; not for a dual tensor, whose tangent the boundary carries over)
     if not input._requires_grad and FORWARD_AD[0] is None and (type(v) is _nd or hasattr(v, "__cuda_array_interface__")):
+        if type(v) is _nd and fmt is preserve_format and not v.flags.c_contiguous:
+            same = empty_preserving(v)  # (one copy, straight into PyTorch's layout for it)
+            same[...] = v
+            return _make(same)
         out = _make(v.copy())
     else:
         out = call("CloneBackward0", _copy_value, (input,))
