@@ -171,3 +171,22 @@ def test_preserve_format_strides(name):
         got[lib.__name__] = (x.clone().stride(), x.detach().requires_grad_().clone().stride(),
                              lib.zeros_like(x).stride(), lib.empty_like(x, dtype=lib.float64).stride())
     assert got["fgrad.torch"] == got["torch"]
+
+
+def test_module_to_memory_format():
+    """Module.to(memory_format=) lays out the 4-d and 5-d parameters and buffers (torch's rule),
+    with or without a dtype; a bfloat16 model converts back to float32."""
+    got = {}
+    for lib in (ftorch, torch):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.Flatten(), lib.nn.Linear(4, 2))
+        assert m.to(memory_format=lib.channels_last) is m
+        strides = [p.stride() for p in m.parameters()]
+        m.to(lib.float64, memory_format=lib.contiguous_format)
+        back = [(p.stride(), repr(p.dtype)) for p in m.parameters()]
+        m.bfloat16().float()
+        dtypes = [repr(p.dtype) for p in m.parameters()] + [repr(b.dtype) for b in m.buffers()]
+        with pytest.raises(RuntimeError):  # a 5-d weight in a 4-d format
+            lib.nn.Conv3d(1, 1, 1).to(memory_format=lib.channels_last)
+        got[lib.__name__] = (strides, back, dtypes)
+    assert got["fgrad.torch"] == got["torch"]

@@ -481,9 +481,11 @@ class Module:
 
     def to(self, *args, **kwargs) -> "Module":
         """Move/cast parameters and buffers: to(device), to(dtype), to(device, dtype),
-        to(tensor). Only floating-point tensors change dtype (as in PyTorch)."""
+        to(tensor), and memory_format= (applied to 4-d and 5-d ones: channels_last conv weights).
+        Only floating-point tensors change dtype (as in PyTorch)."""
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
+        memory_format = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise FgradTypeError(f"to() got unexpected arguments {sorted(kwargs)}")
@@ -497,10 +499,12 @@ class Module:
 
         def convert(t):
             out = t
-            if dtype is not None and t._value.dtype.kind in "fc":
+            if dtype is not None and D.kind(t._value.dtype) in "fc":
                 out = out.to(dtype=dtype)
             if device is not None:
                 out = out.to(device=device)
+            if memory_format is not None and out.ndim in (4, 5):
+                out = out.to(memory_format=memory_format)
             return out
         return self._apply_to_tensors(convert)
 
