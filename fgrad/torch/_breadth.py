@@ -287,8 +287,11 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor | None, pad: int = 0):
     if x._value.shape[2] != weight._value.shape[1]:
         raise FgradRuntimeError(f"conv_tbc(): Input dim 2 (input channels) ({x._value.shape[2]}) is not == dim 1 in "
                                 f"the weight tensor ({weight._value.shape[1]})")
-    out = F.conv1d(O.permute(x, 1, 2, 0), O.permute(weight, 2, 1, 0), bias, 1, pad)
-    return O.permute(out, 2, 0, 1)
+
+    def values(v, w, b):  # (PyTorch's one ConvTbcBackward0 node over input, weight and bias)
+        out = F.conv1d(fnp.transpose(v, (1, 2, 0)), fnp.transpose(w, (2, 1, 0)), b, 1, pad)
+        return fnp.transpose(out, (2, 0, 1))
+    return call("ConvTbcBackward0", values, (x, weight, bias), operands=(0, 1, 2))
 
 
 def _tuple3(name: str, v, what: str, n: int = 3) -> tuple:
@@ -764,6 +767,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
             loss = fnp.where(fnp.isinf(loss), 0.0, loss)
         return cast(loss, dtype_of(v))
     loss = call("CtcLossBackward0", values, (lp,))
+    if zero_infinity:  # (PyTorch's graph: a WhereBackward0 over zeros and the loss; the values are 0 already)
+        loss = O.where(O.eq(loss, math.inf), C.zeros((), dtype=loss.dtype), loss)
     if red == "none":
         return O.squeeze(loss, 0) if unbatched else loss
     if red == "sum":
