@@ -409,7 +409,7 @@ def _lstm_kernels():
     global _KERNELS
     if _KERNELS is None:
         try:
-            from . import _lstm_kernels as K
+            from . import _lstm_kernels as K  # imports Numba: only programs with an LSTM pay for it
         except ImportError:  # pragma: no cover - numba is a dependency
             _KERNELS = (None, None)
         else:
