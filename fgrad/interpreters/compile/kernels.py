@@ -261,10 +261,13 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         return operand(names[id(a)], a)
 
     exprs = []
+    single = set()  # the float32 operands (vmath's float32 functions take them)
     for k, e in enumerate(step.eqns):
-        exprs.append(lower_expr(e, [operand_of(a) for a in e.invars]))
+        ops = [operand_of(a) for a in e.invars]
+        single.update(str(o) for o in ops if o.dtype == np.float32)
+        exprs.append(lower_expr(e, ops))
         names[id(e.outvars[0])] = f"t{k}"
-    vexprs, checked = vectorised(exprs) if math.prod(step.shape) >= vmath.LARGE else (exprs, [])
+    vexprs, checked = vectorised(exprs, float32=single) if math.prod(step.shape) >= vmath.LARGE else (exprs, [])
     if checked and reuse:
         raise ValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
                          "(its sine or cosine fallback), so no output may take over an input's buffer")
@@ -363,7 +366,8 @@ def _vmath_module() -> tuple[str, str]:
         # without calls (cross-module inlining works from Numba's cached code too)
         deco = "@numba.njit(forceinline=True, error_model='numpy', nogil=True, boundscheck=False, cache=True)\n"
         body = (_BITS + "".join(f"{k} = {v!r}\n" for k, v in sorted(vmath.CONSTANTS.items())) + "\n\n"
-                + "\n\n".join(deco + vmath.numba_source(h) for h in vmath.needed(vmath.VECTOR.values())))
+                + "\n\n".join(deco + vmath.numba_source(h)
+                              for h in vmath.needed([*vmath.VECTOR.values(), *vmath.VECTOR32.values()])))
         name = "fgrad_vmath_" + hashlib.sha256(body.encode()).hexdigest()[:16]
         source = (f'"""fgrad {name}: vmath\'s functions for generated kernels (see '
                   f'fgrad/interpreters/compile/vmath.py)."""\nimport numba\nimport numpy as np\n{body}')
@@ -374,20 +378,22 @@ def _vmath_module() -> tuple[str, str]:
 def vmath_helpers(names) -> list[str]:
     """The module-level source that a generated module needs for the vmath functions among
     `names` (and TRIG_MAX): an import from vmath's own module (none: an empty list)."""
-    vec = sorted(h for h in set(names) if h in vmath.VECTOR.values())
+    vec = sorted(h for h in set(names) if h in vmath.VECTOR.values() or h in vmath.VECTOR32.values())
     if not vec:
         return []
     return [f"from {_vmath_module()[0]} import TRIG_MAX, {', '.join(vec)}  # noqa: F401\n"]
 
 
-def vectorised(exprs: list[str], trig: bool = True) -> tuple[list[str], list[str]]:
+def vectorised(exprs: list[str], trig: bool = True,
+               float32: set[str] | frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """`exprs` with each library call that vmath vectorises replaced by vmath's function, and
     the arguments of the replaced sines and cosines (which the kernel checks); `trig=False`
-    leaves sines and cosines to the C library (for code that cannot check their arguments)."""
+    leaves sines and cosines to the C library (for code that cannot check their arguments).
+    A call on an operand named in `float32` (a float32 local) takes vmath's float32 version."""
     checked: list[str] = []
 
     def swap(m):
-        fn = vmath.VECTOR.get(m.group(1))
+        fn = (vmath.VECTOR32 if m.group(2) in float32 else vmath.VECTOR).get(m.group(1))
         if fn is None or (not trig and fn in vmath.CHECKED):
             return m.group(0)
         if fn in vmath.CHECKED and m.group(2) not in checked:

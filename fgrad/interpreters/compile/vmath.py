@@ -8,9 +8,16 @@ Kernels import them from one generated module (kernels.py, made from `numba_sour
 compiled once and cached by Numba, force-inlined into each kernel), with `_f2i`/`_i2f`
 (a float64's bits as an int64 and back) defined as Numba intrinsics; here they are plain
 Python, so the functions also run, slowly, outside Numba (tests/interpreters/compile/test_lowerings.py
-checks both against NumPy and a long-double reference). A float32 argument is widened and
-the float64 result rounded by the caller (so float32 results are the correctly rounded ones
-but for double rounding).
+checks both against NumPy and a long-double reference).
+
+A float32 argument takes the float32 versions (`VECTOR32`, chosen by the argument's dtype
+only): the same reductions in float64, then polynomials of about half the degree, enough for
+a float64 value within 2^-28 of the function's relative to it; the caller rounds it to
+float32 once. About half the float64 functions' operations, and within 1 float32 ulp of the
+exact value (tests/interpreters/compile/test_vmath_float32.py: a sweep over every 97th float32, and
+the compiled kernels' bits against these functions run as plain Python):
+
+    fg_vexpf, fg_vlogisticf, fg_vtanhf, fg_vlogf, fg_vsinf, fg_vcosf    1  (0.50 to 0.53)
 
 Maximum errors in float64 ulps (the bound the tests check against long double on 10^6
 values from subnormals to where each function saturates; the worst measured in brackets,
@@ -49,6 +56,7 @@ _PIO2_1 = 1.57079632673412561417e+00   # first 33 bits of pi/2
 _PIO2_2 = 6.07710050630396597660e-11   # next 33 bits
 _PIO2_3 = 2.02226624879595063154e-21   # pi/2 - _PIO2_1 - _PIO2_2
 _SQRT2 = 1.4142135623730951
+_LN2 = 0.6931471805599453
 _TWO54 = 18014398509481984.0
 
 
@@ -211,14 +219,125 @@ def fg_vcos(x):
     return _vtrig(x, 1)
 
 
+# --- float32 -----------------------------------------------------------------------------
+# A float32 result needs a float64 value within a few 2^-30 of the function's, not the 2^-53
+# of the functions above: these take a float32 argument, reduce it exactly as those do, and
+# evaluate polynomials of about half their degree (fitted, by iterated weighted least squares
+# on Chebyshev nodes, to the relative error after each one's name). The caller rounds the
+# float64 result to float32 once.
+
+
+def _expm1_f(r):
+    """expm1(r) for |r| <= ln2 / 2: r + r^2 P(r), relative error below 5e-10."""
+    p = 1.9857781896042456e-04
+    p = 1.3933597556299224e-03 + r * p
+    p = 8.333360740893395e-03 + r * p
+    p = 4.166646552795639e-02 + r * p
+    p = 1.6666666532288035e-01 + r * p
+    p = 5.000000013379494e-01 + r * p
+    return r + (r * r) * p
+
+
+def _exp_parts_f(c):
+    """k and expm1(r) for c = k ln2 + r, |r| <= ln2 / 2 (|c| < 2^20)."""
+    k = (c * _INV_LN2 + _SHIFT) - _SHIFT
+    r = (c - k * _LN2_HI) - k * _LN2_LO
+    return np.int64(k), _expm1_f(r)
+
+
+def fg_vexpf(x):
+    """exp(x) of a float32: 2^k (1 + expm1(r)); every 2^k needed is a normal float64, so the
+    float32 rounding of the result (subnormal ones too) is the only one."""
+    d = np.float64(x)
+    c = d if d > -104.0 else -104.0  # (NaN too, restored below): exp(-104) rounds to 0 in float32
+    c = c if c < 89.0 else 89.0      # exp(89) rounds to inf in float32
+    k, p = _exp_parts_f(c)
+    res = (1.0 + p) * _i2f((k + 1023) << 52)
+    return res if d == d else d
+
+
+def fg_vtanhf(x):
+    """tanh(x) of a float32: sign(x) * -u / (u + 2), u = expm1(-2|x|) (tanh rounds to +-1 in
+    float32 from |x| = 9.01 on)."""
+    d = np.float64(x)
+    a = d if d >= 0.0 else -d
+    a = a if a < 10.0 else 10.0
+    k, p = _exp_parts_f(-2.0 * a)
+    s = _i2f((k + 1023) << 52)
+    u = s * p + (s - 1.0)
+    t = -u / (u + 2.0)
+    t = t if d >= 0.0 else -t
+    t = d if d == 0.0 else t  # keeps -0.0
+    return t if d == d else d
+
+
+def fg_vlogisticf(x):
+    """1 / (1 + exp(-x)) of a float32, as fg_vlogistic computes it."""
+    d = np.float64(x)
+    a = d if d >= 0.0 else -d
+    e = fg_vexpf(-a)
+    res = (1.0 if d >= 0.0 else e) / (1.0 + e)
+    return res if d == d else d
+
+
+def fg_vlogf(x):
+    """log(x) of a float32: x = 2^k m (a float32's subnormals are normal float64s), m in
+    [sqrt(2)/2, sqrt(2)), log m = 2s + s^3 P(s^2) with s = (m - 1) / (m + 1)."""
+    d = np.float64(x)
+    bits = _f2i(d)
+    k = ((bits >> 52) & 0x7FF) - 1023
+    m = _i2f((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
+    big = m > _SQRT2
+    m = m * 0.5 if big else m
+    dk = np.float64(k + 1 if big else k)
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    p = 6.666668509974237e-01 + z * (3.9988764114212555e-01 + z * 2.958050942023773e-01)
+    res = dk * _LN2 + (2.0 * s + (s * z) * p)
+    res = res if d < np.inf else d          # log(inf) = inf
+    res = res if d != 0.0 else -np.inf      # log(+-0) = -inf
+    return res if d >= 0.0 else (d - d) / (d - d)  # NaN for x < 0 and for NaN
+
+
+def _vtrigf(x, quadrant):
+    """sin(x + quadrant pi/2) of a float32 with |x| <= TRIG_MAX (NaN for infinities and NaN)."""
+    d = np.float64(x)
+    n, r, _ = _reduce(d)  # (the tail is below 2^-53 r: negligible here)
+    z = r * r
+    s = r + (r * z) * (-1.6666666663817253e-01 + z * (8.333331863657052e-03 + z * (
+        -1.9840081966971695e-04 + z * 2.7249411093695434e-06)))
+    c = 1.0 - 0.5 * z + (z * z) * (4.1666664643523865e-02 + z * (-1.3888300971878883e-03 + z * 2.4547607922412846e-05))
+    q = (n + quadrant) & 3
+    res = s if (q & 1) == 0 else c
+    res = res if q < 2 else -res
+    return res if (d - d) == 0.0 else d - d
+
+
+def fg_vsinf(x):
+    """sin(x) of a float32, |x| <= TRIG_MAX (and -0.0 for -0.0)."""
+    res = _vtrigf(x, 0)
+    return np.float64(x) if x == 0.0 else res
+
+
+def fg_vcosf(x):
+    """cos(x) of a float32, |x| <= TRIG_MAX."""
+    return _vtrigf(x, 1)
+
+
 # the library function each vectorised one replaces (the name a lowering rule writes)
 VECTOR = {"math.exp": "fg_vexp", "math.log": "fg_vlog", "math.tanh": "fg_vtanh",
           "math.sin": "fg_vsin", "math.cos": "fg_vcos", "fg_logistic": "fg_vlogistic"}
 # the ones whose argument a kernel checks against TRIG_MAX (the others cover every float64)
-CHECKED = frozenset({"fg_vsin", "fg_vcos"})
+# the float32 versions (for a float32 argument; each returns a float64 that the caller rounds)
+VECTOR32 = {"math.exp": "fg_vexpf", "math.log": "fg_vlogf", "math.tanh": "fg_vtanhf",
+            "math.sin": "fg_vsinf", "math.cos": "fg_vcosf", "fg_logistic": "fg_vlogisticf"}
+CHECKED = frozenset({"fg_vsin", "fg_vcos", "fg_vsinf", "fg_vcosf"})
 _PRIVATE = {"fg_vexp": ["_exp_parts"], "fg_vtanh": ["_expm1_neg"], "_expm1_neg": ["_exp_parts"],
             "fg_vlogistic": ["fg_vexp"], "fg_vsin": ["_vtrig"], "fg_vcos": ["_vtrig"],
-            "_vtrig": ["_reduce", "_ksin", "_kcos"]}
+            "_vtrig": ["_reduce", "_ksin", "_kcos"],
+            "fg_vexpf": ["_exp_parts_f"], "_exp_parts_f": ["_expm1_f"], "fg_vtanhf": ["_exp_parts_f"],
+            "fg_vlogisticf": ["fg_vexpf"], "fg_vsinf": ["_vtrigf"], "fg_vcosf": ["_vtrigf"],
+            "_vtrigf": ["_reduce"]}
 CONSTANTS = {name: value for name, value in globals().items()
              if name.startswith("_") and name[1:2].isupper() and isinstance(value, float)}
 CONSTANTS["TRIG_MAX"] = TRIG_MAX
