@@ -796,9 +796,33 @@ threshold_ = _inplace("threshold_", threshold)
 
 # --- recurrent cells (ATen's: one step of an RNN, LSTM or GRU) ----------------------------------------
 
-def _gates(x, h, w_ih, w_hh, b_ih, b_hh):
-    # PyTorch's cells: the hidden state's linear map, the input's added in place
-    return F.linear(h, w_hh, b_hh).add_(F.linear(x, w_ih, b_ih))
+# PyTorch's CPU cells, each a step on the input's projection `gi` (input W_ih^T + b_ih; the
+# layers of rnn_tanh/lstm/gru project the whole sequence at once and unbind it): the hidden
+# state's linear map with gi added in place, the gates unsafe chunks activated in place
+
+def _tanh_step(gi, h, w_hh, b_hh):
+    return O.tanh(F.linear(h, w_hh, b_hh).add_(gi))
+
+
+def _relu_step(gi, h, w_hh, b_hh):
+    return O.relu(F.linear(h, w_hh, b_hh).add_(gi))
+
+
+def _lstm_step(gi, hc, w_hh, b_hh):
+    h, c = hc
+    i, f, g, o = _unsafe_chunk(F.linear(h, w_hh, b_hh).add_(gi), 4, 1)
+    i, f, g, o = i.sigmoid_(), f.sigmoid_(), g.tanh_(), o.sigmoid_()
+    c2 = O.mul(f, c).add_(O.mul(i, g))
+    return O.mul(o, O.tanh(c2)), c2
+
+
+def _gru_step(gi, hx, w_hh, b_hh):
+    xr, xz, xn = _unsafe_chunk(gi, 3, 1)
+    hr, hz, hn = _unsafe_chunk(F.linear(hx, w_hh, b_hh), 3, 1)
+    r = hr.add_(xr).sigmoid_()
+    z = hz.add_(xz).sigmoid_()
+    n = xn.add(hn.mul_(r)).tanh_()
+    return O.sub(hx, n).mul_(z).add_(n)
 
 
 def rnn_tanh_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -814,7 +838,7 @@ def rnn_tanh_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tens
     Returns:
         The new hidden state (batch, hidden_size).
     """
-    return O.tanh(_gates(_input("rnn_tanh_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
+    return _tanh_step(F.linear(_input("rnn_tanh_cell", input), w_ih, b_ih), hx, w_hh, b_hh)
 
 
 def rnn_relu_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -830,7 +854,7 @@ def rnn_relu_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tens
     Returns:
         The new hidden state.
     """
-    return O.relu(_gates(_input("rnn_relu_cell", input), hx, w_ih, w_hh, b_ih, b_hh))
+    return _relu_step(F.linear(_input("rnn_relu_cell", input), w_ih, b_ih), hx, w_hh, b_hh)
 
 
 def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -849,12 +873,7 @@ def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor |
     """
     if not isinstance(hx, (tuple, list)) or len(hx) != 2:
         raise FgradTypeError("lstm_cell(): argument 'hx' must be a tuple of 2 Tensors (h, c)")
-    h, c = hx
-    # PyTorch's CPU composition: the four gates are unsafe chunks, activated in place
-    i, f, g, o = _unsafe_chunk(_gates(_input("lstm_cell", input), h, w_ih, w_hh, b_ih, b_hh), 4, 1)
-    i, f, g, o = i.sigmoid_(), f.sigmoid_(), g.tanh_(), o.sigmoid_()
-    c2 = O.mul(f, c).add_(O.mul(i, g))
-    return O.mul(o, O.tanh(c2)), c2
+    return _lstm_step(F.linear(_input("lstm_cell", input), w_ih, b_ih), tuple(hx), w_hh, b_hh)
 
 
 def gru_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -871,15 +890,7 @@ def gru_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | 
     Returns:
         The new hidden state (batch, hidden_size).
     """
-    x = _input("gru_cell", input)
-    # PyTorch's CPU composition, its in-place steps included (they name the nodes): the gates
-    # are unsafe chunks of the two linear maps, h' = (hx - n) * z + n
-    xr, xz, xn = _unsafe_chunk(F.linear(x, w_ih, b_ih), 3, 1)
-    hr, hz, hn = _unsafe_chunk(F.linear(hx, w_hh, b_hh), 3, 1)
-    r = hr.add_(xr).sigmoid_()
-    z = hz.add_(xz).sigmoid_()
-    n = xn.add(hn.mul_(r)).tanh_()
-    return O.sub(hx, n).mul_(z).add_(n)
+    return _gru_step(F.linear(_input("gru_cell", input), w_ih, b_ih), hx, w_hh, b_hh)
 
 
 def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
@@ -900,7 +911,9 @@ def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
         if unbatched:
             seq, h0 = O.unsqueeze(seq, 1), O.unsqueeze(h0, 1)
             c0 = None if c0 is None else O.unsqueeze(c0, 1)
-        steps = O.unbind(seq, 0)
+        # PyTorch's layers: each direction's outputs stacked, the directions concatenated along
+        # the features, dropout on that whole output, the next layer unbinding it again
+        layer_input = seq
         h_out, c_out = [], []
         for layer in range(num_layers):
             outs = []
@@ -908,31 +921,32 @@ def _rnn(name: str, cell, gates_per_layer: int, has_c: bool):
                 k = layer * dirs + d
                 w = params[k * per:(k + 1) * per]
                 b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+                steps = O.unbind(F.linear(layer_input, w[0], b_ih), 0)
                 h = O.select(h0, 0, k)
                 c = None if c0 is None else O.select(c0, 0, k)
                 ys = [None] * len(steps)
                 order = range(len(steps)) if d == 0 else reversed(range(len(steps)))
                 for t in order:
                     if has_c:
-                        h, c = cell(steps[t], (h, c), w[0], w[1], b_ih, b_hh)
+                        h, c = cell(steps[t], (h, c), w[1], b_hh)
                     else:
-                        h = cell(steps[t], h, w[0], w[1], b_ih, b_hh)
+                        h = cell(steps[t], h, w[1], b_hh)
                     ys[t] = h
-                outs.append(ys)
+                outs.append(O.stack(ys, 0))
                 h_out.append(h)
                 if has_c:
                     c_out.append(c)
-            steps = [ys_t[0] if dirs == 1 else O.cat([ys_t[0], ys_t[1]], 1) for ys_t in zip(*outs)]
+            layer_input = outs[0] if dirs == 1 else O.cat(outs, -1)
             if dropout and train and layer < num_layers - 1:
-                steps = [F.dropout(s_, dropout, True) for s_ in steps]
-        out = O.stack(steps, 0)
+                layer_input = F.dropout(layer_input, dropout, True)
+        out = layer_input
         hn = O.stack(h_out, 0)
         cn = O.stack(c_out, 0) if has_c else None
         if unbatched:
             out, hn = O.squeeze(out, 1), O.squeeze(hn, 1)
             cn = None if cn is None else O.squeeze(cn, 1)
         if batch_first:
-            out = O.transpose(out, 0, 1)
+            out = out.transpose_(0, 1)
         return (out, hn, cn) if has_c else (out, hn)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"torch.{name}(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, "
@@ -1228,10 +1242,10 @@ def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     return grid_sampler(x, grid, interpolation_mode, padding_mode, align_corners)
 
 
-lstm = _rnn("lstm", lstm_cell, 4, True)
-gru = _rnn("gru", gru_cell, 3, False)
-rnn_tanh = _rnn("rnn_tanh", rnn_tanh_cell, 1, False)
-rnn_relu = _rnn("rnn_relu", rnn_relu_cell, 1, False)
+lstm = _rnn("lstm", _lstm_step, 4, True)
+gru = _rnn("gru", _gru_step, 3, False)
+rnn_tanh = _rnn("rnn_tanh", _tanh_step, 1, False)
+rnn_relu = _rnn("rnn_relu", _relu_step, 1, False)
 
 
 def native_dropout(input: Tensor, p: float, train: bool):
