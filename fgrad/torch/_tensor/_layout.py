@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.errors import FgradTypeError
+
 
 class layout:
     """A tensor's memory layout: torch.strided (dense) or torch.sparse_coo."""
@@ -30,7 +32,7 @@ class memory_format:
     __slots__ = ("name",)
 
     def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'torch.memory_format' instances")
+        raise FgradTypeError("cannot create 'torch.memory_format' instances")
 
     @classmethod
     def _make(cls, name: str) -> "memory_format":
