@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core.errors import FgradValueError
 from ...core.ir import Literal
 from . import llvm_kernels, native, scalar_lib, vmath
 from .native import cache_dir
@@ -269,7 +270,7 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         names[id(e.outvars[0])] = f"t{k}"
     vexprs, checked = vectorised(exprs, float32=single) if math.prod(step.shape) >= vmath.LARGE else (exprs, [])
     if checked and reuse:
-        raise ValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
+        raise FgradValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
                          "(its sine or cosine fallback), so no output may take over an input's buffer")
     stores = []
     for j, v in enumerate(step.outputs):
