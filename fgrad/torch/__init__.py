@@ -72,6 +72,10 @@ _sys.modules.setdefault(__name__ + ".autograd.functional", _autograd_functional)
 from . import autograd_variable as _autograd_variable  # noqa: E402
 autograd.Variable, autograd.variable = _autograd_variable.Variable, _autograd_variable.variable
 _sys.modules.setdefault(__name__ + ".autograd.variable", _autograd_variable)
+# torch.profiler, also torch.autograd.profiler (PyTorch's older home of profile / record_function)
+from . import profiler  # noqa: E402
+autograd.profiler = profiler
+_sys.modules.setdefault(__name__ + ".autograd.profiler", profiler)
 # torch.cpu (the CPU's device module) and the device-generic Stream and Event, on the CPU
 from . import cpu  # noqa: E402,F401
 # torch.ops.aten.<op>.<overload>: aten op names for selective checkpoint policies

@@ -123,10 +123,13 @@ NOT_COMPARED: dict[str, str] = {}
 
 # Tutorials that print timings (torch.utils.benchmark measurements, speed-ups) among values:
 # lines that hold a measurement are dropped from both outputs before comparing.
-TIMED = {"jacobians_hessians", "neural_tangent_kernels", "ensembling", "reasoning_about_shapes"}
+TIMED = {"jacobians_hessians", "neural_tangent_kernels", "ensembling", "reasoning_about_shapes",
+         "autogradyt_tutorial"}
 _MEASUREMENT = re.compile(r"Measurement object|^\s*[\d.]+ (ns|us|ms|s)$|^\s*(Median|IQR):|"
                           r"\d+ measurements?, \d+ runs|percent improvement|"
-                          r"^所需时间: [\d.e-]+$")  # ("time taken": timeit around a meta-device forward)
+                          r"^所需时间: [\d.e-]+$|"  # ("time taken": timeit around a meta-device forward)
+                          # the profiler's table: its rules, header, per-op rows and total
+                          r"^-{10,}[- ]*$|^\s*Name\s+Self CPU|^\s*aten::\S+\s+[\d.]+%|^Self CPU time total:")
 
 # name -> why it fails under fgrad today
 TENSOR_TYPE = ("type(x) prints <class 'fgrad.torch._tensor.tensor.Tensor'> where torch prints <class "
@@ -148,7 +151,6 @@ XFAIL: dict[str, str] = {
                     "fgrad.torch does not have; it also prints id()s, which differ between any two runs",
     "forward_ad_usage": "its last part imports functorch (PyTorch's older name for torch.func), which the "
                         "alias leaves to the installed functorch package, which imports torch._functorch",
-    "autogradyt_tutorial": "torch.autograd.profiler is missing (autograd package: another helper's area)",
     "sequence_models_tutorial": "grad_fn names of nn.LSTM's outputs: torch's CPU build prints its oneDNN "
                                 "kernel's nodes (MkldnnRnnLayerBackward0 for the output, StackBackward0 for "
                                 "h_n and c_n), fgrad LSTMBackward0",
