@@ -744,6 +744,10 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         return _nuclear(x, axes[0], axes[1], keepdim)
     ord_ = 2 if p in ("fro", 2, 2.0, None) else p
     axes = None if dim is None else normalize_axes(dim, nd, "norm", policy=P)
+    if p == "fro" and axes is not None and len(axes) > 2:  # (PyTorch's matrix norm takes two dims)
+        raise FgradRuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, axes))} "
+                                "(the Frobenius norm is a matrix norm: give two dims, or a number p for the "
+                                "vector norm over more)")
 
     def values(v):
         x = _float(v, dtype)
