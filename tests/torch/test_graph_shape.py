@@ -3,11 +3,7 @@
 each result's grad_fn (name) and next_functions (parent names, in operand order) equal real
 PyTorch's (tests/torch/graphs.py).
 
-Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why; the
-recurring reasons:
-- NONE: PyTorch lists an operand that is a Tensor but needs no gradient as a None parent
-  ((None, 0) in next_functions); a torch op's node (fgrad.torch._tensor._boundary.call) lists
-  only the inputs that require grad.
+Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why.
 Multi-output views (split, chunk, unbind) are one node with several outputs in PyTorch and one
 node of the same class per output in fgrad: graph_of compares names and parents, which agree;
 the node identity (and so output_nr) is not compared (see test_multi_output_node_identity).
@@ -21,10 +17,6 @@ import fgrad.torch as ftorch
 from tests.torch.graphs import assert_same_graph, graph_of, leaf, assert_same_gradients
 
 torch = pytest.importorskip("torch")
-
-NONE = ("PyTorch lists a Tensor operand that needs no gradient as a None parent; fgrad's torch op node "
-        "lists only the inputs that require grad")
-
 
 def _case(fn, args=None, reason=None, depth=1):
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
@@ -225,7 +217,9 @@ INPLACE = {
     "setitem_slice": _case(_write(lambda lib, y, v: y.__setitem__((slice(None), 1), v[:, 0])), XV),
     "setitem_tensor_index": _case(_write(lambda lib, y, v: y.__setitem__(_long(lib, [1, 0]), v)), XV),
     "setitem_mask": _case(_write(lambda lib, y, v: y.__setitem__(y > 2, v[0, 0])), XV),
-    "setitem_constant": _case(_write(lambda lib, y, v: y.__setitem__(0, 1.0)), XV, NONE),
+    "setitem_constant": _case(_write(lambda lib, y, v: y.__setitem__(0, 1.0)), XV),
+    "setitem_constant_tensor": _case(_write(lambda lib, y, v: y.__setitem__(0, v.detach()[1])), XV),
+    "setitem_mask_constant": _case(_write(lambda lib, y, v: y.__setitem__(y > 2, 0.5)), XV),
     "index_add_": _case(_write(lambda lib, y, v: y.index_add_(1, _long(lib, [0, 2]), v[:, :2])), XV),
     "masked_fill_": _case(_write(lambda lib, y, v: y.masked_fill_(y > 2, 0.0)), XV),
     "scatter_": _case(_write(lambda lib, y, v: y.scatter_(1, _long(lib, [[0], [1]]), 0.0)), XV),

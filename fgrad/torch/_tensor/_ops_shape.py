@@ -654,8 +654,9 @@ def setitem(t, idx, value) -> None:
             return
     dt = t._value.dtype
     name = "CopySlices" if _basic_entries(idx) is not None else "IndexPutBackward0"
-    # through the graph: the functional index update (x.at[idx].set(v)), written back in place
-    commit_inplace(t, call(name, lambda tv, val: fnp.at_set(tv, raw, cast(val, dt)), (t, value)))
+    # through the graph: the functional index update (x.at[idx].set(v)), written back in place;
+    # PyTorch's node lists both operands, a value that needs no gradient (a number) as (None, 0)
+    commit_inplace(t, call(name, lambda tv, val: fnp.at_set(tv, raw, cast(val, dt)), (t, value), operands=(0, 1)))
 
 
 def _index(index, name: str | None = None):
