@@ -226,13 +226,13 @@ class SparseTensor:
         return self * (1.0 / other)
 
     def __matmul__(self, other):
-        return _product("fgrad.torch.sparse.mm", self, other, None)
+        return _product(self, other)
 
     def mm(self, other):
-        return _product("fgrad.torch.sparse.mm", self, other, None)
+        return _product(self, other)
 
     def matmul(self, other):
-        return _product("fgrad.torch.sparse.mm", self, other, None)
+        return _product(self, other)
 
     def sum(self, dim=None):
         return sum(self, dim)
@@ -347,20 +347,22 @@ def _checked_product(name: str, mat1, mat2) -> tuple:
     return dense, rows, cols, (n, k)
 
 
-def _product(name: str, mat1, mat2, grad_fn: str | None) -> Tensor:
-    """mat1 @ mat2 (sparse @ dense) as one op: grad_fn None names it as PyTorch's
-    torch.mm/matmul/@ does (MmBackward0, MvBackward0 for a vector)."""
-    dense, rows, cols, nk = _checked_product(name, mat1, mat2)
-    if grad_fn is None:
-        grad_fn = "MvBackward0" if dense._value.ndim == 1 else "MmBackward0"
+def _product(mat1, mat2) -> Tensor:
+    """mat1 @ mat2 (sparse @ dense) as one op, named as PyTorch's torch.mm/matmul/@ name it
+    (MmBackward0, MvBackward0 for a vector)."""
+    dense, rows, cols, nk = _checked_product("fgrad.torch.sparse.mm", mat1, mat2)
+    grad_fn = "MvBackward0" if dense._value.ndim == 1 else "MmBackward0"
     return call(grad_fn, lambda v, d: coo_matmul(v, d, rows, cols, nk), (mat1._vals, dense))
 
 
 def mm(mat1, mat2) -> Tensor:
     """sparse @ dense: a sparse 2-D (n, k) matrix times a dense (k, m) matrix or (k,) vector,
     differentiable in the sparse tensor's values and in the dense operand (PyTorch computes
-    it as an addmm: SparseAddmmBackward0)."""
-    return _product("fgrad.torch.sparse.mm", mat1, mat2, "SparseAddmmBackward0")
+    it as an addmm over a zero matrix: SparseAddmmBackward0, whose first operand is that
+    matrix, a (None, 0) entry)."""
+    dense, rows, cols, nk = _checked_product("fgrad.torch.sparse.mm", mat1, mat2)
+    return call("SparseAddmmBackward0", lambda _, v, d: coo_matmul(v, d, rows, cols, nk),
+                (None, mat1._vals, dense), operands=(0, 1, 2))
 
 
 def addmm(mat, mat1, mat2, *, beta=1, alpha=1) -> Tensor:

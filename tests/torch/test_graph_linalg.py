@@ -181,9 +181,9 @@ SPARSE = {
     "torch.mm": _case(lambda lib, s, d: lib.mm(s, d), SD),
     "matmul": _case(lambda lib, s, d: s.matmul(d), SD),
     "@ vector": _case(lambda lib, s, d: s @ d[:, 0], SD),
-    "sparse.mm": _case(lambda lib, s, d: lib.sparse.mm(s, d), SD,
-                       "PyTorch's sparse.mm is an addmm over a zero tensor it lists as a None parent; the "
-                       "boundary lists the Tensors that require grad only"),
+    "sparse.mm": _case(lambda lib, s, d: lib.sparse.mm(s, d), SD),
+    "sparse.mm constant dense": _case(lambda lib, s, d: lib.sparse.mm(s, d.detach()), SD),
+    "sparse.addmm constant input": _case(lambda lib, s, d: lib.sparse.addmm(lib.ones(2, 2), s, d), SD),
     "sparse.addmm": _case(lambda lib, s, d: lib.sparse.addmm(leaf(lib, (2, 2), seed=3), s, d), SD),
     "sparse.sum": _case(lambda lib, s: lib.sparse.sum(s), S),
     "sparse.sum dim": _case(lambda lib, s: lib.sparse.sum(s, 0), S),
