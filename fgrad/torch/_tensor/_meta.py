@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...core.errors import FgradNotImplementedError, FgradRuntimeError
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 
 __all__ = ["MetaArray", "is_meta_value", "NO_DATA"]
 
@@ -104,7 +104,7 @@ class MetaArray:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise FgradTypeError("len() of a 0-d tensor")
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
