@@ -32,6 +32,7 @@ from ..extend.numpy import cast
 from ..scipy import linalg as fsl
 from ._tensor import _dtypes as D
 from ._tensor._boundary import call
+from ._tensor._layout import contiguous_format
 from ._tensor._policy import TORCH as P
 from ._tensor._ops import result_type as _result_type
 from ._tensor._ops import _svd_without_vectors
@@ -490,8 +491,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if A._value.ndim < 2 or A._value.shape[-1] != A._value.shape[-2]:
         raise FgradRuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{tuple(A._value.shape[-2:])} matrices")
-    if n == 0:  # the identity, a constant
-        return call("CopyBackwards", lambda v: fnp.linalg.matrix_power(v, 0), (A,))
+    if n == 0:  # PyTorch's identity: copied into a contiguous clone of A (CopyBackwards over CloneBackward0)
+        eye = _make(np.eye(A._value.shape[-1], dtype=A._value.dtype))
+        return A.clone(memory_format=contiguous_format).copy_(eye)
     if n < 0:
         _float_input("matrix_power", A)
     # (inv's op without inv's own error wrapper: a singular A is matrix_power's LinAlgError)
