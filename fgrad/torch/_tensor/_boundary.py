@@ -21,18 +21,22 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as fnp
+from ...core.errors import FgradRuntimeError
 from ...core.trace import EVAL_TRACE, _state
 from ...interpreters.backward import Unsaved
 from ...interpreters.record import SubgraphOut, record_call
 from ...interpreters.tape import tape as tape_fn
 from ...extend.lax import add as _lax_add
+from ...extend.lax import convert_element_type
 from ...tree_util import tree_unflatten
 from ._meta_ops import has_meta, meta_call
 from ._names import grad_fn_name
 from ._policy import TORCH as _P
+from ._dtypes import ML_LOADED
 from ._dtypes import dtype as _torch_dtype
 from .tensor import (
     FORWARD_AD,
+    LOW_BIND,
     TRANSFORMS,
     _EMPTY,
     ModifiedValue,
@@ -174,6 +178,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
     vals, tensors = _unbox(args)
     if not tensors:
         return _wrap_plain(fn(*vals), vals, tensors)
+    if ML_LOADED[0] and _has_low(tensors):  # bfloat16 & co.: computed in float32 (_call_low)
+        return _call_low(name, fn, args, operands, tensors)
     if operands is not None:
         # PyTorch's operand list: each declared position's Tensor, or None (an absent operand)
         at = {e[0]: e for e in tensors if e[1] is None}
@@ -275,6 +281,259 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
         if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
             _mark_one(t, v, tensors)
     return results[0] if tree is None else tree_unflatten(tree, results)
+
+
+# --- bfloat16, complex32 and float8: PyTorch's CPU arithmetic on ml_dtypes' dtypes ------------------
+#
+# PyTorch's CPU kernels compute an op on bfloat16 (complex32) operands in float32 (complex64)
+# and round each bfloat16 result once, to nearest even; reductions accumulate in float32; the
+# backward pass of such an op is computed in float32 too and its gradients rounded to the
+# operands' dtypes. The boundary does exactly that for every op: the op runs on float32 stand-ins
+# of the operands (so fgrad's functional core, which refuses ml_dtypes' arrays, never sees one),
+# its floating results whose PyTorch dtype is bfloat16 are rounded, and its node's rule widens the
+# incoming cotangent and rounds the gradients (_LowRule).
+
+_F32 = np.dtype(np.float32)
+_C64 = np.dtype(np.complex64)
+_AUTO = object()
+# the ops whose CPU kernels take a number operand in float32 rather than rounded to bfloat16
+_OPMATH_SCALAR = frozenset(["MulBackward0", "MulBackward1", "DivBackward0", "DivBackward1"])
+
+
+def _is_low(d) -> bool:
+    """Whether the NumPy dtype `d` is one of ml_dtypes' (kind "V", or "f" for float8_e5m2)."""
+    return d.kind == "V" or (d.itemsize == 1 and d.kind == "f")
+
+
+def _has_low(tensors) -> bool:
+    for _, _, t in tensors:
+        v = t._value
+        if (type(v) is _nd or isinstance(v, _generic)) and _is_low(v.dtype):
+            return True
+    return False
+
+
+def _wide(d):
+    """The dtype PyTorch computes `d`'s ops in: complex64 for complex32, else float32."""
+    return _C64 if "complex" in d.name else _F32
+
+
+def _float8_error(name, d) -> FgradRuntimeError:
+    torch_name = "Float8_" + d.name[len("float8_"):] if d.name.startswith("float8_") else d.name
+    return FgradRuntimeError(
+        f"{name or 'this op'}: not implemented for '{torch_name}' (PyTorch computes almost nothing on "
+        f"float8 dtypes; they are storage formats). Convert the tensor with .float() (or "
+        f".to(torch.bfloat16)) first and convert the result back with .to(torch.{d.name}).")
+
+
+class _LowRule:
+    """The rule of a node whose op had bfloat16 (complex32) operands or results: the incoming
+    cotangent is widened to float32, the op's own rule (`inner`) runs in float32, and each
+    gradient is rounded to its operand's dtype (`dts`, per parent; None: left as computed),
+    as PyTorch's backward of a bfloat16 op rounds per op. Everything else is the inner rule's."""
+
+    __slots__ = ("inner", "dts")
+
+    def __init__(self, inner, dts) -> None:
+        self.inner = inner
+        self.dts = dts
+
+    def __getattr__(self, key):
+        return getattr(self.inner, key)
+
+    def vjp(self, needs, ct, out, *primals, **kw):
+        if (type(ct) is _nd or isinstance(ct, _generic)) and _is_low(ct.dtype):
+            ct = ct.astype(_wide(ct.dtype))
+        res = self.inner.vjp(needs, ct, out, *primals, **kw)
+        return [r.astype(d) if d is not None and (type(r) is _nd or isinstance(r, _generic)) else r
+                for r, d in zip(res, self.dts)]
+
+
+def _result_low(args, tensors):
+    """PyTorch's result dtype of an op when it is one of ml_dtypes' dtypes, else None: the
+    floating operands of the highest dimension category (dimensioned Tensors over 0-d ones)
+    all have that dtype, and no dtype argument asks for another."""
+    for a in args:
+        if type(a) is _torch_dtype or type(a) is np.dtype:
+            return None  # (an explicit result dtype: sum(dtype=torch.float32), to(torch.float64))
+    dims, zeros = set(), set()
+    for _, _, t in tensors:
+        d = t._value.dtype
+        if d.kind in "fcV":
+            (dims if t._value.ndim else zeros).add(d)
+    pick = dims or zeros
+    if len(pick) == 1:
+        (d,) = pick
+        if _is_low(d):
+            return d
+    return None
+
+
+def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
+    """`call` for an op with an operand of one of ml_dtypes' dtypes (see the section doc);
+    `out_low`: the dtype its floating results round to (None: none), by default PyTorch's
+    promotion (_result_low)."""
+    stand_in = {}
+    back_ids = set()
+    grads = {}
+    held = []  # (the leaves' AccumulateGrad nodes, weakly held until the op's node links them)
+    for _, _, t in tensors:
+        v = t._value
+        d = v.dtype
+        if (type(v) is _nd or isinstance(v, _generic)) and _is_low(d) and id(t) not in stand_in:
+            if d.itemsize == 1:
+                return _call_float8(name, fn, args, operands, d)
+            if t._requires_grad:
+                g = grad_node(t)
+                held.append(g)
+                grads[id(g)] = d
+            stand_in[id(t)] = _stand_in(t, _wide(d))
+            back_ids.add(id(stand_in[id(t)]))
+    if out_low is _AUTO:
+        out_low = _result_low(args, tensors)
+    vals = list(args)
+    for i, j, t in tensors:
+        p = stand_in.get(id(t))
+        if p is not None:
+            _put(vals, i, j, p)
+    if out_low is not None and out_low.kind != "c" and name not in _OPMATH_SCALAR:
+        # PyTorch casts a number (or a 0-d Tensor the result dtype ignores) to the result dtype
+        # before its kernel runs, except mul's and div's, which keep it in float32
+        for i, a in enumerate(vals):
+            if type(a) is float or (isinstance(a, _generic) and a.dtype.kind == "f"):
+                vals[i] = float(np.float32(a).astype(out_low))
+            elif isinstance(a, Tensor) and id(a) not in back_ids and a._value.ndim == 0 and a._value.dtype.kind == "f":
+                if a._requires_grad:
+                    held.append(grad_node(a))
+                vals[i] = stand_in[id(a)] = _stand_in(a, a._value.dtype, out_low)
+    res = call(name, fn, tuple(vals), _EMPTY, operands)
+    back = {id(p): t for p, t in ((p, t) for t in (e[2] for e in tensors) for p in [stand_in.get(id(t))]) if p is not None}
+    if out_low is not None and _views_of_stand_ins(res, stand_in):
+        # a view op (indexing, view, split, ...): on the bfloat16 values themselves, so the
+        # results alias the operands' storage as PyTorch's do (exact: nothing is computed)
+        ML_LOADED[0] = False
+        try:
+            return call(name, fn, args, _EMPTY, operands)
+        except TypeError:
+            pass  # (an op fgrad.numpy refuses ml_dtypes' arrays for: the rounded copies)
+        finally:
+            ML_LOADED[0] = True
+    return _map_results(res, lambda r: _finish(r, back, grads, out_low))
+
+
+def _call_float8(name, fn, args, operands, d):
+    """PyTorch moves, copies and converts float8 values but computes nothing on them: the op
+    runs on them as it is, and arithmetic (which fgrad.numpy refuses) says how to convert."""
+    ML_LOADED[0] = False
+    try:
+        return call(name, fn, args, _EMPTY, operands)
+    except TypeError as e:
+        if "not numeric" in str(e):
+            raise _float8_error(name, d) from None
+        raise
+    finally:
+        ML_LOADED[0] = True
+
+
+def _stand_in(t, wide, via=None):
+    """A float32 Tensor standing for the bfloat16 Tensor `t` in one op: the same graph node
+    (or leaf) and version counter, so the op's node links to `t`'s and watches its writes;
+    its value rounded to `via` first where given (a float32 scalar Tensor cast to bfloat16)."""
+    v = t._value if via is None else t._value.astype(via)
+    p = _make(v.astype(wide), t._node, t._requires_grad, t._vbox)
+    if t._requires_grad and t._node is None:
+        p._acc = t._acc  # (its AccumulateGrad: the caller holds it)
+    return p
+
+
+def _finish(r, back, grads, out_low):
+    """Result `r` of an op run on stand-ins: the operand itself where the op passed a stand-in
+    through, its value rounded to `out_low`, its node's rule made _LowRule."""
+    if not isinstance(r, Tensor):
+        return r
+    t = back.get(id(r))
+    if t is not None:
+        return t
+    node = r._node
+    if node is not None and type(node.prim) is not _LowRule:
+        node.prim = _LowRule(node.prim, tuple([grads.get(id(p)) for p in node.parents]))
+    v = r._value
+    if out_low is not None and (type(v) is _nd or isinstance(v, _generic)) and v.dtype.kind == ("c" if "complex" in out_low.name else "f"):
+        r._value = v.astype(out_low)
+        if node is not None and node.out is v:
+            # (a rule that reads the op's output, exp's, reads the rounded one, as PyTorch's does)
+            node.out = r._value.astype(v.dtype)
+        if r._view is not None:  # (a view of a stand-in: now a copy of its own)
+            r._view = None
+            r._vbox = [0]
+    return r
+
+
+def _views_of_stand_ins(res, stand_in) -> bool:
+    """Whether some result of `res` that records no node is a view of a stand-in's value."""
+    found = []
+
+    def see(r):
+        if isinstance(r, Tensor) and r._node is None and r._view is not None:
+            found.append(r)
+        return r
+    _map_results(res, see)
+    return bool(found)
+
+
+def _map_results(res, f):
+    """`f` over the Tensors of an op's results (one, or a tuple, namedtuple or list of them)."""
+    if isinstance(res, tuple):
+        out = [_map_results(r, f) for r in res]
+        return type(res)(*out) if hasattr(res, "_fields") else tuple(out)
+    if isinstance(res, list):
+        return [_map_results(r, f) for r in res]
+    return f(res)
+
+
+def _bind_low(prim, args, params, cls):
+    """`tensor._tensor_bind` of `prim` when an operand or the result is bfloat16 & co.: the op
+    through the boundary (_call_low), so it computes in float32 and rounds as PyTorch does. A
+    dtype conversion to or from such a dtype is ToCopyBackward0, rounded once."""
+    name = cls.__name__ if cls is not None else grad_fn_name(prim.name)
+    if prim.name == "convert_element_type":
+        new = params["new_dtype"]
+        low = _is_low(new)
+        to = _wide(new) if low else new
+        one = np.float32(1)
+
+        def fn(x):
+            # (x * 1: a primitive of its own, so a conversion to the same dtype is a copy)
+            return convert_element_type(convert_element_type(x, to) * one, to)
+        name = cls.__name__ if cls is not None else "ToCopyBackward0"
+        tensors = _unbox(args)[1]
+        if not _has_low(tensors):  # (float32 -> bfloat16: the stand-ins are the operands)
+            return _round_new(call(name, fn, args), new)
+        return _call_low(name, fn, args, None, tensors, new if low else None)
+    tensors = _unbox(args)[1]
+    if prim.name not in _LAYOUT:
+        for _, _, t in tensors:
+            d = t._value.dtype
+            if (type(t._value) is _nd or isinstance(t._value, _generic)) and d.itemsize == 1 and _is_low(d):
+                raise _float8_error(name, d)
+    return _call_low(name, lambda *xs: prim.bind(*xs, **params), args, None, tensors)
+
+
+# primitives that only move values (exact in any dtype, and PyTorch's on float8 too)
+_LAYOUT = frozenset(["reshape", "transpose", "broadcast_in_dim", "slice", "concatenate", "squeeze",
+                     "expand_dims", "rev", "copy", "copy_p", "pad", "select_n", "gather", "dynamic_slice"])
+
+
+def _round_new(r, new):
+    """The float32 result `r` of a conversion to ml_dtypes' `new`, rounded; its node's rule
+    widens the bfloat16 cotangent."""
+    if r._node is not None and type(r._node.prim) is not _LowRule:
+        r._node.prim = _LowRule(r._node.prim, (None,) * len(r._node.parents))
+    r._value = r._value.astype(new)
+    return r
+
+
+LOW_BIND[0] = _bind_low
 
 
 # --- taped ops ------------------------------------------------------------------------------------

@@ -113,9 +113,13 @@ def load_ml_dtypes() -> None:
             d.dtype = np.dtype(getattr(ml_dtypes, d._ml[0]))
             _BY_NP[d.dtype] = d
     _LOADED.add("dtype")
+    ML_LOADED[0] = True
 
 
 _LOADED: set = set()
+# Whether ml_dtypes' dtypes are in use: until then no Tensor can hold one, and the facade's
+# boundary skips its check for them (bfloat16 arithmetic, _boundary._call_low)
+ML_LOADED = [False]
 
 
 def _by_np(npd) -> "dtype":

@@ -345,6 +345,10 @@ TRANSFORMS = [0]
 # boundary, `_tensor_bind` and `commit_inplace` hand each op to (None otherwise: one test).
 FORWARD_AD = [None]
 
+# The boundary's binding of a primitive whose operands or result are bfloat16 & co. (computed in
+# float32, rounded as PyTorch rounds: _boundary._bind_low; set when _boundary loads)
+LOW_BIND = [None]
+
 
 def refuse_captured(tensors) -> None:
     """Inside such a transform, a Tensor that requires grad and is not an argument (closed
@@ -358,6 +362,16 @@ def refuse_captured(tensors) -> None:
                 "differentiates a transform's results through its arguments only, so this Tensor would get no "
                 "gradient. Pass it as an argument (for a module: torch.func.functional_call(model, params, "
                 "inputs) with params an argument), or close over t.detach() if it needs no gradient.")
+
+
+def _low_bind(prim, vals, params) -> bool:
+    """Whether a primitive's operands or (a conversion's) result are ml_dtypes' (bfloat16 & co.)."""
+    for v in vals:
+        if (type(v) is _nd or isinstance(v, _generic)) and (v.dtype.kind == "V" or (v.dtype.itemsize == 1
+                                                                          and v.dtype.kind == "f")):
+            return True
+    new = params.get("new_dtype") if params else None
+    return new is not None and prim.name == "convert_element_type" and (new.kind == "V" or (new.itemsize == 1 and new.kind == "f"))
 
 
 def _tensor_bind(prim, args, params, cls=None):
@@ -383,6 +397,8 @@ def _tensor_bind(prim, args, params, cls=None):
         if plain and type(v) is not _nd and not isinstance(v, _generic):
             plain = False
         vals.append(v)
+    if D.ML_LOADED[0] and _low_bind(prim, vals, params):
+        return LOW_BIND[0](prim, args, params, cls)
     if not plain:
         if any(type(v) is MetaArray for v in vals):  # the meta device: shapes and dtypes, nothing computed
             from ._meta_ops import meta_bind  # (_meta_ops builds on this module: a cycle, resolved at call time)
@@ -735,7 +751,7 @@ class TensorBase:
                     "computed variable in a subgraph that doesn't require differentiation use "
                     "var_no_grad = var.detach().")
             return self
-        if requires_grad and self._value.dtype.kind not in "fc":
+        if requires_grad and self._value.dtype.kind not in "fcV":
             raise FgradRuntimeError(f"only Tensors of floating point dtype can require gradients (this "
                                f"tensor has dtype {self.dtype}; convert it with .float() first)")
         self._requires_grad = requires_grad
