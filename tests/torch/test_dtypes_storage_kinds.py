@@ -114,10 +114,13 @@ def test_methods_legacy_type_and_printing():
 
 
 def test_arithmetic_on_storage_formats_is_refused_clearly():
-    """fgrad computes in bfloat16/float8 only through conversion: an op on them says so."""
+    """float8 dtypes are storage formats (PyTorch computes nothing on them): an op on one says to
+    convert it; bfloat16 computes as PyTorch's CPU does (tests/torch/test_bfloat16_arithmetic.py)."""
     fb = ftorch.ones(3).bfloat16()
-    with pytest.raises(TypeError, match="bfloat16"):
-        fb + fb
+    assert (fb + fb).dtype == ftorch.bfloat16
+    f8 = ftorch.ones(3).to(ftorch.float8_e4m3fn)
+    with pytest.raises(RuntimeError, match=r"Float8_e4m3fn.*\.float\(\)"):
+        f8 + f8
     with pytest.raises(RuntimeError, match="floating point"):
         ftorch.ones(2, dtype=ftorch.uint16).requires_grad_()
 
