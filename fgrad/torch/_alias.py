@@ -21,6 +21,17 @@ from ..core.errors import FgradRuntimeError
 
 ALIAS = "torch"
 TARGET = "fgrad.torch"
+# every name the finder answers, with its module: torch, and functorch (torch.func's name
+# before PyTorch 2.0, a package of its own that older tutorials import)
+ALIASES = {ALIAS: TARGET, "functorch": "fgrad.torch._functorch"}
+
+
+def _aliased(fullname: str) -> tuple[str, str] | None:
+    """(alias, target) whose alias is `fullname` or a package above it, or None."""
+    for alias, target in ALIASES.items():
+        if fullname == alias or fullname.startswith(alias + "."):
+            return alias, target
+    return None
 
 
 class _Loader(importlib.abc.Loader):
@@ -39,12 +50,15 @@ class _Loader(importlib.abc.Loader):
 
 
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
-    """Resolves `torch` and `torch.*` to `fgrad.torch` and `fgrad.torch.*`."""
+    """Resolves `torch` and `torch.*` to `fgrad.torch` and `fgrad.torch.*` (and `functorch`
+    to fgrad.torch._functorch)."""
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if fullname != ALIAS and not fullname.startswith(ALIAS + "."):
+        match = _aliased(fullname)
+        if match is None:
             return None
-        real = TARGET + fullname[len(ALIAS):]
+        alias, target_name = match
+        real = target_name + fullname[len(alias):]
         try:
             module = importlib.import_module(real)
         except ModuleNotFoundError as e:
@@ -100,7 +114,8 @@ def uninstall() -> None:
     """Undo `install()`: remove the finder and the `torch` names it created (the fgrad.torch
     modules themselves stay imported)."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchAliasFinder)]
-    for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
+    for name in [n for n in sys.modules if _aliased(n) is not None]:
+        target = _aliased(name)[1]
         own = getattr(sys.modules[name], "__name__", "")
-        if own == TARGET or own.startswith(TARGET + "."):
+        if own == target or own.startswith(target + "."):
             del sys.modules[name]
