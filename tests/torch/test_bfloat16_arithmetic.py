@@ -181,3 +181,33 @@ def test_complex32_add_mul_as_torch():
     for r, tr in ((a + a, ta + ta), (a * a, ta * ta)):
         assert r.dtype == ft.complex32
         np.testing.assert_array_equal(r.to(ft.complex64).numpy(), tr.to(torch.complex64).numpy())
+
+
+def test_sgd_training_in_bfloat16_follows_torch():
+    rng = np.random.default_rng(0)
+    init = [rng.normal(0, 0.3, (16, 8)), np.zeros(16), rng.normal(0, 0.3, (2, 16)), np.zeros(2)]
+    X, y = rng.normal(size=(32, 8)).astype(np.float32), rng.integers(0, 2, 32)
+
+    def train(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Linear(16, 2))
+        with lib.no_grad():
+            for p, v in zip(m.parameters(), init):
+                p.copy_(lib.tensor(v.astype(np.float32)))
+        m.to(lib.bfloat16)
+        opt = lib.optim.SGD(m.parameters(), lr=0.05)
+        x, t = lib.tensor(X).bfloat16(), lib.tensor(y)
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(m(x), t)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach().float().item())
+        assert loss.dtype == lib.bfloat16 and m[0].weight.grad.dtype == lib.bfloat16
+        return np.array(losses), [p.detach().float().numpy() for p in m.parameters()]
+
+    (l1, p1), (l2, p2) = train(ft), train(torch)
+    # (matmul accumulation order differs, so values drift by a few bfloat16 ulps over the steps)
+    np.testing.assert_allclose(l1, l2, atol=2 ** -7)
+    for a, b in zip(p1, p2):
+        np.testing.assert_allclose(a, b, atol=2 ** -7)
