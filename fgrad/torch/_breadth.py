@@ -1453,13 +1453,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False):
     """
     f = _input("cholesky_inverse", input)
     _square("cholesky_inverse", f)
-
-    # (PyTorch differentiates the full matrix's (L L^H)^-1, not only its triangle)
-    def values(v):
-        lo = _conj_t(v) if upper else v
-        inv_l = fnp.linalg.inv(lo)
-        return fnp.matmul(_conj_t(inv_l), inv_l)
-    return call("CholeskyInverseBackward0", values, (f,))
+    return _linalg._cholesky_inverse(f, upper)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False):
@@ -1480,12 +1474,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False):
     _square("cholesky_solve", f)
     if b._value.ndim < 2:
         raise FgradRuntimeError(f"b should have at least 2 dimensions, but has {b._value.ndim} dimensions instead")
-
-    # (PyTorch differentiates the full matrix's (L L^H)^-1 B, not only its triangle)
-    def values(bv, lv):
-        lo = _conj_t(lv) if upper else lv
-        return fnp.linalg.solve(_conj_t(lo), fnp.linalg.solve(lo, bv))
-    return call("CholeskySolveBackward0", values, (b, f))
+    return _linalg._cholesky_solve(b, f, upper)
 
 
 _qr_t = O.result_type("qr", ("Q", "R"))

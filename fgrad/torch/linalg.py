@@ -28,7 +28,7 @@ import scipy.linalg.lapack
 from .. import numpy as fnp
 from ..core.errors import FgradRuntimeError, FgradTypeError, LinAlgError
 from ..lax import stop_gradient
-from ..extend.numpy import cast
+from ..extend.numpy import cast, dtype_of
 from ..scipy import linalg as fsl
 from ._tensor import _dtypes as D
 from ._tensor._boundary import call
@@ -478,6 +478,49 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     empty = _make(np.zeros((0,), dt))
     return lstsq_t(sol, residuals, rank if driver != "gels" else _make(np.zeros((0,), np.int64)),
                    s if driver in ("gelsd", "gelss") else empty)
+
+
+# --- the Cholesky factor's inverse and solve (torch.cholesky_inverse/cholesky_solve check their
+# arguments; the distributions use these directly, as PyTorch's use the torch functions)
+
+def _conj_mT(v):
+    v = fnp.swapaxes(v, -1, -2)
+    return fnp.conj(v) if dtype_of(v).kind == "c" else v
+
+
+def _cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """(L L^H)^-1 from a square Cholesky factor L (U = L^H with `upper`), CholeskyInverseBackward0.
+
+    Args:
+        L: (*, n, n) the factor, checked by the caller.
+        upper: the factor is upper-triangular.
+
+    Returns:
+        A Tensor (*, n, n).
+    """
+    # (PyTorch differentiates the full matrix's (L L^H)^-1, not only its triangle)
+    def values(v):
+        inv_l = fnp.linalg.inv(_conj_mT(v) if upper else v)
+        return fnp.matmul(_conj_mT(inv_l), inv_l)
+    return call("CholeskyInverseBackward0", values, (L,))
+
+
+def _cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with (L L^H) X = B, from a square Cholesky factor L (U = L^H with `upper`), batch
+    dimensions broadcast, CholeskySolveBackward0.
+
+    Args:
+        B: (*, n, k) right-hand sides; L: (*, n, n) the factor, both checked by the caller.
+        upper: the factor is upper-triangular.
+
+    Returns:
+        A Tensor (*, n, k).
+    """
+    # (PyTorch differentiates the full matrix's (L L^H)^-1 B, not only its triangle)
+    def values(bv, lv):
+        lo = _conj_mT(lv) if upper else lv
+        return fnp.linalg.solve(_conj_mT(lo), fnp.linalg.solve(lo, bv))
+    return call("CholeskySolveBackward0", values, (B, L))
 
 
 # --- products, powers, condition --------------------------------------------------------------------

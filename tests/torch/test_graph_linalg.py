@@ -306,10 +306,11 @@ DISTRIBUTIONS.update({
     "MultivariateNormal.entropy": _case(lambda lib, m, L: _mvn(lib, m, L).entropy(), _loc_tril),
     "MultivariateNormal.rsample": _case(lambda lib, m, L: _mvn(lib, m, L).rsample(), _loc_tril),
     "MultivariateNormal.covariance_matrix": _case(lambda lib, m, L: _mvn(lib, m, L).covariance_matrix, _loc_tril),
-    "MultivariateNormal.precision_matrix": _case(
-        lambda lib, m, L: _mvn(lib, m, L).precision_matrix, _loc_tril,
-        "PyTorch's precision is cholesky_inverse(L) (CholeskyInverseBackward0), which fgrad.torch lacks: "
-        "fgrad's is inv(L L^T)"),
+    "MultivariateNormal.precision_matrix": _case(lambda lib, m, L: _mvn(lib, m, L).precision_matrix, _loc_tril),
+    "Wishart.precision_matrix": _case(
+        lambda lib, m, L: lib.distributions.Wishart(lib.tensor(4.0), scale_tril=L).precision_matrix, _loc_tril),
+    "Wishart.log_prob": _case(
+        lambda lib, m, L: lib.distributions.Wishart(lib.tensor(4.0), scale_tril=L).log_prob(L @ L.mT + 1), _loc_tril),
     "MultivariateNormal.variance": _case(lambda lib, m, L: _mvn(lib, m, L).variance, _loc_tril),
     "MultivariateNormal.mean": _case(lambda lib, m, L: _mvn(lib, m, L).mean, _loc_tril),
     "MultivariateNormal(cov).scale_tril": _case(lambda lib, m, L: _mvn(lib, m, L, "covariance_matrix").scale_tril,

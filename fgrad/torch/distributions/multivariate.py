@@ -51,15 +51,6 @@ def _batch_mahalanobis(bL, bx):
     return z.pow(2).sum(-1)
 
 
-def _cholesky_solve(B, L):
-    """(L Lᵀ)^{-1} B (torch.cholesky_solve with a lower factor)."""
-    shape = tuple(T.broadcast_shapes(tuple(B.shape[:-2]), tuple(L.shape[:-2])))
-    Lb = L.expand(shape + tuple(L.shape[-2:]))
-    Bb = B.expand(shape + tuple(B.shape[-2:]))
-    y = linalg.solve_triangular(Lb, Bb, upper=False)
-    return linalg.solve_triangular(Lb.mT, y, upper=True)
-
-
 def _precision_to_scale_tril(P):
     Lf = linalg.cholesky(T.flip(P, (-2, -1)))
     L_inv = T.transpose(T.flip(Lf, (-2, -1)), -2, -1)
@@ -137,8 +128,8 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return linalg.inv(T.matmul(L, L.mT)).expand(tuple(self._batch_shape) + tuple(self._event_shape) * 2)
+        return linalg._cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            tuple(self._batch_shape) + tuple(self._event_shape) * 2)
 
     @property
     def mean(self):
@@ -421,7 +412,7 @@ class Wishart(ExponentialFamily):
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
         identity = creation.eye(self._event_shape[-1], dtype=L.dtype, device=L.device)
-        return _cholesky_solve(identity, L).expand(tuple(self._batch_shape) + tuple(self._event_shape))
+        return linalg._cholesky_solve(identity, L).expand(tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _df_view(self):
         return self.df.reshape(tuple(self._batch_shape) + (1, 1))
@@ -474,7 +465,7 @@ class Wishart(ExponentialFamily):
         L = self._unbroadcasted_scale_tril
         return (-nu * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
                 - _mvlgamma(nu / 2, p) + (nu - p - 1) / 2 * linalg.slogdet(value)[1]
-                - _cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
+                - linalg._cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
 
     def entropy(self):
         nu = self.df
