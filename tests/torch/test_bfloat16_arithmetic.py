@@ -109,6 +109,12 @@ def test_in_place_ops_and_views():
     row.fill_(2.5)
     assert float(a[1, 0]) == 2.5
     assert a[0].reshape(-1).dtype == ft.bfloat16
+    # ops that make a value in their operand's dtype (a fill) compute in float32 too
+    a, ta = _pair(seed=5)
+    m = a > 0
+    np.testing.assert_array_equal(_np(a.masked_fill(m, 0.3)), _np(ta.masked_fill(torch.tensor(m.numpy()), 0.3)))
+    i = ft.tensor([0, 2])
+    np.testing.assert_array_equal(_np(a.index_fill(0, i, -1.7)), _np(ta.index_fill(0, torch.tensor([0, 2]), -1.7)))
 
 
 def test_mixed_promotion():

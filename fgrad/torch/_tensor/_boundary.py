@@ -318,6 +318,19 @@ def _wide(d):
     return _C64 if "complex" in d.name else _F32
 
 
+def compute_dtype(d):
+    """The dtype a torch op computes its NumPy dtype `d` in inside the boundary: float32
+    (complex64) for ml_dtypes' bfloat16 & co., whose results the boundary rounds; `d` otherwise.
+    An op's function that casts to its operand's dtype casts to this one.
+
+    Args:
+        d: a NumPy dtype.
+    Returns:
+        The NumPy dtype to compute in.
+    """
+    return _wide(d) if _is_low(d) else d
+
+
 def _float8_error(name, d) -> FgradRuntimeError:
     torch_name = "Float8_" + d.name[len("float8_"):] if d.name.startswith("float8_") else d.name
     return FgradRuntimeError(
@@ -396,6 +409,9 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
         p = stand_in.get(id(t))
         if p is not None:
             _put(vals, i, j, p)
+    for i, a in enumerate(vals):
+        if (type(a) is _nd or isinstance(a, _generic)) and _is_low(a.dtype):
+            vals[i] = a.astype(_wide(a.dtype))  # (a value the op made in its operand's dtype: masked_fill's)
     if out_low is not None and out_low.kind != "c" and name not in _OPMATH_SCALAR:
         # PyTorch casts a number (or a 0-d Tensor the result dtype ignores) to the result dtype
         # before its kernel runs, except mul's and div's, which keep it in float32

@@ -30,7 +30,7 @@ from ...extend.numpy import concrete_array as _concrete_array
 from ...extend import lax as xlax
 from . import _dtypes as D
 from . import creation as _creation
-from ._boundary import call
+from ._boundary import call, compute_dtype
 from ._policy import TORCH as P
 from ._ops import _operand, _tensor
 from ._ops_shape import (
@@ -119,7 +119,7 @@ def _scatter_plan(name: str, input, dim, index, src):
     if grid:
         grid[d] = idx
     pos = tuple(grid) if nd else ()
-    dt = input._value.dtype
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
 
     def values(s):
         if value:
@@ -214,7 +214,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise FgradRuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     pos, values, idx = _scatter_plan("scatter_reduce", input, dim, index, src)
     empty = _empty(idx)
-    dt = input._value.dtype
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     shape = _shape(input)
 
     def fn(v, s):
@@ -283,7 +283,7 @@ def index_fill(input: Tensor, dim: Any, index: Tensor | Any, value: Any) -> Tens
     """`input` with the slices at `index` along `dim` set to the number (or 0-d tensor) `value`."""
     value = _fill_value(value, input._value.dtype, "index_fill")
     pos, _ = _along("index_fill", input, dim, index)
-    dt = input._value.dtype
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     name = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
     return call(name, lambda v, fill: fnp.at_set(v, pos, cast(fill, dt)), (input, value))
 
@@ -299,7 +299,7 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
                            f"the destination and {values.dtype} for the source.")
     idx = _raw_index(tuple(indices))
     update = fnp.at_add if accumulate else fnp.at_set
-    dt = input._value.dtype
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     return call("IndexPutBackward0", lambda v, vals: update(v, idx, cast(vals, dt)), (input, values))
 
 

@@ -29,7 +29,7 @@ from ._layout import (CHANNELS_LAST_ORDER, contiguous_format, empty_preserving, 
                       preserve_format, strides_follow)
 from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
-from ._boundary import call
+from ._boundary import call, compute_dtype
 from ._policy import TORCH as P
 from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
 from .function import to_device
@@ -715,7 +715,7 @@ def masked_fill(input, mask, value):
     (over input and value) for a 0-d tensor."""
     m = _bool_mask(mask, "masked_fill")
     value = _fill_value(value, input._value.dtype, "masked_fill")
-    dt = input._value.dtype
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     return call(name, lambda v, mv, fill: fnp.where(mv, cast(fill, dt), v, policy=P), (input, m, value))
 
