@@ -427,7 +427,7 @@ def round(input, *, decimals: int | None = None):
     """Round half to even (to `decimals` places), with a zero gradient: RoundBackward0 without
     `decimals`, RoundBackward1 when it is given (PyTorch's decimals overload, even for 0);
     integer tensors come back as they are."""
-    if input._value.dtype.kind not in "fc":
+    if input._value.dtype.kind not in "fcV":  # (V: ml_dtypes' bfloat16 & co.)
         return input
     if decimals is None:
         return call("RoundBackward0", _round_values(0), (input,))

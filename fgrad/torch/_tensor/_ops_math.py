@@ -593,7 +593,7 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:
 
 def frac(input: Tensor) -> Tensor:
     """input - trunc(input): the fractional part, with input's sign."""
-    if input._value.dtype.kind not in "fc":
+    if input._value.dtype.kind not in "fcV":  # (V: ml_dtypes' bfloat16 & co.)
         raise FgradNotImplementedError(f"\"frac_cpu\" not implemented for '{D.of_np(input._value.dtype)._torch[:-6]}'")
     return call("FracBackward0", lambda x: fnp.subtract(x, _trunc_values(x), policy=P), (input,))
 
