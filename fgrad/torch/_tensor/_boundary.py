@@ -291,7 +291,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
 # operands' dtypes. The boundary does exactly that for every op: the op runs on float32 stand-ins
 # of the operands (so fgrad's functional core, which refuses ml_dtypes' arrays, never sees one),
 # its floating results whose PyTorch dtype is bfloat16 are rounded, and its node's rule widens the
-# incoming cotangent and rounds the gradients (_LowRule).
+# incoming cotangent and rounds the gradients (LowRule).
 
 _F32 = np.dtype(np.float32)
 _C64 = np.dtype(np.complex64)
@@ -339,7 +339,7 @@ def _float8_error(name, d) -> FgradRuntimeError:
         f".to(torch.bfloat16)) first and convert the result back with .to(torch.{d.name}).")
 
 
-class _LowRule:
+class LowRule:
     """The rule of a node whose op had bfloat16 (complex32) operands or results: the incoming
     cotangent is widened to float32, the op's own rule (`inner`) runs in float32, and each
     gradient is rounded to its operand's dtype (`dts`, per parent; None: left as computed),
@@ -464,15 +464,15 @@ def _stand_in(t, wide, via=None):
 
 def _finish(r, back, grads, out_low):
     """Result `r` of an op run on stand-ins: the operand itself where the op passed a stand-in
-    through, its value rounded to `out_low`, its node's rule made _LowRule."""
+    through, its value rounded to `out_low`, its node's rule made LowRule."""
     if not isinstance(r, Tensor):
         return r
     t = back.get(id(r))
     if t is not None:
         return t
     node = r._node
-    if node is not None and type(node.prim) is not _LowRule:
-        node.prim = _LowRule(node.prim, tuple([grads.get(id(p)) for p in node.parents]))
+    if node is not None and type(node.prim) is not LowRule:
+        node.prim = LowRule(node.prim, tuple([grads.get(id(p)) for p in node.parents]))
     v = r._value
     if out_low is not None and (type(v) is _nd or isinstance(v, _generic)) and v.dtype.kind == ("c" if "complex" in out_low.name else "f"):
         r._value = v.astype(out_low)
@@ -543,8 +543,8 @@ _LAYOUT = frozenset(["reshape", "transpose", "broadcast_in_dim", "slice", "conca
 def _round_new(r, new):
     """The float32 result `r` of a conversion to ml_dtypes' `new`, rounded; its node's rule
     widens the bfloat16 cotangent."""
-    if r._node is not None and type(r._node.prim) is not _LowRule:
-        r._node.prim = _LowRule(r._node.prim, (None,) * len(r._node.parents))
+    if r._node is not None and type(r._node.prim) is not LowRule:
+        r._node.prim = LowRule(r._node.prim, (None,) * len(r._node.parents))
     r._value = r._value.astype(new)
     return r
 

@@ -20,6 +20,7 @@ from ...interpreters.backward import Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
 from ...extend.lax import convert_element_type
 from . import forward_ad, function, graph  # noqa: F401  (torch.autograd.forward_ad, .function, .graph)
+from . import _dtypes as D
 from ._device import is_cupy
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly,
@@ -27,7 +28,7 @@ from .anomaly_mode import (  # noqa: F401
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from ._boundary import TORCH_OP, call
+from ._boundary import TORCH_OP, LowRule, call, compute_dtype
 from .creation import as_tensor
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401  (public here)
 from .grad_mode import (  # noqa: F401
@@ -141,6 +142,8 @@ def _graph_rule(node, needs, ct, out, primals):
     cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
     pulls back through its subgraph as a torch op already."""
     prim = node.prim
+    if type(prim) is LowRule:  # (an op on bfloat16 & co.: its rule in float32, gradients rounded)
+        return _low_graph_rule(node, prim, needs, ct, out, primals)
     if prim is TORCH_OP:
         return prim.vjp(needs, ct, out, *primals, residuals=node.residuals)
     params = node.params
@@ -179,6 +182,26 @@ def _with_post_hooks(rule):
             in_cts = graph.run_post_hooks(node, ct, tuple(in_cts))
         return in_cts
     return hooked
+
+
+def _low_graph_rule(node, prim, needs, ct, out, primals):
+    """_graph_rule of a node whose op had bfloat16 (complex32) operands (_boundary.LowRule): the
+    cotangent widened, the op's own rule recorded, each gradient rounded to its operand's dtype,
+    all as torch ops (so the gradients are bfloat16 and differentiable, as PyTorch's)."""
+    wide = compute_dtype(ct._value.dtype)
+    if wide != ct._value.dtype:
+        ct = ct.to(D.of_np(wide))
+    # (an operand's gradient through the recorded rule reaches it through a conversion from its
+    # own dtype, so that gradient is rounded as well)
+    primals = tuple([_make(v._value.astype(d), v._node, True).to(D.of_np(v._value.dtype))
+                     if d is not None and isinstance(v, Tensor) and v._node is not None else v
+                     for v, d in zip(primals, prim.dts)])
+    node.prim = prim.inner
+    try:
+        res = _graph_rule(node, needs, ct, out, primals)
+    finally:
+        node.prim = prim
+    return [r.to(D.of_np(d)) if d is not None and isinstance(r, Tensor) else r for r, d in zip(res, prim.dts)]
 
 
 def _graph_wrap(node):
