@@ -418,13 +418,18 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
         for i, a in enumerate(vals):
             if type(a) is float or (isinstance(a, _generic) and a.dtype.kind == "f"):
                 vals[i] = float(np.float32(a).astype(out_low))
-            elif isinstance(a, Tensor) and id(a) not in back_ids and a._value.ndim == 0 and a._value.dtype.kind == "f":
+            elif isinstance(a, Tensor) and id(a) not in back_ids and a._value.ndim == 0 \
+                    and a._value.dtype.kind == "f":
                 if a._requires_grad:
                     held.append(grad_node(a))
                 vals[i] = stand_in[id(a)] = _stand_in(a, a._value.dtype, out_low)
     res = call(name, fn, tuple(vals), _EMPTY, operands)
-    back = {id(p): t for p, t in ((p, t) for t in (e[2] for e in tensors) for p in [stand_in.get(id(t))]) if p is not None}
-    if out_low is not None and _views_of_stand_ins(res, stand_in):
+    back = {}
+    for _, _, t in tensors:
+        p = stand_in.get(id(t))
+        if p is not None:
+            back[id(p)] = t
+    if out_low is not None and _unrecorded_views(res):
         # a view op (indexing, view, split, ...): on the bfloat16 values themselves, so the
         # results alias the operands' storage as PyTorch's do (exact: nothing is computed)
         ML_LOADED[0] = False
@@ -474,7 +479,8 @@ def _finish(r, back, grads, out_low):
     if node is not None and type(node.prim) is not LowRule:
         node.prim = LowRule(node.prim, tuple([grads.get(id(p)) for p in node.parents]))
     v = r._value
-    if out_low is not None and (type(v) is _nd or isinstance(v, _generic)) and v.dtype.kind == ("c" if "complex" in out_low.name else "f"):
+    if out_low is not None and (type(v) is _nd or isinstance(v, _generic)) \
+            and v.dtype.kind == ("c" if "complex" in out_low.name else "f"):
         r._value = v.astype(out_low)
         if node is not None and node.out is v:
             # (a rule that reads the op's output, exp's, reads the rounded one, as PyTorch's does)
@@ -485,8 +491,8 @@ def _finish(r, back, grads, out_low):
     return r
 
 
-def _views_of_stand_ins(res, stand_in) -> bool:
-    """Whether some result of `res` that records no node is a view of a stand-in's value."""
+def _unrecorded_views(res) -> bool:
+    """Whether some result of `res` that records no node is a view (of a stand-in's value)."""
     found = []
 
     def see(r):

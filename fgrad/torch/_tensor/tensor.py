@@ -371,7 +371,8 @@ def _low_bind(prim, vals, params) -> bool:
                                                                           and v.dtype.kind == "f")):
             return True
     new = params.get("new_dtype") if params else None
-    return new is not None and prim.name == "convert_element_type" and (new.kind == "V" or (new.itemsize == 1 and new.kind == "f"))
+    return new is not None and prim.name == "convert_element_type" and (
+        new.kind == "V" or (new.itemsize == 1 and new.kind == "f"))
 
 
 def _tensor_bind(prim, args, params, cls=None):
