@@ -142,10 +142,6 @@ XFAIL: dict[str, str] = {
     "nnft_tutorial": TENSOR_TYPE,
     "tensors_deeper_tutorial": TENSOR_TYPE + "; it also prints torch.empty's uninitialised memory (torch's "
                                "fresh pages are zeros, fgrad's NaN), which no run can promise",
-    "autograd_saved_tensors_hooks_tutorial": "saved_tensors_hooks: a product's pack hooks run in the other "
-                                             "order (torch packs the MulBackward0 operand before the "
-                                             "leaf, fgrad after), so Packing/Unpacking lines "
-                                             "swap (graph.saved_tensors_hooks: another helper's area)",
     "swap_tensors": "its tensor subclass is a wrapper subclass (Tensor._make_wrapper_subclass, "
                     "__torch_dispatch__ over torch.ops.aten, torch._C.DisableTorchFunctionSubclass), which "
                     "fgrad.torch does not have; it also prints id()s, which differ between any two runs",

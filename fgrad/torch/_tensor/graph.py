@@ -301,6 +301,24 @@ def _slot_names(node) -> dict:
     return out
 
 
+def _pack_order(node, slots: Sequence[int]) -> list:
+    """`slots` (saved_slots(node)) in the order PyTorch packs them: its generated autograd code
+    saves a node's inputs sorted by their argument names (mul saves `other` before `self`, mm
+    `mat2` before `self`, dot `self` before `tensor`), then its outputs, so saved_tensors_hooks'
+    pack hooks run in that order.
+
+    Args:
+        node: a graph node.
+        slots: input indices, and -1 for the output.
+
+    Returns:
+        The same slots, reordered; inputs PyTorch has no name for keep their order after the
+        named ones.
+    """
+    names = _INPUT_NAMES.get(type(node).__name__, ("self", "other"))
+    return sorted(slots, key=lambda i: (2, "", i) if i < 0 else (0, names[i], i) if i < len(names) else (1, "", i))
+
+
 class SavedTensor:
     """One value a node keeps for backward (`grad_fn._raw_saved_self`): `register_hooks(pack,
     unpack)` packs it now and unpacks it when backward reads it."""
@@ -365,6 +383,20 @@ def _saved_value(node, slot: int, unpack: bool = True):
     return v
 
 
+def _rewrapped(node, slot: int, parent, value) -> Tensor:
+    """A saved value (`value`; with hooks, the unpack hook's Tensor's) given the history of the
+    tensor that was saved, as PyTorch rebuilds it: a leaf input's gradient lands in that leaf
+    (the new Tensor shares its AccumulateGrad), a non-leaf input keeps its grad_fn, the output
+    gets `node` itself."""
+    if isinstance(parent, AccumulateGrad):
+        t = _make(value, None, True)
+        t._acc = weakref.ref(parent)
+        return t
+    if slot < 0:
+        return _make(value, node, True)
+    return _make(value, parent, True) if parent is not None else _make(value)
+
+
 def _node_getattr(node, attr: str):
     """grad_fn._saved_<name> (the saved value as a Tensor, through the unpack hook when one was
     set; a leaf input is that leaf itself) and grad_fn._raw_saved_<name> (its SavedTensor)."""
@@ -379,9 +411,10 @@ def _node_getattr(node, attr: str):
                 return SavedTensor(node, slot)
             value = _saved_value(node, slot)
             parent = node.parents[slot] if slot >= 0 else None
-            if isinstance(parent, AccumulateGrad) and parent.variable._value is value:
+            if slot not in PACKED.get(node, ()) and isinstance(parent, AccumulateGrad) \
+                    and parent.variable._value is value:
                 return parent.variable
-            return _make(value)
+            return _rewrapped(node, slot, parent, value)
     raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
 
 
@@ -474,7 +507,7 @@ class _Saving:
             if node is None or id(node) in known or id(node) in seen or node in PACKED:
                 continue
             seen.add(id(node))
-            for slot in saved_slots(node):
+            for slot in _pack_order(node, saved_slots(node)):
                 if slot < 0:
                     # the output without its grad_fn: a packed object that is this Tensor would
                     # keep the node (PACKED's key) alive through PACKED's value

@@ -357,3 +357,65 @@ def test_an_autograd_function_packs_what_save_for_backward_got():
     assert ours[0] == theirs[0] == [("pack", B.tolist()), ("unpack", B.tolist())]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
     np.testing.assert_allclose(ours[1], 2 * B, rtol=1e-12)
+
+
+# each operand a distinct constant, so the packed values name the operands
+PACK_ORDER_OPS = {
+    "mul": lambda a, b, c: a * b,
+    "mul_swapped": lambda a, b, c: b * a,
+    "matmul": lambda a, b, c: a @ b,
+    "mm": lambda a, b, c: a.mm(b),
+    "bmm": lambda a, b, c: a[None].bmm(b[None]),
+    "linear": lambda a, b, c: a.new_tensor(0.0) + a @ b.t(),
+    "pow_tensor": lambda a, b, c: a ** b,
+    "atan2": lambda a, b, c: a.atan2(b),
+    "maximum": lambda a, b, c: a.maximum(b),
+    "xlogy": lambda a, b, c: a.xlogy(b),
+    "lerp": lambda a, b, c: a.lerp(b, c),
+    "exp": lambda a, b, c: a.exp(),
+}
+
+
+def _pack_order(L, op):
+    log = []
+    a = L.full((2, 2), 3.0, requires_grad=True)
+    b = L.full((2, 2), 5.0, requires_grad=True)
+    c = L.full((2, 2), 0.25, requires_grad=True)
+    with L.autograd.graph.saved_tensors_hooks(lambda t: log.append(round(float(t.detach().numpy().flat[0]), 4)) or t,
+                                              lambda t: t):
+        PACK_ORDER_OPS[op](a, b, c)
+    return log
+
+
+@pytest.mark.parametrize("op", PACK_ORDER_OPS)
+def test_pack_hooks_run_in_torch_order(op):
+    # PyTorch packs a node's inputs sorted by argument name (mul: other, self; mm: mat2, self;
+    # lerp: end, self, weight), then its result
+    assert _pack_order(ftorch, op) == _pack_order(torch, op)
+
+
+def _saved_histories(L, hooked):
+    a = L.tensor(A, requires_grad=True)
+    b = L.tensor(B, requires_grad=True) * 2
+    c = L.tensor(B)
+    ctx = L.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t) if hooked else None
+    if ctx is not None:
+        ctx.__enter__()
+    y, z, w = a * b, a.exp(), b * c
+    if ctx is not None:
+        ctx.__exit__(None, None, None)
+    saved = [y.grad_fn._saved_self, y.grad_fn._saved_other, z.grad_fn._saved_result, w.grad_fn._saved_other]
+    out = [(t.requires_grad, t.is_leaf, type(t.grad_fn).__name__ if t.grad_fn is not None else None) for t in saved]
+    (saved[0] * 3).sum().backward()
+    return out, a.grad.numpy(), saved[0].grad, saved[0] is a
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_saved_values_keep_the_history_of_what_was_saved(hooked):
+    # a leaf input's gradient lands in that leaf (through hooks: a new Tensor sharing its
+    # AccumulateGrad), a non-leaf input keeps its grad_fn, the result gets the node itself
+    ours, theirs = _saved_histories(ftorch, hooked), _saved_histories(torch, hooked)
+    assert ours[0] == theirs[0]
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    assert (ours[2] is None) == (theirs[2] is None)
+    assert ours[3] == theirs[3]
