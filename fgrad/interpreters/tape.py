@@ -22,6 +22,12 @@ inputs' shapes and dtypes and by the caller's static arguments (its key). `tape`
   array or scalar;
 - the function raised or warned (the caller's own run raises or warns as it should; a rerun
   would not warn).
+Under the eval trace (eager torch ops) the rerun for a given set of differentiated inputs is
+compiled on its first run into one straight-line function (`_compile`) that calls the impls
+and builds the nodes itself: which applications record a node is fixed by the key, so the
+per-application dispatch of the general rerun decides nothing there that it did not decide
+the first time. Any other trace above (a transform, debug_nans) takes the general rerun.
+
 Every value derived from an input is a tracer, so a constant the function reads is made from
 its static arguments or from what the function itself closes over or reads globally: the
 caller decides which functions may be taped at all (one that draws random numbers, closes
@@ -34,10 +40,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..core.trace import Tracer, _state
+from ..core import trace as _core_trace
+from ..core.trace import EVAL_TRACE, Tracer, _state, aliases
 from ..tree_util import tree_flatten
 from ..core.errors import FgradRuntimeError
-from .backward import _NEEDS_NONE, _NEEDS_ONE, _PASSES, FREED_MESSAGE, Leaf
+from .backward import _NEEDS_NONE, _NEEDS_ONE, _PASSES, FREED_MESSAGE, Leaf, Node, Unsaved
 from .record import RecordTrace, RecordTracer, Subgraph, WeakRecordTracer, record_primitive
 
 _ndarray = np.ndarray
@@ -177,7 +184,7 @@ class TapedSubgraph(Subgraph):
 class Tape:
     """A function's taped applications (see the module doc); `record` reruns them."""
 
-    __slots__ = ("eqns", "template", "n", "outs", "tree", "single")
+    __slots__ = ("eqns", "template", "n", "outs", "tree", "single", "plans")
 
     def __init__(self, eqns, consts, n, outs, tree, single) -> None:
         self.eqns, self.n = eqns, n
@@ -185,6 +192,7 @@ class Tape:
         for slot, v in consts:
             self.template[slot] = v
         self.outs, self.tree, self.single = outs, tree, single
+        self.plans: dict = {}  # (diff, budget) -> compiled replay (_compile), or None
 
     def record(self, values: Sequence, diff: Sequence[int], fn: Callable) -> tuple:
         """What `record_call(fn, [values[i] for i in diff], False)` returns, where `fn` is the
@@ -200,6 +208,34 @@ class Tape:
         Returns:
             (out_tree, out_values, subgraph) as `record_call` gives them.
         """
+        key = plan = None
+        # (the compiled replay calls NumPy impls as the eval trace does: plain arrays only)
+        if _state.trace is EVAL_TRACE and not _core_trace._debug_nans_threads:
+            for v in values:
+                if type(v) is not _ndarray:
+                    break
+            else:
+                key = (tuple(diff), RecordTrace.MAX_NODES, RecordTrace.MAX_BYTES)
+                plan = self.plans.get(key, _NONE)
+                if plan is not None and plan is not _NONE:
+                    vals, outs, leaves, order = plan(values)
+                    return self._result(vals, outs, leaves, order, values, diff, fn)
+        vals, outs, leaves, order, nodes = self._record(values, diff)
+        if plan is _NONE:  # (first run under the eval trace for this `diff`: compile from it)
+            self.plans[key] = _compile(self, diff, nodes, order) if order is not None else None
+        return self._result(vals, outs, leaves, order, values, diff, fn)
+
+    def _result(self, vals, outs, leaves, order, values, diff, fn) -> tuple:
+        primals = tuple([values[i] for i in diff])
+        if self.single:
+            if outs[0] is not None:
+                return None, vals, TapedSubgraph(leaves, outs, primals, fn, order)
+            return self.tree, vals, None
+        recorded = any(outs)
+        return self.tree, vals, TapedSubgraph(leaves, outs, primals, fn, order) if recorded else None
+
+    def _record(self, values: Sequence, diff: Sequence[int]) -> tuple:
+        """The general rerun under any trace: (out values, out nodes, leaves, order, nodes)."""
         env = self.template.copy()
         env[:len(values)] = values
         nodes = [None] * self.n
@@ -238,13 +274,7 @@ class Tape:
                         order.append(node)
         outs = [nodes[s] for s in self.outs]
         vals = [env[s] for s in self.outs]
-        primals = tuple([values[i] for i in diff])
-        if self.single:
-            if outs[0] is not None:
-                return None, vals, TapedSubgraph(leaves, outs, primals, fn, order)
-            return self.tree, vals, None
-        recorded = any(outs)
-        return self.tree, vals, TapedSubgraph(leaves, outs, primals, fn, order) if recorded else None
+        return vals, outs, leaves, order, nodes
 
 
 def tape(fn: Callable, values: Sequence) -> Tape | None:
@@ -284,3 +314,99 @@ def tape(fn: Callable, values: Sequence) -> Tape | None:
             return None
         outs.append(o.node)
     return Tape(trace.eqns, trace.consts, trace.n, outs, tree, single)
+
+
+_NONE = object()  # (no plan compiled yet for that key)
+
+
+def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list) -> Callable | None:
+    """The rerun of `tape` for differentiated inputs `diff` under the eval trace, as one
+    straight-line Python function of the input values that calls the impls itself:
+    `replay(values) -> (out values, out nodes, leaves, order)`, what `Tape._record` gives.
+
+    Which applications record a node is fixed by the inputs' shapes and dtypes (the tape's
+    key) and `diff`, so the general run that produced `nodes` decides it once; the function
+    then does what that run did for each application (`EvalTrace.process_primitive`'s
+    impl call and fresh-storage rule, `record_primitive`'s node with what the rule reads),
+    without the per-application dispatch. None when some constant is not a plain NumPy
+    value (the eval trace converts those) or a recorded application's node is not a plain
+    `Node`.
+
+    Args:
+        tape: the tape.
+        diff: the positions of the differentiated inputs.
+        nodes: per slot, the node the general run recorded (a `Leaf` for an input in diff).
+        order: the nodes the general run listed, in order (its budget was not exceeded).
+    Returns:
+        The replay function, or None.
+    """
+    ns: dict = {"np": np, "nd": _ndarray, "asarray": np.asarray, "aliases": aliases, "Leaf": Leaf,
+                "new": _new, "Node": Node, "unsaved": Unsaved.of, "record_primitive": record_primitive,
+                "EV": EVAL_TRACE}
+    for slot, v in enumerate(tape.template):
+        if v is None:
+            continue
+        if not (type(v) is _ndarray or type(v) in _NUMBERS or isinstance(v, _generic)):
+            return None
+        ns[f"v{slot}"] = v
+    # (the inputs hold the first slots, before the constants and results)
+    n_values = min([slot for *_, slot in tape.eqns]
+                   + [s for s, v in enumerate(tape.template) if v is not None] + [len(tape.template)])
+    names = ", ".join(f"v{k}" for k in range(n_values))
+    lines = ["def replay(values):"]
+    lines.append(f"    {names}, = values" if n_values else "    pass")
+    leaves = []
+    for i in diff:
+        lines.append(f"    n{i} = Leaf()")
+        leaves.append(f"n{i}")
+    listed = []
+    for k, (prim, params, slots, slot) in enumerate(tape.eqns):
+        ns[f"P{k}"] = prim
+        ns[f"p{k}"] = params
+        args = ", ".join(f"v{s}" for s in slots)
+        targs = f"({args},)"
+        parents = [f"n{s}" if nodes[s] is not None else "None" for s in slots]
+        node = nodes[slot]
+        live = any(nodes[s] is not None for s in slots)
+        if live and prim.vjp_fwd is not None and not prim.nondiff:
+            # (a forward rule with residuals: record_primitive itself)
+            lines.append(f"    v{slot}, n = record_primitive(EV, P{k}, {targs}, p{k}, ({', '.join(parents)},))")
+            if node is not None:
+                lines.append(f"    n{slot} = n")
+                listed.append(f"n{slot}")
+            continue
+        if node is not None and type(node) is not Node:
+            return None
+        ns[f"I{k}"] = prim.raw_impl
+        kw = f", **p{k}" if params else ""
+        lines.append(f"    o = I{k}({args}{', ' if args else ''}xp=np{kw})")
+        lines.append("    if type(o) is not nd:")
+        lines.append("        o = asarray(o)")
+        if slots:
+            same = " or ".join(f"o is v{s}" for s in slots)
+            lines.append(f"    elif {same}:")
+            lines.append("        o = o.view()" if prim.view else "        o = o.copy()")
+            if not prim.view:
+                lines.append(f"    elif o.base is not None and aliases(o, {targs}):")
+                lines.append("        o = o.copy()")
+        lines.append(f"    v{slot} = o")
+        if node is None:
+            continue
+        unread = prim.unread_inputs(len(slots)) if prim.saved_inputs is not None else ()
+        kept = []
+        for j, s in enumerate(slots):
+            inner = nodes[s] is not None and nodes[s].prim is not None
+            kept.append(f"unsaved(v{s})" if j in unread and inner else f"v{s}")
+        lines.append(f"    n = new(Node); n.prim = P{k}; n.params = p{k}; n.parents = ({', '.join(parents)},)")
+        lines.append(f"    n.primals = ({', '.join(kept)},)")
+        lines.append("    n.out = o" if prim.saves_output else "    n.out = unsaved(o)")
+        lines.append("    n.hooks = None; n.residuals = None")
+        lines.append(f"    n{slot} = n")
+        listed.append(f"n{slot}")
+    if len(listed) != len(order):
+        return None
+    outs = ", ".join(f"v{s}" for s in tape.outs)
+    out_nodes = ", ".join(f"n{s}" if nodes[s] is not None else "None" for s in tape.outs)
+    lines.append(f"    return [{outs}], [{out_nodes}], [{', '.join(leaves)}], [{', '.join(listed)}]")
+    exec("\n".join(lines), ns)  # noqa: S102 (source built above from slot numbers only)
+    return ns["replay"]

@@ -137,6 +137,29 @@ def test_the_common_composites_are_taped():
         assert sum(tape is not None for tape in _boundary._TAPES.values()) > before, name
 
 
+
+def test_a_rerun_under_the_eval_trace_runs_the_compiled_replay(monkeypatch):
+    """From its second run for the same differentiated inputs a tape reruns as one compiled
+    function (`tape._compile`); that function, not the general rerun, must give the same
+    values and gradients (the sweeps above compare them bit for bit)."""
+    from fgrad.interpreters import tape as tape_mod
+    _boundary._TAPES.clear()
+    x = ftorch.tensor(np.linspace(-2, 2, 12, dtype=np.float32), requires_grad=True)
+    want = ftorch.clamp(x, -1.0, 1.0)
+    (tape,) = [t for t in _boundary._TAPES.values() if t is not None]
+    assert [p for p in tape.plans.values() if p is not None]
+
+    def general_only(self, *a):
+        raise AssertionError("the general rerun ran")
+    with monkeypatch.context() as m:
+        m.setattr(tape_mod.Tape, "_record", general_only)
+        got = ftorch.clamp(x, -1.0, 1.0)
+    assert _bits(got) == _bits(want)
+    (g,) = ftorch.autograd.grad((got * ftorch.arange(12.0)).sum(), [x])
+    (w,) = ftorch.autograd.grad((want * ftorch.arange(12.0)).sum(), [x])
+    assert _bits(g) == _bits(w)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(MATH))
 def test_every_math_op_is_bit_identical(name, monkeypatch):
