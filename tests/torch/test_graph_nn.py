@@ -182,12 +182,7 @@ CASES = {
 }
 
 # cases whose graphs still differ from PyTorch's, as strict xfails: {name: reason}
-XFAIL = {
-    # PyTorch pads circularly with in-place copies into slices of a new tensor (a chain of
-    # CopySlices); written so on the facade, create_graph through those copies trips the
-    # facade's saved-version check, so the pad stays one node
-    "pad_circular": "PyTorch's graph is a chain of CopySlices; fgrad records one node",
-}
+XFAIL: dict = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))

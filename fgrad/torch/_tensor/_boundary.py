@@ -139,7 +139,8 @@ def _unbox(args):
     return vals, tensors
 
 
-def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = None) -> Any:
+def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = None,
+         saves: tuple | None = None) -> Any:
     """Run the torch op `name` (its grad_fn class name; None: the name of the primitive that
     made each output): `fn(*values, **kwargs)` with the Tensors in `args` unboxed, its results as Tensors,
     one graph node for the whole op when an input requires grad (see the module doc).
@@ -153,22 +154,27 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
             argument order. Declared, each position is one entry of `next_functions`: its
             Tensor's node, or (None, 0) where the Tensor needs no gradient or the argument
             is None or missing (a bias left out); Tensors elsewhere are constants of the op.
+        saves: the positions in `args` of the Tensors whose values the op's backward reads
+            (PyTorch's saved variables), or None for all of them. Only these are checked
+            against later in-place writes; a linear op whose gradient needs no operand
+            value (a copy into slices) declares () and so, as in PyTorch, survives writes
+            into its operands, also when the backward pass is recorded (create_graph).
 
     Returns:
         The results of `fn` as Tensors.
     """
     if FORWARD_AD[0] is not None:  # a dual level or saved-tensor hooks: the interceptor runs it (forward_ad.install)
-        if operands is None:
+        if operands is None and saves is None:
             return FORWARD_AD[0].call(name, fn, args, kwargs)
-        # (the interceptor calls back with (name, fn, args, kwargs): the declaration waits for
+        # (the interceptor calls back with (name, fn, args, kwargs): the declarations wait for
         # that call of this fn)
-        prev, _PENDING[0] = _PENDING[0], (fn, operands)
+        prev, _PENDING[0] = _PENDING[0], (fn, operands, saves)
         try:
             return FORWARD_AD[0].call(name, fn, args, kwargs)
         finally:
             _PENDING[0] = prev
-    if operands is None and _PENDING[0] is not None and _PENDING[0][0] is fn:
-        operands = _PENDING[0][1]
+    if operands is None and saves is None and _PENDING[0] is not None and _PENDING[0][0] is fn:
+        operands, saves = _PENDING[0][1], _PENDING[0][2]
     base, keys = fn, ()
     if kwargs:  # keyword Tensors (weight=, other=) are operands too, after the positional ones
         n = len(args)
@@ -179,7 +185,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
     if not tensors:
         return _wrap_plain(fn(*vals), vals, tensors)
     if ML_LOADED[0] and _has_low(tensors):  # bfloat16 & co.: computed in float32 (_call_low)
-        return _call_low(name, fn, args, operands, tensors)
+        return _call_low(name, fn, args, operands, tensors, saves=saves)
     if operands is not None:
         # PyTorch's operand list: each declared position's Tensor, or None (an absent operand)
         at = {e[0]: e for e in tensors if e[1] is None}
@@ -243,10 +249,12 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
     if sub is None:
         return _wrap_plain(outs[0] if tree is None else tree_unflatten(tree, outs), vals, tensors)
     cls = (_NODE_CLASSES.get(name) or node_class(name)) if name is not None else None
+    # the version of each operand the backward reads, checked when it runs (saved_values)
     if ops is None:
-        saved = [(t._vbox, t._vbox[0], n) for n, (_, _, t) in enumerate(tensors)]
+        saved = [(t._vbox, t._vbox[0], n) for n, (i, _, t) in enumerate(tensors) if saves is None or i in saves]
     else:  # (an absent operand's input is None, watched by no counter)
-        saved = [(e[2]._vbox, e[2]._vbox[0], n) for n, e in enumerate(ops) if e is not None]
+        saved = [(e[2]._vbox, e[2]._vbox[0], n) for n, e in enumerate(ops)
+                 if e is not None and (saves is None or e[0] in saves)]
     if tree is None:
         node = _one_primitive(sub, parents, where, cls, saved)
         if node is not None:  # the op is one primitive on its operands: that primitive's node
@@ -382,7 +390,7 @@ def _result_low(args, tensors):
     return None
 
 
-def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
+def _call_low(name, fn, args, operands, tensors, out_low=_AUTO, saves=None):
     """`call` for an op with an operand of one of ml_dtypes' dtypes (see the section doc);
     `out_low`: the dtype its floating results round to (None: none), by default PyTorch's
     promotion (_result_low)."""
@@ -395,7 +403,7 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
         d = v.dtype
         if (type(v) is _nd or isinstance(v, _generic)) and _is_low(d) and id(t) not in stand_in:
             if d.itemsize == 1:
-                return _call_float8(name, fn, args, operands, d)
+                return _call_float8(name, fn, args, operands, d, saves)
             if t._requires_grad:
                 g = grad_node(t)
                 held.append(g)
@@ -423,7 +431,7 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
                 if a._requires_grad:
                     held.append(grad_node(a))
                 vals[i] = stand_in[id(a)] = _stand_in(a, a._value.dtype, out_low)
-    res = call(name, fn, tuple(vals), _EMPTY, operands)
+    res = call(name, fn, tuple(vals), _EMPTY, operands, saves)
     back = {}
     for _, _, t in tensors:
         p = stand_in.get(id(t))
@@ -434,7 +442,7 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
         # results alias the operands' storage as PyTorch's do (exact: nothing is computed)
         ML_LOADED[0] = False
         try:
-            return call(name, fn, args, _EMPTY, operands)
+            return call(name, fn, args, _EMPTY, operands, saves)
         except TypeError:
             pass  # (an op fgrad.numpy refuses ml_dtypes' arrays for: the rounded copies)
         finally:
@@ -442,12 +450,12 @@ def _call_low(name, fn, args, operands, tensors, out_low=_AUTO):
     return _map_results(res, lambda r: _finish(r, back, grads, out_low))
 
 
-def _call_float8(name, fn, args, operands, d):
+def _call_float8(name, fn, args, operands, d, saves=None):
     """PyTorch moves, copies and converts float8 values but computes nothing on them: the op
     runs on them as it is, and arithmetic (which fgrad.numpy refuses) says how to convert."""
     ML_LOADED[0] = False
     try:
-        return call(name, fn, args, _EMPTY, operands)
+        return call(name, fn, args, _EMPTY, operands, saves)
     except TypeError as e:
         if "not numeric" in str(e):
             raise _float8_error(name, d) from None

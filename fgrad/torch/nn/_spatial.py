@@ -119,29 +119,69 @@ def _pad_axis(x, axis: int, lo: int, hi: int, mode: str):
 _MODES = ("constant", "reflect", "replicate", "circular")
 
 
-_PAD_NODES = {"constant": "ConstantPadNdBackward0", "circular": "CopySlices"}
-
-
 def pad(input, pad: Sequence[int], mode: str = "constant", value: float | None = None):
     """PyTorch's F.pad (see _pad); on Tensors one torch op, named as PyTorch's node
-    (ConstantPadNdBackward0, ReflectionPad2DBackward0, ...)."""
+    (ConstantPadNdBackward0, ReflectionPad2DBackward0, ...), but for 'circular', which is
+    PyTorch's composition of copies into slices (_pad_circular)."""
     x = arr(input, "pad")
     if not isinstance(x, Tensor):
         return _pad(x, pad, mode, value)
-    n = len(tuple(pad)) // 2
-    name = _PAD_NODES.get(mode) or f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
-    return torch_call(name, _pad, (x, tuple(pad), mode, value))
-
-
-def _pad(input, pad: Sequence[int], mode: str = "constant", value: float | None = None):
-    """PyTorch's F.pad: `pad` = (left, right) of the last dimension, then of the one before,
-    and so on. 'constant' fills with `value` (0 by default) and pads any number of
-    dimensions; 'reflect' (mirror without repeating the edge), 'replicate' (repeat the edge)
-    and 'circular' (wrap around) pad the last 1, 2 or 3 dimensions of an input with one or
-    two more (unbatched or batched). Negative entries crop."""
-    x = arr(input, "pad")
-    s = shape(x)
     pad = tuple(int(p) for p in pad)
+    if mode == "circular":
+        widths = _pad_widths(shape(x), pad, mode, value)
+        _circular_check(shape(x), widths)
+        return _pad_circular(x, pad)
+    n = len(pad) // 2
+    name = ("ConstantPadNdBackward0" if mode == "constant"
+            else f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0")
+    return torch_call(name, _pad, (x, pad, mode, value))
+
+
+def _pad_circular(x: Tensor, pad: tuple) -> Tensor:
+    """Circular padding of a Tensor as PyTorch composes it (ATen's _pad_circular), so its graph
+    is PyTorch's chain of CopySlices: the (cropped) input copied into the middle of a new
+    tensor, then, for each padded dimension from the last, the wrapped-around edges copied
+    from the tensor's own slices.
+
+    Args:
+        x: the input, its arguments checked by the caller.
+        pad: (left, right) of the last dimension, then of the one before, ...; negative entries crop.
+
+    Returns:
+        The padded Tensor.
+    """
+    s = tuple(x.shape)
+    dims = [(len(s) - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    out_shape = list(s)
+    for d, lo, hi in dims:
+        out_shape[d] = s[d] + lo + hi
+    out = x.new_empty(out_shape)
+    # (narrow, not indexing: PyTorch's slices are nodes also where they take a whole dimension)
+    out_slice, in_slice = out, x
+    for d, lo, hi in dims:
+        out_slice = out_slice.narrow(d, max(lo, 0), out_shape[d] - max(lo, 0) - max(hi, 0))
+        in_slice = in_slice.narrow(d, max(-lo, 0), s[d] - max(-lo, 0) - max(-hi, 0))
+    out_slice.copy_(in_slice)
+    for d, lo, hi in dims:
+        if lo > 0:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, out_shape[d] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(d, out_shape[d] - hi, hi).copy_(out.narrow(d, max(lo, 0), hi))
+    return out
+
+
+def _circular_check(s: tuple, widths: list) -> None:
+    """Circular padding wraps around once at most: each width within the cropped dimension."""
+    for axis, (lo, hi) in enumerate(widths):
+        n = s[axis] - max(-lo, 0) - max(-hi, 0)
+        if lo > n or hi > n:
+            raise FgradRuntimeError(f"Padding value causes wrapping around more than once: padding ({lo}, {hi}) "
+                                    f"of dimension {axis} of size {n} (after cropping); pad at most the size")
+
+
+def _pad_widths(s: tuple, pad: tuple, mode: str, value: float | None) -> list:
+    """F.pad's arguments checked against an input of shape `s`: the signed (before, after)
+    widths of each dimension."""
     if len(pad) % 2:
         raise FgradRuntimeError("Padding length must be divisible by 2")
     npad = len(pad) // 2
@@ -177,6 +217,19 @@ def _pad(input, pad: Sequence[int], mode: str = "constant", value: float | None 
             raise FgradRuntimeError(f"replicate padding needs a non-empty dimension {axis} to copy from, "
                                f"got input of shape {list(s)}")
         widths[axis] = (lo, hi)
+    return widths
+
+
+def _pad(input, pad: Sequence[int], mode: str = "constant", value: float | None = None):
+    """PyTorch's F.pad: `pad` = (left, right) of the last dimension, then of the one before,
+    and so on. 'constant' fills with `value` (0 by default) and pads any number of
+    dimensions; 'reflect' (mirror without repeating the edge), 'replicate' (repeat the edge)
+    and 'circular' (wrap around) pad the last 1, 2 or 3 dimensions of an input with one or
+    two more (unbatched or batched). Negative entries crop."""
+    x = arr(input, "pad")
+    widths = _pad_widths(shape(x), tuple(int(p) for p in pad), mode, value)
+    if mode == "circular":
+        _circular_check(shape(x), widths)
     # Negative widths crop. PyTorch's reflection mirrors about the edges of the uncropped
     # input (pad, then crop); circular padding wraps the cropped one (crop, then pad); for
     # the other modes the order does not matter.
@@ -189,8 +242,6 @@ def _pad(input, pad: Sequence[int], mode: str = "constant", value: float | None 
             x = fnp.pad(x, widths, constant_values=0 if value is None else value)
     else:
         for axis, (lo, hi) in enumerate(widths):
-            if mode == "circular" and (lo > shape(x)[axis] or hi > shape(x)[axis]):
-                raise FgradRuntimeError("Padding value causes wrapping around more than once.")
             if lo or hi:
                 x = _pad_axis(x, axis, lo, hi, mode)
     # PyTorch's F.pad makes a new tensor, also when it pads nothing or only crops
