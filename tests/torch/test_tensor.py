@@ -862,3 +862,12 @@ def test_pickle_deepcopy_contains():
     with pytest.raises(RuntimeError, match="graph leaves"):
         copy.deepcopy(t * 2)
     assert 2.0 in t and 3.0 not in t
+
+
+def test_empty_is_zeros_never_stale_memory():
+    # freed buffers of the same size, full of 7s, are what an uninitialised allocation reuses
+    for _ in range(20):
+        np.full(64, 7.0).sum()
+        t = torch.empty(64)
+        assert t.tolist() == [0.0] * 64
+        assert torch.empty_like(torch.ones(8, 8)).tolist() == [[0.0] * 8] * 8

@@ -30,3 +30,13 @@ def test_format_spec_on_a_non_scalar_raises_as_torch():
         format(torch.tensor([1.0, 2.0]), ".2f")
     with pytest.raises(TypeError):
         format(ftorch.tensor([1.0, 2.0]), ".2f")
+
+
+def test_classes_print_under_their_public_module():
+    # type(x) prints <class 'torch.Tensor'> in PyTorch: fgrad's is fgrad.torch's, and pickle
+    # finds the class there
+    import pickle
+    for make in (lambda t: t.ones(2), lambda t: t.ones(2, requires_grad=True) * 2,
+                 lambda t: t.nn.Parameter(t.ones(2))):
+        assert repr(type(make(ftorch))) == repr(type(make(torch))).replace("'torch.", "'fgrad.torch.")
+    assert pickle.loads(pickle.dumps(ftorch.Tensor)) is ftorch.Tensor

@@ -396,7 +396,9 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, memory_fo
     Returns:
         A new Tensor.
     """
-    return _factory(lambda xp, s, d: xp.empty(s, d), _size(size), dtype, device, requires_grad)
+    # zeros (calloc: fresh pages cost what np.empty's do), never stale memory: what a script
+    # prints of an empty tensor is then the same on every run
+    return _factory(lambda xp, s, d: xp.zeros(s, d), _size(size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -559,19 +559,17 @@ def view_positions(view, base):
                                            [st // size * 8 for st in view.strides]).copy()
 
 
-def _boundary_call(name, fn, args, saves=None):
-    """The facade's boundary (`_boundary.call`: one node `name`; `saves` as there), which
-    imports this module: a cycle, resolved at call time."""
+def _boundary_call(name, fn, args):
+    """The facade's boundary (`_boundary.call`: one node `name`), which imports this module:
+    a cycle, resolved at call time."""
     from ._boundary import call  # (a cycle: _boundary imports this module for Tensor)
-    return call(name, fn, args, saves=saves)
+    return call(name, fn, args)
 
 
 def _from_base(base, pos, name: str):
     """The graph of a view: base's elements at `pos` (a gather, differentiable), one node
     `name`."""
-    # (a gather's gradient reads no value of the base: PyTorch's AsStridedBackward0 saves
-    # only the geometry, so later writes into the base leave this view's graph valid)
-    return _boundary_call(name, lambda b: fnp.take(fnp.reshape(b, (-1,)), pos), (base,), saves=())
+    return _boundary_call(name, lambda b: fnp.take(fnp.reshape(b, (-1,)), pos), (base,))
 
 
 def refresh_view(t) -> None:
@@ -630,10 +628,7 @@ def _commit_view(t, new):
 
     def copy_slices(b, n):
         return fnp.reshape(fnp.at_set(fnp.reshape(b, (-1,)), pos, n), shape)
-    # (CopySlices is linear: its gradient reads neither the old base nor the new values, which
-    # PyTorch does not save either, so a later write into the base -- or into `new`, often a
-    # slice of the same base -- does not invalidate it)
-    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new), saves=()))
+    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new)))
     refresh_view(t)
     return t
 
@@ -668,7 +663,7 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
     if node is None and t._node is not None and grad:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
-        new = _boundary_call(name, lambda old, c: select(np.bool_(True), c, old), (t, new), saves=())
+        new = _boundary_call(name, lambda old, c: select(np.bool_(True), c, old), (t, new))
         nv, node = new._value, new._node
     if node is None:
         if _writable(tv):
@@ -1202,8 +1197,9 @@ else:
 
     # One class, made once, with its methods in its own namespace (torch.fx patches operators
     # found in vars(Tensor)). `__hash__` is restated: a namespace that defines `__eq__` alone
-    # would make the class unhashable.
+    # would make the class unhashable. Its module is the public one, as torch.Tensor's is `torch`
+    # (`type(x)` prints <class 'fgrad.torch.Tensor'>, and pickle finds the class there).
     Tensor = type("Tensor", (TensorBase,), {
-        "__module__": __name__, "__qualname__": "Tensor", "__slots__": (), "__hash__": TensorBase.__hash__,
+        "__module__": "fgrad.torch", "__qualname__": "Tensor", "__slots__": (), "__hash__": TensorBase.__hash__,
         "__doc__": "A multi-dimensional array with PyTorch's autograd behaviour, on fgrad's primitives.",
         **tensor_methods()})
