@@ -220,9 +220,9 @@ class Tape:
                 if plan is not None and plan is not _NONE:
                     vals, outs, leaves, order = plan(values)
                     return self._result(vals, outs, leaves, order, values, diff, fn)
-        vals, outs, leaves, order, nodes = self._record(values, diff)
+        vals, outs, leaves, order, nodes, env = self._record(values, diff)
         if plan is _NONE:  # (first run under the eval trace for this `diff`: compile from it)
-            self.plans[key] = _compile(self, diff, nodes, order) if order is not None else None
+            self.plans[key] = _compile(self, diff, nodes, order, env) if order is not None else None
         return self._result(vals, outs, leaves, order, values, diff, fn)
 
     def _result(self, vals, outs, leaves, order, values, diff, fn) -> tuple:
@@ -235,7 +235,7 @@ class Tape:
         return self.tree, vals, TapedSubgraph(leaves, outs, primals, fn, order) if recorded else None
 
     def _record(self, values: Sequence, diff: Sequence[int]) -> tuple:
-        """The general rerun under any trace: (out values, out nodes, leaves, order, nodes)."""
+        """The general rerun under any trace: (out values, out nodes, leaves, order, nodes, values)."""
         env = self.template.copy()
         env[:len(values)] = values
         nodes = [None] * self.n
@@ -274,7 +274,7 @@ class Tape:
                         order.append(node)
         outs = [nodes[s] for s in self.outs]
         vals = [env[s] for s in self.outs]
-        return vals, outs, leaves, order, nodes
+        return vals, outs, leaves, order, nodes, env
 
 
 def tape(fn: Callable, values: Sequence) -> Tape | None:
@@ -319,7 +319,7 @@ def tape(fn: Callable, values: Sequence) -> Tape | None:
 _NONE = object()  # (no plan compiled yet for that key)
 
 
-def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list) -> Callable | None:
+def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list, env: list) -> Callable | None:
     """The rerun of `tape` for differentiated inputs `diff` under the eval trace, as one
     straight-line Python function of the input values that calls the impls itself:
     `replay(values) -> (out values, out nodes, leaves, order)`, what `Tape._record` gives.
@@ -337,11 +337,13 @@ def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list) -> Calla
         diff: the positions of the differentiated inputs.
         nodes: per slot, the node the general run recorded (a `Leaf` for an input in diff).
         order: the nodes the general run listed, in order (its budget was not exceeded).
+        env: per slot, the value the general run computed (their shapes and dtypes are the
+            key's: an unsaved stand-in is built from them without looking at the value).
     Returns:
         The replay function, or None.
     """
     ns: dict = {"np": np, "nd": _ndarray, "asarray": np.asarray, "aliases": aliases, "Leaf": Leaf,
-                "new": _new, "Node": Node, "unsaved": Unsaved.of, "record_primitive": record_primitive,
+                "new": _new, "Node": Node, "unsaved": Unsaved.of, "Unsaved": Unsaved, "record_primitive": record_primitive,
                 "EV": EVAL_TRACE}
     for slot, v in enumerate(tape.template):
         if v is None:
@@ -396,10 +398,13 @@ def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list) -> Calla
         kept = []
         for j, s in enumerate(slots):
             inner = nodes[s] is not None and nodes[s].prim is not None
-            kept.append(f"unsaved(v{s})" if j in unread and inner else f"v{s}")
+            if j in unread and inner:
+                kept.append(_stand_in(lines, ns, s, env[s]))
+            else:
+                kept.append(f"v{s}")
         lines.append(f"    n = new(Node); n.prim = P{k}; n.params = p{k}; n.parents = ({', '.join(parents)},)")
         lines.append(f"    n.primals = ({', '.join(kept)},)")
-        lines.append("    n.out = o" if prim.saves_output else "    n.out = unsaved(o)")
+        lines.append("    n.out = o" if prim.saves_output else f"    n.out = {_stand_in(lines, ns, slot, env[slot])}")
         lines.append("    n.hooks = None; n.residuals = None")
         lines.append(f"    n{slot} = n")
         listed.append(f"n{slot}")
@@ -410,3 +415,14 @@ def _compile(tape: Tape, diff: Sequence[int], nodes: list, order: list) -> Calla
     lines.append(f"    return [{outs}], [{out_nodes}], [{', '.join(leaves)}], [{', '.join(listed)}]")
     exec("\n".join(lines), ns)  # noqa: S102 (source built above from slot numbers only)
     return ns["replay"]
+
+
+def _stand_in(lines: list, ns: dict, slot: int, value) -> str:
+    """The expression for slot's `Unsaved` stand-in in `_compile`'s source: built from the
+    shape and dtype the general run saw (`Unsaved.of` without its type dispatch) where that
+    was a NumPy array, else by `Unsaved.of` on the value."""
+    if type(value) is not _ndarray:
+        return f"unsaved(v{slot})"
+    ns[f"S{slot}"], ns[f"D{slot}"] = value.shape, value.dtype
+    lines.append(f"    u{slot} = new(Unsaved); u{slot}.shape = S{slot}; u{slot}.dtype = D{slot}")
+    return f"u{slot}"
