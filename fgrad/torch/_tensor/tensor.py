@@ -559,17 +559,19 @@ def view_positions(view, base):
                                            [st // size * 8 for st in view.strides]).copy()
 
 
-def _boundary_call(name, fn, args):
-    """The facade's boundary (`_boundary.call`: one node `name`), which imports this module:
-    a cycle, resolved at call time."""
+def _boundary_call(name, fn, args, saves=None):
+    """The facade's boundary (`_boundary.call`: one node `name`; `saves` as there), which
+    imports this module: a cycle, resolved at call time."""
     from ._boundary import call  # (a cycle: _boundary imports this module for Tensor)
-    return call(name, fn, args)
+    return call(name, fn, args, saves=saves)
 
 
 def _from_base(base, pos, name: str):
     """The graph of a view: base's elements at `pos` (a gather, differentiable), one node
     `name`."""
-    return _boundary_call(name, lambda b: fnp.take(fnp.reshape(b, (-1,)), pos), (base,))
+    # (a gather's gradient reads no value of the base: PyTorch's AsStridedBackward0 saves
+    # only the geometry, so later writes into the base leave this view's graph valid)
+    return _boundary_call(name, lambda b: fnp.take(fnp.reshape(b, (-1,)), pos), (base,), saves=())
 
 
 def refresh_view(t) -> None:
@@ -628,7 +630,10 @@ def _commit_view(t, new):
 
     def copy_slices(b, n):
         return fnp.reshape(fnp.at_set(fnp.reshape(b, (-1,)), pos, n), shape)
-    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new)))
+    # (CopySlices is linear: its gradient reads neither the old base nor the new values, which
+    # PyTorch does not save either, so a later write into the base -- or into `new`, often a
+    # slice of the same base -- does not invalidate it)
+    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new), saves=()))
     refresh_view(t)
     return t
 
@@ -663,7 +668,7 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
     if node is None and t._node is not None and grad:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
-        new = _boundary_call(name, lambda old, c: select(np.bool_(True), c, old), (t, new))
+        new = _boundary_call(name, lambda old, c: select(np.bool_(True), c, old), (t, new), saves=())
         nv, node = new._value, new._node
     if node is None:
         if _writable(tv):
