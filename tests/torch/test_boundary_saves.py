@@ -68,3 +68,20 @@ def test_undeclared_op_keeps_checking_every_operand():
     c.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         ftorch.autograd.grad(y.sum(), x, create_graph=True)
+
+
+def test_saved_tensors_hooks_pack_nothing_for_copy_slices():
+    """An op that declares no saved operands packs none under saved_tensors_hooks, and its
+    grad_fn has no _saved_ attributes: PyTorch's CopySlices."""
+    got = {}
+    for lib in (ftorch, torch):
+        x = lib.ones(3, 4, requires_grad=True) * 2  # (made outside the hooks: only the copies pack)
+        z = lib.ones(1, 4, requires_grad=True) * 3
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t):
+            x[0:1].copy_(z)
+            x[2:3].copy_(x[0:1])
+        saved = [a for a in dir(x.grad_fn) if a.startswith("_saved")]
+        x.sum().backward()
+        got[lib.__name__] = (packed, x.grad_fn.name(), saved)
+    assert got["fgrad.torch"] == got["torch"]

@@ -266,7 +266,9 @@ def saved_slots(node) -> list:
         return []
     prim = node.prim
     if getattr(prim, "name", None) == "torch_op":
-        return [i for i, v in enumerate(primals) if type(v) is not Unsaved]
+        # the inputs its op declared read (the boundary's `saves`: a CopySlices none)
+        watched = {i for _, _, i in node.saved}
+        return [i for i, v in enumerate(primals) if type(v) is not Unsaved and i in watched]
     unread = prim.unread_inputs(len(primals)) if getattr(prim, "saved_inputs", None) is not None else ()
     slots = [i for i, v in enumerate(primals) if i not in unread and type(v) is not Unsaved and _is_array(v)]
     if prim.name in _BILINEAR:
