@@ -116,6 +116,10 @@ LEFT_OUT: dict[str, str] = {
 CPU = "the tutorial names the GPU; this runs it on the CPU"
 PATCHES: dict[str, tuple[str, str, str]] = {
     "ensembling": ("device = 'cuda'", "device = 'cpu'", CPU),
+    # (torch's values are whatever its allocator hands back: zeros in one run, stale floats in the
+    # next, so no two runs of torch itself promise the same output)
+    "tensors_deeper_tutorial": ("torch.empty", "torch.zeros", "the tutorial prints torch.empty's and "
+                                "empty_like's uninitialised memory; this prints zeros, in both"),
 }
 
 # name -> why its output is not compared (it still has to run)
@@ -137,9 +141,6 @@ XFAIL: dict[str, str] = {
                         "2000-term MSE sum (torch: cascade sums over vector lanes) differ from fgrad's in the "
                         "last bit, and 2000 RMSprop steps, which divide by the root of squared gradients, grow "
                         "that to 1e-3 in the printed losses",
-    "tensors_deeper_tutorial": "it prints torch.empty's and empty_like's uninitialised memory: torch's is "
-                               "whatever its allocator hands back (zeros in one run, stale floats in the "
-                               "next), fgrad's zeros, which no run can promise to match",
     "swap_tensors": "its tensor subclass is a wrapper subclass (Tensor._make_wrapper_subclass, "
                     "__torch_dispatch__ over torch.ops.aten, torch._C.DisableTorchFunctionSubclass), which "
                     "fgrad.torch does not have; it also prints id()s, which differ between any two runs",
