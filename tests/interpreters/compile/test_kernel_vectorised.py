@@ -1,4 +1,5 @@
-"""Fused kernels over vmath.LARGE elements or more are vectorised by LLVM whatever their number
+"""Numba's fused kernels (the fallback of llvm_kernels.py's, and FGRAD_KERNELS=numba's) over
+vmath.LARGE elements or more are vectorised by LLVM whatever their number
 of inputs and outputs (kernels.py's alias scopes), several vectors per iteration
 (kernels.INTERLEAVE), and an output written in place of a dying input reads that input through
 its own pointer (program.py's reuse), so that kernel is vectorised too."""
@@ -12,7 +13,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.interpreters.compile import kernels
+from fgrad.interpreters.compile import kernels, llvm_kernels
 from fgrad.interpreters.compile.vmath import LARGE
 
 pytest.importorskip("numba")
@@ -30,7 +31,9 @@ def _kernel_ir(jitted, *args) -> tuple[str, str]:
 
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
-    """An empty kernel cache, so that Numba compiles in this process (its IR is readable)."""
+    """An empty kernel cache, so that Numba compiles in this process (its IR is readable), and
+    the Numba backend (llvm_kernels.py would build these kernels otherwise)."""
+    monkeypatch.setattr(llvm_kernels, "BACKEND", "numba")
     monkeypatch.setenv("FGRAD_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(kernels, "_LOADED", {})
 
