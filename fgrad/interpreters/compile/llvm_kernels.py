@@ -44,7 +44,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...core.errors import FgradNotImplementedError
+from ...core.errors import FgradNotImplementedError, FgradValueError
 from . import scalar_lib, vmath
 
 BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
@@ -650,7 +650,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
     functions), as kernels.py's Numba kernel does. Raises Unsupported for what it cannot
     translate."""
     if checked and plain is None:
-        raise ValueError("build_kernel: `checked` sines and cosines need the `plain` expressions "
+        raise FgradValueError("build_kernel: `checked` sines and cosines need the `plain` expressions "
                          "to recompute with where an argument is out of vmath's range")
     ir = _ir()
     for _, _, d in inputs:
