@@ -326,18 +326,8 @@ def _pow_dy(x, y, out):
 def_elementwise_deriv(pow_p, _pow_dx, _pow_dy)
 
 integer_pow_p = Primitive("integer_pow")
-
-
-def _integer_pow_impl(xp, x, *, y):
-    # a float32/float64 cube is two rounded products, x * x * x, as XLA's expansion for JAX and
-    # ATen's pow kernel for PyTorch both compute it (pow() rounds once: a last-bit difference in
-    # about a third of the values); a square NumPy already computes as x * x
-    if y == 3 and getattr(x, "dtype", None) is not None and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-        return x * x * x
-    return xp.power(x, y) if y >= 0 else xp.true_divide(1, xp.power(x, -y))
-
-
-integer_pow_p.def_impl(quiet_impl(_integer_pow_impl))
+integer_pow_p.def_impl(quiet_impl(lambda xp, x, *, y: xp.power(x, y) if y >= 0
+                              else xp.true_divide(1, xp.power(x, -y))))
 def_vectorized(integer_pow_p)
 integer_pow_p.def_abstract_eval(
     lambda x, *, y: ShapedArray(x.shape, x.dtype if y >= 0 or is_float(x.dtype) else float_dtype(x.dtype)))
@@ -368,8 +358,8 @@ def _integer_pow_lowering(x, *, y):
     # NumPy squares for y == 2 (exactly x * x); other powers go through pow()
     if x.dtype.kind != "f":
         return None
-    if y in (0, 1, 2, 3):
-        return ("1.0", f"{x}", f"({x} * {x})", f"({x} * {x} * {x})")[y]
+    if y in (0, 1, 2):
+        return ("1.0", f"{x}", f"({x} * {x})")[y]
     if y in (-1, -2):
         return f"(1.0 / {x})" if y == -1 else f"(1.0 / ({x} * {x}))"
     return f"math.pow({x}, {float(y)!r})" if y > 0 else f"(1.0 / math.pow({x}, {float(-y)!r}))"
