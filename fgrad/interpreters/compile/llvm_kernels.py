@@ -68,7 +68,7 @@ VMATH_LANES = 8
 # element than this module's IR (VMATH_LANES-wide vectors, no IR passes), which pays back
 # Numba's import and compile only on large arrays; smaller ones are built here, so a cold
 # process needs no Numba for them. A function of the shape only, and both compute the same bits.
-VMATH_MAX = 1024
+VMATH_MAX = 4096
 
 _B, _I64, _U64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.uint64)
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
