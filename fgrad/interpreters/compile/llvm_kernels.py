@@ -59,9 +59,9 @@ OPT = (0, 1)
 # library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower.
 LANES = 4
 # The same for kernels with vmath's functions: long chains of dependent arithmetic without
-# calls, whose throughput grows with the vectors' width, and so does their compile time,
-# which a cold process's first call pays: 8 balances the two (bench/RESULTS.md, W8).
-VMATH_LANES = 8
+# calls, whose throughput grows with the vectors' width (W8's chain ran 2.3x faster at 16
+# lanes than at 4) for a longer compile.
+VMATH_LANES = 16
 
 # Kernels with vmath's functions over at least this many elements are left to Numba (unless
 # BACKEND is "llvm"): its O3 pipeline and interleaved 512-bit loops compute them faster an
