@@ -21,15 +21,13 @@ import pytest
 pytest.importorskip("llvmlite")
 
 # LLVM_ONLY: one kernel that llvm_kernels translates (no Numba in the process). NUMBA: a kernel
-# Numba compiles (vmath's tanh, exp, sin: vmath's module; the Numba backend chosen, as
-# llvm_kernels would translate it too), and a loop (compile/loops.py).
+# Numba compiles (vmath's tanh, exp, sin: vmath's module), and a loop (compile/loops.py).
 _LLVM_ONLY = """
 x = onp.linspace(-3.0, 3.0, 500)
 out = [fgrad.jit(lambda x: (x * 1.5 + 0.25) * x - x / 3.0)(x)]
 """
 _NUMBA = """
-from fgrad.interpreters.compile import llvm_kernels, loops
-llvm_kernels.BACKEND = "numba"
+from fgrad.interpreters.compile import loops
 loops.JIT_MIN_WORK = 0  # the loop compiled on jit's first call
 x = onp.linspace(-3.0, 3.0, 3000)
 out = [fgrad.jit(lambda x: np.tanh(np.sin(x) * 1.5 + 0.25) * x - np.exp(np.cos(x)))(x),

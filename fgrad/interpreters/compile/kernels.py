@@ -285,8 +285,7 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         apart += [f"a{k}" for k, (kind, _) in enumerate(args) if kind == "array" and k not in read_via]
         tags.append(f"_st{j} = _store_as('o{j}', {tuple(apart)!r})")
     fallback = None
-    if llvm_kernels.enabled() and (vexprs == exprs or llvm_kernels.strict()
-                                   or math.prod(step.shape) < llvm_kernels.VMATH_MAX):
+    if llvm_kernels.enabled():
         ll_args = ([(kind, names[id(a)], a.aval.dtype) for kind, a in args if kind != "out"],
                    [(v, k) for k, v in consts.items()], vexprs,
                    [(names[id(v)], v.aval.dtype) for v in step.outputs], checked, exprs if checked else None)

@@ -37,7 +37,6 @@ import ast
 import hashlib
 import inspect
 import os
-import re
 import textwrap
 from pathlib import Path
 from typing import Callable
@@ -56,19 +55,10 @@ BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
 # 3-5% for 20 ms (a real register allocator).
 OPT = (0, 1)
 # Elements a kernel computes at once, as vectors: the dependency chains of LANES elements (the
-# library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower.
+# library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower. Kernels
+# with vmath's functions ran W8's chain as fast as Numba's vectorised, interleaved loops at
+# 4, 8 and 16 lanes alike.
 LANES = 4
-# The same for kernels with vmath's functions: long chains of dependent arithmetic without
-# calls, whose throughput grows with the vectors' width (W8's chain ran 2.3x faster at 16
-# lanes than at 4) for a longer compile.
-VMATH_LANES = 16
-
-# Kernels with vmath's functions over at least this many elements are left to Numba (unless
-# BACKEND is "llvm"): its O3 pipeline and interleaved 512-bit loops compute them faster an
-# element than this module's IR (VMATH_LANES-wide vectors, no IR passes), which pays back
-# Numba's import and compile only on large arrays; smaller ones are built here, so a cold
-# process needs no Numba for them. A function of the shape only, and both compute the same bits.
-VMATH_MAX = 4096
 
 _B, _I64, _U64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.uint64)
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -580,7 +570,6 @@ _HELPER_AST: dict = {}
 # vmath's functions (the public ones and the private ones they call), translated from source
 _VMATH_FUNCS = frozenset(vmath.needed([*vmath.VECTOR.values(), *vmath.VECTOR32.values()]))
 _VMATH_AST: dict = {}
-_VMATH_CALL = re.compile(r"\bfg_v\w+\(")
 
 
 def _helper_ast(name: str):
@@ -626,14 +615,9 @@ class LLVMKernel:
         return self._text
 
 
-def _lanes(exprs: list) -> int:
-    """The elements a kernel computes at once: VMATH_LANES where it calls vmath's functions."""
-    return VMATH_LANES if any(_VMATH_CALL.search(e) for e in exprs) else LANES
-
-
 def kernel_name(inputs, pre, exprs, outputs, checked=(), plain=None) -> str:
     """The name (and cache key) of the kernel these arguments of `build_kernel` describe."""
-    key = repr((_version(), OPT, _lanes(exprs), [(k, n, str(d)) for k, n, d in inputs], pre, exprs,
+    key = repr((_version(), OPT, LANES, [(k, n, str(d)) for k, n, d in inputs], pre, exprs,
                 [(n, str(d)) for n, d in outputs]) + ((list(checked), plain) if checked else ()))
     return "k_" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -663,8 +647,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
     module = ir.Module(name=name)
     i8p, i64, i32 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(32)
     b = ir.IRBuilder()
-    width = _lanes(exprs)
-    tr = _Translator(ir, module, b, width)
+    tr = _Translator(ir, module, b, LANES)
 
     def c_type(d):  # a 0-d input as a C value (a bool as a C bool: a byte)
         return ir.IntType(8) if d == _B else tr.scalar_type(d)
@@ -692,7 +675,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
             arrays.append((local, b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()), d))
         else:
             v = b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) if d == _B else arg
-            env[local] = (lanes([v] * width, d), d)
+            env[local] = (lanes([v] * LANES, d), d)
     outs = [b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()) for arg, (_, d) in zip(fn.args[len(inputs):], outputs)]
     q0 = fn.args[len(inputs)]
     nd = b.sext(slot(q0, 3, i32), i64)
@@ -734,7 +717,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
             bad = b.phi(tr.lltype(_B))
             bad.add_incoming(ir.Constant(tr.lltype(_B), 0), entered or head)
         idx = []
-        for k in range(width):
+        for k in range(LANES):
             j = b.add(i, ir.Constant(i64, k))
             idx.append(b.select(b.icmp_signed("<", j, n), j, last))
         for local, ptr, d in arrays:
@@ -753,7 +736,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
                 v = b.zext(v, tr.lltype(np.dtype(np.uint8)))
             for k, j in enumerate(idx):
                 b.store(b.extract_element(v, ir.Constant(i32, k)), b.gep(ptr, [j]))
-        i_next = b.add(i, ir.Constant(i64, width))
+        i_next = b.add(i, ir.Constant(i64, LANES))
         i.add_incoming(i_next, b.block)
         if checked:
             bad.add_incoming(now_bad, b.block)
@@ -762,7 +745,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
             return None
         b.position_at_end(then)  # (reached from the loop's end only)
         any_bad = b.extract_element(now_bad, ir.Constant(i32, 0))
-        for k in range(1, width):
+        for k in range(1, LANES):
             any_bad = b.or_(any_bad, b.extract_element(now_bad, ir.Constant(i32, k)))
         return any_bad
 
