@@ -4,8 +4,7 @@ a second one on the cache the first filled (kernels loaded), and in a third with
 its own. The programs cover transcendental chains in float32 and float64 on both sides of
 vmath.LARGE (C library below, vectorised math above), their gradients, and a loop (run in
 Python, as jit's first calls run it, and compiled); a fourth process compiles with LLVM's
-default vector width instead of fgrad's wider one, and a fifth builds every kernel with Numba
-instead of llvm_kernels.py."""
+default vector width instead of fgrad's wider one."""
 from __future__ import annotations
 
 import json
@@ -81,12 +80,9 @@ def test_jit_bits_equal_across_processes_and_caches(tmp_path):
     # fgrad widens to 512 bits on AVX-512 CPUs (the width must not change any element's bits)
     import llvmlite.binding as llvm
     narrow = _run(str(tmp_path / "narrow"), NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
-    # every kernel built by Numba: llvm_kernels.py's kernels (vmath's functions included) must
-    # compute the same bits
-    numba_only = _run(str(tmp_path / "numba"), FGRAD_KERNELS="numba")
     assert os.listdir(shared), "the first process left nothing in its cache"
     assert len(cold) == 2 * 3 * 6
     for label, got in (("warm cache", warm), ("second empty cache", fresh),
-                       ("Numba's default vector width", narrow), ("Numba building every kernel", numba_only)):
+                       ("Numba's default vector width", narrow)):
         differ = sorted(k for k in cold if got.get(k) != cold[k])
         assert not differ, f"jit results differ in bits with a {label}: {differ}"

@@ -8,14 +8,14 @@ the rest of the program needs into preallocated arrays. It is a C-ABI function (
 through ctypes. Its source is named by its hash and written to `<cache dir>/kernels/`
 (`$FGRAD_CACHE_DIR`, default `~/.cache/fgrad`), and compiled with Numba's `cache=True`; its
 object code is also kept there, so a later process links it with llvmlite alone, without
-importing Numba (native.py), or failing that loads Numba's cached machine code. Kernels are
-written as LLVM IR instead where they can be (llvm_kernels.py: the same ABI, arithmetic and
-vmath functions, compiled by llvmlite in a fraction of Numba's time and without importing
+importing Numba (native.py), or failing that loads Numba's cached machine code. A kernel
+that needs none of vmath's functions is written as LLVM IR instead (llvm_kernels.py: the same
+ABI and arithmetic, compiled by llvmlite in a fraction of Numba's time and without importing
 it); Numba builds the kernels that translator rejects, and any whose IR llvmlite cannot compile.
 
 A kernel over `vmath.LARGE` elements or more computes exp, log, tanh, sin, cos and the logistic
 function with vmath's vectorisable versions (LLVM turns its loop into SIMD code); smaller
-ones call the C library. Sine and cosine are exact enough only up to
+ones call the C library, which compiles faster. Sine and cosine are exact enough only up to
 `vmath.TRIG_MAX`: such a kernel counts the arguments beyond it (infinities included) in its vectorised loop and,
 where there was one, computes every output again with the C library. vmath's functions
 live in one generated module beside the kernels (`fgrad_vmath_<hash>`), which Numba compiles
@@ -285,10 +285,10 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         apart += [f"a{k}" for k, (kind, _) in enumerate(args) if kind == "array" and k not in read_via]
         tags.append(f"_st{j} = _store_as('o{j}', {tuple(apart)!r})")
     fallback = None
-    if llvm_kernels.enabled():
+    if vexprs == exprs and llvm_kernels.enabled():  # (vmath's functions stay with Numba)
         ll_args = ([(kind, names[id(a)], a.aval.dtype) for kind, a in args if kind != "out"],
-                   [(v, k) for k, v in consts.items()], vexprs,
-                   [(names[id(v)], v.aval.dtype) for v in step.outputs], checked, exprs if checked else None)
+                   [(v, k) for k, v in consts.items()], exprs,
+                   [(names[id(v)], v.aval.dtype) for v in step.outputs])
         ll_name = llvm_kernels.kernel_name(*ll_args)
         if not llvm_kernels.strict() and native.saved(cache_dir() / "kernels", ll_name):
             # an earlier process built this IR (the name hashes everything it depends on) and
@@ -343,8 +343,8 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
             ir = fallback.text
         except llvm_kernels.Unsupported as e:  # (only where a cached kernel's IR is rebuilt)
             ir = f"; not translated ({e}): Numba builds it from its source\n{spec.source}"
-        return "\n".join([head, *(f";   t{k} = {e}" for k, e in enumerate(vexprs)), ir])
-    out = KernelSpec(listing, fallback.name, args, cabi=True, in_place=not checked)
+        return "\n".join([head, *(f";   t{k} = {e}" for k, e in enumerate(exprs)), ir])
+    out = KernelSpec(listing, fallback.name, args, cabi=True)
     out.llvm, out.fallback = fallback, spec
     return out
 

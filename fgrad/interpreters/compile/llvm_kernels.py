@@ -19,13 +19,8 @@ NumPy error model (integer division by zero gives 0, float division by zero inf 
 `x if c else y`, `and` and `or` compute both sides and select, which is what LLVM makes of
 Numba's branches on these pure, trap-free values. scalar_lib's helpers are translated from
 their Python source (if/return/assignment, as selects), except those whose Numba spelling
-differs (`_NUMBA`), which have their IR here. vmath's vectorisable functions (fg_v*, float64
-and float32) are translated from their Python source too and inlined into the kernel's
-vector loop, `_f2i`/`_i2f` as bitcasts: the same bits as kernels.py's Numba module computes
-(tests/interpreters/compile/test_llvm.py compares them); a kernel whose sines or cosines
-are vmath's also checks their arguments against vmath.TRIG_MAX and, where one is beyond it,
-computes every output again with the C library, as the Numba kernel does. Anything else
-raises `Unsupported`, and that kernel is built by Numba instead (kernels.py).
+differs (`_NUMBA`), which have their IR here. Anything else raises `Unsupported`, and that
+kernel is built by Numba instead (kernels.py).
 
 `BACKEND` ($FGRAD_KERNELS) chooses: "auto" (the default: this module where it can, Numba
 for the rest), "numba" (never this module), "llvm" (this module for every kernel it is
@@ -43,8 +38,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...core.errors import FgradNotImplementedError, FgradValueError
-from . import scalar_lib, vmath
+from ...core.errors import FgradNotImplementedError
+from . import scalar_lib
 
 BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
 # (LLVM's IR pass pipeline level, its code generator's level). Measured on W1's jit(grad) (one
@@ -55,9 +50,7 @@ BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
 # 3-5% for 20 ms (a real register allocator).
 OPT = (0, 1)
 # Elements a kernel computes at once, as vectors: the dependency chains of LANES elements (the
-# library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower. Kernels
-# with vmath's functions ran W8's chain as fast as Numba's vectorised, interleaved loops at
-# 4, 8 and 16 lanes alike.
+# library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower.
 LANES = 4
 
 _B, _I64, _U64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.uint64)
@@ -240,10 +233,10 @@ class _Translator:
 
     def binop(self, op: str, x, y):
         (xv, xt), (yv, yt) = x, y
-        if op in ("&", "|", "^", "<<", ">>"):
+        if op in "&|^":
             if xt.kind == "f" or yt.kind == "f":
                 raise Unsupported(f"{op} on {xt} and {yt}")
-            r = _B if xt == yt == _B and op not in ("<<", ">>") else arith_type(xt, yt)
+            r = _B if xt == yt == _B else arith_type(xt, yt)
         elif op == "/":
             r = arith_type(xt, yt) if (xt.kind == "f" or yt.kind == "f") else _F64
         else:
@@ -256,10 +249,6 @@ class _Translator:
             return b.or_(xv, yv), r
         if op == "^":
             return b.xor(xv, yv), r
-        if op == "<<":  # (vmath's shifts are by 1 to 52 bits, defined in LLVM as in Numba)
-            return b.shl(xv, yv), r
-        if op == ">>":
-            return (b.lshr(xv, yv) if r.kind == "u" else b.ashr(xv, yv)), r
         if r.kind == "f":
             if op in "+-*/":
                 return {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv}[op](xv, yv), r
@@ -329,7 +318,7 @@ class _Translator:
                 return env[node.id]
             raise Unsupported(f"name {node.id}")
         if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id in ("math", "np") and node.attr in ("inf", "nan", "pi", "e"):
+            if isinstance(node.value, ast.Name) and node.value.id == "math" and node.attr in ("inf", "nan", "pi", "e"):
                 return self.const(float(getattr(np, node.attr)), _F64)
             raise Unsupported(ast.unparse(node))
         if isinstance(node, ast.UnaryOp):
@@ -349,8 +338,7 @@ class _Translator:
             return self.b.not_(v), r  # ~
         if isinstance(node, ast.BinOp):
             op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-                  ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-                  ast.LShift: "<<", ast.RShift: ">>"}.get(type(node.op))
+                  ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}.get(type(node.op))
             if op is None:
                 raise Unsupported(ast.unparse(node))
             return self.binop(op, self.expr(node.left, env), self.expr(node.right, env))
@@ -409,13 +397,6 @@ class _Translator:
                 return self.cast(v, t, _I64), _I64
         if isinstance(f, ast.Name) and f.id in scalar_lib.HELPERS:
             return self.helper(f.id, args)
-        if isinstance(f, ast.Name) and f.id in _VMATH_FUNCS:
-            return self.vmath(f.id, args)
-        if isinstance(f, ast.Name) and f.id in ("_f2i", "_i2f") and len(args) == 1:
-            # vmath's bit casts (Numba intrinsics in kernels.py's generated module)
-            (v, t), = args
-            src, dst = (_F64, _I64) if f.id == "_f2i" else (_I64, _F64)
-            return self.b.bitcast(self.cast(v, t, src), self.lltype(dst)), dst
         raise Unsupported(ast.unparse(node))
 
     def math(self, name: str, args: list):
@@ -472,38 +453,6 @@ class _Translator:
         for live, (v, t) in reversed(rets[:-1]):
             out = self.b.select(live, self.cast(v, t, r), out)
         return out, r
-
-    def vmath(self, name: str, args: list):
-        """vmath's function `name` inlined on `args`: its straight-line Python source
-        (assignments, tuple unpacking, one return of a value or a tuple) translated with
-        Numba's types, as kernels.py's generated module compiles it. Returns (value, dtype), or
-        a list of them (a function returning a tuple)."""
-        fn = _VMATH_AST.get(name)
-        if fn is None:
-            fn = _VMATH_AST[name] = ast.parse(textwrap.dedent(vmath.numba_source(name))).body[0]
-        params = [a.arg for a in fn.args.args]
-        if len(params) != len(args):
-            raise Unsupported(f"{name} called with {len(args)} arguments")
-        env = {k: self.const(v, _F64) for k, v in vmath.CONSTANTS.items()}
-        env.update(zip(params, args))
-        for s in fn.body:
-            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
-                continue  # the docstring
-            if isinstance(s, ast.Return) and s.value is not None:
-                if isinstance(s.value, ast.Tuple):
-                    return [self.expr(e, env) for e in s.value.elts]
-                return self.expr(s.value, env)
-            if isinstance(s, ast.Assign) and len(s.targets) == 1:
-                target, value = s.targets[0], self.expr(s.value, env)
-                if isinstance(target, ast.Name) and not isinstance(value, list):
-                    env[target.id] = value
-                    continue
-                if (isinstance(target, ast.Tuple) and isinstance(value, list) and len(value) == len(target.elts)
-                        and all(isinstance(e, ast.Name) for e in target.elts)):
-                    env.update((e.id, v) for e, v in zip(target.elts, value))
-                    continue
-            raise Unsupported(f"{name}: {ast.unparse(s)}")
-        raise Unsupported(f"{name} does not end with a return")
 
     def block(self, stmts: list, env: dict, live, rets: list):
         """Run `stmts` where `live` (an i1, None for always) says this path is taken and no
@@ -567,9 +516,6 @@ _NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_una
                    "fg_rint": _float_unary("llvm.rint"), "fg_cbrt": _float_unary(None, "cbrt"),
                    "fg_fmod": _fmod}
 _HELPER_AST: dict = {}
-# vmath's functions (the public ones and the private ones they call), translated from source
-_VMATH_FUNCS = frozenset(vmath.needed([*vmath.VECTOR.values(), *vmath.VECTOR32.values()]))
-_VMATH_AST: dict = {}
 
 
 def _helper_ast(name: str):
@@ -586,10 +532,10 @@ _SOURCE_HASH: list = []
 
 def _version() -> str:
     """A hash of what a kernel's IR depends on besides its expressions: this translator's
-    source, scalar_lib's and vmath's (a changed translator never loads an old kernel's object code)."""
+    source and scalar_lib's (a changed translator never loads an old kernel's object code)."""
     if not _SOURCE_HASH:
         h = hashlib.sha256()
-        for path in (Path(__file__), Path(scalar_lib.__file__), Path(vmath.__file__)):
+        for path in (Path(__file__), Path(scalar_lib.__file__)):
             h.update(path.read_bytes())
         _SOURCE_HASH.append(h.hexdigest()[:16])
     return _SOURCE_HASH[0]
@@ -615,27 +561,19 @@ class LLVMKernel:
         return self._text
 
 
-def kernel_name(inputs, pre, exprs, outputs, checked=(), plain=None) -> str:
+def kernel_name(inputs, pre, exprs, outputs) -> str:
     """The name (and cache key) of the kernel these arguments of `build_kernel` describe."""
     key = repr((_version(), OPT, LANES, [(k, n, str(d)) for k, n, d in inputs], pre, exprs,
-                [(n, str(d)) for n, d in outputs]) + ((list(checked), plain) if checked else ()))
+                [(n, str(d)) for n, d in outputs]))
     return "k_" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
-def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=(),
-                 plain: list | None = None) -> LLVMKernel:
+def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKernel:
     """The IR of a kernel: `inputs` [(kind "array" | "scalar", local name, dtype)] in
     parameter order (arrays as array objects, scalars as C values), then one array-object
     parameter per output; `pre` [(local, expression)] computed once; `exprs` the loop body's
-    expressions (local t<k> is exprs[k]), which may call vmath's functions; `outputs`
-    [(local, dtype)] stored per element. `checked`: the locals that vmath's sines and cosines
-    in `exprs` take, which must not exceed TRIG_MAX in magnitude; where one does, the kernel
-    computes every output again from `plain` (the same expressions with the C library's
-    functions), as kernels.py's Numba kernel does. Raises Unsupported for what it cannot
-    translate."""
-    if checked and plain is None:
-        raise FgradValueError("build_kernel: `checked` sines and cosines need the `plain` expressions "
-                         "to recompute with where an argument is out of vmath's range")
+    expressions (local t<k> is exprs[k]); `outputs` [(local, dtype)] stored per element.
+    Raises Unsupported for what it cannot translate."""
     ir = _ir()
     for _, _, d in inputs:
         if d not in _DTYPES:
@@ -643,7 +581,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
     for _, d in outputs:
         if d not in _DTYPES:
             raise Unsupported(f"dtype {d}")
-    name = kernel_name(inputs, pre, exprs, outputs, checked, plain)
+    name = kernel_name(inputs, pre, exprs, outputs)
     module = ir.Module(name=name)
     i8p, i64, i32 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(32)
     b = ir.IRBuilder()
@@ -697,67 +635,31 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, checked=()
     b.position_at_end(head)
     last = b.sub(n, ir.Constant(i64, 1))
     b.cbranch(b.icmp_signed(">", n, ir.Constant(i64, 0)), body, done)
-    base = dict(env)
-
-    def loop(block, then, exprs, checked=(), entered=None):
-        """The loop over the elements in `block`, computing `exprs`, branching to `then` at
-        its end; with `checked`, also whether any of those locals exceeds TRIG_MAX in
-        magnitude (an i1 computed in `then`, where the builder is left). `entered`: the
-        block that branches to it first (`head` by default)."""
-        # LANES elements at a time, as vectors: their dependency chains then overlap in the
-        # CPU, which one element's chain cannot. The last block's lanes past the end repeat
-        # the last element (loaded before any store, stored with its own value).
-        b.position_at_end(block)
-        env = dict(base)
-        env["TRIG_MAX"] = tr.const(vmath.TRIG_MAX, _F64)
-        i = b.phi(i64)
-        i.add_incoming(ir.Constant(i64, 0), entered or head)
-        bad = None
-        if checked:
-            bad = b.phi(tr.lltype(_B))
-            bad.add_incoming(ir.Constant(tr.lltype(_B), 0), entered or head)
-        idx = []
-        for k in range(LANES):
-            j = b.add(i, ir.Constant(i64, k))
-            idx.append(b.select(b.icmp_signed("<", j, n), j, last))
-        for local, ptr, d in arrays:
-            v = lanes([b.load(b.gep(ptr, [j])) for j in idx], np.dtype(np.uint8) if d == _B else d)
-            env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
-        for k, text in enumerate(exprs):
-            env[f"t{k}"] = tr.expr(_parse(text), env)
-        now_bad = bad
-        for a in checked:  # as the Numba kernel counts them: abs(a) > TRIG_MAX (NaN is not)
-            v, _ = tr.expr(_parse(f"abs({a}) > TRIG_MAX"), env)
-            now_bad = b.or_(now_bad, v)
-        for ptr, (local, d) in zip(outs, outputs):
-            v, t = env[local] if local in env else tr.expr(_parse(local), env)
-            v = tr.cast(v, t, d)
-            if d == _B:
-                v = b.zext(v, tr.lltype(np.dtype(np.uint8)))
-            for k, j in enumerate(idx):
-                b.store(b.extract_element(v, ir.Constant(i32, k)), b.gep(ptr, [j]))
-        i_next = b.add(i, ir.Constant(i64, LANES))
-        i.add_incoming(i_next, b.block)
-        if checked:
-            bad.add_incoming(now_bad, b.block)
-        b.cbranch(b.icmp_signed("<", i_next, n), block, then)
-        if not checked:
-            return None
-        b.position_at_end(then)  # (reached from the loop's end only)
-        any_bad = b.extract_element(now_bad, ir.Constant(i32, 0))
-        for k in range(1, LANES):
-            any_bad = b.or_(any_bad, b.extract_element(now_bad, ir.Constant(i32, k)))
-        return any_bad
-
-    if checked:
-        # vmath's sines and cosines, and whether any argument was beyond TRIG_MAX; where one
-        # was, every output again with the C library (`plain`), as kernels.py's Numba kernel
-        again, retry = fn.append_basic_block("again"), fn.append_basic_block("retry")
-        any_bad = loop(body, again, exprs, checked)
-        b.cbranch(any_bad, retry, done)
-        loop(retry, done, plain, entered=again)
-    else:
-        loop(body, done, exprs)
+    # LANES elements at a time, as vectors: their dependency chains (library calls, mostly)
+    # then overlap in the CPU, which one element's chain cannot. The last block's lanes past
+    # the end repeat the last element (loaded before any store, stored with its own value).
+    b.position_at_end(body)
+    i = b.phi(i64)
+    i.add_incoming(ir.Constant(i64, 0), head)
+    idx = []
+    for k in range(LANES):
+        j = b.add(i, ir.Constant(i64, k))
+        idx.append(b.select(b.icmp_signed("<", j, n), j, last))
+    for local, ptr, d in arrays:
+        v = lanes([b.load(b.gep(ptr, [j])) for j in idx], np.dtype(np.uint8) if d == _B else d)
+        env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
+    for k, text in enumerate(exprs):
+        env[f"t{k}"] = tr.expr(_parse(text), env)
+    for ptr, (local, d) in zip(outs, outputs):
+        v, t = env[local] if local in env else tr.expr(_parse(local), env)
+        v = tr.cast(v, t, d)
+        if d == _B:
+            v = b.zext(v, tr.lltype(np.dtype(np.uint8)))
+        for k, j in enumerate(idx):
+            b.store(b.extract_element(v, ir.Constant(i32, k)), b.gep(ptr, [j]))
+    i_next = b.add(i, ir.Constant(i64, LANES))
+    i.add_incoming(i_next, body)
+    b.cbranch(b.icmp_signed("<", i_next, n), body, done)
     b.position_at_end(done)
     b.ret_void()
     return LLVMKernel(name, str(module))

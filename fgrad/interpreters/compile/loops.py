@@ -227,16 +227,12 @@ class _Emitter:
             else:
                 names[id(a)] = self._name("x")
                 body.append(f"    {names[id(a)]} = {r.text if r.kind == 'o' else f'{r.text}[_e]'}")
-        # the float32 locals: vmath's float32 versions take them (as in kernels.py)
-        single = {names[id(a)] for a in inputs if a.aval.dtype == np.float32}
         for e in eqns:
             t = names[id(e.outvars[0])] = self._name("t")
-            if e.outvars[0].aval.dtype == np.float32:
-                single.add(t)
             expr = self.lower(e, lambda a: self.ref(a).text if isinstance(a, Literal) else names[id(a)])
             # vmath's exp, log, tanh and logistic (not sine and cosine, whose arguments a loop
             # does not check): the C library's take 5-25 ns an element, one at a time
-            body.append(f"    {t} = {vectorised([expr], trig=False, float32=single)[0][0]}")
+            body.append(f"    {t} = {vectorised([expr], trig=False)[0][0]}")
         for v in outputs:
             b = self.buffer(v.aval)
             body.append(f"    {b}[_e] = {names[id(v)]}")

@@ -4,8 +4,7 @@ values by selects), so that LLVM's loop vectorizer turns a kernel's loop over th
 code. Numba's own `math.exp` etc. call the C library one element at a time (tanh about
 15 ns), which is slower than NumPy's SIMD loops; these take about 1 ns an element.
 
-llvm_kernels.py translates them from this source into each kernel's IR; Numba's kernels
-import them from one generated module (kernels.py, made from `numba_source`,
+Kernels import them from one generated module (kernels.py, made from `numba_source`,
 compiled once and cached by Numba, force-inlined into each kernel), with `_f2i`/`_i2f`
 (a float64's bits as an int64 and back) defined as Numba intrinsics; here they are plain
 Python, so the functions also run, slowly, outside Numba (tests/interpreters/compile/test_lowerings.py
@@ -41,11 +40,9 @@ import struct
 import numpy as np
 
 # Kernels over at least this many elements compute with these functions (LLVM vectorises
-# them), smaller ones with the C library's (whose calls make a smaller kernel, quicker to
-# compile). 512 puts arrays of a thousand elements on the vector path; llvm_kernels.py
-# builds such kernels too, so a cold process needs no Numba for them. A function of the shape only: what a program computes never depends on measured
-# speed (scalar.MATH).
-LARGE = 512
+# them), smaller ones with the C library's (which compiles faster). A function of the shape
+# only: what a program computes never depends on measured speed (scalar.MATH).
+LARGE = 1024
 # Arguments of sin and cos up to this size are reduced exactly enough by the three-part
 # reduction (n * _PIO2_1 is exact while n < 2^20); larger ones go to the C library.
 TRIG_MAX = 1.0e6

@@ -1,5 +1,4 @@
-"""Numba's fused kernels (the fallback of llvm_kernels.py's, and FGRAD_KERNELS=numba's) over
-vmath.LARGE elements or more are vectorised by LLVM whatever their number
+"""Fused kernels over vmath.LARGE elements or more are vectorised by LLVM whatever their number
 of inputs and outputs (kernels.py's alias scopes), several vectors per iteration
 (kernels.INTERLEAVE), and an output written in place of a dying input reads that input through
 its own pointer (program.py's reuse), so that kernel is vectorised too."""
@@ -13,7 +12,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.interpreters.compile import kernels, llvm_kernels
+from fgrad.interpreters.compile import kernels
 from fgrad.interpreters.compile.vmath import LARGE
 
 pytest.importorskip("numba")
@@ -31,9 +30,7 @@ def _kernel_ir(jitted, *args) -> tuple[str, str]:
 
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
-    """An empty kernel cache, so that Numba compiles in this process (its IR is readable), and
-    the Numba backend (llvm_kernels.py would build these kernels otherwise)."""
-    monkeypatch.setattr(llvm_kernels, "BACKEND", "numba")
+    """An empty kernel cache, so that Numba compiles in this process (its IR is readable)."""
     monkeypatch.setenv("FGRAD_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(kernels, "_LOADED", {})
 
