@@ -33,6 +33,7 @@ from ._ops_index import _REDUCE_UPDATES, _along
 from ._ops_math import nan_to_num, on_copy
 from ._ops_shape import matmul as _matmul
 from ._policy import TORCH as P
+from ._scalar_ops import div_scalar, mul_scalar
 from .tensor import Tensor, _dim, _writable, check_inplace, commit_inplace
 
 _I64 = np.dtype(np.int64)
@@ -591,13 +592,6 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     return _histogram_t(C.tensor(hist.astype(dt)), C.tensor(edges.astype(dt)))
 
 
-def _by_scalar(name: str, fnp_fn, x: Tensor, c: Any) -> Tensor:
-    """`fnp_fn(x, c)` for a Python number `c`, the Scalar overload PyTorch's C++ composites
-    call (`x * 0.5` there): its node (MulBackward1, DivBackward1) has `x` as its only input,
-    where the Python operator's (MulBackward0) lists the number as a second one."""
-    return call(name, lambda v: fnp_fn(v, c, policy=P), (x,))
-
-
 def _weights_check(kind: str, w: Any, n: int, integral: bool) -> Tensor:
     """cov's fweights/aweights, checked as PyTorch checks them (at most 1-D, one per observation,
     integral or floating, none negative)."""
@@ -664,7 +658,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, a
             raise FgradRuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = (obs * w).sum(1) / w_sum
         if aweights is not None and correction != 0:
-            norm = w_sum - _by_scalar("MulBackward1", fnp.multiply, (w * aweights).sum(), correction) / w_sum
+            norm = w_sum - mul_scalar((w * aweights).sum(), correction) / w_sum
         else:
             norm = w_sum - correction
         if norm._value.dtype.kind not in "fc":
@@ -758,10 +752,10 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -
         return C.zeros(shape, dtype=yy.dtype, device=yy.device)
     if isinstance(x, Tensor):
         pairs = (_sliced(yy, d, 1, None) + _sliced(yy, d, None, -1)) * _spacing("trapezoid", yy, x, d)
-        return _by_scalar("DivBackward1", fnp.true_divide, pairs.sum(d), 2.0)
+        return div_scalar(pairs.sum(d), 2.0)
     step = 1.0 if dx is None and x is None else (x if dx is None else dx)
-    ends = _by_scalar("MulBackward1", fnp.multiply, yy.select(d, 0) + yy.select(d, -1), 0.5)
-    return _by_scalar("MulBackward1", fnp.multiply, yy.sum(d) - ends, step)
+    ends = mul_scalar(yy.select(d, 0) + yy.select(d, -1), 0.5)
+    return mul_scalar(yy.sum(d) - ends, step)
 
 
 def trapz(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
@@ -795,10 +789,9 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, d
     yy, d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
     pairs = _sliced(yy, d, None, -1) + _sliced(yy, d, 1, None)
     if isinstance(x, Tensor):
-        return _by_scalar("DivBackward1", fnp.true_divide,
-                          (pairs * _spacing("cumulative_trapezoid", yy, x, d)).cumsum(d), 2.0)
+        return div_scalar((pairs * _spacing("cumulative_trapezoid", yy, x, d)).cumsum(d), 2.0)
     step = 1.0 if dx is None and x is None else (x if dx is None else dx)
-    return _by_scalar("MulBackward1", fnp.multiply, pairs, step / 2.0).cumsum(d)
+    return mul_scalar(pairs, step / 2.0).cumsum(d)
 
 
 def frobenius_norm(input: Tensor, dim: int = (), keepdim: bool = False):

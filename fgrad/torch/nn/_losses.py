@@ -18,11 +18,9 @@ from ...api import stop_gradient
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...extend import nn as nnops
 from ._activations import logsigmoid
+from .._tensor._scalar_ops import add_scalar, scalar_sub, sub_scalar
 from ._util import (
-    add_scalar,
     aten_norm,
-    scalar_sub,
-    sub_scalar,
     arr,
     concrete_or_none,
     dtype,

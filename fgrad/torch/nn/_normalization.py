@@ -16,8 +16,8 @@ from .._tensor.tensor import Tensor, wrap
 from ._pool3d import avg_pool3d
 from ._pool_functional import avg_pool2d
 from ._spatial import pad
+from .._tensor._scalar_ops import add_scalar
 from ._util import (
-    add_scalar,
     arr,
     concrete_or_none,
     dtype,

@@ -22,13 +22,11 @@ from ...extend.nn import nll as _nll
 from ...extend.lax import reshape, transpose
 from .._tensor._boundary import call, replayable
 from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class, wrap
+from .._tensor._scalar_ops import add_scalar, div_scalar, mul_scalar
 from ._util import (
-    add_scalar,
     arr,
-    div_scalar,
     dtype,
     float_input,
-    mul_scalar,
     on_tensors,
     reduce_loss,
     reduction_mode,
