@@ -69,7 +69,13 @@ def test_decorator_and_disabled_and_refusals():
         return x + 1
     with fprof.profile() as p:
         f(ft.ones(2))
-    assert [e.key for e in p.key_averages()] == ["aten::add", "f"]
+    # events in order of their starts, an enclosing range first (PyTorch's order)
+    assert [e.key for e in p.key_averages()] == ["f", "aten::add"]
+    tf = torch.autograd.profiler.record_function("f")(lambda x: x + x)
+    tx = torch.ones(2)
+    with torch.autograd.profiler.profile() as tp:
+        tf(tx)
+    assert [e.key for e in tp.key_averages()] == ["f", "aten::add"]
     with fprof.profile(enabled=False) as q:
         ft.ones(2) + 1
     assert len(q.events()) == 0

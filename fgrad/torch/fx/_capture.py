@@ -13,6 +13,8 @@ import importlib
 import inspect
 import types
 
+from .. import ops as _ops
+
 # the namespaces a traced program reaches torch functions through, as torch.fx prints them
 _NAMESPACES = (
     ("torch.nn.functional", "fgrad.torch.nn.functional"),
@@ -189,10 +191,27 @@ def stand_ins() -> dict[int, "_Capturing"]:
 
 
 def path_of(target) -> str | None:
-    """The dotted name a torch namespace function is printed under (`torch.relu`), or None."""
+    """The dotted name a torch namespace function is printed under (`torch.relu`,
+    `torch.ops.aten.add.Tensor`), or None."""
+    if isinstance(target, (_ops.OpOverload, _ops.OpOverloadPacket)):
+        return f"torch.ops.{target}"
     if _entries is None:
         _build()
     return _paths.get(id(target))
+
+
+def _record_op(op, args: tuple, kwargs: dict):
+    """torch.ops' hook: a call_function node for an op called with a Proxy among its arguments
+    (PyTorch's ops find the Proxy through __torch_function__), else NotImplemented."""
+    if not _holders:
+        return NotImplemented
+    p = _proxy_in(args, kwargs)
+    if p is None:
+        return NotImplemented
+    return p.tracer.create_proxy("call_function", op, args, kwargs)
+
+
+_ops.set_proxy_hook(_record_op)
 
 
 def acquire() -> None:

@@ -119,6 +119,8 @@ class Graph:
         if callable(target) and not isinstance(target, str):
             from . import _capture  # (imported on use: a cycle within fgrad.torch)
             path = _capture.path_of(target)  # (torch's name: fgrad's arctan is atan's code)
+            if path is not None and path.startswith("torch.ops."):
+                path = None  # (an op is named by op and overload: aten.add.Tensor -> add_tensor)
             name = path.rsplit(".", 1)[1] if path else (getattr(target, "__name__", None)
                                                          or type(target).__name__)
         else:
