@@ -78,9 +78,8 @@ autograd.profiler = profiler
 _sys.modules.setdefault(__name__ + ".autograd.profiler", profiler)
 # torch.cpu (the CPU's device module) and the device-generic Stream and Event, on the CPU
 from . import cpu  # noqa: E402,F401
-# torch.ops.aten.<op>.<overload>: aten op names for selective checkpoint policies
-from .utils._selective_checkpoint import ops  # noqa: E402,F401
-_sys.modules.setdefault(__name__ + ".ops", ops)
+# torch.ops.aten.<op>.<overload> and torch.ops.profiler: PyTorch's op registry by name
+from . import ops  # noqa: E402,F401
 from .cpu import Event, Stream  # noqa: E402,F401
 from ._throughput import BenchmarkConfig, BenchmarkExecutionStats, ThroughputBenchmark  # noqa: E402,F401
 from ._future import Future  # noqa: E402,F401
