@@ -74,3 +74,41 @@ def test_invert_example_graphs_equal_and_values_close(fx_folder):
             nums = [[float(v) for v in re.findall(r"-?\d+\.\d*", s)] for s in (a, b)]
             assert a.startswith("tensor(") and len(nums[0]) == len(nums[1])
             assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(*nums))
+
+
+# aten ops that torch's CPU kernels of other ops call: torch's relu kernel is a clamp_min, so its
+# profile shows an aten::clamp_min row inside aten::relu; fgrad's relu is one primitive, timed
+# as one op
+_KERNEL_CALLS = {"aten::clamp_min"}
+
+
+def _profiler_tables(text: str) -> list[dict]:
+    """The profiler tables a script printed: header cells and (name, # of calls) rows."""
+    tables, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("Name") and "Self CPU %" in line:
+            rows, j = [], i + 2
+            while not lines[j].startswith("---"):
+                cells = lines[j].split()
+                rows.append((cells[0], int(cells[-1]), cells[3]))
+                j += 1
+            tables.append({"header": line.split(), "rows": rows, "total": lines[j + 1].split(":")[0]})
+    return tables
+
+
+def test_profiling_tracer_example_prints_torchs_tables(fx_folder):
+    # The script times a record_function block three ways (eager, plain symbolic_trace, a Tracer
+    # that records torch.ops.profiler enter/exit calls); each table must have torch's rows in
+    # torch's order and counts (the timings differ run to run), less the rows of ops torch's
+    # kernels call inside others.
+    ref, got = _run("torch", fx_folder / "profiling_tracer.py"), _run("fgrad", fx_folder / "profiling_tracer.py")
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    assert got.returncode == 0, got.stderr[-2000:]
+    r, g = _profiler_tables(ref.stdout), _profiler_tables(got.stdout)
+    assert len(r) == len(g) == 3
+    for a, b in zip(g, r):
+        assert a["header"] == b["header"] and a["total"] == b["total"] == "Self CPU time total"
+        assert [row[:2] for row in a["rows"]] == [row[:2] for row in b["rows"] if row[0] not in _KERNEL_CALLS]
+        assert a["rows"][0][2] == b["rows"][0][2] == "100.00%"  # the first row encloses the rest
+    assert [row[0] for row in g[2]["rows"]] == ["foo", "aten::empty", "aten::relu"]
+
