@@ -35,6 +35,11 @@ from ._index_tricks import c_, r_, _ndmin  # noqa: F401
 from ._util import as_value as _as_value, cast as _cast, dtype_arg as _dtype_arg, fresh as _fresh, int_arg as _int_arg
 import sys as _sys
 
+import numpy as _np
+
+from ..core.trace import aliases as _aliases
+from ._layout import laid_out as _laid_out, order_arg as _order_arg, plain as _plain
+
 from ..core.array_methods import array_api as _array_api
 from ._array import Array, as_array as _as_array  # noqa: F401
 from ._array import AnyArray as ndarray  # noqa: F401 (JAX's jnp.ndarray: isinstance of any fgrad array)
@@ -55,18 +60,23 @@ def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = Non
     Python numbers and nested lists become NumPy arrays, and nested lists or tuples holding
     traced values are stacked into one traced array (np.array's shape and dtype rules);
     cast to `dtype` when given. With copy=True the result is always a new array; otherwise
-    `a` itself where it already is one of that dtype (NumPy's asarray). `order` is accepted
-    for NumPy's signature."""
-    v = _as_value(a, "asarray")
-    out = _as_array(v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray")))
+    `a` itself where it already is one of that dtype (NumPy's asarray). `order` ('C', 'F',
+    'A', 'K'; None is 'K') lays concrete arrays out as NumPy does; an ndarray subclass
+    (np.matrix, a masked array) becomes a plain array of its data, as in NumPy."""
+    order = _order_arg(order, "asarray")
+    v = _plain(_as_value(a, "asarray"))
+    out = v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray"))
+    if isinstance(out, _np.ndarray):
+        return _as_array(_laid_out(out, order, bool(copy) and _aliases(out, (a,))))
+    out = _as_array(out)
     return _fresh(out, a) if copy else out
 
 
 def array(object: _Any, dtype: _Any = None, *, copy: _Any = True, order: _Any = "K", ndmin: int = 0) -> _Any:
-    """asarray(object, dtype) with at least `ndmin` dimensions (leading axes of size 1), as
-    np.array: lists of traced values become one traced array; a new array unless copy=False
-    (or None) and `object` already is an array of that dtype."""
-    v = asarray(object, dtype, copy=copy)
+    """asarray(object, dtype, order) with at least `ndmin` dimensions (leading axes of size 1),
+    as np.array: lists of traced values become one traced array; a new array unless copy=False
+    (or None) and `object` already is an array of that dtype and layout."""
+    v = asarray(object, dtype, order, copy=copy)
     if ndmin:
         v = _ndmin(v, _int_arg(ndmin, "array", "ndmin"))
     return v

@@ -16,11 +16,13 @@ from ..ops import float_parts as fp
 from ..ops import shape as sh
 from ..ops.convolve import conv_full
 from ..ops.special_bessel import i0 as _i0
+from ._array import Array
 from ._averages import average
 from ._complex import conj, real
 from ._creation import linspace
 from ._elementwise import clip, power, sqrt, true_divide
 from ._index import diagonal
+from ._layout import order_arg
 from ._linalg import dot
 from ._math_extra import trunc
 from ._policy import NUMPY
@@ -220,10 +222,23 @@ def modf(x: Any) -> tuple:
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
-    """A new array with the values of `a` (NumPy's copy; a traced value, immutable, as is)."""
-    v = as_value(a, "copy")
-    return fresh(v, v)
+    """A new array with the values of `a`, NumPy's copy (a traced value, immutable, as is).
 
+    Args:
+        a: an array-like.
+        order: the memory layout of the copy: 'C', 'F', 'A' (Fortran order if `a` is
+            Fortran-contiguous, C order otherwise) or 'K' (a's own stride order).
+        subok: keep an ndarray subclass (np.matrix, ...) instead of giving a plain array of
+            its data; fgrad.numpy's own arrays stay fgrad arrays either way.
+
+    Returns:
+        An array that shares no memory with `a`.
+    """
+    v = as_value(a, "copy")
+    order = order_arg(order, "copy")
+    if isinstance(v, (np.ndarray, np.generic)):
+        return np.array(v, order=order, copy=True, subok=bool(subok) or type(v) is Array)
+    return fresh(v, v)
 
 
 __all__ = ["convolve", "correlate", "polyval", "vander", "cov", "corrcoef", "logspace", "geomspace", "i0", "modf",
