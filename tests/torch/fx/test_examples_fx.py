@@ -112,3 +112,48 @@ def test_profiling_tracer_example_prints_torchs_tables(fx_folder):
         assert a["rows"][0][2] == b["rows"][0][2] == "100.00%"  # the first row encloses the rest
     assert [row[0] for row in g[2]["rows"]] == ["foo", "aten::empty", "aten::relu"]
 
+
+# module_tracer.py traces torchvision's resnet18, and torchvision is not installed here (fgrad
+# has no torchvision of its own): its ModulePathTracer runs instead on a ResNet-shaped model
+# written here (blocks with a downsample branch, a residual add, a pooled head).
+_RESNET_SHAPED = """
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = torch.nn.Conv2d(4, 4, 3, padding=1), torch.nn.BatchNorm2d(4)
+        self.relu = torch.nn.ReLU()
+        self.downsample = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 1), torch.nn.BatchNorm2d(4))
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(out + self.downsample(x))
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = torch.nn.Sequential(Block(), Block())
+        self.avgpool, self.fc = torch.nn.AdaptiveAvgPool2d(1), torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.avgpool(self.layer1(x)), 1))
+
+
+tracer = ModulePathTracer()
+traced = tracer.trace(Net())
+for node in traced.nodes:
+    print('Node', node, 'is from module', tracer.node_to_originating_module.get(node))
+"""
+
+
+def test_module_tracer_example_without_torchvision(fx_folder):
+    source = (fx_folder / "module_tracer.py").read_text()
+    head, sep, _ = source.partition("# Testing: let's see how this works on a torchvision ResNet18 model")
+    assert sep and "import torchvision" in source
+    script = fx_folder / "module_tracer_resnet_shaped.py"
+    script.write_text(head + _RESNET_SHAPED)
+    ref, got = _run("torch", script), _run("fgrad", script)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert _lines(got.stdout) == _lines(ref.stdout) and "Node add_1 is from module layer1.1" in got.stdout
+
