@@ -153,11 +153,16 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1, *, policy=NU
     nd = len(shape_of(y))
     ax = normalize_axis(axis, nd, "trapezoid", policy=policy)
     n = shape_of(y)[ax]
+    if x is not None:
+        given, x = x, as_value(x, "trapezoid's x")
+        if not shape_of(x):  # (NumPy's diff refuses it: a number is no spacing in the x place)
+            raise FgradValueError(f"trapezoid: x must be the sample points, at least 1-D (diff requires input that "
+                                  f"is at least one dimensional), got the 0-d value {given!r:.40}; pass a constant "
+                                  f"spacing as dx={given!r:.40}")
     if x is None or n < 2:
         # a Python number stays weak (float32 samples integrate in float32, as in NumPy)
         d = (dx if isinstance(dx, (int, float)) else as_value(dx, "trapezoid's dx")) if x is None else 1.0
     else:
-        x = as_value(x, "trapezoid's x")
         if len(shape_of(x)) == 1:
             d = _along(subtract(_part(x, 0, 1, n), _part(x, 0, 0, n - 1)), ax, nd)
         else:

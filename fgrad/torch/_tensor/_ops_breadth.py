@@ -699,13 +699,25 @@ def corrcoef(input: Tensor):
     return c if c._value.dtype.kind == "c" else O.clamp(c, -1, 1)
 
 
+def _trapezoid_kinds(name: str, x: Any, dx: Any) -> None:
+    """PyTorch's two overloads, (y, x: Tensor) and (y, *, dx: Number): a number, list or
+    array as x, or x together with dx, matches neither (its TypeError)."""
+    if x is not None and not isinstance(x, Tensor):
+        raise FgradTypeError(f"{name}() received an invalid combination of arguments - got x of type "
+                             f"{type(x).__name__} ({x!r:.40}), but expected (Tensor y, Tensor x, *, int dim) or "
+                             f"(Tensor y, *, Number dx, int dim): give sample points as a Tensor, or a constant "
+                             f"spacing as the keyword dx={x!r:.40}")
+    if x is not None and dx is not None:
+        raise FgradTypeError(f"{name}() received an invalid combination of arguments - got both x and dx={dx!r}: "
+                             "pass either the sample points x or the spacing dx, not both")
+
+
 def _trapezoid_args(name, y, x, dx, dim):
+    _trapezoid_kinds(name, x, dx)
     yy = _input(name, y)
     nd = yy._value.ndim
     if nd == 0:
         raise FgradIndexError(f"{name}(): cannot integrate a 0-d tensor (it has no dimension {dim})")
-    if x is not None and dx is not None:
-        raise FgradRuntimeError(f"{name}(): pass either the points x or the spacing dx, not both")
     if yy._value.dtype.kind == "b" or (isinstance(x, Tensor) and x._value.dtype.kind == "b"):
         raise FgradRuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
     return yy, _dim(dim, nd)
@@ -753,7 +765,7 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -
     if isinstance(x, Tensor):
         pairs = (_sliced(yy, d, 1, None) + _sliced(yy, d, None, -1)) * _spacing("trapezoid", yy, x, d)
         return div_scalar(pairs.sum(d), 2.0)
-    step = 1.0 if dx is None and x is None else (x if dx is None else dx)
+    step = 1.0 if dx is None else dx
     ends = mul_scalar(yy.select(d, 0) + yy.select(d, -1), 0.5)
     return mul_scalar(yy.sum(d) - ends, step)
 
@@ -770,6 +782,7 @@ def trapz(y: Tensor, x: Any = None, *, dx: float | None = None, dim: int = -1):
     Returns:
         A Tensor without dim.
     """
+    _trapezoid_kinds("trapz", x, dx)
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
@@ -790,7 +803,7 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: float | None = None, d
     pairs = _sliced(yy, d, None, -1) + _sliced(yy, d, 1, None)
     if isinstance(x, Tensor):
         return div_scalar((pairs * _spacing("cumulative_trapezoid", yy, x, d)).cumsum(d), 2.0)
-    step = 1.0 if dx is None and x is None else (x if dx is None else dx)
+    step = 1.0 if dx is None else dx
     return mul_scalar(pairs, step / 2.0).cumsum(d)
 
 
