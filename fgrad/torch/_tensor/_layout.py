@@ -96,6 +96,34 @@ def dense(v: np.ndarray) -> bool:
     return True
 
 
+PARTIAL_OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                           "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def partial_overlap(out, src) -> bool:
+    """PyTorch's get_overlap_status(out, src) == Partial: both dense (see `dense`) over
+    intersecting byte ranges that are not the same elements in the same layout (x[1:] and
+    x[:-1]; a tensor and its transpose). Where either is not dense PyTorch does not decide
+    ("too hard") and neither does this: False.
+
+    Args:
+        out: the written-to value (a NumPy array, or anything else: False).
+        src: the value read.
+
+    Returns:
+        True or False.
+    """
+    if type(out) is not np.ndarray or type(src) is not np.ndarray or out is src or not out.size or not src.size:
+        return False
+    if not (dense(out) and dense(src)):
+        return False
+    a0, b0 = out.__array_interface__["data"][0], src.__array_interface__["data"][0]
+    a1, b1 = a0 + out.nbytes, b0 + src.nbytes
+    if a0 == b0 and a1 == b1:
+        return out.strides != src.strides or out.itemsize != src.itemsize
+    return a0 < b1 and b0 < a1
+
+
 def _dense_strides(shape, strides) -> list:
     """PyTorch's infer_dense_strides: element strides of a dense layout that keeps the order of
     `strides` (fastest first; equal strides put the smaller dim first, zero strides stay put)."""

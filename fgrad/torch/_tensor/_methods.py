@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.errors import FgradTypeError
+from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
 from . import _dtypes as D
 from . import _ops as O
@@ -44,7 +44,7 @@ from . import _random
 from . import _tensor_api as A
 from . import creation
 from ._device import to_device
-from ._layout import strided
+from ._layout import PARTIAL_OVERLAP_MESSAGE, partial_overlap, strided
 from ._meta import MetaArray
 from ._ops_hash import hash_tensor
 from ._ops_math import nan_to_num
@@ -161,9 +161,14 @@ def fill_(self, value):
 
 
 def copy_(self, src, non_blocking: bool = False):
-    """Tensor.copy_(src): `src`'s values (broadcast, cast, moved to this device) written in place."""
+    """Tensor.copy_(src): `src`'s values (broadcast, cast, moved to this device) written in place.
+    As in PyTorch, a `src` that partly shares memory with self (x[1:].copy_(x[:-1])) is refused
+    and an expanded self too (in commit_inplace); where the layouts are too irregular for
+    PyTorch's check, the copy reads all of src before writing."""
     check_inplace(self)
     src = O._tensor(src)
+    if partial_overlap(self._value, src._value):
+        raise FgradRuntimeError(PARTIAL_OVERLAP_MESSAGE)
     if src.device != self.device:
         src = O.to(src, self.device)
     src = O._to_dtype(src, self._value.dtype)

@@ -1,0 +1,57 @@
+"""Tensor.copy_ where source and destination share memory, against torch 2.13 on the CPU:
+a partial overlap (x[1:].copy_(x[:-1]), a tensor and its transpose) and an expanded
+destination raise PyTorch's RuntimeError with its message; the same elements in the same
+layout, disjoint parts and copies from flips (new tensors in PyTorch) write as torch does."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fgrad.torch as ftorch
+
+torch = pytest.importorskip("torch")
+
+CASES = {
+    "shift_right": lambda T, x: x[1:].copy_(x[:-1]),
+    "shift_left": lambda T, x: x[:-1].copy_(x[1:]),
+    "0d_src_inside": lambda T, x: x.copy_(x[0]),
+    "0d_src_outside": lambda T, x: x[1:].copy_(x[0]),
+    "1_elem_src_inside": lambda T, x: x[:-1].copy_(x[3:4]),
+    "transpose": lambda T, x: x[:4].view(2, 2).copy_(x[:4].view(2, 2).t()),
+    "same_layout_view": lambda T, x: x.copy_(x.view(2, 3).reshape(6)),
+    "itself": lambda T, x: x.copy_(x),
+    "disjoint": lambda T, x: x[:3].copy_(x[3:]),
+    "flip": lambda T, x: x.copy_(x.flip(0)),
+    "expanded_view_src": lambda T, x: x[1:4].copy_(x[:3].unsqueeze(0).expand(2, 3)[0]),
+    "expanded_self": lambda T, x: T.zeros(1).expand(3).copy_(x[:3]),
+    "expanded_self_2d": lambda T, x: T.zeros(2).expand(3, 2).copy_(T.ones(3, 2)),
+    "interleaved": lambda T, x: x[::2].copy_(x[1::2]),
+}
+
+
+def _run(T, case):
+    x = T.arange(6.0)
+    try:
+        CASES[case](T, x)
+    except RuntimeError as e:
+        return "error", str(e).splitlines()[0]
+    return "ok", x.numpy().tolist()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_copy_overlap_as_torch(case):
+    assert _run(ftorch, case) == _run(torch, case)
+
+
+def test_partial_overlap_refused_inside_a_graph_too():
+    for T in (torch, ftorch):
+        x = T.arange(5.0, requires_grad=True).clone()
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            x[1:].copy_(x[:-1])
+
+
+def test_overlap_too_irregular_to_check_reads_the_source_first():
+    # strided views (PyTorch does not check these and its result follows its loop order)
+    x = ftorch.arange(8.0)
+    x[2::2].copy_(x[:-2:2])
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 0, 3, 2, 5, 4, 7])
