@@ -9,9 +9,14 @@ CUDA activity (use_cuda=True, ProfilerActivity.CUDA) raises rather than returnin
 """
 from __future__ import annotations
 
+import bisect
 import enum
 import json
 import os
+import sys
+import types
+import warnings
+from collections import defaultdict
 import re
 import socket
 import time
@@ -27,7 +32,8 @@ from ._tensor.tensor import FORWARD_AD, _EMPTY
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "DeviceType", "schedule",
            "tensorboard_trace_handler", "supported_activities", "kineto_available", "EventList", "FunctionEvent",
-           "FunctionEventAvg"]
+           "FunctionEventAvg", "RecordScope", "ProfilerState", "EnforceUnique", "KinetoStepTracker", "MemRecordsAcc",
+           "emit_nvtx", "emit_itt", "itt"]
 
 
 class ProfilerActivity(enum.Enum):
@@ -577,3 +583,279 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         prof.export_chrome_trace(os.path.join(dir_name, f"{worker}.{int(time.time() * 1000)}.pt.trace.json"))
     return handler
+
+
+class RecordScope(enum.Enum):
+    """Where a recorded function comes from (PyTorch's members and values; fgrad's op events are
+    FUNCTION, record_function blocks USER_SCOPE)."""
+
+    FUNCTION = 0
+    BACKWARD_FUNCTION = 1
+    TORCHSCRIPT_FUNCTION = 2
+    KERNEL_FUNCTION_DTYPE = 3
+    CUSTOM_CLASS = 4
+    BUILD_FEATURE = 5
+    LITE_INTERPRETER = 6
+    USER_SCOPE = 7
+    STATIC_RUNTIME_OP = 8
+    STATIC_RUNTIME_MODEL = 9
+
+
+class ProfilerState(enum.Enum):
+    """The profiler backends PyTorch's autograd profiler names (its members and values; fgrad's
+    profile is CPU timing, emit_nvtx is NVTX)."""
+
+    Disabled = 0
+    CPU = 1
+    CUDA = 2
+    NVTX = 3
+    ITT = 4
+    PRIVATEUSE1 = 5
+    KINETO = 6
+    KINETO_GPU_FALLBACK = 7
+    KINETO_PRIVATEUSE1_FALLBACK = 8
+    KINETO_PRIVATEUSE1 = 9
+
+
+class EnforceUnique:
+    """Raises if a key is seen twice (a helper of trace parsers)."""
+
+    def __init__(self) -> None:
+        self.seen: set = set()
+
+    def see(self, *key: Any) -> None:
+        """Note `key`.
+
+        Args:
+            *key: the key's parts.
+
+        Returns:
+            None.
+
+        Raises:
+            RuntimeError: `key` was seen before.
+        """
+        if key in self.seen:
+            raise FgradRuntimeError("duplicate key: " + str(key))
+        self.seen.add(key)
+
+
+PROFILER_STEP_NAME = "ProfilerStep"
+
+
+class KinetoStepTracker:
+    """The global step count as the maximum of each requester's count ("ProfilerStep", an
+    optimizer's), so two requesters stepping together advance it once. PyTorch's profile only
+    counts its steps here for the Kineto daemon (KINETO_USE_DAEMON), which fgrad has not: its
+    profiles leave the count alone, as PyTorch's do without the daemon."""
+
+    _current_step = 0
+    _step_dict: dict = defaultdict(int)
+
+    @classmethod
+    def init_step_count(cls, requester: str) -> None:
+        """Start counting `requester` at the current global step.
+
+        Args:
+            requester: its name.
+
+        Returns:
+            None.
+        """
+        cls._step_dict[requester] = cls._current_step
+
+    @classmethod
+    def erase_step_count(cls, requester: str) -> bool:
+        """Stop counting `requester`.
+
+        Args:
+            requester: its name.
+
+        Returns:
+            Whether it was counted.
+        """
+        return cls._step_dict.pop(requester, None) is not None
+
+    @classmethod
+    def increment_step(cls, requester: str) -> int:
+        """Count a step of `requester` (starting it if new).
+
+        Args:
+            requester: its name.
+
+        Returns:
+            The global step after it.
+        """
+        if requester not in cls._step_dict:
+            cls.init_step_count(requester)
+        cls._step_dict[requester] += 1
+        new = max(cls._step_dict.values())
+        if new > cls._current_step:
+            if new - cls._current_step > 1:
+                warnings.warn(f"Profiler step count has increased more than 1 - current_step = "
+                              f"{cls._current_step} step dict =  {dict(cls._step_dict)}", stacklevel=2)
+            cls._current_step = new
+        return cls._current_step
+
+    @classmethod
+    def current_step(cls) -> int:
+        """The global step.
+
+        Returns:
+            An int.
+        """
+        return cls._current_step
+
+
+class MemRecordsAcc:
+    """Memory records by start time, for the records inside an interval.
+
+    Args:
+        mem_records: a list of records whose first item has `start_ns()` (PyTorch's
+            (event, ...) tuples).
+    """
+
+    def __init__(self, mem_records: list) -> None:
+        self._mem_records = mem_records
+        order = sorted((r[0].start_ns(), i) for i, r in enumerate(mem_records))
+        self._start_nses = [start for start, _ in order]
+        self._indices = [i for _, i in order]
+
+    def in_interval(self, start_ns: int, end_ns: int):
+        """The records starting in [start_ns, end_ns], by start time.
+
+        Args:
+            start_ns, end_ns: the interval's ends (nanoseconds).
+
+        Yields:
+            The records.
+        """
+        lo = bisect.bisect_left(self._start_nses, start_ns)
+        hi = bisect.bisect_right(self._start_nses, end_ns)
+        for k in range(lo, hi):
+            yield self._mem_records[self._indices[k]]
+
+
+class _NvtxMarker:
+    """emit_nvtx's op interceptor: each op runs inside an NVTX range named as PyTorch's
+    operator (`aten::mul`)."""
+
+    def __init__(self, nvtx: Any) -> None:
+        self.nvtx = nvtx
+
+    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
+        FORWARD_AD[0] = _fa.below(self)
+        self.nvtx.RangePush(_aten_name(name, fn))
+        try:
+            return _call(name, fn, args, kwargs)
+        finally:
+            self.nvtx.RangePop()
+            FORWARD_AD[0] = self
+
+    def bind(self, prim, args: tuple, params: dict, cls=None):
+        FORWARD_AD[0] = _fa.below(self)
+        self.nvtx.RangePush(_aten_name(cls.__name__ if cls is not None else grad_fn_name(prim.name)))
+        try:
+            return _tensor_module._tensor_bind(prim, args, params, cls)
+        finally:
+            self.nvtx.RangePop()
+            FORWARD_AD[0] = self
+
+    def inplace(self, t, new) -> None:
+        inner = _fa.below(self)
+        if inner is not None:
+            inner.inplace(t, new)
+
+
+class emit_nvtx:
+    """Mark every torch op run inside the block with an NVTX range named by its operator
+    (`aten::mul`), for NVIDIA's Nsight Systems / nvprof timelines. Like PyTorch it first
+    synchronizes the GPU, so without CUDA (no CuPy, or no GPU) entering raises, as PyTorch's
+    CPU build does; enabled=False makes it do nothing. Ranges carry the operator name only
+    (no sequence numbers or shapes).
+
+    Args:
+        enabled: mark the ops (False: a no-op block).
+        record_shapes: accepted for PyTorch's signature (shapes are not added to the names).
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+        self.entered = False
+        self.record_shapes = record_shapes
+        self._marker: _NvtxMarker | None = None
+
+    def __enter__(self) -> "emit_nvtx | None":
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise FgradRuntimeError("NVTX annotation context manager is not reentrant")
+        from ._tensor import cuda  # (imported on use: the device module loads CuPy)
+        cuda.synchronize()
+        self.entered = True
+        self._marker = _NvtxMarker(_cupy_nvtx())
+        _fa.install(self._marker)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if not self.enabled or self._marker is None:
+            return False
+        from ._tensor import cuda  # (imported on use, as above)
+        _fa.uninstall(self._marker)
+        self._marker = None
+        cuda.synchronize()
+        return False
+
+
+def _cupy_nvtx() -> Any:
+    """CuPy's NVTX bindings (cupy.cuda.nvtx)."""
+    from ._tensor._device import cupy as cupy_module  # (imported on use: loads CuPy)
+    nvtx = getattr(cupy_module().cuda, "nvtx", None)
+    if nvtx is None or not getattr(nvtx, "available", True):
+        raise FgradRuntimeError("emit_nvtx: this CuPy has no NVTX support (cupy.cuda.nvtx); install a CuPy wheel "
+                                "built with NVTX (the cupy-cuda12x / cupy-cuda13x wheels are)")
+    return nvtx
+
+
+def _itt_missing(*args: Any, **kwargs: Any) -> None:
+    raise FgradRuntimeError("ITT functions not installed. Are you sure you have a ITT build? (fgrad has no Intel "
+                            "ITT instrumentation: torch.profiler.itt.is_available() is False; use "
+                            "torch.profiler.profile for op timings)")
+
+
+def _itt_range(msg: str, *args: Any, **kwargs: Any):
+    """A block marked as an ITT range (raises: fgrad has no ITT)."""
+    _itt_missing()
+
+
+itt = types.ModuleType("fgrad.torch.profiler.itt", "torch.profiler.itt: Intel ITT (VTune) annotations. fgrad has no "
+                       "ITT instrumentation, as a PyTorch build without ITT: is_available() is False and the "
+                       "annotation functions raise.")
+itt.is_available = lambda: False
+itt.is_available.__doc__ = "Whether ITT annotations are available: never in fgrad.\n\nReturns:\n    False."
+itt.range_push = itt.range_pop = itt.mark = _itt_missing
+itt.range = _itt_range
+sys.modules.setdefault(itt.__name__, itt)
+
+
+class emit_itt:
+    """Mark every op in the block as an Intel ITT range for VTune (PyTorch's emit_itt). fgrad
+    has no ITT instrumentation (torch.profiler.itt.is_available() is False), so entering an
+    enabled block raises, as in a PyTorch build without ITT; enabled=False does nothing.
+
+    Args:
+        enabled: mark the ops (False: a no-op block).
+        record_shapes: accepted for PyTorch's signature.
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            _itt_missing()
+
+    def __exit__(self, *exc) -> bool:
+        return False
+

@@ -93,3 +93,91 @@ def test_enums_as_torch():
         f, t = getattr(fprof, name), getattr(torch.profiler, name)
         assert sorted((m.name, m.value) for m in f) == sorted((m, int(getattr(v, "value", v))) for m, v in t.__members__.items())
     assert fprof.kineto_available() is False and fprof.supported_activities() == {fprof.ProfilerActivity.CPU}
+
+
+def test_enums_and_helpers_are_torchs():
+    tp = torch.autograd.profiler
+    for ours, theirs in ((fprof.RecordScope, torch.profiler.RecordScope), (fprof.ProfilerState, tp.ProfilerState)):
+        assert {n: m.value for n, m in ours.__members__.items()} == {
+            n: int(m) for n, m in theirs.__members__.items()}
+    for lib in (fprof, tp):
+        u = lib.EnforceUnique()
+        u.see(1, "a")
+        u.see(1, "b")
+        with pytest.raises(RuntimeError, match=r"duplicate key: \(1, 'a'\)"):
+            u.see(1, "a")
+
+    class Ev:
+        def __init__(self, ns):
+            self.ns = ns
+
+        def start_ns(self):
+            return self.ns
+    recs = [(Ev(n), i) for i, n in enumerate([50, 10, 30, 30, 90])]
+    for lo, hi in ((0, 100), (30, 30), (11, 89), (91, 95)):
+        assert [r[1] for r in fprof.MemRecordsAcc(recs).in_interval(lo, hi)] == [
+            r[1] for r in tp.MemRecordsAcc(recs).in_interval(lo, hi)]
+
+
+def test_kineto_step_tracker_counts_as_torchs():
+    def run(tracker):
+        base = tracker.current_step()
+        out = [tracker.increment_step("fgrad_test_a") - base, tracker.increment_step("fgrad_test_b") - base,
+               tracker.increment_step("fgrad_test_a") - base]
+        tracker.init_step_count("fgrad_test_c")
+        out.append(tracker.increment_step("fgrad_test_c") - base)
+        out += [tracker.erase_step_count(n) for n in ("fgrad_test_a", "fgrad_test_b", "fgrad_test_c", "nobody")]
+        return out
+    assert run(fprof.KinetoStepTracker) == run(torch.autograd.profiler.KinetoStepTracker) == [
+        1, 2, 2, 3, True, True, True, False]
+    before = fprof.KinetoStepTracker.current_step()
+    with fprof.profile() as p:  # (PyTorch's profiles count here only for the Kineto daemon)
+        p.step()
+    assert fprof.KinetoStepTracker.current_step() == before
+
+
+def test_emit_nvtx_and_itt_on_the_cpu():
+    x = ft.ones(2)
+    with fprof.emit_nvtx(enabled=False):
+        x = x * 2
+    with fprof.emit_itt(enabled=False):
+        x = x * 2
+    assert x.tolist() == [4.0, 4.0]
+    with pytest.raises(RuntimeError, match="CUDA requested"):  # (PyTorch's CPU build: not compiled with CUDA)
+        with fprof.emit_nvtx():
+            pass
+    assert fprof.itt.is_available() is False
+    with pytest.raises(RuntimeError, match="ITT functions not installed"):
+        with fprof.emit_itt():
+            pass
+    with pytest.raises(RuntimeError, match="ITT functions not installed"):
+        fprof.itt.range_push("r")
+    (ft.ones(2) + 1).tolist()  # nothing left installed
+
+
+def test_emit_nvtx_marks_each_op_with_a_range(monkeypatch):
+    import sys
+    import types
+    calls = []
+    nvtx = types.SimpleNamespace(RangePush=lambda name: calls.append(("push", name)),
+                                 RangePop=lambda: calls.append(("pop",)))
+
+    class Device:
+        id = 0
+
+        def __init__(self, index=None):
+            pass
+
+        def synchronize(self):
+            calls.append(("sync",))
+    cuda = types.SimpleNamespace(nvtx=nvtx, Device=Device,
+                                 runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, getDevice=lambda: 0))
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    x, y = ft.ones(2), ft.ones(2)
+    with fprof.emit_nvtx():
+        z = (x * y).exp()
+    assert calls == [("sync",), ("push", "aten::mul"), ("pop",), ("push", "aten::exp"), ("pop",), ("sync",)]
+    assert z.tolist() == pytest.approx([2.718281828] * 2)
+    calls.clear()
+    (x * y).tolist()
+    assert calls == []
