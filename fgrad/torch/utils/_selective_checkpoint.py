@@ -138,18 +138,65 @@ def _tensors(out) -> list:
     return []
 
 
-class _Caching:
-    """The forward pass's op interceptor: asks the policy after each op, keeps what it saves."""
+class _Interceptor:
+    """An op interceptor (installed with forward_ad.install) that runs each torch op with the
+    interceptors below it and then hands the op, its result and its arguments to `_seen`."""
 
-    def __init__(self, policy_fn: Callable, storage: dict) -> None:
-        self.policy_fn, self.storage = policy_fn, storage
+    def _seen(self, op: OpOverload, out, args: tuple, kwargs: dict):
+        """What the interceptor does after `op` ran; returns the op's result."""
+        raise NotImplementedError
+
+    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
+        FORWARD_AD[0] = _fa.below(self)
+        try:
+            out = _boundary_call(name, fn, args, kwargs)
+        finally:
+            FORWARD_AD[0] = self
+        return self._seen(_op_of(name, getattr(fn, "__name__", "op")), out, args, dict(kwargs))
+
+    def bind(self, prim, args: tuple, params: dict, cls=None):
+        FORWARD_AD[0] = _fa.below(self)
+        try:
+            out = _tensor_bind(prim, args, params, cls)
+        finally:
+            FORWARD_AD[0] = self
+        node = cls.__name__ if cls is not None else grad_fn_name(prim.name)
+        return self._seen(_op_of(node, prim.name), out, args, dict(params))
+
+    def inplace(self, t: Tensor, new: Tensor) -> None:
+        inner = _fa.below(self)
+        if inner is not None:
+            inner.inplace(t, new)
+
+
+class _Numbered(_Interceptor):
+    """An interceptor of selective checkpointing: the ops a policy sees (SAC_IGNORED_OPS
+    aside) are numbered per op, the n-th call of an op in the recomputation matching the n-th
+    of the forward pass, and handed to `_nth` with their number."""
+
+    def __init__(self, storage: dict) -> None:
+        self.storage = storage  # {op: {n: the kept results of its n-th call, or None}}
         self.counter: dict = defaultdict(int)
 
-    def _after(self, op: OpOverload, out, args: tuple, kwargs: dict):
+    def _seen(self, op: OpOverload, out, args: tuple, kwargs: dict):
         if op in SAC_IGNORED_OPS:
             return out
         idx = self.counter[op]
         self.counter[op] += 1
+        return self._nth(op, idx, out, args, kwargs)
+
+    def _nth(self, op: OpOverload, idx: int, out, args: tuple, kwargs: dict):
+        raise NotImplementedError
+
+
+class _Caching(_Numbered):
+    """The forward pass's op interceptor: asks the policy after each op, keeps what it saves."""
+
+    def __init__(self, policy_fn: Callable, storage: dict) -> None:
+        super().__init__(storage)
+        self.policy_fn = policy_fn
+
+    def _nth(self, op: OpOverload, idx: int, out, args: tuple, kwargs: dict):
         policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out), op, *args, **kwargs)
         if isinstance(policy, bool):  # PyTorch's older form: True saves
             policy = CheckpointPolicy.MUST_SAVE if policy else CheckpointPolicy.PREFER_RECOMPUTE
@@ -163,41 +210,15 @@ class _Caching:
             self.storage[op][idx] = None
         return out
 
-    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _boundary_call(name, fn, args, kwargs)
-        finally:
-            FORWARD_AD[0] = self
-        return self._after(_op_of(name, getattr(fn, "__name__", "op")), out, args, dict(kwargs))
 
-    def bind(self, prim, args: tuple, params: dict, cls=None):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _tensor_bind(prim, args, params, cls)
-        finally:
-            FORWARD_AD[0] = self
-        node = cls.__name__ if cls is not None else grad_fn_name(prim.name)
-        return self._after(_op_of(node, prim.name), out, args, dict(params))
-
-    def inplace(self, t: Tensor, new: Tensor) -> None:
-        inner = _fa.below(self)
-        if inner is not None:
-            inner.inplace(t, new)
-
-
-class _Cached:
+class _Cached(_Numbered):
     """The recomputation's op interceptor: each saved op gets the forward pass's result."""
 
     def __init__(self, storage: dict, allow_mutation: bool) -> None:
-        self.storage, self.allow_mutation = storage, allow_mutation
-        self.counter: dict = defaultdict(int)
+        super().__init__(storage)
+        self.allow_mutation = allow_mutation
 
-    def _after(self, op: OpOverload, out):
-        if op in SAC_IGNORED_OPS:
-            return out
-        idx = self.counter[op]
-        self.counter[op] += 1
+    def _nth(self, op: OpOverload, idx: int, out, args: tuple, kwargs: dict):
         entries = self.storage.get(op)
         if entries is None or idx not in entries:
             raise CheckpointError(f"torch.utils.checkpoint: the recomputation ran {op} a {idx + 1}th time, which the "
@@ -221,57 +242,16 @@ class _Cached:
                                       "change between forward and backward.")
         return out
 
-    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _boundary_call(name, fn, args, kwargs)
-        finally:
-            FORWARD_AD[0] = self
-        return self._after(_op_of(name, getattr(fn, "__name__", "op")), out)
 
-    def bind(self, prim, args: tuple, params: dict, cls=None):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _tensor_bind(prim, args, params, cls)
-        finally:
-            FORWARD_AD[0] = self
-        node = cls.__name__ if cls is not None else grad_fn_name(prim.name)
-        return self._after(_op_of(node, prim.name), out)
-
-    def inplace(self, t: Tensor, new: Tensor) -> None:
-        inner = _fa.below(self)
-        if inner is not None:
-            inner.inplace(t, new)
-
-
-class _Logging:
+class _Logging(_Interceptor):
     """An op interceptor that appends each op's name to a list (checkpoint's debug mode)."""
 
     def __init__(self, ops: list) -> None:
         self.ops = ops
 
-    def call(self, name, fn, args: tuple, kwargs: dict = _EMPTY):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _boundary_call(name, fn, args, kwargs)
-        finally:
-            FORWARD_AD[0] = self
-        self.ops.append(str(_op_of(name, getattr(fn, "__name__", "op"))))
+    def _seen(self, op: OpOverload, out, args: tuple, kwargs: dict):
+        self.ops.append(str(op))
         return out
-
-    def bind(self, prim, args: tuple, params: dict, cls=None):
-        FORWARD_AD[0] = _fa.below(self)
-        try:
-            out = _tensor_bind(prim, args, params, cls)
-        finally:
-            FORWARD_AD[0] = self
-        self.ops.append(str(_op_of(cls.__name__ if cls is not None else grad_fn_name(prim.name), prim.name)))
-        return out
-
-    def inplace(self, t: Tensor, new: Tensor) -> None:
-        inner = _fa.below(self)
-        if inner is not None:
-            inner.inplace(t, new)
 
 
 def op_log(ops: list) -> "_Installed":
