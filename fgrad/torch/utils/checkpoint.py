@@ -389,3 +389,28 @@ def set_checkpoint_debug_enabled(enabled: bool | None):
 
 
 __all__ += ["set_checkpoint_debug_enabled"]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether the checkpoints run inside the block may stop their recomputation early (only
+    the forward pass needs to be inside).
+
+    PyTorch's non-reentrant checkpoint stops recomputing once it has every tensor backward
+    saved, so code after that point in the function does not run again; enable=False makes it
+    recompute the whole function. fgrad back-propagates through the recomputation's outputs
+    (the reentrant scheme), which needs the whole function, so its recomputation always runs to
+    the end whatever `enable` says: PyTorch's behaviour under enable=False. Under enable=True
+    (the default) values and gradients are PyTorch's too; only side effects placed after the
+    last saved tensor (a print, a counter) run once more in fgrad than in PyTorch.
+
+    Args:
+        enable: allow early stopping (PyTorch) or not.
+
+    Yields:
+        None.
+    """
+    yield
+
+
+__all__ += ["set_checkpoint_early_stop"]

@@ -108,3 +108,33 @@ def test_default_device_type():
         ddt.set_device_type("meta")
         assert ddt.get_device_type() == "meta"
         ddt.set_device_type(before)
+
+
+def _side_effects(L, cp, enable):
+    calls = []
+
+    def f(x):
+        calls.append("a")
+        y = x.sin()
+        calls.append("b")
+        z = y.exp()
+        calls.append("c")
+        return z * 2.0
+    x = L.ones(3, requires_grad=True)
+    with cp.set_checkpoint_early_stop(enable):
+        out = cp.checkpoint(f, x, use_reentrant=False)
+    out.sum().backward()
+    return calls, x.grad.numpy()
+
+
+def test_set_checkpoint_early_stop():
+    import torch.utils.checkpoint as tcp
+    from fgrad.torch.utils import checkpoint as fcp
+    # without early stop both recompute the whole function
+    (fc, fg), (tc, tg) = _side_effects(ftorch, fcp, False), _side_effects(torch, tcp, False)
+    assert fc == tc == ["a", "b", "c", "a", "b", "c"]
+    np.testing.assert_allclose(fg, tg, rtol=1e-6)
+    # with it PyTorch stops after exp (the last saved tensor); fgrad runs to the end
+    (fc, fg), (tc, tg) = _side_effects(ftorch, fcp, True), _side_effects(torch, tcp, True)
+    assert tc == ["a", "b", "c", "a", "b"] and fc == ["a", "b", "c", "a", "b", "c"]
+    np.testing.assert_allclose(fg, tg, rtol=1e-6)
