@@ -305,15 +305,7 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """default_mask with `amount` random entries set to 0."""
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            prob = T.rand_like(t)
-            topk = T.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _entries_mask(t, self.amount, default_mask, lambda: T.rand_like(t), largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount):
@@ -345,14 +337,7 @@ class L1Unstructured(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """default_mask with the `amount` smallest |t| entries set to 0."""
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = T.topk(T.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _entries_mask(t, self.amount, default_mask, lambda: T.abs(t), largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount, importance_scores: Tensor | None = None):
@@ -387,18 +372,12 @@ class RandomStructured(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """Zeros over `amount` random channels along dim, times default_mask."""
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        if nparams_toprune == 0:
-            return default_mask
-        prob = T.rand(tensor_size)
-        threshold = prob.kthvalue(nparams_toprune).values
-        mask = _channel_mask(t, self.dim, prob > threshold)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        def kept(n_channels: int, n_pruned: int):
+            if n_pruned == 0:  # (nothing drawn: the generator does not advance, as in PyTorch)
+                return None
+            prob = T.rand(n_channels)
+            return prob > prob.kthvalue(n_pruned).values
+        return _channels_mask(t, self.dim, self.amount, default_mask, kept)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount, dim: int = -1):
@@ -435,21 +414,12 @@ class LnStructured(BasePruningMethod):
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         """Ones over the channels of largest norm, times default_mask."""
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        dims = list(range(t.dim()))
-        dims.remove(dims[self.dim])
-        norm = t.norm(p=self.n, dim=dims)
-        topk = T.topk(norm, k=nparams_tokeep, largest=True)
-        if nparams_toprune == 0:
-            return default_mask
-        mask = _channel_mask(t, self.dim, topk.indices)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        def kept(n_channels: int, n_pruned: int):
+            # (the norms are taken even when nothing is pruned, so a bad `n` fails as in PyTorch)
+            dims = list(range(t.dim()))
+            dims.remove(dims[self.dim])
+            return T.topk(t.norm(p=self.n, dim=dims), k=n_channels - n_pruned, largest=True).indices
+        return _channels_mask(t, self.dim, self.amount, default_mask, kept)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount, n, dim: int, importance_scores: Tensor | None = None):
@@ -503,12 +473,59 @@ class CustomFromMask(BasePruningMethod):
         return super().apply(module, name, mask=mask)
 
 
-def _channel_mask(t: Tensor, dim: int, keep) -> Tensor:
-    """Zeros of t's shape with ones over the channels `keep` (a boolean mask or indices) along dim."""
+def _entries_mask(t: Tensor, amount, default_mask: Tensor, scores, largest: bool) -> Tensor:
+    """Unstructured pruning: default_mask with `amount` entries of t set to 0, those with the
+    largest (or smallest) `scores()` (called only when something is pruned).
+
+    Args:
+        t: the tensor (or importance scores).
+        amount: a fraction in [0, 1] of t's entries, or their number.
+        default_mask: the mask so far, of t's shape.
+        scores: () -> a Tensor of t's shape ranking its entries.
+        largest: prune the largest scores (True) or the smallest.
+
+    Returns:
+        The new mask.
+    """
+    tensor_size = t.nelement()
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone()
+    if nparams_toprune != 0:
+        topk = T.topk(scores().view(-1), k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
+def _channels_mask(t: Tensor, dim: int, amount, default_mask: Tensor, kept) -> Tensor:
+    """Structured pruning: zeros of t's shape with ones over the channels along `dim` that
+    `kept(n_channels, n_pruned)` keeps, times default_mask; default_mask itself when nothing
+    is pruned.
+
+    Args:
+        t: the tensor (or importance scores), at least 2-D.
+        dim: the channel dimension.
+        amount: a fraction in [0, 1] of the channels, or their number.
+        default_mask: the mask so far, of t's shape.
+        kept: (n_channels, n_pruned) -> the kept channels, a boolean mask or indices (called
+            also when nothing is pruned; its result is then unused).
+
+    Returns:
+        The new mask.
+    """
+    _validate_structured_pruning(t)
+    _validate_pruning_dim(t, dim)
+    tensor_size = t.shape[dim]
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    keep = kept(tensor_size, nparams_toprune)
+    if nparams_toprune == 0:
+        return default_mask
     mask = T.zeros_like(t)
     slc = [slice(None)] * t.dim()
     slc[dim] = keep
     mask[tuple(slc)] = 1
+    mask *= default_mask.to(dtype=mask.dtype)
     return mask
 
 
