@@ -15,8 +15,9 @@ from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 from .rprop import Rprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
+from .sparse_adam import SparseAdam  # noqa: F401
 from ._stateless import swap_in_optimizer_params_and_state  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam", "LBFGS", "Rprop", "ASGD", "Adafactor", "Muon", "lr_scheduler",
+           "RAdam", "LBFGS", "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam", "lr_scheduler",
            "swap_in_optimizer_params_and_state"]
