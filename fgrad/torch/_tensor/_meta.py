@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ...core.avals import ShapedArray
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError
 
 __all__ = ["MetaArray", "is_meta_value", "NO_DATA"]
@@ -25,34 +26,26 @@ NO_DATA = "Cannot copy out of meta tensor; no data!"
 SHAPES_ONLY = [0]
 
 
-class MetaArray:
+class MetaArray(ShapedArray):
     """A value of the meta device: a shape and a NumPy dtype, no memory.
 
-    It answers the array attributes the facade reads (shape, dtype, ndim, size, strides, ...)
-    and the shape-only methods (reshape, astype, transpose, indexing), and refuses to give up
-    values (`np.asarray`, `.item()`, `.tolist()`), as PyTorch refuses to copy out of a meta tensor.
-    Writing into it (`x[i] = v`) does nothing: there is nothing to write to.
+    It answers the array attributes the facade reads (shape, dtype, ndim and size as the
+    core's ShapedArray has them; strides, nbytes, ...) and the shape-only methods (reshape,
+    astype, transpose, indexing), and refuses to give up values (`np.asarray`, `.item()`,
+    `.tolist()`), as PyTorch refuses to copy out of a meta tensor. Writing into it
+    (`x[i] = v`) does nothing: there is nothing to write to. Unlike an aval it is a value:
+    it equals only itself (`==` with an array is NumPy's elementwise op, a meta result).
 
     Args:
         shape: the sizes.
         dtype: a NumPy dtype (or anything np.dtype takes).
     """
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ()
     base = None
     __array_priority__ = 2000  # (NumPy operators hand a meta operand's op back to it: refused below)
-
-    def __init__(self, shape, dtype) -> None:
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     @property
     def itemsize(self) -> int:
