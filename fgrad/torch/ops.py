@@ -262,6 +262,13 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e
     return _torch().nn.functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+def _pow(self, exponent, **kwargs):
+    # (pow.Scalar: a number raised to a Tensor, which the Tensor's __rpow__ computes)
+    if isinstance(self, (bool, int, float, complex)) and not kwargs:
+        return exponent.__rpow__(self)
+    return _torch().pow(self, exponent, **kwargs)
+
+
 def _tanh_backward(grad_output, output):
     return grad_output * (1 - output * output)
 
@@ -297,7 +304,7 @@ for _n in ("neg", "abs", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "
 ATEN.update({
     "add": (_BINARY, _fn("add")), "sub": (_BINARY, _fn("sub")), "mul": (_BINARY, _fn("mul")),
     "div": (("Tensor", "Scalar", "Tensor_mode", "Scalar_mode"), _fn("div")),
-    "pow": (("Tensor_Tensor", "Tensor_Scalar", "Scalar"), _fn("pow")),
+    "pow": (("Tensor_Tensor", "Tensor_Scalar", "Scalar"), _pow),
     "remainder": (("Tensor", "Scalar"), _fn("remainder")),
     "eq": (_BINARY, _fn("eq")), "ne": (_BINARY, _fn("ne")), "lt": (_BINARY, _fn("lt")),
     "le": (_BINARY, _fn("le")), "gt": (_BINARY, _fn("gt")), "ge": (_BINARY, _fn("ge")),

@@ -49,6 +49,36 @@ CASES = [
     ("native_layer_norm.default", (A, [4], None, None, 1e-5)),
 ]
 
+P = _RNG.uniform(0.1, 0.9, (3, 4)).astype(np.float32)  # (inside every unary op's domain)
+MASK = A > 0
+CASES += [(f"{name}.default", (P,)) for name in (
+    "sin", "cos", "tan", "sqrt", "rsqrt", "reciprocal", "erf", "floor", "ceil", "sign", "exp2", "log", "log2",
+    "log1p", "expm1", "logical_not", "isnan", "erfinv", "trunc", "atan", "asin", "acos", "sinh", "cosh", "round",
+    "contiguous", "zeros_like", "ones_like", "relu_")]
+CASES += [
+    ("bmm.default", (A[None], B[None])), ("baddbmm.default", (C[:, :1][None], A[None], B[None, :, :1])),
+    ("matmul.default", (A, B)), ("cumsum.default", (A, 1)), ("sort.default", (A, 1)), ("topk.default", (A, 2)),
+    ("gather.default", (A, 1, IDX[:, :1].repeat(2, 0)[:3])), ("index_select.default", (A, 0, IDX[0])),
+    ("full_like.default", (A, 2.5)), ("logsumexp.default", (A, [1])), ("amin.default", (A, [0])),
+    ("argmax.default", (A, 1)), ("argmin.default", (A,)), ("chunk.default", (A, 2, 1)),
+    ("clamp_max.default", (A, 0.1)), ("clamp.Tensor", (A, C)), ("remainder.Tensor", (A, C)),
+    ("remainder.Scalar", (A, 0.7)), ("pow.Tensor_Tensor", (P, C)), ("pow.Scalar", (2.0, A)),
+    ("eq.Tensor", (A, A)), ("ne.Scalar", (A, 0.0)), ("lt.Tensor", (A, C)), ("le.Scalar", (A, 0.0)),
+    ("gt.Tensor", (A, C)), ("ge.Scalar", (A, 0.1)), ("masked_fill.Scalar", (A, MASK, 0.0)),
+    ("max.default", (A,)), ("max.dim", (A, 1)), ("max.other", (A, C)), ("min.dim", (A, 0, True)),
+    ("squeeze.default", (A[None],)), ("squeeze.dims", (A[None, :, None], [0, 2])), ("split.Tensor", (A, 2, 1)),
+    ("split_with_sizes.default", (A, [1, 3], 1)), ("unbind.int", (A, 1)), ("log_softmax.int", (A, 1)),
+    ("hardtanh.default", (A, -0.5, 0.5)), ("leaky_relu.default", (A, 0.2)), ("layer_norm.default", (A, [4])),
+    ("where.ScalarOther", (MASK, A, 0.0)), ("where.ScalarSelf", (MASK, 1.0, A)), ("where.Scalar", (MASK, 1.0, 0.0)),
+    ("sub.Scalar", (A, 1.0)), ("div.Scalar", (A, 4.0)), ("div.Scalar_mode", (A, 0.5), {"rounding_mode": "trunc"}),
+    ("zeros.default", ([2, 3],)), ("ones.default", ([2],)), ("full.default", ([2, 2], 1.5)),
+    ("arange.default", (5,)), ("arange.start", (1, 4)), ("arange.start_step", (0, 1, 0.25)),
+    ("dropout.default", (A, 0.5, False)), ("empty.memory_format", ([0],)), ("detach.default", (A,)),
+    ("add_.Tensor", (A, C)), ("add_.Scalar", (A, 1.0)), ("sub_.Tensor", (A, C)), ("mul_.Tensor", (A, C)),
+    ("mul_.Scalar", (A, 2.0)), ("div_.Tensor", (A, C)), ("div_.Scalar", (A, 2.0)), ("copy_.default", (A, C)),
+    ("fill_.Scalar", (A, 3.0)), ("zero_.default", (A,)), ("sub_.Scalar", (A, 2.0)),
+]
+
 
 def _op(lib, path):
     packet, overload = path.split(".")
@@ -57,8 +87,8 @@ def _op(lib, path):
 
 def _conv(lib, a):
     if isinstance(a, np.ndarray):
-        return lib.tensor(a)
-    if isinstance(a, list) and a and isinstance(a[0], np.ndarray):
+        return lib.tensor(a.copy())
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray):
         return [lib.tensor(e) for e in a]
     if a == "float64":
         return lib.float64
