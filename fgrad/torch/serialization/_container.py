@@ -11,22 +11,9 @@ from typing import Any
 
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ._read import _member_offset
+from ._write import _write_record
 
 _PRODUCED_VERSION = 3  # the file format version PyTorch 2.x writes unless set_min_version raises it
-
-
-def _padded_record(zf: zipfile.ZipFile, name: str, data: memoryview, alignment: int) -> None:
-    """Write one stored member whose data starts at a multiple of `alignment` in the file,
-    padded as PyTorch pads: an extra field of id 'FB' filled with 'Z'."""
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_STORED
-    info.file_size = data.nbytes
-    zip64 = data.nbytes * 1.05 > zipfile.ZIP64_LIMIT  # zipfile's own test: it adds a 20-byte field
-    start = zf.start_dir + 30 + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
-    pad = -start % alignment
-    info.extra = b"FB" + pad.to_bytes(2, "little") + b"Z" * pad
-    with zf.open(info, "w", force_zip64=zip64) as out:
-        out.write(data)
 
 
 class PyTorchFileReader:
@@ -199,7 +186,7 @@ class PyTorchFileWriter:
         if not 0 <= int(size) <= view.nbytes:
             raise FgradRuntimeError(f"PyTorchFileWriter: size {size} for record {name!r} is outside the data's "
                                     f"{view.nbytes} bytes")
-        _padded_record(self._zf, f"{self._archive}/{name}", view[:int(size)], self._alignment)
+        _write_record(self._zf, f"{self._archive}/{name}", view[:int(size)], self._alignment)
         self._written.append(name)
 
     def get_all_written_records(self) -> set:

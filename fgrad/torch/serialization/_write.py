@@ -195,8 +195,8 @@ def _record_name(f) -> str:
     return "archive"
 
 
-def _write_record(zf: zipfile.ZipFile, name: str, data) -> None:
-    """One stored (uncompressed) member whose data starts at a multiple of ALIGNMENT in the
+def _write_record(zf: zipfile.ZipFile, name: str, data, alignment: int = ALIGNMENT) -> None:
+    """One stored (uncompressed) member whose data starts at a multiple of `alignment` in the
     file, padded as torch pads: an extra field of id 'FB' filled with 'Z'."""
     view = memoryview(data).cast("B")
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
@@ -204,7 +204,7 @@ def _write_record(zf: zipfile.ZipFile, name: str, data) -> None:
     info.file_size = view.nbytes
     zip64 = view.nbytes * 1.05 > zipfile.ZIP64_LIMIT  # zipfile's own test: it adds a 20-byte field
     start = zf.start_dir + 30 + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
-    pad = -start % ALIGNMENT
+    pad = -start % alignment
     info.extra = b"FB" + pad.to_bytes(2, "little") + b"Z" * pad
     with zf.open(info, "w", force_zip64=zip64) as out:
         out.write(view)
