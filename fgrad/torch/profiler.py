@@ -824,7 +824,47 @@ def _itt_missing(*args: Any, **kwargs: Any) -> None:
 
 
 def _itt_range(msg: str, *args: Any, **kwargs: Any):
-    """A block marked as an ITT range (raises: fgrad has no ITT)."""
+    """A block marked as an ITT range (raises: fgrad has no ITT).
+
+    Args:
+        msg: the range's name.
+
+    Raises:
+        RuntimeError: always.
+    """
+    _itt_missing()
+
+
+def _itt_range_push(msg: str) -> None:
+    """Open an ITT range named `msg` (raises: fgrad has no ITT).
+
+    Args:
+        msg: the range's name.
+
+    Raises:
+        RuntimeError: always.
+    """
+    _itt_missing()
+
+
+def _itt_range_pop() -> None:
+    """Close the innermost ITT range (raises: fgrad has no ITT).
+
+    Raises:
+        RuntimeError: always.
+    """
+    _itt_missing()
+
+
+def _itt_mark(msg: str) -> None:
+    """An instant ITT event named `msg` (raises: fgrad has no ITT).
+
+    Args:
+        msg: the event's name.
+
+    Raises:
+        RuntimeError: always.
+    """
     _itt_missing()
 
 
@@ -833,8 +873,7 @@ itt = types.ModuleType("fgrad.torch.profiler.itt", "torch.profiler.itt: Intel IT
                        "annotation functions raise.")
 itt.is_available = lambda: False
 itt.is_available.__doc__ = "Whether ITT annotations are available: never in fgrad.\n\nReturns:\n    False."
-itt.range_push = itt.range_pop = itt.mark = _itt_missing
-itt.range = _itt_range
+itt.range_push, itt.range_pop, itt.mark, itt.range = _itt_range_push, _itt_range_pop, _itt_mark, _itt_range
 sys.modules.setdefault(itt.__name__, itt)
 
 
