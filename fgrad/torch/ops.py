@@ -269,6 +269,14 @@ def _pow(self, exponent, **kwargs):
     return _torch().pow(self, exponent, **kwargs)
 
 
+def _native_batch_norm_legit(input, weight, bias, *args):
+    # default: (running_mean, running_var, training, momentum, eps); no_stats: (training,
+    # momentum, eps), batch statistics without running ones
+    if len(args) == 3:
+        args = (None, None) + args
+    return _torch().native_batch_norm(input, weight, bias, *args)
+
+
 def _tanh_backward(grad_output, output):
     return grad_output * (1 - output * output)
 
@@ -299,7 +307,8 @@ for _n in ("neg", "abs", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "
            "permute", "reshape", "cumsum", "sort", "topk", "gather", "index_select", "zeros_like", "ones_like",
            "empty_like", "full_like", "rand_like", "randn_like", "native_layer_norm", "embedding", "convolution",
            "dropout", "logsumexp", "cat", "stack", "amax", "amin", "argmax", "argmin",
-           "chunk", "erfinv", "trunc", "atan", "asin", "acos", "sinh", "cosh", "round", "clamp_min", "clamp_max"):
+           "chunk", "erfinv", "trunc", "atan", "asin", "acos", "sinh", "cosh", "round", "clamp_min", "clamp_max",
+           "permute_copy", "view_copy", "expand_copy", "native_batch_norm"):
     ATEN[_n] = (("default",), _fn(_n))
 ATEN.update({
     "add": (_BINARY, _fn("add")), "sub": (_BINARY, _fn("sub")), "mul": (_BINARY, _fn("mul")),
@@ -332,6 +341,7 @@ ATEN.update({
     "zeros": (("default",), _creation("zeros")), "ones": (("default",), _creation("ones")),
     "empty": (("memory_format",), _creation("empty")), "full": (("default",), _creation("full")),
     "arange": (("default", "start", "start_step"), _creation("arange")),
+    "_native_batch_norm_legit": (("default", "no_stats"), _native_batch_norm_legit),
     "tanh_backward": (("default",), _tanh_backward), "sigmoid_backward": (("default",), _sigmoid_backward),
     "threshold_backward": (("default",), _threshold_backward),
 })

@@ -77,6 +77,11 @@ CASES += [
     ("add_.Tensor", (A, C)), ("add_.Scalar", (A, 1.0)), ("sub_.Tensor", (A, C)), ("mul_.Tensor", (A, C)),
     ("mul_.Scalar", (A, 2.0)), ("div_.Tensor", (A, C)), ("div_.Scalar", (A, 2.0)), ("copy_.default", (A, C)),
     ("fill_.Scalar", (A, 3.0)), ("zero_.default", (A,)), ("sub_.Scalar", (A, 2.0)),
+    ("permute_copy.default", (A, [1, 0])), ("view_copy.default", (A, [2, 6])), ("expand_copy.default", (BIAS, [2, 5])),
+    ("native_batch_norm.default", (IMG, KER[:2, 0, 0, 0], KER[:2, 1, 0, 0], IMG[0, :, 0, 0], P[0, :2], True, 0.1,
+                                   1e-5)),
+    ("_native_batch_norm_legit.default", (IMG, None, None, IMG[0, :, 0, 0], P[0, :2], False, 0.1, 1e-5)),
+    ("_native_batch_norm_legit.no_stats", (IMG, KER[:2, 0, 0, 0], None, True, 0.1, 1e-5)),
 ]
 
 
