@@ -96,6 +96,12 @@ class OpOverload(_SacOpOverload):
     def _overloadname(self) -> str:
         return self.overload
 
+    @property
+    def _fx_impure(self) -> bool:
+        """Whether torch.fx's dead-code elimination keeps a node of this op nothing reads: the
+        op mutates an argument, draws random numbers, or is a profiler range op (PyTorch's rule)."""
+        return (self._packet._namespace, self._packet._opname, self.overload) in _IMPURE
+
     def name(self) -> str:
         """PyTorch's schema name: "aten::add.Tensor", "aten::mm" for a default overload.
 
@@ -144,6 +150,14 @@ class OpOverloadPacket:
         self._impl = impl
         self._overload_names = tuple(overloads)
         self._overloads: dict[str, OpOverload] = {}
+
+    @property
+    def _fx_impure(self) -> bool:
+        """Whether torch.fx's dead-code elimination keeps a node of this packet nothing reads: a
+        profiler range op, or an op whose default overload is impure (PyTorch's rule)."""
+        if (self._namespace, self._opname) in _IMPURE_PACKETS:
+            return True
+        return "default" in self._overload_names and self.default._fx_impure
 
     def overloads(self) -> list:
         """The op's overload names.
@@ -444,6 +458,18 @@ PROFILER: dict[str, tuple[tuple, Callable]] = {
     "_record_function_enter_new": (("default",), _record_function_enter_new),
     "_record_function_exit": (("default", "_RecordFunction"), _record_function_exit),
 }
+
+# what torch.fx must not drop as dead code (PyTorch 2.13's impure ops among those above): the
+# overloads that mutate an argument or draw random numbers, and the profiler's range ops
+_IMPURE = {("aten", op, overload) for op, overload in (
+    ("add_", "Tensor"), ("add_", "Scalar"), ("sub_", "Tensor"), ("sub_", "Scalar"), ("mul_", "Tensor"),
+    ("mul_", "Scalar"), ("div_", "Tensor"), ("div_", "Scalar"), ("relu_", "default"), ("copy_", "default"),
+    ("fill_", "Scalar"), ("fill_", "Tensor"), ("zero_", "default"), ("_native_batch_norm_legit", "default"),
+    ("rand_like", "default"), ("randn_like", "default"), ("dropout", "default"))} | {
+    ("profiler", "_record_function_enter", "default"), ("profiler", "_record_function_enter_new", "default"),
+    ("profiler", "_record_function_exit", "_RecordFunction")}
+_IMPURE_PACKETS = {("profiler", "_record_function_enter"), ("profiler", "_record_function_enter_new"),
+                   ("profiler", "_record_function_exit")}
 
 _NAMESPACES: dict[str, _OpNamespace] = {"aten": _OpNamespace("aten", ATEN),
                                         "profiler": _OpNamespace("profiler", PROFILER)}

@@ -154,3 +154,30 @@ def test_profiler_tracer_records_range_nodes_as_torch_fx_does():
     block = next(e for e in prof.events() if e.name == "block")
     assert [c.name for c in block.cpu_children] == ["aten::empty", "aten::relu"]
     assert [e.key for e in prof.key_averages()] == ["block", "aten::empty", "aten::relu", "aten::mul"]
+
+
+def test_dead_code_elimination_keeps_torchs_impure_ops():
+    # PyTorch's rule: ops that mutate an argument or draw random numbers, and the profiler's
+    # range ops, stay although nothing reads them
+    import torch._library.utils as tlu
+    from fgrad.torch.ops import ATEN, PROFILER
+    for ns, table in (("aten", ATEN), ("profiler", PROFILER)):
+        for op, (overloads, _) in table.items():
+            fp, tp = getattr(getattr(ftorch.ops, ns), op), getattr(getattr(torch.ops, ns), op)
+            assert fp._fx_impure == tlu.is_impure(tp), (ns, op)
+            for ov in overloads:
+                assert getattr(fp, ov)._fx_impure == tlu.is_impure(getattr(tp, ov)), (ns, op, ov)
+
+    def build(lib, fx):
+        g = fx.Graph()
+        x = g.placeholder("x")
+        g.call_function(lib.ops.aten.add_.Tensor, (x, x))
+        g.call_function(lib.ops.aten.add.Tensor, (x, x))
+        g.call_function(lib.ops.aten.relu, (x,))
+        h = g.call_function(lib.ops.profiler._record_function_enter, ("r",))
+        g.call_function(lib.ops.profiler._record_function_exit, (h,))
+        g.output(x)
+        g.eliminate_dead_code()
+        return [n.name for n in g.nodes]
+    assert build(ftorch, ffx) == build(torch, tfx) == [
+        "x", "add__tensor", "_record_function_enter", "_record_function_exit", "output"]
