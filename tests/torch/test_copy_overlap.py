@@ -1,7 +1,8 @@
-"""Tensor.copy_ where source and destination share memory, against torch 2.13 on the CPU:
-a partial overlap (x[1:].copy_(x[:-1]), a tensor and its transpose) and an expanded
-destination raise PyTorch's RuntimeError with its message; the same elements in the same
-layout, disjoint parts and copies from flips (new tensors in PyTorch) write as torch does."""
+"""Tensor.copy_ and the in-place ops where source and destination share memory, against
+torch 2.13 on the CPU: a partial overlap (x[1:].copy_(x[:-1]), x[1:].add_(x[:-1]), a tensor
+and its transpose) and an expanded destination raise PyTorch's RuntimeError with its message;
+the same elements in the same layout, disjoint parts and copies from flips (new tensors in
+PyTorch) write as torch does."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,3 +56,38 @@ def test_overlap_too_irregular_to_check_reads_the_source_first():
     x = ftorch.arange(8.0)
     x[2::2].copy_(x[:-2:2])
     np.testing.assert_array_equal(x.numpy(), [0, 1, 0, 3, 2, 5, 4, 7])
+
+
+def _inplace_call(name, y, other):
+    if name == "lerp_":
+        return y.lerp_(other, 0.5)
+    if name in ("addcmul_", "addcdiv_"):
+        return getattr(y, name)(other, other)
+    if name in ("clamp_", "clip_"):
+        return getattr(y, name)(min=other)
+    if name == "index_add_":
+        return y.index_add_(0, _index(y), other[:2])
+    return getattr(y, name)(other)
+
+
+def _index(y):
+    lib = ftorch if isinstance(y, ftorch.Tensor) else torch
+    return lib.tensor([0, 1])
+
+
+INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_", "atan2_", "copysign_",
+           "hypot_", "xlogy_", "clamp_", "clamp_min_", "clamp_max_", "lerp_", "addcmul_", "addcdiv_", "index_add_",
+           "bitwise_and_", "bitwise_or_", "gcd_", "__iadd__", "__imul__"]
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_ops_refuse_partial_overlap_as_torch(name):
+    integer = name in ("bitwise_and_", "bitwise_or_", "gcd_")
+    for lib in (torch, ftorch):
+        x = lib.arange(1, 7) if integer else lib.arange(1.0, 7.0)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            _inplace_call(name, x[1:], x[:-1])
+    got, want = (lib.arange(1, 7) if integer else lib.arange(1.0, 7.0) for lib in (ftorch, torch))
+    _inplace_call(name, got[3:], got[:3])  # (disjoint halves of one tensor: computed as torch computes)
+    _inplace_call(name, want[3:], want[:3])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

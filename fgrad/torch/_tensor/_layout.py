@@ -115,6 +115,8 @@ def partial_overlap(out, src) -> bool:
     """
     if type(out) is not np.ndarray or type(src) is not np.ndarray or out is src or not out.size or not src.size:
         return False
+    if (out.base is None and src.base is None) or not np.may_share_memory(out, src):
+        return False  # (two arrays that own their memory share none; disjoint byte ranges neither)
     if not (dense(out) and dense(src)):
         return False
     a0, b0 = out.__array_interface__["data"][0], src.__array_interface__["data"][0]

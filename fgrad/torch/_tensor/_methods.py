@@ -520,15 +520,36 @@ def _torch_name(fn: Callable) -> str:
     return getattr(fn, "__name__", repr(fn))
 
 
+# In-place ops whose PyTorch kernel (a TensorIterator, or index_add_'s) refuses an operand
+# that partly shares memory with self (x[1:].add_(x[:-1])): checked against torch 2.13
+_OVERLAP_CHECKED = frozenset({
+    "add_", "sub_", "subtract_", "mul_", "multiply_", "div_", "divide_", "true_divide_", "pow_", "remainder_",
+    "fmod_", "floor_divide_", "atan2_", "arctan2_", "copysign_", "heaviside_", "igamma_", "igammac_", "ldexp_",
+    "nextafter_", "hypot_", "xlogy_", "clamp_", "clip_", "clamp_min_", "clamp_max_", "lerp_", "addcmul_",
+    "addcdiv_", "index_add_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "__iand__", "__ior__", "__ixor__",
+    "__ilshift__", "__irshift__", "bitwise_left_shift_", "bitwise_right_shift_", "gcd_", "lcm_"})
+
+
+def _no_partial_overlap(self, operands: tuple) -> None:
+    """PyTorch's assert_no_partial_overlap(self, operand) for each Tensor operand."""
+    for v in operands:
+        if isinstance(v, TensorBase) and partial_overlap(self._value, v._value):
+            raise FgradRuntimeError(PARTIAL_OVERLAP_MESSAGE)
+
+
 def _inplace(name: str, fn: Callable, on_copy: bool) -> Callable:
     params, args, ns = _forwarding(fn)
     rest = args.split(", ", 1)[1] if ", " in args else ""
     first = "_clone(self)" if on_copy else "self"
     call = f"_fn({first}{', ' + rest if rest else ''})"
-    ns.update(_fn=fn, _clone=O.clone, _check=check_inplace, _commit=commit_inplace)
+    ns.update(_fn=fn, _clone=O.clone, _check=check_inplace, _commit=commit_inplace, _overlap=_no_partial_overlap)
     doc = (f"torch.{_torch_name(fn)} written into this tensor in place"
            + (" (computed on a copy of it)" if on_copy else "") + ".")
-    return _compile(name, params, f"_check(self); return _commit(self, {call})", ns, doc)
+    checks = "_check(self); "
+    operands = [a.split("=", 1)[0] for a in rest.split(", ") if a and not a.startswith("*")]
+    if name in _OVERLAP_CHECKED and operands:
+        checks += f"_overlap(self, ({', '.join(operands)},)); "
+    return _compile(name, params, f"{checks}return _commit(self, {call})", ns, doc)
 
 
 def _reflected(name: str, fn: Callable) -> Callable:
