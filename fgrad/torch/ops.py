@@ -407,8 +407,16 @@ def _record_function_enter(name: str, args: str | None = None):
     torch = _torch()
     handle = profiler_module._timed_op("aten::empty", lambda: torch.empty(0, dtype=torch.uint8))
     key = id(handle)
-    _HANDLES[key] = (weakref.ref(handle, lambda _, k=key: _HANDLES.pop(k, None)), rf)
+    _HANDLES[key] = (weakref.ref(handle, lambda _, k=key: _dropped(k)), rf)
     return handle
+
+
+def _dropped(key: int) -> None:
+    """A handle Tensor was freed without `_record_function_exit`: its range ends now (PyTorch's
+    handle owns its range, which ends when the handle is freed)."""
+    entry = _HANDLES.pop(key, None)
+    if entry is not None and entry[1]._open:
+        entry[1].__exit__(None, None, None)
 
 
 def _record_function_enter_new(name: str, args: str | None = None) -> _RecordFunction:

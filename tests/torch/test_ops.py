@@ -219,3 +219,15 @@ def test_profiler_ops_refuse_foreign_handles_and_double_exits():
         ftorch.ops.profiler._record_function_exit._RecordFunction(r)
     with pytest.raises(TypeError, match="range name must be a str, got int 3"):
         ftorch.ops.profiler._record_function_enter(3)
+
+
+def test_a_freed_handle_ends_its_range():
+    def run(lib):
+        x = lib.ones(2)
+        with lib.autograd.profiler.profile() as prof:
+            h = lib.ops.profiler._record_function_enter("dropped")
+            del h
+            lib.ops.aten.neg.default(x)
+        return [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events]
+    assert run(ftorch) == run(torch) == [("dropped", ["aten::empty"]), ("aten::empty", []), ("aten::neg", [])]
+
