@@ -32,6 +32,9 @@ stand-ins too, for a Tensor constant on the left of a Proxy (`scale * x` records
 `scale.mul(x)`, as torch.fx does), and so do `math`'s functions while tracing (torch.fx's
 autowrap). A torch.nn.functional call is recorded as PyTorch's Python functions pass it on:
 required parameters positionally, the others by keyword with their values or defaults.
+The ops of `torch.ops` (`torch.ops.aten.add.Tensor`, `torch.ops.profiler._record_function_enter`)
+check for a Proxy themselves, through a hook this package installs in fgrad.torch.ops: their
+nodes have the op object as target and print and generate code as `torch.ops.aten.add.Tensor`.
 
 Differences from torch.fx: no `*args` forward parameters and no pytree inputs; a concrete
 argument's guard calls `torch.fx._symbolic_trace._assert` (fgrad.torch has no
