@@ -254,11 +254,12 @@ def _method(name: str) -> Callable:
 
 
 def _softmax(self, dim: int, half_to_float: bool):
-    return _torch().softmax(self, dim)
+    # (half_to_float: a float16 input's result in float32, a CUDA kernel's option)
+    return _torch().softmax(self, dim, dtype=_torch().float32 if half_to_float else None)
 
 
 def _log_softmax(self, dim: int, half_to_float: bool):
-    return _torch().log_softmax(self, dim)
+    return _torch().log_softmax(self, dim, dtype=_torch().float32 if half_to_float else None)
 
 
 def _expand(self, size, *, implicit: bool = False):
@@ -267,9 +268,8 @@ def _expand(self, size, *, implicit: bool = False):
 
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking: bool = False,
              memory_format=None):
-    out = self.to(dtype=dtype if dtype is not None else self.dtype, device=device if device is not None else self.device,
-                  copy=True)
-    return out
+    return self.to(dtype=dtype if dtype is not None else self.dtype,
+                   device=device if device is not None else self.device, copy=True)
 
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-05, cudnn_enable: bool = True):
