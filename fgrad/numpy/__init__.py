@@ -38,7 +38,7 @@ import sys as _sys
 import numpy as _np
 
 from ..core.trace import aliases as _aliases
-from ._layout import laid_out as _laid_out, order_arg as _order_arg, plain as _plain
+from ._layout import laid_out as _laid_out, order_arg as _order_arg
 
 from ..core.array_methods import array_api as _array_api
 from ._array import Array, as_array as _as_array  # noqa: F401
@@ -63,9 +63,14 @@ def asarray(a: _Any, dtype: _Any = None, order: _Any = None, *, copy: _Any = Non
     `a` itself where it already is one of that dtype (NumPy's asarray). `order` ('C', 'F',
     'A', 'K'; None is 'K') lays concrete arrays out as NumPy does; an ndarray subclass
     (np.matrix, a masked array) becomes a plain array of its data, as in NumPy."""
-    order = _order_arg(order, "asarray")
-    v = _plain(_as_value(a, "asarray"))
+    v = _as_value(a, "asarray")
+    tv = type(v)
+    if tv is not _np.ndarray and tv is not Array and isinstance(v, _np.ndarray):
+        v = _np.asarray(v)  # (np.matrix, a masked array: their data as a plain array)
     out = v if dtype is None else _cast(v, _dtype_arg(dtype, "asarray"))
+    if order is None and not copy:  # (NumPy's 'K' without a copy: the layout as it is)
+        return _as_array(out)
+    order = _order_arg(order, "asarray")
     if isinstance(out, _np.ndarray):
         return _as_array(_laid_out(out, order, bool(copy) and _aliases(out, (a,))))
     out = _as_array(out)

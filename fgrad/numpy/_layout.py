@@ -7,8 +7,6 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import FgradValueError
-from ._array import Array
-
 _ORDERS = ("C", "F", "A", "K")
 
 
@@ -33,21 +31,6 @@ def order_arg(order: Any, name: str) -> str:
     raise FgradValueError(f"{name}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
 
 
-def plain(v: Any) -> Any:
-    """`v` without an ndarray subclass other than fgrad's Array (np.matrix, masked arrays: their
-    data as an ndarray, which is what NumPy's asarray and array give for them).
-
-    Args:
-        v: a value fgrad.numpy accepted.
-
-    Returns:
-        `v`, or an ndarray view of its data.
-    """
-    if isinstance(v, np.ndarray) and type(v) is not np.ndarray and type(v) is not Array:
-        return np.asarray(v)
-    return v
-
-
 def laid_out(out: Any, order: str, copy: bool) -> Any:
     """`out` in the memory order NumPy's asarray/array give for `order`: with `copy`, a new
     array ('K': in out's stride order; 'A': Fortran order if out is Fortran-contiguous, C
@@ -65,7 +48,8 @@ def laid_out(out: Any, order: str, copy: bool) -> Any:
         return out
     if copy:
         return np.array(out, order=order, copy=True, subok=True)
-    flags = out.flags
-    if order in "AK" or (order == "C" and flags.c_contiguous) or (order == "F" and flags.f_contiguous):
+    if order == "K" or order == "A":
+        return out
+    if (out.flags.c_contiguous if order == "C" else out.flags.f_contiguous):
         return out
     return np.array(out, order=order, copy=True, subok=True)
