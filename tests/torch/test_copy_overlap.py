@@ -21,6 +21,7 @@ CASES = {
     "transpose": lambda T, x: x[:4].view(2, 2).copy_(x[:4].view(2, 2).t()),
     "same_layout_view": lambda T, x: x.copy_(x.view(2, 3).reshape(6)),
     "itself": lambda T, x: x.copy_(x),
+    "expanded_itself": lambda T, x: x[:1].expand(3).copy_(x[:1].expand(3)),
     "disjoint": lambda T, x: x[:3].copy_(x[3:]),
     "flip": lambda T, x: x.copy_(x.flip(0)),
     "expanded_view_src": lambda T, x: x[1:4].copy_(x[:3].unsqueeze(0).expand(2, 3)[0]),
@@ -42,6 +43,13 @@ def _run(T, case):
 @pytest.mark.parametrize("case", list(CASES))
 def test_copy_overlap_as_torch(case):
     assert _run(ftorch, case) == _run(torch, case)
+
+
+def test_copy_of_an_expanded_tensor_into_itself_is_a_no_op_that_moves_the_version():
+    for T in (torch, ftorch):
+        x = T.zeros(1).expand(3)
+        before = x._version
+        assert x.copy_(x) is x and x._version == before + 1
 
 
 def test_partial_overlap_refused_inside_a_graph_too():

@@ -126,6 +126,23 @@ def partial_overlap(out, src) -> bool:
     return a0 < b1 and b0 < a1
 
 
+def same_elements(a, b) -> bool:
+    """Whether the NumPy arrays `a` and `b` are the same elements of one memory in the same
+    layout (a view of a view's twin): PyTorch's copy_ has nothing to do then.
+
+    Args:
+        a, b: Tensor values (anything but NumPy arrays: False unless identical).
+
+    Returns:
+        True or False.
+    """
+    if a is b:
+        return True
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.strides == b.strides
+            and a.dtype == b.dtype and np.may_share_memory(a, b)
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def _dense_strides(shape, strides) -> list:
     """PyTorch's infer_dense_strides: element strides of a dense layout that keeps the order of
     `strides` (fastest first; equal strides put the smaller dim first, zero strides stay put)."""

@@ -44,7 +44,7 @@ from . import _random
 from . import _tensor_api as A
 from . import creation
 from ._device import to_device
-from ._layout import PARTIAL_OVERLAP_MESSAGE, partial_overlap, strided
+from ._layout import PARTIAL_OVERLAP_MESSAGE, partial_overlap, same_elements, strided
 from ._meta import MetaArray
 from ._ops_hash import hash_tensor
 from ._ops_math import nan_to_num
@@ -166,6 +166,10 @@ def copy_(self, src, non_blocking: bool = False):
     and an expanded self too (in commit_inplace); where the layouts are too irregular for
     PyTorch's check, the copy reads all of src before writing."""
     check_inplace(self)
+    if (isinstance(src, TensorBase) and self._node is None and not self._requires_grad and src._node is None
+            and not src._requires_grad and same_elements(self._value, src._value)):
+        self._vbox[0] += 1  # (nothing to copy, even into an expanded tensor; the version moves, as PyTorch's)
+        return self
     src = O._tensor(src)
     if partial_overlap(self._value, src._value):
         raise FgradRuntimeError(PARTIAL_OVERLAP_MESSAGE)
