@@ -236,11 +236,7 @@ def test_rnn_graph(fn, make_args):
 
 
 @pytest.mark.parametrize("cls", [
-    pytest.param("LSTMCell", marks=pytest.mark.xfail(strict=True, reason=(
-        "PyTorch's lstm_cell splits the gates with unsafe_chunk (UnsafeSplitBackward0, one node with four "
-        "outputs, read as output 3 by the output gate); fgrad's chunk gives each output its own SplitBackward0 "
-        "node"))),
-    "GRUCell", "RNNCell"])
+    "LSTMCell", "GRUCell", "RNNCell"])
 def test_cell_graph_two_levels(cls):
     """The gates' graph too: PyTorch's cell equations, op for op."""
     state = (lambda h: (h, h * 2)) if cls == "LSTMCell" else (lambda h: h)

@@ -4,9 +4,9 @@ each result's grad_fn (name) and next_functions (parent names, in operand order)
 PyTorch's (tests/torch/graphs.py).
 
 Where fgrad cannot build PyTorch's graph, the case is an xfail(strict=True) naming why.
-Multi-output views (split, chunk, unbind) are one node with several outputs in PyTorch and one
-node of the same class per output in fgrad: graph_of compares names and parents, which agree;
-the node identity (and so output_nr) is not compared (see test_multi_output_node_identity).
+Multi-output ops (split, chunk, unbind, qr, ...) are one node with several outputs, as in
+PyTorch: the outputs' grad_fn is that node and their output_nr its output numbers
+(test_multi_output_*).
 """
 from __future__ import annotations
 
@@ -275,12 +275,76 @@ def test_multi_output_views_are_one_node_class() -> None:
         assert {graph_of(o) for o in outs} == {(name, (("AccumulateGrad", 0),))}
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch's multi-output op is one node whose outputs are output_nr 0, 1, "
-                   "...; fgrad's boundary gives each float output a node of its own (of the same class)")
-def test_multi_output_node_identity() -> None:
-    x = leaf(ftorch, (4, 3))
+MULTI = {
+    "split": lambda lib, x: x.split(2),
+    "split_sizes": lambda lib, x: x.split([1, 3]),
+    "chunk": lambda lib, x: x.chunk(3, 1),
+    "unsafe_chunk": lambda lib, x: x.unsafe_chunk(3, 1),
+    "unbind": lambda lib, x: x.unbind(0),
+    "qr": lambda lib, x: tuple(lib.linalg.qr(x)),
+    "svd": lambda lib, x: tuple(lib.linalg.svd(x, full_matrices=False)),
+    "aminmax": lambda lib, x: tuple(lib.aminmax(x, dim=0)),
+    "max_dim": lambda lib, x: tuple(x.max(1)),  # (values and integer indices: one differentiable output)
+}
+
+
+def _multi_structure(lib, name):
+    x = leaf(lib, (4, 3))
+    outs = MULTI[name](lib, x)
+    nodes = [o.grad_fn for o in outs]
+    first = next(n for n in nodes if n is not None)
+    return ([None if n is None else (n.name(), n is first) for n in nodes],
+            [o.output_nr if o.requires_grad else None for o in outs],
+            [graph_of(o * 2) if o.requires_grad else None for o in outs])
+
+
+@pytest.mark.parametrize("name", list(MULTI))
+def test_multi_output_node_identity(name) -> None:
+    """One node for the op: every differentiable output's grad_fn is it, output_nr numbers the
+    outputs, and a consumer's next_functions names (node, output number), as PyTorch."""
+    assert _multi_structure(ftorch, name) == _multi_structure(torch, name)
+
+
+def _multi_hooks_run(lib):
+    """The node's hooks and a tensor hook, for a backward reaching one output, then both."""
+    x = lib.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
     a, b = x.split(2)
-    assert a.grad_fn is b.grad_fn
+    seen = []
+
+    def sums(gs):
+        return [None if g is None else round(g.sum().item(), 6) for g in gs]
+    a.grad_fn.register_prehook(lambda go: seen.append(("pre", sums(go))))
+    a.grad_fn.register_hook(lambda gi, go: seen.append(("post", sums(gi), sums(go))))
+    b.register_hook(lambda g: seen.append(("tensor", g.sum().item())))
+    (b * 3).sum().backward(retain_graph=True)
+    ((a * 2).sum() + (b * 3).sum()).backward(retain_graph=True)
+    # the prehook may replace the gradients of the outputs (here: scale output 0's)
+    a.grad_fn.register_prehook(lambda go: (None if go[0] is None else go[0] * 10, go[1]))
+    ((a * 2).sum() + (b * 3).sum()).backward()
+    return seen, x.grad.numpy().tolist()
+
+
+def test_multi_output_node_runs_once_with_all_gradients() -> None:
+    """The node runs once per backward pass, after all its outputs' gradients arrived: its hooks
+    see one gradient per output (None for an output no gradient reached), as PyTorch's."""
+    assert _multi_hooks_run(ftorch) == _multi_hooks_run(torch)
+
+
+def test_multi_output_double_backward_and_edges() -> None:
+    """create_graph through a multi-output node, and autograd.grad on one output's
+    GradientEdge, as PyTorch."""
+    def run(lib):
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3), requires_grad=True)
+        a, b = x.split(2)
+        g, = lib.autograd.grad((a * a).sum() + (b * b * b).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x, retain_graph=True)
+        edge = lib.autograd.graph.get_gradient_edge(b)
+        ge, = lib.autograd.grad((b * 5 + a).sum(), edge)
+        return gg.detach().numpy(), edge.output_nr, edge.node.name(), ge.numpy()
+    got, want = run(ftorch), run(torch)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1:3] == want[1:3]
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-12)
 
 
 def test_inplace_write_keeps_what_a_torch_op_read() -> None:

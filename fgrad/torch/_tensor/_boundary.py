@@ -37,6 +37,7 @@ from ._dtypes import dtype as _torch_dtype
 from .tensor import (
     FORWARD_AD,
     LOW_BIND,
+    OUTPUT_OF,
     TRANSFORMS,
     _EMPTY,
     ModifiedValue,
@@ -49,6 +50,7 @@ from .tensor import (
     mark_view,
     _NODE_CLASSES,
     node_class,
+    op_node,
     refresh_view,
     refuse_captured,
 )
@@ -72,13 +74,20 @@ class _TorchOp:
     def vjp(needs, ct, out, *primals, residuals):
         sub, k, where = residuals.sub, residuals.k, residuals.where
         n_out = len(sub.outs)
-        if isinstance(ct, Tensor):  # create_graph: the pullback is itself a torch op
-            return _pullback_op(sub, k, n_out, where, primals, ct)
+        if type(ct) is tuple:  # a node of several outputs: one cotangent (or None) per output
+            ks = tuple([j for j, c in enumerate(ct) if c is not None])
+            cs = [ct[j] for j in ks]
+            if any(isinstance(c, Tensor) for c in cs):  # create_graph
+                return _pullback_op(sub, ks, n_out, where, primals, cs)
+            cts = list(ct)
+        elif isinstance(ct, Tensor):  # create_graph: the pullback is itself a torch op
+            return _pullback_op(sub, (k,), n_out, where, primals, (ct,))
+        else:
+            cts = [None] * n_out
+            cts[k] = ct
         for p in primals:
             if type(p) is ModifiedValue and sub.keeps(p.original):
                 p._fail()
-        cts = [None] * n_out
-        cts[k] = ct
         res = sub.pullback(cts, _lax_add)
         if len(where) == len(primals):
             return res
@@ -93,19 +102,23 @@ _WHERE_ONE = (0,)
 _PENDING: list = [None]  # (fn, operands) of an op an interceptor is running
 
 
-def _pullback_op(sub, k, n_out, where, primals, ct):
+def _pullback_op(sub, ks, n_out, where, primals, cs):
+    """The gradients of a torch op's node as a torch op of its inputs and the cotangents `cs`
+    of its outputs `ks` (create_graph)."""
     fn = sub.fn
+    m = len(cs)
 
     def pullback(*xs):
-        *xs, c = xs
+        xs, c = xs[:-m], xs[-m:]
         _, _, inner = record_call(fn, xs, False)
         cts = [None] * n_out
-        cts[k] = c
+        for j, cj in zip(ks, c):
+            cts[j] = cj
         res = inner.pullback(cts, _lax_add) if inner is not None else (None,) * len(xs)
         # a Tensor output needs a value: an input the output does not reach gets zeros
         return tuple(r if r is not None else _zeros(x) for r, x in zip(res, xs))
 
-    grads = call(None, pullback, (*[primals[i] for i in where], ct))
+    grads = call(None, pullback, (*[primals[i] for i in where], *cs))
     full = [None] * len(primals)
     for i, g in zip(where, grads):
         full[i] = g
@@ -264,6 +277,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
                 _mark_one(t, v, tensors)
             return t
     inputs = primals if where is _WHERE_ONE else tuple([e[2]._value if e is not None else None for e in ops])
+    if cls is not None and _several(outs, sub.outs):
+        return _multi_output(cls, parents, inputs, sub, where, saved, tree, outs, tensors)
     results = []
     k = 0
     for v, inner in zip(outs, sub.outs):
@@ -289,6 +304,51 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
         if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
             _mark_one(t, v, tensors)
     return results[0] if tree is None else tree_unflatten(tree, results)
+
+
+def _several(outs, inners) -> bool:
+    """Whether at least two outputs of an op are differentiable (floating, recorded)."""
+    n = 0
+    for v, inner in zip(outs, inners):
+        if inner is not None and v.dtype.kind in "fc":
+            n += 1
+    return n > 1
+
+
+def _multi_output(cls, parents, inputs, sub, where, saved, tree, outs, tensors):
+    """The results of an op with several differentiable outputs: ONE node `cls` for the op (its
+    rule pulls all the outputs' cotangents back at once), and per output a node of the same
+    class whose one parent is the op's node (tensor.OUTPUT_OF: the Tensor's grad_fn is the op's
+    node, its output_nr the output's number)."""
+    n_out = len(outs)
+    node = _new(cls)
+    node.prim = TORCH_OP
+    node.params = _EMPTY
+    node.parents = parents
+    node.primals = inputs
+    node.out = ()
+    node.hooks = None
+    node.residuals = SubgraphOut(sub, 0, where)
+    node.saved = saved
+    results = []
+    for k, (v, inner) in enumerate(zip(outs, sub.outs)):
+        if inner is None or v.dtype.kind not in "fc":
+            t = _make(v)
+        else:
+            e = _new(cls)
+            e.prim = OUTPUT_OF
+            e.params = {"k": k, "n": n_out}
+            e.parents = (node,)
+            e.primals = ()
+            e.out = Unsaved.of(v)
+            e.hooks = None
+            e.residuals = SubgraphOut(sub, k, where)  # (graph_to_jaxpr reads output k there)
+            e.saved = ()
+            t = _make(v, e, True)
+        if type(v) is _nd and (v.base is not None or any(v is t2._value for _, _, t2 in tensors)):
+            _mark_one(t, v, tensors)
+        results.append(t)
+    return tree_unflatten(tree, results)
 
 
 # --- bfloat16, complex32 and float8: PyTorch's CPU arithmetic on ml_dtypes' dtypes ------------------
@@ -363,7 +423,10 @@ class LowRule:
         return getattr(self.inner, key)
 
     def vjp(self, needs, ct, out, *primals, **kw):
-        if (type(ct) is _nd or isinstance(ct, _generic)) and _is_low(ct.dtype):
+        if type(ct) is tuple:  # (a node of several outputs)
+            ct = tuple([c.astype(_wide(c.dtype)) if (type(c) is _nd or isinstance(c, _generic)) and _is_low(c.dtype)
+                        else c for c in ct])
+        elif (type(ct) is _nd or isinstance(ct, _generic)) and _is_low(ct.dtype):
             ct = ct.astype(_wide(ct.dtype))
         res = self.inner.vjp(needs, ct, out, *primals, **kw)
         return [r.astype(d) if d is not None and (type(r) is _nd or isinstance(r, _generic)) else r
@@ -483,7 +546,7 @@ def _finish(r, back, grads, out_low):
     t = back.get(id(r))
     if t is not None:
         return t
-    node = r._node
+    node = op_node(r._node)  # (an output of a multi-output op: the op's node has the rule)
     if node is not None and type(node.prim) is not LowRule:
         node.prim = LowRule(node.prim, tuple([grads.get(id(p)) for p in node.parents]))
     v = r._value

@@ -26,7 +26,7 @@ from . import _ops_breadth as B
 from . import creation
 from ._boundary import call
 from ._layout import strided
-from .tensor import TensorBase, _acc_node, _dim, _make, check_inplace, commit_inplace, node_class
+from .tensor import TensorBase, _acc_node, _dim, _make, _output_number, check_inplace, commit_inplace, node_class
 
 
 def _root(v):
@@ -110,10 +110,9 @@ def _is_cpu(self) -> bool:
 
 
 def _output_nr(self) -> int:
-    """Tensor.output_nr: which output of its grad_fn this tensor is. fgrad gives each output of
-    a multi-output op a node of its own (its GradientEdge is (grad_fn, 0)), so this is 0, where
-    PyTorch numbers the outputs of one node (aminmax's max is its output 1)."""
-    return 0
+    """Tensor.output_nr: which output of its grad_fn this tensor is (split's second chunk is
+    output 1 of its SplitBackward0, aminmax's max output 1); 0 for a leaf."""
+    return _output_number(self._node)
 
 
 def _volatile(self) -> bool:

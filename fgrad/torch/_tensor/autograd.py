@@ -41,6 +41,7 @@ from .grad_mode import (  # noqa: F401
 )
 from .tensor import (
     ACC_NODES,
+    OUTPUT_OF,
     Size,
     Tensor,
     _make,
@@ -142,6 +143,8 @@ def _graph_rule(node, needs, ct, out, primals):
     cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
     pulls back through its subgraph as a torch op already."""
     prim = node.prim
+    if prim is OUTPUT_OF:  # (an output of a multi-output op: its cotangent handed on as it is)
+        return prim.vjp(needs, ct, out, *primals, **node.params)
     if type(prim) is LowRule:  # (an op on bfloat16 & co.: its rule in float32, gradients rounded)
         return _low_graph_rule(node, prim, needs, ct, out, primals)
     if prim is TORCH_OP:
@@ -188,9 +191,10 @@ def _low_graph_rule(node, prim, needs, ct, out, primals):
     """_graph_rule of a node whose op had bfloat16 (complex32) operands (_boundary.LowRule): the
     cotangent widened, the op's own rule recorded, each gradient rounded to its operand's dtype,
     all as torch ops (so the gradients are bfloat16 and differentiable, as PyTorch's)."""
-    wide = compute_dtype(ct._value.dtype)
-    if wide != ct._value.dtype:
-        ct = ct.to(D.of_np(wide))
+    if type(ct) is tuple:  # (a node of several outputs)
+        ct = tuple([c if c is None else _widened(c) for c in ct])
+    else:
+        ct = _widened(ct)
     # (an operand's gradient through the recorded rule reaches it through a conversion from its
     # own dtype, so that gradient is rounded as well)
     primals = tuple([_make(v._value.astype(d), v._node, True).to(D.of_np(v._value.dtype))
@@ -202,6 +206,11 @@ def _low_graph_rule(node, prim, needs, ct, out, primals):
     finally:
         node.prim = prim
     return [r.to(D.of_np(d)) if d is not None and isinstance(r, Tensor) else r for r, d in zip(res, prim.dts)]
+
+
+def _widened(ct: Tensor) -> Tensor:
+    wide = compute_dtype(ct._value.dtype)
+    return ct.to(D.of_np(wide)) if wide != ct._value.dtype else ct
 
 
 def _graph_wrap(node):
@@ -232,7 +241,8 @@ def _run(roots, retain_graph, create_graph, capture=()) -> dict:
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+    # (a GradientEdge is a NamedTuple, yet one input)
+    return (x,) if isinstance(x, (Tensor, graph.GradientEdge)) else tuple(x)
 
 
 def _roots(outputs, grad_outputs, create_graph: bool) -> list:
@@ -457,6 +467,11 @@ def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unuse
             res.append(_make(np.zeros_like(t._value)) if materialize else None)
             continue
         if isinstance(t, graph.GradientEdge):
+            if type(ct) is tuple:  # (an edge to one output of a node of several outputs)
+                ct = ct[t.output_nr]
+                if ct is None:
+                    res.append(None)  # (no gradient reached that output)
+                    continue
             ct = torch_convention(ct)
         else:
             ct = _user_grad(t, ct)

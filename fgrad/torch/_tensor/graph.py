@@ -44,8 +44,10 @@ from .tensor import (
     _add_node_hook,
     _keep_old_contents,
     _make,
+    _output_number,
     grad_node,
     live_node,
+    op_node,
     saved_values,
     torch_convention,
 )
@@ -148,24 +150,44 @@ def _metadata(node) -> dict:
 
 
 class _PreHook:
-    """A node pre-hook: `fn(grad_outputs) -> grad_outputs or None` (one output per node here),
-    in PyTorch's complex convention."""
+    """A node pre-hook: `fn(grad_outputs) -> grad_outputs or None`, one gradient per output of
+    the node (None for an output no gradient reached), in PyTorch's complex convention."""
 
-    __slots__ = ("inner",)
+    __slots__ = ("inner", "fn")
 
     def __init__(self, fn: Callable) -> None:
         def one(g):
             res = fn((g,))
-            if res is None:
-                return None
-            if not isinstance(res, (tuple, list)) or len(res) != 1:
-                raise FgradTypeError(f"a node pre-hook returned {type(res).__name__}; return None or a tuple "
-                                     "with one gradient per output of the node (here: one)")
-            return res[0]
+            return None if res is None else _one_per_output(res, 1)[0]
         self.inner = _TensorHook(one, engine_side=True)
+        self.fn = fn
 
     def __call__(self, ct):
-        return self.inner(ct)
+        if type(ct) is not tuple:
+            return self.inner(ct)
+        # a node of several outputs: the engine's cotangent is a tuple with one entry per output
+        res = self.fn(tuple([_boxed(c) for c in ct]))
+        if res is None:
+            return None
+        res = _one_per_output(res, len(ct))
+        return tuple([_engine_value(g, old) for g, old in zip(res, ct)])
+
+
+def _one_per_output(res, n: int):
+    if isinstance(res, (tuple, list)) and len(res) == n:
+        return res
+    raise FgradTypeError(f"a node pre-hook returned {type(res).__name__}"
+                         + (f" of length {len(res)}" if isinstance(res, (tuple, list)) else "")
+                         + f"; return None or a tuple with one gradient per output of the node (here: {n})")
+
+
+def _engine_value(g, old):
+    """A gradient a hook returned (PyTorch's convention), as the engine holds it: a Tensor where
+    the engine had one (create_graph), else its value; None stays None."""
+    if g is None:
+        return None
+    g = torch_convention(g if isinstance(g, Tensor) else _make(g))
+    return g if isinstance(old, Tensor) else g._value
 
 
 def _register_prehook(node, fn: Callable) -> RemovableHandle:
@@ -210,7 +232,8 @@ def run_post_hooks(node, grad_outputs, grad_inputs: tuple) -> tuple:
     if not hooks:
         return grad_inputs
     boxed = tuple(_boxed(g) for g in grad_inputs)
-    outs = (_boxed(grad_outputs),)
+    # (a node of several outputs gets one cotangent per output from the engine)
+    outs = tuple([_boxed(g) for g in grad_outputs]) if type(grad_outputs) is tuple else (_boxed(grad_outputs),)
     replaced = False
     for fn in list(hooks):
         res = fn(boxed, outs)
@@ -222,14 +245,7 @@ def run_post_hooks(node, grad_outputs, grad_inputs: tuple) -> tuple:
             boxed, replaced = res, True
     if not replaced:
         return grad_inputs
-    engine = []
-    for g, old in zip(boxed, grad_inputs):
-        if g is None:
-            engine.append(None)
-            continue
-        g = torch_convention(g if isinstance(g, Tensor) else _make(g))
-        engine.append(g if isinstance(old, Tensor) else g._value)
-    return tuple(engine)
+    return tuple([_engine_value(g, old) for g, old in zip(boxed, grad_inputs)])
 
 
 def _boxed(g):
@@ -501,11 +517,11 @@ class _Saving:
         if not _HOOKS or _DISABLED[0] is not None or _UNHOOKED[0]:
             return
         pack_hook, unpack_hook = _HOOKS[-1]
-        known = {id(t._node) for t in operands if t._node is not None}
+        known = {id(op_node(t._node)) for t in operands if t._node is not None}
         outs = [o for o in tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))[0] if isinstance(o, Tensor)]
         seen = set()
         for o in outs:
-            node = o._node
+            node = op_node(o._node)  # (the node that saves: a multi-output op's own)
             if node is None or id(node) in known or id(node) in seen or node in PACKED:
                 continue
             seen.add(id(node))
@@ -653,7 +669,7 @@ class allow_mutation_on_saved_tensors(contextlib.ContextDecorator):
     def track(self, out) -> None:
         for o in tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))[0]:
             if isinstance(o, Tensor) and o._node is not None:
-                self.nodes.append(weakref.ref(o._node))
+                self.nodes.append(weakref.ref(op_node(o._node)))
         if len(self.nodes) > 2 * self.live + 1024:  # (a long context: drop the graphs that died)
             self.nodes = [r for r in self.nodes if r() is not None]
             self.live = len(self.nodes)
@@ -682,13 +698,14 @@ class GradientEdge(NamedTuple):
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
-    """The GradientEdge of `tensor`: its grad_fn (a leaf's AccumulateGrad) and output 0.
+    """The GradientEdge of `tensor`: its grad_fn (a leaf's AccumulateGrad) and which output of
+    that node it is (its output_nr).
 
     Args:
         tensor: a Tensor that requires grad.
 
     Returns:
-        GradientEdge(node, 0).
+        GradientEdge(node, output_nr).
 
     Raises:
         RuntimeError: when `tensor` does not require grad.
@@ -698,7 +715,8 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     if not tensor._requires_grad:
         raise FgradRuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
                                 "gradients (set requires_grad=True on the leaf it comes from)")
-    return GradientEdge(grad_node(tensor), 0)
+    node = grad_node(tensor)
+    return GradientEdge(op_node(node), _output_number(node))
 
 
 def increment_version(tensor) -> None:

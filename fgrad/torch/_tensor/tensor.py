@@ -73,7 +73,7 @@ class TensorNode(Node):
 
     @property
     def next_functions(self) -> tuple:
-        return tuple((p, _output_number(p)) for p in self.parents)
+        return tuple([_edge(p) for p in self.parents])
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at 0x{id(self):x}>"
@@ -82,8 +82,59 @@ class TensorNode(Node):
 def _output_number(node) -> int:
     """Which output of its op `node` stands for: output k of a torch op recorded as one call
     (PyTorch's output_nr, e.g. 1 for linalg.svd's S), else 0."""
+    if node is None:
+        return 0
+    if node.prim is OUTPUT_OF:
+        return node.params["k"]
     r = getattr(node, "residuals", None)
     return r.k if type(r) is _SubgraphOut else 0
+
+
+def _edge(p) -> tuple:
+    """(node, output number) of the edge to parent `p`, as next_functions shows it: an output
+    of a multi-output node is that node with the output's number."""
+    if p is not None and p.prim is OUTPUT_OF:
+        return (p.parents[0], p.params["k"])
+    return (p, _output_number(p))
+
+
+class _OutputOf:
+    """`prim` of the node a Tensor holds when it is output k of a torch op with several
+    differentiable outputs (split, unbind, topk, svd...). PyTorch records such an op as ONE
+    node with outputs 0, 1, ...: that node is this node's one parent, and the Tensor's grad_fn.
+    The rule hands the output's cotangent on as entry k of a tuple with one entry per output
+    (None elsewhere); the engine sums those tuples entry by entry (autograd._add_ct), and since
+    every output's node is a child of the op's node, the op's node runs once, after all of
+    them, with the cotangents of all its outputs. Per-output state (tensor hooks, retain_grad,
+    autograd.grad's inputs) lives on these nodes, as PyTorch keeps it per output."""
+
+    name = "output_of"
+    nondiff = False
+    vjp_fwd = None
+    saves_output = False
+    saved_inputs = None
+
+    @staticmethod
+    def unread_inputs(n: int) -> tuple:
+        return ()
+
+    @staticmethod
+    def vjp(needs, ct, out, *primals, k: int, n: int) -> tuple:
+        """The cotangent `ct` of output `k` (of `n`) as the op's node receives it."""
+        cts = [None] * n
+        cts[k] = ct
+        return (tuple(cts),)
+
+
+OUTPUT_OF = _OutputOf()
+
+
+def op_node(node):
+    """The node users see for `node` (grad_fn): a multi-output op's node for one of its outputs'
+    nodes, else `node` itself (None stays None)."""
+    if node is not None and node.prim is OUTPUT_OF:
+        return node.parents[0]
+    return node
 
 
 class CopySlices(TensorNode):
@@ -797,7 +848,10 @@ class TensorBase:
         """
         if self._view is not None and self._view[0]._node is not self._view[1]:
             refresh_view(self)
-        return self._node
+        node = self._node
+        if node is not None and node.prim is OUTPUT_OF:
+            return node.parents[0]
+        return node
 
     @property
     def is_leaf(self) -> bool:

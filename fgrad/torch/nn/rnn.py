@@ -546,7 +546,7 @@ def _torch_cell(mode: str, x, states: list, w_ih, w_hh, b_ih, b_hh) -> tuple:
         return (a.tanh() if mode == "RNN_TANH" else a.relu()),
     if mode == "LSTM":
         gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-        i, f, g, o = gates.chunk(4, 1)
+        i, f, g, o = gates.unsafe_chunk(4, 1)  # (PyTorch's lstm_cell: UnsafeSplitBackward0)
         i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
         cy = f * states[1] + i * g
         return o * cy.tanh(), cy
