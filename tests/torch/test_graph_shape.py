@@ -361,3 +361,29 @@ def test_inplace_write_keeps_what_a_torch_op_read() -> None:
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * old, rtol=1e-6)
     assert graph_of(y) == ("PowBackward0", (("MulBackward0", 0),))
+
+
+def _write_after_views(lib):
+    """Views of y (select, slice, unbind) feed exp; y is then written in place; the
+    gradient and its derivative (create_graph) are taken after the write."""
+    x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    y = x * x
+    views = (y[0], y[:, 1], y.unbind(0)[1], y.split(1)[0])
+    saved = [sorted(a for a in dir(v.grad_fn) if a.startswith("_saved_") and a in ("_saved_self", "_saved_result"))
+             for v in views]
+    out = sum(v.exp().sum() for v in views)
+    with lib.no_grad():
+        y.mul_(10)
+    g, = lib.autograd.grad(out, x, create_graph=True)
+    gg, = lib.autograd.grad(g.sum(), x)
+    return saved, g.detach().numpy(), gg.numpy()
+
+
+def test_indexing_views_save_no_input_value() -> None:
+    """select/slice/unbind/split save sizes and indices, not their input (PyTorch's
+    SelectBackward0 keeps _saved_dim, _saved_index, _saved_self_sym_sizes): writing into the
+    input afterwards leaves their backward valid, also when it is recorded."""
+    got, want = _write_after_views(ftorch), _write_after_views(torch)
+    assert got[0] == want[0] == [[]] * 4
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)

@@ -387,11 +387,19 @@ def narrow(input, dim: int, start: int, length: int):
     return _slice(input, d, start, start + length)
 
 
+# `saves` of the indexing views (select, slice, split, unbind, x[idx]): their gradient puts the
+# cotangent back at the indexed positions and reads no value of the input, so PyTorch saves
+# only sizes and indices (SelectBackward0's _saved_dim, _saved_index, _saved_self_sym_sizes)
+# and a later in-place write into the input leaves their backward valid
+_NO_VALUES = ()
+
+
 def _split_views(name: str, input, bounds, d: int) -> tuple:
     """The pieces of `input` between consecutive `bounds` along dim `d`: views, the outputs
     of one multi-view torch op `name` (SplitBackward0...)."""
     idxs = [(slice(None),) * d + (slice(a, b),) for a, b in zip(bounds[:-1], bounds[1:])]
-    return _multi_views(call(name, lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,)), name)
+    return _multi_views(call(name, lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,), saves=_NO_VALUES),
+                        name)
 
 
 def split(tensor, split_size_or_sections, dim: int = 0):
@@ -480,7 +488,8 @@ def unbind(input, dim: int = 0):
     """The slices along `dim`, without it: views, outputs of one UnbindBackward0."""
     d = _dim(dim, input._value.ndim)
     idxs = [(slice(None),) * d + (i,) for i in range(input._value.shape[d])]
-    return _multi_views(call("UnbindBackward0", lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,)),
+    return _multi_views(call("UnbindBackward0", lambda v: tuple(fnp.getitem(v, i) for i in idxs), (input,),
+                             saves=_NO_VALUES),
                         "UnbindBackward0")
 
 
@@ -498,7 +507,7 @@ def _select(input, d: int, index: int):
 
     def fn(v):
         return lax.reshape_p.bind(lax.slice_p.bind(v, start_indices=lo, limit_indices=hi), new_sizes=new)
-    return call("SelectBackward0", fn, (input,))
+    return call("SelectBackward0", fn, (input,), saves=_NO_VALUES)
 
 
 def select(input, dim: int, index: int):
@@ -579,7 +588,7 @@ def _basic_entries(idx):
 
 
 def _index_step(name: str, input, idx):
-    return call(name, lambda v: fnp.getitem(v, idx), (input,))
+    return call(name, lambda v: fnp.getitem(v, idx), (input,), saves=_NO_VALUES)
 
 
 def getitem(input, idx):
