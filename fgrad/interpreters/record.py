@@ -365,7 +365,8 @@ def record_call(fn: Callable, primals: Sequence, snapshots: bool = True) -> tupl
 # --- a recorded graph as a Jaxpr ------------------------------------------------------------------
 
 def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
-                   values: Callable[[Node], tuple] | None = None) -> ClosedJaxpr:
+                   values: Callable[[Node], tuple] | None = None,
+                   recorded_as: Callable[[Node], Node | None] | None = None) -> ClosedJaxpr:
     """The recorded computation from `inputs` to `outputs` as a typed `ClosedJaxpr`: print it
     to read the IR (as make_jaxpr shows it), call it (`eval_jaxpr`) to rerun the computation
     on other input values, or hand it to jit-level tools.
@@ -385,6 +386,9 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
     `values(node) -> (out, primals)` reads a node's saved values (the facade checks them
     for in-place changes there); by default `(node.out, node.primals)`. A graph whose saved
     values were freed by a backward pass without retain_graph raises the engine's RuntimeError.
+    `recorded_as(node)`, when given, may name another node whose computation stands for
+    `node`'s in the jaxpr (a node whose rule wraps another node's, with other parents: the
+    facade's CopySlices); None keeps `node`.
     """
     invars: list[Var] = []
     env: dict[int, Var] = {}        # id(node) -> its variable
@@ -409,9 +413,17 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
             consts.append(x)
         return v
 
-    eqns = []
-    inlined: dict[int, dict] = {}  # id(Subgraph) -> {id(its node): variable}
+    eqns: list = []
     roots = [n for n, _ in outputs if n is not None]
+    _emit_nodes(roots, env, by_value, constant, eqns, values, recorded_as)
+    # an output that is a leaf outside `inputs` (or has no node) is a constant, unless it is an input
+    outvars = [env.get(id(n)) or by_value.get(id(x)) or constant(x) for n, x in outputs]
+    return ClosedJaxpr(Jaxpr(constvars, invars, eqns, outvars), consts)
+
+
+def _emit_nodes(roots, env, by_value, constant, eqns, values, recorded_as, inlined=None) -> None:
+    """graph_to_jaxpr's walk: the equations of the nodes from `roots` down to those in `env`."""
+    inlined = {} if inlined is None else inlined  # id(Subgraph) -> {id(its node): variable}
     for node in toposort(roots, env):  # not beyond the inputs: the graph is cut there
         if id(node) in env:
             continue
@@ -419,6 +431,11 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
             continue
         if node.primals is None:
             raise FgradRuntimeError(FREED_MESSAGE)
+        alt = recorded_as(node) if recorded_as is not None else None
+        if alt is not None:
+            _emit_nodes([alt], env, by_value, constant, eqns, values, recorded_as, inlined)
+            env[id(node)] = env[id(alt)]
+            continue
         out, primals = (node.out, node.primals) if values is None else values(node)
         atoms = []
         for p, raw, x in zip(node.parents, node.primals, primals):
@@ -447,7 +464,4 @@ def graph_to_jaxpr(outputs: Sequence[tuple], inputs: Sequence[tuple],
         outvar = Var(aval_of(out))
         eqns.append(Eqn(node.prim, atoms, [outvar], node.params))
         env[id(node)] = outvar
-    # an output that is a leaf outside `inputs` (or has no node) is a constant, unless it is an input
-    outvars = [env.get(id(n)) or by_value.get(id(x)) or constant(x) for n, x in outputs]
-    return ClosedJaxpr(Jaxpr(constvars, invars, eqns, outvars), consts)
 

@@ -223,9 +223,19 @@ INPLACE = {
     "index_add_": _case(_write(lambda lib, y, v: y.index_add_(1, _long(lib, [0, 2]), v[:, :2])), XV),
     "masked_fill_": _case(_write(lambda lib, y, v: y.masked_fill_(y > 2, 0.0)), XV),
     "scatter_": _case(_write(lambda lib, y, v: y.scatter_(1, _long(lib, [[0], [1]]), 0.0)), XV),
-    "view_mul_": _case(_write(lambda lib, y, v: y[0].mul_(v[1])), XV,
-                       "a write through a view is CopySlices(base's old history, the op's result): its second "
-                       "parent is the op's node (MulBackward0), where PyTorch lists the op's other operands"),
+    # a write through a view: CopySlices wraps the op's node, its next_functions are the base's
+    # old history and then the op's other operands' edges
+    "view_mul_": _case(_write(lambda lib, y, v: y[0].mul_(v[1])), XV),
+    "view_mul_number": _case(_write(lambda lib, y, v: y[0].mul_(2)), XV),
+    "view_add_alpha": _case(_write(lambda lib, y, v: y[0].add_(v[1], alpha=2)), XV),
+    "view_addcmul_": _case(_write(lambda lib, y, v: y[0].addcmul_(v[1], v[0])), XV),
+    "view_slice_div_": _case(_write(lambda lib, y, v: y[:, 1:].div_(v[:, 1:])), XV),
+    "view_sin_": _case(_write(lambda lib, y, v: y[:, 1].sin_()), XV),
+    "view_zero_": _case(_write(lambda lib, y, v: y[0].zero_()), XV),
+    "view_fill_": _case(_write(lambda lib, y, v: y[0].fill_(3.0)), XV),
+    "view_copy_": _case(_write(lambda lib, y, v: y[0].copy_(v[1])), XV),
+    "view_copy_constant": _case(_write(lambda lib, y, v: y[0].copy_(v[1].detach())), XV),
+    "view_setitem": _case(_write(lambda lib, y, v: y[0].__setitem__(1, v[1, 1])), XV),
     "view_after_view_write": _case(_view_then(lambda y, view, v: view.mul_(v[1])), XV),
     "view_after_base_write": _case(_view_then(lambda y, view, v: y.mul_(v)), XV),
 }
@@ -387,3 +397,35 @@ def test_indexing_views_save_no_input_value() -> None:
     assert got[0] == want[0] == [[]] * 4
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def _view_write_second_order(lib):
+    """Gradients and second derivatives through writes into views (CopySlices running the
+    in-place op's own rule), with create_graph."""
+    x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    v = lib.tensor(np.linspace(0.5, 2, 6).reshape(2, 3), requires_grad=True)
+    y = x * x
+    y[0].mul_(v[1])
+    y[:, 2].sin_()
+    y[1, :2].pow_(v[0, :2])
+    w = lib.tensor(np.arange(6.0).reshape(2, 3))
+    gx, gv = lib.autograd.grad((y * w).sum(), (x, v), create_graph=True)
+    ggx, ggv = lib.autograd.grad((gx * gx * gx).sum() + (gv * gv).sum(), (x, v))
+    return [t.detach().numpy() for t in (gx, gv, ggx, ggv)]
+
+
+def test_view_writes_second_order_like_pytorch() -> None:
+    for got, want in zip(_view_write_second_order(ftorch), _view_write_second_order(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def test_view_write_to_jaxpr() -> None:
+    """to_jaxpr through CopySlices reruns the write (the op's node is inside CopySlices)."""
+    x = ftorch.tensor(np.ones((2, 3)), requires_grad=True)
+    v = ftorch.tensor(np.full((2, 3), 2.0), requires_grad=True)
+    y = x * 1
+    y[0].mul_(v[1])
+    y[1].zero_()
+    closed = ftorch.autograd.graph.to_jaxpr(y.sum(), [x, v])
+    out, = closed(np.full((2, 3), 3.0), np.full((2, 3), 0.5))
+    assert float(out) == 3 * 3.0 * 0.5

@@ -16,7 +16,8 @@ import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
-from ...interpreters.backward import Unsaved, backward_pass
+from ... import numpy as fnp
+from ...interpreters.backward import FREED_MESSAGE, Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
 from ...extend.lax import convert_element_type
 from . import forward_ad, function, graph  # noqa: F401  (torch.autograd.forward_ad, .function, .graph)
@@ -41,6 +42,7 @@ from .grad_mode import (  # noqa: F401
 )
 from .tensor import (
     ACC_NODES,
+    COPY_SLICES,
     OUTPUT_OF,
     Size,
     Tensor,
@@ -143,7 +145,7 @@ def _graph_rule(node, needs, ct, out, primals):
     cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
     pulls back through its subgraph as a torch op already."""
     prim = node.prim
-    if prim is OUTPUT_OF:  # (an output of a multi-output op: its cotangent handed on as it is)
+    if prim is OUTPUT_OF or prim is COPY_SLICES:  # (their rules handle Tensor cotangents themselves)
         return prim.vjp(needs, ct, out, *primals, **node.params)
     if type(prim) is LowRule:  # (an op on bfloat16 & co.: its rule in float32, gradients rounded)
         return _low_graph_rule(node, prim, needs, ct, out, primals)
@@ -185,6 +187,57 @@ def _with_post_hooks(rule):
             in_cts = graph.run_post_hooks(node, ct, tuple(in_cts))
         return in_cts
     return hooked
+
+
+def copy_slices_vjp(needs, ct, op, pos, shape) -> list:
+    """The rule of a CopySlices node over the in-place op node `op` on a view (None: a constant
+    was written into it), as PyTorch's CopySlices runs the op's node inside its own: `ct` (the
+    base's cotangent) at the view's positions `pos` goes through the op's rule; the base's old
+    history gets `ct` with the op's gradient for the view at those positions, the op's other
+    inputs their gradients. With a Tensor `ct` (create_graph) every step is a torch op.
+
+    Args:
+        needs: per parent of the CopySlices node, whether it needs a gradient.
+        ct: the cotangent of the base after the write (an array, or a Tensor).
+        op: the op's node, or None.
+        pos: the flat positions into the base of the view's elements (the view's shape).
+        shape: the base's shape.
+
+    Returns:
+        One gradient (or None) per parent: the base's, then the op's inputs after the first.
+    """
+    graph_mode = isinstance(ct, Tensor)
+
+    def at_view(c):
+        return fnp.take(fnp.reshape(c, (-1,)), pos)
+
+    def put(c, g):
+        return fnp.reshape(fnp.at_set(fnp.reshape(c, (-1,)), pos, g), shape)
+
+    if op is None:
+        in_cts = [None]
+    else:
+        if op.primals is None:
+            raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
+        view_ct = call(None, at_view, (ct,)) if graph_mode else at_view(ct)
+        op_needs = tuple([p is not None for p in op.parents])
+        if graph_mode:
+            out, primals = _graph_wrap(op)
+            in_cts = list(_graph_rule(op, op_needs, view_ct, out, primals))
+        else:
+            out, primals = _values(op)
+            in_cts = list(_engine_rule(op, op_needs, view_ct, out, primals))
+    if not needs[0]:
+        return [None, *in_cts[1:]]
+    g = in_cts[0]
+    if g is None:  # (a constant written into the view: no gradient reaches the old contents there)
+        base_ct = call(None, lambda c: put(c, fnp.zeros(pos.shape, c.dtype)), (ct,)) if graph_mode \
+            else put(ct, np.zeros(pos.shape, ct.dtype))
+    elif graph_mode or isinstance(g, Tensor):
+        base_ct = call(None, put, (ct, g))
+    else:
+        base_ct = put(ct, g)
+    return [base_ct, *in_cts[1:]]
 
 
 def _low_graph_rule(node, prim, needs, ct, out, primals):

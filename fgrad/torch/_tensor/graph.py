@@ -35,6 +35,7 @@ from .forward_ad import below
 from .tensor import (
     _EMPTY,
     FORWARD_AD,
+    COPY_SLICES,
     AccumulateGrad,
     ModifiedValue,
     RemovableHandle,
@@ -97,7 +98,13 @@ def to_jaxpr(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tenso
     else:
         ins = _tensors(inputs, "inputs")
     return graph_to_jaxpr([(live_node(t), t._value) for t in outs], [(live_node(t), t._value) for t in ins],
-                          _values_checked({id(t._value) for t in ins}))
+                          _values_checked({id(t._value) for t in ins}), _recorded_as)
+
+
+def _recorded_as(node):
+    """A CopySlices node's computation for the jaxpr: the write as one torch op over the base
+    and the in-place op's result (its rule runs the op's node, which is not its parent)."""
+    return node.params["recorded"] if node.prim is COPY_SLICES else None
 
 
 # --- grad_fn's type: torch.autograd.graph.Node ------------------------------------------------------

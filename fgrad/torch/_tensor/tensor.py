@@ -31,6 +31,7 @@ from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import Tracer, _state, concrete_value
 from ...interpreters.backward import Leaf, Node
+from ...interpreters.backward import Unsaved as _Unsaved
 from ...interpreters.record import SubgraphOut as _SubgraphOut
 from ...interpreters.record import record_call, record_primitive
 from ...extend.numpy import normalize_axis
@@ -664,7 +665,7 @@ def _keep_old_contents(node, tv) -> None:
                 node.residuals = type(res)(sub, res.k, res.where)
 
 
-def _commit_view(t, new):
+def _commit_view(t, new, name: str = "CopyBackwards"):
     """An in-place op on a view in a graph: the base's storage is written (every view sees
     it) and its history becomes CopySlices(old base, new values); the view's grad_fn is
     re-derived from the base."""
@@ -678,15 +679,68 @@ def _commit_view(t, new):
                            "base); clone() the view first, or write to the base instead.")
     _keep_old_contents(new._node, t._value)
     shape = tuple(base._value.shape)
+    op = new._node
+    view_node = t._node
 
     def copy_slices(b, n):
         return fnp.reshape(fnp.at_set(fnp.reshape(b, (-1,)), pos, n), shape)
     # (CopySlices is linear: its gradient reads neither the old base nor the new values, which
     # PyTorch does not save either, so a later write into the base -- or into `new`, often a
     # slice of the same base -- does not invalidate it)
-    commit_inplace(base, _boundary_call("CopySlices", copy_slices, (base, new), saves=()))
+    res = _boundary_call("CopySlices", copy_slices, (base, new), saves=())
+    if res._node is not None and (op is None or (op.prim is not OUTPUT_OF and op.parents
+                                                 and op.parents[0] is view_node)):
+        # (a constant written by copy_ is CopyBackwards' second input, which needs no gradient;
+        # fill_ and zero_ have none)
+        extra = (None,) if op is None and name == "CopyBackwards" else ()
+        res._node = _wrap_op(res._node, base, op, pos, shape, res._value, extra)
+    commit_inplace(base, res)
     refresh_view(t)
     return t
+
+
+class _CopySlicesRule:
+    """`prim` of PyTorch's CopySlices over an in-place op on a view: the node wraps the op's
+    own node (`op`, whose first input is the view) and stands in the graph for both, so its
+    next_functions are the base's old history followed by the op's other inputs' edges. Its
+    rule takes the base's cotangent at the view's positions (`pos`, flat indices into the
+    base of `shape`), runs the op's rule on it, and puts the op's gradient for the view back
+    at those positions (autograd.copy_slices_vjp). `recorded` is the same write as a torch op
+    over (base, op's result), which to_jaxpr shows."""
+
+    name = "copy_slices"
+    nondiff = False
+    vjp_fwd = None
+    saves_output = False
+    saved_inputs = None
+
+    @staticmethod
+    def unread_inputs(n: int) -> tuple:
+        return ()
+
+    @staticmethod
+    def vjp(needs, ct, out, *primals, op, pos, shape, recorded) -> list:
+        """The gradients for the base's old history and the op's other inputs."""
+        from .autograd import copy_slices_vjp  # (autograd imports this module)
+        return copy_slices_vjp(needs, ct, op, pos, shape)
+
+
+COPY_SLICES = _CopySlicesRule()
+
+
+def _wrap_op(recorded, base, op, pos, shape, value, extra: tuple = ()):
+    """The CopySlices node over `op` (None: a constant was written into the view, and `extra`
+    are the edges of the in-place op's other inputs)."""
+    node = _new(CopySlices)
+    node.prim = COPY_SLICES
+    node.params = {"op": op, "pos": pos, "shape": shape, "recorded": recorded}
+    node.parents = (grad_node(base) if base._requires_grad else None,) + (op.parents[1:] if op is not None else extra)
+    node.primals = ()
+    node.out = _Unsaved.of(value)
+    node.hooks = None
+    node.residuals = None
+    node.saved = ()
+    return node
 
 
 def commit_inplace(t, new, name: str = "CopyBackwards"):
@@ -715,7 +769,7 @@ def commit_inplace(t, new, name: str = "CopyBackwards"):
     grad = _state.grad_enabled
     if t._view is not None and grad and (node is not None or t._requires_grad
                                          or t._view[0]._node is not t._view[1]):
-        return _commit_view(t, new)
+        return _commit_view(t, new, name)
     if node is None and t._node is not None and grad:
         # a constant written over a graph tensor: it stays in the graph, with zero gradient
         # to its old history (PyTorch's CopyBackwards/FillBackward)
