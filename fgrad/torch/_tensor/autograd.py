@@ -414,6 +414,8 @@ def _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables,
     result = _run(roots, retain_graph, create_graph, capture=[n for n in nodes if n is not None])
     for t, n in zip(inputs, nodes):
         if n is not None and id(n) in result:
+            if isinstance(t, Tensor) and t._node is not None and t._retain is not None:
+                continue  # (a non-leaf that retains its grad: its node's retain_grad hook stored it)
             accumulate_grad(t, _user_grad(t, result[id(n)]))
 
 

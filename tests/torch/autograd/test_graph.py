@@ -419,3 +419,17 @@ def test_saved_values_keep_the_history_of_what_was_saved(hooked):
     np.testing.assert_array_equal(ours[1], theirs[1])
     assert (ours[2] is None) == (theirs[2] is None)
     assert ours[3] == theirs[3]
+
+
+def test_backward_inputs_non_leaf_that_retains_grad_accumulates_once() -> None:
+    """backward(inputs=[..., a]) with a non-leaf `a` that also retains its grad: a.grad gets
+    the gradient once, as PyTorch's (the retain_grad hook and the inputs are one target)."""
+    def run(lib):
+        x = lib.tensor(np.ones(3), requires_grad=True)
+        a = x * 2
+        a.retain_grad()
+        first, second = a.split([1, 2])
+        second.retain_grad()
+        ((a * 3).sum() + (second * 5).sum()).backward(inputs=[x, a, second], retain_graph=True)
+        return a.grad.numpy().tolist(), second.grad.numpy().tolist(), x.grad.numpy().tolist()
+    assert run(ftorch) == run(torch)
