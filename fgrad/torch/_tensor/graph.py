@@ -517,6 +517,25 @@ class _Saving:
             inner.inplace(t, new)
         if _MUTATION[0] is not None:
             _MUTATION[0].before_write(t)
+        self._repack_old_contents(t, new)
+
+    @staticmethod
+    def _repack_old_contents(t: Tensor, new: Tensor) -> None:
+        """Before `new` is written into `t`: the op that computed `new` packed `t` itself where
+        its rule reads it, and `t` is about to be overwritten. PyTorch's in-place ops save a
+        copy of self's old contents (original_self) instead: that copy is packed in its place (so
+        the pack hook runs once more for such an op than in PyTorch, which knows before the op
+        runs that it is in place)."""
+        hooks = active_hooks()
+        node = op_node(new._node)
+        if hooks is None or node is None or node.primals is None or _UNHOOKED[0]:
+            return
+        entries = PACKED.get(node)
+        tv = t._value
+        if not entries or not hasattr(tv, "copy"):
+            return
+        for slot in [k for k in entries if k >= 0 and node.primals[k] is tv]:
+            _pack(node, slot, _make(tv.copy()), hooks[0], hooks[1])
 
     def _pack_outputs(self, out, operands: list) -> None:
         if _MUTATION[0] is not None:

@@ -433,3 +433,23 @@ def test_backward_inputs_non_leaf_that_retains_grad_accumulates_once() -> None:
         ((a * 3).sum() + (second * 5).sum()).backward(inputs=[x, a, second], retain_graph=True)
         return a.grad.numpy().tolist(), second.grad.numpy().tolist(), x.grad.numpy().tolist()
     assert run(ftorch) == run(torch)
+
+
+def _inplace_under_saved_hooks(lib):
+    x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    v = lib.tensor(np.linspace(0.5, 2, 6).reshape(2, 3), requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x * 1
+        y.mul_(v)          # mul_ reads self's old contents for v's gradient
+        z = x * 1
+        z[0].mul_(v[1])    # the same through a view (CopySlices)
+        z[1].sin_()
+    (y.sum() + z.sum()).backward()
+    return x.grad.numpy(), v.grad.numpy()
+
+
+def test_inplace_op_under_saved_tensor_hooks_reads_old_contents() -> None:
+    """An in-place op inside saved_tensors_hooks: its backward reads self as it was before the
+    write (PyTorch's original_self), not the overwritten tensor."""
+    for got, want in zip(_inplace_under_saved_hooks(ftorch), _inplace_under_saved_hooks(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
