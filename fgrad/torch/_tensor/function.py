@@ -277,15 +277,19 @@ def _apply(cls, args, kwargs):
         spec[:] = [out_tree, out_avals]
         return packed
 
-    # one graph node, named after the Function, whose parents are the Tensor arguments
-    # (its node keeps what save_for_backward got, which saved-tensor hooks pack there)
+    def outputs_of(*xs):
+        """forward's Tensor outputs: the packed output, or its slices when there are several."""
+        packed = on_values(*xs)
+        avals = spec[1]
+        return packed if len(avals) == 1 else tuple(unpack_leaves(packed, avals))
+
+    # one graph node, named after the Function, whose parents are the Tensor arguments and
+    # whose outputs are forward's (output_nr 0, 1, ...), as PyTorch's (the node keeps what
+    # save_for_backward got, which saved-tensor hooks pack there)
     with graph.unhooked_nodes():
-        packed = _boundary_call(name, on_values, tuple(args[i] for i in positions))
+        res = _boundary_call(name, outputs_of, tuple(args[i] for i in positions))
         out_tree, out_avals = spec
-        if len(out_avals) == 1:
-            values = [packed]
-        else:  # several Tensor outputs: slices of the packed one (each a node of the Function's name)
-            values = list(_boundary_call(name, lambda p: tuple(unpack_leaves(p, out_avals)), (packed,)))
+        values = [res] if len(out_avals) == 1 else list(res)
     result = _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
     if dirty:
         result = _commit_dirty(result, dirty, args)

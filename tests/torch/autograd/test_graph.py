@@ -453,3 +453,28 @@ def test_inplace_op_under_saved_tensor_hooks_reads_old_contents() -> None:
     write (PyTorch's original_self), not the overwritten tensor."""
     for got, want in zip(_inplace_under_saved_hooks(ftorch), _inplace_under_saved_hooks(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _function_two_outputs(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2, x * x
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            x, = ctx.saved_tensors
+            return (0 if ga is None else ga * 2) + (0 if gb is None else gb * 2 * x)
+    x = lib.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+    a, b = Two.apply(x)
+    node = a.grad_fn
+    (b * 3).sum().backward()
+    return (node.name(), node is b.grad_fn, a.output_nr, b.output_nr,
+            [(n.name() if n else None, k) for n, k in node.next_functions], x.grad.numpy().tolist())
+
+
+def test_function_with_two_outputs_is_one_node() -> None:
+    """An autograd.Function returning two Tensors: one node of the Function's name whose
+    outputs are 0 and 1 and whose parents are its inputs' nodes, as PyTorch's."""
+    assert _function_two_outputs(ftorch) == _function_two_outputs(torch)
