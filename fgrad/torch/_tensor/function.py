@@ -29,7 +29,7 @@ from . import graph
 from ._boundary import call as _boundary_call
 from ._device import device_of_value
 from ._device import to_device as move
-from .tensor import Tensor, _make, check_inplace, commit_inplace, torch_convention, version_message
+from .tensor import Tensor, _make, check_inplace, commit_inplace, op_node, torch_convention, version_message
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -292,6 +292,14 @@ def _apply(cls, args, kwargs):
         values = [res] if len(out_avals) == 1 else list(res)
     result = _outputs(tree_unflatten(out_tree, values), seen[-1] if seen else None)
     if dirty:
+        # an input forward modified in place (ctx.mark_dirty) is written with the output's
+        # contents below: the node's backward reads what save_for_backward got (checked by
+        # ctx.saved_tensors), so the node stops watching that input's version, as PyTorch's
+        boxes = [args[i]._vbox for i in dirty.values()]
+        for v in values:
+            node = op_node(v._node) if isinstance(v, Tensor) else None
+            if node is not None and node.saved:
+                node.saved = [e for e in node.saved if not any(e[0] is b for b in boxes)]
         result = _commit_dirty(result, dirty, args)
     return result
 

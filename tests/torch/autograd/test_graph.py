@@ -478,3 +478,29 @@ def test_function_with_two_outputs_is_one_node() -> None:
     """An autograd.Function returning two Tensors: one node of the Function's name whose
     outputs are 0 and 1 and whose parents are its inputs' nodes, as PyTorch's."""
     assert _function_two_outputs(ftorch) == _function_two_outputs(torch)
+
+
+def _function_dirty_two_outputs(lib):
+    class Dirty(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_dirty(x)
+            x.mul_(2)
+            return x, y * 1
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return gx * 2, gy
+    x = lib.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+    z = lib.ones(3, requires_grad=True)
+    y = x * 1
+    p, q = Dirty.apply(y, z * 1)
+    (p.sum() + q.sum()).backward()
+    return p is y, x.grad.numpy().tolist(), z.grad.numpy().tolist()
+
+
+def test_function_marking_an_input_dirty_backward_runs() -> None:
+    """mark_dirty: the input written in place is not a saved value of the Function's node
+    (its backward reads ctx.saved_tensors), so backward runs, as in PyTorch (it raised the
+    in-place version error)."""
+    assert _function_dirty_two_outputs(ftorch) == _function_dirty_two_outputs(torch)
