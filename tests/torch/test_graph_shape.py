@@ -429,3 +429,18 @@ def test_view_write_to_jaxpr() -> None:
     closed = ftorch.autograd.graph.to_jaxpr(y.sum(), [x, v])
     out, = closed(np.full((2, 3), 3.0), np.full((2, 3), 0.5))
     assert float(out) == 3 * 3.0 * 0.5
+
+
+def test_view_write_frees_the_op_node_after_backward() -> None:
+    """The in-place op's node inside CopySlices (and what it saved) goes with CopySlices'
+    saved values at a backward pass without retain_graph; a second pass then raises."""
+    import weakref
+    x = leaf(ftorch)
+    v = leaf(ftorch, seed=1)
+    y = x * 1
+    y[0].mul_(v[1])
+    op = weakref.ref(y.grad_fn.residuals[0])
+    y.sum().backward()
+    assert op() is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()

@@ -145,8 +145,10 @@ def _graph_rule(node, needs, ct, out, primals):
     cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
     pulls back through its subgraph as a torch op already."""
     prim = node.prim
-    if prim is OUTPUT_OF or prim is COPY_SLICES:  # (their rules handle Tensor cotangents themselves)
+    if prim is OUTPUT_OF:  # (these rules handle Tensor cotangents themselves)
         return prim.vjp(needs, ct, out, *primals, **node.params)
+    if prim is COPY_SLICES:
+        return prim.vjp(needs, ct, out, *primals, residuals=node.residuals, **node.params)
     if type(prim) is LowRule:  # (an op on bfloat16 & co.: its rule in float32, gradients rounded)
         return _low_graph_rule(node, prim, needs, ct, out, primals)
     if prim is TORCH_OP:

@@ -104,7 +104,7 @@ def to_jaxpr(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tenso
 def _recorded_as(node):
     """A CopySlices node's computation for the jaxpr: the write as one torch op over the base
     and the in-place op's result (its rule runs the op's node, which is not its parent)."""
-    return node.params["recorded"] if node.prim is COPY_SLICES else None
+    return node.residuals[1] if node.prim is COPY_SLICES and node.residuals is not None else None
 
 
 # --- grad_fn's type: torch.autograd.graph.Node ------------------------------------------------------

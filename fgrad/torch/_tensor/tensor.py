@@ -701,16 +701,17 @@ def _commit_view(t, new, name: str = "CopyBackwards"):
 
 class _CopySlicesRule:
     """`prim` of PyTorch's CopySlices over an in-place op on a view: the node wraps the op's
-    own node (`op`, whose first input is the view) and stands in the graph for both, so its
+    own node (its residuals, whose first input is the view) and stands in the graph for both, so its
     next_functions are the base's old history followed by the op's other inputs' edges. Its
     rule takes the base's cotangent at the view's positions (`pos`, flat indices into the
     base of `shape`), runs the op's rule on it, and puts the op's gradient for the view back
-    at those positions (autograd.copy_slices_vjp). `recorded` is the same write as a torch op
-    over (base, op's result), which to_jaxpr shows."""
+    at those positions (autograd.copy_slices_vjp). The residuals are (the op's node,
+    `recorded`): `recorded` is the same write as a torch op over (base, op's result), which
+    to_jaxpr shows."""
 
     name = "copy_slices"
     nondiff = False
-    vjp_fwd = None
+    vjp_fwd = True  # (the engine hands the rule the node's residuals, the op's node, and frees them with it)
     saves_output = False
     saved_inputs = None
 
@@ -719,10 +720,11 @@ class _CopySlicesRule:
         return ()
 
     @staticmethod
-    def vjp(needs, ct, out, *primals, op, pos, shape, recorded) -> list:
-        """The gradients for the base's old history and the op's other inputs."""
+    def vjp(needs, ct, out, *primals, residuals, pos, shape) -> list:
+        """The gradients for the base's old history and the op's other inputs (`residuals`:
+        the op's node, None for a constant written, and `recorded`)."""
         from .autograd import copy_slices_vjp  # (autograd imports this module)
-        return copy_slices_vjp(needs, ct, op, pos, shape)
+        return copy_slices_vjp(needs, ct, residuals[0], pos, shape)
 
 
 COPY_SLICES = _CopySlicesRule()
@@ -733,12 +735,13 @@ def _wrap_op(recorded, base, op, pos, shape, value, extra: tuple = ()):
     are the edges of the in-place op's other inputs)."""
     node = _new(CopySlices)
     node.prim = COPY_SLICES
-    node.params = {"op": op, "pos": pos, "shape": shape, "recorded": recorded}
+    node.params = {"pos": pos, "shape": shape}
     node.parents = (grad_node(base) if base._requires_grad else None,) + (op.parents[1:] if op is not None else extra)
     node.primals = ()
     node.out = _Unsaved.of(value)
     node.hooks = None
-    node.residuals = None
+    # (a backward pass without retain_graph frees both with the node's values)
+    node.residuals = (op, recorded)
     node.saved = ()
     return node
 
