@@ -277,7 +277,7 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
                 _mark_one(t, v, tensors)
             return t
     inputs = primals if where is _WHERE_ONE else tuple([e[2]._value if e is not None else None for e in ops])
-    if cls is not None and _several(outs, sub.outs):
+    if tree is not None and cls is not None and _several(outs, sub.outs):
         return _multi_output(cls, parents, inputs, sub, where, saved, tree, outs, tensors)
     results = []
     k = 0
