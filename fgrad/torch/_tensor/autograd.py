@@ -16,8 +16,9 @@ import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError
 from ...core.trace import _state
-from ... import numpy as fnp
-from ...interpreters.backward import FREED_MESSAGE, Unsaved, backward_pass
+from ... import numpy as _fnp
+from ...interpreters.backward import FREED_MESSAGE as _FREED_MESSAGE
+from ...interpreters.backward import Unsaved, backward_pass
 from ...extend.lax import add as _lax_add
 from ...extend.lax import convert_element_type
 from . import forward_ad, function, graph  # noqa: F401  (torch.autograd.forward_ad, .function, .graph)
@@ -42,8 +43,8 @@ from .grad_mode import (  # noqa: F401
 )
 from .tensor import (
     ACC_NODES,
-    COPY_SLICES,
-    OUTPUT_OF,
+    COPY_SLICES as _COPY_SLICES,
+    OUTPUT_OF as _OUTPUT_OF,
     Size,
     Tensor,
     _make,
@@ -145,9 +146,9 @@ def _graph_rule(node, needs, ct, out, primals):
     cotangent), so the gradients it returns are Tensors with a history. A torch op's own node
     pulls back through its subgraph as a torch op already."""
     prim = node.prim
-    if prim is OUTPUT_OF:  # (these rules handle Tensor cotangents themselves)
+    if prim is _OUTPUT_OF:  # (these rules handle Tensor cotangents themselves)
         return prim.vjp(needs, ct, out, *primals, **node.params)
-    if prim is COPY_SLICES:
+    if prim is _COPY_SLICES:
         return prim.vjp(needs, ct, out, *primals, residuals=node.residuals, **node.params)
     if type(prim) is LowRule:  # (an op on bfloat16 & co.: its rule in float32, gradients rounded)
         return _low_graph_rule(node, prim, needs, ct, out, primals)
@@ -191,7 +192,7 @@ def _with_post_hooks(rule):
     return hooked
 
 
-def copy_slices_vjp(needs, ct, op, pos, shape) -> list:
+def _copy_slices_vjp(needs, ct, op, pos, shape) -> list:
     """The rule of a CopySlices node over the in-place op node `op` on a view (None: a constant
     was written into it), as PyTorch's CopySlices runs the op's node inside its own: `ct` (the
     base's cotangent) at the view's positions `pos` goes through the op's rule; the base's old
@@ -211,16 +212,16 @@ def copy_slices_vjp(needs, ct, op, pos, shape) -> list:
     graph_mode = isinstance(ct, Tensor)
 
     def at_view(c):
-        return fnp.take(fnp.reshape(c, (-1,)), pos)
+        return _fnp.take(_fnp.reshape(c, (-1,)), pos)
 
     def put(c, g):
-        return fnp.reshape(fnp.at_set(fnp.reshape(c, (-1,)), pos, g), shape)
+        return _fnp.reshape(_fnp.at_set(_fnp.reshape(c, (-1,)), pos, g), shape)
 
     if op is None:
         in_cts = [None]
     else:
         if op.primals is None:
-            raise FgradRuntimeError(FREED_MESSAGE, doc="backward-twice")
+            raise FgradRuntimeError(_FREED_MESSAGE, doc="backward-twice")
         view_ct = call(None, at_view, (ct,)) if graph_mode else at_view(ct)
         op_needs = tuple([p is not None for p in op.parents])
         if graph_mode:
@@ -233,7 +234,7 @@ def copy_slices_vjp(needs, ct, op, pos, shape) -> list:
         return [None, *in_cts[1:]]
     g = in_cts[0]
     if g is None:  # (a constant written into the view: no gradient reaches the old contents there)
-        base_ct = call(None, lambda c: put(c, fnp.zeros(pos.shape, c.dtype)), (ct,)) if graph_mode \
+        base_ct = call(None, lambda c: put(c, _fnp.zeros(pos.shape, c.dtype)), (ct,)) if graph_mode \
             else put(ct, np.zeros(pos.shape, ct.dtype))
     elif graph_mode or isinstance(g, Tensor):
         base_ct = call(None, put, (ct, g))

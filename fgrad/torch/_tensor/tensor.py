@@ -705,7 +705,7 @@ class _CopySlicesRule:
     next_functions are the base's old history followed by the op's other inputs' edges. Its
     rule takes the base's cotangent at the view's positions (`pos`, flat indices into the
     base of `shape`), runs the op's rule on it, and puts the op's gradient for the view back
-    at those positions (autograd.copy_slices_vjp). The residuals are (the op's node,
+    at those positions (autograd._copy_slices_vjp). The residuals are (the op's node,
     `recorded`): `recorded` is the same write as a torch op over (base, op's result), which
     to_jaxpr shows."""
 
@@ -723,8 +723,8 @@ class _CopySlicesRule:
     def vjp(needs, ct, out, *primals, residuals, pos, shape) -> list:
         """The gradients for the base's old history and the op's other inputs (`residuals`:
         the op's node, None for a constant written, and `recorded`)."""
-        from .autograd import copy_slices_vjp  # (autograd imports this module)
-        return copy_slices_vjp(needs, ct, residuals[0], pos, shape)
+        from .autograd import _copy_slices_vjp  # (autograd imports this module)
+        return _copy_slices_vjp(needs, ct, residuals[0], pos, shape)
 
 
 COPY_SLICES = _CopySlicesRule()
