@@ -163,12 +163,8 @@ LINALG_COPY = {
     "matmul_batched_vector": _case(lambda lib, x, y: x[None].expand(2, 2, 3) @ y[0], XY),
     "matmul_batched": _case(lambda lib, x, y: x[None] @ y.t()[None], XY),
     "matmul_4d": _case(lambda lib, x, y: x[None, None] @ y.t()[None, None], XY),
-    "matmul_vector_batched": _case(lambda lib, x, y: x[0, :2] @ y[None].expand(2, 2, 3), XY,
-                                   "PyTorch folds a vector that requires grad times a batch into one mv "
-                                   "(UnsafeView over MvBackward0); fgrad always uses bmm's fold"),
-    "matmul_matrix_batched": _case(lambda lib, x, y: x[:, :2] @ y[None].expand(2, 2, 3), XY,
-                                   "PyTorch folds a matrix that requires grad times a batch into a transposed mm "
-                                   "(CloneBackward0 over TransposeBackward0 ...); fgrad always uses bmm's fold"),
+    "matmul_vector_batched": _case(lambda lib, x, y: x[0, :2] @ y[None].expand(2, 2, 3), XY, depth=5),
+    "matmul_matrix_batched": _case(lambda lib, x, y: x[:, :2] @ y[None].expand(2, 2, 3), XY, depth=5),
     "mm": _case(lambda lib, x, y: x.mm(y.t()), XY),
     "mm_float64": _case(lambda lib, x, y: x.double().mm(y.double().t()), XY),
     "bmm": _case(lambda lib, x, y: x[None].bmm(y.t()[None]), XY),
@@ -275,6 +271,35 @@ def test_no_tensor_below_the_boundary_and_gradients_like_pytorch(fn, make_args, 
     except (RuntimeError, NotImplementedError):  # PyTorch does not differentiate it (unique, scatter reduce=)
         return
     assert_same_gradients(got, want, rtol=1e-5, atol=1e-6)
+
+
+# matmul with a batch on one side or both: PyTorch folds the batch into one mm/mv (when the
+# smaller operand requires grad, or the larger folds without a copy) or expands both sides to
+# one bmm; (left shape, right shape, left transposed in memory)
+MATMUL_SHAPES = [((3,), (2, 3, 4), False), ((2, 3), (2, 3, 4), False), ((5, 2, 3), (3,), False),
+                 ((5, 2, 3), (3, 4), False), ((5, 2, 3), (5, 3, 4), False), ((2, 1, 2, 3), (5, 3, 4), False),
+                 ((3,), (2, 2, 3, 4), False), ((5, 2, 3), (3, 4), True), ((5, 2, 3), (3,), True),
+                 ((0, 2, 3), (3, 4), False)]
+
+
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)], ids=["both", "left", "right"])
+@pytest.mark.parametrize("left, right, transposed", MATMUL_SHAPES,
+                         ids=[f"{a}@{b}{' t' if t else ''}" for a, b, t in MATMUL_SHAPES])
+def test_batched_matmul_composes_like_pytorch(left, right, transposed, grads) -> None:
+    """The whole graph of a batched matmul (every level) and its gradients are PyTorch's."""
+    rng = np.random.default_rng(0)
+    va = rng.standard_normal(left[::-1] if transposed else left)
+    vb = rng.standard_normal(right)
+
+    def run(lib):
+        a, b = lib.tensor(va, requires_grad=grads[0]), lib.tensor(vb, requires_grad=grads[1])
+        out = (a.permute(*range(a.ndim)[::-1]) if transposed else a) @ b
+        g = lib.autograd.grad(out, [x for x in (a, b) if x.requires_grad], lib.ones_like(out))
+        return graph_of(out, 8), out.detach().numpy(), [x.numpy() for x in g]
+    (got_graph, got, got_grads), (want_graph, want, want_grads) = run(ftorch), run(torch)
+    assert got_graph == want_graph
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert_same_gradients(got_grads, want_grads, rtol=1e-12, atol=1e-12)
 
 
 def test_multi_output_views_are_one_node_class() -> None:

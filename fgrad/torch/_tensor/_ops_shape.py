@@ -31,7 +31,7 @@ from ._device import as_device, is_cupy, resolved
 from ._device import device as device_cls
 from ._boundary import call, compute_dtype
 from ._policy import TORCH as P
-from ._ops import _operand, _sort_t, _tensor, _topk_t, unsqueeze
+from ._ops import _operand, _sort_t, _tensor, _topk_t, _unsafe_view, unsqueeze
 from .function import to_device
 from ._meta_ops import to_meta
 from .tensor import FORWARD_AD, Tensor, _dim, _make, _tensor_bind, check_inplace, commit_inplace, mark_view, node_class
@@ -801,9 +801,10 @@ def _product(name: str, input, other):
 
 def matmul(input, other):
     """input @ other with PyTorch's graph: dot, mv and mm as one node each; a vector times a
-    matrix as mm then SqueezeBackward4 (PyTorch unsqueezes the vector); batched products as
-    PyTorch folds them, bmm (mm or mv where one side folds into a matrix) then
-    UnsafeViewBackward0."""
+    matrix as mm then SqueezeBackward4 (PyTorch unsqueezes the vector); a product with a batch
+    composed of torch ops as PyTorch's matmul composes it (a batch times a matrix or vector
+    folded into one mm/mv, see _should_fold; otherwise both sides expanded and reshaped to one
+    bmm), so every node of its graph is PyTorch's."""
     if getattr(input, "is_sparse", False):  # a sparse COO matrix (fgrad.torch.sparse): its own product
         return input.mm(other)
     if getattr(other, "is_sparse", False):  # dense @ sparse = (sparse^T @ dense^T)^T
@@ -823,9 +824,80 @@ def matmul(input, other):
     if (n1, n2) == (1, 2):  # PyTorch: input.unsqueeze(0).mm(other).squeeze_(0)
         row = _product("MmBackward0", unsqueeze(input, 0), other)
         return call("SqueezeBackward4", lambda v: fnp.squeeze(v, 0), (row,))
-    inner = "MvBackward0" if n2 == 1 else "MmBackward0" if n2 == 2 else "BmmBackward0"
-    out = _product(inner, input, other)
-    return _own(call("UnsafeViewBackward0", _reshaper(tuple(out._value.shape)), (out,)))
+    s1, s2 = tuple(input._value.shape), tuple(other._value.shape)
+    if not _batched_shapes_fit(s1, s2):  # (the product raises PyTorch's shape error)
+        return _product("BmmBackward0", input, other)
+    if _should_fold(input, other):
+        return _folded_product(input, other)
+    return _batched_product(input, other)
+
+
+def _batched_shapes_fit(s1: tuple, s2: tuple) -> bool:
+    """Whether shapes s1 @ s2 (one of them at least 3-D) multiply: the inner sizes agree and
+    the batch dims broadcast."""
+    if s1[-1] != (s2[-2] if len(s2) > 1 else s2[0]):
+        return False
+    try:
+        _broadcast_shapes("matmul", s1[:-2], s2[:-2], policy=P)
+    except Exception:  # noqa: BLE001 (any refusal means: not multipliable)
+        return False
+    return True
+
+
+def _should_fold(input, other) -> bool:
+    """PyTorch's choice for a batch times a matrix or vector (either side): fold the batch into
+    the rows of one mm/mv when the smaller operand requires grad (its gradient is then one
+    product instead of a batch summed), or when the larger one folds without a copy."""
+    n1, n2 = input._value.ndim, other._value.ndim
+    big, small_nd = (input, n2) if n1 >= n2 else (other, n1)
+    if not (big._value.ndim >= 3 and small_nd <= 2):
+        return False
+    small = other if n1 >= n2 else input
+    if small._requires_grad and _state.grad_enabled:
+        return True
+    if n1 == 2:  # (the transposed mm's result would need a copy to come back in order)
+        return False
+    v = big._value if n1 >= n2 else (big._value.swapaxes(-1, -2) if type(big._value) is _nd else big._value)
+    if 0 in v.shape:
+        return True
+    return _viewable(v, (math.prod(v.shape[:-1]), v.shape[-1]))
+
+
+def _folded_product(input, other):
+    """PyTorch's folded matmul: the larger operand (transposed when it is the right one) viewed
+    as one matrix of rows, one mm (or mv) with the smaller, the result viewed back
+    (_unsafe_view) and, when transposed, transposed back and made contiguous."""
+    n1, n2 = input._value.ndim, other._value.ndim
+    flip = n2 > n1
+    t1 = transpose(other, -1, -2) if flip else input
+    t2 = (t(input) if n1 == 2 else input) if flip else other
+    s1 = tuple(t1._value.shape)
+    out_shape = s1[:-1]
+    rows = reshape(t1, (math.prod(out_shape), s1[-1]))
+    if t2._value.ndim == 2:
+        out = _unsafe_view(mm(rows, t2), out_shape + (t2._value.shape[1],))
+        return contiguous(transpose(out, -1, -2)) if flip else out
+    return _unsafe_view(mv(rows, t2), out_shape)
+
+
+def _batched_product(input, other):
+    """PyTorch's unfolded matmul: both operands expanded to the broadcast batch and reshaped to
+    3-D (a vector on the right as a column), one bmm, the result viewed to its shape."""
+    s1, s2 = tuple(input._value.shape), tuple(other._value.shape)
+    n1, n2 = len(s1), len(s2)
+    n, m1 = (s1[-2] if n1 > 1 else 1), s1[-1]
+    m2, p = (s2[-2] if n2 > 1 else s2[0]), (s2[-1] if n2 > 1 else 1)
+    batch = _broadcast_shapes("matmul", s1[:-2] if n1 > 1 else (), s2[:-2] if n2 > 1 else (), policy=P)
+    b = math.prod(batch)
+    a3 = reshape(expand(input, batch + (n, m1)), (b, n, m1))
+    if n2 == 1:
+        b3 = unsqueeze(reshape(expand(other, batch + (m2,)), (b, m2)), 2)
+    else:
+        b3 = reshape(expand(other, batch + (m2, p)), (b, m2, p))
+    out = bmm(a3, b3)
+    if n2 == 1:
+        out = squeeze(out, -1)
+    return _unsafe_view(out, batch + ((n,) if n1 > 1 else ()) + ((p,) if n2 > 1 else ()))
 
 
 _MM = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a matrix product
