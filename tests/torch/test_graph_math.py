@@ -15,11 +15,6 @@ from tests.torch.graphs import assert_same_graph, leaf, assert_same_gradients
 
 torch = pytest.importorskip("torch")
 
-NO_DERIVATIVE = ("PyTorch records floor division (and a number's remainder by a tensor) with a node named "
-                 "NotImplemented that refuses backward; fgrad's floor division is not differentiable, so its "
-                 "result needs no gradient")
-
-
 def _case(fn, args, reason=None):
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
     return pytest.param(fn, args, marks=marks)
@@ -61,8 +56,11 @@ OPERATORS = {
     "2 ** x": _case(lambda lib, x: 2 ** x, X),
     "x % y": _case(lambda lib, x, y: x % y, XY),
     "x % 2": _case(lambda lib, x: x % 2, X),
-    "2 % x": _case(lambda lib, x: 2 % x, X, NO_DERIVATIVE),
-    "x // y": _case(lambda lib, x, y: x // y, XY, NO_DERIVATIVE),
+    "2 % x": _case(lambda lib, x: 2 % x, X),
+    "x // y": _case(lambda lib, x, y: x // y, XY),
+    "x // 2": _case(lambda lib, x: x // 2, X),
+    "2 // x": _case(lambda lib, x: 2 // x, X),
+    "x // y (y needs no grad)": _case(lambda lib, x, y: x // y, _no_grad_other),
     "x @ y": _case(lambda lib, x, y: x @ y, MAT),
     "-x": _case(lambda lib, x: -x, X),
     "abs(x)": _case(lambda lib, x: abs(x), X),
@@ -87,7 +85,7 @@ ELEMENTWISE = {
     "fmod number": _case(lambda lib, x: lib.fmod(x, 0.7), X),
     "remainder": _case(lambda lib, x, y: lib.remainder(x, y), XY),
     "remainder number": _case(lambda lib, x: lib.remainder(x, 0.7), X),
-    "floor_divide": _case(lambda lib, x, y: lib.floor_divide(x, y), XY, NO_DERIVATIVE),
+    "floor_divide": _case(lambda lib, x, y: lib.floor_divide(x, y), XY),
     "div": _case(lambda lib, x, y: lib.div(x, y), XY),
     "div trunc": _case(lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"), XY),
     "div floor": _case(lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), XY),
@@ -340,7 +338,7 @@ def _gradients(lib, fn, make_args, order: int) -> list:
 
 # every case except the ones PyTorch does not differentiate (floor division: NotImplemented)
 STRICT = {k: v for k, v in {**CASES, **{f"deep {k}": v for k, v in DEEP.items()}}.items()
-          if k not in ("x // y", "2 % x", "floor_divide")}
+          if k not in ("x // y", "2 % x", "floor_divide", "x // 2", "2 // x", "x // y (y needs no grad)")}
 
 
 @pytest.mark.parametrize("order", [1, 2])
@@ -358,3 +356,21 @@ def test_no_tensor_below_the_boundary_and_gradients_like_pytorch(name, order, mo
     if want is None:
         return
     assert_same_gradients(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda lib, x, y: x // y, "derivative for aten::floor_divide is not implemented"),
+    (lambda lib, x, y: lib.floor_divide(x, 2), "derivative for aten::floor_divide is not implemented"),
+    (lambda lib, x, y: 2 % y, "derivative for aten::remainder is not implemented"),
+], ids=["x // y", "floor_divide number", "2 % y"])
+def test_no_derivative_node_refuses_backward(fn, message) -> None:
+    """A NotImplemented node (PyTorch's for an op without a derivative) raises PyTorch's
+    RuntimeError in backward; without grad the result has no node."""
+    for lib in (ftorch, torch):
+        x, y = XY(lib)
+        out = fn(lib, x, y)
+        assert type(out.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match=message):
+            out.sum().backward()
+        with lib.no_grad():
+            assert fn(lib, x, y).grad_fn is None

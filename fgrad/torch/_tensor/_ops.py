@@ -27,7 +27,8 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import Tracer
+from ...core.trace import Tracer, _state
+from ...custom import custom_vjp
 from ... import lax
 from ...extend import lax as xlax
 from ...extend.lax import complex as _lax_complex
@@ -228,10 +229,63 @@ lt = less = _binary(fnp.less, lax.lt_p, name="lt")
 le = less_equal = _binary(fnp.less_equal, lax.le_p, name="le")
 gt = greater = _binary(fnp.greater, lax.gt_p, name="gt")
 ge = greater_equal = _binary(fnp.greater_equal, lax.ge_p, name="ge")
-# PyTorch records floor_divide with a node that refuses backward ("NotImplemented"); fgrad's
-# floor division is not differentiable, so its result needs no gradient
-floor_divide = _binary(fnp.floor_divide)  # one primitive for every dtype (1.0 // 0.1 is 9.0)
-remainder = _binary(fnp.remainder, grad_fn="RemainderBackward1", scalar_grad_fn="RemainderBackward0")
+_floor_divide = _binary(fnp.floor_divide, name="floor_divide")  # one primitive for every dtype (1.0 // 0.1 is 9.0)
+_remainder = _binary(fnp.remainder, grad_fn="RemainderBackward1", scalar_grad_fn="RemainderBackward0",
+                     name="remainder")
+
+
+def _refusing(fnp_fn, aten: str):
+    """`fnp_fn` on values, as an op whose derivative PyTorch does not define: its backward
+    raises PyTorch's error for `aten` (a custom_vjp, so the result still depends on the
+    operands and the node exists to refuse)."""
+    @custom_vjp
+    def values(a, b):
+        return fnp_fn(a, b, policy=P)
+
+    def fwd(a, b):
+        return values(a, b), None
+
+    def bwd(res, ct):
+        raise FgradRuntimeError(f"derivative for aten::{aten} is not implemented")
+    values.defvjp(fwd, bwd)
+    return values
+
+
+_FLOOR_DIVIDE_REFUSED = _refusing(fnp.floor_divide, "floor_divide")
+_REMAINDER_REFUSED = _refusing(fnp.remainder, "remainder")
+
+
+def _needing_grad(a, b) -> tuple:
+    """The positions of the operands that require grad (none when grad mode is off)."""
+    if not _state.grad_enabled:
+        return ()
+    return tuple(i for i, x in enumerate((a, b)) if isinstance(x, Tensor) and x._requires_grad)
+
+
+def floor_divide(input, other):
+    """torch.floor_divide(input, other) (also `//`): the quotient rounded down. As PyTorch's,
+    a result with an operand that requires grad gets a node named NotImplemented, over those
+    operands, whose backward raises "derivative for aten::floor_divide is not implemented"."""
+    a, b = _operand(input), _operand(other)
+    grads = _needing_grad(a, b)
+    if grads:
+        return call("NotImplemented", _FLOOR_DIVIDE_REFUSED, (a, b), operands=grads)
+    return _floor_divide(a, b)
+
+
+def remainder(input, other):
+    """torch.remainder(input, other) (also `%`): Python's modulus, the sign of `other`.
+    RemainderBackward1 over two tensors, RemainderBackward0 for a number `other`; a number
+    `input` (PyTorch's Scalar-Tensor overload, which has no derivative) gets a NotImplemented
+    node whose backward raises "derivative for aten::remainder is not implemented"."""
+    a, b = _operand(input), _operand(other)
+    if not isinstance(a, Tensor):
+        grads = _needing_grad(a, b)
+        if grads:
+            return call("NotImplemented", _REMAINDER_REFUSED, (a, b), operands=grads)
+    return _remainder(a, b)
+
+
 fmod = _binary(fnp.fmod, grad_fn="FmodBackward1", scalar_grad_fn="FmodBackward0")
 bitwise_and = _binary(fnp.bitwise_and)
 bitwise_or = _binary(fnp.bitwise_or)
