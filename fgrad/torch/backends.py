@@ -21,15 +21,6 @@ def _false() -> bool:
     return False
 
 
-def _true() -> bool:
-    """True: the back end is available (PyTorch's is_available for it).
-
-    Returns:
-        True.
-    """
-    return True
-
-
 def _no_version() -> None:
     """None: fgrad does not use cuDNN, so there is no cuDNN version (PyTorch returns None
     without cuDNN too).
@@ -87,4 +78,32 @@ cpu = _flags("cpu", "The CPU back end.", get_cpu_capability=_cpu_capability)
 cuda = _flags("cuda", "CUDA switches (accepted; fgrad's GPU path is CuPy).",
               matmul=_flags("cuda.matmul", "", allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
               is_built=_false)
-opt_einsum = _flags("opt_einsum", "", enabled=True, is_available=_true, strategy="auto")
+
+
+def _opt_einsum_module():
+    """The opt_einsum package when it is installed, else None (PyTorch's get_opt_einsum).
+
+    Returns:
+        The module, or None.
+    """
+    try:
+        import opt_einsum as module
+    except ImportError:
+        return None
+    return module
+
+
+def _opt_einsum_available() -> bool:
+    """Whether the opt_einsum package is installed (PyTorch's opt_einsum.is_available).
+
+    Returns:
+        True when it imports.
+    """
+    return _opt_einsum_module() is not None
+
+
+# torch.einsum of three or more operands contracts along opt_einsum's path when the package
+# is installed and `enabled` (left to right otherwise); fgrad.torch.einsum follows the same switch
+opt_einsum = _flags("opt_einsum", "", enabled=True, is_available=_opt_einsum_available,
+                    get_opt_einsum=_opt_einsum_module,
+                    strategy="auto" if _opt_einsum_available() else None)

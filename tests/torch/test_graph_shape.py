@@ -171,9 +171,7 @@ LINALG_COPY = {
     "mv": _case(lambda lib, x, y: x.mv(y[0]), XY),
     "dot": _case(lambda lib, x, y: x[0].dot(y[0]), XY),
     "outer": _case(lambda lib, x, y: lib.outer(x[0], y[0]), XY),
-    "einsum": _case(lambda lib, x, y: lib.einsum("ij,kj->ik", x, y), XY,
-                    "PyTorch's einsum is a composite whose graph (permutes, views, bmm) follows its contraction "
-                    "path; fgrad's einsum is one node"),
+    "einsum": _case(lambda lib, x, y: lib.einsum("ij,kj->ik", x, y), XY, depth=8),
     "clone": _case(lambda lib, x: x.clone()),
     "contiguous": _case(lambda lib, x: x.t().contiguous()),
     "contiguous_already": _case(lambda lib, x: x.contiguous()),
@@ -300,6 +298,55 @@ def test_batched_matmul_composes_like_pytorch(left, right, transposed, grads) ->
     assert got_graph == want_graph
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert_same_gradients(got_grads, want_grads, rtol=1e-12, atol=1e-12)
+
+
+# einsum as PyTorch composes it: (equation, operand shapes); three or more operands follow
+# opt_einsum's path when it is installed (left to right otherwise, or when it is switched off)
+EINSUM = [("ij,kj->ik", [(2, 3), (4, 3)]), ("ij,jk", [(2, 3), (3, 4)]), ("i,i->", [(3,), (3,)]),
+          ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ji", [(2, 3)]), ("i,j->ij", [(2,), (3,)]),
+          ("kj,ij->ik", [(2, 3), (4, 3)]), ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+          ("...i,...i->...", [(2, 1, 3), (1, 4, 3)]), ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+          ("i,jk->", [(2,), (3, 4)]), ("iij,jk->ik", [(3, 3, 4), (4, 2)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+          ("ab,bc,cd,de->ae", [(2, 3), (3, 4), (4, 5), (5, 2)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)])]
+
+
+# (the opt_einsum switch only matters for three or more operands)
+EINSUM_RUNS = [(e, s, True) for e, s in EINSUM] + [(e, s, False) for e, s in EINSUM if len(s) > 2]
+
+
+@pytest.mark.parametrize("equation, shapes, opt", EINSUM_RUNS,
+                         ids=[e + ("" if o else " opt_einsum off") for e, _, o in EINSUM_RUNS])
+def test_einsum_composes_like_pytorch(equation, shapes, opt, monkeypatch) -> None:
+    """einsum's whole graph (every level), values and gradients are PyTorch's, the first
+    operand needing no gradient (its chain then records nothing) when there are several."""
+    monkeypatch.setattr(torch.backends.opt_einsum, "enabled", opt)
+    monkeypatch.setattr(ftorch.backends.opt_einsum, "enabled", opt)
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(s) for s in shapes]
+
+    def run(lib):
+        ops = [lib.tensor(v, requires_grad=k > 0 or len(values) == 1) for k, v in enumerate(values)]
+        out = lib.einsum(equation, *ops)
+        g = lib.autograd.grad(out, [o for o in ops if o.requires_grad], lib.ones_like(out))
+        return graph_of(out, 12), out.detach().numpy(), [x.numpy() for x in g]
+    (got_graph, got, got_grads), (want_graph, want, want_grads) = run(ftorch), run(torch)
+    assert got_graph == want_graph
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert_same_gradients(got_grads, want_grads, rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_sublist_form_and_errors() -> None:
+    """The sublist form means its equation; a mismatched equation raises PyTorch's message."""
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    got = ftorch.einsum(ftorch.tensor(a), [0, 1], ftorch.tensor(b), [1, 2], [0, 2])
+    np.testing.assert_allclose(got.numpy(), a @ b)
+    for eq, shapes, message in (("ij,jk->ik", [(2, 3), (5, 4)], "subscript j has size 5 for operand 1"),
+                                ("ij->ii", [(2, 3)], "output subscript i appears more than once"),
+                                ("ij->ijk", [(2, 3)], "output subscript k does not appear"),
+                                ("ijk->i", [(2, 3)], r"the number of subscripts in the equation \(3\)")):
+        for lib in (ftorch, torch):
+            with pytest.raises(RuntimeError, match=message):
+                lib.einsum(eq, *[lib.ones(*s) for s in shapes])
 
 
 def test_multi_output_views_are_one_node_class() -> None:

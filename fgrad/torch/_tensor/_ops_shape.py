@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ... import numpy as fnp
-from ...core.errors import FgradIndexError, FgradRuntimeError, FgradTypeError
+from ...core.errors import FgradIndexError, FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import Tracer, _state
 from ... import lax
 from ...extend import lax as xlax
@@ -981,12 +981,269 @@ def outer(input, vec2):
 ger = outer
 
 
-def einsum(equation, *operands):
-    """One EinsumBackward0 node over the operands (PyTorch's einsum is a composite whose graph
-    -- permutes, views, bmm -- depends on its contraction path; fgrad's is one node)."""
+def einsum(*args):
+    """torch.einsum(equation, *operands) (also the sublist form einsum(op, [dims], op, [dims],
+    ..., [out])): the Einstein sum, composed of torch ops as PyTorch's einsum composes it, so its
+    graph is PyTorch's: each operand's repeated labels taken as diagonals, missing labels
+    unsqueezed and its dims permuted to (output labels, contracted labels); then the operands
+    contracted pairwise (left to right, or along opt_einsum's path for three or more operands
+    when the opt_einsum package is installed and torch.backends.opt_einsum.enabled), each pair
+    a product of permuted, reshaped batches of matrices (bmm), a contracted dim that only one
+    side has summed first; finally the contracted (size-1) dims viewed away, or summed for a
+    single operand.
+
+    Args:
+        *args: the equation and the operand Tensors (or one list of them), or the sublist form.
+
+    Returns:
+        The Tensor of the sums.
+
+    Raises:
+        RuntimeError: an equation that does not fit the operands (PyTorch's messages).
+    """
+    if args and not isinstance(args[0], str):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return call("EinsumBackward0", lambda *vs: fnp.einsum(equation, *vs), operands)
+    if not operands:
+        raise FgradRuntimeError("einsum(): must provide at least one operand")
+    operands = tuple(_tensor(o) for o in operands)
+    path = None
+    if len(operands) > 2:
+        from .. import backends  # (the switch lives in fgrad.torch.backends, as torch's)
+        engine = backends.opt_einsum.get_opt_einsum() if backends.opt_einsum.enabled else None
+        if engine is not None:
+            steps = engine.contract_path(equation, *[tuple(o._value.shape) for o in operands], shapes=True,
+                                         optimize=backends.opt_einsum.strategy)[0]
+            path = [int(i) for step in steps for i in step]
+    return _einsum(equation, operands, path)
+
+
+def _sublist_equation(args) -> tuple:
+    """(equation, operands) of einsum's sublist form: operand, [dims], operand, [dims], ...,
+    optionally [output dims]; a dim is an int in [0, 52) or Ellipsis."""
+    def letters(dims):
+        out = ""
+        for d in dims:
+            if d is Ellipsis:
+                out += "..."
+            elif isinstance(d, (int, np.integer)) and 0 <= d < 52:
+                out += chr(ord("A") + d) if d < 26 else chr(ord("a") + d - 26)
+            else:
+                raise FgradValueError(f"einsum(): expected a subscript in [0, 52) or Ellipsis, got {d!r}")
+        return out
+    n = len(args) // 2
+    operands = tuple(args[2 * i] for i in range(n))
+    terms = [letters(args[2 * i + 1]) for i in range(n)]
+    equation = ",".join(terms)
+    if len(args) % 2:
+        equation += "->" + letters(args[-1])
+    return equation, operands
+
+
+_ELLIPSIS = "..."
+
+
+def _einsum_terms(text: str, where: str) -> list:
+    """The labels of one einsum term (spaces ignored), "..." as one item."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == " ":
+            i += 1
+        elif c == ".":
+            if text[i:i + 3] != "..." or _ELLIPSIS in out:
+                raise FgradRuntimeError(f"einsum(): found '.' for {where} that is not part of any ellipsis "
+                                        "(...), or a second ellipsis")
+            out.append(_ELLIPSIS)
+            i += 3
+        elif c.isascii() and c.isalpha():
+            out.append(c)
+            i += 1
+        else:
+            raise FgradRuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, "
+                                    "subscripts must be in [a-zA-Z]")
+    return out
+
+
+def _einsum(equation: str, ops: tuple, path):
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) < len(ops):
+        raise FgradRuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(terms) > len(ops):
+        raise FgradRuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    labels = [_einsum_terms(t, f"operand {k}") for k, t in enumerate(terms)]
+    counts: dict = {}
+    ell_nd = 0
+    for k, (labs, op) in enumerate(zip(labels, ops)):
+        nd, n = op._value.ndim, len([x for x in labs if x is not _ELLIPSIS])
+        has_ell = _ELLIPSIS in labs
+        if (n > nd) if has_ell else (n != nd):
+            raise FgradRuntimeError(
+                f"einsum(): the number of subscripts in the equation ({n}) "
+                + ("is more than" if has_ell else "does not match") + f" the number of dimensions ({nd}) for "
+                f"operand {k}" + ("" if has_ell else " and no ellipsis was given"))
+        if has_ell:
+            ell_nd = builtins.max(ell_nd, nd - n)
+        for x in labs:
+            if x is not _ELLIPSIS:
+                counts[x] = counts.get(x, 0) + 1
+    # every label's position in the aligned operands: the output's dims, then the contracted ones
+    where: dict = {}
+    ell_at, ell_out, p = 0, False, 0
+    if not arrow:
+        p, ell_out = ell_nd, True
+        for x in sorted(counts):
+            if counts[x] == 1:
+                where[x], p = p, p + 1
+    else:
+        for x in _einsum_terms(rhs, "output"):
+            if x is _ELLIPSIS:
+                ell_at, p, ell_out = p, p + ell_nd, True
+                continue
+            if counts.get(x, 0) == 0 or x in where:
+                raise FgradRuntimeError(f"einsum(): output subscript {x} " + (
+                    "appears more than once in the output" if x in where
+                    else "does not appear in the equation for any input operand"))
+            where[x], p = p, p + 1
+    out_nd = p
+    if not ell_out:
+        ell_at, p = p, p + ell_nd
+    for x in sorted(counts):
+        if x not in where:
+            where[x], p = p, p + 1
+    total = p
+    # align: diagonals for repeated labels, unsqueezed missing dims, one permute per operand
+    sizes: dict = {}
+    ell_sizes = [1] * ell_nd
+    dim_counts = [0] * total
+    aligned = []
+    for k, (labs, op) in enumerate(zip(labels, ops)):
+        perm = [-1] * total
+        d = 0
+        for x in labs:
+            if x is _ELLIPSIS:
+                covered = op._value.ndim - (len(labs) - 1)
+                for j in range(ell_nd - covered, ell_nd):
+                    size = op._value.shape[d]
+                    if size != 1:
+                        if ell_sizes[j] not in (1, size):
+                            raise FgradRuntimeError(
+                                f"einsum(): dimension {d} covered by ellipsis in operand {k} has size {size} which "
+                                f"does not broadcast with previously seen ellipsis with size {ell_sizes[j]} for "
+                                "the respective dimension")
+                        ell_sizes[j] = size
+                        dim_counts[ell_at + j] += 1
+                    perm[ell_at + j], d = d, d + 1
+            elif perm[where[x]] == -1:
+                size = op._value.shape[d]
+                if size != 1:
+                    if sizes.get(x, 1) not in (1, size):
+                        raise FgradRuntimeError(
+                            f"einsum(): subscript {x} has size {size} for operand {k} which does not broadcast "
+                            f"with previously seen size {sizes[x]}")
+                    sizes[x] = size
+                    dim_counts[where[x]] += 1
+                perm[where[x]], d = d, d + 1
+            else:  # a repeated label: its diagonal, in the first one's place
+                prev = perm[where[x]]
+                if op._value.shape[d] != op._value.shape[prev]:
+                    raise FgradRuntimeError(
+                        f"einsum(): subscript {x} is repeated for operand {k} but the sizes don't match, "
+                        f"{op._value.shape[d]} != {op._value.shape[prev]}")
+                op = op.diagonal(0, prev, d).movedim(-1, prev)
+        for i in range(total):
+            if perm[i] == -1:
+                op, perm[i], d = op.unsqueeze(d), d, d + 1
+        aligned.append(op.permute(perm))
+    # contract pairwise: a dim is summed in the product that leaves no other operand with it
+    pending = list(aligned)
+    steps = iter(path or ())
+    while len(pending) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = next(steps), next(steps)
+            i, j = builtins.min(i, j), builtins.max(i, j)
+        a, b = pending[i], pending[j]
+        del pending[j], pending[i]
+        both, a_only, b_only = [], [], []
+        for dim in range(out_nd, total):
+            sa, sb = a._value.shape[dim] != 1, b._value.shape[dim] != 1
+            if sa and sb:
+                dim_counts[dim] -= 1
+                if dim_counts[dim] == 1:
+                    both.append(dim)
+                    dim_counts[dim] = 0
+            elif dim_counts[dim] == 1:
+                if sa:
+                    a_only.append(dim)
+                    dim_counts[dim] = 0
+                elif sb:
+                    b_only.append(dim)
+                    dim_counts[dim] = 0
+        if a_only:
+            a = a.sum(a_only, keepdim=True)
+        if b_only:
+            b = b.sum(b_only, keepdim=True)
+        product = _sum_of_products(a, b, both)
+        if path is not None:
+            pending.append(product)
+        else:
+            pending.insert(0, product)
+    out = pending[0]
+    if total > out_nd:
+        if len(ops) > 1:  # the contracted dims are all 1 by now
+            return out.view(tuple(out._value.shape[:out_nd]))
+        return out.sum(list(range(out_nd, total)))
+    return out
+
+
+def _sum_of_products(left, right, summed: list):
+    """(left * right).sum(summed, keepdim=True) for aligned operands of one rank, as PyTorch's
+    einsum computes it: dims in both (and the output) are the batch of one bmm, dims in one
+    side only its rows or columns, the summed dims in both its inner dimension; a summed dim
+    that only one side has is summed there first. No summed dim: a plain product."""
+    if not summed:
+        return left * right
+    both, lo, ro = [], [], []
+    sizes = [1, 1, 1, 1]  # (both, left only, right only, summed)
+    for i in range(left._value.ndim):
+        nl, nr = left._value.shape[i], right._value.shape[i]
+        if i in summed:
+            if nl != 1 and nr != 1:
+                if nl != nr:
+                    raise FgradRuntimeError("einsum(): non-broadcast dimensions must match")
+                sizes[3] *= nl
+            elif nl != 1:
+                left = left.sum(i, keepdim=True)
+            elif nr != 1:
+                right = right.sum(i, keepdim=True)
+        elif nl != 1 and nr != 1:
+            if nl != nr:
+                raise FgradRuntimeError("einsum(): non-broadcast dimensions must match")
+            both.append(i)
+            sizes[0] *= nl
+        elif nl != 1:
+            lo.append(i)
+            sizes[1] *= nl
+        else:
+            ro.append(i)
+            sizes[2] *= nr
+    if lo and ro and ro[-1] < lo[0]:  # (PyTorch swaps the sides: the product comes out in order)
+        left, right, lo, ro = right, left, ro, lo
+        sizes[1], sizes[2] = sizes[2], sizes[1]
+    out_size = ([left._value.shape[d] for d in both] + [left._value.shape[d] for d in lo] + [1] * len(summed)
+                + [right._value.shape[d] for d in ro])
+    order = both + lo + summed + ro
+    back = [0] * len(order)
+    for pos, d in enumerate(order):
+        back[d] = pos
+    lhs = left.permute(order).reshape(sizes[0], sizes[1], sizes[3])
+    rhs = right.permute(both + summed + ro + lo).reshape(sizes[0], sizes[3], sizes[2])
+    return bmm(lhs, rhs).view(out_size).permute(back)
 
 
 # --- copies and conversions -------------------------------------------------------------------------
