@@ -8,9 +8,13 @@ parameter starts as U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
 
 A layer direction is one GEMM for the input projection of all steps, then the recurrence as
 one `rnn_scan` primitive (fgrad/torch/nn/_rnn_ops.py: a NumPy loop forward, BPTT backward, and
-derivatives of every order through the same recurrence written in fgrad ops). With Tensors, a
-layer's whole forward is one torch op over values (fgrad.torch._tensor._boundary.call: one node,
-named after the layer, whose parents are the input, the states and the parameters); the cells
+derivatives of every order through the same recurrence written in fgrad ops). With Tensors, an
+LSTM that PyTorch runs through oneDNN (float32 or bfloat16, no projection) is composed as
+PyTorch's graph: one torch op per layer and direction (MkldnnRnnLayerBackward0 over the layer's
+input, weights and initial states), the final states stacked. Every other layer's whole forward
+is one torch op over values (fgrad.torch._tensor._boundary.call: one node, named after the layer,
+whose parents are the input, the states and the parameters), where PyTorch unrolls the
+recurrence into a node per step and gate (unrolling costs 3-4x a fused layer's time); the cells
 are composed of torch ops in the order of PyTorch's cell functions, so their graphs are
 PyTorch's. Inputs may also be arrays or tracers (results follow them), so layers also run under
 fgrad.torch.func.functional_call with grad, vmap or hessian.
@@ -86,6 +90,31 @@ def _layer_state(hx, k: int, B: int, width: int, like, dt):
     if hx is None:
         return _zeros_like_state(like, (B, width), dt)
     return reshape(_slice(hx, (k, 0, 0), (k + 1, B, width)), (B, width))
+
+
+_LAYER_OPERANDS = (0, 1, 2, 3, 4, 5, 6)  # (input, w_ih, w_hh, b_ih, b_hh, h_0, c_0): PyTorch's order
+
+
+def _lstm_layer(reverse: bool):
+    """One LSTM layer direction on values: (x [T, B, I], w_ih, w_hh, b_ih, b_hh, h_0, c_0) ->
+    (output [T, B, H], h_T, c_T); the biases and states may be None (no bias; zero states).
+    The input projection of all steps is one GEMM, the recurrence one rnn_scan."""
+    def layer(x, w_ih, w_hh, b_ih, b_hh, h, c):
+        Tn, B = shape(x)[:2]
+        H = shape(w_hh)[1]
+        dt = dtype(x)
+        if h is None:
+            h = _zeros_like_state(x, (B, H), dt)
+            c = _zeros_like_state(x, (B, H), dt)
+        xw = _project(x, w_ih, None if b_ih is None else xlax.add(b_ih, b_hh))
+        Y = rnn_scan("LSTM", xw, h, c, w_hh, None, None, reverse=reverse, lengths=None)
+        states = _slice(Y, (0, 0, 0), (Tn, B, 2 * H))
+        out = _slice(states, (0, 0, 0), (Tn, B, H))
+        last = 0 if reverse else Tn - 1  # the step that ran last holds the final state
+        h_t = reshape(_slice(out, (last, 0, 0), (last + 1, B, H)), (B, H))
+        c_t = reshape(_slice(states, (last, 0, H), (last + 1, B, 2 * H)), (B, H))
+        return out, h_t, c_t
+    return layer
 
 
 class RNNBase(Module):
@@ -254,8 +283,8 @@ class RNNBase(Module):
         return masks + [None]
 
     def _op_name(self) -> str:
-        # PyTorch's CPU layers unroll the recurrence (a node per time step and gate); fgrad's
-        # forward is one fused scan, one node named after the layer
+        # PyTorch's CPU RNN and GRU unroll the recurrence (a node per time step and gate);
+        # fgrad's forward is one fused scan, one node named after the layer
         return f"{type(self).__name__}Backward0"
 
     def _run(self, x, h0, c0, lengths, weights: Sequence, masks: list):
@@ -327,6 +356,8 @@ class RNNBase(Module):
         self._check_states(h0, c0, B, unbatched=not batched)
         masks = self._dropout_masks(Tn, B, dtype(x))
         lstm = self.mode == "LSTM"
+        if lstm and self._runs_as_onednn(x) and (h0 is None or isinstance(h0, Tensor) and isinstance(c0, Tensor)):
+            return self._forward_layers(x, h0, c0, batched, masks)
 
         def forward_values(x, h0, c0, *weights):
             if not batched:
@@ -345,6 +376,53 @@ class RNNBase(Module):
             return (out, h_n, c_n) if lstm else (out, h_n)
         res = _through_boundary(self._op_name(), forward_values, (x, h0, c0, *self._flat_weights))
         return self._result(*res) if lstm else self._result(*res, None)
+
+    def _runs_as_onednn(self, x) -> bool:
+        """Whether PyTorch's CPU LSTM runs this input through oneDNN's fused layer (float32 or
+        bfloat16 Tensors, no projection, a non-empty input): its graph is then one
+        MkldnnRnnLayerBackward0 per layer and direction, which _forward_layers builds. Other
+        LSTMs (and RNN, GRU) PyTorch unrolls into a node per step and gate; fgrad keeps its one
+        fused node for them."""
+        return (isinstance(x, Tensor) and not self.proj_size and str(dtype(x)) in ("float32", "bfloat16")
+                and 0 not in shape(x) and all(isinstance(w, Tensor) for w in self._flat_weights))
+
+    def _forward_layers(self, x, h0, c0, batched: bool, masks: list):
+        """The LSTM as PyTorch's oneDNN path composes it of torch ops: the input made time-major
+        (unsqueezed when unbatched, transposed with batch_first) and contiguous, then per
+        layer and direction one fused op (MkldnnRnnLayerBackward0 over the layer's input, w_ih,
+        w_hh, b_ih, b_hh and its initial states, selected from h_0 and c_0), the directions
+        concatenated, dropout between layers a product with the scaled mask; h_n and c_n
+        stacked from the layers' final states."""
+        if not batched:
+            x = x.unsqueeze(1)
+            h0, c0 = (None, None) if h0 is None else (h0.unsqueeze(1), c0.unsqueeze(1))
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        D = 2 if self.bidirectional else 1
+        hs, cs = [], []
+        layer_in = x.contiguous()  # (oneDNN reads a dense input: a copy where it is not)
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(D):
+                k = layer * D + d
+                w = [getattr(self, n) for n in self._all_weights[k]]
+                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+                states = (None, None) if h0 is None else (h0.select(0, k), c0.select(0, k))
+                out, hy, cy = call("MkldnnRnnLayerBackward0", _lstm_layer(d == 1),
+                                   (layer_in, w[0], w[1], b_ih, b_hh, *states), operands=_LAYER_OPERANDS)
+                outs.append(out)
+                hs.append(hy)
+                cs.append(cy)
+            layer_in = outs[0] if D == 1 else T.cat(outs, 2)
+            m = masks[layer]
+            if isinstance(m, float):  # p = 1: everything dropped
+                layer_in = layer_in * 0.0
+            elif m is not None:
+                layer_in = layer_in * _make(_on_device_of(val(layer_in), m))
+        h_n, c_n = T.stack(hs, 0), T.stack(cs, 0)
+        if not batched:
+            return layer_in.squeeze(1), (h_n.squeeze(1), c_n.squeeze(1))
+        return (layer_in.transpose(0, 1) if self.batch_first else layer_in), (h_n, c_n)
 
     def _forward_packed(self, packed: PackedSequence, hx):
         data, batch_sizes, sorted_indices, unsorted_indices = packed
