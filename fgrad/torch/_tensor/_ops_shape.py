@@ -853,7 +853,7 @@ def _should_fold(input, other) -> bool:
     if not (big._value.ndim >= 3 and small_nd <= 2):
         return False
     small = other if n1 >= n2 else input
-    if small._requires_grad and _state.grad_enabled:
+    if small._requires_grad:  # (also under no_grad, as PyTorch decides)
         return True
     if n1 == 2:  # (the transposed mm's result would need a copy to come back in order)
         return False
