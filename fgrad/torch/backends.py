@@ -87,7 +87,7 @@ def _opt_einsum_module():
         The module, or None.
     """
     try:
-        import opt_einsum as module
+        import opt_einsum as module  # optional dependency: einsum paths for 3+ operands where installed
     except ImportError:
         return None
     return module
