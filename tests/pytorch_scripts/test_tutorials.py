@@ -145,9 +145,6 @@ XFAIL: dict[str, str] = {
     "swap_tensors": "its tensor subclass is a wrapper subclass (Tensor._make_wrapper_subclass, "
                     "__torch_dispatch__ over torch.ops.aten, torch._C.DisableTorchFunctionSubclass), which "
                     "fgrad.torch does not have; it also prints id()s, which differ between any two runs",
-    "sequence_models_tutorial": "grad_fn names of nn.LSTM's outputs: torch's CPU build prints its oneDNN "
-                                "kernel's nodes (MkldnnRnnLayerBackward0 for the output, StackBackward0 for "
-                                "h_n and c_n), fgrad LSTMBackward0",
 }
 
 
