@@ -99,7 +99,24 @@ def _edge(p) -> tuple:
     return (p, _output_number(p))
 
 
-class _OutputOf:
+class _StructuralRule:
+    """What the engine reads of a `prim` that is no primitive but a piece of the graph's
+    structure (an output of a multi-output op, a write through a view): differentiable, no
+    saved output or inputs of its own, every input read. Subclasses set `name`, `vjp`, and
+    `vjp_fwd` when the engine hands the rule the node's residuals."""
+
+    name = "structural"
+    nondiff = False
+    vjp_fwd = None
+    saves_output = False
+    saved_inputs = None
+
+    @staticmethod
+    def unread_inputs(n: int) -> tuple:
+        return ()
+
+
+class _OutputOf(_StructuralRule):
     """`prim` of the node a Tensor holds when it is output k of a torch op with several
     differentiable outputs (split, unbind, topk, svd...). PyTorch records such an op as ONE
     node with outputs 0, 1, ...: that node is this node's one parent, and the Tensor's grad_fn.
@@ -110,14 +127,6 @@ class _OutputOf:
     autograd.grad's inputs) lives on these nodes, as PyTorch keeps it per output."""
 
     name = "output_of"
-    nondiff = False
-    vjp_fwd = None
-    saves_output = False
-    saved_inputs = None
-
-    @staticmethod
-    def unread_inputs(n: int) -> tuple:
-        return ()
 
     @staticmethod
     def vjp(needs, ct, out, *primals, k: int, n: int) -> tuple:
@@ -699,7 +708,7 @@ def _commit_view(t, new, name: str = "CopyBackwards"):
     return t
 
 
-class _CopySlicesRule:
+class _CopySlicesRule(_StructuralRule):
     """`prim` of PyTorch's CopySlices over an in-place op on a view: the node wraps the op's
     own node (its residuals, whose first input is the view) and stands in the graph for both, so its
     next_functions are the base's old history followed by the op's other inputs' edges. Its
@@ -710,14 +719,7 @@ class _CopySlicesRule:
     to_jaxpr shows."""
 
     name = "copy_slices"
-    nondiff = False
     vjp_fwd = True  # (the engine hands the rule the node's residuals, the op's node, and frees them with it)
-    saves_output = False
-    saved_inputs = None
-
-    @staticmethod
-    def unread_inputs(n: int) -> tuple:
-        return ()
 
     @staticmethod
     def vjp(needs, ct, out, *primals, residuals, pos, shape) -> list:
