@@ -102,6 +102,15 @@ _WHERE_ONE = (0,)
 _PENDING: list = [None]  # (fn, operands) of an op an interceptor is running
 
 
+class GradOperands(tuple):
+    """Declared operand positions (`call`'s `operands`) of which only the Tensors that require
+    grad become the node's inputs, in the declared order: PyTorch's nodes for ops without a
+    derivative (NotImplemented) list no entry for an operand that needs no gradient, where
+    other nodes list (None, 0)."""
+
+    __slots__ = ()
+
+
 def _pullback_op(sub, ks, n_out, where, primals, cs):
     """The gradients of a torch op's node as a torch op of its inputs and the cotangents `cs`
     of its outputs `ks` (create_graph)."""
@@ -167,6 +176,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
             argument order. Declared, each position is one entry of `next_functions`: its
             Tensor's node, or (None, 0) where the Tensor needs no gradient or the argument
             is None or missing (a bias left out); Tensors elsewhere are constants of the op.
+            A GradOperands declaration keeps only the positions whose Tensor requires grad
+            (no entry for the others); the op records no node when none does.
         saves: the positions in `args` of the Tensors whose values the op's backward reads
             (PyTorch's saved variables), or None for all of them. Only these are checked
             against later in-place writes; a linear op whose gradient needs no operand
@@ -206,6 +217,8 @@ def call(name, fn, args: tuple, kwargs: dict = _EMPTY, operands: tuple | None = 
         tensors = [e for e in ops if e is not None]
         if not tensors:  # (no Tensor operand: the Tensor arguments are constants)
             return _wrap_plain(fn(*vals), vals, tensors)
+        if type(operands) is GradOperands:
+            ops = [e for e in ops if e is not None and e[2]._requires_grad]
     else:
         ops = None
     grad, plain = False, True

@@ -27,7 +27,7 @@ import numpy as np
 
 from ... import numpy as fnp
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ...core.trace import Tracer, _state
+from ...core.trace import Tracer
 from ...custom import custom_vjp
 from ... import lax
 from ...extend import lax as xlax
@@ -41,7 +41,7 @@ from ._policy import TORCH as P
 from ...scipy.special import logsumexp as _logsumexp
 from . import _dtypes as D
 from ._adapt import _axis, adapt_table, default_name
-from ._boundary import call, replayable
+from ._boundary import GradOperands, call, replayable
 from ._names import grad_fn_name
 from . import (
     creation as _creation,  # (creation's as_tensor converts with _ops.to: a cycle, resolved at call time)
@@ -175,20 +175,54 @@ def flip(input, dims):
 
 # --- elementwise ---------------------------------------------------------------------------------
 
-def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_grad_fn=None):
+def _refusing(fnp_fn, aten: str):
+    """`fnp_fn` on values, as an op whose derivative PyTorch does not define: its backward
+    raises PyTorch's error for `aten` (a custom_vjp, so the result still depends on the
+    operands and the node exists to refuse). On plain values (no node is recorded) it is
+    `fnp_fn` itself, which costs less to call than the custom_vjp."""
+    @custom_vjp
+    def refused(a, b):
+        return fnp_fn(a, b, policy=P)
+
+    def fwd(a, b):
+        return refused(a, b), None
+
+    def bwd(res, ct):
+        raise FgradRuntimeError(f"derivative for aten::{aten} is not implemented")
+    refused.defvjp(fwd, bwd)
+
+    def values(a, b):
+        if isinstance(a, Tracer) or isinstance(b, Tracer):
+            return refused(a, b)
+        return fnp_fn(a, b, policy=P)
+    return values
+
+
+# PyTorch's NotImplemented node (an op without a derivative): an entry for each operand that
+# requires grad, none for the others
+_GRAD_OPERANDS = GradOperands(_BOTH)
+
+
+def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_grad_fn=None, refuses=None):
     """torch.<name>(input, other): `fnp_fn` in PyTorch's dialect, one torch op named `grad_fn`
     (`scalar_grad_fn` when `other` is a Python number: PyTorch's Scalar overload, e.g.
-    RemainderBackward0, whose node has the tensor as its only input). The fast path (every
-    operator's hot path) binds `prim` directly -- its node is named after the primitive, which
-    for add/sub/mul/div is PyTorch's name -- for two tensors of one dtype (of the `kinds` it
-    may take) and shape, or a float tensor and a Python int or float (a wrapped number: the
-    node lists it as an input that needs no gradient, as PyTorch's does)."""
+    RemainderBackward0, whose node has the tensor as its only input). `refuses` (an aten name)
+    makes it an op without a derivative, as PyTorch's: a NotImplemented node over the operands
+    that require grad, whose backward raises. The fast path (every operator's hot path) binds
+    `prim` directly -- its node is named after the primitive, which for add/sub/mul/div is
+    PyTorch's name -- for two tensors of one dtype (of the `kinds` it may take) and shape, or
+    a float tensor and a Python int or float (a wrapped number: the node lists it as an input
+    that needs no gradient, as PyTorch's does)."""
     name = name or fnp_fn.__name__
-    grad_fn = grad_fn or default_name(name)
+    if refuses is None:
+        grad_fn = grad_fn or default_name(name)
+        operands = _BOTH
 
-    @replayable
-    def values(a, b):
-        return fnp_fn(a, b, policy=P)
+        @replayable
+        def values(a, b):
+            return fnp_fn(a, b, policy=P)
+    else:
+        grad_fn, operands, values = "NotImplemented", _GRAD_OPERANDS, _refusing(fnp_fn, refuses)
 
     def op(input, other):
         if prim is not None:
@@ -207,7 +241,7 @@ def _binary(fnp_fn, prim=None, kinds="biufc", name=None, grad_fn=None, scalar_gr
         if scalar_grad_fn and not isinstance(b, Tensor):  # (PyTorch's Scalar overload: one operand)
             return call(scalar_grad_fn, values, (a, b))
         # (both are operands of PyTorch's node: an integer Tensor or a number is a (None, 0) entry)
-        return call(grad_fn, values, (a, b), operands=_BOTH)
+        return call(grad_fn, values, (a, b), operands=operands)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"torch.{name}(input, other): fgrad.numpy.{fnp_fn.__name__} in PyTorch's dialect "
                   f"(promotion, errors); grad_fn {grad_fn}.")
@@ -229,48 +263,14 @@ lt = less = _binary(fnp.less, lax.lt_p, name="lt")
 le = less_equal = _binary(fnp.less_equal, lax.le_p, name="le")
 gt = greater = _binary(fnp.greater, lax.gt_p, name="gt")
 ge = greater_equal = _binary(fnp.greater_equal, lax.ge_p, name="ge")
-_floor_divide = _binary(fnp.floor_divide, name="floor_divide")  # one primitive for every dtype (1.0 // 0.1 is 9.0)
 _remainder = _binary(fnp.remainder, grad_fn="RemainderBackward1", scalar_grad_fn="RemainderBackward0",
                      name="remainder")
 
 
-def _refusing(fnp_fn, aten: str):
-    """`fnp_fn` on values, as an op whose derivative PyTorch does not define: its backward
-    raises PyTorch's error for `aten` (a custom_vjp, so the result still depends on the
-    operands and the node exists to refuse)."""
-    @custom_vjp
-    def values(a, b):
-        return fnp_fn(a, b, policy=P)
-
-    def fwd(a, b):
-        return values(a, b), None
-
-    def bwd(res, ct):
-        raise FgradRuntimeError(f"derivative for aten::{aten} is not implemented")
-    values.defvjp(fwd, bwd)
-    return values
-
-
-_FLOOR_DIVIDE_REFUSED = _refusing(fnp.floor_divide, "floor_divide")
-_REMAINDER_REFUSED = _refusing(fnp.remainder, "remainder")
-
-
-def _needing_grad(a, b) -> tuple:
-    """The positions of the operands that require grad (none when grad mode is off)."""
-    if not _state.grad_enabled:
-        return ()
-    return tuple(i for i, x in enumerate((a, b)) if isinstance(x, Tensor) and x._requires_grad)
-
-
-def floor_divide(input, other):
-    """torch.floor_divide(input, other) (also `//`): the quotient rounded down. As PyTorch's,
-    a result with an operand that requires grad gets a node named NotImplemented, over those
-    operands, whose backward raises "derivative for aten::floor_divide is not implemented"."""
-    a, b = _operand(input), _operand(other)
-    grads = _needing_grad(a, b)
-    if grads:
-        return call("NotImplemented", _FLOOR_DIVIDE_REFUSED, (a, b), operands=grads)
-    return _floor_divide(a, b)
+# (one primitive for every dtype: 1.0 // 0.1 is 9.0)
+floor_divide = _binary(fnp.floor_divide, name="floor_divide", refuses="floor_divide")
+# PyTorch's remainder(Scalar, Tensor) overload
+_scalar_remainder = _binary(fnp.remainder, name="remainder", refuses="remainder")
 
 
 def remainder(input, other):
@@ -278,12 +278,8 @@ def remainder(input, other):
     RemainderBackward1 over two tensors, RemainderBackward0 for a number `other`; a number
     `input` (PyTorch's Scalar-Tensor overload, which has no derivative) gets a NotImplemented
     node whose backward raises "derivative for aten::remainder is not implemented"."""
-    a, b = _operand(input), _operand(other)
-    if not isinstance(a, Tensor):
-        grads = _needing_grad(a, b)
-        if grads:
-            return call("NotImplemented", _REMAINDER_REFUSED, (a, b), operands=grads)
-    return _remainder(a, b)
+    a = _operand(input)
+    return (_remainder if isinstance(a, Tensor) else _scalar_remainder)(a, other)
 
 
 fmod = _binary(fnp.fmod, grad_fn="FmodBackward1", scalar_grad_fn="FmodBackward0")

@@ -1,0 +1,54 @@
+"""The boundary's `operands` declaration: a plain tuple lists every declared position in the
+node (None for an operand that needs no gradient); a GradOperands one lists only the operands
+that require grad, as PyTorch's NotImplemented nodes do, and records no node without one."""
+import numpy as np
+
+import fgrad.torch as ftorch
+from fgrad.torch._tensor._boundary import GradOperands, call
+
+
+def _fma(a, b, c):
+    return a * b + c
+
+
+def _entries(t):
+    return [None if n is None else n.variable for n, _ in t.grad_fn.next_functions]
+
+
+def _abc(*requires):
+    vals = ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0])
+    return [ftorch.tensor(v, requires_grad=r) for v, r in zip(vals, requires)]
+
+
+def test_plain_declaration_lists_every_position():
+    a, b, c = _abc(True, False, True)
+    out = call("AddBackward0", _fma, (a, b, c), operands=(0, 1, 2))
+    assert _entries(out) == [a, None, c]
+
+
+def test_grad_declaration_lists_only_operands_requiring_grad():
+    a, b, c = _abc(True, False, True)
+    out = call("NotImplemented", _fma, (a, b, c), operands=GradOperands((0, 1, 2)))
+    assert type(out.grad_fn).__name__ == "NotImplemented"
+    assert _entries(out) == [a, c]
+    out.sum().backward()  # (each gradient reaches its own operand, though entries were left out)
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(c.grad.numpy(), [1.0, 1.0])
+    assert b.grad is None
+
+
+def test_grad_declaration_keeps_the_declared_order():
+    a, b, c = _abc(True, True, False)
+    out = call("NotImplemented", _fma, (a, b, c), operands=GradOperands((1, 0, 2)))
+    assert _entries(out) == [b, a]
+
+
+def test_grad_declaration_records_no_node_without_grad():
+    a, b, c = _abc(False, False, False)
+    out = call("NotImplemented", _fma, (a, b, c), operands=GradOperands((0, 1, 2)))
+    assert out.grad_fn is None and not out.requires_grad
+    np.testing.assert_array_equal(out.numpy(), [8.0, 14.0])
+    a, b, c = _abc(True, True, True)
+    with ftorch.no_grad():
+        out = call("NotImplemented", _fma, (a, b, c), operands=GradOperands((0, 1, 2)))
+    assert out.grad_fn is None
