@@ -82,13 +82,37 @@ def size_curve(config: Config, exps) -> dict:
         x0 = onp.random.default_rng(0).uniform(-1, 1, n)
         log(f"size n={n:,}")
         cfg = W8._config_for(config, n)
-        if n >= 10 ** 7:  # one call lasts seconds: one warm-up, the minimum of rounds
-            cfg.warmup, cfg.rounds = 1, min(cfg.rounds, 3)
+        if n >= 10 ** 7:  # one call lasts seconds: one warm-up, the fewest rounds
+            cfg.warmup, cfg.rounds = 1, 3
         rows = measure(W8._impls(x0), cfg, allclose(*W8.TOLERANCE["float64"]))
         points.append({"n": n, "rounds": cfg.rounds,
                        "rows": {SIZE_ROWS[r.name]: _row_dict(r) for r in rows}})
     return {"title": f"grad of sum({W8.STEPS} x [x = sin(x)*1.01 + tanh(x)*0.5]), float64",
-            "points": points}
+            "points": points, "elementwise_ns": elementwise_costs()}
+
+
+def elementwise_costs(n: int = 10 ** 6, repeat: int = 5) -> dict:
+    """Nanoseconds per float64 element of the functions the chain's forward and backward call,
+    in NumPy (what fgrad's eager impls call) and in PyTorch, best of `repeat`: the per-element
+    floor of each eager library on this machine."""
+    import numpy as onp
+    t = L.torch()
+    x = onp.random.default_rng(0).uniform(-1, 1, n)
+    tx = t.from_numpy(x)
+    cases = {"sin": (onp.sin, t.sin), "cos": (onp.cos, t.cos), "tanh": (onp.tanh, t.tanh),
+             "multiply": (lambda v: v * 1.01, lambda v: v * 1.01), "add": (lambda v: v + v, lambda v: v + v)}
+    out = {}
+    for name, (np_fn, torch_fn) in cases.items():
+        row = {}
+        for lib, fn, arg in (("NumPy", np_fn, x), ("PyTorch", torch_fn, tx)):
+            best = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                fn(arg)
+                best = min(best, time.perf_counter() - t0)
+            row[lib] = best * 1e9 / n
+        out[name] = row
+    return out
 
 
 # --- curve 2: derivative order ----------------------------------------------------------------
@@ -436,6 +460,11 @@ def markdown(results: dict) -> str:
             out.append(f"| 1e{len(str(p['n'])) - 1} | {med('fgrad eager')} | {med('PyTorch eager')} | "
                        f"{ratio('fgrad eager')} | {med('fgrad jit')} | {med('jax.jit')} | {ratio('fgrad jit')} |")
         out.append("")
+        costs = results["size"]["elementwise_ns"]
+        out += ["| ns per float64 element, n = 10^6 | " + " | ".join(costs) + " |", "|---" * (len(costs) + 1) + "|"]
+        for lib in ("NumPy", "PyTorch"):
+            out.append(f"| {lib} | " + " | ".join(f"{c[lib]:.2g}" for c in costs.values()) + " |")
+        out.append("")
     if "order" in results:
         out += ["| k | fgrad eager µs | PyTorch µs | eager ratio | fgrad jit µs | jax.jit µs | jit ratio | "
                 "first call ms: fgrad jit / jax.jit | fgrad jaxpr | JAX jaxpr (after CSE) | XLA HLO | PyTorch nodes |",
@@ -472,7 +501,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="smoke run: fewer points and rounds (< 3 minutes)")
     ap.add_argument("--only", help="comma-separated curves among size, order, memory (default: all three)")
     ap.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)), help="core to pin to")
-    ap.add_argument("--rounds", type=int, help="interleaved timing rounds (default 9, quick 3)")
+    ap.add_argument("--rounds", type=int, help="interleaved timing rounds (default 15, a third of them "
+                                                 "from n = 10^6; quick 3)")
     ap.add_argument("--cold-cache", action="store_true",
                     help="an empty fgrad kernel cache (FGRAD_CACHE_DIR) for the whole run and its probes")
     ap.add_argument("--out", help="folder for scaling.json and the plots (default: bench/scaling.json and "
@@ -503,7 +533,7 @@ def main(argv=None) -> int:
 
     wl_harness.pin_process(args.cpu)
     from workloads import _cpu_model
-    config = Config(rounds=args.rounds or (3 if args.quick else 9), warmup=1 if args.quick else 2,
+    config = Config(rounds=args.rounds or (3 if args.quick else 15), warmup=1 if args.quick else 2,
                     min_time=0.005 if args.quick else 0.02, quick=args.quick, probe_timeout=120)
     t0 = time.perf_counter()
     results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
