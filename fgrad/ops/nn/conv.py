@@ -17,6 +17,7 @@ from ...core.rules import shape_of
 from ..elementwise import add_tangents, bilinear_tangent, def_bilinear
 from ..reduce import reduce_sum
 from ..shape import broadcast_in_dim, move_axis, reshape
+from . import onednn
 from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windows
 
 # --- convolution ------------------------------------------------------------------------------
@@ -24,8 +25,9 @@ from ._geometry import _checked_bind, _dilated, _fold_batch, _pad, _pair, _windo
 #   conv2d(x, w)                 y = x (*) w               (cross-correlation)
 #   conv2d_input_grad(g, w)      the adjoint in x:   <conv2d(v, w), g> = <v, conv2d_input_grad(g, w)>
 #   conv2d_weight_grad(x, g)     the adjoint in w:   <conv2d(x, v), g> = <v, conv2d_weight_grad(x, g)>
-# so every derivative of every order is again one of the three. Their impls choose between
-# im2col + one GEMM and an FFT (stride 1) by estimated cost, and share intermediates
+# so every derivative of every order is again one of the three. Their impls run oneDNN's
+# float32 convolutions when the optional library is installed (_onednn_layout decides), else
+# choose between im2col + one GEMM and an FFT (stride 1) by estimated cost, and share intermediates
 # (im2col columns, spectra) through a small identity-keyed cache: the forward pass stores
 # what the backward pass of the same arrays needs.
 
@@ -292,8 +294,28 @@ def _fft_cost(n_transforms, S, cmacs):
     return 3e-10 * n_transforms * n * np.log2(n) + 1.2e-10 * cmacs + 2e-4
 
 
-# "auto" picks by estimated cost; "gemm" or "fft" force one (tests run both).
+# "auto": oneDNN where _onednn_layout takes it, else im2col + GEMM or the FFT by estimated
+# cost; "gemm" or "fft" force one of fgrad's own paths (tests run both).
 conv_algorithm = "auto"
+
+
+def _onednn_layout(xp, kind: str, x_shape, w_shape, groups: int, dtype) -> str | None:
+    """Whether oneDNN computes this convolution product, and in which layouts: None (fgrad's
+    own paths), "any" (oneDNN's blocked layouts) or "plain" (NCHW as given).
+
+    The one place that decides, from the shapes, the dtype and whether the library loaded,
+    never from a timing: eager and jit call the same impls, so they take the same kernels.
+    Measured on W3's layers and a sweep of CNN shapes (bench/RESULTS.md, issue 28), oneDNN's
+    direct convolutions in blocked layouts take 0.2-0.5x the time of im2col + GEMM or the FFT
+    for all three products, 1x1 kernels at par, except the input gradient with fewer than 8
+    input channels (a first layer's), where its blocked kernel is 2-4x slower than fgrad's
+    col2im and its plain-layout GEMM kernel 0.7-0.8x fgrad's time."""
+    if (xp is not np or conv_algorithm in ("gemm", "fft") or not onednn.supports_dtype(dtype)
+            or 0 in x_shape or 0 in w_shape or not onednn.available()):
+        return None
+    if kind == "backward_data" and groups == 1 and x_shape[1] < 8:
+        return "plain"
+    return "any"
 
 
 def _use_fft(xp, x_shape, w_shape, params, n_transforms):
@@ -343,6 +365,11 @@ def _conv_impl(x, w, b=None, *, stride, padding, dilation, xp, groups=1):
     N, C = x.shape[:2]
     O, Cg, kh, kw = w.shape
     hw = _conv_out_hw(x.shape[2:], (kh, kw), stride, padding, dilation)
+    layout = _onednn_layout(xp, "forward", x.shape, w.shape, groups, x.dtype)
+    if layout is not None:
+        out = onednn.conv_forward(x, w, b, stride, padding, dilation, groups, hw, layout)
+        if out is not None:
+            return out
     params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype, groups=groups)
     S = _use_fft(xp, x.shape, w.shape, params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:
@@ -368,6 +395,11 @@ def _input_grad_impl(g, w, *, x_hw, stride, padding, dilation, xp, groups=1):
     C = Cg * groups
     x_shape = (N, C) + tuple(x_hw)
     hw = g.shape[2:]
+    layout = _onednn_layout(xp, "backward_data", x_shape, w.shape, groups, g.dtype)
+    if layout is not None:
+        out = onednn.conv_backward_data(g, w, tuple(x_hw), stride, padding, dilation, groups, layout)
+        if out is not None:
+            return out
     params = dict(stride=stride, padding=padding, dilation=dilation, dtype=g.dtype, groups=groups)
     S = _use_fft(xp, x_shape, w.shape, params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:
@@ -413,6 +445,11 @@ def _weight_grad_impl(x, g, *, k_hw, stride, padding, dilation, xp, groups=1):
     O = g.shape[1]
     kh, kw = k_hw
     hw = g.shape[2:]
+    layout = _onednn_layout(xp, "backward_weights", x.shape, (O, C // groups, kh, kw), groups, x.dtype)
+    if layout is not None:
+        out = onednn.conv_backward_weights(x, g, (kh, kw), stride, padding, dilation, groups, layout)
+        if out is not None:
+            return out
     params = dict(stride=stride, padding=padding, dilation=dilation, dtype=x.dtype, groups=groups)
     S = _use_fft(xp, x.shape, (O, C, kh, kw), params, lambda n, c, o: n * c + n * o + o * c)
     if S is not None:

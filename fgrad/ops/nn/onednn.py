@@ -1,0 +1,515 @@
+"""oneDNN's CPU convolutions through ctypes, when the optional `onednn-cpu-gomp` wheel is
+installed (`pip install fgrad[onednn]`): the forward pass, the input gradient (oneDNN's
+backward data) and the weight gradient (backward weights) of a 2-D convolution, float32.
+
+The wheel ships `libdnnl.so.3` (oneDNN 3.x, the C API of include/oneapi/dnnl/dnnl.h) and no
+headers; the enum values below are the C API's (checked against dnnl_types.h of v3.2).
+Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv.use_onednn`)
+and falls back to its own paths when a function here returns None.
+
+oneDNN runs its kernels under GNU OpenMP: the thread count is OpenMP's (OMP_NUM_THREADS,
+threadpoolctl's "openmp" limit), as NumPy's BLAS follows its own.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...core.errors import FgradValueError
+
+# --- the C API's constants (dnnl_types.h, dnnl_common_types.h, oneDNN 3.x) ---------------------
+_SUCCESS = 0
+_UNIMPLEMENTED = 3
+_CPU_ENGINE = 1                       # dnnl_cpu
+_STREAM_DEFAULT = 1                   # dnnl_stream_default_flags (in order)
+_F32, _F64 = 3, 7                     # dnnl_f32, dnnl_f64
+_TAG_ANY, _TAG_A, _TAG_ABCD, _TAG_ABCDE = 1, 2, 5, 6
+_FORWARD_TRAINING = 64
+_CONV_DIRECT = 1
+_QUERY_SRC, _QUERY_DIFF_SRC, _QUERY_WEIGHTS, _QUERY_DIFF_WEIGHTS, _QUERY_DST, _QUERY_DIFF_DST = (
+    129, 130, 131, 132, 133, 134)
+_QUERY_SCRATCHPAD = 136
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS = 1, 17, 33, 41
+_ARG_SCRATCHPAD = 80
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_ARG_FROM, _ARG_TO = 1, 17            # a reorder's source and destination (SRC, DST)
+_SCRATCHPAD_USER = 1
+_MAX_NDIMS = 12
+
+_DTYPES = {np.dtype(np.float32): _F32}
+
+_Dims = ctypes.c_int64 * _MAX_NDIMS
+_p = ctypes.c_void_p
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
+
+
+class OneDNNError(RuntimeError):
+    """A oneDNN call failed (its status code and the call are in the message)."""
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+def _candidates() -> list[str]:
+    """Where the wheel puts the library: `<prefix>/lib` of the environment (its data files go
+    there), plus FGRAD_ONEDNN_LIBRARY when set (a libdnnl.so.3 elsewhere)."""
+    paths = []
+    env = os.environ.get("FGRAD_ONEDNN_LIBRARY")
+    if env:
+        paths.append(env)
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        paths.append(os.path.join(prefix, "lib", "libdnnl.so.3"))
+    return paths
+
+
+class _Library:
+    """The loaded library, its CPU engine and one stream per thread."""
+
+    def __init__(self, path: str) -> None:
+        lib = ctypes.CDLL(path)
+        self.lib = lib
+        lib.dnnl_version.restype = ctypes.POINTER(ctypes.c_int * 3)
+        major, minor, patch = lib.dnnl_version().contents
+        if major != 3:
+            raise OSError(f"{path} is oneDNN {major}.{minor}.{patch}; fgrad's binding needs oneDNN 3.x")
+        self.version = (major, minor, patch)
+        pp, i, d = ctypes.POINTER(_p), ctypes.c_int, ctypes.POINTER(ctypes.c_int64)
+        signatures = {  # name: (argument types, result type); handles are void pointers
+            "dnnl_engine_create": ([pp, i, ctypes.c_size_t], i),
+            "dnnl_stream_create": ([pp, _p, ctypes.c_uint], i),
+            "dnnl_memory_desc_create_with_tag": ([pp, i, d, i, i], i),
+            "dnnl_memory_desc_destroy": ([_p], i),
+            "dnnl_memory_desc_equal": ([_p, _p], i),
+            "dnnl_memory_desc_get_size": ([_p], ctypes.c_size_t),
+            "dnnl_memory_create": ([pp, _p, _p, _p], i),
+            "dnnl_memory_set_data_handle": ([_p, _p], i),
+            "dnnl_memory_destroy": ([_p], i),
+            "dnnl_primitive_desc_query_md": ([_p, i, i], _p),
+            "dnnl_primitive_desc_destroy": ([_p], i),
+            "dnnl_primitive_create": ([pp, _p], i),
+            "dnnl_primitive_execute": ([_p, _p, i, _p], i),
+            "dnnl_primitive_destroy": ([_p], i),
+            "dnnl_primitive_attr_create": ([pp], i),
+            "dnnl_primitive_attr_destroy": ([_p], i),
+            "dnnl_primitive_attr_set_scratchpad_mode": ([_p, i], i),
+            "dnnl_convolution_forward_primitive_desc_create":
+                ([pp, _p, i, i, _p, _p, _p, _p, d, d, d, d, _p], i),
+            "dnnl_convolution_backward_data_primitive_desc_create":
+                ([pp, _p, i, _p, _p, _p, d, d, d, d, _p, _p], i),
+            "dnnl_convolution_backward_weights_primitive_desc_create":
+                ([pp, _p, i, _p, _p, _p, _p, d, d, d, d, _p, _p], i),
+            "dnnl_reorder_primitive_desc_create": ([pp, _p, _p, _p, _p, _p], i),
+        }
+        for name, (argtypes, restype) in signatures.items():
+            f = getattr(lib, name)  # AttributeError names a missing symbol (a foreign library)
+            f.argtypes, f.restype = argtypes, restype
+        self.engine = _p()
+        self.check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU_ENGINE, 0),
+                   "dnnl_engine_create")
+        self._streams = threading.local()
+        # user scratchpad: one attribute for every primitive, so that no primitive keeps a
+        # buffer of its own; the buffers are fgrad's (per call)
+        self.attr = _p()
+        self.check(lib.dnnl_primitive_attr_create(ctypes.byref(self.attr)), "dnnl_primitive_attr_create")
+        self.check(lib.dnnl_primitive_attr_set_scratchpad_mode(self.attr, _SCRATCHPAD_USER),
+                   "dnnl_primitive_attr_set_scratchpad_mode")
+
+    @staticmethod
+    def check(status: int, what: str) -> None:
+        if status != _SUCCESS:
+            raise OneDNNError(f"oneDNN: {what} failed with status {status}")
+
+    def stream(self) -> ctypes.c_void_p:
+        s = getattr(self._streams, "s", None)
+        if s is None:
+            s = _p()
+            self.check(self.lib.dnnl_stream_create(ctypes.byref(s), self.engine, _STREAM_DEFAULT),
+                       "dnnl_stream_create")
+            self._streams.s = s
+        return s
+
+
+_lib_state: dict = {}
+_lib_lock = threading.Lock()
+
+
+def library() -> _Library | None:
+    """The loaded oneDNN library, or None when it is not installed or failed to load (then
+    once per process a RuntimeWarning names the reason, and fgrad keeps its own kernels)."""
+    if "lib" in _lib_state:
+        return _lib_state["lib"]
+    with _lib_lock:
+        if "lib" not in _lib_state:
+            _lib_state["lib"] = _load()
+    return _lib_state["lib"]
+
+
+def _load() -> _Library | None:
+    if os.environ.get("FGRAD_ONEDNN", "1") == "0":
+        return None
+    for path in _candidates():
+        if not os.path.exists(path):
+            continue
+        try:
+            return _Library(path)
+        except (OSError, AttributeError, OneDNNError) as e:
+            _lib_state["error"] = f"{path}: {e}"
+            warnings.warn(f"fgrad: oneDNN at {path} could not be loaded ({e}); convolutions use "
+                          "fgrad's own kernels (set FGRAD_ONEDNN=0 to skip oneDNN)",
+                          RuntimeWarning, stacklevel=3)
+            return None
+    return None
+
+
+def available() -> bool:
+    """Whether oneDNN's convolutions can be used in this process.
+
+    Returns:
+        True when `libdnnl.so.3` (oneDNN 3.x) is installed and loaded.
+    """
+    return library() is not None
+
+
+def load_error() -> str | None:
+    """Why an installed oneDNN could not be loaded (None when it loaded or is absent).
+
+    Returns:
+        The path and the loader's message, or None.
+    """
+    library()
+    return _lib_state.get("error")
+
+
+def supports_dtype(dtype: np.dtype) -> bool:
+    """Whether the binding runs convolutions of `dtype` (oneDNN's CPU kernels are float32,
+    bfloat16, float16 and integers; it has no float64 convolution on CPU).
+
+    Args:
+        dtype: a NumPy dtype.
+
+    Returns:
+        True for float32.
+    """
+    return np.dtype(dtype) in _DTYPES
+
+
+# --- memory descriptors and cached primitives -------------------------------------------------
+
+class _Desc:
+    """A memory descriptor owned here (destroyed with the object)."""
+
+    def __init__(self, lib: _Library, dims: Sequence[int], dt: int, tag: int) -> None:
+        self.lib = lib
+        self.md = _p()
+        d = _Dims(*dims)
+        lib.check(lib.lib.dnnl_memory_desc_create_with_tag(ctypes.byref(self.md), len(dims), d, dt, tag),
+                  "dnnl_memory_desc_create_with_tag")
+
+    def __del__(self) -> None:
+        if self.md:
+            self.lib.lib.dnnl_memory_desc_destroy(self.md)
+            self.md = None
+
+
+class _Memory:
+    """A memory object over a buffer that changes per call (its handle is set before each
+    execution)."""
+
+    def __init__(self, lib: _Library, md) -> None:
+        self.lib = lib
+        self.mem = _p()
+        lib.check(lib.lib.dnnl_memory_create(ctypes.byref(self.mem), md, lib.engine, None),
+                  "dnnl_memory_create")
+        self.nbytes = lib.lib.dnnl_memory_desc_get_size(md)
+
+    def bind(self, address: int) -> None:
+        self.lib.lib.dnnl_memory_set_data_handle(self.mem, address)
+
+    def __del__(self) -> None:
+        if self.mem:
+            self.lib.lib.dnnl_memory_destroy(self.mem)
+            self.mem = None
+
+
+class _Primitive:
+    """A primitive, its descriptor, and a memory object per argument."""
+
+    def __init__(self, lib: _Library, pd) -> None:
+        self.lib, self.pd = lib, pd
+        self.prim = _p()
+        lib.check(lib.lib.dnnl_primitive_create(ctypes.byref(self.prim), pd), "dnnl_primitive_create")
+
+    def md(self, query: int):
+        return self.lib.lib.dnnl_primitive_desc_query_md(self.pd, query, 0)
+
+    def run(self, args: Sequence[tuple[int, _Memory]]) -> None:
+        arr = (_ExecArg * len(args))(*[_ExecArg(a, m.mem) for a, m in args])
+        self.lib.check(self.lib.lib.dnnl_primitive_execute(self.prim, self.lib.stream(), len(args), arr),
+                       "dnnl_primitive_execute")
+
+    def __del__(self) -> None:
+        if self.prim:
+            self.lib.lib.dnnl_primitive_destroy(self.prim)
+            self.prim = None
+        if self.pd:
+            self.lib.lib.dnnl_primitive_desc_destroy(self.pd)
+            self.pd = None
+
+
+class _PD:
+    """A primitive descriptor kept alive (a backward descriptor's forward hint)."""
+
+    def __init__(self, lib: _Library, pd) -> None:
+        self.lib, self.pd = lib, pd
+
+    def __del__(self) -> None:
+        if self.pd:
+            self.lib.lib.dnnl_primitive_desc_destroy(self.pd)
+            self.pd = None
+
+
+# The layouts a primitive computes in. "plain": oneDNN reads and writes fgrad's NCHW / OIHW
+# arrays directly (it then runs its im2col + GEMM kernels); "any": oneDNN picks its blocked
+# layouts (channels in blocks of 16, for its direct convolutions) and fgrad's arrays are
+# reordered into and out of them around the call.
+LAYOUTS = ("plain", "any")
+
+
+class _Conv:
+    """One convolution primitive (forward, backward data or backward weights) for one
+    geometry, with the reorders between fgrad's plain arrays and the layouts it chose."""
+
+    def __init__(self, lib: _Library, kind: str, x_shape: tuple, w_shape: tuple, y_shape: tuple,
+                 dt: int, stride: tuple, padding: tuple, dilation: tuple, groups: int, bias: bool,
+                 layout: str) -> None:
+        self.lib = lib
+        self.kind = kind
+        O, Cg, kh, kw = w_shape
+        w_dims = (groups, O // groups, Cg, kh, kw) if groups > 1 else w_shape
+        w_tag = _TAG_ABCDE if groups > 1 else _TAG_ABCD
+        plain = {"x": _Desc(lib, x_shape, dt, _TAG_ABCD), "w": _Desc(lib, w_dims, dt, w_tag),
+                 "y": _Desc(lib, y_shape, dt, _TAG_ABCD)}
+        if layout == "any":
+            chosen = {"x": _Desc(lib, x_shape, dt, _TAG_ANY), "w": _Desc(lib, w_dims, dt, _TAG_ANY),
+                      "y": _Desc(lib, y_shape, dt, _TAG_ANY)}
+        else:
+            chosen = plain
+        b = _Desc(lib, (O,), dt, _TAG_A) if bias else None
+        geom = (_Dims(*stride), _Dims(*(d - 1 for d in dilation)),
+                _Dims(*(p[0] for p in padding)), _Dims(*(p[1] for p in padding)))
+        C = lib.lib
+        fwd = _p()
+        lib.check(C.dnnl_convolution_forward_primitive_desc_create(
+            ctypes.byref(fwd), lib.engine, _FORWARD_TRAINING, _CONV_DIRECT, chosen["x"].md,
+            chosen["w"].md, b.md if b is not None else None, chosen["y"].md, *geom, lib.attr),
+            "dnnl_convolution_forward_primitive_desc_create")
+        # a backward descriptor keeps a pointer to its forward hint: the hint lives as long
+        self._hint = None if kind == "forward" else _PD(lib, fwd)
+        if kind == "forward":
+            pd = fwd
+            roles = [("x", _ARG_SRC, _QUERY_SRC, True), ("w", _ARG_WEIGHTS, _QUERY_WEIGHTS, True),
+                     ("y", _ARG_DST, _QUERY_DST, False)]
+        elif kind == "backward_data":
+            pd = _p()
+            lib.check(C.dnnl_convolution_backward_data_primitive_desc_create(
+                ctypes.byref(pd), lib.engine, _CONV_DIRECT, chosen["x"].md, chosen["w"].md,
+                chosen["y"].md, *geom, fwd, lib.attr), "dnnl_convolution_backward_data_primitive_desc_create")
+            roles = [("y", _ARG_DIFF_DST, _QUERY_DIFF_DST, True), ("w", _ARG_WEIGHTS, _QUERY_WEIGHTS, True),
+                     ("x", _ARG_DIFF_SRC, _QUERY_DIFF_SRC, False)]
+        else:
+            pd = _p()
+            lib.check(C.dnnl_convolution_backward_weights_primitive_desc_create(
+                ctypes.byref(pd), lib.engine, _CONV_DIRECT, chosen["x"].md, chosen["w"].md, None,
+                chosen["y"].md, *geom, fwd, lib.attr), "dnnl_convolution_backward_weights_primitive_desc_create")
+            roles = [("x", _ARG_SRC, _QUERY_SRC, True), ("y", _ARG_DIFF_DST, _QUERY_DIFF_DST, True),
+                     ("w", _ARG_DIFF_WEIGHTS, _QUERY_DIFF_WEIGHTS, False)]
+        self.prim = _Primitive(lib, pd)
+        # per argument: the user's memory (fgrad's array), and when the primitive's layout
+        # differs, a reorder and a work buffer in the primitive's layout
+        self.user: dict[str, _Memory] = {}
+        self.steps_in: list = []
+        self.steps_out: list = []
+        self.work: list[np.ndarray] = []
+        self.args: list[tuple[int, _Memory]] = []
+        for name, arg, query, is_input in roles:
+            md = self.prim.md(query)
+            user = _Memory(lib, plain[name].md)
+            self.user[name] = user
+            if C.dnnl_memory_desc_equal(md, plain[name].md):
+                self.args.append((arg, user))
+                continue
+            inner = _Memory(lib, md)
+            buf = np.empty(max(inner.nbytes, 1), np.uint8)
+            inner.bind(buf.ctypes.data)
+            self.work.append(buf)
+            src, dst = (plain[name].md, md) if is_input else (md, plain[name].md)
+            rpd = _p()
+            lib.check(C.dnnl_reorder_primitive_desc_create(ctypes.byref(rpd), src, lib.engine, dst,
+                                                           lib.engine, lib.attr),
+                      "dnnl_reorder_primitive_desc_create")
+            reorder = _Primitive(lib, rpd)
+            pair = (user, inner) if is_input else (inner, user)
+            step = (reorder, [(_ARG_FROM, pair[0]), (_ARG_TO, pair[1])], _scratch_memory(lib, reorder))
+            (self.steps_in if is_input else self.steps_out).append(step)
+            self.args.append((arg, inner))
+        if bias:
+            self.user["b"] = _Memory(lib, b.md)
+            self.args.append((_ARG_BIAS, self.user["b"]))
+        scratch = _scratch_memory(lib, self.prim)
+        if scratch is not None:
+            self.args.append((_ARG_SCRATCHPAD, scratch[0]))
+            self.work.append(scratch[1])
+        self._descs = (plain, chosen, b)  # descriptors outlive the memory objects made from them
+
+    def __call__(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, a in arrays.items():
+            self.user[name].bind(a.ctypes.data)
+        for reorder, args, scratch in self.steps_in:
+            reorder.run(args + ([(_ARG_SCRATCHPAD, scratch[0])] if scratch else []))
+        self.prim.run(self.args)
+        for reorder, args, scratch in self.steps_out:
+            reorder.run(args + ([(_ARG_SCRATCHPAD, scratch[0])] if scratch else []))
+
+
+def _scratch_memory(lib: _Library, prim: _Primitive):
+    """The primitive's scratchpad (a memory over a NumPy buffer), or None when it needs none."""
+    md = prim.md(_QUERY_SCRATCHPAD)
+    if not md or lib.lib.dnnl_memory_desc_get_size(md) == 0:
+        return None
+    mem = _Memory(lib, md)
+    buf = np.empty(mem.nbytes, np.uint8)
+    mem.bind(buf.ctypes.data)
+    return mem, buf
+
+
+class _Cache(threading.local):
+    """Primitives per geometry, per thread (a primitive's memory objects carry the buffers of
+    the call in flight), least recently used dropped first."""
+
+    def __init__(self, max_items: int = 32) -> None:
+        self.max_items = max_items
+        self.entries: OrderedDict = OrderedDict()
+
+
+_cache = _Cache()
+_UNSUPPORTED = object()
+
+
+def _primitive(kind: str, x_shape, w_shape, y_shape, dtype, stride, padding, dilation, groups,
+               bias: bool, layout: str) -> _Conv | None:
+    if layout not in LAYOUTS:
+        raise FgradValueError(f"oneDNN convolution: layout must be one of {LAYOUTS}, got {layout!r}")
+    lib = library()
+    if lib is None or np.dtype(dtype) not in _DTYPES:
+        return None
+    key = (kind, x_shape, w_shape, y_shape, np.dtype(dtype).str, stride, padding, dilation, groups,
+           bias, layout)
+    entries = _cache.entries
+    conv = entries.get(key)
+    if conv is None:
+        try:
+            conv = _Conv(lib, kind, x_shape, w_shape, y_shape, _DTYPES[np.dtype(dtype)], stride,
+                         padding, dilation, groups, bias, layout)
+        except OneDNNError:
+            # no implementation for this geometry (the same answer every time: a function of
+            # the shapes, the library and the CPU): fgrad's own kernels take it
+            conv = _UNSUPPORTED
+        entries[key] = conv
+        while len(entries) > _cache.max_items:
+            entries.popitem(last=False)
+    else:
+        entries.move_to_end(key)
+    return None if conv is _UNSUPPORTED else conv
+
+
+def _c(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous and a.flags.aligned else np.ascontiguousarray(a)
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: tuple[int, int],
+                 padding: tuple[tuple[int, int], tuple[int, int]], dilation: tuple[int, int],
+                 groups: int, out_hw: tuple[int, int], layout: str = "any") -> np.ndarray | None:
+    """conv2d (a cross-correlation, PyTorch's layouts) by oneDNN's forward convolution.
+
+    Args:
+        x: input [N, C, H, W].
+        w: kernels [O, C/groups, kh, kw], same dtype as x.
+        b: bias [O] or None.
+        stride, padding, dilation, groups: as conv.conv2d's (padding as (lo, hi) pairs).
+        out_hw: the output's spatial size.
+        layout: "any" (oneDNN's blocked layouts, reordered around the call) or "plain".
+
+    Returns:
+        The output [N, O, *out_hw], or None when oneDNN is unavailable or has no kernel for
+        this geometry and dtype (the caller computes it another way).
+    """
+    y_shape = (x.shape[0], w.shape[0]) + tuple(out_hw)
+    conv = _primitive("forward", x.shape, w.shape, y_shape, x.dtype, stride, padding, dilation, groups,
+                      b is not None, layout)
+    if conv is None:
+        return None
+    out = np.empty(y_shape, x.dtype)
+    arrays = {"x": _c(x), "w": _c(w), "y": out}
+    if b is not None:
+        arrays["b"] = _c(b)
+    conv(arrays)
+    return out
+
+
+def conv_backward_data(g: np.ndarray, w: np.ndarray, x_hw: tuple[int, int], stride: tuple[int, int],
+                       padding: tuple[tuple[int, int], tuple[int, int]], dilation: tuple[int, int],
+                       groups: int, layout: str = "any") -> np.ndarray | None:
+    """conv2d's input gradient (the transposed convolution of g) by oneDNN's backward data.
+
+    Args:
+        g: cotangent [N, O, Ho, Wo].
+        w: kernels [O, C/groups, kh, kw].
+        x_hw: the input's spatial size.
+        stride, padding, dilation, groups: the forward convolution's.
+        layout: as conv_forward's.
+
+    Returns:
+        The input gradient [N, C, *x_hw], or None (as conv_forward).
+    """
+    x_shape = (g.shape[0], w.shape[1] * groups) + tuple(x_hw)
+    conv = _primitive("backward_data", x_shape, w.shape, g.shape, g.dtype, stride, padding, dilation,
+                      groups, False, layout)
+    if conv is None:
+        return None
+    out = np.empty(x_shape, g.dtype)
+    conv({"y": _c(g), "w": _c(w), "x": out})
+    return out
+
+
+def conv_backward_weights(x: np.ndarray, g: np.ndarray, k_hw: tuple[int, int], stride: tuple[int, int],
+                          padding: tuple[tuple[int, int], tuple[int, int]], dilation: tuple[int, int],
+                          groups: int, layout: str = "any") -> np.ndarray | None:
+    """conv2d's weight gradient by oneDNN's backward weights.
+
+    Args:
+        x: input [N, C, H, W].
+        g: cotangent [N, O, Ho, Wo].
+        k_hw: the kernels' spatial size.
+        stride, padding, dilation, groups: the forward convolution's.
+        layout: as conv_forward's.
+
+    Returns:
+        The weight gradient [O, C/groups, *k_hw], or None (as conv_forward).
+    """
+    w_shape = (g.shape[1], x.shape[1] // groups) + tuple(k_hw)
+    conv = _primitive("backward_weights", x.shape, w_shape, g.shape, x.dtype, stride, padding, dilation,
+                      groups, False, layout)
+    if conv is None:
+        return None
+    out = np.empty(w_shape, x.dtype)
+    conv({"x": _c(x), "y": _c(g), "w": out})
+    return out
