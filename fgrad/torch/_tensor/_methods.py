@@ -175,13 +175,15 @@ def copy_(self, src, non_blocking: bool = False):
         raise FgradRuntimeError(PARTIAL_OVERLAP_MESSAGE)
     if src.device != self.device:
         src = O.to(src, self.device)
+    if _state.grad_enabled and (self._requires_grad or src._requires_grad):
+        return commit_inplace(self, B.copy_values(self, src))  # (PyTorch's CopyBackwards)
+    if src._node is not None:  # (grad mode off: the values, not src's history)
+        src = src.detach()
     src = O._to_dtype(src, self._value.dtype)
     shape = tuple(self._value.shape)
     if tuple(src._value.shape) != shape:
         src = O.expand(src, shape)
-    if src._node is None and not (_state.grad_enabled and (self._requires_grad or src._requires_grad)):
-        return commit_inplace(self, src)
-    return commit_inplace(self, src if src._node is not None else O.clone(src))  # (on src's device)
+    return commit_inplace(self, src)
 
 
 # --- fgrad's functional door refuses Tensors, naming the door to use instead ----------------------
@@ -227,7 +229,23 @@ def _random_fill(self, generator, draw, args, kwargs, layout):
     values = _random.place(flat, v.shape, _random.memory_order(v)).astype(v.dtype, copy=False)
     if not isinstance(v, np.ndarray):
         values = to_device(values, self.device)
-    return commit_inplace(self, _make(values))
+    new = _make(values)
+    others = [a for a in args if isinstance(a, TensorBase)]  # (bernoulli_'s tensor of probabilities)
+    if _state.grad_enabled and (self._requires_grad or any(o._requires_grad for o in others)):
+        # PyTorch's node of the fill (UniformBackward0, ...): zeros to self's old history and to `others`
+        new = B.overwrite(_random_node(draw, args, kwargs), self, new, others)
+    return commit_inplace(self, new)
+
+
+def _random_node(draw: Callable, args: tuple, kwargs: dict) -> str:
+    """PyTorch's grad_fn name for the in-place random fill `draw` called with `args` and
+    `kwargs` (the overload decides for bernoulli_ and random_)."""
+    if draw is _bernoulli_draw:
+        return "BernoulliBackward1" if args and isinstance(args[0], TensorBase) else "BernoulliBackward2"
+    if draw is _random_draw:  # random_(from, to), random_(to), random_()
+        given = sum(a is not None for a in (*args, kwargs.get("to")))
+        return ("RandomBackward2", "RandomBackward1", "RandomBackward0")[min(given, 2)]
+    return _RANDOM_NODES[draw]
 
 
 def _draw_dtype(dtype):
@@ -287,6 +305,12 @@ def _random_draw(gen, n, dtype, low=None, high=None, *, to=None):
         draws = gen.engine.random64(n) if wide else gen.engine.random32(n)
         return (draws % np.uint64(high)).astype(np.int64)
     return gen.engine.random_(n, int(low), int(high))
+
+
+# the grad_fn of each fill whose name does not depend on its arguments
+_RANDOM_NODES = {_uniform_draw: "UniformBackward0", _normal_draw: "NormalBackward0",
+                 _exponential_draw: "ExponentialBackward0", _geometric_draw: "GeometricBackward0",
+                 _cauchy_draw: "CauchyBackward0", _log_normal_draw: "LogNormalBackward0"}
 
 
 # --- the table --------------------------------------------------------------------------------------

@@ -20,13 +20,14 @@ from ... import numpy as fnp
 from ...core.trace import _state
 from ...core.errors import (FgradIndexError, FgradNotImplementedError, FgradRuntimeError, FgradTypeError,
                             FgradValueError)
+from ...extend.lax import select as _lax_select
 from ...extend.numpy import cast, chain_order, dtype_of
 from ...scipy import special as fss
 from . import _dtypes as D
 from . import _ops as O
 from . import creation as C
 from ._adapt import _axis, adapt_table
-from ._boundary import call
+from ._boundary import call, compute_dtype
 from ._out import require_tensor
 from ._ops import _constant_pieces, _float, _operand, _own, _tensor, result_type as _result_tuple
 from ._ops_index import _REDUCE_UPDATES, _along
@@ -2369,6 +2370,52 @@ _INPLACE_FUNCTIONS = {
 globals().update({n: _inplace(n, f) for n, f in _INPLACE_FUNCTIONS.items()})
 
 
+def copy_values(input: Tensor, src: Tensor) -> Tensor:
+    """What `input.copy_(src)` writes, recorded as PyTorch's CopyBackwards: one node over
+    (input's old history, src), `src` cast to input's dtype and broadcast to its shape. The
+    write overwrites every entry, so input's old history gets zeros; its edge stays, as
+    PyTorch's does (the leaf below it then gets a zero gradient, not None). The gradient
+    reads neither value, so later writes into either leave the node valid.
+
+    Args:
+        input: the Tensor written into.
+        src: a Tensor on input's device, broadcastable to input's shape.
+
+    Returns:
+        A Tensor of input's shape and dtype (the values to commit into input).
+    """
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
+    shape = tuple(input._value.shape)
+
+    def values(old, s):
+        return _lax_select(np.bool_(True), fnp.broadcast_to(cast(s, dt), shape, policy=P), old)
+    return call("CopyBackwards", values, (input, src), operands=(0, 1), saves=())
+
+
+def overwrite(grad_fn: str, input: Tensor, values: Tensor, others: Sequence = ()) -> Tensor:
+    """`values`, to be written over every entry of `input`, recorded as PyTorch records an
+    in-place op whose result has no derivative (a random fill, a comparison written in place):
+    one node `grad_fn` over input's old history and the Tensors among `others` (its other
+    operands, in order), each of which gets zeros. The edges stay, so a leaf below them gets a
+    zero gradient, not None.
+
+    Args:
+        grad_fn: PyTorch's node name (UniformBackward0, EqBackward1, ...).
+        input: the Tensor written into.
+        values: a Tensor of input's shape that requires no grad (the values to write).
+        others: the op's other arguments; its Tensors become the node's further inputs.
+
+    Returns:
+        A Tensor of input's shape and dtype (the values to commit into input).
+    """
+    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
+    ops = tuple(o for o in others if isinstance(o, Tensor))
+
+    def fn(a, c, *xs):
+        return cast(_constant_pieces(cast(c, dt), a, *xs), dt)
+    return call(grad_fn, fn, (input, values, *ops), operands=(0, *[2 + k for k, _ in enumerate(ops)]), saves=())
+
+
 def _fill_inplace(name: str, input, value, grad_fn: str):
     """`input` filled with `value` in place (torch.fill_/zero_ and the Tensor methods). With
     history, the write is one node over input's old history alone, as PyTorch's (`grad_fn`:
@@ -2382,14 +2429,13 @@ def _fill_inplace(name: str, input, value, grad_fn: str):
         if value._value.ndim:
             raise FgradRuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                     f"{value._value.ndim} dimensions.")
-        if grad and x._view is None and (value._requires_grad or x._requires_grad):
+        if grad and (value._requires_grad or x._requires_grad):
+            # (on a view, the base's CopySlices wraps this node, as PyTorch's wraps FillBackward3)
             if not value._requires_grad and value._value.dtype != v.dtype:
                 value = value.to(x.dtype)
             dt = v.dtype
             return commit_inplace(x, call("FillBackward3", lambda a, c: _constant_pieces(
                 fnp.add(fnp.zeros(fnp.shape(a), dt), cast(c, dt)), a), (x, value)))
-        if value._requires_grad and grad:  # (a view: written through its base, CopySlices)
-            return commit_inplace(x, O.expand(O._to_dtype(value, v.dtype), *v.shape))
         value = value.item()
     if not (grad and x._requires_grad) and _writable(v):
         v.fill(value)

@@ -694,11 +694,19 @@ SPARSE_ONLY = {name: _layout_error(name, wants) for name, wants in {
 
 def _compare_inplace(name: str, fn: Callable, node_name: str) -> Callable:
     """Tensor.<name>(other): the comparison `fn` written into this tensor in its own dtype (1
-    and 0); over a tensor with history the node is PyTorch's <Op>Backward1, which passes no
-    gradient."""
+    and 0). In a graph the node is PyTorch's <Op>Backward1 over (self's old history, other)
+    for a Tensor `other`, <Op>Backward0 over self's alone for a number; it passes zeros."""
+    scalar_node = node_name[:-1] + "0"
+
     def method(self, other):
         check_inplace(self)
-        return commit_inplace(self, fn(self, other), node_name)
+        new = fn(self, other)
+        if _state.grad_enabled and (self._requires_grad or (isinstance(other, TensorBase) and other._requires_grad)):
+            if isinstance(other, TensorBase):
+                new = B.overwrite(node_name, self, new, (other,))
+            else:
+                new = B.overwrite(scalar_node, self, new)
+        return commit_inplace(self, new)
     method.__name__, method.__qualname__ = name, f"Tensor.{name}"
     method.__doc__ = (f"Tensor.{name}(other): torch.{fn.__name__}(self, other) written into this tensor in place, "
                       "as 1 and 0 of its dtype.\n\nArgs:\n    other: a Tensor or a number.\n\nReturns:\n    self.")
