@@ -44,6 +44,7 @@ ORDERS = tuple(range(1, 9))               # k = 1 ... 8
 DEPTHS = (10, 20, 50, 100, 200)
 MEM_SIZE = 2 ** 20
 MEM_VARIANTS = ("fgrad eager", "fgrad jit", "PyTorch", wl_memory.PYTORCH_FIXED)
+FAULTS_FROM = 10 ** 5  # sizes whose page faults per call are recorded (arrays of 0.8 MB and more)
 QUICK = {"size": (1, 2, 3, 4, 5), "order": (1, 2, 4, 6, 8), "memory": (10, 50, 200)}
 
 SIZE_ROWS = {"fgrad grad": "fgrad eager", "fgrad jit(grad)": "fgrad jit",
@@ -85,10 +86,29 @@ def size_curve(config: Config, exps) -> dict:
         if n >= 10 ** 7:  # one call lasts seconds: one warm-up, the fewest rounds
             cfg.warmup, cfg.rounds = 1, 3
         rows = measure(W8._impls(x0), cfg, allclose(*W8.TOLERANCE["float64"]))
-        points.append({"n": n, "rounds": cfg.rounds,
-                       "rows": {SIZE_ROWS[r.name]: _row_dict(r) for r in rows}})
+        point = {"n": n, "rounds": cfg.rounds, "rows": {SIZE_ROWS[r.name]: _row_dict(r) for r in rows}}
+        if n >= FAULTS_FROM:
+            point["os"] = {SIZE_ROWS[i.name]: os_cost(i) for i in W8._impls(x0)}
+        points.append(point)
     return {"title": f"grad of sum({W8.STEPS} x [x = sin(x)*1.01 + tanh(x)*0.5]), float64",
             "points": points, "elementwise_ns": elementwise_costs()}
+
+
+def os_cost(impl: Impl) -> dict:
+    """What one warm call of `impl` costs the kernel: minor page faults (each a fresh page the
+    kernel maps and zero-fills), system and user CPU seconds, and wall seconds (getrusage)."""
+    import resource
+    try:
+        run = impl.factory()
+        run = run[0] if isinstance(run, tuple) else run
+        run()  # compiles, and warms the allocator as the timed rounds were
+        r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        run()
+        wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
+    except Exception as exc:  # noqa: BLE001 -- reported in the JSON
+        return {"error": wl_harness.describe_error(exc)}
+    return {"minor_faults": r1.ru_minflt - r0.ru_minflt, "sys_s": r1.ru_stime - r0.ru_stime,
+            "user_s": r1.ru_utime - r0.ru_utime, "wall_s": wall}
 
 
 def elementwise_costs(n: int = 10 ** 6, repeat: int = 5) -> dict:
@@ -460,6 +480,16 @@ def markdown(results: dict) -> str:
             out.append(f"| 1e{len(str(p['n'])) - 1} | {med('fgrad eager')} | {med('PyTorch eager')} | "
                        f"{ratio('fgrad eager')} | {med('fgrad jit')} | {med('jax.jit')} | {ratio('fgrad jit')} |")
         out.append("")
+        with_os = [p for p in results["size"]["points"] if "os" in p]
+        if with_os:
+            names = list(SIZE_ROWS.values())
+            out += ["| n | " + " | ".join(f"{n}: faults, sys / user s" for n in names) + " |",
+                    "|---" * (len(names) + 1) + "|"]
+            for p in with_os:
+                cells = [f"{c['minor_faults']:,}, {c['sys_s']:.2f} / {c['user_s']:.2f}" if "error" not in c else "error"
+                         for c in (p["os"][n] for n in names)]
+                out.append(f"| 1e{len(str(p['n'])) - 1} | " + " | ".join(cells) + " |")
+            out.append("")
         costs = results["size"]["elementwise_ns"]
         out += ["| ns per float64 element, n = 10^6 | " + " | ".join(costs) + " |", "|---" * (len(costs) + 1) + "|"]
         for lib in ("NumPy", "PyTorch"):
