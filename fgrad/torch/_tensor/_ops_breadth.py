@@ -2386,6 +2386,10 @@ def copy_values(input: Tensor, src: Tensor) -> Tensor:
     """
     dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     shape = tuple(input._value.shape)
+    if dt != input._value.dtype and src._value.dtype != input._value.dtype:
+        # (the boundary rounds a result to bfloat16 & co. when its operands all have that dtype:
+        # src converted first, a ToCopyBackward0 between it and the node)
+        src = O._to_dtype(src, input._value.dtype)
 
     def values(old, s):
         return _lax_select(np.bool_(True), fnp.broadcast_to(cast(s, dt), shape, policy=P), old)
@@ -2410,6 +2414,8 @@ def overwrite(grad_fn: str, input: Tensor, values: Tensor, others: Sequence = ()
     """
     dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     ops = tuple(o for o in others if isinstance(o, Tensor))
+    if dt != input._value.dtype:  # (as in copy_values: operands of input's dtype, so the result rounds to it)
+        ops = tuple(O._to_dtype(o, input._value.dtype) if o._value.dtype.kind in "fc" else o for o in ops)
 
     def fn(a, c, *xs):
         return cast(_constant_pieces(cast(c, dt), a, *xs), dt)
@@ -2433,18 +2439,18 @@ def _fill_inplace(name: str, input, value, grad_fn: str):
             # (on a view, the base's CopySlices wraps this node, as PyTorch's wraps FillBackward3)
             if not value._requires_grad and value._value.dtype != v.dtype:
                 value = value.to(x.dtype)
-            dt = v.dtype
+            dt = compute_dtype(v.dtype)
             return commit_inplace(x, call("FillBackward3", lambda a, c: _constant_pieces(
-                fnp.add(fnp.zeros(fnp.shape(a), dt), cast(c, dt)), a), (x, value)))
+                fnp.broadcast_to(cast(c, dt), fnp.shape(a)), a), (x, value)))
         value = value.item()
     if not (grad and x._requires_grad) and _writable(v):
         v.fill(value)
         x._vbox[0] += 1
         return x
+    full = C.full(tuple(v.shape), value, dtype=x.dtype, device=x.device)
     if grad and x._requires_grad and x._view is None:  # (a view: CopySlices over its base, tensor.py)
-        dt = v.dtype
-        return commit_inplace(x, call(grad_fn, lambda a: _constant_pieces(fnp.full(fnp.shape(a), value, dt), a), (x,)))
-    return commit_inplace(x, C.full(tuple(v.shape), value, dtype=x.dtype, device=x.device), grad_fn)
+        return commit_inplace(x, overwrite(grad_fn, x, full))
+    return commit_inplace(x, full, grad_fn)
 
 
 def zero_(input: Tensor):

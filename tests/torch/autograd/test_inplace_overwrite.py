@@ -79,3 +79,24 @@ def test_copy_under_no_grad_records_nothing():
             y.copy_(h)
         assert y.grad_fn is None and not y.requires_grad, lib.__name__
         np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("op", ["copy_", "fill_", "fill_ tensor", "uniform_", "eq_ tensor", "lt_ number",
+                                "bernoulli_ tensor"])
+def test_bfloat16_self_keeps_its_dtype_and_gradients(op):
+    """Over a bfloat16 tensor with history the node rounds to bfloat16 (a float32 operand is
+    converted first, so its entry is a ToCopyBackward0 where PyTorch's is the operand's own)."""
+    out = []
+    for lib in (ftorch, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        v = lib.tensor([1.5, 2.5], requires_grad=True)
+        y = (x * 1).bfloat16()
+        OPS[op](lib, y, v)
+        (y.float() * 3).sum().backward()
+        out.append((str(y.dtype), type(y.grad_fn).__name__, x.grad.numpy(), None if v.grad is None else v.grad.numpy()))
+    (dt, name, gx, gv), (dt_t, name_t, gx_t, gv_t) = out
+    assert (dt, name) == (dt_t, name_t)
+    np.testing.assert_array_equal(gx, gx_t)
+    assert (gv is None) == (gv_t is None)
+    if gv is not None:
+        np.testing.assert_array_equal(gv, gv_t)
