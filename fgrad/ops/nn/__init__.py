@@ -16,7 +16,8 @@ in closed families, each member's derivative being another member:
   * relu -> relu_grad (ct where y > 0), linear in ct and its own transpose;
   * softplus -> softplus_grad (logistic(beta x)), whose derivative is written with fgrad ops.
 Impls are CPU/GPU-agnostic NumPy code (xp), with CPU overrides where NumPy is slow:
-convolutions pick im2col + one GEMM or an FFT by estimated cost and share intermediates
+convolutions run oneDNN's float32 kernels when its optional wheel is installed (onednn.py),
+else pick im2col + one GEMM or an FFT by estimated cost and share intermediates
 between the forward pass and the gradients (_Memo); relu and 2x2 max pooling use Numba
 (fgrad.ops.numba_kernels).
 
