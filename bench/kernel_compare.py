@@ -1,6 +1,6 @@
 """The kernels under W2 and W3, alone: what bounds fgrad's training steps (issue 28).
 
-    python bench/kernel_compare.py [--rounds N] [--mkl PATH/libmkl_rt.so]
+    python bench/kernel_compare.py [--rounds N] [--mkl PATH/libmkl_rt.so] [--only gemm,linear,conv]
 
 One core, one thread per library (wl_harness.pin_process), glibc's malloc tuned as in the
 workloads (fgrad.torch.nn.utils.tune_malloc). Each round times every library
@@ -12,14 +12,19 @@ the table gives the median over rounds of each time, in microseconds.
   and the products an im2col convolution would run for W3's second layer. NumPy's matmul
   (the OpenBLAS that NumPy ships, which fgrad calls) against torch.mm and a jitted jax dot.
   With --mkl, also MKL's cblas_sgemm (sequential layer) through ctypes, to size what
-  adopting MKL would bring.
+  adopting MKL would bring. With oneDNN installed (fgrad's optional extra), also oneDNN's
+  matmul primitive (transposed operands as strided memory descriptors).
+- Linear layers: W2's three forward layers as a whole, x @ W.T + b (then ReLU on the hidden
+  ones): NumPy's GEMM with the bias and ReLU applied in place (fgrad's linear and relu impls),
+  oneDNN's matmul with the bias and a ReLU post-op fused, and torch's linear + relu_.
 - Convolution: each W3 layer's forward and the gradients a step takes of it, fgrad's impls
-  (their own algorithm choice: im2col + GEMM or FFT) against PyTorch's (oneDNN: conv2d, then
-  aten.convolution_backward).
+  (with oneDNN when installed, and with fgrad's own kernels: im2col + GEMM or FFT) against
+  PyTorch's (oneDNN: conv2d, then aten.convolution_backward); then each product alone.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import os
 import statistics
@@ -85,16 +90,74 @@ def _mkl_sgemm(path: str):
     return sgemm
 
 
+def _onednn_matmul(M: int, K: int, N: int, ta: bool, tb: bool, bias: bool = False, relu: bool = False):
+    """C[M, N] = op(A) @ op(B) (+ b, then ReLU) by oneDNN's matmul primitive, or None when
+    oneDNN is not installed. A transposed operand is a strided descriptor over the stored
+    array (no copy), as the BLAS trans flags are."""
+    import numpy as np
+
+    from fgrad.ops.nn import onednn as D
+    lib = D.library()
+    if lib is None:
+        return None
+    C = lib.lib
+    pp, i, d, p = ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p
+    C.dnnl_memory_desc_create_with_strides.argtypes = [pp, i, d, i, d]
+    C.dnnl_matmul_primitive_desc_create.argtypes = [pp, p, p, p, p, p, p]
+    C.dnnl_post_ops_create.argtypes = [pp]
+    C.dnnl_post_ops_append_eltwise.argtypes = [p, i, ctypes.c_float, ctypes.c_float]
+    C.dnnl_primitive_attr_create.argtypes = [pp]
+    C.dnnl_primitive_attr_set_post_ops.argtypes = [p, p]
+
+    def desc(rows, cols, transposed):
+        md = ctypes.c_void_p()
+        strides = (1, rows) if transposed else (cols, 1)  # the stored array is [cols, rows] if transposed
+        lib.check(C.dnnl_memory_desc_create_with_strides(ctypes.byref(md), 2, D._Dims(rows, cols), D._F32,
+                                                         D._Dims(*strides)), "memory_desc_create_with_strides")
+        return md
+    a, b, c = desc(M, K, ta), desc(K, N, tb), desc(M, N, False)
+    bmd = desc(1, N, False) if bias else None
+    attr = ctypes.c_void_p()
+    lib.check(C.dnnl_primitive_attr_create(ctypes.byref(attr)), "attr")
+    lib.check(C.dnnl_primitive_attr_set_scratchpad_mode(attr, D._SCRATCHPAD_USER), "scratchpad mode")
+    if relu:
+        po = ctypes.c_void_p()
+        lib.check(C.dnnl_post_ops_create(ctypes.byref(po)), "post_ops_create")
+        lib.check(C.dnnl_post_ops_append_eltwise(po, 0x20, 0.0, 0.0), "append relu")  # dnnl_eltwise_relu
+        lib.check(C.dnnl_primitive_attr_set_post_ops(attr, po), "set_post_ops")
+    pd = ctypes.c_void_p()
+    lib.check(C.dnnl_matmul_primitive_desc_create(ctypes.byref(pd), lib.engine, a, b, bmd, c, attr),
+              "matmul_primitive_desc_create")
+    prim = D._Primitive(lib, pd)
+    mems = {41 if k == "b" else k: D._Memory(lib, md) for k, md in ((1, a), (33, b), (17, c), ("b", bmd)) if md}
+    scratch = D._scratch_memory(lib, prim)
+    args = list(mems.items()) + ([(D._ARG_SCRATCHPAD, scratch[0])] if scratch else [])
+
+    def run(A, B, bvec, out):
+        mems[1].bind(A.ctypes.data)
+        mems[33].bind(B.ctypes.data)
+        mems[17].bind(out.ctypes.data)
+        if bias:
+            mems[41].bind(bvec.ctypes.data)
+        prim.run(args)
+        return out
+    run.keep = (prim, mems, scratch)
+    return run
+
+
 def gemm_table(rounds: int, mkl: str | None) -> list[str]:
     import jax
     import numpy as np
     import torch
     torch.set_num_threads(1)
+    from fgrad.ops.nn import onednn
     sgemm = _mkl_sgemm(mkl) if mkl else None
+    dnnl = onednn.available()
     rng = np.random.default_rng(0)
-    head = "| GEMM | M x K x N | NumPy (OpenBLAS) µs | torch.mm µs | jax.jit µs |" + (" MKL µs |" if mkl else "")
-    lines = [head, "|---|---|---|---|---|" + ("---|" if mkl else "")]
-    total = {"numpy": 0.0, "torch": 0.0, "jax": 0.0, "mkl": 0.0}
+    head = ("| GEMM | M x K x N | NumPy (OpenBLAS) µs | torch.mm µs | jax.jit µs |" + (" MKL µs |" if mkl else "")
+            + (" oneDNN matmul µs |" if dnnl else ""))
+    lines = [head, "|---|---|---|---|---|" + ("---|" if mkl else "") + ("---|" if dnnl else "")]
+    total = {"numpy": 0.0, "torch": 0.0, "jax": 0.0, "mkl": 0.0, "onednn": 0.0}
     for name, M, K, N, ta, tb in W2_GEMMS + CONV_GEMMS:
         A = rng.standard_normal((K, M) if ta else (M, K)).astype(np.float32)
         B = rng.standard_normal((N, K) if tb else (K, N)).astype(np.float32)
@@ -109,15 +172,70 @@ def gemm_table(rounds: int, mkl: str | None) -> list[str]:
         if sgemm is not None:
             out2 = np.empty((M, N), np.float32)
             cases["mkl"] = lambda: sgemm(A, B, ta, tb, out2)
+        if dnnl:
+            mm, out3 = _onednn_matmul(M, K, N, ta, tb), np.empty((M, N), np.float32)
+            cases["onednn"] = lambda: mm(A, B, None, out3)
+            np.testing.assert_allclose(mm(A, B, None, out3), a @ b, rtol=1e-3, atol=1e-3)
         t = _rounds(cases, rounds)
         if name.startswith("W2"):
             for k, v in t.items():
                 total[k] += v
         row = f"| {name} | {M} x {K} x {N} | " + " | ".join(f"{t[k] * 1e6:.0f}" for k in cases) + " |"
         lines.append(row)
-    keys = ["numpy", "torch", "jax"] + (["mkl"] if mkl else [])
+    keys = ["numpy", "torch", "jax"] + (["mkl"] if mkl else []) + (["onednn"] if dnnl else [])
     lines.append("| **W2 step's GEMMs, sum** | | " + " | ".join(f"**{total[k] * 1e6:.0f}**" for k in keys) + " |")
     return lines
+
+
+def linear_table(rounds: int) -> list[str]:
+    """W2's forward layers with their epilogues: NumPy GEMM + in-place bias and ReLU (fgrad's
+    impls) against oneDNN's matmul with the bias and ReLU fused, and torch."""
+    import numpy as np
+    import torch
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    lines = ["| W2 layer, float32 | NumPy GEMM + bias + ReLU in place µs | oneDNN matmul, bias + ReLU fused µs "
+             "| torch linear + relu_ µs |", "|---|---|---|---|"]
+    for M, K, N, relu in ((256, 784, 512, True), (256, 512, 512, True), (256, 512, 10, False)):
+        x = rng.standard_normal((M, K)).astype(np.float32)
+        W = (rng.standard_normal((N, K)) * 0.05).astype(np.float32)
+        b = rng.standard_normal(N).astype(np.float32)
+        out, out2 = np.empty((M, N), np.float32), np.empty((M, N), np.float32)
+        mm = _onednn_matmul(M, K, N, False, True, bias=True, relu=relu)
+        tx, tW, tb = map(torch.from_numpy, (x, W, b))
+
+        def numpy_layer():
+            np.matmul(x, W.T, out=out)
+            np.add(out, b, out=out)
+            if relu:
+                np.maximum(out, 0, out=out)
+
+        def torch_layer():
+            y = torch.nn.functional.linear(tx, tW, tb)
+            return y.relu_() if relu else y
+        numpy_layer()
+        mm(x, W, b, out2)
+        np.testing.assert_allclose(out2, out, rtol=1e-4, atol=1e-3)
+        t = _rounds({"numpy": numpy_layer, "onednn": lambda: mm(x, W, b, out2), "torch": torch_layer}, rounds)
+        lines.append(f"| {M} x {K} x {N}{' + ReLU' if relu else ''} | {t['numpy'] * 1e6:.0f} | "
+                     f"{t['onednn'] * 1e6:.0f} | {t['torch'] * 1e6:.0f} |")
+    return lines
+
+
+W3_LAYERS = (("conv1 (64x1x28x28, 16 5x5 kernels)", (64, 1, 28, 16)),
+             ("conv2 (64x16x14x14, 32 5x5 kernels)", (64, 16, 14, 32)))
+
+
+@contextlib.contextmanager
+def _fgrad_own_kernels():
+    """conv.py's impls without oneDNN (im2col + GEMM or the FFT, by their cost model)."""
+    from fgrad.ops.nn import conv as C
+    saved = C._onednn_layout
+    C._onednn_layout = lambda *a, **k: None
+    try:
+        yield
+    finally:
+        C._onednn_layout = saved
 
 
 def conv_table(rounds: int) -> list[str]:
@@ -125,15 +243,19 @@ def conv_table(rounds: int) -> list[str]:
     import torch
 
     from fgrad.ops.nn import conv as C
+    from fgrad.ops.nn import onednn
     torch.set_num_threads(1)
+    dnnl = onednn.available()
     rng = np.random.default_rng(0)
     pr = dict(stride=(1, 1), padding=((2, 2), (2, 2)), dilation=(1, 1), groups=1)
     cb = torch.ops.aten.convolution_backward
-    lines = ["| W3 layer, float32: forward, then the gradients a step needs | fgrad ms | PyTorch (oneDNN) ms "
-             "| ratio |", "|---|---|---|---|"]
-    tf = tt = 0.0
-    for layer, (N, Cin, H, O) in (("conv1 (64x1x28x28, 16 5x5 kernels)", (64, 1, 28, 16)),
-                                  ("conv2 (64x16x14x14, 32 5x5 kernels)", (64, 16, 14, 32))):
+    lines = ["| W3 layer, float32: forward, then the gradients a step needs | fgrad ms "
+             + ("(oneDNN) | fgrad, own kernels ms " if dnnl else "") + "| PyTorch (oneDNN) ms | ratio |",
+             "|---|---|---|---|" + ("---|" if dnnl else "")]
+    per_op = ["| product, float32 | " + ("fgrad oneDNN ms | " if dnnl else "")
+              + "fgrad own kernels ms | PyTorch ms |", "|---|---|---|" + ("---|" if dnnl else "")]
+    tf = tt = to = 0.0
+    for layer, (N, Cin, H, O) in W3_LAYERS:
         x = rng.random((N, Cin, H, H), dtype=np.float32)
         w = rng.standard_normal((O, Cin, 5, 5)).astype(np.float32)
         b = np.zeros(O, np.float32)
@@ -151,16 +273,50 @@ def conv_table(rounds: int) -> list[str]:
             C._weight_grad_impl(x, g, k_hw=(5, 5), xp=np, **pr)
             g.sum(axis=(0, 2, 3))  # the bias gradient
 
+        def fgrad_own_layer():
+            with _fgrad_own_kernels():
+                fgrad_layer()
+
         def torch_layer():
             torch.conv2d(tx, tw, tb, padding=2)
             cb(tg, tx, tw, [O], [1, 1], [2, 2], [1, 1], False, [0, 0], 1, [need_dx, True, True])
-        t = _rounds({"fgrad": fgrad_layer, "torch": torch_layer}, rounds)
+        cases = {"fgrad": fgrad_layer, "own": fgrad_own_layer, "torch": torch_layer}
+        if not dnnl:
+            del cases["own"]
+        t = _rounds(cases, rounds)
         tf += t["fgrad"]
         tt += t["torch"]
-        lines.append(f"| {layer} | {t['fgrad'] * 1e3:.2f} | {t['torch'] * 1e3:.2f} | "
-                     f"{t['fgrad'] / t['torch']:.2f}x |")
-    lines.append(f"| **both layers** | **{tf * 1e3:.2f}** | **{tt * 1e3:.2f}** | **{tf / tt:.2f}x** |")
-    return lines
+        to += t.get("own", 0.0)
+        lines.append(f"| {layer} | {t['fgrad'] * 1e3:.2f} | " + (f"{t['own'] * 1e3:.2f} | " if dnnl else "")
+                     + f"{t['torch'] * 1e3:.2f} | {t['fgrad'] / t['torch']:.2f}x |")
+
+        # each product alone (own kernels: nothing shared through the memo)
+        def own(fn):
+            def run():
+                with _fgrad_own_kernels():
+                    C._memo.clear()
+                    fn()
+            return run
+        products = {
+            "forward": (lambda: C._conv_impl(x, w, b, xp=np, **pr),
+                        lambda: torch.conv2d(tx, tw, tb, padding=2)),
+            "input gradient": (lambda: C._input_grad_impl(g, w, x_hw=(H, H), xp=np, **pr),
+                               lambda: cb(tg, tx, tw, [O], [1, 1], [2, 2], [1, 1], False, [0, 0], 1,
+                                          [True, False, False])),
+            "weight gradient": (lambda: C._weight_grad_impl(x, g, k_hw=(5, 5), xp=np, **pr),
+                                lambda: cb(tg, tx, tw, [O], [1, 1], [2, 2], [1, 1], False, [0, 0], 1,
+                                           [False, True, False])),
+        }
+        for name, (fg, th) in products.items():
+            if name == "input gradient" and not need_dx:
+                continue
+            cases = {"onednn": fg, "own": own(fg), "torch": th} if dnnl else {"own": own(fg), "torch": th}
+            t = _rounds(cases, rounds)
+            per_op.append(f"| {layer.split()[0]} {name} | " + (f"{t['onednn'] * 1e3:.2f} | " if dnnl else "")
+                          + f"{t['own'] * 1e3:.2f} | {t['torch'] * 1e3:.2f} |")
+    lines.append(f"| **both layers** | **{tf * 1e3:.2f}** | " + (f"**{to * 1e3:.2f}** | " if dnnl else "")
+                 + f"**{tt * 1e3:.2f}** | **{tf / tt:.2f}x** |")
+    return lines + [""] + per_op
 
 
 def main() -> None:
@@ -168,16 +324,22 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--mkl", help="path of libmkl_rt.so (the `mkl` wheel's), to add MKL's sgemm")
     ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--only", default="gemm,linear,conv", help="comma-separated tables: gemm, linear, conv")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     pin_process(args.cpu)
     import fgrad.torch
     # as in the workloads (an fgrad optimizer does this): glibc keeps freed megabyte arrays
     # instead of returning them, so allocations do not cost page faults, for every library
     fgrad.torch.nn.utils.tune_malloc()
     load = os.getloadavg()[0]
-    print("\n".join(gemm_table(args.rounds, args.mkl)))
-    print()
-    print("\n".join(conv_table(args.rounds)))
+    from fgrad.ops.nn import onednn
+    tables = [("gemm", lambda: gemm_table(args.rounds, args.mkl)), ("conv", lambda: conv_table(args.rounds))]
+    if onednn.available():
+        tables.insert(1, ("linear", lambda: linear_table(args.rounds)))
+    for name, table in tables:
+        if name in only:
+            print("\n".join(table()) + "\n", flush=True)
     print(f"\n{args.rounds} interleaved rounds, medians; load average {load:.2f} at the start, "
           f"{os.getloadavg()[0]:.2f} at the end.")
 
