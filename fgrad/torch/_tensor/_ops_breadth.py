@@ -27,7 +27,7 @@ from . import _dtypes as D
 from . import _ops as O
 from . import creation as C
 from ._adapt import _axis, adapt_table
-from ._boundary import call, compute_dtype
+from ._boundary import call, compute_dtype, replayable
 from ._out import require_tensor
 from ._ops import _constant_pieces, _float, _operand, _own, _tensor, result_type as _result_tuple
 from ._ops_index import _REDUCE_UPDATES, _along
@@ -2384,16 +2384,17 @@ def copy_values(input: Tensor, src: Tensor) -> Tensor:
     Returns:
         A Tensor of input's shape and dtype (the values to commit into input).
     """
-    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
-    shape = tuple(input._value.shape)
-    if dt != input._value.dtype and src._value.dtype != input._value.dtype:
+    if compute_dtype(input._value.dtype) != input._value.dtype and src._value.dtype != input._value.dtype:
         # (the boundary rounds a result to bfloat16 & co. when its operands all have that dtype:
         # src converted first, a ToCopyBackward0 between it and the node)
         src = O._to_dtype(src, input._value.dtype)
+    return call("CopyBackwards", _copied, (input, src), operands=(0, 1), saves=())
 
-    def values(old, s):
-        return _lax_select(np.bool_(True), fnp.broadcast_to(cast(s, dt), shape, policy=P), old)
-    return call("CopyBackwards", values, (input, src), operands=(0, 1), saves=())
+
+@replayable
+def _copied(old, s):
+    # (old's dtype: bfloat16's float32 stand-in inside the boundary, which rounds the result)
+    return _lax_select(np.bool_(True), fnp.broadcast_to(cast(s, dtype_of(old)), fnp.shape(old), policy=P), old)
 
 
 def overwrite(grad_fn: str, input: Tensor, values: Tensor, others: Sequence = ()) -> Tensor:
@@ -2412,14 +2413,18 @@ def overwrite(grad_fn: str, input: Tensor, values: Tensor, others: Sequence = ()
     Returns:
         A Tensor of input's shape and dtype (the values to commit into input).
     """
-    dt = compute_dtype(input._value.dtype)  # (bfloat16: float32 until the boundary rounds)
     ops = tuple(o for o in others if isinstance(o, Tensor))
-    if dt != input._value.dtype:  # (as in copy_values: operands of input's dtype, so the result rounds to it)
+    if compute_dtype(input._value.dtype) != input._value.dtype:
+        # (as in copy_values: operands of input's dtype, so the boundary rounds the result to it)
         ops = tuple(O._to_dtype(o, input._value.dtype) if o._value.dtype.kind in "fc" else o for o in ops)
+    return call(grad_fn, _overwritten, (input, values, *ops), operands=(0, *[2 + k for k, _ in enumerate(ops)]),
+                saves=())
 
-    def fn(a, c, *xs):
-        return cast(_constant_pieces(cast(c, dt), a, *xs), dt)
-    return call(grad_fn, fn, (input, values, *ops), operands=(0, *[2 + k for k, _ in enumerate(ops)]), saves=())
+
+@replayable
+def _overwritten(a, c, *others):
+    dt = dtype_of(a)
+    return cast(_constant_pieces(cast(c, dt), a, *others), dt)
 
 
 def _fill_inplace(name: str, input, value, grad_fn: str):

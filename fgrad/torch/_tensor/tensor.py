@@ -662,6 +662,11 @@ def _keep_old_contents(node, tv) -> None:
     if node is None or node.primals is None:
         return
     copied = [i for i, p in enumerate(node.primals) if p is tv]
+    if copied and getattr(node.prim, "name", None) == "torch_op":
+        # (a torch op's node lists in `saved` the inputs its backward reads, as the op declared
+        # them: copy_'s and the fills' read none of them, so nothing needs keeping)
+        read = {e[2] for e in node.saved}
+        copied = [i for i in copied if i in read]
     if copied:
         node.primals = tuple(p.copy() if i in copied else p for i, p in enumerate(node.primals))
         node.saved = [([0], 0, i) if i in copied else (b, v, i) for b, v, i in node.saved]
