@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import site
 import sys
 import threading
 import warnings
@@ -61,12 +62,13 @@ class OneDNNError(RuntimeError):
 
 def _candidates() -> list[str]:
     """Where the wheel puts the library: `<prefix>/lib` of the environment (its data files go
-    there), plus FGRAD_ONEDNN_LIBRARY when set (a libdnnl.so.3 elsewhere)."""
+    there; the user base's for `pip install --user`), after FGRAD_ONEDNN_LIBRARY when set (a
+    libdnnl.so.3 elsewhere)."""
     paths = []
     env = os.environ.get("FGRAD_ONEDNN_LIBRARY")
     if env:
         paths.append(env)
-    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, site.getuserbase())):
         paths.append(os.path.join(prefix, "lib", "libdnnl.so.3"))
     return paths
 
@@ -431,6 +433,24 @@ def _primitive(kind: str, x_shape, w_shape, y_shape, dtype, stride, padding, dil
     return None if conv is _UNSUPPORTED else conv
 
 
+def _execute(conv: _Conv, arrays: dict[str, np.ndarray], key_kind: str) -> bool:
+    """Run a cached primitive; False (after one RuntimeWarning per process) when oneDNN
+    reports a failure, so that the caller computes the product with fgrad's kernels."""
+    try:
+        conv(arrays)
+        return True
+    except OneDNNError as e:
+        for key, value in _cache.entries.items():
+            if value is conv:
+                _cache.entries[key] = _UNSUPPORTED
+                break
+        if not _lib_state.get("warned_execute"):
+            _lib_state["warned_execute"] = True
+            warnings.warn(f"fgrad: oneDNN's convolution ({key_kind}) failed ({e}); fgrad's own kernels "
+                          "compute it", RuntimeWarning, stacklevel=4)
+        return False
+
+
 def _c(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous and a.flags.aligned else np.ascontiguousarray(a)
 
@@ -461,8 +481,7 @@ def conv_forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: tup
     arrays = {"x": _c(x), "w": _c(w), "y": out}
     if b is not None:
         arrays["b"] = _c(b)
-    conv(arrays)
-    return out
+    return out if _execute(conv, arrays, "forward") else None
 
 
 def conv_backward_data(g: np.ndarray, w: np.ndarray, x_hw: tuple[int, int], stride: tuple[int, int],
@@ -486,8 +505,7 @@ def conv_backward_data(g: np.ndarray, w: np.ndarray, x_hw: tuple[int, int], stri
     if conv is None:
         return None
     out = np.empty(x_shape, g.dtype)
-    conv({"y": _c(g), "w": _c(w), "x": out})
-    return out
+    return out if _execute(conv, {"y": _c(g), "w": _c(w), "x": out}, "input gradient") else None
 
 
 def conv_backward_weights(x: np.ndarray, g: np.ndarray, k_hw: tuple[int, int], stride: tuple[int, int],
@@ -511,5 +529,4 @@ def conv_backward_weights(x: np.ndarray, g: np.ndarray, k_hw: tuple[int, int], s
     if conv is None:
         return None
     out = np.empty(w_shape, x.dtype)
-    conv({"x": _c(x), "y": _c(g), "w": out})
-    return out
+    return out if _execute(conv, {"x": _c(x), "y": _c(g), "w": out}, "weight gradient") else None

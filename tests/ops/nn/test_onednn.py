@@ -257,3 +257,22 @@ def test_geometries_cover_the_parameters():
     assert {g[10] for g in GEOMETRIES} >= {1, 2, 6} and any(g[0] == 1 for g in GEOMETRIES)
     assert any(h % 2 for g in GEOMETRIES for h in g[2:4])
     assert list(itertools.chain(onednn.LAYOUTS)) == ["plain", "any"]
+
+
+@needs_onednn
+def test_a_failing_execution_warns_once_and_falls_back(monkeypatch):
+    x, w, b, g, hw, p = _data(GEOMETRIES[0])
+    monkeypatch.setattr(onednn, "_lib_state", dict(onednn._lib_state))
+    onednn._cache.entries.clear()
+
+    def fail(self, args):
+        raise onednn.OneDNNError("oneDNN: dnnl_primitive_execute failed with status 5")
+    monkeypatch.setattr(onednn._Primitive, "run", fail)
+    with pytest.warns(RuntimeWarning, match="failed") as record:
+        y = C._conv_impl(x, w, b, xp=np, **p)
+        dw = C._weight_grad_impl(x, g, k_hw=w.shape[2:], xp=np, **p)
+    assert len(record) == 1
+    assert all(v is onednn._UNSUPPORTED for v in onednn._cache.entries.values())
+    want = _reference(monkeypatch, x, w, b, g, p)
+    np.testing.assert_allclose(y, want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dw, want[2], rtol=1e-5, atol=1e-5)
