@@ -64,6 +64,19 @@ def uptime() -> str:
             return "loadavg " + f.read().strip()
 
 
+def source_state() -> dict:
+    """The commit measured, and the files under fgrad/ that differ from it in the working tree
+    (a shared checkout may hold other work in progress: it is measured too)."""
+    def git(*cmd):
+        try:
+            return subprocess.run(["git", *cmd], cwd=wl_harness.REPO, capture_output=True, text=True,
+                                  check=False).stdout.strip()
+        except OSError:
+            return ""
+    changed = [line.split(maxsplit=1)[1] for line in git("status", "--porcelain", "--", "fgrad").splitlines()]
+    return {"commit": git("rev-parse", "--short", "HEAD"), "fgrad_changes_not_committed": changed}
+
+
 def _row_dict(row) -> dict:
     """The numbers of a wl_harness.Row that the plots and tables need."""
     return {"status": row.status, "detail": row.detail, "first_s": row.first_s, "median_s": row.median_s,
@@ -569,7 +582,7 @@ def main(argv=None) -> int:
     results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": f"{_cpu_model()}, {os.cpu_count()} CPUs, pinned to cpu {args.cpu}",
                "uptime_start": uptime(), "mode": "quick" if args.quick else "full", "rounds": config.rounds,
-               "fgrad_cache": "empty (--cold-cache)" if args.cold_cache else "as found"}
+               "fgrad_cache": "empty (--cold-cache)" if args.cold_cache else "as found", "source": source_state()}
     results["load_start"] = results["uptime_start"].split("load average:")[-1].strip()
     log(f"start: {results['uptime_start']}")
     if "size" in curves:
