@@ -2,6 +2,7 @@
 node (None for an operand that needs no gradient); a GradOperands one lists only the operands
 that require grad, as PyTorch's NotImplemented nodes do, and records no node without one."""
 import numpy as np
+import pytest
 
 import fgrad.torch as ftorch
 from fgrad.torch._tensor._boundary import GradOperands, call
@@ -52,3 +53,26 @@ def test_grad_declaration_records_no_node_without_grad():
     with ftorch.no_grad():
         out = call("NotImplemented", _fma, (a, b, c), operands=GradOperands((0, 1, 2)))
     assert out.grad_fn is None
+
+
+def test_ops_without_derivative_refuse_both_modes_as_pytorch():
+    """floor division and remainder(number, Tensor): reverse mode raises at backward, forward
+    mode (torch.func.jvp, a dual tensor) at the op, with PyTorch's types and words; values
+    alone (vmap, no grad) compute."""
+    torch = pytest.importorskip("torch")
+    ones = np.ones(3)
+    cases = {
+        "jvp //": lambda lib: lib.func.jvp(lambda x: x // 2, (lib.tensor(ones),), (lib.tensor(ones),)),
+        "jvp %": lambda lib: lib.func.jvp(lambda x: 2 % x, (lib.tensor(ones),), (lib.tensor(ones),)),
+        "grad //": lambda lib: lib.func.grad(lambda x: (x // 2).sum())(lib.tensor(ones)),
+    }
+    for name, case in cases.items():
+        errors = []
+        for lib in (ftorch, torch):
+            with pytest.raises((RuntimeError, NotImplementedError)) as info:
+                case(lib)
+            errors.append((info.type, str(info.value).splitlines()[0]))
+        (ours, ours_text), (theirs, theirs_text) = errors
+        assert issubclass(ours, theirs) and ours_text == theirs_text, name
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ftorch.func.vmap(lambda r: r // 2)(ftorch.tensor(x)).numpy(), x // 2)

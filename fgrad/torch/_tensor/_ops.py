@@ -26,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from ... import numpy as fnp
-from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
+from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import Tracer
 from ...custom import custom_vjp
 from ... import lax
@@ -189,7 +189,13 @@ def _refusing(fnp_fn, aten: str):
 
     def bwd(res, ct):
         raise FgradRuntimeError(f"derivative for aten::{aten} is not implemented")
+
+    def forward(call, primals, tangents, live):
+        raise FgradNotImplementedError(f"Trying to use forward AD with aten::{aten} that does not support it.")
     refused.defvjp(fwd, bwd)
+    # (forward mode, a dual tensor or torch.func.jvp, refuses with PyTorch's words, where the
+    # custom_vjp's own refusal would name this function)
+    refused._forward_rule = forward
 
     def values(a, b):
         if isinstance(a, Tracer) or isinstance(b, Tracer):
