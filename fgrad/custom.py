@@ -532,12 +532,20 @@ custom_vjp_call_p.def_vjp_fwd(_custom_vjp_fwd)
 custom_vjp_call_p.def_jvp(_custom_vjp_jvp)
 
 
+def with_forward_rule(f: "custom_vjp", rule: Callable) -> "custom_vjp":
+    """Give the custom_vjp function `f` a forward-mode rule beside its reverse one:
+    `rule(call, primals, tangents, live) -> (out, out_dot)` on the primitive's packed inputs
+    (`live`: the positions whose tangents are not zero). For rules that compute the
+    derivative the function has, or refuse forward mode in a caller's own words. Returns `f`."""
+    f._forward_rule = rule
+    return f
+
+
 def forward_through_fun(f: "custom_vjp") -> "custom_vjp":
     """Let forward mode of the custom_vjp function `f` differentiate its function, for a rule
     that computes the same derivative another way (odeint's adjoint method vs the tangent of
     its solver), never for one that changes it (a clipped gradient). Returns `f`."""
-    f._forward_rule = _jvp_of_fun
-    return f
+    return with_forward_rule(f, _jvp_of_fun)
 
 
 class custom_vjp:

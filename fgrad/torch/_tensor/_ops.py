@@ -28,7 +28,7 @@ import numpy as np
 from ... import numpy as fnp
 from ...core.errors import FgradNotImplementedError, FgradRuntimeError, FgradTypeError, FgradValueError
 from ...core.trace import Tracer
-from ...custom import custom_vjp
+from ...custom import custom_vjp, with_forward_rule
 from ... import lax
 from ...extend import lax as xlax
 from ...extend.lax import complex as _lax_complex
@@ -195,7 +195,7 @@ def _refusing(fnp_fn, aten: str):
     refused.defvjp(fwd, bwd)
     # (forward mode, a dual tensor or torch.func.jvp, refuses with PyTorch's words, where the
     # custom_vjp's own refusal would name this function)
-    refused._forward_rule = forward
+    with_forward_rule(refused, forward)
 
     def values(a, b):
         if isinstance(a, Tracer) or isinstance(b, Tracer):
