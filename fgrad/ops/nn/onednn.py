@@ -4,14 +4,18 @@ backward data) and the weight gradient (backward weights) of a 2-D convolution, 
 
 The wheel ships `libdnnl.so.3` (oneDNN 3.x, the C API of include/oneapi/dnnl/dnnl.h) and no
 headers; the enum values below are the C API's (checked against dnnl_types.h of v3.2).
-Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv.use_onednn`)
+Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv._onednn_layout`)
 and falls back to its own paths when a function here returns None.
 
-oneDNN runs its kernels under GNU OpenMP: the thread count is OpenMP's (OMP_NUM_THREADS,
-threadpoolctl's "openmp" limit), as NumPy's BLAS follows its own.
+oneDNN runs its kernels under GNU OpenMP, on one thread unless a count was asked for
+(OMP_NUM_THREADS, or threadpoolctl's "openmp" limit set after oneDNN loaded): see
+`_Library.threads`.
+Environment: FGRAD_ONEDNN=0 keeps fgrad's own kernels; FGRAD_ONEDNN_LIBRARY names a
+libdnnl.so.3 to load instead of the wheel's.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import site
@@ -27,10 +31,9 @@ from ...core.errors import FgradValueError
 
 # --- the C API's constants (dnnl_types.h, dnnl_common_types.h, oneDNN 3.x) ---------------------
 _SUCCESS = 0
-_UNIMPLEMENTED = 3
 _CPU_ENGINE = 1                       # dnnl_cpu
 _STREAM_DEFAULT = 1                   # dnnl_stream_default_flags (in order)
-_F32, _F64 = 3, 7                     # dnnl_f32, dnnl_f64
+_F32 = 3                              # dnnl_f32 (dnnl_f64 = 7 has no CPU convolution)
 _TAG_ANY, _TAG_A, _TAG_ABCD, _TAG_ABCDE = 1, 2, 5, 6
 _FORWARD_TRAINING = 64
 _CONV_DIRECT = 1
@@ -118,12 +121,40 @@ class _Library:
         self.check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU_ENGINE, 0),
                    "dnnl_engine_create")
         self._streams = threading.local()
+        self._threads_setup()
         # user scratchpad: one attribute for every primitive, so that no primitive keeps a
         # buffer of its own; the buffers are fgrad's (per call)
         self.attr = _p()
         self.check(lib.dnnl_primitive_attr_create(ctypes.byref(self.attr)), "dnnl_primitive_attr_create")
         self.check(lib.dnnl_primitive_attr_set_scratchpad_mode(self.attr, _SCRATCHPAD_USER),
                    "dnnl_primitive_attr_set_scratchpad_mode")
+
+    def _threads_setup(self) -> None:
+        """The OpenMP runtime oneDNN runs on (the system's libgomp, already loaded with it),
+        and its thread count before anyone changed it."""
+        try:
+            gomp = ctypes.CDLL("libgomp.so.1")
+            gomp.omp_get_max_threads.restype = ctypes.c_int
+            gomp.omp_set_num_threads.argtypes = [ctypes.c_int]
+            self.gomp = gomp
+            self.default_threads = gomp.omp_get_max_threads()
+        except (OSError, AttributeError):
+            self.gomp = None  # another OpenMP runtime: its own setting applies
+
+    def threads(self) -> tuple[int, int]:
+        """(OpenMP's thread count on this thread now, the count oneDNN runs with).
+
+        One thread unless one was asked for: OMP_NUM_THREADS in the environment, or a count
+        set since oneDNN loaded (threadpoolctl's "openmp" limit, omp_set_num_threads). On a
+        machine shared with other work, OpenMP's default of one thread per core makes
+        convolutions wait at every barrier for a descheduled thread (3-50x slower, measured
+        on two loaded cores), and one thread is what the benchmarks compare."""
+        if self.gomp is None:
+            return 0, 0
+        now = self.gomp.omp_get_max_threads()
+        if "OMP_NUM_THREADS" in os.environ or now != self.default_threads:
+            return now, now
+        return now, 1
 
     @staticmethod
     def check(status: int, what: str) -> None:
@@ -253,9 +284,16 @@ class _Primitive:
     def md(self, query: int):
         return self.lib.lib.dnnl_primitive_desc_query_md(self.pd, query, 0)
 
-    def run(self, args: Sequence[tuple[int, _Memory]]) -> None:
-        arr = (_ExecArg * len(args))(*[_ExecArg(a, m.mem) for a, m in args])
-        self.lib.check(self.lib.lib.dnnl_primitive_execute(self.prim, self.lib.stream(), len(args), arr),
+    @staticmethod
+    def arguments(args: Sequence[tuple[int, _Memory]]):
+        """The C array of (argument, memory) pairs for `run` (built once per primitive)."""
+        return (_ExecArg * len(args))(*[_ExecArg(a, m.mem) for a, m in args])
+
+    def run(self, args) -> None:
+        """Execute on this thread's stream; `args` from `arguments` (or the pairs themselves)."""
+        if not isinstance(args, ctypes.Array):
+            args = self.arguments(args)
+        self.lib.check(self.lib.lib.dnnl_primitive_execute(self.prim, self.lib.stream(), len(args), args),
                        "dnnl_primitive_execute")
 
     def __del__(self) -> None:
@@ -360,8 +398,12 @@ class _Conv:
                       "dnnl_reorder_primitive_desc_create")
             reorder = _Primitive(lib, rpd)
             pair = (user, inner) if is_input else (inner, user)
-            step = (reorder, [(_ARG_FROM, pair[0]), (_ARG_TO, pair[1])], _scratch_memory(lib, reorder))
-            (self.steps_in if is_input else self.steps_out).append(step)
+            rargs = [(_ARG_FROM, pair[0]), (_ARG_TO, pair[1])]
+            rscratch = _scratch_memory(lib, reorder)
+            if rscratch is not None:
+                rargs.append((_ARG_SCRATCHPAD, rscratch[0]))
+                self.work.append(rscratch[1])
+            (self.steps_in if is_input else self.steps_out).append((reorder, reorder.arguments(rargs), rargs))
             self.args.append((arg, inner))
         if bias:
             self.user["b"] = _Memory(lib, b.md)
@@ -370,16 +412,18 @@ class _Conv:
         if scratch is not None:
             self.args.append((_ARG_SCRATCHPAD, scratch[0]))
             self.work.append(scratch[1])
-        self._descs = (plain, chosen, b)  # descriptors outlive the memory objects made from them
+        self.c_args = self.prim.arguments(self.args)
 
     def __call__(self, arrays: dict[str, np.ndarray]) -> None:
+        """Compute with fgrad's arrays (C-contiguous, the primitive's dtype): the inputs and
+        the output to write, by role ("x", "w", "y", "b")."""
         for name, a in arrays.items():
             self.user[name].bind(a.ctypes.data)
-        for reorder, args, scratch in self.steps_in:
-            reorder.run(args + ([(_ARG_SCRATCHPAD, scratch[0])] if scratch else []))
-        self.prim.run(self.args)
-        for reorder, args, scratch in self.steps_out:
-            reorder.run(args + ([(_ARG_SCRATCHPAD, scratch[0])] if scratch else []))
+        for reorder, c_args, _ in self.steps_in:
+            reorder.run(c_args)
+        self.prim.run(self.c_args)
+        for reorder, c_args, _ in self.steps_out:
+            reorder.run(c_args)
 
 
 def _scratch_memory(lib: _Library, prim: _Primitive):
@@ -413,14 +457,17 @@ def _primitive(kind: str, x_shape, w_shape, y_shape, dtype, stride, padding, dil
     lib = library()
     if lib is None or np.dtype(dtype) not in _DTYPES:
         return None
+    # a primitive is built for a thread count (its kernels split the work when created, and
+    # run that many threads), so the count is part of the key
     key = (kind, x_shape, w_shape, y_shape, np.dtype(dtype).str, stride, padding, dilation, groups,
-           bias, layout)
+           bias, layout, lib.threads()[1])
     entries = _cache.entries
     conv = entries.get(key)
     if conv is None:
         try:
-            conv = _Conv(lib, kind, x_shape, w_shape, y_shape, _DTYPES[np.dtype(dtype)], stride,
-                         padding, dilation, groups, bias, layout)
+            with _openmp_threads(lib):
+                conv = _Conv(lib, kind, x_shape, w_shape, y_shape, _DTYPES[np.dtype(dtype)], stride,
+                             padding, dilation, groups, bias, layout)
         except OneDNNError:
             # no implementation for this geometry (the same answer every time: a function of
             # the shapes, the library and the CPU): fgrad's own kernels take it
@@ -433,11 +480,27 @@ def _primitive(kind: str, x_shape, w_shape, y_shape, dtype, stride, padding, dil
     return None if conv is _UNSUPPORTED else conv
 
 
+@contextlib.contextmanager
+def _openmp_threads(lib: _Library):
+    """OpenMP's thread count set to the one oneDNN runs with (`_Library.threads`) on this
+    thread while oneDNN builds or runs a primitive, then put back."""
+    now, n = lib.threads()
+    if n == now:
+        yield
+        return
+    lib.gomp.omp_set_num_threads(n)
+    try:
+        yield
+    finally:
+        lib.gomp.omp_set_num_threads(now)
+
+
 def _execute(conv: _Conv, arrays: dict[str, np.ndarray], key_kind: str) -> bool:
     """Run a cached primitive; False (after one RuntimeWarning per process) when oneDNN
     reports a failure, so that the caller computes the product with fgrad's kernels."""
     try:
-        conv(arrays)
+        with _openmp_threads(conv.lib):
+            conv(arrays)
         return True
     except OneDNNError as e:
         for key, value in _cache.entries.items():

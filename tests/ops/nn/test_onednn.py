@@ -276,3 +276,32 @@ def test_a_failing_execution_warns_once_and_falls_back(monkeypatch):
     want = _reference(monkeypatch, x, w, b, g, p)
     np.testing.assert_allclose(y, want[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dw, want[2], rtol=1e-5, atol=1e-5)
+
+
+@needs_onednn
+def test_one_openmp_thread_unless_asked_and_the_setting_is_put_back(monkeypatch):
+    lib = onednn.library()
+    if lib.gomp is None:
+        pytest.skip("oneDNN runs on an OpenMP runtime other than libgomp")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(lib, "default_threads", lib.gomp.omp_get_max_threads())
+    before = lib.gomp.omp_get_max_threads()
+    assert lib.threads() == (before, 1)
+    x, w, b, g, hw, p = _data(GEOMETRIES[1])
+    onednn._cache.entries.clear()
+    onednn.conv_forward(x, w, b, p["stride"], p["padding"], p["dilation"], p["groups"], hw)
+    assert lib.gomp.omp_get_max_threads() == before  # restored after building and running
+    assert [k[-1] for k in onednn._cache.entries] == [1]
+    # a count set since oneDNN loaded (threadpoolctl does this) is respected, and keyed
+    lib.gomp.omp_set_num_threads(before + 1)
+    try:
+        assert lib.threads() == (before + 1, before + 1)
+        y = onednn.conv_forward(x, w, b, p["stride"], p["padding"], p["dilation"], p["groups"], hw)
+        assert [k[-1] for k in onednn._cache.entries] == [1, before + 1]
+        assert lib.gomp.omp_get_max_threads() == before + 1
+    finally:
+        lib.gomp.omp_set_num_threads(before)
+    want = _reference(monkeypatch, x, w, b, g, p)[0]
+    _close(y, want, "forward on more threads")
+    monkeypatch.setenv("OMP_NUM_THREADS", str(before))
+    assert lib.threads() == (before, before)
