@@ -305,13 +305,13 @@ def _onednn_layout(xp, kind: str, x_shape, w_shape, groups: int, dtype) -> str |
 
     The one place that decides, from the shapes, the dtype and whether the library loaded,
     never from a timing: eager and jit call the same impls, so they take the same kernels.
-    Measured on W3's layers and a sweep of CNN shapes (one thread; bench/kernel_compare.py,
-    issue 28), oneDNN's direct convolutions in blocked layouts take 0.2-0.5x the time of
-    im2col + GEMM or the FFT for all three products (grouped and depthwise ones included;
-    1x1 kernels at par), except the input gradient of an ungrouped convolution with fewer
-    than 8 input channels (a first layer's), where the blocked kernel is 1.5-4x slower than
-    fgrad's col2im and oneDNN's plain-layout (GEMM) kernel takes 0.7-0.8x fgrad's time.
-    (Without the library, or for float64, which oneDNN's CPU engine lacks, None.)"""
+    oneDNN's direct convolutions in blocked layouts beat im2col + GEMM and the FFT on all
+    three products (grouped and depthwise ones included; 1x1 kernels tie) over W3's layers
+    and a sweep of CNN shapes (bench/kernel_compare.py, issue 28), except the input gradient
+    of an ungrouped convolution with fewer than 8 input channels (a first layer's): there
+    the blocked kernel loses to fgrad's col2im, and oneDNN's plain-layout (GEMM) kernel beats
+    both. Without the library, or for float64 (oneDNN's CPU engine has no float64
+    convolution), None."""
     if (xp is not np or conv_algorithm in ("gemm", "fft") or not onednn.supports_dtype(dtype)
             or 0 in x_shape or 0 in w_shape or not onednn.available()):
         return None

@@ -31,6 +31,8 @@ from ...core.errors import FgradValueError
 
 # --- the C API's constants (dnnl_types.h, dnnl_common_types.h, oneDNN 3.x) ---------------------
 _SUCCESS = 0
+_STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented", 4: "last implementation reached",
+           5: "runtime error", 6: "not required"}
 _CPU_ENGINE = 1                       # dnnl_cpu
 _STREAM_DEFAULT = 1                   # dnnl_stream_default_flags (in order)
 _F32 = 3                              # dnnl_f32 (dnnl_f64 = 7 has no CPU convolution)
@@ -146,9 +148,8 @@ class _Library:
 
         One thread unless one was asked for: OMP_NUM_THREADS in the environment, or a count
         set since oneDNN loaded (threadpoolctl's "openmp" limit, omp_set_num_threads). On a
-        machine shared with other work, OpenMP's default of one thread per core makes
-        convolutions wait at every barrier for a descheduled thread (3-50x slower, measured
-        on two loaded cores), and one thread is what the benchmarks compare."""
+        machine shared with other work, OpenMP's default of one thread per core makes every
+        barrier wait for a descheduled thread, which costs more than the second core gains."""
         if self.gomp is None:
             return 0, 0
         now = self.gomp.omp_get_max_threads()
@@ -159,7 +160,8 @@ class _Library:
     @staticmethod
     def check(status: int, what: str) -> None:
         if status != _SUCCESS:
-            raise OneDNNError(f"oneDNN: {what} failed with status {status}")
+            raise OneDNNError(f"oneDNN: {what} failed with status {status} "
+                              f"({_STATUS.get(status, 'unknown')})")
 
     def stream(self) -> ctypes.c_void_p:
         s = getattr(self._streams, "s", None)
