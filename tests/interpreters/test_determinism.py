@@ -2,9 +2,10 @@
 same inputs give the same bits in a fresh process with an empty cache (kernels compiled), in
 a second one on the cache the first filled (kernels loaded), and in a third with a cache of
 its own. The programs cover transcendental chains in float32 and float64 on both sides of
-vmath.LARGE (C library below, vectorised math above), their gradients, and a loop (run in
-Python, as jit's first calls run it, and compiled); a fourth process compiles with LLVM's
-default vector width instead of fgrad's wider one."""
+vmath.LARGE (C library below, vectorised math above; its functions called below vmath.INLINE
+and inlined above), their gradients, and a loop (run in Python, as jit's first calls run it,
+and compiled); a fourth process compiles kernels with the narrowest vectors (2 float64 lanes
+instead of the CPU's width) and Numba's loops with LLVM's default width."""
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ _CHILD = textwrap.dedent("""
     import numpy as onp
     import fgrad, fgrad.numpy as np
     from fgrad import lax
-    from fgrad.interpreters.compile import loops
+    from fgrad.interpreters.compile import llvm_kernels, loops
     warnings.simplefilter("ignore")
+    if len(sys.argv) > 1:  # the vector width kernels are written for (the CPU's, by default)
+        llvm_kernels._WIDTH[:] = [int(sys.argv[1])]
 
     def chain(x):
         for _ in range(20):
@@ -46,7 +49,7 @@ _CHILD = textwrap.dedent("""
     out = {}
     default_work = loops.JIT_MIN_WORK
     for dtype in ("float64", "float32"):
-        for n in (7, 300, 5000):
+        for n in (7, 300, 1500, 5000):
             x = rng.uniform(-2, 2, n).astype(dtype)
             for name, f in programs.items():
                 loops.JIT_MIN_WORK = 0 if name == "compiled loop" else default_work
@@ -62,9 +65,9 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _run(cache: str, **env_vars: str) -> dict:
+def _run(cache: str, *args: str, **env_vars: str) -> dict:
     env = dict(os.environ, FGRAD_CACHE_DIR=cache, **env_vars)
-    proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env,
+    proc = subprocess.run([sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, env=env,
                           timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -76,13 +79,14 @@ def test_jit_bits_equal_across_processes_and_caches(tmp_path):
     cold = _run(shared)   # empty cache: every kernel compiled in this process
     warm = _run(shared)   # the same cache, now filled: kernels loaded
     fresh = _run(other)   # a cache of its own, compiled again
-    # the host's features as Numba is told them: LLVM's own choice of vector width, which
-    # fgrad widens to 512 bits on AVX-512 CPUs (the width must not change any element's bits)
+    # kernels of 2-lane vectors, and the host's features as Numba is told them for its loops:
+    # LLVM's own choice of vector width, which fgrad widens to 512 bits on AVX-512 CPUs (the
+    # width must not change any element's bits)
     import llvmlite.binding as llvm
-    narrow = _run(str(tmp_path / "narrow"), NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
+    narrow = _run(str(tmp_path / "narrow"), "2", NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
     assert os.listdir(shared), "the first process left nothing in its cache"
-    assert len(cold) == 2 * 3 * 6
+    assert len(cold) == 2 * 4 * 6
     for label, got in (("warm cache", warm), ("second empty cache", fresh),
-                       ("Numba's default vector width", narrow)):
+                       ("narrower vectors", narrow)):
         differ = sorted(k for k in cold if got.get(k) != cold[k])
         assert not differ, f"jit results differ in bits with a {label}: {differ}"

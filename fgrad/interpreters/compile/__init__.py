@@ -1,5 +1,5 @@
 """jit's compiler: a ClosedJaxpr becomes one generated Python function in which maximal
-regions of element-wise equations run as fused Numba loops (kernels.py), 0-d float64 regions
+regions of element-wise equations run as fused LLVM kernels (kernels.py, llvm_kernels.py), 0-d float64 regions
 as plain Python, and every other equation as a direct call of its primitive's impl
 (program.py; the partition is regions.py, the per-equation lowering scalar.py).
 

@@ -1,30 +1,42 @@
-"""Element-wise kernels written as LLVM IR directly (llvmlite.ir), without Numba.
+"""Element-wise kernels written as LLVM IR directly (llvmlite.ir): the one code generator of
+a jit region's kernel (loops.py's loops are Numba's).
 
-Numba costs a cold process about 0.4 s before its first kernel (importing it, setting up its
-typing and target contexts) and 2-4 ms per statement of type inference and lowering. This
-module writes the same kernel as kernels.py's Numba source, the same C ABI included (array
-objects in, their data pointer, number of axes and shape read at the same PyArrayObject
-slots; 0-d inputs as C scalars), by translating each scalar expression's Python AST into IR;
-native.py compiles it to object code with llvmlite (MCJIT's code generator), caches that on
-disk and links it. A kernel of ~440 statements builds in a few tens of milliseconds.
+Numba would cost a cold process about 0.4 s before its first kernel (importing it, setting
+up its typing and target contexts) and 2-4 ms per statement of type inference and lowering.
+This module writes each kernel as a C-ABI function (array objects in, their data pointer,
+number of axes and shape read at NumPy's PyArrayObject slots; 0-d inputs as C scalars) by
+translating each scalar expression's Python AST into IR; native.py compiles it to object
+code with llvmlite (MCJIT's code generator), caches that on disk and links it. A kernel of
+~440 statements builds in a few tens of milliseconds.
 
-Its types and arithmetic are Numba's, so a kernel computes the same bits whichever backend
-built it: literals are int64/float64/bool; `+ - * // % & | ^` on integers compute in int64,
+Its types and arithmetic are Numba's (the kernels were Numba's before, and loops.py's loops
+still are, so a kernel computes what the same expressions compute in a loop): literals are
+int64/float64/bool; `+ - * // % & | ^` on integers compute in int64,
 or uint64 when both operands are unsigned, and on floats in float32 only when both operands
-are float32 or small integers (`arith_type`); comparisons and `x if c else y` unify their
+are float32 or small integers (`arith_type`); `<< >>` in the left operand's signedness at 64
+bits; comparisons and `x if c else y` unify their
 operands as NumPy promotes them (`unify`; comparisons of a float are
 `arith_type`'s); `//` and `%` follow Python (floor) with Numba's
 NumPy error model (integer division by zero gives 0, float division by zero inf or NaN);
 `math.f` calls the C library's f (float32's fN variant), or the LLVM intrinsic Numba uses;
 `x if c else y`, `and` and `or` compute both sides and select, which is what LLVM makes of
-Numba's branches on these pure, trap-free values. scalar_lib's helpers are translated from
-their Python source (if/return/assignment, as selects), except those whose Numba spelling
-differs (`_NUMBA`), which have their IR here. Anything else raises `Unsupported`, and that
-kernel is built by Numba instead (kernels.py).
+Numba's branches on these pure, trap-free values. scalar_lib's helpers and vmath's functions
+are translated from their Python source (if/return/assignment, as selects; tuples of
+results; vmath's `_f2i`/`_i2f` as bitcasts), except the helpers whose Numba spelling
+differs (`_NUMBA`), which have their IR here. Anything else raises `Unsupported`, which
+kernels.py reports as an error (the lowering tests translate every rule in every dtype).
 
-`BACKEND` ($FGRAD_KERNELS) chooses: "auto" (the default: this module where it can, Numba
-for the rest), "numba" (never this module), "llvm" (this module for every kernel it is
-offered; one it cannot translate is an error, which is how tests prove its coverage).
+A kernel over `vmath.LARGE` elements or more computes exp, log, tanh, sin, cos and the
+logistic function with vmath's versions (kernels.py's `vectorised` rewrites the expressions),
+`vmath_lanes()` elements at a time, whole vector blocks loaded and stored as vectors. Where a
+sine's or cosine's argument was beyond vmath.TRIG_MAX (infinities included), the kernel then
+computes every output again with the C library's functions. The operations are IEEE's, in
+the source's order (no fast-math, no fused multiply-adds), so the bits are those of vmath's
+functions run as plain Python, whatever the vector width.
+
+`BACKEND` ($FGRAD_KERNELS): "auto" (the default: a kernel whose object code is cached is
+linked by name, without building its IR) or "llvm" (every kernel's IR is built: how tests
+prove the translator's coverage whatever the cache holds).
 """
 from __future__ import annotations
 
@@ -38,8 +50,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...core.errors import FgradNotImplementedError
-from . import scalar_lib
+from ...core.errors import FgradNotImplementedError, FgradValueError
+from . import scalar_lib, vmath
 
 BACKEND = os.environ.get("FGRAD_KERNELS", "auto")
 # (LLVM's IR pass pipeline level, its code generator's level). Measured on W1's jit(grad) (one
@@ -52,6 +64,11 @@ OPT = (0, 1)
 # Elements a kernel computes at once, as vectors: the dependency chains of LANES elements (the
 # library calls, mostly) overlap in the CPU; one element at a time ran W1 2.4x slower.
 LANES = 4
+# For the loops of kernels that compute with vmath's functions (long chains of dependent
+# arithmetic: polynomials, a division): how many vectors of the host's width they compute
+# per step, so that the CPU overlaps their chains (one vector at a time leaves it waiting on
+# each result); the code generator splits these wider IR vectors into registers.
+VMATH_INTERLEAVE = 4
 
 _B, _I64, _U64 = np.dtype(bool), np.dtype(np.int64), np.dtype(np.uint64)
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -68,27 +85,34 @@ _LIBM = frozenset(("tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh
 _NP_CASTS = {f"{d.name}": d for d in _DTYPES if d != _B} | {"bool_": _B}
 
 
+class _Results(tuple):
+    """A helper's several results: (IR value, dtype) pairs."""
+
+
 class Unsupported(Exception):
     """An expression, statement or type the translator does not handle (the kernel goes to
     Numba)."""
 
 
-def enabled() -> bool:
-    """Whether kernels may be built here (BACKEND is not "numba")."""
-    return BACKEND != "numba"
-
-
 def strict() -> bool:
-    """Whether a kernel this module cannot translate is an error (BACKEND "llvm")."""
+    """Whether every kernel's IR is built even where its object code is cached (BACKEND
+    "llvm"; "auto", the default, links cached code by name): how tests prove that the
+    translator covers every kernel they run, whatever the cache holds."""
+    if BACKEND not in ("auto", "llvm"):
+        raise FgradValueError(
+            f"FGRAD_KERNELS / llvm_kernels.BACKEND is {BACKEND!r}; it takes 'auto' (the default) or "
+            f"'llvm' (build every kernel's IR, even where its object code is cached). Element-wise "
+            f"kernels are always written as LLVM IR: there is no Numba backend for them")
     return BACKEND == "llvm"
 
 
 def unsupported_error(name: str, reason: str) -> FgradNotImplementedError:
-    """The error of a kernel the translator rejected while BACKEND is "llvm"."""
+    """The error of a kernel the translator rejected: a lowering rule wrote Python it does not
+    translate (a bug: the lowering tests translate every rule in every dtype)."""
     return FgradNotImplementedError(
-        f"kernel {name}: the LLVM kernel backend cannot translate it ({reason}) and "
-        f"FGRAD_KERNELS / llvm_kernels.BACKEND is 'llvm', which forbids the Numba fallback; "
-        f"set it to 'auto' to let Numba build such kernels")
+        f"kernel {name}: the LLVM kernel translator (fgrad/interpreters/compile/llvm_kernels.py) "
+        f"cannot translate it ({reason}); a lowering rule wrote an expression it does not know. "
+        f"Please report this with the function you jit; fgrad.disable_jit() runs it without kernels")
 
 
 def arith_type(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -136,6 +160,8 @@ class _Translator:
         self.module = module
         self.b = builder
         self.lanes = lanes  # values are vectors of this many elements (1: scalars)
+        self.outline = False  # whether vmath's functions are called (True) or inlined
+        self._result_types: dict = {}
 
     # types and constants
 
@@ -259,6 +285,18 @@ class _Translator:
         q, m = self.int_divmod(xv, yv, r)
         return (q if op == "//" else m), r
 
+    def shift(self, op: str, x, y):
+        """x << y and x >> y of integers: Numba computes them in the left operand's signedness
+        at 64 bits (an arithmetic right shift for signed values), the count cast to that type."""
+        (xv, xt), (yv, yt) = x, y
+        if xt.kind not in "iu" or yt.kind not in "iu":
+            raise Unsupported(f"{op} on {xt} and {yt}")
+        r = _U64 if xt.kind == "u" else _I64
+        xv, yv = self.cast(xv, xt, r), self.cast(yv, yt, r)
+        if op == "<<":
+            return self.b.shl(xv, yv), r
+        return (self.b.ashr(xv, yv) if r == _I64 else self.b.lshr(xv, yv)), r
+
     def int_divmod(self, x, y, r: np.dtype):
         """Numba's integer divmod (floor semantics): 0 and 0 for y == 0, and for MIN // -1."""
         ir, b = self.ir, self.b
@@ -318,7 +356,8 @@ class _Translator:
                 return env[node.id]
             raise Unsupported(f"name {node.id}")
         if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id == "math" and node.attr in ("inf", "nan", "pi", "e"):
+            if (isinstance(node.value, ast.Name) and node.value.id in ("math", "np")
+                    and node.attr in ("inf", "nan", "pi", "e")):
                 return self.const(float(getattr(np, node.attr)), _F64)
             raise Unsupported(ast.unparse(node))
         if isinstance(node, ast.UnaryOp):
@@ -338,10 +377,15 @@ class _Translator:
             return self.b.not_(v), r  # ~
         if isinstance(node, ast.BinOp):
             op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-                  ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}.get(type(node.op))
+                  ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+                  ast.LShift: "<<", ast.RShift: ">>"}.get(type(node.op))
             if op is None:
                 raise Unsupported(ast.unparse(node))
+            if op in ("<<", ">>"):
+                return self.shift(op, self.expr(node.left, env), self.expr(node.right, env))
             return self.binop(op, self.expr(node.left, env), self.expr(node.right, env))
+        if isinstance(node, ast.Tuple):  # (a helper's several results)
+            return _Results(self.expr(e, env) for e in node.elts)
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise Unsupported("chained comparison")
@@ -395,7 +439,14 @@ class _Translator:
                 if t.kind in "iu":
                     return v, t
                 return self.cast(v, t, _I64), _I64
-        if isinstance(f, ast.Name) and f.id in scalar_lib.HELPERS:
+        if isinstance(f, ast.Name) and f.id in ("_f2i", "_i2f") and len(args) == 1:
+            # vmath's bit casts: a float64's bits as an int64 and back
+            (v, t), = args
+            src, dst = (_F64, _I64) if f.id == "_f2i" else (_I64, _F64)
+            if t != src:
+                raise Unsupported(f"{f.id} of {t}")
+            return self.b.bitcast(v, self.lltype(dst)), dst
+        if isinstance(f, ast.Name) and (f.id in scalar_lib.HELPERS or f.id in _VMATH_NAMES):
             return self.helper(f.id, args)
         raise Unsupported(ast.unparse(node))
 
@@ -434,17 +485,24 @@ class _Translator:
         native = _NATIVE_HELPERS.get(name)
         if native is not None:
             return native(self, args)
+        if self.outline and name in _VMATH_PUBLIC:
+            return self.outlined(name, args)
         fn = _helper_ast(name)
         params = [a.arg for a in fn.args.args]
         if len(params) != len(args) or fn.args.vararg or fn.args.kwonlyargs:
             raise Unsupported(f"{name} called with {len(args)} arguments")
-        env = {k: self.const(v, _F64) for k, v in scalar_lib.CONSTANTS.items()}
+        consts = scalar_lib.CONSTANTS if name in scalar_lib.HELPERS else vmath.CONSTANTS
+        env = {k: self.const(v, _F64) for k, v in consts.items()}
         env.update(zip(params, args))
         rets: list = []
         body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if not body or not isinstance(body[-1], ast.Return):
             raise Unsupported(f"{name} does not end with a return")
         self.block(body, env, None, rets)
+        if isinstance(rets[-1][1], _Results):  # several results: from one unconditional return
+            if len(rets) != 1:
+                raise Unsupported(f"{name} returns a tuple from more than one place")
+            return rets[0][1]
         r = rets[0][1][1]
         for _, (_, t) in rets[1:]:
             r = unify(r, t)
@@ -453,6 +511,31 @@ class _Translator:
         for live, (v, t) in reversed(rets[:-1]):
             out = self.b.select(live, self.cast(v, t, r), out)
         return out, r
+
+    def outlined(self, name: str, args: list):
+        """A call of vmath's function `name` compiled once per module as a function of its own
+        (for these argument types), rather than inlined at each call: the code generator's
+        time grows with the code, and a fused chain calls each function many times."""
+        ir = self.ir
+        sig = tuple(t for _, t in args)
+        key = f"{name}.v{self.lanes}." + ".".join(t.name for t in sig)
+        fn = self.module.globals.get(key)
+        if fn is None:
+            body_b = ir.IRBuilder()
+            inner = _Translator(ir, self.module, body_b, self.lanes)
+            # its result type: the translation's (types follow from the argument types alone)
+            probe = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [self.lltype(t) for t in sig]), "probe")
+            body_b.position_at_end(probe.append_basic_block())
+            _, rt = _Translator(ir, ir.Module(), body_b, self.lanes).helper(name, list(zip(probe.args, sig)))
+            fn = ir.Function(self.module, ir.FunctionType(self.lltype(rt), [self.lltype(t) for t in sig]), name=key)
+            fn.linkage = "internal"
+            fn.attributes.add("nounwind")
+            fn.attributes.add("noinline")
+            body_b.position_at_end(fn.append_basic_block("entry"))
+            v, t = inner.helper(name, list(zip(fn.args, sig)))
+            body_b.ret(v)
+            self._result_types[key] = t
+        return self.b.call(fn, [v for v, _ in args]), self._result_types[key]
 
     def block(self, stmts: list, env: dict, live, rets: list):
         """Run `stmts` where `live` (an i1, None for always) says this path is taken and no
@@ -468,6 +551,13 @@ class _Translator:
                 return false
             if isinstance(s, (ast.Assign, ast.AugAssign)):
                 target = s.targets[0] if isinstance(s, ast.Assign) else s.target
+                if (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(target, ast.Tuple)
+                        and live is None and all(isinstance(e, ast.Name) for e in target.elts)):
+                    values = self.expr(s.value, env)  # a, b = helper(...): unpacked
+                    if not isinstance(values, _Results) or len(values) != len(target.elts):
+                        raise Unsupported(ast.unparse(s))
+                    env.update((e.id, v) for e, v in zip(target.elts, values))
+                    continue
                 if not isinstance(target, ast.Name) or (isinstance(s, ast.Assign) and len(s.targets) != 1):
                     raise Unsupported(ast.unparse(s))
                 if isinstance(s, ast.Assign):
@@ -518,10 +608,20 @@ _NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_una
 _HELPER_AST: dict = {}
 
 
+# vmath's functions and their private helpers, translated from their Python source like
+# scalar_lib's (their _f2i/_i2f as bitcasts)
+_VMATH_PUBLIC = frozenset((*vmath.VECTOR.values(), *vmath.VECTOR32.values()))
+_VMATH_NAMES = frozenset(("fg_vexp", "fg_vlog", "fg_vtanh", "fg_vsin", "fg_vcos", "fg_vlogistic",
+                          "fg_vexpf", "fg_vlogf", "fg_vtanhf", "fg_vsinf", "fg_vcosf", "fg_vlogisticf",
+                          "_exp_parts", "_expm1_neg", "_ksin", "_kcos", "_reduce", "_vtrig",
+                          "_expm1_f", "_exp_parts_f", "_vtrigf"))
+
+
 def _helper_ast(name: str):
     fn = _HELPER_AST.get(name)
     if fn is None:
-        fn = _HELPER_AST[name] = ast.parse(textwrap.dedent(inspect.getsource(scalar_lib.HELPERS[name]))).body[0]
+        source = scalar_lib.HELPERS[name] if name in scalar_lib.HELPERS else getattr(vmath, name)
+        fn = _HELPER_AST[name] = ast.parse(textwrap.dedent(inspect.getsource(source))).body[0]
     return fn
 
 
@@ -535,7 +635,7 @@ def _version() -> str:
     source and scalar_lib's (a changed translator never loads an old kernel's object code)."""
     if not _SOURCE_HASH:
         h = hashlib.sha256()
-        for path in (Path(__file__), Path(scalar_lib.__file__)):
+        for path in (Path(__file__), Path(scalar_lib.__file__), Path(vmath.__file__)):
             h.update(path.read_bytes())
         _SOURCE_HASH.append(h.hexdigest()[:16])
     return _SOURCE_HASH[0]
@@ -561,18 +661,48 @@ class LLVMKernel:
         return self._text
 
 
-def kernel_name(inputs, pre, exprs, outputs) -> str:
+_WIDTH: list = []  # [float64 lanes of the host's widest vector registers] once read
+
+
+def vector_width() -> int:
+    """How many float64 values the host CPU's widest vector registers hold (8 with AVX-512,
+    4 with AVX, else 2): read from the CPU's features, never from a timing."""
+    if not _WIDTH:
+        import llvmlite.binding as llvm  # optional dependency (comes with Numba)
+        features = llvm.get_host_cpu_features()
+        _WIDTH.append(8 if features.get("avx512f") else 4 if features.get("avx") else 2)
+    return _WIDTH[0]
+
+
+def vmath_lanes() -> int:
+    """Elements the vectorised loop of a kernel with vmath's functions computes at once:
+    VMATH_INTERLEAVE vectors of the host's width (the code generator splits the wider IR
+    vectors into registers)."""
+    return vector_width() * VMATH_INTERLEAVE
+
+
+def kernel_name(inputs, pre, exprs, outputs, vexprs=None, checked=(), outline: bool = False) -> str:
     """The name (and cache key) of the kernel these arguments of `build_kernel` describe."""
     key = repr((_version(), OPT, LANES, [(k, n, str(d)) for k, n, d in inputs], pre, exprs,
                 [(n, str(d)) for n, d in outputs]))
+    if vexprs is not None:
+        key += repr((outline, vmath_lanes(), vexprs, list(checked)))
     return "k_" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
-def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKernel:
+def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, vexprs: list | None = None,
+                 checked=(), outline: bool = False) -> LLVMKernel:
     """The IR of a kernel: `inputs` [(kind "array" | "scalar", local name, dtype)] in
     parameter order (arrays as array objects, scalars as C values), then one array-object
     parameter per output; `pre` [(local, expression)] computed once; `exprs` the loop body's
     expressions (local t<k> is exprs[k]); `outputs` [(local, dtype)] stored per element.
+
+    With `vexprs` (exprs with vmath's functions in place of the C library's: kernels.py's
+    `vectorised`) the loop computes those, `vmath_lanes()` elements at a time; where an
+    argument named in `checked` (those of vmath's sines and cosines) was beyond
+    vmath.TRIG_MAX in absolute value (or NaN-free infinite), the loop over `exprs` then
+    computes every output again with the C library. `outline`: each of vmath's functions is
+    compiled once and called (see _Translator.outlined), instead of inlined at each use.
     Raises Unsupported for what it cannot translate."""
     ir = _ir()
     for _, _, d in inputs:
@@ -581,7 +711,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKer
     for _, d in outputs:
         if d not in _DTYPES:
             raise Unsupported(f"dtype {d}")
-    name = kernel_name(inputs, pre, exprs, outputs)
+    name = kernel_name(inputs, pre, exprs, outputs, vexprs, checked, outline)
     module = ir.Module(name=name)
     i8p, i64, i32 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(32)
     b = ir.IRBuilder()
@@ -592,8 +722,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKer
     params = [i8p if k == "array" else c_type(d) for k, _, d in inputs] + [i8p] * len(outputs)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), params), name=name)
     fn.attributes.add("nounwind")
-    entry, dims_test, dims_loop, head, body, done = (
-        fn.append_basic_block(s) for s in ("entry", "dims_test", "dims", "head", "body", "done"))
+    entry, dims_test, dims_loop, head = (fn.append_basic_block(s) for s in ("entry", "dims_test", "dims", "head"))
     b.position_at_end(entry)
 
     def slot(obj, k: int, ty):
@@ -601,25 +730,34 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKer
         slots = b.bitcast(obj, i8p.as_pointer())
         return b.load(b.bitcast(b.gep(slots, [ir.Constant(i32, k)]), ty.as_pointer()))
 
-    def lanes(values, d):
-        vec = ir.Constant(tr.lltype(d), ir.Undefined)
+    def lanes(t: _Translator, values, d):
+        vec = ir.Constant(t.lltype(d), ir.Undefined)
         for k, v in enumerate(values):
             vec = b.insert_element(vec, v, ir.Constant(i32, k))
         return vec
-    env: dict = {}
+    scalars: dict = {}  # local -> (its value as a C value, dtype)
     arrays = []  # (local, typed data pointer, dtype)
     for (kind, local, d), arg in zip(inputs, fn.args):
         if kind == "array":
             arrays.append((local, b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()), d))
         else:
-            v = b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) if d == _B else arg
-            env[local] = (lanes([v] * LANES, d), d)
+            scalars[local] = (b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) if d == _B else arg, d)
     outs = [b.bitcast(slot(arg, 2, i8p), c_type(d).as_pointer()) for arg, (_, d) in zip(fn.args[len(inputs):], outputs)]
     q0 = fn.args[len(inputs)]
     nd = b.sext(slot(q0, 3, i32), i64)
     dims = b.bitcast(slot(q0, 4, i8p), i64.as_pointer())
-    for local, text in pre:
-        env[local] = tr.expr(_parse(text), env)
+
+    def loop_env(t: _Translator) -> dict:
+        """The scalar inputs as vectors of t's lanes, and `pre`'s locals (in the entry block)."""
+        env = {local: (lanes(t, [v] * t.lanes, d), d) for local, (v, d) in scalars.items()}
+        for local, text in pre:
+            env[local] = t.expr(_parse(text), env)
+        return env
+    env = loop_env(tr)
+    if vexprs is not None:
+        vtr = _Translator(ir, module, b, vmath_lanes())
+        vtr.outline = outline
+        venv = loop_env(vtr)
     b.branch(dims_test)
     # n = the product of the first output's dimensions
     b.position_at_end(dims_test)
@@ -634,35 +772,143 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list) -> LLVMKer
     b.branch(dims_test)
     b.position_at_end(head)
     last = b.sub(n, ir.Constant(i64, 1))
-    b.cbranch(b.icmp_signed(">", n, ir.Constant(i64, 0)), body, done)
+    done = fn.append_basic_block("done")
+    body = fn.append_basic_block("body") if vexprs is None or checked else None
+    if vexprs is None:
+        b.cbranch(b.icmp_signed(">", n, ir.Constant(i64, 0)), body, done)
+    else:
+        vhead = fn.append_basic_block("vhead")
+        b.cbranch(b.icmp_signed(">", n, ir.Constant(i64, 0)), vhead, done)
+        _vector_loop(vtr, venv, vhead, body, done, n, last, arrays, outs, outputs, vexprs, checked)
+    if body is None:  # (vmath's functions alone: no C-library pass)
+        b.position_at_end(done)
+        b.ret_void()
+        return LLVMKernel(name, str(module))
+    into_body = b.block  # (head, or the end of the vectorised pass)
     # LANES elements at a time, as vectors: their dependency chains (library calls, mostly)
     # then overlap in the CPU, which one element's chain cannot. The last block's lanes past
     # the end repeat the last element (loaded before any store, stored with its own value).
     b.position_at_end(body)
     i = b.phi(i64)
-    i.add_incoming(ir.Constant(i64, 0), head)
-    idx = []
-    for k in range(LANES):
-        j = b.add(i, ir.Constant(i64, k))
-        idx.append(b.select(b.icmp_signed("<", j, n), j, last))
+    i.add_incoming(ir.Constant(i64, 0), into_body)
+    idx = _clamped(tr, i, n, last)
     for local, ptr, d in arrays:
-        v = lanes([b.load(b.gep(ptr, [j])) for j in idx], np.dtype(np.uint8) if d == _B else d)
+        v = lanes(tr, [b.load(b.gep(ptr, [j])) for j in idx], np.dtype(np.uint8) if d == _B else d)
         env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
-    for k, text in enumerate(exprs):
-        env[f"t{k}"] = tr.expr(_parse(text), env)
-    for ptr, (local, d) in zip(outs, outputs):
-        v, t = env[local] if local in env else tr.expr(_parse(local), env)
-        v = tr.cast(v, t, d)
-        if d == _B:
-            v = b.zext(v, tr.lltype(np.dtype(np.uint8)))
-        for k, j in enumerate(idx):
-            b.store(b.extract_element(v, ir.Constant(i32, k)), b.gep(ptr, [j]))
+    for ptr, (local, d) in zip(outs, _loop_values(tr, env, exprs, outputs)):
+        _store_clamped(tr, ptr, idx, local, d)
     i_next = b.add(i, ir.Constant(i64, LANES))
-    i.add_incoming(i_next, body)
+    i.add_incoming(i_next, b.block)
     b.cbranch(b.icmp_signed("<", i_next, n), body, done)
     b.position_at_end(done)
     b.ret_void()
     return LLVMKernel(name, str(module))
+
+
+def _clamped(tr: _Translator, i, n, last) -> list:
+    """The indices i, i+1, ... of a block of tr's lanes, those past the end the last one's."""
+    ir, b = tr.ir, tr.b
+    idx = []
+    for k in range(tr.lanes):
+        j = b.add(i, ir.Constant(ir.IntType(64), k))
+        idx.append(b.select(b.icmp_signed("<", j, n), j, last))
+    return idx
+
+
+def _loop_values(tr: _Translator, env: dict, exprs: list, outputs: list) -> list:
+    """The loop body: exprs computed into env's t<k>, then the outputs' values as their
+    dtypes (bool as a byte), [(value, dtype)]."""
+    for k, text in enumerate(exprs):
+        env[f"t{k}"] = tr.expr(_parse(text), env)
+    values = []
+    for local, d in outputs:
+        v, t = env[local] if local in env else tr.expr(_parse(local), env)
+        v = tr.cast(v, t, d)
+        if d == _B:
+            v = tr.b.zext(v, tr.lltype(np.dtype(np.uint8)))
+        values.append((v, d))
+    return values
+
+
+def _store_clamped(tr: _Translator, ptr, idx: list, v, d) -> None:
+    """Store vector v's lanes at the indices `idx`, one element at a time."""
+    ir, b = tr.ir, tr.b
+    for k, j in enumerate(idx):
+        b.store(b.extract_element(v, ir.Constant(ir.IntType(32), k)), b.gep(ptr, [j]))
+
+
+def _vector_loop(tr: _Translator, env: dict, vhead, c_loop, done, n, last, arrays, outs, outputs,
+                 vexprs: list, checked) -> None:
+    """The loop over `vexprs` (vmath's functions), tr.lanes elements at a time, from block
+    `vhead`: whole blocks loaded and stored as vectors, the last partial one element by
+    element (lanes past the end repeat the last element). Where an argument in `checked`
+    was out of vmath's range it goes on to `c_loop` (the C library's pass over every
+    element), else to `done`. Leaves the builder in the block that enters `c_loop`."""
+    ir, b = tr.ir, tr.b
+    fn = b.block.function
+    i64, i32 = ir.IntType(64), ir.IntType(32)
+    width = tr.lanes
+    fast_ld, slow_ld, vbody, fast_st, slow_st, latch, vend = (
+        fn.append_basic_block(s) for s in ("vload", "vload_tail", "vbody", "vstore", "vstore_tail", "vlatch", "vend"))
+    pre_block = b.block
+    b.position_at_end(vhead)
+    i = b.phi(i64)
+    i.add_incoming(ir.Constant(i64, 0), pre_block)
+    flag_t = ir.VectorType(ir.IntType(1), width)
+    bad = b.phi(flag_t) if checked else None
+    if checked:
+        bad.add_incoming(ir.Constant(flag_t, None), pre_block)
+    whole = b.icmp_signed("<=", b.add(i, ir.Constant(i64, width)), n)
+    idx = _clamped(tr, i, n, last)  # (the partial block's, here where its stores see them)
+    b.cbranch(whole, fast_ld, slow_ld)
+
+    def raw_type(d):
+        return np.dtype(np.uint8) if d == _B else d
+    b.position_at_end(fast_ld)
+    fast = [b.load(b.bitcast(b.gep(ptr, [i]), tr.lltype(raw_type(d)).as_pointer()), align=d.itemsize)
+            for _, ptr, d in arrays]
+    b.branch(vbody)
+    b.position_at_end(slow_ld)
+    slow = []
+    for _, ptr, d in arrays:
+        vec = ir.Constant(tr.lltype(raw_type(d)), ir.Undefined)
+        for k, j in enumerate(idx):
+            vec = b.insert_element(vec, b.load(b.gep(ptr, [j])), ir.Constant(i32, k))
+        slow.append(vec)
+    b.branch(vbody)
+    b.position_at_end(vbody)
+    for (local, _, d), f, s in zip(arrays, fast, slow):
+        v = b.phi(f.type)
+        v.add_incoming(f, fast_ld)
+        v.add_incoming(s, slow_ld)
+        env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
+    env["TRIG_MAX"] = tr.const(vmath.TRIG_MAX, _F64)
+    values = _loop_values(tr, env, vexprs, outputs)
+    bad_next = bad
+    for a in checked:  # (NaN is not beyond: vmath's functions give NaN for it)
+        far, _ = tr.expr(_parse(f"abs({a}) > TRIG_MAX"), env)
+        bad_next = b.or_(bad_next, far)
+    b.cbranch(whole, fast_st, slow_st)
+    b.position_at_end(fast_st)
+    for ptr, (v, d) in zip(outs, values):
+        b.store(v, b.bitcast(b.gep(ptr, [i]), v.type.as_pointer()), align=d.itemsize)
+    b.branch(latch)
+    b.position_at_end(slow_st)
+    for ptr, (v, d) in zip(outs, values):
+        _store_clamped(tr, ptr, idx, v, d)
+    b.branch(latch)
+    b.position_at_end(latch)
+    i_next = b.add(i, ir.Constant(i64, width))
+    i.add_incoming(i_next, latch)
+    if checked:
+        bad.add_incoming(bad_next, latch)
+    b.cbranch(b.icmp_signed("<", i_next, n), vhead, vend)
+    b.position_at_end(vend)
+    if checked:
+        any_bad = b.icmp_unsigned("!=", b.bitcast(bad_next, ir.IntType(width)), ir.Constant(ir.IntType(width), 0))
+        b.cbranch(any_bad, c_loop, done)
+    else:
+        b.branch(done)
 
 
 def _parse(text: str):

@@ -1,30 +1,23 @@
-"""Kernels' machine code kept on disk and loaded without Numba.
+"""Kernels' machine code: compiled from LLVM IR, kept on disk and linked, all with llvmlite.
 
-Numba's own cache still needs Numba in the process: importing it and setting up its typing
-and target contexts (which import SciPy's BLAS) take 0.5-1 s, most of a first call whose
-kernels are all cached. So once Numba has compiled a kernel (a C-ABI `cfunc`), its object
-code is written beside the kernel's source (`<name>.o`, then `<name>.json`: the symbol to
-call, the external symbols it needs, the symbols it defines, and what the code was built
-for), and a later process links it with llvmlite's MCJIT alone (20-30 ms for a first call
-on an idle machine, importing llvmlite included) and calls it through ctypes.
-
-llvm_kernels.py's kernels come here as LLVM IR: `compile_ir` makes their object code with
-llvmlite (no Numba in the process), which is cached and linked the same way.
+llvm_kernels.py writes each element-wise kernel as LLVM IR; `compile_ir` makes its object code
+(MCJIT's code generator, for this CPU), `write` keeps it in the cache directory (`<name>.o`,
+then `<name>.json`: the symbol to call, the external symbols it needs, the symbols it
+defines, and what the code was built for), and `link` adds it to the process's engine, so a
+later process calls the kernel through ctypes without building its IR (20-30 ms for a first
+call on an idle machine, importing llvmlite included). Numba is never imported here.
 
 Such code is loaded only where it is sure to run: the bytes that were written (the metadata
 holds the object code's SHA-256 and a checksum of itself, so a truncated, damaged or
 half-written file is discarded and rebuilt, never linked: a damaged object file can crash the
-process); built for this CPU (name and features, as Numba's cache keys it), by this cache
-format, Numba and Python; every external symbol resolvable (the C
-library's math, Python's C API, and the three Numba runtime helpers a cfunc's wrapper
-declares, defined here); no symbol defined twice. Otherwise the caller compiles, or loads,
-the kernel through Numba as before.
+process); built for this CPU (name and features), by this cache format, llvmlite and Python;
+every external symbol resolvable (the C library's math); no symbol defined twice. Otherwise
+the caller compiles the kernel again.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib.util
 import json
 import os
 import struct
@@ -34,35 +27,9 @@ import threading
 import warnings
 from pathlib import Path
 
-# the Numba runtime helpers a cfunc's code may declare: the GIL around its wrapper's (never
-# taken) error path, and the destructor of a meminfo, which a kernel's arrays never have
-_STUBS = r"""
-declare i32 @PyGILState_Ensure()
-declare void @PyGILState_Release(i32)
-
-define void @numba_gil_ensure(i32* %state) {
-  %s = call i32 @PyGILState_Ensure()
-  store i32 %s, i32* %state
-  ret void
-}
-
-define void @numba_gil_release(i32* %state) {
-  %s = load i32, i32* %state
-  call void @PyGILState_Release(i32 %s)
-  ret void
-}
-
-define void @NRT_MemInfo_call_dtor(i8* %mi) {
-  ret void
-}
-"""
-
-# the layout of what this module writes (object code, metadata), and how the object code is
-# made (3: 512-bit vectors on AVX-512, kernels._prefer_wide_vectors); a cache entry of another
-# format is rebuilt
-FORMAT = 3
-
-DISCARDED: set[str] = set()  # kernels whose damaged cache entries this process deleted
+# the layout of what this module writes (object code, metadata), and what it keys the object
+# code by; a cache entry of another format is rebuilt
+FORMAT = 4
 
 _ENGINE: list = []      # [(llvmlite.binding, engine, defined symbols, build key)] once made
 _FAILED: list = []      # [True] once the engine could not be made
@@ -70,35 +37,28 @@ _LOCK = threading.Lock()  # one linking at a time: the engine is not thread-safe
 
 
 def _build_key() -> dict:
-    """What object code depends on besides its source: the CPU, Numba (its installed files,
-    found without importing it; importlib.metadata would cost 30-100 ms), llvmlite, Python."""
+    """What object code depends on besides its IR: the CPU, llvmlite (its LLVM), Python."""
     # optional dependency (comes with Numba), imported only when native code is cached
     import llvmlite
     import llvmlite.binding as llvm  # (the same optional dependency)
-    spec = importlib.util.find_spec("numba")
-    origin = spec.origin if spec is not None and spec.origin else ""
-    stamp = os.stat(origin).st_mtime_ns if origin else 0
     return {"format": FORMAT, "cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten(),
-            "numba": f"{origin}@{stamp}", "llvmlite": llvmlite.__version__, "python": sys.version}
+            "llvmlite": llvmlite.__version__, "python": sys.version}
 
 
 def _engine():
-    """The process's MCJIT engine (the stubs linked in), or None where llvmlite is missing."""
+    """The process's MCJIT engine, or None where llvmlite is missing."""
     if not _ENGINE and not _FAILED:
         try:
             import llvmlite.binding as llvm  # optional dependency (comes with Numba)
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            stubs = llvm.parse_assembly(_STUBS)
-            stubs.triple = llvm.get_process_triple()
+            empty = llvm.parse_assembly("")
+            empty.triple = llvm.get_process_triple()
             tm = llvm.Target.from_default_triple().create_target_machine(opt=0)
-            engine = llvm.create_mcjit_compiler(stubs, tm)
+            engine = llvm.create_mcjit_compiler(empty, tm)
             engine.finalize_object()
-            for name in ("numba_gil_ensure", "numba_gil_release", "NRT_MemInfo_call_dtor"):
-                if not llvm.address_of_symbol(name):  # Numba's own, where Numba is loaded
-                    llvm.add_symbol(name, engine.get_function_address(name))
             _ENGINE.append((llvm, engine, set(), _build_key()))
-        except Exception:  # noqa: BLE001 - any failure: kernels go through Numba
+        except Exception:  # noqa: BLE001 - any failure: no kernels can be linked
             _FAILED.append(True)
     return _ENGINE[0] if _ENGINE else None
 
@@ -111,7 +71,7 @@ def saved(folder: Path, name: str) -> bool:
 
 def load(folder: Path, name: str) -> int | None:
     """The address of kernel `name`'s entry point, linked from `folder`, or None (no usable
-    object code there: the caller goes through Numba or llvmlite, and writes it anew). An
+    object code there: the caller compiles it with llvmlite, and writes it anew). An
     entry whose bytes do not match its metadata's checksums is deleted, with a warning."""
     meta_path = folder / f"{name}.json"
     try:
@@ -179,7 +139,6 @@ def discard(folder: Path, name: str, why: str | None = None) -> None:
     if why is not None:
         warnings.warn(f"fgrad: the cached kernel {name} in {folder} is discarded and rebuilt: {why}.",
                       RuntimeWarning, stacklevel=3)
-    DISCARDED.add(name)
     for suffix in (".json", ".o"):
         try:
             (folder / f"{name}{suffix}").unlink()
@@ -265,29 +224,6 @@ def _elf_undefined(obj: bytes) -> set[str] | None:
     return out
 
 
-def save(folder: Path, name: str, cfunc) -> None:
-    """Write the object code of `cfunc` (a Numba cfunc just compiled, not loaded from Numba's
-    cache) as kernel `name`'s, atomically; nothing where Numba does not expose it."""
-    try:
-        lib = cfunc._library
-        obj = lib._get_compiled_object()
-        module = lib._final_module
-    except (AttributeError, RuntimeError):  # loaded from Numba's cache, or another Numba
-        return
-    undefined = _elf_undefined(obj)
-    if undefined is None:  # not ELF: its symbols unchecked, it is never linked here
-        return
-    externals = sorted(undefined | {f.name for f in module.functions
-                                    if f.is_declaration and not f.name.startswith("llvm.")}
-                       | {g.name for g in module.global_variables if g.is_declaration})
-    # strong definitions only: the linker keeps the first of weak and common ones (NRT_decref,
-    # the environment of numba.carray's implementation, which every kernel defines)
-    defines = sorted({v.name for v in [*module.functions, *module.global_variables]
-                      if not v.is_declaration and v.linkage.name == "external"})
-    meta = {"symbol": cfunc.native_name, "externals": externals, "defines": defines, "build": _build_key()}
-    write(folder, name, obj, meta)
-
-
 def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
     """Write object code `obj` and its `meta` as kernel `name`'s, atomically (nothing where
     the folder is unwritable). The metadata records the object code's size and SHA-256 and
@@ -299,7 +235,7 @@ def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
             write_atomic(folder / f"{name}{suffix}", data)
     except OSError:
-        pass  # an unwritable cache: Numba's own cache still serves
+        pass  # an unwritable cache: the kernel is compiled again by the next process
 
 
 def cache_dir() -> Path:

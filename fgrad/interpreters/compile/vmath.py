@@ -1,14 +1,18 @@
-"""Vectorisable float64 math for Numba kernels: exp, log, tanh, sin, cos and the logistic
+"""Vectorisable float64 math for compiled kernels: exp, log, tanh, sin, cos and the logistic
 function written without calls and without branches (range reduction by arithmetic, special
-values by selects), so that LLVM's loop vectorizer turns a kernel's loop over them into SIMD
-code. Numba's own `math.exp` etc. call the C library one element at a time (tanh about
-15 ns), which is slower than NumPy's SIMD loops; these take about 1 ns an element.
+values by selects), so that a kernel computes them on vectors of elements. The C library's
+`exp` etc. compute one element at a time (tanh about 15 ns), which is slower than NumPy's
+SIMD loops; these take about 1 ns an element.
 
-Kernels import them from one generated module (kernels.py, made from `numba_source`,
-compiled once and cached by Numba, force-inlined into each kernel), with `_f2i`/`_i2f`
-(a float64's bits as an int64 and back) defined as Numba intrinsics; here they are plain
-Python, so the functions also run, slowly, outside Numba (tests/interpreters/compile/test_lowerings.py
-checks both against NumPy and a long-double reference).
+This Python source is the one definition. A region's kernel (llvm_kernels.py) translates it
+into LLVM IR on vectors, `_f2i`/`_i2f` (a float64's bits as an int64 and back) as bitcasts,
+inlined at each use or, in kernels under `INLINE` elements, called; loops.py's Numba loops
+import it from one generated module (kernels.py, made from `numba_source`, compiled once
+and cached by Numba), with `_f2i`/`_i2f` as Numba intrinsics. Here they are plain Python, so
+the functions also run, slowly, on their own: every runtime computes the same IEEE
+operations in the same order and gives the same bits (tests/interpreters/compile/
+test_vmath_llvm.py and test_lowerings.py check that, and the errors below against NumPy and a
+long-double reference).
 
 A float32 argument takes the float32 versions (`VECTOR32`, chosen by the argument's dtype
 only): the same reductions in float64, then polynomials of about half the degree, enough for
@@ -39,10 +43,16 @@ import struct
 
 import numpy as np
 
-# Kernels over at least this many elements compute with these functions (LLVM vectorises
-# them), smaller ones with the C library's (which compiles faster). A function of the shape
-# only: what a program computes never depends on measured speed (scalar.MATH).
-LARGE = 1024
+# Kernels over at least this many elements compute with these functions, smaller ones with
+# the C library's, which compiles faster: a kernel of a few hundred elements already repays
+# vmath's compilation within a few hundred calls, a smaller one only after thousands.
+# Kernels over INLINE elements or more inline the functions at each use (the fastest loop;
+# compiling them grows with each use), smaller ones call one copy of each (a loop about a
+# third slower that compiles several times faster), so a size whose run is short does not
+# wait on a long compilation. Functions of the shape only: what a program computes never
+# depends on measured speed (scalar.MATH), and both ways give the same bits.
+LARGE = 256
+INLINE = 1024
 # Arguments of sin and cos up to this size are reduced exactly enough by the three-part
 # reduction (n * _PIO2_1 is exact while n < 2^20); larger ones go to the C library.
 TRIG_MAX = 1.0e6
@@ -61,12 +71,12 @@ _TWO54 = 18014398509481984.0
 
 
 def _f2i(x):
-    """The bits of float64 `x` as an int64 (a Numba intrinsic in kernels)."""
+    """The bits of float64 `x` as an int64 (a bitcast in compiled code)."""
     return struct.unpack("<q", struct.pack("<d", x))[0]
 
 
 def _i2f(i):
-    """The float64 with bits `i` (a Numba intrinsic in kernels)."""
+    """The float64 with bits `i` (a bitcast in compiled code)."""
     return struct.unpack("<d", struct.pack("<q", int(i)))[0]
 
 

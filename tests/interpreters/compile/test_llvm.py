@@ -1,11 +1,12 @@
 """The LLVM kernel backend (compile/llvm_kernels.py): element-wise kernels written as LLVM IR
-and compiled with llvmlite, without Numba.
+and compiled with llvmlite, without Numba (the only code generator of a region's kernel).
 
 Its types follow Numba's (checked here against Numba's own typing of every pair of dtypes),
-so its kernels compute what the Numba kernels compute: every lowering in every dtype equals
-the impl (bit for bit where the operation is exact) and the Numba kernel; a kernel it cannot
-translate goes to Numba; a fresh process's jit(grad) of W1 never imports Numba, and a later
-process links the cached object code without compiling."""
+so its kernels compute what loops.py's Numba loops compute from the same expressions: every
+lowering in every dtype equals the impl (bit for bit where the operation is exact); vmath's
+kernels are its too; an expression it cannot translate, or IR llvmlite cannot compile, is a
+clear error; a fresh process's jit(grad) of W1 never imports Numba, and a later process
+links the cached object code without compiling."""
 from __future__ import annotations
 
 import itertools
@@ -21,7 +22,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad.core.errors import FgradNotImplementedError
+from fgrad.core.errors import FgradNotImplementedError, FgradRuntimeError, FgradValueError
 from fgrad.core.ir import Var
 from fgrad.interpreters.compile import Program, kernels, llvm_kernels
 from fgrad.interpreters.compile.scalar import KERNEL_DTYPES
@@ -94,11 +95,10 @@ def test_types_are_numbas():
 # --- every lowering, both backends -----------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_llvm_kernel_lowerings_match_impls_and_numba(dtype, backend):
+def test_llvm_kernel_lowerings_match_impls(dtype, backend):
     """One LLVM kernel per dtype computes every lowering's result for every pair of special
     values (signed zeros, infinities, NaN, integer extremes, division by zero): each equals
-    the impl (bit for bit, or within the lowering tests' ulps for library functions) and the
-    Numba kernel of the same program, bit for bit."""
+    the impl (bit for bit, or within the lowering tests' ulps for library functions)."""
     x, y, p = lowerings._pairs(np.dtype(dtype))
     apps = lowerings._applications(x, y, p)
     invars = {id(x): Var(lowerings._aval(x)), id(y): Var(lowerings._aval(y)), id(p): Var(lowerings._aval(p))}
@@ -108,14 +108,8 @@ def test_llvm_kernel_lowerings_match_impls_and_numba(dtype, backend):
     (spec,) = _kernel_specs(program)
     assert spec.llvm is not None and "LLVM IR written by" in program.as_text()
     got = program(x, y, p)
-    backend("numba")
-    numba_program = Program(closed, min_kernel_eqns=1)
-    assert _kernel_specs(numba_program)[0].llvm is None
-    ref = numba_program(x, y, p)
-    for (prim, params, _, want), g, r in zip(apps, got, ref):
-        what = f"{prim.name}{params or ''} on {dtype}"
-        lowerings.assert_same(g, want, prim.name in lowerings.INEXACT, what)
-        lowerings.assert_same(g, r, False, what + " (LLVM vs Numba)")
+    for (prim, params, _, want), g in zip(apps, got):
+        lowerings.assert_same(g, want, prim.name in lowerings.INEXACT, f"{prim.name}{params or ''} on {dtype}")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=str)
@@ -126,46 +120,49 @@ def test_llvm_mixed_dtype_programs_keep_dtypes_and_values(dtype, backend):
     lowerings.test_compiled_programs_keep_dtypes_and_values(dtype, 16)
 
 
-def test_large_kernels_with_vmath_stay_with_numba_and_arithmetic_ones_do_not(backend):
-    """A kernel over vmath.LARGE elements that uses vmath's functions is Numba's; one of pure
-    arithmetic is the LLVM backend's at any size."""
+def test_large_kernels_with_vmath_are_llvm_kernels_too(backend):
+    """A kernel over vmath.LARGE elements that uses vmath's functions is written as LLVM IR,
+    like one of pure arithmetic, at any size."""
     backend("auto")
     x = np.linspace(-2.0, 2.0, 4096)
     trig = Program(fgrad.make_jaxpr(lambda v: fnp.sin(v * 2.0 + 1.0) * v - 3.0)(x))
     arith = Program(fgrad.make_jaxpr(lambda v: (v * 2.0 + 1.0) * v - 3.0)(x))
-    assert _kernel_specs(trig)[0].llvm is None
+    assert _kernel_specs(trig)[0].llvm is not None and "fg_vsin" in trig.as_text()
     assert _kernel_specs(arith)[0].llvm is not None
     np.testing.assert_array_equal(arith(x)[0], (x * 2.0 + 1.0) * x - 3.0)
     np.testing.assert_allclose(trig(x)[0], np.sin(x * 2.0 + 1.0) * x - 3.0, rtol=1e-14, atol=1e-14)
 
 
-# --- the fallback ------------------------------------------------------------------------------
+# --- errors ------------------------------------------------------------------------------------
 
 def _pow_mul_lowering(x, y):
-    # x * y written as (x * y) ** 1.0: exact (pow(v, 1) is v), which Numba compiles and the
-    # translator rejects (it has no ** operator)
+    # x * y written as (x * y) ** 1.0: exact (pow(v, 1) is v), which the translator rejects
+    # (it has no ** operator)
     return f"(({x} * {y}) ** 1.0)" if x.dtype.kind == "f" else None
 
 
-def test_an_expression_the_translator_rejects_goes_to_numba(backend, monkeypatch):
+@pytest.mark.parametrize("mode", ["auto", "llvm"])
+def test_an_expression_the_translator_rejects_is_an_error(backend, monkeypatch, mode):
+    """No other code generator takes over: the error names the kernel, the expression and
+    what to do."""
     monkeypatch.setattr(ew.mul_p, "lowering", _pow_mul_lowering)
     x = np.linspace(-3.0, 3.0, 11)
-
-    def f(v):
-        return fnp.tanh(v * v + 1.0) - v
-    closed = fgrad.make_jaxpr(f)(x)
-    backend("auto")
-    program = Program(closed)
-    (spec,) = _kernel_specs(program)
-    assert spec.llvm is None and "@numba.cfunc" in spec.source and "** 1.0" in spec.source
-    np.testing.assert_array_equal(program(x)[0], np.tanh(x * x + 1.0) - x)
-    backend("llvm")  # no fallback allowed: an error that says so
-    with pytest.raises(FgradNotImplementedError, match="cannot translate"):
+    closed = fgrad.make_jaxpr(lambda v: fnp.tanh(v * v + 1.0) - v)(x)
+    backend(mode)
+    with pytest.raises(FgradNotImplementedError, match=r"cannot translate it \(.*\*\*"):
         Program(closed)
 
 
-def test_llvmlite_failure_falls_back_to_numba(backend, monkeypatch):
-    """Where llvmlite cannot compile a kernel's IR, Numba builds the same kernel."""
+def test_backend_names_only_llvm_modes(backend):
+    """FGRAD_KERNELS=numba (the removed backend) is an error that lists the values it takes."""
+    backend("numba")
+    x = np.linspace(-3.0, 3.0, 11)
+    with pytest.raises(FgradValueError, match="'auto'.*'llvm'"):
+        Program(fgrad.make_jaxpr(lambda v: fnp.tanh(v * v + 1.0) - v)(x))
+
+
+def test_llvmlite_failure_is_an_error(backend, monkeypatch):
+    """Where llvmlite cannot compile a kernel's IR, loading the program says so."""
     from fgrad.interpreters.compile import native
     monkeypatch.setattr(native, "compile_ir", lambda *args: None)
     monkeypatch.setattr(native, "load", lambda *args: None)
@@ -173,10 +170,10 @@ def test_llvmlite_failure_falls_back_to_numba(backend, monkeypatch):
     x = np.linspace(-3.0, 3.0, 13)
     program = Program(fgrad.make_jaxpr(lambda v: fnp.exp(v * 0.25 - 1.0) * v + 0.5)(x))
     (spec,) = _kernel_specs(program)
-    assert spec.llvm is not None
     kernels._LOADED.pop(spec.name, None)
-    np.testing.assert_allclose(program(x)[0], np.exp(x * 0.25 - 1.0) * x + 0.5, rtol=1e-15)
-    assert spec.fallback.name in kernels._LOADED
+    with pytest.raises(FgradRuntimeError, match="llvmlite could not compile"):
+        program(x)
+    assert spec.name not in kernels._LOADED
 
 
 # --- a cold process -------------------------------------------------------------------------
@@ -207,15 +204,11 @@ def _w1(cache, kernels_backend: str) -> dict:
 
 def test_cold_w1_jit_grad_does_not_import_numba(tmp_path):
     """W1's jit(grad) in a fresh process with an empty cache: its kernel is compiled by
-    llvmlite, Numba is never imported, and the result is the Numba backend's, bit for bit;
-    the next process links the cached object code (nothing compiled)."""
+    llvmlite and Numba is never imported; the next process links the cached object code
+    (nothing compiled), with the same bits."""
     cold = _w1(tmp_path / "llvm", "auto")
     assert cold["numba"] is False and cold["llvm_compiled"] >= 1 and cold["disk_cache_hits"] == 0
     warm = _w1(tmp_path / "llvm", "auto")
     assert warm["numba"] is False and warm["llvm_compiled"] == 0
     assert warm["disk_cache_hits"] == warm["kernels_built"] == cold["kernels_built"]
-    ref = _w1(tmp_path / "numba", "numba")
-    assert ref["numba"] is True and ref["llvm_compiled"] == 0
-    assert cold["out"] == warm["out"] == ref["out"]
-
-
+    assert cold["out"] == warm["out"]

@@ -353,7 +353,7 @@ def test_vmath_max_ulp_error(name):
 
 def test_vmath_in_python_gives_the_kernels_bits():
     """vmath's functions run as plain Python too (_f2i/_i2f through struct), with the same
-    results as in a Numba kernel: one algorithm, two runtimes."""
+    results as in a compiled kernel: one algorithm, two runtimes."""
     from fgrad.interpreters.compile import vmath
     from fgrad.interpreters.compile.vmath import LARGE
     x = _wide(np.float64, LARGE, 1e-5, 300.0)
