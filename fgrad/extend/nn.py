@@ -16,9 +16,14 @@ Helpers:
   nll(logp, target, weight, ignore_index, reduction, label_smoothing, name): the negative
     log-likelihood of log-probabilities [N, C, ...] or [C] at class indices or class
     probabilities (nll_loss and cross_entropy with label smoothing), errors naming `name`.
+
+Module:
+  onednn: the optional oneDNN binding (fgrad.ops.nn.onednn); rnn_scan's loops use its cached
+    matmul primitives for the per-step GEMMs.
 """
 from __future__ import annotations
 
+from ..ops.nn import onednn  # noqa: F401  (fgrad.torch.nn's recurrent GEMMs)
 from ..ops.nn import (avg_pool2d, conv2d, conv2d_input_grad, conv2d_weight_grad, cross_entropy, fold, linear,
                       log_softmax, max_pool2d, max_pool2d_indices, nll_loss, relu, resample, softmax, softplus,
                       unfold)
