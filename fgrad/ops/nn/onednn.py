@@ -595,3 +595,144 @@ def conv_backward_weights(x: np.ndarray, g: np.ndarray, k_hw: tuple[int, int], s
         return None
     out = np.empty(w_shape, x.dtype)
     return out if _execute(conv, {"x": _c(x), "y": _c(g), "w": out}, "weight gradient") else None
+
+
+# --- matrix products (the recurrent GEMMs of rnn_scan) ----------------------------------------
+# A small product such as an LSTM step's [20, 256] x [256, 1024] is called T times per layer
+# with the same shapes: the primitive is built once per geometry, its argument array once,
+# and each call only swaps the three data handles. The caller decides from shapes, dtype and
+# availability alone (never from timings), so every run of a program takes the same kernel.
+
+_MATMUL_SIGNATURES_SET: dict = {}
+
+
+def _matmul_symbols(lib: _Library) -> None:
+    """Declare the C functions the products use (once per library)."""
+    if _MATMUL_SIGNATURES_SET.get(id(lib)):
+        return
+    pp, i, d = ctypes.POINTER(_p), ctypes.c_int, ctypes.POINTER(ctypes.c_int64)
+    C = lib.lib
+    C.dnnl_memory_desc_create_with_strides.argtypes = [pp, i, d, i, d]
+    C.dnnl_memory_desc_create_with_strides.restype = i
+    C.dnnl_matmul_primitive_desc_create.argtypes = [pp, _p, _p, _p, _p, _p, _p]
+    C.dnnl_matmul_primitive_desc_create.restype = i
+    _MATMUL_SIGNATURES_SET[id(lib)] = True
+
+
+class _StridedDesc(_Desc):
+    """A 2-D memory descriptor with explicit strides in elements (a transposed view, or rows
+    of a wider array)."""
+
+    def __init__(self, lib: _Library, dims: Sequence[int], dt: int, strides: Sequence[int]) -> None:
+        self.lib = lib
+        self.md = _p()
+        lib.check(lib.lib.dnnl_memory_desc_create_with_strides(
+            ctypes.byref(self.md), len(dims), _Dims(*dims), dt, _Dims(*strides)),
+            "dnnl_memory_desc_create_with_strides")
+
+
+class Matmul:
+    """out[M, N] = a[M, K] @ b[K, N] by oneDNN's matmul primitive for one geometry: shapes,
+    and strides in elements (so b may be a transposed view and out rows of a wider array).
+    Use `matmul_primitive` to get one (cached), and run it inside `running()`."""
+
+    def __init__(self, lib: _Library, M: int, K: int, N: int, dt: int, a_strides: tuple,
+                 b_strides: tuple, out_strides: tuple) -> None:
+        _matmul_symbols(lib)
+        self.lib = lib
+        self.shapes = ((M, K), (K, N), (M, N))
+        self.strides = (a_strides, b_strides, out_strides)
+        descs = [_StridedDesc(lib, dims, dt, st) for dims, st in zip(self.shapes, self.strides)]
+        pd = _p()
+        lib.check(lib.lib.dnnl_matmul_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, descs[0].md, descs[1].md, None, descs[2].md, lib.attr),
+            "dnnl_matmul_primitive_desc_create")
+        self.prim = _Primitive(lib, pd)
+        self.mems = [_Memory(lib, desc.md) for desc in descs]
+        args = list(zip((_ARG_SRC, _ARG_WEIGHTS, _ARG_DST), self.mems))
+        self.work = []
+        scratch = _scratch_memory(lib, self.prim)
+        if scratch is not None:
+            args.append((_ARG_SCRATCHPAD, scratch[0]))
+            self.work.extend(scratch)  # the memory object too: c_args holds only its handle
+        self.c_args = self.prim.arguments(args)
+        self.n_args = len(args)
+        C = lib.lib
+        # bound once: the per-call path is three handle swaps and one execution
+        self._set = C.dnnl_memory_set_data_handle
+        self._exec = C.dnnl_primitive_execute
+        self._handles = [m.mem for m in self.mems]
+        self._prim = self.prim.prim
+
+    def fits(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+        """Whether the arrays have this primitive's shapes and strides."""
+        return (a.shape, b.shape, out.shape) == self.shapes and (
+            _elem_strides(a), _elem_strides(b), _elem_strides(out)) == self.strides
+
+    def __call__(self, a_ptr: int, b_ptr: int, out_ptr: int) -> None:
+        """Compute out = a @ b from the arrays' data addresses (`arr.ctypes.data`), which
+        must have the shapes and strides this primitive was built for (see `fits`)."""
+        s, h = self._set, self._handles
+        s(h[0], a_ptr)
+        s(h[1], b_ptr)
+        s(h[2], out_ptr)
+        status = self._exec(self._prim, self.lib.stream(), self.n_args, self.c_args)
+        if status != _SUCCESS:
+            self.lib.check(status, "dnnl_primitive_execute (matmul)")
+
+
+def _elem_strides(a: np.ndarray) -> tuple:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def matmul_primitive(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Matmul | None:
+    """The cached matmul primitive for out = a @ b with these arrays' shapes, strides and
+    dtype, or None when oneDNN is unavailable, the dtype is not float32, a stride is not a
+    whole number of elements or not positive, or oneDNN has no kernel for the geometry (the
+    caller then multiplies with NumPy). The answer depends on those alone.
+
+    Args:
+        a: [M, K]; b: [K, N] (a transposed view is fine); out: [M, N] to write.
+
+    Returns:
+        A `Matmul`, or None.
+    """
+    lib = library()
+    if (lib is None or a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or a.shape[1] != b.shape[0]
+            or out.shape != (a.shape[0], b.shape[1]) or not (a.dtype == b.dtype == out.dtype)
+            or a.dtype not in _DTYPES or 0 in a.shape or 0 in b.shape):
+        return None
+    if any(s % x.itemsize or s <= 0 for x in (a, b, out) for s in x.strides):
+        return None
+    if not (a.flags.aligned and b.flags.aligned and out.flags.aligned):
+        return None
+    M, K = a.shape
+    N = b.shape[1]
+    strides = (_elem_strides(a), _elem_strides(b), _elem_strides(out))
+    key = ("matmul", M, K, N, a.dtype.str, strides, lib.threads()[1])
+    entries = _cache.entries
+    prim = entries.get(key)
+    if prim is None:
+        try:
+            with _openmp_threads(lib):
+                prim = Matmul(lib, M, K, N, _DTYPES[a.dtype], *strides)
+        except OneDNNError:
+            prim = _UNSUPPORTED
+        entries[key] = prim
+        while len(entries) > _cache.max_items:
+            entries.popitem(last=False)
+    else:
+        entries.move_to_end(key)
+    return None if prim is _UNSUPPORTED else prim
+
+
+@contextlib.contextmanager
+def running():
+    """OpenMP's thread count set for oneDNN (see `_Library.threads`) around a loop of
+    `Matmul` calls, once for the whole loop rather than per call; a no-op without oneDNN."""
+    lib = library()
+    if lib is None:
+        yield
+        return
+    with _openmp_threads(lib):
+        yield

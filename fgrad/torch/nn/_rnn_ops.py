@@ -50,6 +50,7 @@ from ...core.rules import shape_of
 from ...core.trace import aval_of
 from ...extend import lax as xlax
 from ...extend import nn as nnops
+from ...extend.nn import onednn
 from ...extend.batching import loop_batch
 from ...extend.lax import broadcast_in_dim, concatenate, dot_general, move_axis, reshape
 from ...extend.lax import slice as _slice
@@ -161,7 +162,44 @@ def _sigmoid_into(x, out, xp):
     out += 0.5
 
 
+def _times(b, xp):
+    """mm(a, out): out = a @ b for the recurrent GEMMs of a loop (b fixed, a and out changing).
+
+    float32 NumPy arrays with oneDNN installed: oneDNN's matmul primitive, built once per
+    geometry (shapes and strides) and reused every step; a few rows times W_hh take ~0.6-0.8x
+    of OpenBLAS's time there. Otherwise NumPy's matmul, with b copied once to row-major:
+    OpenBLAS multiplies a few rows by a transposed view ~1.6x slower than by a contiguous
+    matrix. The choice depends on the dtype, the shapes and the library alone, so every run
+    of a program (eager, jit, replayed) computes the same bits."""
+    if xp is np and b.dtype == np.float32 and onednn.available():
+        plans: dict = {}
+        b_ptr = b.ctypes.data
+
+        def mm(a, out):
+            key = (a.strides, out.strides)
+            plan = plans.get(key)
+            if plan is None:  # per stride pattern: h0 and the rows of Y differ
+                plan = plans[key] = onednn.matmul_primitive(a, b, out) or False
+            if plan:
+                plan(a.ctypes.data, b_ptr, out.ctypes.data)
+            else:
+                np.matmul(a, b, out=out)
+            return out
+        return mm
+    bc = xp.ascontiguousarray(b)
+
+    def mm(a, out):
+        return xp.matmul(a, bc, out=out)
+    return mm
+
+
 def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
+    with onednn.running():
+        return _scan_loop(*xs, mode=mode, reverse=reverse, lengths=lengths, has_bias=has_bias,
+                          has_proj=has_proj, xp=xp)
+
+
+def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
     xw, h0, c0, w_hh, b_hh, w_hr = _split(xs, mode, has_bias, has_proj)
     T, B, G = xw.shape
     Hr = h0.shape[1]
@@ -172,10 +210,8 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
         return Y
     # LSTM and plain RNNs add b_hh to the gates: folded into the input projection once
     xwb = xw + b_hh if has_bias and mode != "GRU" else xw
-    # W_hh^T copied once to row-major: OpenBLAS multiplies a few rows by a transposed view
-    # about 1.6x slower than by a contiguous matrix, and the copy is one pass over W_hh
-    w_t = xp.ascontiguousarray(w_hh.T)
-    w_hr_t = xp.ascontiguousarray(w_hr.T) if has_proj else None
+    times_w = _times(w_hh.T, xp)                          # h -> h W_hh^T
+    times_wr = _times(w_hr.T, xp) if has_proj else None    # m -> m W_hr^T
     idle = _idle_rows(lengths, T, xp)
     gates = xp.empty((B, G), xw.dtype)
     if mode == "LSTM":  # per gate column: x -> x/2 (sigmoid) or x (tanh); t -> t/2 + 1/2 or t
@@ -192,13 +228,13 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
     for s in range(T):
         t = T - 1 - s if reverse else s
         row = Y[t]
-        xp.matmul(h, w_t, out=gates)
+        times_w(h, gates)
         if kern is not None:  # the element-wise part of the step in one pass (Numba)
             rows = idle[t]
             keep_c = None if rows is None else c[rows]
             kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj, half, half_shift)
             if has_proj:
-                xp.matmul(m_buf, w_hr_t, out=row[:, :Hr])
+                times_wr(m_buf, row[:, :Hr])
             if rows is not None:
                 row[rows, :Hr] = h[rows]
                 row[rows, Hr:S] = keep_c
@@ -222,7 +258,7 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
             row[:, S:] = gates
             row[:, Hr:S] = cn
             if has_proj:
-                xp.matmul(m, w_hr_t, out=row[:, :Hr])
+                times_wr(m, row[:, :Hr])
             else:
                 row[:, :H] = m
         elif mode == "GRU":
@@ -264,6 +300,12 @@ def _scan_impl(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
 
 def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     """The cotangents of every input, raveled and concatenated in input order."""
+    with onednn.running():
+        return _bwd_loop(ct, Y, *xs, mode=mode, reverse=reverse, lengths=lengths, has_bias=has_bias,
+                         has_proj=has_proj, xp=xp)
+
+
+def _bwd_loop(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     xw, h0, c0, w_hh, b_hh, w_hr = _split(xs, mode, has_bias, has_proj)
     T, B, G = xw.shape
     Hr = h0.shape[1]
@@ -283,6 +325,12 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     dhp_all = xp.zeros((T, B, Hr), dt) if has_proj else None     # cotangent of each m W_hr^T
     m_all = xp.zeros((T, B, H), dt) if has_proj else None
     dh = xp.zeros((B, Hr), dt)
+    # the state cotangent alternates between two buffers: a step reads the old one (idle rows)
+    # while the GEMM writes the new one
+    dh_bufs = (xp.empty((B, Hr), dt), xp.empty((B, Hr), dt))
+    times_w = _times(w_hh, xp)                                    # da -> da W_hh
+    times_wr = _times(w_hr, xp) if has_proj else None             # dh -> dh W_hr
+    dm_buf = xp.empty((B, H), dt) if has_proj else None
     dc = xp.zeros((B, H), dt) if mode == "LSTM" else None
     kern = _lstm_kernels()[1] if mode == "LSTM" and xp is np and dt in (np.float32, np.float64) else None
     if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
@@ -309,7 +357,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
                 m_all[t] = o * tc
                 if rows is not None:
                     dhp_all[t, rows] = 0
-                dm = dh @ w_hr
+                dm = times_wr(dh, dm_buf)
             else:
                 dm = dh
             if kern is not None:  # the element-wise part of the step in one pass (Numba)
@@ -318,7 +366,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
                 if rows is not None:
                     dc[rows] = keep_dc
                     da[rows] = 0
-                dh = _step_back(da @ w_hh, dh, rows)
+                dh = _step_back(times_w(da, dh_bufs[s % 2]), dh, rows)
                 continue
             d_i, d_f, d_g, d_o = da[:, :H], da[:, H:2 * H], da[:, 2 * H:3 * H], da[:, 3 * H:]
             xp.multiply(dm, tc, out=d_o)
@@ -340,7 +388,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
             if rows is not None:
                 dc[rows] = keep_dc
                 da[rows] = 0
-            dh_new = da @ w_hh
+            dh_new = times_w(da, dh_bufs[s % 2])
         elif mode == "GRU":
             h_prev = h0 if tp is None else Y[tp][:, :H]
             a = row[:, H:4 * H]
@@ -365,7 +413,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
             if rows is not None:
                 da[rows] = 0
                 dhh[rows] = 0
-            dh_new = dhh @ w_hh
+            dh_new = times_w(dhh, dh_bufs[s % 2])
             dh_new += dh * z
         else:
             if mode == "RNN_TANH":
@@ -374,7 +422,7 @@ def _bwd_impl(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
                 xp.multiply(dh, row > 0, out=da)
             if rows is not None:
                 da[rows] = 0
-            dh_new = da @ w_hh
+            dh_new = times_w(da, dh_bufs[s % 2])
         dh = _step_back(dh_new, dh, rows)
     # the weight gradients: one GEMM over all steps (idle rows contribute 0)
     if T:
