@@ -634,34 +634,59 @@ class _StridedDesc(_Desc):
 class Matmul:
     """out[M, N] = a[M, K] @ b[K, N] by oneDNN's matmul primitive for one geometry: shapes,
     and strides in elements (so b may be a transposed view and out rows of a wider array).
-    Use `matmul_primitive` to get one (cached), and run it inside `running()`."""
+    Use `matmul_primitive` to get one (cached), and run it inside `running()`.
+
+    b is set once (`set_b`) and then multiplied by many a's: with `packed`, oneDNN chooses
+    b's layout (blocks that its small-M kernels read faster) and `set_b` reorders b into a
+    buffer of the primitive; otherwise the primitive reads b where it is."""
 
     def __init__(self, lib: _Library, M: int, K: int, N: int, dt: int, a_strides: tuple,
-                 b_strides: tuple, out_strides: tuple) -> None:
+                 b_strides: tuple, out_strides: tuple, packed: bool) -> None:
         _matmul_symbols(lib)
         self.lib = lib
         self.shapes = ((M, K), (K, N), (M, N))
         self.strides = (a_strides, b_strides, out_strides)
         descs = [_StridedDesc(lib, dims, dt, st) for dims, st in zip(self.shapes, self.strides)]
+        b_desc = _Desc(lib, (K, N), dt, _TAG_ANY) if packed else descs[1]
         pd = _p()
         lib.check(lib.lib.dnnl_matmul_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, descs[0].md, descs[1].md, None, descs[2].md, lib.attr),
+            ctypes.byref(pd), lib.engine, descs[0].md, b_desc.md, None, descs[2].md, lib.attr),
             "dnnl_matmul_primitive_desc_create")
         self.prim = _Primitive(lib, pd)
         self.mems = [_Memory(lib, desc.md) for desc in descs]
-        args = list(zip((_ARG_SRC, _ARG_WEIGHTS, _ARG_DST), self.mems))
-        self.work = []
+        self.work: list = []
+        self._reorder = None
+        b_mem = self.mems[1]
+        md = self.prim.md(_QUERY_WEIGHTS)
+        if not lib.lib.dnnl_memory_desc_equal(md, descs[1].md):
+            # the chosen layout differs from b's: a buffer in it, filled by a reorder
+            b_mem = _Memory(lib, md)
+            buf = np.empty(max(b_mem.nbytes, 1), np.uint8)
+            b_mem.bind(buf.ctypes.data)
+            self.work += [b_mem, buf]
+            rpd = _p()
+            lib.check(lib.lib.dnnl_reorder_primitive_desc_create(
+                ctypes.byref(rpd), descs[1].md, lib.engine, md, lib.engine, lib.attr),
+                "dnnl_reorder_primitive_desc_create")
+            reorder = _Primitive(lib, rpd)
+            rargs = [(_ARG_FROM, self.mems[1]), (_ARG_TO, b_mem)]
+            rscratch = _scratch_memory(lib, reorder)
+            if rscratch is not None:
+                rargs.append((_ARG_SCRATCHPAD, rscratch[0]))
+                self.work.extend(rscratch)
+            self._reorder = (reorder, reorder.arguments(rargs))
+        args = [(_ARG_SRC, self.mems[0]), (_ARG_WEIGHTS, b_mem), (_ARG_DST, self.mems[2])]
         scratch = _scratch_memory(lib, self.prim)
         if scratch is not None:
             args.append((_ARG_SCRATCHPAD, scratch[0]))
             self.work.extend(scratch)  # the memory object too: c_args holds only its handle
         self.c_args = self.prim.arguments(args)
         self.n_args = len(args)
-        C = lib.lib
-        # bound once: the per-call path is three handle swaps and one execution
-        self._set = C.dnnl_memory_set_data_handle
-        self._exec = C.dnnl_primitive_execute
-        self._handles = [m.mem for m in self.mems]
+        self.b_owner: object = None  # who set b last (a primitive is shared by its geometry)
+        # bound once: the per-call path is two handle swaps and one execution
+        self._set = lib.lib.dnnl_memory_set_data_handle
+        self._exec = lib.lib.dnnl_primitive_execute
+        self._a, self._out = self.mems[0].mem, self.mems[2].mem
         self._prim = self.prim.prim
 
     def fits(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
@@ -669,13 +694,24 @@ class Matmul:
         return (a.shape, b.shape, out.shape) == self.shapes and (
             _elem_strides(a), _elem_strides(b), _elem_strides(out)) == self.strides
 
-    def __call__(self, a_ptr: int, b_ptr: int, out_ptr: int) -> None:
-        """Compute out = a @ b from the arrays' data addresses (`arr.ctypes.data`), which
-        must have the shapes and strides this primitive was built for (see `fits`)."""
-        s, h = self._set, self._handles
-        s(h[0], a_ptr)
-        s(h[1], b_ptr)
-        s(h[2], out_ptr)
+    def set_b(self, b: np.ndarray, owner: object = None) -> None:
+        """Use b (this primitive's shape and strides) for the products that follow; packed,
+        b is copied into the primitive's layout now, so later changes to b are not seen.
+        `owner` is recorded in `b_owner` (so that a caller sharing the primitive can tell
+        whether b is still its own)."""
+        self.mems[1].bind(b.ctypes.data)
+        if self._reorder is not None:
+            reorder, c_args = self._reorder
+            reorder.run(c_args)
+        self.b_owner = owner
+
+    def __call__(self, a_ptr: int, out_ptr: int) -> None:
+        """Compute out = a @ b from the data addresses (`arr.ctypes.data`) of a and out,
+        which must have the shapes and strides this primitive was built for (see `fits`),
+        with the b of the last `set_b`."""
+        s = self._set
+        s(self._a, a_ptr)
+        s(self._out, out_ptr)
         status = self._exec(self._prim, self.lib.stream(), self.n_args, self.c_args)
         if status != _SUCCESS:
             self.lib.check(status, "dnnl_primitive_execute (matmul)")
@@ -685,14 +721,15 @@ def _elem_strides(a: np.ndarray) -> tuple:
     return tuple(s // a.itemsize for s in a.strides)
 
 
-def matmul_primitive(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Matmul | None:
+def matmul_primitive(a: np.ndarray, b: np.ndarray, out: np.ndarray, packed: bool = False) -> Matmul | None:
     """The cached matmul primitive for out = a @ b with these arrays' shapes, strides and
-    dtype, or None when oneDNN is unavailable, the dtype is not float32, a stride is not a
-    whole number of elements or not positive, or oneDNN has no kernel for the geometry (the
+    dtype (b in oneDNN's layout when `packed`: for many products with one b), or None when
+    oneDNN is unavailable, the dtype is not float32, a stride is not a whole number of elements or not positive, or oneDNN has no kernel for the geometry (the
     caller then multiplies with NumPy). The answer depends on those alone.
 
     Args:
         a: [M, K]; b: [K, N] (a transposed view is fine); out: [M, N] to write.
+        packed: let oneDNN choose b's layout (`Matmul.set_b` then reorders b into it).
 
     Returns:
         A `Matmul`, or None.
@@ -709,13 +746,13 @@ def matmul_primitive(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Matmul | 
     M, K = a.shape
     N = b.shape[1]
     strides = (_elem_strides(a), _elem_strides(b), _elem_strides(out))
-    key = ("matmul", M, K, N, a.dtype.str, strides, lib.threads()[1])
+    key = ("matmul", M, K, N, a.dtype.str, strides, bool(packed), lib.threads()[1])
     entries = _cache.entries
     prim = entries.get(key)
     if prim is None:
         try:
             with _openmp_threads(lib):
-                prim = Matmul(lib, M, K, N, _DTYPES[a.dtype], *strides)
+                prim = Matmul(lib, M, K, N, _DTYPES[a.dtype], *strides, packed=bool(packed))
         except OneDNNError:
             prim = _UNSUPPORTED
         entries[key] = prim

@@ -166,24 +166,26 @@ def _times(b, xp):
     """mm(a, out): out = a @ b for the recurrent GEMMs of a loop (b fixed, a and out changing).
 
     float32 NumPy arrays with oneDNN installed: oneDNN's matmul primitive, built once per
-    geometry (shapes and strides) and reused every step; a few rows times W_hh take ~0.6-0.8x
-    of OpenBLAS's time there. Otherwise NumPy's matmul, with b copied once to row-major:
-    OpenBLAS multiplies a few rows by a transposed view ~1.6x slower than by a contiguous
-    matrix. The choice depends on the dtype, the shapes and the library alone, so every run
-    of a program (eager, jit, replayed) computes the same bits."""
+    geometry (shapes and strides) and reused every step, with b reordered once per loop into
+    the blocked layout oneDNN picks (its few-row kernels read that faster than OpenBLAS reads
+    a plain matrix). Otherwise NumPy's matmul, with b copied once to row-major: OpenBLAS
+    multiplies a few rows by a transposed view ~1.6x slower than by a contiguous matrix.
+    The choice depends on the dtype, the shapes and the library alone, so every run of a
+    program (eager, jit, replayed) computes the same bits."""
     if xp is np and b.dtype == np.float32 and onednn.available():
         plans: dict = {}
-        b_ptr = b.ctypes.data
+        owner = object()  # this loop's b (a cached primitive may serve another b meanwhile)
 
         def mm(a, out):
             key = (a.strides, out.strides)
             plan = plans.get(key)
-            if plan is None:  # per stride pattern: h0 and the rows of Y differ
-                plan = plans[key] = onednn.matmul_primitive(a, b, out) or False
-            if plan:
-                plan(a.ctypes.data, b_ptr, out.ctypes.data)
-            else:
-                np.matmul(a, b, out=out)
+            if plan is None:  # per stride pattern (a step's h may be a row of Y or a buffer)
+                plan = plans[key] = onednn.matmul_primitive(a, b, out, packed=True) or False
+            if not plan:
+                return np.matmul(a, b, out=out)
+            if plan.b_owner is not owner:
+                plan.set_b(b, owner)
+            plan(a.ctypes.data, out.ctypes.data)
             return out
         return mm
     bc = xp.ascontiguousarray(b)
@@ -224,7 +226,11 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
     if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
         xwb = np.ascontiguousarray(xwb)
         c = np.array(c0, order="C")                           # updated in place, step by step
-        m_buf = np.empty((B, H), xw.dtype)
+        h = np.array(h0, order="C")
+        # the state h in contiguous buffers (a GEMM reads a block faster than rows of Y),
+        # two in turn: idle rows copy the previous step's h while the new one is written
+        m_bufs = (np.empty((B, H), xw.dtype), np.empty((B, H), xw.dtype))
+        h_bufs = (np.empty((B, Hr), xw.dtype), np.empty((B, Hr), xw.dtype)) if has_proj else m_bufs
     for s in range(T):
         t = T - 1 - s if reverse else s
         row = Y[t]
@@ -232,15 +238,18 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
         if kern is not None:  # the element-wise part of the step in one pass (Numba)
             rows = idle[t]
             keep_c = None if rows is None else c[rows]
+            m_buf, h_new = m_bufs[s % 2], h_bufs[s % 2]
             kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj, half, half_shift)
             if has_proj:
-                times_wr(m_buf, row[:, :Hr])
+                times_wr(m_buf, h_new)
+                row[:, :Hr] = h_new
             if rows is not None:
                 row[rows, :Hr] = h[rows]
+                h_new[rows] = h[rows]
                 row[rows, Hr:S] = keep_c
                 row[rows, S:] = 0
                 c[rows] = keep_c
-            h = row[:, :Hr]
+            h = h_new
             continue
         if mode == "LSTM":
             # in the contiguous gates buffer (ufuncs on strided rows of Y take ~2x longer):

@@ -25,17 +25,35 @@ def _operands(M, K, N, b_transposed, out_cols, seed=0):
 @pytest.mark.parametrize("M, K, N", [(20, 256, 1024), (20, 1024, 256), (1, 1, 1), (3, 5, 7), (17, 33, 9)])
 @pytest.mark.parametrize("b_transposed", [False, True])
 @pytest.mark.parametrize("extra_cols", [0, 5])
-def test_matmul_matches_numpy(M, K, N, b_transposed, extra_cols):
+@pytest.mark.parametrize("packed", [False, True])
+def test_matmul_matches_numpy(M, K, N, b_transposed, extra_cols, packed):
     a, b, wide = _operands(M, K, N, b_transposed, N + extra_cols)
     out = wide[:, :N]
-    prim = onednn.matmul_primitive(a, b, out)
+    prim = onednn.matmul_primitive(a, b, out, packed=packed)
     assert prim is not None and prim.fits(a, b, out)
     with onednn.running():
-        prim(a.ctypes.data, b.ctypes.data, out.ctypes.data)
+        prim.set_b(b)
+        prim(a.ctypes.data, out.ctypes.data)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * np.sqrt(K))
     assert (wide[:, N:] == 7).all()  # columns beyond out untouched
-    assert onednn.matmul_primitive(a, b, out) is prim  # cached per geometry
+    assert onednn.matmul_primitive(a, b, out, packed=packed) is prim  # cached per geometry
+
+
+@needs_onednn
+def test_packed_b_is_a_copy_made_by_set_b():
+    a, b, out = _operands(6, 16, 32, True, 32)
+    prim = onednn.matmul_primitive(a, b, out, packed=True)
+    owner = object()
+    with onednn.running():
+        prim.set_b(b, owner)
+        prim(a.ctypes.data, out.ctypes.data)
+        first = out.copy()
+        b2 = b * 2
+        prim.set_b(b2, None)
+        prim(a.ctypes.data, out.ctypes.data)
+    assert prim.b_owner is None
+    np.testing.assert_allclose(out, 2 * first, rtol=1e-5, atol=1e-5)
 
 
 @needs_onednn
