@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 # tanh on [-_LIM, _LIM] as x p(x^2) / q(x^2), the minimax fit Eigen uses for float tanh;
 # beyond _LIM tanh is +-1 to float32 precision. Within 6 float32 ulp of tanh.
@@ -38,9 +39,10 @@ def tanh_f32(x):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def lstm_cell_fwd(gates, xb, c, row, Hr, m, h_in_row, scale, shift):
-    """One float32 LSTM step after its GEMM. gates = h W_hh^T and xb = x W_ih^T + b ([B, 4H],
-    gate blocks i, f, g, o); c [B, H] is updated in place to c'. Writes the output row's c'
+def lstm_cell_fwd(gates, xb, bh, c, row, Hr, m, h_in_row, scale, shift):
+    """One float32 LSTM step after its GEMM. gates = h W_hh^T, xb = x W_ih^T + b_ih ([B, 4H],
+    gate blocks i, f, g, o) and bh = b_hh [4H] (zeros without bias) sum to the
+    pre-activations gates + (xb + bh); c [B, H] is updated in place to c'. Writes the output row's c'
     (columns Hr:Hr+H) and activations (from Hr+H), and m = o tanh(c') into m [B, H] and, when
     h_in_row, into the row's first H columns. Activation of gate column j: scale[j] *
     tanh(scale[j] * x) + shift[j], so (1 + tanh(x / 2)) / 2 = sigmoid(x) for i, f, o (scale
@@ -54,7 +56,7 @@ def lstm_cell_fwd(gates, xb, c, row, Hr, m, h_in_row, scale, shift):
         acts = rb[S:S + G]
         for j in range(G):
             s = scale[j]
-            acts[j] = s * tanh_f32(s * (gb[j] + xr[j])) + shift[j]
+            acts[j] = s * tanh_f32(s * (gb[j] + (xr[j] + bh[j]))) + shift[j]
         ri, rf, rg, ro = rb[S:S + H], rb[S + H:S + 2 * H], rb[S + 2 * H:S + 3 * H], rb[S + 3 * H:S + 4 * H]
         rc = rb[Hr:S]
         for j in range(H):
@@ -66,24 +68,41 @@ def lstm_cell_fwd(gates, xb, c, row, Hr, m, h_in_row, scale, shift):
             rb[:H] = mb
 
 
+def _tanh(x):
+    """tanh in the kernels: tanh_f32 for float32 (what the forward kernel computed c's tanh
+    with), NumPy's for float64 (resolved by Numba per argument type, see _tanh_impl)."""
+    return np.tanh(x)
+
+
+@overload(_tanh, inline="always")
+def _tanh_impl(x):
+    if x == numba.float32:
+        return lambda x: tanh_f32(x)
+    return lambda x: np.tanh(x)
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def lstm_cell_grad(dm, dc, tc, c_prev, row, S, ct_row, has_act, da, one):
+def lstm_cell_grad(dm, dc, c_prev, cp_off, row, Hr, ct_row, has_act, da, one):
     """One LSTM step's element-wise backward (float32 or float64). dm is the cotangent of
-    o tanh(c), dc that of c (updated in place to that of c_prev), tc = tanh(c); row is the
-    step's output row [B, W] with activations i, f, g, o from column S and ct_row its
-    cotangent (read when has_act). Writes the gate pre-activation cotangents da [B, 4H];
-    `one` has the arrays' dtype (float32 stays float32)."""
+    m = o tanh(c), dc that of c from the step after (updated in place to that of c_prev);
+    row is the step's output row [B, W] (c in columns Hr:Hr+H, activations i, f, g, o from
+    Hr+H) and ct_row its cotangent, whose c columns are added to dc (and activation columns
+    to the gates' when has_act); c_prev holds the previous c in columns cp_off:cp_off+H (the
+    previous row, or c0). Writes the gate pre-activation cotangents da [B, 4H]; `one` has
+    the arrays' dtype (float32 stays float32)."""
     B, H = dm.shape
+    S = Hr + H
     for b in range(B):
         rb, cb, db = row[b], ct_row[b], da[b]
         ai, af, ag, ao = rb[S:S + H], rb[S + H:S + 2 * H], rb[S + 2 * H:S + 3 * H], rb[S + 3 * H:S + 4 * H]
         ci, cf, cg, co = cb[S:S + H], cb[S + H:S + 2 * H], cb[S + 2 * H:S + 3 * H], cb[S + 3 * H:S + 4 * H]
         di_, df_, dg_, do_ = db[:H], db[H:2 * H], db[2 * H:3 * H], db[3 * H:4 * H]
-        dmb, dcb, tcb, cpb = dm[b], dc[b], tc[b], c_prev[b]
+        dmb, dcb, cnb, ctc = dm[b], dc[b], rb[Hr:S], cb[Hr:S]
+        cpb = c_prev[b][cp_off:cp_off + H]
         for j in range(H):
             i, f, g, o = ai[j], af[j], ag[j], ao[j]
-            t, d = tcb[j], dmb[j]
-            dcv = dcb[j] + d * o * (one - t * t)
+            t, d = _tanh(cnb[j]), dmb[j]
+            dcv = (dcb[j] + ctc[j]) + d * o * (one - t * t)
             di, df, dg, do = dcv * g, dcv * cpb[j], dcv * i, d * t
             if has_act:
                 di += ci[j]

@@ -210,8 +210,10 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
     Y = xp.empty((T, B, _width(mode, H, Hr)), xw.dtype)
     if T == 0:
         return Y
-    # LSTM and plain RNNs add b_hh to the gates: folded into the input projection once
-    xwb = xw + b_hh if has_bias and mode != "GRU" else xw
+    kern = _lstm_kernels()[0] if mode == "LSTM" and xp is np and xw.dtype == np.float32 else None
+    # LSTM and plain RNNs add b_hh to the gates: folded into the input projection once (the
+    # LSTM kernel adds it per step, (xw + b_hh) as here, without the [T, B, G] temporary)
+    xwb = xw + b_hh if has_bias and mode != "GRU" and kern is None else xw
     times_w = _times(w_hh.T, xp)                          # h -> h W_hh^T
     times_wr = _times(w_hr.T, xp) if has_proj else None    # m -> m W_hr^T
     idle = _idle_rows(lengths, T, xp)
@@ -222,9 +224,9 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
         half_shift = xp.full(G, 0.5, xw.dtype)
         half_shift[2 * H:3 * H] = 0
     h, c = h0, c0
-    kern = _lstm_kernels()[0] if mode == "LSTM" and xp is np and xw.dtype == np.float32 else None
     if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
         xwb = np.ascontiguousarray(xwb)
+        bh = np.ascontiguousarray(b_hh) if has_bias else np.zeros(G, xw.dtype)
         c = np.array(c0, order="C")                           # updated in place, step by step
         h = np.array(h0, order="C")
         # the state h in contiguous buffers (a GEMM reads a block faster than rows of Y),
@@ -239,7 +241,7 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
             rows = idle[t]
             keep_c = None if rows is None else c[rows]
             m_buf, h_new = m_bufs[s % 2], h_bufs[s % 2]
-            kern(gates, xwb[t], c, row, Hr, m_buf, not has_proj, half, half_shift)
+            kern(gates, xwb[t], bh, c, row, Hr, m_buf, not has_proj, half, half_shift)
             if has_proj:
                 times_wr(m_buf, h_new)
                 row[:, :Hr] = h_new
@@ -344,6 +346,7 @@ def _bwd_loop(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     kern = _lstm_kernels()[1] if mode == "LSTM" and xp is np and dt in (np.float32, np.float64) else None
     if kern is not None:  # C-contiguous operands: the kernel is compiled for that one layout
         ct, Y, one = np.ascontiguousarray(ct), np.ascontiguousarray(Y), dt.type(1)
+        c0 = np.ascontiguousarray(c0)
     # cotangents on the activation columns (zero unless someone reads them): skipped when zero,
     # except by the LSTM kernel, which reads them in its one pass (cheaper than testing)
     act_ct = T > 0 and ct.shape[2] > S and (kern is not None or bool(xp.any(ct[:, :, S:])))
@@ -354,6 +357,23 @@ def _bwd_loop(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
         ct_t, row, rows = ct[t], Y[t], idle[t]
         dh += ct_t[:, :Hr]
         da = dxw[t]
+        if mode == "LSTM" and kern is not None:  # the element-wise part in one pass (Numba)
+            # idle rows pass dc on unchanged (the kernel adds the c columns of ct_t to dc)
+            keep_dc = None if rows is None else dc[rows] + ct_t[rows, Hr:S]
+            if has_proj:
+                dhp_all[t] = dh
+                m_all[t] = row[:, S + 3 * H:] * xp.tanh(row[:, Hr:S])
+                if rows is not None:
+                    dhp_all[t, rows] = 0
+                dm = times_wr(dh, dm_buf)
+            else:
+                dm = dh
+            kern(dm, dc, c0 if tp is None else Y[tp], 0 if tp is None else Hr, row, Hr, ct_t, act_ct, da, one)
+            if rows is not None:
+                dc[rows] = keep_dc
+                da[rows] = 0
+            dh = _step_back(times_w(da, dh_bufs[s % 2]), dh, rows)
+            continue
         if mode == "LSTM":
             dc += ct_t[:, Hr:S]
             keep_dc = None if rows is None else dc[rows]   # idle rows pass dc on unchanged
@@ -369,14 +389,6 @@ def _bwd_loop(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
                 dm = times_wr(dh, dm_buf)
             else:
                 dm = dh
-            if kern is not None:  # the element-wise part of the step in one pass (Numba)
-                kern(np.ascontiguousarray(dm), dc, tc, np.ascontiguousarray(c_prev), row, S, ct_t, act_ct, da,
-                     one)
-                if rows is not None:
-                    dc[rows] = keep_dc
-                    da[rows] = 0
-                dh = _step_back(times_w(da, dh_bufs[s % 2]), dh, rows)
-                continue
             d_i, d_f, d_g, d_o = da[:, :H], da[:, H:2 * H], da[:, 2 * H:3 * H], da[:, 3 * H:]
             xp.multiply(dm, tc, out=d_o)
             tc *= tc
