@@ -162,25 +162,32 @@ def _sigmoid_into(x, out, xp):
     out += 0.5
 
 
-def _times(b, xp):
-    """mm(a, out): out = a @ b for the recurrent GEMMs of a loop (b fixed, a and out changing).
+# Steps from which a loop reorders b into oneDNN's blocked layout: the reorder costs about
+# as much as two products, and each product on the blocked b saves a fraction of one.
+_PACK_FROM_STEPS = 8
+
+
+def _times(b, xp, steps: int):
+    """mm(a, out): out = a @ b for the recurrent GEMMs of a loop of `steps` steps (b fixed, a
+    and out changing).
 
     float32 NumPy arrays with oneDNN installed: oneDNN's matmul primitive, built once per
     geometry (shapes and strides) and reused every step, with b reordered once per loop into
     the blocked layout oneDNN picks (its few-row kernels read that faster than OpenBLAS reads
-    a plain matrix). Otherwise NumPy's matmul, with b copied once to row-major: OpenBLAS
+    a plain matrix) when the loop has _PACK_FROM_STEPS steps or more. Otherwise NumPy's matmul, with b copied once to row-major: OpenBLAS
     multiplies a few rows by a transposed view ~1.6x slower than by a contiguous matrix.
     The choice depends on the dtype, the shapes and the library alone, so every run of a
     program (eager, jit, replayed) computes the same bits."""
     if xp is np and b.dtype == np.float32 and onednn.available():
         plans: dict = {}
         owner = object()  # this loop's b (a cached primitive may serve another b meanwhile)
+        packed = steps >= _PACK_FROM_STEPS
 
         def mm(a, out):
             key = (a.strides, out.strides)
             plan = plans.get(key)
             if plan is None:  # per stride pattern (a step's h may be a row of Y or a buffer)
-                plan = plans[key] = onednn.matmul_primitive(a, b, out, packed=True) or False
+                plan = plans[key] = onednn.matmul_primitive(a, b, out, packed=packed) or False
             if not plan:
                 return np.matmul(a, b, out=out)
             if plan.b_owner is not owner:
@@ -214,8 +221,8 @@ def _scan_loop(*xs, mode, reverse, lengths, has_bias, has_proj, xp):
     # LSTM and plain RNNs add b_hh to the gates: folded into the input projection once (the
     # LSTM kernel adds it per step, (xw + b_hh) as here, without the [T, B, G] temporary)
     xwb = xw + b_hh if has_bias and mode != "GRU" and kern is None else xw
-    times_w = _times(w_hh.T, xp)                          # h -> h W_hh^T
-    times_wr = _times(w_hr.T, xp) if has_proj else None    # m -> m W_hr^T
+    times_w = _times(w_hh.T, xp, T)                          # h -> h W_hh^T
+    times_wr = _times(w_hr.T, xp, T) if has_proj else None    # m -> m W_hr^T
     idle = _idle_rows(lengths, T, xp)
     gates = xp.empty((B, G), xw.dtype)
     if mode == "LSTM":  # per gate column: x -> x/2 (sigmoid) or x (tanh); t -> t/2 + 1/2 or t
@@ -339,8 +346,8 @@ def _bwd_loop(ct, Y, *xs, mode, reverse, lengths, has_bias, has_proj, xp):
     # the state cotangent alternates between two buffers: a step reads the old one (idle rows)
     # while the GEMM writes the new one
     dh_bufs = (xp.empty((B, Hr), dt), xp.empty((B, Hr), dt))
-    times_w = _times(w_hh, xp)                                    # da -> da W_hh
-    times_wr = _times(w_hr, xp) if has_proj else None             # dh -> dh W_hr
+    times_w = _times(w_hh, xp, T)                                    # da -> da W_hh
+    times_wr = _times(w_hr, xp, T) if has_proj else None             # dh -> dh W_hr
     dm_buf = xp.empty((B, H), dt) if has_proj else None
     dc = xp.zeros((B, H), dt) if mode == "LSTM" else None
     kern = _lstm_kernels()[1] if mode == "LSTM" and xp is np and dt in (np.float32, np.float64) else None

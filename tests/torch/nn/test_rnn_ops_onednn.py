@@ -14,17 +14,20 @@ from fgrad.torch.nn import _rnn_ops as R
 needs_onednn = pytest.mark.skipif(not onednn.available(),
                                   reason="oneDNN not installed (pip install onednn-cpu-gomp)")
 
-# (mode, has_bias, proj_size, reverse, lengths)
+# (mode, has_bias, proj_size, reverse, lengths, steps): from R._PACK_FROM_STEPS steps the
+# loops multiply by W_hh (W_hr) reordered into oneDNN's blocked layout, below by W_hh as it is
 CONFIGS = [
-    ("LSTM", True, 0, False, None),
-    ("LSTM", True, 0, True, None),
-    ("LSTM", False, 3, False, None),
-    ("LSTM", True, 3, True, (5, 2, 4)),
-    ("LSTM", True, 0, False, (5, 1, 3)),
-    ("GRU", True, 0, True, (4, 5, 2)),
-    ("GRU", False, 0, False, None),
-    ("RNN_TANH", True, 0, False, (3, 5, 5)),
-    ("RNN_RELU", True, 0, True, None),
+    ("LSTM", True, 0, False, None, 5),
+    ("LSTM", True, 0, True, None, 9),
+    ("LSTM", False, 3, False, None, 9),
+    ("LSTM", True, 3, True, (5, 2, 4), 5),
+    ("LSTM", True, 3, False, (9, 2, 4), 9),
+    ("LSTM", True, 0, False, (5, 1, 3), 5),
+    ("LSTM", False, 0, True, (8, 9, 3), 9),
+    ("GRU", True, 0, True, (4, 5, 2), 5),
+    ("GRU", False, 0, False, None, 9),
+    ("RNN_TANH", True, 0, False, (3, 9, 9), 9),
+    ("RNN_RELU", True, 0, True, None, 5),
 ]
 
 
@@ -43,9 +46,9 @@ def _run(xs, ct, params):
 
 
 @needs_onednn
-@pytest.mark.parametrize("mode, has_bias, proj, reverse, lengths", CONFIGS)
-def test_scan_and_bptt_with_onednn_match_numpy(monkeypatch, mode, has_bias, proj, reverse, lengths):
-    xs = _inputs(mode, has_bias, proj)
+@pytest.mark.parametrize("mode, has_bias, proj, reverse, lengths, steps", CONFIGS)
+def test_scan_and_bptt_with_onednn_match_numpy(monkeypatch, mode, has_bias, proj, reverse, lengths, steps):
+    xs = _inputs(mode, has_bias, proj, T=steps)
     params = dict(mode=mode, reverse=reverse, lengths=lengths, has_bias=has_bias, has_proj=bool(proj))
     Y_on = R._scan_impl(*xs, xp=np, **params)
     ct = np.random.default_rng(1).uniform(-1, 1, Y_on.shape).astype(np.float32)
@@ -60,7 +63,7 @@ def test_scan_and_bptt_with_onednn_match_numpy(monkeypatch, mode, has_bias, proj
 def test_lstm_steps_use_the_cached_primitive():
     """The forward GEMM reads h from contiguous buffers (h0 copied into one): one packed
     primitive, built once and found again on the next call."""
-    xs = _inputs("LSTM", True, 0, T=4, B=2, H=5)
+    xs = _inputs("LSTM", True, 0, T=R._PACK_FROM_STEPS, B=2, H=5)
     params = dict(mode="LSTM", reverse=False, lengths=None, has_bias=True, has_proj=False)
     R._scan_impl(*xs, xp=np, **params)
     keys = {k for k in onednn._cache.entries if k[0] == "matmul" and k[1:4] == (2, 5, 20)}
