@@ -67,9 +67,9 @@ def _i2f(typingctx, i):
 # a call of a library function that vmath may replace, on a plain operand
 _CALL_RE = re.compile(r"\b(math\.\w+|fg_\w+)\((\w+)\)")
 
-# Counters for tests and benchmarks: kernels built (compiled by Numba or by llvm_kernels, or
-# loaded from disk: Numba's cache or native.py's object code, counted in disk_cache_hits),
-# those llvm_kernels compiled, and kernels found in this process's memory.
+# Counters for tests and benchmarks: kernels and loops built (compiled by llvmlite or Numba, or
+# loaded from disk: native.py's object code or Numba's cache, counted in disk_cache_hits),
+# the kernels llvmlite compiled, and those found in this process's memory.
 STATS = {"kernels_built": 0, "kernels_reused": 0, "disk_cache_hits": 0, "llvm_compiled": 0}
 
 _LOADED: dict[str, object] = {}  # source hash -> the callable (ctypes function, or Numba's)
@@ -184,9 +184,9 @@ _VMATH: list = []  # [(module name, source)] once made
 
 def _vmath_module() -> tuple[str, str]:
     """The name and source of the generated module that holds all of vmath's functions for
-    Numba: kept in the cache directory beside the kernels, compiled once per signature and
-    then loaded from Numba's cache, so a kernel's compilation only inlines them (compiling
-    them inside each kernel's own module tripled a small kernel's compile time)."""
+    loops.py's Numba loops: kept in the cache directory beside the loops, compiled once per
+    signature and then loaded from Numba's cache, so a loop's compilation only inlines them
+    (compiling them inside each loop's own module tripled its compile time)."""
     if not _VMATH:
         # force-inlined into the caller when it is compiled: LLVM vectorises only a loop
         # without calls (cross-module inlining works from Numba's cached code too)
@@ -270,14 +270,13 @@ def _sums(files: list[Path]) -> dict[str, str] | None:
         return None
 
 
-def _check_numba_cache(path: Path, forget: bool = False) -> None:
-    """Delete the Numba cache files of module `path` that its recorded sums do not vouch for
-    (all of them with `forget`)."""
+def _check_numba_cache(path: Path) -> None:
+    """Delete the Numba cache files of module `path` that its recorded sums do not vouch for."""
     files = _numba_files(path)
     if not files:
         return
     try:
-        want = None if forget else json.loads(_sums_path(path).read_text())
+        want = json.loads(_sums_path(path).read_text())
     except (OSError, ValueError):
         want = None
     if want is not None and _sums(files) == want:
@@ -323,9 +322,10 @@ _NUMBA: list = []  # [bool] once known
 
 
 def numba_available() -> bool:
-    """Whether kernels can be made: Numba is installed (checked without importing it: Numba
-    takes 0.2-0.6 s to import, which a process whose kernels all load as native code never
-    pays) and NumPy's array objects are laid out as kernels read them (checked once)."""
+    """Whether kernels and loops can be made: Numba is installed (for loops.py's loops; it
+    brings llvmlite, which region kernels need), checked without importing it (Numba takes
+    0.2-0.6 s to import, which a process that runs no compiled loop never pays), and NumPy's
+    array objects are laid out as kernels read them (checked once)."""
     if not _NUMBA:
         _NUMBA.append(importlib.util.find_spec("numba") is not None and _array_layout_ok())
     return _NUMBA[0]
@@ -351,7 +351,7 @@ _CTYPES = {np.dtype(k): v for k, v in {
 
 
 def _c_function(address: int, spec: KernelSpec):
-    """A cfunc kernel at `address` as a Python callable (arrays passed as their objects)."""
+    """The kernel at `address` as a Python callable (arrays passed as their objects)."""
     return native.function(address, [_CTYPES[v.aval.dtype] if kind == "scalar" else ctypes.py_object
                                       for kind, v in spec.args])
 

@@ -2,10 +2,12 @@
 operations that are more than one Python expression or whose Python and Numba spellings
 differ. Each is written so that it computes what NumPy's loop computes for one element.
 
-Two runtimes use them: the scalar tier (0-d float64/bool regions run as plain Python, where a
+Three runtimes use them: the scalar tier (0-d float64/bool regions run as plain Python, where a
 math domain or overflow error sends the region back to the impls) calls these functions;
-Numba kernels embed their source (`numba_source`), or the Numba spelling in `_NUMBA` where
-the Python one would not compile or would raise instead of returning inf or NaN.
+region kernels translate their source into LLVM IR (llvm_kernels.py); loops.py's Numba loops
+embed their source (`numba_source`), or the Numba spelling in `_NUMBA` where the Python one
+would not compile or would raise instead of returning inf or NaN (llvm_kernels writes those
+helpers' IR itself, as Numba compiles the `_NUMBA` spelling).
 """
 from __future__ import annotations
 
