@@ -1,11 +1,14 @@
-"""oneDNN's CPU convolutions through ctypes, when the optional `onednn-cpu-gomp` wheel is
-installed (`pip install fgrad[onednn]`): the forward pass, the input gradient (oneDNN's
-backward data) and the weight gradient (backward weights) of a 2-D convolution, float32.
+"""oneDNN's CPU convolutions and matrix products through ctypes, when the optional
+`onednn-cpu-gomp` wheel is installed (`pip install fgrad[onednn]`): the forward pass, the
+input gradient (oneDNN's backward data) and the weight gradient (backward weights) of a 2-D
+convolution, float32; and cached matmul primitives for the small products that recurrent
+layers repeat every time step (`matmul_primitive`, used by fgrad.torch.nn's rnn_scan).
 
 The wheel ships `libdnnl.so.3` (oneDNN 3.x, the C API of include/oneapi/dnnl/dnnl.h) and no
 headers; the enum values below are the C API's (checked against dnnl_types.h of v3.2).
-Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv._onednn_layout`)
-and falls back to its own paths when a function here returns None.
+Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv._onednn_layout`),
+rnn_scan's loops likewise (`_rnn_ops._times`), and both fall back to their own paths when a
+function here returns None.
 
 oneDNN runs its kernels under GNU OpenMP, on one thread unless a count was asked for
 (OMP_NUM_THREADS, or threadpoolctl's "openmp" limit set after oneDNN loaded): see

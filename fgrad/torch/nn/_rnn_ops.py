@@ -29,7 +29,9 @@ b_hh [G] (has_bias), w_hr [Hr, H] (LSTM with has_proj). G = H, 4H or 3H by mode.
 vmap folds the mapped axis into the rows B (rows are independent) unless the weights are
 mapped too; rnn_scan_bwd loops (per-example weight gradients). On the CPU the element-wise
 part of an LSTM step's backward is one Numba kernel (~25 ufunc calls otherwise), and in
-float32 so is its forward (_lstm_kernels.py).
+float32 so is its forward (_lstm_kernels.py). The per-step GEMMs (h W_hh^T, da W_hh and the
+projection's) are oneDNN's matmul primitive in float32 when its wheel is installed, NumPy's
+matmul otherwise (`_times`).
 
 These primitives sit in fgrad.torch.nn, not fgrad.ops, because their higher derivatives are
 fgrad.api's jvp/vjp of the composite, and fgrad.ops is below fgrad.api in the layering.
