@@ -38,6 +38,7 @@ fgrad.api's jvp/vjp of the composite, and fgrad.ops is below fgrad.api in the la
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -164,6 +165,8 @@ def _sigmoid_into(x, out, xp):
     out += 0.5
 
 
+_WARNED: dict = {}
+
 # Steps from which a loop reorders b into oneDNN's blocked layout: the reorder costs about
 # as much as two products, and each product on the blocked b saves a fraction of one.
 _PACK_FROM_STEPS = 8
@@ -176,10 +179,12 @@ def _times(b, xp, steps: int):
     float32 NumPy arrays with oneDNN installed: oneDNN's matmul primitive, built once per
     geometry (shapes and strides) and reused every step, with b reordered once per loop into
     the blocked layout oneDNN picks (its few-row kernels read that faster than OpenBLAS reads
-    a plain matrix) when the loop has _PACK_FROM_STEPS steps or more. Otherwise NumPy's matmul, with b copied once to row-major: OpenBLAS
-    multiplies a few rows by a transposed view ~1.6x slower than by a contiguous matrix.
-    The choice depends on the dtype, the shapes and the library alone, so every run of a
-    program (eager, jit, replayed) computes the same bits."""
+    a plain matrix) when the loop has _PACK_FROM_STEPS steps or more. Otherwise NumPy's
+    matmul, with b copied once to row-major: OpenBLAS multiplies a few rows by a transposed
+    view ~1.6x slower than by a contiguous matrix. The choice depends on the dtype, the
+    shapes and the library alone, so every run of a program (eager, jit, replayed) computes
+    the same bits. Should oneDNN report a failure while running, NumPy takes over for the
+    rest of the loop (after one RuntimeWarning per process)."""
     if xp is np and b.dtype == np.float32 and onednn.available():
         plans: dict = {}
         owner = object()  # this loop's b (a cached primitive may serve another b meanwhile)
@@ -192,9 +197,17 @@ def _times(b, xp, steps: int):
                 plan = plans[key] = onednn.matmul_primitive(a, b, out, packed=packed) or False
             if not plan:
                 return np.matmul(a, b, out=out)
-            if plan.b_owner is not owner:
-                plan.set_b(b, owner)
-            plan(a.ctypes.data, out.ctypes.data)
+            try:
+                if plan.b_owner is not owner:
+                    plan.set_b(b, owner)
+                plan(a.ctypes.data, out.ctypes.data)
+            except onednn.OneDNNError as e:
+                plans[key] = False
+                if not _WARNED.get("onednn"):
+                    _WARNED["onednn"] = True
+                    warnings.warn(f"fgrad: oneDNN's matmul failed in a recurrent layer ({e}); NumPy's "
+                                  "matmul computes it", RuntimeWarning, stacklevel=2)
+                return np.matmul(a, b, out=out)
             return out
         return mm
     bc = xp.ascontiguousarray(b)

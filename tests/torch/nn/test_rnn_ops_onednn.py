@@ -94,3 +94,20 @@ def test_loops_run_without_onednn(monkeypatch):
     params = dict(mode="LSTM", reverse=True, lengths=(5, 2, 4), has_bias=True, has_proj=True)
     ref = R._scan_composite(tuple(x.astype(np.float64) for x in xs), **params)
     np.testing.assert_allclose(R._scan_impl(*xs, xp=np, **params), np.asarray(ref), rtol=1e-4, atol=1e-5)
+
+
+@needs_onednn
+def test_a_failing_onednn_product_falls_back_to_numpy(monkeypatch):
+    """oneDNN reporting a failure while running (not expected once a primitive exists): the
+    loop finishes with NumPy's matmul, warning once, and the result is the NumPy path's."""
+    xs = _inputs("LSTM", True, 0, T=9)
+    params = dict(mode="LSTM", reverse=False, lengths=None, has_bias=True, has_proj=False)
+
+    def fail(self, a_ptr, out_ptr):
+        raise onednn.OneDNNError("oneDNN: dnnl_primitive_execute (matmul) failed with status 5 (runtime error)")
+    monkeypatch.setattr(onednn.Matmul, "__call__", fail)
+    monkeypatch.setattr(R, "_WARNED", {})
+    with pytest.warns(RuntimeWarning, match="NumPy's matmul computes it"):
+        Y = R._scan_impl(*xs, xp=np, **params)
+    monkeypatch.setattr(onednn, "available", lambda: False)
+    np.testing.assert_array_equal(Y, R._scan_impl(*xs, xp=np, **params))
