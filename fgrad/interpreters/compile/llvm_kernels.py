@@ -515,27 +515,41 @@ class _Translator:
     def outlined(self, name: str, args: list):
         """A call of vmath's function `name` compiled once per module as a function of its own
         (for these argument types), rather than inlined at each call: the code generator's
-        time grows with the code, and a fused chain calls each function many times."""
-        ir = self.ir
+        time grows with the code, and a fused chain calls each function many times. The
+        function takes one register's vector; the kernel's wider vectors are split into
+        those, one call each."""
+        ir, b = self.ir, self.b
         sig = tuple(t for _, t in args)
-        key = f"{name}.v{self.lanes}." + ".".join(t.name for t in sig)
+        width = min(vector_width(), self.lanes)
+        key = f"{name}.v{width}." + ".".join(t.name for t in sig)
         fn = self.module.globals.get(key)
         if fn is None:
             body_b = ir.IRBuilder()
-            inner = _Translator(ir, self.module, body_b, self.lanes)
+            inner = _Translator(ir, self.module, body_b, width)
             # its result type: the translation's (types follow from the argument types alone)
-            probe = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [self.lltype(t) for t in sig]), "probe")
+            probe = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [inner.lltype(t) for t in sig]), "probe")
             body_b.position_at_end(probe.append_basic_block())
-            _, rt = _Translator(ir, ir.Module(), body_b, self.lanes).helper(name, list(zip(probe.args, sig)))
-            fn = ir.Function(self.module, ir.FunctionType(self.lltype(rt), [self.lltype(t) for t in sig]), name=key)
+            _, rt = _Translator(ir, ir.Module(), body_b, width).helper(name, list(zip(probe.args, sig)))
+            fn = ir.Function(self.module, ir.FunctionType(inner.lltype(rt), [inner.lltype(t) for t in sig]), name=key)
             fn.linkage = "internal"
+            fn.calling_convention = "fastcc"
             fn.attributes.add("nounwind")
             fn.attributes.add("noinline")
             body_b.position_at_end(fn.append_basic_block("entry"))
             v, t = inner.helper(name, list(zip(fn.args, sig)))
             body_b.ret(v)
             self._result_types[key] = t
-        return self.b.call(fn, [v for v, _ in args]), self._result_types[key]
+        i32 = ir.IntType(32)
+        parts = []
+        for k in range(0, self.lanes, width):
+            mask = ir.Constant(ir.VectorType(i32, width), [ir.Constant(i32, k + j) for j in range(width)])
+            chunk = [v if width == self.lanes else b.shuffle_vector(v, v, mask) for v, _ in args]
+            parts.append(b.call(fn, chunk, cconv="fastcc"))
+        while len(parts) > 1:  # joined back, pairwise
+            n = len(parts[0].type)
+            mask = ir.Constant(ir.VectorType(i32, 2 * n), [ir.Constant(i32, j) for j in range(2 * n)])
+            parts = [b.shuffle_vector(parts[k], parts[k + 1], mask) for k in range(0, len(parts), 2)]
+        return parts[0], self._result_types[key]
 
     def block(self, stmts: list, env: dict, live, rets: list):
         """Run `stmts` where `live` (an i1, None for always) says this path is taken and no
