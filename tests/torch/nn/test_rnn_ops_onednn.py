@@ -111,3 +111,29 @@ def test_a_failing_onednn_product_falls_back_to_numpy(monkeypatch):
         Y = R._scan_impl(*xs, xp=np, **params)
     monkeypatch.setattr(onednn, "available", lambda: False)
     np.testing.assert_array_equal(Y, R._scan_impl(*xs, xp=np, **params))
+
+
+@needs_onednn
+def test_threads_run_their_own_primitives():
+    """Primitives are cached per thread (their memory objects carry the call's buffers), so
+    LSTM loops running at once in several threads give the single-thread results."""
+    import threading
+    xs = _inputs("LSTM", True, 0, T=9, B=4, H=8)
+    params = dict(mode="LSTM", reverse=False, lengths=None, has_bias=True, has_proj=False)
+    ref = R._scan_impl(*xs, xp=np, **params)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append(R._scan_impl(*xs, xp=np, **params))
+        except Exception as e:  # surfaced below: an assertion in a thread would be lost
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors and len(results) == 15
+    for Y in results:
+        np.testing.assert_array_equal(Y, ref)
