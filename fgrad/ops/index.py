@@ -170,6 +170,79 @@ def getitem(x, arrays, spec):
 scatter_add_p = Primitive("scatter_add")
 
 
+def _one_axis_take(spec, arrays, shape) -> int | None:
+    """The axis that `spec` selects along when it is one integer array on one axis with every
+    other axis whole (x[:, idx] and the like: an embedding's or take's cotangent); else None."""
+    if len(arrays) != 1 or arrays[0].dtype.kind not in "iu":
+        return None
+    axis = None
+    for i, e in enumerate(spec):
+        if e is ARRAY:
+            axis = i
+        elif not (isinstance(e, Slice) and e.to_slice().indices(shape[i]) == (0, shape[i], 1)):
+            return None
+    return axis
+
+
+# np.add.at costs a few nanoseconds per element added; a round costs a few microseconds and
+# its fancy-index add. Below _ROUNDS_MIN_ELEMENTS elements np.add.at is quick either way, and
+# the rounds are worth it while there are at most one per _ELEMENTS_PER_ROUND elements.
+_ROUNDS_MIN_ELEMENTS = 8192
+_ELEMENTS_PER_ROUND = 2048
+
+
+def _scatter_add_rows(out, idx, updates, axis: int) -> bool:
+    """out[..., idx[k], ...] += updates[..., k, ...] for k in index order, as np.add.at does it,
+    in rounds: round r adds every row's r-th update, so a round never names a row twice (one
+    buffered fancy-index add) and each element still sums its updates from zero in index order,
+    which keeps the result bit for bit np.add.at's. Returns False, having written nothing, where
+    np.add.at is expected to be faster (one row repeated many times) or an index is out of
+    bounds (np.add.at then raises its IndexError)."""
+    n = out.shape[axis]
+    idx = idx.reshape(-1)
+    m = idx.size
+    if m == 0:
+        return True
+    elements = updates.size
+    if elements < _ROUNDS_MIN_ELEMENTS:
+        return False
+    if idx.dtype.kind == "i":
+        if idx.min() < -n:
+            return False
+        idx = np.where(idx < 0, idx + n, idx)
+    if idx.max() >= n:
+        return False
+    order = np.argsort(idx, kind="stable")
+    rows = idx[order]
+    # rank of each update among those to its row: its position less that of its row's first
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    counts = np.diff(np.append(starts, m))
+    rounds = int(counts.max())
+    if rounds == 1:
+        out_v, upd_v = np.moveaxis(out, axis, 0), np.moveaxis(updates.reshape(
+            out.shape[:axis] + (m,) + out.shape[axis + 1:]), axis, 0)
+        out_v[idx] = upd_v + out.dtype.type(0)  # every row once: u + 0 (-0.0 becomes +0.0)
+        return True
+    if rounds * _ELEMENTS_PER_ROUND > elements:
+        return False
+    rank = np.arange(m) - np.repeat(starts, counts)
+    by_round = np.argsort(rank, kind="stable")
+    sizes = np.bincount(rank, minlength=rounds)
+    src, dst = order[by_round], rows[by_round]
+    out_v = np.moveaxis(out, axis, 0)
+    upd_v = np.moveaxis(updates.reshape(out.shape[:axis] + (m,) + out.shape[axis + 1:]), axis, 0)
+    lo = 0
+    for size in sizes.tolist():
+        rows_r = dst[lo:lo + size]
+        # update + partial sum, the operand order np.add.at's loop gives NaN + NaN here (the
+        # CPU returns the first operand's payload); every other value is the same either way
+        part = upd_v[src[lo:lo + size]]
+        np.add(part, out_v[rows_r], out=part)
+        out_v[rows_r] = part
+        lo += size
+    return True
+
+
 def _scatter_add_impl(updates, *arrays, spec, shape, xp):
     out = xp.zeros(shape, dtype=updates.dtype)
     if xp is not np:
@@ -178,7 +251,9 @@ def _scatter_add_impl(updates, *arrays, spec, shape, xp):
     if not arrays:
         out[index] = updates  # basic indexing never repeats an element
     elif xp is np:
-        np.add.at(out, index, updates)
+        axis = _one_axis_take(spec, arrays, shape)
+        if axis is None or not _scatter_add_rows(out, arrays[0], updates, axis):
+            np.add.at(out, index, updates)
     else:
         import cupyx  # CuPy is optional: imported only when an impl runs on a CuPy array
         cupyx.scatter_add(out, index, updates)
