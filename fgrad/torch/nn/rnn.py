@@ -108,11 +108,13 @@ def _lstm_layer(reverse: bool):
             c = _zeros_like_state(x, (B, H), dt)
         xw = _project(x, w_ih, None if b_ih is None else xlax.add(b_ih, b_hh))
         Y = rnn_scan("LSTM", xw, h, c, w_hh, None, None, reverse=reverse, lengths=None)
-        states = _slice(Y, (0, 0, 0), (Tn, B, 2 * H))
-        out = _slice(states, (0, 0, 0), (Tn, B, H))
+        # out and c_T slice Y itself: each slice's transpose pads its cotangent to Y's width,
+        # and a final state's cotangent is usually none at all, so the backward pass builds
+        # Y's cotangent with one pad per layer (slices of slices would pad twice)
+        out = _slice(Y, (0, 0, 0), (Tn, B, H))
         last = 0 if reverse else Tn - 1  # the step that ran last holds the final state
         h_t = reshape(_slice(out, (last, 0, 0), (last + 1, B, H)), (B, H))
-        c_t = reshape(_slice(states, (last, 0, H), (last + 1, B, 2 * H)), (B, H))
+        c_t = reshape(_slice(Y, (last, 0, H), (last + 1, B, 2 * H)), (B, H))
         return out, h_t, c_t
     return layer
 
