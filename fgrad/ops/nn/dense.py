@@ -478,6 +478,17 @@ def _target_weights_np(shape, dtype, target, weight, ignore_index, reduction, la
     keep = target != ignore_index
     idx = np.expand_dims(np.where(keep, target, 0), 1)
     W = np.zeros(shape, dtype)
+    if weight is None and not label_smoothing:
+        # one-hot rows scaled by 1 / (kept targets) for "mean": writing that value at the
+        # targets alone gives the bits the general path's whole-array passes below give
+        # (0 * anything kept is 0, and 1 / n is the same division); no kept target at all
+        # (0 / 0: NaN everywhere) takes the general path
+        kept = int(keep.sum()) if reduction == "mean" else 1
+        if kept:
+            one = np.ones((), dtype)
+            value = np.divide(one, np.asarray(kept, dtype)) if reduction == "mean" else one
+            np.put_along_axis(W, idx, np.expand_dims(np.where(keep, value, np.zeros((), dtype)), 1), axis=1)
+            return W
     np.put_along_axis(W, idx, 1, axis=1)
     bshape = (1, C) + (1,) * (len(shape) - 2)
     wb = None if weight is None else weight.astype(dtype, copy=False).reshape(bshape)
