@@ -88,9 +88,8 @@ def test_kernels_give_vmaths_python_bits(name, dtype, strict):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=str)
 def test_kernels_below_large_call_the_c_library(dtype, strict):
-    """Below vmath.LARGE the kernel calls the C library's functions (NumPy's bits for
-    exp, which both take from the same library here, is not assumed: only that vmath is
-    absent)."""
+    """Below vmath.LARGE the kernel calls the C library's functions: no vmath in it, and
+    NumPy's values within the C library's error."""
     x = _values(dtype, vmath.LARGE - 1)
     program = _unary("tanh", x)
     assert "fg_v" not in program.as_text()
