@@ -350,7 +350,9 @@ def _log_softmax_jvp(primals, tangents, *, axis):
 
 def _log_softmax_vjp(needs, ct, out, x, *, axis):
     shape = shape_of(out)
-    return [sub(ct, mul(exp(out), expand_back(reduce_sum(ct, (axis,)), shape, (axis,))))]
+    if not shape or aval_of(ct).dtype != aval_of(out).dtype:  # (a 0-d one; a mixed-precision ct)
+        return [sub(ct, mul(exp(out), expand_back(reduce_sum(ct, (axis,)), shape, (axis,))))]
+    return [log_softmax_grad_p.bind(ct, out, axis=axis)]
 
 
 def _log_softmax_batch(n, vals, dims, *, axis):
@@ -364,6 +366,64 @@ log_softmax_p.def_jvp(_log_softmax_jvp)
 log_softmax_p.def_vjp(_log_softmax_vjp)
 log_softmax_p.def_saves(inputs=False)
 log_softmax_p.def_batch(_log_softmax_batch)
+
+
+# --- log_softmax_grad: ct - exp(out) * sum(ct, axis), log_softmax's backward in one op --------------
+# (the composite exp, reduce_sum, broadcast, mul and sub make four whole-array temporaries; this
+# makes one, computing the same values in the same order)
+
+log_softmax_grad_p = Primitive("log_softmax_grad")
+
+
+def _log_softmax_grad_impl(ct, out, *, axis, xp):
+    total = xp.sum(ct, axis=axis, keepdims=True, dtype=ct.dtype)  # reduce_sum's sum
+    g = xp.exp(out)
+    g *= total
+    return xp.subtract(ct, g, out=g)
+
+
+def _log_softmax_grad_aval(ct, out, *, axis):
+    if ct.shape != out.shape:
+        raise ShapeError(f"log_softmax_grad: cotangent of shape {ct.shape} for an output of shape "
+                         f"{out.shape}; they must match")
+    return ShapedArray(out.shape, out.dtype)
+
+
+def _row_sum(v, shape, axis):
+    return expand_back(reduce_sum(v, (axis,)), shape, (axis,))
+
+
+def _log_softmax_grad_jvp(primals, tangents, *, axis):
+    # g(ct, out) = ct - e * S(ct) with e = exp(out): linear in ct, and d/d out = -e * S(ct)
+    (ct, out), (t_ct, t_out) = primals, tangents
+    g = log_softmax_grad_p.bind(ct, out, axis=axis)
+    dot = None if t_ct is None else log_softmax_grad_p.bind(t_ct, out, axis=axis)
+    if t_out is not None:
+        shape = shape_of(out)
+        dot = add_tangents(dot, neg(mul(mul(exp(out), t_out), _row_sum(ct, shape, axis))))
+    return g, dot
+
+
+def _log_softmax_grad_vjp(needs, ct_g, g, ct, out, *, axis):
+    shape = shape_of(out)
+    e = exp(out)
+    # the transpose in ct of ct - e * S(ct) is ct_g - S(e * ct_g)
+    d_ct = sub(ct_g, _row_sum(mul(e, ct_g), shape, axis)) if needs[0] else None
+    d_out = neg(mul(mul(ct_g, e), _row_sum(ct, shape, axis))) if needs[1] else None
+    return [d_ct, d_out]
+
+
+def _log_softmax_grad_batch(n, vals, dims, *, axis):
+    ct, out = batch_front(n, vals, dims)
+    return log_softmax_grad_p.bind(ct, out, axis=axis + 1), 0
+
+
+log_softmax_grad_p.def_impl(_log_softmax_grad_impl)
+log_softmax_grad_p.def_abstract_eval(_log_softmax_grad_aval)
+log_softmax_grad_p.def_jvp(_log_softmax_grad_jvp)
+log_softmax_grad_p.def_vjp(_log_softmax_grad_vjp)
+log_softmax_grad_p.def_saves(output=False)
+log_softmax_grad_p.def_batch(_log_softmax_grad_batch)
 
 
 def log_softmax(x, axis: int = -1):

@@ -27,3 +27,58 @@ def test_one_hot_weights_match_the_general_path(dtype, shape, reduction, ignored
     assert fast.dtype == general.dtype
     np.testing.assert_array_equal(fast, general)  # NaN where all are ignored ("mean": 0 / 0)
     np.testing.assert_array_equal(np.signbit(fast), np.signbit(general))
+
+
+def _composite_grad(ct, out, axis):
+    """log_softmax's backward as the composite it replaces: ct - exp(out) * sum(ct)."""
+    total = np.sum(ct, axis=axis, keepdims=True, dtype=ct.dtype)
+    return ct - np.exp(out) * total
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axis", [((700, 1000), 1), ((4, 6, 5), 1), ((3, 8), 0)])
+def test_fused_backward_matches_the_composite_bit_for_bit(dtype, shape, axis):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    ct = rng.standard_normal(shape).astype(dtype)
+    ct.reshape(-1)[::37] = -0.0
+    out = D._log_softmax_impl(x, axis=axis, xp=np)
+    got = D._log_softmax_grad_impl(ct, out, axis=axis, xp=np)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.view(np.uint8), _composite_grad(ct, out, axis).view(np.uint8))
+    g = fgrad.vjp(lambda v: D.log_softmax(v, axis), x)[1](ct)[0]
+    np.testing.assert_array_equal(np.asarray(g).view(np.uint8), got.view(np.uint8))
+
+
+def _reference_log_softmax(x):
+    # the same function from elementary ops, whose derivatives of every order fgrad knows
+    m = fgrad.lax.stop_gradient(fnp.max(x, axis=1, keepdims=True))
+    s = x - m
+    return s - fnp.log(fnp.sum(fnp.exp(s), axis=1, keepdims=True))
+
+
+def test_higher_derivatives_through_the_fused_backward():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 6))
+    w = rng.standard_normal((4, 6))
+
+    def loss(ls):
+        return lambda v: fnp.sum(ls(v) ** 2 * w)
+    f, ref = loss(lambda v: D.log_softmax(v, 1)), loss(_reference_log_softmax)
+    for name, tf in (("hessian (reverse over reverse)", fgrad.hessian),
+                     ("forward over reverse", lambda h: fgrad.jacfwd(fgrad.grad(h))),
+                     ("jit grad", lambda h: fgrad.jit(fgrad.grad(h)))):
+        np.testing.assert_allclose(tf(f)(x), tf(ref)(x), rtol=1e-10, atol=1e-12, err_msg=name)
+
+    def third(h):
+        return fgrad.jacrev(fgrad.grad(lambda v: fnp.sum(fgrad.grad(h)(v) ** 2)))
+    np.testing.assert_allclose(third(f)(x), third(ref)(x), rtol=1e-9, atol=1e-10)
+    xs = np.stack([x, x + 1.0, -x])  # vmap: the batch rule moves the batch axis first
+    np.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(xs), np.stack([fgrad.grad(ref)(v) for v in xs]),
+                               rtol=1e-12, atol=1e-12)
+    # one operand batched, the other not (batch_front broadcasts the unbatched one)
+    out = D.log_softmax(x, 1)
+    cts = rng.standard_normal((3, 4, 6))
+    batched = fgrad.vmap(lambda c: D.log_softmax_grad_p.bind(c, out, axis=1))(cts)
+    np.testing.assert_allclose(batched, np.stack([_composite_grad(c, np.asarray(out), 1) for c in cts]),
+                               rtol=1e-12, atol=1e-12)
