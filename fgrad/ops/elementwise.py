@@ -22,6 +22,7 @@ from ..core.rules import (
     shape_of,
 )
 from ..core.trace import aval_of
+from ..interpreters.compile import eager_math
 from ._batching import def_vectorized
 from .shape import broadcast_in_dim
 
@@ -456,6 +457,9 @@ def _rsqrt(x):
 
 sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x), "Element-wise sine.", reads="x")
 cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)), "Element-wise cosine.", reads="x")
+# NumPy's float64 sine and cosine are scalar loops: large float64 arrays take jit's vectorised
+# kernels instead, in eager too (the same bits as a jit kernel)
+eager_math.install(sin_p, cos_p)
 tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)),
                     "Element-wise tangent.", reads="out")
 asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))),

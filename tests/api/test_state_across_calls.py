@@ -358,6 +358,7 @@ KEEPS_NOTHING = {
     "make_jaxpr": "its jaxpr's constants are staged as jit's are (the jit cases)",
     "stop_gradient": "a function of values, not of functions",
     "forward_through_fun": "custom_vjp's helper, run inside its rules (the custom_vjp cases)",
+    "with_forward_rule": "custom_vjp's helper, run inside its rules (the custom_vjp cases)",
     "remat": "the same object as checkpoint",
     "jacobian": "the same object as jacrev",
     "block_until_ready": "a function of values, not of functions",

@@ -1,0 +1,74 @@
+"""Eager float64 sine and cosine run jit's vectorised kernels from vmath.LARGE elements up
+(fgrad/interpreters/compile/eager_math.py): the same bits as a jit kernel, NumPy's layout,
+NumPy's own function below the size and for other dtypes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as fnp
+from fgrad.interpreters.compile import vmath
+
+FUNCS = [(fnp.sin, onp.sin), (fnp.cos, onp.cos)]
+
+
+def _ulps(a, b):
+    return onp.max(onp.abs(a - b) / onp.spacing(onp.maximum(onp.abs(b), 1e-300)))
+
+
+@pytest.mark.parametrize("f, np_f", FUNCS, ids=["sin", "cos"])
+@pytest.mark.parametrize("n", [vmath.LARGE, 1000, 4099])
+def test_eager_equals_a_jit_kernel_bit_for_bit(f, np_f, n):
+    # values across the reduction's ranges, signed zeros, and arguments beyond TRIG_MAX and
+    # infinities (the kernel's C-library rerun)
+    x = onp.random.default_rng(n).uniform(-50, 50, n)
+    x[:4] = [0.0, -0.0, 3e6, onp.inf]
+    eager = onp.asarray(f(x))
+    # f and two exact products (by powers of two) make a region of three equations: a jit kernel
+    kernel = onp.asarray(fgrad.jit(lambda v: f(v) * 2.0 * 0.5)(x))
+    assert "kernel" in fgrad.jit(lambda v: f(v) * 2.0 * 0.5).lower(x).as_text()
+    assert onp.array_equal(kernel, eager, equal_nan=True)
+    finite = onp.isfinite(x)
+    assert _ulps(eager[finite], np_f(x[finite])) <= 1
+    assert onp.isnan(eager[3])
+
+
+@pytest.mark.parametrize("f, np_f", FUNCS, ids=["sin", "cos"])
+def test_numpy_below_the_size_and_for_float32(f, np_f):
+    x = onp.random.default_rng(0).uniform(-3, 3, vmath.LARGE - 1)
+    assert onp.array_equal(onp.asarray(f(x)), np_f(x))
+    x32 = onp.random.default_rng(1).uniform(-3, 3, 5000).astype(onp.float32)
+    assert onp.array_equal(onp.asarray(f(x32)), np_f(x32))
+
+
+@pytest.mark.parametrize("f, np_f", FUNCS, ids=["sin", "cos"])
+def test_layouts_and_values_do_not_depend_on_strides(f, np_f):
+    base = onp.random.default_rng(2).uniform(-3, 3, (64, 48))
+    expected = onp.asarray(f(onp.ascontiguousarray(base)))
+    for view, pick in [(base.T, lambda e: e.T), (onp.asfortranarray(base), lambda e: e),
+                       (base[::2], lambda e: e[::2]), (base[:, ::3], lambda e: e[:, ::3])]:
+        out = onp.asarray(f(view))
+        assert onp.array_equal(out, pick(expected))
+        ref = np_f(view)
+        assert (out.flags.c_contiguous, out.flags.f_contiguous) == (ref.flags.c_contiguous, ref.flags.f_contiguous)
+
+
+def test_gradients_take_the_kernels_too():
+    x = onp.random.default_rng(3).uniform(-3, 3, 2048)
+    g = onp.asarray(fgrad.grad(lambda v: fnp.sum(fnp.sin(v)))(x))
+    assert onp.array_equal(g, onp.asarray(fnp.cos(x)))
+    assert _ulps(g, onp.cos(x)) <= 1
+
+
+def test_the_eager_kernels_do_not_import_numba():
+    code = ("import sys, numpy as np, fgrad.numpy as fnp\n"
+            "x = np.linspace(-3, 3, 5000)\n"
+            "y = np.asarray(fnp.sin(x)) + np.asarray(fnp.cos(x))\n"
+            "assert 'numba' not in sys.modules, 'numba imported'\n"
+            "print(float(y.sum()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
