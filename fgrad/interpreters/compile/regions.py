@@ -17,6 +17,12 @@ from .scalar import KERNEL_DTYPES, SCALAR_DTYPES, lowerable
 # 50 ms to compile (0.5 s for the first of a process, importing Numba included), which two or
 # three NumPy calls saved per run do not repay.
 MIN_KERNEL_EQNS = 3
+# A region of 0-d values with at least this many equations is compiled as a kernel over one
+# element instead of running as Python (high-order derivatives of scalar functions: k nested
+# grads give ~2^k equations). Python costs ~20 ns an equation, a kernel call a couple of
+# microseconds whatever its length, and both compute the same bits (the C library's functions,
+# NumPy's float semantics); below this length Python is as fast and compiles nothing.
+SCALAR_KERNEL_EQNS = 256
 
 
 class Step:
@@ -76,6 +82,8 @@ def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) ->
         if step.kind == "kernel" and len(step.eqns) < min_kernel_eqns:
             final.extend(Step("call", e.outvars[0].aval.shape, [e], 0) for e in step.eqns)
         else:
+            if step.kind == "scalar" and len(step.eqns) >= SCALAR_KERNEL_EQNS and regions:
+                step.kind = "kernel"
             final.append(step)
     _connect(final, jaxpr)
     return final
