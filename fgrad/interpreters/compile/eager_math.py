@@ -4,9 +4,9 @@ NumPy computes float64 sin and cos one element at a time with the C library (abo
 times the cost of its SIMD exp, tanh or float32 sin), while jit's element-wise kernels over
 `vmath.LARGE` elements or more compute them with vmath's vectorisable versions. `install`
 (called by fgrad.ops.elementwise) gives `sin` and `cos` impls that run those same kernels on
-NumPy float64 arrays of at least `vmath.LARGE` elements, so that eager, replayed and
-jit-compiled programs compute the same bits there (a function of dtype and size only; smaller arrays, other dtypes and other array
-modules keep NumPy's functions). Each kernel is built once per process, from LLVM IR and
+NumPy float64 arrays of at least `EAGER_MIN` elements, so that eager, replayed and
+jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
+arrays, other dtypes and other array modules keep NumPy's functions). Each kernel is built once per process, from LLVM IR and
 the on-disk object cache like every jit kernel (no Numba), on the first call that needs it.
 """
 from __future__ import annotations
@@ -20,6 +20,10 @@ from .kernels import kernel_spec, load_kernel
 from .regions import plan
 
 _F64 = np.dtype(np.float64)
+# The first such call of a process builds or links the kernel (tens of milliseconds, once);
+# from this size on a call saves enough over NumPy's scalar loop to repay that within a few
+# hundred calls, while a program whose arrays are all smaller never waits for it.
+EAGER_MIN = 8192
 _KERNELS: dict = {}  # primitive -> its compiled one-equation kernel
 
 
@@ -37,10 +41,10 @@ def _kernel(prim):
 
 def _vectorised(prim, impl):
     """An impl of `prim` that runs the kernel on a float64 NumPy array of at least
-    vmath.LARGE elements and the primitive's own `impl` on anything else. The result has
+    EAGER_MIN elements and the primitive's own `impl` on anything else. The result has
     the layout NumPy's function would give it (the operand's order of strides)."""
     def vectorised(x, *, xp):
-        if xp is not np or type(x) is not np.ndarray or x.dtype != _F64 or x.size < vmath.LARGE:
+        if xp is not np or type(x) is not np.ndarray or x.dtype != _F64 or x.size < EAGER_MIN:
             return impl(x, xp=xp)
         out = np.empty_like(x)
         if x.flags.c_contiguous or x.flags.f_contiguous:  # (then x and out share an order)
