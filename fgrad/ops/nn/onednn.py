@@ -466,23 +466,28 @@ def _primitive(kind: str, x_shape, w_shape, y_shape, dtype, stride, padding, dil
     # run that many threads), so the count is part of the key
     key = (kind, x_shape, w_shape, y_shape, np.dtype(dtype).str, stride, padding, dilation, groups,
            bias, layout, lib.threads()[1])
+    return _cached(key, lambda: _Conv(lib, kind, x_shape, w_shape, y_shape, _DTYPES[np.dtype(dtype)],
+                                      stride, padding, dilation, groups, bias, layout))
+
+
+def _cached(key, build):
+    """The primitive cached under `key`, built by `build()` (with oneDNN's thread count set)
+    the first time; None where oneDNN has no implementation for it (the same answer every
+    time: a function of the shapes, the library and the CPU), so fgrad's own kernels take it."""
     entries = _cache.entries
-    conv = entries.get(key)
-    if conv is None:
+    prim = entries.get(key)
+    if prim is None:
         try:
-            with _openmp_threads(lib):
-                conv = _Conv(lib, kind, x_shape, w_shape, y_shape, _DTYPES[np.dtype(dtype)], stride,
-                             padding, dilation, groups, bias, layout)
+            with _openmp_threads(library()):
+                prim = build()
         except OneDNNError:
-            # no implementation for this geometry (the same answer every time: a function of
-            # the shapes, the library and the CPU): fgrad's own kernels take it
-            conv = _UNSUPPORTED
-        entries[key] = conv
+            prim = _UNSUPPORTED
+        entries[key] = prim
         while len(entries) > _cache.max_items:
             entries.popitem(last=False)
     else:
         entries.move_to_end(key)
-    return None if conv is _UNSUPPORTED else conv
+    return None if prim is _UNSUPPORTED else prim
 
 
 @contextlib.contextmanager
@@ -750,20 +755,7 @@ def matmul_primitive(a: np.ndarray, b: np.ndarray, out: np.ndarray, packed: bool
     N = b.shape[1]
     strides = (_elem_strides(a), _elem_strides(b), _elem_strides(out))
     key = ("matmul", M, K, N, a.dtype.str, strides, bool(packed), lib.threads()[1])
-    entries = _cache.entries
-    prim = entries.get(key)
-    if prim is None:
-        try:
-            with _openmp_threads(lib):
-                prim = Matmul(lib, M, K, N, _DTYPES[a.dtype], *strides, packed=bool(packed))
-        except OneDNNError:
-            prim = _UNSUPPORTED
-        entries[key] = prim
-        while len(entries) > _cache.max_items:
-            entries.popitem(last=False)
-    else:
-        entries.move_to_end(key)
-    return None if prim is _UNSUPPORTED else prim
+    return _cached(key, lambda: Matmul(lib, M, K, N, _DTYPES[a.dtype], *strides, packed=bool(packed)))
 
 
 @contextlib.contextmanager
