@@ -237,6 +237,11 @@ class DistributedTimeoutError(DistributedError):
     different collective. The MPI job is aborted when this process exits."""
 
 
+class OneDNNError(FgradRuntimeError):
+    """A call into oneDNN's library (the optional `onednn` extra) failed: its status code and
+    the call are in the message. fgrad's own kernels take over the product that failed."""
+
+
 class LinAlgError(FgradRuntimeError):
     """A numerical failure of a linear-algebra function: a singular matrix where an inverse
     or a solution is needed, a matrix that is not positive-definite for cholesky."""

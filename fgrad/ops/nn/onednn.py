@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...core.errors import FgradValueError
+from ...core.errors import FgradValueError, OneDNNError
 
 # --- the C API's constants (dnnl_types.h, dnnl_common_types.h, oneDNN 3.x) ---------------------
 _SUCCESS = 0
@@ -60,10 +60,6 @@ _p = ctypes.c_void_p
 
 class _ExecArg(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
-
-
-class OneDNNError(RuntimeError):
-    """A oneDNN call failed (its status code and the call are in the message)."""
 
 
 # --- loading ----------------------------------------------------------------------------------

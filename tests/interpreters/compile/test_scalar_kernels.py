@@ -45,4 +45,7 @@ def test_special_values_as_numpy_gives_them(monkeypatch):
     for x in (1.0, 2.0, 7.0):
         k, p, text = _both_tiers(monkeypatch, f, onp.float64(x))
         assert "kernel" in text
-        assert k.tobytes() == p.tobytes(), (x, k, p)
+        # every bit, but a NaN's sign: which operand's NaN a sum passes on is the CPU's and the
+        # code generator's choice (IEEE 754 leaves it open, NumPy does not fix it either)
+        assert onp.isnan(k) == onp.isnan(p), (x, k, p)
+        assert onp.isnan(k) or k.tobytes() == p.tobytes(), (x, k, p)
