@@ -1,8 +1,9 @@
 """A ClosedJaxpr as one generated Python function.
 
 Each step of the plan (`regions.plan`) becomes straight-line code: a call of the primitive's
-impl (bound as a global, with its params), a call of a region's Numba kernel, or, for a
-region of 0-d float64/bool values, the region's scalar expressions in plain Python. Values
+impl (bound as a global, with its params), a call of a region's LLVM kernel, or, for a
+region of 0-d float64/bool values, the region's scalar expressions in plain Python (a kernel
+over one element from regions.SCALAR_KERNEL_EQNS equations up). Values
 are locals, and each is deleted right after its last use, so its buffer is freed as early
 as the interpreter would free it. A kernel output may take over the buffer of an input that
 dies at that kernel (one the program allocated itself, that no impl has seen, so nothing

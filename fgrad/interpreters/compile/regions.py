@@ -13,9 +13,8 @@ from __future__ import annotations
 from ...core.ir import Literal, Var
 from .scalar import KERNEL_DTYPES, SCALAR_DTYPES, lowerable
 
-# Regions with fewer equations run their equations one by one: a Numba kernel costs about
-# 50 ms to compile (0.5 s for the first of a process, importing Numba included), which two or
-# three NumPy calls saved per run do not repay.
+# Regions with fewer equations run their equations one by one: compiling a kernel (llvmlite,
+# tens of milliseconds) is not repaid by the two or three NumPy calls it saves per run.
 MIN_KERNEL_EQNS = 3
 # A region of 0-d values with at least this many equations is compiled as a kernel over one
 # element instead of running as Python (high-order derivatives of scalar functions: k nested
