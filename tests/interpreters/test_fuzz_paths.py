@@ -15,7 +15,7 @@ float64 and integer arrays), each run
 Integer programs (wrapping arithmetic, floor division and remainders by 0 and -1, operands of
 other integer dtypes, casts) are compared jit against eager, bit for bit.
 
-The default run is a seeded loop bounded by BUDGET seconds; the slow test runs longer.
+The default run checks SEEDS seeded programs; the slow test checks 4,000 more.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import fgrad.numpy as fnp
 from fgrad.interpreters import replay
 from fgrad.interpreters.compile import scalar
 
-BUDGET = 4.0  # seconds of fuzzing in the default run
+SEEDS = 100  # programs in the default run (a few seconds with an empty kernel cache)
 REPEATS = replay.HOT + 2
 
 
@@ -160,12 +160,28 @@ def program(rng, dtype):
     return f, " -> ".join(desc)
 
 
-def _same(got, want, what: str, rtol: float = 0.0) -> None:
+def _spread(f, x, want, rel: float, rng) -> np.ndarray:
+    """How far each output of f moves when x moves by a relative `rel` (a few ulps): the
+    program's own conditioning at x. Fused math differs from NumPy's by a few ulps inside the
+    program, and an ill-conditioned program (the sine of a large float32 sum) turns that into
+    any difference at all; a well-conditioned one keeps the spread near zero, so a wrong kernel
+    still fails."""
+    spread = np.zeros(np.shape(want))
+    for _ in range(3):
+        moved = np.asarray(f(x * (1 + rel * rng.uniform(-1, 1, np.shape(x))).astype(x.dtype)))
+        d = np.abs(moved.astype(np.float64) - np.asarray(want, np.float64))
+        spread = np.fmax(spread, np.where(np.isnan(d), np.inf, d))
+    return spread
+
+
+def _same(got, want, what: str, rtol: float = 0.0, spread=0.0) -> None:
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
     if rtol:
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * (1 + np.nanmax(np.abs(want), initial=0)),
-                                   equal_nan=True, err_msg=what)
+        atol = rtol * (1 + np.nanmax(np.abs(want), initial=0)) + 4 * np.asarray(spread)
+        close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        assert np.all(close), (f"{what}: differ beyond rtol {rtol} and the program's own spread at "
+                               f"{np.argwhere(~close)[:3].tolist()}: {got[~close][:3]} vs {want[~close][:3]}")
         return
     same = (got == want) & (np.signbit(got) == np.signbit(want)) if got.dtype.kind == "f" else got == want
     if got.dtype.kind == "f":
@@ -186,8 +202,10 @@ def check(seed: int, monkeypatch) -> None:
         monkeypatch.setattr(scalar, "MATH", "eager")
         _same(fgrad.jit(f)(x), want, f"jit (FGRAD_JIT_MATH=eager) {what}")
         monkeypatch.setattr(scalar, "MATH", "fused")
-        tol = 1e-4 if dtype == np.float32 or "astype32" in desc else 1e-9  # (float32 ulps)
-        _same(fgrad.jit(f)(x), want, f"jit {what}", rtol=tol)
+        single = dtype == np.float32 or "astype32" in desc
+        tol = 1e-4 if single else 1e-9  # (float32 ulps)
+        ulps = 8 * np.finfo(np.float32 if single else np.float64).eps
+        _same(fgrad.jit(f)(x), want, f"jit {what}", rtol=tol, spread=_spread(f, x, want, ulps, rng))
 
         def loss(x):
             return fnp.sum(f(x))
@@ -198,20 +216,26 @@ def check(seed: int, monkeypatch) -> None:
         _same(fgrad.jit(fgrad.grad(loss))(x), grads[0], f"jit(grad) (FGRAD_JIT_MATH=eager) {what}")
 
 
-def _fuzz(budget: float, first_seed: int, monkeypatch) -> int:
-    start, seed = time.perf_counter(), first_seed
-    while time.perf_counter() - start < budget:
+def _fuzz(first_seed: int, count: int, monkeypatch) -> None:
+    """Seeds first_seed .. first_seed + count - 1: a fixed set, not a time budget, so that every
+    machine (CI's included) runs the same programs and a failure reproduces anywhere."""
+    for seed in range(first_seed, first_seed + count):
         check(seed, monkeypatch)
         check_int(seed)
-        seed += 1
-    return seed - first_seed
+
+
+# Seeds that once failed, kept in the default run: 19083 (the sine of a large float32 sum, where
+# fused math's 1-ulp power differs from NumPy's: the comparison now allows the program's spread).
+REGRESSIONS = [19083]
 
 
 def test_fuzz_eager_jit_replay(monkeypatch):
-    """Seeded random programs for BUDGET seconds (at least a few programs)."""
-    assert _fuzz(BUDGET, 0, monkeypatch) >= 3
+    """SEEDS seeded random programs, and the seeds that once failed."""
+    _fuzz(0, SEEDS, monkeypatch)
+    for seed in REGRESSIONS:
+        _fuzz(seed, 1, monkeypatch)
 
 
 @pytest.mark.slow
 def test_fuzz_eager_jit_replay_long(monkeypatch):
-    assert _fuzz(120.0, 10_000, monkeypatch) >= 50
+    _fuzz(10_000, 4_000, monkeypatch)
