@@ -151,42 +151,15 @@ def elementwise_costs(n: int = 10 ** 6, repeat: int = 5) -> dict:
 # --- curve 2: derivative order ----------------------------------------------------------------
 
 def _order_impls(k: int) -> list[Impl]:
-    import numpy as onp
-    from wl_calculus import _f5, _nest
-    x0 = onp.asarray(X5)
+    """wl_calculus's k-th derivative implementations (W5's at k = 4), the four this curve plots,
+    renamed to the curve's labels."""
+    from dataclasses import replace
 
-    def fgrad_dk(jit):
-        def build():
-            fg = L.fgrad()
-            g = _nest(fg.grad, _f5(fg.numpy), k)
-            g = fg.jit(g) if jit else g
-            return lambda: g(x0)
-        return build
-
-    def torch_create_graph():
-        t = L.torch()
-        f = _f5(t)
-        x = t.tensor(X5, dtype=t.float64, requires_grad=True)
-
-        def run():
-            y = f(x)
-            for _ in range(k):  # create_graph on every order, as W5's anchor does
-                (y,) = t.autograd.grad(y, x, create_graph=True)
-            return y
-        return run
-
-    def jax_dk():
-        jax = L.jax()
-        g = jax.jit(_nest(jax.grad, _f5(jax.numpy), k))
-        x = jax.numpy.asarray(X5)
-        return lambda: L.block(g(x))
-
-    return [
-        Impl("fgrad eager", "fgrad", fgrad_dk(False), anchor="PyTorch create_graph"),
-        Impl("fgrad jit", "fgrad", fgrad_dk(True), anchor="jax.jit"),
-        Impl("PyTorch create_graph", "PyTorch", torch_create_graph, reference=True),
-        Impl("jax.jit", "JAX", jax_dk),
-    ]
+    from wl_calculus import derivative_impls
+    labels = {f"fgrad grad^{k}": "fgrad eager", f"fgrad jit(grad^{k})": "fgrad jit",
+              f"PyTorch create_graph x{k}": "PyTorch create_graph", f"jax.jit(grad^{k})": "jax.jit"}
+    return [replace(i, name=labels[i.name], anchor=labels.get(i.anchor))
+            for i in derivative_impls(k, X5) if i.name in labels]
 
 
 def count_after_cse(jaxpr, literal_type) -> int:

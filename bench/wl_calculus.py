@@ -185,6 +185,129 @@ def _nest(grad, f, k: int):
     return f
 
 
+def derivative_impls(k: int, x: float = 0.7) -> list[Impl]:
+    """The k-th derivative of W5's sin(x) exp(-x^2) at x, by every library: W5 takes k = 4,
+    bench/scaling.py's order curve k = 1 ... 8. Names carry k ("fgrad grad^4")."""
+    x0 = onp.asarray(x)
+
+    def fgrad_dk(jit):
+        def build():
+            fg = L.fgrad()
+            g = _nest(fg.grad, _f5(_fnp()), k)
+            g = fg.jit(g) if jit else g
+            return lambda: g(x0)
+        return build
+
+    def torch_create_graph():
+        t = L.torch()
+        f = _f5(t)
+        xt = t.tensor(x, dtype=t.float64, requires_grad=True)
+
+        def run():
+            y = f(xt)
+            for _ in range(k):  # create_graph on every order, as the issue's anchor does
+                (y,) = t.autograd.grad(y, xt, create_graph=True)
+            return y
+        return run
+
+    def torch_func():
+        t = L.torch()
+        g = _nest(t.func.grad, _f5(t), k)
+        xt = t.tensor(x, dtype=t.float64)
+        return lambda: g(xt)
+
+    def jax_dk(jit):
+        def build():
+            jax = L.jax()
+            g = _nest(jax.grad, _f5(_jnp()), k)
+            g = jax.jit(g) if jit else g
+            xj = _jnp().asarray(x)
+            return lambda: L.block(g(xj))
+        return build
+
+    def autograd_dk():
+        g = _nest(L.autograd().grad, _f5(_anp()), k)
+        return lambda: g(x0)
+
+    return [
+        Impl(f"fgrad grad^{k}", "fgrad", fgrad_dk(False), anchor=f"PyTorch create_graph x{k}"),
+        Impl(f"fgrad jit(grad^{k})", "fgrad", fgrad_dk(True), anchor=f"jax.jit(grad^{k})"),
+        Impl(f"PyTorch create_graph x{k}", "PyTorch", torch_create_graph, reference=True),
+        Impl(f"torch.func.grad^{k}", "PyTorch", torch_func),
+        Impl(f"JAX grad^{k}", "JAX", jax_dk(False)),
+        Impl(f"jax.jit(grad^{k})", "JAX", jax_dk(True)),
+        Impl(f"autograd grad^{k}", "autograd", autograd_dk),
+    ]
+
+
+def w5(config) -> dict:
+    impls = derivative_impls(4)
+    rows = measure(impls, config, allclose(rtol=1e-9, atol=1e-12))
+    return _result("W1", "grad of sum(chain(x)), 200 element-wise ops, 16 float64", rows)
+
+
+# --- W4 ------------------------------------------------------------------------------------
+
+def w4(config) -> dict:
+    n = 256
+    rng = onp.random.default_rng(0)
+    w0 = rng.standard_normal((n, n)) / onp.sqrt(n)
+    x0 = rng.standard_normal(n)
+
+    def f(m, w):
+        return lambda x: m.sum(m.tanh(w @ x)) + 0.5 * m.sum(x * x)
+
+    def fgrad_hessian(jit):
+        def build():
+            fg = L.fgrad()
+            h = fg.hessian(f(_fnp(), w0))
+            h = fg.jit(h) if jit else h
+            return lambda: h(x0)
+        return build
+
+    def torch_hessian():
+        t = L.torch()
+        h = t.func.hessian(f(t, t.from_numpy(w0)))
+        x = t.from_numpy(x0)
+        return lambda: h(x)
+
+    def jax_hessian(jit):
+        def build():
+            jax, jnp = L.jax(), _jnp()
+            h = jax.hessian(f(jnp, jnp.asarray(w0)))
+            h = jax.jit(h) if jit else h
+            x = jnp.asarray(x0)
+            return lambda: L.block(h(x))
+        return build
+
+    def autograd_hessian():
+        h = L.autograd().hessian(f(_anp(), w0))
+        return lambda: h(x0)
+
+    impls = [
+        Impl("fgrad hessian", "fgrad", fgrad_hessian(False), anchor="torch.func.hessian"),
+        Impl("fgrad jit(hessian)", "fgrad", fgrad_hessian(True), anchor="jax.jit(jax.hessian)"),
+        Impl("torch.func.hessian", "PyTorch", torch_hessian, reference=True),
+        Impl("jax.hessian", "JAX", jax_hessian(False)),
+        Impl("jax.jit(jax.hessian)", "JAX", jax_hessian(True)),
+        Impl("autograd hessian", "autograd", autograd_hessian),
+    ]
+    rows = measure(impls, config, allclose(rtol=1e-9, atol=1e-12))
+    return _result("W4", "full Hessian of sum(tanh(W x)) + 0.5 x.x, n = 256, float64", rows)
+
+
+# --- W5 ------------------------------------------------------------------------------------
+
+def _f5(m):
+    return lambda x: m.sin(x) * m.exp(-x ** 2)
+
+
+def _nest(grad, f, k: int):
+    for _ in range(k):
+        f = grad(f)
+    return f
+
+
 def w5(config) -> dict:
     x0 = onp.asarray(0.7)
 
