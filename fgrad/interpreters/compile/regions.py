@@ -1,6 +1,6 @@
 """Partitioning a jaxpr into the steps of a compiled program: maximal regions of element-wise
-equations over one shape (each becomes one Numba loop, or plain Python for 0-d float64/bool
-values) and single equations run by their primitive's impl.
+equations over one shape (each becomes one LLVM kernel, or plain Python for short regions of 0-d
+float64/bool values) and single equations run by their primitive's impl.
 
 An equation joins the latest region of its kind unless one of its inputs is made by a step
 that comes after that region; the region then runs where it was opened, with the equation
@@ -26,8 +26,10 @@ SCALAR_KERNEL_EQNS = 256
 
 class Step:
     """One step of a compiled program: `eqns` in order, of kind "call" (one equation, run by
-    its impl), "kernel" (an element-wise region of shape `shape`, a Numba loop) or "scalar"
-    (an element-wise region of 0-d float64/bool values, run as Python)."""
+    its impl), "kernel" (an element-wise region of shape `shape`, an LLVM kernel; a region of
+    0-d values with SCALAR_KERNEL_EQNS equations or more becomes one too, a kernel over one
+    element) or "scalar" (a shorter element-wise region of 0-d float64/bool values, run as
+    Python)."""
 
     __slots__ = ("eqns", "index", "inputs", "kind", "outputs", "shape")
 
