@@ -82,9 +82,16 @@ _TWO_TENSORS = {"mm", "bmm", "mv", "dot", "inner", "outer", "ger", "matmul", "cr
                 "vdot", "cdist", "dist", "complex", "polar"}
 
 
+# Functions that take a Python number first when a Tensor comes second (PyTorch's Scalar-self
+# overloads of the arithmetic operators).
+_NUMBER_FIRST = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+                 "remainder", "pow", "float_power", "bitwise_and", "bitwise_or", "bitwise_xor"}
+
+
 for _name in FUNCTIONS:
     globals()[_name] = _torch_function(_name, getattr(_ops, _name),
-                                       _argument_check(_name, _name not in _NOT_INPUT_FIRST, _name in _TWO_TENSORS))
+                                       _argument_check(_name, _name not in _NOT_INPUT_FIRST, _name in _TWO_TENSORS,
+                                                       _name in _NUMBER_FIRST))
 # creation functions, except `tensor`: that name is the submodule tensor.py here, and in the
 # fgrad namespace it is this (callable) package
 _creation_all = [n for n in _creation.__all__ if n != "tensor"]

@@ -127,15 +127,19 @@ def require_tensor(name: str, x: Any, position: int = 1, arg: str = "input", spa
                          f"{type(x).__name__}. Wrap data with fgrad.torch.tensor(...) first.")
 
 
-def argument_check(name: str, first: bool = True, second: bool = False) -> Callable | None:
+def argument_check(name: str, first: bool = True, second: bool = False,
+                   number_first: bool = False) -> Callable | None:
     """The check `torch_function` runs on torch.`name`'s positional arguments: the first
     (`input`) must be a Tensor, and with `second` the second operand too (the two-tensor
-    products); a sparse tensor passes (mm, matmul take one).
+    products); a sparse tensor passes (mm, matmul take one). With `number_first`, a Python
+    number may stand first when a Tensor comes second (torch.add(5, t), torch.pow(2, t): the
+    arithmetic functions PyTorch binds to a Scalar `self`).
 
     Args:
         name: the torch function's name.
         first: check the first argument.
         second: check the second argument.
+        number_first: a number first is accepted beside a Tensor second.
 
     Returns:
         The check (a function of the positional-argument tuple), or None when nothing is checked.
@@ -144,7 +148,8 @@ def argument_check(name: str, first: bool = True, second: bool = False) -> Calla
         return None
 
     def check(args: tuple) -> None:
-        if first and args:
+        if first and args and not (number_first and isinstance(args[0], (bool, int, float, complex))
+                                   and len(args) > 1 and isinstance(args[1], Tensor)):
             require_tensor(name, args[0], sparse=True)
         if second and len(args) > 1:
             require_tensor(name, args[1], 2, "", sparse=True)

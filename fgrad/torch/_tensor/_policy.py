@@ -168,9 +168,9 @@ class TorchPolicy(Policy):
         raise FgradRuntimeError(f"std and var only support floating point and complex dtypes, got fgrad.{dtype}")
 
     def check_bool_arithmetic(self, name, operands, result) -> None:
-        """PyTorch refuses `-` on a boolean tensor, whatever the other operand."""
+        """PyTorch refuses `-` on a boolean tensor or a Python bool, whatever the other operand."""
         for x in operands:
-            if not isinstance(x, _PY_SCALARS) and dtype_of(x).kind == "b":
+            if isinstance(x, bool) or (not isinstance(x, _PY_SCALARS) and dtype_of(x).kind == "b"):
                 raise self.bool_arithmetic_error(name)
 
     # --- errors -----------------------------------------------------------------------------
