@@ -216,6 +216,7 @@ def test_a_library_that_fails_to_load_warns_once_and_falls_back(monkeypatch, tmp
         import _ctypes  # a shared library that loads, but has no oneDNN symbols
         path = _ctypes.__file__
     monkeypatch.setenv("FGRAD_ONEDNN_LIBRARY", str(path))
+    monkeypatch.delenv("FGRAD_ONEDNN", raising=False)  # a user's FGRAD_ONEDNN=0 would skip the load tested
     monkeypatch.setattr(onednn, "_lib_state", {})
     onednn._cache.entries.clear()
     x, w, b, g, hw, p = _data(GEOMETRIES[0])
