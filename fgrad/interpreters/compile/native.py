@@ -233,7 +233,9 @@ def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
     meta["check"] = _meta_digest(meta)
     try:
         for suffix, data in ((".o", obj), (".json", json.dumps(meta).encode())):  # the .json last
-            write_atomic(folder / f"{name}{suffix}", data)
+            # not flushed to the disk: load checks both files' checksums, so what a crash
+            # leaves half-written is rebuilt, and a kernel's first call does not wait on the disk
+            write_atomic(folder / f"{name}{suffix}", data, durable=False)
     except OSError:
         pass  # an unwritable cache: the kernel is compiled again by the next process
 
@@ -244,14 +246,18 @@ def cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "fgrad"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """`path` holding `data`, written under a temporary name in its folder, flushed to disk
-    and renamed, so processes reading or writing it at the same time see either the old file
-    or the new one whole (its folder made if missing; OSError where it cannot be written).
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """`path` holding `data`, written under a temporary name in its folder (flushed to disk
+    where `durable`) and renamed, so processes reading or writing it at the same time see
+    either the old file or the new one whole (its folder made if missing; OSError where it
+    cannot be written).
 
     Args:
         path: the file to write.
         data: its new contents.
+        durable: flush the data to the disk before the rename, so that a crash of the machine
+            cannot leave the new name on a file whose data never reached the disk. Readers
+            that verify what they read (a checksum) do not need it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -259,7 +265,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())  # (the rename must not reach the disk before the data)
+            if durable:
+                os.fsync(fh.fileno())  # (the rename must not reach the disk before the data)
         os.replace(tmp, path)
     except BaseException:
         try:
