@@ -406,7 +406,45 @@ class _Translator:
             return self.choose(c, self.expr(node.body, env), self.expr(node.orelse, env))
         if isinstance(node, ast.Call) and not node.keywords:
             return self.call(node, [self.expr(a, env) for a in node.args])
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id in vmath.TABLES and node.value.id not in env):
+            return self.table(node.value.id, self.expr(node.slice, env))
         raise Unsupported(ast.unparse(node))
+
+    def table(self, name: str, index):
+        """vmath's table `name` (a tuple of floats, an internal constant array of the module)
+        read at the integer `index`: each lane its own element, a gather. vmath computes the
+        index in range (a masked integer)."""
+        ir, b = self.ir, self.b
+        v, t = index
+        if t.kind not in "iu":
+            raise Unsupported(f"{name}[...] indexed by {t}")
+        v = self.cast(v, t, _I64)
+        dbl, i32, i64 = ir.DoubleType(), ir.IntType(32), ir.IntType(64)
+        g = self.module.globals.get(f"fg_table.{name}")
+        if g is None:
+            values = vmath.TABLES[name]
+            ty = ir.ArrayType(dbl, len(values))
+            g = ir.GlobalVariable(self.module, ty, name=f"fg_table.{name}")
+            g.linkage = "internal"
+            g.global_constant = True
+            g.initializer = ir.Constant(ty, [float(x) for x in values])
+            g.align = 64
+        base = b.gep(g, [ir.Constant(i32, 0), ir.Constant(i32, 0)])
+        if self.lanes == 1:
+            return b.load(b.gep(base, [v])), _F64
+        n = self.lanes
+        vt = ir.VectorType(i64, n)
+        start = b.insert_element(ir.Constant(vt, ir.Undefined), b.ptrtoint(base, i64), ir.Constant(i32, 0))
+        start = b.shuffle_vector(start, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(i32, n), None))
+        ptrs = b.inttoptr(b.add(start, b.shl(v, ir.Constant(vt, 3))), ir.VectorType(dbl.as_pointer(), n))
+        sym = f"llvm.masked.gather.v{n}f64.v{n}p0"
+        fn = self.module.globals.get(sym)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ir.VectorType(dbl, n), [
+                ptrs.type, i32, ir.VectorType(ir.IntType(1), n), ir.VectorType(dbl, n)]), name=sym)
+        every = ir.Constant(ir.VectorType(ir.IntType(1), n), [1] * n)
+        return b.call(fn, [ptrs, ir.Constant(i32, 8), every, ir.Constant(ir.VectorType(dbl, n), None)]), _F64
 
     def choose(self, c, x, y):
         """`x if c else y` (c an i1), in their unified type."""
@@ -492,7 +530,7 @@ class _Translator:
         if len(params) != len(args) or fn.args.vararg or fn.args.kwonlyargs:
             raise Unsupported(f"{name} called with {len(args)} arguments")
         consts = scalar_lib.CONSTANTS if name in scalar_lib.HELPERS else vmath.CONSTANTS
-        env = {k: self.const(v, _F64) for k, v in consts.items()}
+        env = {k: self.const(v, _F64) for k, v in consts.items() if isinstance(v, float)}  # (not tables)
         env.update(zip(params, args))
         rets: list = []
         body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
@@ -625,10 +663,7 @@ _HELPER_AST: dict = {}
 # vmath's functions and their private helpers, translated from their Python source like
 # scalar_lib's (their _f2i/_i2f as bitcasts)
 _VMATH_PUBLIC = frozenset((*vmath.VECTOR.values(), *vmath.VECTOR32.values()))
-_VMATH_NAMES = frozenset(("fg_vexp", "fg_vlog", "fg_vtanh", "fg_vsin", "fg_vcos", "fg_vlogistic",
-                          "fg_vexpf", "fg_vlogf", "fg_vtanhf", "fg_vsinf", "fg_vcosf", "fg_vlogisticf",
-                          "_exp_parts", "_expm1_neg", "_ksin", "_kcos", "_reduce", "_vtrig",
-                          "_expm1_f", "_exp_parts_f", "_vtrigf"))
+_VMATH_NAMES = frozenset(vmath.needed(_VMATH_PUBLIC))
 
 
 def _helper_ast(name: str):
