@@ -658,6 +658,7 @@ _NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_una
                    "fg_rint": _float_unary("llvm.rint"), "fg_cbrt": _float_unary(None, "cbrt"),
                    "fg_fmod": _fmod}
 _HELPER_AST: dict = {}
+_MODULE_AST: dict = {}  # file -> {function name: FunctionDef}, parsed once
 
 
 # vmath's functions and their private helpers, translated from their Python source like
@@ -667,10 +668,22 @@ _VMATH_NAMES = frozenset(vmath.needed(_VMATH_PUBLIC))
 
 
 def _helper_ast(name: str):
+    """The FunctionDef of scalar_lib's helper or vmath's function `name`. Each of the two
+    modules' files is parsed once, whole: inspect.getsource would tokenize the file again
+    for every function, most of a cold first call's translation time."""
     fn = _HELPER_AST.get(name)
     if fn is None:
         source = scalar_lib.HELPERS[name] if name in scalar_lib.HELPERS else getattr(vmath, name)
-        fn = _HELPER_AST[name] = ast.parse(textwrap.dedent(inspect.getsource(source))).body[0]
+        code = source.__code__
+        if code.co_filename not in _MODULE_AST:
+            tree = ast.parse(Path(code.co_filename).read_text(encoding="utf-8"))
+            _MODULE_AST[code.co_filename] = {
+                s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+        found = _MODULE_AST[code.co_filename].get(source.__name__)
+        if found is None or min([found.lineno] + [d.lineno for d in found.decorator_list]) != code.co_firstlineno:
+            # (a file changed since its import, or a function defined elsewhere under this name)
+            found = ast.parse(textwrap.dedent(inspect.getsource(source))).body[0]
+        fn = _HELPER_AST[name] = found
     return fn
 
 
@@ -889,17 +902,30 @@ def _store_clamped(tr: _Translator, ptr, idx: list, v, d) -> None:
 def _vector_loop(tr: _Translator, env: dict, vhead, c_loop, done, n, last, arrays, outs, outputs,
                  vexprs: list, checked) -> None:
     """The loop over `vexprs` (vmath's functions), tr.lanes elements at a time, from block
-    `vhead`: whole blocks loaded and stored as vectors, the last partial one element by
-    element (lanes past the end repeat the last element). Where an argument in `checked`
-    was out of vmath's range it goes on to `c_loop` (the C library's pass over every
-    element), else to `done`. Leaves the builder in the block that enters `c_loop`."""
+    `vhead`: whole blocks loaded and stored as vectors; the last partial one copied element
+    by element into a stack buffer per input (lanes past the end repeat the last element),
+    computed like a whole block, and its outputs copied back from stack buffers element by
+    element. (Two short loops rather than one load and one store per lane: the code
+    generator's time grows with the code, and a kernel's first call waits on it.) Where an
+    argument in `checked` was out of vmath's range it goes on to `c_loop` (the C library's
+    pass over every element), else to `done`. Leaves the builder in the block that enters
+    `c_loop`."""
     ir, b = tr.ir, tr.b
     fn = b.block.function
-    i64, i32 = ir.IntType(64), ir.IntType(32)
+    i64 = ir.IntType(64)
     width = tr.lanes
     fast_ld, slow_ld, vbody, fast_st, slow_st, latch, vend = (
         fn.append_basic_block(s) for s in ("vload", "vload_tail", "vbody", "vstore", "vstore_tail", "vlatch", "vend"))
     pre_block = b.block
+
+    def raw_type(d):
+        return np.dtype(np.uint8) if d == _B else d
+    # the partial block's buffers, in the entry block (an alloca in the loop would grow the stack)
+    with b.goto_entry_block():
+        in_bufs = [b.alloca(tr.lltype(raw_type(d))) for _, _, d in arrays]
+        out_bufs = [b.alloca(tr.lltype(raw_type(d))) for _, d in outputs]
+    for buf in in_bufs + out_bufs:
+        buf.align = 64
     b.position_at_end(vhead)
     i = b.phi(i64)
     i.add_incoming(ir.Constant(i64, 0), pre_block)
@@ -908,28 +934,49 @@ def _vector_loop(tr: _Translator, env: dict, vhead, c_loop, done, n, last, array
     if checked:
         bad.add_incoming(ir.Constant(flag_t, None), pre_block)
     whole = b.icmp_signed("<=", b.add(i, ir.Constant(i64, width)), n)
-    idx = _clamped(tr, i, n, last)  # (the partial block's, here where its stores see them)
     b.cbranch(whole, fast_ld, slow_ld)
-
-    def raw_type(d):
-        return np.dtype(np.uint8) if d == _B else d
     b.position_at_end(fast_ld)
     fast = [b.load(b.bitcast(b.gep(ptr, [i]), tr.lltype(raw_type(d)).as_pointer()), align=d.itemsize)
             for _, ptr, d in arrays]
     b.branch(vbody)
+
+    def copy_loop(label: str, count, body) -> None:
+        """for j in range(count): body(j), as blocks from the builder's (count >= 1)."""
+        top = fn.append_basic_block(label)
+        after = fn.append_basic_block(label + "_end")
+        entry = b.block
+        b.branch(top)
+        b.position_at_end(top)
+        j = b.phi(i64)
+        j.add_incoming(ir.Constant(i64, 0), entry)
+        body(j)
+        j_next = b.add(j, ir.Constant(i64, 1))
+        j.add_incoming(j_next, b.block)
+        b.cbranch(b.icmp_signed("<", j_next, count), top, after)
+        b.position_at_end(after)
+
+    def elem(buf, d, j):  # element j of a stack buffer
+        return b.gep(b.bitcast(buf, tr.scalar_type(raw_type(d)).as_pointer()), [j])
+
+    def fill(j):
+        k = b.add(i, j)
+        src = b.select(b.icmp_signed("<", k, n), k, last)
+        for (_, ptr, d), buf in zip(arrays, in_bufs):
+            b.store(b.load(b.gep(ptr, [src])), elem(buf, d, j))
     b.position_at_end(slow_ld)
-    slow = []
-    for _, ptr, d in arrays:
-        vec = ir.Constant(tr.lltype(raw_type(d)), ir.Undefined)
-        for k, j in enumerate(idx):
-            vec = b.insert_element(vec, b.load(b.gep(ptr, [j])), ir.Constant(i32, k))
-        slow.append(vec)
+    if arrays:
+        copy_loop("vcopy_in", ir.Constant(i64, width), fill)
+    slow = [b.load(buf, align=64) for buf in in_bufs]
+    slow_end = b.block
     b.branch(vbody)
     b.position_at_end(vbody)
-    for (local, _, d), f, s in zip(arrays, fast, slow):
+    phis = []
+    for f, s_ in zip(fast, slow):  # (every phi first: LLVM rejects a block with others between them)
         v = b.phi(f.type)
         v.add_incoming(f, fast_ld)
-        v.add_incoming(s, slow_ld)
+        v.add_incoming(s_, slow_end)
+        phis.append(v)
+    for (local, _, d), v in zip(arrays, phis):
         env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
     env["TRIG_MAX"] = tr.const(vmath.TRIG_MAX, _F64)
     values = _loop_values(tr, env, vexprs, outputs)
@@ -943,8 +990,13 @@ def _vector_loop(tr: _Translator, env: dict, vhead, c_loop, done, n, last, array
         b.store(v, b.bitcast(b.gep(ptr, [i]), v.type.as_pointer()), align=d.itemsize)
     b.branch(latch)
     b.position_at_end(slow_st)
-    for ptr, (v, d) in zip(outs, values):
-        _store_clamped(tr, ptr, idx, v, d)
+    for buf, (v, _) in zip(out_bufs, values):
+        b.store(v, buf, align=64)
+
+    def drain(j):
+        for ptr, buf, (_, d) in zip(outs, out_bufs, outputs):
+            b.store(b.load(elem(buf, d, j)), b.gep(ptr, [b.add(i, j)]))
+    copy_loop("vcopy_out", b.sub(n, i), drain)
     b.branch(latch)
     b.position_at_end(latch)
     i_next = b.add(i, ir.Constant(i64, width))

@@ -45,8 +45,10 @@ def test_kernel_with_many_outputs_is_vectorised(n):
     x = onp.linspace(-3.0, 3.0, n, dtype=onp.float32)
     ir = _kernel_ir(fgrad.jit(f), x)
     lanes = llvm_kernels.vmath_lanes()
-    assert len(re.findall(rf"store <{lanes} x float>", ir)) == 16, ir[:2000]
-    assert len(re.findall(rf"load <{lanes} x float>", ir)) == 1
+    # (whole blocks: element-aligned vector accesses of the arrays; the partial last block's
+    # go through 64-byte aligned stack buffers)
+    assert len(re.findall(rf"store <{lanes} x float> .*, align 4\n", ir)) == 16, ir[:2000]
+    assert len(re.findall(rf"load <{lanes} x float>, .*, align 4\n", ir)) == 1
     got = fgrad.jit(f)(x)
     for s, g in zip(scales, got):
         onp.testing.assert_allclose(g, onp.tanh(x * onp.float32(s)), rtol=2e-6, atol=1e-7)
@@ -77,3 +79,30 @@ def test_output_in_place_reads_its_input_before_writing():
         a = onp.tanh(x * 0.5) + 1.0
         onp.testing.assert_allclose(jitted(x), onp.tanh(a * onp.sum(x)) * a - 1.0, rtol=1e-13, atol=1e-15)
         onp.testing.assert_allclose(jitted(x), onp.tanh(a * onp.sum(x)) * a - 1.0, rtol=1e-13, atol=1e-15)
+
+
+def test_partial_last_block_of_bools_and_mixed_widths():
+    """A bool input and a bool output, float32 and float64 values, through a vmath kernel
+    whose last block is partial (every remainder of a block from 1 to its width - 1, and
+    none): each element equals the same kernel's element in a whole block (the values
+    repeated at whole-block sizes), and the bools are exact."""
+    lanes = llvm_kernels.vmath_lanes()
+
+    def f(x, m, y):
+        t = np.tanh(x)
+        return np.where(m, t, x) + y.astype(onp.float64), t > 0.25, np.exp(y)
+    jitted = fgrad.jit(f)
+    for extra in (0, 1, lanes - 1, lanes // 2):
+        n = LARGE + extra
+        x = onp.linspace(-2.0, 2.0, n)
+        m = onp.arange(n) % 3 == 1
+        y = onp.linspace(-1.0, 1.0, n).astype(onp.float32)
+        assert "fg_v" in jitted.lower(x, m, y).as_text()
+        got = jitted(x, m, y)
+        # the same elements, each at the front of whole blocks: the fast path's bits
+        reps = -(-n // lanes) * lanes
+        whole = jitted(onp.resize(x, reps), onp.resize(m, reps), onp.resize(y, reps))
+        for g, w in zip(got, whole):
+            g, w = onp.asarray(g), onp.asarray(w)[:n]
+            assert g.dtype == w.dtype and g.tobytes() == w.tobytes(), (n, g.dtype)
+        onp.testing.assert_array_equal(onp.asarray(got[1]), onp.tanh(x) > 0.25)
