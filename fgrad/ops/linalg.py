@@ -73,6 +73,34 @@ def _as_bmk(x, batch, free, contract, xp):
     return xp.transpose(x, tuple(batch) + tuple(free) + tuple(contract)).reshape(lead + (M, K))
 
 
+_ONEDNN: list = []  # fgrad.ops.nn.onednn, imported on first use (fgrad.ops.nn imports this module)
+
+
+def matmul_2d(a, b, bias=None, *, xp):
+    """a @ b (+ bias along the rows) for 2-D operands, each row-major or a transposed view:
+    oneDNN's GEMM where it applies (float32, large enough, oneDNN installed and running
+    NumPy's BLAS's thread count: fgrad.ops.nn.onednn.gemm), else one BLAS call through NumPy.
+
+    Args:
+        a: [M, K]; b: [K, N]; bias: None or [N], the operands' dtype.
+        xp: the array module.
+
+    Returns:
+        The [M, N] product, a new array.
+    """
+    if xp is np and a.dtype == np.float32:
+        if not _ONEDNN:
+            from .nn import onednn
+            _ONEDNN.append(onednn)
+        out = _ONEDNN[0].gemm(a, b, bias)
+        if out is not None:
+            return out
+    out = xp.dot(a, b)
+    if bias is not None:
+        out += bias  # in place: no temporary
+    return out
+
+
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, xp):
     (lc, rc), (lb, rb) = dimension_numbers
     if not lb and len(lc) == 1 and rhs.ndim <= 2 and (lhs.ndim <= 2 or lc[0] == lhs.ndim - 1):
@@ -81,7 +109,9 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, xp):
         a = lhs if lc[0] == lhs.ndim - 1 else lhs.T
         b = rhs if rc[0] == 0 else rhs.T
         if a.ndim > 2 and b.ndim == 2:  # np.dot skips BLAS above 2-D (~50x slower): fold the lead axes
-            return xp.dot(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[1],))
+            return matmul_2d(a.reshape(-1, a.shape[-1]), b, xp=xp).reshape(a.shape[:-1] + (b.shape[1],))
+        if a.ndim == 2 and b.ndim == 2:
+            return matmul_2d(a, b, xp=xp)
         return xp.dot(a, b)
     if not lb and not lc:  # outer products (the VJP of a matrix-vector product)
         return xp.multiply.outer(lhs, rhs)

@@ -38,7 +38,7 @@ from ..elementwise import (
     select,
     sub,
 )
-from ..linalg import dot_general, dot_general_p
+from ..linalg import dot_general, dot_general_p, matmul_2d
 from ..reduce import expand_back, reduce_sum
 from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape, transpose
 from ._geometry import _checked_bind
@@ -60,8 +60,7 @@ def _linear_aval(x, w, b):
 def _linear_impl(x, w, b, *, xp):
     lead = x.shape[:-1]
     x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-    out = xp.matmul(x2, w.T)          # one GEMM; the bias is added in place (no temporary)
-    out += b
+    out = matmul_2d(x2, w.T, b, xp=xp)  # one GEMM with the bias (oneDNN's, or NumPy's + in place)
     return out.reshape(lead + (w.shape[0],)) if x.ndim != 2 else out
 
 
@@ -127,9 +126,7 @@ def _addmm_aval(b, x, wt):
 
 
 def _addmm_impl(b, x, wt, *, xp):
-    out = xp.matmul(x, wt)  # linear's GEMM (wt is the weight's transposed view there too)
-    out += b
-    return out
+    return matmul_2d(x, wt, b, xp=xp)  # linear's GEMM (wt is the weight's transposed view there too)
 
 
 def _addmm_jvp(primals, tangents):
