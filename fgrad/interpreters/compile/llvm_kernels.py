@@ -777,7 +777,10 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, vexprs: li
     module = ir.Module(name=name)
     i8p, i64, i32 = ir.IntType(8).as_pointer(), ir.IntType(64), ir.IntType(32)
     b = ir.IRBuilder()
-    tr = _Translator(ir, module, b, LANES)
+    # The C library's loop: LANES elements at a time where it is the kernel's loop; one where it
+    # only reruns a vmath kernel whose sine or cosine met an argument out of range (rare, and
+    # one lane is a quarter of the code to generate on the kernel's first call; same bits)
+    tr = _Translator(ir, module, b, LANES if vexprs is None else 1)
 
     def c_type(d):  # a 0-d input as a C value (a bool as a C bool: a byte)
         return ir.IntType(8) if d == _B else tr.scalar_type(d)
@@ -793,6 +796,8 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, vexprs: li
         return b.load(b.bitcast(b.gep(slots, [ir.Constant(i32, k)]), ty.as_pointer()))
 
     def lanes(t: _Translator, values, d):
+        if t.lanes == 1:
+            return values[0]
         vec = ir.Constant(t.lltype(d), ir.Undefined)
         for k, v in enumerate(values):
             vec = b.insert_element(vec, v, ir.Constant(i32, k))
@@ -847,7 +852,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, vexprs: li
         b.ret_void()
         return LLVMKernel(name, str(module))
     into_body = b.block  # (head, or the end of the vectorised pass)
-    # LANES elements at a time, as vectors: their dependency chains (library calls, mostly)
+    # tr.lanes elements at a time, as vectors: their dependency chains (library calls, mostly)
     # then overlap in the CPU, which one element's chain cannot. The last block's lanes past
     # the end repeat the last element (loaded before any store, stored with its own value).
     b.position_at_end(body)
@@ -859,7 +864,7 @@ def build_kernel(inputs: list, pre: list, exprs: list, outputs: list, vexprs: li
         env[local] = (b.icmp_unsigned("!=", v, ir.Constant(v.type, 0)) if d == _B else v, d)
     for ptr, (local, d) in zip(outs, _loop_values(tr, env, exprs, outputs)):
         _store_clamped(tr, ptr, idx, local, d)
-    i_next = b.add(i, ir.Constant(i64, LANES))
+    i_next = b.add(i, ir.Constant(i64, tr.lanes))
     i.add_incoming(i_next, b.block)
     b.cbranch(b.icmp_signed("<", i_next, n), body, done)
     b.position_at_end(done)
@@ -893,8 +898,12 @@ def _loop_values(tr: _Translator, env: dict, exprs: list, outputs: list) -> list
 
 
 def _store_clamped(tr: _Translator, ptr, idx: list, v, d) -> None:
-    """Store vector v's lanes at the indices `idx`, one element at a time."""
+    """Store vector v's lanes at the indices `idx`, one element at a time (v a scalar where
+    tr has one lane)."""
     ir, b = tr.ir, tr.b
+    if tr.lanes == 1:
+        b.store(v, b.gep(ptr, [idx[0]]))
+        return
     for k, j in enumerate(idx):
         b.store(b.extract_element(v, ir.Constant(ir.IntType(32), k)), b.gep(ptr, [j]))
 
