@@ -31,8 +31,8 @@ same values after the slash):
     fg_vexp       1  (0.51 / 0.72)  exp: reduction by ln2/128, 2^(j/128) from a 128-entry table
                                     (two doubles each; read as a gather), degree-5 Taylor polynomial
     fg_vlog       1  (0.75 / 0.51)  log: fdlibm's e_log.c reduction and polynomial
-    fg_vtanh      3  (2.43 / 1.15)  tanh: -u / (u + 2) with u = expm1(-2|x|) from exp's table;
-                                    below |x| = 1/128 its odd Taylor polynomial
+    fg_vtanh      3  (2.43 / 1.15)  tanh: -u / (u + 2) with u = expm1(-2|x|) from exp's table
+                                    (its reduction rounded up: no cancellation)
     fg_vlogistic  3  (2.07 / 1.97)  1 / (1 + exp(-x)), as fgrad's impl computes it
     fg_vsin       1  (0.73 / 0.51)  sin and cos: fdlibm's sine and FreeBSD's cosine kernels after a
     fg_vcos       1  (0.71 / 0.51)  three-part reduction by pi/2, as one polynomial whose coefficients
@@ -194,12 +194,21 @@ def fg_vexp(x):
 
 
 def _expm1_neg(y):
-    """expm1(y) for y <= 0 (or NaN): 2^e (hi + lo + hi expm1(r)) - 1 summed so that the part
-    of the largest size is exact: where 2^e hi >= 1/2 (e >= -1), (2^e hi - 1) (Sterbenz) plus
-    2^e (lo + hi expm1(r)); below, (2^e - 1) plus 2^e ((hi - 1) + lo + hi expm1(r))."""
-    e, hi, lo, p = _exp_parts(y if y > -60.0 else -60.0)  # expm1(-60) rounds to -1
+    """expm1(y) for -60 <= y <= 0: as _exp_parts, y = (128 e + j) ln2/128 + r, but k = 128 e + j
+    rounded up, so that -ln2/128 <= r <= 0 (the Taylor polynomial of degree 6, truncation
+    below 2^-60) and 2^e 2^(j/128) - 1 and expm1(r) never have opposite signs (their sum
+    would cancel). Summed so that the part of the largest size is exact: where
+    2^e hi >= 1/2 (e >= -1), (2^e hi - 1) (Sterbenz) plus 2^e (lo + hi expm1(r)); below,
+    (2^e - 1) plus 2^e ((hi - 1) + lo + hi expm1(r))."""
+    k = ((y * _INV_LN2_128 + 0.5) + _SHIFT) - _SHIFT
+    r = (y - k * _LN2_128_HI) - k * _LN2_128_LO
+    p = r + (r * r) * (0.5 + r * (0.16666666666666666 + r * (0.041666666666666664 + r * (
+        0.008333333333333333 + r * 0.001388888888888889))))
+    i = np.int64(k)
+    e = i >> 7
+    hi = _EXP_HI[i & 127]
     s = _i2f((e + 1023) << 52)
-    w = lo + hi * p
+    w = _EXP_LO[i & 127] + hi * p
     near = e >= -1
     a = s * hi if near else s
     w = w if near else (hi - 1.0) + w
@@ -208,16 +217,12 @@ def _expm1_neg(y):
 
 def fg_vtanh(x):
     """tanh(x) = sign(x) * -u / (u + 2), u = expm1(-2|x|) in (-1, 0]: no cancellation in the
-    division, and exactly +-1 for large |x|. Below |x| = 1/128 the odd Taylor polynomial to x^7
-    instead (truncation below 2^-60 relative): there expm1's two parts, of opposite signs
-    where the reduction's r is, would cancel and lose up to 2 ulps."""
+    division, and exactly +-1 for large |x|."""
     d = np.float64(x)
     a = d if d >= 0.0 else -d
+    a = a if a < 30.0 else 30.0  # (NaN too, restored below): tanh(30) rounds to 1
     u = _expm1_neg(-2.0 * a)
     t = -u / (u + 2.0)
-    z = a * a
-    small = a + (a * z) * (-0.3333333333333333 + z * (0.13333333333333333 + z * -0.05396825396825397))
-    t = small if a < 0.0078125 else t
     t = t if d >= 0.0 else -t
     t = d if d == 0.0 else t  # keeps -0.0
     return t if d == d else d
@@ -427,7 +432,7 @@ VECTOR = {"math.exp": "fg_vexp", "math.log": "fg_vlog", "math.tanh": "fg_vtanh",
 VECTOR32 = {"math.exp": "fg_vexpf", "math.log": "fg_vlogf", "math.tanh": "fg_vtanhf",
             "math.sin": "fg_vsinf", "math.cos": "fg_vcosf", "fg_logistic": "fg_vlogisticf"}
 CHECKED = frozenset({"fg_vsin", "fg_vcos", "fg_vsinf", "fg_vcosf"})
-_PRIVATE = {"fg_vexp": ["_exp_parts"], "fg_vtanh": ["_expm1_neg"], "_expm1_neg": ["_exp_parts"],
+_PRIVATE = {"fg_vexp": ["_exp_parts"], "fg_vtanh": ["_expm1_neg"],
             "fg_vlogistic": ["fg_vexp"], "fg_vsin": ["_vtrig"], "fg_vcos": ["_vtrig"],
             "_vtrig": ["_reduce"],
             "fg_vexpf": ["_exp_parts_f"], "fg_vtanhf": ["_exp_parts_f"],

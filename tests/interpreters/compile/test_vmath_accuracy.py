@@ -42,8 +42,8 @@ def _edges64(name: str) -> list[float]:
                -745.1332191019412, -746.0, 710.0, 1e-20, -1e-20] + steps
         return common + [np.inf, -np.inf] + _around(pts)
     if name == "tanh":
-        # 1/128 (the polynomial's end), ln2/512 (expm1's first table step), saturation to +-1
-        return common + [np.inf, -np.inf] + _around([0.0078125, -0.0078125, _LN2 / 512, 3 * _LN2 / 512, 0.35,
+        # small arguments, the first steps of expm1's table (2|x| = k ln2/128), saturation to +-1
+        return common + [np.inf, -np.inf] + _around([0.0078125, -0.0078125, _LN2 / 256, -_LN2 / 256, _LN2 / 128, 3 * _LN2 / 256, 0.35,
                                                       19.061547465398498, 19.1, 30.0, -19.1, 1e-8])
     if name == "logistic":
         return common + [np.inf, -np.inf] + _around([36.7, -36.7, 709.8, -709.8, 745.2, -745.2, 1e-17, -1e-17])
