@@ -85,6 +85,11 @@ _LIBM = frozenset(("tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh
 _NP_CASTS = {f"{d.name}": d for d in _DTYPES if d != _B} | {"bool_": _B}
 
 
+# The result type of vmath's functions (float64 for each today: their constants are float64,
+# float32 arguments included), as an outlined function is first declared; checked.
+_OUTLINED_RESULT = _F64
+
+
 class _Results(tuple):
     """A helper's several results: (IR value, dtype) pairs."""
 
@@ -161,7 +166,7 @@ class _Translator:
         self.b = builder
         self.lanes = lanes  # values are vectors of this many elements (1: scalars)
         self.outline = False  # whether vmath's functions are called (True) or inlined
-        self._result_types: dict = {}
+        self._result_types: dict = {}  # outlined function key -> (IR function, result dtype)
 
     # types and constants
 
@@ -560,23 +565,14 @@ class _Translator:
         sig = tuple(t for _, t in args)
         width = min(vector_width(), self.lanes)
         key = f"{name}.v{width}." + ".".join(t.name for t in sig)
-        fn = self.module.globals.get(key)
-        if fn is None:
-            body_b = ir.IRBuilder()
-            inner = _Translator(ir, self.module, body_b, width)
-            # its result type: the translation's (types follow from the argument types alone)
-            probe = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [inner.lltype(t) for t in sig]), "probe")
-            body_b.position_at_end(probe.append_basic_block())
-            _, rt = _Translator(ir, ir.Module(), body_b, width).helper(name, list(zip(probe.args, sig)))
-            fn = ir.Function(self.module, ir.FunctionType(inner.lltype(rt), [inner.lltype(t) for t in sig]), name=key)
-            fn.linkage = "internal"
-            fn.calling_convention = "fastcc"
-            fn.attributes.add("nounwind")
-            fn.attributes.add("noinline")
-            body_b.position_at_end(fn.append_basic_block("entry"))
-            v, t = inner.helper(name, list(zip(fn.args, sig)))
-            body_b.ret(v)
-            self._result_types[key] = t
+        if key not in self._result_types:
+            # Its result type is the translation's: the function is declared returning
+            # _OUTLINED_RESULT and translated once; one of another type is translated again.
+            fn, t = self._define_outlined(name, key, sig, width, _OUTLINED_RESULT)
+            if fn is None:
+                fn, t = self._define_outlined(name, self.module.get_unique_name(key), sig, width, t)
+            self._result_types[key] = (fn, t)
+        fn, rt = self._result_types[key]
         i32 = ir.IntType(32)
         parts = []
         for k in range(0, self.lanes, width):
@@ -587,7 +583,28 @@ class _Translator:
             n = len(parts[0].type)
             mask = ir.Constant(ir.VectorType(i32, 2 * n), [ir.Constant(i32, j) for j in range(2 * n)])
             parts = [b.shuffle_vector(parts[k], parts[k + 1], mask) for k in range(0, len(parts), 2)]
-        return parts[0], self._result_types[key]
+        return parts[0], rt
+
+    def _define_outlined(self, name: str, symbol: str, sig: tuple, width: int, rt: np.dtype):
+        """vmath's function `name` for arguments of dtypes `sig` as an internal function
+        `symbol` of the module, on vectors of `width`, declared returning `rt`: (the
+        function, rt), or (None, the translation's result type) where that is not `rt` (the
+        function is then removed from the module)."""
+        ir = self.ir
+        body_b = ir.IRBuilder()
+        inner = _Translator(ir, self.module, body_b, width)
+        fn = ir.Function(self.module, ir.FunctionType(inner.lltype(rt), [inner.lltype(t) for t in sig]), name=symbol)
+        fn.linkage = "internal"
+        fn.calling_convention = "fastcc"
+        fn.attributes.add("nounwind")
+        fn.attributes.add("noinline")
+        body_b.position_at_end(fn.append_basic_block("entry"))
+        v, t = inner.helper(name, list(zip(fn.args, sig)))
+        if t != rt:
+            del self.module.globals[symbol]
+            return None, t
+        body_b.ret(v)
+        return fn, t
 
     def block(self, stmts: list, env: dict, live, rets: list):
         """Run `stmts` where `live` (an i1, None for always) says this path is taken and no

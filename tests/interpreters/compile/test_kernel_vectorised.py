@@ -106,3 +106,24 @@ def test_partial_last_block_of_bools_and_mixed_widths():
             g, w = onp.asarray(g), onp.asarray(w)[:n]
             assert g.dtype == w.dtype and g.tobytes() == w.tobytes(), (n, g.dtype)
         onp.testing.assert_array_equal(onp.asarray(got[1]), onp.tanh(x) > 0.25)
+
+
+def test_outlined_function_translated_once_and_again_where_its_type_differs(monkeypatch):
+    """An outlined vmath function is declared with _OUTLINED_RESULT as its result type and
+    translated once; where the translation's type differs, that declaration leaves the
+    module and the function is translated again with its own type (under a new name): one
+    definition in the IR, and the same code as with the right type first."""
+    f32 = onp.dtype(onp.float32)
+    args = ([("array", "x0", f32)], [], ["np.float32(math.tanh(x0))", "t0 * 2.0"],
+            [("t1", onp.dtype(onp.float64))], ["np.float32(fg_vtanhf(x0))", "t0 * 2.0"], (), True)
+    right = llvm_kernels.build_kernel(*args).text
+    monkeypatch.setattr(llvm_kernels, "_OUTLINED_RESULT", f32)
+    wrong = llvm_kernels.build_kernel(*args).text
+    width = llvm_kernels.vector_width()
+    key = f"fg_vtanhf.v{width}.float32"
+    assert len(re.findall(r"define internal fastcc", right)) == 1 and f'@"{key}"' in right
+    assert len(re.findall(r"define internal fastcc", wrong)) == 1 and f'@"{key}"' not in wrong
+    renamed = re.findall(rf'@"({re.escape(key)}[^"]+)"', wrong)
+    def parts(text):  # the module's top-level entities, in any order
+        return sorted(re.split(r"\n(?=define |declare |@)", text))
+    assert renamed and parts(wrong.replace(renamed[0], key)) == parts(right)
