@@ -2,7 +2,9 @@
 and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy built on them.
 
 Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
-(fgrad.ops.numba_kernels). relu'(0) = 0, and a NaN cotangent at an inactive unit is
+(fgrad.ops.numba_kernels), float32 log_softmax and its backward the row kernels of
+_softmax_kernels (through _softmax_rows). nll_loss at class indices of [N, C] inputs gathers
+the N terms at the targets (_nll_picked); other inputs take the one-hot target weights. relu'(0) = 0, and a NaN cotangent at an inactive unit is
 zeroed: JAX and PyTorch agree on both, and fgrad.torch reproduces PyTorch's gradients.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ...core.primitive import Primitive
 from ...core.rules import def_linear, elementwise_shape, shape_of
 from ...core.trace import Tracer, aval_of, xp_of
 from .._batching import def_vectorized, loop_batch
+from ..index import ARRAY, getitem
 from ..elementwise import (
     _logistic,
     add,
@@ -41,6 +44,7 @@ from ..elementwise import (
 from ..linalg import dot_general, dot_general_p, matmul_2d
 from ..reduce import expand_back, reduce_sum
 from ..shape import batch_front, broadcast_in_dim, move_to_front, reshape, transpose
+from . import _softmax_rows
 from ._geometry import _checked_bind
 
 # --- linear: x @ w.T + b ----------------------------------------------------------------------
@@ -320,6 +324,9 @@ log_softmax_p = Primitive("log_softmax")
 
 
 def _log_softmax_impl(x, *, axis, xp):
+    out = _softmax_rows.log_softmax(x, axis) if xp is np else None  # (float32: a Numba kernel)
+    if out is not None:
+        return out
     if x.size == 0:
         return x.copy()  # an empty input has an empty result (max would refuse it)
     m = x.max(axis=axis, keepdims=True)
@@ -373,6 +380,9 @@ log_softmax_grad_p = Primitive("log_softmax_grad")
 
 
 def _log_softmax_grad_impl(ct, out, *, axis, xp):
+    g = _softmax_rows.log_softmax_grad(ct, out, axis) if xp is np else None
+    if g is not None:
+        return g
     total = xp.sum(ct, axis=axis, keepdims=True, dtype=ct.dtype)  # reduce_sum's sum
     g = xp.exp(out)
     g *= total
@@ -566,6 +576,39 @@ def _target_weights_np(shape, dtype, target, weight, ignore_index, reduction, la
     return W
 
 
+def _nll_picked(logp, target, weight, ignore_index, reduction):
+    """nll_loss of [N, C] log-probabilities at class indices [N]: the N log-probabilities at
+    the targets, gathered, times their weights (the values _target_weights puts at the
+    targets: the class weight or 1, 0 where ignored, divided by their sum for "mean"), summed.
+    A sum over N terms instead of N * C mostly zero ones, whose transpose writes N values into
+    zeros; and PyTorch's gather semantics: a -inf away from the targets (a masked class) does
+    not make the loss NaN. Primitives throughout, so traced targets (a tape, jit) take it too.
+    None for float (probability) targets, or targets on another device."""
+    if not isinstance(target, Tracer):
+        if xp_of((target,)) is not np:
+            return None
+        target = np.asarray(target)
+    N, C = shape_of(logp)
+    t_aval = aval_of(target)
+    if t_aval.dtype.kind not in "iu" or t_aval.shape != (N,):
+        return None  # (probabilities, or a shape _target_weights explains)
+    if not isinstance(target, Tracer):
+        bad = (target != ignore_index) & ((target < 0) | (target >= C))
+        if bad.any():
+            raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
+                                  f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
+    dtype = aval_of(logp).dtype
+    keep = ne(target, np.asarray(ignore_index, t_aval.dtype))
+    idx = select(keep, target, np.zeros((N,), t_aval.dtype))
+    w = convert_element_type(keep, dtype)
+    if weight is not None:
+        w = mul(getitem(convert_element_type(weight, dtype), [idx], (ARRAY,)), w)
+    if reduction == "mean":  # (0 / 0 = NaN where nothing is kept, as PyTorch)
+        w = div(w, broadcast_in_dim(reduce_sum(w, (0,)), (N,), ()))
+    prod = mul(getitem(logp, [np.arange(N), idx], (ARRAY, ARRAY)), w)
+    return neg(prod if reduction == "none" else reduce_sum(prod, (0,)))
+
+
 _REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -588,6 +631,10 @@ def _nll(logp, target, weight, ignore_index, reduction, label_smoothing, name):
     if len(shape) < 2:
         raise ShapeError(f"{name}: expected an input of shape [N, C, ...] or [C], got {shape}")
     with np.errstate(invalid="ignore", divide="ignore"):
+        if len(shape) == 2 and not label_smoothing:
+            picked = _nll_picked(logp, target, weight, ignore_index, reduction)
+            if picked is not None:
+                return picked
         W = _target_weights(logp, target, weight, ignore_index, reduction, label_smoothing)
         axes = (1,) if reduction == "none" else tuple(range(len(shape)))
         return nll_loss_p.bind(logp, W, axes=axes)

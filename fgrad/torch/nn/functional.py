@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as fnp
-from ...core.errors import FgradRuntimeError, FgradValueError
+from ...core.errors import FgradIndexError, FgradRuntimeError, FgradValueError
 from ...core.trace import _state, aval_of
 from ... import lax
 from ...extend.numpy import cast
@@ -265,6 +265,13 @@ def _nll_op(logp, target, weight, ignore_index, reduction, name):
     and the class weights are constants of the op, as in PyTorch's graph)."""
     t, w = _val(target), _val(weight)
     nd = len(logp._value.shape)
+    if type(t) is np.ndarray and t.dtype.kind in "iu" and t.size and logp._value.size:
+        # (checked here: the op's computation may be taped, and a tape sees no values)
+        C = logp._value.shape[1 if nd > 1 else 0]
+        bad = (t != ignore_index) & ((t < 0) | (t >= C))
+        if bad.any():
+            raise FgradIndexError(f"Target {int(t[bad].flat[0])} is out of bounds: the input has {C} classes "
+                                  f"(valid targets 0..{C - 1}, or ignore_index={ignore_index})")
     node = "NllLossBackward0" if nd <= 2 else "NllLoss2DBackward0"
     out_shape = None
     if nd == 3 or nd > 4:
