@@ -92,9 +92,11 @@ def matmul_2d(a, b, bias=None, *, xp):
         if not _ONEDNN:
             from .nn import onednn
             _ONEDNN.append(onednn)
-        out = _ONEDNN[0].gemm(a, b, bias)
-        if out is not None:
-            return out
+        D = _ONEDNN[0]
+        if a.shape[0] * a.shape[1] * b.shape[1] >= D.GEMM_MIN_MACS:  # (smaller: NumPy's, without asking)
+            out = D.gemm(a, b, bias)
+            if out is not None:
+                return out
     out = xp.dot(a, b)
     if bias is not None:
         out += bias  # in place: no temporary
@@ -126,24 +128,30 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, xp):
 
 def _dot_general_aval(lhs, rhs, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
-    where = f"dot_general of shapes {lhs.shape} and {rhs.shape} with dimension_numbers {dimension_numbers}"
+    ls, rs = lhs.shape, rhs.shape
+
+    def where():  # (built only for an error: formatting it costs more than the checks)
+        return f"dot_general of shapes {ls} and {rs} with dimension_numbers {dimension_numbers}"
     if len(lc) != len(rc) or len(lb) != len(rb):
-        raise ShapeError(f"{where}: lhs and rhs must name as many contracting (and batch) axes")
-    for axes, x in ((lc + lb, lhs), (rc + rb, rhs)):
-        if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-            raise ShapeError(f"{where}: axes must be distinct and in range")
-    for kind, ls, rs in (("contracting", lc, rc), ("batch", lb, rb)):
-        for i, j in zip(ls, rs):
-            if lhs.shape[i] != rhs.shape[j]:
-                raise ShapeError(f"{where}: {kind} axes {i} of lhs (size {lhs.shape[i]}) and {j} of rhs "
-                                 f"(size {rhs.shape[j]}) differ")
+        raise ShapeError(f"{where()}: lhs and rhs must name as many contracting (and batch) axes")
+    for axes, nd in ((lc + lb, len(ls)), (rc + rb, len(rs))):
+        for a in axes:
+            if not 0 <= a < nd:
+                raise ShapeError(f"{where()}: axes must be distinct and in range")
+        if len(axes) > 1 and len(set(axes)) != len(axes):
+            raise ShapeError(f"{where()}: axes must be distinct and in range")
+    for kind, ls_, rs_ in (("contracting", lc, rc), ("batch", lb, rb)):
+        for i, j in zip(ls_, rs_):
+            if ls[i] != rs[j]:
+                raise ShapeError(f"{where()}: {kind} axes {i} of lhs (size {ls[i]}) and {j} of rhs "
+                                 f"(size {rs[j]}) differ")
     if lhs.dtype != rhs.dtype:
-        raise FgradTypeError(f"{where}: dtypes {lhs.dtype} and {rhs.dtype} differ "
+        raise FgradTypeError(f"{where()}: dtypes {lhs.dtype} and {rhs.dtype} differ "
                         "(fgrad.numpy promotes before binding)")
-    lf = _remaining(lhs.ndim, lc, lb)
-    rf = _remaining(rhs.ndim, rc, rb)
-    return ShapedArray(tuple(lhs.shape[i] for i in lb) + tuple(lhs.shape[i] for i in lf)
-                       + tuple(rhs.shape[i] for i in rf), lhs.dtype)
+    lf = _remaining(len(ls), lc, lb)
+    rf = _remaining(len(rs), rc, rb)
+    return ShapedArray(tuple(ls[i] for i in lb) + tuple(ls[i] for i in lf)
+                       + tuple(rs[i] for i in rf), lhs.dtype)
 
 
 def _normalize_dimension_numbers(dimension_numbers):

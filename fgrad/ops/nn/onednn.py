@@ -775,8 +775,8 @@ def running():
 #     axis: what BLAS takes without a copy);
 #   - at least GEMM_MIN_MACS multiply-adds: below that a call's fixed cost (~5 µs, against
 #     ~1 µs for NumPy's) outweighs its faster kernels;
-#   - oneDNN runs as many threads as NumPy's BLAS does (`_Library.threads` against
-#     threadpoolctl's count for every BLAS library loaded when first asked), so that the
+#   - oneDNN runs as many threads as NumPy's BLAS does (`_Library.threads` against the
+#     count of every BLAS library threadpoolctl finds when first asked), so that the
 #     choice never trades a multi-threaded OpenBLAS product for a one-threaded one. By
 #     default oneDNN runs one thread and OpenBLAS one per core: on a machine with several
 #     cores the products stay OpenBLAS's unless a thread count is set (OMP_NUM_THREADS,
@@ -800,26 +800,39 @@ def _gemm_symbol(lib: _Library):
     return f
 
 
-def _blas_controllers() -> list:
-    """threadpoolctl's controllers of the BLAS libraries loaded now (NumPy's among them),
-    looked up once per process."""
-    ctls = _gemm_state.get("blas")
-    if ctls is None:
+def _blas_thread_getters() -> list:
+    """A function per BLAS library loaded now (NumPy's among them, as threadpoolctl finds them)
+    giving its thread count, looked up once per process: OpenBLAS's own C getter where
+    threadpoolctl names it (a direct call), else threadpoolctl's method."""
+    getters = _gemm_state.get("blas")
+    if getters is None:
+        getters = []
         try:
             from threadpoolctl import ThreadpoolController
-            ctls = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+            controllers = ThreadpoolController().select(user_api="blas").lib_controllers
         except Exception:  # noqa: BLE001 - threadpoolctl could not inspect this process
-            ctls = []
-        _gemm_state["blas"] = ctls
-    return ctls
+            controllers = []
+        for c in controllers:
+            name = (f"{getattr(c, '_symbol_prefix', '')}openblas_get_num_threads"
+                    f"{getattr(c, '_symbol_suffix', '')}")
+            f = getattr(c.dynlib, name, None) if getattr(c, "internal_api", "") == "openblas" else None
+            if f is not None:
+                f.argtypes, f.restype = [], ctypes.c_int
+            getters.append(f if f is not None else c.get_num_threads)
+        _gemm_state["blas"] = getters
+    return getters
 
 
-def _same_threads(lib: _Library) -> bool:
-    """Whether oneDNN runs as many threads as every BLAS library threadpoolctl found (False
-    when it found none: then nothing says what NumPy's products would run on)."""
-    n = lib.threads()[1]
-    ctls = _blas_controllers()
-    return bool(ctls) and all(c.get_num_threads() == n for c in ctls)
+def _same_threads(n: int) -> bool:
+    """Whether every BLAS library threadpoolctl found runs `n` threads (False when it found
+    none: then nothing says what NumPy's products would run on)."""
+    getters = _blas_thread_getters()
+    if not getters:
+        return False
+    for get in getters:
+        if get() != n:
+            return False
+    return True
 
 
 def _blas_operand(x: np.ndarray) -> tuple[bytes, int] | None:
@@ -835,7 +848,8 @@ def _blas_operand(x: np.ndarray) -> tuple[bytes, int] | None:
 
 
 def _gemm_plan(a, b) -> tuple | None:
-    """((trans, ld) of a, (trans, ld) of b) where oneDNN's GEMM takes a @ b, else None."""
+    """(library, (trans, ld) of a, (trans, ld) of b, (OpenMP's thread count now, oneDNN's))
+    where oneDNN's GEMM takes a @ b, else None."""
     if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2
             and a.dtype == b.dtype and a.dtype == np.float32 and a.shape[1] == b.shape[0]):
         return None
@@ -845,7 +859,10 @@ def _gemm_plan(a, b) -> tuple | None:
     if la is None or lb is None:
         return None
     lib = library()
-    return (la, lb) if lib is not None and _same_threads(lib) else None
+    if lib is None:
+        return None
+    threads = lib.threads()
+    return (lib, la, lb, threads) if _same_threads(threads[1]) else None
 
 
 def gemm_eligible(a: np.ndarray, b: np.ndarray) -> bool:
@@ -882,17 +899,21 @@ def gemm(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> np.nda
     if bias is not None and (type(bias) is not np.ndarray or bias.shape != (b.shape[1],)
                              or bias.dtype != np.float32):
         return None
-    lib = library()
+    lib, (ta, lda), (tb, ldb), (now, n) = plan
     f = _gemm_symbol(lib)
-    (ta, lda), (tb, ldb) = plan
     M, K = a.shape
     N = b.shape[1]
     out = np.empty((M, N), np.float32)
     if bias is not None:
         out[...] = bias
-    with _openmp_threads(lib):
+    if n != now:  # (as _openmp_threads, inline: this runs per product)
+        lib.gomp.omp_set_num_threads(n)
+    try:
         status = f(ta, tb, M, N, K, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
                    0.0 if bias is None else 1.0, out.ctypes.data, N)
+    finally:
+        if n != now:
+            lib.gomp.omp_set_num_threads(now)
     if status != _SUCCESS:
         if not _lib_state.get("warned_gemm"):
             _lib_state["warned_gemm"] = True

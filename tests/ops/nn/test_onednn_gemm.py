@@ -89,19 +89,23 @@ def test_gemm_declines_what_it_does_not_run(one_thread):
 def test_gemm_needs_numpys_blas_thread_count(one_thread, monkeypatch):
     a, b, _ = _operands(256, 512, 512)
 
-    class Ctl:
-        def __init__(self, n):
-            self.n = n
-
-        def get_num_threads(self):
-            return self.n
-
-    monkeypatch.setattr(onednn, "_blas_controllers", lambda: [Ctl(1), Ctl(4)])
+    monkeypatch.setattr(onednn, "_blas_thread_getters", lambda: [lambda: 1, lambda: 4])
     assert onednn.gemm(a, b) is None   # a BLAS library on 4 threads: OpenBLAS keeps the product
-    monkeypatch.setattr(onednn, "_blas_controllers", lambda: [])
+    monkeypatch.setattr(onednn, "_blas_thread_getters", lambda: [])
     assert onednn.gemm(a, b) is None   # nothing known about NumPy's BLAS
-    monkeypatch.setattr(onednn, "_blas_controllers", lambda: [Ctl(1)])
+    monkeypatch.setattr(onednn, "_blas_thread_getters", lambda: [lambda: 1])
     assert onednn.gemm(a, b) is not None
+
+
+@needs_onednn
+def test_blas_thread_getters_follow_threadpool_limits():
+    onednn.library()
+    getters = onednn._blas_thread_getters()
+    assert getters  # NumPy's BLAS at least
+    with threadpool_limits(1):
+        assert [g() for g in getters] == [1] * len(getters)
+    with threadpool_limits(2):
+        assert [g() for g in getters] == [2] * len(getters)
 
 
 def test_gemm_without_library_is_none(monkeypatch):
