@@ -127,3 +127,24 @@ def test_outlined_function_translated_once_and_again_where_its_type_differs(monk
     def parts(text):  # the module's top-level entities, in any order
         return sorted(re.split(r"\n(?=define |declare |@)", text))
     assert renamed and parts(wrong.replace(renamed[0], key)) == parts(right)
+
+
+def test_partial_block_code_does_not_grow_with_the_lanes(monkeypatch):
+    """A vmath kernel's IR (what the code generator works through on the kernel's first
+    call) grows with its vmath calls, not with its lanes times its inputs and outputs: the
+    partial last block is copied through stack buffers by two loops, not loaded and stored
+    lane by lane."""
+    f64 = onp.dtype(onp.float64)
+    inputs = [("array", f"x{k}", f64) for k in range(4)]
+    exprs = ["math.tanh(x0)", "t0 * x1", "x2 + x3", "x3 - x1"]
+    vexprs = ["fg_vtanh(x0)"] + exprs[1:]
+    outputs = [(f"t{k}", f64) for k in range(4)]
+
+    def kernel_lines(interleave: int) -> int:
+        monkeypatch.setattr(llvm_kernels, "VMATH_INTERLEAVE", interleave)
+        text = llvm_kernels.build_kernel(inputs, [], exprs, outputs, vexprs, (), True).text
+        body = text[text.index("define void"):]
+        return body[:body.index("\n}")].count("\n")
+    narrow, wide = kernel_lines(1), kernel_lines(4)
+    # (the outlined call is split into one call per register: a few lines per extra register)
+    assert wide - narrow < 20, (narrow, wide)
