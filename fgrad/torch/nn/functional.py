@@ -22,6 +22,7 @@ from ...extend.nn import nll as _nll
 from ...extend.lax import reshape, transpose
 from .._tensor._boundary import call, replayable
 from .._tensor.tensor import _EMPTY, Tensor, _tensor_bind, node_class, wrap
+from .parameter import Parameter
 from .._tensor._scalar_ops import add_scalar, div_scalar, mul_scalar
 from ._util import (
     arr,
@@ -357,6 +358,18 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias, with weight [out, in] (PyTorch's layout). On Tensors the graph
     is PyTorch's: for a 2-D input AddmmBackward0 over (bias, input, TBackward0 of weight)
     (MmBackward0 without bias); other ranks view the input as 2-D around it."""
+    if bias is not None and type(weight) in _PLAIN_WEIGHTS and isinstance(input, Tensor) and isinstance(bias, Tensor):
+        x, w, b = input._value, weight._value, bias._value
+        if (type(x) is np.ndarray and type(w) is np.ndarray and type(b) is np.ndarray and x.ndim == 2
+                and w.ndim == 2 and x.shape[1] == w.shape[1] and b.shape == (w.shape[0],)
+                and x.dtype == w.dtype == b.dtype):
+            # a layer's call in training (2-D NumPy values that fit, checked on the values):
+            # the general path's nodes, without its per-argument checks and the method call of
+            # weight.t() (the same TBackward0 transpose, bound directly)
+            if _grad_needed(input, weight, bias):
+                wt = _tensor_bind(lax.transpose_p, (weight,), _T_PARAMS, _T_NODE)
+                return _tensor_bind(lax.addmm_p, (bias, input, wt), _EMPTY, _ADDMM)
+            return _tensor_bind(_LINEAR, (input, weight, bias), _EMPTY)
     input, weight = _arr(input, "linear"), _arr(weight, "linear")
     xs, ws = _shape(input), _shape(weight)
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
@@ -391,6 +404,8 @@ def linear(input, weight, bias=None):
 
 
 _ADDMM = node_class("AddmmBackward0")
+_T_NODE, _T_PARAMS = node_class("TBackward0"), {"permutation": (1, 0)}
+_PLAIN_WEIGHTS = (Tensor, Parameter)  # (exact types: a subclass may define its own t())
 
 
 def _grad_needed(*xs) -> bool:
