@@ -34,11 +34,12 @@ same values after the slash):
     fg_vtanh      3  (2.43 / 1.15)  tanh: -u / (u + 2) with u = expm1(-2|x|) from exp's table
                                     (its reduction rounded up: no cancellation)
     fg_vlogistic  3  (2.07 / 1.97)  1 / (1 + exp(-x)), as fgrad's impl computes it
-    fg_vsin       1  (0.73 / 0.51)  sin and cos: fdlibm's sine and FreeBSD's cosine kernels after a
-    fg_vcos       1  (0.71 / 0.51)  three-part reduction by pi/2, as one polynomial whose coefficients
-                                    each element selects by its quadrant; valid for |x| <= TRIG_MAX:
-                                    a kernel whose sine or cosine meets a larger or infinite argument
-                                    computes with the C library instead
+    fg_vsin       1  (0.73 / 0.51)  sin and cos: fdlibm's kernels after a three-part reduction
+    fg_vcos       1  (0.73 / 0.51)  by pi/2, valid for |x| <= TRIG_MAX; a kernel whose sine or
+                                    cosine meets a larger or infinite argument computes with
+                                    the C library instead. Both kernels are evaluated and the
+                                    quadrant selects: a sine and a cosine of the same argument
+                                    (a sine's derivative) then share all of it in a kernel
 
 No function uses a fused multiply-add or a reciprocal estimate (tanh, the logistic function
 and log divide): their availability and bits differ between CPUs, and the results must not.
@@ -265,6 +266,26 @@ def fg_vlog(x):
     return res if d >= 0.0 else (d - d) / (d - d)  # NaN for x < 0 and for NaN
 
 
+def _ksin(x, y):
+    """fdlibm's __kernel_sin(x, y, 1): sin(x + y) for |x| <= pi/4, y the tail of x."""
+    z = x * x
+    v = z * x
+    r = 8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 + z * (
+        2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))
+    return x - ((z * (0.5 * y - v * r) - y) - v * -1.66666666666666324348e-01)
+
+
+def _kcos(x, y):
+    """FreeBSD's __kernel_cos(x, y): cos(x + y) for |x| <= pi/4, y the tail of x."""
+    z = x * x
+    w = z * z
+    r = z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * 2.48015872894767294178e-05)) \
+        + w * w * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + (z * r - x * y))
+
+
 def _reduce(d):
     """n and y_hi + y_lo = d - n pi/2 (|y| <= pi/4), for |d| <= TRIG_MAX; any other d gives
     some finite values (the caller selects NaN, or recomputes with the C library)."""
@@ -281,30 +302,14 @@ def _reduce(d):
 
 
 def _vtrig(x, quadrant):
-    """sin(x + quadrant pi/2) for |x| <= TRIG_MAX (NaN for infinities and NaN). After the
-    reduction to hi + lo (|hi| <= pi/4), the quadrant n + quadrant takes fdlibm's sine kernel
-    (even) or FreeBSD's cosine kernel (odd), both written as a + (e + (b Q(z) + lo m)), z = hi^2,
-    whose coefficients each element selects, so a vector evaluates one polynomial, not both:
-    sine a = hi, e = 0, b = hi z, m = 1 - z/2; cosine a = 1 - z/2, e its rounding error,
-    b = z^2, m = -hi; Q the kernel's polynomial."""
+    """sin(x + quadrant pi/2) for |x| <= TRIG_MAX (NaN for infinities and NaN): the kernel
+    of the quadrant that n + quadrant falls in, signed."""
     d = np.float64(x)
     n, hi, lo = _reduce(d)
+    s = _ksin(hi, lo)
+    c = _kcos(hi, lo)
     q = (n + quadrant) & 3
-    odd = (q & 1) == 1
-    z = hi * hi
-    hz = 0.5 * z
-    w = 1.0 - hz
-    p = -1.13596475577881948265e-11 if odd else 1.58969099521155010221e-10
-    p = (2.08757232129817482790e-09 if odd else -2.50507602534068634195e-08) + z * p
-    p = (-2.75573143513906633035e-07 if odd else 2.75573137070700676789e-06) + z * p
-    p = (2.48015872894767294178e-05 if odd else -1.98412698298579493134e-04) + z * p
-    p = (-1.38888888888741095749e-03 if odd else 8.33333333332248946124e-03) + z * p
-    p = (4.16666666666666019037e-02 if odd else -1.66666666666666324348e-01) + z * p
-    a = w if odd else hi
-    e = ((1.0 - w) - hz) if odd else 0.0
-    b = z * z if odd else hi * z
-    m = -hi if odd else w
-    res = a + (e + (b * p + lo * m))
+    res = s if (q & 1) == 0 else c
     res = res if q < 2 else -res
     return res if (d - d) == 0.0 else d - d
 
@@ -394,21 +399,15 @@ def fg_vlogf(x):
 
 
 def _vtrigf(x, quadrant):
-    """sin(x + quadrant pi/2) of a float32 with |x| <= TRIG_MAX (NaN for infinities and NaN):
-    on the even quadrants r + r z S(z), on the odd ones (1 - z/2) + z^2 C(z), z = r^2, as one
-    polynomial whose coefficients each element selects (C's degree padded with a 0)."""
+    """sin(x + quadrant pi/2) of a float32 with |x| <= TRIG_MAX (NaN for infinities and NaN)."""
     d = np.float64(x)
     n, r, _ = _reduce(d)  # (the tail is below 2^-53 r: negligible here)
-    q = (n + quadrant) & 3
-    odd = (q & 1) == 1
     z = r * r
-    p = 0.0 if odd else 2.7249411093695434e-06
-    p = (2.4547607922412846e-05 if odd else -1.9840081966971695e-04) + z * p
-    p = (-1.3888300971878883e-03 if odd else 8.333331863657052e-03) + z * p
-    p = (4.1666664643523865e-02 if odd else -1.6666666663817253e-01) + z * p
-    a = 1.0 - 0.5 * z if odd else r
-    b = z * z if odd else r * z
-    res = a + b * p
+    s = r + (r * z) * (-1.6666666663817253e-01 + z * (8.333331863657052e-03 + z * (
+        -1.9840081966971695e-04 + z * 2.7249411093695434e-06)))
+    c = 1.0 - 0.5 * z + (z * z) * (4.1666664643523865e-02 + z * (-1.3888300971878883e-03 + z * 2.4547607922412846e-05))
+    q = (n + quadrant) & 3
+    res = s if (q & 1) == 0 else c
     res = res if q < 2 else -res
     return res if (d - d) == 0.0 else d - d
 
@@ -434,7 +433,7 @@ VECTOR32 = {"math.exp": "fg_vexpf", "math.log": "fg_vlogf", "math.tanh": "fg_vta
 CHECKED = frozenset({"fg_vsin", "fg_vcos", "fg_vsinf", "fg_vcosf"})
 _PRIVATE = {"fg_vexp": ["_exp_parts"], "fg_vtanh": ["_expm1_neg"],
             "fg_vlogistic": ["fg_vexp"], "fg_vsin": ["_vtrig"], "fg_vcos": ["_vtrig"],
-            "_vtrig": ["_reduce"],
+            "_vtrig": ["_reduce", "_ksin", "_kcos"],
             "fg_vexpf": ["_exp_parts_f"], "fg_vtanhf": ["_exp_parts_f"],
             "fg_vlogisticf": ["fg_vexpf"], "fg_vsinf": ["_vtrigf"], "fg_vcosf": ["_vtrigf"],
             "_vtrigf": ["_reduce"]}

@@ -1,6 +1,5 @@
 """The accuracy of vmath's table-driven exp (and tanh and the logistic function built on it)
-and of its sine and cosine, whose kernels each element selects (compile/vmath.py): the
-maximum error in ulps over a random sweep plus the edge cases of each function (signed zeros,
+and of its sine and cosine (compile/vmath.py): the maximum error in ulps over a random sweep plus the edge cases of each function (signed zeros,
 subnormal arguments and results, infinities, NaN, the overflow and underflow thresholds, the
 ends of the table's and the polynomials' intervals), in float64 against a long-double
 reference and in float32 against NumPy's float64 functions; the exp table against the
