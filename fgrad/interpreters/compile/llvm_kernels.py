@@ -675,7 +675,7 @@ _NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_una
                    "fg_rint": _float_unary("llvm.rint"), "fg_cbrt": _float_unary(None, "cbrt"),
                    "fg_fmod": _fmod}
 _HELPER_AST: dict = {}
-_MODULE_AST: dict = {}  # file -> {function name: FunctionDef}, parsed once
+_MODULE_LINES: dict = {}  # file -> its lines, read once
 
 
 # vmath's functions and their private helpers, translated from their Python source like
@@ -685,23 +685,42 @@ _VMATH_NAMES = frozenset(vmath.needed(_VMATH_PUBLIC))
 
 
 def _helper_ast(name: str):
-    """The FunctionDef of scalar_lib's helper or vmath's function `name`. Each of the two
-    modules' files is parsed once, whole: inspect.getsource would tokenize the file again
-    for every function, most of a cold first call's translation time."""
+    """The FunctionDef of scalar_lib's helper or vmath's function `name`: parsed from its
+    own lines (inspect.getsource would tokenize the whole file for each function, and
+    parsing the whole file costs a cold first call more than the functions it uses)."""
     fn = _HELPER_AST.get(name)
     if fn is None:
         source = scalar_lib.HELPERS[name] if name in scalar_lib.HELPERS else getattr(vmath, name)
-        code = source.__code__
-        if code.co_filename not in _MODULE_AST:
-            tree = ast.parse(Path(code.co_filename).read_text(encoding="utf-8"))
-            _MODULE_AST[code.co_filename] = {
-                s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
-        found = _MODULE_AST[code.co_filename].get(source.__name__)
-        if found is None or min([found.lineno] + [d.lineno for d in found.decorator_list]) != code.co_firstlineno:
-            # (a file changed since its import, or a function defined elsewhere under this name)
-            found = ast.parse(textwrap.dedent(inspect.getsource(source))).body[0]
-        fn = _HELPER_AST[name] = found
+        fn = _HELPER_AST[name] = _function_def(source)
     return fn
+
+
+def _function_def(source: Callable) -> ast.FunctionDef:
+    """The FunctionDef of the top-level function `source` of a module: its lines, from its
+    first to the next that starts a top-level statement, parsed alone; else (a line at
+    column 0 inside it, such as a string's, cuts it short) its module's file parsed whole."""
+    code = source.__code__
+    lines = _MODULE_LINES.get(code.co_filename)
+    if lines is None:
+        lines = _MODULE_LINES[code.co_filename] = Path(code.co_filename).read_text(encoding="utf-8").splitlines(True)
+    start = end = code.co_firstlineno - 1
+    while end < len(lines) and not lines[end].startswith(("def ", "async def ")):
+        end += 1  # (its decorators)
+    end += 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#"):
+        end += 1
+    try:
+        node = ast.parse("".join(lines[start:end])).body[0]
+    except (SyntaxError, IndexError):
+        node = None
+    if isinstance(node, ast.FunctionDef) and node.name == source.__name__:
+        return node
+    tree = ast.parse("".join(lines))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == source.__name__:
+            return node
+    # (a file changed since its import, or a function defined elsewhere under this name)
+    return ast.parse(textwrap.dedent(inspect.getsource(source))).body[0]
 
 
 # --- the kernel --------------------------------------------------------------------------------

@@ -212,3 +212,45 @@ def test_cold_w1_jit_grad_does_not_import_numba(tmp_path):
     assert warm["numba"] is False and warm["llvm_compiled"] == 0
     assert warm["disk_cache_hits"] == warm["kernels_built"] == cold["kernels_built"]
     assert cold["out"] == warm["out"]
+
+
+def test_helper_source_is_parsed_from_its_own_lines(tmp_path, monkeypatch):
+    """The translator parses a helper from its own lines (up to the next top-level
+    statement); where a line at column 0 inside it (in brackets, a string) cuts that short,
+    the module's file is parsed whole: the same FunctionDef as inspect's source either way.
+    Every helper of scalar_lib and vmath parses as inspect's source does."""
+    import ast
+    import importlib.util
+    import inspect
+
+    from fgrad.interpreters.compile import scalar_lib, vmath
+    path = tmp_path / "fg_chunked_helpers.py"
+    path.write_text(textwrap.dedent('''\
+        C = 2.0
+
+
+        def plain(x):
+            return x * C
+        # a comment at column 0
+
+        def bracket(x):
+            y = (x +
+        1.0)
+            return y
+
+
+        def stringy(x):
+            """A docstring whose second line is at column 0:
+        here."""
+            return x
+        '''))
+    spec = importlib.util.spec_from_file_location("fg_chunked_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("plain", "bracket", "stringy"):
+        fn = getattr(module, name)
+        got = llvm_kernels._function_def(fn)
+        assert ast.dump(got) == ast.dump(ast.parse(inspect.getsource(fn)).body[0]), name
+    for name, fn in [*scalar_lib.HELPERS.items(), *((n, getattr(vmath, n)) for n in llvm_kernels._VMATH_NAMES)]:
+        want = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        assert ast.dump(llvm_kernels._function_def(fn)) == ast.dump(want), name
