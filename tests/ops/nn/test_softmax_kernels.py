@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import fgrad
+import fgrad.numpy as fnp
 from fgrad.ops.nn import dense as D
 from fgrad.test_util import check_grads
 
@@ -106,6 +107,16 @@ def test_the_same_bits_for_every_axis_and_layout():
     ctb = np.broadcast_to(np.float32(0.5), x.shape)
     np.testing.assert_array_equal(D._log_softmax_grad_impl(ctb, mid, axis=1, xp=np),
                                   D._log_softmax_grad_impl(np.full(x.shape, 0.5, np.float32), mid, axis=1, xp=np))
+
+
+def test_float32_derivatives_through_the_kernels():
+    # orders 1 and 2, forward and reverse, against finite differences (float32 tolerances)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 19)).astype(np.float32)
+    w = rng.standard_normal((5, 19)).astype(np.float32)
+    check_grads(lambda v: fnp.sum(D.log_softmax(v, 1) * w), (x,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda v: fnp.sum(D.log_softmax(v, 0) ** 2), (x,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda v: D.cross_entropy(v, np.array([0, 18, 3, -100, 7])), (x,), order=2, modes=("fwd", "rev"))
 
 
 _WIDTH_SCRIPT = """
