@@ -34,6 +34,7 @@ FORMAT = 4
 _ENGINE: list = []      # [(llvmlite.binding, engine, defined symbols, build key)] once made
 _FAILED: list = []      # [True] once the engine could not be made
 _LOCK = threading.Lock()  # one linking at a time: the engine is not thread-safe
+_MACHINES: dict = {}    # code generator level -> llvmlite TargetMachine for this CPU
 
 
 def _build_key() -> dict:
@@ -184,11 +185,13 @@ def compile_ir(text: str, symbol: str, passes: int, codegen: int) -> tuple[bytes
                 return None
             llvm, _, _, key = state
             module = llvm.parse_assembly(text)
-            module.triple = llvm.get_process_triple()
             module.verify()
-            tm = llvm.Target.from_default_triple().create_target_machine(
-                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                opt=codegen, reloc="default", codemodel="jitdefault")
+            tm = _MACHINES.get(codegen)
+            if tm is None:  # (one per process and level: making one reads the host's CPU again)
+                tm = _MACHINES[codegen] = llvm.Target.from_default_triple().create_target_machine(
+                    cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                    opt=codegen, reloc="default", codemodel="jitdefault")
+            module.triple = llvm.get_process_triple()
             module.data_layout = str(tm.target_data)
             if passes:
                 pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=passes))
