@@ -93,7 +93,7 @@ def matmul_2d(a, b, bias=None, *, xp):
             from .nn import onednn
             _ONEDNN.append(onednn)
         D = _ONEDNN[0]
-        if a.shape[0] * a.shape[1] * b.shape[1] >= D.GEMM_MIN_MACS:  # (smaller: NumPy's, without asking)
+        if a.shape[0] * a.shape[1] * b.shape[1] >= D.GEMM_MIN_MACS_THIN:  # (smaller: NumPy's, without asking)
             out = D.gemm(a, b, bias)
             if out is not None:
                 return out

@@ -773,8 +773,10 @@ def running():
 # Chosen by shapes, dtype, the library and the thread configuration alone, never by timings:
 #   - float32, 2-D operands, each either row-major or a transposed view (unit stride in one
 #     axis: what BLAS takes without a copy);
-#   - at least GEMM_MIN_MACS multiply-adds: below that a call's fixed cost (~5 µs, against
-#     ~1 µs for NumPy's) outweighs its faster kernels;
+#   - at least GEMM_MIN_MACS multiply-adds, or GEMM_MIN_MACS_THIN for a thin product (a
+#     dimension of at most THIN_DIM, where OpenBLAS's kernels are at their weakest: 10 x 256 x
+#     512 takes 19 µs against OpenBLAS's 35): below that a call's fixed cost (~5 µs, against
+#     ~1 µs for NumPy's) outweighs its faster kernels (64 x 256 x 64: 21 against 14 µs);
 #   - oneDNN runs as many threads as NumPy's BLAS does (`_Library.threads` against the
 #     count of every BLAS library threadpoolctl finds when first asked), so that the
 #     choice never trades a multi-threaded OpenBLAS product for a one-threaded one. By
@@ -784,7 +786,9 @@ def running():
 # For fixed inputs, library, CPU and thread count the bits are the same on every call; they
 # differ from OpenBLAS's at rounding level (another summation order).
 
-GEMM_MIN_MACS = 1 << 20
+GEMM_MIN_MACS = 1 << 22
+GEMM_MIN_MACS_THIN = 1 << 20
+THIN_DIM = 32
 
 _gemm_state: dict = {}
 
@@ -853,7 +857,12 @@ def _gemm_plan(a, b) -> tuple | None:
     if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2
             and a.dtype == b.dtype and a.dtype == np.float32 and a.shape[1] == b.shape[0]):
         return None
-    if a.shape[0] * a.shape[1] * b.shape[1] < GEMM_MIN_MACS or not (a.flags.aligned and b.flags.aligned):
+    M, K = a.shape
+    N = b.shape[1]
+    macs = M * K * N
+    if macs < GEMM_MIN_MACS and (macs < GEMM_MIN_MACS_THIN or min(M, K, N) > THIN_DIM):
+        return None
+    if not (a.flags.aligned and b.flags.aligned):
         return None
     la, lb = _blas_operand(a), _blas_operand(b)
     if la is None or lb is None:
@@ -867,8 +876,8 @@ def _gemm_plan(a, b) -> tuple | None:
 
 def gemm_eligible(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether `gemm(a, b)` runs oneDNN's GEMM (the rules above): float32 2-D operands in a
-    BLAS layout, at least GEMM_MIN_MACS multiply-adds, oneDNN loaded and running NumPy's
-    BLAS's thread count.
+    BLAS layout, at least GEMM_MIN_MACS multiply-adds (GEMM_MIN_MACS_THIN with a dimension of
+    at most THIN_DIM), oneDNN loaded and running NumPy's BLAS's thread count.
 
     Args:
         a: [M, K]; b: [K, N].

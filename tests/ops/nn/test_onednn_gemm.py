@@ -44,7 +44,7 @@ def _operands(M, K, N, seed=0):
 
 
 @needs_onednn
-@pytest.mark.parametrize("M, K, N", [(256, 784, 512), (10, 256, 512), (512, 4, 512), (129, 65, 131)])
+@pytest.mark.parametrize("M, K, N", [(256, 784, 512), (10, 256, 512), (512, 4, 512), (129, 65, 531)])
 @pytest.mark.parametrize("la", ["N", "T", "W"])
 @pytest.mark.parametrize("lb", ["N", "T", "W"])
 @pytest.mark.parametrize("with_bias", [False, True])
@@ -77,7 +77,9 @@ def test_gemm_declines_what_it_does_not_run(one_thread):
     a, b, bias = _operands(256, 512, 512)
     assert onednn.gemm_eligible(a, b)
     assert onednn.gemm(a.astype(np.float64), b.astype(np.float64)) is None     # float32 only
-    assert onednn.gemm(a[:8, :64], b[:64, :64]) is None                         # below GEMM_MIN_MACS
+    assert onednn.gemm(a[:8, :64], b[:64, :64]) is None                         # below GEMM_MIN_MACS_THIN
+    assert onednn.gemm(a[:128, :64], b[:64, :128]) is None                      # 2^20, not thin: below GEMM_MIN_MACS
+    assert onednn.gemm(a[:16, :256], b[:256, :256]) is not None                 # 2^20 and thin (16 rows)
     assert onednn.gemm(a[:, ::2], b[::2]) is None                               # no unit stride: not BLAS's layout
     assert onednn.gemm(a[::-1], b) is None                                      # negative stride
     assert onednn.gemm(a, b[:, :300].T.copy()) is None                          # K mismatch
