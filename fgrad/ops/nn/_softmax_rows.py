@@ -10,6 +10,12 @@ from ...interpreters.compile.kernels import _prefer_wide_vectors
 
 _KERNELS: list = []  # the kernels' module, once imported
 
+# Arrays of fewer elements keep NumPy's code: the first kernel call of a process imports Numba
+# and loads (or compiles) the kernels, which a program whose softmaxes are all small should not
+# wait for, and below this size the passes over memory that the kernels save are cheap. A
+# function of the size only, so a program computes the same bits on every run.
+MIN_ELEMENTS = 8192
+
 
 def _kernels():
     if not _KERNELS:
@@ -21,10 +27,11 @@ def _kernels():
 
 def _rows(arrays, axis: int):
     """`arrays` as C-contiguous [rows, C] arrays with `axis` last (views where they are laid
-    out so already), or None where the kernels do not apply: not all float32 NumPy arrays, or
-    0-d or empty."""
+    out so already), or None where the kernels do not apply: not all float32 NumPy arrays, 0-d,
+    or fewer than MIN_ELEMENTS elements."""
     a0 = arrays[0]
-    if not all(type(a) is np.ndarray and a.dtype == np.float32 for a in arrays) or not a0.ndim or not a0.size:
+    if a0.size < max(MIN_ELEMENTS, 1) or not a0.ndim or \
+            not all(type(a) is np.ndarray and a.dtype == np.float32 for a in arrays):
         return None
     C = a0.shape[axis]
     return [np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(-1, C) for a in arrays]
@@ -41,8 +48,8 @@ def log_softmax(x, axis: int) -> np.ndarray | None:
     """log_softmax of float32 `x` along `axis`, or None for anything else.
 
     Args:
-        x: the input (any array; only a non-empty float32 NumPy array of at least one dimension
-            is computed here).
+        x: the input (any array; only a float32 NumPy array of at least one dimension and
+            MIN_ELEMENTS elements is computed here).
         axis: the non-negative axis to normalise over.
 
     Returns:

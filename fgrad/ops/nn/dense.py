@@ -3,8 +3,9 @@ and its own transpose), log_softmax and nll_loss, with softmax and cross_entropy
 
 Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Numba kernels
 (fgrad.ops.numba_kernels), float32 log_softmax and its backward the row kernels of
-_softmax_kernels (through _softmax_rows). nll_loss at class indices of [N, C] inputs gathers
-the N terms at the targets (_nll_picked); other inputs take the one-hot target weights. relu'(0) = 0, and a NaN cotangent at an inactive unit is
+_softmax_kernels (through _softmax_rows, from _softmax_rows.MIN_ELEMENTS elements on).
+nll_loss at class indices of [N, C] inputs gathers the N terms at the targets (_nll_picked);
+other inputs take the one-hot target weights. relu'(0) = 0, and a NaN cotangent at an inactive unit is
 zeroed: JAX and PyTorch agree on both, and fgrad.torch reproduces PyTorch's gradients.
 """
 from __future__ import annotations
@@ -324,7 +325,7 @@ log_softmax_p = Primitive("log_softmax")
 
 
 def _log_softmax_impl(x, *, axis, xp):
-    out = _softmax_rows.log_softmax(x, axis) if xp is np else None  # (float32: a Numba kernel)
+    out = _softmax_rows.log_softmax(x, axis) if xp is np else None  # (large float32: a Numba kernel)
     if out is not None:
         return out
     if x.size == 0:

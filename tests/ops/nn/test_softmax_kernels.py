@@ -15,11 +15,18 @@ import pytest
 
 import fgrad
 import fgrad.numpy as fnp
+from fgrad.ops.nn import _softmax_rows
 from fgrad.ops.nn import dense as D
 from fgrad.test_util import check_grads
 
 numba = pytest.importorskip("numba")
 K = pytest.importorskip("fgrad.ops.nn._softmax_kernels")
+
+
+@pytest.fixture
+def every_size(monkeypatch):
+    """The kernels for arrays of any size (they start at _softmax_rows.MIN_ELEMENTS)."""
+    monkeypatch.setattr(_softmax_rows, "MIN_ELEMENTS", 0)
 
 
 @numba.njit
@@ -55,8 +62,19 @@ def _reference(x, axis):
     return r - np.log(np.exp(r).sum(axis=axis, keepdims=True))
 
 
+def test_small_arrays_keep_numpys_code():
+    x = np.random.default_rng(0).standard_normal((4, 50)).astype(np.float32)
+    assert x.size < _softmax_rows.MIN_ELEMENTS and _softmax_rows.log_softmax(x, 1) is None
+    m = x.max(axis=1, keepdims=True)
+    s = x - m
+    np.testing.assert_array_equal(D._log_softmax_impl(x, axis=1, xp=np),
+                                  s - np.log(np.exp(s).sum(axis=1, keepdims=True)))
+    big = np.zeros((8, _softmax_rows.MIN_ELEMENTS // 8), np.float32)
+    assert _softmax_rows.log_softmax(big, 1) is not None
+
+
 @pytest.mark.parametrize("C", [1, 3, 15, 16, 17, 31, 33, 1000])
-def test_log_softmax_and_backward_against_float64(C):
+def test_log_softmax_and_backward_against_float64(C, every_size):
     rng = np.random.default_rng(C)
     x = (rng.standard_normal((9, C)) * 5).astype(np.float32)
     out = D._log_softmax_impl(x, axis=1, xp=np)
@@ -70,7 +88,7 @@ def test_log_softmax_and_backward_against_float64(C):
     assert np.all(np.abs(g - gref) <= 1e-6 * (np.abs(gref) + np.abs(c64).sum(axis=1, keepdims=True)))
 
 
-def test_special_values_as_numpys_path():
+def test_special_values_as_numpys_path(every_size):
     inf, nan = np.inf, np.nan
     rows = np.array([[1.0, -inf, 2.0, -inf] * 5,     # masked classes: -inf there, the rest finite
                      [-inf] * 20,                      # nothing left: NaN (0 / 0), as NumPy's path
@@ -90,7 +108,7 @@ def test_special_values_as_numpys_path():
     np.testing.assert_allclose(got[fin], want[fin], rtol=1e-6, atol=1e-6)
 
 
-def test_the_same_bits_for_every_axis_and_layout():
+def test_the_same_bits_for_every_axis_and_layout(every_size):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((5, 37, 6)).astype(np.float32)
     last = D._log_softmax_impl(np.ascontiguousarray(np.moveaxis(x, 1, -1)), axis=2, xp=np)
@@ -109,7 +127,7 @@ def test_the_same_bits_for_every_axis_and_layout():
                                   D._log_softmax_grad_impl(np.full(x.shape, 0.5, np.float32), mid, axis=1, xp=np))
 
 
-def test_float32_derivatives_through_the_kernels():
+def test_float32_derivatives_through_the_kernels(every_size):
     # orders 1 and 2, forward and reverse, against finite differences (float32 tolerances)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((5, 19)).astype(np.float32)
@@ -121,6 +139,7 @@ def test_float32_derivatives_through_the_kernels():
 
 _WIDTH_SCRIPT = """
 import hashlib, numpy as np
+from fgrad.ops.nn import _softmax_rows
 from fgrad.ops.nn import dense as D
 rng = np.random.default_rng(11)
 x = (rng.standard_normal((13, 1003)) * 6).astype(np.float32)
