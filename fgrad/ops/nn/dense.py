@@ -5,8 +5,9 @@ Impls are CPU/GPU-agnostic NumPy code (xp); relu and relu_grad on the CPU use Nu
 (fgrad.ops.numba_kernels), float32 log_softmax and its backward the row kernels of
 _softmax_kernels (through _softmax_rows, from _softmax_rows.MIN_ELEMENTS elements on).
 nll_loss at class indices of [N, C] inputs gathers the N terms at the targets (_nll_picked);
-other inputs take the one-hot target weights. relu'(0) = 0, and a NaN cotangent at an inactive unit is
-zeroed: JAX and PyTorch agree on both, and fgrad.torch reproduces PyTorch's gradients.
+other inputs take the one-hot target weights. relu'(0) = 0, and a NaN cotangent at an
+inactive unit is zeroed: JAX and PyTorch agree on both, and fgrad.torch reproduces PyTorch's
+gradients.
 """
 from __future__ import annotations
 
