@@ -14,9 +14,12 @@ the table gives the median over rounds of each time, in microseconds.
   With --mkl, also MKL's cblas_sgemm (sequential layer) through ctypes, to size what
   adopting MKL would bring. With oneDNN installed (fgrad's optional extra), also oneDNN's
   matmul primitive (transposed operands as strided memory descriptors).
+  The last column is fgrad's own path (fgrad.ops.linalg.matmul_2d: oneDNN's sgemm where
+  onednn.gemm_eligible, as under the pinned single thread here, else NumPy's).
 - Linear layers: W2's three forward layers as a whole, x @ W.T + b (then ReLU on the hidden
-  ones): NumPy's GEMM with the bias and ReLU applied in place (fgrad's linear and relu impls),
-  oneDNN's matmul with the bias and a ReLU post-op fused, and torch's linear + relu_.
+  ones): NumPy's GEMM with the bias and ReLU applied in place, oneDNN's matmul with the bias and
+  a ReLU post-op fused (which maps NaN to 0, so fgrad does not use it), fgrad's linear and relu
+  impls, and torch's linear + relu_.
 - Convolution: each W3 layer's forward and the gradients a step takes of it, fgrad's impls
   (with oneDNN when installed, and with fgrad's own kernels: im2col + GEMM or FFT) against
   PyTorch's (oneDNN: conv2d, then aten.convolution_backward); then each product alone.
@@ -154,10 +157,11 @@ def gemm_table(rounds: int, mkl: str | None) -> list[str]:
     sgemm = _mkl_sgemm(mkl) if mkl else None
     dnnl = onednn.available()
     rng = np.random.default_rng(0)
+    from fgrad.ops.linalg import matmul_2d
     head = ("| GEMM | M x K x N | NumPy (OpenBLAS) µs | torch.mm µs | jax.jit µs |" + (" MKL µs |" if mkl else "")
-            + (" oneDNN matmul µs |" if dnnl else ""))
-    lines = [head, "|---|---|---|---|---|" + ("---|" if mkl else "") + ("---|" if dnnl else "")]
-    total = {"numpy": 0.0, "torch": 0.0, "jax": 0.0, "mkl": 0.0, "onednn": 0.0}
+            + (" oneDNN matmul µs |" if dnnl else "") + " fgrad (matmul_2d) µs |")
+    lines = [head, "|---|---|---|---|---|" + ("---|" if mkl else "") + ("---|" if dnnl else "") + "---|"]
+    total = {"numpy": 0.0, "torch": 0.0, "jax": 0.0, "mkl": 0.0, "onednn": 0.0, "fgrad": 0.0}
     for name, M, K, N, ta, tb in W2_GEMMS + CONV_GEMMS:
         A = rng.standard_normal((K, M) if ta else (M, K)).astype(np.float32)
         B = rng.standard_normal((N, K) if tb else (K, N)).astype(np.float32)
@@ -176,13 +180,15 @@ def gemm_table(rounds: int, mkl: str | None) -> list[str]:
             mm, out3 = _onednn_matmul(M, K, N, ta, tb), np.empty((M, N), np.float32)
             cases["onednn"] = lambda: mm(A, B, None, out3)
             np.testing.assert_allclose(mm(A, B, None, out3), a @ b, rtol=1e-3, atol=1e-3)
+        # what fgrad's dot_general runs: oneDNN's sgemm where onednn.gemm_eligible, else NumPy's
+        cases["fgrad"] = lambda: matmul_2d(a, b, xp=np)
         t = _rounds(cases, rounds)
         if name.startswith("W2"):
             for k, v in t.items():
                 total[k] += v
         row = f"| {name} | {M} x {K} x {N} | " + " | ".join(f"{t[k] * 1e6:.0f}" for k in cases) + " |"
         lines.append(row)
-    keys = ["numpy", "torch", "jax"] + (["mkl"] if mkl else []) + (["onednn"] if dnnl else [])
+    keys = ["numpy", "torch", "jax"] + (["mkl"] if mkl else []) + (["onednn"] if dnnl else []) + ["fgrad"]
     lines.append("| **W2 step's GEMMs, sum** | | " + " | ".join(f"**{total[k] * 1e6:.0f}**" for k in keys) + " |")
     return lines
 
@@ -194,8 +200,9 @@ def linear_table(rounds: int) -> list[str]:
     import torch
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
+    from fgrad.ops.nn import dense
     lines = ["| W2 layer, float32 | NumPy GEMM + bias + ReLU in place µs | oneDNN matmul, bias + ReLU fused µs "
-             "| torch linear + relu_ µs |", "|---|---|---|---|"]
+             "| fgrad linear + relu impls µs | torch linear + relu_ µs |", "|---|---|---|---|---|"]
     for M, K, N, relu in ((256, 784, 512, True), (256, 512, 512, True), (256, 512, 10, False)):
         x = rng.standard_normal((M, K)).astype(np.float32)
         W = (rng.standard_normal((N, K)) * 0.05).astype(np.float32)
@@ -213,12 +220,16 @@ def linear_table(rounds: int) -> list[str]:
         def torch_layer():
             y = torch.nn.functional.linear(tx, tW, tb)
             return y.relu_() if relu else y
+        def fgrad_layer():
+            y = dense._linear_impl(x, W, b, xp=np)
+            return dense._relu_impl(y, xp=np) if relu else y
         numpy_layer()
         mm(x, W, b, out2)
         np.testing.assert_allclose(out2, out, rtol=1e-4, atol=1e-3)
-        t = _rounds({"numpy": numpy_layer, "onednn": lambda: mm(x, W, b, out2), "torch": torch_layer}, rounds)
+        t = _rounds({"numpy": numpy_layer, "onednn": lambda: mm(x, W, b, out2), "fgrad": fgrad_layer,
+                     "torch": torch_layer}, rounds)
         lines.append(f"| {M} x {K} x {N}{' + ReLU' if relu else ''} | {t['numpy'] * 1e6:.0f} | "
-                     f"{t['onednn'] * 1e6:.0f} | {t['torch'] * 1e6:.0f} |")
+                     f"{t['onednn'] * 1e6:.0f} | {t['fgrad'] * 1e6:.0f} | {t['torch'] * 1e6:.0f} |")
     return lines
 
 
