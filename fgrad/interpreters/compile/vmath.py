@@ -220,12 +220,11 @@ def fg_vtanh(x):
     """tanh(x) = sign(x) * -u / (u + 2), u = expm1(-2|x|) in (-1, 0]: no cancellation in the
     division, and exactly +-1 for large |x|."""
     d = np.float64(x)
-    a = d if d >= 0.0 else -d
+    a = abs(d)
     a = a if a < 30.0 else 30.0  # (NaN too, restored below): tanh(30) rounds to 1
     u = _expm1_neg(-2.0 * a)
-    t = -u / (u + 2.0)
-    t = t if d >= 0.0 else -t
-    t = d if d == 0.0 else t  # keeps -0.0
+    t = (0.0 - u) / (u + 2.0)  # (+0.0 for u = 0)
+    t = _i2f(_f2i(t) | (_f2i(d) & _f2i(-0.0)))  # x's sign (that of -0.0 too)
     return t if d == d else d
 
 
@@ -233,7 +232,7 @@ def fg_vlogistic(x):
     """1 / (1 + exp(-x)) as fgrad's impl computes it: e = exp(-|x|), then 1 / (1 + e) for
     x >= 0 and e / (1 + e) below."""
     d = np.float64(x)
-    a = d if d >= 0.0 else -d
+    a = abs(d)
     e = fg_vexp(-a)
     res = (1.0 if d >= 0.0 else e) / (1.0 + e)
     return res if d == d else d
@@ -360,20 +359,19 @@ def fg_vtanhf(x):
     """tanh(x) of a float32: sign(x) * -u / (u + 2), u = expm1(-2|x|) (tanh rounds to +-1 in
     float32 from |x| = 9.01 on)."""
     d = np.float64(x)
-    a = d if d >= 0.0 else -d
+    a = abs(d)
     a = a if a < 10.0 else 10.0
     s, p = _exp_parts_f(-2.0 * a)
     u = (s - 1.0) + s * p  # (s - 1 exact from s = 1/2 on; below, |u| > 1/2)
-    t = -u / (u + 2.0)
-    t = t if d >= 0.0 else -t
-    t = d if d == 0.0 else t  # keeps -0.0
+    t = (0.0 - u) / (u + 2.0)  # (+0.0 for u = 0)
+    t = _i2f(_f2i(t) | (_f2i(d) & _f2i(-0.0)))  # x's sign (that of -0.0 too)
     return t if d == d else d
 
 
 def fg_vlogisticf(x):
     """1 / (1 + exp(-x)) of a float32, as fg_vlogistic computes it."""
     d = np.float64(x)
-    a = d if d >= 0.0 else -d
+    a = abs(d)
     e = fg_vexpf(-a)
     res = (1.0 if d >= 0.0 else e) / (1.0 + e)
     return res if d == d else d
