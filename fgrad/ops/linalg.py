@@ -7,6 +7,8 @@ ops, so rules are themselves differentiable to any order.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.avals import ShapedArray, is_float
@@ -76,7 +78,7 @@ def _as_bmk(x, batch, free, contract, xp):
 _ONEDNN: list = []  # fgrad.ops.nn.onednn, imported on first use (fgrad.ops.nn imports this module)
 
 
-def matmul_2d(a, b, bias=None, *, xp):
+def matmul_2d(a: Any, b: Any, bias: Any = None, *, xp: Any) -> Any:
     """a @ b (+ bias along the rows) for 2-D operands, each row-major or a transposed view:
     oneDNN's GEMM where it applies (float32, large enough, oneDNN installed and running
     NumPy's BLAS's thread count: fgrad.ops.nn.onednn.gemm), else one BLAS call through NumPy.
