@@ -92,6 +92,7 @@ def matmul_2d(a: Any, b: Any, bias: Any = None, *, xp: Any) -> Any:
     """
     if xp is np and a.dtype == np.float32:
         if not _ONEDNN:
+            # (here, not at the top: fgrad.ops.nn imports this module, a cycle at import time)
             from .nn import onednn
             _ONEDNN.append(onednn)
         D = _ONEDNN[0]

@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # inside a package (`from .module import ...`) may break a cycle between the package's own
 # modules. Each carries a comment, on its line or the one above, saying why.
 _LAZY_OK = ("cupy", "cupyx", "numba", "llvmlite", "sklearn", "scipy", "matplotlib", "tqdm", "torch", "jax",
-            "ctypes", "mpi4py", "graphviz", "ml_dtypes", "opt_einsum")
+            "ctypes", "mpi4py", "graphviz", "ml_dtypes", "opt_einsum", "threadpoolctl")
 # Module-level imports guarded by try/except for a NumPy version (a private module that may
 # move), each with its fallback and a comment saying why.
 _VERSION_GUARDED = ("numpy._core",)

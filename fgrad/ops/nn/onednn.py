@@ -812,6 +812,7 @@ def _blas_thread_getters() -> list:
     if getters is None:
         getters = []
         try:
+            # (here: only products that may run oneDNN's GEMM need it, and `import fgrad` stays without it)
             from threadpoolctl import ThreadpoolController
             controllers = ThreadpoolController().select(user_api="blas").lib_controllers
         except Exception:  # noqa: BLE001 - threadpoolctl could not inspect this process
