@@ -1,14 +1,16 @@
 """oneDNN's CPU convolutions and matrix products through ctypes, when the optional
 `onednn-cpu-gomp` wheel is installed (`pip install fgrad[onednn]`): the forward pass, the
 input gradient (oneDNN's backward data) and the weight gradient (backward weights) of a 2-D
-convolution, float32; and cached matmul primitives for the small products that recurrent
-layers repeat every time step (`matmul_primitive`, used by fgrad.torch.nn's rnn_scan).
+convolution, float32; cached matmul primitives for the small products that recurrent
+layers repeat every time step (`matmul_primitive`, used by fgrad.torch.nn's rnn_scan); and
+oneDNN's sgemm for float32 matrix products (`gemm`, used by fgrad.ops.linalg.matmul_2d under
+dot_general, linear and addmm).
 
 The wheel ships `libdnnl.so.3` (oneDNN 3.x, the C API of include/oneapi/dnnl/dnnl.h) and no
 headers; the enum values below are the C API's (checked against dnnl_types.h of v3.2).
 Nothing here knows fgrad's primitives: conv.py decides when to call it (`conv._onednn_layout`),
-rnn_scan's loops likewise (`_rnn_ops._times`), and both fall back to their own paths when a
-function here returns None.
+rnn_scan's loops likewise (`_rnn_ops._times`), linalg.matmul_2d asks `gemm`, and all fall back
+to their own paths when a function here returns None.
 
 oneDNN runs its kernels under GNU OpenMP, on one thread unless a count was asked for
 (OMP_NUM_THREADS, or threadpoolctl's "openmp" limit set after oneDNN loaded): see
@@ -768,15 +770,16 @@ def running():
 
 # --- GEMM (dnnl_sgemm: the products of dot_general, linear and addmm) ----------------------------
 # oneDNN's own single-precision GEMM (its JIT AVX-512/AVX2 kernels, the "gemm:jit" of its inner
-# product), called like BLAS: row-major, a transposed operand as a trans flag. On W2's products
-# (batch 256, 784-512-512-10) it takes 0.91x the time of NumPy's OpenBLAS sgemm, as MKL does.
-# Chosen by shapes, dtype, the library and the thread configuration alone, never by timings:
+# product), called like BLAS: row-major, a transposed operand as a trans flag. Its kernels keep
+# closer to the core's peak than OpenBLAS's on a training step's shapes (MKL's, which PyTorch
+# calls, do too), and most so on thin products. Chosen by shapes, dtype, the library and the
+# thread configuration alone, never by timings:
 #   - float32, 2-D operands, each either row-major or a transposed view (unit stride in one
 #     axis: what BLAS takes without a copy);
 #   - at least GEMM_MIN_MACS multiply-adds, or GEMM_MIN_MACS_THIN for a thin product (a
-#     dimension of at most THIN_DIM, where OpenBLAS's kernels are at their weakest: 10 x 256 x
-#     512 takes 19 µs against OpenBLAS's 35): below that a call's fixed cost (~5 µs, against
-#     ~1 µs for NumPy's) outweighs its faster kernels (64 x 256 x 64: 21 against 14 µs);
+#     dimension of at most THIN_DIM, where OpenBLAS's kernels are at their weakest): a call
+#     costs more than NumPy's before any arithmetic (ctypes, oneDNN's own dispatch), which
+#     its faster kernels repay only on products this large;
 #   - oneDNN runs as many threads as NumPy's BLAS does (`_Library.threads` against the
 #     count of every BLAS library threadpoolctl finds when first asked), so that the
 #     choice never trades a multi-threaded OpenBLAS product for a one-threaded one. By
