@@ -15,7 +15,7 @@ test_vmath_llvm.py and test_lowerings.py check that, and the errors below agains
 long-double reference).
 
 A float32 argument takes the float32 versions (`VECTOR32`, chosen by the argument's dtype
-only): the same reductions in float64 (exp's table without its low parts), then polynomials
+only): the same reductions in float64 (tanh: exp's table without its low parts), then polynomials
 of about half the degree, enough for a float64 value within 2^-28 of the function's relative
 to it; the caller rounds it to float32 once. About half the float64 functions' operations, and within 1 float32 ulp of the
 exact value (tests/interpreters/compile/test_vmath_float32.py: a sweep over every 97th float32, and
@@ -342,15 +342,27 @@ def _exp_parts_f(c):
     return _i2f(((i >> 7) + 1023) << 52) * _EXP_HI[i & 127], p
 
 
+def _expm1_f(r):
+    """expm1(r) for |r| <= ln2 / 2: r + r^2 P(r), relative error below 5e-10."""
+    p = 1.9857781896042456e-04
+    p = 1.3933597556299224e-03 + r * p
+    p = 8.333360740893395e-03 + r * p
+    p = 4.166646552795639e-02 + r * p
+    p = 1.6666666532288035e-01 + r * p
+    p = 5.000000013379494e-01 + r * p
+    return r + (r * r) * p
+
+
 def fg_vexpf(x):
-    """exp(x) of a float32: s (1 + expm1(r)) with s = 2^e 2^(j/128); every s needed is a
-    normal float64, so the float32 rounding of the result (subnormal ones too) is the only
-    one that matters."""
+    """exp(x) of a float32: 2^k (1 + expm1(r)) for x = k ln2 + r, |r| <= ln2 / 2 (without the
+    table: its gather costs what the shorter polynomial saves); every 2^k needed is a normal
+    float64, so the float32 rounding of the result (subnormal ones too) is the only one."""
     d = np.float64(x)
     c = d if d > -104.0 else -104.0  # (NaN too, restored below): exp(-104) rounds to 0 in float32
     c = c if c < 89.0 else 89.0      # exp(89) rounds to inf in float32
-    s, p = _exp_parts_f(c)
-    res = s + s * p
+    k = (c * _INV_LN2 + _SHIFT) - _SHIFT
+    p = _expm1_f((c - k * _LN2_HI) - k * _LN2_LO)
+    res = (1.0 + p) * _i2f((np.int64(k) + 1023) << 52)
     return res if d == d else d
 
 
@@ -431,7 +443,7 @@ CHECKED = frozenset({"fg_vsin", "fg_vcos", "fg_vsinf", "fg_vcosf"})
 _PRIVATE = {"fg_vexp": ["_exp_parts"], "fg_vtanh": ["_expm1_neg"],
             "fg_vlogistic": ["fg_vexp"], "fg_vsin": ["_vtrig"], "fg_vcos": ["_vtrig"],
             "_vtrig": ["_reduce", "_ksin", "_kcos"],
-            "fg_vexpf": ["_exp_parts_f"], "fg_vtanhf": ["_exp_parts_f"],
+            "fg_vexpf": ["_expm1_f"], "fg_vtanhf": ["_exp_parts_f"],
             "fg_vlogisticf": ["fg_vexpf"], "fg_vsinf": ["_vtrigf"], "fg_vcosf": ["_vtrigf"],
             "_vtrigf": ["_reduce"]}
 CONSTANTS = {name: value for name, value in globals().items()
