@@ -288,7 +288,8 @@ def _kcos(x, y):
 def _reduce(d):
     """n and y_hi + y_lo = d - n pi/2 (|y| <= pi/4), for |d| <= TRIG_MAX; any other d gives
     some finite values (the caller selects NaN, or recomputes with the C library)."""
-    c = d if abs(d) <= TRIG_MAX else 0.0  # (NaN too; the kernels take |d| > TRIG_MAX elsewhere)
+    c = d if d <= TRIG_MAX else 0.0     # (NaN too; the kernels take |d| > TRIG_MAX elsewhere)
+    c = c if c >= -TRIG_MAX else 0.0
     n = (c * _TWO_OVER_PI + _SHIFT) - _SHIFT
     t = c - n * _PIO2_1                 # exact
     w = n * _PIO2_2                     # exact
@@ -313,9 +314,9 @@ def _vtrig(x, quadrant):
 
 
 def fg_vsin(x):
-    """sin(x), |x| <= TRIG_MAX (and -0.0 for -0.0: the reduction and the sine kernel keep a
-    zero's sign)."""
-    return _vtrig(x, 0)
+    """sin(x), |x| <= TRIG_MAX (and -0.0 for -0.0)."""
+    res = _vtrig(x, 0)
+    return x if x == 0.0 else res
 
 
 def fg_vcos(x):
