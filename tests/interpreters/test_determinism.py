@@ -3,8 +3,8 @@ same inputs give the same bits in a fresh process with an empty cache (kernels c
 a second one on the cache the first filled (kernels loaded), and in a third with a cache of
 its own. The programs cover transcendental chains in float32 and float64 on both sides of
 vmath.LARGE (C library below, vectorised math above; its functions called below vmath.INLINE
-and inlined above), their gradients, and a loop (run in Python, as jit's first calls run it,
-and compiled); a fourth process compiles kernels with the narrowest vectors (2 float64 lanes
+and inlined above), their gradients, and loops (run in Python, as jit's first calls run it,
+and compiled, one with a dot product: a sum whose order must not follow the vector width); a fourth process compiles kernels with the narrowest vectors (2 float64 lanes
 instead of the CPU's width) and Numba's loops with LLVM's default width."""
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ _CHILD = textwrap.dedent("""
     }
     # the loop again, compiled on jit's first call (by default its first calls run in Python)
     programs["compiled loop"] = programs["loop"]
+    # a compiled loop with a dot product (a sum the loop's generated helper adds up)
+    programs["compiled dot loop"] = lambda x: lax.fori_loop(
+        0, 5, lambda i, c: np.tanh(c) * 0.9 + np.dot(c, c) * 1e-4, x)
     rng = onp.random.default_rng(0)
     out = {}
     default_work = loops.JIT_MIN_WORK
@@ -52,7 +55,7 @@ _CHILD = textwrap.dedent("""
         for n in (7, 300, 1500, 5000):
             x = rng.uniform(-2, 2, n).astype(dtype)
             for name, f in programs.items():
-                loops.JIT_MIN_WORK = 0 if name == "compiled loop" else default_work
+                loops.JIT_MIN_WORK = 0 if name.startswith("compiled") else default_work
                 y = onp.asarray(fgrad.jit(f)(x))
                 assert y.dtype == onp.dtype(dtype), (name, dtype, y.dtype)
                 # a sanity bound against the uncompiled program: equal bits across processes
@@ -85,7 +88,7 @@ def test_jit_bits_equal_across_processes_and_caches(tmp_path):
     import llvmlite.binding as llvm
     narrow = _run(str(tmp_path / "narrow"), "2", NUMBA_CPU_FEATURES=llvm.get_host_cpu_features().flatten())
     assert os.listdir(shared), "the first process left nothing in its cache"
-    assert len(cold) == 2 * 4 * 6
+    assert len(cold) == 2 * 4 * 7
     for label, got in (("warm cache", warm), ("second empty cache", fresh),
                        ("narrower vectors", narrow)):
         differ = sorted(k for k in cold if got.get(k) != cold[k])

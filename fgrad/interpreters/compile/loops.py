@@ -7,8 +7,9 @@ the flattened elements, each 0-d equation one scalar statement, with the primiti
 lowering rules (`Primitive.def_lowering`). The structural equations a loop body binds
 (reshape, broadcast_in_dim, transpose, slice, pad, concatenate, reduce_sum/max/min) are
 loops over static strides, and `dot_general` with operands of at most two axes (the
-matrix-vector products of a neural ODE and their VJPs) is a generated helper compiled with
-reassociation allowed, so its reductions vectorize. Every array value has a buffer allocated
+matrix-vector products of a neural ODE and their VJPs) is a generated helper whose sums run
+in a fixed order (several independent partial sums, no fast-math), so its bits are the same
+on every machine. Every array value has a buffer allocated
 once, before the loop (shapes are static), which each iteration overwrites; the carry lives
 in its own buffers, updated after the body (through temporaries where one carry's new value
 is another's old one), or written in place by the region that computes it where nothing
@@ -106,8 +107,6 @@ import numba
 import numpy as np
 
 _OPTS = dict(error_model="numpy", boundscheck=False, nogil=True, cache=True)
-# dot products only: reassociation lets their reductions vectorize (BLAS reorders sums too)
-_DOT = dict(_OPTS, fastmath={{"reassoc", "nsz", "contract"}})
 '''
 
 _NATURAL = frozenset(np.dtype(d) for d in ("bool", "int64", "float64"))
@@ -448,10 +447,21 @@ def _dot_source(name: str, nL, sLf, nC, sLc, nR, sRf, sRc, dtype: str, scalar: b
     zero = "0.0" if dtype == "float64" else "np.float32(0.0)"
     Lx = _offset(0, [sLf, sLc], ["fl", "c"])
     Rx = _offset(0, [sRc, sRf], ["c", "fr"])
-    lines = ["@numba.njit(**_DOT)"]
-    if scalar:  # a dot product of vectors
-        lines += [f"def {name}(L, R):", f"    acc = {zero}", "    fl = 0", "    fr = 0",
-                  f"    for c in range({nC}):", f"        acc += L[{Lx}] * R[{Rx}]", "    return acc"]
+    # No fast-math: every sum is added in the order written here, and products are not
+    # contracted into FMAs, so the bits depend neither on the CPU (its vector width, FMA) nor
+    # on which of fgrad's Numba users compiled first in the process (that sets the width).
+    lines = ["@numba.njit(**_OPTS)"]
+    if scalar:  # a dot product of vectors: _BLOCK partial sums (c % _BLOCK), a fixed tree
+        full = nC - nC % _BLOCK
+        tree, h = [f"a{k}" for k in range(_BLOCK)], _BLOCK
+        while h > 1:
+            h //= 2
+            tree = [f"({tree[k]} + {tree[k + h]})" for k in range(h)]
+        lines += [f"def {name}(L, R):", "    fl = 0", "    fr = 0", *[f"    a{k} = {zero}" for k in range(_BLOCK)],
+                  f"    for cb in range(0, {full}, {_BLOCK}):",
+                  *[f"        c = cb + {k}\n        a{k} += L[{Lx}] * R[{Rx}]" for k in range(_BLOCK)],
+                  f"    acc = {tree[0]}", f"    for c in range({full}, {nC}):", f"        acc += L[{Lx}] * R[{Rx}]",
+                  "    return acc"]
         return "\n".join(lines) + "\n"
     lines.append(f"def {name}(L, R, out):")
     if sRf == 1 and nR > 1 and nC > 1:  # rows of R are contiguous: out row += L[fl, c] * R[c, :]
