@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..interpreters.compile.kernels import prefer_wide_vectors
+
 _KERNELS = None
 
 
@@ -20,6 +22,7 @@ def kernels():
     """The compiled kernels (a dict by name), or None without Numba."""
     global _KERNELS
     if _KERNELS is None:
+        prefer_wide_vectors()  # (before Numba first compiles in the process)
         try:
             import numba  # on first use: importing it costs ~0.1 s that kernel-free programs skip
         except ImportError:  # pragma: no cover - numba is a dependency

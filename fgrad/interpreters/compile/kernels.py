@@ -356,10 +356,10 @@ def _c_function(address: int, spec: KernelSpec):
                                       for kind, v in spec.args])
 
 
-_WIDE: list = []  # set once _prefer_wide_vectors has run
+_WIDE: list = []  # set once prefer_wide_vectors has run
 
 
-def _prefer_wide_vectors() -> None:
+def prefer_wide_vectors() -> None:
     """On a CPU with AVX-512, let LLVM vectorise Numba's loops with 512-bit registers.
 
     LLVM's tuning for these CPUs prefers 256-bit vectors; kernels are long chains of
@@ -367,7 +367,9 @@ def _prefer_wide_vectors() -> None:
     width changes how many elements one instruction computes, never the arithmetic of an
     element (no fast-math, no reassociated reductions), so results keep their bits. Numba
     reads the features when it first compiles in the process: a user's NUMBA_CPU_FEATURES or
-    NUMBA_CPU_NAME, or a Numba that has already compiled, is left as it is."""
+    NUMBA_CPU_NAME, or a Numba that has already compiled, is left as it is. Every fgrad module
+    that compiles with Numba calls this before its first import of Numba, so which of them
+    comes first in a process does not change the width of the others' loops."""
     if _WIDE:
         return
     _WIDE.append(True)
@@ -384,7 +386,7 @@ def _prefer_wide_vectors() -> None:
 def _import_file(path: Path, module_name: str):
     """The module `module_name` run from `path` (registered in sys.modules before it runs:
     Numba's cached code refers to its module by name)."""
-    _prefer_wide_vectors()
+    prefer_wide_vectors()
     _check_numba_cache(path)
     loader = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreters.compile.kernels import _prefer_wide_vectors
+from ...interpreters.compile.kernels import prefer_wide_vectors
 
 _KERNELS: list = []  # the kernels' module, once imported
 
@@ -19,7 +19,7 @@ MIN_ELEMENTS = 8192
 
 def _kernels():
     if not _KERNELS:
-        _prefer_wide_vectors()  # (before Numba compiles or loads them: twice the lanes, the same bits)
+        prefer_wide_vectors()  # (before Numba compiles or loads them: twice the lanes, the same bits)
         from . import _softmax_kernels  # imports Numba: only once a float32 array needs it
         _KERNELS.append(_softmax_kernels)
     return _KERNELS[0]

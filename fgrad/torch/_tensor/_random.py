@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ...core.errors import FgradRuntimeError
+from ...interpreters.compile.kernels import prefer_wide_vectors
 
 _MASK32 = 0xFFFFFFFF
 _MASK24 = np.uint64((1 << 24) - 1)
@@ -63,6 +64,7 @@ def _kernels(n: int):
     if _KERNELS is False or (_KERNELS is None and n < _KERNEL_MIN):
         return None
     if _KERNELS is None:
+        prefer_wide_vectors()  # (before Numba first compiles in the process)
         try:
             from . import _random_kernels  # (Numba loads for the first large draw, not at import)
         except ImportError:  # pragma: no cover - numba is a dependency

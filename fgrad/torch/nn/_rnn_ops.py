@@ -51,6 +51,7 @@ from ...core.errors import FgradTypeError, FgradValueError, ShapeError
 from ...core.primitive import Primitive
 from ...core.rules import shape_of
 from ...core.trace import aval_of
+from ...interpreters.compile.kernels import prefer_wide_vectors
 from ...extend import lax as xlax
 from ...extend import nn as nnops
 from ...extend.nn import onednn
@@ -499,6 +500,7 @@ def _lstm_kernels():
     use: importing Numba costs ~0.1 s that programs without an LSTM skip."""
     global _KERNELS
     if _KERNELS is None:
+        prefer_wide_vectors()  # (before Numba first compiles in the process)
         try:
             from . import _lstm_kernels as K  # imports Numba: only programs with an LSTM pay for it
         except ImportError:  # pragma: no cover - numba is a dependency
