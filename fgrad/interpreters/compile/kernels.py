@@ -66,6 +66,12 @@ def _i2f(typingctx, i):
 
 # a call of a library function that vmath may replace, on a plain operand
 _CALL_RE = re.compile(r"\b(math\.\w+|fg_\w+)\((\w+)\)")
+# calls of math functions and scalar_lib helpers; those in _VECTOR_CALLS are vector
+# instructions in a kernel (LLVM's sqrt, fabs, floor, ... and integer arithmetic), the others
+# call the C library one element at a time
+_LIBRARY_RE = re.compile(r"\b((?:math\.|fg_)\w*)\(")
+_VECTOR_CALLS = frozenset(("math.sqrt", "math.fabs", "math.isinf", "math.isfinite", "fg_floor", "fg_ceil",
+                           "fg_rint", "fg_sign", "fg_floordiv_i", "fg_fmod_i"))
 
 # Counters for tests and benchmarks: kernels and loops built (compiled by llvmlite or Numba, or
 # loaded from disk: native.py's object code or Numba's cache, counted in disk_cache_hits),
@@ -147,13 +153,19 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
         names[id(e.outvars[0])] = f"t{k}"
     size = math.prod(step.shape)
     vexprs, checked = vectorised(exprs, float32=single) if size >= vmath.LARGE else (exprs, [])
+    # A long kernel of arithmetic alone (no library call) takes the vectorised loop too: whole
+    # vectors of the host's width loaded and stored, where the C library's loop moves LANES
+    # elements one by one (its width suits per-element library calls); the same arithmetic,
+    # so the same bits.
+    arithmetic = size >= vmath.LARGE and vexprs == exprs and all(
+        c in _VECTOR_CALLS for e in exprs for c in _LIBRARY_RE.findall(e))
     if checked and reuse:
         raise FgradValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
                               "(its sine or cosine fallback), so no output may take over an input's buffer")
     args += [("out", v) for v in step.outputs]
     outputs = [(names[id(v)], v.aval.dtype) for v in step.outputs]
     ll_args = (inputs, pre, exprs, outputs)
-    if vexprs != exprs:
+    if vexprs != exprs or arithmetic:
         ll_args += (vexprs, tuple(checked), size < vmath.INLINE)
     name = llvm_kernels.kernel_name(*ll_args)
     if not llvm_kernels.strict() and native.saved(cache_dir() / "kernels", name):

@@ -148,3 +148,39 @@ def test_partial_block_code_does_not_grow_with_the_lanes(monkeypatch):
     narrow, wide = kernel_lines(1), kernel_lines(4)
     # (the outlined call is split into one call per register: a few lines per extra register)
     assert wide - narrow < 20, (narrow, wide)
+
+
+def test_arithmetic_kernels_take_the_vector_loop_with_eagers_bits():
+    """A kernel of arithmetic alone (no library function) from vmath.LARGE elements loads and
+    stores whole vectors like a vmath kernel, and gives eager's bits at every remainder of a
+    block: float32 and float64 values, integers, comparisons and selects; below LARGE it keeps
+    the C library's loop. Class test over the kinds of arithmetic a kernel writes."""
+    lanes = llvm_kernels.vmath_lanes()
+
+    def f(p, g, m, k):
+        v = 0.9 * m + g
+        q = np.where(v > 0.5, p - 0.01 * v, p * 1.5) / (1.0 + np.abs(g))
+        j = k * 3 - (k // 2) + np.maximum(k, 1)
+        return q, v, j, (q > p) & (k % 2 == 0), np.sqrt(np.abs(v)) * np.float32(0.5)
+    jitted = fgrad.jit(f)
+    rng = onp.random.default_rng(0)
+    for n in (LARGE - 1, LARGE, LARGE + 1, LARGE + lanes - 1, 4 * LARGE + lanes // 2):
+        p, g = rng.standard_normal(n).astype(onp.float32), rng.standard_normal(n).astype(onp.float32)
+        m, k = rng.standard_normal(n), rng.integers(-50, 50, n)
+        kernels = [spec.llvm.text for spec, _ in jitted.lower(p, g, m, k).kernels]
+        vector = [t for t in kernels if re.search(rf"load <{lanes} x (float|double)>", t)]
+        assert bool(vector) == (n >= LARGE), n
+        got, want = jitted(p, g, m, k), f(p, g, m, k)
+        for a, b in zip(got, want):
+            a, b = onp.asarray(a), onp.asarray(b)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (n, a.dtype)
+
+
+def test_kernels_calling_the_c_library_keep_its_loop():
+    """arctan (the C library's, one element at a time) in an otherwise arithmetic kernel: the
+    C library's loop of LANES elements, not the wide vector loop."""
+    x = onp.linspace(-2.0, 2.0, 4 * LARGE)
+    jitted = fgrad.jit(lambda x: np.arctan(x * 0.5 + 1.0) * 2.0 - x)
+    ir = _kernel_ir(jitted, x)
+    assert "@\"atan\"" in ir and not re.search(rf"load <{llvm_kernels.vmath_lanes()} x double>", ir)
+    assert jitted(x).tobytes() == (onp.arctan(x * 0.5 + 1.0) * 2.0 - x).tobytes()
