@@ -459,7 +459,7 @@ sin_p, sin = _unary("sin", "sin", lambda x, out: cos(x), "Element-wise sine.", r
 cos_p, cos = _unary("cos", "cos", lambda x, out: neg(sin(x)), "Element-wise cosine.", reads="x")
 # NumPy's float64 sine and cosine are scalar loops: large float64 arrays take jit's vectorised
 # kernels instead, in eager too (the same bits as a jit kernel)
-eager_math.install(sin_p, cos_p)
+eager_math.install((sin_p, cos_p))
 tan_p, tan = _unary("tan", "tan", lambda x, out: add(const(x, 1.0), mul(out, out)),
                     "Element-wise tangent.", reads="out")
 asin_p, asin = _unary("asin", "arcsin", lambda x, out: _rsqrt(sub(const(x, 1.0), mul(x, x))),
@@ -626,6 +626,8 @@ def _def_output_grad(prim: Primitive, grad_p: Primitive) -> None:
 
 _def_output_grad(tanh_p, tanh_grad_p)
 _def_output_grad(logistic_p, logistic_grad_p)
+# large arrays: one kernel pass instead of NumPy's four over blocks, with NumPy's bits
+eager_math.install((tanh_grad_p, logistic_grad_p), (np.float32, np.float64))
 
 
 # log(exp(x) + exp(y)) is smooth everywhere, but the stable composite max(x, y) +

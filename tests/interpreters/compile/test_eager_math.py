@@ -72,3 +72,29 @@ def test_the_eager_kernels_do_not_import_numba():
             "print(float(y.sum()))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("dtype", [onp.float32, onp.float64])
+@pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
+def test_fused_output_gradients_take_a_kernel_with_numpys_bits(name, dtype):
+    """tanh's and the logistic function's fused gradients (ct (1 + y)(1 - y), ct y (1 - y)) run
+    one kernel pass from EAGER_MIN elements, with NumPy's arithmetic in NumPy's order: the bits
+    of the plain NumPy expression at every size and layout, a strided or broadcast cotangent
+    included (the primitive's own impl)."""
+    from fgrad.ops import elementwise as E
+    prim = getattr(E, f"{name}_p")
+    rng = onp.random.default_rng(0)
+    one = dtype(1)
+
+    def ref(ct, y):
+        return ct * ((one + y) * (one - y)) if name == "tanh_grad" else ct * (y * (one - y))
+    for shape in [(eager_math.EAGER_MIN - 1,), (eager_math.EAGER_MIN,), (300, 101)]:
+        y = onp.tanh(rng.standard_normal(shape)).astype(dtype)
+        ct = rng.standard_normal(shape).astype(dtype)
+        for c, v in [(ct, y), (onp.asfortranarray(ct), onp.asfortranarray(y)), (ct.T, y.T),
+                     (onp.broadcast_to(dtype(0.5), shape), y)]:
+            out = onp.asarray(prim.impl(c, v, xp=onp))
+            want = ref(c, v)
+            assert out.dtype == want.dtype and out.shape == want.shape
+            assert onp.array_equal(out, want) and onp.array_equal(onp.signbit(out), onp.signbit(want)), shape
+    assert (prim, onp.dtype(dtype)) in eager_math._KERNELS
