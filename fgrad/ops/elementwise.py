@@ -627,7 +627,7 @@ def _def_output_grad(prim: Primitive, grad_p: Primitive) -> None:
 _def_output_grad(tanh_p, tanh_grad_p)
 _def_output_grad(logistic_p, logistic_grad_p)
 # large arrays: one kernel pass instead of NumPy's four over blocks, with NumPy's bits
-eager_math.install((tanh_grad_p, logistic_grad_p), (np.float32, np.float64))
+eager_math.install((tanh_grad_p, logistic_grad_p), (np.float32, np.float64), same_bits=True)
 
 
 # log(exp(x) + exp(y)) is smooth everywhere, but the stable composite max(x, y) +

@@ -9,7 +9,8 @@ fgrad.ops.elementwise) gives such primitives impls that run jit's kernels on Num
 the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed and
 jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
 arrays, other dtypes and other array modules keep the primitive's own impl; for the
-gradients, whose kernels do NumPy's arithmetic in NumPy's order, the bits are NumPy's too).
+gradients, whose kernels do NumPy's arithmetic in NumPy's order, the bits are NumPy's too,
+and a process that has not loaded LLVM for anything else keeps NumPy's code for them).
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
 """
@@ -19,7 +20,7 @@ import numpy as np
 
 from ...core.avals import ShapedArray
 from ...core.ir import Jaxpr, Eqn, Var
-from . import vmath
+from . import native, vmath
 from .kernels import kernel_spec, load_kernel
 from .regions import plan
 
@@ -43,29 +44,34 @@ def _kernel(prim, dtype, arity: int):
     return fn
 
 
-def _vectorised(prim, impl, dtypes):
+def _vectorised(prim, impl, dtypes, same_bits: bool):
     """An impl of `prim` that runs the kernel on NumPy arrays of one shape and one of
     `dtypes`, with at least EAGER_MIN elements, laid out alike (C or Fortran order), and the
     primitive's own `impl` on anything else. The result has the layout NumPy's function
-    would give it (the operands' order of strides)."""
+    would give it (the operands' order of strides). With `same_bits` (the kernel computes the
+    impl's bits) the kernel runs only in a process that has loaded LLVM already (jit, a
+    replayed backward pass, eager sines): an eager-only program keeps NumPy's code and never
+    maps LLVM's tens of MiB for it; the bits are the same either way."""
     def vectorised(*xs, xp):
         x = xs[0]
         if (xp is not np or type(x) is not np.ndarray or x.dtype not in dtypes or x.size < EAGER_MIN
-                or any(type(o) is not np.ndarray or o.dtype != x.dtype or o.shape != x.shape for o in xs[1:])):
+                or any(type(o) is not np.ndarray or o.dtype != x.dtype or o.shape != x.shape for o in xs[1:])
+                or (same_bits and not native.started())):
             return impl(*xs, xp=xp)
-        out = np.empty_like(x)
         if all(o.flags.c_contiguous for o in xs) or all(o.flags.f_contiguous for o in xs):
+            out = np.empty_like(x)
             _kernel(prim, x.dtype, len(xs))(*(o.ravel("K") for o in xs), out.ravel("K"))
-        elif len(xs) == 1:
+            return out
+        if len(xs) == 1:
+            out = np.empty_like(x)
             out[...] = vectorised(np.ascontiguousarray(x), xp=xp)
-        else:  # (operands laid out differently: the primitive's own impl)
-            return impl(*xs, xp=xp)
-        return out
+            return out
+        return impl(*xs, xp=xp)  # (operands laid out differently, or broadcast: the primitive's own)
     vectorised.__name__ = vectorised.__qualname__ = f"{prim.name}_impl"
     return vectorised
 
 
-def install(prims, dtypes=(_F64,)) -> None:
+def install(prims, dtypes=(_F64,), same_bits: bool = False) -> None:
     """Give each of `prims` (element-wise primitives whose lowerings compute what their impls
     do, or vmath's versions of sine and cosine) the impl above for `dtypes` (jit's programs
     then call that impl, not NumPy's function, for a lone one).
@@ -73,8 +79,10 @@ def install(prims, dtypes=(_F64,)) -> None:
     Args:
         prims: the primitives.
         dtypes: the NumPy dtypes whose large arrays run the kernels.
+        same_bits: the kernels compute the impls' own bits (NumPy's arithmetic in NumPy's
+            order): then only a process with LLVM loaded already runs them.
     """
     dtypes = frozenset(np.dtype(d) for d in dtypes)
     for prim in prims:
-        prim.def_impl(_vectorised(prim, prim.raw_impl, dtypes))
+        prim.def_impl(_vectorised(prim, prim.raw_impl, dtypes, same_bits))
         prim.np_function = None

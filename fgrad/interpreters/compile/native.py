@@ -64,6 +64,12 @@ def _engine():
     return _ENGINE[0] if _ENGINE else None
 
 
+def started() -> bool:
+    """Whether this process has made its engine (LLVM's code is then loaded: tens of MiB
+    resident, which a process that never compiles or links a kernel does not pay)."""
+    return bool(_ENGINE)
+
+
 def saved(folder: Path, name: str) -> bool:
     """Whether `folder` holds an entry for kernel `name` (its metadata file: what load reads
     first; whether the entry is sound is load's to check)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 
 import numpy as onp
 import pytest
@@ -81,8 +82,10 @@ def test_fused_output_gradients_take_a_kernel_with_numpys_bits(name, dtype):
     one kernel pass from EAGER_MIN elements, with NumPy's arithmetic in NumPy's order: the bits
     of the plain NumPy expression at every size and layout, a strided or broadcast cotangent
     included (the primitive's own impl)."""
+    from fgrad.interpreters.compile import native
     from fgrad.ops import elementwise as E
     prim = getattr(E, f"{name}_p")
+    native._engine()  # (the kernels run once a process has LLVM loaded: the next test)
     rng = onp.random.default_rng(0)
     one = dtype(1)
 
@@ -98,3 +101,22 @@ def test_fused_output_gradients_take_a_kernel_with_numpys_bits(name, dtype):
             assert out.dtype == want.dtype and out.shape == want.shape
             assert onp.array_equal(out, want) and onp.array_equal(onp.signbit(out), onp.signbit(want)), shape
     assert (prim, onp.dtype(dtype)) in eager_math._KERNELS
+
+
+def test_an_eager_only_process_keeps_numpys_code_for_the_gradients():
+    """A process that never loaded LLVM runs tanh's fused gradient with NumPy (the same bits),
+    rather than mapping LLVM's code for it; float64 sines, whose kernels are vmath's, load it."""
+    code = textwrap.dedent("""
+        import numpy as onp
+        import fgrad, fgrad.numpy as fnp
+        from fgrad.interpreters.compile import eager_math, native
+        x = onp.linspace(-2, 2, 4 * eager_math.EAGER_MIN).astype(onp.float32)
+        g = fgrad.grad(lambda x: fnp.sum(fnp.tanh(x)))(x)
+        y = onp.tanh(x)
+        assert onp.array_equal(onp.asarray(g), onp.float32(1) * ((1 + y) * (1 - y)))
+        assert not native.started()
+        fnp.sin(x.astype(onp.float64))
+        assert native.started()
+        print("ok")""")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
