@@ -16,6 +16,8 @@ Helpers:
   nll(logp, target, weight, ignore_index, reduction, label_smoothing, name): the negative
     log-likelihood of log-probabilities [N, C, ...] or [C] at class indices or class
     probabilities (nll_loss and cross_entropy with label smoothing), errors naming `name`.
+  check_targets(target, C, ignore_index): IndexError for a concrete class index outside
+    0..C-1 that is not ignore_index (traced targets pass).
 
 Module:
   onednn: the optional oneDNN binding (fgrad.ops.nn.onednn); rnn_scan's loops use its cached
@@ -29,8 +31,8 @@ from ..ops.nn import (avg_pool2d, conv2d, conv2d_input_grad, conv2d_weight_grad,
                       unfold)
 from ..ops.nn._geometry import _pool_params as pool_params
 from ..ops.nn.conv import _conv_padding as conv_padding
-from ..ops.nn.dense import _nll as nll
+from ..ops.nn.dense import _nll as nll, check_targets
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d", "max_pool2d_indices",
            "avg_pool2d", "unfold", "fold", "resample", "relu", "softplus", "linear", "log_softmax", "softmax",
-           "nll_loss", "cross_entropy", "pool_params", "conv_padding", "nll"]
+           "nll_loss", "cross_entropy", "pool_params", "conv_padding", "nll", "check_targets"]

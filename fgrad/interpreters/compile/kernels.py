@@ -66,12 +66,9 @@ def _i2f(typingctx, i):
 
 # a call of a library function that vmath may replace, on a plain operand
 _CALL_RE = re.compile(r"\b(math\.\w+|fg_\w+)\((\w+)\)")
-# calls of math functions and scalar_lib helpers; those in _VECTOR_CALLS are vector
-# instructions in a kernel (LLVM's sqrt, fabs, floor, ... and integer arithmetic), the others
-# call the C library one element at a time
+# calls of math functions and scalar_lib helpers; those in llvm_kernels.vector_calls() are
+# vector instructions in a kernel, the others call the C library one element at a time
 _LIBRARY_RE = re.compile(r"\b((?:math\.|fg_)\w*)\(")
-_VECTOR_CALLS = frozenset(("math.sqrt", "math.fabs", "math.isinf", "math.isfinite", "fg_floor", "fg_ceil",
-                           "fg_rint", "fg_sign", "fg_floordiv_i", "fg_fmod_i"))
 
 # Counters for tests and benchmarks: kernels and loops built (compiled by llvmlite or Numba, or
 # loaded from disk: native.py's object code or Numba's cache, counted in disk_cache_hits),
@@ -158,7 +155,7 @@ def kernel_spec(step, reuse: dict[int, int] | None = None) -> KernelSpec:
     # elements one by one (its width suits per-element library calls); the same arithmetic,
     # so the same bits.
     arithmetic = size >= vmath.LARGE and vexprs == exprs and all(
-        c in _VECTOR_CALLS for e in exprs for c in _LIBRARY_RE.findall(e))
+        c in llvm_kernels.vector_calls() for e in exprs for c in _LIBRARY_RE.findall(e))
     if checked and reuse:
         raise FgradValueError("kernel_spec: this kernel rereads its inputs after writing its outputs "
                               "(its sine or cosine fallback), so no output may take over an input's buffer")

@@ -671,9 +671,28 @@ def _fmod(tr: _Translator, args):
 
 # The helpers whose Numba spelling (scalar_lib._NUMBA: np.floor, np.ceil, np.rint, np.fmod,
 # np.cbrt) is not their Python source: what Numba compiles those NumPy functions to.
-_NATIVE_HELPERS = {"fg_floor": _float_unary("llvm.floor"), "fg_ceil": _float_unary("llvm.ceil"),
-                   "fg_rint": _float_unary("llvm.rint"), "fg_cbrt": _float_unary(None, "cbrt"),
-                   "fg_fmod": _fmod}
+_NATIVE_UNARY = {"fg_floor": ("llvm.floor", None), "fg_ceil": ("llvm.ceil", None),
+                 "fg_rint": ("llvm.rint", None), "fg_cbrt": (None, "cbrt")}
+_NATIVE_HELPERS = {**{name: _float_unary(*how) for name, how in _NATIVE_UNARY.items()}, "fg_fmod": _fmod}
+# The intrinsics LLVM lowers to vector instructions on x86-64 and AArch64 (llvm.sin, llvm.exp,
+# ... call the C library one element at a time, and so does frem: fmod)
+_VECTOR_INTRINSICS = frozenset(("llvm.sqrt", "llvm.fabs", "llvm.floor", "llvm.ceil", "llvm.rint"))
+_VECTOR_CALLS: frozenset | None = None
+
+
+def vector_calls() -> frozenset:
+    """The calls a lowered expression may hold (math.<name>, scalar_lib's fg_<name>) whose IR
+    calls no C library function: vector intrinsics, inline tests (isinf, isfinite), and
+    scalar_lib helpers whose Python source calls nothing. A kernel of these alone is arithmetic,
+    so it may take the wide vector loop with the same bits (kernels.kernel_spec)."""
+    global _VECTOR_CALLS
+    if _VECTOR_CALLS is None:
+        math_calls = {f"math.{n}" for n, intr in _INTRINSIC.items() if intr in _VECTOR_INTRINSICS}
+        native = {n for n, (intr, _) in _NATIVE_UNARY.items() if intr in _VECTOR_INTRINSICS}
+        python = {n for n in scalar_lib.HELPERS if n not in _NATIVE_HELPERS
+                  and not any(isinstance(c, ast.Call) for c in ast.walk(_helper_ast(n)))}
+        _VECTOR_CALLS = frozenset(math_calls | {"math.isinf", "math.isfinite"} | native | python)
+    return _VECTOR_CALLS
 _HELPER_AST: dict = {}
 _MODULE_LINES: dict = {}  # file -> its lines, read once
 

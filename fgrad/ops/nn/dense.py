@@ -484,6 +484,18 @@ def_bilinear(nll_loss_p, _nll_transpose_lhs, _nll_transpose_rhs)
 nll_loss_p.def_batch(_nll_batch)
 
 
+def check_targets(target, C: int, ignore_index: int) -> None:
+    """Raise FgradIndexError when a concrete array of class indices holds one outside 0..C-1
+    that is not ignore_index (PyTorch refuses these; a gather or a one-hot would give a wrong
+    loss instead). Traced targets hold no values and pass."""
+    if isinstance(target, Tracer) or not getattr(target, "size", 0):
+        return
+    bad = (target != ignore_index) & ((target < 0) | (target >= C))
+    if bad.any():
+        raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
+                              f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
+
+
 def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothing):
     """Per-element weights W with loss = -sum(W * logp) reduced as asked (PyTorch's
     nll_loss / cross_entropy semantics, including ignore_index, class weights and
@@ -511,11 +523,8 @@ def _target_weights(logp, target, weight, ignore_index, reduction, label_smoothi
     if t_aval.shape != shape[:1] + shape[2:]:
         raise ShapeError(f"nll_loss: target of shape {t_aval.shape} does not fit an input of shape "
                          f"{shape}; expected {shape[:1] + shape[2:]} (class indices)")
+    check_targets(target, C, ignore_index)
     if not isinstance(target, Tracer):
-        bad = (target != ignore_index) & ((target < 0) | (target >= C))
-        if bad.any():
-            raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
-                             f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
         if type(target) is np.ndarray and (weight is None or type(weight) is np.ndarray):
             return _target_weights_np(shape, dtype, target, weight, ignore_index, reduction,
                                       label_smoothing)
@@ -594,11 +603,7 @@ def _nll_picked(logp, target, weight, ignore_index, reduction):
     t_aval = aval_of(target)
     if t_aval.dtype.kind not in "iu" or t_aval.shape != (N,):
         return None  # (probabilities, or a shape _target_weights explains)
-    if not isinstance(target, Tracer):
-        bad = (target != ignore_index) & ((target < 0) | (target >= C))
-        if bad.any():
-            raise FgradIndexError(f"Target {int(target[bad].flat[0])} is out of bounds: the input has {C} "
-                                  f"classes (valid targets 0..{C - 1}, or ignore_index={ignore_index})")
+    check_targets(target, C, ignore_index)
     dtype = aval_of(logp).dtype
     keep = ne(target, np.asarray(ignore_index, t_aval.dtype))
     idx = select(keep, target, np.zeros((N,), t_aval.dtype))

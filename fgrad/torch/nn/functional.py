@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as fnp
-from ...core.errors import FgradIndexError, FgradRuntimeError, FgradValueError
+from ...core.errors import FgradRuntimeError, FgradValueError
 from ...core.trace import _state, aval_of
 from ... import lax
 from ...extend.numpy import cast
@@ -266,13 +266,9 @@ def _nll_op(logp, target, weight, ignore_index, reduction, name):
     and the class weights are constants of the op, as in PyTorch's graph)."""
     t, w = _val(target), _val(weight)
     nd = len(logp._value.shape)
-    if type(t) is np.ndarray and t.dtype.kind in "iu" and t.size and logp._value.size:
+    if type(t) is np.ndarray and t.dtype.kind in "iu" and logp._value.size:
         # (checked here: the op's computation may be taped, and a tape sees no values)
-        C = logp._value.shape[1 if nd > 1 else 0]
-        bad = (t != ignore_index) & ((t < 0) | (t >= C))
-        if bad.any():
-            raise FgradIndexError(f"Target {int(t[bad].flat[0])} is out of bounds: the input has {C} classes "
-                                  f"(valid targets 0..{C - 1}, or ignore_index={ignore_index})")
+        nnops.check_targets(t, logp._value.shape[1 if nd > 1 else 0], ignore_index)
     node = "NllLossBackward0" if nd <= 2 else "NllLoss2DBackward0"
     out_shape = None
     if nd == 3 or nd > 4:
@@ -358,33 +354,28 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias, with weight [out, in] (PyTorch's layout). On Tensors the graph
     is PyTorch's: for a 2-D input AddmmBackward0 over (bias, input, TBackward0 of weight)
     (MmBackward0 without bias); other ranks view the input as 2-D around it."""
-    if bias is not None and type(weight) in _PLAIN_WEIGHTS and isinstance(input, Tensor) and isinstance(bias, Tensor):
-        x, w, b = input._value, weight._value, bias._value
-        if (type(x) is np.ndarray and type(w) is np.ndarray and type(b) is np.ndarray and x.ndim == 2
-                and w.ndim == 2 and x.shape[1] == w.shape[1] and b.shape == (w.shape[0],)
-                and x.dtype == w.dtype == b.dtype):
-            # a layer's call in training (2-D NumPy values that fit, checked on the values):
-            # the general path's nodes, without its per-argument checks and the method call of
-            # weight.t() (the same TBackward0 transpose, bound directly)
-            if _grad_needed(input, weight, bias):
-                wt = _tensor_bind(lax.transpose_p, (weight,), _T_PARAMS, _T_NODE)
-                return _tensor_bind(lax.addmm_p, (bias, input, wt), _EMPTY, _ADDMM)
-            return _tensor_bind(_LINEAR, (input, weight, bias), _EMPTY)
     input, weight = _arr(input, "linear"), _arr(weight, "linear")
-    xs, ws = _shape(input), _shape(weight)
+    (xs, xd), (ws, wd) = _shape_dtype(input), _shape_dtype(weight)
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         raise FgradRuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input shape {xs}, "
                            f"weight shape {ws}: the input's last dimension must equal weight.shape[1])")
-    _same_dtype("linear", input, weight, bias)
-    if bias is not None and _shape(bias) != (ws[0],):
-        raise FgradRuntimeError(f"linear: bias of shape {_shape(bias)} does not match weight shape {ws}")
+    if bias is not None:
+        bs, bd = _shape_dtype(bias)
+        if xd != wd or bd != wd:
+            _same_dtype("linear", input, weight, bias)
+        if bs != (ws[0],):
+            raise FgradRuntimeError(f"linear: bias of shape {bs} does not match weight shape {ws}")
+    elif xd != wd:
+        _same_dtype("linear", input, weight)
     if not (isinstance(input, Tensor) or isinstance(weight, Tensor) or isinstance(bias, Tensor)):
         return nnops.linear(input, weight, bias)
     if not _grad_needed(input, weight, bias):  # no graph: one primitive on the values
         if bias is not None:
             return _tensor_bind(_LINEAR, (input, weight, bias), _EMPTY)
         return call("MmBackward0", nnops.linear, (input, weight))
-    wt = weight.t() if isinstance(weight, Tensor) else weight.T
+    # (an exact Tensor's t() is TBackward0's transpose, bound directly; a subclass may define its own)
+    wt = _tensor_bind(lax.transpose_p, (weight,), _T_PARAMS, _T_NODE) if type(weight) in _PLAIN_WEIGHTS \
+        else weight.t() if isinstance(weight, Tensor) else weight.T
     if len(xs) == 1 and bias is None and isinstance(input, Tensor):
         # (PyTorch's matmul of a vector: a one-row matrix product, its row squeezed in place)
         return call("MmBackward0", _mm_t, (input.unsqueeze(0), wt)).squeeze_(0)
@@ -406,6 +397,16 @@ def linear(input, weight, bias=None):
 _ADDMM = node_class("AddmmBackward0")
 _T_NODE, _T_PARAMS = node_class("TBackward0"), {"permutation": (1, 0)}
 _PLAIN_WEIGHTS = (Tensor, Parameter)  # (exact types: a subclass may define its own t())
+
+
+def _shape_dtype(x) -> tuple:
+    """(shape, dtype) of a Tensor, tracer or array; a NumPy value's without building an aval
+    (linear runs once per layer per step)."""
+    v = x._value if isinstance(x, Tensor) else x
+    if type(v) is np.ndarray:
+        return v.shape, v.dtype
+    a = aval_of(v)
+    return a.shape, a.dtype
 
 
 def _grad_needed(*xs) -> bool:

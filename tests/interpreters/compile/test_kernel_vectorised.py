@@ -184,3 +184,41 @@ def test_kernels_calling_the_c_library_keep_its_loop():
     ir = _kernel_ir(jitted, x)
     assert "@\"atan\"" in ir and not re.search(rf"load <{llvm_kernels.vmath_lanes()} x double>", ir)
     assert jitted(x).tobytes() == (onp.arctan(x * 0.5 + 1.0) * 2.0 - x).tobytes()
+
+
+_ARITHMETIC_OR_LIBRARY = {  # one operation each, inside otherwise arithmetic kernels
+    "sqrt": lambda x, k: np.sqrt(np.abs(x)) + 1.0, "abs": lambda x, k: np.abs(x) * 2.0,
+    "isinf": lambda x, k: np.where(np.isinf(x * 1e308), 0.0, x),
+    "isfinite": lambda x, k: np.where(np.isfinite(x * 1e308), x, 0.0),
+    "floor": lambda x, k: np.floor(x * 3.0), "ceil": lambda x, k: np.ceil(x * 3.0),
+    "rint": lambda x, k: np.rint(x * 3.0), "sign": lambda x, k: np.sign(x - 0.1),
+    "floordiv_int": lambda x, k: k // (k % 7 - 3), "fmod_int": lambda x, k: np.fmod(k, k % 5 - 2),
+    "fmod": lambda x, k: np.fmod(x * 7.0, 1.5), "cbrt": lambda x, k: np.cbrt(x * 2.0),
+    "arctan": lambda x, k: np.arctan(x * 2.0), "arcsinh": lambda x, k: np.arcsinh(x * 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ARITHMETIC_OR_LIBRARY))
+def test_kernels_take_the_wide_loop_exactly_when_they_call_no_library(name):
+    """llvm_kernels.vector_calls() decides which lowered calls count as arithmetic; its
+    decision must match the IR: a kernel from LARGE elements loads whole vectors exactly when
+    its IR declares no function but LLVM's vector intrinsics (a C library call would run
+    element by element either way, and the wide loop only pays off without one). Its bits are
+    eager's in both loops."""
+    op = _ARITHMETIC_OR_LIBRARY[name]
+    f = lambda x, k: op(x, k) * 3 - 1  # noqa: E731  (a fused kernel, never NumPy's own call)
+    rng = onp.random.default_rng(1)
+    x, k = rng.standard_normal(2 * LARGE + 3), rng.integers(-40, 40, 2 * LARGE + 3)
+    jitted = fgrad.jit(f)
+    ir = _kernel_ir(jitted, x, k)
+    declared = re.findall(r'declare .*?@"?([\w.]+)"?\(', ir)
+    # (LLVM lowers frem to a call of the C library's fmod)
+    library = [d for d in declared if not d.startswith("llvm.")] + ["fmod"] * (" frem " in ir)
+    lanes = llvm_kernels.vmath_lanes()
+    wide = bool(re.search(rf"load <{lanes} x (double|i64)>", ir))
+    assert wide == (not library), (name, declared)
+    got, want = onp.asarray(jitted(x, k)), onp.asarray(f(x, k))
+    if library:  # the C library's function; NumPy's may be another (SIMD) one
+        onp.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    else:
+        assert got.tobytes() == want.tobytes(), name

@@ -90,3 +90,29 @@ def test_higher_derivatives_through_the_fused_backward():
     batched = fgrad.vmap(lambda c: D.log_softmax_grad_p.bind(c, out, axis=1))(cts)
     np.testing.assert_allclose(batched, np.stack([_composite_grad(c, np.asarray(out), 1) for c in cts]),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["picked", "weighted", "smoothed", "spatial", "unbatched", "negative"])
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+def test_every_path_refuses_an_out_of_bounds_target(case, fn):
+    """nll_loss's paths (the gather at [N] targets, the general [N, C, ...] weights, label
+    smoothing, class weights, an unbatched [C] input) check targets with one rule: a class index
+    outside 0..C-1 other than ignore_index raises IndexError naming it; ignore_index passes."""
+    from fgrad.ops import nn as nnops
+    rng = np.random.default_rng(0)
+    shape, target, kw = {
+        "picked": ((4, 3), [0, 3, 1, 2], {}),
+        "weighted": ((4, 3), [0, 1, 7, 2], {"weight": np.ones(3)}),
+        "smoothed": ((4, 3), [0, 1, 3, 2], {"label_smoothing": 0.1}),
+        "spatial": ((2, 3, 5), [[0, 1, 2, 0, 1], [0, 0, 3, 0, 0]], {}),
+        "unbatched": ((3,), 3, {}),
+        "negative": ((4, 3), [0, -1, 1, 2], {}),
+    }[case]
+    if fn == "nll_loss":
+        kw.pop("label_smoothing", None)
+    x = rng.standard_normal(shape)
+    bad = int(np.asarray(target)[(np.asarray(target) < 0) | (np.asarray(target) >= 3)].flat[0])
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds: the input has 3 classes"):
+        getattr(nnops, fn)(x, np.asarray(target), **kw)
+    masked = np.where((np.asarray(target) < 0) | (np.asarray(target) >= 3), -100, target)
+    assert np.isfinite(getattr(nnops, fn)(x, np.asarray(masked), **kw)) or case == "unbatched"
