@@ -52,6 +52,7 @@ from .tensor import (
     grad_node,
     live_node,
     saved_values,
+    sole_owner,
     torch_convention,
 )
 
@@ -401,11 +402,13 @@ def _backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables,
     roots = _roots(tensors, grads, create_graph)
     if inputs is None:
         result = _run(roots, retain_graph, create_graph)
-        for k, ct in result.items():
+        for k in tuple(result):
             node = ACC_NODES.get(k)
             if node is not None:
-                g = _user_grad(node.variable, ct)
-                accumulate_grad(node.variable, g)
+                # (popped: a cotangent only this loop refers to becomes the leaf's .grad uncopied)
+                g = _user_grad(node.variable, result.pop(k))
+                owned = sole_owner(g)  # (its own statement: a call's argument list holds g too)
+                accumulate_grad(node.variable, g, owned)
                 if node in graph.POST_HOOKS:  # AccumulateGrad's post hooks: after the accumulation
                     for fn in list(graph.POST_HOOKS[node]):
                         fn((), (g if isinstance(g, Tensor) else _make(g),))

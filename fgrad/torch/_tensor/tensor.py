@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 import weakref
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -308,9 +309,11 @@ def _add_node_hook(node, hook) -> RemovableHandle:
     return RemovableHandle(hooks, hook)
 
 
-def accumulate_grad(t, ct) -> None:
+def accumulate_grad(t, ct, owned: bool = False) -> None:
     """t.grad = ct if t.grad is None else t.grad + ct (in place when no graph is involved,
-    as PyTorch's AccumulateGrad does)."""
+    as PyTorch's AccumulateGrad does). `owned`: nothing but the caller refers to the NumPy
+    array ct (sole_owner), so a first gradient may keep it instead of copying it, as PyTorch's
+    AccumulateGrad steals a gradient whose use count says nothing else holds it."""
     g = t._grad
     if isinstance(ct, Tensor):  # create_graph: gradients carry their own graph
         t._grad = _make(ct._value, ct._node, ct._requires_grad) if g is None else g + ct
@@ -331,7 +334,7 @@ def accumulate_grad(t, ct) -> None:
             if not GRAD_LAYOUT[0]:
                 t._grad = _make(ct.copy(order="K"))
                 return
-        t._grad = _make(ct.copy())
+        t._grad = _make(ct if owned and ct.flags.c_contiguous else ct.copy())
         return
     gv = g._value
     if g._node is None and _writable(gv) and gv.shape == ct.shape and gv.dtype == ct.dtype:
@@ -339,6 +342,38 @@ def accumulate_grad(t, ct) -> None:
         g._vbox[0] += 1
     else:
         t._grad = g + _make(ct)
+
+
+def _counts(a) -> tuple:
+    base = a.base
+    return _getrefcount(a), (0 if base is None else _getrefcount(base))
+
+
+def sole_owner(a) -> bool:
+    """Whether the caller's one local variable is the only reference to the NumPy array `a`
+    and to the memory it shows: `a` owns its writable memory, or is a whole view (a
+    transpose's, a reshape's) of an array only `a` refers to; no other array views it, no
+    dict, list, graph node, hook or user's Tensor holds either. Call it as sole_owner(local),
+    with that local the caller's only name for the array; the counts it compares with are
+    measured at import through the same calls."""
+    if type(a) is not _nd or not a.flags.writeable:
+        return False
+    base = a.base
+    if base is None:
+        return a.flags.owndata and _counts(a)[0] == _SOLE_REFS
+    if type(base) is not _nd or base.base is not None or not base.flags.owndata or base.nbytes != a.nbytes:
+        return False
+    del base  # (counted only through a.base)
+    return _counts(a) == (_SOLE_REFS, _BASE_REFS)
+
+
+def _measure_counts() -> tuple:
+    view = np.empty((2, 3)).T  # (its base: referred to by the view alone)
+    return _counts(view)
+
+
+_SOLE_REFS, _BASE_REFS = _measure_counts()
+_SOLE_REFS += 1  # (sole_owner's own parameter, on top of the caller's local)
 
 
 # --- binding primitives on Tensors -----------------------------------------------------------------
