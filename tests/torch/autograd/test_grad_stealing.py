@@ -141,3 +141,34 @@ def test_sole_owner_counts_every_holder():
         return (own, sole_owner(held), sole_owner(transposed), sole_owner(viewed), sole_owner(part),
                 sole_owner(one), sole_owner(ro), len(holder) + len(two) * 0 + base.size * 0)
     assert check() == (True, False, True, False, False, False, False, 1)
+
+
+@pytest.mark.parametrize("model_name", ["mlp", "cnn", "lstm"])
+def test_training_with_kept_gradients_matches_copying_them_bit_for_bit(monkeypatch, model_name):
+    """Whole training runs (repeated steps, where a replayed backward may take over, momentum
+    buffers, zero_grad both ways) give the bytes the copying rule gives: no kept gradient is
+    memory something later writes."""
+    def train():
+        torch.manual_seed(0)
+        nn = torch.nn
+        if model_name == "mlp":
+            model = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 5))
+            x = torch.randn(8, 12)
+        elif model_name == "cnn":
+            model = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 36, 5))
+            x = torch.randn(8, 1, 6, 6)
+        else:
+            lstm, dec = nn.LSTM(4, 6, num_layers=2), nn.Linear(6, 5)
+            model = nn.ModuleList([lstm, dec])
+            x = torch.randn(7, 8, 4)
+        y = torch.randint(0, 5, (8,))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for i in range(12):
+            opt.zero_grad(set_to_none=i % 3 != 0)
+            out = model(x) if model_name != "lstm" else model[1](model[0](x)[0][-1])
+            torch.nn.functional.cross_entropy(out, y).backward()
+            opt.step()
+        return [p.detach().numpy().tobytes() for p in model.parameters()]
+    kept = train()
+    monkeypatch.setattr(A, "sole_owner", lambda a: False)
+    assert train() == kept
