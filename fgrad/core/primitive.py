@@ -76,6 +76,10 @@ class Primitive:
         # elimination keeps such equations (core.ir.dce_jaxpr)
         self.effectful = False
         self.nondiff = False
+        # How many element-wise equations it counts as where jit weighs a region's length
+        # (compile.regions): a fused primitive that replaced a composite counts as that
+        # composite did, so programs keep the regions, hence the bits, they had
+        self.kernel_eqns = 1
         self.impl = None
         self.abstract_eval = None
         self.jvp = None

@@ -649,10 +649,12 @@ def _softplus_grad(x, *, beta, threshold):
 jet_rules["logaddexp"] = _composite(_logaddexp)
 jet_rules["softplus"] = _composite(_softplus)
 jet_rules["log_softmax"] = _composite(_log_softmax)
-# the derivatives that grad's programs bind (so jet composes over grad): ct * f'(y) in terms
-# of the output y
+# the derivatives that grad's programs bind (so jet composes over grad): ct * f', in terms
+# of the output y for tanh and logistic, of the input x for sin and cos
 jet_rules["tanh_grad"] = _composite(lambda ct, y: ct * (1.0 - y * y))
 jet_rules["logistic_grad"] = _composite(lambda ct, y: ct * (y * (1.0 - y)))
+jet_rules["sin_grad"] = _composite(lambda ct, x: ct * fnp.cos(x))
+jet_rules["cos_grad"] = _composite(lambda ct, x: ct * -fnp.sin(x))
 jet_rules["softplus_grad"] = _composite(_softplus_grad)
 
 

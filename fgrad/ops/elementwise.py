@@ -530,14 +530,11 @@ def _erf(xp, x):
 _FUSED_CHUNK = 1 << 16  # elements per block of the impl's two scratch buffers
 
 
-def _fused_grad(name: str, factor, dfactor, lowering: str) -> Primitive:
-    """The primitive `name`(ct, y) = ct * factor(y). `factor(one, y, a, b)` computes the
+def _blocked_impl(factor):
+    """The impl ct * factor(y) of a fused gradient: `factor(one, y, a, b)` computes the
     factor with NumPy ufuncs into the scratch arrays a and b and returns the one holding it
-    (a and b None: as new arrays, any shapes); `dfactor(y)` is d factor / dy with fgrad ops; `lowering` the kernel
-    expression over {ct}, {y} and {one}. The impl works in blocks on large arrays, so its
+    (a and b None: as new arrays, any shapes). It works in blocks on large arrays, so its
     temporaries stay small."""
-    p = Primitive(name)
-
     def impl(ct, y, *, xp):
         # (a cached 0-d array for NumPy: a ufunc takes it faster than a NumPy scalar)
         one = const(y, 1) if xp is np else y.dtype.type(1)
@@ -563,6 +560,16 @@ def _fused_grad(name: str, factor, dfactor, lowering: str) -> Primitive:
         finally:
             restore_fp_errors(token)
         return out.astype(ct.dtype, copy=False) if out.dtype != ct.dtype else out
+    return impl
+
+
+def _fused_grad(name: str, impl, dfactor, lowering: str, *, inner_tangent: bool = False) -> Primitive:
+    """The primitive `name`(ct, y) = ct * factor(y), computed by `impl(ct, y, *, xp)`;
+    `dfactor(y)` is d factor / dy with fgrad ops; `lowering` the kernel expression over
+    {ct}, {y} and {one}, or a function (ct, y) -> expression. The tangent's y term is
+    (ct dfactor(y)) y_dot, or with `inner_tangent` ct (dfactor(y) y_dot): the order in
+    which the composite that the primitive replaced rounded it."""
+    p = Primitive(name)
 
     def jvp(primals, tangents):
         (c, y), (c_dot, y_dot) = primals, tangents
@@ -570,7 +577,8 @@ def _fused_grad(name: str, factor, dfactor, lowering: str) -> Primitive:
         shape = shape_of(out)
         out_dot = None if c_dot is None else broadcast_to_shape(p.bind(c_dot, y), shape)
         if y_dot is not None:
-            out_dot = add_tangents(out_dot, broadcast_to_shape(mul(mul(c, dfactor(y)), y_dot), shape))
+            term = mul(c, mul(dfactor(y), y_dot)) if inner_tangent else mul(mul(c, dfactor(y)), y_dot)
+            out_dot = add_tangents(out_dot, broadcast_to_shape(term, shape))
         return out, out_dot
 
     def vjp(needs, ct, out, c, y):
@@ -585,7 +593,7 @@ def _fused_grad(name: str, factor, dfactor, lowering: str) -> Primitive:
     def lower(ct, y):
         if y.dtype.kind != "f" or ct.dtype != y.dtype:
             return None
-        return lowering.format(ct=ct, y=y, one=y.const(1.0))
+        return lowering(ct, y) if callable(lowering) else lowering.format(ct=ct, y=y, one=y.const(1.0))
     p.def_lowering(lower)
     return p
 
@@ -605,9 +613,9 @@ def _logistic_factor(one, y, a, b):
 
 
 # d/dy of (1 + y)(1 - y) is -2y; of y (1 - y), 1 - 2y
-tanh_grad_p = _fused_grad("tanh_grad", _tanh_factor, lambda y: mul(const(y, -2.0), y),
+tanh_grad_p = _fused_grad("tanh_grad", _blocked_impl(_tanh_factor), lambda y: mul(const(y, -2.0), y),
                           "({ct} * (({one} + {y}) * ({one} - {y})))")
-logistic_grad_p = _fused_grad("logistic_grad", _logistic_factor,
+logistic_grad_p = _fused_grad("logistic_grad", _blocked_impl(_logistic_factor),
                               lambda y: sub(const(y, 1.0), mul(const(y, 2.0), y)),
                               "({ct} * ({y} * ({one} - {y})))")
 
@@ -628,6 +636,61 @@ _def_output_grad(tanh_p, tanh_grad_p)
 _def_output_grad(logistic_p, logistic_grad_p)
 # large arrays: one kernel pass instead of NumPy's four over blocks, with NumPy's bits
 eager_math.install((tanh_grad_p, logistic_grad_p), (np.float32, np.float64), same_bits=True)
+
+
+# --- fused backward of sin and cos ----------------------------------------------------------
+# Their VJPs are ct cos(x) and ct (-sin(x)): as separate ops, a sine's pass and then a
+# product's pass over a new array. As one primitive, large float64 arrays take one kernel
+# pass (eager_math: vmath's sine or cosine, then the product, each rounded as the two ops
+# round it, so the same bits); everything else computes the two ops themselves.
+
+
+def _trig_grad_impl(trig: Primitive, negate: bool):
+    """The impl ct * trig(x) (negated first when `negate`), by the impls that the VJP's two
+    or three ops would run, in their order."""
+    def impl(ct, x, *, xp):
+        f = trig.raw_impl(x, xp=xp)
+        return xp.multiply(ct, xp.negative(f) if negate else f)
+    impl.__name__ = impl.__qualname__ = f"{trig.name}_grad_impl"
+    return impl
+
+
+def _trig_grad_lowering(trig: Primitive, negate: bool):
+    """The kernel expression ct * trig(x) (negated first when `negate`), with trig's value
+    rounded to the operands' dtype before the product, as its own equation's would be."""
+    def lower(ct, x):
+        f = trig.lowering(x)
+        if x.dtype != np.float64:
+            f = f"np.{x.dtype.name}({f})"
+        return f"({ct} * (-{f}))" if negate else f"({ct} * {f})"
+    return lower
+
+
+sin_grad_p = _fused_grad("sin_grad", _trig_grad_impl(cos_p, False), lambda x: neg(sin(x)),
+                         _trig_grad_lowering(cos_p, False), inner_tangent=True)
+cos_grad_p = _fused_grad("cos_grad", _trig_grad_impl(sin_p, True), lambda x: neg(cos(x)),
+                         _trig_grad_lowering(sin_p, True), inner_tangent=True)
+sin_grad_p.kernel_eqns, cos_grad_p.kernel_eqns = 2, 3  # (cos and mul; sin, neg and mul)
+
+
+def _def_input_grad(prim: Primitive, grad_p: Primitive, deriv) -> None:
+    """`prim`'s VJP through `grad_p`(ct, x), for a unary primitive whose VJP was
+    mul(ct, deriv(x)) (its JVP stays that): where ct is a literal one, or of another dtype
+    than x, that product itself, as before."""
+    def vjp(needs, ct, out, x):
+        if not needs[0]:
+            return [None]
+        if _dtype(ct) != _dtype(x) or (type(ct) is np.ndarray and ct.shape == () and ct.item() == 1):
+            return [mul(ct, deriv(x))]
+        return [grad_p.bind(ct, x)]
+
+    prim.def_vjp(vjp)
+
+
+_def_input_grad(sin_p, sin_grad_p, cos)
+_def_input_grad(cos_p, cos_grad_p, lambda x: neg(sin(x)))
+# large float64 arrays: one kernel pass with vmath's functions, as sin and cos take
+eager_math.install((sin_grad_p, cos_grad_p))
 
 
 # log(exp(x) + exp(y)) is smooth everywhere, but the stable composite max(x, y) +

@@ -2,15 +2,17 @@
 
 NumPy computes float64 sin and cos one element at a time with the C library (about ten
 times the cost of its SIMD exp, tanh or float32 sin), while jit's element-wise kernels over
-`vmath.LARGE` elements or more compute them with vmath's vectorisable versions; and the
-fused gradients of tanh and the logistic function (ct (1 + y)(1 - y), ct y (1 - y)) take
-NumPy four passes over blocks of memory, a kernel one. `install` (called by
-fgrad.ops.elementwise) gives such primitives impls that run jit's kernels on NumPy arrays of
-the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed and
+`vmath.LARGE` elements or more compute them with vmath's vectorisable versions (and the
+fused gradients of sine and cosine, ct cos(x) and ct (-sin(x)), one pass where the two ops
+take two); the fused gradients of tanh and the logistic function (ct (1 + y)(1 - y),
+ct y (1 - y)) take NumPy four passes over blocks of memory, a kernel one. `install` (called
+by fgrad.ops.elementwise) gives such primitives impls that run jit's kernels on NumPy arrays
+of the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed and
 jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
-arrays, other dtypes and other array modules keep the primitive's own impl; for the
-gradients, whose kernels do NumPy's arithmetic in NumPy's order, the bits are NumPy's too,
-and a process that has not loaded LLVM for anything else keeps NumPy's code for them).
+arrays, other dtypes and other array modules keep the primitive's own impl; for tanh's and
+the logistic function's gradients, whose kernels do NumPy's arithmetic in NumPy's order, the
+bits are NumPy's at every size, so they take the kernel from `SAME_BITS_MIN` elements, but a
+process that has not loaded LLVM for anything else keeps NumPy's code for them).
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
 """
@@ -29,6 +31,11 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 # from this size on a call saves enough over NumPy's scalar loop to repay that within a few
 # hundred calls, while a program whose arrays are all smaller never waits for it.
 EAGER_MIN = 8192
+# The kernels that compute the impl's own bits run only where LLVM is loaded already, and
+# the impls they replace (several NumPy calls on blocks) cost microseconds of calls whatever
+# the size: a kernel saves about as much a call at a thousand elements as at EAGER_MIN, so
+# they take over from this size.
+SAME_BITS_MIN = 512
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
 
@@ -46,21 +53,38 @@ def _kernel(prim, dtype, arity: int):
 
 def _vectorised(prim, impl, dtypes, same_bits: bool):
     """An impl of `prim` that runs the kernel on NumPy arrays of one shape and one of
-    `dtypes`, with at least EAGER_MIN elements, laid out alike (C or Fortran order), and the
-    primitive's own `impl` on anything else. The result has the layout NumPy's function
-    would give it (the operands' order of strides). With `same_bits` (the kernel computes the
-    impl's bits) the kernel runs only in a process that has loaded LLVM already (jit, a
-    replayed backward pass, eager sines): an eager-only program keeps NumPy's code and never
-    maps LLVM's tens of MiB for it; the bits are the same either way."""
+    `dtypes`, with at least EAGER_MIN elements (SAME_BITS_MIN with `same_bits`), laid out
+    alike (C or Fortran order), and the primitive's own `impl` on anything else. The result
+    has the layout NumPy's function would give it (the operands' order of strides). With
+    `same_bits` (the kernel computes the impl's bits) the kernel runs only in a process that
+    has loaded LLVM already (jit, a replayed backward pass, eager sines): an eager-only
+    program keeps NumPy's code and never maps LLVM's tens of MiB for it; the bits are the
+    same either way."""
+    least = SAME_BITS_MIN if same_bits else EAGER_MIN
+    # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
+    # no generators, one read of each operand's flags)
+
     def vectorised(*xs, xp):
         x = xs[0]
-        if (xp is not np or type(x) is not np.ndarray or x.dtype not in dtypes or x.size < EAGER_MIN
-                or any(type(o) is not np.ndarray or o.dtype != x.dtype or o.shape != x.shape for o in xs[1:])
-                or (same_bits and not native.started())):
+        if type(x) is not np.ndarray or x.size < least or xp is not np:
             return impl(*xs, xp=xp)
-        if all(o.flags.c_contiguous for o in xs) or all(o.flags.f_contiguous for o in xs):
+        dtype, shape = x.dtype, x.shape
+        if dtype not in dtypes or (same_bits and not native.started()):
+            return impl(*xs, xp=xp)
+        c = f = True  # whether every operand is C-contiguous (Fortran-contiguous)
+        for o in xs:
+            if type(o) is not np.ndarray or o.dtype != dtype or o.shape != shape:
+                return impl(*xs, xp=xp)
+            flags = o.flags
+            c = c and flags.c_contiguous
+            f = f and flags.f_contiguous
+        if c or f:
             out = np.empty_like(x)
-            _kernel(prim, x.dtype, len(xs))(*(o.ravel("K") for o in xs), out.ravel("K"))
+            fn = _kernel(prim, dtype, len(xs))
+            if x.ndim == 1:
+                fn(*xs, out)
+            else:
+                fn(*[o.ravel("K") for o in xs], out.ravel("K"))
             return out
         if len(xs) == 1:
             out = np.empty_like(x)

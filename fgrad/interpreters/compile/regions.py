@@ -80,10 +80,14 @@ def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) ->
         made_by[id(eqn.outvars[0])] = step
     final: list[Step] = []
     for step in steps:
-        if step.kind == "kernel" and len(step.eqns) < min_kernel_eqns:
+        if step.kind == "call":
+            final.append(step)
+            continue
+        length = sum(e.primitive.kernel_eqns for e in step.eqns)  # (a fused primitive: its composite's)
+        if step.kind == "kernel" and length < min_kernel_eqns:
             final.extend(Step("call", e.outvars[0].aval.shape, [e], 0) for e in step.eqns)
         else:
-            if step.kind == "scalar" and len(step.eqns) >= SCALAR_KERNEL_EQNS and regions:
+            if step.kind == "scalar" and length >= SCALAR_KERNEL_EQNS and regions:
                 step.kind = "kernel"
             final.append(step)
     _connect(final, jaxpr)

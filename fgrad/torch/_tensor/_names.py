@@ -21,6 +21,7 @@ PRIMITIVE_GRAD_FN = {
     "conv_full": "ConvolutionBackward0",
     "convert_element_type": "ToCopyBackward0",
     "coo_matmul": "SparseAddmmBackward0",
+    "cos_grad": "MulBackward0",  # (PyTorch's derivative of cos is grad * -sin(x): a product)
     "cumsum": "CumsumBackward0",
     "custom_vjp_call": "CustomFunctionBackward",
     "det": "LinalgDetBackward0",
@@ -65,6 +66,7 @@ PRIMITIVE_GRAD_FN = {
     "rfft": "FftR2CBackward0",
     "scatter_add": "IndexPutBackward0",
     "select": "WhereBackward0",
+    "sin_grad": "MulBackward0",  # (PyTorch's derivative of sin is grad * cos(x): a product)
     "slice": "SliceBackward0",
     "softplus": "SoftplusBackward0",
     "softplus_grad": "SoftplusBackwardBackward0",

@@ -120,3 +120,57 @@ def test_an_eager_only_process_keeps_numpys_code_for_the_gradients():
         print("ok")""")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+
+
+def _kernel_calls(monkeypatch) -> list:
+    """The (primitive, dtype) of each eager kernel the next calls fetch."""
+    calls = []
+    kernel = eager_math._kernel
+
+    def counted(prim, dtype, arity):
+        calls.append((prim.name, dtype))
+        return kernel(prim, dtype, arity)
+    monkeypatch.setattr(eager_math, "_kernel", counted)
+    return calls
+
+
+@pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
+def test_fused_output_gradients_take_the_kernel_from_same_bits_min(name, monkeypatch):
+    """With LLVM loaded, NumPy's bits cost one kernel call from SAME_BITS_MIN elements (not
+    EAGER_MIN: the NumPy calls they replace cost as much at a thousand elements)."""
+    from fgrad.interpreters.compile import native
+    from fgrad.ops import elementwise as E
+    prim = getattr(E, f"{name}_p")
+    native._engine()
+    calls = _kernel_calls(monkeypatch)
+    for n, runs in [(eager_math.SAME_BITS_MIN - 1, False), (eager_math.SAME_BITS_MIN, True), (1000, True)]:
+        y = onp.tanh(onp.linspace(-2, 2, n))
+        ct = onp.random.default_rng(n).standard_normal(n)
+        calls.clear()
+        out = onp.asarray(prim.impl(ct, y, xp=onp))
+        assert calls == ([(name, onp.dtype(onp.float64))] if runs else []), n
+        want = ct * ((1.0 + y) * (1.0 - y)) if name == "tanh_grad" else ct * (y * (1.0 - y))
+        assert out.tobytes() == want.tobytes(), n
+
+
+@pytest.mark.parametrize("name", ["sin_grad", "cos_grad"])
+def test_trig_gradients_take_one_kernel_pass_from_eager_min(name, monkeypatch):
+    """ct cos(x) and ct (-sin(x)) on float64 from EAGER_MIN elements: one kernel, vmath's
+    function then the product, the bits of cos's kernel and NumPy's product (remainders of
+    the vector width included); below it and in float32, NumPy's functions."""
+    from fgrad.ops import elementwise as E
+    prim = getattr(E, f"{name}_p")
+    calls = _kernel_calls(monkeypatch)
+    for n in [eager_math.EAGER_MIN - 1, eager_math.EAGER_MIN, eager_math.EAGER_MIN + 1, eager_math.EAGER_MIN + 7]:
+        rng = onp.random.default_rng(n)
+        x, ct = rng.uniform(-50, 50, n), rng.standard_normal(n)
+        x[:3] = [-0.0, 3e6, 1e-300]
+        calls.clear()
+        got = onp.asarray(prim.impl(ct, x, xp=onp))
+        trig = onp.asarray(fnp.cos(x) if name == "sin_grad" else -onp.asarray(fnp.sin(x)))
+        assert got.tobytes() == (ct * trig).tobytes(), n
+        assert ((name, onp.dtype(onp.float64)) in calls) == (n >= eager_math.EAGER_MIN), n
+    x32 = onp.linspace(-3, 3, 2 * eager_math.EAGER_MIN, dtype=onp.float32)
+    calls.clear()
+    got = onp.asarray(prim.impl(x32, x32, xp=onp))
+    assert calls == [] and got.tobytes() == (x32 * (onp.cos(x32) if name == "sin_grad" else -onp.sin(x32))).tobytes()

@@ -175,3 +175,109 @@ def test_softplus_impls_in_blocks_equal_the_whole_array_and_stay_small(name, dty
     finally:
         tracemalloc.stop()
     assert peak <= 1.5 * out.nbytes, f"peak {peak / out.nbytes:.2f} outputs"
+
+
+# --- the fused backward of sin and cos: sin_grad(ct, x) = ct cos(x), cos_grad(ct, x) = ct (-sin(x))
+
+TRIG = {"sin_grad": (ew.sin_grad_p, ew.sin), "cos_grad": (ew.cos_grad_p, ew.cos)}
+
+
+def _trig_composed(name, ct, x):
+    """What sin's and cos's VJPs computed before the fusion (fgrad ops)."""
+    return ew.mul(ct, ew.cos(x)) if name == "sin_grad" else ew.mul(ct, ew.neg(ew.sin(x)))
+
+
+def _same_bits(a, b):
+    """Equal arrays, bit for bit, except the sign and payload of NaNs (which NaN of two a
+    product keeps is the compiler's choice)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    nan = np.isnan(a)
+    assert np.array_equal(nan, np.isnan(b))
+    assert a[~nan].tobytes() == b[~nan].tobytes()
+
+
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_trig_grad_check_grads_orders_1_2(name):
+    prim = TRIG[name][0]
+    rng = np.random.default_rng(4)
+    ct, x = rng.standard_normal(5), rng.uniform(-3, 3, 5)
+    check_grads(lambda c, t: prim.bind(c, t), (ct, x), order=2, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_sin_cos_through_trig_grad_check_grads_orders_1_3(name):
+    check_grads(TRIG[name][1], (np.linspace(-2.5, 2.5, 7),), order=3, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_sin_cos_vjp_binds_the_fused_primitive_and_jvp_the_product(name):
+    fn = TRIG[name][1]
+    x = np.linspace(-1, 1, 4)
+    rev = fgrad.make_jaxpr(fgrad.grad(lambda v: fnp.sum(fn(v) * 2.0)))(x)
+    assert [e.primitive.name for e in rev.eqns].count(name) == 1, str(rev)
+    assert not any(e.primitive.name in ("sin", "cos") for e in rev.eqns), str(rev)
+    fwd = fgrad.make_jaxpr(lambda v: fgrad.jvp(fn, (v,), (v,))[1])(x)
+    assert name not in [e.primitive.name for e in fwd.eqns], str(fwd)
+    # grad's literal-one seed of a scalar output keeps the plain derivative (no product)
+    scalar = fgrad.make_jaxpr(fgrad.grad(fn))(0.5)
+    assert [e.primitive.name for e in scalar.eqns] == (["cos"] if name == "sin_grad" else ["sin", "neg"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 8191, 8192, 8193, 8197, 20_003])
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_trig_grad_equals_the_composed_ops_bit_for_bit(name, n, dtype):
+    """Below eager_math.EAGER_MIN, NumPy's functions; from it (float64) one kernel pass of
+    vmath's function and the product: either way the bits of the two ops, for arguments past
+    vmath's TRIG_MAX (the C library's rerun), infinities and NaNs too, in every layout."""
+    prim = TRIG[name][0]
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-40, 40, n).astype(dtype)
+    ct = rng.standard_normal(n).astype(dtype)
+    x[:5] = [0.0, -0.0, np.inf, np.nan, 1e7][:n]
+    ct[5:7] = [np.nan, np.inf]
+    with np.errstate(all="ignore"):
+        _same_bits(prim.bind(ct, x), _trig_composed(name, ct, x))
+        _same_bits(prim.bind(np.broadcast_to(dtype(0.75), x.shape), x),
+                   _trig_composed(name, np.full(x.shape, 0.75, dtype), x))
+        m = n - n % 4
+        x2, c2 = x[:m].reshape(4, -1), ct[:m].reshape(4, -1)
+        for c, v in [(np.asfortranarray(c2), np.asfortranarray(x2)), (c2.T, x2.T), (c2[:, ::2], x2[:, ::2])]:
+            _same_bits(prim.bind(c, v), _trig_composed(name, np.ascontiguousarray(c), np.ascontiguousarray(v)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [8, 300, 10_000])
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_jit_regions_weigh_a_trig_grad_as_its_composite(name, n, dtype):
+    """A region holding only a fused trig gradient is as long as the ops it replaced (cos and
+    mul; sin, neg and mul): a lone cos_grad is a jit kernel, as its three ops were, and a lone
+    sin_grad runs its impl, as its two ops did, so jit computes what it computed before."""
+    from fgrad.interpreters.compile.regions import plan
+    prim = TRIG[name][0]
+    rng = np.random.default_rng(1)
+    ct, x = rng.standard_normal(n).astype(dtype), rng.uniform(-3, 3, n).astype(dtype)
+    fused = fgrad.make_jaxpr(lambda c, v: prim.bind(c, v))(ct, x)
+    composed = fgrad.make_jaxpr(lambda c, v: _trig_composed(name, c, v))(ct, x)
+    kinds = [[s.kind for s in plan(c.jaxpr)] for c in (fused, composed)]
+    assert kinds[0] == (["kernel"] if name == "cos_grad" else ["call"]), kinds
+    assert kinds[1] == (["kernel"] if name == "cos_grad" else ["call", "call"]), kinds
+    got = fgrad.jit(lambda c, v: prim.bind(c, v))(ct, x)
+    want = fgrad.jit(lambda c, v: _trig_composed(name, c, v))(ct, x)
+    _same_bits(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_trig_grad_second_derivatives_against_torch(name):
+    torch = pytest.importorskip("torch")
+    fn = TRIG[name][1]
+    x = np.linspace(-2, 2, 9)
+    tx = torch.tensor(x, requires_grad=True)
+    act = torch.sin if name == "sin_grad" else torch.cos
+    (g,) = torch.autograd.grad((act(tx) ** 2).sum(), tx, create_graph=True)
+    (h,) = torch.autograd.grad((g ** 3).sum(), tx)
+    ours = fgrad.grad(lambda v: fnp.sum(fgrad.grad(lambda u: fnp.sum(fn(u) ** 2))(v) ** 3))(x)
+    np.testing.assert_allclose(ours, h.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fgrad.jit(fgrad.grad(lambda v: fnp.sum(fgrad.grad(lambda u: fnp.sum(fn(u) ** 2))(v) ** 3)))(x),
+                               ours, rtol=1e-13, atol=1e-15)

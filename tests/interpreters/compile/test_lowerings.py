@@ -34,11 +34,11 @@ ULPS = 4
 # Lowerings whose Numba/Python spelling is not NumPy's own operation (libm vs NumPy's SIMD)
 INEXACT = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
            "atanh", "exp", "expm1", "log", "log1p", "cbrt", "logistic", "erf", "logaddexp",
-           "atan2", "pow", "integer_pow", "softplus", "softplus_grad"}
+           "atan2", "pow", "integer_pow", "softplus", "softplus_grad", "sin_grad", "cos_grad"}
 _ARITY = {"select": 3, **{n: 2 for n in (
     "add", "sub", "mul", "div", "pow", "max", "min", "atan2", "logaddexp", "lt", "le", "gt", "ge",
     "eq", "ne", "and", "or", "xor", "floordiv", "bitwise_and", "bitwise_or", "bitwise_xor", "fmod",
-    "mod", "relu_grad", "tanh_grad", "logistic_grad")}}
+    "mod", "relu_grad", "tanh_grad", "logistic_grad", "sin_grad", "cos_grad")}}
 _PARAMS = {"integer_pow": [{"y": k} for k in (-3, -2, -1, 0, 1, 2, 3, 5)],
            "convert_element_type": [{"new_dtype": d} for d in sorted(KERNEL_DTYPES, key=str)],
            "softplus": [{"beta": 1.0, "threshold": 20.0}, {"beta": 2.5, "threshold": 3.0}],
