@@ -215,6 +215,8 @@ def test_metadata_without_checksums_is_rebuilt(filled_llvm, tmp_path):
 @pytest.mark.parametrize("how", ["garbage", "truncate", "flip"])
 def test_damaged_kernel_source_is_rewritten(filled_numba, tmp_path, how):
     cache = _copy(filled_numba, tmp_path)
+    for f in cache.glob("kernels/l_*.[oj]*"):  # (so that the loop's source is what runs)
+        f.unlink()
     for source in cache.glob("kernels/*.py"):  # the loop, vmath's module
         _damage(source, how)
     got, _ = _run(cache, _NUMBA)
@@ -227,7 +229,7 @@ def test_kernel_source_of_another_version_is_rewritten(filled_numba, tmp_path):
     cache = _copy(filled_numba, tmp_path)
     for source in cache.glob("kernels/[kl]_*.py"):
         source.write_text(source.read_text().replace("0.25", "0.5"))
-    for f in cache.glob("kernels/k_*.[oj]*"):  # (so that the source is what runs)
+    for f in cache.glob("kernels/[kl]_*.[oj]*"):  # (so that the source is what runs)
         f.unlink()
     got, _ = _run(cache, _NUMBA)
     _check(got, _NUMBA)
@@ -238,7 +240,7 @@ def test_kernel_source_of_another_version_is_rewritten(filled_numba, tmp_path):
 @pytest.mark.parametrize("how", ["truncate", "flip", "garbage", "foreign"])
 def test_damaged_numba_cache_is_recompiled(filled_numba, tmp_path, suffix, how):
     cache = _copy(filled_numba, tmp_path)
-    for f in cache.glob("kernels/k_*.[oj]*"):  # so that Numba's cache is what loads
+    for f in cache.glob("kernels/[kl]_*.[oj]*"):  # so that Numba's cache is what loads
         f.unlink()
     files = sorted(cache.glob(f"kernels/__pycache__/[kl]_*.{suffix}"))
     assert files
@@ -247,6 +249,36 @@ def test_damaged_numba_cache_is_recompiled(filled_numba, tmp_path, suffix, how):
         _damage(f, how, other)
     got, _ = _run(cache, _NUMBA)
     _check(got, _NUMBA)
+
+
+def test_kept_loop_links_without_numba(filled_numba, tmp_path):
+    got, stats = _run(_copy(filled_numba, tmp_path), _NUMBA)
+    _check(got, _NUMBA)
+    assert not stats["numba"] and stats["disk_cache_hits"] == stats["kernels_built"]
+
+
+@pytest.mark.parametrize("how", ["truncate", pytest.param("flip", marks=pytest.mark.slow),
+                                 pytest.param("garbage", marks=pytest.mark.slow),
+                                 pytest.param("empty", marks=pytest.mark.slow),
+                                 pytest.param("metadata", marks=pytest.mark.slow),
+                                 pytest.param("cpu", marks=pytest.mark.slow)])
+def test_damaged_loop_object_code_is_rebuilt_not_linked(filled_numba, tmp_path, how):
+    """A loop's object code (Numba's, kept by native.py) that is damaged, or whose metadata is,
+    or that another CPU's build wrote: compiled again by Numba (not loaded from Numba's cache,
+    which keeps no object code) and written whole, so the next process links it."""
+    cache = _copy(filled_numba, tmp_path)
+    if how == "metadata":
+        _damage(_one(cache, "kernels/l_*.json"), "truncate")
+    elif how == "cpu":
+        _foreign_meta(_one(cache, "kernels/l_*.json"), lambda b: b.update(cpu="another-cpu"))
+    else:
+        _damage(_one(cache, "kernels/l_*.o"), how)
+    got, stats = _run(cache, _NUMBA)
+    _check(got, _NUMBA)
+    assert stats["numba"]
+    got, stats = _run(cache, _NUMBA)
+    _check(got, _NUMBA)
+    assert not stats["numba"] and stats["disk_cache_hits"] == stats["kernels_built"]
 
 
 @pytest.mark.slow

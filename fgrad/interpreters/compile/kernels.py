@@ -11,7 +11,10 @@ called through ctypes. native.py compiles it with llvmlite and keeps its object 
 everything it depends on, so a later process links it without building its IR. Numba is
 not involved: it builds only loops.py's loops, whose Numba source `load_kernel` compiles
 (through Numba's own cache, whose files are checked against recorded sums) and whose vmath
-functions come from one generated module (`fgrad_vmath_<hash>`, `vmath_helpers`).
+functions come from one generated module (`fgrad_vmath_<hash>`, `vmath_helpers`). A loop
+allocates nothing and raises nothing, so its compiled code calls only the C library: native.py
+keeps that object code too (`<loop>_<Numba version hash>.o`), and a later process links it
+and calls it through ctypes, by Numba's calling convention, without importing Numba.
 
 A kernel over `vmath.LARGE` elements or more computes exp, log, tanh, sin, cos and the logistic
 function with vmath's versions (`vectorised`), written branch-free so that they compute
@@ -279,10 +282,14 @@ def _sums(files: list[Path]) -> dict[str, str] | None:
         return None
 
 
-def _check_numba_cache(path: Path) -> None:
-    """Delete the Numba cache files of module `path` that its recorded sums do not vouch for."""
+def _check_numba_cache(path: Path, drop: bool = False) -> None:
+    """Delete the Numba cache files of module `path` that its recorded sums do not vouch for
+    (all of them where `drop`)."""
     files = _numba_files(path)
     if not files:
+        return
+    if drop:
+        _unlink(files)
         return
     try:
         want = json.loads(_sums_path(path).read_text())
@@ -294,6 +301,10 @@ def _check_numba_cache(path: Path) -> None:
         warnings.warn(f"fgrad: Numba's cached code for {path.name} does not match its recorded "
                       "checksums (damaged or cut short); it is deleted and compiled anew.",
                       RuntimeWarning, stacklevel=3)
+    _unlink(files)
+
+
+def _unlink(files: list[Path]) -> None:
     for f in files:
         try:
             f.unlink()
@@ -392,11 +403,12 @@ def prefer_wide_vectors() -> None:
         config.CPU_FEATURES = features.flatten() + ",-prefer-256-bit"
 
 
-def _import_file(path: Path, module_name: str):
+def _import_file(path: Path, module_name: str, fresh: bool = False):
     """The module `module_name` run from `path` (registered in sys.modules before it runs:
-    Numba's cached code refers to its module by name)."""
+    Numba's cached code refers to its module by name), its Numba code compiled anew where
+    `fresh` (Numba's cache of it deleted)."""
     prefer_wide_vectors()
-    _check_numba_cache(path)
+    _check_numba_cache(path, fresh)
     loader = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader)
     sys.modules[module_name] = module
@@ -412,9 +424,10 @@ def _import_file(path: Path, module_name: str):
 
 def load_kernel(spec: KernelSpec):
     """The compiled kernel of `spec`: from memory; a region's kernel (`spec.llvm`) from its
-    object code in the cache directory, or compiled by llvmlite; a loop from its source file
-    (written once, atomically, so concurrent processes agree), compiled by Numba or loaded
-    from its cache (None without Numba).
+    object code in the cache directory, or compiled by llvmlite; a loop (a callable taking
+    the arrays of `spec.args`) from the object code an earlier process kept, or from its
+    source file (written once, atomically, so concurrent processes agree), compiled by Numba
+    or loaded from its cache, its object code then kept (None without Numba).
 
     Raises:
         FgradRuntimeError: llvmlite could not compile or link a region's kernel.
@@ -428,6 +441,26 @@ def load_kernel(spec: KernelSpec):
         return fn
     if not numba_available():
         return None
+    folder, entry = cache_dir() / "kernels", f"{spec.name}_{_numba_version()}"
+    kept = native.saved(folder, entry)
+    address = native.load(folder, entry) if kept else None
+    if address is not None:  # kept by an earlier process: linked without importing Numba
+        STATS["kernels_built"] += 1
+        STATS["disk_cache_hits"] += 1
+    else:
+        # an entry that did not link (damaged, another build's) is made again: compiled by
+        # Numba, not loaded from Numba's cache, which keeps no object code to write
+        fn = _import_loop(spec, fresh=kept)
+        address, built = _numba_code(fn)
+        if built is not None and native.portable(built[1]):
+            native.write(folder, entry, *built)  # (nothing where the cache is unwritable)
+    fn = _LOADED[spec.name] = _loop_function(address, spec.args)
+    return fn
+
+
+def _import_loop(spec: KernelSpec, fresh: bool):
+    """Loop `spec`'s function `kernel`, compiled by Numba or loaded from Numba's cache (not
+    where `fresh`)."""
     try:
         path = _write_source(cache_dir() / "kernels", spec)
     except OSError:  # an unwritable cache directory: this process's own, compiled afresh
@@ -436,12 +469,69 @@ def load_kernel(spec: KernelSpec):
     if f"from {vm_name} import" in spec.source and vm_name not in sys.modules:
         # the loop imports it by name: loaded first, from the same folder
         _import_file(_write_source(path.parent, KernelSpec(vm_source, vm_name, [])), vm_name)
-    module = _import_file(path, f"_fgrad_kernel_{spec.name}")
+    module = _import_file(path, f"_fgrad_kernel_{spec.name}", fresh)
     fn = module.kernel
     STATS["kernels_built"] += 1
     STATS["disk_cache_hits"] += sum(fn.stats.cache_hits.values())
-    _LOADED[spec.name] = fn
     return fn
+
+
+def _numba_code(fn) -> tuple[int, tuple[bytes, dict] | None]:
+    """The address of Numba function `fn`'s compiled code (its one signature) and its object
+    code with native.py's metadata (None where Numba loaded it from its own cache: Numba
+    then keeps no object code)."""
+    cres = fn.overloads[fn.signatures[0]]
+    symbol = cres.fndesc.llvm_func_name
+    address = cres.library.get_pointer_to_function(symbol)
+    try:
+        obj = cres.library.serialize_using_object_code()[2][0]
+    except (RuntimeError, ValueError):
+        return address, None
+    return address, native.describe(obj, symbol)
+
+
+_VERSION: list = []  # [the installed Numba's version tag] once read
+
+
+def _numba_version() -> str:
+    """A hash of the installed Numba's version file, read without importing Numba: a kept
+    loop is called by Numba's calling convention, so another Numba's code is not used."""
+    if not _VERSION:
+        try:
+            origin = importlib.util.find_spec("numba").origin
+            data = (Path(origin).parent / "_version.py").read_bytes()
+        except (AttributeError, OSError, TypeError):
+            data = b""
+        _VERSION.append(hashlib.sha256(data).hexdigest()[:8])
+    return _VERSION[0]
+
+
+def _loop_function(address: int, args: list):
+    """The loop function at `address` (Numba's calling convention: a status, a return and an
+    exception slot, then each array as its fields, no runtime or parent object, its shape and
+    strides in bytes) as a callable taking the arrays of `args` ((dtype, shape) each,
+    C-ordered), in order.
+
+    Raises (from the callable):
+        FgradRuntimeError: the loop reported an error (it raises none).
+    """
+    argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    fixed = []
+    for dtype, shape in args:
+        argtypes += [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+        argtypes += [ctypes.c_int64] * (2 * len(shape))
+        strides = [dtype.itemsize * math.prod(shape[k + 1:]) for k in range(len(shape))]
+        fixed.append((math.prod(shape), dtype.itemsize, (*shape, *strides)))
+    cfn = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
+
+    def call(*arrays) -> None:
+        slots = ctypes.c_int64(), ctypes.c_void_p()  # (the return and exception slots, alive till it returns)
+        flat = [ctypes.addressof(slots[0]), ctypes.addressof(slots[1])]
+        for a, (n, item, tail) in zip(arrays, fixed):
+            flat += [None, None, n, item, a.ctypes.data, *tail]
+        if cfn(*flat):
+            raise FgradRuntimeError("a compiled loop reported an error")
+    return call
 
 
 def _load_llvm(spec: KernelSpec):

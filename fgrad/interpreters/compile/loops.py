@@ -17,7 +17,10 @@ reads the old value after it (`_in_place`: a neural ODE's weight gradient is acc
 without a copy per step). Element-wise regions compute exp, log, tanh and the logistic
 function with vmath's vectorisable versions (kernels.py), whatever their size: the C
 library's take 5-25 ns an element, one at a time. A scan writes its stacked outputs
-straight into preallocated arrays.
+straight into preallocated arrays. The function allocates nothing: its parameters are the
+consts, the carry (a copy of its initial value, left holding the final one), the xs and ys
+and every buffer of the body, all allocated by the caller, so its compiled code needs no
+runtime (kernels.py keeps it on disk and calls it without Numba).
 
 A body with an equation outside that set has no loop lowering (`scan_loop` and `while_loop`
 return None): the caller then runs the loop in Python (fgrad.lax: under jit, over the body
@@ -107,6 +110,9 @@ import numba
 import numpy as np
 
 _OPTS = dict(error_model="numpy", boundscheck=False, nogil=True, cache=True)
+# the loop itself: no Python wrapper and no runtime (it allocates nothing, raises nothing),
+# so its object code calls only the C library (kernels.py keeps it and calls it through ctypes)
+_BARE = dict(_OPTS, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
 '''
 
 _NATURAL = frozenset(np.dtype(d) for d in ("bool", "int64", "float64"))
@@ -522,20 +528,27 @@ def _inputs(em: _Emitter, invars, names: list[str]) -> list[str]:
     return lines
 
 
-def _carry_init(em: _Emitter, invars) -> tuple[list[str], list[_Ref]]:
-    """The carry's own state (scalars, and copies of the initial arrays, which the loop
-    overwrites), bound to the body's carry inputs."""
-    lines, refs = [], []
+def _carry_init(em: _Emitter, invars) -> tuple[list[str], list[str], list[_Ref]]:
+    """The carry's own state, bound to the body's carry inputs: parameters `car{k}` (copies
+    of the initial values, which the loop overwrites and leaves the final values in), 0-d
+    ones read into locals. Returns the statements before the loop, those after it (the
+    locals written back) and the carry's refs."""
+    lines, after, refs = [], [], []
     for k, v in enumerate(invars):
         if v.aval.shape == ():
-            lines.append(f"car{k} = i{k}[0]")
-            r = _Ref("s", f"car{k}")
+            lines.append(f"cs{k} = car{k}[0]")
+            after.append(f"car{k}[0] = cs{k}")
+            r = _Ref("s", f"cs{k}")
         else:
-            lines.append(f"car{k} = i{k}.copy()")
             r = _Ref("a", f"car{k}")
         em.refs[id(v)] = r
         refs.append(r)
-    return lines, refs
+    return lines, after, refs
+
+
+def _copy(dst: str, src: str, size: int) -> list[str]:
+    """dst[:size] = src[:size], element by element (a slice assignment may allocate)."""
+    return [f"for _e in range({size}):", f"    {dst}[_e] = {src}[_e]"]
 
 
 def _in_place(lines: list[str], later: list[str], pre: list[str], carry: list[_Ref],
@@ -584,15 +597,37 @@ def _carry_update(carry: list[_Ref], new: list[_Ref], avals, pre: list) -> list[
         elif n.text != c.text:
             if n.text in owned:
                 pre.append(f"_n{k} = np.empty({a.size}, {_np_dtype(a.dtype)})")
-                first.append(f"_n{k}[:] = {n.text}")
-                then.append(f"{c.text}[:] = _n{k}")
+                first += _copy(f"_n{k}", n.text, a.size)
+                then += _copy(c.text, f"_n{k}", a.size)
             else:
-                then.append(f"{c.text}[:] = {n.text}")
+                then += _copy(c.text, n.text, a.size)
     return first + then
 
 
 def _indent(lines: list[str], n: int) -> list[str]:
     return ["    " * n + line for line in lines]
+
+
+_NUMBA_TYPES = {np.dtype(np.bool_): "numba.bool_"}
+
+
+def _function(params: list[tuple[str, np.dtype, tuple]], pre: list[str], code: list[str],
+              helpers: dict) -> KernelSpec:
+    """The module of loop function `kernel`: its parameters `params` ((name, dtype, shape)
+    of a C-ordered array each), then the buffers that `pre` allocates (which the caller
+    allocates instead), running statements `code`. Its spec's `args` are the arrays'
+    (dtype, shape), in order."""
+    params = list(params)
+    for line in pre:
+        name, size, dtype = re.fullmatch(r"(\w+) = np\.empty\((\d+), np\.(\w+)\)", line).groups()
+        params.append((name, np.dtype(dtype), (int(size),)))
+    types = [_NUMBA_TYPES.get(d, f"numba.{d.name}") + f"[{', '.join([':'] * (len(s) - 1) + ['::1'])}]"
+             for _, d, s in params]
+    fn = ([f"@numba.njit(numba.void({', '.join(types)}), **_BARE)",
+           f"def kernel({', '.join(n for n, _, _ in params)}):"] + _indent(code, 1))
+    spec = _module(fn, helpers)
+    spec.args = [(d, s) for _, d, s in params]
+    return spec
 
 
 def _module(fn_lines: list[str], helpers: dict) -> KernelSpec:
@@ -604,7 +639,7 @@ def _module(fn_lines: list[str], helpers: dict) -> KernelSpec:
         parts.append("".join(f"{k} = {v!r}\n" for k, v in sorted(scalar_lib.CONSTANTS.items())))
         parts += ["@numba.njit(**_OPTS)\n" + scalar_lib.numba_source(h) for h in used]
     parts += [src for key, src in helpers.items() if len(key) == 1]
-    parts.append("@numba.njit(**_OPTS)\n" + text + "\n")
+    parts.append(text + "\n")
     body = "\n\n".join(parts)
     name = "l_" + hashlib.sha256((_HEADER + body).encode()).hexdigest()[:20]
     return KernelSpec(_HEADER.format(name=name) + "\n\n" + body, name, [])
@@ -618,8 +653,14 @@ def _flat(x, aval) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=aval.dtype).reshape(aval.size)
 
 
+def _scratch(spec: KernelSpec, start: int) -> list[np.ndarray]:
+    """New buffers for the loop's parameters from `start` on (its body's values)."""
+    return [np.empty(shape, dtype) for dtype, shape in spec.args[start:]]
+
+
 class CompiledLoop:
-    """A loop's generated Numba function (`spec`), compiled on first call."""
+    """A loop's generated Numba function (`spec`), compiled on first call (or linked from the
+    object code an earlier process kept: kernels.load_kernel)."""
 
     __slots__ = ("_fn", "spec")
 
@@ -650,12 +691,13 @@ class ScanLoop(CompiledLoop):
         fn = self.function()
         ins, outs = self.body.in_avals, self.body.out_avals
         nc, K, n = self.num_consts, self.num_carry, self.length
-        flat = [_flat(v, a) for v, a in zip(list(consts) + list(init), ins[:nc + K])]
+        flat = [_flat(v, a) for v, a in zip(consts, ins[:nc])]
+        carry = [np.array(v, a.dtype).reshape(a.size) for v, a in zip(init, ins[nc:nc + K])]
         rows = [np.ascontiguousarray(x, dtype=a.dtype).reshape(n, a.size) for x, a in zip(xs, ins[nc + K:])]
         ys = [np.empty((n, a.size), a.dtype) for a in outs[K:]]
-        carry = fn(*flat, *rows, *ys)
+        fn(*flat, *carry, *rows, *ys, *_scratch(self.spec, nc + K + len(rows) + len(ys)))
         STATS["compiled_runs"] += 1
-        return ([np.asarray(c, a.dtype).reshape(a.shape) for c, a in zip(carry, outs[:K])],
+        return ([c.reshape(a.shape) for c, a in zip(carry, outs[:K])],
                 [y.reshape((n,) + tuple(a.shape)) for y, a in zip(ys, outs[K:])])
 
 
@@ -670,11 +712,12 @@ class WhileLoop(CompiledLoop):
 
     def __call__(self, cond_consts, body_consts, init) -> list:
         fn = self.function()
-        vals = list(cond_consts) + list(body_consts) + list(init)
-        carry = fn(*[_flat(v, a) for v, a in zip(vals, self.avals)])
+        nc, K = len(cond_consts) + len(body_consts), len(init)
+        consts = [_flat(v, a) for v, a in zip(list(cond_consts) + list(body_consts), self.avals)]
+        carry = [np.array(v, a.dtype).reshape(a.size) for v, a in zip(init, self.avals[nc:])]
+        fn(*consts, *carry, *_scratch(self.spec, nc + K))
         STATS["compiled_runs"] += 1
-        K = len(init)
-        return [np.asarray(c, a.dtype).reshape(a.shape) for c, a in zip(carry, self.avals[len(vals) - K:])]
+        return [c.reshape(a.shape) for c, a in zip(carry, self.avals[nc:])]
 
 
 def scan_loop(body, num_consts: int, num_carry: int, length: int, reverse: bool,
@@ -687,14 +730,12 @@ def scan_loop(body, num_consts: int, num_carry: int, length: int, reverse: bool,
         return None
     j = body.jaxpr
     nc, K = num_consts, num_carry
-    nx = len(j.invars) - nc - K
-    ny = len(j.outvars) - K
     pre: list[str] = []
     helpers: dict = {}
     em = _Emitter("", pre, helpers)
     p_names = [f"p{k}" for k in range(nc)]
     head = _inputs(em, j.invars[:nc], p_names)
-    init, carry = _carry_init(em, j.invars[nc:nc + K])
+    init, final, carry = _carry_init(em, j.invars[nc:nc + K])
     loads = []
     for k, v in enumerate(j.invars[nc + K:]):
         if v.aval.shape == ():
@@ -707,8 +748,10 @@ def scan_loop(body, num_consts: int, num_carry: int, length: int, reverse: bool,
         outs = em.emit(j)
     except _Unsupported:
         return None
-    stores = [f"Y{k}[_i, 0] = {r.text}" if r.kind == "s" else f"Y{k}[_i, :] = {r.text}"
-              for k, r in enumerate(outs[K:])]
+    stores = []
+    for k, (r, v) in enumerate(zip(outs[K:], j.outvars[K:])):
+        stores += ([f"Y{k}[_i, 0] = {r.text}"] if r.kind == "s" else
+                   [f"for _e in range({v.aval.size}):", f"    Y{k}[_i, _e] = {r.text}[_e]"])
     body_lines, stores, new = _in_place(em.lines, stores, pre, carry, outs[:K])
     update = _carry_update(carry, new, [v.aval for v in j.invars[nc:nc + K]], pre)
     step = loads + body_lines + stores + update
@@ -723,11 +766,12 @@ def scan_loop(body, num_consts: int, num_carry: int, length: int, reverse: bool,
         loop += _indent([at(f"_it * {k} + {c}" if k > 1 else "_it")] + step, 1)
     if rem:
         loop += [f"for _it in range({rem}):"] + _indent([at(f"{outer * k} + _it")] + step, 1)
-    params = p_names + [f"i{k}" for k in range(K)] + [f"X{k}" for k in range(nx)] + [f"Y{k}" for k in range(ny)]
-    ret = ", ".join(c.text for c in carry)
-    fn = ([f"def kernel({', '.join(params)}):"]
-          + _indent(head + init + pre + loop + [f"return ({ret}{',' if K == 1 else ''})"], 1))
-    return ScanLoop(_module(fn, helpers), body, nc, K, length)
+    ins = body.in_avals
+    params = ([(f"p{k}", a.dtype, (a.size,)) for k, a in enumerate(ins[:nc])]
+              + [(f"car{k}", a.dtype, (a.size,)) for k, a in enumerate(ins[nc:nc + K])]
+              + [(f"X{k}", a.dtype, (length, a.size)) for k, a in enumerate(ins[nc + K:])]
+              + [(f"Y{k}", a.dtype, (length, a.size)) for k, a in enumerate(body.out_avals[K:])])
+    return ScanLoop(_function(params, pre, head + init + loop + final, helpers), body, nc, K, length)
 
 
 def while_loop(cond, body, cond_nconsts: int, body_nconsts: int) -> WhileLoop | None:
@@ -743,7 +787,7 @@ def while_loop(cond, body, cond_nconsts: int, body_nconsts: int) -> WhileLoop | 
     ce, be = _Emitter("c", pre, helpers), _Emitter("", pre, helpers)
     cp, bp = [f"q{k}" for k in range(ncc)], [f"p{k}" for k in range(nbc)]
     head = _inputs(ce, cj.invars[:ncc], cp) + _inputs(be, bj.invars[:nbc], bp)
-    init, carry = _carry_init(be, bj.invars[nbc:])
+    init, final, carry = _carry_init(be, bj.invars[nbc:])
     for v, r in zip(cj.invars[ncc:], carry):
         ce.refs[id(v)] = r
     try:
@@ -754,9 +798,7 @@ def while_loop(cond, body, cond_nconsts: int, body_nconsts: int) -> WhileLoop | 
     body_lines, _, new = _in_place(be.lines, [], pre, carry, outs)
     update = _carry_update(carry, new, [v.aval for v in bj.invars[nbc:]], pre)
     loop = ["while True:"] + _indent(ce.lines + [f"if not {pred.text}:", "    break"] + body_lines + update, 1)
-    params = cp + bp + [f"i{k}" for k in range(K)]
-    ret = ", ".join(c.text for c in carry)
-    fn = ([f"def kernel({', '.join(params)}):"]
-          + _indent(head + init + pre + loop + [f"return ({ret}{',' if K == 1 else ''})"], 1))
     avals = list(cond.in_avals[:ncc]) + list(body.in_avals)
-    return WhileLoop(_module(fn, helpers), avals)
+    names = cp + bp + [f"car{k}" for k in range(K)]
+    params = [(n, a.dtype, (a.size,)) for n, a in zip(names, avals)]
+    return WhileLoop(_function(params, pre, head + init + loop + final, helpers), avals)

@@ -7,6 +7,9 @@ defines, and what the code was built for), and `link` adds it to the process's e
 later process calls the kernel through ctypes without building its IR (20-30 ms for a first
 call on an idle machine, importing llvmlite included). Numba is never imported here.
 
+loops.py's loops are compiled by Numba, whose object code (`describe`) is kept and linked
+the same way where it needs only the process's own symbols (`portable`).
+
 Such code is loaded only where it is sure to run: the bytes that were written (the metadata
 holds the object code's SHA-256 and a checksum of itself, so a truncated, damaged or
 half-written file is discarded and rebuilt, never linked: a damaged object file can crash the
@@ -205,32 +208,54 @@ def compile_ir(text: str, symbol: str, passes: int, codegen: int) -> tuple[bytes
             obj = tm.emit_object(module)
     except RuntimeError:
         return None
-    undefined = _elf_undefined(obj)
-    if undefined is None:
+    return describe(obj, symbol)
+
+
+def describe(obj: bytes, symbol: str) -> tuple[bytes, dict] | None:
+    """Object code `obj` (for this CPU, made by this process's llvmlite: by `compile_ir`, or
+    by Numba) with its metadata for `link` and `write`: `symbol`, the entry point, and the
+    symbols it needs and defines; None where `obj` is not ELF64 little-endian object code."""
+    symbols = _elf_symbols(obj)
+    with _LOCK:
+        state = _engine()
+    if symbols is None or state is None:
         return None
-    return obj, {"symbol": symbol, "externals": sorted(undefined), "defines": [symbol], "build": key}
+    undefined, defined = symbols
+    return obj, {"symbol": symbol, "externals": sorted(undefined), "defines": sorted(defined), "build": state[3]}
 
 
-def _elf_undefined(obj: bytes) -> set[str] | None:
+def portable(meta: dict) -> bool:
+    """Whether every symbol that the object code of `meta` needs is the process's own (the C
+    library's, Python's), which any process can link; not one that a library such as Numba
+    registered with LLVM at run time, found only in a process that imported it."""
+    process = ctypes.CDLL(None)
+    return all(hasattr(process, s) for s in meta["externals"])
+
+
+def _elf_symbols(obj: bytes) -> tuple[set[str], set[str]] | None:
     """The undefined symbols of ELF64 little-endian object code `obj` (those the code
-    generator added, such as compiler-rt's helpers, included: the IR does not list them), or
-    None for any other format."""
+    generator added, such as compiler-rt's helpers, included: the IR does not list them) and
+    the strong ones it defines, or None for any other format. Weak and common definitions
+    (Numba's copies of shared helpers and their environments) are left out: the engine keeps
+    the first of each, as Numba's own engine does with the same code."""
     if obj[:6] != b"\x7fELF\x02\x01":
         return None
     shoff, = struct.unpack_from("<Q", obj, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + k * shentsize) for k in range(shnum)]
-    out = set()
+    undefined, defined = set(), set()
     for _, kind, _, _, offset, size, link, _, _, entsize in sections:
         if kind != 2 or not entsize:  # SHT_SYMTAB
             continue
         strtab = sections[link][4]
         for k in range(size // entsize):
-            st_name, _, _, st_shndx = struct.unpack_from("<IBBH", obj, offset + k * entsize)
-            if st_name and st_shndx == 0:  # SHN_UNDEF
-                end = obj.index(b"\0", strtab + st_name)
-                out.add(obj[strtab + st_name:end].decode())
-    return out
+            st_name, info, _, st_shndx = struct.unpack_from("<IBBH", obj, offset + k * entsize)
+            # (SHN_UNDEF: 0, SHN_COMMON: 0xFFF2; binding STB_GLOBAL: 1)
+            if not st_name or (st_shndx and (info >> 4 != 1 or st_shndx == 0xFFF2)):
+                continue
+            end = obj.index(b"\0", strtab + st_name)
+            (undefined if st_shndx == 0 else defined).add(obj[strtab + st_name:end].decode())
+    return undefined, defined
 
 
 def write(folder: Path, name: str, obj: bytes, meta: dict) -> None:
