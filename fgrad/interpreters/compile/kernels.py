@@ -483,9 +483,9 @@ def _numba_code(fn) -> tuple[int, tuple[bytes, dict] | None]:
     cres = fn.overloads[fn.signatures[0]]
     symbol = cres.fndesc.llvm_func_name
     address = cres.library.get_pointer_to_function(symbol)
-    try:
+    try:  # (Numba's internal API: another Numba's shape of it only costs the kept copy)
         obj = cres.library.serialize_using_object_code()[2][0]
-    except (RuntimeError, ValueError):
+    except (RuntimeError, ValueError, AttributeError, IndexError, TypeError):
         return address, None
     return address, native.describe(obj, symbol)
 
