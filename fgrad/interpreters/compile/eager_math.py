@@ -11,8 +11,8 @@ of the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed 
 jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
 arrays, other dtypes and other array modules keep the primitive's own impl; for tanh's and
 the logistic function's gradients, whose kernels do NumPy's arithmetic in NumPy's order, the
-bits are NumPy's at every size, so they take the kernel from `SAME_BITS_MIN` elements, but a
-process that has not loaded LLVM for anything else keeps NumPy's code for them).
+bits are NumPy's at every size, and a process that has not loaded LLVM for anything else
+keeps NumPy's code for them).
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
 """
@@ -29,13 +29,9 @@ from .regions import plan
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 # The first such call of a process builds or links the kernel (tens of milliseconds, once);
 # from this size on a call saves enough over NumPy's scalar loop to repay that within a few
-# hundred calls, while a program whose arrays are all smaller never waits for it.
+# hundred calls, while a program whose arrays are all smaller never waits for it (a small
+# jitted program's lone tanh gradient included: its first call would pay the build).
 EAGER_MIN = 8192
-# The kernels that compute the impl's own bits run only where LLVM is loaded already, and
-# the impls they replace (several NumPy calls on blocks) cost microseconds of calls whatever
-# the size: a kernel saves about as much a call at a thousand elements as at EAGER_MIN, so
-# they take over from this size.
-SAME_BITS_MIN = 512
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
 
@@ -53,20 +49,19 @@ def _kernel(prim, dtype, arity: int):
 
 def _vectorised(prim, impl, dtypes, same_bits: bool):
     """An impl of `prim` that runs the kernel on NumPy arrays of one shape and one of
-    `dtypes`, with at least EAGER_MIN elements (SAME_BITS_MIN with `same_bits`), laid out
+    `dtypes`, with at least EAGER_MIN elements, laid out
     alike (C or Fortran order), and the primitive's own `impl` on anything else. The result
     has the layout NumPy's function would give it (the operands' order of strides). With
     `same_bits` (the kernel computes the impl's bits) the kernel runs only in a process that
     has loaded LLVM already (jit, a replayed backward pass, eager sines): an eager-only
     program keeps NumPy's code and never maps LLVM's tens of MiB for it; the bits are the
     same either way."""
-    least = SAME_BITS_MIN if same_bits else EAGER_MIN
     # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
     # no generators, one read of each operand's flags)
 
     def vectorised(*xs, xp):
         x = xs[0]
-        if type(x) is not np.ndarray or x.size < least or xp is not np:
+        if type(x) is not np.ndarray or x.size < EAGER_MIN or xp is not np:
             return impl(*xs, xp=xp)
         dtype, shape = x.dtype, x.shape
         if dtype not in dtypes or (same_bits and not native.started()):

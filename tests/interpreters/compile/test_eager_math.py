@@ -135,15 +135,15 @@ def _kernel_calls(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
-def test_fused_output_gradients_take_the_kernel_from_same_bits_min(name, monkeypatch):
-    """With LLVM loaded, NumPy's bits cost one kernel call from SAME_BITS_MIN elements (not
-    EAGER_MIN: the NumPy calls they replace cost as much at a thousand elements)."""
+def test_fused_output_gradients_take_the_kernel_from_eager_min(name, monkeypatch):
+    """With LLVM loaded, NumPy's bits cost one kernel call from EAGER_MIN elements, and
+    below it NumPy's code runs: no kernel is built for small arrays."""
     from fgrad.interpreters.compile import native
     from fgrad.ops import elementwise as E
     prim = getattr(E, f"{name}_p")
     native._engine()
     calls = _kernel_calls(monkeypatch)
-    for n, runs in [(eager_math.SAME_BITS_MIN - 1, False), (eager_math.SAME_BITS_MIN, True), (1000, True)]:
+    for n, runs in [(1000, False), (eager_math.EAGER_MIN - 1, False), (eager_math.EAGER_MIN, True)]:
         y = onp.tanh(onp.linspace(-2, 2, n))
         ct = onp.random.default_rng(n).standard_normal(n)
         calls.clear()
@@ -151,6 +151,23 @@ def test_fused_output_gradients_take_the_kernel_from_same_bits_min(name, monkeyp
         assert calls == ([(name, onp.dtype(onp.float64))] if runs else []), n
         want = ct * ((1.0 + y) * (1.0 - y)) if name == "tanh_grad" else ct * (y * (1.0 - y))
         assert out.tobytes() == want.tobytes(), n
+
+
+def test_a_small_jitted_program_builds_no_eager_kernel(monkeypatch):
+    """A jitted MLP's value and gradient on arrays below EAGER_MIN (its lone tanh gradient
+    runs as a call of the primitive's impl) builds no eager_math kernel: a first call with an
+    empty cache would wait for it (tens of milliseconds) to save microseconds."""
+    calls = _kernel_calls(monkeypatch)
+    rng = onp.random.default_rng(0)
+    params = (rng.standard_normal((32, 64)) * 0.1, onp.zeros(64), rng.standard_normal((64, 10)) * 0.1)
+    x, y = rng.standard_normal((16, 32)), rng.standard_normal((16, 10))
+
+    def loss(p, x, y):
+        w1, b1, w2 = p
+        h = fnp.tanh(x @ w1 + b1)
+        return fnp.mean((h @ w2 - y) ** 2) + fnp.sum(fnp.sin(b1) * 0.0)
+    fgrad.jit(fgrad.value_and_grad(loss))(params, x, y)
+    assert calls == []
 
 
 @pytest.mark.parametrize("name", ["sin_grad", "cos_grad"])
