@@ -11,8 +11,9 @@ of the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed 
 jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
 arrays, other dtypes and other array modules keep the primitive's own impl; for tanh's and
 the logistic function's gradients, whose kernels do NumPy's arithmetic in NumPy's order, the
-bits are NumPy's at every size, and a process that has not loaded LLVM for anything else
-keeps NumPy's code for them).
+bits are NumPy's at every size, so they take the kernel from `SAME_BITS_MIN` elements once
+they have run `SAME_BITS_CALLS` times, and a process that has not loaded LLVM for anything
+else keeps NumPy's code for them).
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
 """
@@ -32,6 +33,13 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 # hundred calls, while a program whose arrays are all smaller never waits for it (a small
 # jitted program's lone tanh gradient included: its first call would pay the build).
 EAGER_MIN = 8192
+# Kernels that compute the impl's own bits replace several NumPy calls on blocks, which cost
+# microseconds whatever the size: from SAME_BITS_MIN elements they save about as much a call
+# as at EAGER_MIN. Below EAGER_MIN they take over only once the primitive has run
+# SAME_BITS_CALLS times in the process on such arrays (a count, never a time; the bits are the
+# same either way), so a program that calls it a few times never waits for the build.
+SAME_BITS_MIN, SAME_BITS_CALLS = 512, 64
+SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to EAGER_MIN
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
 
@@ -49,20 +57,26 @@ def _kernel(prim, dtype, arity: int):
 
 def _vectorised(prim, impl, dtypes, same_bits: bool):
     """An impl of `prim` that runs the kernel on NumPy arrays of one shape and one of
-    `dtypes`, with at least EAGER_MIN elements, laid out
-    alike (C or Fortran order), and the primitive's own `impl` on anything else. The result
-    has the layout NumPy's function would give it (the operands' order of strides). With
-    `same_bits` (the kernel computes the impl's bits) the kernel runs only in a process that
-    has loaded LLVM already (jit, a replayed backward pass, eager sines): an eager-only
-    program keeps NumPy's code and never maps LLVM's tens of MiB for it; the bits are the
-    same either way."""
+    `dtypes`, with at least EAGER_MIN elements, laid out alike (C or Fortran order), and the
+    primitive's own `impl` on anything else. The result has the layout NumPy's function
+    would give it (the operands' order of strides). With `same_bits` (the kernel computes
+    the impl's bits) the kernel runs only in a process that has loaded LLVM already (jit, a
+    replayed backward pass, eager sines): an eager-only program keeps NumPy's code and never
+    maps LLVM's tens of MiB for it; and from SAME_BITS_MIN elements after SAME_BITS_CALLS
+    calls on such arrays. The bits are the same either way."""
     # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
     # no generators, one read of each operand's flags)
-
     def vectorised(*xs, xp):
         x = xs[0]
-        if type(x) is not np.ndarray or x.size < EAGER_MIN or xp is not np:
+        if type(x) is not np.ndarray or xp is not np:
             return impl(*xs, xp=xp)
+        if x.size < EAGER_MIN:
+            if not same_bits or x.size < SAME_BITS_MIN:
+                return impl(*xs, xp=xp)
+            calls = SMALL_CALLS.get(prim, 0)
+            if calls < SAME_BITS_CALLS:
+                SMALL_CALLS[prim] = calls + 1
+                return impl(*xs, xp=xp)
         dtype, shape = x.dtype, x.shape
         if dtype not in dtypes or (same_bits and not native.started()):
             return impl(*xs, xp=xp)

@@ -135,20 +135,25 @@ def _kernel_calls(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
-def test_fused_output_gradients_take_the_kernel_from_eager_min(name, monkeypatch):
-    """With LLVM loaded, NumPy's bits cost one kernel call from EAGER_MIN elements, and
-    below it NumPy's code runs: no kernel is built for small arrays."""
+def test_fused_output_gradients_take_the_kernel_by_size_and_calls(name, monkeypatch):
+    """With LLVM loaded, NumPy's bits cost one kernel call from EAGER_MIN elements; from
+    SAME_BITS_MIN elements only after SAME_BITS_CALLS calls on such arrays (a program that
+    calls it a few times never builds it); below SAME_BITS_MIN never. The same bits in all."""
     from fgrad.interpreters.compile import native
     from fgrad.ops import elementwise as E
     prim = getattr(E, f"{name}_p")
     native._engine()
+    monkeypatch.setitem(eager_math.SMALL_CALLS, prim, 0)
     calls = _kernel_calls(monkeypatch)
-    for n, runs in [(1000, False), (eager_math.EAGER_MIN - 1, False), (eager_math.EAGER_MIN, True)]:
+    lo, k = eager_math.SAME_BITS_MIN, eager_math.SAME_BITS_CALLS
+    cases = [(lo - 1, False)] * (k + 1) + [(1000, False)] * (k - 1) + [(lo, False), (1000, True),
+                                                                          (eager_math.EAGER_MIN, True)]
+    for i, (n, runs) in enumerate(cases):
         y = onp.tanh(onp.linspace(-2, 2, n))
         ct = onp.random.default_rng(n).standard_normal(n)
         calls.clear()
         out = onp.asarray(prim.impl(ct, y, xp=onp))
-        assert calls == ([(name, onp.dtype(onp.float64))] if runs else []), n
+        assert calls == ([(name, onp.dtype(onp.float64))] if runs else []), (i, n)
         want = ct * ((1.0 + y) * (1.0 - y)) if name == "tanh_grad" else ct * (y * (1.0 - y))
         assert out.tobytes() == want.tobytes(), n
 
