@@ -650,9 +650,10 @@ def _trig_grad_impl(trig: Primitive, negate: bool):
     or three ops would run, in their order."""
     def impl(ct, x, *, xp):
         f = trig.raw_impl(x, xp=xp)
-        if xp is np and type(f) is np.ndarray and type(ct) is np.ndarray and ct.shape == f.shape \
-                and ct.dtype == f.dtype:
-            # (into the function's new array: the same operations, one array fewer)
+        if type(f) is np.ndarray and f.size >= _FUSED_CHUNK and type(ct) is np.ndarray \
+                and ct.shape == f.shape and ct.dtype == f.dtype:
+            # (into the function's new array: the same operations, one array fewer; on small
+            # arrays the out= call costs more than the allocation it saves)
             if negate:
                 np.negative(f, out=f)
             return np.multiply(ct, f, out=f)
