@@ -86,7 +86,7 @@ class KernelSpec:
     loops), and how the program calls it (`args`: per parameter, ("array", var) for an input
     read element by element, ("scalar", var) for a 0-d input, ("out", var) for an output)."""
 
-    __slots__ = ("_source", "args", "in_place", "llvm", "name")
+    __slots__ = ("_source", "args", "bare", "in_place", "llvm", "name")
 
     def __init__(self, source, name: str, args: list, in_place: bool = True) -> None:
         self._source = source  # the text, or a function making it (on first use)
@@ -96,6 +96,9 @@ class KernelSpec:
         # read its inputs again after writing its outputs
         self.in_place = in_place
         self.llvm = None  # llvm_kernels.LLVMKernel of a region's kernel (None: Numba source)
+        # a loop compiled without Numba's runtime and Python wrapper, called through ctypes
+        # (False: through Numba's own dispatcher)
+        self.bare = False
 
     @property
     def source(self) -> str:
@@ -441,6 +444,9 @@ def load_kernel(spec: KernelSpec):
         return fn
     if not numba_available():
         return None
+    if not spec.bare:  # (a loop with more parameters than a ctypes call takes: Numba's dispatcher)
+        fn = _LOADED[spec.name] = _import_loop(spec, fresh=False)
+        return fn
     folder, entry = cache_dir() / "kernels", f"{spec.name}_{_numba_version()}"
     kept = native.saved(folder, entry)
     address = native.load(folder, entry) if kept else None
@@ -504,6 +510,17 @@ def _numba_version() -> str:
             data = b""
         _VERSION.append(hashlib.sha256(data).hexdigest()[:8])
     return _VERSION[0]
+
+
+# ctypes calls a C function with at most this many arguments
+_CTYPES_MAX_ARGS = 1024
+
+
+def native_call_fits(args: list) -> bool:
+    """Whether a loop taking the arrays of `args` ((dtype, shape) each) can be called through
+    ctypes by Numba's calling convention (_loop_function: each array as 5 + 2 * ndim fields,
+    after a status and an exception slot)."""
+    return 2 + sum(5 + 2 * len(shape) for _, shape in args) <= _CTYPES_MAX_ARGS
 
 
 def _loop_function(address: int, args: list):

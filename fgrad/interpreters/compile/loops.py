@@ -40,7 +40,7 @@ import numpy as np
 
 from ...core.ir import Literal
 from . import scalar_lib
-from .kernels import KernelSpec, load_kernel, numba_available, vectorised, vmath_helpers
+from .kernels import KernelSpec, load_kernel, native_call_fits, numba_available, vectorised, vmath_helpers
 from .regions import plan
 from .scalar import KERNEL_DTYPES, const_expr, lower_expr, lowerable, operand
 
@@ -623,10 +623,14 @@ def _function(params: list[tuple[str, np.dtype, tuple]], pre: list[str], code: l
         params.append((name, np.dtype(dtype), (int(size),)))
     types = [_NUMBA_TYPES.get(d, f"numba.{d.name}") + f"[{', '.join([':'] * (len(s) - 1) + ['::1'])}]"
              for _, d, s in params]
-    fn = ([f"@numba.njit(numba.void({', '.join(types)}), **_BARE)",
+    args = [(d, s) for _, d, s in params]
+    # (a body with hundreds of buffers has more than a ctypes call takes: Numba's dispatcher
+    # calls it then, through its Python wrapper)
+    bare = native_call_fits(args)
+    fn = ([f"@numba.njit(numba.void({', '.join(types)}), **{'_BARE' if bare else '_OPTS'})",
            f"def kernel({', '.join(n for n, _, _ in params)}):"] + _indent(code, 1))
     spec = _module(fn, helpers)
-    spec.args = [(d, s) for _, d, s in params]
+    spec.args, spec.bare = args, bare
     return spec
 
 

@@ -233,3 +233,29 @@ def test_loop_regions_compute_with_vmath():
     rc, rys = _scan_py(lambda c, x: step(onp, c, x), C0, XS)
     onp.testing.assert_allclose(c, rc, rtol=1e-13, atol=1e-14)
     onp.testing.assert_allclose(ys, rys, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.slow  # (Numba compiles a 150-array signature: ~10 s)
+def test_a_loop_with_more_buffers_than_a_ctypes_call_takes_runs(monkeypatch):
+    """A scan body with ~150 outputs passes more array fields than ctypes calls a C function
+    with (1024): that loop is called through Numba's dispatcher instead, with eager's values;
+    a small loop keeps the C call."""
+    import fgrad.numpy as fnp
+    from fgrad.interpreters.compile import loops
+    monkeypatch.setattr(loops, "JIT_MIN_WORK", 0)
+    built = []
+    scan_loop = loops.scan_loop
+    monkeypatch.setattr(loops, "scan_loop", lambda *a: built.append(scan_loop(*a)) or built[-1])
+
+    def f(xs, n):
+        def body(c, x):
+            return c + 1.0, tuple(x * float(k) for k in range(n))
+        return fgrad.lax.scan(body, 0.0, xs)
+    xs = onp.linspace(0.0, 1.0, 12).reshape(3, 4)
+    for n, bare in [(3, True), (150, False)]:
+        built.clear()
+        got = fgrad.jit(lambda xs: f(xs, n))(xs)
+        assert built and built[0] is not None and built[0].spec.bare is bare
+        want = f(xs, n)
+        for g, w in zip(fgrad.tree_util.tree_leaves(got), fgrad.tree_util.tree_leaves(want)):
+            assert onp.asarray(g).tobytes() == onp.asarray(w).tobytes()
