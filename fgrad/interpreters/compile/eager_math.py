@@ -39,7 +39,10 @@ EAGER_MIN = 8192
 # SAME_BITS_CALLS times in the process on such arrays (a count, never a time; the bits are the
 # same either way), so a program that calls it a few times never waits for the build.
 SAME_BITS_MIN, SAME_BITS_CALLS = 512, 64
+# (a count may choose the kernel only where the kernel computes the impl's bits: a kernel with
+# other bits is chosen by dtype and size alone, or a result would depend on the calls before it)
 SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to EAGER_MIN
+INSTALLED: dict = {}  # primitive -> whether its kernel computes its impl's bits (install's same_bits)
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
 
@@ -117,5 +120,6 @@ def install(prims, dtypes=(_F64,), same_bits: bool = False) -> None:
     """
     dtypes = frozenset(np.dtype(d) for d in dtypes)
     for prim in prims:
+        INSTALLED[prim] = same_bits
         prim.def_impl(_vectorised(prim, prim.raw_impl, dtypes, same_bits))
         prim.np_function = None

@@ -36,12 +36,16 @@ def arr(x, name: str):
 
 
 def shape(x) -> tuple:
-    return aval_of(val(x)).shape
+    """The shape of a Tensor, tracer or array."""
+    v = x._value if isinstance(x, Tensor) else x
+    # (a NumPy value's own attribute: no aval is built, and layers run once per step)
+    return v.shape if type(v) is np.ndarray else aval_of(v).shape
 
 
 def dtype(x):
     """The NumPy dtype of a Tensor, tracer or array."""
-    return aval_of(val(x)).dtype
+    v = x._value if isinstance(x, Tensor) else x
+    return v.dtype if type(v) is np.ndarray else aval_of(v).dtype
 
 
 def float_input(name: str, x) -> None:

@@ -355,12 +355,12 @@ def linear(input, weight, bias=None):
     is PyTorch's: for a 2-D input AddmmBackward0 over (bias, input, TBackward0 of weight)
     (MmBackward0 without bias); other ranks view the input as 2-D around it."""
     input, weight = _arr(input, "linear"), _arr(weight, "linear")
-    (xs, xd), (ws, wd) = _shape_dtype(input), _shape_dtype(weight)
+    xs, xd, ws, wd = _shape(input), _dtype(input), _shape(weight), _dtype(weight)
     if len(ws) != 2 or not xs or xs[-1] != ws[1]:
         raise FgradRuntimeError(f"linear: mat1 and mat2 shapes cannot be multiplied (input shape {xs}, "
                            f"weight shape {ws}: the input's last dimension must equal weight.shape[1])")
     if bias is not None:
-        bs, bd = _shape_dtype(bias)
+        bs, bd = _shape(bias), _dtype(bias)
         if xd != wd or bd != wd:
             _same_dtype("linear", input, weight, bias)
         if bs != (ws[0],):
@@ -397,16 +397,6 @@ def linear(input, weight, bias=None):
 _ADDMM = node_class("AddmmBackward0")
 _T_NODE, _T_PARAMS = node_class("TBackward0"), {"permutation": (1, 0)}
 _PLAIN_WEIGHTS = (Tensor, Parameter)  # (exact types: a subclass may define its own t())
-
-
-def _shape_dtype(x) -> tuple:
-    """(shape, dtype) of a Tensor, tracer or array; a NumPy value's without building an aval
-    (linear runs once per layer per step)."""
-    v = x._value if isinstance(x, Tensor) else x
-    if type(v) is np.ndarray:
-        return v.shape, v.dtype
-    a = aval_of(v)
-    return a.shape, a.dtype
 
 
 def _grad_needed(*xs) -> bool:

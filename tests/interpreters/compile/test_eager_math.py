@@ -196,3 +196,39 @@ def test_trig_gradients_take_one_kernel_pass_from_eager_min(name, monkeypatch):
     calls.clear()
     got = onp.asarray(prim.impl(x32, x32, xp=onp))
     assert calls == [] and got.tobytes() == (x32 * (onp.cos(x32) if name == "sin_grad" else -onp.sin(x32))).tobytes()
+
+
+def _operands(prim, n: int, dtype) -> tuple:
+    """Operands of `prim` (one or two arrays of n elements, by what its own impl accepts)."""
+    rng = onp.random.default_rng(n)
+    for arity in (1, 2):
+        xs = tuple(rng.uniform(-50, 50, n).astype(dtype) for _ in range(arity))
+        try:
+            prim.raw_impl(*xs, xp=onp)
+        except TypeError:
+            continue
+        return xs
+    raise AssertionError(f"{prim.name}: takes neither one nor two operands")
+
+
+@pytest.mark.parametrize("prim", list(eager_math.INSTALLED), ids=lambda p: p.name)
+def test_results_do_not_depend_on_the_calls_before_them(prim, monkeypatch):
+    """The class: every primitive `install` gave an eager kernel computes, at each size and
+    dtype, the bits it computes on its first call in the process, however many calls came
+    before (a count may pick a kernel only where that kernel has the impl's bits), and a
+    same-bits primitive's bits are its own impl's at every size."""
+    from fgrad.interpreters.compile import native
+    native._engine()  # (LLVM loaded: every kernel may run)
+    same_bits = eager_math.INSTALLED[prim]
+    sizes = [eager_math.SAME_BITS_MIN - 1, eager_math.SAME_BITS_MIN, 1000, eager_math.EAGER_MIN - 1,
+             eager_math.EAGER_MIN]
+    for dtype in (onp.float32, onp.float64):
+        operands = {n: _operands(prim, n, dtype) for n in sizes}
+        monkeypatch.setattr(eager_math, "SMALL_CALLS", {})  # (no calls counted: a fresh process)
+        first = {n: onp.asarray(prim.impl(*operands[n], xp=onp)).tobytes() for n in sizes}
+        for _ in range(eager_math.SAME_BITS_CALLS + 1):
+            for n in sizes:
+                assert onp.asarray(prim.impl(*operands[n], xp=onp)).tobytes() == first[n], (dtype, n)
+        if same_bits:
+            for n in sizes:
+                assert onp.asarray(prim.raw_impl(*operands[n], xp=onp)).tobytes() == first[n], (dtype, n)

@@ -92,6 +92,9 @@ def test_a_hook_that_returns_a_kept_tensor_is_not_stolen(owned_flags):
 
 
 def test_saved_values_of_a_retained_graph_are_not_stolen(owned_flags):
+    """A guard for future rules: today no backward rule hands a saved value to a leaf as its
+    cotangent (product rules compute a new array), so this passes even if every gradient is
+    kept. A rule that returned a saved operand itself would make it fail."""
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
     y = (x * w).sum()
@@ -105,6 +108,8 @@ def test_saved_values_of_a_retained_graph_are_not_stolen(owned_flags):
 
 
 def test_a_scalar_losss_cached_ones_are_not_stolen(owned_flags):
+    """A guard for future rules: the implicit seed of a scalar loss is fresh today, so this
+    passes even if every gradient is kept; a cached seed array would make it fail."""
     for _ in range(2):  # (a second loss must still see ones, whatever the first .grad became)
         w = torch.tensor(2.0, requires_grad=True)
         w.clone().backward()
@@ -147,7 +152,9 @@ def test_sole_owner_counts_every_holder():
 def test_training_with_kept_gradients_matches_copying_them_bit_for_bit(monkeypatch, model_name):
     """Whole training runs (repeated steps, where a replayed backward may take over, momentum
     buffers, zero_grad both ways) give the bytes the copying rule gives: no kept gradient is
-    memory something later writes."""
+    memory something later writes. A guard for future rules and optimizers: with today's rules
+    these runs give the same bytes even if every gradient is kept; the tests above are the ones
+    that fail then."""
     def train():
         torch.manual_seed(0)
         nn = torch.nn
