@@ -22,6 +22,10 @@ MIN_KERNEL_EQNS = 3
 # microseconds whatever its length, and both compute the same bits (the C library's functions,
 # NumPy's float semantics); below this length Python is as fast and compiles nothing.
 SCALAR_KERNEL_EQNS = 256
+# A kernel is called through ctypes, which passes at most 1024 arguments: one for each input
+# and output of its region. A region with more is split in two, in order, until each part fits
+# (the same arithmetic in two kernels, so the same bits).
+MAX_KERNEL_ARGS = 1024
 
 
 class Step:
@@ -91,7 +95,22 @@ def plan(jaxpr, min_kernel_eqns: int = MIN_KERNEL_EQNS, regions: bool = True) ->
                 step.kind = "kernel"
             final.append(step)
     _connect(final, jaxpr)
+    while any(_too_many_args(s) for s in final):
+        parts: list[Step] = []
+        for s in final:
+            if _too_many_args(s):
+                half = len(s.eqns) // 2
+                parts += [Step("kernel", s.shape, s.eqns[:half], 0), Step("kernel", s.shape, s.eqns[half:], 0)]
+            else:
+                parts.append(s)
+        final = parts
+        _connect(final, jaxpr)
     return final
+
+
+def _too_many_args(step: Step) -> bool:
+    """Whether `step` is a kernel with more arguments than a ctypes call passes (and can split)."""
+    return step.kind == "kernel" and len(step.inputs) + len(step.outputs) > MAX_KERNEL_ARGS and len(step.eqns) > 1
 
 
 def _connect(steps: list[Step], jaxpr) -> None:
@@ -99,6 +118,7 @@ def _connect(steps: list[Step], jaxpr) -> None:
     made_by: dict[int, Step] = {}
     for k, step in enumerate(steps):
         step.index = k
+        step.inputs = []
         for e in step.eqns:
             made_by[id(e.outvars[0])] = step
     needed: dict[int, set] = {}  # id(var) -> steps (or "out") that read it
