@@ -90,3 +90,54 @@ def test_a_warm_cache_links_kernels_without_building_their_ir(tmp_path):
     damaged = _warm_run(cache)
     assert (damaged["built"], damaged["compiled"]) == (1, 1)
     assert cold["out"] == warm["out"] == damaged["out"]
+
+
+_CASES_CHILD = textwrap.dedent("""
+    import json
+    import sys
+    import numpy as onp
+    sys.path.insert(0, sys.argv[1])
+    import cold_start
+    import fgrad
+    import fgrad.lax as lax
+    import fgrad.numpy as jnp
+    from fgrad.interpreters.compile import STATS, eager_math
+
+    rows = {}
+    for case, make in cold_start.CASES.items():
+        fn, args = make(jnp, lax, fgrad, onp)
+        before = dict(STATS)
+        fgrad.block_until_ready(fgrad.jit(fn)(*args))
+        rows[case] = {"built": STATS["kernels_built"] - before["kernels_built"],
+                      "compiled": STATS["llvm_compiled"] - before["llvm_compiled"],
+                      "numba": "numba" in sys.modules, "eager kernels": len(eager_math._KERNELS)}
+    print(json.dumps(rows))
+""")
+
+# (a loop whose work reaches loops.JIT_MIN_WORK is compiled with Numba on its first call)
+_NUMBA_WHEN_COLD = {"scan, 10,000 steps"}
+
+
+@pytest.mark.slow
+def test_first_calls_of_the_cold_start_benchmark(tmp_path):
+    """The class: every function bench/cold_start.py times, first called in a process with an
+    empty cache and again in one with the cache the first filled. Cold, none builds an eager
+    kernel (its arrays are small) or imports Numba (but a loop long enough to compile with it,
+    run last); warm, each links as many kernels as it built cold, compiles none and imports
+    Numba for none."""
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[3] / "bench"
+    env = dict(os.environ, FGRAD_CACHE_DIR=str(tmp_path / "cache"))
+    runs = []
+    for _ in ("cold", "warm"):
+        proc = subprocess.run([sys.executable, "-c", _CASES_CHILD, str(bench)], capture_output=True,
+                              text=True, env=env, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert list(cold)[-len(_NUMBA_WHEN_COLD):] == sorted(_NUMBA_WHEN_COLD)  # (Numba's cases last)
+    for case, row in cold.items():
+        assert row["eager kernels"] == 0, case
+        assert row["numba"] == (case in _NUMBA_WHEN_COLD), case
+        assert row["compiled"] <= row["built"], case
+        assert warm[case] == {**row, "compiled": 0, "numba": False}, case
