@@ -7,13 +7,15 @@ fused gradients of sine and cosine, ct cos(x) and ct (-sin(x)), one pass where t
 take two); the fused gradients of tanh and the logistic function (ct (1 + y)(1 - y),
 ct y (1 - y)) take NumPy four passes over blocks of memory, a kernel one. `install` (called
 by fgrad.ops.elementwise) gives such primitives impls that run jit's kernels on NumPy arrays
-of the given dtypes with at least `EAGER_MIN` elements, so that eager, replayed and
-jit-compiled programs compute the same bits there (a function of dtype and size only; smaller
-arrays, other dtypes and other array modules keep the primitive's own impl; for tanh's and
-the logistic function's gradients, whose kernels do NumPy's arithmetic in NumPy's order, the
-bits are NumPy's at every size, so they take the kernel from `SAME_BITS_MIN` elements once
-they have run `SAME_BITS_CALLS` times, and a process that has not loaded LLVM for anything
-else keeps NumPy's code for them).
+of the given dtypes:
+- vmath's functions (other bits than NumPy's) from `EAGER_MIN` elements, jit's own
+  threshold, so that eager, replayed and jit-compiled programs compute the same bits at every
+  size (a function of dtype and size only);
+- kernels that do NumPy's arithmetic in NumPy's order (tanh's and the logistic function's
+  gradients: NumPy's bits at every size) from `SAME_BITS_AT_ONCE` elements, and from
+  `SAME_BITS_MIN` once they have run `SAME_BITS_CALLS` times, in a process that has loaded
+  LLVM for something else (an eager-only program keeps NumPy's code for them).
+Smaller arrays, other dtypes and other array modules keep the primitive's own impl.
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
 """
@@ -28,20 +30,17 @@ from .kernels import kernel_spec, load_kernel
 from .regions import plan
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-# The first such call of a process builds or links the kernel (tens of milliseconds, once);
-# from this size on a call saves enough over NumPy's scalar loop to repay that within a few
-# hundred calls, while a program whose arrays are all smaller never waits for it (a small
-# jitted program's lone tanh gradient included: its first call would pay the build).
-EAGER_MIN = 8192
+# vmath's functions from jit's threshold: the first such call of a process links the kernel
+# from the on-disk cache (or builds it once, tens of milliseconds); from this size on a call
+# saves a few microseconds over NumPy's scalar loop.
+EAGER_MIN = vmath.LARGE
 # Kernels that compute the impl's own bits replace several NumPy calls on blocks, which cost
-# microseconds whatever the size: from SAME_BITS_MIN elements they save about as much a call
-# as at EAGER_MIN. Below EAGER_MIN they take over only once the primitive has run
-# SAME_BITS_CALLS times in the process on such arrays (a count, never a time; the bits are the
-# same either way), so a program that calls it a few times never waits for the build.
-SAME_BITS_MIN, SAME_BITS_CALLS = 512, 64
-# (a count may choose the kernel only where the kernel computes the impl's bits: a kernel with
-# other bits is chosen by dtype and size alone, or a result would depend on the calls before it)
-SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to EAGER_MIN
+# microseconds whatever the size. They take over at once from SAME_BITS_AT_ONCE elements,
+# and from SAME_BITS_MIN only once the primitive has run SAME_BITS_CALLS times in the process
+# on such arrays (a count, never a time; the bits are the same either way), so a program that
+# calls it a few times (a small jitted program's lone tanh gradient) never waits for the build.
+SAME_BITS_MIN, SAME_BITS_CALLS, SAME_BITS_AT_ONCE = 512, 64, 8192
+SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to SAME_BITS_AT_ONCE
 INSTALLED: dict = {}  # primitive -> whether its kernel computes its impl's bits (install's same_bits)
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
@@ -65,15 +64,16 @@ def _vectorised(prim, impl, dtypes, same_bits: bool):
     would give it (the operands' order of strides). With `same_bits` (the kernel computes
     the impl's bits) the kernel runs only in a process that has loaded LLVM already (jit, a
     replayed backward pass, eager sines): an eager-only program keeps NumPy's code and never
-    maps LLVM's tens of MiB for it; and from SAME_BITS_MIN elements after SAME_BITS_CALLS
-    calls on such arrays. The bits are the same either way."""
+    maps LLVM's tens of MiB for it; and from SAME_BITS_AT_ONCE elements, or from
+    SAME_BITS_MIN after SAME_BITS_CALLS calls on such arrays. The bits are the same either way."""
+    at_least = SAME_BITS_AT_ONCE if same_bits else EAGER_MIN
     # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
     # no generators, one read of each operand's flags)
     def vectorised(*xs, xp):
         x = xs[0]
         if type(x) is not np.ndarray or xp is not np:
             return impl(*xs, xp=xp)
-        if x.size < EAGER_MIN:
+        if x.size < at_least:
             if not same_bits or x.size < SAME_BITS_MIN:
                 return impl(*xs, xp=xp)
             calls = SMALL_CALLS.get(prim, 0)

@@ -22,7 +22,7 @@ def _ulps(a, b):
 
 
 @pytest.mark.parametrize("f, np_f", FUNCS, ids=["sin", "cos"])
-@pytest.mark.parametrize("n", [eager_math.EAGER_MIN, 10_001])
+@pytest.mark.parametrize("n", [eager_math.EAGER_MIN, 1000, 10_001])
 def test_eager_equals_a_jit_kernel_bit_for_bit(f, np_f, n):
     # values across the reduction's ranges, signed zeros, and arguments beyond TRIG_MAX and
     # infinities (the kernel's C-library rerun)
@@ -79,7 +79,7 @@ def test_the_eager_kernels_do_not_import_numba():
 @pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
 def test_fused_output_gradients_take_a_kernel_with_numpys_bits(name, dtype):
     """tanh's and the logistic function's fused gradients (ct (1 + y)(1 - y), ct y (1 - y)) run
-    one kernel pass from EAGER_MIN elements, with NumPy's arithmetic in NumPy's order: the bits
+    one kernel pass from SAME_BITS_AT_ONCE elements, with NumPy's arithmetic in NumPy's order: the bits
     of the plain NumPy expression at every size and layout, a strided or broadcast cotangent
     included (the primitive's own impl)."""
     from fgrad.interpreters.compile import native
@@ -91,7 +91,7 @@ def test_fused_output_gradients_take_a_kernel_with_numpys_bits(name, dtype):
 
     def ref(ct, y):
         return ct * ((one + y) * (one - y)) if name == "tanh_grad" else ct * (y * (one - y))
-    for shape in [(eager_math.EAGER_MIN - 1,), (eager_math.EAGER_MIN,), (300, 101)]:
+    for shape in [(eager_math.SAME_BITS_AT_ONCE - 1,), (eager_math.SAME_BITS_AT_ONCE,), (300, 101)]:
         y = onp.tanh(rng.standard_normal(shape)).astype(dtype)
         ct = rng.standard_normal(shape).astype(dtype)
         for c, v in [(ct, y), (onp.asfortranarray(ct), onp.asfortranarray(y)), (ct.T, y.T),
@@ -110,7 +110,7 @@ def test_an_eager_only_process_keeps_numpys_code_for_the_gradients():
         import numpy as onp
         import fgrad, fgrad.numpy as fnp
         from fgrad.interpreters.compile import eager_math, native
-        x = onp.linspace(-2, 2, 4 * eager_math.EAGER_MIN).astype(onp.float32)
+        x = onp.linspace(-2, 2, 4 * eager_math.SAME_BITS_AT_ONCE).astype(onp.float32)
         g = fgrad.grad(lambda x: fnp.sum(fnp.tanh(x)))(x)
         y = onp.tanh(x)
         assert onp.array_equal(onp.asarray(g), onp.float32(1) * ((1 + y) * (1 - y)))
@@ -136,7 +136,7 @@ def _kernel_calls(monkeypatch) -> list:
 
 @pytest.mark.parametrize("name", ["tanh_grad", "logistic_grad"])
 def test_fused_output_gradients_take_the_kernel_by_size_and_calls(name, monkeypatch):
-    """With LLVM loaded, NumPy's bits cost one kernel call from EAGER_MIN elements; from
+    """With LLVM loaded, NumPy's bits cost one kernel call from SAME_BITS_AT_ONCE elements; from
     SAME_BITS_MIN elements only after SAME_BITS_CALLS calls on such arrays (a program that
     calls it a few times never builds it); below SAME_BITS_MIN never. The same bits in all."""
     from fgrad.interpreters.compile import native
@@ -147,7 +147,7 @@ def test_fused_output_gradients_take_the_kernel_by_size_and_calls(name, monkeypa
     calls = _kernel_calls(monkeypatch)
     lo, k = eager_math.SAME_BITS_MIN, eager_math.SAME_BITS_CALLS
     cases = [(lo - 1, False)] * (k + 1) + [(1000, False)] * (k - 1) + [(lo, False), (1000, True),
-                                                                          (eager_math.EAGER_MIN, True)]
+                                                                          (eager_math.SAME_BITS_AT_ONCE, True)]
     for i, (n, runs) in enumerate(cases):
         y = onp.tanh(onp.linspace(-2, 2, n))
         ct = onp.random.default_rng(n).standard_normal(n)
@@ -159,7 +159,7 @@ def test_fused_output_gradients_take_the_kernel_by_size_and_calls(name, monkeypa
 
 
 def test_a_small_jitted_program_builds_no_eager_kernel(monkeypatch):
-    """A jitted MLP's value and gradient on arrays below EAGER_MIN (its lone tanh gradient
+    """A jitted MLP's value and gradient on small arrays (its lone tanh gradient
     runs as a call of the primitive's impl) builds no eager_math kernel: a first call with an
     empty cache would wait for it (tens of milliseconds) to save microseconds."""
     calls = _kernel_calls(monkeypatch)
@@ -220,8 +220,8 @@ def test_results_do_not_depend_on_the_calls_before_them(prim, monkeypatch):
     from fgrad.interpreters.compile import native
     native._engine()  # (LLVM loaded: every kernel may run)
     same_bits = eager_math.INSTALLED[prim]
-    sizes = [eager_math.SAME_BITS_MIN - 1, eager_math.SAME_BITS_MIN, 1000, eager_math.EAGER_MIN - 1,
-             eager_math.EAGER_MIN]
+    sizes = sorted({eager_math.EAGER_MIN - 1, eager_math.EAGER_MIN, eager_math.SAME_BITS_MIN - 1,
+                    eager_math.SAME_BITS_MIN, 1000, eager_math.SAME_BITS_AT_ONCE - 1, eager_math.SAME_BITS_AT_ONCE})
     for dtype in (onp.float32, onp.float64):
         operands = {n: _operands(prim, n, dtype) for n in sizes}
         monkeypatch.setattr(eager_math, "SMALL_CALLS", {})  # (no calls counted: a fresh process)
