@@ -93,6 +93,9 @@ class Primitive:
         self._unread: dict[int, tuple] = {}  # arity -> the positions not in saved_inputs
         self.lowering = None  # scalar-expression rule of an element-wise primitive (def_lowering)
         self.np_function = None  # (name, quiet) when the impl is xp.<name>(*operands) (def_np_function)
+        # NumPy's function itself when the impl is np.<name>(*operands) with warnings as NumPy
+        # gives them: the eval trace calls it without the impl's frames (def_np_function)
+        self.np_call = None
         ALL_PRIMITIVES.append(self)
 
     def def_impl(self, fn: Callable) -> Callable:
@@ -105,6 +108,7 @@ class Primitive:
                 else xp.asarray(out)
         self.impl = impl
         self.raw_impl = fn
+        self.np_call = None
         return fn
 
     def def_np_function(self, name: str, quiet: bool = False) -> None:
@@ -119,6 +123,7 @@ class Primitive:
         fn.__name__ = fn.__qualname__ = f"{self.name}_impl"
         self.def_impl(fn)
         self.np_function = (name, quiet)
+        self.np_call = None if quiet else getattr(np, name)
 
     def def_abstract_eval(self, fn: Callable) -> Callable:
         """`fn(*avals, **params) -> ShapedArray`: the output's shape and dtype (staging and

@@ -136,7 +136,8 @@ class EvalTrace(Trace):
             args = [a.view(np.ndarray) if type(a) is wrap else a for a in args]
         if xp is not np:  # NumPy constants beside GPU arrays (0-d ones, e.g. from rules, as scalars)
             args = [(a[()] if a.ndim == 0 else xp.asarray(a)) if type(a) is np.ndarray else a for a in args]
-        out = prim.raw_impl(*args, xp=xp, **params)
+        call = prim.np_call
+        out = call(*args) if call is not None and xp is np and not params else prim.raw_impl(*args, xp=xp, **params)
         if type(out) is not _ndarray and not hasattr(out, "__cuda_array_interface__"):
             out = xp.asarray(out)  # NumPy returns scalars for 0-d results; keep arrays
         else:
