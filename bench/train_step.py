@@ -6,7 +6,7 @@ networks, fgrad against PyTorch on the CPU, both on one thread:
        linear 1568->10; batch 64, 28x28, float32      goal: fgrad <= 1.3x PyTorch
 
 Rounds alternate between the two libraries and the best time of each is kept, so load from
-other processes affects both alike. Creating an fgrad optimizer calls
+other processes affects both alike. fgrad's first backward pass calls
 fgrad.torch.nn.utils.tune_malloc() (glibc keeps freed memory instead of returning it to the kernel,
 which saves thousands of page faults per step; it applies to both libraries, which share
 the process); --default-malloc runs with FGRAD_TUNE_MALLOC=0, glibc's defaults.

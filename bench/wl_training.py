@@ -146,7 +146,7 @@ def _run_model(wid: str, title: str, model: Model, x, y, config) -> dict:
     if model.autograd_loss is not None:
         impls.append(Impl("autograd", "autograd", _autograd(model, params, x, y)))
     rows = measure(impls, config, allclose(rtol=1e-4, atol=1e-6))
-    note = ("Building the fgrad facade's optimizer calls fgrad.torch.nn.utils.tune_malloc(), which tunes glibc "
+    note = ("fgrad's first backward pass calls fgrad.core.allocator.tune_malloc(), which tunes glibc "
             "for the whole process, PyTorch's and JAX's steps included (as in bench/train_step.py).")
     notes = [note]
     return {"id": wid, "title": title, "rows": [asdict(r) for r in rows], "tables": [], "notes": notes}

@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 
+from ..core import allocator
 from ..core.avals import ShapedArray
 from ..core.errors import FgradRuntimeError
 from ..core.trace import aval_of
@@ -146,7 +147,9 @@ def backward_pass(roots, *, add, retain: bool = True, wrap=None, capture=(), che
                   order=None) -> dict:
     """Propagate cotangents from `roots` [(node, ct)] to the leaves (see _backward_pass).
     `order`: the graph's nodes, parents before children, when the caller has them (a
-    recording's tape); by default the graph is sorted from the roots."""
+    recording's tape); by default the graph is sorted from the roots. The first pass of a
+    process tunes malloc for the steps that follow (fgrad.core.allocator)."""
+    allocator.tune_once()
     stack = _PASSES.stack
     stack.append(object())
     try:

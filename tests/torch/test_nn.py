@@ -415,22 +415,6 @@ def test_clip_grad_norm_and_value_match_pytorch():
     np.testing.assert_allclose(ours[1].detach().numpy(), 2 * arrays[1], rtol=1e-6)
 
 
-def test_tune_malloc_is_applied_once_by_the_first_optimizer(monkeypatch):
-    import fgrad.torch.optim.optimizer as opt_mod
-    calls = []
-    monkeypatch.setattr(opt_mod, "_MALLOC_TUNED", False)
-    monkeypatch.setattr(nn.utils, "tune_malloc", lambda: calls.append(1) or True)
-    monkeypatch.delenv("FGRAD_TUNE_MALLOC", raising=False)
-    p = [nn.Parameter(fgrad.torch.zeros(2))]
-    fgrad.torch.optim.SGD(p, lr=0.1)
-    fgrad.torch.optim.Adam(p)
-    assert calls == [1]
-    monkeypatch.setattr(opt_mod, "_MALLOC_TUNED", False)
-    monkeypatch.setenv("FGRAD_TUNE_MALLOC", "0")
-    fgrad.torch.optim.SGD(p, lr=0.1)
-    assert calls == [1]
-
-
 @pytest.mark.parametrize("kw", [dict(), dict(reduction="sum", label_smoothing=0.3),
                                 dict(reduction="none", ignore_index=2), dict(weight=True),
                                 dict(weight=True, label_smoothing=0.1, ignore_index=0)])

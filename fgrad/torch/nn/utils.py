@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import inspect
 import math
-import os
 import sys
 import warnings
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from .. import random as _random
 from .. import _tensor as T  # the facade namespace: T(data), T.zeros, T.float32, ...
+from ...core.allocator import tune_malloc  # noqa: F401  (fgrad's own: see fgrad.core.allocator)
 from ...core.errors import FgradRuntimeError, FgradValueError
 from .._tensor.grad_mode import no_grad
 from .._tensor.tensor import Tensor
@@ -279,31 +279,3 @@ def vector_to_parameters(vec, parameters) -> None:
     if start != vec.numel():
         raise FgradValueError(f"vector_to_parameters: the vector has {vec.numel()} elements but the "
                          f"parameters hold {start}")
-
-
-def tune_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
-    """Ask glibc's malloc to serve arrays below `mmap_threshold` bytes from its heap and to
-    keep up to `trim_threshold` bytes of freed memory instead of returning it to the system.
-
-    A training step allocates and frees many megabyte-sized arrays. With glibc's defaults
-    most of them come back as fresh pages from the kernel, and the page faults can cost as
-    much as the arithmetic (measured: ~5000 faults and +60% time per step of a small CNN).
-    This is process-wide (it is what MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ set). fgrad
-    calls it when the first optimizer is created (FGRAD_TUNE_MALLOC=0 opts out); call it
-    yourself for loops without an fgrad optimizer. The cost is that freed memory stays in
-    the process. Returns False where it does not apply (not glibc) and leaves settings made
-    through those environment variables alone."""
-    # only where glibc is present (checked above)
-    import ctypes
-    if not sys.platform.startswith("linux"):
-        return False
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
-        return False
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-    return bool(mallopt(M_MMAP_THRESHOLD, int(mmap_threshold))) and \
-        bool(mallopt(M_TRIM_THRESHOLD, int(trim_threshold)))

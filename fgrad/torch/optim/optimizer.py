@@ -3,7 +3,6 @@ helpers the optimisers share (array module, step counter, PyTorch's lerp)."""
 from __future__ import annotations
 
 import copy
-import os
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable
@@ -12,7 +11,6 @@ from typing import Union
 import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradTypeError, FgradValueError
-from ..nn import utils as nn_utils
 from .._tensor.grad_mode import enable_grad, no_grad
 from .._tensor.tensor import Tensor
 from .._tensor.tensor import wrap as _wrap
@@ -24,23 +22,6 @@ class _Required:
 
 
 required = _Required()
-
-
-_MALLOC_TUNED = False
-
-
-def _auto_tune_malloc() -> None:
-    """The first optimizer of a process switches glibc's malloc to keep freed memory (see
-    fgrad.torch.nn.utils.tune_malloc): a training loop frees and reallocates tens of megabytes per
-    step, and with glibc's defaults that memory comes back as fresh pages, page fault by
-    page fault (measured: the seed-style CNN step 30 ms -> 19 ms). FGRAD_TUNE_MALLOC=0 in
-    the environment keeps glibc's defaults, as do MALLOC_*_ variables set by the user."""
-    global _MALLOC_TUNED
-    if _MALLOC_TUNED:
-        return
-    _MALLOC_TUNED = True
-    if os.environ.get("FGRAD_TUNE_MALLOC", "1") != "0":
-        nn_utils.tune_malloc()
 
 
 def _xp(a):
@@ -123,11 +104,10 @@ class Optimizer:
     `fused` and `foreach` both True, or `fused` with `differentiable`, raise RuntimeError
     as in PyTorch. `maximize=True` is implemented (gradient ascent) wherever PyTorch has it.
 
-    Creating the first optimizer of a process tunes glibc's malloc for training loops
+    The first backward pass of a process tunes glibc's malloc for training loops
     (FGRAD_TUNE_MALLOC=0 opts out; see fgrad.torch.nn.utils.tune_malloc)."""
 
     def __init__(self, params: ParamsT, defaults: dict) -> None:
-        _auto_tune_malloc()
         self.defaults = dict(defaults)
         self.state: dict = defaultdict(dict)
         self.param_groups: list = []
