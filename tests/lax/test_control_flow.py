@@ -422,6 +422,7 @@ def test_long_scan_under_grad_runs_in_bounded_memory():
         return np.sum(x)
     x0 = onp.linspace(0, 1, 16)
     g = []
+    fgrad.grad(f)(x0)  # (compiles the loop first: a compiler's own allocations are not the pass's)
     peak = _peak_mb(lambda: g.append(fgrad.grad(f)(x0)))
     assert peak < 6.0, peak
     assert _peak_mb(lambda: fgrad.grad(f_py)(x0)) > peak
