@@ -34,6 +34,13 @@ x = onp.linspace(-3.0, 3.0, 3000)
 out = [fgrad.jit(lambda x: np.tanh(np.sin(x) * 1.5 + 0.25) * x - np.exp(np.cos(x)))(x),
        fgrad.jit(lambda x: lax.fori_loop(0, 5, lambda i, c: c * 0.5 + np.tanh(c) * 0.25, x))(x[:40])]
 """
+# LOOP: a loop that llvm_loops translates, compiled by llvmlite (no Numba in the process)
+_LOOP = """
+from fgrad.interpreters.compile import loops
+loops.JIT_MIN_WORK = 0  # the loop compiled on jit's first call
+x = onp.linspace(-3.0, 3.0, 40)
+out = [fgrad.jit(lambda x: lax.fori_loop(0, 5, lambda i, c: c * 0.5 + np.tanh(c) * 0.25, x))(x)]
+"""
 _PRELUDE = """
 import json, sys, warnings
 import numpy as onp
@@ -51,7 +58,8 @@ print(json.dumps({**STATS, "numba": "numba" in sys.modules}))
 def _run(cache: Path, body: str) -> tuple[list, dict]:
     """The outputs and compile counters of `body` run by a fresh process on cache `cache`
     (which must exit 0: a crash is the failure this file guards against)."""
-    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_KERNELS": "auto"}
+    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_KERNELS": "auto",
+           "FGRAD_LOOPS": "numba" if body is _NUMBA else "auto"}  # (_NUMBA's loop: Numba's)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_PRELUDE + body + _EPILOGUE)],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
@@ -63,9 +71,11 @@ def _expected(body: str) -> list:
     x = onp.linspace(-3.0, 3.0, 500 if body is _LLVM_ONLY else 3000)
     if body is _LLVM_ONLY:
         return [(x * 1.5 + 0.25) * x - x / 3.0]
-    c = x[:40]
+    c = onp.linspace(-3.0, 3.0, 40) if body is _LOOP else x[:40]
     for _ in range(5):
         c = c * 0.5 + onp.tanh(c) * 0.25
+    if body is _LOOP:
+        return [c]
     return [onp.tanh(onp.sin(x) * 1.5 + 0.25) * x - onp.exp(onp.cos(x)), c]
 
 
@@ -86,6 +96,12 @@ def filled_numba(tmp_path_factory) -> Path:
     if not _numba_wanted():
         pytest.skip("Numba is not installed")
     return _fill(tmp_path_factory, _NUMBA)
+
+
+@pytest.fixture(scope="module")
+def filled_loop(tmp_path_factory) -> Path:
+    """A cache filled by one process running _LOOP."""
+    return _fill(tmp_path_factory, _LOOP)
 
 
 def _fill(tmp_path_factory, body: str) -> Path:
@@ -257,28 +273,52 @@ def test_kept_loop_links_without_numba(filled_numba, tmp_path):
     assert not stats["numba"] and stats["disk_cache_hits"] == stats["kernels_built"]
 
 
-@pytest.mark.parametrize("how", ["truncate", pytest.param("flip", marks=pytest.mark.slow),
-                                 pytest.param("garbage", marks=pytest.mark.slow),
-                                 pytest.param("empty", marks=pytest.mark.slow),
-                                 pytest.param("metadata", marks=pytest.mark.slow),
-                                 pytest.param("cpu", marks=pytest.mark.slow)])
+# how a loop's kept object code is damaged: the code, its metadata, or another CPU's build
+_LOOP_DAMAGE = ["truncate", *(pytest.param(how, marks=pytest.mark.slow)
+                              for how in ("flip", "garbage", "empty", "metadata", "cpu"))]
+
+
+def _damage_loop(cache: Path, prefix: str, how: str) -> None:
+    """Damage the kept object code of loop `<prefix>_*` in `cache` as `how` says."""
+    if how == "metadata":
+        _damage(_one(cache, f"kernels/{prefix}_*.json"), "truncate")
+    elif how == "cpu":
+        _foreign_meta(_one(cache, f"kernels/{prefix}_*.json"), lambda b: b.update(cpu="another-cpu"))
+    else:
+        _damage(_one(cache, f"kernels/{prefix}_*.o"), how)
+
+
+@pytest.mark.parametrize("how", _LOOP_DAMAGE)
 def test_damaged_loop_object_code_is_rebuilt_not_linked(filled_numba, tmp_path, how):
     """A loop's object code (Numba's, kept by native.py) that is damaged, or whose metadata is,
     or that another CPU's build wrote: compiled again by Numba (not loaded from Numba's cache,
     which keeps no object code) and written whole, so the next process links it."""
     cache = _copy(filled_numba, tmp_path)
-    if how == "metadata":
-        _damage(_one(cache, "kernels/l_*.json"), "truncate")
-    elif how == "cpu":
-        _foreign_meta(_one(cache, "kernels/l_*.json"), lambda b: b.update(cpu="another-cpu"))
-    else:
-        _damage(_one(cache, "kernels/l_*.o"), how)
+    _damage_loop(cache, "l", how)
     got, stats = _run(cache, _NUMBA)
     _check(got, _NUMBA)
     assert stats["numba"]
     got, stats = _run(cache, _NUMBA)
     _check(got, _NUMBA)
     assert not stats["numba"] and stats["disk_cache_hits"] == stats["kernels_built"]
+
+
+@pytest.mark.parametrize("how", _LOOP_DAMAGE)
+def test_damaged_object_code_of_an_llvm_loop_is_rebuilt_not_linked(filled_loop, tmp_path, how):
+    """A loop's object code compiled from llvm_loops' IR that is damaged, or whose metadata
+    is, or that another CPU's build wrote: compiled again by llvmlite (Numba is not imported)
+    and written whole, so the next process links it."""
+    cache = _copy(filled_loop, tmp_path)
+    got, stats = _run(cache, _LOOP)  # (whole: linked)
+    _check(got, _LOOP)
+    assert not stats["numba"] and stats["llvm_compiled"] == 0
+    _damage_loop(cache, "m", how)
+    got, stats = _run(cache, _LOOP)
+    _check(got, _LOOP)
+    assert not stats["numba"] and stats["llvm_compiled"] == 1
+    got, stats = _run(cache, _LOOP)
+    _check(got, _LOOP)
+    assert not stats["numba"] and stats["llvm_compiled"] == 0 and stats["disk_cache_hits"] == stats["kernels_built"]
 
 
 @pytest.mark.slow
@@ -305,7 +345,7 @@ def test_processes_compiling_the_same_kernels_at_once_agree(tmp_path):
     if not _numba_wanted():
         pytest.skip("Numba is not installed")
     cache = tmp_path / "cache"
-    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_KERNELS": "auto"}
+    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_KERNELS": "auto", "FGRAD_LOOPS": "numba"}
     script = textwrap.dedent(_PRELUDE + _NUMBA + _LLVM_ONLY.replace("out = [", "out += [") + _EPILOGUE)
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]

@@ -9,12 +9,15 @@ C-ABI function that takes the arrays as NumPy objects and reads their data point
 called through ctypes. native.py compiles it with llvmlite and keeps its object code in
 `<cache dir>/kernels/` (`$FGRAD_CACHE_DIR`, default `~/.cache/fgrad`), named by a hash of
 everything it depends on, so a later process links it without building its IR. Numba is
-not involved: it builds only loops.py's loops, whose Numba source `load_kernel` compiles
-(through Numba's own cache, whose files are checked against recorded sums) and whose vmath
-functions come from one generated module (`fgrad_vmath_<hash>`, `vmath_helpers`). A loop
-allocates nothing and raises nothing, so its compiled code calls only the C library: native.py
-keeps that object code too (`<loop>_<Numba version hash>.o`), and a later process links it
-and calls it through ctypes, by Numba's calling convention, without importing Numba.
+not involved: loops.py's loops are written as Numba source, which llvm_loops.py translates
+to LLVM IR that llvmlite compiles like a kernel's (`m_<hash>.o`, one array object per
+argument). Numba builds only the loops llvm_loops does not translate: `load_kernel` compiles
+their source (through Numba's own cache, whose files are checked against recorded sums),
+their vmath functions from one generated module (`fgrad_vmath_<hash>`, `vmath_helpers`). A
+loop allocates nothing and raises nothing, so its compiled code calls only the C library:
+native.py keeps Numba's object code too (`<loop>_<Numba version hash>.o`), and a later
+process links it and calls it through ctypes, by Numba's calling convention, without
+importing Numba.
 
 A kernel over `vmath.LARGE` elements or more computes exp, log, tanh, sin, cos and the logistic
 function with vmath's versions (`vectorised`), written branch-free so that they compute
@@ -42,7 +45,7 @@ import numpy as np
 
 from ...core.errors import FgradRuntimeError, FgradValueError
 from ...core.ir import Literal
-from . import llvm_kernels, native, vmath
+from . import llvm_kernels, llvm_loops, native, vmath
 from .native import cache_dir
 from .scalar import Operand, const_expr, lower_expr, operand
 
@@ -428,12 +431,13 @@ def _import_file(path: Path, module_name: str, fresh: bool = False):
 def load_kernel(spec: KernelSpec):
     """The compiled kernel of `spec`: from memory; a region's kernel (`spec.llvm`) from its
     object code in the cache directory, or compiled by llvmlite; a loop (a callable taking
-    the arrays of `spec.args`) from the object code an earlier process kept, or from its
-    source file (written once, atomically, so concurrent processes agree), compiled by Numba
-    or loaded from its cache, its object code then kept (None without Numba).
+    the arrays of `spec.args`) as llvm_loops translates it (`_load_llvm_loop`), else from the
+    object code an earlier process kept of Numba's compilation, or from its source file
+    (written once, atomically, so concurrent processes agree), compiled by Numba or loaded
+    from its cache, its object code then kept (None without Numba).
 
     Raises:
-        FgradRuntimeError: llvmlite could not compile or link a region's kernel.
+        FgradRuntimeError: llvmlite could not compile or link a region's kernel or a loop's IR.
     """
     fn = _LOADED.get(spec.name)
     if fn is not None:
@@ -444,6 +448,10 @@ def load_kernel(spec: KernelSpec):
         return fn
     if not numba_available():
         return None
+    fn = _load_llvm_loop(spec)
+    if fn is not None:
+        _LOADED[spec.name] = fn
+        return fn
     if not spec.bare:  # (a loop with more parameters than a ctypes call takes: Numba's dispatcher)
         fn = _LOADED[spec.name] = _import_loop(spec, fresh=False)
         return fn
@@ -462,6 +470,41 @@ def load_kernel(spec: KernelSpec):
             native.write(folder, entry, *built)  # (nothing where the cache is unwritable)
     fn = _LOADED[spec.name] = _loop_function(address, spec.args)
     return fn
+
+
+def _load_llvm_loop(spec: KernelSpec):
+    """Loop `spec` as llvm_loops translates its Numba source (a callable taking the arrays
+    of `spec.args`): linked from the object code an earlier process kept, or translated,
+    compiled by llvmlite and kept; None where llvm_loops does not translate it (or
+    llvm_loops.BACKEND is "numba"): Numba compiles it then.
+
+    Raises:
+        FgradRuntimeError: llvmlite could not compile or link the loop's IR.
+    """
+    if llvm_loops.numba_only() or len(spec.args) > _CTYPES_MAX_ARGS:
+        return None
+    folder, name = cache_dir() / "kernels", llvm_loops.loop_name(spec.source)
+    address = None
+    if not llvm_kernels.strict() and native.saved(folder, name):
+        address = native.load(folder, name)
+    if address is not None:
+        STATS["kernels_built"] += 1
+        STATS["disk_cache_hits"] += 1
+    else:
+        try:
+            text = llvm_loops.build_loop(spec.source, spec.args, name)
+        except llvm_kernels.Unsupported:
+            return None
+        built = native.compile_ir(text, name, *llvm_loops.OPT)
+        address = None if built is None else native.link(*built)
+        if address is None:
+            raise FgradRuntimeError(
+                f"loop {name}: llvmlite could not compile or link its LLVM IR; check that "
+                f"`python -c 'import llvmlite.binding'` works (llvmlite comes with Numba)")
+        native.write(folder, name, *built)  # (nothing where the cache is unwritable)
+        STATS["kernels_built"] += 1
+        STATS["llvm_compiled"] += 1
+    return native.function(address, [ctypes.py_object] * len(spec.args))
 
 
 def _import_loop(spec: KernelSpec, fresh: bool):

@@ -1,5 +1,7 @@
-"""Whole loops as one Numba function: the loop of a `scan` or `while` equation (fgrad.lax)
-and its body, compiled together, so an iteration costs no Python at all.
+"""Whole loops as one compiled function: the loop of a `scan` or `while` equation (fgrad.lax)
+and its body, compiled together, so an iteration costs no Python at all. The code is written
+as Numba source; llvm_loops.py translates it to LLVM IR, which llvmlite compiles without
+importing Numba (kernels.load_kernel), and Numba compiles the loops it does not translate.
 
 A body jaxpr becomes straight-line code inside the loop. Its element-wise equations are
 partitioned as jit partitions a program (`regions.plan`): each region is one inner loop over
@@ -44,9 +46,9 @@ from .kernels import KernelSpec, load_kernel, native_call_fits, numba_available,
 from .regions import plan
 from .scalar import KERNEL_DTYPES, const_expr, lower_expr, lowerable, operand
 
-# Counters for tests and benchmarks: loop functions generated (Numba compiles each on first
-# call, or loads it from its cache), loop runs by compiled code, and iterations of a Python
-# loop over a region-compiled body (a loop with no loop lowering, under jit).
+# Counters for tests and benchmarks: loop functions generated (compiled on first call, by
+# llvmlite or Numba, or loaded from the cache), loop runs by compiled code, and iterations of
+# a Python loop over a region-compiled body (a loop with no loop lowering, under jit).
 STATS = {"loops_built": 0, "compiled_runs": 0, "program_steps": 0}
 
 # primitive -> factory(eqn) -> callable(*operands) | None: what jit's program calls for
@@ -54,17 +56,17 @@ STATS = {"loops_built": 0, "compiled_runs": 0, "program_steps": 0}
 JIT_RULES: dict = {}
 
 # Eagerly (outside jit), a loop is compiled when its body would run at least this many
-# equations in all (the trip count times the body's length): below, Numba's compile time
-# (0.3 to 1 s for a new body, then cached on disk) is not repaid.
+# equations in all (the trip count times the body's length): below, its compile time (tens of
+# milliseconds by llvmlite, 0.3 to 1 s by Numba, then cached on disk) is not repaid.
 EAGER_MIN_WORK = 20_000
 
 # Under jit, a loop equation's first calls run their iterations in Python over the body
-# compiled by jit's region compiler (no Numba import, no Numba compile: what keeps a jitted
-# function's first call fast), until that equation has run this many body equations over
+# compiled by jit's region compiler (no loop to compile: what keeps a jitted function's
+# first call fast), until that equation has run this many body equations over
 # all its calls; the calls after that run the compiled loop (a while_loop switches mid-loop,
 # as eagerly). The threshold is eager's: a call with that much work compiles at once, as
-# compiling repays itself within the call; smaller loops never pay for Numba unless they
-# are called often. The
+# compiling repays itself within the call; smaller loops never pay for a compile unless
+# they are called often. The
 # switch depends on the call history only, never on a measured time, so a program called
 # the same way computes the same bits on every run and machine.
 # Element-wise arithmetic (+, -, *, /, sqrt, comparisons, max/min) gives the same bits in
@@ -663,8 +665,9 @@ def _scratch(spec: KernelSpec, start: int) -> list[np.ndarray]:
 
 
 class CompiledLoop:
-    """A loop's generated Numba function (`spec`), compiled on first call (or linked from the
-    object code an earlier process kept: kernels.load_kernel)."""
+    """A loop's generated function (`spec`, Numba source), compiled on first call from
+    llvm_loops' IR or by Numba (or linked from the object code an earlier process kept:
+    kernels.load_kernel)."""
 
     __slots__ = ("_fn", "spec")
 

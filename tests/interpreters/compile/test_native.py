@@ -103,6 +103,17 @@ _LOOPS = textwrap.dedent("""
             i, onp.float64) * 1e-3 + np.tanh(np.outer(c, c)).sum(0) * 1e-4, c0),
         lambda c0, xs: lax.fori_loop(0, 300, lambda i, c: (
             c[0] + i, c[1] ^ (c[0] & 255), c[2] * np.float32(1.001)), (onp.int32(0), onp.int64(7), onp.float32(1.0))),
+        # max and min reductions (NaN wins), comparisons, selects, a bool carry
+        lambda c0, xs: lax.scan(lambda c, x: ((np.where(x > c[0], x, c[0] * 0.5), np.max(x) > 1.0,
+                                               c[2] + np.min(x.reshape(4, 4), axis=1).astype(onp.float32)),
+                                              np.max(x.reshape(4, 4), axis=0)),
+                                (c0, False, c0[:4].astype(onp.float32)), xs),
+        # vmath's log, exp, tanh and logistic function, float64 and float32
+        lambda c0, xs: lax.scan(lambda c, x: ((np.log(np.abs(c[0] * x) + 1.0) + 1.0 / (1.0 + np.exp(-x)),
+                                               np.tanh(c[1] + x[:4].astype(onp.float32))), np.exp(c[0] * 0.1)),
+                                (c0, c0[:4].astype(onp.float32)), xs),
+        lambda c0, xs: lax.while_loop(lambda s: np.max(np.abs(s[0] * s[0] - 2.0 - c0 * c0)) > 1e-12,
+                                      lambda s: (0.5 * (s[0] + (2.0 + c0 * c0) / s[0]), s[1] + 1), (c0 * c0 + 3.0, 0)),
     ]
     digests = []
     for case in cases:
@@ -115,16 +126,20 @@ _LOOPS = textwrap.dedent("""
 """)
 
 
+def _loops_run(cache, backend: str) -> list[str]:
+    env = {**os.environ, "FGRAD_CACHE_DIR": str(cache), "FGRAD_LOOPS": backend}
+    return subprocess.run([sys.executable, "-c", _LOOPS], env=env, capture_output=True, text=True,
+                          check=True).stdout.splitlines()[-2:]
+
+
 def test_kept_loops_run_without_numba_bit_for_bit(tmp_path):
     """A compiled loop's object code, kept by the process that had Numba compile it, is
     linked by a later process without importing Numba: the same machine code, so the same
     bits (scans, while and fori loops; dot products, vmath's and the C library's functions,
     integer carries, float32 and float64)."""
-    env = {**os.environ, "FGRAD_CACHE_DIR": str(tmp_path)}
-    first, second = (subprocess.run([sys.executable, "-c", _LOOPS], env=env, capture_output=True, text=True,
-                                    check=True).stdout.splitlines()[-2:] for _ in range(2))
+    first, second = _loops_run(tmp_path, "numba"), _loops_run(tmp_path, "numba")
     runs = int(first[1].split()[0])
-    assert runs >= 6 and first[1].split()[1] == "True"  # compiled by Numba
+    assert runs >= 9 and first[1].split()[1] == "True"  # compiled by Numba
     assert second[1].split() == [str(runs), "False"]  # the same loops compiled, Numba not imported
     assert second[0] == first[0]
     folder = tmp_path / "kernels"
@@ -133,6 +148,49 @@ def test_kept_loops_run_without_numba_bit_for_bit(tmp_path):
     for obj in kept:  # the C library only: no Numba runtime, no Python
         externals = json.loads(obj.with_suffix(".json").read_text())["externals"]
         assert not [s for s in externals if s.startswith(("NRT_", "numba_", "Py", "_Py"))], externals
+
+
+def test_loops_from_llvm_ir_equal_numbas_bit_for_bit(tmp_path):
+    """The same loops (scans with sums, max and min, while and fori loops, dot products,
+    vmath's and the C library's functions, integer and bool carries, float32 and float64)
+    compiled from llvm_loops' IR by llvmlite, in a process that never imports Numba, compute
+    the bytes Numba's compilation of their source computes; a later process links the kept
+    object code."""
+    numba = _loops_run(tmp_path / "numba", "numba")
+    first, second = _loops_run(tmp_path / "llvm", "auto"), _loops_run(tmp_path / "llvm", "auto")
+    runs = int(numba[1].split()[0])
+    assert first[1].split() == second[1].split() == [str(runs), "False"]  # Numba never imported
+    assert first[0] == second[0] == numba[0]
+    folder = tmp_path / "llvm" / "kernels"
+    assert len(list(folder.glob("m_*.o"))) == runs and not list(folder.glob("*.py"))  # no Numba source
+
+
+def _retyped_loop(second: str):
+    """A loop function (loops._function) whose local `s` takes an int64 and then `second`."""
+    f64 = onp.dtype(onp.float64)
+    return loops._function([("car0", f64, (4,))], [], [
+        "s = 0", "for _e in range(4):", f"    s = {second}", "    car0[_e] = s"], {})
+
+
+def test_a_loop_llvm_loops_does_not_translate_is_compiled_by_numba(monkeypatch):
+    """A local assigned an int64 and then a float64 (Numba unifies the two types: llvm_loops
+    gives each name one type) is not translated: Numba compiles that loop, with Python's
+    values; the same loop with one type is translated."""
+    monkeypatch.setattr(kernels, "_LOADED", {})
+    car = onp.arange(4.0)
+    spec = _retyped_loop("s + car0[_e] * 0.5")
+    assert kernels._load_llvm_loop(spec) is None
+    kernels.load_kernel(spec)(car)
+    assert car.tolist() == [0.0, 0.5, 1.5, 3.0]
+    same = _retyped_loop("s + 1")
+    assert kernels._load_llvm_loop(same) is not None
+
+
+def test_an_unknown_loop_backend_is_an_error(monkeypatch):
+    from fgrad.interpreters.compile import llvm_loops
+    monkeypatch.setattr(llvm_loops, "BACKEND", "llvm")
+    with pytest.raises(ValueError, match="FGRAD_LOOPS"):
+        kernels._load_llvm_loop(_retyped_loop("s + 1"))
 
 
 def test_numba_available_does_not_import_numba():
@@ -236,13 +294,16 @@ def test_loop_regions_compute_with_vmath():
 
 
 @pytest.mark.slow  # (Numba compiles a 150-array signature: ~10 s)
-def test_a_loop_with_more_buffers_than_a_ctypes_call_takes_runs(monkeypatch):
+@pytest.mark.parametrize("backend", ["numba", "auto"])
+def test_a_loop_with_more_buffers_than_a_ctypes_call_takes_runs(monkeypatch, backend):
     """A scan body with ~150 outputs passes more array fields than ctypes calls a C function
-    with (1024): that loop is called through Numba's dispatcher instead, with eager's values;
-    a small loop keeps the C call."""
-    import fgrad.numpy as fnp
-    from fgrad.interpreters.compile import loops
+    with (1024) by Numba's calling convention: Numba's loop is called through its dispatcher
+    instead, with eager's values; a small loop keeps the C call. llvm_loops' loop takes one
+    argument per array: both are its C calls."""
+    from fgrad.interpreters.compile import llvm_loops, loops
     monkeypatch.setattr(loops, "JIT_MIN_WORK", 0)
+    monkeypatch.setattr(llvm_loops, "BACKEND", backend)
+    monkeypatch.setattr(kernels, "_LOADED", {})
     built = []
     scan_loop = loops.scan_loop
     monkeypatch.setattr(loops, "scan_loop", lambda *a: built.append(scan_loop(*a)) or built[-1])
@@ -256,6 +317,7 @@ def test_a_loop_with_more_buffers_than_a_ctypes_call_takes_runs(monkeypatch):
         built.clear()
         got = fgrad.jit(lambda xs: f(xs, n))(xs)
         assert built and built[0] is not None and built[0].spec.bare is bare
+        assert (type(built[0].function()).__module__ == "ctypes") is (backend == "auto")  # (llvm_loops')
         want = f(xs, n)
         for g, w in zip(fgrad.tree_util.tree_leaves(got), fgrad.tree_util.tree_leaves(want)):
             assert onp.asarray(g).tobytes() == onp.asarray(w).tobytes()
