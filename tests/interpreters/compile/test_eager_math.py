@@ -22,8 +22,10 @@ def _ulps(a, b):
 
 
 @pytest.mark.parametrize("f, np_f", FUNCS, ids=["sin", "cos"])
-@pytest.mark.parametrize("n", [eager_math.EAGER_MIN, 1000, 10_001])
+@pytest.mark.parametrize("n", [5, eager_math.EAGER_MIN - 1, eager_math.EAGER_MIN, 1000, 10_001])
 def test_eager_equals_a_jit_kernel_bit_for_bit(f, np_f, n):
+    """At every size, eager, a jit kernel and a jitted lone call compute one sine (the C
+    library's below EAGER_MIN = vmath.LARGE elements, vmath's from it)."""
     # values across the reduction's ranges, signed zeros, and arguments beyond TRIG_MAX and
     # infinities (the kernel's C-library rerun)
     x = onp.random.default_rng(n).uniform(-50, 50, n)
@@ -33,6 +35,7 @@ def test_eager_equals_a_jit_kernel_bit_for_bit(f, np_f, n):
     kernel = onp.asarray(fgrad.jit(lambda v: f(v) * 2.0 * 0.5)(x))
     assert "kernel" in fgrad.jit(lambda v: f(v) * 2.0 * 0.5).lower(x).as_text()
     assert onp.array_equal(kernel, eager, equal_nan=True)
+    assert onp.array_equal(onp.asarray(fgrad.jit(f)(x)), eager, equal_nan=True)
     finite = onp.isfinite(x)
     assert _ulps(eager[finite], np_f(x[finite])) <= 1
     assert onp.isnan(eager[3])
