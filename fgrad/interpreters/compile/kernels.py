@@ -37,6 +37,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 import tempfile
 import warnings
 from pathlib import Path
@@ -481,30 +482,42 @@ def _load_llvm_loop(spec: KernelSpec):
     Raises:
         FgradRuntimeError: llvmlite could not compile or link the loop's IR.
     """
-    if llvm_loops.numba_only() or len(spec.args) > _CTYPES_MAX_ARGS:
+    if llvm_loops.numba_only() or len(spec.args) > native.MAX_CALL_ARGS:
         return None
-    folder, name = cache_dir() / "kernels", llvm_loops.loop_name(spec.source)
-    address = None
-    if not llvm_kernels.strict() and native.saved(folder, name):
-        address = native.load(folder, name)
+    name = llvm_loops.loop_name(spec.source)
+    try:
+        address = _linked(name, "loop", lambda: llvm_loops.build_loop(spec.source, spec.args, name),
+                          llvm_loops.OPT, reuse=not llvm_kernels.strict())
+    except llvm_kernels.Unsupported:
+        return None
+    return native.function(address, [ctypes.py_object] * len(spec.args))
+
+
+def _linked(name: str, what: str, ir_text: Callable[[], str], opt: tuple, reuse: bool = True) -> int:
+    """The address of compiled function `name` (a `what`: kernel or loop): linked from the
+    object code the cache directory keeps (when `reuse`), or `ir_text()` compiled by llvmlite
+    at `opt` ((IR level, code generator level)), linked, and kept there.
+
+    Raises:
+        llvm_kernels.Unsupported: from `ir_text`.
+        FgradRuntimeError: llvmlite could not compile or link the IR.
+    """
+    folder = cache_dir() / "kernels"
+    address = native.load(folder, name) if reuse else None
     if address is not None:
         STATS["kernels_built"] += 1
         STATS["disk_cache_hits"] += 1
-    else:
-        try:
-            text = llvm_loops.build_loop(spec.source, spec.args, name)
-        except llvm_kernels.Unsupported:
-            return None
-        built = native.compile_ir(text, name, *llvm_loops.OPT)
-        address = None if built is None else native.link(*built)
-        if address is None:
-            raise FgradRuntimeError(
-                f"loop {name}: llvmlite could not compile or link its LLVM IR; check that "
-                f"`python -c 'import llvmlite.binding'` works (llvmlite comes with Numba)")
-        native.write(folder, name, *built)  # (nothing where the cache is unwritable)
-        STATS["kernels_built"] += 1
-        STATS["llvm_compiled"] += 1
-    return native.function(address, [ctypes.py_object] * len(spec.args))
+        return address
+    built = native.compile_ir(ir_text(), name, *opt)
+    address = None if built is None else native.link(*built)
+    if address is None:
+        raise FgradRuntimeError(
+            f"{what} {name}: llvmlite could not compile or link its LLVM IR; check that "
+            f"`python -c 'import llvmlite.binding'` works (llvmlite comes with Numba)")
+    native.write(folder, name, *built)  # (nothing where the cache is unwritable)
+    STATS["kernels_built"] += 1
+    STATS["llvm_compiled"] += 1
+    return address
 
 
 def _import_loop(spec: KernelSpec, fresh: bool):
@@ -555,15 +568,12 @@ def _numba_version() -> str:
     return _VERSION[0]
 
 
-# ctypes calls a C function with at most this many arguments
-_CTYPES_MAX_ARGS = 1024
-
 
 def native_call_fits(args: list) -> bool:
     """Whether a loop taking the arrays of `args` ((dtype, shape) each) can be called through
     ctypes by Numba's calling convention (_loop_function: each array as 5 + 2 * ndim fields,
     after a status and an exception slot)."""
-    return 2 + sum(5 + 2 * len(shape) for _, shape in args) <= _CTYPES_MAX_ARGS
+    return 2 + sum(5 + 2 * len(shape) for _, shape in args) <= native.MAX_CALL_ARGS
 
 
 def _loop_function(address: int, args: list):
@@ -597,23 +607,9 @@ def _loop_function(address: int, args: list):
 def _load_llvm(spec: KernelSpec):
     """The kernel of `spec.llvm` (llvm_kernels): its object code from the cache directory, or
     compiled by llvmlite and saved there."""
-    folder = cache_dir() / "kernels"
-    address = native.load(folder, spec.name)
-    if address is not None:
-        STATS["kernels_built"] += 1
-        STATS["disk_cache_hits"] += 1
-        return _c_function(address, spec)
-    try:
-        text = spec.llvm.text  # (built here where kernel_spec found the object code's entry)
-    except llvm_kernels.Unsupported as e:
-        raise llvm_kernels.unsupported_error(spec.name, str(e)) from e
-    built = native.compile_ir(text, spec.name, *llvm_kernels.OPT)
-    address = None if built is None else native.link(*built)
-    if address is None:
-        raise FgradRuntimeError(
-            f"kernel {spec.name}: llvmlite could not compile or link its LLVM IR; check that "
-            f"`python -c 'import llvmlite.binding'` works (llvmlite comes with Numba)")
-    native.write(folder, spec.name, *built)  # (nothing where the cache is unwritable)
-    STATS["kernels_built"] += 1
-    STATS["llvm_compiled"] += 1
-    return _c_function(address, spec)
+    def ir_text() -> str:
+        try:
+            return spec.llvm.text  # (built here where kernel_spec found the object code's entry)
+        except llvm_kernels.Unsupported as e:
+            raise llvm_kernels.unsupported_error(spec.name, str(e)) from e
+    return _c_function(_linked(spec.name, "kernel", ir_text, llvm_kernels.OPT), spec)

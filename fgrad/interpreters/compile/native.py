@@ -310,6 +310,11 @@ def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
         raise
 
 
+# ctypes calls a C function with at most this many arguments
+MAX_CALL_ARGS = 1024
+
+
 def function(address: int, argtypes: list):
-    """The ctypes function at `address` taking `argtypes` (arrays as NumPy objects)."""
+    """The ctypes function at `address` taking `argtypes` (arrays as NumPy objects; at most
+    MAX_CALL_ARGS of them)."""
     return ctypes.CFUNCTYPE(None, *argtypes)(address)

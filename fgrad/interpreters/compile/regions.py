@@ -11,6 +11,7 @@ fuses.
 from __future__ import annotations
 
 from ...core.ir import Literal, Var
+from .native import MAX_CALL_ARGS
 from .scalar import KERNEL_DTYPES, SCALAR_DTYPES, lowerable
 
 # Regions with fewer equations run their equations one by one: compiling a kernel (llvmlite,
@@ -22,10 +23,10 @@ MIN_KERNEL_EQNS = 3
 # microseconds whatever its length, and both compute the same bits (the C library's functions,
 # NumPy's float semantics); below this length Python is as fast and compiles nothing.
 SCALAR_KERNEL_EQNS = 256
-# A kernel is called through ctypes, which passes at most 1024 arguments: one for each input
-# and output of its region. A region with more is split in two, in order, until each part fits
-# (the same arithmetic in two kernels, so the same bits).
-MAX_KERNEL_ARGS = 1024
+# A kernel is called through ctypes, which passes at most MAX_CALL_ARGS arguments: one for
+# each input and output of its region. A region with more is split in two, in order, until
+# each part fits (the same arithmetic in two kernels, so the same bits).
+MAX_KERNEL_ARGS = MAX_CALL_ARGS
 
 
 class Step:
