@@ -14,8 +14,7 @@ of the given dtypes:
 - kernels that do NumPy's arithmetic in NumPy's order (tanh's and the logistic function's
   gradients: NumPy's bits at every size) from `SAME_BITS_AT_ONCE` elements, and from
   `SAME_BITS_MIN` once they have run `SAME_BITS_CALLS` times, in a process that has loaded
-  LLVM for something else or has run them on `SAME_BITS_LOAD` elements with NumPy (an eager
-  program on small arrays keeps NumPy's code for them).
+  LLVM for something else (an eager-only program keeps NumPy's code for them).
 Smaller arrays, other dtypes and other array modules keep the primitive's own impl.
 Each kernel is built once per process and dtype, from LLVM IR and the on-disk object cache
 like every jit kernel (no Numba), on the first call that needs it.
@@ -41,12 +40,7 @@ EAGER_MIN = vmath.LARGE
 # on such arrays (a count, never a time; the bits are the same either way), so a program that
 # calls it a few times (a small jitted program's lone tanh gradient) never waits for the build.
 SAME_BITS_MIN, SAME_BITS_CALLS, SAME_BITS_AT_ONCE = 512, 64, 8192
-# A process that has not loaded LLVM for anything else runs them with NumPy until they have
-# processed this many elements there (a count, never a time): about as many as NumPy's extra
-# passes take to cost what loading LLVM and linking the kernel costs.
-SAME_BITS_LOAD = 1 << 25
 SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to SAME_BITS_AT_ONCE
-NUMPY_ELEMENTS = [0]  # elements the same-bits primitives have processed with NumPy, LLVM unloaded
 INSTALLED: dict = {}  # primitive -> whether its kernel computes its impl's bits (install's same_bits)
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
 
@@ -68,10 +62,9 @@ def _vectorised(prim, impl, dtypes, same_bits: bool):
     `dtypes`, with at least EAGER_MIN elements, laid out alike (C or Fortran order), and the
     primitive's own `impl` on anything else. The result has the layout NumPy's function
     would give it (the operands' order of strides). With `same_bits` (the kernel computes
-    the impl's bits) the kernel runs in a process that has loaded LLVM already (jit, a
-    replayed backward pass, eager sines) or whose NumPy calls of such primitives have
-    processed SAME_BITS_LOAD elements (an eager program on small arrays keeps NumPy's code and
-    never maps LLVM's tens of MiB for it); and from SAME_BITS_AT_ONCE elements, or from
+    the impl's bits) the kernel runs only in a process that has loaded LLVM already (jit, a
+    replayed backward pass, eager sines): an eager-only program keeps NumPy's code and never
+    maps LLVM's tens of MiB for it; and from SAME_BITS_AT_ONCE elements, or from
     SAME_BITS_MIN after SAME_BITS_CALLS calls on such arrays. The bits are the same either way."""
     at_least = SAME_BITS_AT_ONCE if same_bits else EAGER_MIN
     # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
@@ -88,12 +81,8 @@ def _vectorised(prim, impl, dtypes, same_bits: bool):
                 SMALL_CALLS[prim] = calls + 1
                 return impl(*xs, xp=xp)
         dtype, shape = x.dtype, x.shape
-        if dtype not in dtypes:
+        if dtype not in dtypes or (same_bits and not native.started()):
             return impl(*xs, xp=xp)
-        if same_bits and not native.started():
-            NUMPY_ELEMENTS[0] += x.size
-            if NUMPY_ELEMENTS[0] < SAME_BITS_LOAD:
-                return impl(*xs, xp=xp)
         c = f = True  # whether every operand is C-contiguous (Fortran-contiguous)
         for o in xs:
             if type(o) is not np.ndarray or o.dtype != dtype or o.shape != shape:
