@@ -35,11 +35,13 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 # saves a few microseconds over NumPy's scalar loop.
 EAGER_MIN = vmath.LARGE
 # Kernels that compute the impl's own bits replace several NumPy calls on blocks, which cost
-# microseconds whatever the size. They take over at once from SAME_BITS_AT_ONCE elements,
-# and from SAME_BITS_MIN only once the primitive has run SAME_BITS_CALLS times in the process
-# on such arrays (a count, never a time; the bits are the same either way), so a program that
-# calls it a few times (a small jitted program's lone tanh gradient) never waits for the build.
-SAME_BITS_MIN, SAME_BITS_CALLS, SAME_BITS_AT_ONCE = 512, 64, 8192
+# microseconds whatever the size; below SAME_BITS_MIN elements the kernel's own fixed cost
+# (the checks, the output, the call) is the larger. They take over at once from
+# SAME_BITS_AT_ONCE elements, and from SAME_BITS_MIN only once the primitive has run
+# SAME_BITS_CALLS times in the process on such arrays (a count, never a time; the bits are
+# the same either way), so a program that calls it a few times (a small jitted program's
+# lone tanh gradient) never waits for the build.
+SAME_BITS_MIN, SAME_BITS_CALLS, SAME_BITS_AT_ONCE = 2048, 64, 8192
 SMALL_CALLS: dict = {}  # primitive -> its calls so far on arrays from SAME_BITS_MIN to SAME_BITS_AT_ONCE
 INSTALLED: dict = {}  # primitive -> whether its kernel computes its impl's bits (install's same_bits)
 _KERNELS: dict = {}  # (primitive, dtype) -> its compiled one-equation kernel
@@ -69,6 +71,7 @@ def _vectorised(prim, impl, dtypes, same_bits: bool):
     at_least = SAME_BITS_AT_ONCE if same_bits else EAGER_MIN
     # (the checks run on every call, on arrays whose kernel call takes about a microsecond:
     # no generators, one read of each operand's flags)
+
     def vectorised(*xs, xp):
         x = xs[0]
         if type(x) is not np.ndarray or xp is not np:
@@ -80,29 +83,33 @@ def _vectorised(prim, impl, dtypes, same_bits: bool):
             if calls < SAME_BITS_CALLS:
                 SMALL_CALLS[prim] = calls + 1
                 return impl(*xs, xp=xp)
-        dtype, shape = x.dtype, x.shape
+        dtype = x.dtype
         if dtype not in dtypes or (same_bits and not native.started()):
             return impl(*xs, xp=xp)
-        c = f = True  # whether every operand is C-contiguous (Fortran-contiguous)
-        for o in xs:
-            if type(o) is not np.ndarray or o.dtype != dtype or o.shape != shape:
-                return impl(*xs, xp=xp)
-            flags = o.flags
-            c = c and flags.c_contiguous
-            f = f and flags.f_contiguous
-        if c or f:
-            out = np.empty_like(x)
-            fn = _kernel(prim, dtype, len(xs))
-            if x.ndim == 1:
-                fn(*xs, out)
-            else:
-                fn(*[o.ravel("K") for o in xs], out.ravel("K"))
-            return out
         if len(xs) == 1:
-            out = np.empty_like(x)
-            out[...] = vectorised(np.ascontiguousarray(x), xp=xp)
-            return out
-        return impl(*xs, xp=xp)  # (operands laid out differently, or broadcast: the primitive's own)
+            flags = x.flags
+            if not (flags.c_contiguous or flags.f_contiguous):
+                out = np.empty_like(x)
+                out[...] = vectorised(np.ascontiguousarray(x), xp=xp)
+                return out
+        else:
+            shape = x.shape
+            c = f = True  # whether every operand is C-contiguous (Fortran-contiguous)
+            for o in xs:
+                if type(o) is not np.ndarray or o.dtype != dtype or o.shape != shape:
+                    return impl(*xs, xp=xp)
+                flags = o.flags
+                c = c and flags.c_contiguous
+                f = f and flags.f_contiguous
+            if not (c or f):  # (operands laid out differently, or broadcast: the primitive's own)
+                return impl(*xs, xp=xp)
+        fn = _KERNELS.get((prim, dtype)) or _kernel(prim, dtype, len(xs))
+        out = np.empty_like(x)
+        if x.ndim == 1:
+            fn(*xs, out)
+        else:
+            fn(*[o.ravel("K") for o in xs], out.ravel("K"))
+        return out
     vectorised.__name__ = vectorised.__qualname__ = f"{prim.name}_impl"
     return vectorised
 
