@@ -17,7 +17,11 @@ ENTRY_POINTS = {
     "ops.numba_kernels": "from fgrad.ops import numba_kernels; numba_kernels.kernels()",
     "an LSTM layer": "import fgrad.torch as t; t.nn.LSTM(8, 8)(t.ones(3, 2, 8))",
     "a float32 log_softmax": "import fgrad.torch as t; t.nn.functional.log_softmax(t.ones(100, 100), 1)",
-    "a compiled jit loop": textwrap.dedent("""
+    # (loops llvm_loops translates are compiled by llvmlite without Numba: FGRAD_LOOPS=numba
+    # makes this one Numba's, whose compile is the entry point here)
+    "a compiled jit loop built by Numba": textwrap.dedent("""
+        import os
+        os.environ["FGRAD_LOOPS"] = "numba"
         import numpy as np, fgrad, fgrad.numpy as fnp
         from fgrad import lax
         from fgrad.interpreters.compile import loops
