@@ -164,6 +164,21 @@ def _same(before: Any, after: Any) -> bool:
     return before == after
 
 
+def _joined(outputs: list) -> list:
+    """A cell's outputs with each run of consecutive streams of one name joined into one: the
+    kernel may send one print's text in several messages (when the machine is loaded), which
+    a notebook shows as the same text."""
+    joined: list = []
+    for o in outputs:
+        last = joined[-1] if joined else None
+        if o["output_type"] == "stream" and last is not None and last["output_type"] == "stream" \
+                and last["name"] == o["name"]:
+            joined[-1] = {**last, "text": last["text"] + o["text"]}
+        else:
+            joined.append(o)
+    return joined
+
+
 def compare(committed: Any, fresh: Any) -> list[str]:
     """The differences between a committed notebook's outputs and a fresh run's.
 
@@ -181,8 +196,8 @@ def compare(committed: Any, fresh: Any) -> list[str]:
     if [c.source for c in old_cells] != [c.source for c in new_cells]:
         return ["the code cells differ between the committed and the executed notebook"]
     for index, (old, new) in enumerate(zip(old_cells, new_cells)):
-        before = [summarise(o) for o in old.outputs]
-        after = [summarise(o) for o in new.outputs]
+        before = [summarise(o) for o in _joined(old.outputs)]
+        after = [summarise(o) for o in _joined(new.outputs)]
         if not _same(before, after):
             first_line = old.source.splitlines()[0] if old.source else ""
             problems.append(f"code cell {index} ({first_line!r}):\n    committed: {before}\n"

@@ -92,6 +92,15 @@ def test_compare_sees_stale_outputs():
         assert len(changed(edit)) == 1, edit.__name__
     # what changes on every run, or with the font rendering, does not count as a difference
     assert changed(widen(2)) == []
+
+    def split(cells):  # one print's text sent in two messages, as a loaded kernel may
+        cell = next(c for c in cells if any(o["output_type"] == "stream" for o in c.outputs))
+        k = next(i for i, o in enumerate(cell.outputs) if o["output_type"] == "stream")
+        whole = cell.outputs[k]
+        cut = len(whole["text"]) // 2
+        cell.outputs[k:k + 1] = [nbformat.v4.new_output("stream", name=whole["name"], text=whole["text"][:cut]),
+                                 nbformat.v4.new_output("stream", name=whole["name"], text=whole["text"][cut:])]
+    assert changed(split) == []
     assert run_notebooks.normalise("<PowBackward0 object at 0x7f339cf33140> at "
                                    "/tmp/ipykernel_7654/1083937210.py:2") == \
         run_notebooks.normalise("<PowBackward0 object at 0x7f22bf697060> at "
