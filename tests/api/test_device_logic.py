@@ -452,6 +452,7 @@ def test_the_cupy_stand_in_is_strict(cp):
 # --- bench/gpu_check.sh on a machine without a GPU -----------------------------------------------
 
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash and timeout")
+@pytest.mark.slow
 def test_gpu_check_script_without_a_gpu_skips_and_prints_the_table(tmp_path):
     env = dict(os.environ, OUT=str(tmp_path), PYTHON=sys.executable, GPU_TEST_TIMEOUT="200",
                GPU_BENCH_TIMEOUT="100", GPU_BENCH_ARGS="--quick", PATH=os.environ.get("PATH", ""))
@@ -478,6 +479,7 @@ _SAMPLE_CASES = ("sin", "sum", "cumsum", "where", "logaddexp", "concatenate", "t
                  "getitem[bool_mask]")
 
 
+@pytest.mark.slow
 def test_gpu_suite_runs_on_the_cupy_stand_in():
     """tests/gpu's facade, DLPack and transform tests, and every registry test of a sample of
     cases, on the stand-in (FGRAD_FAKE_CUPY=1): an API drift, or a NumPy-only call on a GPU

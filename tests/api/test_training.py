@@ -48,6 +48,7 @@ def test_small_cnn_reaches_93_percent_on_digits():
     assert time.perf_counter() - start < 60
 
 
+@pytest.mark.slow
 def test_train_digits_example(tmp_path):
     mod = _load_example("train_digits")
     out = tmp_path / "curves.png"

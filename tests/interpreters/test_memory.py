@@ -33,6 +33,7 @@ def _step(w, x):
     return w - 0.01 * g - 0.001 * h - 0.001 * per.sum(0)
 
 
+@pytest.mark.slow
 def test_functional_transforms_leave_no_cycles_and_flat_memory():
     rng = onp.random.default_rng(0)
     w, x = rng.standard_normal((4, 3)) * 0.1, rng.standard_normal((5, 4))

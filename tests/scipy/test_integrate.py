@@ -97,6 +97,7 @@ def test_reverse_mode_matches_jax():
         onp.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_forward_mode_agrees_with_reverse_mode():
     """jvp differentiates the solver with its steps held fixed; the adjoint integrates the
     sensitivity separately: both approximate the exact derivative to the tolerances."""

@@ -787,6 +787,7 @@ def test_cuda_roundtrip_and_gradients():
 
 # --- memory ------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_training_steps_leak_nothing_and_make_no_cycles():
     """10,000 forward/backward/update steps with the cycle collector off: memory stays flat
     (graphs are freed by reference counting) and gc finds no fgrad object to collect."""

@@ -132,6 +132,7 @@ def _loops_run(cache, backend: str) -> list[str]:
                           check=True).stdout.splitlines()[-2:]
 
 
+@pytest.mark.slow
 def test_kept_loops_run_without_numba_bit_for_bit(tmp_path):
     """A compiled loop's object code, kept by the process that had Numba compile it, is
     linked by a later process without importing Numba: the same machine code, so the same
@@ -150,6 +151,7 @@ def test_kept_loops_run_without_numba_bit_for_bit(tmp_path):
         assert not [s for s in externals if s.startswith(("NRT_", "numba_", "Py", "_Py"))], externals
 
 
+@pytest.mark.slow
 def test_loops_from_llvm_ir_equal_numbas_bit_for_bit(tmp_path):
     """The same loops (scans with sums, max and min, while and fori loops, dot products,
     vmath's and the C library's functions, integer and bool carries, float32 and float64)
