@@ -323,3 +323,23 @@ def test_a_loop_with_more_buffers_than_a_ctypes_call_takes_runs(monkeypatch, bac
         want = f(xs, n)
         for g, w in zip(fgrad.tree_util.tree_leaves(got), fgrad.tree_util.tree_leaves(want)):
             assert onp.asarray(g).tobytes() == onp.asarray(w).tobytes()
+
+
+def _wide_loop(arrays: int):
+    """A loop function over `arrays` one-element float64 arrays that adds 1 to each."""
+    f64 = onp.dtype(onp.float64)
+    return loops._function([(f"car{k}", f64, (1,)) for k in range(arrays)], [],
+                           [f"car{k}[0] = car{k}[0] + 1.0" for k in range(arrays)], {})
+
+
+def test_llvm_loops_takes_a_loop_only_while_its_arrays_fit_a_call(monkeypatch):
+    """llvm_loops' loop takes one C argument per array, and ctypes passes at most
+    native.MAX_CALL_ARGS: a loop over that many arrays is translated and runs; one more goes
+    to Numba (whose dispatcher calls it through Python) instead of failing in ctypes."""
+    from fgrad.interpreters.compile import native
+    monkeypatch.setattr(kernels, "_LOADED", {})
+    fits = _wide_loop(native.MAX_CALL_ARGS)
+    arrays = [onp.full(1, float(k)) for k in range(native.MAX_CALL_ARGS)]
+    kernels._load_llvm_loop(fits)(*arrays)
+    assert [a[0] for a in arrays] == [k + 1.0 for k in range(native.MAX_CALL_ARGS)]
+    assert kernels._load_llvm_loop(_wide_loop(native.MAX_CALL_ARGS + 1)) is None
