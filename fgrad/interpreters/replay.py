@@ -103,7 +103,13 @@ def _key(tape: list, root, leaf):
     """(key, values) of the recorded graph, or None when it is not replayable. `values` are
     the distinct saved values in first-use order (the program's inputs after the seed). The
     key is flat: per node its primitive, params, arity, the tape positions of its parents
-    (-1: a constant, -2: the leaf) and its saved values (below); last, the root's position."""
+    (-1: a constant, -2: the leaf) and its saved values (below); last, the root's position
+    and output type.
+
+    A node's output that was not saved (an `Unsaved`) adds nothing: its shape and dtype are
+    those of the same value where a later node takes it as an operand, which that node's
+    items record, and a value no later node takes gets no cotangent, except the root's,
+    recorded last. (Those are most of a graph's outputs; the key is built on every call.)"""
     key: list = []
     vals: list = []
     seen: dict = {}    # id(value) -> its index in vals
@@ -123,31 +129,28 @@ def _key(tape: list, root, leaf):
             if k is None:  # a node of another graph
                 return None
             append(k)
-        for v in (*node.primals, node.out):
-            # an item per value: its index (an int) when seen before; else a shape (a tuple)
-            # then a dtype for an array, None then both for an Unsaved, a type then a dtype for a
-            # number (so the flat key parses one way only)
+        out = node.out
+        for v in (*node.primals, out) if type(out) is not Unsaved else node.primals:
+            # an item per value: its index (an int) when seen before; else a (shape, dtype)
+            # for an array, (None, shape, dtype) for an Unsaved, (type, dtype) for a number (so
+            # the flat key parses one way only: no item is a Primitive)
             t = type(v)
             if t is _ndarray:
                 j = see(id(v))
                 if j is None:
                     seen[id(v)] = len(vals)
                     vappend(v)
-                    append(v.shape)
-                    append(v.dtype)
+                    append((v.shape, v.dtype))
                 else:
                     append(j)
             elif t is Unsaved:
-                append(None)
-                append(v.shape)
-                append(v.dtype)
+                append((None, v.shape, v.dtype))
             elif t in PY_NUMBERS or isinstance(v, _generic):
                 j = see(id(v))
                 if j is None:
                     seen[id(v)] = len(vals)
                     vappend(v)
-                    append(t)
-                    append(getattr(v, "dtype", None))
+                    append((t, getattr(v, "dtype", None)))
                 else:
                     append(j)
             else:  # a tracer of an enclosing transform, a GPU array, ...
@@ -156,6 +159,8 @@ def _key(tape: list, root, leaf):
     if r is None or r < 0:
         return None
     append(r)
+    out = root.out
+    append((type(out), getattr(out, "shape", None), getattr(out, "dtype", None)))
     return tuple(key), vals
 
 

@@ -237,3 +237,18 @@ def test_replayed_quiet_ops_stay_quiet(fresh):
         for _ in range(replay.HOT + 1):
             np.testing.assert_array_equal(g(x), [np.inf, 2.0])
     assert replay.stats.replays > replays
+
+
+def test_value_dependent_shapes_are_keyed(fresh):
+    """A boolean mask's gather has a shape that depends on the mask's values, and the key
+    records no output that was not saved: the shape reaches the key through the gather's index
+    array and the product's saved operand. Masks with 2 and 3 true entries alternate; each
+    gets its own program and the engine's answer."""
+    def f(x):
+        return fnp.sum(x[x > 0.0] * 2.0)
+    g = fgrad.grad(f)
+    xs = (np.array([1.0, -2.0, 3.0, -4.0]), np.array([1.0, 2.0, 3.0, -4.0]))
+    for _ in range(replay.HOT + 1):
+        for x in xs:
+            np.testing.assert_array_equal(g(x), np.where(x > 0, 2.0, 0.0))
+    assert replay.stats.programs == fresh[1] + 2
