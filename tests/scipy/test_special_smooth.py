@@ -16,6 +16,7 @@ import fgrad.numpy as fnp
 import fgrad.scipy.special as fs
 from fgrad.core.errors import DifferentiationError, FgradTypeError, FgradValueError
 from fgrad.test_util import check_grads
+from tests import sampled
 
 try:
     import jax
@@ -77,8 +78,8 @@ def test_values_and_grads(name):
 
 
 @pytest.mark.skipif(jss is None, reason="JAX is not installed")
-@pytest.mark.parametrize("name", ["exp1", "expi", "dawsn", "fresnel_s", "si", "hyp1f1", "zeta", "owens_t_h",
-                                  "owens_t_a", "poch_z", "loggamma", "boxcox"])
+@pytest.mark.parametrize("name", sampled(["exp1", "expi", "dawsn", "fresnel_s", "si", "hyp1f1", "zeta", "owens_t_h",
+                                          "owens_t_a", "poch_z", "loggamma", "boxcox"], 2))
 # (not boxcox in lmbda: its point lmbda = 0 is where JAX's where(lmbda == 0, log(x), ...) gives the
 # derivative 0 in lmbda; fgrad's is log(x)^2 / 2, test_boxcox_is_smooth_through_lmbda_zero)
 def test_first_derivative_matches_jax(name):
